@@ -1,0 +1,25 @@
+//! The one error type of decima-core.
+
+use thiserror::Error;
+
+/// Why a pure operation of the core rejected its input. Each message is written for a person who
+/// has to fix the input, so it names the field and the problem.
+#[derive(Debug, Error, Clone, PartialEq, Eq)]
+pub enum CoreError {
+    /// An id that is not a well-formed UUID: hostile or mistyped ids stop here, before any query.
+    #[error(
+        "'{value}' is not a valid {kind} id (expected a UUID such as 0190f3e2-7c1a-7d3e-9a4b-1c2d3e4f5a6b)"
+    )]
+    InvalidId {
+        /// What the id was meant to identify, e.g. "conversation".
+        kind: &'static str,
+        /// The rejected text, shortened so a huge input cannot flood a terminal.
+        value: String,
+    },
+    /// A role name outside system/user/assistant/tool.
+    #[error("unknown role '{0}' (expected system, user, assistant or tool)")]
+    UnknownRole(String),
+    /// A chat message that cannot be represented, e.g. a tool result with no tool_call_id.
+    #[error("{0}")]
+    InvalidMessage(String),
+}

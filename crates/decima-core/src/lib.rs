@@ -1,0 +1,18 @@
+//! Decima's domain types and context engine.
+//!
+//! Everything here is pure: no I/O, no async runtime, no Tauri. That keeps the logic that decides
+//! what an agent sees testable on its own and fast to build.
+
+pub mod error;
+pub mod export;
+pub mod ids;
+pub mod message;
+pub mod openai_jsonl;
+pub mod time;
+pub mod tokens;
+
+pub use error::CoreError;
+pub use ids::{ConversationId, ExecutionId, MessageId};
+pub use message::{Message, NewMessage, Role, ToolCall};
+pub use time::Timestamp;
+pub use tokens::{EstimateCounter, TokenCounter};

@@ -1,0 +1,218 @@
+//! Chat messages as Decima stores them, and the drafts that become them.
+
+use std::fmt;
+use std::str::FromStr;
+
+use serde::{Deserialize, Serialize};
+
+use crate::{ConversationId, CoreError, ExecutionId, MessageId, Timestamp};
+
+/// Who said a message. Tool results are their own role, as in the OpenAI wire format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    /// Instructions from the operator or preset.
+    System,
+    /// The analyst.
+    #[default]
+    User,
+    /// The model.
+    Assistant,
+    /// The result of a tool call, linked by `tool_call_id`.
+    Tool,
+}
+
+impl Role {
+    /// The lowercase name used in SQLite, on the wire and in exports.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::System => "system",
+            Role::User => "user",
+            Role::Assistant => "assistant",
+            Role::Tool => "tool",
+        }
+    }
+}
+
+impl fmt::Display for Role {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for Role {
+    type Err = CoreError;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "system" => Ok(Role::System),
+            "user" => Ok(Role::User),
+            "assistant" => Ok(Role::Assistant),
+            "tool" => Ok(Role::Tool),
+            other => Err(CoreError::UnknownRole(other.chars().take(40).collect())),
+        }
+    }
+}
+
+/// One tool invocation requested by the model. `arguments` is kept as the raw text the model
+/// produced, even when it is not valid JSON, so history is never rewritten.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ToolCall {
+    /// The provider's call id, echoed by the matching tool result.
+    pub id: String,
+    /// The tool's name.
+    pub name: String,
+    /// The arguments as JSON text.
+    pub arguments: String,
+}
+
+/// A message before it is stored: the store assigns its id, seq, token count and time.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct NewMessage {
+    /// Who said it.
+    pub role: Role,
+    /// The optional participant name of the OpenAI format.
+    pub name: Option<String>,
+    /// The text. Empty for an assistant turn that only calls tools.
+    pub content: String,
+    /// Reasoning text streamed by reasoning models.
+    pub reasoning: Option<String>,
+    /// Anthropic's thinking signature, which must be sent back unchanged.
+    pub reasoning_signature: Option<String>,
+    /// Tool calls, on assistant messages only.
+    pub tool_calls: Vec<ToolCall>,
+    /// The call a tool message answers.
+    pub tool_call_id: Option<String>,
+    /// The execution that produced it, if any.
+    pub execution_id: Option<ExecutionId>,
+    /// Pinned messages are never compressed away.
+    pub pinned: bool,
+}
+
+impl NewMessage {
+    /// A plain message with the given role and text.
+    pub fn new(role: Role, content: impl Into<String>) -> Self {
+        Self {
+            role,
+            content: content.into(),
+            ..Self::default()
+        }
+    }
+
+    /// Checks the invariants every stored message holds, so that bad input is refused before it
+    /// reaches the database rather than surfacing later as a broken prompt.
+    pub fn validate(&self) -> Result<(), CoreError> {
+        if self.role == Role::Tool {
+            match &self.tool_call_id {
+                Some(id) if !id.is_empty() => {}
+                _ => {
+                    return Err(CoreError::InvalidMessage(
+                        "a tool message needs a non-empty tool_call_id".into(),
+                    ));
+                }
+            }
+        } else if self.tool_call_id.is_some() {
+            return Err(CoreError::InvalidMessage(format!(
+                "tool_call_id is only allowed on tool messages, not on {}",
+                self.role
+            )));
+        }
+        if !self.tool_calls.is_empty() && self.role != Role::Assistant {
+            return Err(CoreError::InvalidMessage(format!(
+                "tool_calls are only allowed on assistant messages, not on {}",
+                self.role
+            )));
+        }
+        for (i, call) in self.tool_calls.iter().enumerate() {
+            if call.id.is_empty() || call.name.is_empty() {
+                return Err(CoreError::InvalidMessage(format!(
+                    "tool call {} needs a non-empty id and function name",
+                    i + 1
+                )));
+            }
+        }
+        if self.reasoning_signature.is_some() && self.reasoning.is_none() {
+            return Err(CoreError::InvalidMessage(
+                "a reasoning signature needs the reasoning it signs".into(),
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// A stored message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Message {
+    /// Its id.
+    pub id: MessageId,
+    /// The conversation it belongs to.
+    pub conversation_id: ConversationId,
+    /// The execution that produced it, if any.
+    pub execution_id: Option<ExecutionId>,
+    /// Its position: monotonic and gapless per conversation, starting at 1.
+    pub seq: i64,
+    /// Who said it.
+    pub role: Role,
+    /// The optional participant name.
+    pub name: Option<String>,
+    /// The text.
+    pub content: String,
+    /// Reasoning text, if the model streamed any.
+    pub reasoning: Option<String>,
+    /// Anthropic's thinking signature.
+    pub reasoning_signature: Option<String>,
+    /// Tool calls, on assistant messages.
+    pub tool_calls: Vec<ToolCall>,
+    /// The call a tool message answers.
+    pub tool_call_id: Option<String>,
+    /// Tokens, counted once at insert.
+    pub tokens: u32,
+    /// Never compressed away when set.
+    pub pinned: bool,
+    /// When it was stored.
+    pub created_at: Timestamp,
+    /// Set when a rollback or the user removed it; the row stays.
+    pub deleted_at: Option<Timestamp>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tool_messages_need_a_call_id() {
+        let msg = NewMessage::new(Role::Tool, "ok");
+        assert!(msg.validate().is_err());
+        let msg = NewMessage {
+            tool_call_id: Some("call_1".into()),
+            ..msg
+        };
+        assert!(msg.validate().is_ok());
+    }
+
+    #[test]
+    fn only_assistants_call_tools() {
+        let mut msg = NewMessage::new(Role::User, "hi");
+        msg.tool_calls.push(ToolCall {
+            id: "c".into(),
+            name: "shell".into(),
+            arguments: "{}".into(),
+        });
+        assert!(
+            msg.validate()
+                .unwrap_err()
+                .to_string()
+                .contains("assistant")
+        );
+        msg.role = Role::Assistant;
+        assert!(msg.validate().is_ok());
+    }
+
+    #[test]
+    fn roles_round_trip() {
+        for role in [Role::System, Role::User, Role::Assistant, Role::Tool] {
+            assert_eq!(role.as_str().parse::<Role>().unwrap(), role);
+        }
+        assert!("developer".parse::<Role>().is_err());
+    }
+}

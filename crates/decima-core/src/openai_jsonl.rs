@@ -1,0 +1,244 @@
+//! One OpenAI-style chat message per line: the interchange format of `conversation import` and
+//! `export --format jsonl`. Exporting and importing again reproduces the file byte for byte.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::{CoreError, Message, NewMessage, Role, ToolCall};
+
+#[derive(Deserialize)]
+struct WireIn {
+    role: String,
+    #[serde(default)]
+    content: Option<Value>,
+    #[serde(default)]
+    name: Option<String>,
+    #[serde(default)]
+    tool_calls: Option<Vec<WireToolCallIn>>,
+    #[serde(default)]
+    tool_call_id: Option<String>,
+    #[serde(default)]
+    reasoning_content: Option<String>,
+    #[serde(default)]
+    reasoning: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct WireToolCallIn {
+    id: String,
+    #[serde(rename = "type", default)]
+    kind: Option<String>,
+    function: WireFunctionIn,
+}
+
+#[derive(Deserialize)]
+struct WireFunctionIn {
+    name: String,
+    #[serde(default)]
+    arguments: Option<Value>,
+}
+
+#[derive(Serialize)]
+struct WireOut<'a> {
+    role: &'a str,
+    content: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    name: Option<&'a str>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    tool_calls: Vec<WireToolCallOut<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tool_call_id: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reasoning_content: Option<&'a str>,
+}
+
+#[derive(Serialize)]
+struct WireToolCallOut<'a> {
+    id: &'a str,
+    #[serde(rename = "type")]
+    kind: &'static str,
+    function: WireFunctionOut<'a>,
+}
+
+#[derive(Serialize)]
+struct WireFunctionOut<'a> {
+    name: &'a str,
+    arguments: &'a str,
+}
+
+/// Parses one line into a validated draft. The error says what is wrong with the line; the caller
+/// adds the line number.
+pub fn parse_line(line: &str) -> Result<NewMessage, CoreError> {
+    let wire: WireIn = serde_json::from_str(line)
+        .map_err(|e| CoreError::InvalidMessage(format!("not a valid chat message: {e}")))?;
+    let role: Role = wire.role.parse()?;
+    let content = match wire.content {
+        None | Some(Value::Null) => String::new(),
+        Some(Value::String(s)) => s,
+        Some(Value::Array(parts)) => join_text_parts(&parts)?,
+        Some(_) => {
+            return Err(CoreError::InvalidMessage(
+                "content must be a string, null, or an array of text parts".into(),
+            ));
+        }
+    };
+    let tool_calls = wire
+        .tool_calls
+        .unwrap_or_default()
+        .into_iter()
+        .map(tool_call_from_wire)
+        .collect::<Result<Vec<_>, _>>()?;
+    let message = NewMessage {
+        role,
+        name: wire.name,
+        content,
+        reasoning: wire.reasoning_content.or(wire.reasoning),
+        reasoning_signature: None,
+        tool_calls,
+        tool_call_id: wire.tool_call_id,
+        execution_id: None,
+        pinned: false,
+    };
+    message.validate()?;
+    Ok(message)
+}
+
+fn join_text_parts(parts: &[Value]) -> Result<String, CoreError> {
+    let mut text = String::new();
+    for (i, part) in parts.iter().enumerate() {
+        let kind = part.get("type").and_then(Value::as_str).unwrap_or("");
+        match (kind, part.get("text").and_then(Value::as_str)) {
+            ("text", Some(t)) => text.push_str(t),
+            _ => {
+                return Err(CoreError::InvalidMessage(format!(
+                    "content part {} has type '{}': only text parts can be imported",
+                    i + 1,
+                    kind.chars().take(40).collect::<String>()
+                )));
+            }
+        }
+    }
+    Ok(text)
+}
+
+fn tool_call_from_wire(call: WireToolCallIn) -> Result<ToolCall, CoreError> {
+    if let Some(kind) = call.kind.as_deref()
+        && kind != "function"
+    {
+        return Err(CoreError::InvalidMessage(format!(
+            "tool call '{}' has type '{}': only function calls are supported",
+            call.id, kind
+        )));
+    }
+    let arguments = match call.function.arguments {
+        None | Some(Value::Null) => String::new(),
+        Some(Value::String(s)) => s,
+        // Some exporters write the arguments as an object rather than JSON text.
+        Some(other) => other.to_string(),
+    };
+    Ok(ToolCall {
+        id: call.id,
+        name: call.function.name,
+        arguments,
+    })
+}
+
+/// Serialises a stored message as one line, without the trailing newline. An assistant turn that
+/// only calls tools gets `"content": null`, as the OpenAI API writes it.
+pub fn to_line(message: &Message) -> String {
+    let content = if message.content.is_empty() && !message.tool_calls.is_empty() {
+        None
+    } else {
+        Some(message.content.as_str())
+    };
+    let wire = WireOut {
+        role: message.role.as_str(),
+        content,
+        name: message.name.as_deref(),
+        tool_calls: message
+            .tool_calls
+            .iter()
+            .map(|c| WireToolCallOut {
+                id: &c.id,
+                kind: "function",
+                function: WireFunctionOut {
+                    name: &c.name,
+                    arguments: &c.arguments,
+                },
+            })
+            .collect(),
+        tool_call_id: message.tool_call_id.as_deref(),
+        reasoning_content: message.reasoning.as_deref(),
+    };
+    // Serialising plain strings and vectors of them cannot fail.
+    serde_json::to_string(&wire).unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{ConversationId, MessageId, Timestamp};
+
+    fn stored(draft: NewMessage) -> Message {
+        Message {
+            id: MessageId::new(),
+            conversation_id: ConversationId::new(),
+            execution_id: None,
+            seq: 1,
+            role: draft.role,
+            name: draft.name,
+            content: draft.content,
+            reasoning: draft.reasoning,
+            reasoning_signature: None,
+            tool_calls: draft.tool_calls,
+            tool_call_id: draft.tool_call_id,
+            tokens: 0,
+            pinned: false,
+            created_at: Timestamp(0),
+            deleted_at: None,
+        }
+    }
+
+    #[test]
+    fn round_trips_every_field() {
+        let lines = [
+            r#"{"role":"system","content":"You are careful."}"#,
+            r#"{"role":"user","content":"列出 /data 下的文件","name":"analyst"}"#,
+            r#"{"role":"assistant","content":null,"tool_calls":[{"id":"call_1","type":"function","function":{"name":"shell","arguments":"{\"cmd\":\"ls /data\"}"}}],"reasoning_content":"Need a listing."}"#,
+            r#"{"role":"tool","content":"a.csv\nb.csv","tool_call_id":"call_1"}"#,
+        ];
+        for line in lines {
+            let parsed = parse_line(line).unwrap();
+            assert_eq!(to_line(&stored(parsed)), line);
+        }
+    }
+
+    #[test]
+    fn accepts_text_parts_and_reasoning_alias() {
+        let m = parse_line(r#"{"role":"assistant","content":[{"type":"text","text":"a"},{"type":"text","text":"b"}],"reasoning":"r"}"#).unwrap();
+        assert_eq!(m.content, "ab");
+        assert_eq!(m.reasoning.as_deref(), Some("r"));
+    }
+
+    #[test]
+    fn errors_say_what_is_wrong() {
+        let cases = [
+            ("{", "not a valid chat message"),
+            (r#"{"content":"x"}"#, "missing field `role`"),
+            (
+                r#"{"role":"wizard","content":"x"}"#,
+                "unknown role 'wizard'",
+            ),
+            (r#"{"role":"tool","content":"x"}"#, "tool_call_id"),
+            (
+                r#"{"role":"user","content":[{"type":"image_url"}]}"#,
+                "only text parts",
+            ),
+            (r#"{"role":"user","content":42}"#, "content must be"),
+        ];
+        for (line, needle) in cases {
+            let err = parse_line(line).unwrap_err().to_string();
+            assert!(err.contains(needle), "{line}: {err}");
+        }
+    }
+}

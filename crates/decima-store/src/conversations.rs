@@ -1,0 +1,208 @@
+//! The conversations repository.
+
+use decima_core::{ConversationId, NewMessage, Timestamp};
+use sqlx::{Sqlite, Transaction};
+
+use crate::messages::insert_batch;
+use crate::rows::{ConversationRow, conversation_select};
+use crate::{Result, Store, StoreError};
+
+/// Longest title accepted; longer ones are a paste accident, not a title.
+pub const MAX_TITLE_CHARS: usize = 500;
+
+/// A conversation as the sidebar and the CLI show it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Conversation {
+    /// Its id.
+    pub id: ConversationId,
+    /// What the user called it.
+    pub title: String,
+    /// The prompt preset it uses, if any.
+    pub preset_id: Option<String>,
+    /// Messages not soft-deleted.
+    pub message_count: u64,
+    /// Cached tokens of those messages.
+    pub tokens: u64,
+    /// When it was created.
+    pub created_at: Timestamp,
+    /// When it or its messages last changed.
+    pub updated_at: Timestamp,
+    /// Set while it sits in the trash.
+    pub deleted_at: Option<Timestamp>,
+}
+
+/// Conversation operations, borrowed from a [`Store`].
+pub struct Conversations<'s> {
+    store: &'s Store,
+}
+
+impl<'s> Conversations<'s> {
+    pub(crate) fn new(store: &'s Store) -> Self {
+        Self { store }
+    }
+
+    /// Creates an empty conversation.
+    pub async fn create(&self, title: &str, preset_id: Option<&str>) -> Result<Conversation> {
+        let title = checked_title(title)?;
+        let mut tx = self.store.begin_write().await?;
+        let id = insert(&mut tx, &title, preset_id).await?;
+        tx.commit().await?;
+        self.get(id).await
+    }
+
+    /// Creates a conversation holding `messages`, all in one transaction: either every message is
+    /// stored or nothing is.
+    pub async fn import(
+        &self,
+        title: &str,
+        preset_id: Option<&str>,
+        messages: &[NewMessage],
+    ) -> Result<Conversation> {
+        let title = checked_title(title)?;
+        for m in messages {
+            m.validate()?;
+        }
+        let priced = self.store.messages().price(messages);
+        let mut tx = self.store.begin_write().await?;
+        let id = insert(&mut tx, &title, preset_id).await?;
+        insert_batch(&mut tx, id, &priced).await?;
+        tx.commit().await?;
+        self.get(id).await
+    }
+
+    /// Live conversations, most recently updated first.
+    pub async fn list(&self) -> Result<Vec<Conversation>> {
+        let sql = concat!(
+            conversation_select!(),
+            " WHERE c.deleted_at IS NULL ORDER BY c.updated_at DESC, c.id DESC"
+        );
+        let rows: Vec<ConversationRow> = sqlx::query_as(sql).fetch_all(self.store.pool()).await?;
+        rows.into_iter().map(Conversation::try_from).collect()
+    }
+
+    /// Conversations in the trash, most recently deleted first.
+    pub async fn list_deleted(&self) -> Result<Vec<Conversation>> {
+        let sql = concat!(
+            conversation_select!(),
+            " WHERE c.deleted_at IS NOT NULL ORDER BY c.deleted_at DESC"
+        );
+        let rows: Vec<ConversationRow> = sqlx::query_as(sql).fetch_all(self.store.pool()).await?;
+        rows.into_iter().map(Conversation::try_from).collect()
+    }
+
+    /// One live conversation; a deleted one counts as not found.
+    pub async fn get(&self, id: ConversationId) -> Result<Conversation> {
+        let found = self.find(id).await?;
+        match found {
+            Some(c) if c.deleted_at.is_none() => Ok(c),
+            _ => Err(StoreError::not_found("conversation", id)),
+        }
+    }
+
+    /// A conversation whether live or deleted.
+    pub async fn find(&self, id: ConversationId) -> Result<Option<Conversation>> {
+        let sql = concat!(conversation_select!(), " WHERE c.id = ?");
+        let row: Option<ConversationRow> = sqlx::query_as(sql)
+            .bind(id.to_string())
+            .fetch_optional(self.store.pool())
+            .await?;
+        row.map(Conversation::try_from).transpose()
+    }
+
+    /// Renames a live conversation.
+    pub async fn rename(&self, id: ConversationId, title: &str) -> Result<Conversation> {
+        let title = checked_title(title)?;
+        let mut tx = self.store.begin_write().await?;
+        let done = sqlx::query("UPDATE conversations SET title = ?, updated_at = ? WHERE id = ? AND deleted_at IS NULL")
+            .bind(&title)
+            .bind(Timestamp::now().0)
+            .bind(id.to_string())
+            .execute(&mut *tx)
+            .await?;
+        if done.rows_affected() == 0 {
+            return Err(StoreError::not_found("conversation", id));
+        }
+        tx.commit().await?;
+        self.get(id).await
+    }
+
+    /// Moves a conversation to the trash. Its messages stay untouched, so restore is exact.
+    pub async fn soft_delete(&self, id: ConversationId) -> Result<()> {
+        self.set_deleted(id, Some(Timestamp::now())).await
+    }
+
+    /// Takes a conversation out of the trash.
+    pub async fn restore(&self, id: ConversationId) -> Result<Conversation> {
+        self.set_deleted(id, None).await?;
+        self.get(id).await
+    }
+
+    async fn set_deleted(&self, id: ConversationId, at: Option<Timestamp>) -> Result<()> {
+        let mut tx = self.store.begin_write().await?;
+        let sql = if at.is_some() {
+            "UPDATE conversations SET deleted_at = ? WHERE id = ? AND deleted_at IS NULL"
+        } else {
+            "UPDATE conversations SET deleted_at = ? WHERE id = ? AND deleted_at IS NOT NULL"
+        };
+        let done = sqlx::query(sql)
+            .bind(at.map(|t| t.0))
+            .bind(id.to_string())
+            .execute(&mut *tx)
+            .await?;
+        if done.rows_affected() == 0 {
+            let what = if at.is_some() {
+                "conversation"
+            } else {
+                "deleted conversation"
+            };
+            return Err(StoreError::not_found(what, id));
+        }
+        tx.commit().await?;
+        Ok(())
+    }
+}
+
+async fn insert(
+    tx: &mut Transaction<'static, Sqlite>,
+    title: &str,
+    preset_id: Option<&str>,
+) -> Result<ConversationId> {
+    let id = ConversationId::new();
+    let now = Timestamp::now().0;
+    sqlx::query("INSERT INTO conversations (id, title, preset_id, created_at, updated_at) VALUES (?, ?, ?, ?, ?)")
+        .bind(id.to_string())
+        .bind(title)
+        .bind(preset_id)
+        .bind(now)
+        .bind(now)
+        .execute(&mut **tx)
+        .await
+        .map_err(|e| match &e {
+            sqlx::Error::Database(db) if db.is_foreign_key_violation() => {
+                StoreError::not_found("preset", preset_id.unwrap_or_default())
+            }
+            _ => StoreError::Database(e),
+        })?;
+    Ok(id)
+}
+
+/// Trims the title and refuses ones no list could show.
+fn checked_title(title: &str) -> Result<String> {
+    let title = title.trim();
+    if title.is_empty() {
+        return Err(StoreError::InvalidInput(
+            "a conversation title cannot be empty".into(),
+        ));
+    }
+    if title.chars().count() > MAX_TITLE_CHARS {
+        return Err(StoreError::InvalidInput(format!(
+            "a conversation title can have at most {MAX_TITLE_CHARS} characters"
+        )));
+    }
+    if title.chars().any(|c| c.is_control()) {
+        return Err(StoreError::InvalidInput(
+            "a conversation title cannot contain control characters or line breaks".into(),
+        ));
+    }
+    Ok(title.to_string())
+}

@@ -1,0 +1,56 @@
+//! The one error type of decima-store.
+
+use std::path::PathBuf;
+
+use decima_core::CoreError;
+use thiserror::Error;
+
+/// Why a store operation failed, worded for the person who has to act on it.
+#[derive(Debug, Error)]
+pub enum StoreError {
+    /// The file could not be opened or is not a Decima database.
+    #[error("cannot open the database {}: {source}", path.display())]
+    Open {
+        /// The database file.
+        path: PathBuf,
+        /// What SQLite said.
+        source: sqlx::Error,
+    },
+    /// The schema could not be brought up to date (for example, a newer Decima wrote this file).
+    #[error("cannot update the database schema: {0}")]
+    Migrate(#[from] sqlx::migrate::MigrateError),
+    /// The thing asked for does not exist, or was deleted.
+    #[error("{entity} {id} was not found")]
+    NotFound {
+        /// What kind of thing, e.g. "conversation".
+        entity: &'static str,
+        /// Its id, or a description such as "seq 12 of conversation …".
+        id: String,
+    },
+    /// Input that the domain rules refuse.
+    #[error(transparent)]
+    Invalid(#[from] CoreError),
+    /// Input the store refuses, such as an empty title.
+    #[error("{0}")]
+    InvalidInput(String),
+    /// A row that does not decode: the file was edited by hand or by a foreign tool.
+    #[error("the database holds a malformed {what}: {detail}")]
+    Corrupt {
+        /// Which column or row kind.
+        what: &'static str,
+        /// The decoding problem.
+        detail: String,
+    },
+    /// Any other database failure.
+    #[error("database error: {0}")]
+    Database(#[from] sqlx::Error),
+}
+
+impl StoreError {
+    pub(crate) fn not_found(entity: &'static str, id: impl ToString) -> Self {
+        Self::NotFound {
+            entity,
+            id: id.to_string(),
+        }
+    }
+}

@@ -1,0 +1,78 @@
+//! Decima's store: one SQLite file, reached through sqlx.
+//!
+//! The schema lives in the workspace's `migrations/` and is applied on open. Every write
+//! transaction starts with `BEGIN IMMEDIATE`, so concurrent writers queue on the busy timeout
+//! instead of failing with `SQLITE_BUSY` halfway through.
+
+mod conversations;
+mod error;
+mod messages;
+mod pool;
+mod rows;
+
+use std::path::Path;
+use std::sync::Arc;
+
+use decima_core::TokenCounter;
+use sqlx::{Sqlite, SqlitePool, Transaction};
+
+pub use conversations::{Conversation, Conversations};
+pub use error::StoreError;
+pub use messages::Messages;
+
+/// Shorthand for the store's results.
+pub type Result<T, E = StoreError> = std::result::Result<T, E>;
+
+/// A handle on the database. Cheap to clone: clones share one connection pool and one counter.
+#[derive(Clone)]
+pub struct Store {
+    pool: SqlitePool,
+    counter: Arc<dyn TokenCounter>,
+}
+
+impl Store {
+    /// Opens (creating if needed) the database file and brings its schema up to date. The counter
+    /// prices every message once, at insert.
+    pub async fn open(path: &Path, counter: Arc<dyn TokenCounter>) -> Result<Self> {
+        let pool = pool::open(path).await?;
+        Ok(Self { pool, counter })
+    }
+
+    /// The raw pool, for maintenance queries and benchmarks' anchors.
+    pub fn pool(&self) -> &SqlitePool {
+        &self.pool
+    }
+
+    /// Conversations: create, list, rename, soft-delete, restore, import.
+    pub fn conversations(&self) -> Conversations<'_> {
+        Conversations::new(self)
+    }
+
+    /// Messages: append with gapless seqs, read ranges, pin, soft-delete after a seq.
+    pub fn messages(&self) -> Messages<'_> {
+        Messages::new(self)
+    }
+
+    /// Runs `PRAGMA integrity_check` and returns its verdict ("ok" when healthy).
+    pub async fn integrity_check(&self) -> Result<String> {
+        let verdict: String = sqlx::query_scalar("PRAGMA integrity_check")
+            .fetch_one(&self.pool)
+            .await?;
+        Ok(verdict)
+    }
+
+    /// Closes the pool, checkpointing the WAL.
+    pub async fn close(&self) {
+        self.pool.close().await;
+    }
+
+    pub(crate) fn counter(&self) -> &dyn TokenCounter {
+        self.counter.as_ref()
+    }
+
+    /// A write transaction that takes the write lock up front, so it can never fail with
+    /// `SQLITE_BUSY` after it has read.
+    pub(crate) async fn begin_write(&self) -> Result<Transaction<'static, Sqlite>> {
+        Ok(self.pool.begin_with("BEGIN IMMEDIATE").await?)
+    }
+}

@@ -1,0 +1,45 @@
+//! Opening the SQLite file with the settings every connection needs.
+
+use std::path::Path;
+use std::str::FromStr;
+use std::time::Duration;
+
+use sqlx::SqlitePool;
+use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
+
+use crate::{Result, StoreError};
+
+/// How long a writer waits for the write lock before giving up.
+const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
+/// WAL allows many readers beside the one writer; a handful of connections is plenty for a
+/// desktop app and keeps memory small.
+const MAX_CONNECTIONS: u32 = 8;
+
+/// The schema, embedded at build time from the workspace's `migrations/`.
+static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("../../migrations");
+
+pub(crate) async fn open(path: &Path) -> Result<SqlitePool> {
+    let open_error = |source| StoreError::Open {
+        path: path.to_path_buf(),
+        source,
+    };
+    let options = SqliteConnectOptions::from_str("sqlite:")
+        .map_err(open_error)?
+        .filename(path)
+        .create_if_missing(true)
+        .journal_mode(SqliteJournalMode::Wal)
+        .synchronous(SqliteSynchronous::Normal)
+        .foreign_keys(true)
+        .busy_timeout(BUSY_TIMEOUT);
+    let pool = SqlitePoolOptions::new()
+        .max_connections(MAX_CONNECTIONS)
+        .connect_with(options)
+        .await
+        .map_err(open_error)?;
+    MIGRATOR.run(&pool).await.map_err(|e| match e {
+        // A file that is not SQLite at all fails on the first query, which is the migration.
+        sqlx::migrate::MigrateError::Execute(source) => open_error(source),
+        other => StoreError::Migrate(other),
+    })?;
+    Ok(pool)
+}

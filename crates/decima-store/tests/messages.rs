@@ -1,0 +1,238 @@
+//! Message repository behaviour against a real SQLite file.
+
+mod common;
+
+use std::collections::BTreeSet;
+
+use decima_core::{NewMessage, Role, ToolCall};
+use decima_testkit::ConversationBuilder;
+
+#[tokio::test]
+async fn seqs_start_at_one_and_survive_rollbacks() {
+    let (_dir, store) = common::temp_store().await;
+    let c = store.conversations().create("seq", None).await.unwrap();
+    let msgs = store.messages();
+    for i in 1..=5 {
+        let m = msgs
+            .append(c.id, NewMessage::new(Role::User, format!("m{i}")))
+            .await
+            .unwrap();
+        assert_eq!(m.seq, i);
+    }
+    assert_eq!(msgs.soft_delete_after(c.id, 3).await.unwrap(), 2);
+    assert_eq!(
+        msgs.soft_delete_after(c.id, 3).await.unwrap(),
+        0,
+        "idempotent"
+    );
+    let live: Vec<i64> = msgs
+        .all(c.id)
+        .await
+        .unwrap()
+        .iter()
+        .map(|m| m.seq)
+        .collect();
+    assert_eq!(live, [1, 2, 3]);
+    let next = msgs
+        .append(c.id, NewMessage::new(Role::User, "after"))
+        .await
+        .unwrap();
+    assert_eq!(next.seq, 6, "seqs are never reused");
+    // The deleted rows are still in the file.
+    let rows: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM messages")
+        .fetch_one(store.pool())
+        .await
+        .unwrap();
+    assert_eq!(rows, 6);
+}
+
+#[tokio::test]
+async fn ranges_pins_and_every_field_round_trip() {
+    let (_dir, store) = common::temp_store().await;
+    let c = store.conversations().create("fields", None).await.unwrap();
+    let draft = NewMessage {
+        name: Some("agent".into()),
+        reasoning: Some("思考：先看数据".into()),
+        reasoning_signature: Some("sig==".into()),
+        tool_calls: vec![ToolCall {
+            id: "call_1".into(),
+            name: "shell".into(),
+            arguments: "{\"cmd\":\"ls\"}".into(),
+        }],
+        ..NewMessage::new(Role::Assistant, "")
+    };
+    let stored = store.messages().append(c.id, draft.clone()).await.unwrap();
+    assert_eq!(stored.name, draft.name);
+    assert_eq!(stored.reasoning, draft.reasoning);
+    assert_eq!(stored.reasoning_signature, draft.reasoning_signature);
+    assert_eq!(stored.tool_calls, draft.tool_calls);
+    assert!(stored.tokens > 0);
+    let result = NewMessage {
+        tool_call_id: Some("call_1".into()),
+        ..NewMessage::new(Role::Tool, "a.csv")
+    };
+    store.messages().append(c.id, result).await.unwrap();
+    store
+        .messages()
+        .append(c.id, NewMessage::new(Role::User, "3"))
+        .await
+        .unwrap();
+
+    let middle = store.messages().range(c.id, 2, 2).await.unwrap();
+    assert_eq!(middle.len(), 1);
+    assert_eq!(middle[0].tool_call_id.as_deref(), Some("call_1"));
+
+    let pinned = store.messages().set_pinned(c.id, 2, true).await.unwrap();
+    assert!(pinned.pinned);
+    assert!(
+        !store
+            .messages()
+            .set_pinned(c.id, 2, false)
+            .await
+            .unwrap()
+            .pinned
+    );
+    assert!(store.messages().set_pinned(c.id, 99, true).await.is_err());
+}
+
+#[tokio::test]
+async fn ten_megabyte_message_round_trips() {
+    let (_dir, store) = common::temp_store().await;
+    let c = store.conversations().create("big", None).await.unwrap();
+    let mut content = String::with_capacity(10 * 1024 * 1024 + 8);
+    while content.len() < 10 * 1024 * 1024 {
+        content.push_str("row,amount,描述\n");
+    }
+    let m = store
+        .messages()
+        .append(
+            c.id,
+            NewMessage::new(Role::Tool, content.clone()).with_call("call_big"),
+        )
+        .await
+        .unwrap();
+    let back = store.messages().get(c.id, m.seq).await.unwrap();
+    assert_eq!(back.content.len(), content.len());
+    assert!(back.content == content);
+    assert!(back.tokens > 1_000_000);
+}
+
+trait WithCall {
+    fn with_call(self, id: &str) -> Self;
+}
+
+impl WithCall for NewMessage {
+    fn with_call(mut self, id: &str) -> Self {
+        self.tool_call_id = Some(id.into());
+        self
+    }
+}
+
+#[tokio::test]
+async fn any_unicode_survives() {
+    let (_dir, store) = common::temp_store().await;
+    let c = store
+        .conversations()
+        .create("unicode ✓ 中文", None)
+        .await
+        .unwrap();
+    let samples = [
+        "中文：季度发票核对",
+        "日本語とかな",
+        "emoji 👩‍💻🧪 and ZWJ sequences",
+        "right-to-left: مرحبا بالعالم",
+        "combining: e\u{301} vs é",
+        "nul inside: a\u{0}b",
+        "surrogate-range neighbours: \u{d7ff}\u{e000}\u{10ffff}",
+    ];
+    for s in samples {
+        store
+            .messages()
+            .append(c.id, NewMessage::new(Role::User, s))
+            .await
+            .unwrap();
+    }
+    let back: Vec<String> = store
+        .messages()
+        .all(c.id)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|m| m.content)
+        .collect();
+    assert_eq!(back, samples);
+    assert_eq!(
+        store.conversations().get(c.id).await.unwrap().title,
+        "unicode ✓ 中文"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn eight_concurrent_writers_get_unique_gapless_seqs() {
+    let (_dir, store) = common::temp_store().await;
+    let c = store.conversations().create("race", None).await.unwrap();
+    const PER_TASK: usize = 60;
+    let mut tasks = Vec::new();
+    for task in 0..8 {
+        let store = store.clone();
+        tasks.push(tokio::spawn(async move {
+            let mut seqs = Vec::new();
+            for i in 0..PER_TASK {
+                // Mix single appends and small batches.
+                if i % 10 == 0 {
+                    let batch = vec![NewMessage::new(Role::User, format!("t{task} b{i}")); 3];
+                    seqs.extend(store.messages().append_many(c.id, &batch).await.unwrap());
+                } else {
+                    let m = store
+                        .messages()
+                        .append(c.id, NewMessage::new(Role::User, format!("t{task} m{i}")))
+                        .await
+                        .unwrap();
+                    seqs.push(m.seq);
+                }
+            }
+            seqs
+        }));
+    }
+    let mut all = Vec::new();
+    for t in tasks {
+        all.extend(t.await.unwrap());
+    }
+    let expected = 8 * (PER_TASK + PER_TASK / 10 * 2);
+    let unique: BTreeSet<i64> = all.iter().copied().collect();
+    assert_eq!(all.len(), expected);
+    assert_eq!(unique.len(), expected, "no seq handed out twice");
+    assert_eq!(
+        unique.into_iter().collect::<Vec<_>>(),
+        (1..=expected as i64).collect::<Vec<_>>(),
+        "gapless"
+    );
+    let stored: Vec<i64> = store
+        .messages()
+        .all(c.id)
+        .await
+        .unwrap()
+        .iter()
+        .map(|m| m.seq)
+        .collect();
+    assert_eq!(stored, (1..=expected as i64).collect::<Vec<_>>());
+}
+
+#[tokio::test]
+async fn long_generated_conversation_imports_in_order() {
+    let (_dir, store) = common::temp_store().await;
+    let built = ConversationBuilder::new(11, 1_000).build();
+    let c = store
+        .conversations()
+        .import("long", None, &built.messages)
+        .await
+        .unwrap();
+    assert_eq!(c.message_count, 1_000);
+    let back = store.messages().all(c.id).await.unwrap();
+    for (i, (stored, draft)) in back.iter().zip(&built.messages).enumerate() {
+        assert_eq!(stored.seq, i as i64 + 1);
+        assert_eq!(stored.content, draft.content);
+        assert_eq!(stored.tool_calls, draft.tool_calls);
+        assert_eq!(stored.pinned, draft.pinned);
+    }
+}

@@ -1,0 +1,9 @@
+//! Shared test support for Decima.
+//!
+//! Today: a deterministic builder of long conversations with planted facts, so store, export and
+//! context tests can check that nothing important gets lost. The wire-level LLM server arrives
+//! with the providers.
+
+mod conversation;
+
+pub use conversation::{BuiltConversation, ConversationBuilder, FactKind, PlantedFact};
