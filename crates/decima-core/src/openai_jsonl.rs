@@ -146,17 +146,45 @@ fn tool_call_from_wire(call: WireToolCallIn) -> Result<ToolCall, CoreError> {
 /// Serialises a stored message as one line, without the trailing newline. An assistant turn that
 /// only calls tools gets `"content": null`, as the OpenAI API writes it.
 pub fn to_line(message: &Message) -> String {
-    let content = if message.content.is_empty() && !message.tool_calls.is_empty() {
-        None
-    } else {
-        Some(message.content.as_str())
-    };
+    wire_line(
+        message.role,
+        message.name.as_deref(),
+        &message.content,
+        &message.tool_calls,
+        message.tool_call_id.as_deref(),
+        message.reasoning.as_deref(),
+    )
+}
+
+/// The same line for a draft, so fixtures and exports share one canonical writer.
+pub fn draft_to_line(message: &NewMessage) -> String {
+    wire_line(
+        message.role,
+        message.name.as_deref(),
+        &message.content,
+        &message.tool_calls,
+        message.tool_call_id.as_deref(),
+        message.reasoning.as_deref(),
+    )
+}
+
+fn wire_line(
+    role: Role,
+    name: Option<&str>,
+    content: &str,
+    tool_calls: &[ToolCall],
+    tool_call_id: Option<&str>,
+    reasoning: Option<&str>,
+) -> String {
     let wire = WireOut {
-        role: message.role.as_str(),
-        content,
-        name: message.name.as_deref(),
-        tool_calls: message
-            .tool_calls
+        role: role.as_str(),
+        content: if content.is_empty() && !tool_calls.is_empty() {
+            None
+        } else {
+            Some(content)
+        },
+        name,
+        tool_calls: tool_calls
             .iter()
             .map(|c| WireToolCallOut {
                 id: &c.id,
@@ -167,8 +195,8 @@ pub fn to_line(message: &Message) -> String {
                 },
             })
             .collect(),
-        tool_call_id: message.tool_call_id.as_deref(),
-        reasoning_content: message.reasoning.as_deref(),
+        tool_call_id,
+        reasoning_content: reasoning,
     };
     // Serialising plain strings and vectors of them cannot fail.
     serde_json::to_string(&wire).unwrap_or_default()

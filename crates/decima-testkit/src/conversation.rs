@@ -46,39 +46,7 @@ impl BuiltConversation {
     pub fn to_jsonl(&self) -> String {
         let mut out = String::new();
         for m in &self.messages {
-            let mut obj = serde_json::Map::new();
-            obj.insert("role".into(), m.role.as_str().into());
-            obj.insert(
-                "content".into(),
-                if m.content.is_empty() && !m.tool_calls.is_empty() {
-                    serde_json::Value::Null
-                } else {
-                    m.content.clone().into()
-                },
-            );
-            if let Some(name) = &m.name {
-                obj.insert("name".into(), name.clone().into());
-            }
-            if !m.tool_calls.is_empty() {
-                let calls: Vec<serde_json::Value> = m
-                    .tool_calls
-                    .iter()
-                    .map(|c| {
-                        serde_json::json!({
-                            "id": c.id, "type": "function",
-                            "function": {"name": c.name, "arguments": c.arguments}
-                        })
-                    })
-                    .collect();
-                obj.insert("tool_calls".into(), calls.into());
-            }
-            if let Some(id) = &m.tool_call_id {
-                obj.insert("tool_call_id".into(), id.clone().into());
-            }
-            if let Some(r) = &m.reasoning {
-                obj.insert("reasoning_content".into(), r.clone().into());
-            }
-            out.push_str(&serde_json::Value::Object(obj).to_string());
+            out.push_str(&decima_core::openai_jsonl::draft_to_line(m));
             out.push('\n');
         }
         out

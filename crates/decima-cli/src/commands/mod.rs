@@ -1,0 +1,27 @@
+//! One module per command group; each turns parsed arguments into store calls and output.
+
+mod conversation;
+mod export;
+
+use decima_core::ConversationId;
+
+use crate::args::{Cli, Command};
+use crate::data_dir;
+use crate::error::CliError;
+
+/// Runs a parsed command line.
+pub async fn run(cli: Cli) -> Result<(), CliError> {
+    let dir = data_dir::resolve(cli.data_dir)?;
+    let store = data_dir::open_store(&dir).await?;
+    let result = match cli.command {
+        Command::Conversation(cmd) => conversation::run(&store, cmd).await,
+        Command::Export { id, format, output } => export::run(&store, &id, format, output.as_deref()).await,
+    };
+    store.close().await;
+    result
+}
+
+/// Parses a conversation id from the command line, refusing anything that is not a UUID.
+fn conversation_id(text: &str) -> Result<ConversationId, CliError> {
+    Ok(text.parse()?)
+}

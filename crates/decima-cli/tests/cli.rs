@@ -1,0 +1,227 @@
+//! The `decima` binary end to end: real processes, a real SQLite file in a temp data dir.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use decima_testkit::ConversationBuilder;
+
+struct Env {
+    dir: tempfile::TempDir,
+}
+
+impl Env {
+    fn new() -> Self {
+        Self {
+            dir: tempfile::tempdir().unwrap(),
+        }
+    }
+
+    fn data(&self) -> PathBuf {
+        self.dir.path().join("data")
+    }
+
+    fn file(&self, name: &str, contents: impl AsRef<[u8]>) -> PathBuf {
+        let path = self.dir.path().join(name);
+        std::fs::write(&path, contents).unwrap();
+        path
+    }
+
+    fn run(&self, args: &[&str]) -> Output {
+        Command::new(env!("CARGO_BIN_EXE_decima"))
+            .arg("--data-dir")
+            .arg(self.data())
+            .args(args)
+            .env_remove("DECIMA_DATA_DIR")
+            .output()
+            .unwrap()
+    }
+
+    fn ok(&self, args: &[&str]) -> String {
+        let out = self.run(args);
+        assert!(out.status.success(), "{args:?} failed: {}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8(out.stdout).unwrap()
+    }
+
+    fn import(&self, path: &Path) -> String {
+        self.ok(&["conversation", "import", path.to_str().unwrap()]).trim().to_string()
+    }
+}
+
+/// Asserts a failure with the given exit code and one stderr line containing `needle`.
+fn assert_fails(out: &Output, code: i32, needle: &str) {
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(code), "stderr: {stderr}");
+    assert!(stderr.contains(needle), "expected {needle:?} in {stderr:?}");
+    assert_eq!(stderr.trim_end().lines().count(), 1, "one line: {stderr:?}");
+    assert!(stderr.starts_with("error: "), "{stderr:?}");
+}
+
+#[test]
+fn import_prints_only_the_id_and_list_shows_it() {
+    let env = Env::new();
+    let built = ConversationBuilder::new(1, 40).build();
+    let path = env.file("q3 review.jsonl", built.to_jsonl());
+    let out = env.ok(&["conversation", "import", path.to_str().unwrap()]);
+    let id = out.trim();
+    assert_eq!(out, format!("{id}\n"), "stdout is the id alone");
+    assert_eq!(id.len(), 36);
+
+    let list: serde_json::Value = serde_json::from_str(&env.ok(&["conversation", "list", "--json"])).unwrap();
+    let rows = list.as_array().unwrap();
+    assert_eq!(rows.len(), 1);
+    let row = &rows[0];
+    assert_eq!(row["id"], id);
+    assert_eq!(row["title"], "q3 review", "title defaults to the file name");
+    assert_eq!(row["message_count"], 40);
+    assert!(row["tokens"].as_u64().unwrap() > 40);
+    let keys: Vec<&String> = row.as_object().unwrap().keys().collect();
+    assert_eq!(keys, ["created_at", "id", "message_count", "title", "tokens", "updated_at"]);
+
+    let table = env.ok(&["conversation", "list"]);
+    assert!(table.contains(id) && table.contains("q3 review"), "{table}");
+}
+
+#[test]
+fn jsonl_export_round_trips_byte_for_byte() {
+    let env = Env::new();
+    let built = ConversationBuilder::new(2, 300).build();
+    let first = env.import(&env.file("a.jsonl", built.to_jsonl()));
+    let exported = env.ok(&["export", &first, "--format", "jsonl"]);
+    assert_eq!(exported, built.to_jsonl(), "export reproduces the imported file");
+    let second = env.import(&env.file("b.jsonl", &exported));
+    assert_ne!(first, second);
+    assert_eq!(env.ok(&["export", &second, "--format", "jsonl"]), exported);
+}
+
+#[test]
+fn text_and_markdown_exports_are_greppable_and_written_to_files() {
+    let env = Env::new();
+    let id = env.import(&env.file(
+        "t.jsonl",
+        concat!(
+            r#"{"role":"user","content":"列出文件"}"#, "\n",
+            r#"{"role":"assistant","content":null,"tool_calls":[{"id":"call_1","type":"function","function":{"name":"shell","arguments":"{\"cmd\":\"ls\"}"}}],"reasoning_content":"Need a listing."}"#, "\n",
+            r#"{"role":"tool","content":"a.csv","tool_call_id":"call_1"}"#, "\n",
+        ),
+    ));
+    let text = env.ok(&["export", &id]);
+    let headers: Vec<&str> = text.lines().filter(|l| l.starts_with("### seq=")).collect();
+    assert_eq!(headers.len(), 3, "{text}");
+    assert!(headers[0].starts_with("### seq=1 role=user time=20"), "{}", headers[0]);
+    assert!(headers[2].contains("role=tool") && headers[2].contains("tool_call_id=call_1"));
+    assert!(text.contains("@tool_call id=call_1 name=shell arguments={\"cmd\":\"ls\"}"));
+    assert!(text.contains("@reasoning\nNeed a listing."));
+
+    let out = env.dir.path().join("out.md");
+    env.ok(&["export", &id, "--format", "md", "-o", out.to_str().unwrap()]);
+    let md = std::fs::read_to_string(&out).unwrap();
+    assert!(md.starts_with("# t\n"), "{md}");
+    assert!(md.contains("## #2 · assistant"));
+    assert!(md.contains("<details><summary>Reasoning</summary>"));
+}
+
+#[test]
+fn show_rename_delete_restore() {
+    let env = Env::new();
+    let id = env.import(&env.file("s.jsonl", "{\"role\":\"user\",\"content\":\"hello\"}\n"));
+    let show: serde_json::Value = serde_json::from_str(&env.ok(&["conversation", "show", &id, "--json"])).unwrap();
+    assert_eq!(show["messages"][0]["content"], "hello");
+    assert_eq!(show["messages"][0]["seq"], 1);
+    assert!(env.ok(&["conversation", "show", &id]).contains("### seq=1 role=user"));
+
+    env.ok(&["conversation", "rename", &id, "Renamed 重命名"]);
+    assert!(env.ok(&["conversation", "list"]).contains("Renamed 重命名"));
+
+    let out = env.run(&["conversation", "delete", &id]);
+    assert!(out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("restore"));
+    assert!(!env.ok(&["conversation", "list"]).contains(&id));
+    assert!(env.ok(&["conversation", "list", "--deleted"]).contains(&id));
+    assert_fails(&env.run(&["conversation", "show", &id]), 3, "was not found");
+
+    env.ok(&["conversation", "restore", &id]);
+    assert!(env.ok(&["conversation", "list"]).contains(&id));
+}
+
+#[test]
+fn a_malformed_line_names_its_number_and_imports_nothing() {
+    let env = Env::new();
+    let cases: [(&[u8], &str); 5] = [
+        (b"{\"role\":\"user\",\"content\":\"ok\"}\n{\"role\":\"user\",\"content\":\n", "line 2: not a valid chat message"),
+        (b"{\"role\":\"user\",\"content\":\"ok\"}\n\n{\"role\":\"wizard\",\"content\":\"x\"}\n", "line 3: unknown role 'wizard'"),
+        (b"{\"role\":\"tool\",\"content\":\"x\"}\n", "line 1: a tool message needs a non-empty tool_call_id"),
+        (b"{\"role\":\"user\",\"content\":\"ok\"}\n{\"role\":\"user\",\"content\":\"caf\xe9\"}\n", "line 2: not valid UTF-8"),
+        (b"[1,2,3]\n", "line 1: not a valid chat message"),
+    ];
+    for (contents, needle) in cases {
+        let path = env.file("bad.jsonl", contents);
+        let out = env.run(&["conversation", "import", path.to_str().unwrap()]);
+        assert_fails(&out, 2, needle);
+        assert!(out.stdout.is_empty());
+    }
+    assert_eq!(env.ok(&["conversation", "list", "--json"]).trim(), "[]", "nothing was imported");
+}
+
+#[test]
+fn unknown_and_hostile_ids_get_clear_errors() {
+    let env = Env::new();
+    let ghost = "0190f3e2-7c1a-7d3e-9a4b-1c2d3e4f5a6b";
+    assert_fails(&env.run(&["conversation", "show", ghost]), 3, &format!("conversation {ghost} was not found"));
+    assert_fails(&env.run(&["export", ghost]), 3, "was not found");
+    assert_fails(&env.run(&["conversation", "rename", ghost, "x"]), 3, "was not found");
+    assert_fails(&env.run(&["conversation", "delete", ghost]), 3, "was not found");
+    for hostile in ["../../etc/passwd", "1' OR '1'='1", "x\ny"] {
+        assert_fails(&env.run(&["conversation", "show", hostile]), 2, "is not a valid conversation id");
+    }
+    let id = env.import(&env.file("ok.jsonl", "{\"role\":\"user\",\"content\":\"hi\"}\n"));
+    assert_fails(&env.run(&["conversation", "rename", &id, "a\nb"]), 2, "control characters");
+}
+
+#[test]
+fn unusable_storage_gets_exit_code_four_and_is_left_alone() {
+    let env = Env::new();
+    // A data dir below a regular file cannot be created, even by root.
+    let blocker = env.file("blocker", "I am a file");
+    let out = Command::new(env!("CARGO_BIN_EXE_decima"))
+        .args(["--data-dir", blocker.join("data").to_str().unwrap(), "conversation", "list"])
+        .output()
+        .unwrap();
+    assert_fails(&out, 4, "cannot use the data directory");
+
+    // A database file that is not SQLite.
+    std::fs::create_dir_all(env.data()).unwrap();
+    let db = env.data().join("decima.db");
+    let garbage = b"definitely not a database\n".repeat(100);
+    std::fs::write(&db, &garbage).unwrap();
+    assert_fails(&env.run(&["conversation", "list"]), 4, "cannot open the database");
+    assert_eq!(std::fs::read(&db).unwrap(), garbage);
+
+    // A missing input file.
+    let env = Env::new();
+    assert_fails(&env.run(&["conversation", "import", "/nonexistent/x.jsonl"]), 1, "cannot read /nonexistent/x.jsonl");
+}
+
+#[test]
+fn data_dir_comes_from_the_environment() {
+    let env = Env::new();
+    let dir = env.dir.path().join("from-env");
+    let path = env.file("e.jsonl", "{\"role\":\"user\",\"content\":\"hi\"}\n");
+    let out = Command::new(env!("CARGO_BIN_EXE_decima"))
+        .args(["conversation", "import", path.to_str().unwrap()])
+        .env("DECIMA_DATA_DIR", &dir)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(dir.join("decima.db").is_file());
+}
+
+#[test]
+fn a_ten_megabyte_message_imports_and_exports() {
+    let env = Env::new();
+    let big = "数据,value\n".repeat(800_000);
+    assert!(big.len() > 10_000_000);
+    let line = format!(r#"{{"role":"user","content":{}}}"#, serde_json::to_string(&big).unwrap());
+    let id = env.import(&env.file("big.jsonl", format!("{line}\n")));
+    let exported = env.ok(&["export", &id, "--format", "jsonl"]);
+    assert_eq!(exported, format!("{line}\n"));
+}
