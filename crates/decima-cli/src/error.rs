@@ -38,14 +38,6 @@ pub enum CliError {
         /// What the OS said.
         source: std::io::Error,
     },
-    /// The data directory is unusable.
-    #[error("cannot use the data directory {}: {reason}", path.display())]
-    DataDir {
-        /// The directory.
-        path: PathBuf,
-        /// Why not.
-        reason: String,
-    },
     /// No data directory was given and the OS has none.
     #[error("no data directory: pass --data-dir DIR or set DECIMA_DATA_DIR")]
     NoDataDir,
@@ -66,9 +58,13 @@ impl CliError {
         match self {
             CliError::BadLine { .. } | CliError::Core(_) => EXIT_INVALID_INPUT,
             CliError::Store(StoreError::NotFound { .. }) => EXIT_NOT_FOUND,
-            CliError::Store(StoreError::Invalid(_) | StoreError::InvalidInput(_)) => EXIT_INVALID_INPUT,
-            CliError::Store(StoreError::Open { .. } | StoreError::Migrate(_)) => EXIT_STORAGE,
-            CliError::DataDir { .. } | CliError::NoDataDir => EXIT_STORAGE,
+            CliError::Store(StoreError::Invalid(_) | StoreError::InvalidInput(_)) => {
+                EXIT_INVALID_INPUT
+            }
+            CliError::Store(
+                StoreError::Open { .. } | StoreError::Migrate(_) | StoreError::DataDir { .. },
+            ) => EXIT_STORAGE,
+            CliError::NoDataDir => EXIT_STORAGE,
             CliError::Io { .. } | CliError::Output(_) | CliError::Store(_) => EXIT_FAILURE,
         }
     }
@@ -80,6 +76,9 @@ impl CliError {
 
     /// The message on a single line, however the underlying errors were worded.
     pub fn one_line(&self) -> String {
-        self.to_string().split_whitespace().collect::<Vec<_>>().join(" ")
+        self.to_string()
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ")
     }
 }

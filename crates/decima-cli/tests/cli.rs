@@ -38,12 +38,18 @@ impl Env {
 
     fn ok(&self, args: &[&str]) -> String {
         let out = self.run(args);
-        assert!(out.status.success(), "{args:?} failed: {}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "{args:?} failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         String::from_utf8(out.stdout).unwrap()
     }
 
     fn import(&self, path: &Path) -> String {
-        self.ok(&["conversation", "import", path.to_str().unwrap()]).trim().to_string()
+        self.ok(&["conversation", "import", path.to_str().unwrap()])
+            .trim()
+            .to_string()
     }
 }
 
@@ -66,7 +72,8 @@ fn import_prints_only_the_id_and_list_shows_it() {
     assert_eq!(out, format!("{id}\n"), "stdout is the id alone");
     assert_eq!(id.len(), 36);
 
-    let list: serde_json::Value = serde_json::from_str(&env.ok(&["conversation", "list", "--json"])).unwrap();
+    let list: serde_json::Value =
+        serde_json::from_str(&env.ok(&["conversation", "list", "--json"])).unwrap();
     let rows = list.as_array().unwrap();
     assert_eq!(rows.len(), 1);
     let row = &rows[0];
@@ -75,7 +82,17 @@ fn import_prints_only_the_id_and_list_shows_it() {
     assert_eq!(row["message_count"], 40);
     assert!(row["tokens"].as_u64().unwrap() > 40);
     let keys: Vec<&String> = row.as_object().unwrap().keys().collect();
-    assert_eq!(keys, ["created_at", "id", "message_count", "title", "tokens", "updated_at"]);
+    assert_eq!(
+        keys,
+        [
+            "created_at",
+            "id",
+            "message_count",
+            "title",
+            "tokens",
+            "updated_at"
+        ]
+    );
 
     let table = env.ok(&["conversation", "list"]);
     assert!(table.contains(id) && table.contains("q3 review"), "{table}");
@@ -87,7 +104,11 @@ fn jsonl_export_round_trips_byte_for_byte() {
     let built = ConversationBuilder::new(2, 300).build();
     let first = env.import(&env.file("a.jsonl", built.to_jsonl()));
     let exported = env.ok(&["export", &first, "--format", "jsonl"]);
-    assert_eq!(exported, built.to_jsonl(), "export reproduces the imported file");
+    assert_eq!(
+        exported,
+        built.to_jsonl(),
+        "export reproduces the imported file"
+    );
     let second = env.import(&env.file("b.jsonl", &exported));
     assert_ne!(first, second);
     assert_eq!(env.ok(&["export", &second, "--format", "jsonl"]), exported);
@@ -107,7 +128,11 @@ fn text_and_markdown_exports_are_greppable_and_written_to_files() {
     let text = env.ok(&["export", &id]);
     let headers: Vec<&str> = text.lines().filter(|l| l.starts_with("### seq=")).collect();
     assert_eq!(headers.len(), 3, "{text}");
-    assert!(headers[0].starts_with("### seq=1 role=user time=20"), "{}", headers[0]);
+    assert!(
+        headers[0].starts_with("### seq=1 role=user time=20"),
+        "{}",
+        headers[0]
+    );
     assert!(headers[2].contains("role=tool") && headers[2].contains("tool_call_id=call_1"));
     assert!(text.contains("@tool_call id=call_1 name=shell arguments={\"cmd\":\"ls\"}"));
     assert!(text.contains("@reasoning\nNeed a listing."));
@@ -124,10 +149,14 @@ fn text_and_markdown_exports_are_greppable_and_written_to_files() {
 fn show_rename_delete_restore() {
     let env = Env::new();
     let id = env.import(&env.file("s.jsonl", "{\"role\":\"user\",\"content\":\"hello\"}\n"));
-    let show: serde_json::Value = serde_json::from_str(&env.ok(&["conversation", "show", &id, "--json"])).unwrap();
+    let show: serde_json::Value =
+        serde_json::from_str(&env.ok(&["conversation", "show", &id, "--json"])).unwrap();
     assert_eq!(show["messages"][0]["content"], "hello");
     assert_eq!(show["messages"][0]["seq"], 1);
-    assert!(env.ok(&["conversation", "show", &id]).contains("### seq=1 role=user"));
+    assert!(
+        env.ok(&["conversation", "show", &id])
+            .contains("### seq=1 role=user")
+    );
 
     env.ok(&["conversation", "rename", &id, "Renamed 重命名"]);
     assert!(env.ok(&["conversation", "list"]).contains("Renamed 重命名"));
@@ -159,22 +188,46 @@ fn a_malformed_line_names_its_number_and_imports_nothing() {
         assert_fails(&out, 2, needle);
         assert!(out.stdout.is_empty());
     }
-    assert_eq!(env.ok(&["conversation", "list", "--json"]).trim(), "[]", "nothing was imported");
+    assert_eq!(
+        env.ok(&["conversation", "list", "--json"]).trim(),
+        "[]",
+        "nothing was imported"
+    );
 }
 
 #[test]
 fn unknown_and_hostile_ids_get_clear_errors() {
     let env = Env::new();
     let ghost = "0190f3e2-7c1a-7d3e-9a4b-1c2d3e4f5a6b";
-    assert_fails(&env.run(&["conversation", "show", ghost]), 3, &format!("conversation {ghost} was not found"));
+    assert_fails(
+        &env.run(&["conversation", "show", ghost]),
+        3,
+        &format!("conversation {ghost} was not found"),
+    );
     assert_fails(&env.run(&["export", ghost]), 3, "was not found");
-    assert_fails(&env.run(&["conversation", "rename", ghost, "x"]), 3, "was not found");
-    assert_fails(&env.run(&["conversation", "delete", ghost]), 3, "was not found");
+    assert_fails(
+        &env.run(&["conversation", "rename", ghost, "x"]),
+        3,
+        "was not found",
+    );
+    assert_fails(
+        &env.run(&["conversation", "delete", ghost]),
+        3,
+        "was not found",
+    );
     for hostile in ["../../etc/passwd", "1' OR '1'='1", "x\ny"] {
-        assert_fails(&env.run(&["conversation", "show", hostile]), 2, "is not a valid conversation id");
+        assert_fails(
+            &env.run(&["conversation", "show", hostile]),
+            2,
+            "is not a valid conversation id",
+        );
     }
     let id = env.import(&env.file("ok.jsonl", "{\"role\":\"user\",\"content\":\"hi\"}\n"));
-    assert_fails(&env.run(&["conversation", "rename", &id, "a\nb"]), 2, "control characters");
+    assert_fails(
+        &env.run(&["conversation", "rename", &id, "a\nb"]),
+        2,
+        "control characters",
+    );
 }
 
 #[test]
@@ -183,7 +236,12 @@ fn unusable_storage_gets_exit_code_four_and_is_left_alone() {
     // A data dir below a regular file cannot be created, even by root.
     let blocker = env.file("blocker", "I am a file");
     let out = Command::new(env!("CARGO_BIN_EXE_decima"))
-        .args(["--data-dir", blocker.join("data").to_str().unwrap(), "conversation", "list"])
+        .args([
+            "--data-dir",
+            blocker.join("data").to_str().unwrap(),
+            "conversation",
+            "list",
+        ])
         .output()
         .unwrap();
     assert_fails(&out, 4, "cannot use the data directory");
@@ -193,12 +251,20 @@ fn unusable_storage_gets_exit_code_four_and_is_left_alone() {
     let db = env.data().join("decima.db");
     let garbage = b"definitely not a database\n".repeat(100);
     std::fs::write(&db, &garbage).unwrap();
-    assert_fails(&env.run(&["conversation", "list"]), 4, "cannot open the database");
+    assert_fails(
+        &env.run(&["conversation", "list"]),
+        4,
+        "cannot open the database",
+    );
     assert_eq!(std::fs::read(&db).unwrap(), garbage);
 
     // A missing input file.
     let env = Env::new();
-    assert_fails(&env.run(&["conversation", "import", "/nonexistent/x.jsonl"]), 1, "cannot read /nonexistent/x.jsonl");
+    assert_fails(
+        &env.run(&["conversation", "import", "/nonexistent/x.jsonl"]),
+        1,
+        "cannot read /nonexistent/x.jsonl",
+    );
 }
 
 #[test]
@@ -211,7 +277,11 @@ fn data_dir_comes_from_the_environment() {
         .env("DECIMA_DATA_DIR", &dir)
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert!(dir.join("decima.db").is_file());
 }
 
@@ -220,7 +290,10 @@ fn a_ten_megabyte_message_imports_and_exports() {
     let env = Env::new();
     let big = "数据,value\n".repeat(800_000);
     assert!(big.len() > 10_000_000);
-    let line = format!(r#"{{"role":"user","content":{}}}"#, serde_json::to_string(&big).unwrap());
+    let line = format!(
+        r#"{{"role":"user","content":{}}}"#,
+        serde_json::to_string(&big).unwrap()
+    );
     let id = env.import(&env.file("big.jsonl", format!("{line}\n")));
     let exported = env.ok(&["export", &id, "--format", "jsonl"]);
     assert_eq!(exported, format!("{line}\n"));

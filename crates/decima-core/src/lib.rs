@@ -3,6 +3,8 @@
 //! Everything here is pure: no I/O, no async runtime, no Tauri. That keeps the logic that decides
 //! what an agent sees testable on its own and fast to build.
 
+#![warn(missing_docs)]
+
 pub mod error;
 pub mod export;
 pub mod ids;

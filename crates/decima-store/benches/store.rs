@@ -1,1 +1,168 @@
-fn main() {}
+//! Store benchmarks, each beside a raw-sqlx anchor measured in the same run.
+//!
+//! - `append_one/store`: `Messages::append` of one message into a 1,000-message conversation
+//!   (validation, token count, seq reservation, insert, read-back), one transaction.
+//!   `append_one/raw_sqlx`: the same row as one prepared INSERT in its own transaction.
+//! - `import_10k/store`: `Conversations::import` of 10,000 generated messages into a fresh file.
+//!   `import_10k/raw_sqlx`: the same rows as 10,000 prepared single-row INSERTs in one transaction.
+//!
+//! Run: `cargo bench -p decima-store --bench store`
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use decima_core::{
+    ConversationId, EstimateCounter, MessageId, NewMessage, Role, Timestamp, TokenCounter,
+};
+use decima_store::Store;
+use decima_testkit::ConversationBuilder;
+use tokio::runtime::Runtime;
+
+async fn fresh_store() -> (tempfile::TempDir, Store) {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(&dir.path().join("decima.db"), Arc::new(EstimateCounter))
+        .await
+        .unwrap();
+    (dir, store)
+}
+
+/// The anchor: one prepared INSERT per row, no validation, no counting.
+async fn raw_insert(
+    conn: &mut sqlx::SqliteConnection,
+    conversation: &str,
+    seq: i64,
+    m: &NewMessage,
+    tokens: u32,
+) {
+    let tool_calls =
+        (!m.tool_calls.is_empty()).then(|| serde_json::to_string(&m.tool_calls).unwrap());
+    sqlx::query(
+        "INSERT INTO messages (id, conversation_id, execution_id, seq, role, name, content, reasoning, \
+         reasoning_signature, tool_calls, tool_call_id, tokens, pinned, created_at) \
+         VALUES (?, ?, NULL, ?, ?, ?, ?, ?, NULL, ?, ?, ?, ?, ?)",
+    )
+    .bind(MessageId::new().to_string())
+    .bind(conversation)
+    .bind(seq)
+    .bind(m.role.as_str())
+    .bind(m.name.clone())
+    .bind(m.content.clone())
+    .bind(m.reasoning.clone())
+    .bind(tool_calls)
+    .bind(m.tool_call_id.clone())
+    .bind(i64::from(tokens))
+    .bind(m.pinned)
+    .bind(Timestamp::now().0)
+    .execute(conn)
+    .await
+    .unwrap();
+}
+
+fn append_one(c: &mut Criterion) {
+    let rt = Runtime::new().unwrap();
+    let (_dir, store, conversation) = rt.block_on(async {
+        let (dir, store) = fresh_store().await;
+        let built = ConversationBuilder::new(1, 1_000).build();
+        let conv = store
+            .conversations()
+            .import("bench", None, &built.messages)
+            .await
+            .unwrap();
+        (dir, store, conv.id)
+    });
+    let message = NewMessage::new(
+        Role::User,
+        "Compare the March totals with last year's and flag any store below 90%.",
+    );
+    let mut group = c.benchmark_group("append_one");
+    group.measurement_time(Duration::from_secs(5));
+    group.bench_function("store", |b| {
+        b.to_async(&rt).iter(|| async {
+            store
+                .messages()
+                .append(conversation, message.clone())
+                .await
+                .unwrap();
+        })
+    });
+    let mut raw_seq = 10_000_000i64;
+    let tokens = EstimateCounter.count_message(&message);
+    let conversation_text = conversation.to_string();
+    group.bench_function("raw_sqlx", |b| {
+        b.to_async(&rt).iter(|| {
+            raw_seq += 1;
+            let seq = raw_seq;
+            let store = &store;
+            let message = &message;
+            let conversation_text = &conversation_text;
+            async move {
+                let mut tx = store.pool().begin_with("BEGIN IMMEDIATE").await.unwrap();
+                raw_insert(&mut tx, conversation_text, seq, message, tokens).await;
+                tx.commit().await.unwrap();
+            }
+        })
+    });
+    group.finish();
+}
+
+fn import_10k(c: &mut Criterion) {
+    let rt = Runtime::new().unwrap();
+    let built = ConversationBuilder::new(2, 10_000).build();
+    let mut group = c.benchmark_group("import_10k");
+    group
+        .sample_size(10)
+        .measurement_time(Duration::from_secs(20));
+    group.bench_function("store", |b| {
+        b.to_async(&rt).iter_custom(|iters| {
+            let messages = &built.messages;
+            async move {
+                let mut total = Duration::ZERO;
+                for _ in 0..iters {
+                    let (_dir, store) = fresh_store().await;
+                    let started = Instant::now();
+                    store
+                        .conversations()
+                        .import("bench", None, messages)
+                        .await
+                        .unwrap();
+                    total += started.elapsed();
+                    store.close().await;
+                }
+                total
+            }
+        })
+    });
+    group.bench_function("raw_sqlx", |b| {
+        b.to_async(&rt).iter_custom(|iters| {
+            let messages = &built.messages;
+            async move {
+                let mut total = Duration::ZERO;
+                for _ in 0..iters {
+                    let (_dir, store) = fresh_store().await;
+                    let conversation = ConversationId::new().to_string();
+                    sqlx::query("INSERT INTO conversations (id, title, created_at, updated_at) VALUES (?, 'bench', 0, 0)")
+                        .bind(&conversation)
+                        .execute(store.pool())
+                        .await
+                        .unwrap();
+                    // Counting is not part of the anchor: the rows arrive already priced.
+                    let tokens: Vec<u32> = messages.iter().map(|m| EstimateCounter.count_message(m)).collect();
+                    let started = Instant::now();
+                    let mut tx = store.pool().begin_with("BEGIN IMMEDIATE").await.unwrap();
+                    for (i, (m, t)) in messages.iter().zip(&tokens).enumerate() {
+                        raw_insert(&mut tx, &conversation, i as i64 + 1, m, *t).await;
+                    }
+                    tx.commit().await.unwrap();
+                    total += started.elapsed();
+                    store.close().await;
+                }
+                total
+            }
+        })
+    });
+    group.finish();
+}
+
+criterion_group!(benches, append_one, import_10k);
+criterion_main!(benches);

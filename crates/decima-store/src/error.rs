@@ -8,6 +8,14 @@ use thiserror::Error;
 /// Why a store operation failed, worded for the person who has to act on it.
 #[derive(Debug, Error)]
 pub enum StoreError {
+    /// The data directory cannot be created or is not a directory.
+    #[error("cannot use the data directory {}: {reason}", path.display())]
+    DataDir {
+        /// The directory.
+        path: PathBuf,
+        /// Why not.
+        reason: String,
+    },
     /// The file could not be opened or is not a Decima database.
     #[error("cannot open the database {}: {source}", path.display())]
     Open {

@@ -4,7 +4,10 @@
 //! transaction starts with `BEGIN IMMEDIATE`, so concurrent writers queue on the busy timeout
 //! instead of failing with `SQLITE_BUSY` halfway through.
 
+#![warn(missing_docs)]
+
 mod conversations;
+mod data_dir;
 mod error;
 mod messages;
 mod pool;
@@ -17,6 +20,7 @@ use decima_core::TokenCounter;
 use sqlx::{Sqlite, SqlitePool, Transaction};
 
 pub use conversations::{Conversation, Conversations};
+pub use data_dir::{DATABASE_FILE, default_data_dir};
 pub use error::StoreError;
 pub use messages::Messages;
 

@@ -4,6 +4,8 @@
 //! context tests can check that nothing important gets lost. The wire-level LLM server arrives
 //! with the providers.
 
+#![warn(missing_docs)]
+
 mod conversation;
 
 pub use conversation::{BuiltConversation, ConversationBuilder, FactKind, PlantedFact};

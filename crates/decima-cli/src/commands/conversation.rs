@@ -18,13 +18,18 @@ pub async fn run(store: &Store, command: ConversationCommand) -> Result<(), CliE
         ConversationCommand::List { json, deleted } => list(store, json, deleted).await,
         ConversationCommand::Show { id, json } => show(store, &id, json).await,
         ConversationCommand::Rename { id, title } => {
-            store.conversations().rename(conversation_id(&id)?, &title).await?;
+            store
+                .conversations()
+                .rename(conversation_id(&id)?, &title)
+                .await?;
             Ok(())
         }
         ConversationCommand::Delete { id } => {
             let id = conversation_id(&id)?;
             store.conversations().soft_delete(id).await?;
-            eprintln!("Moved conversation {id} to the trash; `decima conversation restore {id}` brings it back.");
+            eprintln!(
+                "Moved conversation {id} to the trash; `decima conversation restore {id}` brings it back."
+            );
             Ok(())
         }
         ConversationCommand::Restore { id } => {
@@ -48,7 +53,10 @@ async fn import(store: &Store, file: &Path, title: Option<String>) -> Result<(),
             .filter(|s| !s.trim().is_empty())
             .unwrap_or_else(|| "Imported conversation".into())
     });
-    let conversation = store.conversations().import(&title, None, &messages).await?;
+    let conversation = store
+        .conversations()
+        .import(&title, None, &messages)
+        .await?;
     output::print(&format!("{}\n", conversation.id))
 }
 
@@ -64,12 +72,16 @@ fn parse_jsonl(file: &Path, bytes: &[u8]) -> Result<Vec<NewMessage>, CliError> {
         };
         let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
         let line = std::str::from_utf8(raw).map_err(|e| {
-            bad(format!("not valid UTF-8 (first bad byte at column {})", e.valid_up_to() + 1))
+            bad(format!(
+                "not valid UTF-8 (first bad byte at column {})",
+                e.valid_up_to() + 1
+            ))
         })?;
         if line.trim().is_empty() {
             continue;
         }
-        let message = decima_core::openai_jsonl::parse_line(line).map_err(|e| bad(e.to_string()))?;
+        let message =
+            decima_core::openai_jsonl::parse_line(line).map_err(|e| bad(e.to_string()))?;
         messages.push(message);
     }
     Ok(messages)
@@ -82,11 +94,16 @@ async fn list(store: &Store, json: bool, deleted: bool) -> Result<(), CliError> 
         store.conversations().list().await?
     };
     if json {
-        let rows: Vec<ConversationJson> = conversations.iter().map(ConversationJson::from).collect();
+        let rows: Vec<ConversationJson> =
+            conversations.iter().map(ConversationJson::from).collect();
         return output::print_json(&rows);
     }
     let mut text = String::new();
-    let _ = writeln!(text, "{:<36}  {:>8}  {:>9}  {:<24}  TITLE", "ID", "MESSAGES", "TOKENS", "UPDATED");
+    let _ = writeln!(
+        text,
+        "{:<36}  {:>8}  {:>9}  {:<24}  TITLE",
+        "ID", "MESSAGES", "TOKENS", "UPDATED"
+    );
     for c in &conversations {
         let _ = writeln!(
             text,

@@ -11,7 +11,12 @@ use crate::args::ExportFormatArg;
 use crate::error::CliError;
 use crate::output;
 
-pub async fn run(store: &Store, id: &str, format: ExportFormatArg, output: Option<&Path>) -> Result<(), CliError> {
+pub async fn run(
+    store: &Store,
+    id: &str,
+    format: ExportFormatArg,
+    output: Option<&Path>,
+) -> Result<(), CliError> {
     let id = conversation_id(id)?;
     // Fails with "not found" before anything is written.
     let conversation = store.conversations().get(id).await?;

@@ -15,7 +15,9 @@ pub async fn run(cli: Cli) -> Result<(), CliError> {
     let store = data_dir::open_store(&dir).await?;
     let result = match cli.command {
         Command::Conversation(cmd) => conversation::run(&store, cmd).await,
-        Command::Export { id, format, output } => export::run(&store, &id, format, output.as_deref()).await,
+        Command::Export { id, format, output } => {
+            export::run(&store, &id, format, output.as_deref()).await
+        }
     };
     store.close().await;
     result

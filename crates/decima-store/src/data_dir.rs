@@ -1,0 +1,32 @@
+//! Where Decima keeps its files. The CLI and the desktop app share this, so both see one database.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use decima_core::TokenCounter;
+
+use crate::{Result, Store, StoreError};
+
+/// The database file's name inside the data directory.
+pub const DATABASE_FILE: &str = "decima.db";
+
+/// The OS data directory's `decima/` (on Linux `~/.local/share/decima`), or `None` where the OS
+/// has no home directory.
+pub fn default_data_dir() -> Option<PathBuf> {
+    directories::BaseDirs::new().map(|dirs| dirs.data_dir().join("decima"))
+}
+
+impl Store {
+    /// Creates the data directory if needed and opens `decima.db` inside it.
+    pub async fn open_in_dir(dir: &Path, counter: Arc<dyn TokenCounter>) -> Result<Self> {
+        let unusable = |reason: String| StoreError::DataDir {
+            path: dir.to_path_buf(),
+            reason,
+        };
+        std::fs::create_dir_all(dir).map_err(|e| unusable(e.to_string()))?;
+        if !dir.is_dir() {
+            return Err(unusable("it is not a directory".into()));
+        }
+        Store::open(&dir.join(DATABASE_FILE), counter).await
+    }
+}

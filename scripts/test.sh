@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Installs what is missing and runs every test: formatting, lints, the UI's unit tests, the Rust
+# unit and integration tests, and the end-to-end test of the real app in WebKit under Xvfb.
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+cd "$REPO_ROOT"
+started=$(date +%s)
+
+ensure_toolchains
+ensure_app_packages
+ensure_tauri_driver
+ensure_ui_deps
+
+say "UI: type check and unit tests"
+(cd ui && npm run --silent typecheck && npm test --silent)
+build_ui
+
+say "Rust: formatting"
+cargo fmt --all -- --check
+
+say "Rust: clippy"
+cargo clippy --workspace --all-targets --locked -- -D warnings
+
+say "Rust: unit, integration and end-to-end tests (under Xvfb)"
+xvfb-run -a --server-args="-screen 0 1280x900x24" cargo test --workspace --all-targets --locked --no-fail-fast
+
+say "All tests passed in $(( $(date +%s) - started ))s"

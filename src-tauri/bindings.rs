@@ -1,0 +1,92 @@
+//! The command registry and its TypeScript bindings.
+//!
+//! `ui/src/bindings.ts` is generated from [`builder`]; a test fails when the committed file is
+//! stale. Regenerate with `DECIMA_UPDATE_BINDINGS=1 cargo test --lib bindings`.
+
+use std::path::Path;
+
+use specta_typescript::Typescript;
+use tauri_specta::{Builder, collect_commands};
+
+use crate::commands::{conversations, messages};
+
+/// Where the generated bindings live, relative to the workspace root.
+pub const BINDINGS_PATH: &str = "ui/src/bindings.ts";
+
+/// Every command the webview can call. The ACL in build.rs and the capability file list the same
+/// names; a test keeps the three in step.
+pub fn builder() -> Builder<tauri::Wry> {
+    // DTOs only travel from Rust to the webview, so one TypeScript type per DTO (the serialised
+    // shape) is exact; serde phases would split each into _Serialize and _Deserialize twins.
+    Builder::<tauri::Wry>::new()
+        .disable_serde_phases()
+        .commands(collect_commands![
+            conversations::conversation_list,
+            conversations::conversation_create,
+            conversations::conversation_rename,
+            conversations::conversation_delete,
+            conversations::conversation_restore,
+            messages::message_list,
+        ])
+}
+
+/// Writes the TypeScript bindings to `path`.
+pub fn export(path: &Path) -> Result<(), String> {
+    builder()
+        .export(
+            Typescript::default().header(
+                "// Generated from src-tauri by tauri-specta. Do not edit.\n// @ts-nocheck",
+            ),
+            path,
+        )
+        .map_err(|e| e.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bindings_are_fresh() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let committed = root.join(BINDINGS_PATH);
+        let dir = tempfile::tempdir().unwrap();
+        let fresh = dir.path().join("bindings.ts");
+        export(&fresh).unwrap();
+        let fresh = std::fs::read_to_string(fresh).unwrap();
+        if std::env::var_os("DECIMA_UPDATE_BINDINGS").is_some() {
+            std::fs::write(&committed, &fresh).unwrap();
+        }
+        let current = std::fs::read_to_string(&committed).unwrap_or_default();
+        assert!(
+            current == fresh,
+            "{BINDINGS_PATH} is stale: run `DECIMA_UPDATE_BINDINGS=1 cargo test --lib bindings` and commit it"
+        );
+    }
+
+    #[test]
+    fn acl_capability_and_registry_list_the_same_commands() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let build_rs = std::fs::read_to_string(root.join("src-tauri/build.rs")).unwrap();
+        let capability =
+            std::fs::read_to_string(root.join("src-tauri/capabilities/default.json")).unwrap();
+        let bindings = std::fs::read_to_string(root.join(BINDINGS_PATH)).unwrap();
+        let invoked: Vec<&str> = bindings
+            .split("TAURI_INVOKE(\"")
+            .skip(1)
+            .filter_map(|rest| rest.split('"').next())
+            .collect();
+        assert_eq!(invoked.len(), 6, "{invoked:?}");
+        for command in invoked {
+            assert!(
+                build_rs.contains(&format!("\"{command}\"")),
+                "{command} missing from the app manifest"
+            );
+            let permission = format!("\"allow-{}\"", command.replace('_', "-"));
+            assert!(
+                capability.contains(&permission),
+                "{permission} missing from the capability"
+            );
+        }
+    }
+}

@@ -1,0 +1,19 @@
+// Generates the app's ACL from its commands: with an app manifest, only the commands listed here
+// exist for the webview, and only capabilities can grant them.
+fn main() {
+    let manifest = tauri_build::AppManifest::new().commands(&[
+        "conversation_list",
+        "conversation_create",
+        "conversation_rename",
+        "conversation_delete",
+        "conversation_restore",
+        "message_list",
+    ]);
+    let attributes = tauri_build::Attributes::new()
+        .capabilities_path_pattern("./src-tauri/capabilities/**/*")
+        .app_manifest(manifest);
+    if let Err(error) = tauri_build::try_build(attributes) {
+        println!("cargo:warning=tauri-build failed: {error:#}");
+        std::process::exit(1);
+    }
+}

@@ -1,0 +1,73 @@
+//! Conversation commands: the sidebar's list, create, rename, delete and restore.
+
+use tauri::State;
+
+use super::conversation_id;
+use crate::{AppError, AppState, ConversationSummary};
+
+/// Live conversations, most recently updated first.
+#[tauri::command]
+#[specta::specta]
+pub async fn conversation_list(
+    state: State<'_, AppState>,
+) -> Result<Vec<ConversationSummary>, AppError> {
+    let conversations = state.store.conversations().list().await?;
+    Ok(conversations
+        .iter()
+        .map(ConversationSummary::from)
+        .collect())
+}
+
+/// Creates an empty conversation.
+#[tauri::command]
+#[specta::specta]
+pub async fn conversation_create(
+    state: State<'_, AppState>,
+    title: String,
+) -> Result<ConversationSummary, AppError> {
+    let conversation = state.store.conversations().create(&title, None).await?;
+    Ok(ConversationSummary::from(&conversation))
+}
+
+/// Renames a conversation.
+#[tauri::command]
+#[specta::specta]
+pub async fn conversation_rename(
+    state: State<'_, AppState>,
+    id: String,
+    title: String,
+) -> Result<ConversationSummary, AppError> {
+    let conversation = state
+        .store
+        .conversations()
+        .rename(conversation_id(&id)?, &title)
+        .await?;
+    Ok(ConversationSummary::from(&conversation))
+}
+
+/// Moves a conversation to the trash; `conversation_restore` undoes it.
+#[tauri::command]
+#[specta::specta]
+pub async fn conversation_delete(state: State<'_, AppState>, id: String) -> Result<(), AppError> {
+    state
+        .store
+        .conversations()
+        .soft_delete(conversation_id(&id)?)
+        .await?;
+    Ok(())
+}
+
+/// Brings a conversation back from the trash.
+#[tauri::command]
+#[specta::specta]
+pub async fn conversation_restore(
+    state: State<'_, AppState>,
+    id: String,
+) -> Result<ConversationSummary, AppError> {
+    let conversation = state
+        .store
+        .conversations()
+        .restore(conversation_id(&id)?)
+        .await?;
+    Ok(ConversationSummary::from(&conversation))
+}

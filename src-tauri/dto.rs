@@ -1,0 +1,130 @@
+//! The shapes the webview receives. They are exported to TypeScript, so field names follow the
+//! frontend's camelCase and times are RFC 3339 strings rather than integers JavaScript would
+//! have to guess the unit of.
+
+use decima_core::{Message, Role};
+use decima_store::Conversation;
+use serde::Serialize;
+use specta::Type;
+
+/// A conversation as the sidebar lists it.
+#[derive(Debug, Clone, Serialize, Type)]
+#[serde(rename_all = "camelCase")]
+pub struct ConversationSummary {
+    /// The conversation id.
+    pub id: String,
+    /// Its title.
+    pub title: String,
+    /// Live messages.
+    pub message_count: u32,
+    /// Cached tokens of those messages.
+    pub tokens: u32,
+    /// RFC 3339, UTC.
+    pub created_at: String,
+    /// RFC 3339, UTC.
+    pub updated_at: String,
+}
+
+impl From<&Conversation> for ConversationSummary {
+    fn from(c: &Conversation) -> Self {
+        Self {
+            id: c.id.to_string(),
+            title: c.title.clone(),
+            message_count: u32::try_from(c.message_count).unwrap_or(u32::MAX),
+            tokens: u32::try_from(c.tokens).unwrap_or(u32::MAX),
+            created_at: c.created_at.to_rfc3339(),
+            updated_at: c.updated_at.to_rfc3339(),
+        }
+    }
+}
+
+/// The role names the webview switches on.
+#[derive(Debug, Clone, Copy, Serialize, Type)]
+#[serde(rename = "Role", rename_all = "lowercase")]
+pub enum RoleView {
+    /// Operator instructions.
+    System,
+    /// The analyst.
+    User,
+    /// The model.
+    Assistant,
+    /// A tool result.
+    Tool,
+}
+
+impl From<Role> for RoleView {
+    fn from(role: Role) -> Self {
+        match role {
+            Role::System => RoleView::System,
+            Role::User => RoleView::User,
+            Role::Assistant => RoleView::Assistant,
+            Role::Tool => RoleView::Tool,
+        }
+    }
+}
+
+/// A tool call on an assistant message.
+#[derive(Debug, Clone, Serialize, Type)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolCallView {
+    /// The provider's call id.
+    pub id: String,
+    /// The tool.
+    pub name: String,
+    /// Raw JSON text, possibly invalid: the UI pretty-prints when it can.
+    pub arguments: String,
+}
+
+/// A stored message, read-only in this version of the UI.
+#[derive(Debug, Clone, Serialize, Type)]
+#[serde(rename_all = "camelCase")]
+pub struct MessageView {
+    /// The message id.
+    pub id: String,
+    /// Its position in the conversation.
+    pub seq: u32,
+    /// Who said it.
+    pub role: RoleView,
+    /// The optional participant name.
+    pub name: Option<String>,
+    /// The text.
+    pub content: String,
+    /// Reasoning, if any.
+    pub reasoning: Option<String>,
+    /// Tool calls, on assistant messages.
+    pub tool_calls: Vec<ToolCallView>,
+    /// The call a tool message answers.
+    pub tool_call_id: Option<String>,
+    /// Cached token count.
+    pub tokens: u32,
+    /// Pinned messages are never compressed away.
+    pub pinned: bool,
+    /// RFC 3339, UTC.
+    pub created_at: String,
+}
+
+impl From<Message> for MessageView {
+    fn from(m: Message) -> Self {
+        Self {
+            id: m.id.to_string(),
+            seq: u32::try_from(m.seq).unwrap_or(u32::MAX),
+            role: m.role.into(),
+            name: m.name,
+            content: m.content,
+            reasoning: m.reasoning,
+            tool_calls: m
+                .tool_calls
+                .into_iter()
+                .map(|c| ToolCallView {
+                    id: c.id,
+                    name: c.name,
+                    arguments: c.arguments,
+                })
+                .collect(),
+            tool_call_id: m.tool_call_id,
+            tokens: m.tokens,
+            pinned: m.pinned,
+            created_at: m.created_at.to_rfc3339(),
+        }
+    }
+}

@@ -1,0 +1,57 @@
+//! The one error type the webview sees.
+
+use decima_core::CoreError;
+use decima_store::StoreError;
+use serde::Serialize;
+use specta::Type;
+
+/// A stable, machine-readable reason, so the UI can react without parsing messages.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Type)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorCode {
+    /// The conversation or message does not exist (or was deleted).
+    NotFound,
+    /// The request was refused: a malformed id, an empty title.
+    InvalidInput,
+    /// The database could not be read or written.
+    Storage,
+    /// A bug: something that should not happen.
+    Internal,
+}
+
+/// Every command's error: a code for the UI's logic and a message for the person.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Type, thiserror::Error)]
+#[error("{message}")]
+pub struct AppError {
+    /// What kind of failure.
+    pub code: ErrorCode,
+    /// One line a person can act on.
+    pub message: String,
+}
+
+impl AppError {
+    fn new(code: ErrorCode, message: impl ToString) -> Self {
+        Self {
+            code,
+            message: message.to_string(),
+        }
+    }
+}
+
+impl From<CoreError> for AppError {
+    fn from(e: CoreError) -> Self {
+        Self::new(ErrorCode::InvalidInput, e)
+    }
+}
+
+impl From<StoreError> for AppError {
+    fn from(e: StoreError) -> Self {
+        let code = match &e {
+            StoreError::NotFound { .. } => ErrorCode::NotFound,
+            StoreError::Invalid(_) | StoreError::InvalidInput(_) => ErrorCode::InvalidInput,
+            StoreError::Corrupt { .. } => ErrorCode::Internal,
+            _ => ErrorCode::Storage,
+        };
+        Self::new(code, e)
+    }
+}

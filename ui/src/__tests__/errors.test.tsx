@@ -1,0 +1,86 @@
+import { mockIPC } from "@tauri-apps/api/mocks";
+import { screen, waitFor, within } from "@testing-library/react";
+import { describe, expect, it } from "vitest";
+import { FakeBackend } from "../test/fakeBackend";
+import { conversation } from "../test/fixtures";
+import { renderApp } from "../test/render";
+
+describe("backend errors", () => {
+  it("shows a dismissible banner and keeps the typed title when create fails", async () => {
+    const backend = new FakeBackend({ conversations: [conversation({ id: "c1", title: "Old" })] }).install();
+    backend.fail("conversation_create", { code: "storage", message: "disk full" });
+    const { user } = renderApp();
+    await screen.findByTestId("conversation-item");
+
+    const input = screen.getByTestId("new-conversation-title");
+    await user.type(input, "Keep me");
+    await user.click(screen.getByTestId("new-conversation-submit"));
+
+    const banner = await screen.findByTestId("error-banner");
+    expect(banner).toHaveTextContent("disk full");
+    expect(banner).toHaveTextContent("Storage error");
+    expect(input).toHaveValue("Keep me");
+    expect(screen.getAllByTestId("conversation-item")).toHaveLength(1);
+    expect(screen.getByTestId("empty-state")).toBeInTheDocument();
+
+    await user.click(within(banner).getByTestId("error-dismiss"));
+    expect(screen.queryByTestId("error-banner")).not.toBeInTheDocument();
+
+    // The kept text can be submitted again once the backend recovers.
+    backend.succeed("conversation_create");
+    await user.click(screen.getByTestId("new-conversation-submit"));
+    await waitFor(() => expect(screen.getAllByTestId("conversation-item")).toHaveLength(2));
+    expect(backend.callsOf("conversation_create").map((c) => c.args)).toEqual([
+      { title: "Keep me" },
+      { title: "Keep me" },
+    ]);
+    expect(input).toHaveValue("");
+  });
+
+  it("shows the banner when the list cannot be loaded", async () => {
+    const backend = new FakeBackend();
+    backend.fail("conversation_list", { code: "internal", message: "database is locked" });
+    backend.install();
+    renderApp();
+    expect(await screen.findByTestId("error-banner")).toHaveTextContent("database is locked");
+  });
+
+  it("keeps the rename editor and its text open when rename fails", async () => {
+    const backend = new FakeBackend({ conversations: [conversation({ id: "c1", title: "Old" })] }).install();
+    backend.fail("conversation_rename", { code: "invalid_input", message: "title too long" });
+    const { user } = renderApp();
+    const item = await screen.findByTestId("conversation-item");
+
+    await user.click(within(item).getByTestId("rename-conversation"));
+    const input = within(item).getByTestId("rename-input");
+    await user.clear(input);
+    await user.type(input, "New name{Enter}");
+
+    expect(await screen.findByTestId("error-banner")).toHaveTextContent("title too long");
+    expect(within(item).getByTestId("rename-input")).toHaveValue("New name");
+    expect(backend.callsOf("conversation_rename")).toHaveLength(1);
+  });
+
+  it("keeps the item when delete fails", async () => {
+    const backend = new FakeBackend({ conversations: [conversation({ id: "c1", title: "Stay" })] }).install();
+    backend.fail("conversation_delete", { code: "not_found", message: "gone already" });
+    const { user } = renderApp();
+    const item = await screen.findByTestId("conversation-item");
+
+    await user.click(within(item).getByTestId("delete-conversation"));
+
+    expect(await screen.findByTestId("error-banner")).toHaveTextContent("gone already");
+    expect(screen.getByTestId("conversation-item")).toHaveTextContent("Stay");
+    expect(screen.queryByTestId("undo-delete")).not.toBeInTheDocument();
+  });
+
+  it("reports a broken IPC bridge (a thrown Error) as an internal error", async () => {
+    mockIPC(() => {
+      throw new Error("IPC bridge unavailable");
+    });
+    renderApp();
+    const banner = await screen.findByTestId("error-banner");
+    expect(banner).toHaveTextContent("IPC bridge unavailable");
+    expect(banner).toHaveAttribute("data-error-code", "internal");
+  });
+});

@@ -1,0 +1,168 @@
+import { screen, waitFor, within } from "@testing-library/react";
+import { describe, expect, it } from "vitest";
+import { PREVIEW_CHARS } from "../components/MessageContent";
+import { FakeBackend } from "../test/fakeBackend";
+import { conversation, message } from "../test/fixtures";
+import { renderApp } from "../test/render";
+
+const chat = [
+  message({ id: "m1", seq: 1, role: "system", content: "You are terse." }),
+  message({
+    id: "m2",
+    seq: 2,
+    role: "user",
+    content: "line one\n    indented line\n\nafter a blank line",
+    tokens: 12,
+    pinned: true,
+  }),
+  message({
+    id: "m3",
+    seq: 3,
+    role: "assistant",
+    content: "Let me look.",
+    reasoning: "The user wants the file listing.",
+    toolCalls: [
+      { id: "call_1", name: "read_file", arguments: '{"path":"/tmp/a.txt","lines":[1,2]}' },
+      { id: "call_2", name: "shell", arguments: "{not json" },
+    ],
+    tokens: 1234,
+  }),
+  message({ id: "m4", seq: 4, role: "tool", name: "read_file", content: "hello", toolCallId: "call_1" }),
+];
+
+function backendWithChat() {
+  return new FakeBackend({
+    conversations: [
+      conversation({ id: "a", title: "With messages", messageCount: 4, tokens: 1300 }),
+      conversation({ id: "b", title: "Empty one" }),
+    ],
+    messages: { a: chat, b: [] },
+  }).install();
+}
+
+async function open(user: ReturnType<typeof renderApp>["user"], id: string) {
+  const li = await waitFor(() => {
+    const found = screen
+      .getAllByTestId("conversation-item")
+      .find((el) => el.getAttribute("data-conversation-id") === id);
+    if (!found) throw new Error(`no item ${id}`);
+    return found;
+  });
+  await user.click(li);
+}
+
+describe("the open conversation", () => {
+  it("shows its messages read-only with roles, seq, tokens and pin", async () => {
+    const backend = backendWithChat();
+    const { user } = renderApp();
+    await open(user, "a");
+
+    await waitFor(() => expect(screen.getAllByTestId("message")).toHaveLength(4));
+    expect(backend.callsOf("message_list")).toEqual([{ cmd: "message_list", args: { conversationId: "a" } }]);
+    const messages = screen.getAllByTestId("message");
+    expect(messages.map((m) => m.getAttribute("data-seq"))).toEqual(["1", "2", "3", "4"]);
+    expect(messages.map((m) => within(m).getByTestId("message-role").textContent)).toEqual([
+      "System",
+      "User",
+      "Assistant",
+      "Tool",
+    ]);
+
+    const [, user2, assistant] = messages as [HTMLElement, HTMLElement, HTMLElement, HTMLElement];
+    expect(within(user2).getByTestId("message-seq")).toHaveTextContent("#2");
+    expect(user2).toHaveTextContent("12 tokens");
+    expect(assistant).toHaveTextContent("1,234 tokens");
+    // Whitespace and newlines survive exactly.
+    expect(within(user2).getByTestId("message-content").textContent).toBe(
+      "line one\n    indented line\n\nafter a blank line",
+    );
+    expect(within(user2).getByTestId("message-content").tagName).toBe("PRE");
+    // Only the pinned message carries the marker.
+    expect(screen.getAllByTestId("pinned-marker")).toHaveLength(1);
+    expect(within(user2).getByTestId("pinned-marker")).toHaveTextContent("Pinned");
+    // No editing controls in the read-only view.
+    expect(within(screen.getByTestId("conversation-view")).queryAllByRole("textbox")).toHaveLength(0);
+  });
+
+  it("keeps reasoning in a collapsed <details> and shows tool calls and results", async () => {
+    backendWithChat();
+    const { user } = renderApp();
+    await open(user, "a");
+    const messages = await screen.findAllByTestId("message");
+    const assistant = messages[2]!;
+    const tool = messages[3]!;
+
+    const reasoning = within(assistant).getByTestId("reasoning");
+    expect(reasoning.tagName).toBe("DETAILS");
+    expect(reasoning).not.toHaveAttribute("open");
+    expect(reasoning.querySelector("summary")).toHaveTextContent("Reasoning");
+    expect(within(reasoning).getByTestId("reasoning-content")).toHaveTextContent("The user wants the file listing.");
+    await user.click(reasoning.querySelector("summary")!);
+    expect(reasoning).toHaveAttribute("open");
+
+    const calls = within(assistant).getAllByTestId("tool-call");
+    expect(calls).toHaveLength(2);
+    expect(within(calls[0]!).getByTestId("tool-call-name")).toHaveTextContent("read_file");
+    expect(within(calls[0]!).getByTestId("tool-call-arguments").textContent).toBe(
+      '{\n  "path": "/tmp/a.txt",\n  "lines": [\n    1,\n    2\n  ]\n}',
+    );
+    expect(within(calls[1]!).getByTestId("tool-call-name")).toHaveTextContent("shell");
+    expect(within(calls[1]!).getByTestId("tool-call-arguments").textContent).toBe("{not json");
+
+    expect(within(tool).getByTestId("tool-result-label")).toHaveTextContent("Result of call_1");
+    expect(within(assistant).queryByTestId("tool-result-label")).not.toBeInTheDocument();
+    expect(messages[0]!.querySelector("details")).toBeNull();
+  });
+
+  it("says so when the conversation has no messages", async () => {
+    backendWithChat();
+    const { user } = renderApp();
+    await open(user, "b");
+    expect(await screen.findByTestId("no-messages")).toHaveTextContent(
+      "No messages yet — the chat arrives in a later version.",
+    );
+    expect(screen.getByTestId("conversation-title")).toHaveTextContent("Empty one");
+  });
+
+  it("shows a loading state, and a late answer for a previous conversation never wins", async () => {
+    const backend = backendWithChat();
+    backend.messages.b = [message({ id: "b1", seq: 7, content: "from b" })];
+    const { user } = renderApp();
+    const releaseA = backend.hold("message_list");
+    await open(user, "a");
+    expect(await screen.findByTestId("messages-loading")).toHaveTextContent("Loading messages…");
+
+    await open(user, "b");
+    await waitFor(() => expect(screen.getAllByTestId("message")).toHaveLength(1));
+
+    releaseA(); // the answer for "a" arrives after "b" is shown
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(screen.getAllByTestId("message")).toHaveLength(1);
+    expect(screen.getByTestId("message")).toHaveAttribute("data-seq", "7");
+    expect(screen.getByTestId("conversation-title")).toHaveTextContent("Empty one");
+    expect(backend.callsOf("message_list").map((c) => c.args)).toEqual([
+      { conversationId: "a" },
+      { conversationId: "b" },
+    ]);
+  });
+
+  it("shows the head of a huge message first and all of it on request", async () => {
+    const huge = "x".repeat(PREVIEW_CHARS) + "THE-END";
+    new FakeBackend({
+      conversations: [conversation({ id: "h", title: "Huge" })],
+      messages: { h: [message({ id: "big", seq: 1, content: huge })] },
+    }).install();
+    const { user } = renderApp();
+    await open(user, "h");
+
+    const content = await screen.findByTestId("message-content");
+    expect(content.textContent).toHaveLength(PREVIEW_CHARS);
+    expect(content.textContent).not.toContain("THE-END");
+    expect(screen.getByTestId("truncation-note")).toHaveTextContent("Showing the first 200,000 of 200,007 characters.");
+
+    await user.click(screen.getByTestId("show-all"));
+
+    expect(screen.getByTestId("message-content").textContent).toBe(huge);
+    expect(screen.queryByTestId("truncation-note")).not.toBeInTheDocument();
+  });
+});

@@ -1,0 +1,87 @@
+import { useState } from "react";
+import { useTranslation } from "react-i18next";
+import type { ConversationSummary } from "../bindings";
+import { formatCompact, formatNumber } from "../lib/format";
+import { PencilIcon, TrashIcon } from "./Icons";
+import { RelativeTime } from "./RelativeTime";
+import { RenameEditor } from "./RenameEditor";
+
+type Props = {
+  conversation: ConversationSummary;
+  active: boolean;
+  onOpen: (id: string) => void;
+  onRename: (id: string, title: string) => Promise<boolean>;
+  onDelete: (id: string) => void;
+};
+
+export function ConversationItem({ conversation, active, onOpen, onRename, onDelete }: Props) {
+  const { t, i18n } = useTranslation();
+  const lang = i18n.resolvedLanguage ?? "en";
+  const [editing, setEditing] = useState(false);
+  const { id, title, messageCount, tokens, updatedAt } = conversation;
+
+  async function save(newTitle: string) {
+    const ok = await onRename(id, newTitle);
+    if (ok) setEditing(false);
+    return ok;
+  }
+
+  return (
+    <li
+      className={active ? "conversation-item active" : "conversation-item"}
+      data-testid="conversation-item"
+      data-conversation-id={id}
+      aria-current={active ? "true" : undefined}
+      onClick={() => onOpen(id)}
+    >
+      {editing ? (
+        <RenameEditor initial={title} onSave={save} onCancel={() => setEditing(false)} />
+      ) : (
+        <button type="button" className="conversation-open" data-testid="conversation-title-button" title={title}>
+          <span className="conversation-title" data-testid="conversation-title-text">
+            {title}
+          </span>
+        </button>
+      )}
+      <div className="conversation-meta">
+        <span>{t("conversation.messages", { count: messageCount })}</span>
+        <span aria-hidden="true">·</span>
+        <span title={t("conversation.tokens", { count: tokens, formatted: formatNumber(tokens, lang) })}>
+          {t("conversation.tokens", { count: tokens, formatted: formatCompact(tokens, lang) })}
+        </span>
+        <span aria-hidden="true">·</span>
+        <RelativeTime iso={updatedAt} />
+      </div>
+      {!editing && (
+        <div className="conversation-actions">
+          <button
+            type="button"
+            className="icon-button"
+            data-testid="rename-conversation"
+            aria-label={`${t("conversation.rename")}: ${title}`}
+            title={t("conversation.rename")}
+            onClick={(e) => {
+              e.stopPropagation();
+              setEditing(true);
+            }}
+          >
+            <PencilIcon />
+          </button>
+          <button
+            type="button"
+            className="icon-button danger"
+            data-testid="delete-conversation"
+            aria-label={`${t("conversation.delete")}: ${title}`}
+            title={t("conversation.delete")}
+            onClick={(e) => {
+              e.stopPropagation();
+              onDelete(id);
+            }}
+          >
+            <TrashIcon />
+          </button>
+        </div>
+      )}
+    </li>
+  );
+}

@@ -1,0 +1,67 @@
+import { useTranslation } from "react-i18next";
+import type { MessageView } from "../bindings";
+import { formatFullTime, formatMessageTime, formatNumber } from "../lib/format";
+import { PinIcon } from "./Icons";
+import { MessageContent } from "./MessageContent";
+import { ToolCallCard } from "./ToolCallCard";
+
+export function MessageItem({ message }: { message: MessageView }) {
+  const { t, i18n } = useTranslation();
+  const lang = i18n.resolvedLanguage ?? "en";
+  const { seq, role, name, content, reasoning, toolCalls, toolCallId, tokens, pinned, createdAt } = message;
+
+  return (
+    <li
+      className={`message role-${role}${pinned ? " pinned" : ""}`}
+      data-testid="message"
+      data-seq={seq}
+      data-role={role}
+      data-message-id={message.id}
+    >
+      <div className="message-meta">
+        <span className={`role-badge role-${role}`} data-testid="message-role">
+          {t(`message.roles.${role}`)}
+        </span>
+        {name && <span className="message-name">{name}</span>}
+        <span className="message-seq" data-testid="message-seq">
+          #{seq}
+        </span>
+        <span className="message-tokens">
+          {t("conversation.tokens", { count: tokens, formatted: formatNumber(tokens, lang) })}
+        </span>
+        <time className="message-time" dateTime={createdAt} title={formatFullTime(createdAt, lang)}>
+          {formatMessageTime(createdAt, lang)}
+        </time>
+        {pinned && (
+          <span className="pinned-marker" data-testid="pinned-marker" title={t("message.pinned")}>
+            <PinIcon />
+            {t("message.pinned")}
+          </span>
+        )}
+      </div>
+
+      {toolCallId !== null && (
+        <div className="tool-result-label" data-testid="tool-result-label">
+          {t("message.toolResult", { id: toolCallId })}
+        </div>
+      )}
+
+      {reasoning !== null && reasoning !== "" && (
+        <details className="reasoning" data-testid="reasoning">
+          <summary>{t("message.reasoning")}</summary>
+          <MessageContent text={reasoning} className="reasoning-content" testId="reasoning-content" />
+        </details>
+      )}
+
+      {content !== "" && <MessageContent text={content} testId="message-content" />}
+
+      {toolCalls.length > 0 && (
+        <div className="tool-calls" aria-label={t("message.toolCalls")}>
+          {toolCalls.map((call) => (
+            <ToolCallCard key={call.id} call={call} />
+          ))}
+        </div>
+      )}
+    </li>
+  );
+}

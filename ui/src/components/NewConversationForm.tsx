@@ -1,0 +1,42 @@
+import { useState, type FormEvent } from "react";
+import { useTranslation } from "react-i18next";
+
+type Props = {
+  /** Resolves true when the conversation was created (then the field is cleared). */
+  onCreate: (title: string) => Promise<boolean>;
+};
+
+export function NewConversationForm({ onCreate }: Props) {
+  const { t } = useTranslation();
+  const [title, setTitle] = useState("");
+  const [busy, setBusy] = useState(false);
+
+  async function submit(event: FormEvent) {
+    event.preventDefault();
+    if (busy) return;
+    const trimmed = title.trim();
+    setBusy(true);
+    const ok = await onCreate(trimmed === "" ? t("newConversation.defaultTitle") : trimmed);
+    setBusy(false);
+    // On failure the typed title stays so the user can retry.
+    if (ok) setTitle("");
+  }
+
+  return (
+    <form className="new-conversation" onSubmit={(e) => void submit(e)} aria-busy={busy}>
+      <input
+        type="text"
+        className="text-input"
+        data-testid="new-conversation-title"
+        aria-label={t("newConversation.label")}
+        placeholder={t("newConversation.placeholder")}
+        value={title}
+        readOnly={busy}
+        onChange={(e) => setTitle(e.target.value)}
+      />
+      <button type="submit" className="button primary" data-testid="new-conversation-submit" disabled={busy}>
+        {busy ? t("newConversation.creating") : t("newConversation.submit")}
+      </button>
+    </form>
+  );
+}

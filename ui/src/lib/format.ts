@@ -1,0 +1,74 @@
+/** Small, pure formatting helpers (easy to unit-test, no React). */
+
+const MINUTE = 60;
+const HOUR = 60 * MINUTE;
+const DAY = 24 * HOUR;
+const WEEK = 7 * DAY;
+
+export function parseTime(iso: string): Date | null {
+  const ms = Date.parse(iso);
+  return Number.isNaN(ms) ? null : new Date(ms);
+}
+
+/**
+ * "3 min ago", "yesterday", … for the last week; a short date after that.
+ * Returns `null` for "just now" so the caller can use its own translation.
+ */
+export function formatRelative(iso: string, lang: string, now: Date = new Date()): string | null {
+  const date = parseTime(iso);
+  if (!date) return iso;
+  const seconds = Math.round((date.getTime() - now.getTime()) / 1000);
+  const abs = Math.abs(seconds);
+  if (abs < 45) return null;
+  const rtf = new Intl.RelativeTimeFormat(lang, { numeric: "auto", style: "short" });
+  if (abs < HOUR) return rtf.format(Math.round(seconds / MINUTE), "minute");
+  if (abs < DAY) return rtf.format(Math.round(seconds / HOUR), "hour");
+  if (abs < WEEK) return rtf.format(Math.round(seconds / DAY), "day");
+  return formatShortDate(date, lang, now);
+}
+
+export function formatShortDate(date: Date, lang: string, now: Date = new Date()): string {
+  const sameYear = date.getFullYear() === now.getFullYear();
+  return date.toLocaleDateString(lang, {
+    year: sameYear ? undefined : "numeric",
+    month: "short",
+    day: "numeric",
+  });
+}
+
+/** Time of day for today's messages, date and time otherwise. */
+export function formatMessageTime(iso: string, lang: string, now: Date = new Date()): string {
+  const date = parseTime(iso);
+  if (!date) return iso;
+  const time = date.toLocaleTimeString(lang, { hour: "2-digit", minute: "2-digit" });
+  if (date.toDateString() === now.toDateString()) return time;
+  return `${formatShortDate(date, lang, now)} ${time}`;
+}
+
+/** Full local date and time, for tooltips. */
+export function formatFullTime(iso: string, lang: string): string {
+  const date = parseTime(iso);
+  if (!date) return iso;
+  return date.toLocaleString(lang, { dateStyle: "medium", timeStyle: "medium" });
+}
+
+export function formatNumber(n: number, lang: string): string {
+  return new Intl.NumberFormat(lang).format(n);
+}
+
+/** 1234 → "1.2K" (en) / "1234" (zh); for dense lists. */
+export function formatCompact(n: number, lang: string): string {
+  return new Intl.NumberFormat(lang, { notation: "compact", maximumFractionDigits: 1 }).format(n);
+}
+
+/**
+ * Pretty-prints JSON text with two-space indentation.
+ * Returns `ok: false` with the raw text when it is not valid JSON.
+ */
+export function prettyJson(raw: string): { ok: boolean; text: string } {
+  try {
+    return { ok: true, text: JSON.stringify(JSON.parse(raw), null, 2) };
+  } catch {
+    return { ok: false, text: raw };
+  }
+}

@@ -1,0 +1,17 @@
+import { StrictMode } from "react";
+import { createRoot } from "react-dom/client";
+import "./i18n";
+import "./styles/base.css";
+import "./styles/layout.css";
+import "./styles/sidebar.css";
+import "./styles/messages.css";
+import { App } from "./App";
+
+const root = document.getElementById("root");
+if (!root) throw new Error("#root element missing from index.html");
+
+createRoot(root).render(
+  <StrictMode>
+    <App />
+  </StrictMode>,
+);

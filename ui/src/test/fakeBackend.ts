@@ -1,0 +1,116 @@
+import { mockIPC } from "@tauri-apps/api/mocks";
+import type { AppError, ConversationSummary, MessageView } from "../bindings";
+
+export type Call = { cmd: string; args: Record<string, unknown> };
+
+/**
+ * An in-memory stand-in for the Rust commands, installed through mockIPC.
+ * It records every call and can be told to fail a command with an AppError.
+ */
+export class FakeBackend {
+  readonly calls: Call[] = [];
+  conversations: ConversationSummary[];
+  deleted: ConversationSummary[] = [];
+  messages: Record<string, MessageView[]>;
+  private failures = new Map<string, AppError>();
+  private pending = new Map<string, Promise<void>>();
+  private nextId = 1;
+  private clock = Date.parse("2026-03-01T12:00:00Z");
+
+  constructor(init: { conversations?: ConversationSummary[]; messages?: Record<string, MessageView[]> } = {}) {
+    this.conversations = [...(init.conversations ?? [])];
+    this.messages = { ...(init.messages ?? {}) };
+  }
+
+  install(): this {
+    mockIPC((cmd, payload) => this.handle(cmd, (payload ?? {}) as Record<string, unknown>));
+    return this;
+  }
+
+  /** Every later call of `cmd` rejects with `error` until `succeed(cmd)`. */
+  fail(cmd: string, error: AppError): void {
+    this.failures.set(cmd, error);
+  }
+
+  succeed(cmd: string): void {
+    this.failures.delete(cmd);
+  }
+
+  /** Holds the next call of `cmd` until the returned function is called. */
+  hold(cmd: string): () => void {
+    let release!: () => void;
+    this.pending.set(cmd, new Promise<void>((resolve) => (release = resolve)));
+    return () => release();
+  }
+
+  callsOf(cmd: string): Call[] {
+    return this.calls.filter((c) => c.cmd === cmd);
+  }
+
+  private now(): string {
+    this.clock += 1000;
+    return new Date(this.clock).toISOString();
+  }
+
+  private async handle(cmd: string, args: Record<string, unknown>): Promise<unknown> {
+    this.calls.push({ cmd, args });
+    const wait = this.pending.get(cmd);
+    if (wait) {
+      this.pending.delete(cmd);
+      await wait;
+    }
+    const failure = this.failures.get(cmd);
+    // Tauri rejects invoke() with the serialized error value (not an Error).
+    if (failure) throw failure;
+
+    switch (cmd) {
+      case "conversation_list":
+        return [...this.conversations];
+      case "conversation_create": {
+        const at = this.now();
+        const created: ConversationSummary = {
+          id: `new-${this.nextId++}`,
+          title: String(args.title),
+          messageCount: 0,
+          tokens: 0,
+          createdAt: at,
+          updatedAt: at,
+        };
+        this.conversations.unshift(created);
+        return created;
+      }
+      case "conversation_rename": {
+        const found = this.find(String(args.id));
+        found.title = String(args.title);
+        return { ...found };
+      }
+      case "conversation_delete": {
+        const found = this.find(String(args.id));
+        this.conversations = this.conversations.filter((c) => c !== found);
+        this.deleted.push(found);
+        return null;
+      }
+      case "conversation_restore": {
+        const found = this.deleted.find((c) => c.id === args.id);
+        if (!found) throw notFound(String(args.id));
+        this.deleted = this.deleted.filter((c) => c !== found);
+        this.conversations.push(found);
+        return { ...found };
+      }
+      case "message_list":
+        return this.messages[String(args.conversationId)] ?? [];
+      default:
+        throw { code: "internal", message: `unknown command ${cmd}` } satisfies AppError;
+    }
+  }
+
+  private find(id: string): ConversationSummary {
+    const found = this.conversations.find((c) => c.id === id);
+    if (!found) throw notFound(id);
+    return found;
+  }
+}
+
+function notFound(id: string): AppError {
+  return { code: "not_found", message: `conversation ${id} not found` };
+}
