@@ -43,8 +43,8 @@ CREATE TABLE conversations (
     id          TEXT PRIMARY KEY NOT NULL,
     title       TEXT NOT NULL,
     preset_id   TEXT REFERENCES presets (id),
-    -- The seq the next message gets. Bumped in the same write transaction as the insert, so seqs
-    -- are monotonic and gapless per conversation even with many writers.
+    -- The seq the next message gets. The messages_advance_seq trigger bumps it in the same write
+    -- transaction as each insert, so seqs are monotonic and gapless even with many writers.
     next_seq    INTEGER NOT NULL DEFAULT 1 CHECK (next_seq >= 1),
     created_at  INTEGER NOT NULL,
     updated_at  INTEGER NOT NULL,
@@ -96,6 +96,17 @@ CREATE TABLE messages (
     UNIQUE (conversation_id, seq)
 );
 CREATE INDEX messages_execution ON messages (execution_id);
+
+-- Keeps conversations.next_seq and updated_at in step with every insert, inside the inserting
+-- statement's transaction. This lets one INSERT … SELECT take its seq from next_seq and advance it
+-- in a single statement: appending is one round trip to SQLite.
+CREATE TRIGGER messages_advance_seq AFTER INSERT ON messages
+BEGIN
+    UPDATE conversations
+       SET next_seq = NEW.seq + 1,
+           updated_at = MAX(updated_at, NEW.created_at)
+     WHERE id = NEW.conversation_id AND next_seq <= NEW.seq;
+END;
 CREATE INDEX messages_pinned ON messages (conversation_id) WHERE pinned = 1 AND deleted_at IS NULL;
 
 -- A compression event. Undo marks it undone and revives what it superseded.

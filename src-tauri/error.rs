@@ -55,3 +55,40 @@ impl From<StoreError> for AppError {
         Self::new(code, e)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use decima_core::ConversationId;
+
+    #[test]
+    fn serialises_to_the_stable_shape_the_ui_reads() {
+        let missing = ConversationId::new();
+        let err = AppError::from(StoreError::NotFound {
+            entity: "conversation",
+            id: missing.to_string(),
+        });
+        let json = serde_json::to_value(&err).unwrap();
+        assert_eq!(json["code"], "not_found");
+        assert_eq!(json["message"], format!("conversation {missing} was not found"));
+        assert_eq!(json.as_object().unwrap().len(), 2);
+    }
+
+    #[test]
+    fn maps_each_failure_to_its_code() {
+        let hostile = "../etc".parse::<ConversationId>().unwrap_err();
+        assert_eq!(AppError::from(hostile).code, ErrorCode::InvalidInput);
+        assert_eq!(
+            AppError::from(StoreError::InvalidInput("empty".into())).code,
+            ErrorCode::InvalidInput
+        );
+        assert_eq!(
+            AppError::from(StoreError::DataDir {
+                path: "/x".into(),
+                reason: "no".into()
+            })
+            .code,
+            ErrorCode::Storage
+        );
+    }
+}

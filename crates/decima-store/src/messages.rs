@@ -39,15 +39,58 @@ impl<'s> Messages<'s> {
     }
 
     /// Appends one message and returns it as stored, with its seq and token count.
-    pub async fn append(
-        &self,
-        conversation: ConversationId,
-        message: NewMessage,
-    ) -> Result<Message> {
-        let seqs = self
-            .append_many(conversation, std::slice::from_ref(&message))
-            .await?;
-        self.get(conversation, seqs.start).await
+    ///
+    /// This is one SQL statement, so one round trip: `INSERT … SELECT` takes the seq from
+    /// `conversations.next_seq` and the `messages_advance_seq` trigger advances it. SQLite runs a
+    /// lone write statement as a write transaction that takes the write lock before it reads,
+    /// which is what `BEGIN IMMEDIATE` buys multi-statement transactions.
+    pub async fn append(&self, conversation: ConversationId, message: NewMessage) -> Result<Message> {
+        message.validate()?;
+        let tokens = self.store.counter().count_message(&message);
+        let id = MessageId::new();
+        let created_at = Timestamp::now();
+        // fetch_all steps the statement to completion in one exchange with sqlx's SQLite worker;
+        // fetch_optional would drop the row stream mid-way and cost a cancellation round.
+        let seqs: Vec<i64> = sqlx::query_scalar(
+            "INSERT INTO messages (id, conversation_id, execution_id, seq, role, name, content, \
+             reasoning, reasoning_signature, tool_calls, tool_call_id, tokens, pinned, created_at) \
+             SELECT ?, c.id, ?, c.next_seq, ?, ?, ?, ?, ?, ?, ?, ?, ?, ? \
+             FROM conversations c WHERE c.id = ? AND c.deleted_at IS NULL RETURNING seq",
+        )
+        .bind(id.to_string())
+        .bind(message.execution_id.map(|e| e.to_string()))
+        .bind(message.role.as_str())
+        .bind(message.name.as_deref())
+        .bind(message.content.as_str())
+        .bind(message.reasoning.as_deref())
+        .bind(message.reasoning_signature.as_deref())
+        .bind(tool_calls_json(&message.tool_calls)?)
+        .bind(message.tool_call_id.as_deref())
+        .bind(i64::from(tokens))
+        .bind(message.pinned)
+        .bind(created_at.0)
+        .bind(conversation.to_string())
+        .fetch_all(self.store.pool())
+        .await
+        .map_err(insert_error)?;
+        let seq = *seqs.first().ok_or_else(|| StoreError::not_found("conversation", conversation))?;
+        Ok(Message {
+            id,
+            conversation_id: conversation,
+            execution_id: message.execution_id,
+            seq,
+            role: message.role,
+            name: message.name,
+            content: message.content,
+            reasoning: message.reasoning,
+            reasoning_signature: message.reasoning_signature,
+            tool_calls: message.tool_calls,
+            tool_call_id: message.tool_call_id,
+            tokens,
+            pinned: message.pinned,
+            created_at,
+            deleted_at: None,
+        })
     }
 
     /// Appends messages in one transaction and returns the seqs they got. The seqs follow the last
@@ -174,49 +217,29 @@ async fn touch(tx: &mut Transaction<'static, Sqlite>, conversation: Conversation
     Ok(())
 }
 
-/// Reserves `messages.len()` seqs on the conversation row and inserts the messages with them.
-/// Must run inside a write transaction: the UPDATE takes the row, so seqs can neither repeat nor
-/// skip, and a rolled-back transaction returns its seqs.
+/// Inserts messages with the seqs that follow the conversation's last one. Must run inside a
+/// write transaction, which holds the write lock from the read of `next_seq` to the commit; the
+/// `messages_advance_seq` trigger advances `next_seq` row by row.
 pub(crate) async fn insert_batch(
     tx: &mut Transaction<'static, Sqlite>,
     conversation: ConversationId,
     messages: &[Priced<'_>],
 ) -> Result<std::ops::Range<i64>> {
-    let count = i64::try_from(messages.len()).map_err(|_| StoreError::Corrupt {
-        what: "batch size",
-        detail: "too many messages in one batch".into(),
-    })?;
+    let next: Option<i64> =
+        sqlx::query_scalar("SELECT next_seq FROM conversations WHERE id = ? AND deleted_at IS NULL")
+            .bind(conversation.to_string())
+            .fetch_optional(&mut **tx)
+            .await?;
+    let first = next.ok_or_else(|| StoreError::not_found("conversation", conversation))?;
     let now = Timestamp::now().0;
-    let next: Option<i64> = sqlx::query_scalar(
-        "UPDATE conversations SET next_seq = next_seq + ?, updated_at = ? \
-         WHERE id = ? AND deleted_at IS NULL RETURNING next_seq",
-    )
-    .bind(count)
-    .bind(now)
-    .bind(conversation.to_string())
-    .fetch_optional(&mut **tx)
-    .await?;
-    let end = next.ok_or_else(|| StoreError::not_found("conversation", conversation))?;
-    let first = end - count;
     let conversation_id = conversation.to_string();
+    let mut seq = first;
 
-    for (chunk_index, chunk) in messages.chunks(INSERT_CHUNK).enumerate() {
-        let chunk_first = first + (chunk_index * INSERT_CHUNK) as i64;
+    for chunk in messages.chunks(INSERT_CHUNK) {
         let mut rows = Vec::with_capacity(chunk.len());
-        for (i, priced) in chunk.iter().enumerate() {
-            let tool_calls = if priced.message.tool_calls.is_empty() {
-                None
-            } else {
-                Some(
-                    serde_json::to_string(&priced.message.tool_calls).map_err(|e| {
-                        StoreError::Corrupt {
-                            what: "tool_calls",
-                            detail: e.to_string(),
-                        }
-                    })?,
-                )
-            };
-            rows.push((chunk_first + i as i64, priced, tool_calls));
+        for priced in chunk {
+            rows.push((seq, priced, tool_calls_json(&priced.message.tool_calls)?));
+            seq += 1;
         }
         let mut query = QueryBuilder::<Sqlite>::new(
             "INSERT INTO messages (id, conversation_id, execution_id, seq, role, name, content, \
@@ -225,33 +248,43 @@ pub(crate) async fn insert_batch(
         query.push_values(rows, |mut row, (seq, priced, tool_calls)| {
             let m = priced.message;
             row.push_bind(MessageId::new().to_string())
-                .push_bind(conversation_id.clone())
+                .push_bind(conversation_id.as_str())
                 .push_bind(m.execution_id.map(|e| e.to_string()))
                 .push_bind(seq)
                 .push_bind(m.role.as_str())
-                .push_bind(m.name.clone())
-                .push_bind(m.content.clone())
-                .push_bind(m.reasoning.clone())
-                .push_bind(m.reasoning_signature.clone())
+                .push_bind(m.name.as_deref())
+                .push_bind(m.content.as_str())
+                .push_bind(m.reasoning.as_deref())
+                .push_bind(m.reasoning_signature.as_deref())
                 .push_bind(tool_calls)
-                .push_bind(m.tool_call_id.clone())
+                .push_bind(m.tool_call_id.as_deref())
                 .push_bind(i64::from(priced.tokens))
                 .push_bind(m.pinned)
                 .push_bind(now);
         });
-        query
-            .build()
-            .execute(&mut **tx)
-            .await
-            .map_err(|e| match &e {
-                sqlx::Error::Database(db) if db.is_foreign_key_violation() => {
-                    StoreError::not_found(
-                        "execution",
-                        "referenced by a message (it must be created before its messages)",
-                    )
-                }
-                _ => StoreError::Database(e),
-            })?;
+        query.build().execute(&mut **tx).await.map_err(insert_error)?;
     }
-    Ok(first..end)
+    Ok(first..seq)
+}
+
+/// The JSON stored in `messages.tool_calls`, or NULL for none.
+fn tool_calls_json(calls: &[decima_core::ToolCall]) -> Result<Option<String>> {
+    if calls.is_empty() {
+        return Ok(None);
+    }
+    serde_json::to_string(calls).map(Some).map_err(|e| StoreError::Corrupt {
+        what: "tool_calls",
+        detail: e.to_string(),
+    })
+}
+
+/// A foreign-key failure on insert can only be the execution id: the conversation was checked.
+fn insert_error(e: sqlx::Error) -> StoreError {
+    match &e {
+        sqlx::Error::Database(db) if db.is_foreign_key_violation() => StoreError::not_found(
+            "execution",
+            "referenced by a message (it must be created before its messages)",
+        ),
+        _ => StoreError::Database(e),
+    }
 }
