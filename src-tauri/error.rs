@@ -70,7 +70,10 @@ mod tests {
         });
         let json = serde_json::to_value(&err).unwrap();
         assert_eq!(json["code"], "not_found");
-        assert_eq!(json["message"], format!("conversation {missing} was not found"));
+        assert_eq!(
+            json["message"],
+            format!("conversation {missing} was not found")
+        );
         assert_eq!(json.as_object().unwrap().len(), 2);
     }
 

@@ -44,7 +44,11 @@ impl<'s> Messages<'s> {
     /// `conversations.next_seq` and the `messages_advance_seq` trigger advances it. SQLite runs a
     /// lone write statement as a write transaction that takes the write lock before it reads,
     /// which is what `BEGIN IMMEDIATE` buys multi-statement transactions.
-    pub async fn append(&self, conversation: ConversationId, message: NewMessage) -> Result<Message> {
+    pub async fn append(
+        &self,
+        conversation: ConversationId,
+        message: NewMessage,
+    ) -> Result<Message> {
         message.validate()?;
         let tokens = self.store.counter().count_message(&message);
         let id = MessageId::new();
@@ -73,7 +77,9 @@ impl<'s> Messages<'s> {
         .fetch_all(self.store.pool())
         .await
         .map_err(insert_error)?;
-        let seq = *seqs.first().ok_or_else(|| StoreError::not_found("conversation", conversation))?;
+        let seq = *seqs
+            .first()
+            .ok_or_else(|| StoreError::not_found("conversation", conversation))?;
         Ok(Message {
             id,
             conversation_id: conversation,
@@ -225,11 +231,12 @@ pub(crate) async fn insert_batch(
     conversation: ConversationId,
     messages: &[Priced<'_>],
 ) -> Result<std::ops::Range<i64>> {
-    let next: Option<i64> =
-        sqlx::query_scalar("SELECT next_seq FROM conversations WHERE id = ? AND deleted_at IS NULL")
-            .bind(conversation.to_string())
-            .fetch_optional(&mut **tx)
-            .await?;
+    let next: Option<i64> = sqlx::query_scalar(
+        "SELECT next_seq FROM conversations WHERE id = ? AND deleted_at IS NULL",
+    )
+    .bind(conversation.to_string())
+    .fetch_optional(&mut **tx)
+    .await?;
     let first = next.ok_or_else(|| StoreError::not_found("conversation", conversation))?;
     let now = Timestamp::now().0;
     let conversation_id = conversation.to_string();
@@ -262,7 +269,11 @@ pub(crate) async fn insert_batch(
                 .push_bind(m.pinned)
                 .push_bind(now);
         });
-        query.build().execute(&mut **tx).await.map_err(insert_error)?;
+        query
+            .build()
+            .execute(&mut **tx)
+            .await
+            .map_err(insert_error)?;
     }
     Ok(first..seq)
 }
@@ -272,10 +283,12 @@ fn tool_calls_json(calls: &[decima_core::ToolCall]) -> Result<Option<String>> {
     if calls.is_empty() {
         return Ok(None);
     }
-    serde_json::to_string(calls).map(Some).map_err(|e| StoreError::Corrupt {
-        what: "tool_calls",
-        detail: e.to_string(),
-    })
+    serde_json::to_string(calls)
+        .map(Some)
+        .map_err(|e| StoreError::Corrupt {
+            what: "tool_calls",
+            detail: e.to_string(),
+        })
 }
 
 /// A foreign-key failure on insert can only be the execution id: the conversation was checked.
