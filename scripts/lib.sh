@@ -58,6 +58,16 @@ build_ui() {
     (cd "$REPO_ROOT/ui" && npm run --silent build)
 }
 
+# Python's tiktoken is the reference the token-count accuracy test and benchmark compare against.
+ensure_python_tiktoken() {
+    command -v python3 >/dev/null || ensure_apt python3 python3-pip
+    python3 -m pip --version >/dev/null 2>&1 || ensure_apt python3-pip
+    if ! python3 -c 'import tiktoken' 2>/dev/null; then
+        say "Installing Python tiktoken (the token-count reference)"
+        python3 -m pip install --quiet --disable-pip-version-check --break-system-packages tiktoken==0.14.0
+    fi
+}
+
 # tauri-driver bridges WebDriver clients to WebKitWebDriver for the end-to-end tests.
 ensure_tauri_driver() {
     ensure_apt webkit2gtk-driver xvfb xauth

@@ -8,6 +8,7 @@ started=$(date +%s)
 ensure_toolchains
 ensure_app_packages
 ensure_tauri_driver
+ensure_python_tiktoken
 ensure_ui_deps
 
 say "UI: type check and unit tests"

@@ -13,9 +13,7 @@ mod state;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::Arc;
 
-use decima_core::EstimateCounter;
 use decima_store::Store;
 use tauri::Manager;
 
@@ -39,7 +37,7 @@ pub fn run() -> ExitCode {
     };
     let store = match tauri::async_runtime::block_on(Store::open_in_dir(
         &data_dir,
-        Arc::new(EstimateCounter),
+        decima_llm::tokens::store_counter(),
     )) {
         Ok(store) => store,
         Err(e) => {

@@ -7,10 +7,9 @@
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use decima_core::{EstimateCounter, NewMessage, Role, ToolCall};
+use decima_core::{NewMessage, Role, ToolCall};
 use decima_store::Store;
 use fantoccini::{Client, ClientBuilder, Locator};
 use hyper_util::client::legacy::connect::HttpConnector;
@@ -165,7 +164,7 @@ async fn create_rename_and_read_conversations_in_the_real_app() {
 
     // A conversation written by the store before the app starts: the app must show it.
     let seeded = {
-        let store = Store::open_in_dir(data.path(), Arc::new(EstimateCounter))
+        let store = Store::open_in_dir(data.path(), decima_llm::tokens::store_counter())
             .await
             .unwrap();
         let messages = [

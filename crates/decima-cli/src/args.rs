@@ -21,6 +21,21 @@ pub enum Command {
     /// Create, list, show, rename, delete and import conversations.
     #[command(subcommand)]
     Conversation(ConversationCommand),
+    /// Configure LLM providers: add, list, remove, test.
+    #[command(subcommand)]
+    Provider(ProviderCommand),
+    /// Send one message and stream the answer to stdout; both are stored in the conversation.
+    Chat {
+        /// The provider to use; defaults to the only one configured, or to the DECIMA_* variables
+        /// when none is.
+        #[arg(long)]
+        provider: Option<String>,
+        /// Continue this conversation (its history is sent); by default a new one is created.
+        #[arg(long)]
+        conversation: Option<String>,
+        /// The message.
+        message: String,
+    },
     /// Write a conversation's history as greppable text, JSONL or Markdown.
     Export {
         /// The conversation id.
@@ -78,6 +93,64 @@ pub enum ConversationCommand {
         /// The conversation id.
         id: String,
     },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ProviderCommand {
+    /// Add a provider from a preset or as a custom endpoint.
+    Add {
+        /// A name of your choice (letters, digits, '.', '_', '-').
+        name: String,
+        /// Start from a preset: openai, anthropic, deepseek, qwen, moonshot, zhipu, openrouter,
+        /// ollama, lmstudio, llamacpp, vllm.
+        #[arg(long, conflicts_with_all = ["kind", "base_url"], required_unless_present = "kind")]
+        preset: Option<String>,
+        /// The wire protocol of a custom endpoint.
+        #[arg(long, value_enum, requires = "base_url")]
+        kind: Option<KindArg>,
+        /// The endpoint: for openai up to the /v1-style prefix, for anthropic the host root.
+        #[arg(long, requires = "kind")]
+        base_url: Option<String>,
+        /// The model id (defaults to the preset's).
+        #[arg(long)]
+        model: Option<String>,
+        /// The model's context window in tokens (defaults to the preset's).
+        #[arg(long)]
+        context_window: Option<u32>,
+        /// Read the API key from this environment variable.
+        #[arg(long, value_name = "VAR", conflicts_with = "api_key_stdin")]
+        api_key_env: Option<String>,
+        /// Read the API key from the first line of standard input.
+        #[arg(long)]
+        api_key_stdin: bool,
+        /// The model's tokenizer.json, for exact token counts of non-OpenAI models.
+        #[arg(long, value_name = "PATH")]
+        tokenizer_json: Option<std::path::PathBuf>,
+    },
+    /// List the configured providers.
+    List {
+        /// Print JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Remove a provider and its stored key.
+    Remove {
+        /// The provider's name.
+        name: String,
+    },
+    /// Send one tiny request and print the latency and the usage.
+    Test {
+        /// The provider's name.
+        name: String,
+    },
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum KindArg {
+    /// OpenAI-compatible chat completions.
+    Openai,
+    /// Anthropic Messages.
+    Anthropic,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]

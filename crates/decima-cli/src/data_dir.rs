@@ -1,10 +1,7 @@
 //! Finding the data directory and opening the store inside it.
 
-use std::path::{Path, PathBuf};
-use std::sync::Arc;
-
-use decima_core::EstimateCounter;
 use decima_store::Store;
+use std::path::{Path, PathBuf};
 
 use crate::error::CliError;
 
@@ -15,7 +12,8 @@ pub fn resolve(flag: Option<PathBuf>) -> Result<PathBuf, CliError> {
         .ok_or(CliError::NoDataDir)
 }
 
-/// Creates the directory if needed and opens the store in it.
+/// Creates the directory if needed and opens the store in it, pricing messages with the same
+/// tokenizer as the desktop app.
 pub async fn open_store(dir: &Path) -> Result<Store, CliError> {
-    Ok(Store::open_in_dir(dir, Arc::new(EstimateCounter)).await?)
+    Ok(Store::open_in_dir(dir, decima_llm::tokens::store_counter()).await?)
 }

@@ -14,6 +14,8 @@ pub const EXIT_INVALID_INPUT: u8 = 2;
 pub const EXIT_NOT_FOUND: u8 = 3;
 /// The data directory or database cannot be used.
 pub const EXIT_STORAGE: u8 = 4;
+/// The LLM provider failed; the message names the failure class.
+pub const EXIT_PROVIDER: u8 = 5;
 
 /// Why a command failed. Every variant renders as one line a person can act on.
 #[derive(Debug, Error)]
@@ -44,6 +46,15 @@ pub enum CliError {
     /// Writing to stdout failed.
     #[error("cannot write output: {0}")]
     Output(std::io::Error),
+    /// A provider request failed; the class tells the user what kind of failure it was.
+    #[error("[{}] {}", .0.class(), .0)]
+    Llm(#[from] decima_llm::LlmError),
+    /// Keys could not be read or written.
+    #[error(transparent)]
+    Secret(#[from] decima_llm::secrets::SecretError),
+    /// Provider configuration that cannot work (no provider, unknown preset, missing key).
+    #[error("{0}")]
+    Provider(String),
     /// Input refused by the domain rules (bad ids, invalid messages).
     #[error(transparent)]
     Core(#[from] CoreError),
@@ -65,6 +76,9 @@ impl CliError {
                 StoreError::Open { .. } | StoreError::Migrate(_) | StoreError::DataDir { .. },
             ) => EXIT_STORAGE,
             CliError::NoDataDir => EXIT_STORAGE,
+            CliError::Llm(_) => EXIT_PROVIDER,
+            CliError::Provider(_) => EXIT_INVALID_INPUT,
+            CliError::Secret(_) => EXIT_FAILURE,
             CliError::Io { .. } | CliError::Output(_) | CliError::Store(_) => EXIT_FAILURE,
         }
     }

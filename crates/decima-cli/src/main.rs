@@ -5,6 +5,7 @@ mod commands;
 mod data_dir;
 mod error;
 mod output;
+mod provider_config;
 
 use std::process::ExitCode;
 

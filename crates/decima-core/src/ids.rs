@@ -9,9 +9,6 @@ use uuid::Uuid;
 
 use crate::CoreError;
 
-/// Longest prefix of a rejected id echoed back in an error message.
-const MAX_ECHOED_ID: usize = 64;
-
 macro_rules! typed_id {
     ($(#[$doc:meta])* $name:ident, $kind:literal) => {
         $(#[$doc])*
@@ -80,25 +77,12 @@ typed_id!(
 fn parse_uuid(s: &str, kind: &'static str) -> Result<Uuid, CoreError> {
     let reject = || CoreError::InvalidId {
         kind,
-        value: echo(s),
+        value: crate::names::echo_untrusted(s),
     };
     if s.len() != 36 {
         return Err(reject());
     }
     Uuid::try_parse(s).map_err(|_| reject())
-}
-
-/// A printable, bounded rendering of untrusted input for error messages.
-fn echo(s: &str) -> String {
-    let mut out: String = s
-        .chars()
-        .take(MAX_ECHOED_ID)
-        .map(|c| if c.is_control() { '\u{fffd}' } else { c })
-        .collect();
-    if s.chars().count() > MAX_ECHOED_ID {
-        out.push('…');
-    }
-    out
 }
 
 #[cfg(test)]

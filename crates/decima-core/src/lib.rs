@@ -7,13 +7,16 @@
 
 pub mod error;
 pub mod export;
+pub mod failure;
 pub mod ids;
 pub mod message;
+pub mod names;
 pub mod openai_jsonl;
 pub mod time;
 pub mod tokens;
 
 pub use error::CoreError;
+pub use failure::FailureClass;
 pub use ids::{ConversationId, ExecutionId, MessageId};
 pub use message::{Message, NewMessage, Role, ToolCall};
 pub use time::Timestamp;

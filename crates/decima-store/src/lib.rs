@@ -6,11 +6,13 @@
 
 #![warn(missing_docs)]
 
+mod calibrations;
 mod conversations;
 mod data_dir;
 mod error;
 mod messages;
 mod pool;
+mod providers;
 mod rows;
 
 use std::path::Path;
@@ -19,10 +21,12 @@ use std::sync::Arc;
 use decima_core::TokenCounter;
 use sqlx::{Sqlite, SqlitePool, Transaction};
 
+pub use calibrations::Calibrations;
 pub use conversations::{Conversation, Conversations};
 pub use data_dir::{DATABASE_FILE, default_data_dir};
 pub use error::StoreError;
 pub use messages::Messages;
+pub use providers::{NewProvider, ProviderRecord, Providers};
 
 /// Shorthand for the store's results.
 pub type Result<T, E = StoreError> = std::result::Result<T, E>;
@@ -55,6 +59,16 @@ impl Store {
     /// Messages: append with gapless seqs, read ranges, pin, soft-delete after a seq.
     pub fn messages(&self) -> Messages<'_> {
         Messages::new(self)
+    }
+
+    /// Providers: the LLM endpoints the user configured. Their keys live in the keyring, not here.
+    pub fn providers(&self) -> Providers<'_> {
+        Providers::new(self)
+    }
+
+    /// Token calibrations: per-model corrections learned from providers' reported usage.
+    pub fn calibrations(&self) -> Calibrations<'_> {
+        Calibrations::new(self)
     }
 
     /// Runs `PRAGMA integrity_check` and returns its verdict ("ok" when healthy).

@@ -1,11 +1,17 @@
 //! Shared test support for Decima.
 //!
-//! Today: a deterministic builder of long conversations with planted facts, so store, export and
-//! context tests can check that nothing important gets lost. The wire-level LLM server arrives
-//! with the providers.
+//! A deterministic builder of long conversations with planted facts, so store, export and
+//! context tests can check that nothing important gets lost; and the wire-level LLM server
+//! ([`LlmServer`]), the project's one test double, which speaks the OpenAI and Anthropic streaming
+//! protocols from scripts and injects faults.
 
 #![warn(missing_docs)]
 
 mod conversation;
+pub mod llm_server;
 
 pub use conversation::{BuiltConversation, ConversationBuilder, FactKind, PlantedFact};
+pub use llm_server::{
+    ErrorReply, LlmServer, LlmServerError, ReasoningField, RecordedRequest, Reply,
+    ScriptedToolCall, StreamFault, StreamOptions, Turn, refused_base_url,
+};

@@ -1,7 +1,9 @@
 //! One module per command group; each turns parsed arguments into store calls and output.
 
+mod chat;
 mod conversation;
 mod export;
+mod provider;
 
 use decima_core::ConversationId;
 
@@ -17,6 +19,21 @@ pub async fn run(cli: Cli) -> Result<(), CliError> {
         Command::Conversation(cmd) => conversation::run(&store, cmd).await,
         Command::Export { id, format, output } => {
             export::run(&store, &id, format, output.as_deref()).await
+        }
+        Command::Provider(cmd) => provider::run(&store, &dir, cmd).await,
+        Command::Chat {
+            provider,
+            conversation,
+            message,
+        } => {
+            chat::run(
+                &store,
+                &dir,
+                provider.as_deref(),
+                conversation.as_deref(),
+                message,
+            )
+            .await
         }
     };
     store.close().await;

@@ -1,0 +1,47 @@
+//! Failure classes: the runtime's recovery policy keys on these, so every error in every crate
+//! maps to exactly one.
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+/// What kind of failure happened, which decides what recovery does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FailureClass {
+    /// Worth retrying as is: rate limits, 5xx, timeouts, dropped connections.
+    Transient,
+    /// The input is wrong: a bad request, an unknown model, malformed data.
+    Data,
+    /// The model's output is unusable (e.g. tool arguments that stay invalid JSON): replan.
+    Logic,
+    /// Credentials or rights: 401, 403.
+    Permission,
+    /// The machine or the program: disk, database, bugs.
+    System,
+    /// The request did not fit the model's context window: compress deeply and retry.
+    ContextOverflow,
+    /// The user or the program stopped it on purpose.
+    Cancelled,
+}
+
+impl FailureClass {
+    /// The snake_case name stored in `failures.class` and printed by the CLI.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FailureClass::Transient => "transient",
+            FailureClass::Data => "data",
+            FailureClass::Logic => "logic",
+            FailureClass::Permission => "permission",
+            FailureClass::System => "system",
+            FailureClass::ContextOverflow => "context_overflow",
+            FailureClass::Cancelled => "cancelled",
+        }
+    }
+}
+
+impl fmt::Display for FailureClass {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}

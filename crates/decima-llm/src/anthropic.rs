@@ -1,0 +1,369 @@
+//! The Anthropic Messages protocol: request bodies (system parameter, content blocks, thinking
+//! with its signature, tool_use and tool_result) and stream decoding.
+
+use decima_core::Role;
+use eventsource_stream::Event;
+use serde_json::{Map, Value, json};
+
+use crate::error::stream_error;
+use crate::provider::ProviderConfig;
+use crate::tool_calls::{PartialToolCall, finish_call};
+use crate::transport::Decoded;
+use crate::{ChatMessage, ChatRequest, FinishReason, LlmError, StreamEvent, ToolChoice, Usage};
+
+/// The API version this module speaks.
+pub const ANTHROPIC_VERSION: &str = "2023-06-01";
+/// Anthropic requires `max_tokens`; this applies when the request leaves it open.
+pub const DEFAULT_MAX_TOKENS: u32 = 8192;
+
+/// The key and version headers.
+pub(crate) fn headers(config: &ProviderConfig) -> Vec<(&'static str, String)> {
+    let mut headers = vec![("anthropic-version", ANTHROPIC_VERSION.to_string())];
+    if let Some(key) = &config.api_key {
+        headers.push(("x-api-key", key.expose().to_string()));
+    }
+    headers
+}
+
+/// The JSON body of a streamed Messages request. System messages become the `system` parameter;
+/// consecutive turns of one role are merged, as the API requires alternation.
+pub fn request_body(_config: &ProviderConfig, request: &ChatRequest) -> Value {
+    let mut body = Map::new();
+    body.insert("model".into(), json!(request.model));
+    let mut max_tokens = request.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS);
+    if let Some(budget) = request.thinking_budget {
+        body.insert(
+            "thinking".into(),
+            json!({ "type": "enabled", "budget_tokens": budget }),
+        );
+        max_tokens = max_tokens.max(budget.saturating_add(1024));
+    }
+    body.insert("max_tokens".into(), json!(max_tokens));
+    let system: Vec<&str> = request
+        .messages
+        .iter()
+        .filter(|m| m.role == Role::System)
+        .map(|m| m.content.as_str())
+        .collect();
+    if !system.is_empty() {
+        body.insert("system".into(), json!(system.join("\n\n")));
+    }
+    body.insert("messages".into(), Value::Array(messages(&request.messages)));
+    body.insert("stream".into(), json!(true));
+    if !request.tools.is_empty() {
+        let tools: Vec<Value> = request
+            .tools
+            .iter()
+            .map(|t| json!({ "name": t.name, "description": t.description, "input_schema": t.parameters }))
+            .collect();
+        body.insert("tools".into(), Value::Array(tools));
+    }
+    if let Some(choice) = &request.tool_choice {
+        let mut value = match choice {
+            ToolChoice::Auto => json!({ "type": "auto" }),
+            ToolChoice::None => json!({ "type": "none" }),
+            ToolChoice::Required => json!({ "type": "any" }),
+            ToolChoice::Tool(name) => json!({ "type": "tool", "name": name }),
+        };
+        if request.parallel_tool_calls == Some(false)
+            && let Some(obj) = value.as_object_mut()
+        {
+            obj.insert("disable_parallel_tool_use".into(), json!(true));
+        }
+        body.insert("tool_choice".into(), value);
+    }
+    if let Some(t) = request.temperature
+        && request.thinking_budget.is_none()
+    {
+        body.insert("temperature".into(), json!(t));
+    }
+    Value::Object(body)
+}
+
+fn messages(messages: &[ChatMessage]) -> Vec<Value> {
+    let mut out: Vec<(&'static str, Vec<Value>)> = Vec::new();
+    for m in messages {
+        let (role, blocks) = match m.role {
+            Role::System => continue,
+            Role::User => ("user", vec![json!({ "type": "text", "text": m.content })]),
+            Role::Tool => (
+                "user",
+                vec![json!({
+                    "type": "tool_result",
+                    "tool_use_id": m.tool_call_id.as_deref().unwrap_or_default(),
+                    "content": m.content,
+                })],
+            ),
+            Role::Assistant => ("assistant", assistant_blocks(m)),
+        };
+        match out.last_mut() {
+            Some((last_role, last_blocks)) if *last_role == role => last_blocks.extend(blocks),
+            _ => out.push((role, blocks)),
+        }
+    }
+    out.into_iter()
+        .map(|(role, content)| json!({ "role": role, "content": content }))
+        .collect()
+}
+
+fn assistant_blocks(m: &ChatMessage) -> Vec<Value> {
+    let mut blocks = Vec::new();
+    // Thinking goes back only with its signature: the API rejects unsigned thinking.
+    if let (Some(thinking), Some(signature)) = (&m.reasoning, &m.reasoning_signature) {
+        blocks.push(json!({ "type": "thinking", "thinking": thinking, "signature": signature }));
+    }
+    if !m.content.is_empty() {
+        blocks.push(json!({ "type": "text", "text": m.content }));
+    }
+    for call in &m.tool_calls {
+        let input: Value = serde_json::from_str(&call.arguments).unwrap_or_else(|_| json!({}));
+        blocks
+            .push(json!({ "type": "tool_use", "id": call.id, "name": call.name, "input": input }));
+    }
+    if blocks.is_empty() {
+        blocks.push(json!({ "type": "text", "text": "" }));
+    }
+    blocks
+}
+
+#[derive(Debug)]
+enum Block {
+    Text,
+    Thinking,
+    ToolUse(PartialToolCall),
+    Other,
+}
+
+/// Decodes Messages stream events.
+#[derive(Default)]
+pub struct Decoder {
+    blocks: Vec<(u64, Block)>,
+    input_tokens: u32,
+    stop: Option<FinishReason>,
+    stopped: bool,
+}
+
+impl Decoder {
+    pub(crate) fn decode(&mut self, provider: &str, event: &Event) -> Result<Decoded, LlmError> {
+        let data = event.data.trim();
+        if data.is_empty() {
+            return Ok(Decoded {
+                events: Vec::new(),
+                done: false,
+            });
+        }
+        let value: Value = serde_json::from_str(data).map_err(|e| LlmError::Protocol {
+            provider: provider.to_string(),
+            detail: format!("a stream event is not valid JSON ({e})"),
+        })?;
+        let kind = value
+            .get("type")
+            .and_then(Value::as_str)
+            .unwrap_or(event.event.as_str())
+            .to_string();
+        let mut events = Vec::new();
+        match kind.as_str() {
+            "message_start" => {
+                let usage = value.pointer("/message/usage");
+                self.input_tokens = usage.map(input_tokens).unwrap_or(0);
+            }
+            "content_block_start" => {
+                let index = value.get("index").and_then(Value::as_u64).unwrap_or(0);
+                let block = value.get("content_block");
+                let block = match block.and_then(|b| b.get("type")).and_then(Value::as_str) {
+                    Some("text") => {
+                        if let Some(text) =
+                            block.and_then(|b| b.get("text")).and_then(Value::as_str)
+                            && !text.is_empty()
+                        {
+                            events.push(StreamEvent::TextDelta(text.to_string()));
+                        }
+                        Block::Text
+                    }
+                    Some("thinking") => Block::Thinking,
+                    Some("tool_use") => {
+                        let input = block.and_then(|b| b.get("input"));
+                        let initial = match input {
+                            Some(Value::Object(o)) if !o.is_empty() => {
+                                Value::Object(o.clone()).to_string()
+                            }
+                            _ => String::new(),
+                        };
+                        Block::ToolUse(PartialToolCall {
+                            id: str_at(block, "id"),
+                            name: str_at(block, "name"),
+                            arguments: initial,
+                        })
+                    }
+                    _ => Block::Other,
+                };
+                self.blocks.push((index, block));
+            }
+            "content_block_delta" => {
+                let index = value.get("index").and_then(Value::as_u64).unwrap_or(0);
+                let delta = value.get("delta");
+                match delta.and_then(|d| d.get("type")).and_then(Value::as_str) {
+                    Some("text_delta") => {
+                        events.push(StreamEvent::TextDelta(str_at(delta, "text")))
+                    }
+                    Some("thinking_delta") => {
+                        events.push(StreamEvent::ReasoningDelta(str_at(delta, "thinking")))
+                    }
+                    Some("signature_delta") => {
+                        events.push(StreamEvent::ReasoningSignature(str_at(delta, "signature")))
+                    }
+                    Some("input_json_delta") => {
+                        if let Some((_, Block::ToolUse(call))) =
+                            self.blocks.iter_mut().find(|(i, _)| *i == index)
+                        {
+                            // A start with a non-empty input and then deltas: the deltas are the truth.
+                            if call.arguments.starts_with('{')
+                                && call.arguments.ends_with('}')
+                                && !call.arguments.is_empty()
+                            {
+                                call.arguments.clear();
+                            }
+                            call.arguments.push_str(&str_at(delta, "partial_json"));
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            "content_block_stop" => {
+                let index = value.get("index").and_then(Value::as_u64).unwrap_or(0);
+                if let Some(position) = self.blocks.iter().position(|(i, _)| *i == index) {
+                    let (_, block) = self.blocks.remove(position);
+                    if let Block::ToolUse(call) = block {
+                        events.push(StreamEvent::ToolCall(finish_call(call)?));
+                    }
+                }
+            }
+            "message_delta" => {
+                if let Some(reason) = value.pointer("/delta/stop_reason").and_then(Value::as_str) {
+                    self.stop = Some(stop_reason(reason));
+                }
+                let output = value
+                    .pointer("/usage/output_tokens")
+                    .and_then(Value::as_u64)
+                    .map(|n| u32::try_from(n).unwrap_or(u32::MAX))
+                    .unwrap_or(0);
+                let input = value
+                    .get("usage")
+                    .map(input_tokens)
+                    .filter(|n| *n > 0)
+                    .unwrap_or(self.input_tokens);
+                events.push(StreamEvent::Usage(Usage {
+                    prompt_tokens: input,
+                    completion_tokens: output,
+                }));
+            }
+            "message_stop" => {
+                events.extend(self.finish(provider)?);
+                return Ok(Decoded { events, done: true });
+            }
+            "error" => return Err(stream_error(provider, value.get("error"), "api_error")),
+            // ping and any event type added later are ignored, as the API documents.
+            _ => {}
+        }
+        Ok(Decoded {
+            events,
+            done: false,
+        })
+    }
+
+    /// At `message_stop` or end of stream: a stream without a stop reason was cut.
+    pub(crate) fn finish(&mut self, provider: &str) -> Result<Vec<StreamEvent>, LlmError> {
+        if self.stopped {
+            return Ok(Vec::new());
+        }
+        match self.stop.clone() {
+            Some(stop) => {
+                self.stopped = true;
+                Ok(vec![StreamEvent::Finish(stop)])
+            }
+            None => Err(LlmError::Stream {
+                provider: provider.to_string(),
+                detail: "the stream ended before the model finished its answer".into(),
+            }),
+        }
+    }
+}
+
+/// Input tokens including prompt-cache reads and writes, which all count against the window.
+fn input_tokens(usage: &Value) -> u32 {
+    [
+        "input_tokens",
+        "cache_creation_input_tokens",
+        "cache_read_input_tokens",
+    ]
+    .iter()
+    .filter_map(|k| usage.get(*k).and_then(Value::as_u64))
+    .map(|n| u32::try_from(n).unwrap_or(u32::MAX))
+    .fold(0u32, u32::saturating_add)
+}
+
+fn str_at(value: Option<&Value>, key: &str) -> String {
+    value
+        .and_then(|v| v.get(key))
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string()
+}
+
+fn stop_reason(reason: &str) -> FinishReason {
+    match reason {
+        "end_turn" | "stop_sequence" => FinishReason::Stop,
+        "max_tokens" => FinishReason::Length,
+        "tool_use" => FinishReason::ToolCalls,
+        "refusal" => FinishReason::ContentFilter,
+        other => FinishReason::Other(other.to_string()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Protocol;
+
+    #[test]
+    fn system_goes_to_its_parameter_and_roles_alternate() {
+        let config = ProviderConfig::new("a", Protocol::Anthropic, "http://x", "claude");
+        let mut assistant = ChatMessage::new(Role::Assistant, "");
+        assistant.reasoning = Some("think".into());
+        assistant.reasoning_signature = Some("sig".into());
+        assistant.tool_calls.push(decima_core::ToolCall {
+            id: "toolu_1".into(),
+            name: "shell".into(),
+            arguments: "{\"cmd\":\"ls\"}".into(),
+        });
+        let mut result = ChatMessage::new(Role::Tool, "a.csv");
+        result.tool_call_id = Some("toolu_1".into());
+        let request = ChatRequest {
+            model: "claude".into(),
+            messages: vec![
+                ChatMessage::new(Role::System, "Be careful."),
+                ChatMessage::new(Role::User, "List files"),
+                assistant,
+                result,
+                ChatMessage::new(Role::User, "And now?"),
+            ],
+            ..ChatRequest::default()
+        };
+        let body = request_body(&config, &request);
+        assert_eq!(body["system"], "Be careful.");
+        let messages = body["messages"].as_array().unwrap();
+        assert_eq!(
+            messages.len(),
+            3,
+            "tool result and next user turn merge: {body}"
+        );
+        assert_eq!(
+            messages[1]["content"][0],
+            json!({"type":"thinking","thinking":"think","signature":"sig"})
+        );
+        assert_eq!(messages[1]["content"][1]["input"], json!({"cmd":"ls"}));
+        assert_eq!(messages[2]["content"][0]["type"], "tool_result");
+        assert_eq!(messages[2]["content"][1]["text"], "And now?");
+        assert_eq!(body["max_tokens"], DEFAULT_MAX_TOKENS);
+    }
+}

@@ -1,0 +1,230 @@
+//! The one error type of decima-llm. Every value maps to a [`FailureClass`], which decides what
+//! the runtime does next (retry, roll back, replan, compress).
+
+use std::time::Duration;
+
+use decima_core::FailureClass;
+use thiserror::Error;
+
+/// Why a request to a provider failed.
+#[derive(Debug, Error)]
+pub enum LlmError {
+    /// The provider answered with an error status.
+    #[error("{provider} answered HTTP {status}: {message}")]
+    Http {
+        /// The provider's configured name.
+        provider: String,
+        /// The HTTP status.
+        status: u16,
+        /// The provider's own message (with any API key redacted).
+        message: String,
+        /// How long the provider asked us to wait, from `Retry-After`.
+        retry_after: Option<Duration>,
+        /// The class the status and body map to.
+        class: FailureClass,
+    },
+    /// The connection could not be made or broke before a response arrived.
+    #[error("cannot reach {provider} at {url}: {detail}")]
+    Connect {
+        /// The provider's configured name.
+        provider: String,
+        /// Where we tried to connect.
+        url: String,
+        /// What failed.
+        detail: String,
+    },
+    /// No stream event arrived within the idle timeout.
+    #[error("{provider} sent nothing for {} s (idle timeout)", .timeout.as_secs())]
+    IdleTimeout {
+        /// The provider's configured name.
+        provider: String,
+        /// The configured idle timeout.
+        timeout: Duration,
+    },
+    /// The whole response took longer than the total cap.
+    #[error("{provider} did not finish within {} s (total timeout)", .timeout.as_secs())]
+    TotalTimeout {
+        /// The provider's configured name.
+        provider: String,
+        /// The configured cap.
+        timeout: Duration,
+    },
+    /// The stream broke mid-way or ended before the model finished.
+    #[error("the stream from {provider} broke: {detail}")]
+    Stream {
+        /// The provider's configured name.
+        provider: String,
+        /// What happened.
+        detail: String,
+    },
+    /// The provider sent data that does not follow its protocol (e.g. a malformed JSON chunk).
+    #[error("{provider} sent malformed data: {detail}")]
+    Protocol {
+        /// The provider's configured name.
+        provider: String,
+        /// What was wrong.
+        detail: String,
+    },
+    /// An error event inside an otherwise successful stream.
+    #[error("{provider} reported an error mid-stream ({kind}): {message}")]
+    StreamError {
+        /// The provider's configured name.
+        provider: String,
+        /// The provider's error type, e.g. `overloaded_error`.
+        kind: String,
+        /// The provider's message.
+        message: String,
+        /// The class it maps to.
+        class: FailureClass,
+    },
+    /// A tool call whose arguments are not valid JSON, even after repair.
+    #[error("the model called {tool} with arguments that are not valid JSON ({detail})")]
+    InvalidToolArguments {
+        /// The tool's name.
+        tool: String,
+        /// The parse error.
+        detail: String,
+    },
+    /// The provider says the request does not fit the model's context window.
+    #[error("the request does not fit the context window of {provider}: {message}")]
+    ContextOverflow {
+        /// The provider's configured name.
+        provider: String,
+        /// The provider's message.
+        message: String,
+    },
+    /// The caller stopped the request.
+    #[error("the request was cancelled")]
+    Cancelled,
+    /// The request or configuration is unusable before anything is sent.
+    #[error("{0}")]
+    Config(String),
+    /// A configured tokenizer file cannot be used.
+    #[error(transparent)]
+    Tokenizer(#[from] crate::tokens::TokenError),
+}
+
+impl LlmError {
+    /// The failure class the recovery policy acts on.
+    pub fn class(&self) -> FailureClass {
+        match self {
+            LlmError::Http { class, .. } | LlmError::StreamError { class, .. } => *class,
+            LlmError::Connect { .. }
+            | LlmError::IdleTimeout { .. }
+            | LlmError::TotalTimeout { .. }
+            | LlmError::Stream { .. }
+            | LlmError::Protocol { .. } => FailureClass::Transient,
+            LlmError::InvalidToolArguments { .. } => FailureClass::Logic,
+            LlmError::ContextOverflow { .. } => FailureClass::ContextOverflow,
+            LlmError::Cancelled => FailureClass::Cancelled,
+            LlmError::Config(_) | LlmError::Tokenizer(_) => FailureClass::Data,
+        }
+    }
+
+    /// How long the provider asked us to wait before retrying, if it said.
+    pub fn retry_after(&self) -> Option<Duration> {
+        match self {
+            LlmError::Http { retry_after, .. } => *retry_after,
+            _ => None,
+        }
+    }
+}
+
+/// Maps an HTTP error status and body to a class; context-length errors are recognised by the
+/// wording OpenAI-compatible servers and Anthropic use.
+pub fn classify_status(status: u16, message: &str) -> FailureClass {
+    if is_context_overflow(message) || status == 413 {
+        return FailureClass::ContextOverflow;
+    }
+    match status {
+        401 | 403 => FailureClass::Permission,
+        408 | 409 | 425 | 429 => FailureClass::Transient,
+        500..=599 => FailureClass::Transient,
+        _ => FailureClass::Data,
+    }
+}
+
+/// The error for an error object inside a stream (OpenAI's `{"error": {...}}` chunk or
+/// Anthropic's `error` event), classified by its type.
+pub(crate) fn stream_error(
+    provider: &str,
+    error: Option<&serde_json::Value>,
+    default_kind: &str,
+) -> LlmError {
+    let field = |key: &str| {
+        error
+            .and_then(|e| e.get(key))
+            .and_then(serde_json::Value::as_str)
+    };
+    let message = field("message").unwrap_or("unknown error").to_string();
+    let kind = field("type").unwrap_or(default_kind).to_string();
+    let class = classify_error_kind(&kind, &message);
+    LlmError::StreamError {
+        provider: provider.to_string(),
+        kind,
+        message,
+        class,
+    }
+}
+
+/// Maps an in-stream error type (Anthropic's `error.type`, OpenAI's `error.type`) to a class.
+pub fn classify_error_kind(kind: &str, message: &str) -> FailureClass {
+    if is_context_overflow(message) {
+        return FailureClass::ContextOverflow;
+    }
+    match kind {
+        "overloaded_error" | "rate_limit_error" | "api_error" | "server_error"
+        | "timeout_error" => FailureClass::Transient,
+        "authentication_error" | "permission_error" => FailureClass::Permission,
+        _ => FailureClass::Data,
+    }
+}
+
+/// True for the context-length wording of OpenAI, Anthropic, vLLM, DeepSeek, llama.cpp and others.
+pub fn is_context_overflow(message: &str) -> bool {
+    let m = message.to_ascii_lowercase();
+    [
+        "context_length_exceeded",
+        "maximum context length",
+        "prompt is too long",
+        "context window",
+        "exceeds the available context size",
+        "context length exceeded",
+        "too many tokens",
+        "input is too long",
+    ]
+    .iter()
+    .any(|needle| m.contains(needle))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_mapping_table_holds() {
+        assert_eq!(classify_status(401, "bad key"), FailureClass::Permission);
+        assert_eq!(classify_status(403, "forbidden"), FailureClass::Permission);
+        assert_eq!(classify_status(400, "invalid request"), FailureClass::Data);
+        assert_eq!(classify_status(404, "model not found"), FailureClass::Data);
+        for s in [408, 429, 500, 502, 503, 504, 529] {
+            assert_eq!(classify_status(s, "x"), FailureClass::Transient, "{s}");
+        }
+        assert_eq!(
+            classify_status(400, "This model's maximum context length is 128000 tokens."),
+            FailureClass::ContextOverflow
+        );
+        assert_eq!(
+            classify_status(400, "prompt is too long: 210034 tokens > 200000 maximum"),
+            FailureClass::ContextOverflow
+        );
+        assert_eq!(
+            classify_error_kind("overloaded_error", "Overloaded"),
+            FailureClass::Transient
+        );
+        assert_eq!(
+            classify_error_kind("invalid_request_error", "x"),
+            FailureClass::Data
+        );
+    }
+}

@@ -1,0 +1,32 @@
+//! Decima's LLM providers.
+//!
+//! Hand-rolled on reqwest and eventsource-stream with types Decima owns: a stream-first
+//! [`Provider`] trait, OpenAI-compatible and Anthropic wire protocols, one error type whose every
+//! value maps to a [`decima_core::FailureClass`], retry with backoff for transient failures, token
+//! counting with tiktoken, and API keys kept out of everything Decima writes.
+
+#![warn(missing_docs)]
+
+pub mod anthropic;
+mod error;
+pub mod openai;
+pub mod presets;
+mod provider;
+mod retry;
+pub mod secrets;
+pub mod tokens;
+mod tool_calls;
+mod transport;
+pub mod types;
+
+pub use error::{LlmError, classify_error_kind, classify_status, is_context_overflow};
+pub use presets::ReasoningField;
+pub use provider::{EventStream, HttpProvider, Provider, ProviderConfig, Timeouts, collect};
+pub use retry::{RetryPolicy, with_retry};
+pub use tool_calls::{PartialToolCall, ToolCallAssembler, valid_json_arguments};
+pub use transport::{parse_retry_after, replay};
+
+pub use types::{
+    ChatMessage, ChatRequest, Completion, FinishReason, JsonSchemaFormat, Protocol, StreamEvent,
+    ToolChoice, ToolSpec, Usage,
+};

@@ -1,0 +1,182 @@
+//! Provider presets, kept as data in `presets/providers.json` so adding or correcting a provider
+//! is an edit to one JSON file, not to code. The file is embedded at build time and parsed once.
+
+use std::sync::LazyLock;
+
+use serde::{Deserialize, Serialize};
+
+use crate::types::Protocol;
+
+/// The embedded preset file.
+const PRESETS_JSON: &str = include_str!("../presets/providers.json");
+
+/// Parsed on first use. The embedded file is fixed at build time and a test parses it, so the
+/// empty fallback can only appear in a build whose tests fail.
+static PRESETS: LazyLock<Vec<ProviderPreset>> =
+    LazyLock::new(|| parse(PRESETS_JSON).unwrap_or_default());
+
+/// Where an OpenAI-compatible provider puts the model's reasoning in messages.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ReasoningField {
+    /// `reasoning_content` (DeepSeek, Qwen, Kimi, GLM, llama.cpp, vLLM).
+    ReasoningContent,
+    /// `reasoning` (OpenRouter, Ollama).
+    Reasoning,
+}
+
+impl ReasoningField {
+    /// The JSON field name on the wire.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ReasoningField::ReasoningContent => "reasoning_content",
+            ReasoningField::Reasoning => "reasoning",
+        }
+    }
+}
+
+/// The defaults a new provider row starts from, so a user picks "DeepSeek" instead of typing a
+/// URL, a model and a window size.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProviderPreset {
+    /// Stable id, also the default provider name and keyring account (e.g. `deepseek`).
+    pub name: String,
+    /// What the settings screen shows.
+    pub label: String,
+    /// The wire protocol.
+    pub protocol: Protocol,
+    /// OpenAI-compatible: the prefix of `/chat/completions` (with its `/v1`-style path).
+    /// Anthropic: the host, to which the client appends `/v1/messages`.
+    pub base_url: String,
+    /// The model a new provider row starts with.
+    pub default_model: String,
+    /// The default model's context window, in tokens.
+    pub context_window: u32,
+    /// False for local servers, which accept requests without a key.
+    pub needs_api_key: bool,
+    /// Whether assistant turns must carry their reasoning back (DeepSeek- and Qwen-style).
+    pub reasoning_echo: bool,
+    /// Whether `response_format: {"type": "json_schema"}` is honoured.
+    pub supports_json_schema: bool,
+    /// Where reasoning arrives in streamed deltas, if the provider streams it separately.
+    pub reasoning_field: Option<ReasoningField>,
+}
+
+/// Every preset, in the order the settings screen lists them.
+pub fn all() -> &'static [ProviderPreset] {
+    &PRESETS
+}
+
+/// The preset with this name, if any.
+pub fn find(name: &str) -> Option<&'static ProviderPreset> {
+    all().iter().find(|p| p.name == name)
+}
+
+fn parse(json: &str) -> serde_json::Result<Vec<ProviderPreset>> {
+    serde_json::from_str(json)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashSet;
+
+    const REQUIRED: [&str; 11] = [
+        "openai",
+        "anthropic",
+        "deepseek",
+        "qwen",
+        "moonshot",
+        "zhipu",
+        "openrouter",
+        "ollama",
+        "lmstudio",
+        "llamacpp",
+        "vllm",
+    ];
+
+    #[test]
+    fn every_preset_parses() {
+        let parsed = parse(PRESETS_JSON).unwrap();
+        assert_eq!(parsed.len(), all().len());
+        assert!(!all().is_empty());
+    }
+
+    #[test]
+    fn the_required_ones_exist() {
+        for name in REQUIRED {
+            let p = find(name).unwrap_or_else(|| panic!("missing preset {name}"));
+            assert_eq!(p.name, name);
+        }
+        assert!(find("nope").is_none());
+    }
+
+    #[test]
+    fn names_are_unique_and_valid_provider_names() {
+        let mut seen = HashSet::new();
+        for p in all() {
+            assert!(seen.insert(p.name.as_str()), "duplicate preset {}", p.name);
+            crate::secrets::validate_provider_name(&p.name).unwrap();
+            assert!(!p.label.trim().is_empty(), "{}", p.name);
+            assert!(!p.default_model.trim().is_empty(), "{}", p.name);
+            assert!(p.context_window >= 4096, "{}", p.name);
+        }
+    }
+
+    #[test]
+    fn urls_parse_and_fit_their_protocol() {
+        for p in all() {
+            let url = reqwest::Url::parse(&p.base_url)
+                .unwrap_or_else(|e| panic!("{}: {} does not parse: {e}", p.name, p.base_url));
+            assert!(matches!(url.scheme(), "http" | "https"), "{}", p.name);
+            assert!(!p.base_url.ends_with('/'), "{}: no trailing slash", p.name);
+            assert!(url.query().is_none() && url.fragment().is_none());
+            let local = matches!(url.host_str(), Some("localhost" | "127.0.0.1"));
+            assert_eq!(
+                local, !p.needs_api_key,
+                "{}: local servers need no key, remote ones do",
+                p.name
+            );
+            if !local {
+                assert_eq!(url.scheme(), "https", "{}: keys only over TLS", p.name);
+            }
+            match p.protocol {
+                Protocol::Anthropic => {
+                    assert_eq!(
+                        url.path(),
+                        "/",
+                        "{}: the client appends /v1/messages",
+                        p.name
+                    );
+                    assert!(p.reasoning_field.is_none() && !p.reasoning_echo);
+                }
+                Protocol::OpenAi => {
+                    let last = url.path().rsplit('/').next().unwrap_or_default();
+                    assert!(
+                        last.starts_with('v') && last[1..].chars().all(|c| c.is_ascii_digit()),
+                        "{}: the base ends in a version segment such as /v1",
+                        p.name
+                    );
+                }
+            }
+            if p.reasoning_echo {
+                assert_eq!(
+                    p.reasoning_field,
+                    Some(ReasoningField::ReasoningContent),
+                    "{}: echoing needs a field to echo",
+                    p.name
+                );
+            }
+        }
+        assert_eq!(find("anthropic").unwrap().protocol, Protocol::Anthropic);
+        assert!(find("deepseek").unwrap().reasoning_echo);
+        assert!(find("qwen").unwrap().reasoning_echo);
+    }
+
+    #[test]
+    fn unknown_fields_are_refused() {
+        let json = PRESETS_JSON.replacen("\"label\"", "\"api_key\": \"x\", \"label\"", 1);
+        assert!(parse(&json).is_err());
+    }
+}

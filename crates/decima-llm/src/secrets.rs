@@ -1,0 +1,821 @@
+//! API keys: kept in the OS keyring, or in a 0600 file in the data directory where none runs.
+//!
+//! Keys never reach the database, logs or error messages: they travel as [`SecretString`], whose
+//! `Debug` and `Display` print `***`. Where the keyring is missing (headless Linux has no Secret
+//! Service), [`SecretStore`] falls back to `secrets.json` and hands the caller a one-line warning
+//! to print once.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, PoisonError};
+
+use serde::{Deserialize, Serialize};
+use thiserror::Error;
+
+/// The keyring service every Decima key is filed under; the account is the provider name.
+pub const KEYRING_SERVICE: &str = "decima";
+/// The fallback file's name inside the data directory.
+pub const SECRETS_FILE: &str = "secrets.json";
+/// Environment variable that picks the backend: `auto` (the default), `keyring` or `file`.
+pub const BACKEND_ENV: &str = "DECIMA_SECRET_BACKEND";
+
+/// Serialises writers of `secrets.json` across processes (the CLI and the app share the file).
+const LOCK_FILE: &str = "secrets.json.lock";
+/// Real keys are well under 1 KiB; anything this long is a paste accident.
+const MAX_KEY_BYTES: usize = 16 * 1024;
+/// The only format of `secrets.json` this build reads and writes.
+const FILE_VERSION: u64 = 1;
+/// Keeps keyring diagnostics on one short line.
+const MAX_DETAIL_CHARS: usize = 200;
+
+/// A secret string that cannot leak through `{:?}` or `{}`: both print `***`. Read the value
+/// with [`SecretString::expose`], which makes every use greppable.
+#[derive(Clone, PartialEq, Eq)]
+pub struct SecretString(String);
+
+/// An API key: the secret a provider needs.
+pub type ApiKey = SecretString;
+
+impl SecretString {
+    /// Wraps a secret as early as possible, so nothing downstream can print it.
+    pub fn new(value: impl Into<String>) -> Self {
+        Self(value.into())
+    }
+
+    /// The secret itself, for the one place that must send it (an HTTP header).
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Debug for SecretString {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("***")
+    }
+}
+
+impl fmt::Display for SecretString {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("***")
+    }
+}
+
+impl From<String> for SecretString {
+    fn from(value: String) -> Self {
+        Self(value)
+    }
+}
+
+impl From<&str> for SecretString {
+    fn from(value: &str) -> Self {
+        Self(value.to_string())
+    }
+}
+
+/// Where keys currently go, so settings can tell the user how their keys are protected.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SecretBackend {
+    /// The OS keyring (Secret Service, Keychain, Credential Manager).
+    Keyring,
+    /// The 0600 fallback file at this path.
+    File(PathBuf),
+}
+
+/// Which backend to use, as `DECIMA_SECRET_BACKEND` asks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum BackendChoice {
+    /// The keyring when it answers, the file otherwise (with a warning).
+    #[default]
+    Auto,
+    /// The keyring only: fail rather than write keys to a file.
+    Keyring,
+    /// The file only: for tests and headless machines that have no keyring by design.
+    File,
+}
+
+impl BackendChoice {
+    /// Reads `DECIMA_SECRET_BACKEND`; unset or empty means [`BackendChoice::Auto`].
+    pub fn from_env() -> Result<Self, SecretError> {
+        let value = std::env::var_os(BACKEND_ENV);
+        Self::parse(value.as_ref().map(|v| v.to_string_lossy()).as_deref())
+    }
+
+    /// Parses the variable's value, so a typo fails loudly instead of silently meaning `auto`.
+    pub fn parse(value: Option<&str>) -> Result<Self, SecretError> {
+        match value.map(|v| v.trim().to_ascii_lowercase()).as_deref() {
+            None | Some("") | Some("auto") => Ok(Self::Auto),
+            Some("keyring") => Ok(Self::Keyring),
+            Some("file") => Ok(Self::File),
+            Some(_) => Err(SecretError::InvalidBackend {
+                value: decima_core::names::echo_untrusted(value.unwrap_or_default()),
+            }),
+        }
+    }
+}
+
+/// Why a secret operation failed. No variant ever carries a key.
+#[derive(Debug, Error)]
+pub enum SecretError {
+    /// A provider name that could be a path, an injection or garbage.
+    #[error("invalid provider name {name:?}: {reason}")]
+    InvalidName {
+        /// The name, made printable and bounded.
+        name: String,
+        /// What is wrong with it.
+        reason: &'static str,
+    },
+    /// A key that cannot be right (empty, with spaces or line breaks, absurdly long).
+    #[error("invalid API key: {0}")]
+    InvalidKey(&'static str),
+    /// `DECIMA_SECRET_BACKEND` holds something unknown.
+    #[error("{BACKEND_ENV} must be \"auto\", \"keyring\" or \"file\", not {value:?}")]
+    InvalidBackend {
+        /// The value found, made printable and bounded.
+        value: String,
+    },
+    /// The keyring was required but does not answer.
+    #[error(
+        "the OS keyring is not available ({detail}); set {BACKEND_ENV}=file to keep API keys in a 0600 file in the data directory instead"
+    )]
+    KeyringUnavailable {
+        /// What the keyring said.
+        detail: String,
+    },
+    /// The keyring answered but refused, e.g. because it is locked.
+    #[error(
+        "the OS keyring could not {action} the API key of {provider}: {detail} (unlock the keyring and try again)"
+    )]
+    Keyring {
+        /// "read", "store" or "delete".
+        action: &'static str,
+        /// The provider whose key it was.
+        provider: String,
+        /// What the keyring said.
+        detail: String,
+    },
+    /// The fallback file or its directory cannot be read or written.
+    #[error("cannot {action} {}: {source}", path.display())]
+    Io {
+        /// What was being done, e.g. "read".
+        action: &'static str,
+        /// The file or directory.
+        path: PathBuf,
+        /// What the OS said.
+        source: io::Error,
+    },
+    /// `secrets.json` does not parse. It is left as it is, since it may hold the only copy of a key.
+    #[error(
+        "{} is not a valid secrets file ({problem} at line {line}, column {column}); Decima leaves it untouched: repair it or move it away, then set the API keys again",
+        path.display()
+    )]
+    CorruptFile {
+        /// The file.
+        path: PathBuf,
+        /// "not valid JSON" or "not the expected layout"; never the parser's text, which can quote content.
+        problem: &'static str,
+        /// Where the parser stopped.
+        line: usize,
+        /// Where the parser stopped.
+        column: usize,
+    },
+    /// `secrets.json` comes from a newer Decima.
+    #[error(
+        "{} has format version {version}, which this Decima does not know; upgrade Decima or move the file away",
+        path.display()
+    )]
+    UnsupportedFile {
+        /// The file.
+        path: PathBuf,
+        /// The version it declares.
+        version: u64,
+    },
+}
+
+/// Result alias for secret operations.
+pub type Result<T, E = SecretError> = std::result::Result<T, E>;
+
+/// Checks a provider name before it becomes a keyring account or a JSON key: 1 to 64 characters
+/// of `[A-Za-z0-9._-]`, not only dots. The store applies the same rule to provider rows.
+pub fn validate_provider_name(name: &str) -> Result<()> {
+    decima_core::names::check_provider_name(name).map_err(|reason| SecretError::InvalidName {
+        name: decima_core::names::echo_untrusted(name),
+        reason,
+    })
+}
+
+/// The keyring operations Decima needs, behind a trait so tests can simulate a failing keyring.
+trait Vault: Send + Sync {
+    /// The stored key, or `None` when there is none.
+    fn get(&self, account: &str) -> keyring::Result<Option<String>>;
+    /// Stores or replaces the key.
+    fn set(&self, account: &str, secret: &str) -> keyring::Result<()>;
+    /// Removes the key; `false` when there was none.
+    fn delete(&self, account: &str) -> keyring::Result<bool>;
+}
+
+/// The platform keyring through the `keyring` crate.
+struct OsKeyring;
+
+impl OsKeyring {
+    /// Whether the platform store could be reached; the crate connects once, on first use.
+    fn status() -> std::result::Result<(), String> {
+        keyring::Entry::store_status()
+            .as_ref()
+            .map(|_| ())
+            .map_err(|e| one_line(&e.to_string()))
+    }
+}
+
+impl Vault for OsKeyring {
+    fn get(&self, account: &str) -> keyring::Result<Option<String>> {
+        match keyring::Entry::new(KEYRING_SERVICE, account)?.get_password() {
+            Ok(secret) => Ok(Some(secret)),
+            Err(keyring::Error::NoEntry) => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    fn set(&self, account: &str, secret: &str) -> keyring::Result<()> {
+        keyring::Entry::new(KEYRING_SERVICE, account)?.set_password(secret)
+    }
+
+    fn delete(&self, account: &str) -> keyring::Result<bool> {
+        match keyring::Entry::new(KEYRING_SERVICE, account)?.delete_credential() {
+            Ok(()) => Ok(true),
+            Err(keyring::Error::NoEntry) => Ok(false),
+            Err(e) => Err(e),
+        }
+    }
+}
+
+/// Errors that mean "there is no usable keyring here", as opposed to "the keyring said no".
+fn keyring_unavailable(e: &keyring::Error) -> bool {
+    matches!(
+        e,
+        keyring::Error::NoDefaultStore
+            | keyring::Error::PlatformFailure(_)
+            | keyring::Error::NotSupportedByStore(_)
+    )
+}
+
+/// What can change after opening: a keyring that fails mid-session is abandoned for the file.
+struct State {
+    use_keyring: bool,
+    warned: bool,
+    pending_warning: Option<String>,
+}
+
+/// API keys by provider name. Operations block (the keyring talks D-Bus), so async callers should
+/// use `spawn_blocking`.
+pub struct SecretStore {
+    file: FileVault,
+    keyring: Option<Box<dyn Vault>>,
+    allow_fallback: bool,
+    state: Mutex<State>,
+}
+
+impl fmt::Debug for SecretStore {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SecretStore")
+            .field("backend", &self.backend())
+            .finish()
+    }
+}
+
+impl SecretStore {
+    /// Opens the store for `data_dir` with the backend `DECIMA_SECRET_BACKEND` asks for. The
+    /// warning, when present, is one line that the caller should print once: keys go to a file.
+    pub fn open(data_dir: &Path) -> Result<(Self, Option<String>)> {
+        Self::open_with(data_dir, BackendChoice::from_env()?)
+    }
+
+    /// Like [`SecretStore::open`] with an explicit choice, for callers with their own settings.
+    pub fn open_with(data_dir: &Path, choice: BackendChoice) -> Result<(Self, Option<String>)> {
+        let file = FileVault::new(data_dir);
+        match choice {
+            BackendChoice::File => Ok((Self::file_only(file), None)),
+            BackendChoice::Keyring => match OsKeyring::status() {
+                Ok(()) => Ok((Self::keyring_first(file, Box::new(OsKeyring), false), None)),
+                Err(detail) => Err(SecretError::KeyringUnavailable { detail }),
+            },
+            BackendChoice::Auto => match OsKeyring::status() {
+                Ok(()) => Ok((Self::keyring_first(file, Box::new(OsKeyring), true), None)),
+                Err(detail) => {
+                    let warning = fallback_warning(&file.path, &detail);
+                    let store = Self::file_only(file);
+                    store.lock_state().warned = true;
+                    Ok((store, Some(warning)))
+                }
+            },
+        }
+    }
+
+    fn file_only(file: FileVault) -> Self {
+        Self {
+            file,
+            keyring: None,
+            allow_fallback: false,
+            state: Mutex::new(State {
+                use_keyring: false,
+                warned: false,
+                pending_warning: None,
+            }),
+        }
+    }
+
+    fn keyring_first(file: FileVault, keyring: Box<dyn Vault>, allow_fallback: bool) -> Self {
+        Self {
+            file,
+            keyring: Some(keyring),
+            allow_fallback,
+            state: Mutex::new(State {
+                use_keyring: true,
+                warned: false,
+                pending_warning: None,
+            }),
+        }
+    }
+
+    /// Where keys go now. This changes from keyring to file if the keyring fails mid-session.
+    pub fn backend(&self) -> SecretBackend {
+        if self.active_keyring().is_some() {
+            SecretBackend::Keyring
+        } else {
+            SecretBackend::File(self.file.path.clone())
+        }
+    }
+
+    /// The one-line warning produced when the keyring failed after opening, if it has not been
+    /// taken yet. Callers that print [`SecretStore::open`]'s warning should also poll this.
+    pub fn take_warning(&self) -> Option<String> {
+        self.lock_state().pending_warning.take()
+    }
+
+    /// The provider's key, if one is stored. With the keyring in use, a key left in the file
+    /// (written while the keyring was away) is still found.
+    pub fn get(&self, provider: &str) -> Result<Option<SecretString>> {
+        validate_provider_name(provider)?;
+        if let Some(keyring) = self.active_keyring() {
+            match keyring.get(provider) {
+                Ok(Some(secret)) => return Ok(Some(SecretString(secret))),
+                Ok(None) => {
+                    if !self.file.exists() {
+                        return Ok(None);
+                    }
+                }
+                Err(e) => self.keyring_failed(e, "read", provider)?,
+            }
+        }
+        self.file.get(provider)
+    }
+
+    /// Stores or replaces the provider's key. Surrounding whitespace (a pasted newline) is trimmed.
+    pub fn set(&self, provider: &str, key: &SecretString) -> Result<()> {
+        validate_provider_name(provider)?;
+        let key = checked_key(key)?;
+        if let Some(keyring) = self.active_keyring() {
+            match keyring.set(provider, key) {
+                Ok(()) => {
+                    // Best effort: a plaintext copy from a fallback session would otherwise linger.
+                    // The keyring copy wins on reads, so a failure here changes nothing visible.
+                    if self.file.exists() {
+                        let _ = self.file.remove(provider);
+                    }
+                    return Ok(());
+                }
+                Err(e) => self.keyring_failed(e, "store", provider)?,
+            }
+        }
+        self.file.set(provider, key)
+    }
+
+    /// Removes the provider's key wherever it is stored. Returns whether there was one.
+    pub fn delete(&self, provider: &str) -> Result<bool> {
+        validate_provider_name(provider)?;
+        let mut found = false;
+        if let Some(keyring) = self.active_keyring() {
+            match keyring.delete(provider) {
+                Ok(removed) => found = removed,
+                Err(e) => self.keyring_failed(e, "delete", provider)?,
+            }
+        }
+        if self.file.exists() {
+            found |= self.file.remove(provider)?;
+        }
+        Ok(found)
+    }
+
+    fn active_keyring(&self) -> Option<&dyn Vault> {
+        let keyring = self.keyring.as_deref()?;
+        self.lock_state().use_keyring.then_some(keyring)
+    }
+
+    /// Switches to the file when the keyring vanished and fallback is allowed; otherwise reports.
+    fn keyring_failed(
+        &self,
+        e: keyring::Error,
+        action: &'static str,
+        provider: &str,
+    ) -> Result<()> {
+        let detail = one_line(&e.to_string());
+        if !keyring_unavailable(&e) {
+            return Err(SecretError::Keyring {
+                action,
+                provider: provider.to_string(),
+                detail,
+            });
+        }
+        if !self.allow_fallback {
+            return Err(SecretError::KeyringUnavailable { detail });
+        }
+        let mut state = self.lock_state();
+        state.use_keyring = false;
+        if !state.warned {
+            state.warned = true;
+            state.pending_warning = Some(fallback_warning(&self.file.path, &detail));
+        }
+        Ok(())
+    }
+
+    fn lock_state(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+fn fallback_warning(path: &Path, detail: &str) -> String {
+    format!(
+        "warning: no OS keyring is available ({detail}); API keys are kept in {} (readable only by you, mode 0600)",
+        path.display()
+    )
+}
+
+/// Trims the key and refuses values that cannot be a key. Messages never quote the key.
+fn checked_key(key: &SecretString) -> Result<&str> {
+    let key = key.expose().trim();
+    if key.is_empty() {
+        return Err(SecretError::InvalidKey("it is empty"));
+    }
+    if key.len() > MAX_KEY_BYTES {
+        return Err(SecretError::InvalidKey(
+            "it is longer than 16 KiB; paste only the key",
+        ));
+    }
+    if key.chars().any(|c| c.is_whitespace() || c.is_control()) {
+        return Err(SecretError::InvalidKey(
+            "it contains spaces, line breaks or control characters; paste only the key",
+        ));
+    }
+    Ok(key)
+}
+
+/// The layout of `secrets.json`.
+#[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SecretsFile {
+    version: u64,
+    keys: BTreeMap<String, String>,
+}
+
+/// The 0600 fallback file. Writes go to a 0600 temp file that is renamed over the old one, under
+/// an exclusive lock, so readers see the old or the new file and concurrent writers lose nothing.
+struct FileVault {
+    dir: PathBuf,
+    path: PathBuf,
+}
+
+impl FileVault {
+    fn new(data_dir: &Path) -> Self {
+        Self {
+            dir: data_dir.to_path_buf(),
+            path: data_dir.join(SECRETS_FILE),
+        }
+    }
+
+    fn exists(&self) -> bool {
+        self.path.exists()
+    }
+
+    fn get(&self, provider: &str) -> Result<Option<SecretString>> {
+        Ok(self.read()?.remove(provider).map(SecretString))
+    }
+
+    fn set(&self, provider: &str, key: &str) -> Result<()> {
+        let _lock = self.lock()?;
+        let mut keys = self.read()?;
+        keys.insert(provider.to_string(), key.to_string());
+        self.write(keys)
+    }
+
+    fn remove(&self, provider: &str) -> Result<bool> {
+        let _lock = self.lock()?;
+        let mut keys = self.read()?;
+        if keys.remove(provider).is_none() {
+            return Ok(false);
+        }
+        self.write(keys)?;
+        Ok(true)
+    }
+
+    /// The stored keys; a missing file is an empty one.
+    fn read(&self) -> Result<BTreeMap<String, String>> {
+        let bytes = match fs::read(&self.path) {
+            Ok(bytes) => bytes,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(BTreeMap::new()),
+            Err(source) => return Err(self.io("read", &self.path, source)),
+        };
+        self.tighten_permissions()?;
+        let file: SecretsFile =
+            serde_json::from_slice(&bytes).map_err(|e| SecretError::CorruptFile {
+                path: self.path.clone(),
+                problem: match e.classify() {
+                    serde_json::error::Category::Data => "not the expected layout",
+                    _ => "not valid JSON",
+                },
+                line: e.line(),
+                column: e.column(),
+            })?;
+        if file.version != FILE_VERSION {
+            return Err(SecretError::UnsupportedFile {
+                path: self.path.clone(),
+                version: file.version,
+            });
+        }
+        Ok(file.keys)
+    }
+
+    /// A file someone loosened (by hand or by copying) is made private again before use.
+    #[cfg(unix)]
+    fn tighten_permissions(&self) -> Result<()> {
+        use std::os::unix::fs::PermissionsExt;
+        let meta = fs::metadata(&self.path).map_err(|e| self.io("inspect", &self.path, e))?;
+        if meta.permissions().mode() & 0o077 != 0 {
+            fs::set_permissions(&self.path, fs::Permissions::from_mode(0o600))
+                .map_err(|e| self.io("restrict the permissions of", &self.path, e))?;
+        }
+        Ok(())
+    }
+
+    #[cfg(not(unix))]
+    fn tighten_permissions(&self) -> Result<()> {
+        Ok(())
+    }
+
+    fn write(&self, keys: BTreeMap<String, String>) -> Result<()> {
+        let file = SecretsFile {
+            version: FILE_VERSION,
+            keys,
+        };
+        // Encoding a map of strings cannot fail; serde_json's text is dropped all the same,
+        // since it can quote content.
+        let mut json = serde_json::to_vec_pretty(&file).map_err(|_| {
+            let e = io::Error::new(io::ErrorKind::InvalidData, "cannot encode the keys");
+            self.io("write", &self.path, e)
+        })?;
+        json.push(b'\n');
+        let tmp = self.dir.join(format!(
+            ".{SECRETS_FILE}.{}.{:016x}.tmp",
+            std::process::id(),
+            fastrand::u64(..)
+        ));
+        let written = write_private(&tmp, &json).and_then(|()| fs::rename(&tmp, &self.path));
+        if let Err(source) = written {
+            let _ = fs::remove_file(&tmp);
+            return Err(self.io("write", &self.path, source));
+        }
+        sync_dir(&self.dir);
+        Ok(())
+    }
+
+    /// Takes the cross-process write lock, creating the data directory (0700) if needed.
+    fn lock(&self) -> Result<File> {
+        create_private_dir(&self.dir).map_err(|e| self.io("create", &self.dir, e))?;
+        let path = self.dir.join(LOCK_FILE);
+        let mut options = OpenOptions::new();
+        options.read(true).write(true).create(true).truncate(false);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::OpenOptionsExt;
+            options.mode(0o600);
+        }
+        let file = options.open(&path).map_err(|e| self.io("open", &path, e))?;
+        file.lock().map_err(|e| self.io("lock", &path, e))?;
+        Ok(file)
+    }
+
+    fn io(&self, action: &'static str, path: &Path, source: io::Error) -> SecretError {
+        SecretError::Io {
+            action,
+            path: path.to_path_buf(),
+            source,
+        }
+    }
+}
+
+/// Creates the file with mode 0600 from the start (never world-readable, even briefly), then
+/// writes and flushes it to disk.
+fn write_private(path: &Path, contents: &[u8]) -> io::Result<()> {
+    let mut options = OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.mode(0o600);
+    }
+    let mut file = options.open(path)?;
+    file.write_all(contents)?;
+    file.sync_all()
+}
+
+fn create_private_dir(dir: &Path) -> io::Result<()> {
+    if dir.is_dir() {
+        return Ok(());
+    }
+    let mut builder = fs::DirBuilder::new();
+    builder.recursive(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::DirBuilderExt;
+        builder.mode(0o700);
+    }
+    builder.create(dir)
+}
+
+/// Makes the rename durable. Best effort: some filesystems refuse to sync a directory.
+fn sync_dir(dir: &Path) {
+    #[cfg(unix)]
+    if let Ok(d) = File::open(dir) {
+        let _ = d.sync_all();
+    }
+    #[cfg(not(unix))]
+    let _ = dir;
+}
+
+/// Keyring messages can span lines; warnings and errors must not.
+fn one_line(s: &str) -> String {
+    let flat = s.split_whitespace().collect::<Vec<_>>().join(" ");
+    if flat.chars().count() > MAX_DETAIL_CHARS {
+        let mut cut: String = flat.chars().take(MAX_DETAIL_CHARS).collect();
+        cut.push('…');
+        cut
+    } else {
+        flat
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    /// A keyring that works, in memory.
+    #[derive(Default)]
+    struct MemoryKeyring(Mutex<HashMap<String, String>>);
+
+    impl Vault for MemoryKeyring {
+        fn get(&self, account: &str) -> keyring::Result<Option<String>> {
+            Ok(self.0.lock().unwrap().get(account).cloned())
+        }
+        fn set(&self, account: &str, secret: &str) -> keyring::Result<()> {
+            self.0
+                .lock()
+                .unwrap()
+                .insert(account.to_string(), secret.to_string());
+            Ok(())
+        }
+        fn delete(&self, account: &str) -> keyring::Result<bool> {
+            Ok(self.0.lock().unwrap().remove(account).is_some())
+        }
+    }
+
+    /// A keyring that fails every call the way the given constructor says.
+    struct FailingKeyring(fn() -> keyring::Error);
+
+    impl Vault for FailingKeyring {
+        fn get(&self, _: &str) -> keyring::Result<Option<String>> {
+            Err((self.0)())
+        }
+        fn set(&self, _: &str, _: &str) -> keyring::Result<()> {
+            Err((self.0)())
+        }
+        fn delete(&self, _: &str) -> keyring::Result<bool> {
+            Err((self.0)())
+        }
+    }
+
+    fn no_bus() -> keyring::Error {
+        keyring::Error::PlatformFailure(Box::new(io::Error::other(
+            "org.freedesktop.DBus.Error.ServiceUnknown: The name is not activatable",
+        )))
+    }
+
+    fn locked() -> keyring::Error {
+        keyring::Error::NoStorageAccess(Box::new(io::Error::other("collection is locked")))
+    }
+
+    fn store_with(dir: &Path, keyring: Box<dyn Vault>, allow_fallback: bool) -> SecretStore {
+        SecretStore::keyring_first(FileVault::new(dir), keyring, allow_fallback)
+    }
+
+    #[test]
+    fn a_working_keyring_holds_the_key_and_the_file_is_not_written() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = store_with(dir.path(), Box::new(MemoryKeyring::default()), true);
+        store.set("openai", &"sk-in-keyring".into()).unwrap();
+        assert_eq!(
+            store.get("openai").unwrap().unwrap().expose(),
+            "sk-in-keyring"
+        );
+        assert_eq!(store.backend(), SecretBackend::Keyring);
+        assert!(!dir.path().join(SECRETS_FILE).exists());
+        assert!(store.delete("openai").unwrap());
+        assert!(store.get("openai").unwrap().is_none());
+        assert!(store.take_warning().is_none());
+    }
+
+    #[test]
+    fn a_keyring_that_vanishes_falls_back_to_the_file_and_warns_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = store_with(dir.path(), Box::new(FailingKeyring(no_bus)), true);
+        store.set("deepseek", &"sk-fallback-1".into()).unwrap();
+        let path = dir.path().join(SECRETS_FILE);
+        assert_eq!(store.backend(), SecretBackend::File(path.clone()));
+        let warning = store.take_warning().unwrap();
+        assert!(!warning.contains('\n'), "{warning}");
+        assert!(warning.contains("secrets.json"), "{warning}");
+        assert!(!warning.contains("sk-fallback"), "{warning}");
+        assert_eq!(
+            store.get("deepseek").unwrap().unwrap().expose(),
+            "sk-fallback-1"
+        );
+        assert!(store.take_warning().is_none(), "the warning comes once");
+    }
+
+    #[test]
+    fn a_key_left_in_the_file_is_found_and_moved_out_when_the_keyring_returns() {
+        let dir = tempfile::tempdir().unwrap();
+        FileVault::new(dir.path())
+            .set("qwen", "sk-from-file")
+            .unwrap();
+        let store = store_with(dir.path(), Box::new(MemoryKeyring::default()), true);
+        assert_eq!(store.get("qwen").unwrap().unwrap().expose(), "sk-from-file");
+        store.set("qwen", &"sk-new".into()).unwrap();
+        assert!(FileVault::new(dir.path()).get("qwen").unwrap().is_none());
+        assert_eq!(store.get("qwen").unwrap().unwrap().expose(), "sk-new");
+    }
+
+    #[test]
+    fn a_locked_keyring_is_an_error_not_a_silent_fallback() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = store_with(dir.path(), Box::new(FailingKeyring(locked)), true);
+        let err = store.set("openai", &"sk-secret-xyz".into()).unwrap_err();
+        assert!(matches!(err, SecretError::Keyring { .. }), "{err:?}");
+        let text = err.to_string();
+        assert!(text.contains("unlock"), "{text}");
+        assert!(!text.contains("sk-secret"), "{text}");
+        assert!(!format!("{err:?}").contains("sk-secret"));
+        assert!(!dir.path().join(SECRETS_FILE).exists());
+        assert_eq!(store.backend(), SecretBackend::Keyring);
+    }
+
+    #[test]
+    fn a_required_keyring_does_not_fall_back() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = store_with(dir.path(), Box::new(FailingKeyring(no_bus)), false);
+        let err = store.get("openai").unwrap_err();
+        assert!(
+            matches!(err, SecretError::KeyringUnavailable { .. }),
+            "{err}"
+        );
+        assert!(err.to_string().contains("DECIMA_SECRET_BACKEND=file"));
+    }
+
+    #[test]
+    fn the_backend_variable_is_parsed_strictly() {
+        assert_eq!(BackendChoice::parse(None).unwrap(), BackendChoice::Auto);
+        assert_eq!(BackendChoice::parse(Some("")).unwrap(), BackendChoice::Auto);
+        assert_eq!(
+            BackendChoice::parse(Some(" FILE ")).unwrap(),
+            BackendChoice::File
+        );
+        assert_eq!(
+            BackendChoice::parse(Some("keyring")).unwrap(),
+            BackendChoice::Keyring
+        );
+        let err = BackendChoice::parse(Some("fiel")).unwrap_err().to_string();
+        assert!(
+            err.contains("DECIMA_SECRET_BACKEND") && err.contains("fiel"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn multi_line_keyring_messages_become_one_bounded_line() {
+        let text = one_line(&format!("a\nb\r\n  c {}", "x".repeat(1000)));
+        assert!(!text.contains('\n') && !text.contains('\r'));
+        assert!(text.starts_with("a b c "));
+        assert!(text.chars().count() <= MAX_DETAIL_CHARS + 1);
+    }
+}

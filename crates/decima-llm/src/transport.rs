@@ -1,0 +1,415 @@
+//! Sending a request and turning the SSE response into [`StreamEvent`]s, with the idle and total
+//! timeouts applied to every read.
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+use std::time::Duration;
+
+use eventsource_stream::{Event, EventStreamError, Eventsource};
+use futures_util::{StreamExt, stream};
+use tokio::time::Instant;
+
+use crate::provider::{EventStream, ProviderConfig};
+use crate::{LlmError, StreamEvent, anthropic, error, openai};
+
+/// Most of an error body we read: enough for any provider's message.
+const MAX_ERROR_BODY: usize = 64 * 1024;
+
+/// An HTTP request ready to send.
+pub(crate) struct Request {
+    pub url: String,
+    pub headers: Vec<(&'static str, String)>,
+    pub body: serde_json::Value,
+}
+
+/// Protocol-specific decoding of SSE events.
+pub(crate) enum Decoder {
+    OpenAi(openai::Decoder),
+    Anthropic(anthropic::Decoder),
+}
+
+/// What decoding one SSE event produced.
+pub(crate) struct Decoded {
+    pub events: Vec<StreamEvent>,
+    pub done: bool,
+}
+
+impl Decoder {
+    fn decode(&mut self, provider: &str, event: &Event) -> Result<Decoded, LlmError> {
+        match self {
+            Decoder::OpenAi(d) => d.decode(provider, event),
+            Decoder::Anthropic(d) => d.decode(provider, event),
+        }
+    }
+
+    fn finish(&mut self, provider: &str) -> Result<Vec<StreamEvent>, LlmError> {
+        match self {
+            Decoder::OpenAi(d) => d.finish(provider),
+            Decoder::Anthropic(d) => d.finish(provider),
+        }
+    }
+}
+
+type SseStream = std::pin::Pin<
+    Box<dyn futures_util::Stream<Item = Result<Event, EventStreamError<reqwest::Error>>> + Send>,
+>;
+
+enum State {
+    NotSent(reqwest::Client, Request),
+    Streaming(SseStream),
+    Done,
+}
+
+struct Machine {
+    config: Arc<ProviderConfig>,
+    decoder: Decoder,
+    pending: VecDeque<StreamEvent>,
+    state: State,
+    deadline: Option<Instant>,
+}
+
+/// Decodes a recorded response body exactly as a live one is decoded (same SSE parser, decoder
+/// and timeouts), for replaying captured streams and for measuring the decoder on its own.
+pub fn replay(config: ProviderConfig, chunks: Vec<bytes::Bytes>) -> EventStream {
+    let decoder = match config.protocol {
+        crate::Protocol::OpenAi => Decoder::OpenAi(openai::Decoder::default()),
+        crate::Protocol::Anthropic => Decoder::Anthropic(anthropic::Decoder::default()),
+    };
+    let body = stream::iter(chunks.into_iter().map(Ok::<_, reqwest::Error>));
+    let machine = Machine {
+        deadline: Some(Instant::now() + config.timeouts.total),
+        config: Arc::new(config),
+        decoder,
+        pending: VecDeque::new(),
+        state: State::Streaming(sse_events(body)),
+    };
+    run(machine)
+}
+
+/// The SSE parser over a body. A final event without its terminating blank line is still an
+/// event, so a blank line is appended after a clean end.
+fn sse_events<S>(body: S) -> SseStream
+where
+    S: futures_util::Stream<Item = Result<bytes::Bytes, reqwest::Error>> + Send + 'static,
+{
+    Box::pin(
+        body.chain(stream::once(async {
+            Ok(bytes::Bytes::from_static(b"\n\n"))
+        }))
+        .eventsource(),
+    )
+}
+
+/// Streams one completion. The request is sent on the first poll.
+pub(crate) fn stream(
+    http: reqwest::Client,
+    config: Arc<ProviderConfig>,
+    request: Request,
+    decoder: Decoder,
+) -> EventStream {
+    let machine = Machine {
+        config,
+        decoder,
+        pending: VecDeque::new(),
+        state: State::NotSent(http, request),
+        deadline: None,
+    };
+    run(machine)
+}
+
+fn run(machine: Machine) -> EventStream {
+    Box::pin(stream::unfold(machine, |mut m| async move {
+        match m.next().await {
+            Some(item) => {
+                if item.is_err() {
+                    m.state = State::Done;
+                }
+                Some((item, m))
+            }
+            None => None,
+        }
+    }))
+}
+
+impl Machine {
+    async fn next(&mut self) -> Option<Result<StreamEvent, LlmError>> {
+        loop {
+            if let Some(event) = self.pending.pop_front() {
+                return Some(Ok(event));
+            }
+            match std::mem::replace(&mut self.state, State::Done) {
+                State::Done => return None,
+                State::NotSent(http, request) => {
+                    let deadline = Instant::now() + self.config.timeouts.total;
+                    self.deadline = Some(deadline);
+                    let config = Arc::clone(&self.config);
+                    match send(&http, &config, request, deadline).await {
+                        Ok(sse) => self.state = State::Streaming(sse),
+                        Err(e) => return Some(Err(e)),
+                    }
+                }
+                State::Streaming(mut sse) => {
+                    let deadline = self.deadline.unwrap_or_else(Instant::now);
+                    let wait = self
+                        .config
+                        .timeouts
+                        .idle
+                        .min(deadline.saturating_duration_since(Instant::now()));
+                    match tokio::time::timeout(wait, sse.next()).await {
+                        Err(_) => return Some(Err(self.timeout_error(deadline))),
+                        Ok(None) => match self.decoder.finish(&self.config.name) {
+                            Ok(events) => self.pending.extend(events),
+                            Err(e) => return Some(Err(e)),
+                        },
+                        Ok(Some(Err(e))) => return Some(Err(self.sse_error(e))),
+                        Ok(Some(Ok(event))) => match self.decoder.decode(&self.config.name, &event)
+                        {
+                            Ok(decoded) => {
+                                self.pending.extend(decoded.events);
+                                if !decoded.done {
+                                    self.state = State::Streaming(sse);
+                                }
+                            }
+                            Err(e) => return Some(Err(e)),
+                        },
+                    }
+                }
+            }
+        }
+    }
+
+    fn timeout_error(&self, deadline: Instant) -> LlmError {
+        timeout_error(&self.config, deadline)
+    }
+
+    fn sse_error(&self, e: EventStreamError<reqwest::Error>) -> LlmError {
+        match e {
+            EventStreamError::Transport(e) => LlmError::Stream {
+                provider: self.config.name.clone(),
+                detail: self.redact(&error_chain(&e)),
+            },
+            other => LlmError::Protocol {
+                provider: self.config.name.clone(),
+                detail: other.to_string(),
+            },
+        }
+    }
+
+    fn redact(&self, text: &str) -> String {
+        redact(&self.config, text)
+    }
+}
+
+async fn send(
+    http: &reqwest::Client,
+    config: &ProviderConfig,
+    request: Request,
+    deadline: Instant,
+) -> Result<SseStream, LlmError> {
+    let mut builder = http
+        .post(&request.url)
+        .header("accept", "text/event-stream")
+        // Compressed SSE arrives in bursts; identity keeps events flowing as produced.
+        .header("accept-encoding", "identity")
+        .json(&request.body);
+    for (name, value) in &request.headers {
+        builder = builder.header(*name, value);
+    }
+    let wait = config
+        .timeouts
+        .idle
+        .min(deadline.saturating_duration_since(Instant::now()));
+    let response = match tokio::time::timeout(wait, builder.send()).await {
+        Err(_) => return Err(timeout_error(config, deadline)),
+        Ok(Err(e)) => {
+            return Err(LlmError::Connect {
+                provider: config.name.clone(),
+                url: request.url.clone(),
+                detail: redact(config, &error_chain(&e)),
+            });
+        }
+        Ok(Ok(response)) => response,
+    };
+    let status = response.status();
+    if !status.is_success() {
+        return Err(status_error(config, response, deadline).await);
+    }
+    Ok(sse_events(response.bytes_stream()))
+}
+
+async fn status_error(
+    config: &ProviderConfig,
+    response: reqwest::Response,
+    deadline: Instant,
+) -> LlmError {
+    let status = response.status().as_u16();
+    let retry_after = response
+        .headers()
+        .get("retry-after")
+        .and_then(|v| v.to_str().ok())
+        .and_then(parse_retry_after);
+    let mut body = Vec::new();
+    let mut chunks = response.bytes_stream();
+    let wait = config
+        .timeouts
+        .idle
+        .min(deadline.saturating_duration_since(Instant::now()));
+    let _ = tokio::time::timeout(wait, async {
+        while let Some(Ok(chunk)) = chunks.next().await {
+            body.extend_from_slice(&chunk);
+            if body.len() >= MAX_ERROR_BODY {
+                break;
+            }
+        }
+    })
+    .await;
+    let message = redact(config, &error_message(&body));
+    let class = error::classify_status(status, &message);
+    if class == decima_core::FailureClass::ContextOverflow {
+        return LlmError::ContextOverflow {
+            provider: config.name.clone(),
+            message,
+        };
+    }
+    LlmError::Http {
+        provider: config.name.clone(),
+        status,
+        message,
+        retry_after,
+        class,
+    }
+}
+
+fn timeout_error(config: &ProviderConfig, deadline: Instant) -> LlmError {
+    if Instant::now() >= deadline {
+        LlmError::TotalTimeout {
+            provider: config.name.clone(),
+            timeout: config.timeouts.total,
+        }
+    } else {
+        LlmError::IdleTimeout {
+            provider: config.name.clone(),
+            timeout: config.timeouts.idle,
+        }
+    }
+}
+
+/// Removes the API key from text that came from the network or from reqwest.
+fn redact(config: &ProviderConfig, text: &str) -> String {
+    redact_key(text, config.api_key.as_ref().map(|k| k.expose()))
+}
+
+/// Replaces every occurrence of the key with `***`.
+pub(crate) fn redact_key(text: &str, key: Option<&str>) -> String {
+    match key {
+        Some(key) if key.len() >= 4 => text.replace(key, "***"),
+        _ => text.to_string(),
+    }
+}
+
+/// reqwest's error with its causes, which carry the useful part ("connection refused").
+fn error_chain(e: &dyn std::error::Error) -> String {
+    let mut text = e.to_string();
+    let mut source = e.source();
+    while let Some(cause) = source {
+        let cause_text = cause.to_string();
+        if !text.contains(&cause_text) {
+            text.push_str(": ");
+            text.push_str(&cause_text);
+        }
+        source = cause.source();
+    }
+    text
+}
+
+/// The provider's message from an OpenAI (`{"error":{"message"}}`) or Anthropic
+/// (`{"type":"error","error":{"message"}}`) error body, else the body's text, shortened.
+pub(crate) fn error_message(body: &[u8]) -> String {
+    if let Ok(json) = serde_json::from_slice::<serde_json::Value>(body) {
+        let error = json.get("error").unwrap_or(&json);
+        let message = error
+            .get("message")
+            .and_then(|m| m.as_str())
+            .or_else(|| error.as_str());
+        if let Some(message) = message {
+            let code = error.get("code").and_then(|c| c.as_str());
+            return match code {
+                Some(code) if !message.contains(code) => format!("{message} ({code})"),
+                _ => message.to_string(),
+            };
+        }
+    }
+    let text = String::from_utf8_lossy(body);
+    let text = text.trim();
+    if text.is_empty() {
+        return "(no message)".into();
+    }
+    let short: String = text.chars().take(300).collect();
+    short.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// `Retry-After` as seconds or as an HTTP-date.
+pub fn parse_retry_after(value: &str) -> Option<Duration> {
+    let value = value.trim();
+    if let Ok(seconds) = value.parse::<u64>() {
+        return Some(Duration::from_secs(seconds));
+    }
+    if let Ok(seconds) = value.parse::<f64>()
+        && seconds.is_finite()
+        && seconds >= 0.0
+    {
+        return Some(Duration::from_secs_f64(seconds));
+    }
+    let at = httpdate::parse_http_date(value).ok()?;
+    Some(
+        at.duration_since(std::time::SystemTime::now())
+            .unwrap_or(Duration::ZERO),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn retry_after_in_both_forms() {
+        assert_eq!(parse_retry_after("7"), Some(Duration::from_secs(7)));
+        let soon = std::time::SystemTime::now() + Duration::from_secs(30);
+        let parsed = parse_retry_after(&httpdate::fmt_http_date(soon)).unwrap();
+        assert!(
+            parsed <= Duration::from_secs(30) && parsed >= Duration::from_secs(28),
+            "{parsed:?}"
+        );
+        assert_eq!(
+            parse_retry_after("Wed, 21 Oct 2015 07:28:00 GMT"),
+            Some(Duration::ZERO)
+        );
+        assert_eq!(parse_retry_after("soon"), None);
+    }
+
+    #[test]
+    fn error_messages_from_both_shapes() {
+        assert_eq!(
+            error_message(br#"{"error":{"message":"Invalid key","type":"invalid_request_error","code":"invalid_api_key"}}"#),
+            "Invalid key (invalid_api_key)"
+        );
+        assert_eq!(
+            error_message(
+                br#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#
+            ),
+            "Overloaded"
+        );
+        assert_eq!(
+            error_message(b"<html>\n502 Bad Gateway\n</html>"),
+            "<html> 502 Bad Gateway </html>"
+        );
+    }
+
+    #[test]
+    fn keys_are_redacted() {
+        assert_eq!(
+            redact_key("bad key sk-canary-123", Some("sk-canary-123")),
+            "bad key ***"
+        );
+    }
+}

@@ -1,0 +1,231 @@
+//! The secret store's file backend on a real filesystem, and the keyring fallback on this machine.
+#![cfg(unix)]
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
+
+use decima_llm::secrets::{
+    ApiKey, BackendChoice, SECRETS_FILE, SecretBackend, SecretError, SecretStore, SecretString,
+};
+
+fn file_store(dir: &Path) -> SecretStore {
+    let (store, warning) = SecretStore::open_with(dir, BackendChoice::File).unwrap();
+    assert!(warning.is_none(), "a chosen file backend is not a surprise");
+    store
+}
+
+fn mode(path: &Path) -> u32 {
+    std::fs::metadata(path).unwrap().permissions().mode() & 0o777
+}
+
+#[test]
+fn file_backend_round_trips_overwrites_and_deletes() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = file_store(dir.path());
+    let path = dir.path().join(SECRETS_FILE);
+    assert_eq!(store.backend(), SecretBackend::File(path.clone()));
+    assert!(store.get("openai").unwrap().is_none());
+    assert!(!path.exists(), "reading creates nothing");
+
+    store.set("openai", &ApiKey::new("sk-first\n")).unwrap();
+    store.set("deepseek", &"sk-deep".into()).unwrap();
+    assert_eq!(store.get("openai").unwrap().unwrap().expose(), "sk-first");
+
+    store.set("openai", &"sk-second".into()).unwrap();
+    assert_eq!(store.get("openai").unwrap().unwrap().expose(), "sk-second");
+    assert_eq!(store.get("deepseek").unwrap().unwrap().expose(), "sk-deep");
+
+    // A second handle (another process, in real life) sees the same keys.
+    let other = file_store(dir.path());
+    assert_eq!(other.get("openai").unwrap().unwrap().expose(), "sk-second");
+
+    assert!(store.delete("openai").unwrap());
+    assert!(
+        !store.delete("openai").unwrap(),
+        "deleting twice is not an error"
+    );
+    assert!(store.get("openai").unwrap().is_none());
+    assert_eq!(store.get("deepseek").unwrap().unwrap().expose(), "sk-deep");
+    assert!(!store.delete("never-set").unwrap());
+}
+
+#[test]
+fn the_file_is_0600_and_no_temp_files_remain() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("fresh").join("decima");
+    let store = file_store(&data);
+    store.set("openai", &"sk-private".into()).unwrap();
+    let path = data.join(SECRETS_FILE);
+    assert_eq!(mode(&path), 0o600);
+    assert_eq!(
+        mode(&data),
+        0o700,
+        "a data directory created here is private"
+    );
+    store.set("openai", &"sk-private-2".into()).unwrap();
+    assert_eq!(mode(&path), 0o600, "rewrites keep the mode");
+    for entry in std::fs::read_dir(&data).unwrap() {
+        let entry = entry.unwrap();
+        let name = entry.file_name().to_string_lossy().into_owned();
+        assert!(!name.ends_with(".tmp"), "leftover temp file {name}");
+        assert_eq!(mode(&entry.path()) & 0o077, 0, "{name} is private");
+    }
+}
+
+#[test]
+fn a_loosened_file_is_made_private_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = file_store(dir.path());
+    store.set("openai", &"sk-x".into()).unwrap();
+    let path = dir.path().join(SECRETS_FILE);
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
+    assert_eq!(store.get("openai").unwrap().unwrap().expose(), "sk-x");
+    assert_eq!(mode(&path), 0o600);
+}
+
+#[test]
+fn keys_never_print() {
+    let key = SecretString::new("sk-live-abcdef123456");
+    assert_eq!(format!("{key}"), "***");
+    assert_eq!(format!("{key:?}"), "***");
+    assert_eq!(format!("{:?}", Some(key.clone())), "Some(***)");
+    assert_eq!(key.expose(), "sk-live-abcdef123456");
+
+    let dir = tempfile::tempdir().unwrap();
+    let store = file_store(dir.path());
+    store.set("openai", &key).unwrap();
+    let debug = format!("{store:?}");
+    assert!(!debug.contains("sk-live"), "{debug}");
+}
+
+#[test]
+fn bad_keys_are_refused_without_being_quoted() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = file_store(dir.path());
+    for bad in ["", "   \n", "sk-half one", "sk-line\nbreak", "sk-\u{7}bell"] {
+        let err = store.set("openai", &bad.into()).unwrap_err();
+        assert!(
+            matches!(err, SecretError::InvalidKey(_)),
+            "{bad:?}: {err:?}"
+        );
+        let text = format!("{err} {err:?}");
+        assert!(!text.contains("sk-"), "{text}");
+    }
+    let huge = SecretString::new("k".repeat(20_000));
+    assert!(matches!(
+        store.set("openai", &huge),
+        Err(SecretError::InvalidKey(_))
+    ));
+    assert!(!dir.path().join(SECRETS_FILE).exists());
+}
+
+#[test]
+fn hostile_provider_names_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = file_store(dir.path());
+    let long = "a".repeat(65);
+    for bad in [
+        "",
+        "../../etc/passwd",
+        "a/b",
+        "a\\b",
+        "open ai",
+        "name\n",
+        "tab\t",
+        "nul\0",
+        "ключ",
+        ".",
+        "..",
+        long.as_str(),
+    ] {
+        for err in [
+            store.get(bad).unwrap_err(),
+            store.set(bad, &"sk-x".into()).unwrap_err(),
+            store.delete(bad).unwrap_err(),
+        ] {
+            assert!(matches!(err, SecretError::InvalidName { .. }), "{bad:?}");
+            assert!(!err.to_string().contains('\n'), "{err}");
+        }
+    }
+    for good in ["openai", "my-provider_2.local", &"a".repeat(64)] {
+        store.set(good, &"sk-ok".into()).unwrap();
+        assert!(store.get(good).unwrap().is_some());
+    }
+    assert!(!dir.path().join("etc").exists());
+}
+
+#[test]
+fn a_corrupt_file_gives_a_clear_error_and_is_left_untouched() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join(SECRETS_FILE);
+    let store = file_store(dir.path());
+    for garbage in [
+        "{\"version\": 1, \"keys\": {\"openai\": \"sk-precious\"".to_string(),
+        "{\"version\": 1, \"keys\": {\"openai\": 42, \"x\": \"sk-precious\"}}".to_string(),
+        "{\"version\": 1, \"keys\": [\"sk-precious\"]}".to_string(),
+        "not json at all sk-precious".to_string(),
+    ] {
+        std::fs::write(&path, &garbage).unwrap();
+        for err in [
+            store.get("openai").unwrap_err(),
+            store.set("openai", &"sk-new".into()).unwrap_err(),
+            store.delete("openai").unwrap_err(),
+        ] {
+            assert!(matches!(err, SecretError::CorruptFile { .. }), "{err:?}");
+            let text = err.to_string();
+            assert!(text.contains("secrets.json"), "{text}");
+            assert!(text.contains("untouched"), "{text}");
+            assert!(!text.contains("sk-precious"), "{text}");
+            assert!(!format!("{err:?}").contains("sk-precious"));
+        }
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), garbage);
+    }
+
+    std::fs::write(&path, "{\"version\": 9, \"keys\": {}}").unwrap();
+    let err = store.get("openai").unwrap_err();
+    assert!(
+        matches!(err, SecretError::UnsupportedFile { version: 9, .. }),
+        "{err:?}"
+    );
+}
+
+#[test]
+fn the_keyring_is_used_or_the_file_with_a_one_line_warning() {
+    // This machine has no Secret Service, a desktop has one: assert what holds either way,
+    // and write nothing to a real keyring.
+    let dir = tempfile::tempdir().unwrap();
+    let (store, warning) = SecretStore::open_with(dir.path(), BackendChoice::Auto).unwrap();
+    match store.backend() {
+        SecretBackend::Keyring => assert!(warning.is_none()),
+        SecretBackend::File(path) => {
+            assert_eq!(path, dir.path().join(SECRETS_FILE));
+            let warning = warning.expect("a fallback says so");
+            assert!(!warning.contains('\n'), "{warning}");
+            assert!(warning.contains("keyring"), "{warning}");
+            assert!(warning.contains(&path.display().to_string()), "{warning}");
+            assert!(store.take_warning().is_none(), "said once, not twice");
+            store.set("openai", &"sk-fallback".into()).unwrap();
+            assert_eq!(mode(&path), 0o600);
+            assert_eq!(
+                store.get("openai").unwrap().unwrap().expose(),
+                "sk-fallback"
+            );
+        }
+    }
+    match SecretStore::open_with(dir.path(), BackendChoice::Keyring) {
+        Ok((store, warning)) => {
+            assert_eq!(store.backend(), SecretBackend::Keyring);
+            assert!(warning.is_none());
+        }
+        Err(err) => {
+            assert!(
+                matches!(err, SecretError::KeyringUnavailable { .. }),
+                "{err:?}"
+            );
+            assert!(
+                err.to_string().contains("DECIMA_SECRET_BACKEND=file"),
+                "{err}"
+            );
+        }
+    }
+}

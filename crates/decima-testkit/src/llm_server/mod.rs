@@ -1,0 +1,602 @@
+//! A wire-level LLM test server: real HTTP/1.1 on 127.0.0.1 speaking the OpenAI chat-completions
+//! and Anthropic Messages streaming protocols from scripts, with fault injection, recording every
+//! request it receives.
+//!
+//! It is the project's only test double, so it writes raw bytes on the socket: chunked framing,
+//! SSE line endings and JSON key order are exactly what a test scripts, and clients meet the same
+//! splits, stalls and cuts they meet on the internet.
+//!
+//! ```no_run
+//! # async fn demo() {
+//! use decima_testkit::{LlmServer, Reply, Turn};
+//! let server = LlmServer::start().await;
+//! server.enqueue(Reply::Stream(Turn { text: vec!["Hello".into()], ..Turn::default() }));
+//! // point the client at server.openai_base_url() or server.anthropic_base_url() ...
+//! let requests = server.requests();
+//! # }
+//! ```
+
+mod anthropic;
+mod error;
+mod http;
+mod openai;
+mod script;
+mod sse;
+
+use std::collections::VecDeque;
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::watch;
+use tokio::task::{JoinHandle, JoinSet};
+
+pub use error::LlmServerError;
+pub use script::{
+    ErrorReply, ReasoningField, Reply, ScriptedToolCall, StreamFault, StreamOptions, Turn,
+};
+
+use http::{Conn, Gone, Request};
+use script::ErrorKind;
+use sse::{Ending, Op, Plan, SseEvent};
+
+/// A running test server; dropping it stops the server and closes its connections.
+pub struct LlmServer {
+    addr: SocketAddr,
+    shared: Arc<Shared>,
+    task: JoinHandle<()>,
+}
+
+/// One request the server received, kept so tests can check what the client sent.
+#[derive(Clone, Debug)]
+pub struct RecordedRequest {
+    /// The HTTP method, e.g. "POST".
+    pub method: String,
+    /// The request target, e.g. "/v1/chat/completions".
+    pub path: String,
+    /// Headers in arrival order, names lowercased.
+    pub headers: Vec<(String, String)>,
+    /// The body bytes.
+    pub body: Vec<u8>,
+    /// The body parsed, if it is JSON.
+    pub json: Option<serde_json::Value>,
+    /// When the whole request had been read.
+    pub received_at: Instant,
+    /// When the server noticed the client closed the connection while a reply was still being
+    /// streamed or stalled (read returned EOF / reset, or a write failed). None if it never did.
+    pub disconnected_at: Option<Instant>,
+}
+
+impl RecordedRequest {
+    /// The first value of a header, the name matched case-insensitively.
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+/// Binds a port, then closes it: connecting to the returned base URL is refused, for tests of
+/// "provider unreachable".
+///
+/// # Panics
+/// If no loopback port can be bound at all (the test cannot run then).
+pub fn refused_base_url() -> String {
+    match std::net::TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()) {
+        Ok(addr) => format!("http://127.0.0.1:{}", addr.port()),
+        Err(e) => panic!("refused_base_url: cannot bind a loopback port: {e}"),
+    }
+}
+
+/// State shared between the handle and the server tasks.
+struct Shared {
+    queue: Mutex<VecDeque<Reply>>,
+    requests: Mutex<Vec<RecordedRequest>>,
+    /// Bumped whenever a request is recorded or a disconnect noted, to wake waiters.
+    changes: watch::Sender<u64>,
+    /// Numbers requests from 1, for ids in responses.
+    seq: AtomicU64,
+}
+
+/// Locks a mutex, taking the data even if a panicking test thread poisoned it.
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+impl Shared {
+    fn record(&self, request: RecordedRequest) -> usize {
+        let index = {
+            let mut requests = lock(&self.requests);
+            requests.push(request);
+            requests.len() - 1
+        };
+        self.changes.send_modify(|g| *g += 1);
+        index
+    }
+
+    fn mark_disconnected(&self, index: usize) {
+        if let Some(r) = lock(&self.requests).get_mut(index) {
+            r.disconnected_at.get_or_insert_with(Instant::now);
+        }
+        self.changes.send_modify(|g| *g += 1);
+    }
+}
+
+impl LlmServer {
+    /// Binds 127.0.0.1:0 and serves in a background tokio task (the caller is inside a tokio
+    /// runtime).
+    ///
+    /// # Panics
+    /// If no loopback port can be bound; use [`LlmServer::try_start`] to get the error instead.
+    pub async fn start() -> LlmServer {
+        match LlmServer::try_start().await {
+            Ok(server) => server,
+            Err(e) => panic!("LlmServer::start: {e}"),
+        }
+    }
+
+    /// Like [`LlmServer::start`], returning the bind error instead of panicking.
+    pub async fn try_start() -> Result<LlmServer, LlmServerError> {
+        let listener = TcpListener::bind("127.0.0.1:0")
+            .await
+            .map_err(LlmServerError::Bind)?;
+        let addr = listener.local_addr().map_err(LlmServerError::Bind)?;
+        let (changes, _) = watch::channel(0);
+        let shared = Arc::new(Shared {
+            queue: Mutex::new(VecDeque::new()),
+            requests: Mutex::new(Vec::new()),
+            changes,
+            seq: AtomicU64::new(0),
+        });
+        let task = tokio::spawn(accept_loop(listener, Arc::clone(&shared)));
+        Ok(LlmServer { addr, shared, task })
+    }
+
+    /// "http://127.0.0.1:PORT/v1" — OpenAI clients POST {this}/chat/completions.
+    pub fn openai_base_url(&self) -> String {
+        format!("http://127.0.0.1:{}/v1", self.addr.port())
+    }
+
+    /// "http://127.0.0.1:PORT" — Anthropic clients POST {this}/v1/messages.
+    pub fn anthropic_base_url(&self) -> String {
+        format!("http://127.0.0.1:{}", self.addr.port())
+    }
+
+    /// The bound address, for tests that speak raw TCP.
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// Queues a reply; each request pops the next one (FIFO). With none queued the server answers
+    /// 500 with a JSON error body saying "no scripted reply" (so a test notices).
+    pub fn enqueue(&self, reply: Reply) {
+        lock(&self.shared.queue).push_back(reply);
+    }
+
+    /// How many queued replies no request has taken yet, to check a test used its whole script.
+    pub fn pending_replies(&self) -> usize {
+        lock(&self.shared.queue).len()
+    }
+
+    /// Every request received so far, in arrival order.
+    pub fn requests(&self) -> Vec<RecordedRequest> {
+        lock(&self.shared.requests).clone()
+    }
+
+    /// Waits until `n` requests have arrived or the timeout passes; returns the requests.
+    pub async fn wait_for_requests(&self, n: usize, timeout: Duration) -> Vec<RecordedRequest> {
+        self.wait_until(timeout, |requests| requests.len() >= n)
+            .await;
+        self.requests()
+    }
+
+    /// Waits until the client of request `index` (0-based) is seen gone, or the timeout passes;
+    /// returns its `disconnected_at`.
+    pub async fn wait_for_disconnect(&self, index: usize, timeout: Duration) -> Option<Instant> {
+        self.wait_until(timeout, |requests| {
+            requests
+                .get(index)
+                .is_some_and(|r| r.disconnected_at.is_some())
+        })
+        .await;
+        lock(&self.shared.requests)
+            .get(index)
+            .and_then(|r| r.disconnected_at)
+    }
+
+    async fn wait_until(&self, timeout: Duration, done: impl Fn(&[RecordedRequest]) -> bool) {
+        let deadline = tokio::time::Instant::now() + timeout;
+        let mut rx = self.shared.changes.subscribe();
+        loop {
+            rx.borrow_and_update();
+            if done(&lock(&self.shared.requests)) {
+                return;
+            }
+            match tokio::time::timeout_at(deadline, rx.changed()).await {
+                Ok(Ok(())) => {}
+                Ok(Err(_)) | Err(_) => return,
+            }
+        }
+    }
+}
+
+impl std::fmt::Debug for LlmServer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LlmServer")
+            .field("addr", &self.addr)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Drop for LlmServer {
+    fn drop(&mut self) {
+        // Aborting the accept task drops its JoinSet, which aborts every connection task.
+        self.task.abort();
+    }
+}
+
+/// The wire protocol a request path asks for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Protocol {
+    OpenAi,
+    Anthropic,
+}
+
+impl Protocol {
+    /// From the request target, query string ignored.
+    fn for_path(path: &str) -> Option<Protocol> {
+        let path = path.split('?').next().unwrap_or(path);
+        if path.ends_with("/chat/completions") {
+            Some(Protocol::OpenAi)
+        } else if path.ends_with("/v1/messages") {
+            Some(Protocol::Anthropic)
+        } else {
+            None
+        }
+    }
+
+    pub(crate) fn malformed_event(self) -> SseEvent {
+        match self {
+            Protocol::OpenAi => openai::malformed_event(),
+            Protocol::Anthropic => anthropic::malformed_event(),
+        }
+    }
+
+    pub(crate) fn error_event(self) -> SseEvent {
+        match self {
+            Protocol::OpenAi => openai::error_event(),
+            Protocol::Anthropic => anthropic::error_event(),
+        }
+    }
+}
+
+/// What rendering a reply needs to know about the request.
+pub(crate) struct RenderCtx {
+    /// The request's number, from 1.
+    pub(crate) seq: u64,
+    /// Unix seconds, for OpenAI's `created`.
+    pub(crate) created: u64,
+    /// The request asked for `stream_options.include_usage`.
+    pub(crate) include_usage: bool,
+}
+
+/// A JSON string literal.
+pub(crate) fn json_str(s: &str) -> String {
+    serde_json::Value::String(s.to_owned()).to_string()
+}
+
+async fn accept_loop(listener: TcpListener, shared: Arc<Shared>) {
+    let mut connections = JoinSet::new();
+    loop {
+        tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok((stream, _)) => {
+                    connections.spawn(serve_connection(stream, Arc::clone(&shared)));
+                }
+                // Out of descriptors or similar: back off instead of spinning.
+                Err(_) => tokio::time::sleep(Duration::from_millis(5)).await,
+            },
+            Some(_) = connections.join_next(), if !connections.is_empty() => {}
+        }
+    }
+}
+
+async fn serve_connection(stream: TcpStream, shared: Arc<Shared>) {
+    let mut conn = Conn::new(stream);
+    loop {
+        let request = match conn.read_request().await {
+            Ok(Some(request)) => request,
+            Ok(None) | Err(LlmServerError::Truncated) | Err(LlmServerError::Io(_)) => return,
+            Err(e) => {
+                let body =
+                    openai::error_body(&e.to_string(), "invalid_request_error", "null", "null");
+                let _ = conn
+                    .write_plain(&json_response(400, &body, &[], true, None))
+                    .await;
+                conn.close().await;
+                return;
+            }
+        };
+        if !handle(&mut conn, &shared, request).await {
+            conn.close().await;
+            return;
+        }
+    }
+}
+
+/// Answers one request; returns whether the connection can take another.
+async fn handle(conn: &mut Conn, shared: &Shared, request: Request) -> bool {
+    let seq = shared.seq.fetch_add(1, Ordering::Relaxed) + 1;
+    let protocol = Protocol::for_path(&request.path);
+    let json: Option<serde_json::Value> = serde_json::from_slice(&request.body).ok();
+    let model = json
+        .as_ref()
+        .and_then(|j| j.get("model"))
+        .and_then(|m| m.as_str())
+        .unwrap_or("test-model")
+        .to_owned();
+    let include_usage = json
+        .as_ref()
+        .and_then(|j| j.pointer("/stream_options/include_usage"))
+        .and_then(|v| v.as_bool())
+        .unwrap_or(false);
+    let close = request.wants_close;
+    let description = format!("{} {}", request.method, request.path);
+    let index = shared.record(RecordedRequest {
+        method: request.method,
+        path: request.path,
+        headers: request.headers,
+        body: request.body,
+        json,
+        received_at: Instant::now(),
+        disconnected_at: None,
+    });
+    let reply = lock(&shared.queue).pop_front();
+    let request_id = (
+        match protocol {
+            Some(Protocol::Anthropic) => "request-id",
+            _ => "x-request-id",
+        }
+        .to_owned(),
+        format!("req_{seq:032x}"),
+    );
+    let outcome = match reply {
+        None => {
+            let message = format!(
+                "no scripted reply: the test LLM server had nothing queued for {description}"
+            );
+            let body = match protocol {
+                Some(Protocol::Anthropic) => anthropic::error_body("api_error", &message),
+                _ => openai::error_body(&message, "server_error", "null", r#""no_scripted_reply""#),
+            };
+            write_plain(
+                conn,
+                json_response(500, &body, &[], close, Some(&request_id)),
+            )
+            .await
+        }
+        Some(Reply::Status {
+            status,
+            headers,
+            body,
+        }) => {
+            write_plain(
+                conn,
+                status_response(status, &headers, &body, close, &request_id),
+            )
+            .await
+        }
+        Some(Reply::Error(ErrorReply { kind })) => {
+            let (status, body) = match protocol {
+                Some(Protocol::Anthropic) => anthropic::error_reply(&kind, &model),
+                _ => openai::error_reply(&kind, &model),
+            };
+            let extra = match &kind {
+                ErrorKind::RateLimited { retry_after } => {
+                    vec![("retry-after".to_owned(), retry_after.clone())]
+                }
+                _ => Vec::new(),
+            };
+            write_plain(
+                conn,
+                json_response(status, &body, &extra, close, Some(&request_id)),
+            )
+            .await
+        }
+        Some(Reply::RawSse { chunks }) => {
+            let content_type = match protocol {
+                Some(Protocol::Anthropic) => "text/event-stream",
+                _ => "text/event-stream; charset=utf-8",
+            };
+            write_stream(conn, content_type, close, &request_id, Plan::raw(chunks)).await
+        }
+        Some(Reply::Stream(turn)) => {
+            let ctx = RenderCtx {
+                seq,
+                created: SystemTime::now()
+                    .duration_since(UNIX_EPOCH)
+                    .map(|d| d.as_secs())
+                    .unwrap_or(0),
+                include_usage,
+            };
+            match protocol {
+                Some(p @ Protocol::OpenAi) => {
+                    let events = openai::render(&turn, &ctx);
+                    let plan = Plan::stream(p, events, &turn.options, turn.fault.as_ref());
+                    write_stream(
+                        conn,
+                        "text/event-stream; charset=utf-8",
+                        close,
+                        &request_id,
+                        plan,
+                    )
+                    .await
+                }
+                Some(p @ Protocol::Anthropic) => {
+                    let events = anthropic::render(&turn, &ctx);
+                    let plan = Plan::stream(p, events, &turn.options, turn.fault.as_ref());
+                    write_stream(conn, "text/event-stream", close, &request_id, plan).await
+                }
+                None => {
+                    let body = openai::error_body(
+                        &format!(
+                            "the test LLM server streams only on paths ending in /chat/completions or /v1/messages, not {description}"
+                        ),
+                        "invalid_request_error",
+                        "null",
+                        r#""unknown_url""#,
+                    );
+                    write_plain(
+                        conn,
+                        json_response(404, &body, &[], close, Some(&request_id)),
+                    )
+                    .await
+                }
+            }
+        }
+    };
+    match outcome {
+        Outcome::Complete => !close,
+        Outcome::Closed => false,
+        Outcome::ClientGone => {
+            shared.mark_disconnected(index);
+            false
+        }
+    }
+}
+
+/// How writing a response ended.
+enum Outcome {
+    /// Fully written; the connection may be reused.
+    Complete,
+    /// The server closed the connection on purpose (a cut), or a plain write failed.
+    Closed,
+    /// The client went away while the reply was streaming or stalled.
+    ClientGone,
+}
+
+async fn write_plain(conn: &mut Conn, bytes: Vec<u8>) -> Outcome {
+    match conn.write_plain(&bytes).await {
+        Ok(()) => Outcome::Complete,
+        Err(_) => Outcome::Closed,
+    }
+}
+
+/// A complete JSON response with content-length.
+fn json_response(
+    status: u16,
+    body: &str,
+    extra: &[(String, String)],
+    close: bool,
+    request_id: Option<&(String, String)>,
+) -> Vec<u8> {
+    let mut headers = vec![
+        ("content-type".to_owned(), "application/json".to_owned()),
+        ("content-length".to_owned(), body.len().to_string()),
+        ("connection".to_owned(), http::connection_value(close)),
+    ];
+    headers.extend(request_id.cloned());
+    headers.extend(extra.iter().cloned());
+    let mut out = http::head(status, &headers);
+    out.extend_from_slice(body.as_bytes());
+    out
+}
+
+/// A scripted status response: the script's headers, plus defaults it did not set.
+fn status_response(
+    status: u16,
+    extra: &[(String, String)],
+    body: &str,
+    close: bool,
+    request_id: &(String, String),
+) -> Vec<u8> {
+    let has = |name: &str| extra.iter().any(|(n, _)| n.eq_ignore_ascii_case(name));
+    let mut headers = Vec::new();
+    if !has("content-type") {
+        headers.push(("content-type".to_owned(), "application/json".to_owned()));
+    }
+    if !has("content-length") {
+        headers.push(("content-length".to_owned(), body.len().to_string()));
+    }
+    if !has("connection") {
+        headers.push(("connection".to_owned(), http::connection_value(close)));
+    }
+    headers.push(request_id.clone());
+    headers.extend(extra.iter().cloned());
+    let mut out = http::head(status, &headers);
+    out.extend_from_slice(body.as_bytes());
+    out
+}
+
+/// Writes a 200 event-stream response following `plan`, watching for the client going away.
+async fn write_stream(
+    conn: &mut Conn,
+    content_type: &str,
+    close: bool,
+    request_id: &(String, String),
+    plan: Plan,
+) -> Outcome {
+    let headers = vec![
+        ("content-type".to_owned(), content_type.to_owned()),
+        ("transfer-encoding".to_owned(), "chunked".to_owned()),
+        ("connection".to_owned(), http::connection_value(close)),
+        ("cache-control".to_owned(), "no-cache".to_owned()),
+        request_id.clone(),
+    ];
+    match write_body(conn, &http::head(200, &headers), plan).await {
+        Ok(outcome) => outcome,
+        Err(Gone) => Outcome::ClientGone,
+    }
+}
+
+async fn write_body(conn: &mut Conn, head: &[u8], plan: Plan) -> Result<Outcome, Gone> {
+    conn.write_watching(head).await?;
+    let mut pending = Vec::new();
+    for op in plan.ops {
+        match op {
+            Op::Data(bytes) => match plan.split_every {
+                Some(_) => pending.extend_from_slice(&bytes),
+                None => conn.write_chunk(&bytes).await?,
+            },
+            Op::Pause(delay) => {
+                flush_split(conn, &mut pending, plan.split_every).await?;
+                conn.sleep_watching(delay).await?;
+            }
+        }
+    }
+    flush_split(conn, &mut pending, plan.split_every).await?;
+    match plan.ending {
+        Ending::Complete => {
+            conn.write_watching(b"0\r\n\r\n").await?;
+            Ok(Outcome::Complete)
+        }
+        Ending::Cut => Ok(Outcome::Closed),
+        Ending::Stall => {
+            conn.wait_until_gone().await;
+            Err(Gone)
+        }
+    }
+}
+
+/// Writes the bytes gathered since the last pause in chunks of at most `split` bytes, pausing
+/// ~1 ms between them so each arrives in its own read.
+async fn flush_split(
+    conn: &mut Conn,
+    pending: &mut Vec<u8>,
+    split: Option<usize>,
+) -> Result<(), Gone> {
+    let Some(n) = split else {
+        return Ok(());
+    };
+    for (i, piece) in pending.chunks(n).enumerate() {
+        if i > 0 {
+            conn.sleep_watching(Duration::from_millis(1)).await?;
+        }
+        conn.write_chunk(piece).await?;
+    }
+    pending.clear();
+    Ok(())
+}
