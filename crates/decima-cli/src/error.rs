@@ -49,9 +49,6 @@ pub enum CliError {
     /// A provider request failed; the class tells the user what kind of failure it was.
     #[error("[{}] {}", .0.class(), .0)]
     Llm(#[from] decima_llm::LlmError),
-    /// Keys could not be read or written.
-    #[error(transparent)]
-    Secret(#[from] decima_llm::secrets::SecretError),
     /// Provider configuration that cannot work (no provider, unknown preset, missing key).
     #[error("{0}")]
     Provider(String),
@@ -78,7 +75,6 @@ impl CliError {
             CliError::NoDataDir => EXIT_STORAGE,
             CliError::Llm(_) => EXIT_PROVIDER,
             CliError::Provider(_) => EXIT_INVALID_INPUT,
-            CliError::Secret(_) => EXIT_FAILURE,
             CliError::Io { .. } | CliError::Output(_) | CliError::Store(_) => EXIT_FAILURE,
         }
     }

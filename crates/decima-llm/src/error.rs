@@ -1,6 +1,7 @@
 //! The one error type of decima-llm. Every value maps to a [`FailureClass`], which decides what
 //! the runtime does next (retry, roll back, replan, compress).
 
+use std::path::PathBuf;
 use std::time::Duration;
 
 use decima_core::FailureClass;
@@ -99,9 +100,96 @@ pub enum LlmError {
     /// The request or configuration is unusable before anything is sent.
     #[error("{0}")]
     Config(String),
-    /// A configured tokenizer file cannot be used.
-    #[error(transparent)]
-    Tokenizer(#[from] crate::tokens::TokenError),
+    /// The configured `tokenizer.json` is missing or unreadable.
+    #[error("cannot read tokenizer file {}: {source}", path.display())]
+    TokenizerUnreadable {
+        /// The configured path.
+        path: PathBuf,
+        /// The I/O error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The file was read but is not a tokenizer the `tokenizers` crate can load.
+    #[error("tokenizer file {} is not a valid tokenizer.json: {reason}", path.display())]
+    TokenizerInvalid {
+        /// The configured path.
+        path: PathBuf,
+        /// What the parser said.
+        reason: String,
+    },
+    /// A provider name that could be a path, an injection or garbage.
+    #[error("invalid provider name {name:?}: {reason}")]
+    InvalidProviderName {
+        /// The name, made printable and bounded.
+        name: String,
+        /// What is wrong with it.
+        reason: &'static str,
+    },
+    /// A key that cannot be right (empty, with spaces or line breaks, absurdly long).
+    #[error("invalid API key: {0}")]
+    InvalidKey(&'static str),
+    /// `DECIMA_SECRET_BACKEND` holds something unknown.
+    #[error("DECIMA_SECRET_BACKEND must be \"auto\", \"keyring\" or \"file\", not {value:?}")]
+    InvalidSecretBackend {
+        /// The value found, made printable and bounded.
+        value: String,
+    },
+    /// The keyring was required but does not answer.
+    #[error(
+        "the OS keyring is not available ({detail}); set DECIMA_SECRET_BACKEND=file to keep API keys in a 0600 file in the data directory instead"
+    )]
+    KeyringUnavailable {
+        /// What the keyring said.
+        detail: String,
+    },
+    /// The keyring answered but refused, e.g. because it is locked.
+    #[error(
+        "the OS keyring could not {action} the API key of {provider}: {detail} (unlock the keyring and try again)"
+    )]
+    Keyring {
+        /// "read", "store" or "delete".
+        action: &'static str,
+        /// The provider whose key it was.
+        provider: String,
+        /// What the keyring said.
+        detail: String,
+    },
+    /// The fallback file or its directory cannot be read or written.
+    #[error("cannot {action} {}: {source}", path.display())]
+    SecretsIo {
+        /// What was being done, e.g. "read".
+        action: &'static str,
+        /// The file or directory.
+        path: PathBuf,
+        /// What the OS said.
+        source: std::io::Error,
+    },
+    /// `secrets.json` does not parse. It is left as it is, since it may hold the only copy of a key.
+    #[error(
+        "{} is not a valid secrets file ({problem} at line {line}, column {column}); Decima leaves it untouched: repair it or move it away, then set the API keys again",
+        path.display()
+    )]
+    CorruptSecretsFile {
+        /// The file.
+        path: PathBuf,
+        /// "not valid JSON" or "not the expected layout"; never the parser's text, which can quote content.
+        problem: &'static str,
+        /// Where the parser stopped.
+        line: usize,
+        /// Where the parser stopped.
+        column: usize,
+    },
+    /// `secrets.json` comes from a newer Decima.
+    #[error(
+        "{} has format version {version}, which this Decima does not know; upgrade Decima or move the file away",
+        path.display()
+    )]
+    UnsupportedSecretsFile {
+        /// The file.
+        path: PathBuf,
+        /// The version it declares.
+        version: u64,
+    },
 }
 
 impl LlmError {
@@ -117,7 +205,18 @@ impl LlmError {
             LlmError::InvalidToolArguments { .. } => FailureClass::Logic,
             LlmError::ContextOverflow { .. } => FailureClass::ContextOverflow,
             LlmError::Cancelled => FailureClass::Cancelled,
-            LlmError::Config(_) | LlmError::Tokenizer(_) => FailureClass::Data,
+            LlmError::Config(_)
+            | LlmError::TokenizerUnreadable { .. }
+            | LlmError::TokenizerInvalid { .. }
+            | LlmError::InvalidProviderName { .. }
+            | LlmError::InvalidKey(_)
+            | LlmError::InvalidSecretBackend { .. } => FailureClass::Data,
+            LlmError::KeyringUnavailable { .. } | LlmError::Keyring { .. } => {
+                FailureClass::Permission
+            }
+            LlmError::SecretsIo { .. }
+            | LlmError::CorruptSecretsFile { .. }
+            | LlmError::UnsupportedSecretsFile { .. } => FailureClass::System,
         }
     }
 

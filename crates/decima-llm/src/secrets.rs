@@ -5,6 +5,7 @@
 //! Service), [`SecretStore`] falls back to `secrets.json` and hands the caller a one-line warning
 //! to print once.
 
+use crate::LlmError;
 use std::collections::BTreeMap;
 use std::fmt;
 use std::fs::{self, File, OpenOptions};
@@ -13,7 +14,6 @@ use std::path::{Path, PathBuf};
 use std::sync::{Mutex, PoisonError};
 
 use serde::{Deserialize, Serialize};
-use thiserror::Error;
 
 /// The keyring service every Decima key is filed under; the account is the provider name.
 pub const KEYRING_SERVICE: &str = "decima";
@@ -98,109 +98,31 @@ pub enum BackendChoice {
 
 impl BackendChoice {
     /// Reads `DECIMA_SECRET_BACKEND`; unset or empty means [`BackendChoice::Auto`].
-    pub fn from_env() -> Result<Self, SecretError> {
+    pub fn from_env() -> Result<Self, LlmError> {
         let value = std::env::var_os(BACKEND_ENV);
         Self::parse(value.as_ref().map(|v| v.to_string_lossy()).as_deref())
     }
 
     /// Parses the variable's value, so a typo fails loudly instead of silently meaning `auto`.
-    pub fn parse(value: Option<&str>) -> Result<Self, SecretError> {
+    pub fn parse(value: Option<&str>) -> Result<Self, LlmError> {
         match value.map(|v| v.trim().to_ascii_lowercase()).as_deref() {
             None | Some("") | Some("auto") => Ok(Self::Auto),
             Some("keyring") => Ok(Self::Keyring),
             Some("file") => Ok(Self::File),
-            Some(_) => Err(SecretError::InvalidBackend {
+            Some(_) => Err(LlmError::InvalidSecretBackend {
                 value: decima_core::names::echo_untrusted(value.unwrap_or_default()),
             }),
         }
     }
 }
 
-/// Why a secret operation failed. No variant ever carries a key.
-#[derive(Debug, Error)]
-pub enum SecretError {
-    /// A provider name that could be a path, an injection or garbage.
-    #[error("invalid provider name {name:?}: {reason}")]
-    InvalidName {
-        /// The name, made printable and bounded.
-        name: String,
-        /// What is wrong with it.
-        reason: &'static str,
-    },
-    /// A key that cannot be right (empty, with spaces or line breaks, absurdly long).
-    #[error("invalid API key: {0}")]
-    InvalidKey(&'static str),
-    /// `DECIMA_SECRET_BACKEND` holds something unknown.
-    #[error("{BACKEND_ENV} must be \"auto\", \"keyring\" or \"file\", not {value:?}")]
-    InvalidBackend {
-        /// The value found, made printable and bounded.
-        value: String,
-    },
-    /// The keyring was required but does not answer.
-    #[error(
-        "the OS keyring is not available ({detail}); set {BACKEND_ENV}=file to keep API keys in a 0600 file in the data directory instead"
-    )]
-    KeyringUnavailable {
-        /// What the keyring said.
-        detail: String,
-    },
-    /// The keyring answered but refused, e.g. because it is locked.
-    #[error(
-        "the OS keyring could not {action} the API key of {provider}: {detail} (unlock the keyring and try again)"
-    )]
-    Keyring {
-        /// "read", "store" or "delete".
-        action: &'static str,
-        /// The provider whose key it was.
-        provider: String,
-        /// What the keyring said.
-        detail: String,
-    },
-    /// The fallback file or its directory cannot be read or written.
-    #[error("cannot {action} {}: {source}", path.display())]
-    Io {
-        /// What was being done, e.g. "read".
-        action: &'static str,
-        /// The file or directory.
-        path: PathBuf,
-        /// What the OS said.
-        source: io::Error,
-    },
-    /// `secrets.json` does not parse. It is left as it is, since it may hold the only copy of a key.
-    #[error(
-        "{} is not a valid secrets file ({problem} at line {line}, column {column}); Decima leaves it untouched: repair it or move it away, then set the API keys again",
-        path.display()
-    )]
-    CorruptFile {
-        /// The file.
-        path: PathBuf,
-        /// "not valid JSON" or "not the expected layout"; never the parser's text, which can quote content.
-        problem: &'static str,
-        /// Where the parser stopped.
-        line: usize,
-        /// Where the parser stopped.
-        column: usize,
-    },
-    /// `secrets.json` comes from a newer Decima.
-    #[error(
-        "{} has format version {version}, which this Decima does not know; upgrade Decima or move the file away",
-        path.display()
-    )]
-    UnsupportedFile {
-        /// The file.
-        path: PathBuf,
-        /// The version it declares.
-        version: u64,
-    },
-}
-
 /// Result alias for secret operations.
-pub type Result<T, E = SecretError> = std::result::Result<T, E>;
+pub type Result<T, E = LlmError> = std::result::Result<T, E>;
 
 /// Checks a provider name before it becomes a keyring account or a JSON key: 1 to 64 characters
 /// of `[A-Za-z0-9._-]`, not only dots. The store applies the same rule to provider rows.
 pub fn validate_provider_name(name: &str) -> Result<()> {
-    decima_core::names::check_provider_name(name).map_err(|reason| SecretError::InvalidName {
+    decima_core::names::check_provider_name(name).map_err(|reason| LlmError::InvalidProviderName {
         name: decima_core::names::echo_untrusted(name),
         reason,
     })
@@ -299,7 +221,7 @@ impl SecretStore {
             BackendChoice::File => Ok((Self::file_only(file), None)),
             BackendChoice::Keyring => match OsKeyring::status() {
                 Ok(()) => Ok((Self::keyring_first(file, Box::new(OsKeyring), false), None)),
-                Err(detail) => Err(SecretError::KeyringUnavailable { detail }),
+                Err(detail) => Err(LlmError::KeyringUnavailable { detail }),
             },
             BackendChoice::Auto => match OsKeyring::status() {
                 Ok(()) => Ok((Self::keyring_first(file, Box::new(OsKeyring), true), None)),
@@ -422,14 +344,14 @@ impl SecretStore {
     ) -> Result<()> {
         let detail = one_line(&e.to_string());
         if !keyring_unavailable(&e) {
-            return Err(SecretError::Keyring {
+            return Err(LlmError::Keyring {
                 action,
                 provider: provider.to_string(),
                 detail,
             });
         }
         if !self.allow_fallback {
-            return Err(SecretError::KeyringUnavailable { detail });
+            return Err(LlmError::KeyringUnavailable { detail });
         }
         let mut state = self.lock_state();
         state.use_keyring = false;
@@ -456,15 +378,15 @@ fn fallback_warning(path: &Path, detail: &str) -> String {
 fn checked_key(key: &SecretString) -> Result<&str> {
     let key = key.expose().trim();
     if key.is_empty() {
-        return Err(SecretError::InvalidKey("it is empty"));
+        return Err(LlmError::InvalidKey("it is empty"));
     }
     if key.len() > MAX_KEY_BYTES {
-        return Err(SecretError::InvalidKey(
+        return Err(LlmError::InvalidKey(
             "it is longer than 16 KiB; paste only the key",
         ));
     }
     if key.chars().any(|c| c.is_whitespace() || c.is_control()) {
-        return Err(SecretError::InvalidKey(
+        return Err(LlmError::InvalidKey(
             "it contains spaces, line breaks or control characters; paste only the key",
         ));
     }
@@ -528,7 +450,7 @@ impl FileVault {
         };
         self.tighten_permissions()?;
         let file: SecretsFile =
-            serde_json::from_slice(&bytes).map_err(|e| SecretError::CorruptFile {
+            serde_json::from_slice(&bytes).map_err(|e| LlmError::CorruptSecretsFile {
                 path: self.path.clone(),
                 problem: match e.classify() {
                     serde_json::error::Category::Data => "not the expected layout",
@@ -538,7 +460,7 @@ impl FileVault {
                 column: e.column(),
             })?;
         if file.version != FILE_VERSION {
-            return Err(SecretError::UnsupportedFile {
+            return Err(LlmError::UnsupportedSecretsFile {
                 path: self.path.clone(),
                 version: file.version,
             });
@@ -605,8 +527,8 @@ impl FileVault {
         Ok(file)
     }
 
-    fn io(&self, action: &'static str, path: &Path, source: io::Error) -> SecretError {
-        SecretError::Io {
+    fn io(&self, action: &'static str, path: &Path, source: io::Error) -> LlmError {
+        LlmError::SecretsIo {
             action,
             path: path.to_path_buf(),
             source,
@@ -771,7 +693,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let store = store_with(dir.path(), Box::new(FailingKeyring(locked)), true);
         let err = store.set("openai", &"sk-secret-xyz".into()).unwrap_err();
-        assert!(matches!(err, SecretError::Keyring { .. }), "{err:?}");
+        assert!(matches!(err, LlmError::Keyring { .. }), "{err:?}");
         let text = err.to_string();
         assert!(text.contains("unlock"), "{text}");
         assert!(!text.contains("sk-secret"), "{text}");
@@ -785,10 +707,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let store = store_with(dir.path(), Box::new(FailingKeyring(no_bus)), false);
         let err = store.get("openai").unwrap_err();
-        assert!(
-            matches!(err, SecretError::KeyringUnavailable { .. }),
-            "{err}"
-        );
+        assert!(matches!(err, LlmError::KeyringUnavailable { .. }), "{err}");
         assert!(err.to_string().contains("DECIMA_SECRET_BACKEND=file"));
     }
 

@@ -4,8 +4,9 @@
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
+use decima_llm::LlmError;
 use decima_llm::secrets::{
-    ApiKey, BackendChoice, SECRETS_FILE, SecretBackend, SecretError, SecretStore, SecretString,
+    ApiKey, BackendChoice, SECRETS_FILE, SecretBackend, SecretStore, SecretString,
 };
 
 fn file_store(dir: &Path) -> SecretStore {
@@ -104,17 +105,14 @@ fn bad_keys_are_refused_without_being_quoted() {
     let store = file_store(dir.path());
     for bad in ["", "   \n", "sk-half one", "sk-line\nbreak", "sk-\u{7}bell"] {
         let err = store.set("openai", &bad.into()).unwrap_err();
-        assert!(
-            matches!(err, SecretError::InvalidKey(_)),
-            "{bad:?}: {err:?}"
-        );
+        assert!(matches!(err, LlmError::InvalidKey(_)), "{bad:?}: {err:?}");
         let text = format!("{err} {err:?}");
         assert!(!text.contains("sk-"), "{text}");
     }
     let huge = SecretString::new("k".repeat(20_000));
     assert!(matches!(
         store.set("openai", &huge),
-        Err(SecretError::InvalidKey(_))
+        Err(LlmError::InvalidKey(_))
     ));
     assert!(!dir.path().join(SECRETS_FILE).exists());
 }
@@ -143,7 +141,10 @@ fn hostile_provider_names_are_refused() {
             store.set(bad, &"sk-x".into()).unwrap_err(),
             store.delete(bad).unwrap_err(),
         ] {
-            assert!(matches!(err, SecretError::InvalidName { .. }), "{bad:?}");
+            assert!(
+                matches!(err, LlmError::InvalidProviderName { .. }),
+                "{bad:?}"
+            );
             assert!(!err.to_string().contains('\n'), "{err}");
         }
     }
@@ -171,7 +172,10 @@ fn a_corrupt_file_gives_a_clear_error_and_is_left_untouched() {
             store.set("openai", &"sk-new".into()).unwrap_err(),
             store.delete("openai").unwrap_err(),
         ] {
-            assert!(matches!(err, SecretError::CorruptFile { .. }), "{err:?}");
+            assert!(
+                matches!(err, LlmError::CorruptSecretsFile { .. }),
+                "{err:?}"
+            );
             let text = err.to_string();
             assert!(text.contains("secrets.json"), "{text}");
             assert!(text.contains("untouched"), "{text}");
@@ -184,7 +188,7 @@ fn a_corrupt_file_gives_a_clear_error_and_is_left_untouched() {
     std::fs::write(&path, "{\"version\": 9, \"keys\": {}}").unwrap();
     let err = store.get("openai").unwrap_err();
     assert!(
-        matches!(err, SecretError::UnsupportedFile { version: 9, .. }),
+        matches!(err, LlmError::UnsupportedSecretsFile { version: 9, .. }),
         "{err:?}"
     );
 }
@@ -219,7 +223,7 @@ fn the_keyring_is_used_or_the_file_with_a_one_line_warning() {
         }
         Err(err) => {
             assert!(
-                matches!(err, SecretError::KeyringUnavailable { .. }),
+                matches!(err, LlmError::KeyringUnavailable { .. }),
                 "{err:?}"
             );
             assert!(

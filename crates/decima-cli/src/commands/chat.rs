@@ -53,9 +53,7 @@ pub async fn run(
     };
     let estimate = match &config.tokenizer_json {
         Some(path) => estimate_request(
-            counter_for_model(&config.model, Some(path))
-                .map_err(LlmError::from)?
-                .as_ref(),
+            counter_for_model(&config.model, Some(path))?.as_ref(),
             &request,
         ),
         None => TiktokenCounter::for_model(&config.model).count_request(&request),

@@ -34,8 +34,7 @@ pub async fn run(store: &Store, data_dir: &Path, command: ProviderCommand) -> Re
             let tokenizer = tokenizer_json.map(|p| std::path::absolute(&p).unwrap_or(p));
             if let Some(path) = &tokenizer {
                 // Refuse a file that cannot be loaded now, not at the first chat.
-                decima_llm::tokens::HfCounter::from_file(path)
-                    .map_err(decima_llm::LlmError::from)?;
+                decima_llm::tokens::HfCounter::from_file(path)?;
             }
             let mut new = match preset {
                 Some(preset_name) => {

@@ -6,8 +6,8 @@ use std::path::{Path, PathBuf};
 use decima_core::{EstimateCounter, TokenCounter};
 use tokenizers::Tokenizer;
 
-use super::TokenError;
 use super::tiktoken::split_long_runs;
+use crate::LlmError;
 
 /// Runs of one kind of character (spaces, say) longer than this are cut, so that one huge tool
 /// output cannot overflow the pre-tokenizer's backtracking regex.
@@ -33,20 +33,20 @@ impl HfCounter {
     /// Loads a `tokenizer.json`. Truncation and padding configured in the file are switched off
     /// (they would cap or inflate counts), and special-token markers in text are counted as
     /// text, so a message cannot forge chat-template tokens.
-    pub fn from_file(path: impl AsRef<Path>) -> Result<Self, TokenError> {
+    pub fn from_file(path: impl AsRef<Path>) -> Result<Self, LlmError> {
         let path = path.as_ref();
-        let bytes = std::fs::read(path).map_err(|source| TokenError::TokenizerUnreadable {
+        let bytes = std::fs::read(path).map_err(|source| LlmError::TokenizerUnreadable {
             path: path.to_path_buf(),
             source,
         })?;
         let mut tokenizer =
-            Tokenizer::from_bytes(&bytes).map_err(|e| TokenError::TokenizerInvalid {
+            Tokenizer::from_bytes(&bytes).map_err(|e| LlmError::TokenizerInvalid {
                 path: path.to_path_buf(),
                 reason: e.to_string(),
             })?;
         tokenizer
             .with_truncation(None)
-            .map_err(|e| TokenError::TokenizerInvalid {
+            .map_err(|e| LlmError::TokenizerInvalid {
                 path: path.to_path_buf(),
                 reason: e.to_string(),
             })?;
@@ -223,7 +223,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let missing = dir.path().join("nope.json");
         let err = HfCounter::from_file(&missing).unwrap_err();
-        assert!(matches!(err, TokenError::TokenizerUnreadable { .. }));
+        assert!(matches!(err, LlmError::TokenizerUnreadable { .. }));
         let message = err.to_string();
         assert!(
             message.contains("nope.json") && message.contains("read"),
@@ -232,7 +232,7 @@ mod tests {
 
         let garbage = write(&dir, "bad.json", "{\"model\": 42}");
         let err = HfCounter::from_file(&garbage).unwrap_err();
-        assert!(matches!(err, TokenError::TokenizerInvalid { .. }));
+        assert!(matches!(err, LlmError::TokenizerInvalid { .. }));
         assert!(err.to_string().contains("bad.json"), "{err}");
 
         let not_json = write(&dir, "bin.json", "\u{0}\u{1}not json");

@@ -10,7 +10,7 @@ mod calibration;
 mod hf;
 mod tiktoken;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 
 use decima_core::TokenCounter;
@@ -19,36 +19,13 @@ pub use calibration::{Calibration, MAX_FACTOR, MIN_FACTOR, MIN_SAMPLE_TOKENS};
 pub use hf::HfCounter;
 pub use tiktoken::{REPLY_PRIMING, TOKENS_PER_MESSAGE, TOKENS_PER_NAME, TiktokenCounter};
 
-/// Why a token counter could not be set up. Only configuration can fail: counting itself never
-/// does (odd input falls back to an estimate). Kept small so it folds into the crate's error type.
-#[derive(Debug, thiserror::Error)]
-pub enum TokenError {
-    /// The configured `tokenizer.json` is missing or unreadable.
-    #[error("cannot read tokenizer file {}: {source}", path.display())]
-    TokenizerUnreadable {
-        /// The configured path.
-        path: PathBuf,
-        /// The I/O error.
-        #[source]
-        source: std::io::Error,
-    },
-    /// The file was read but is not a tokenizer the `tokenizers` crate can load.
-    #[error("tokenizer file {} is not a valid tokenizer.json: {reason}", path.display())]
-    TokenizerInvalid {
-        /// The configured path.
-        path: PathBuf,
-        /// What the parser said.
-        reason: String,
-    },
-}
-
 /// The counter for a model: its own tokenizer when a `tokenizer.json` is configured, else
 /// tiktoken with the model's encoding (exact for OpenAI models, cl100k for the rest). Loading a
 /// tokenizer file takes a moment, so keep the returned counter rather than asking per message.
 pub fn counter_for_model(
     model: &str,
     tokenizer_json: Option<&Path>,
-) -> Result<Arc<dyn TokenCounter>, TokenError> {
+) -> Result<Arc<dyn TokenCounter>, crate::LlmError> {
     Ok(match tokenizer_json {
         Some(path) => Arc::new(HfCounter::from_file(path)?),
         None => Arc::new(TiktokenCounter::for_model(model)),
