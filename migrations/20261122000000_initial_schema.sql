@@ -237,11 +237,14 @@ CREATE INDEX events_conversation ON events (conversation_id, id);
 CREATE INDEX events_execution ON events (execution_id, id);
 
 -- Where a conversation's history was last exported, so the next export only appends what is new.
+-- `bytes` is the file's length after that export: a file of another length was changed or half
+-- written since, and is rewritten rather than appended to.
 CREATE TABLE history_exports (
     conversation_id  TEXT NOT NULL REFERENCES conversations (id),
     path             TEXT NOT NULL,
     format           TEXT NOT NULL CHECK (format IN ('text', 'jsonl', 'md')),
     last_seq         INTEGER NOT NULL CHECK (last_seq >= 0),
+    bytes            INTEGER NOT NULL CHECK (bytes >= 0),
     updated_at       INTEGER NOT NULL,
     PRIMARY KEY (conversation_id, path)
 );

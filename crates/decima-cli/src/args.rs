@@ -43,9 +43,13 @@ pub enum Command {
         /// The output format.
         #[arg(long, value_enum, default_value_t = ExportFormatArg::Text)]
         format: ExportFormatArg,
-        /// Write to this file instead of stdout (replaced atomically).
+        /// Write to this file instead of stdout. Exporting to the same file again appends only
+        /// the messages that are new since the last export.
         #[arg(short = 'o', long, value_name = "FILE")]
         output: Option<PathBuf>,
+        /// Rewrite the whole file even when appending would do.
+        #[arg(long, requires = "output")]
+        full: bool,
     },
 }
 
@@ -67,6 +71,20 @@ pub enum ConversationCommand {
         /// List the conversations in the trash instead.
         #[arg(long)]
         deleted: bool,
+    },
+    /// Pin a message: it stays verbatim whatever compression does.
+    Pin {
+        /// The conversation id.
+        id: String,
+        /// The message's seq.
+        seq: i64,
+    },
+    /// Unpin a message.
+    Unpin {
+        /// The conversation id.
+        id: String,
+        /// The message's seq.
+        seq: i64,
     },
     /// Show a conversation and its messages.
     Show {

@@ -2,6 +2,7 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
+use std::sync::Arc;
 
 use decima_testkit::ConversationBuilder;
 
@@ -297,4 +298,112 @@ fn a_ten_megabyte_message_imports_and_exports() {
     let id = env.import(&env.file("big.jsonl", format!("{line}\n")));
     let exported = env.ok(&["export", &id, "--format", "jsonl"]);
     assert_eq!(exported, format!("{line}\n"));
+}
+
+#[test]
+fn exporting_to_the_same_file_appends_only_what_is_new() {
+    let env = Env::new();
+    let id = env.import(&env.file(
+        "inc.jsonl",
+        ConversationBuilder::new(4, 3).build().to_jsonl(),
+    ));
+    let file = env.dir.path().join("history.txt");
+    let export = |extra: &[&str]| {
+        let mut args = vec!["export", id.as_str(), "-o", file.to_str().unwrap()];
+        args.extend_from_slice(extra);
+        let out = env.run(&args);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    };
+    let full_text = || env.ok(&["export", &id]);
+    assert!(export(&[]).starts_with("wrote 3 messages"));
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), full_text());
+
+    // Two more messages, written by another process through the store.
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let conversation: decima_core::ConversationId = id.parse().unwrap();
+    let store = runtime
+        .block_on(decima_store::Store::open_in_dir(
+            &env.data(),
+            Arc::new(decima_core::EstimateCounter),
+        ))
+        .unwrap();
+    for text in ["fourth", "fifth"] {
+        runtime
+            .block_on(store.messages().append(
+                conversation,
+                decima_core::NewMessage::new(decima_core::Role::User, text),
+            ))
+            .unwrap();
+    }
+    let before = std::fs::read(&file).unwrap();
+    assert!(export(&[]).starts_with("appended 2 messages"));
+    let after = std::fs::read(&file).unwrap();
+    assert_eq!(
+        &after[..before.len()],
+        &before[..],
+        "the old part is untouched"
+    );
+    assert_eq!(String::from_utf8(after).unwrap(), full_text());
+    assert!(export(&[]).contains("is up to date"));
+
+    // A file changed behind our back is rewritten, not appended to.
+    std::fs::write(&file, "someone edited this\n").unwrap();
+    assert!(export(&[]).starts_with("wrote 5 messages"));
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), full_text());
+
+    // A rollback since the last export forces a rewrite without the rolled-back messages.
+    runtime
+        .block_on(store.messages().soft_delete_after(conversation, 3))
+        .unwrap();
+    assert!(export(&[]).starts_with("wrote 3 messages"));
+    let text = std::fs::read_to_string(&file).unwrap();
+    assert!(
+        !text.contains("fourth") && !text.contains("seq=4 "),
+        "{text}"
+    );
+    assert_eq!(text, full_text());
+    assert!(export(&["--full"]).starts_with("wrote 3 messages"));
+}
+
+#[test]
+fn pin_and_unpin_by_seq() {
+    let env = Env::new();
+    let id = env.import(
+        &env.file(
+            "p.jsonl",
+            ConversationBuilder::new(5, 4)
+                .pin_every(0)
+                .build()
+                .to_jsonl(),
+        ),
+    );
+    let pinned = |env: &Env| -> Vec<bool> {
+        let show: serde_json::Value =
+            serde_json::from_str(&env.ok(&["conversation", "show", &id, "--json"])).unwrap();
+        show["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| m["pinned"].as_bool().unwrap())
+            .collect()
+    };
+    let before = pinned(&env);
+    env.ok(&["conversation", "pin", &id, "3"]);
+    let after = pinned(&env);
+    assert!(after[2]);
+    assert_eq!(
+        after.iter().filter(|p| **p).count(),
+        before.iter().filter(|p| **p).count() + usize::from(!before[2])
+    );
+    env.ok(&["conversation", "unpin", &id, "3"]);
+    assert!(!pinned(&env)[2]);
+    assert_fails(&env.run(&["conversation", "pin", &id, "99"]), 3, "seq 99");
 }

@@ -10,6 +10,7 @@ mod calibrations;
 mod conversations;
 mod data_dir;
 mod error;
+mod exports;
 mod messages;
 mod pool;
 mod providers;
@@ -25,6 +26,7 @@ pub use calibrations::Calibrations;
 pub use conversations::{Conversation, Conversations};
 pub use data_dir::{DATABASE_FILE, default_data_dir};
 pub use error::StoreError;
+pub use exports::{Exports, HistoryExport};
 pub use messages::Messages;
 pub use providers::{NewProvider, ProviderRecord, Providers};
 
@@ -69,6 +71,11 @@ impl Store {
     /// Token calibrations: per-model corrections learned from providers' reported usage.
     pub fn calibrations(&self) -> Calibrations<'_> {
         Calibrations::new(self)
+    }
+
+    /// Export bookkeeping: where each history was last written, for incremental exports.
+    pub fn exports(&self) -> Exports<'_> {
+        Exports::new(self)
     }
 
     /// Runs `PRAGMA integrity_check` and returns its verdict ("ok" when healthy).

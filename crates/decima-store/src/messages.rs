@@ -191,6 +191,23 @@ impl<'s> Messages<'s> {
         self.get(conversation, seq).await
     }
 
+    /// How many messages were soft-deleted at or after `since`: an export written before a
+    /// rollback holds messages that are gone, and must be rewritten rather than appended to.
+    pub async fn deleted_since(
+        &self,
+        conversation: ConversationId,
+        since: Timestamp,
+    ) -> Result<u64> {
+        let n: i64 = sqlx::query_scalar(
+            "SELECT COUNT(*) FROM messages WHERE conversation_id = ? AND deleted_at >= ?",
+        )
+        .bind(conversation.to_string())
+        .bind(since.0)
+        .fetch_one(self.store.pool())
+        .await?;
+        Ok(u64::try_from(n).unwrap_or(0))
+    }
+
     /// Soft-deletes every live message after `seq` (a rollback). The rows stay, and their seqs are
     /// never reused. Returns how many messages were deleted.
     pub async fn soft_delete_after(&self, conversation: ConversationId, seq: i64) -> Result<u64> {

@@ -32,6 +32,20 @@ pub async fn run(store: &Store, command: ConversationCommand) -> Result<(), CliE
             );
             Ok(())
         }
+        ConversationCommand::Pin { id, seq } => {
+            store
+                .messages()
+                .set_pinned(conversation_id(&id)?, seq, true)
+                .await?;
+            Ok(())
+        }
+        ConversationCommand::Unpin { id, seq } => {
+            store
+                .messages()
+                .set_pinned(conversation_id(&id)?, seq, false)
+                .await?;
+            Ok(())
+        }
         ConversationCommand::Restore { id } => {
             store.conversations().restore(conversation_id(&id)?).await?;
             Ok(())

@@ -17,9 +17,12 @@ pub async fn run(cli: Cli) -> Result<(), CliError> {
     let store = data_dir::open_store(&dir).await?;
     let result = match cli.command {
         Command::Conversation(cmd) => conversation::run(&store, cmd).await,
-        Command::Export { id, format, output } => {
-            export::run(&store, &id, format, output.as_deref()).await
-        }
+        Command::Export {
+            id,
+            format,
+            output,
+            full,
+        } => export::run(&store, &id, format, output.as_deref(), full).await,
         Command::Provider(cmd) => provider::run(&store, &dir, cmd).await,
         Command::Chat {
             provider,
