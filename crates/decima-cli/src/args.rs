@@ -21,6 +21,9 @@ pub enum Command {
     /// Create, list, show, rename, delete and import conversations.
     #[command(subcommand)]
     Conversation(ConversationCommand),
+    /// List and show prompt presets.
+    #[command(subcommand)]
+    Preset(PresetCommand),
     /// Configure LLM providers: add, list, remove, test.
     #[command(subcommand)]
     Provider(ProviderCommand),
@@ -62,6 +65,18 @@ pub enum ConversationCommand {
         /// The title; defaults to the file name.
         #[arg(long)]
         title: Option<String>,
+        /// The prompt preset the conversation uses.
+        #[arg(long, value_name = "ID")]
+        preset: Option<String>,
+    },
+    /// Create an empty conversation; prints its id.
+    Create {
+        /// The title.
+        #[arg(long, default_value = "New conversation")]
+        title: String,
+        /// The prompt preset the conversation uses.
+        #[arg(long, value_name = "ID")]
+        preset: Option<String>,
     },
     /// List conversations, most recently updated first.
     List {
@@ -109,6 +124,21 @@ pub enum ConversationCommand {
     /// Bring a conversation back from the trash.
     Restore {
         /// The conversation id.
+        id: String,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum PresetCommand {
+    /// List presets, newest first.
+    List {
+        /// Print JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Print a preset as JSON.
+    Show {
+        /// The preset id.
         id: String,
     },
 }

@@ -407,3 +407,79 @@ fn pin_and_unpin_by_seq() {
     assert!(!pinned(&env)[2]);
     assert_fails(&env.run(&["conversation", "pin", &id, "99"]), 3, "seq 99");
 }
+
+#[test]
+fn conversations_can_be_created_with_a_preset() {
+    let env = Env::new();
+    let created = env.ok(&["conversation", "create", "--title", "Empty one"]);
+    let id = created.trim();
+    assert_eq!(created, format!("{id}\n"));
+    assert!(env.ok(&["conversation", "list"]).contains("Empty one"));
+
+    // A preset stored through the store (the importer adds them from cards and presets).
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let store = runtime
+        .block_on(decima_store::Store::open_in_dir(
+            &env.data(),
+            Arc::new(decima_core::EstimateCounter),
+        ))
+        .unwrap();
+    let preset = runtime
+        .block_on(store.presets().create(
+            "Analyst",
+            "native",
+            None,
+            &serde_json::json!({"entries": []}),
+        ))
+        .unwrap();
+    let list: serde_json::Value =
+        serde_json::from_str(&env.ok(&["preset", "list", "--json"])).unwrap();
+    assert_eq!(list[0]["id"], preset.id.as_str());
+    assert_eq!(list[0]["kind"], "native");
+    let shown: serde_json::Value =
+        serde_json::from_str(&env.ok(&["preset", "show", &preset.id])).unwrap();
+    assert_eq!(shown["body"], serde_json::json!({"entries": []}));
+
+    let with_preset = env.ok(&[
+        "conversation",
+        "create",
+        "--preset",
+        &preset.id,
+        "--title",
+        "With preset",
+    ]);
+    let stored = runtime
+        .block_on(
+            store
+                .conversations()
+                .get(with_preset.trim().parse().unwrap()),
+        )
+        .unwrap();
+    assert_eq!(stored.preset_id.as_deref(), Some(preset.id.as_str()));
+    let path = env.file("pre.jsonl", "{\"role\":\"user\",\"content\":\"hi\"}\n");
+    let imported = env.ok(&[
+        "conversation",
+        "import",
+        path.to_str().unwrap(),
+        "--preset",
+        &preset.id,
+    ]);
+    let stored = runtime
+        .block_on(store.conversations().get(imported.trim().parse().unwrap()))
+        .unwrap();
+    assert_eq!(stored.preset_id.as_deref(), Some(preset.id.as_str()));
+
+    assert_fails(
+        &env.run(&["conversation", "create", "--preset", "no-such-preset"]),
+        3,
+        "preset no-such-preset was not found",
+    );
+    assert_fails(
+        &env.run(&["preset", "show", "../../etc"]),
+        3,
+        "was not found",
+    );
+}

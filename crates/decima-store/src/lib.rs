@@ -13,6 +13,7 @@ mod error;
 mod exports;
 mod messages;
 mod pool;
+mod presets;
 mod providers;
 mod rows;
 
@@ -28,6 +29,7 @@ pub use data_dir::{DATABASE_FILE, default_data_dir};
 pub use error::StoreError;
 pub use exports::{Exports, HistoryExport};
 pub use messages::Messages;
+pub use presets::{PRESET_KINDS, PresetRecord, Presets};
 pub use providers::{NewProvider, ProviderRecord, Providers};
 
 /// Shorthand for the store's results.
@@ -71,6 +73,11 @@ impl Store {
     /// Token calibrations: per-model corrections learned from providers' reported usage.
     pub fn calibrations(&self) -> Calibrations<'_> {
         Calibrations::new(self)
+    }
+
+    /// Prompt presets, native and imported.
+    pub fn presets(&self) -> Presets<'_> {
+        Presets::new(self)
     }
 
     /// Export bookkeeping: where each history was last written, for incremental exports.

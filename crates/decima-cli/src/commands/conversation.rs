@@ -14,7 +14,16 @@ use crate::output::{self, ConversationDetailJson, ConversationJson, MessageJson}
 
 pub async fn run(store: &Store, command: ConversationCommand) -> Result<(), CliError> {
     match command {
-        ConversationCommand::Import { file, title } => import(store, &file, title).await,
+        ConversationCommand::Import {
+            file,
+            title,
+            preset,
+        } => import(store, &file, title, preset.as_deref()).await,
+        ConversationCommand::Create { title, preset } => {
+            let preset = checked_preset(store, preset.as_deref()).await?;
+            let conversation = store.conversations().create(&title, preset).await?;
+            output::print(&format!("{}\n", conversation.id))
+        }
         ConversationCommand::List { json, deleted } => list(store, json, deleted).await,
         ConversationCommand::Show { id, json } => show(store, &id, json).await,
         ConversationCommand::Rename { id, title } => {
@@ -53,8 +62,25 @@ pub async fn run(store: &Store, command: ConversationCommand) -> Result<(), CliE
     }
 }
 
+/// The preset id, checked to name a live preset (a deleted one still satisfies the foreign key).
+async fn checked_preset<'a>(
+    store: &Store,
+    preset: Option<&'a str>,
+) -> Result<Option<&'a str>, CliError> {
+    if let Some(id) = preset {
+        store.presets().get(id).await?;
+    }
+    Ok(preset)
+}
+
 /// Reads every line first and imports only if all of them are valid, in one transaction.
-async fn import(store: &Store, file: &Path, title: Option<String>) -> Result<(), CliError> {
+async fn import(
+    store: &Store,
+    file: &Path,
+    title: Option<String>,
+    preset: Option<&str>,
+) -> Result<(), CliError> {
+    let preset = checked_preset(store, preset).await?;
     let bytes = std::fs::read(file).map_err(|source| CliError::Io {
         action: "read",
         path: file.to_path_buf(),
@@ -69,7 +95,7 @@ async fn import(store: &Store, file: &Path, title: Option<String>) -> Result<(),
     });
     let conversation = store
         .conversations()
-        .import(&title, None, &messages)
+        .import(&title, preset, &messages)
         .await?;
     output::print(&format!("{}\n", conversation.id))
 }

@@ -3,6 +3,7 @@
 mod chat;
 mod conversation;
 mod export;
+mod preset;
 mod provider;
 
 use decima_core::ConversationId;
@@ -24,6 +25,7 @@ pub async fn run(cli: Cli) -> Result<(), CliError> {
             full,
         } => export::run(&store, &id, format, output.as_deref(), full).await,
         Command::Provider(cmd) => provider::run(&store, &dir, cmd).await,
+        Command::Preset(cmd) => preset::run(&store, cmd).await,
         Command::Chat {
             provider,
             conversation,
