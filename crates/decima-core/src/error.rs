@@ -22,4 +22,17 @@ pub enum CoreError {
     /// A chat message that cannot be represented, e.g. a tool result with no tool_call_id.
     #[error("{0}")]
     InvalidMessage(String),
+    /// Context-pipeline input that breaks an invariant, e.g. summaries that leave a gap in the
+    /// history, or a tool call without its result among the pinned messages.
+    #[error("{0}")]
+    InvalidContext(String),
+    /// A character card or prompt preset that cannot be imported: the reason says what is wrong
+    /// with the file, so the user can pick the right one or repair it.
+    #[error("cannot import {what}: {reason}")]
+    ImportRejected {
+        /// What was being read, e.g. "PNG character card".
+        what: &'static str,
+        /// Why, with any quoted input shortened by `names::echo_untrusted`.
+        reason: String,
+    },
 }

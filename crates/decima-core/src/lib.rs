@@ -5,6 +5,7 @@
 
 #![warn(missing_docs)]
 
+pub mod context;
 pub mod error;
 pub mod export;
 pub mod failure;

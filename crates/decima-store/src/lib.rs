@@ -7,6 +7,7 @@
 #![warn(missing_docs)]
 
 mod calibrations;
+mod compactions;
 mod conversations;
 mod data_dir;
 mod error;
@@ -24,6 +25,7 @@ use decima_core::TokenCounter;
 use sqlx::{Sqlite, SqlitePool, Transaction};
 
 pub use calibrations::Calibrations;
+pub use compactions::{CompactionRecord, Compactions, TRIGGERS};
 pub use conversations::{Conversation, Conversations};
 pub use data_dir::{DATABASE_FILE, default_data_dir};
 pub use error::StoreError;
@@ -73,6 +75,11 @@ impl Store {
     /// Token calibrations: per-model corrections learned from providers' reported usage.
     pub fn calibrations(&self) -> Calibrations<'_> {
         Calibrations::new(self)
+    }
+
+    /// Compactions and the summaries they make: apply, undo, and the summaries in force.
+    pub fn compactions(&self) -> Compactions<'_> {
+        Compactions::new(self)
     }
 
     /// Prompt presets, native and imported.

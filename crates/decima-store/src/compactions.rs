@@ -1,0 +1,292 @@
+//! Compactions and the summaries they make. A compaction is applied in one transaction and can be
+//! undone, newest first; messages are never touched by either.
+
+use decima_core::context::{CompactionPlan, Strategy, Summary, SummaryLevel};
+use decima_core::{ConversationId, Timestamp};
+use sqlx::FromRow;
+
+use crate::{Result, Store, StoreError};
+
+/// What set a compaction off, as stored in `compactions.trigger`.
+pub const TRIGGERS: [&str; 5] = ["auto", "manual", "phase", "checkpoint", "overflow"];
+
+/// A recorded compaction.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CompactionRecord {
+    /// Its id (UUIDv7 text).
+    pub id: String,
+    /// The conversation.
+    pub conversation_id: ConversationId,
+    /// standard, deep, phase or checkpoint.
+    pub level: String,
+    /// What set it off.
+    pub trigger: String,
+    /// extract, llm or structured.
+    pub strategy: String,
+    /// Tokens the history needed before.
+    pub tokens_before: u32,
+    /// And after.
+    pub tokens_after: u32,
+    /// When it ran.
+    pub created_at: Timestamp,
+    /// When it was undone, if it was.
+    pub undone_at: Option<Timestamp>,
+}
+
+#[derive(FromRow)]
+struct CompactionRow {
+    id: String,
+    conversation_id: String,
+    level: String,
+    trigger: String,
+    strategy: String,
+    tokens_before: i64,
+    tokens_after: i64,
+    created_at: i64,
+    undone_at: Option<i64>,
+}
+
+#[derive(FromRow)]
+struct SummaryRow {
+    id: String,
+    level: String,
+    start_seq: i64,
+    end_seq: i64,
+    text: String,
+    tokens: i64,
+    strategy: String,
+}
+
+impl TryFrom<SummaryRow> for Summary {
+    type Error = StoreError;
+
+    fn try_from(row: SummaryRow) -> Result<Self> {
+        let corrupt = |what: &'static str, value: &str| StoreError::Corrupt {
+            what,
+            detail: decima_core::names::echo_untrusted(value),
+        };
+        Ok(Summary {
+            level: match row.level.as_str() {
+                "segment" => SummaryLevel::Segment,
+                "global" => SummaryLevel::Global,
+                other => return Err(corrupt("summary level", other)),
+            },
+            strategy: match row.strategy.as_str() {
+                "extract" => Strategy::Extract,
+                "llm" => Strategy::Llm,
+                "structured" => Strategy::Structured,
+                other => return Err(corrupt("summary strategy", other)),
+            },
+            tokens: u32::try_from(row.tokens)
+                .map_err(|_| corrupt("summary tokens", &row.tokens.to_string()))?,
+            id: row.id,
+            start_seq: row.start_seq,
+            end_seq: row.end_seq,
+            text: row.text,
+        })
+    }
+}
+
+/// Compaction operations, borrowed from a [`Store`].
+pub struct Compactions<'s> {
+    store: &'s Store,
+}
+
+impl<'s> Compactions<'s> {
+    pub(crate) fn new(store: &'s Store) -> Self {
+        Self { store }
+    }
+
+    /// The summaries in force: not superseded, made by a compaction that was not undone. Global
+    /// first, then segments in seq order.
+    pub async fn live_summaries(&self, conversation: ConversationId) -> Result<Vec<Summary>> {
+        let rows: Vec<SummaryRow> = sqlx::query_as(
+            "SELECT s.id, s.level, s.start_seq, s.end_seq, s.text, s.tokens, s.strategy \
+             FROM summaries s LEFT JOIN compactions c ON c.id = s.compaction_id \
+             WHERE s.conversation_id = ? AND s.superseded_by IS NULL AND c.undone_at IS NULL \
+             ORDER BY CASE s.level WHEN 'global' THEN 0 ELSE 1 END, s.start_seq",
+        )
+        .bind(conversation.to_string())
+        .fetch_all(self.store.pool())
+        .await?;
+        rows.into_iter().map(Summary::try_from).collect()
+    }
+
+    /// Records the plan: its new summaries, the summaries they supersede, and the compaction row,
+    /// all in one write transaction. Returns the compaction's id.
+    pub async fn apply(
+        &self,
+        conversation: ConversationId,
+        plan: &CompactionPlan,
+        trigger: &str,
+    ) -> Result<String> {
+        if !TRIGGERS.contains(&trigger) {
+            return Err(StoreError::InvalidInput(format!(
+                "a compaction trigger must be one of {}, not {:?}",
+                TRIGGERS.join(", "),
+                decima_core::names::echo_untrusted(trigger)
+            )));
+        }
+        if plan.is_empty() {
+            return Err(StoreError::InvalidInput(
+                "the compaction plan changes nothing".into(),
+            ));
+        }
+        let replacement = plan.new_summaries.first().map(|s| s.id.clone());
+        if !plan.superseded.is_empty() && replacement.is_none() {
+            return Err(StoreError::InvalidInput(
+                "a compaction that supersedes summaries must make a new one".into(),
+            ));
+        }
+        let id = uuid::Uuid::now_v7().to_string();
+        let now = Timestamp::now().0;
+        let conversation_id = conversation.to_string();
+        let mut tx = self.store.begin_write().await?;
+        sqlx::query(
+            "INSERT INTO compactions (id, conversation_id, level, trigger, strategy, tokens_before, \
+             tokens_after, created_at) SELECT ?, id, ?, ?, ?, ?, ?, ? FROM conversations \
+             WHERE id = ? AND deleted_at IS NULL",
+        )
+        .bind(&id)
+        .bind(plan.level.as_str())
+        .bind(trigger)
+        .bind(plan.strategy.as_str())
+        .bind(i64::from(plan.tokens_before))
+        .bind(i64::from(plan.tokens_after))
+        .bind(now)
+        .bind(&conversation_id)
+        .execute(&mut *tx)
+        .await
+        .and_then(|done| {
+            if done.rows_affected() == 0 {
+                Err(sqlx::Error::RowNotFound)
+            } else {
+                Ok(done)
+            }
+        })
+        .map_err(|e| match e {
+            sqlx::Error::RowNotFound => StoreError::not_found("conversation", conversation),
+            other => other.into(),
+        })?;
+        for s in &plan.new_summaries {
+            sqlx::query(
+                "INSERT INTO summaries (id, conversation_id, compaction_id, level, start_seq, end_seq, \
+                 text, tokens, strategy, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            )
+            .bind(&s.id)
+            .bind(&conversation_id)
+            .bind(&id)
+            .bind(s.level.as_str())
+            .bind(s.start_seq)
+            .bind(s.end_seq)
+            .bind(&s.text)
+            .bind(i64::from(s.tokens))
+            .bind(s.strategy.as_str())
+            .bind(now)
+            .execute(&mut *tx)
+            .await
+            .map_err(|e| match &e {
+                sqlx::Error::Database(db) if db.is_unique_violation() => StoreError::InvalidInput(
+                    "this compaction was already applied; preview the compaction again".into(),
+                ),
+                _ => StoreError::Database(e),
+            })?;
+        }
+        for superseded in &plan.superseded {
+            let done = sqlx::query(
+                "UPDATE summaries SET superseded_by = ? \
+                 WHERE id = ? AND conversation_id = ? AND superseded_by IS NULL",
+            )
+            .bind(replacement.as_deref())
+            .bind(superseded)
+            .bind(&conversation_id)
+            .execute(&mut *tx)
+            .await?;
+            if done.rows_affected() == 0 {
+                // The plan was made from a stale view: another compaction got there first.
+                return Err(StoreError::InvalidInput(format!(
+                    "summary {} is no longer live; preview the compaction again",
+                    decima_core::names::echo_untrusted(superseded)
+                )));
+            }
+        }
+        tx.commit().await?;
+        Ok(id)
+    }
+
+    /// Undoes a compaction: its summaries stop being in force and the ones it superseded are
+    /// live again. Only the conversation's newest compaction in force can be undone, since later
+    /// ones were made on top of it.
+    pub async fn undo(&self, compaction_id: &str) -> Result<CompactionRecord> {
+        let record = self.get(compaction_id).await?;
+        if record.undone_at.is_some() {
+            return Err(StoreError::InvalidInput(format!(
+                "compaction {compaction_id} was already undone"
+            )));
+        }
+        let mut tx = self.store.begin_write().await?;
+        let newer: Option<String> = sqlx::query_scalar(
+            "SELECT id FROM compactions WHERE conversation_id = ? AND undone_at IS NULL AND \
+             (created_at > ? OR (created_at = ? AND id > ?)) ORDER BY created_at DESC, id DESC LIMIT 1",
+        )
+        .bind(record.conversation_id.to_string())
+        .bind(record.created_at.0)
+        .bind(record.created_at.0)
+        .bind(&record.id)
+        .fetch_optional(&mut *tx)
+        .await?;
+        if let Some(newer) = newer {
+            return Err(StoreError::InvalidInput(format!(
+                "compaction {newer} was made after this one; undo it first"
+            )));
+        }
+        sqlx::query(
+            "UPDATE summaries SET superseded_by = NULL \
+             WHERE superseded_by IN (SELECT id FROM summaries WHERE compaction_id = ?)",
+        )
+        .bind(&record.id)
+        .execute(&mut *tx)
+        .await?;
+        sqlx::query("UPDATE compactions SET undone_at = ? WHERE id = ?")
+            .bind(Timestamp::now().0)
+            .bind(&record.id)
+            .execute(&mut *tx)
+            .await?;
+        tx.commit().await?;
+        self.get(compaction_id).await
+    }
+
+    /// One compaction.
+    pub async fn get(&self, compaction_id: &str) -> Result<CompactionRecord> {
+        let row: Option<CompactionRow> = sqlx::query_as(
+            "SELECT id, conversation_id, level, trigger, strategy, tokens_before, tokens_after, \
+             created_at, undone_at FROM compactions WHERE id = ?",
+        )
+        .bind(compaction_id)
+        .fetch_optional(self.store.pool())
+        .await?;
+        let Some(row) = row else {
+            return Err(StoreError::not_found(
+                "compaction",
+                decima_core::names::echo_untrusted(compaction_id),
+            ));
+        };
+        Ok(CompactionRecord {
+            conversation_id: row
+                .conversation_id
+                .parse()
+                .map_err(|e: decima_core::CoreError| StoreError::Corrupt {
+                    what: "conversation id",
+                    detail: e.to_string(),
+                })?,
+            id: row.id,
+            level: row.level,
+            trigger: row.trigger,
+            strategy: row.strategy,
+            tokens_before: u32::try_from(row.tokens_before).unwrap_or(0),
+            tokens_after: u32::try_from(row.tokens_after).unwrap_or(0),
+            created_at: Timestamp(row.created_at),
+            undone_at: row.undone_at.map(Timestamp),
+        })
+    }
+}

@@ -1,0 +1,214 @@
+//! Compactions against a real SQLite file: apply, the summaries in force, undo newest first.
+
+mod common;
+
+use decima_core::context::compress::PlanInput;
+use decima_core::context::{
+    CompactionPlan, CompressionLevel, HistoryBudget, Strategy, pinned_units, plan,
+};
+use decima_core::{ConversationId, EstimateCounter};
+use decima_store::{Store, StoreError};
+use decima_testkit::ConversationBuilder;
+
+async fn plan_for(
+    store: &Store,
+    id: ConversationId,
+    level: CompressionLevel,
+    budget: u32,
+) -> CompactionPlan {
+    let messages = store.messages().all(id).await.unwrap();
+    let pinned = pinned_units(&messages);
+    let summaries = store.compactions().live_summaries(id).await.unwrap();
+    plan(PlanInput {
+        messages: &messages,
+        pinned: &pinned,
+        summaries: &summaries,
+        level,
+        strategy: Strategy::Extract,
+        budget: HistoryBudget::new(budget),
+        counter: &EstimateCounter,
+    })
+    .unwrap()
+}
+
+#[tokio::test]
+async fn apply_then_undo_newest_first_restores_each_state() {
+    let (_dir, store) = common::temp_store().await;
+    let built = ConversationBuilder::new(21, 600).build();
+    let c = store
+        .conversations()
+        .import("long", None, &built.messages)
+        .await
+        .unwrap();
+    let total: u32 = store
+        .messages()
+        .all(c.id)
+        .await
+        .unwrap()
+        .iter()
+        .map(|m| m.tokens)
+        .sum();
+    let messages_before = store.messages().all(c.id).await.unwrap();
+
+    let first = plan_for(&store, c.id, CompressionLevel::Standard, total / 2).await;
+    assert!(
+        !first.new_summaries.is_empty(),
+        "the plan compresses something"
+    );
+    let first_id = store
+        .compactions()
+        .apply(c.id, &first, "manual")
+        .await
+        .unwrap();
+    let live = store.compactions().live_summaries(c.id).await.unwrap();
+    assert_eq!(
+        live,
+        first.apply(&[]),
+        "the stored summaries are the plan's"
+    );
+
+    let second = plan_for(&store, c.id, CompressionLevel::Deep, total / 4).await;
+    assert!(!second.is_empty());
+    let second_id = store
+        .compactions()
+        .apply(c.id, &second, "auto")
+        .await
+        .unwrap();
+    let after_second = store.compactions().live_summaries(c.id).await.unwrap();
+    let mut expected = second.apply(&live);
+    expected.sort_by_key(|s| (s.level.as_str() != "global", s.start_seq));
+    assert_eq!(after_second, expected);
+
+    let err = store.compactions().undo(&first_id).await.unwrap_err();
+    assert!(err.to_string().contains("undo it first"), "{err}");
+
+    let undone = store.compactions().undo(&second_id).await.unwrap();
+    assert!(undone.undone_at.is_some());
+    assert_eq!(
+        store.compactions().live_summaries(c.id).await.unwrap(),
+        live,
+        "back to after the first"
+    );
+    store.compactions().undo(&first_id).await.unwrap();
+    assert!(
+        store
+            .compactions()
+            .live_summaries(c.id)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    assert!(
+        store
+            .compactions()
+            .undo(&first_id)
+            .await
+            .unwrap_err()
+            .to_string()
+            .contains("already undone")
+    );
+
+    assert_eq!(
+        store.messages().all(c.id).await.unwrap(),
+        messages_before,
+        "messages are never touched"
+    );
+    let record = store.compactions().get(&first_id).await.unwrap();
+    assert_eq!(
+        (
+            record.level.as_str(),
+            record.trigger.as_str(),
+            record.strategy.as_str()
+        ),
+        ("standard", "manual", "extract")
+    );
+    assert_eq!(record.tokens_before, first.tokens_before);
+}
+
+/// A different id of the same shape.
+fn uuid_like(id: &str) -> String {
+    let mut chars: Vec<char> = id.chars().collect();
+    if let Some(last) = chars.last_mut() {
+        *last = if *last == '0' { '1' } else { '0' };
+    }
+    chars.into_iter().collect()
+}
+
+#[tokio::test]
+async fn stale_plans_and_bad_input_change_nothing() {
+    let (_dir, store) = common::temp_store().await;
+    let built = ConversationBuilder::new(22, 400).build();
+    let c = store
+        .conversations()
+        .import("stale", None, &built.messages)
+        .await
+        .unwrap();
+    let total: u32 = store
+        .messages()
+        .all(c.id)
+        .await
+        .unwrap()
+        .iter()
+        .map(|m| m.tokens)
+        .sum();
+    let first = plan_for(&store, c.id, CompressionLevel::Standard, total / 2).await;
+    store
+        .compactions()
+        .apply(c.id, &first, "manual")
+        .await
+        .unwrap();
+    let deeper = plan_for(&store, c.id, CompressionLevel::Deep, total / 8).await;
+    assert!(
+        !deeper.superseded.is_empty(),
+        "a deep plan folds the earlier summaries"
+    );
+    store
+        .compactions()
+        .apply(c.id, &deeper, "manual")
+        .await
+        .unwrap();
+    let live = store.compactions().live_summaries(c.id).await.unwrap();
+
+    // The same plan again: nothing may change.
+    let err = store
+        .compactions()
+        .apply(c.id, &deeper, "manual")
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("already applied"), "{err}");
+    // A plan made from a stale view (its summaries superseded since) is refused too.
+    let mut stale = deeper.clone();
+    for s in &mut stale.new_summaries {
+        s.id = uuid_like(&s.id);
+    }
+    let err = store
+        .compactions()
+        .apply(c.id, &stale, "manual")
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("no longer live"), "{err}");
+    assert_eq!(
+        store.compactions().live_summaries(c.id).await.unwrap(),
+        live
+    );
+
+    assert!(matches!(
+        store.compactions().apply(c.id, &first, "whenever").await,
+        Err(StoreError::InvalidInput(_))
+    ));
+    assert!(matches!(
+        store
+            .compactions()
+            .apply(ConversationId::new(), &first, "manual")
+            .await,
+        Err(StoreError::NotFound { .. })
+    ));
+    assert!(matches!(
+        store.compactions().undo("../x").await,
+        Err(StoreError::NotFound { .. })
+    ));
+    assert_eq!(
+        store.compactions().live_summaries(c.id).await.unwrap(),
+        live
+    );
+}
