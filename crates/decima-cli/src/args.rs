@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use clap::{Parser, Subcommand, ValueEnum};
+use clap::{Args, Parser, Subcommand, ValueEnum};
 
 /// Decima: an agent workbench for analysts, without a window.
 #[derive(Debug, Parser)]
@@ -21,6 +21,8 @@ pub enum Command {
     /// Create, list, show, rename, delete and import conversations.
     #[command(subcommand)]
     Conversation(ConversationCommand),
+    /// Compress a conversation's history into summaries (or preview it), or undo a compaction.
+    Compress(CompressArgs),
     /// List and show prompt presets.
     #[command(subcommand)]
     Preset(PresetCommand),
@@ -126,6 +128,61 @@ pub enum ConversationCommand {
         /// The conversation id.
         id: String,
     },
+}
+
+#[derive(Debug, Args)]
+#[command(args_conflicts_with_subcommands = true)]
+pub struct CompressArgs {
+    #[command(subcommand)]
+    pub undo: Option<CompressCommand>,
+    /// The conversation id.
+    pub id: Option<String>,
+    /// The level; by default it follows the usage (85%: standard, 90%: deep).
+    #[arg(long, value_enum)]
+    pub level: Option<LevelArg>,
+    /// How summaries are written. This version offers extract (no model needed).
+    #[arg(long, value_enum, default_value_t = StrategyArg::Extract)]
+    pub strategy: StrategyArg,
+    /// Show what would change without storing anything.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+    /// Take the context window from this provider.
+    #[arg(long)]
+    pub provider: Option<String>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum CompressCommand {
+    /// Undo a compaction (the newest of its conversation first).
+    Undo {
+        /// The compaction id printed by `compress`.
+        compaction_id: String,
+    },
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum LevelArg {
+    /// Keep about 60%: the goal, todos, every decision, the last operations in detail.
+    Standard,
+    /// Keep about 30%: the goal, todo state, key decisions, one line per operation.
+    Deep,
+    /// Fold everything not yet summarised into one summary.
+    Phase,
+    /// As standard, after a checkpoint.
+    Checkpoint,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum StrategyArg {
+    /// Rule-based: goal, todos, decisions, literals, tool digests.
+    Extract,
+    /// A model writes the summary.
+    Llm,
+    /// A model writes a validated JSON summary.
+    Structured,
 }
 
 #[derive(Debug, Subcommand)]

@@ -91,6 +91,38 @@ pub async fn resolve(
     }
 }
 
+/// The context window to budget against: the named provider's, else `DECIMA_CONTEXT_WINDOW`,
+/// else the only configured provider's.
+pub async fn context_window(
+    store: &Store,
+    data_dir: &Path,
+    name: Option<&str>,
+) -> Result<u32, CliError> {
+    if name.is_none()
+        && let Some(window) = std::env::var("DECIMA_CONTEXT_WINDOW")
+            .ok()
+            .filter(|v| !v.trim().is_empty())
+    {
+        return window
+            .trim()
+            .parse()
+            .ok()
+            .filter(|w| *w > 0)
+            .ok_or_else(|| {
+                CliError::Provider(format!(
+                    "DECIMA_CONTEXT_WINDOW must be a positive number, not '{window}'"
+                ))
+            });
+    }
+    match resolve(store, data_dir, name).await {
+        Ok(config) => Ok(config.context_window),
+        Err(CliError::Provider(_)) if name.is_none() => Err(CliError::Provider(
+            "no context window: pass --provider NAME or set DECIMA_CONTEXT_WINDOW".into(),
+        )),
+        Err(e) => Err(e),
+    }
+}
+
 /// The secret store; its fallback warning is printed where keys are written, not on every read.
 pub fn open_secrets(data_dir: &Path) -> Result<SecretStore, CliError> {
     let (secrets, _warning) = SecretStore::open(data_dir)?;

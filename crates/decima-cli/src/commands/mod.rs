@@ -1,6 +1,7 @@
 //! One module per command group; each turns parsed arguments into store calls and output.
 
 mod chat;
+mod compress;
 mod conversation;
 mod export;
 mod preset;
@@ -26,6 +27,7 @@ pub async fn run(cli: Cli) -> Result<(), CliError> {
         } => export::run(&store, &id, format, output.as_deref(), full).await,
         Command::Provider(cmd) => provider::run(&store, &dir, cmd).await,
         Command::Preset(cmd) => preset::run(&store, cmd).await,
+        Command::Compress(args) => compress::run(&store, &dir, args).await,
         Command::Chat {
             provider,
             conversation,

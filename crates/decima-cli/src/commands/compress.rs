@@ -1,0 +1,187 @@
+//! `decima compress ID [--level L] [--strategy S] [--dry-run] [--json]` and
+//! `decima compress undo COMPACTION_ID`.
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+use decima_core::context::compress::PlanInput;
+use decima_core::context::{
+    CompactionPlan, CompressionLevel, ContextReport, HistoryBudget, Layer, Strategy, Thresholds,
+    pinned_units, plan, select,
+};
+use decima_store::Store;
+use serde::Serialize;
+
+use super::conversation_id;
+use crate::args::{CompressArgs, CompressCommand, LevelArg, StrategyArg};
+use crate::error::CliError;
+use crate::{output, provider_config};
+
+/// Tokens kept free for the answer: a quarter of the window, at most 8,192.
+pub fn output_reserve(window: u32) -> u32 {
+    (window / 4).min(8_192)
+}
+
+#[derive(Serialize)]
+struct SummaryJson<'a> {
+    id: &'a str,
+    level: &'static str,
+    start_seq: i64,
+    end_seq: i64,
+    tokens: u32,
+    text: &'a str,
+}
+
+#[derive(Serialize)]
+struct CompressJson<'a> {
+    compaction_id: Option<String>,
+    dry_run: bool,
+    level: &'static str,
+    strategy: &'static str,
+    tokens_before: u32,
+    tokens_after: u32,
+    summaries: Vec<SummaryJson<'a>>,
+    superseded: &'a [String],
+    kept_verbatim: &'a [i64],
+}
+
+pub async fn run(store: &Store, data_dir: &Path, args: CompressArgs) -> Result<(), CliError> {
+    if let Some(CompressCommand::Undo { compaction_id }) = args.undo {
+        let record = store.compactions().undo(&compaction_id).await?;
+        eprintln!(
+            "Undid compaction {} ({} level); its summaries are no longer used.",
+            record.id, record.level
+        );
+        return Ok(());
+    }
+    let Some(id) = args.id.as_deref() else {
+        return Err(CliError::Provider(
+            "pass a conversation id, or `undo COMPACTION_ID`".into(),
+        ));
+    };
+    if !matches!(args.strategy, StrategyArg::Extract) {
+        return Err(CliError::Provider(
+            "only --strategy extract is available in this version; llm and structured summaries come with the agent runtime"
+                .into(),
+        ));
+    }
+    let id = conversation_id(id)?;
+    store.conversations().get(id).await?;
+    let window = provider_config::context_window(store, data_dir, args.provider.as_deref()).await?;
+    let budget = HistoryBudget::new(window.saturating_sub(output_reserve(window)));
+    let messages = store.messages().all(id).await?;
+    let pinned = pinned_units(&messages);
+    let summaries = store.compactions().live_summaries(id).await?;
+    let level = match args.level {
+        Some(LevelArg::Standard) => CompressionLevel::Standard,
+        Some(LevelArg::Deep) => CompressionLevel::Deep,
+        Some(LevelArg::Phase) => CompressionLevel::Phase,
+        Some(LevelArg::Checkpoint) => CompressionLevel::Checkpoint,
+        None => {
+            let selection = select(&messages, &pinned, &summaries, &budget)?;
+            let report = ContextReport::from_selection(
+                Vec::<Layer>::new(),
+                &selection,
+                window,
+                &Thresholds::default(),
+            );
+            match report.state.level() {
+                Some(level) => level,
+                None => {
+                    eprintln!(
+                        "Usage is {:.0}% of the {window}-token window, below the compression threshold; \
+                         pass --level to compress anyway.",
+                        report.usage * 100.0
+                    );
+                    return Ok(());
+                }
+            }
+        }
+    };
+    let counter = decima_llm::tokens::store_counter();
+    let plan = plan(PlanInput {
+        messages: &messages,
+        pinned: &pinned,
+        summaries: &summaries,
+        level,
+        strategy: Strategy::Extract,
+        budget,
+        counter: counter.as_ref(),
+    })?;
+    if plan.is_empty() {
+        eprintln!(
+            "Nothing to compress: every message is already summarised or must stay verbatim."
+        );
+        return print(&plan, None, args.dry_run, args.json);
+    }
+    let compaction_id = if args.dry_run {
+        None
+    } else {
+        Some(store.compactions().apply(id, &plan, "manual").await?)
+    };
+    print(&plan, compaction_id, args.dry_run, args.json)
+}
+
+fn print(
+    plan: &CompactionPlan,
+    compaction_id: Option<String>,
+    dry_run: bool,
+    json: bool,
+) -> Result<(), CliError> {
+    if json {
+        return output::print_json(&CompressJson {
+            compaction_id,
+            dry_run,
+            level: plan.level.as_str(),
+            strategy: plan.strategy.as_str(),
+            tokens_before: plan.tokens_before,
+            tokens_after: plan.tokens_after,
+            summaries: plan
+                .new_summaries
+                .iter()
+                .map(|s| SummaryJson {
+                    id: &s.id,
+                    level: s.level.as_str(),
+                    start_seq: s.start_seq,
+                    end_seq: s.end_seq,
+                    tokens: s.tokens,
+                    text: &s.text,
+                })
+                .collect(),
+            superseded: &plan.superseded,
+            kept_verbatim: &plan.kept_verbatim,
+        });
+    }
+    let mut text = match &compaction_id {
+        Some(id) => format!("{id}\n"),
+        None => "preview (nothing stored)\n".to_string(),
+    };
+    let _ = writeln!(
+        text,
+        "{} {}: {} → {} tokens",
+        plan.level.as_str(),
+        plan.strategy.as_str(),
+        plan.tokens_before,
+        plan.tokens_after
+    );
+    for s in &plan.new_summaries {
+        let _ = writeln!(
+            text,
+            "{} summary of seq {}–{} ({} tokens)",
+            s.level.as_str(),
+            s.start_seq,
+            s.end_seq,
+            s.tokens
+        );
+        if dry_run {
+            text.push_str(&s.text);
+            if !s.text.ends_with('\n') {
+                text.push('\n');
+            }
+        }
+    }
+    if dry_run {
+        let _ = writeln!(text, "kept verbatim: {} messages", plan.kept_verbatim.len());
+    }
+    output::print(&text)
+}
