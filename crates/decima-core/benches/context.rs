@@ -14,9 +14,12 @@ use std::time::Duration;
 
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use decima_core::context::{
-    ContextReport, HistoryBudget, Layer, Strategy, Summary, SummaryLevel, Thresholds, pinned_units, select,
+    ContextReport, HistoryBudget, Layer, Strategy, Summary, SummaryLevel, Thresholds, pinned_units,
+    select,
 };
-use decima_core::{ConversationId, EstimateCounter, Message, MessageId, Role, Timestamp, TokenCounter};
+use decima_core::{
+    ConversationId, EstimateCounter, Message, MessageId, Role, Timestamp, TokenCounter,
+};
 use decima_testkit::ConversationBuilder;
 
 const WINDOW: u32 = 128_000;
@@ -110,7 +113,11 @@ fn context_build(c: &mut Criterion) {
         let pinned = pinned_units(&messages);
         // Sanity: the steady state selects the uncovered tail without compression.
         let selection = select(&messages, &pinned, &summaries, &budget).unwrap();
-        assert!(selection.recent.len() as i64 >= UNCOVERED - 2, "{}", selection.recent.len());
+        assert!(
+            selection.recent.len() as i64 >= UNCOVERED - 2,
+            "{}",
+            selection.recent.len()
+        );
         group.bench_with_input(BenchmarkId::new("decima", n), &n, |b, _| {
             b.iter(|| {
                 let selection = select(&messages, &pinned, &summaries, &budget).unwrap();
