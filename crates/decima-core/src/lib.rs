@@ -13,6 +13,7 @@ pub mod ids;
 pub mod message;
 pub mod names;
 pub mod openai_jsonl;
+pub mod prompt;
 pub mod time;
 pub mod tokens;
 
