@@ -21,6 +21,22 @@ pub enum Command {
     /// Create, list, show, rename, delete and import conversations.
     #[command(subcommand)]
     Conversation(ConversationCommand),
+    /// Print the request the next step would send: its layers, usage and messages.
+    Context {
+        /// The conversation id.
+        id: String,
+        /// Take the context window from this provider.
+        #[arg(long)]
+        provider: Option<String>,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Import a SillyTavern character card (JSON or PNG) or prompt preset; prints the preset id.
+    Import {
+        /// The card or preset file.
+        file: PathBuf,
+    },
     /// Compress a conversation's history into summaries (or preview it), or undo a compaction.
     Compress(CompressArgs),
     /// List and show prompt presets.

@@ -2,8 +2,10 @@
 
 mod chat;
 mod compress;
+mod context;
 mod conversation;
 mod export;
+mod import;
 mod preset;
 mod provider;
 
@@ -28,6 +30,10 @@ pub async fn run(cli: Cli) -> Result<(), CliError> {
         Command::Provider(cmd) => provider::run(&store, &dir, cmd).await,
         Command::Preset(cmd) => preset::run(&store, cmd).await,
         Command::Compress(args) => compress::run(&store, &dir, args).await,
+        Command::Context { id, provider, json } => {
+            context::run(&store, &dir, &id, provider.as_deref(), json).await
+        }
+        Command::Import { file } => import::run(&store, &file).await,
         Command::Chat {
             provider,
             conversation,

@@ -13,4 +13,4 @@ pub use preset::{
     Anchor, Character, DepthPrompt, Injection, LoreEntry, Lorebook, Position, Preset,
     PresetMessage, SkeletonEntry,
 };
-pub use sillytavern::{import, import_card, import_st_preset};
+pub use sillytavern::{ImportKind, import, import_card, import_detected, import_st_preset};

@@ -32,15 +32,29 @@ pub const MAX_LIST_LEN: usize = 10_000;
 /// Imports a card or a preset, whichever the bytes are: PNG is a card; JSON with `prompts` or
 /// `prompt_order` is a prompt-manager preset; other JSON is a card.
 pub fn import(bytes: &[u8]) -> Result<Preset, CoreError> {
+    import_detected(bytes).map(|(_, preset)| preset)
+}
+
+/// What an imported file was, so the store can record where a preset came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ImportKind {
+    /// A character card (JSON or PNG).
+    Card,
+    /// A prompt-manager preset.
+    Preset,
+}
+
+/// Like [`import`], also saying whether the file was a card or a preset.
+pub fn import_detected(bytes: &[u8]) -> Result<(ImportKind, Preset), CoreError> {
     check_size(bytes, "file")?;
     if png::is_png(bytes) {
-        return import_card(bytes);
+        return Ok((ImportKind::Card, import_card(bytes)?));
     }
     let value = parse_json(bytes, "file")?;
     if is_st_preset(&value) {
-        preset::from_value(&value)
+        Ok((ImportKind::Preset, preset::from_value(&value)?))
     } else {
-        card::from_value(&value)
+        Ok((ImportKind::Card, card::from_value(&value)?))
     }
 }
 
