@@ -2,21 +2,26 @@
 //! baseline of the designs Decima replaces, measured in the same run.
 //!
 //! - `context_build/decima`: select the window (global summary, segment summaries, the uncovered
-//!   tail verbatim, pinned units) over cached token counts, and measure it. The conversation is in
+//!   tail verbatim, pinned units) over cached token counts, measure it, and assemble the request
+//!   from a preset (system prompt, session context with the summaries, working context). The conversation is in
 //!   steady state: summaries cover all but its last 300 messages, as compression keeps it.
-//! - `context_build/naive`: reload the whole history (a clone), recount every message, then take
-//!   messages from the end while they fit. It counts with the cheap estimate rather than a real
-//!   tokenizer, which makes the baseline faster than the originals and the ratio conservative.
+//! - `context_build/naive_tiktoken`: what the replaced designs did every step: reload the whole
+//!   history (a clone), recount every message with the real tokenizer (tiktoken o200k), take
+//!   messages from the end while they fit, and assemble them.
+//! - `context_build/naive_estimate`: the same with the cheap character estimate instead of a
+//!   tokenizer: a baseline faster than the originals, so its ratio is a floor.
 //!
 //! Run: `cargo bench -p decima-core --bench context`
 
 use std::time::Duration;
 
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
+use decima_core::NewMessage;
 use decima_core::context::{
     ContextReport, HistoryBudget, Layer, Strategy, Summary, SummaryLevel, Thresholds, pinned_units,
     select,
 };
+use decima_core::prompt::{AssembleInput, Preset, assemble};
 use decima_core::{
     ConversationId, EstimateCounter, Message, MessageId, Role, Timestamp, TokenCounter,
 };
@@ -77,36 +82,40 @@ fn summaries(messages: &[Message]) -> Vec<Summary> {
     ]
 }
 
-fn naive(messages: &[Message], budget: u32) -> (Vec<Message>, u32) {
+fn draft(m: &Message) -> NewMessage {
+    NewMessage {
+        role: m.role,
+        name: m.name.clone(),
+        content: m.content.clone(),
+        reasoning: m.reasoning.clone(),
+        tool_calls: m.tool_calls.clone(),
+        tool_call_id: m.tool_call_id.clone(),
+        ..NewMessage::default()
+    }
+}
+
+fn naive(messages: &[Message], budget: u32, counter: &dyn TokenCounter, preset: &Preset) -> u32 {
     let reloaded: Vec<Message> = messages.to_vec();
-    let counts: Vec<u32> = reloaded
-        .iter()
-        .map(|m| {
-            let draft = decima_core::NewMessage {
-                role: m.role,
-                name: m.name.clone(),
-                content: m.content.clone(),
-                reasoning: m.reasoning.clone(),
-                tool_calls: m.tool_calls.clone(),
-                tool_call_id: m.tool_call_id.clone(),
-                ..decima_core::NewMessage::default()
-            };
-            EstimateCounter.count_message(&draft)
-        })
-        .collect();
+    let drafts: Vec<NewMessage> = reloaded.iter().map(draft).collect();
+    let counts: Vec<u32> = drafts.iter().map(|m| counter.count_message(m)).collect();
     let mut used = 0u32;
-    let mut start = reloaded.len();
+    let mut start = drafts.len();
     while start > 0 && used + counts[start - 1] <= budget {
         used += counts[start - 1];
         start -= 1;
     }
-    (reloaded[start..].to_vec(), used)
+    let mut input = AssembleInput::new(&drafts[start..]);
+    input.history_tokens = Some(&counts[start..]);
+    assemble(preset, &input, counter).total
 }
 
 fn context_build(c: &mut Criterion) {
     let mut group = c.benchmark_group("context_build");
-    group.measurement_time(Duration::from_secs(4));
+    group
+        .measurement_time(Duration::from_secs(4))
+        .sample_size(20);
     let budget = HistoryBudget::new(WINDOW - 8_192);
+    let preset = Preset::simple("You are Decima's analyst agent. Use tools; never invent data.");
     for n in [1_000usize, 10_000, 100_000] {
         let messages = history(n);
         let summaries = summaries(&messages);
@@ -127,11 +136,41 @@ fn context_build(c: &mut Criterion) {
                     WINDOW,
                     &Thresholds::default(),
                 );
-                std::hint::black_box(report.total)
+                let working: Vec<NewMessage> = selection
+                    .pinned
+                    .iter()
+                    .copied()
+                    .chain(selection.recent.iter())
+                    .map(draft)
+                    .collect();
+                let tokens: Vec<u32> = selection
+                    .pinned
+                    .iter()
+                    .copied()
+                    .chain(selection.recent.iter())
+                    .map(|m| m.tokens)
+                    .collect();
+                let session: String = selection
+                    .global
+                    .iter()
+                    .chain(selection.segments.iter())
+                    .map(|s| s.text.as_str())
+                    .collect();
+                let mut input = AssembleInput::new(&working);
+                input.history_tokens = Some(&tokens);
+                input.session_context = &session;
+                let assembled = assemble(&preset, &input, &EstimateCounter);
+                std::hint::black_box((report.total, assembled.total))
             })
         });
-        group.bench_with_input(BenchmarkId::new("naive", n), &n, |b, _| {
-            b.iter(|| std::hint::black_box(naive(&messages, budget.tokens).1))
+        let tiktoken = decima_llm::tokens::TiktokenCounter::o200k_base();
+        group.bench_with_input(BenchmarkId::new("naive_tiktoken", n), &n, |b, _| {
+            b.iter(|| std::hint::black_box(naive(&messages, budget.tokens, &tiktoken, &preset)))
+        });
+        group.bench_with_input(BenchmarkId::new("naive_estimate", n), &n, |b, _| {
+            b.iter(|| {
+                std::hint::black_box(naive(&messages, budget.tokens, &EstimateCounter, &preset))
+            })
         });
     }
     group.finish();
