@@ -247,6 +247,12 @@ pub enum ProviderCommand {
         /// The model's tokenizer.json, for exact token counts of non-OpenAI models.
         #[arg(long, value_name = "PATH")]
         tokenizer_json: Option<std::path::PathBuf>,
+        /// Usage fractions where the meter warns, compression starts and deep compression starts.
+        #[arg(long, value_name = "WARN,COMPRESS,DEEP", value_delimiter = ',')]
+        thresholds: Option<Vec<f64>>,
+        /// Never compress this provider's conversations on their own (the meter still warns).
+        #[arg(long)]
+        no_compression: bool,
     },
     /// List the configured providers.
     List {

@@ -3,6 +3,7 @@
 
 use std::path::Path;
 
+use decima_core::context::Thresholds;
 use decima_llm::secrets::{SecretStore, SecretString};
 use decima_llm::{Protocol, ProviderConfig, ReasoningField};
 use decima_store::{ProviderRecord, Store};
@@ -91,19 +92,19 @@ pub async fn resolve(
     }
 }
 
-/// The context window to budget against: the named provider's, else `DECIMA_CONTEXT_WINDOW`,
-/// else the only configured provider's.
+/// The context window to budget against and where compression starts: the named provider's,
+/// else `DECIMA_CONTEXT_WINDOW` with the default thresholds, else the only configured provider's.
 pub async fn context_window(
     store: &Store,
     data_dir: &Path,
     name: Option<&str>,
-) -> Result<u32, CliError> {
+) -> Result<(u32, Thresholds), CliError> {
     if name.is_none()
         && let Some(window) = std::env::var("DECIMA_CONTEXT_WINDOW")
             .ok()
             .filter(|v| !v.trim().is_empty())
     {
-        return window
+        let window = window
             .trim()
             .parse()
             .ok()
@@ -112,15 +113,32 @@ pub async fn context_window(
                 CliError::Provider(format!(
                     "DECIMA_CONTEXT_WINDOW must be a positive number, not '{window}'"
                 ))
-            });
+            })?;
+        return Ok((window, Thresholds::default()));
     }
+    let thresholds = match name {
+        Some(name) => thresholds_of(&store.providers().get_by_name(name).await?.settings),
+        None => match store.providers().list().await?.as_slice() {
+            [only] => thresholds_of(&only.settings),
+            _ => Thresholds::default(),
+        },
+    };
     match resolve(store, data_dir, name).await {
-        Ok(config) => Ok(config.context_window),
+        Ok(config) => Ok((config.context_window, thresholds)),
         Err(CliError::Provider(_)) if name.is_none() => Err(CliError::Provider(
             "no context window: pass --provider NAME or set DECIMA_CONTEXT_WINDOW".into(),
         )),
         Err(e) => Err(e),
     }
+}
+
+/// A provider's thresholds from its settings, or the defaults.
+fn thresholds_of(settings: &Value) -> Thresholds {
+    settings
+        .get("thresholds")
+        .and_then(|t| serde_json::from_value::<Thresholds>(t.clone()).ok())
+        .filter(|t| t.validate().is_ok())
+        .unwrap_or_default()
 }
 
 /// The secret store; its fallback warning is printed where keys are written, not on every read.

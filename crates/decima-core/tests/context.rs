@@ -49,6 +49,7 @@ fn compress(
         strategy: SummaryStrategy::Extract,
         budget,
         counter: &EstimateCounter,
+        written: None,
     })
     .unwrap()
 }

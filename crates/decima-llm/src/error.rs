@@ -94,6 +94,9 @@ pub enum LlmError {
         /// The provider's message.
         message: String,
     },
+    /// A model-written summary that is empty or does not validate.
+    #[error("{0}")]
+    InvalidSummary(String),
     /// The caller stopped the request.
     #[error("the request was cancelled")]
     Cancelled,
@@ -202,7 +205,7 @@ impl LlmError {
             | LlmError::TotalTimeout { .. }
             | LlmError::Stream { .. }
             | LlmError::Protocol { .. } => FailureClass::Transient,
-            LlmError::InvalidToolArguments { .. } => FailureClass::Logic,
+            LlmError::InvalidToolArguments { .. } | LlmError::InvalidSummary(_) => FailureClass::Logic,
             LlmError::ContextOverflow { .. } => FailureClass::ContextOverflow,
             LlmError::Cancelled => FailureClass::Cancelled,
             LlmError::Config(_)

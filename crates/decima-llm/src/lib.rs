@@ -14,6 +14,7 @@ pub mod presets;
 mod provider;
 mod retry;
 pub mod secrets;
+pub mod summarize;
 pub mod tokens;
 mod tool_calls;
 mod transport;

@@ -6,8 +6,8 @@ use std::path::Path;
 
 use decima_core::context::compress::PlanInput;
 use decima_core::context::{
-    CompactionPlan, CompressionLevel, ContextReport, HistoryBudget, Layer, Strategy, Thresholds,
-    pinned_units, plan, select,
+    CompactionPlan, CompressionLevel, ContextReport, HistoryBudget, Layer, Strategy,
+    compaction_range, pinned_units, plan, select,
 };
 use decima_store::Store;
 use serde::Serialize;
@@ -59,15 +59,10 @@ pub async fn run(store: &Store, data_dir: &Path, args: CompressArgs) -> Result<(
             "pass a conversation id, or `undo COMPACTION_ID`".into(),
         ));
     };
-    if !matches!(args.strategy, StrategyArg::Extract) {
-        return Err(CliError::Provider(
-            "only --strategy extract is available in this version; llm and structured summaries come with the agent runtime"
-                .into(),
-        ));
-    }
     let id = conversation_id(id)?;
     store.conversations().get(id).await?;
-    let window = provider_config::context_window(store, data_dir, args.provider.as_deref()).await?;
+    let (window, thresholds) =
+        provider_config::context_window(store, data_dir, args.provider.as_deref()).await?;
     let budget = HistoryBudget::new(window.saturating_sub(output_reserve(window)));
     let messages = store.messages().all(id).await?;
     let pinned = pinned_units(&messages);
@@ -79,12 +74,8 @@ pub async fn run(store: &Store, data_dir: &Path, args: CompressArgs) -> Result<(
         Some(LevelArg::Checkpoint) => CompressionLevel::Checkpoint,
         None => {
             let selection = select(&messages, &pinned, &summaries, &budget)?;
-            let report = ContextReport::from_selection(
-                Vec::<Layer>::new(),
-                &selection,
-                window,
-                &Thresholds::default(),
-            );
+            let report =
+                ContextReport::from_selection(Vec::<Layer>::new(), &selection, window, &thresholds);
             match report.state.level() {
                 Some(level) => level,
                 None => {
@@ -99,7 +90,7 @@ pub async fn run(store: &Store, data_dir: &Path, args: CompressArgs) -> Result<(
         }
     };
     let counter = decima_llm::tokens::store_counter();
-    let plan = plan(PlanInput {
+    let mut input = PlanInput {
         messages: &messages,
         pinned: &pinned,
         summaries: &summaries,
@@ -107,7 +98,30 @@ pub async fn run(store: &Store, data_dir: &Path, args: CompressArgs) -> Result<(
         strategy: Strategy::Extract,
         budget,
         counter: counter.as_ref(),
-    })?;
+        written: None,
+    };
+    let written = match args.strategy {
+        StrategyArg::Extract => None,
+        StrategyArg::Llm | StrategyArg::Structured => {
+            let structured = matches!(args.strategy, StrategyArg::Structured);
+            written_by_model(
+                store,
+                data_dir,
+                args.provider.as_deref(),
+                &input,
+                structured,
+            )
+            .await?
+        }
+    };
+    if let Some(text) = &written {
+        input.strategy = match args.strategy {
+            StrategyArg::Structured => Strategy::Structured,
+            _ => Strategy::Llm,
+        };
+        input.written = Some(text);
+    }
+    let plan = plan(input)?;
     if plan.is_empty() {
         eprintln!(
             "Nothing to compress: every message is already summarised or must stay verbatim."
@@ -120,6 +134,38 @@ pub async fn run(store: &Store, data_dir: &Path, args: CompressArgs) -> Result<(
         Some(store.compactions().apply(id, &plan, "manual").await?)
     };
     print(&plan, compaction_id, args.dry_run, args.json)
+}
+
+/// The summary a model writes for the range the next compaction covers. A structured summary
+/// that does not validate falls back to extract (`None`), as the design asks; other failures end
+/// the command.
+async fn written_by_model(
+    store: &Store,
+    data_dir: &Path,
+    provider: Option<&str>,
+    input: &PlanInput<'_>,
+    structured: bool,
+) -> Result<Option<String>, CliError> {
+    let Some(range) = compaction_range(input)? else {
+        return Ok(None);
+    };
+    let config = provider_config::resolve(store, data_dir, provider).await?;
+    let provider = decima_llm::HttpProvider::new(config)?;
+    match decima_llm::summarize::write_summary(
+        &provider,
+        &input.messages[range],
+        input.level,
+        structured,
+    )
+    .await
+    {
+        Ok(text) => Ok(Some(text)),
+        Err(e) if structured && e.class() == decima_core::FailureClass::Logic => {
+            eprintln!("warning: {e}; falling back to the extract strategy");
+            Ok(None)
+        }
+        Err(e) => Err(e.into()),
+    }
 }
 
 fn print(

@@ -6,8 +6,7 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 use decima_core::context::{
-    ContextReport, HistoryBudget, Layer as ReportLayer, ThresholdState, Thresholds, pinned_units,
-    select,
+    ContextReport, HistoryBudget, Layer as ReportLayer, ThresholdState, pinned_units, select,
 };
 use decima_core::prompt::{AssembleInput, Layer, Preset, assemble};
 use decima_core::{Message, NewMessage};
@@ -86,7 +85,7 @@ pub async fn run(
         }
         None => Preset::default(),
     };
-    let window = provider_config::context_window(store, data_dir, provider).await?;
+    let (window, thresholds) = provider_config::context_window(store, data_dir, provider).await?;
     let counter = decima_llm::tokens::store_counter();
     let placeholders = BTreeMap::new();
 
@@ -110,7 +109,7 @@ pub async fn run(
         vec![ReportLayer::new("system_constants", fixed)],
         &selection,
         window,
-        &Thresholds::default(),
+        &thresholds,
     );
 
     // Session context: the summaries, global first. Working context: pinned units, then the tail.

@@ -7,6 +7,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use decima_core::Role;
+use decima_core::context::Thresholds;
 use decima_llm::secrets::SecretString;
 use decima_llm::{ChatMessage, ChatRequest, HttpProvider, Provider, collect, presets};
 use decima_store::{NewProvider, Store};
@@ -29,7 +30,10 @@ pub async fn run(store: &Store, data_dir: &Path, command: ProviderCommand) -> Re
             api_key_env,
             api_key_stdin,
             tokenizer_json,
+            thresholds,
+            no_compression,
         } => {
+            let thresholds = thresholds_from(thresholds.as_deref(), no_compression)?;
             let key = read_key(api_key_env.as_deref(), api_key_stdin)?;
             let tokenizer = tokenizer_json.map(|p| std::path::absolute(&p).unwrap_or(p));
             if let Some(path) = &tokenizer {
@@ -91,13 +95,18 @@ pub async fn run(store: &Store, data_dir: &Path, command: ProviderCommand) -> Re
                     }
                 }
             };
-            if let Some(path) = &tokenizer
-                && let Some(settings) = new.settings.as_object_mut()
-            {
-                settings.insert(
-                    "tokenizer_json".into(),
-                    path.to_string_lossy().into_owned().into(),
-                );
+            if let Some(settings) = new.settings.as_object_mut() {
+                if let Some(path) = &tokenizer {
+                    settings.insert(
+                        "tokenizer_json".into(),
+                        path.to_string_lossy().into_owned().into(),
+                    );
+                }
+                if let Some(thresholds) = &thresholds {
+                    let value = serde_json::to_value(thresholds)
+                        .map_err(|e| CliError::Provider(e.to_string()))?;
+                    settings.insert("thresholds".into(), value);
+                }
             }
             // Validate the endpoint before anything is stored.
             let mut probe = decima_llm::ProviderConfig::new(
@@ -134,6 +143,30 @@ pub async fn run(store: &Store, data_dir: &Path, command: ProviderCommand) -> Re
         }
         ProviderCommand::Test { name } => test(store, data_dir, &name).await,
     }
+}
+
+/// Thresholds given on the command line, checked; `None` keeps the defaults.
+fn thresholds_from(values: Option<&[f64]>, off: bool) -> Result<Option<Thresholds>, CliError> {
+    if values.is_none() && !off {
+        return Ok(None);
+    }
+    let mut thresholds = Thresholds::default();
+    match values {
+        Some([warn, compress, deep]) => {
+            thresholds.warn = *warn;
+            thresholds.compress = *compress;
+            thresholds.deep = *deep;
+        }
+        Some(_) => {
+            return Err(CliError::Provider(
+                "--thresholds takes three fractions: WARN,COMPRESS,DEEP (e.g. 0.7,0.85,0.9)".into(),
+            ));
+        }
+        None => {}
+    }
+    thresholds.enabled = !off;
+    thresholds.validate()?;
+    Ok(Some(thresholds))
 }
 
 /// The key from an environment variable or stdin; never from argv, where `ps` would show it.

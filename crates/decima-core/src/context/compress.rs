@@ -38,6 +38,9 @@ pub struct PlanInput<'a> {
     pub budget: HistoryBudget,
     /// Counts the new summaries' text (once, here).
     pub counter: &'a dyn TokenCounter,
+    /// The summary a model wrote for the messages [`compaction_range`] chose; required for the
+    /// `Llm` and `Structured` strategies, ignored by `Extract`.
+    pub written: Option<&'a str>,
 }
 
 /// A compaction, before or after it runs: the preview, the record, and what undo reverts.
@@ -121,6 +124,31 @@ pub fn choose_range(
     (keep_from > 0).then(|| first..first + keep_from)
 }
 
+/// The messages the next compaction would summarise (an index range into `input.messages`), so a
+/// caller can have a model write their summary and pass it back as [`PlanInput::written`].
+pub fn compaction_range(input: &PlanInput<'_>) -> Result<Option<std::ops::Range<usize>>, CoreError> {
+    let before = select(input.messages, input.pinned, input.summaries, &input.budget)?;
+    let keep = (f64::from(input.budget.recent()) * input.level.keep_fraction()).floor() as u32;
+    Ok(choose_range(input.messages, before.frontier, keep))
+}
+
+/// Appends, verbatim, every literal a model left out of its summary: ids, paths and URLs must
+/// survive compression whoever writes the text.
+pub fn with_missing_literals(text: &str, literals: &[String]) -> String {
+    let missing: Vec<&String> = literals.iter().filter(|l| !text.contains(l.as_str())).collect();
+    if missing.is_empty() {
+        return text.to_string();
+    }
+    let mut out = text.trim_end().to_string();
+    out.push_str("\n\n## Literals\n");
+    for l in missing {
+        out.push_str("- ");
+        out.push_str(l);
+        out.push('\n');
+    }
+    out
+}
+
 fn new_summary(
     level: SummaryLevel,
     start_seq: i64,
@@ -142,10 +170,9 @@ fn new_summary(
 /// for `Phase`); when segments then outgrow their share, they and the global summary fold into a
 /// new global summary, rendered more deeply until it fits its share.
 pub fn plan(input: PlanInput<'_>) -> Result<CompactionPlan, CoreError> {
-    if input.strategy != Strategy::Extract {
+    if input.strategy != Strategy::Extract && input.written.is_none() {
         return Err(CoreError::InvalidContext(format!(
-            "strategy {} needs a model and cannot be planned by decima-core; plan with extract, or \
-             use choose_range and write the text with the LLM",
+            "strategy {} needs the summary a model wrote for the range compaction_range chose",
             input.strategy.as_str()
         )));
     }
@@ -173,7 +200,14 @@ pub fn plan(input: PlanInput<'_>) -> Result<CompactionPlan, CoreError> {
         };
         covered = Some((start, last.seq));
         let digest = Digest::from_sources(msgs.iter().map(Source::from));
-        let seg = render_within(&digest, detail, budget.segments(), input.counter);
+        let seg = match input.written.filter(|_| input.strategy != Strategy::Extract) {
+            Some(text) => {
+                let text = with_missing_literals(text, &digest.literals);
+                let tokens = input.counter.count_text(&text);
+                (text, tokens)
+            }
+            None => render_within(&digest, detail, budget.segments(), input.counter),
+        };
         let segment_total = before.segment_tokens.saturating_add(seg.1);
         if segment_total <= budget.segments() && input.level != CompressionLevel::Phase {
             new_summaries.push(new_summary(SummaryLevel::Segment, start, last.seq, seg));

@@ -13,7 +13,7 @@ pub mod steps;
 pub mod summary;
 pub mod window;
 
-pub use compress::{CompactionPlan, choose_range, plan};
+pub use compress::{CompactionPlan, choose_range, compaction_range, plan, with_missing_literals};
 pub use extract::{Detail, Digest, Source, extract_messages};
 pub use fold::{fold_summaries, render_within};
 pub use measure::{ContextReport, Layer};
