@@ -283,7 +283,7 @@ async fn a_model_writes_llm_and_structured_summaries() {
 fn thresholds_are_configured_per_provider() {
     let (env, id, tokens) = setup();
     let provider_cmd = |args: &[&str]| {
-        let out = Command::new(env!("CARGO_BIN_EXE_decima"))
+        Command::new(env!("CARGO_BIN_EXE_decima"))
             .arg("--data-dir")
             .arg(env.dir.path().join("data"))
             .args(args)
@@ -291,8 +291,7 @@ fn thresholds_are_configured_per_provider() {
             .env_remove("DECIMA_CONTEXT_WINDOW")
             .env("DECIMA_SECRET_BACKEND", "file")
             .output()
-            .unwrap();
-        out
+            .unwrap()
     };
     // A window the history fills to about 65%: ok by default, "compress" at 0.5/0.6/0.7.
     let window = (tokens * 100 / 65).to_string();

@@ -205,7 +205,9 @@ impl LlmError {
             | LlmError::TotalTimeout { .. }
             | LlmError::Stream { .. }
             | LlmError::Protocol { .. } => FailureClass::Transient,
-            LlmError::InvalidToolArguments { .. } | LlmError::InvalidSummary(_) => FailureClass::Logic,
+            LlmError::InvalidToolArguments { .. } | LlmError::InvalidSummary(_) => {
+                FailureClass::Logic
+            }
             LlmError::ContextOverflow { .. } => FailureClass::ContextOverflow,
             LlmError::Cancelled => FailureClass::Cancelled,
             LlmError::Config(_)

@@ -10,13 +10,22 @@ use serde_json::json;
 use crate::{ChatMessage, ChatRequest, JsonSchemaFormat, LlmError, Provider, collect};
 
 /// The sections every model-written summary has, in order.
-pub const SECTIONS: [&str; 6] = ["Goal", "Completed work", "Current state", "Key decisions", "Next step", "Constraints"];
+pub const SECTIONS: [&str; 6] = [
+    "Goal",
+    "Completed work",
+    "Current state",
+    "Key decisions",
+    "Next step",
+    "Constraints",
+];
 
 const MAX_SUMMARY_TOKENS: u32 = 4_096;
 
 fn instructions(level: CompressionLevel) -> String {
     let size = match level {
-        CompressionLevel::Deep => "about 30% of the length a full account would take: one line per operation",
+        CompressionLevel::Deep => {
+            "about 30% of the length a full account would take: one line per operation"
+        }
         _ => "about 60% of the length a full account would take, the last 3 operations in detail",
     };
     format!(
@@ -119,7 +128,9 @@ pub async fn write_summary(
     let text = completion.text.trim();
     if !structured {
         if text.is_empty() {
-            return Err(LlmError::InvalidSummary("the model returned an empty summary".into()));
+            return Err(LlmError::InvalidSummary(
+                "the model returned an empty summary".into(),
+            ));
         }
         return Ok(text.to_string());
     }
@@ -128,10 +139,13 @@ pub async fn write_summary(
         .or_else(|| text.strip_prefix("```"))
         .map(|t| t.trim_end_matches("```").trim())
         .unwrap_or(text);
-    let parsed: StructuredSummary = serde_json::from_str(json)
-        .map_err(|e| LlmError::InvalidSummary(format!("the structured summary does not validate: {e}")))?;
+    let parsed: StructuredSummary = serde_json::from_str(json).map_err(|e| {
+        LlmError::InvalidSummary(format!("the structured summary does not validate: {e}"))
+    })?;
     if parsed.goal.trim().is_empty() {
-        return Err(LlmError::InvalidSummary("the structured summary has no goal".into()));
+        return Err(LlmError::InvalidSummary(
+            "the structured summary has no goal".into(),
+        ));
     }
     Ok(render(&parsed))
 }

@@ -27,6 +27,7 @@ async fn plan_for(
         strategy: Strategy::Extract,
         budget: HistoryBudget::new(budget),
         counter: &EstimateCounter,
+        written: None,
     })
     .unwrap()
 }

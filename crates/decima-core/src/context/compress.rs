@@ -126,7 +126,9 @@ pub fn choose_range(
 
 /// The messages the next compaction would summarise (an index range into `input.messages`), so a
 /// caller can have a model write their summary and pass it back as [`PlanInput::written`].
-pub fn compaction_range(input: &PlanInput<'_>) -> Result<Option<std::ops::Range<usize>>, CoreError> {
+pub fn compaction_range(
+    input: &PlanInput<'_>,
+) -> Result<Option<std::ops::Range<usize>>, CoreError> {
     let before = select(input.messages, input.pinned, input.summaries, &input.budget)?;
     let keep = (f64::from(input.budget.recent()) * input.level.keep_fraction()).floor() as u32;
     Ok(choose_range(input.messages, before.frontier, keep))
@@ -135,7 +137,10 @@ pub fn compaction_range(input: &PlanInput<'_>) -> Result<Option<std::ops::Range<
 /// Appends, verbatim, every literal a model left out of its summary: ids, paths and URLs must
 /// survive compression whoever writes the text.
 pub fn with_missing_literals(text: &str, literals: &[String]) -> String {
-    let missing: Vec<&String> = literals.iter().filter(|l| !text.contains(l.as_str())).collect();
+    let missing: Vec<&String> = literals
+        .iter()
+        .filter(|l| !text.contains(l.as_str()))
+        .collect();
     if missing.is_empty() {
         return text.to_string();
     }
@@ -200,7 +205,10 @@ pub fn plan(input: PlanInput<'_>) -> Result<CompactionPlan, CoreError> {
         };
         covered = Some((start, last.seq));
         let digest = Digest::from_sources(msgs.iter().map(Source::from));
-        let seg = match input.written.filter(|_| input.strategy != Strategy::Extract) {
+        let seg = match input
+            .written
+            .filter(|_| input.strategy != Strategy::Extract)
+        {
             Some(text) => {
                 let text = with_missing_literals(text, &digest.literals);
                 let tokens = input.counter.count_text(&text);
