@@ -176,5 +176,83 @@ fn context_build(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, context_build);
+/// Extract compression of a 10,000-message history with no summary yet: the plan (select, digest,
+/// render within the share) that a standard compression stores.
+fn extract_10k(c: &mut Criterion) {
+    let messages = history(10_000);
+    let pinned = pinned_units(&messages);
+    let budget = HistoryBudget::new(WINDOW - 8_192);
+    let mut group = c.benchmark_group("extract_compression");
+    group.sample_size(20);
+    group.bench_function("10k_standard", |b| {
+        b.iter(|| {
+            let plan = decima_core::context::plan(decima_core::context::compress::PlanInput {
+                messages: &messages,
+                pinned: &pinned,
+                summaries: &[],
+                level: decima_core::context::CompressionLevel::Standard,
+                strategy: Strategy::Extract,
+                budget,
+                counter: &EstimateCounter,
+                written: None,
+            })
+            .unwrap();
+            assert!(!plan.new_summaries.is_empty());
+            std::hint::black_box(plan.tokens_after)
+        })
+    });
+    group.finish();
+}
+
+/// The greppable text export of 10,000 messages of about 500 bytes each (about 5 MB).
+fn export_10k(c: &mut Criterion) {
+    let built = ConversationBuilder::new(9, 10_000)
+        .content_chars(420)
+        .build();
+    let messages: Vec<Message> = built
+        .messages
+        .into_iter()
+        .enumerate()
+        .map(|(i, m)| Message {
+            id: MessageId::new(),
+            conversation_id: ConversationId::new(),
+            execution_id: None,
+            seq: i as i64 + 1,
+            tokens: 0,
+            role: m.role,
+            name: m.name,
+            content: m.content,
+            reasoning: m.reasoning,
+            reasoning_signature: m.reasoning_signature,
+            tool_calls: m.tool_calls,
+            tool_call_id: m.tool_call_id,
+            pinned: m.pinned,
+            created_at: Timestamp(1_795_000_000_000 + i as i64),
+            deleted_at: None,
+        })
+        .collect();
+    let mut out = String::new();
+    for m in &messages {
+        decima_core::export::render_message(decima_core::export::ExportFormat::Text, m, &mut out);
+    }
+    println!("text export of 10k messages: {} bytes", out.len());
+    let mut group = c.benchmark_group("export");
+    group.sample_size(20);
+    group.bench_function("text_10k", |b| {
+        b.iter(|| {
+            let mut out = String::with_capacity(6 << 20);
+            for m in &messages {
+                decima_core::export::render_message(
+                    decima_core::export::ExportFormat::Text,
+                    m,
+                    &mut out,
+                );
+            }
+            std::hint::black_box(out.len())
+        })
+    });
+    group.finish();
+}
+
+criterion_group!(benches, context_build, extract_10k, export_10k);
 criterion_main!(benches);

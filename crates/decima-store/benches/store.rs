@@ -6,6 +6,9 @@
 //! - `import_10k/store`: `Conversations::import` of 10,000 generated messages into a fresh file.
 //!   `import_10k/raw_sqlx`: the same rows as 10,000 prepared single-row INSERTs in one transaction.
 //!
+//! - `export_incremental/one_new_message`: what `decima export -o` does when one message is new:
+//!   read the export record and the new messages, render, append, record.
+//!
 //! Run: `cargo bench -p decima-store --bench store`
 
 use std::sync::Arc;
@@ -164,5 +167,91 @@ fn import_10k(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, append_one, import_10k);
+/// Incremental export of one new message to a 10,000-message history file: read what is new since
+/// the last exported seq, render it, append it, record the export. What `decima export -o` does.
+fn export_incremental_one(c: &mut Criterion) {
+    use std::io::Write as _;
+    let rt = Runtime::new().unwrap();
+    let (dir, store, conversation) = rt.block_on(async {
+        let (dir, store) = fresh_store().await;
+        let built = ConversationBuilder::new(3, 10_000).build();
+        let conv = store
+            .conversations()
+            .import("bench", None, &built.messages)
+            .await
+            .unwrap();
+        (dir, store, conv.id)
+    });
+    let path = dir.path().join("history.txt");
+    let key = path.to_string_lossy().into_owned();
+    rt.block_on(async {
+        let mut text = String::new();
+        for m in store.messages().all(conversation).await.unwrap() {
+            decima_core::export::render_message(
+                decima_core::export::ExportFormat::Text,
+                &m,
+                &mut text,
+            );
+        }
+        std::fs::write(&path, &text).unwrap();
+        store
+            .exports()
+            .record(conversation, &key, "text", 10_000, text.len() as u64)
+            .await
+            .unwrap();
+    });
+    let message = NewMessage::new(
+        Role::Assistant,
+        "The March total is 42,170 EUR; see /workspace/out/march.csv.",
+    );
+    let mut group = c.benchmark_group("export_incremental");
+    group.bench_function("one_new_message", |b| {
+        b.iter_custom(|iters| {
+            let mut total = Duration::ZERO;
+            for _ in 0..iters {
+                rt.block_on(store.messages().append(conversation, message.clone()))
+                    .unwrap();
+                let started = Instant::now();
+                rt.block_on(async {
+                    let last = store
+                        .exports()
+                        .get(conversation, &key)
+                        .await
+                        .unwrap()
+                        .unwrap();
+                    let new = store
+                        .messages()
+                        .range(conversation, last.last_seq + 1, i64::MAX)
+                        .await
+                        .unwrap();
+                    let mut text = String::new();
+                    for m in &new {
+                        decima_core::export::render_message(
+                            decima_core::export::ExportFormat::Text,
+                            m,
+                            &mut text,
+                        );
+                    }
+                    let mut file = std::fs::OpenOptions::new()
+                        .append(true)
+                        .open(&path)
+                        .unwrap();
+                    file.write_all(text.as_bytes()).unwrap();
+                    let bytes = file.metadata().unwrap().len();
+                    let seq = new.last().map_or(last.last_seq, |m| m.seq);
+                    store
+                        .exports()
+                        .record(conversation, &key, "text", seq, bytes)
+                        .await
+                        .unwrap();
+                });
+                total += started.elapsed();
+            }
+            total
+        })
+    });
+    group.finish();
+}
+
+criterion_group!(benches, append_one, import_10k, export_incremental_one);
 criterion_main!(benches);

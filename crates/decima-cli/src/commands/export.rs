@@ -125,11 +125,11 @@ async fn export_to_file(
     Ok(())
 }
 
-/// Appends and syncs; returns the file's new length.
+/// Appends; returns the file's new length. No fsync: the length recorded in SQLite is the check,
+/// so a file that lost its tail in a crash has another length and is rewritten whole.
 fn append(path: &Path, bytes: &[u8]) -> std::io::Result<u64> {
     let mut file = std::fs::OpenOptions::new().append(true).open(path)?;
     file.write_all(bytes)?;
-    file.sync_all()?;
     Ok(file.metadata()?.len())
 }
 
