@@ -5,36 +5,9 @@ use std::process::{Command, Output};
 
 use decima_testkit::{ConversationBuilder, LlmServer, Reply, Turn};
 
-struct Env {
-    dir: tempfile::TempDir,
-}
+mod window_env;
 
-impl Env {
-    fn run(&self, window: &str, args: &[&str]) -> Output {
-        Command::new(env!("CARGO_BIN_EXE_decima"))
-            .arg("--data-dir")
-            .arg(self.dir.path().join("data"))
-            .args(args)
-            .env_remove("DECIMA_DATA_DIR")
-            .env("DECIMA_CONTEXT_WINDOW", window)
-            .output()
-            .unwrap()
-    }
-
-    fn ok(&self, window: &str, args: &[&str]) -> String {
-        let out = self.run(window, args);
-        assert!(
-            out.status.success(),
-            "{args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8(out.stdout).unwrap()
-    }
-
-    fn json(&self, window: &str, args: &[&str]) -> serde_json::Value {
-        serde_json::from_str(&self.ok(window, args)).unwrap()
-    }
-}
+use window_env::Env;
 
 fn setup() -> (Env, String, u64) {
     let env = Env {

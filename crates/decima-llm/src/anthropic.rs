@@ -146,12 +146,6 @@ pub struct Decoder {
 impl Decoder {
     pub(crate) fn decode(&mut self, provider: &str, event: &Event) -> Result<Decoded, LlmError> {
         let data = event.data.trim();
-        if data.is_empty() {
-            return Ok(Decoded {
-                events: Vec::new(),
-                done: false,
-            });
-        }
         let value: Value = serde_json::from_str(data).map_err(|e| LlmError::Protocol {
             provider: provider.to_string(),
             detail: format!("a stream event is not valid JSON ({e})"),

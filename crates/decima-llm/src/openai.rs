@@ -134,12 +134,6 @@ pub struct Decoder {
 impl Decoder {
     pub(crate) fn decode(&mut self, provider: &str, event: &Event) -> Result<Decoded, LlmError> {
         let data = event.data.trim();
-        if data.is_empty() {
-            return Ok(Decoded {
-                events: Vec::new(),
-                done: false,
-            });
-        }
         if data == "[DONE]" {
             return Ok(Decoded {
                 events: self.finish(provider)?,

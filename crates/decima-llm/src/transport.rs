@@ -36,6 +36,13 @@ pub(crate) struct Decoded {
 
 impl Decoder {
     fn decode(&mut self, provider: &str, event: &Event) -> Result<Decoded, LlmError> {
+        // Keep-alive events without data carry nothing for either protocol.
+        if event.data.trim().is_empty() {
+            return Ok(Decoded {
+                events: Vec::new(),
+                done: false,
+            });
+        }
         match self {
             Decoder::OpenAi(d) => d.decode(provider, event),
             Decoder::Anthropic(d) => d.decode(provider, event),
