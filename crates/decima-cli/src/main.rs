@@ -2,6 +2,7 @@
 
 mod args;
 mod commands;
+mod context_build;
 mod data_dir;
 mod error;
 mod output;

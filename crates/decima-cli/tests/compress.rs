@@ -339,3 +339,44 @@ fn thresholds_are_configured_per_provider() {
         String::from_utf8_lossy(&bad.stderr)
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn chat_compresses_on_its_own_before_sending() {
+    let (env, id, tokens) = tokio::task::spawn_blocking(setup).await.unwrap();
+    let server = LlmServer::start().await;
+    server.enqueue(answer("Next: compare March with last year."));
+    let window = (tokens * 9 / 10).to_string();
+    let out = tokio::task::block_in_place(|| {
+        with_model(
+            &env,
+            &server,
+            &window,
+            &["chat", "--conversation", &id, "What next?"],
+        )
+    });
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("[compressed the history before sending"),
+        "{stderr}"
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "Next: compare March with last year.\n"
+    );
+
+    let request = server.requests()[0].json.clone().unwrap();
+    let sent = request["messages"].as_array().unwrap();
+    assert!(
+        sent.len() < 500,
+        "the summarised history is not resent: {}",
+        sent.len()
+    );
+    assert!(sent.iter().any(|m| {
+        m["content"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("summary of messages")
+    }));
+    assert_eq!(sent.last().unwrap()["content"], "What next?");
+}

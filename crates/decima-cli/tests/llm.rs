@@ -448,8 +448,9 @@ async fn chat_learns_the_calibration_and_refuses_what_cannot_fit() {
         "the provider counted more than we estimated: {factor}"
     );
 
-    // The next turn would need more than the 400-token window once calibrated: refused before
-    // anything is sent, and the user's message is kept.
+    // A message larger than the whole 400-token window cannot fit even after the history is
+    // compressed: refused before anything is sent, and the user's message is kept.
+    let huge = long.repeat(4);
     let out = env
         .run(&[
             "chat",
@@ -457,7 +458,7 @@ async fn chat_learns_the_calibration_and_refuses_what_cannot_fit() {
             "oa",
             "--conversation",
             &last_conversation(&env).await,
-            &long,
+            &huge,
         ])
         .await;
     assert_eq!(out.status.code(), Some(5), "{}", stderr(&out));

@@ -301,3 +301,26 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn the_newest_message_is_never_summarised_away() {
+    let mut drafts: Vec<NewMessage> = (0..20)
+        .map(|i| NewMessage::new(Role::User, format!("message {i}")))
+        .collect();
+    drafts.push(NewMessage::new(
+        Role::User,
+        "a very long request ".repeat(500),
+    ));
+    let messages: Vec<Message> = drafts
+        .into_iter()
+        .enumerate()
+        .map(|(i, d)| to_message(i as i64 + 1, d))
+        .collect();
+    // Even with nothing to keep, and a newest message larger than any budget, it stays uncovered.
+    let range = decima_core::context::choose_range(&messages, 0, 0).unwrap();
+    assert_eq!(range, 0..20, "everything but the newest message");
+    assert_eq!(
+        decima_core::context::choose_range(&messages[20..], 0, 0),
+        None
+    );
+}

@@ -68,6 +68,20 @@ impl From<&Message> for ChatMessage {
     }
 }
 
+impl From<&NewMessage> for ChatMessage {
+    fn from(m: &NewMessage) -> Self {
+        Self {
+            role: m.role,
+            content: m.content.clone(),
+            name: m.name.clone(),
+            reasoning: m.reasoning.clone(),
+            reasoning_signature: m.reasoning_signature.clone(),
+            tool_calls: m.tool_calls.clone(),
+            tool_call_id: m.tool_call_id.clone(),
+        }
+    }
+}
+
 impl From<&ChatMessage> for NewMessage {
     fn from(m: &ChatMessage) -> Self {
         NewMessage {

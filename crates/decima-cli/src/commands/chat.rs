@@ -15,7 +15,7 @@ use futures_util::StreamExt;
 
 use super::conversation_id;
 use crate::error::CliError;
-use crate::provider_config;
+use crate::{context_build, provider_config};
 
 /// Longest automatic title taken from the first message.
 const TITLE_CHARS: usize = 60;
@@ -45,10 +45,40 @@ pub async fn run(
         .messages()
         .append(conversation.id, NewMessage::new(Role::User, message))
         .await?;
-    let history = store.messages().all(conversation.id).await?;
+
+    // The request goes through the context pipeline: compress first when the thresholds say so,
+    // then select and assemble with the conversation's preset.
+    let preset = context_build::preset_of(store, &conversation).await?;
+    let (window, thresholds) = provider_config::context_window(store, data_dir, provider).await?;
+    if let Some(done) =
+        context_build::compress_if_needed(store, conversation.id, &preset, window, &thresholds)
+            .await?
+    {
+        eprintln!(
+            "[compressed the history before sending: {} → {} tokens; `decima compress undo {}` reverts it]",
+            done.tokens_before, done.tokens_after, done.id
+        );
+    }
+    let built = context_build::build(store, conversation.id, &preset, window, &thresholds).await?;
+    if built.compression_required() {
+        return Err(LlmError::ContextOverflow {
+            provider: config.name.clone(),
+            message: format!(
+                "{} messages ({} tokens) do not fit even after compression; your message is saved, \
+                 use a model with a larger window",
+                built.pending, built.pending_tokens
+            ),
+        }
+        .into());
+    }
     let request = ChatRequest {
         model: config.model.clone(),
-        messages: history.iter().map(ChatMessage::from).collect(),
+        messages: built
+            .assembled
+            .request()
+            .iter()
+            .map(ChatMessage::from)
+            .collect(),
         ..ChatRequest::default()
     };
     let estimate = match &config.tokenizer_json {

@@ -6,8 +6,8 @@ use std::path::Path;
 
 use decima_core::context::compress::PlanInput;
 use decima_core::context::{
-    CompactionPlan, CompressionLevel, ContextReport, HistoryBudget, Layer, Strategy,
-    compaction_range, pinned_units, plan, select,
+    CompactionPlan, CompressionLevel, ContextReport, Layer, Strategy, compaction_range,
+    pinned_units, plan, select,
 };
 use decima_store::Store;
 use serde::Serialize;
@@ -15,12 +15,7 @@ use serde::Serialize;
 use super::conversation_id;
 use crate::args::{CompressArgs, CompressCommand, LevelArg, StrategyArg};
 use crate::error::CliError;
-use crate::{output, provider_config};
-
-/// Tokens kept free for the answer: a quarter of the window, at most 8,192.
-pub fn output_reserve(window: u32) -> u32 {
-    (window / 4).min(8_192)
-}
+use crate::{context_build, output, provider_config};
 
 #[derive(Serialize)]
 struct SummaryJson<'a> {
@@ -60,10 +55,11 @@ pub async fn run(store: &Store, data_dir: &Path, args: CompressArgs) -> Result<(
         ));
     };
     let id = conversation_id(id)?;
-    store.conversations().get(id).await?;
     let (window, thresholds) =
         provider_config::context_window(store, data_dir, args.provider.as_deref()).await?;
-    let budget = HistoryBudget::new(window.saturating_sub(output_reserve(window)));
+    let conversation = store.conversations().get(id).await?;
+    let preset = context_build::preset_of(store, &conversation).await?;
+    let (budget, _) = context_build::history_budget(&preset, window);
     let messages = store.messages().all(id).await?;
     let pinned = pinned_units(&messages);
     let summaries = store.compactions().live_summaries(id).await?;

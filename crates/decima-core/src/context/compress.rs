@@ -100,8 +100,9 @@ impl CompactionPlan {
 }
 
 /// Chooses the uncovered messages a compaction covers, as an index range into `messages`: the
-/// oldest uncovered units, leaving the newest units that fit `keep_tokens` verbatim. Never splits
-/// a tool call from its result. `None` when everything uncovered already fits.
+/// oldest uncovered units, leaving the newest units that fit `keep_tokens` verbatim, and always
+/// the newest unit itself. Never splits a tool call from its result. `None` when everything
+/// uncovered already fits.
 pub fn choose_range(
     messages: &[Message],
     frontier: i64,
@@ -109,16 +110,24 @@ pub fn choose_range(
 ) -> Option<std::ops::Range<usize>> {
     let first = messages.partition_point(|m| m.seq <= frontier);
     let uncovered = &messages[first..];
-    let mut kept = 0u32;
-    let mut keep_from = uncovered.len();
-    for unit in units_from_end(uncovered) {
-        let cost = uncovered[unit.clone()]
+    let cost = |unit: &std::ops::Range<usize>| {
+        uncovered[unit.clone()]
             .iter()
-            .fold(0u32, |acc, m| acc.saturating_add(m.tokens));
-        if kept.saturating_add(cost) > keep_tokens {
+            .fold(0u32, |acc, m| acc.saturating_add(m.tokens))
+    };
+    let mut units = units_from_end(uncovered);
+    // The newest unit always stays verbatim, however large: it is what the next step answers.
+    let Some(newest) = units.next() else {
+        return None;
+    };
+    let mut kept = cost(&newest);
+    let mut keep_from = newest.start;
+    for unit in units {
+        let unit_cost = cost(&unit);
+        if kept.saturating_add(unit_cost) > keep_tokens {
             break;
         }
-        kept += cost;
+        kept += unit_cost;
         keep_from = unit.start;
     }
     (keep_from > 0).then(|| first..first + keep_from)
