@@ -117,9 +117,7 @@ pub fn choose_range(
     };
     let mut units = units_from_end(uncovered);
     // The newest unit always stays verbatim, however large: it is what the next step answers.
-    let Some(newest) = units.next() else {
-        return None;
-    };
+    let newest = units.next()?;
     let mut kept = cost(&newest);
     let mut keep_from = newest.start;
     for unit in units {
