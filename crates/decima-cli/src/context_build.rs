@@ -105,8 +105,20 @@ pub async fn build(
         window,
         thresholds,
     );
-    // Session context: the summaries, global first. Working context: pinned units, then the tail.
+    // Session context: the pinned todos verbatim, then the summaries, global first. Working
+    // context: pinned units, then the tail.
     let mut session = String::new();
+    let todos = store.todos().pinned_in_conversation(id).await?;
+    if !todos.is_empty() {
+        session.push_str("Pinned todos:\n");
+        for t in &todos {
+            let _ = match &t.phase {
+                Some(phase) => writeln!(session, "- [{}] {} (phase: {phase})", t.status, t.title),
+                None => writeln!(session, "- [{}] {}", t.status, t.title),
+            };
+        }
+        session.push('\n');
+    }
     for s in selection.global.iter().chain(selection.segments.iter()) {
         let _ = writeln!(
             session,

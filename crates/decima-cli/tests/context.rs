@@ -113,6 +113,26 @@ fn a_card_preset_shapes_the_assembled_request() {
     assert_eq!(over["compression_required"], true);
     assert!(String::from_utf8_lossy(&out.stderr).contains("decima compress"));
 
+    // A pinned todo of one of the conversation's executions (the runtime writes these).
+    let db = env.dir.path().join("data").join("decima.db");
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let pool = sqlx::SqlitePool::connect(&format!("sqlite://{}", db.display())).await.unwrap();
+        sqlx::query("INSERT INTO executions (id, conversation_id, task, created_at, updated_at) VALUES ('e1', ?, 'reconcile', 0, 0)")
+            .bind(&id)
+            .execute(&pool)
+            .await
+            .unwrap();
+        sqlx::query("INSERT INTO todos (id, execution_id, position, title, status, pinned, created_at, updated_at) VALUES ('t1', 'e1', 1, 'Verify totals for region R-7 against ledger-2026-03', 'in_progress', 1, 0, 0), ('t2', 'e1', 2, 'unpinned step', 'pending', 0, 0, 0)")
+            .execute(&pool)
+            .await
+            .unwrap();
+        pool.close().await;
+    });
+
     env.ok(&tight, &["compress", &id]);
     let after = env.json(&tight, &["context", &id, "--json"]);
     assert_eq!(after["compression_required"], false, "{after}");
@@ -126,6 +146,11 @@ fn a_card_preset_shapes_the_assembled_request() {
         .map(|m| m["content"].as_str().unwrap())
         .collect();
     assert!(sent.contains(&goal), "the goal survives compression");
+    assert!(
+        sent.contains("- [in_progress] Verify totals for region R-7 against ledger-2026-03"),
+        "pinned todos stay verbatim"
+    );
+    assert!(!sent.contains("unpinned step"));
 }
 
 #[test]

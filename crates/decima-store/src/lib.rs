@@ -17,6 +17,7 @@ mod pool;
 mod presets;
 mod providers;
 mod rows;
+mod todos;
 
 use std::path::Path;
 use std::sync::Arc;
@@ -33,6 +34,7 @@ pub use exports::{Exports, HistoryExport};
 pub use messages::Messages;
 pub use presets::{PRESET_KINDS, PresetRecord, Presets};
 pub use providers::{NewProvider, ProviderRecord, Providers};
+pub use todos::{PinnedTodo, Todos};
 
 /// Shorthand for the store's results.
 pub type Result<T, E = StoreError> = std::result::Result<T, E>;
@@ -80,6 +82,11 @@ impl Store {
     /// Compactions and the summaries they make: apply, undo, and the summaries in force.
     pub fn compactions(&self) -> Compactions<'_> {
         Compactions::new(self)
+    }
+
+    /// Todos of executions; the pinned ones go into every request's session context.
+    pub fn todos(&self) -> Todos<'_> {
+        Todos::new(self)
     }
 
     /// Prompt presets, native and imported.
