@@ -10,7 +10,7 @@ use decima_core::context::{
     pinned_units, plan, select,
 };
 use decima_core::prompt::{AssembleInput, Assembled, Preset, assemble};
-use decima_core::{ConversationId, Message, NewMessage};
+use decima_core::{ConversationId, NewMessage};
 use decima_store::{Conversation, Store};
 
 use crate::error::CliError;
@@ -72,20 +72,6 @@ impl Built {
     }
 }
 
-fn draft(m: &Message) -> NewMessage {
-    NewMessage {
-        role: m.role,
-        name: m.name.clone(),
-        content: m.content.clone(),
-        reasoning: m.reasoning.clone(),
-        reasoning_signature: m.reasoning_signature.clone(),
-        tool_calls: m.tool_calls.clone(),
-        tool_call_id: m.tool_call_id.clone(),
-        execution_id: m.execution_id,
-        pinned: m.pinned,
-    }
-}
-
 /// Selects, measures and assembles the request for the conversation as it is stored now.
 pub async fn build(
     store: &Store,
@@ -134,7 +120,7 @@ pub async fn build(
         .iter()
         .copied()
         .chain(selection.recent.iter())
-        .map(draft)
+        .map(NewMessage::from)
         .collect();
     let tokens: Vec<u32> = selection
         .pinned

@@ -82,21 +82,9 @@ fn summaries(messages: &[Message]) -> Vec<Summary> {
     ]
 }
 
-fn draft(m: &Message) -> NewMessage {
-    NewMessage {
-        role: m.role,
-        name: m.name.clone(),
-        content: m.content.clone(),
-        reasoning: m.reasoning.clone(),
-        tool_calls: m.tool_calls.clone(),
-        tool_call_id: m.tool_call_id.clone(),
-        ..NewMessage::default()
-    }
-}
-
 fn naive(messages: &[Message], budget: u32, counter: &dyn TokenCounter, preset: &Preset) -> u32 {
     let reloaded: Vec<Message> = messages.to_vec();
-    let drafts: Vec<NewMessage> = reloaded.iter().map(draft).collect();
+    let drafts: Vec<NewMessage> = reloaded.iter().map(NewMessage::from).collect();
     let counts: Vec<u32> = drafts.iter().map(|m| counter.count_message(m)).collect();
     let mut used = 0u32;
     let mut start = drafts.len();
@@ -141,7 +129,7 @@ fn context_build(c: &mut Criterion) {
                     .iter()
                     .copied()
                     .chain(selection.recent.iter())
-                    .map(draft)
+                    .map(NewMessage::from)
                     .collect();
                 let tokens: Vec<u32> = selection
                     .pinned

@@ -175,6 +175,23 @@ pub struct Message {
     pub deleted_at: Option<Timestamp>,
 }
 
+impl From<&Message> for NewMessage {
+    /// A stored message as a draft again: what the context pipeline assembles and counts.
+    fn from(m: &Message) -> Self {
+        NewMessage {
+            role: m.role,
+            name: m.name.clone(),
+            content: m.content.clone(),
+            reasoning: m.reasoning.clone(),
+            reasoning_signature: m.reasoning_signature.clone(),
+            tool_calls: m.tool_calls.clone(),
+            tool_call_id: m.tool_call_id.clone(),
+            execution_id: m.execution_id,
+            pinned: m.pinned,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -206,6 +223,40 @@ mod tests {
         );
         msg.role = Role::Assistant;
         assert!(msg.validate().is_ok());
+    }
+
+    #[test]
+    fn a_stored_message_becomes_the_same_draft() {
+        let draft = NewMessage {
+            name: Some("agent".into()),
+            reasoning: Some("r".into()),
+            reasoning_signature: Some("sig".into()),
+            tool_calls: vec![ToolCall {
+                id: "c".into(),
+                name: "shell".into(),
+                arguments: "{}".into(),
+            }],
+            pinned: true,
+            ..NewMessage::new(Role::Assistant, "text")
+        };
+        let stored = Message {
+            id: MessageId::new(),
+            conversation_id: ConversationId::new(),
+            execution_id: draft.execution_id,
+            seq: 3,
+            role: draft.role,
+            name: draft.name.clone(),
+            content: draft.content.clone(),
+            reasoning: draft.reasoning.clone(),
+            reasoning_signature: draft.reasoning_signature.clone(),
+            tool_calls: draft.tool_calls.clone(),
+            tool_call_id: draft.tool_call_id.clone(),
+            tokens: 9,
+            pinned: draft.pinned,
+            created_at: Timestamp(0),
+            deleted_at: None,
+        };
+        assert_eq!(NewMessage::from(&stored), draft);
     }
 
     #[test]
