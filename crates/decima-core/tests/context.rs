@@ -1,6 +1,9 @@
 //! The context pipeline end to end: fidelity of extract compression on long generated
 //! conversations, property tests of Select and planning, and the cost of the walk.
 
+// Test code: a failed setup step should panic right where it happened.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use decima_core::context::compress::PlanInput;
 use decima_core::context::{
     CompactionPlan, CompressionLevel, HistoryBudget, Strategy as SummaryStrategy, Summary,

@@ -7,6 +7,7 @@
 
 #![warn(missing_docs)]
 
+pub mod analyst_conversation;
 mod conversation;
 pub mod llm_server;
 

@@ -16,8 +16,12 @@ use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
 use crate::context::extract::{Detail, Digest, Source};
-use crate::context::fold::{fold_summaries, render_within};
-use crate::context::summary::{CompressionLevel, HistoryBudget, Strategy, Summary, SummaryLevel};
+use crate::context::fold::{
+    fold_strategy, fold_summaries, fold_summaries_spill, render_within, summary_tokens,
+};
+use crate::context::summary::{
+    CompressionLevel, HistoryBudget, Strategy, Summary, SummaryLevel, header_tokens,
+};
 use crate::context::window::{select, units_from_end};
 use crate::{CoreError, Message, TokenCounter};
 
@@ -161,26 +165,76 @@ pub fn with_missing_literals(text: &str, literals: &[String]) -> String {
     out
 }
 
-fn new_summary(
+/// What a new summary says before it is fitted to its share.
+enum Body<'a> {
+    /// Text a model wrote (literals it left out already appended), and the same content parsed
+    /// as a digest in case the text is too long for its share.
+    Written(String, &'a Digest),
+    /// A digest to render.
+    Digest(&'a Digest),
+}
+
+/// Makes a summary of `start..=end` within `max_tokens`, its header included.
+#[allow(clippy::too_many_arguments)]
+fn make_summary(
     level: SummaryLevel,
     start_seq: i64,
     end_seq: i64,
-    (text, tokens): (String, u32),
+    strategy: Strategy,
+    body: Body<'_>,
+    detail: Detail,
+    max_tokens: u32,
+    counter: &dyn TokenCounter,
 ) -> Summary {
+    let header = header_tokens(level, start_seq, end_seq, counter);
+    let room = max_tokens.saturating_sub(header);
+    let (text, tokens) = match body {
+        Body::Written(text, parsed) => {
+            let tokens = summary_tokens(&text, counter);
+            if tokens <= room {
+                (text, tokens)
+            } else {
+                render_within(parsed, detail, room, counter)
+            }
+        }
+        Body::Digest(d) => render_within(d, detail, room, counter),
+    };
     Summary {
         id: Uuid::now_v7().to_string(),
         level,
         start_seq,
         end_seq,
         text,
-        tokens,
-        strategy: Strategy::Extract,
+        tokens: tokens.saturating_add(header),
+        strategy,
     }
 }
 
-/// Plans a compaction. The oldest uncovered messages become a new segment summary (all of them
-/// for `Phase`); when segments then outgrow their share, they and the global summary fold into a
-/// new global summary, rendered more deeply until it fits its share.
+/// Tokens the whole rendering of `body` would take with its header.
+fn whole_tokens(
+    level: SummaryLevel,
+    start_seq: i64,
+    end_seq: i64,
+    body: &Body<'_>,
+    detail: Detail,
+    counter: &dyn TokenCounter,
+) -> u32 {
+    let text_tokens = match body {
+        Body::Written(text, _) => summary_tokens(text, counter),
+        Body::Digest(d) => summary_tokens(&d.render(detail), counter),
+    };
+    text_tokens.saturating_add(header_tokens(level, start_seq, end_seq, counter))
+}
+
+/// Plans a compaction. The oldest uncovered messages become a new segment summary. When it
+/// does not fit the room the segments have left, the older segments (and the global summary)
+/// fold into a new global summary within the global share, and the new segment gets the whole
+/// segment share, filled by priority; what the global summary has no room for is carried into
+/// the new segment instead of being dropped, so both shares fill before anything is lost.
+/// `Phase` folds everything, old and new, into one global summary. Summaries written by a
+/// model are kept as written when they fit, parsed and fitted by priority when they do not,
+/// and recorded with their strategy (a fold records the strategy its parts share). Every new
+/// summary's `tokens` include its [`Summary::header`], and never exceed its share.
 pub fn plan(input: PlanInput<'_>) -> Result<CompactionPlan, CoreError> {
     if input.strategy != Strategy::Extract && input.written.is_none() {
         return Err(CoreError::InvalidContext(format!(
@@ -189,6 +243,7 @@ pub fn plan(input: PlanInput<'_>) -> Result<CompactionPlan, CoreError> {
         )));
     }
     let budget = input.budget;
+    let counter = input.counter;
     let before = select(input.messages, input.pinned, input.summaries, &budget)?;
     let detail = match input.level {
         CompressionLevel::Deep => Detail::Deep,
@@ -211,51 +266,148 @@ pub fn plan(input: PlanInput<'_>) -> Result<CompactionPlan, CoreError> {
             before.frontier + 1
         };
         covered = Some((start, last.seq));
-        let digest = Digest::from_sources(msgs.iter().map(Source::from));
-        let seg = match input
-            .written
-            .filter(|_| input.strategy != Strategy::Extract)
-        {
-            Some(text) => {
-                let text = with_missing_literals(text, &digest.literals);
-                let tokens = input.counter.count_text(&text);
-                (text, tokens)
-            }
-            None => render_within(&digest, detail, budget.segments(), input.counter),
-        };
-        let segment_total = before.segment_tokens.saturating_add(seg.1);
-        if segment_total <= budget.segments() && input.level != CompressionLevel::Phase {
-            new_summaries.push(new_summary(SummaryLevel::Segment, start, last.seq, seg));
+        let sources = msgs.iter().map(Source::from);
+        let extracted = if input.summaries.is_empty() {
+            Digest::from_sources(sources)
         } else {
-            // Segments outgrow their share: fold everything into one new global summary.
-            let old: Vec<&Summary> = before
-                .global
-                .into_iter()
-                .chain(before.segments.iter().copied())
-                .collect();
+            Digest::from_continuation(sources)
+        };
+        let written = input
+            .written
+            .filter(|_| input.strategy != Strategy::Extract);
+        let new_strategy = if written.is_some() {
+            input.strategy
+        } else {
+            Strategy::Extract
+        };
+        let parsed_written = written.map(|text| {
+            // The model's text, with the literals it left out (and where each was stated).
+            let mut d = Digest::parse(text);
+            d.merge(Digest {
+                literals: extracted.literals.clone(),
+                ..Digest::default()
+            });
+            d
+        });
+        let new_digest = parsed_written.as_ref().unwrap_or(&extracted);
+        let body = || match written {
+            Some(text) => Body::Written(
+                with_missing_literals(text, &extracted.literal_texts()),
+                new_digest,
+            ),
+            None => Body::Digest(new_digest),
+        };
+        let old: Vec<&Summary> = before
+            .global
+            .into_iter()
+            .chain(before.segments.iter().copied())
+            .collect();
+        if input.level == CompressionLevel::Phase {
+            // A completed phase: everything, old and new, into one global summary.
             let global_start = old.iter().map(|s| s.start_seq).min().unwrap_or(start);
-            let folded = fold_summaries(&old, Some(digest), detail, budget.global(), input.counter);
+            let mut digest = Digest::default();
+            for s in &old {
+                digest.merge(Digest::parse(&s.text));
+            }
+            digest.merge(new_digest.clone());
+            let strategy = fold_strategy(
+                old.iter().map(|s| s.strategy).chain([new_strategy]),
+                input.strategy,
+            );
             superseded = old.iter().map(|s| s.id.clone()).collect();
-            new_summaries.push(new_summary(
+            new_summaries.push(make_summary(
                 SummaryLevel::Global,
                 global_start,
                 last.seq,
-                folded,
+                strategy,
+                Body::Digest(&digest),
+                detail,
+                budget.global(),
+                counter,
+            ));
+        } else {
+            let room = budget.segments().saturating_sub(before.segment_tokens);
+            let whole = whole_tokens(
+                SummaryLevel::Segment,
+                start,
+                last.seq,
+                &body(),
+                detail,
+                counter,
+            );
+            let mut seg_room = room;
+            let mut spilled = Digest::default();
+            if whole > room && !before.segments.is_empty() {
+                // Segments outgrow their share: the older ones fold into the global summary,
+                // and the new segment gets the whole segment share. What the global summary
+                // has no room for moves into the new segment (ranked with the new content)
+                // rather than being lost while the segment share has room.
+                let global_start = old.iter().map(|s| s.start_seq).min().unwrap_or(start);
+                let global_end = old.iter().map(|s| s.end_seq).max().unwrap_or(start - 1);
+                let strategy = fold_strategy(old.iter().map(|s| s.strategy), input.strategy);
+                let header = header_tokens(SummaryLevel::Global, global_start, global_end, counter);
+                let (text, tokens, rest) = fold_summaries_spill(
+                    &old,
+                    detail,
+                    budget.global().saturating_sub(header),
+                    counter,
+                );
+                spilled = rest;
+                superseded = old.iter().map(|s| s.id.clone()).collect();
+                new_summaries.push(Summary {
+                    id: Uuid::now_v7().to_string(),
+                    level: SummaryLevel::Global,
+                    start_seq: global_start,
+                    end_seq: global_end,
+                    text,
+                    tokens: tokens.saturating_add(header),
+                    strategy,
+                });
+                seg_room = budget.segments();
+            }
+            let carried;
+            let seg_body = if spilled == Digest::default() {
+                body()
+            } else {
+                spilled.merge(new_digest.clone());
+                carried = spilled;
+                Body::Digest(&carried)
+            };
+            new_summaries.push(make_summary(
+                SummaryLevel::Segment,
+                start,
+                last.seq,
+                new_strategy,
+                seg_body,
+                detail,
+                seg_room,
+                counter,
             ));
         }
     } else if let Some(g) = before.global
         && g.tokens > budget.global()
     {
         // Nothing new to cover, but the global summary outgrew its share: summarise it deeper.
-        let folded = fold_summaries(&[g], None, Detail::Deep, budget.global(), input.counter);
-        if folded.1 < g.tokens {
+        let header = header_tokens(SummaryLevel::Global, g.start_seq, g.end_seq, counter);
+        let (text, tokens) = fold_summaries(
+            &[g],
+            None,
+            Detail::Deep,
+            budget.global().saturating_sub(header),
+            counter,
+        );
+        let tokens = tokens.saturating_add(header);
+        if tokens < g.tokens {
             superseded.push(g.id.clone());
-            new_summaries.push(new_summary(
-                SummaryLevel::Global,
-                g.start_seq,
-                g.end_seq,
-                folded,
-            ));
+            new_summaries.push(Summary {
+                id: Uuid::now_v7().to_string(),
+                level: SummaryLevel::Global,
+                start_seq: g.start_seq,
+                end_seq: g.end_seq,
+                text,
+                tokens,
+                strategy: g.strategy,
+            });
         }
     }
 

@@ -64,10 +64,39 @@ pub struct Summary {
     pub end_seq: i64,
     /// The summary itself, with fixed section headings.
     pub text: String,
-    /// Tokens of `text` as a message, counted once when it is made.
+    /// Tokens of `text` as a message, counted once when it is made; summaries made by
+    /// [`crate::context::plan`] include their [`Summary::header`].
     pub tokens: u32,
     /// How it was written.
     pub strategy: Strategy,
+}
+
+impl Summary {
+    /// The line that introduces this summary in a request, e.g.
+    /// `[segment summary of messages 1–40]`; see [`summary_header`].
+    pub fn header(&self) -> String {
+        summary_header(self.level, self.start_seq, self.end_seq)
+    }
+}
+
+/// The header a request puts before a summary's text, so the model knows what it covers.
+/// Summaries made by [`crate::context::plan`] count it in their `tokens` (as
+/// [`header_tokens`]), so a caller that renders it this way stays within the shares.
+pub fn summary_header(level: SummaryLevel, start_seq: i64, end_seq: i64) -> String {
+    format!(
+        "[{} summary of messages {start_seq}–{end_seq}]",
+        level.as_str()
+    )
+}
+
+/// Tokens of [`summary_header`] and the newline after it.
+pub fn header_tokens(
+    level: SummaryLevel,
+    start_seq: i64,
+    end_seq: i64,
+    counter: &dyn crate::TokenCounter,
+) -> u32 {
+    counter.count_text(&format!("{}\n", summary_header(level, start_seq, end_seq)))
 }
 
 /// What a compaction does. Maps onto the `level` column of table `compactions`.

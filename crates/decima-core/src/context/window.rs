@@ -22,6 +22,10 @@ pub struct Selection<'a> {
     pub segments: Vec<&'a Summary>,
     /// Pinned messages covered by a summary, kept verbatim anyway (whole tool units).
     pub pinned: Vec<&'a Message>,
+    /// Covered pinned messages that cannot be sent: a tool call whose result never arrived
+    /// (or a result whose call is gone). A provider refuses either alone, and the summary
+    /// covering them keeps their digest, so they are left out instead of failing the request.
+    pub unpaired: Vec<&'a Message>,
     /// The newest uncovered messages that fit, in seq order: a suffix of whole units.
     pub recent: &'a [Message],
     /// Uncovered messages that did not fit: they must be compressed before the request is sent.
@@ -173,6 +177,9 @@ pub(crate) fn coverage(summaries: &[Summary]) -> Result<Coverage<'_>, CoreError>
 /// counts: the whole history, or any tail that starts at or before the first uncovered message.
 /// `pinned` are pinned messages as whole units ([`pinned_units`]); those after the frontier are
 /// ignored since every uncovered message is sent anyway. `summaries` are the live summaries.
+/// Covered pinned messages that would send a tool call without its result (or the reverse)
+/// are listed in [`Selection::unpaired`] instead of being sent; that is never an error, so a
+/// result that never arrived cannot block the conversation.
 pub fn select<'a>(
     messages: &'a [Message],
     pinned: &'a [Message],
@@ -189,8 +196,8 @@ pub fn select<'a>(
             m.seq
         )));
     }
-    let covered_pinned: Vec<&Message> = pinned.iter().filter(|m| m.seq <= frontier).collect();
-    check_units(&covered_pinned)?;
+    let (covered_pinned, unpaired) =
+        paired_only(pinned.iter().filter(|m| m.seq <= frontier).collect());
     let global_tokens = global.map_or(0, |g| g.tokens);
     let segment_tokens = segments
         .iter()
@@ -229,6 +236,7 @@ pub fn select<'a>(
         global,
         segments,
         pinned: covered_pinned,
+        unpaired,
         recent: &uncovered[recent_start..],
         pending: &uncovered[..recent_start],
         frontier,
@@ -242,22 +250,27 @@ pub fn select<'a>(
     })
 }
 
-/// Refuses pinned messages that would send a tool call without its result or the reverse.
-fn check_units(pinned: &[&Message]) -> Result<(), CoreError> {
-    let calls: HashSet<&str> = pinned
-        .iter()
-        .flat_map(|m| m.tool_calls.iter().map(|c| c.id.as_str()))
-        .collect();
+/// Splits covered pinned messages into those that can be sent and those that cannot: an
+/// assistant message is sent only when every call it makes has its result among them, and a
+/// result only with its call. A call whose result never arrived would otherwise make every
+/// later request fail; it stays summarised instead.
+fn paired_only(pinned: Vec<&Message>) -> (Vec<&Message>, Vec<&Message>) {
     let results: HashSet<&str> = pinned
         .iter()
         .filter_map(|m| m.tool_call_id.as_deref())
         .collect();
-    if let Some(id) = calls.symmetric_difference(&results).next() {
-        return Err(CoreError::InvalidContext(format!(
-            "pinned messages split the tool call {id} from its result; pin whole units (see pinned_units)"
-        )));
-    }
-    Ok(())
+    let answered = |m: &Message| m.tool_calls.iter().all(|c| results.contains(c.id.as_str()));
+    let calls: HashSet<&str> = pinned
+        .iter()
+        .filter(|m| answered(m))
+        .flat_map(|m| m.tool_calls.iter().map(|c| c.id.as_str()))
+        .collect();
+    pinned.into_iter().partition(|m| {
+        answered(m)
+            && m.tool_call_id
+                .as_deref()
+                .is_none_or(|id| calls.contains(id))
+    })
 }
 
 #[cfg(test)]
@@ -352,15 +365,20 @@ pub(crate) mod tests {
     }
 
     #[test]
-    fn rejects_gaps_and_split_pinned_pairs() {
+    fn rejects_gaps_and_never_sends_half_a_pinned_pair() {
         let msgs: Vec<Message> = (1..=10).map(|s| msg(s, Role::User, 10)).collect();
         let sums = vec![seg(1, 3, 1), seg(5, 6, 1)];
         assert!(select(&msgs, &[], &sums, &HistoryBudget::new(100)).is_err());
         let pair = call_pair(1, 5);
-        let half = vec![pair[0].clone()];
         let sums = vec![seg(1, 2, 1)];
-        assert!(select(&pair, &half, &sums, &HistoryBudget::new(100)).is_err());
-        assert!(select(&pair, &pair, &sums, &HistoryBudget::new(100)).is_ok());
+        for half in [vec![pair[0].clone()], vec![pair[1].clone()]] {
+            let sel = select(&pair, &half, &sums, &HistoryBudget::new(100)).unwrap();
+            assert!(sel.pinned.is_empty());
+            assert_eq!(sel.unpaired.len(), 1);
+        }
+        let sel = select(&pair, &pair, &sums, &HistoryBudget::new(100)).unwrap();
+        assert_eq!(sel.verbatim_seqs(), vec![1, 2]);
+        assert!(sel.unpaired.is_empty());
     }
 
     #[test]
