@@ -103,7 +103,8 @@ impl<'s> Compactions<'s> {
         let rows: Vec<SummaryRow> = sqlx::query_as(
             "SELECT s.id, s.level, s.start_seq, s.end_seq, s.text, s.tokens, s.strategy \
              FROM summaries s LEFT JOIN compactions c ON c.id = s.compaction_id \
-             WHERE s.conversation_id = ? AND s.superseded_by IS NULL AND c.undone_at IS NULL \
+             WHERE s.conversation_id = ? AND s.superseded_by IS NULL AND s.rolled_back_at IS NULL \
+             AND c.undone_at IS NULL \
              ORDER BY CASE s.level WHEN 'global' THEN 0 ELSE 1 END, s.start_seq",
         )
         .bind(conversation.to_string())

@@ -18,6 +18,7 @@ mod presets;
 mod providers;
 mod rows;
 mod todos;
+mod token_memo;
 
 use std::path::Path;
 use std::sync::Arc;
@@ -31,10 +32,11 @@ pub use conversations::{Conversation, Conversations};
 pub use data_dir::{DATABASE_FILE, default_data_dir};
 pub use error::StoreError;
 pub use exports::{Exports, HistoryExport};
-pub use messages::Messages;
+pub use messages::{Messages, SeqTotals};
 pub use presets::{PRESET_KINDS, PresetRecord, Presets};
 pub use providers::{NewProvider, ProviderRecord, Providers};
 pub use todos::{PinnedTodo, Todos};
+pub use token_memo::TokenMemo;
 
 /// Shorthand for the store's results.
 pub type Result<T, E = StoreError> = std::result::Result<T, E>;
@@ -97,6 +99,11 @@ impl Store {
     /// Export bookkeeping: where each history was last written, for incremental exports.
     pub fn exports(&self) -> Exports<'_> {
         Exports::new(self)
+    }
+
+    /// Remembered token counts of texts a step counts afresh.
+    pub fn token_memo(&self) -> TokenMemo<'_> {
+        TokenMemo::new(self)
     }
 
     /// Runs `PRAGMA integrity_check` and returns its verdict ("ok" when healthy).

@@ -209,14 +209,26 @@ impl<'s> Messages<'s> {
     }
 
     /// Soft-deletes every live message after `seq` (a rollback). The rows stay, and their seqs are
-    /// never reused. Returns how many messages were deleted.
+    /// never reused. Every summary that covers a deleted message is retired in the same
+    /// transaction, so rolled-back content never reaches the model through a summary, and an undo
+    /// of an older compaction cannot revive one. Returns how many messages were deleted.
     pub async fn soft_delete_after(&self, conversation: ConversationId, seq: i64) -> Result<u64> {
         let mut tx = self.store.begin_write().await?;
         touch(&mut tx, conversation).await?;
+        let now = Timestamp::now().0;
         let done = sqlx::query(
             "UPDATE messages SET deleted_at = ? WHERE conversation_id = ? AND seq > ? AND deleted_at IS NULL",
         )
-        .bind(Timestamp::now().0)
+        .bind(now)
+        .bind(conversation.to_string())
+        .bind(seq)
+        .execute(&mut *tx)
+        .await?;
+        sqlx::query(
+            "UPDATE summaries SET rolled_back_at = ? \
+             WHERE conversation_id = ? AND end_seq > ? AND rolled_back_at IS NULL",
+        )
+        .bind(now)
         .bind(conversation.to_string())
         .bind(seq)
         .execute(&mut *tx)
@@ -224,6 +236,124 @@ impl<'s> Messages<'s> {
         tx.commit().await?;
         Ok(done.rows_affected())
     }
+
+    /// The newest live messages with `after < seq < before`, at most `limit`, returned in seq
+    /// order. A step walks the history backwards in such pages and stops once the window is
+    /// full, so its cost follows the window rather than the history.
+    pub async fn page_before(
+        &self,
+        conversation: ConversationId,
+        after: i64,
+        before: i64,
+        limit: u32,
+    ) -> Result<Vec<Message>> {
+        let sql = concat!(
+            "SELECT ",
+            message_columns!(),
+            " FROM messages WHERE conversation_id = ? AND seq > ? AND seq < ? \
+             AND deleted_at IS NULL ORDER BY seq DESC LIMIT ?"
+        );
+        let rows: Vec<MessageRow> = sqlx::query_as(sql)
+            .bind(conversation.to_string())
+            .bind(after)
+            .bind(before)
+            .bind(i64::from(limit))
+            .fetch_all(self.store.pool())
+            .await?;
+        let mut messages = rows
+            .into_iter()
+            .map(Message::try_from)
+            .collect::<Result<Vec<_>>>()?;
+        messages.reverse();
+        Ok(messages)
+    }
+
+    /// How many live messages lie in `after < seq < before`, and their cached tokens, summed by
+    /// SQLite: measuring what is not loaded costs one indexed aggregate, not its contents.
+    pub async fn totals_between(
+        &self,
+        conversation: ConversationId,
+        after: i64,
+        before: i64,
+    ) -> Result<SeqTotals> {
+        let (count, tokens): (i64, i64) = sqlx::query_as(
+            "SELECT COUNT(*), COALESCE(SUM(tokens), 0) FROM messages \
+             WHERE conversation_id = ? AND seq > ? AND seq < ? AND deleted_at IS NULL",
+        )
+        .bind(conversation.to_string())
+        .bind(after)
+        .bind(before)
+        .fetch_one(self.store.pool())
+        .await?;
+        Ok(SeqTotals {
+            count: u64::try_from(count).unwrap_or(0),
+            tokens: u64::try_from(tokens).unwrap_or(0),
+        })
+    }
+
+    /// The pinned messages with `seq <= up_to`, each with the whole tool unit it belongs to (the
+    /// assistant's call and every result), in seq order: what [`decima_core::context::select`]
+    /// expects as `pinned`. Uses the `messages_pinned` index, then one short range per unit.
+    pub async fn pinned_units_through(
+        &self,
+        conversation: ConversationId,
+        up_to: i64,
+    ) -> Result<Vec<Message>> {
+        let pinned: Vec<(i64, String)> = sqlx::query_as(
+            "SELECT seq, role FROM messages INDEXED BY messages_pinned \
+             WHERE conversation_id = ? AND pinned = 1 AND deleted_at IS NULL AND seq <= ? ORDER BY seq",
+        )
+        .bind(conversation.to_string())
+        .bind(up_to)
+        .fetch_all(self.store.pool())
+        .await?;
+        let mut units: Vec<Message> = Vec::new();
+        for (seq, role) in pinned {
+            if units.last().is_some_and(|m| m.seq >= seq) {
+                continue; // Already part of the previous unit.
+            }
+            // A unit starts at the last non-tool message at or before the pinned one and runs
+            // through the tool results that follow it.
+            let head: Option<i64> = if role == "tool" {
+                sqlx::query_scalar(
+                    "SELECT MAX(seq) FROM messages WHERE conversation_id = ? AND seq < ? \
+                     AND role <> 'tool' AND deleted_at IS NULL",
+                )
+                .bind(conversation.to_string())
+                .bind(seq)
+                .fetch_one(self.store.pool())
+                .await?
+            } else {
+                Some(seq)
+            };
+            let head = head.unwrap_or(seq);
+            let next: Option<i64> = sqlx::query_scalar(
+                "SELECT MIN(seq) FROM messages WHERE conversation_id = ? AND seq > ? \
+                 AND role <> 'tool' AND deleted_at IS NULL",
+            )
+            .bind(conversation.to_string())
+            .bind(head)
+            .fetch_one(self.store.pool())
+            .await?;
+            let end = next.map_or(i64::MAX, |n| n - 1);
+            let neighbourhood = self.range(conversation, head, end).await?;
+            for m in decima_core::context::pinned_units(&neighbourhood) {
+                if units.last().is_none_or(|last| last.seq < m.seq) {
+                    units.push(m);
+                }
+            }
+        }
+        Ok(units)
+    }
+}
+
+/// A count of messages and their cached tokens.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct SeqTotals {
+    /// Live messages in the range.
+    pub count: u64,
+    /// Their cached token counts, summed.
+    pub tokens: u64,
 }
 
 /// Marks a live conversation as changed, or reports it missing.

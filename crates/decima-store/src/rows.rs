@@ -91,10 +91,8 @@ pub(crate) struct ConversationRow {
 /// Selects [`ConversationRow`]s; callers append a WHERE clause on `c`.
 macro_rules! conversation_select {
     () => {
-        "SELECT c.id, c.title, c.preset_id, \
-     (SELECT COUNT(*) FROM messages m WHERE m.conversation_id = c.id AND m.deleted_at IS NULL) AS message_count, \
-     (SELECT COALESCE(SUM(m.tokens), 0) FROM messages m WHERE m.conversation_id = c.id AND m.deleted_at IS NULL) AS tokens, \
-     c.created_at, c.updated_at, c.deleted_at FROM conversations c"
+        "SELECT c.id, c.title, c.preset_id, c.live_messages AS message_count, \
+     c.live_tokens AS tokens, c.created_at, c.updated_at, c.deleted_at FROM conversations c"
     };
 }
 pub(crate) use conversation_select;

@@ -1,5 +1,8 @@
 //! Compactions against a real SQLite file: apply, the summaries in force, undo newest first.
 
+// Test code: a failed setup step should panic right where it happened.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod common;
 
 use decima_core::context::compress::PlanInput;
@@ -212,4 +215,64 @@ async fn stale_plans_and_bad_input_change_nothing() {
         store.compactions().live_summaries(c.id).await.unwrap(),
         live
     );
+}
+
+/// A rollback soft-deletes messages after a seq; the summaries that cover any of them must stop
+/// reaching the model in the same transaction, and no undo may bring them back.
+#[tokio::test]
+async fn a_rollback_retires_the_summaries_that_cover_rolled_back_messages() {
+    let (_dir, store) = common::temp_store().await;
+    let built = ConversationBuilder::new(23, 600).build();
+    let c = store
+        .conversations()
+        .import("long", None, &built.messages)
+        .await
+        .unwrap();
+    let total: u32 = store
+        .messages()
+        .all(c.id)
+        .await
+        .unwrap()
+        .iter()
+        .map(|m| m.tokens)
+        .sum();
+    let first = plan_for(&store, c.id, CompressionLevel::Standard, total / 2).await;
+    let first_id = store
+        .compactions()
+        .apply(c.id, &first, "manual")
+        .await
+        .unwrap();
+    let second = plan_for(&store, c.id, CompressionLevel::Deep, total / 6).await;
+    store
+        .compactions()
+        .apply(c.id, &second, "manual")
+        .await
+        .unwrap();
+    let live = store.compactions().live_summaries(c.id).await.unwrap();
+    let frontier = live.iter().map(|s| s.end_seq).max().unwrap();
+    assert!(frontier > 100, "{frontier}");
+
+    let cut = frontier / 2;
+    store.messages().soft_delete_after(c.id, cut).await.unwrap();
+    let live = store.compactions().live_summaries(c.id).await.unwrap();
+    assert!(
+        live.iter().all(|s| s.end_seq <= cut),
+        "a live summary still covers rolled-back messages: {:?}",
+        live.iter()
+            .map(|s| (s.start_seq, s.end_seq))
+            .collect::<Vec<_>>()
+    );
+    // Undoing the newest compaction revives what it superseded, unless that is rolled back.
+    let newest = sqlx::query_scalar::<_, String>(
+        "SELECT id FROM compactions WHERE conversation_id = ? ORDER BY created_at DESC, id DESC LIMIT 1",
+    )
+    .bind(c.id.to_string())
+    .fetch_one(store.pool())
+    .await
+    .unwrap();
+    store.compactions().undo(&newest).await.unwrap();
+    store.compactions().undo(&first_id).await.ok();
+    let live = store.compactions().live_summaries(c.id).await.unwrap();
+    assert!(live.iter().all(|s| s.end_seq <= cut));
+    assert_eq!(store.integrity_check().await.unwrap(), "ok");
 }

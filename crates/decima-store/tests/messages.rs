@@ -1,5 +1,8 @@
 //! Message repository behaviour against a real SQLite file.
 
+// Test code: a failed setup step should panic right where it happened.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod common;
 
 use std::collections::BTreeSet;
@@ -235,4 +238,45 @@ async fn long_generated_conversation_imports_in_order() {
         assert_eq!(stored.tool_calls, draft.tool_calls);
         assert_eq!(stored.pinned, draft.pinned);
     }
+}
+
+/// The conversation's live count and tokens are kept by triggers; reading a conversation does not
+/// aggregate its history, and the figures follow appends and rollbacks exactly.
+#[tokio::test]
+async fn live_counts_follow_appends_and_rollbacks() {
+    let (_dir, store) = common::temp_store().await;
+    let built = decima_testkit::ConversationBuilder::new(5, 120).build();
+    let c = store
+        .conversations()
+        .import("counts", None, &built.messages)
+        .await
+        .unwrap();
+    store
+        .messages()
+        .append(
+            c.id,
+            decima_core::NewMessage::new(decima_core::Role::User, "one more"),
+        )
+        .await
+        .unwrap();
+    let check = |label: &'static str| {
+        let store = &store;
+        async move {
+            let all = store.messages().all(c.id).await.unwrap();
+            let got = store.conversations().get(c.id).await.unwrap();
+            assert_eq!(got.message_count, all.len() as u64, "{label}");
+            assert_eq!(
+                got.tokens,
+                all.iter().map(|m| u64::from(m.tokens)).sum::<u64>(),
+                "{label}"
+            );
+        }
+    };
+    check("after import and append").await;
+    store.messages().soft_delete_after(c.id, 40).await.unwrap();
+    check("after a rollback").await;
+    assert_eq!(
+        store.conversations().get(c.id).await.unwrap().message_count,
+        40
+    );
 }
