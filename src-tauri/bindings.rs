@@ -8,7 +8,7 @@ use std::path::Path;
 use specta_typescript::Typescript;
 use tauri_specta::{Builder, collect_commands};
 
-use crate::commands::{conversations, messages};
+use crate::commands::{context, conversations, messages};
 
 /// Where the generated bindings live, relative to the workspace root.
 pub const BINDINGS_PATH: &str = "ui/src/bindings.ts";
@@ -27,6 +27,7 @@ pub fn builder() -> Builder<tauri::Wry> {
             conversations::conversation_delete,
             conversations::conversation_restore,
             messages::message_list,
+            context::context_usage,
         ])
 }
 

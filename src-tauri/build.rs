@@ -8,6 +8,7 @@ fn main() {
         "conversation_delete",
         "conversation_restore",
         "message_list",
+        "context_usage",
     ]);
     let attributes = tauri_build::Attributes::new()
         .capabilities_path_pattern("./src-tauri/capabilities/**/*")

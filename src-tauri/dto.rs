@@ -128,3 +128,62 @@ impl From<Message> for MessageView {
         }
     }
 }
+
+/// One layer of the context meter.
+#[derive(Debug, Clone, Serialize, Type)]
+#[serde(rename_all = "camelCase")]
+pub struct ContextLayerView {
+    /// `system_constants`, `session_context`, `working_context`, `instant_context` or `pending`.
+    pub name: String,
+    /// Its tokens, as the model counts them.
+    pub tokens: u32,
+}
+
+/// What the context meter shows: usage of the room the prompt may use, per layer.
+#[derive(Debug, Clone, Serialize, Type)]
+#[serde(rename_all = "camelCase")]
+pub struct ContextUsage {
+    /// The model's context window.
+    pub window: u32,
+    /// Tokens kept free for the answer.
+    pub output_reserve: u32,
+    /// What the prompt may use: the window minus the reserve. `usage` is relative to this.
+    pub input_room: u32,
+    /// Tokens the next request needs, pending messages included.
+    pub tokens: u32,
+    /// `tokens / input_room`; above 1 when the history has outgrown the window.
+    pub usage: f64,
+    /// `ok`, `warn`, `compress` or `deep`.
+    pub state: String,
+    /// Per layer.
+    pub layers: Vec<ContextLayerView>,
+    /// Messages that no longer fit: compression must run before the next request.
+    pub pending_messages: u32,
+}
+
+impl From<&decima_runtime::context::Built> for ContextUsage {
+    fn from(built: &decima_runtime::context::Built) -> Self {
+        let state = serde_json::to_value(built.report.state)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_owned))
+            .unwrap_or_default();
+        Self {
+            window: built.budgeting.window,
+            output_reserve: built.budgeting.output_reserve,
+            input_room: built.budgeting.input_room,
+            tokens: built.report.total,
+            usage: built.report.usage,
+            state,
+            layers: built
+                .report
+                .layers
+                .iter()
+                .map(|l| ContextLayerView {
+                    name: l.name.clone(),
+                    tokens: l.tokens,
+                })
+                .collect(),
+            pending_messages: u32::try_from(built.history.pending_messages).unwrap_or(u32::MAX),
+        }
+    }
+}

@@ -56,6 +56,21 @@ impl From<StoreError> for AppError {
     }
 }
 
+impl From<decima_runtime::RuntimeError> for AppError {
+    fn from(e: decima_runtime::RuntimeError) -> Self {
+        use decima_runtime::RuntimeError;
+        match e {
+            RuntimeError::Core(e) => e.into(),
+            RuntimeError::Store(e) => e.into(),
+            e @ RuntimeError::Config(_) => Self::new(ErrorCode::InvalidInput, e),
+            e @ RuntimeError::Io { .. } => Self::new(ErrorCode::Storage, e),
+            e @ (RuntimeError::Llm(_) | RuntimeError::EmptyAnswer { .. }) => {
+                Self::new(ErrorCode::Internal, e)
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

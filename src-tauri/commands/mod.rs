@@ -1,5 +1,6 @@
 //! Tauri commands, one module per domain. Each parses its ids, calls the store and returns DTOs.
 
+pub mod context;
 pub mod conversations;
 pub mod messages;
 

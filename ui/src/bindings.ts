@@ -18,6 +18,11 @@ export const commands = {
 	conversationRestore: (id: string) => typedError<ConversationSummary, AppError>(__TAURI_INVOKE("conversation_restore", { id })),
 	/**  Every live message of a conversation, in seq order. */
 	messageList: (conversationId: string) => typedError<MessageView[], AppError>(__TAURI_INVOKE("message_list", { conversationId })),
+	/**
+	 *  How full the conversation's context is, per layer, against the configured provider's window
+	 *  (or `DECIMA_CONTEXT_WINDOW`).
+	 */
+	contextUsage: (conversationId: string) => typedError<ContextUsage, AppError>(__TAURI_INVOKE("context_usage", { conversationId })),
 };
 
 /* Types */
@@ -27,6 +32,34 @@ export type AppError = {
 	code: ErrorCode,
 	/**  One line a person can act on. */
 	message: string,
+};
+
+/**  One layer of the context meter. */
+export type ContextLayerView = {
+	/**  `system_constants`, `session_context`, `working_context`, `instant_context` or `pending`. */
+	name: string,
+	/**  Its tokens, as the model counts them. */
+	tokens: number,
+};
+
+/**  What the context meter shows: usage of the room the prompt may use, per layer. */
+export type ContextUsage = {
+	/**  The model's context window. */
+	window: number,
+	/**  Tokens kept free for the answer. */
+	outputReserve: number,
+	/**  What the prompt may use: the window minus the reserve. `usage` is relative to this. */
+	inputRoom: number,
+	/**  Tokens the next request needs, pending messages included. */
+	tokens: number,
+	/**  `tokens / input_room`; above 1 when the history has outgrown the window. */
+	usage: number | null,
+	/**  `ok`, `warn`, `compress` or `deep`. */
+	state: string,
+	/**  Per layer. */
+	layers: ContextLayerView[],
+	/**  Messages that no longer fit: compression must run before the next request. */
+	pendingMessages: number,
 };
 
 /**  A conversation as the sidebar lists it. */

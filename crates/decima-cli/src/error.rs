@@ -3,6 +3,7 @@
 use std::path::PathBuf;
 
 use decima_core::CoreError;
+use decima_runtime::RuntimeError;
 use decima_store::StoreError;
 use thiserror::Error;
 
@@ -58,6 +59,30 @@ pub enum CliError {
     /// A store failure.
     #[error(transparent)]
     Store(#[from] StoreError),
+    /// The model answered with nothing; nothing was stored.
+    #[error("{0}")]
+    EmptyAnswer(String),
+}
+
+impl From<RuntimeError> for CliError {
+    fn from(e: RuntimeError) -> Self {
+        match e {
+            RuntimeError::Core(e) => CliError::Core(e),
+            RuntimeError::Store(e) => CliError::Store(e),
+            RuntimeError::Llm(e) => CliError::Llm(e),
+            RuntimeError::Config(message) => CliError::Provider(message),
+            RuntimeError::Io {
+                action,
+                path,
+                source,
+            } => CliError::Io {
+                action,
+                path,
+                source,
+            },
+            e @ RuntimeError::EmptyAnswer { .. } => CliError::EmptyAnswer(e.to_string()),
+        }
+    }
 }
 
 impl CliError {
@@ -73,7 +98,7 @@ impl CliError {
                 StoreError::Open { .. } | StoreError::Migrate(_) | StoreError::DataDir { .. },
             ) => EXIT_STORAGE,
             CliError::NoDataDir => EXIT_STORAGE,
-            CliError::Llm(_) => EXIT_PROVIDER,
+            CliError::Llm(_) | CliError::EmptyAnswer(_) => EXIT_PROVIDER,
             CliError::Provider(_) => EXIT_INVALID_INPUT,
             CliError::Io { .. } | CliError::Output(_) | CliError::Store(_) => EXIT_FAILURE,
         }

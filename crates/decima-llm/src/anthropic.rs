@@ -85,6 +85,9 @@ fn messages(messages: &[ChatMessage]) -> Vec<Value> {
     for m in messages {
         let (role, blocks) = match m.role {
             Role::System => continue,
+            // The API refuses empty and whitespace-only text blocks: such a message has nothing
+            // to say, and keeping it would poison every later request of the conversation.
+            Role::User if m.content.trim().is_empty() => continue,
             Role::User => ("user", vec![json!({ "type": "text", "text": m.content })]),
             Role::Tool => (
                 "user",
@@ -94,7 +97,10 @@ fn messages(messages: &[ChatMessage]) -> Vec<Value> {
                     "content": m.content,
                 })],
             ),
-            Role::Assistant => ("assistant", assistant_blocks(m)),
+            Role::Assistant => match assistant_blocks(m) {
+                blocks if blocks.is_empty() => continue,
+                blocks => ("assistant", blocks),
+            },
         };
         match out.last_mut() {
             Some((last_role, last_blocks)) if *last_role == role => last_blocks.extend(blocks),
@@ -112,16 +118,13 @@ fn assistant_blocks(m: &ChatMessage) -> Vec<Value> {
     if let (Some(thinking), Some(signature)) = (&m.reasoning, &m.reasoning_signature) {
         blocks.push(json!({ "type": "thinking", "thinking": thinking, "signature": signature }));
     }
-    if !m.content.is_empty() {
+    if !m.content.trim().is_empty() {
         blocks.push(json!({ "type": "text", "text": m.content }));
     }
     for call in &m.tool_calls {
         let input: Value = serde_json::from_str(&call.arguments).unwrap_or_else(|_| json!({}));
         blocks
             .push(json!({ "type": "tool_use", "id": call.id, "name": call.name, "input": input }));
-    }
-    if blocks.is_empty() {
-        blocks.push(json!({ "type": "text", "text": "" }));
     }
     blocks
 }
@@ -318,6 +321,28 @@ fn stop_reason(reason: &str) -> FinishReason {
 mod tests {
     use super::*;
     use crate::Protocol;
+
+    #[test]
+    fn an_empty_stored_answer_never_becomes_an_empty_text_block() {
+        let request = ChatRequest {
+            model: "claude".into(),
+            messages: vec![
+                ChatMessage::new(Role::User, "First question"),
+                ChatMessage::new(Role::Assistant, ""),
+                ChatMessage::new(Role::User, "Second question"),
+                ChatMessage::new(Role::Assistant, "  \n"),
+                ChatMessage::new(Role::User, "Third"),
+            ],
+            ..ChatRequest::default()
+        };
+        let config = ProviderConfig::new("a", Protocol::Anthropic, "http://x", "claude");
+        let body = request_body(&config, &request);
+        let messages = body["messages"].as_array().unwrap();
+        assert_eq!(messages.len(), 1, "{body}");
+        for block in messages[0]["content"].as_array().unwrap() {
+            assert!(!block["text"].as_str().unwrap().trim().is_empty(), "{body}");
+        }
+    }
 
     #[test]
     fn system_goes_to_its_parameter_and_roles_alternate() {

@@ -4,18 +4,18 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
-use decima_core::context::compress::PlanInput;
-use decima_core::context::{
-    CompactionPlan, CompressionLevel, ContextReport, Layer, Strategy, compaction_range,
-    pinned_units, plan, select,
-};
+use decima_core::context::{CompactionPlan, CompressionLevel, Strategy};
+use decima_runtime::compression::{self, CompressContext, CompressOutcome, CompressRequest};
+use decima_runtime::context::{Scale, preset_of};
+use decima_runtime::settings;
+use decima_runtime::{Event, EventSink};
 use decima_store::Store;
 use serde::Serialize;
 
 use super::conversation_id;
 use crate::args::{CompressArgs, CompressCommand, LevelArg, StrategyArg};
 use crate::error::CliError;
-use crate::{context_build, output, provider_config};
+use crate::output;
 
 #[derive(Serialize)]
 struct SummaryJson<'a> {
@@ -55,112 +55,67 @@ pub async fn run(store: &Store, data_dir: &Path, args: CompressArgs) -> Result<(
         ));
     };
     let id = conversation_id(id)?;
-    let (window, thresholds) =
-        provider_config::context_window(store, data_dir, args.provider.as_deref()).await?;
+    let window = settings::window_settings(store, args.provider.as_deref()).await?;
     let conversation = store.conversations().get(id).await?;
-    let preset = context_build::preset_of(store, &conversation).await?;
-    let (budget, _) = context_build::history_budget(&preset, window);
-    let messages = store.messages().all(id).await?;
-    let pinned = pinned_units(&messages);
-    let summaries = store.compactions().live_summaries(id).await?;
-    let level = match args.level {
-        Some(LevelArg::Standard) => CompressionLevel::Standard,
-        Some(LevelArg::Deep) => CompressionLevel::Deep,
-        Some(LevelArg::Phase) => CompressionLevel::Phase,
-        Some(LevelArg::Checkpoint) => CompressionLevel::Checkpoint,
-        None => {
-            let selection = select(&messages, &pinned, &summaries, &budget)?;
-            let report =
-                ContextReport::from_selection(Vec::<Layer>::new(), &selection, window, &thresholds);
-            match report.state.level() {
-                Some(level) => level,
-                None => {
-                    eprintln!(
-                        "Usage is {:.0}% of the {window}-token window, below the compression threshold; \
-                         pass --level to compress anyway.",
-                        report.usage * 100.0
-                    );
-                    return Ok(());
-                }
-            }
-        }
+    let preset = preset_of(store, &conversation).await?;
+    let level = args.level.map(|level| match level {
+        LevelArg::Standard => CompressionLevel::Standard,
+        LevelArg::Deep => CompressionLevel::Deep,
+        LevelArg::Phase => CompressionLevel::Phase,
+        LevelArg::Checkpoint => CompressionLevel::Checkpoint,
+    });
+    let strategy = match args.strategy {
+        StrategyArg::Extract => Strategy::Extract,
+        StrategyArg::Llm => Strategy::Llm,
+        StrategyArg::Structured => Strategy::Structured,
     };
-    let counter = decima_llm::tokens::store_counter();
-    let mut input = PlanInput {
-        messages: &messages,
-        pinned: &pinned,
-        summaries: &summaries,
+    let notices = Notices;
+    let ctx = CompressContext {
+        store,
+        data_dir,
+        conversation: &conversation,
+        preset: &preset,
+        window: &window,
+        scale: Scale::ONE,
+        provider: args.provider.as_deref(),
+        events: &notices,
+    };
+    let request = CompressRequest {
         level,
-        strategy: Strategy::Extract,
-        budget,
-        counter: counter.as_ref(),
-        written: None,
+        strategy,
+        dry_run: args.dry_run,
     };
-    let written = match args.strategy {
-        StrategyArg::Extract => None,
-        StrategyArg::Llm | StrategyArg::Structured => {
-            let structured = matches!(args.strategy, StrategyArg::Structured);
-            written_by_model(
-                store,
-                data_dir,
-                args.provider.as_deref(),
-                &input,
-                structured,
-            )
-            .await?
+    match compression::compress(&ctx, request).await? {
+        CompressOutcome::BelowThreshold { usage, window } => {
+            eprintln!(
+                "Usage is {:.0}% of the room the {window}-token window leaves for the prompt, below the \
+                 compression threshold; pass --level to compress anyway.",
+                usage * 100.0
+            );
+            Ok(())
         }
-    };
-    if let Some(text) = &written {
-        input.strategy = match args.strategy {
-            StrategyArg::Structured => Strategy::Structured,
-            _ => Strategy::Llm,
-        };
-        input.written = Some(text);
+        CompressOutcome::Planned {
+            plan,
+            compaction_id,
+        } => {
+            if plan.is_empty() {
+                eprintln!(
+                    "Nothing to compress: every message is already summarised or must stay verbatim."
+                );
+            }
+            print(&plan, compaction_id, args.dry_run, args.json)
+        }
     }
-    let plan = plan(input)?;
-    if plan.is_empty() {
-        eprintln!(
-            "Nothing to compress: every message is already summarised or must stay verbatim."
-        );
-        return print(&plan, None, args.dry_run, args.json);
-    }
-    let compaction_id = if args.dry_run {
-        None
-    } else {
-        Some(store.compactions().apply(id, &plan, "manual").await?)
-    };
-    print(&plan, compaction_id, args.dry_run, args.json)
 }
 
-/// The summary a model writes for the range the next compaction covers. A structured summary
-/// that does not validate falls back to extract (`None`), as the design asks; other failures end
-/// the command.
-async fn written_by_model(
-    store: &Store,
-    data_dir: &Path,
-    provider: Option<&str>,
-    input: &PlanInput<'_>,
-    structured: bool,
-) -> Result<Option<String>, CliError> {
-    let Some(range) = compaction_range(input)? else {
-        return Ok(None);
-    };
-    let config = provider_config::resolve(store, data_dir, provider).await?;
-    let provider = decima_llm::HttpProvider::new(config)?;
-    match decima_llm::summarize::write_summary(
-        &provider,
-        &input.messages[range],
-        input.level,
-        structured,
-    )
-    .await
-    {
-        Ok(text) => Ok(Some(text)),
-        Err(e) if structured && e.class() == decima_core::FailureClass::Logic => {
-            eprintln!("warning: {e}; falling back to the extract strategy");
-            Ok(None)
+/// Prints the runtime's warnings (a structured summary that fell back to extract).
+struct Notices;
+
+impl EventSink for Notices {
+    fn emit(&self, event: Event) {
+        if let Event::Warning { message } = event {
+            eprintln!("warning: {message}");
         }
-        Err(e) => Err(e.into()),
     }
 }
 

@@ -2,16 +2,17 @@
 //! its layers and how full the window is.
 
 use std::fmt::Write as _;
-use std::path::Path;
 
 use decima_core::context::ThresholdState;
 use decima_core::prompt::Layer;
+use decima_runtime::context::{Scale, build, preset_of};
+use decima_runtime::settings;
 use decima_store::Store;
 use serde::Serialize;
 
 use super::conversation_id;
 use crate::error::CliError;
-use crate::{context_build, output, provider_config};
+use crate::output;
 
 #[derive(Serialize)]
 struct LayerJson {
@@ -29,6 +30,8 @@ struct MessageJson<'a> {
 #[derive(Serialize)]
 struct ContextJson<'a> {
     window: u32,
+    output_reserve: u32,
+    input_room: u32,
     tokens: u32,
     usage: f64,
     state: &'static str,
@@ -48,20 +51,20 @@ fn state_name(state: ThresholdState) -> &'static str {
 
 pub async fn run(
     store: &Store,
-    data_dir: &Path,
     id: &str,
     provider: Option<&str>,
     json: bool,
 ) -> Result<(), CliError> {
     let id = conversation_id(id)?;
     let conversation = store.conversations().get(id).await?;
-    let preset = context_build::preset_of(store, &conversation).await?;
-    let (window, thresholds) = provider_config::context_window(store, data_dir, provider).await?;
-    let built = context_build::build(store, id, &preset, window, &thresholds).await?;
+    let preset = preset_of(store, &conversation).await?;
+    let settings = settings::window_settings(store, provider).await?;
+    let window = settings.window;
+    let built = build(store, &conversation, &preset, &settings, Scale::ONE).await?;
     if built.compression_required() {
         eprintln!(
             "warning: {} messages ({} tokens) no longer fit the window; run `decima compress {id}` before the next request",
-            built.pending, built.pending_tokens
+            built.history.pending_messages, built.history.pending
         );
     }
     let assembled = &built.assembled;
@@ -75,7 +78,9 @@ pub async fn run(
     if json {
         return output::print_json(&ContextJson {
             window,
-            tokens: assembled.total,
+            output_reserve: built.budgeting.output_reserve,
+            input_room: built.budgeting.input_room,
+            tokens: built.report.total,
             usage: built.report.usage,
             state: state_name(built.report.state),
             compression_required: built.compression_required(),
@@ -92,8 +97,10 @@ pub async fn run(
         });
     }
     let mut text = format!(
-        "{} tokens of a {window}-token window: {:.1}% ({})\n",
-        assembled.total,
+        "{} tokens of the {} the {window}-token window leaves for the prompt ({} kept for the answer): {:.1}% ({})\n",
+        built.report.total,
+        built.budgeting.input_room,
+        built.budgeting.output_reserve,
         built.report.usage * 100.0,
         state_name(built.report.state)
     );

@@ -1,0 +1,280 @@
+//! One chat turn: store the user's message, compress if the thresholds say so, build the
+//! request, stream the answer through the event sink, and store it once it is complete.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use decima_core::{ConversationId, Message, NewMessage, Role};
+use decima_llm::tokens::{Calibration, TiktokenCounter, counter_for_model, estimate_request};
+use decima_llm::{
+    ChatMessage, ChatRequest, Completion, HttpProvider, LlmError, ProviderConfig, RetryPolicy,
+    StreamEvent, Usage, with_retry,
+};
+use decima_store::{Conversation, Store};
+use futures_util::StreamExt;
+use tracing::{Instrument as _, info, info_span, warn};
+
+use crate::compression::{CompressContext, compress_if_needed};
+use crate::context::{Built, Scale, build, preset_of};
+use crate::error::{Result, RuntimeError};
+use crate::events::{Event, EventSink};
+use crate::settings::{self, WindowSettings};
+
+/// Longest automatic title taken from the first message.
+const TITLE_CHARS: usize = 60;
+/// Headroom added when the model's own count shows the store's counts run short.
+const RESCALE_MARGIN: f64 = 1.02;
+
+/// What the caller asks of one turn.
+pub struct ChatTurn<'a> {
+    /// The store.
+    pub store: &'a Store,
+    /// The data directory (secret store fallback).
+    pub data_dir: &'a Path,
+    /// The provider by name; `None` picks the only one or the `DECIMA_*` environment.
+    pub provider: Option<&'a str>,
+    /// The conversation to continue; `None` starts a new one titled from the message.
+    pub conversation: Option<ConversationId>,
+    /// What the user typed.
+    pub message: String,
+    /// Where deltas, compactions and stored messages are reported.
+    pub events: &'a dyn EventSink,
+}
+
+/// What a completed turn produced.
+#[derive(Debug, Clone)]
+pub struct TurnOutcome {
+    /// The conversation the turn belongs to.
+    pub conversation_id: ConversationId,
+    /// The stored answer.
+    pub answer: Message,
+    /// Usage the provider reported, if any.
+    pub usage: Option<Usage>,
+}
+
+/// Runs one chat turn.
+pub async fn chat_turn(turn: ChatTurn<'_>) -> Result<TurnOutcome> {
+    let resolved = settings::resolve(turn.store, turn.data_dir, turn.provider).await?;
+    let conversation = match turn.conversation {
+        Some(id) => turn.store.conversations().get(id).await?,
+        None => {
+            turn.store
+                .conversations()
+                .create(&title_from(&turn.message), None)
+                .await?
+        }
+    };
+    let span = info_span!(
+        "chat_turn",
+        conversation = %conversation.id,
+        provider = %resolved.config.name,
+        model = %resolved.config.model,
+    );
+    let window = window_for_turn(turn.provider, &resolved)?;
+    run_turn(&turn, conversation, resolved.config, window)
+        .instrument(span)
+        .await
+}
+
+/// The chat's window: `DECIMA_CONTEXT_WINDOW` overrides an unnamed provider's, as for
+/// `decima context`, so the meter and the chat agree.
+fn window_for_turn(
+    provider: Option<&str>,
+    resolved: &settings::ResolvedProvider,
+) -> Result<WindowSettings> {
+    let mut window = WindowSettings::of(resolved.config.context_window, &resolved.settings);
+    if provider.is_none()
+        && let Some(env) = std::env::var("DECIMA_CONTEXT_WINDOW")
+            .ok()
+            .filter(|v| !v.trim().is_empty())
+        && let Ok(w) = env.trim().parse::<u32>()
+        && w > 0
+    {
+        window = WindowSettings::new(w);
+    }
+    Ok(window)
+}
+
+async fn run_turn(
+    turn: &ChatTurn<'_>,
+    conversation: Conversation,
+    config: ProviderConfig,
+    window: WindowSettings,
+) -> Result<TurnOutcome> {
+    let store = turn.store;
+    let id = conversation.id;
+    turn.events.emit(Event::TurnStarted {
+        conversation_id: id,
+    });
+    // The user's message is stored before anything is sent, so a failed request loses nothing
+    // the user typed.
+    let stored = store
+        .messages()
+        .append(id, NewMessage::new(Role::User, turn.message.clone()))
+        .await?;
+    turn.events.emit(Event::MessageStored {
+        seq: stored.seq,
+        role: stored.role.as_str(),
+    });
+
+    let preset = preset_of(store, &conversation).await?;
+    let mut calibration = match store.calibrations().get(&config.model).await? {
+        Some((factor, samples)) => Calibration { factor, samples },
+        None => Calibration::new(),
+    };
+    let mut scale = Scale::new(calibration.factor);
+    let compress_ctx = |scale| CompressContext {
+        store,
+        data_dir: turn.data_dir,
+        conversation: &conversation,
+        preset: &preset,
+        window: &window,
+        scale,
+        provider: turn.provider,
+        events: turn.events,
+    };
+    compress_if_needed(&compress_ctx(scale), "auto").await?;
+    let mut built = build(store, &conversation, &preset, &window, scale).await?;
+    let (mut request, mut estimate) = request_for(&config, &built)?;
+    let mut needed = calibration.apply(estimate);
+    if needed > built.budgeting.input_room && built.assembled.total > 0 {
+        // The model counts this request higher than the store's counts foresaw (another
+        // tokenizer): budget with the measured ratio, compress for it, and build again.
+        let measured = f64::from(needed) / f64::from(built.assembled.total) * RESCALE_MARGIN;
+        scale = Scale::new(measured.max(scale.factor()));
+        warn!(
+            scale = scale.factor(),
+            "the model counts more than the store; compressing"
+        );
+        compress_if_needed(&compress_ctx(scale), "overflow").await?;
+        built = build(store, &conversation, &preset, &window, scale).await?;
+        (request, estimate) = request_for(&config, &built)?;
+        needed = calibration.apply(estimate);
+    }
+    if built.compression_required() {
+        return Err(LlmError::ContextOverflow {
+            provider: config.name.clone(),
+            message: format!(
+                "{} messages ({} tokens) do not fit even after compression; your message is saved, \
+                 use a model with a larger window",
+                built.history.pending_messages, built.history.pending
+            ),
+        }
+        .into());
+    }
+    if needed > built.budgeting.input_room {
+        return Err(LlmError::ContextOverflow {
+            provider: config.name.clone(),
+            message: format!(
+                "the conversation needs about {needed} tokens but {} leaves {} for the prompt \
+                 (window {}, {} kept for the answer); your message is saved, compress the \
+                 conversation or use a larger model",
+                config.model,
+                built.budgeting.input_room,
+                window.window,
+                built.budgeting.output_reserve
+            ),
+        }
+        .into());
+    }
+    let completion = stream_answer(&config, request, turn.events).await?;
+    if completion.text.trim().is_empty() && completion.tool_calls.is_empty() {
+        // An empty assistant turn would be refused by some providers on every later request
+        // (Anthropic rejects empty text blocks), so it is never stored.
+        return Err(RuntimeError::EmptyAnswer {
+            provider: config.name.clone(),
+        });
+    }
+    let answer = store
+        .messages()
+        .append(id, NewMessage::from(&completion.to_message()))
+        .await?;
+    turn.events.emit(Event::MessageStored {
+        seq: answer.seq,
+        role: answer.role.as_str(),
+    });
+    if let Some(usage) = completion.usage {
+        calibration.update(estimate, usage.prompt_tokens);
+        store
+            .calibrations()
+            .save(&config.model, calibration.factor, calibration.samples)
+            .await?;
+    }
+    info!(
+        seq = answer.seq,
+        tool_calls = answer.tool_calls.len(),
+        "answer stored"
+    );
+    Ok(TurnOutcome {
+        conversation_id: id,
+        answer,
+        usage: completion.usage,
+    })
+}
+
+/// The provider request for a built context, and the model's own estimate of its size.
+fn request_for(config: &ProviderConfig, built: &Built) -> Result<(ChatRequest, u32)> {
+    let request = ChatRequest {
+        model: config.model.clone(),
+        messages: built
+            .assembled
+            .request()
+            .iter()
+            .map(ChatMessage::from)
+            .collect(),
+        ..ChatRequest::default()
+    };
+    let estimate = match &config.tokenizer_json {
+        Some(path) => estimate_request(
+            counter_for_model(&config.model, Some(path))?.as_ref(),
+            &request,
+        ),
+        None => TiktokenCounter::for_model(&config.model).count_request(&request),
+    };
+    Ok((request, estimate))
+}
+
+/// Streams the answer, forwarding deltas, and returns it once complete. A retry's discarded
+/// partial answer is reported and dropped; nothing partial is returned.
+async fn stream_answer(
+    config: &ProviderConfig,
+    request: ChatRequest,
+    events: &dyn EventSink,
+) -> Result<Completion> {
+    let provider = Arc::new(HttpProvider::new(config.clone())?);
+    let mut stream = with_retry(provider, request, RetryPolicy::default());
+    let mut completion = Completion::default();
+    while let Some(event) = stream.next().await {
+        let event = event?;
+        match &event {
+            StreamEvent::TextDelta(text) => events.emit(Event::TextDelta { text: text.clone() }),
+            StreamEvent::ReasoningDelta(text) => {
+                events.emit(Event::ReasoningDelta { text: text.clone() })
+            }
+            StreamEvent::Discarded { reason } => events.emit(Event::Discarded {
+                reason: reason.clone(),
+            }),
+            _ => {}
+        }
+        completion.apply(event);
+    }
+    Ok(completion)
+}
+
+/// The first line of the message, shortened, as the new conversation's title.
+pub fn title_from(message: &str) -> String {
+    let line = message
+        .lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty())
+        .unwrap_or("Chat");
+    let mut title: String = line
+        .chars()
+        .filter(|c| !c.is_control())
+        .take(TITLE_CHARS)
+        .collect();
+    if line.chars().count() > TITLE_CHARS {
+        title.push('…');
+    }
+    title
+}

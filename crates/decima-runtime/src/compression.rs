@@ -1,0 +1,267 @@
+//! Deciding and running compression: the level that follows usage, the strategy with its
+//! fallback, the automatic policy a step applies before it sends, and the compaction record.
+
+use std::path::Path;
+
+use decima_core::FailureClass;
+use decima_core::context::compress::PlanInput;
+use decima_core::context::{CompactionPlan, CompressionLevel, Strategy, compaction_range, plan};
+use decima_core::prompt::Preset;
+use decima_store::{Conversation, Store};
+use tracing::{Instrument as _, info, info_span, warn};
+
+use crate::context::{Built, Scale, build};
+use crate::error::Result;
+use crate::events::{Event, EventSink};
+use crate::settings::{self, WindowSettings};
+
+/// What the person asked for.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct CompressRequest {
+    /// The level; `None` follows the usage (standard from 85%, deep from 90%).
+    pub level: Option<CompressionLevel>,
+    /// Extract, or a model-written summary.
+    pub strategy: Strategy,
+    /// Plan and report, store nothing.
+    pub dry_run: bool,
+}
+
+/// What a compression did.
+#[derive(Debug, Clone, PartialEq)]
+pub enum CompressOutcome {
+    /// No level was given and usage is below the compression threshold.
+    BelowThreshold {
+        /// The usage fraction.
+        usage: f64,
+        /// The model's window.
+        window: u32,
+    },
+    /// The plan (empty when there was nothing to compress), and the compaction when stored.
+    Planned {
+        /// The plan: the preview, or what was applied.
+        plan: CompactionPlan,
+        /// The stored compaction's id, unless this was a dry run or the plan was empty.
+        compaction_id: Option<String>,
+    },
+}
+
+/// Everything a compression needs from its caller.
+pub struct CompressContext<'a> {
+    /// The store.
+    pub store: &'a Store,
+    /// For the secret store, when a model writes the summary.
+    pub data_dir: &'a Path,
+    /// The conversation.
+    pub conversation: &'a Conversation,
+    /// Its preset.
+    pub preset: &'a Preset,
+    /// The window it is measured against.
+    pub window: &'a WindowSettings,
+    /// Store tokens → model tokens.
+    pub scale: Scale,
+    /// The provider that writes `llm` and `structured` summaries.
+    pub provider: Option<&'a str>,
+    /// Where warnings and the compaction event go.
+    pub events: &'a dyn EventSink,
+}
+
+/// Compresses on request: `decima compress` and the desktop's compression dialog.
+pub async fn compress(
+    ctx: &CompressContext<'_>,
+    request: CompressRequest,
+) -> Result<CompressOutcome> {
+    let span =
+        info_span!("compress", conversation = %ctx.conversation.id, dry_run = request.dry_run);
+    async {
+        let built = build(
+            ctx.store,
+            ctx.conversation,
+            ctx.preset,
+            ctx.window,
+            ctx.scale,
+        )
+        .await?;
+        let level = match request.level {
+            Some(level) => level,
+            None => match level_for(&built, ctx.window) {
+                Some(level) => level,
+                None => {
+                    return Ok(CompressOutcome::BelowThreshold {
+                        usage: built.report.usage,
+                        window: ctx.window.window,
+                    });
+                }
+            },
+        };
+        let trigger = "manual";
+        run(
+            ctx,
+            &built,
+            level,
+            request.strategy,
+            request.dry_run,
+            trigger,
+        )
+        .await
+    }
+    .instrument(span)
+    .await
+}
+
+/// The level the usage calls for, if any. Uncovered messages that no longer fit always call for
+/// deep compression, even with thresholds above 100%.
+pub fn level_for(built: &Built, window: &WindowSettings) -> Option<CompressionLevel> {
+    match (built.report.state.level(), built.compression_required()) {
+        (Some(level), _) => Some(level),
+        (None, true) if window.thresholds.enabled => Some(CompressionLevel::Deep),
+        _ => None,
+    }
+}
+
+/// What an automatic compression did.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AutoCompaction {
+    /// The stored compaction, for undo.
+    pub id: String,
+    /// The level it ran at.
+    pub level: CompressionLevel,
+    /// Tokens the history needed before and after.
+    pub tokens_before: u32,
+    /// After.
+    pub tokens_after: u32,
+}
+
+/// Compresses with the extract strategy when the thresholds say so (or when messages no longer
+/// fit), as a step does before it sends. Nothing happens when compression is turned off.
+pub async fn compress_if_needed(
+    ctx: &CompressContext<'_>,
+    trigger: &'static str,
+) -> Result<Option<AutoCompaction>> {
+    if !ctx.window.thresholds.enabled {
+        return Ok(None);
+    }
+    let built = build(
+        ctx.store,
+        ctx.conversation,
+        ctx.preset,
+        ctx.window,
+        ctx.scale,
+    )
+    .await?;
+    let Some(level) = level_for(&built, ctx.window) else {
+        return Ok(None);
+    };
+    match run(ctx, &built, level, Strategy::Extract, false, trigger).await? {
+        CompressOutcome::Planned {
+            plan,
+            compaction_id: Some(id),
+        } => Ok(Some(AutoCompaction {
+            id,
+            level,
+            tokens_before: plan.tokens_before,
+            tokens_after: plan.tokens_after,
+        })),
+        _ => Ok(None),
+    }
+}
+
+/// Plans at `level` with `strategy` over what `built` loaded plus the uncovered messages, and
+/// stores the compaction unless `dry_run`.
+async fn run(
+    ctx: &CompressContext<'_>,
+    built: &Built,
+    level: CompressionLevel,
+    strategy: Strategy,
+    dry_run: bool,
+    trigger: &'static str,
+) -> Result<CompressOutcome> {
+    let id = ctx.conversation.id;
+    // Compression reads what it compresses: every uncovered message, from the frontier on.
+    let uncovered = ctx
+        .store
+        .messages()
+        .range(id, built.frontier + 1, i64::MAX)
+        .await?;
+    let counter = decima_llm::tokens::store_counter();
+    let mut input = PlanInput {
+        messages: &uncovered,
+        pinned: &built.pinned,
+        summaries: &built.summaries,
+        level,
+        strategy: Strategy::Extract,
+        budget: built.budgeting.history,
+        counter: counter.as_ref(),
+        written: None,
+    };
+    let written = match strategy {
+        Strategy::Extract => None,
+        Strategy::Llm | Strategy::Structured => {
+            written_by_model(ctx, &input, strategy == Strategy::Structured).await?
+        }
+    };
+    if let Some(text) = &written {
+        input.strategy = strategy;
+        input.written = Some(text);
+    }
+    let plan = plan(input)?;
+    if plan.is_empty() || dry_run {
+        return Ok(CompressOutcome::Planned {
+            plan,
+            compaction_id: None,
+        });
+    }
+    let compaction_id = ctx.store.compactions().apply(id, &plan, trigger).await?;
+    info!(
+        conversation = %id,
+        compaction = %compaction_id,
+        level = level.as_str(),
+        trigger,
+        tokens_before = plan.tokens_before,
+        tokens_after = plan.tokens_after,
+        "compacted"
+    );
+    ctx.events.emit(Event::Compacted {
+        compaction_id: compaction_id.clone(),
+        level: level.as_str(),
+        trigger,
+        tokens_before: plan.tokens_before,
+        tokens_after: plan.tokens_after,
+    });
+    Ok(CompressOutcome::Planned {
+        plan,
+        compaction_id: Some(compaction_id),
+    })
+}
+
+/// The summary a model writes for the range the next compaction covers. A structured summary
+/// that does not validate falls back to extract (`None`), as the design asks; other failures end
+/// the operation.
+async fn written_by_model(
+    ctx: &CompressContext<'_>,
+    input: &PlanInput<'_>,
+    structured: bool,
+) -> Result<Option<String>> {
+    let Some(range) = compaction_range(input)? else {
+        return Ok(None);
+    };
+    let resolved = settings::resolve(ctx.store, ctx.data_dir, ctx.provider).await?;
+    let provider = decima_llm::HttpProvider::new(resolved.config)?;
+    match decima_llm::summarize::write_summary(
+        &provider,
+        &input.messages[range],
+        input.level,
+        structured,
+    )
+    .await
+    {
+        Ok(text) => Ok(Some(text)),
+        Err(e) if structured && e.class() == FailureClass::Logic => {
+            warn!(class = %e.class(), "structured summary refused; falling back to extract");
+            ctx.events.emit(Event::Warning {
+                message: format!("{e}; falling back to the extract strategy"),
+            });
+            Ok(None)
+        }
+        Err(e) => Err(e.into()),
+    }
+}

@@ -1,0 +1,380 @@
+//! Building one step's request through the context pipeline: the budget, the windowed load from
+//! the store, select, assemble and measure.
+//!
+//! A step loads only what it sends: the live summaries, the pinned units they cover, and the
+//! newest uncovered messages, read backwards in pages until the window is full. What lies
+//! between the frontier and the loaded tail is measured with one SQL aggregate over the cached
+//! token counts, never loaded. So the cost follows the window, not the history.
+//!
+//! Usage is measured against the room the prompt may use (the window minus the answer's
+//! reserve), in the model's tokens (store counts scaled by the calibration). The history budget
+//! is that same room minus the fixed layers, so "100% used" is exactly "the history no longer
+//! fits", and the 85% and 90% thresholds always come before it, on any window.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+use decima_core::context::{
+    ContextReport, HistoryBudget, Layer as ReportLayer, Selection, Summary, select,
+};
+use decima_core::prompt::{AssembleInput, Assembled, Layer, Preset, assemble};
+use decima_core::{ConversationId, Message, NewMessage, TokenCounter};
+use decima_store::{Conversation, PinnedTodo, SeqTotals, Store};
+use tracing::debug;
+
+use crate::error::{Result, RuntimeError};
+use crate::memo::MemoCounter;
+use crate::settings::WindowSettings;
+
+/// Messages read per page on the first step back from the newest; later pages double, up to
+/// [`MAX_PAGE`], so short windows read little and long ones need few round trips.
+const FIRST_PAGE: u32 = 64;
+/// The largest page.
+const MAX_PAGE: u32 = 2_048;
+
+/// The conversation's preset, or the plain one (the history, and summaries as session context).
+pub async fn preset_of(store: &Store, conversation: &Conversation) -> Result<Preset> {
+    match &conversation.preset_id {
+        Some(preset_id) => {
+            let record = store.presets().get(preset_id).await?;
+            serde_json::from_value(record.body).map_err(|e| {
+                RuntimeError::Config(format!(
+                    "preset {preset_id} cannot be read as a Decima preset: {e}"
+                ))
+            })
+        }
+        None => Ok(Preset::default()),
+    }
+}
+
+/// How store-counted tokens relate to what the model counts: its calibration factor, learned
+/// from reported usage, times the ratio of its tokenizer to the store's. Budgets are divided by
+/// it and measurements multiplied, so selection never plans for more than the real window.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Scale(f64);
+
+impl Scale {
+    /// Model tokens are store tokens.
+    pub const ONE: Scale = Scale(1.0);
+
+    /// A factor, kept within a sane range so a corrupt calibration cannot zero the budget.
+    pub fn new(factor: f64) -> Self {
+        if factor.is_finite() {
+            Scale(factor.clamp(0.25, 4.0))
+        } else {
+            Scale::ONE
+        }
+    }
+
+    /// The factor.
+    pub fn factor(self) -> f64 {
+        self.0
+    }
+
+    /// Store tokens → model tokens, rounded up.
+    pub fn to_model(self, store_tokens: u64) -> u32 {
+        let v = (store_tokens as f64 * self.0).ceil();
+        if v >= f64::from(u32::MAX) {
+            u32::MAX
+        } else {
+            v as u32
+        }
+    }
+
+    /// Model tokens → store tokens, rounded down.
+    pub fn to_store(self, model_tokens: u32) -> u32 {
+        (f64::from(model_tokens) / self.0).floor() as u32
+    }
+}
+
+/// The figures the budget was made from, for the meter and for tests.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Budgeting {
+    /// The model's window.
+    pub window: u32,
+    /// Tokens kept for the answer.
+    pub output_reserve: u32,
+    /// Model tokens the prompt may use: window minus reserve.
+    pub input_room: u32,
+    /// The same room, in store tokens.
+    pub input_room_store: u32,
+    /// The preset's fixed text (store tokens).
+    pub system_constants: u32,
+    /// Session context beyond the summaries' own text: pinned todos and summary headers.
+    pub session_overhead: u32,
+    /// What is left for the history (summaries, pinned, recent), in store tokens.
+    pub history: HistoryBudget,
+    /// The scale in force.
+    pub scale: Scale,
+}
+
+/// Where the history's tokens went, in store tokens.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct HistoryBreakdown {
+    /// The global summary.
+    pub global_summary: u32,
+    /// The segment summaries.
+    pub segment_summaries: u32,
+    /// Pinned messages a summary covers, sent verbatim.
+    pub pinned: u32,
+    /// The newest uncovered messages, sent verbatim.
+    pub recent: u32,
+    /// Uncovered messages that did not fit.
+    pub pending: u64,
+    /// How many messages did not fit.
+    pub pending_messages: u64,
+    /// Messages read from the store to build this request: the cost of the step.
+    pub loaded_messages: usize,
+}
+
+/// The assembled request and its measurements.
+#[derive(Debug, Clone)]
+pub struct Built {
+    /// The request, with layers and tokens (store counts).
+    pub assembled: Assembled,
+    /// Usage and threshold state, in model tokens, against the input room.
+    pub report: ContextReport,
+    /// The budget it was made with.
+    pub budgeting: Budgeting,
+    /// Where the history's tokens went.
+    pub history: HistoryBreakdown,
+    /// The live summaries (for compression planning).
+    pub summaries: Vec<Summary>,
+    /// The pinned units the summaries cover.
+    pub pinned: Vec<Message>,
+    /// The last seq the summaries cover.
+    pub frontier: i64,
+}
+
+impl Built {
+    /// True when some uncovered message could not be placed: compression must run first.
+    pub fn compression_required(&self) -> bool {
+        self.history.pending_messages > 0
+    }
+}
+
+/// Renders the session context: the pinned todos verbatim, then the summaries, global first.
+pub fn render_session_context(todos: &[PinnedTodo], summaries: &[Summary]) -> String {
+    let mut session = String::new();
+    if !todos.is_empty() {
+        session.push_str("Pinned todos:\n");
+        for t in todos {
+            let _ = match &t.phase {
+                Some(phase) => writeln!(session, "- [{}] {} (phase: {phase})", t.status, t.title),
+                None => writeln!(session, "- [{}] {}", t.status, t.title),
+            };
+        }
+        session.push('\n');
+    }
+    let mut ordered: Vec<&Summary> = summaries.iter().collect();
+    ordered.sort_by_key(|s| {
+        (
+            s.level != decima_core::context::SummaryLevel::Global,
+            s.start_seq,
+        )
+    });
+    for s in ordered {
+        let _ = writeln!(session, "{}\n{}\n", s.header(), s.text.trim_end());
+    }
+    session.trim_end().to_string()
+}
+
+/// The fixed text of a preset: what it sends with an empty history.
+fn system_constants(preset: &Preset, counter: &dyn TokenCounter) -> u32 {
+    let placeholders = BTreeMap::new();
+    let mut probe = AssembleInput::new(&[]);
+    probe.placeholders = &placeholders;
+    assemble(preset, &probe, counter).tokens.system_constants
+}
+
+/// The last seq the summaries cover (0 with none).
+pub fn frontier_of(summaries: &[Summary]) -> i64 {
+    summaries.iter().map(|s| s.end_seq).max().unwrap_or(0)
+}
+
+fn sum_tokens<'a>(messages: impl IntoIterator<Item = &'a Message>) -> u64 {
+    messages.into_iter().map(|m| u64::from(m.tokens)).sum()
+}
+
+/// Reads the newest uncovered messages backwards, page by page, until they hold more than
+/// `room` tokens or the frontier is reached. Returns them in seq order with the totals of the
+/// uncovered messages left unread.
+async fn load_tail(
+    store: &Store,
+    id: ConversationId,
+    frontier: i64,
+    room: u32,
+) -> Result<(Vec<Message>, SeqTotals)> {
+    let mut pages: Vec<Vec<Message>> = Vec::new();
+    let mut before = i64::MAX;
+    let mut tokens = 0u64;
+    let mut size = FIRST_PAGE;
+    loop {
+        let page = store
+            .messages()
+            .page_before(id, frontier, before, size)
+            .await?;
+        let exhausted = page.len() < size as usize;
+        if let Some(first) = page.first() {
+            before = first.seq;
+        }
+        tokens += sum_tokens(&page);
+        pages.push(page);
+        if exhausted {
+            return Ok((
+                pages.into_iter().rev().flatten().collect(),
+                SeqTotals::default(),
+            ));
+        }
+        if tokens > u64::from(room) {
+            break;
+        }
+        size = (size * 2).min(MAX_PAGE);
+    }
+    let unread = store
+        .messages()
+        .totals_between(id, frontier, before)
+        .await?;
+    Ok((pages.into_iter().rev().flatten().collect(), unread))
+}
+
+/// Selects, assembles and measures the request for the conversation as it is stored now.
+/// `scale` converts store tokens to the model's (see [`Scale`]).
+pub async fn build(
+    store: &Store,
+    conversation: &Conversation,
+    preset: &Preset,
+    window: &WindowSettings,
+    scale: Scale,
+) -> Result<Built> {
+    let id = conversation.id;
+    let memo = MemoCounter::load(store, id, decima_llm::tokens::store_counter()).await?;
+    let counter: &dyn TokenCounter = &memo;
+    let output_reserve = window.output_reserve.min(window.window);
+    let input_room = window.window.saturating_sub(output_reserve);
+    let input_room_store = scale.to_store(input_room);
+    let fixed = system_constants(preset, counter);
+
+    let summaries = store.compactions().live_summaries(id).await?;
+    let frontier = frontier_of(&summaries);
+    let todos = store.todos().pinned_in_conversation(id).await?;
+    let session = render_session_context(&todos, &summaries);
+    let summary_tokens: u64 = summaries.iter().map(|s| u64::from(s.tokens)).sum();
+    let session_overhead =
+        u32::try_from(u64::from(counter.count_text(&session)).saturating_sub(summary_tokens))
+            .unwrap_or(u32::MAX);
+    let mut history = HistoryBudget::new(
+        input_room_store
+            .saturating_sub(fixed)
+            .saturating_sub(session_overhead),
+    );
+    let pinned = store.messages().pinned_units_through(id, frontier).await?;
+    let covered_pinned = sum_tokens(pinned.iter().filter(|m| m.seq <= frontier));
+    let tail_room = u64::from(history.tokens)
+        .saturating_sub(summary_tokens)
+        .saturating_sub(covered_pinned);
+    let (tail, unread) = load_tail(
+        store,
+        id,
+        frontier,
+        u32::try_from(tail_room).unwrap_or(u32::MAX),
+    )
+    .await?;
+
+    // Two passes at most: the assembled request can hold more than the budget foresaw
+    // (lorebook entries that keywords in the history activate); the second pass gives their
+    // tokens back by shrinking the history budget.
+    let mut pass = 0;
+    let (assembled, breakdown) = loop {
+        let selection = select(&tail, &pinned, &summaries, &history)?;
+        let assembled = assemble_selection(preset, &selection, &session, counter);
+        let excess = assembled.total.saturating_sub(input_room_store);
+        if excess > 0 && pass == 0 {
+            pass += 1;
+            history.tokens = history.tokens.saturating_sub(excess);
+            continue;
+        }
+        let breakdown = HistoryBreakdown {
+            global_summary: selection.global_tokens,
+            segment_summaries: selection.segment_tokens,
+            pinned: selection.pinned_tokens,
+            recent: selection.recent_tokens,
+            pending: u64::from(selection.pending_tokens) + unread.tokens,
+            pending_messages: selection.pending.len() as u64 + unread.count,
+            loaded_messages: tail.len() + pinned.len(),
+        };
+        break (assembled, breakdown);
+    };
+    let report = measure(&assembled, &breakdown, input_room, scale, window);
+    if memo.misses() > 0 {
+        memo.save(store, id).await?;
+    }
+    debug!(
+        conversation = %id,
+        loaded = breakdown.loaded_messages,
+        pending = breakdown.pending_messages,
+        usage = report.usage,
+        "built the request"
+    );
+    Ok(Built {
+        assembled,
+        report,
+        budgeting: Budgeting {
+            window: window.window,
+            output_reserve,
+            input_room,
+            input_room_store,
+            system_constants: fixed,
+            session_overhead,
+            history,
+            scale,
+        },
+        history: breakdown,
+        summaries,
+        pinned,
+        frontier,
+    })
+}
+
+/// The report: every layer in model tokens, plus what is pending, against the input room.
+fn measure(
+    assembled: &Assembled,
+    history: &HistoryBreakdown,
+    input_room: u32,
+    scale: Scale,
+    window: &WindowSettings,
+) -> ContextReport {
+    let mut layers: Vec<ReportLayer> = Layer::ALL
+        .iter()
+        .map(|l| {
+            ReportLayer::new(
+                l.name(),
+                scale.to_model(u64::from(*assembled.tokens.get(*l))),
+            )
+        })
+        .collect();
+    layers.push(ReportLayer::new("pending", scale.to_model(history.pending)));
+    ContextReport::new(layers, input_room, &window.thresholds)
+}
+
+fn assemble_selection(
+    preset: &Preset,
+    selection: &Selection<'_>,
+    session: &str,
+    counter: &dyn TokenCounter,
+) -> Assembled {
+    let sent: Vec<&Message> = selection
+        .pinned
+        .iter()
+        .copied()
+        .chain(selection.recent.iter())
+        .collect();
+    let working: Vec<NewMessage> = sent.iter().map(|m| NewMessage::from(*m)).collect();
+    let tokens: Vec<u32> = sent.iter().map(|m| m.tokens).collect();
+    let placeholders = BTreeMap::new();
+    let mut input = AssembleInput::new(&working);
+    input.history_tokens = Some(&tokens);
+    input.session_context = session;
+    input.placeholders = &placeholders;
+    assemble(preset, &input, counter)
+}

@@ -1,0 +1,47 @@
+//! The runtime's one error type. Each variant keeps the layer it came from, so the CLI can map
+//! it to an exit code and the desktop app to a stable error code without parsing text.
+
+use std::path::PathBuf;
+
+use decima_core::CoreError;
+use decima_llm::LlmError;
+use decima_store::StoreError;
+use thiserror::Error;
+
+/// Why a runtime operation failed. Every variant renders as one line a person can act on.
+#[derive(Debug, Error)]
+pub enum RuntimeError {
+    /// Input refused by the domain rules (bad ids, invalid messages, inconsistent summaries).
+    #[error(transparent)]
+    Core(#[from] CoreError),
+    /// A store failure.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// A provider request failed; its class says what kind of failure it was.
+    #[error("[{}] {}", .0.class(), .0)]
+    Llm(#[from] LlmError),
+    /// Configuration that cannot work: no provider, an unreadable preset, a missing window.
+    #[error("{0}")]
+    Config(String),
+    /// The model answered with nothing: no text and no tool call. Nothing was stored.
+    #[error(
+        "[logic] {provider} returned an empty answer; nothing was stored, send the message again"
+    )]
+    EmptyAnswer {
+        /// The provider's name.
+        provider: String,
+    },
+    /// A file could not be read or written.
+    #[error("cannot {action} {}: {source}", path.display())]
+    Io {
+        /// "read", "write", ...
+        action: &'static str,
+        /// The file.
+        path: PathBuf,
+        /// What the OS said.
+        source: std::io::Error,
+    },
+}
+
+/// Results of runtime operations.
+pub type Result<T, E = RuntimeError> = std::result::Result<T, E>;

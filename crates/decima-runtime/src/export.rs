@@ -1,0 +1,144 @@
+//! History export: a conversation as text, JSONL or markdown, written to a file incrementally.
+//! Subagents grep these files, so an export appends only what is new since the last one.
+
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+
+use decima_core::Message;
+use decima_core::export::{ExportFormat, render_message};
+use decima_store::{Conversation, Store};
+use tracing::{debug, info_span};
+
+use crate::error::{Result, RuntimeError};
+
+/// The stored name of a format, used to check that an append continues the same format.
+pub fn format_name(format: ExportFormat) -> &'static str {
+    match format {
+        ExportFormat::Text => "text",
+        ExportFormat::Jsonl => "jsonl",
+        ExportFormat::Markdown => "md",
+    }
+}
+
+/// Renders messages; `with_header` adds the markdown title line.
+pub fn render(
+    conversation: &Conversation,
+    format: ExportFormat,
+    messages: &[Message],
+    with_header: bool,
+) -> String {
+    let mut text = String::new();
+    if with_header && format == ExportFormat::Markdown {
+        text.push_str(&format!("# {}\n\n", conversation.title));
+    }
+    for m in messages {
+        render_message(format, m, &mut text);
+    }
+    text
+}
+
+/// What an export to a file did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ExportOutcome {
+    /// The absolute path written.
+    pub path: PathBuf,
+    /// Messages written (appended or in the rewrite).
+    pub messages: usize,
+    /// True when the file was appended to rather than rewritten.
+    pub appended: bool,
+}
+
+/// Appends what is new when the file is exactly as the last export left it (same format, same
+/// length, no message rolled back since); otherwise rewrites it whole. `full` forces a rewrite.
+pub async fn export_to_file(
+    store: &Store,
+    conversation: &Conversation,
+    format: ExportFormat,
+    path: &Path,
+    full: bool,
+) -> Result<ExportOutcome> {
+    let span = info_span!("export", conversation = %conversation.id, format = format_name(format));
+    let _entered = span.enter();
+    let io_error = |source| RuntimeError::Io {
+        action: "write",
+        path: path.to_path_buf(),
+        source,
+    };
+    let path = std::path::absolute(path).map_err(io_error)?;
+    let key = path.to_string_lossy().into_owned();
+    let id = conversation.id;
+    let previous = store.exports().get(id, &key).await?;
+    let on_disk = std::fs::metadata(&path).ok().map(|m| m.len());
+    let mut append_after = None;
+    if let Some(previous) =
+        previous.filter(|p| !full && p.format == format_name(format) && Some(p.bytes) == on_disk)
+        && store
+            .messages()
+            .deleted_since(id, previous.updated_at)
+            .await?
+            == 0
+    {
+        append_after = Some(previous.last_seq);
+    }
+    let (written, last_seq, bytes) = match append_after {
+        Some(last_seq) => {
+            let new = store.messages().range(id, last_seq + 1, i64::MAX).await?;
+            if new.is_empty() {
+                return Ok(ExportOutcome {
+                    path,
+                    messages: 0,
+                    appended: true,
+                });
+            }
+            let bytes = append(&path, render(conversation, format, &new, false).as_bytes())
+                .map_err(io_error)?;
+            (new.len(), new.last().map_or(last_seq, |m| m.seq), bytes)
+        }
+        None => {
+            let messages = store.messages().all(id).await?;
+            let text = render(conversation, format, &messages, true);
+            write_atomically(&path, text.as_bytes()).map_err(io_error)?;
+            (
+                messages.len(),
+                messages.last().map_or(0, |m| m.seq),
+                text.len() as u64,
+            )
+        }
+    };
+    store
+        .exports()
+        .record(id, &key, format_name(format), last_seq, bytes)
+        .await?;
+    debug!(
+        messages = written,
+        appended = append_after.is_some(),
+        "exported"
+    );
+    Ok(ExportOutcome {
+        path,
+        messages: written,
+        appended: append_after.is_some(),
+    })
+}
+
+/// Appends; returns the file's new length. No fsync: the length recorded in SQLite is the check,
+/// so a file that lost its tail in a crash has another length and is rewritten whole.
+fn append(path: &Path, bytes: &[u8]) -> std::io::Result<u64> {
+    let mut file = std::fs::OpenOptions::new().append(true).open(path)?;
+    file.write_all(bytes)?;
+    Ok(file.metadata()?.len())
+}
+
+/// Writes beside the target and renames over it, so a reader never sees half a file and a failed
+/// export leaves any previous file intact.
+fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let dir = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
+    tmp.write_all(bytes)?;
+    tmp.as_file().sync_all()?;
+    tmp.persist(path).map_err(|e| e.error)?;
+    Ok(())
+}

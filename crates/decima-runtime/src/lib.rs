@@ -1,0 +1,17 @@
+//! Decima's runtime: everything one model step needs, in one place that the CLI and the desktop
+//! app both call. It builds the request through the context pipeline, decides and runs
+//! compression, streams and stores a chat turn, exports history, and reports progress through one
+//! [`events::EventSink`] instead of printing.
+
+pub mod chat;
+pub mod compression;
+pub mod context;
+pub mod error;
+pub mod events;
+pub mod export;
+pub mod logging;
+pub mod memo;
+pub mod settings;
+
+pub use error::{Result, RuntimeError};
+pub use events::{CollectEvents, Event, EventSink, NoEvents};

@@ -1,0 +1,123 @@
+//! A token counter that remembers, per conversation, the counts of the texts a step counts
+//! afresh: the preset's parts after macros, and the session context. Messages are counted once
+//! at insert anyway; these are the only texts left, and without the memo a short-lived process
+//! (`decima context`) would spend most of its time building the tokenizer's tables.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use decima_core::{ConversationId, NewMessage, TokenCounter};
+use decima_store::Store;
+use sha2::{Digest as _, Sha256};
+
+use crate::error::Result;
+
+/// Counts through a preloaded memo, falls back to the real counter on a miss, and records what
+/// it had to count so the caller can store it.
+pub struct MemoCounter {
+    inner: Arc<dyn TokenCounter>,
+    known: HashMap<String, u32>,
+    fresh: Mutex<Vec<(String, u32)>>,
+}
+
+impl MemoCounter {
+    /// A memo over the conversation's remembered counts.
+    pub async fn load(
+        store: &Store,
+        conversation: ConversationId,
+        inner: Arc<dyn TokenCounter>,
+    ) -> Result<Self> {
+        Ok(Self {
+            inner,
+            known: store.token_memo().load(conversation).await?,
+            fresh: Mutex::new(Vec::new()),
+        })
+    }
+
+    /// Stores what was counted afresh (and marks every hit as used, so it is not pruned).
+    pub async fn save(&self, store: &Store, conversation: ConversationId) -> Result<()> {
+        let fresh = match self.fresh.lock() {
+            Ok(mut fresh) => std::mem::take(&mut *fresh),
+            Err(poisoned) => std::mem::take(&mut *poisoned.into_inner()),
+        };
+        store.token_memo().remember(conversation, &fresh).await?;
+        Ok(())
+    }
+
+    /// How many counts had to be made afresh so far.
+    pub fn misses(&self) -> usize {
+        self.fresh.lock().map_or(0, |f| f.len())
+    }
+
+    fn remembered(&self, digest: String, count: impl FnOnce() -> u32) -> u32 {
+        if let Some(tokens) = self.known.get(&digest) {
+            return *tokens;
+        }
+        if let Ok(fresh) = self.fresh.lock()
+            && let Some((_, tokens)) = fresh.iter().find(|(d, _)| *d == digest)
+        {
+            return *tokens;
+        }
+        let tokens = count();
+        if let Ok(mut fresh) = self.fresh.lock() {
+            fresh.push((digest, tokens));
+        }
+        tokens
+    }
+}
+
+/// Names the counter the memo stands in for; a different store counter must never read these.
+const COUNTER_ID: &[u8] = b"o200k_base/1";
+
+/// Length-prefixed fields, so no two different inputs hash the same bytes.
+fn field(hasher: &mut Sha256, bytes: &[u8]) {
+    hasher.update((bytes.len() as u64).to_le_bytes());
+    hasher.update(bytes);
+}
+
+fn hex(digest: &[u8]) -> String {
+    digest.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+impl TokenCounter for MemoCounter {
+    fn count_text(&self, text: &str) -> u32 {
+        let mut hasher = Sha256::new();
+        field(&mut hasher, COUNTER_ID);
+        field(&mut hasher, b"text");
+        field(&mut hasher, text.as_bytes());
+        self.remembered(hex(&hasher.finalize()), || self.inner.count_text(text))
+    }
+
+    fn message_overhead(&self) -> u32 {
+        self.inner.message_overhead()
+    }
+
+    fn count_message(&self, message: &NewMessage) -> u32 {
+        let mut hasher = Sha256::new();
+        field(&mut hasher, COUNTER_ID);
+        field(&mut hasher, b"message");
+        field(&mut hasher, message.role.as_str().as_bytes());
+        for part in [
+            message.name.as_deref(),
+            Some(message.content.as_str()),
+            message.reasoning.as_deref(),
+            message.tool_call_id.as_deref(),
+        ] {
+            match part {
+                Some(p) => {
+                    field(&mut hasher, b"1");
+                    field(&mut hasher, p.as_bytes());
+                }
+                None => field(&mut hasher, b"0"),
+            }
+        }
+        for call in &message.tool_calls {
+            field(&mut hasher, call.id.as_bytes());
+            field(&mut hasher, call.name.as_bytes());
+            field(&mut hasher, call.arguments.as_bytes());
+        }
+        self.remembered(hex(&hasher.finalize()), || {
+            self.inner.count_message(message)
+        })
+    }
+}

@@ -1,0 +1,347 @@
+//! The step's context from the store up: windowed loading, thresholds that agree with the
+//! budget on any window, calibration in the budget, and everything sent counted.
+
+// Test code: a failed setup step should panic right where it happened.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use decima_core::context::{
+    CompressionLevel, HistoryBudget, Strategy, ThresholdState, pinned_units, select,
+};
+use decima_core::prompt::{LoreEntry, Lorebook, Position, Preset};
+use decima_core::{NewMessage, Role};
+use decima_runtime::NoEvents;
+use decima_runtime::compression::{
+    CompressContext, CompressOutcome, CompressRequest, compress, compress_if_needed,
+};
+use decima_runtime::context::{Scale, build, preset_of};
+use decima_runtime::settings::WindowSettings;
+use decima_store::{Conversation, Store};
+use decima_testkit::ConversationBuilder;
+
+async fn open() -> (tempfile::TempDir, Store) {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(
+        &dir.path().join("decima.db"),
+        decima_llm::tokens::store_counter(),
+    )
+    .await
+    .unwrap();
+    (dir, store)
+}
+
+async fn seeded(store: &Store, seed: u64, n: usize) -> Conversation {
+    let built = ConversationBuilder::new(seed, n).content_chars(200).build();
+    let c = store.conversations().create("t", None).await.unwrap();
+    store
+        .messages()
+        .append_many(c.id, &built.messages)
+        .await
+        .unwrap();
+    store.conversations().get(c.id).await.unwrap()
+}
+
+fn ctx<'a>(
+    store: &'a Store,
+    conversation: &'a Conversation,
+    preset: &'a Preset,
+    window: &'a WindowSettings,
+    scale: Scale,
+) -> CompressContext<'a> {
+    CompressContext {
+        store,
+        data_dir: std::path::Path::new("/nonexistent"),
+        conversation,
+        preset,
+        window,
+        scale,
+        provider: None,
+        events: &NoEvents,
+    }
+}
+
+#[tokio::test]
+async fn a_step_loads_the_window_not_the_history_and_sends_what_a_full_load_would() {
+    let (_dir, store) = open().await;
+    let conversation = seeded(&store, 11, 3_000).await;
+    let preset = Preset::default();
+    let window = WindowSettings::new(32_000);
+    let outcome = compress(
+        &ctx(&store, &conversation, &preset, &window, Scale::ONE),
+        CompressRequest {
+            level: Some(CompressionLevel::Standard),
+            strategy: Strategy::Extract,
+            dry_run: false,
+        },
+    )
+    .await
+    .unwrap();
+    assert!(matches!(
+        outcome,
+        CompressOutcome::Planned {
+            compaction_id: Some(_),
+            ..
+        }
+    ));
+    let built = build(&store, &conversation, &preset, &window, Scale::ONE)
+        .await
+        .unwrap();
+    assert!(
+        !built.compression_required(),
+        "{:?} {:?}",
+        built.history,
+        built.budgeting
+    );
+    let sent = built.history.loaded_messages;
+    assert!(
+        sent < 600,
+        "a compacted 3,000-message conversation loads {sent} messages"
+    );
+
+    // The reference: everything loaded, selected with the same budget.
+    let all = store.messages().all(conversation.id).await.unwrap();
+    let summaries = store
+        .compactions()
+        .live_summaries(conversation.id)
+        .await
+        .unwrap();
+    let pinned = pinned_units(&all);
+    let reference = select(&all, &pinned, &summaries, &built.budgeting.history).unwrap();
+    let expected: Vec<i64> = reference.verbatim_seqs();
+    let got: Vec<String> = built
+        .assembled
+        .messages
+        .iter()
+        .filter(|m| m.source == "history")
+        .map(|m| m.message.content.clone())
+        .collect();
+    let expected_contents: Vec<String> = expected
+        .iter()
+        .map(|seq| all.iter().find(|m| m.seq == *seq).unwrap().content.clone())
+        .collect();
+    assert_eq!(got, expected_contents);
+}
+
+#[tokio::test]
+async fn pending_totals_come_from_the_store_without_loading_them() {
+    let (_dir, store) = open().await;
+    let conversation = seeded(&store, 12, 2_000).await;
+    let preset = Preset::default();
+    let window = WindowSettings::new(8_000);
+    let built = build(&store, &conversation, &preset, &window, Scale::ONE)
+        .await
+        .unwrap();
+    let all = store.messages().all(conversation.id).await.unwrap();
+    let total: u64 = all.iter().map(|m| u64::from(m.tokens)).sum();
+    assert!(built.compression_required());
+    assert_eq!(
+        built.history.pending + u64::from(built.history.recent),
+        total,
+        "every uncovered token is accounted for"
+    );
+    assert!(
+        built.history.loaded_messages < 400,
+        "{}",
+        built.history.loaded_messages
+    );
+    assert_eq!(built.report.state, ThresholdState::Deep);
+}
+
+/// Grows a conversation on several windows and checks, at every size, that the thresholds and
+/// the budget tell the same story: nothing is pending below the compression threshold, and
+/// whatever is pending shows as deep.
+#[tokio::test]
+async fn thresholds_and_the_budget_agree_on_any_window() {
+    let built = ConversationBuilder::new(13, 400).content_chars(300).build();
+    for window_tokens in [6_000u32, 20_000, 32_000, 128_000] {
+        let (_dir, store) = open().await;
+        let c = store.conversations().create("t", None).await.unwrap();
+        let preset = Preset::simple("You are the analyst's agent. Cite your sources.");
+        let window = WindowSettings::new(window_tokens);
+        let mut saw_warn = false;
+        for chunk in built.messages.chunks(3) {
+            store.messages().append_many(c.id, chunk).await.unwrap();
+            let conversation = store.conversations().get(c.id).await.unwrap();
+            let b = build(&store, &conversation, &preset, &window, Scale::ONE)
+                .await
+                .unwrap();
+            if b.report.usage < window.thresholds.compress {
+                assert!(
+                    !b.compression_required(),
+                    "window {window_tokens}: usage {:.3} yet {} messages no longer fit",
+                    b.report.usage,
+                    b.history.pending_messages
+                );
+            }
+            if b.compression_required() {
+                assert_eq!(
+                    b.report.state,
+                    ThresholdState::Deep,
+                    "window {window_tokens}"
+                );
+            }
+            if b.report.state == ThresholdState::Warn {
+                saw_warn = true;
+                // The case: a warning is no reason to compress.
+                let done = compress_if_needed(
+                    &ctx(&store, &conversation, &preset, &window, Scale::ONE),
+                    "auto",
+                )
+                .await
+                .unwrap();
+                assert!(done.is_none(), "window {window_tokens}: compressed at warn");
+            }
+            if b.report.usage > 1.2 {
+                break;
+            }
+        }
+        if window_tokens < 128_000 {
+            assert!(saw_warn, "window {window_tokens} never passed through warn");
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_calibration_above_one_shrinks_the_budget_and_compression_makes_room() {
+    let (_dir, store) = open().await;
+    let conversation = seeded(&store, 14, 600).await;
+    let preset = Preset::default();
+    let scale = Scale::new(1.6);
+    let mut window = WindowSettings::new(1_000);
+    // A window the raw counts fit at about 80%, but the model counts 1.6× that.
+    let raw = build(
+        &store,
+        &conversation,
+        &preset,
+        &WindowSettings::new(10_000_000),
+        Scale::ONE,
+    )
+    .await
+    .unwrap();
+    window.window = (f64::from(raw.assembled.total) / 0.8) as u32 + window.output_reserve;
+    window.output_reserve = (window.window / 4).min(8_192);
+    window.window = (f64::from(raw.assembled.total) / 0.8) as u32 + window.output_reserve;
+    let unscaled = build(&store, &conversation, &preset, &window, Scale::ONE)
+        .await
+        .unwrap();
+    assert!(!unscaled.compression_required(), "the raw counts fit");
+    let scaled = build(&store, &conversation, &preset, &window, scale)
+        .await
+        .unwrap();
+    assert!(scaled.compression_required(), "the model's counts do not");
+    let done = compress_if_needed(&ctx(&store, &conversation, &preset, &window, scale), "auto")
+        .await
+        .unwrap();
+    assert!(done.is_some(), "compression finds something to do");
+    let after = build(&store, &conversation, &preset, &window, scale)
+        .await
+        .unwrap();
+    assert!(!after.compression_required());
+    assert!(
+        scale.to_model(u64::from(after.assembled.total)) <= after.budgeting.input_room,
+        "{} model tokens sent into a room of {}",
+        scale.to_model(u64::from(after.assembled.total)),
+        after.budgeting.input_room
+    );
+}
+
+/// Pinned todos, summary headers, lorebook entries that keywords activate, and the output
+/// reserve all take room: a request that fits must fit with all of them.
+#[tokio::test]
+async fn everything_sent_is_counted_against_the_window() {
+    let (_dir, store) = open().await;
+    let mut preset = Preset::simple("You are the analyst's agent.");
+    preset.lorebook = Some(Lorebook {
+        scan_depth: 50,
+        entries: vec![LoreEntry {
+            id: "ledger".into(),
+            keys: vec!["ledger".into()],
+            secondary_keys: Vec::new(),
+            content: "The ledger is the source of truth for every total. ".repeat(60),
+            constant: false,
+            enabled: true,
+            case_sensitive: false,
+            position: Position::Depth(-2),
+            order: 0,
+            role: Role::System,
+        }],
+    });
+    let record = store
+        .presets()
+        .create("p", "native", None, &serde_json::to_value(&preset).unwrap())
+        .await
+        .unwrap();
+    let c = store
+        .conversations()
+        .create("t", Some(&record.id))
+        .await
+        .unwrap();
+    let pool = store.pool();
+    sqlx::query("INSERT INTO executions (id, conversation_id, task, created_at, updated_at) VALUES ('e1', ?, 'reconcile', 0, 0)")
+        .bind(c.id.to_string())
+        .execute(pool)
+        .await
+        .unwrap();
+    for i in 0..20 {
+        sqlx::query("INSERT INTO todos (id, execution_id, position, title, status, pinned, created_at, updated_at) VALUES (?, 'e1', ?, ?, 'pending', 1, 0, 0)")
+            .bind(format!("t{i}"))
+            .bind(i)
+            .bind(format!("Check the ledger totals of region R-{i} against the warehouse export"))
+            .execute(pool)
+            .await
+            .unwrap();
+    }
+    let window = WindowSettings::new(12_000);
+    let mut fits = 0;
+    for i in 0..300 {
+        let text = format!(
+            "Row batch {i}: compare the ledger with export-{i}.csv and note drift. {}",
+            "detail ".repeat(20)
+        );
+        store
+            .messages()
+            .append(
+                c.id,
+                NewMessage::new(
+                    if i % 2 == 0 {
+                        Role::User
+                    } else {
+                        Role::Assistant
+                    },
+                    text,
+                ),
+            )
+            .await
+            .unwrap();
+        let conversation = store.conversations().get(c.id).await.unwrap();
+        let preset = preset_of(&store, &conversation).await.unwrap();
+        if i % 25 == 24 {
+            compress_if_needed(
+                &ctx(&store, &conversation, &preset, &window, Scale::ONE),
+                "auto",
+            )
+            .await
+            .unwrap();
+        }
+        let b = build(&store, &conversation, &preset, &window, Scale::ONE)
+            .await
+            .unwrap();
+        if !b.compression_required() {
+            fits += 1;
+            let counter = decima_llm::tokens::store_counter();
+            let real: u32 = b
+                .assembled
+                .request()
+                .iter()
+                .map(|m| counter.count_message(m))
+                .sum();
+            assert!(
+                real + b.budgeting.output_reserve <= window.window,
+                "step {i}: {real} tokens sent + {} reserved > window {}",
+                b.budgeting.output_reserve,
+                window.window
+            );
+        }
+    }
+    assert!(fits > 100, "{fits}");
+    let _ = HistoryBudget::new(0);
+}

@@ -1,0 +1,31 @@
+//! Context commands: what the next request of a conversation would hold, for the context meter.
+//! The window, thresholds and budget come from `decima-runtime`, exactly as for a chat turn.
+
+use tauri::State;
+
+use crate::{AppError, AppState, ContextUsage};
+
+/// How full the conversation's context is, per layer, against the configured provider's window
+/// (or `DECIMA_CONTEXT_WINDOW`).
+#[tauri::command]
+#[specta::specta]
+#[tracing::instrument(name = "command", skip_all, fields(name = "context_usage"))]
+pub async fn context_usage(
+    state: State<'_, AppState>,
+    conversation_id: String,
+) -> Result<ContextUsage, AppError> {
+    let id = super::conversation_id(&conversation_id)?;
+    let store = &state.store;
+    let conversation = store.conversations().get(id).await?;
+    let preset = decima_runtime::context::preset_of(store, &conversation).await?;
+    let window = decima_runtime::settings::window_settings(store, None).await?;
+    let built = decima_runtime::context::build(
+        store,
+        &conversation,
+        &preset,
+        &window,
+        decima_runtime::context::Scale::ONE,
+    )
+    .await?;
+    Ok(ContextUsage::from(&built))
+}
