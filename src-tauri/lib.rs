@@ -14,15 +14,17 @@ mod state;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use decima_runtime::logging::{self, LevelFilter, LogGuard};
 use decima_store::Store;
 use tauri::Manager;
 
-pub use dto::{ConversationSummary, MessageView, ToolCallView};
+pub use dto::{ContextLayerView, ContextUsage, ConversationSummary, MessageView, ToolCallView};
 pub use error::{AppError, ErrorCode};
 pub use state::AppState;
 
 /// Starts the app. The data directory comes from `--data-dir DIR`, then `DECIMA_DATA_DIR`, then the
-/// OS default shared with the CLI.
+/// OS default shared with the CLI. Logs go to its `logs/`, at the level of `--log-level LEVEL`,
+/// then `DECIMA_LOG`, then `RUST_LOG`, then `info`.
 pub fn run() -> ExitCode {
     let builder = bindings::builder();
     let data_dir = match data_dir_from(
@@ -35,6 +37,8 @@ pub fn run() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    // Lives until run() returns, after the event loop: the last lines reach the file.
+    let log = start_logging(&data_dir);
     let store = match tauri::async_runtime::block_on(Store::open_in_dir(
         &data_dir,
         decima_llm::tokens::store_counter(),
@@ -45,20 +49,73 @@ pub fn run() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let result = tauri::Builder::default()
+    let app = tauri::Builder::default()
         .invoke_handler(builder.invoke_handler())
         .setup(move |app| {
             builder.mount_events(app);
             app.manage(AppState::new(store));
             Ok(())
         })
-        .run(tauri::generate_context!());
-    match result {
-        Ok(()) => ExitCode::SUCCESS,
+        .build(tauri::generate_context!());
+    let app = match app {
+        Ok(app) => app,
         Err(e) => {
+            tracing::error!(error = %e, "the window could not start");
             eprintln!("error: Decima could not start its window: {e}");
-            ExitCode::FAILURE
+            return ExitCode::FAILURE;
         }
+    };
+    // `run` would end the process itself, skipping destructors and so the log's last lines;
+    // `run_return` comes back here when the last window closes.
+    let code = app.run_return(|_, _| {});
+    tracing::info!(code, "app exited");
+    drop(log);
+    ExitCode::from(u8::try_from(code).unwrap_or(1))
+}
+
+/// Logging to DATA_DIR/logs/. A log that cannot be set up costs one warning, never the app.
+fn start_logging(data_dir: &std::path::Path) -> Option<LogGuard> {
+    let level = match log_level_from(
+        std::env::args().skip(1),
+        std::env::var_os(logging::LEVEL_ENV),
+    ) {
+        Ok(level) => level,
+        Err(e) => {
+            eprintln!("warning: {e}; using the default");
+            None
+        }
+    };
+    match logging::init(data_dir, level) {
+        Ok(guard) => Some(guard),
+        Err(e) => {
+            eprintln!("warning: {e}; continuing without a log file");
+            None
+        }
+    }
+}
+
+/// `--log-level LEVEL` or `--log-level=LEVEL` wins over `DECIMA_LOG`; neither (or blank) gives
+/// `None`, which leaves the choice to `RUST_LOG` and then the default.
+fn log_level_from(
+    args: impl IntoIterator<Item = String>,
+    env: Option<std::ffi::OsString>,
+) -> Result<Option<LevelFilter>, logging::UnknownLevel> {
+    let mut args = args.into_iter();
+    let mut flag = None;
+    while let Some(arg) = args.next() {
+        if arg == "--log-level" {
+            flag = args.next();
+        } else if let Some(value) = arg.strip_prefix("--log-level=") {
+            flag = Some(value.to_string());
+        }
+    }
+    let from_flag = match flag {
+        Some(value) => logging::parse_level(&value)?,
+        None => None,
+    };
+    match from_flag {
+        Some(level) => Ok(Some(level)),
+        None => env.map_or(Ok(None), |v| logging::parse_level(&v.to_string_lossy())),
     }
 }
 
@@ -85,6 +142,29 @@ fn data_dir_from(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn log_level_precedence() {
+        let args = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(
+            log_level_from(args(&["--log-level", "debug"]), Some("error".into())),
+            Ok(Some(LevelFilter::DEBUG))
+        );
+        assert_eq!(
+            log_level_from(args(&["--data-dir", "/a", "--log-level=warn"]), None),
+            Ok(Some(LevelFilter::WARN))
+        );
+        assert_eq!(
+            log_level_from(args(&[]), Some("TRACE".into())),
+            Ok(Some(LevelFilter::TRACE))
+        );
+        assert_eq!(log_level_from(args(&[]), Some(" ".into())), Ok(None));
+        assert_eq!(log_level_from(args(&[]), None), Ok(None));
+        assert_eq!(
+            log_level_from(args(&["--log-level", "loud"]), None),
+            Err(logging::UnknownLevel("loud".to_string()))
+        );
+    }
 
     #[test]
     fn data_dir_precedence() {

@@ -4,6 +4,9 @@
 //! Needs a display (scripts/test.sh runs it under `xvfb-run -a`) and `tauri-driver` on PATH or in
 //! ~/.cargo/bin. Without them it fails with a message saying so: it never skips.
 
+// Test code: a failed setup step should panic right where it happened.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};

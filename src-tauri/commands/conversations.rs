@@ -8,6 +8,7 @@ use crate::{AppError, AppState, ConversationSummary};
 /// Live conversations, most recently updated first.
 #[tauri::command]
 #[specta::specta]
+#[tracing::instrument(name = "command", skip_all, fields(name = "conversation_list"))]
 pub async fn conversation_list(
     state: State<'_, AppState>,
 ) -> Result<Vec<ConversationSummary>, AppError> {
@@ -21,6 +22,7 @@ pub async fn conversation_list(
 /// Creates an empty conversation.
 #[tauri::command]
 #[specta::specta]
+#[tracing::instrument(name = "command", skip_all, fields(name = "conversation_create"))]
 pub async fn conversation_create(
     state: State<'_, AppState>,
     title: String,
@@ -32,6 +34,7 @@ pub async fn conversation_create(
 /// Renames a conversation.
 #[tauri::command]
 #[specta::specta]
+#[tracing::instrument(name = "command", skip_all, fields(name = "conversation_rename"))]
 pub async fn conversation_rename(
     state: State<'_, AppState>,
     id: String,
@@ -48,6 +51,7 @@ pub async fn conversation_rename(
 /// Moves a conversation to the trash; `conversation_restore` undoes it.
 #[tauri::command]
 #[specta::specta]
+#[tracing::instrument(name = "command", skip_all, fields(name = "conversation_delete"))]
 pub async fn conversation_delete(state: State<'_, AppState>, id: String) -> Result<(), AppError> {
     state
         .store
@@ -60,6 +64,7 @@ pub async fn conversation_delete(state: State<'_, AppState>, id: String) -> Resu
 /// Brings a conversation back from the trash.
 #[tauri::command]
 #[specta::specta]
+#[tracing::instrument(name = "command", skip_all, fields(name = "conversation_restore"))]
 pub async fn conversation_restore(
     state: State<'_, AppState>,
     id: String,

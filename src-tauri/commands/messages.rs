@@ -7,6 +7,7 @@ use crate::{AppError, AppState, MessageView};
 /// Every live message of a conversation, in seq order.
 #[tauri::command]
 #[specta::specta]
+#[tracing::instrument(name = "command", skip_all, fields(name = "message_list"))]
 pub async fn message_list(
     state: State<'_, AppState>,
     conversation_id: String,

@@ -12,8 +12,44 @@ pub struct Cli {
     #[arg(long, global = true, env = "DECIMA_DATA_DIR", value_name = "DIR")]
     pub data_dir: Option<PathBuf>,
 
+    /// How much goes to the log file in DIR/logs/ (never to the terminal). Without it, DECIMA_LOG,
+    /// then RUST_LOG, then `info`. Applies to Decima's own code: other libraries stay at `warn`.
+    #[arg(long, global = true, value_enum, value_name = "LEVEL")]
+    pub log_level: Option<LogLevelArg>,
+
     #[command(subcommand)]
     pub command: Command,
+}
+
+/// The levels `--log-level` takes, from silent to everything.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum LogLevelArg {
+    /// No log lines at all.
+    Off,
+    /// Failures only.
+    Error,
+    /// Failures and retries.
+    Warn,
+    /// Commands and model requests with their timings and token usage.
+    Info,
+    /// Also each request's size and response headers' timing.
+    Debug,
+    /// Everything Decima records.
+    Trace,
+}
+
+impl From<LogLevelArg> for decima_runtime::logging::LevelFilter {
+    fn from(level: LogLevelArg) -> Self {
+        use decima_runtime::logging::LevelFilter;
+        match level {
+            LogLevelArg::Off => LevelFilter::OFF,
+            LogLevelArg::Error => LevelFilter::ERROR,
+            LogLevelArg::Warn => LevelFilter::WARN,
+            LogLevelArg::Info => LevelFilter::INFO,
+            LogLevelArg::Debug => LevelFilter::DEBUG,
+            LogLevelArg::Trace => LevelFilter::TRACE,
+        }
+    }
 }
 
 #[derive(Debug, Subcommand)]
@@ -72,6 +108,44 @@ pub enum Command {
         #[arg(long, requires = "output")]
         full: bool,
     },
+}
+
+impl Command {
+    /// The command as typed, without its arguments (which can be message text): the name of the
+    /// command's log span.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Command::Conversation(cmd) => match cmd {
+                ConversationCommand::Import { .. } => "conversation import",
+                ConversationCommand::Create { .. } => "conversation create",
+                ConversationCommand::List { .. } => "conversation list",
+                ConversationCommand::Pin { .. } => "conversation pin",
+                ConversationCommand::Unpin { .. } => "conversation unpin",
+                ConversationCommand::Show { .. } => "conversation show",
+                ConversationCommand::Rename { .. } => "conversation rename",
+                ConversationCommand::Delete { .. } => "conversation delete",
+                ConversationCommand::Restore { .. } => "conversation restore",
+            },
+            Command::Context { .. } => "context",
+            Command::Import { .. } => "import",
+            Command::Compress(args) => match &args.undo {
+                Some(CompressCommand::Undo { .. }) => "compress undo",
+                None => "compress",
+            },
+            Command::Preset(cmd) => match cmd {
+                PresetCommand::List { .. } => "preset list",
+                PresetCommand::Show { .. } => "preset show",
+            },
+            Command::Provider(cmd) => match cmd {
+                ProviderCommand::Add { .. } => "provider add",
+                ProviderCommand::List { .. } => "provider list",
+                ProviderCommand::Remove { .. } => "provider remove",
+                ProviderCommand::Test { .. } => "provider test",
+            },
+            Command::Chat { .. } => "chat",
+            Command::Export { .. } => "export",
+        }
+    }
 }
 
 #[derive(Debug, Subcommand)]

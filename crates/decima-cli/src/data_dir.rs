@@ -15,5 +15,7 @@ pub fn resolve(flag: Option<PathBuf>) -> Result<PathBuf, CliError> {
 /// Creates the directory if needed and opens the store in it, pricing messages with the same
 /// tokenizer as the desktop app.
 pub async fn open_store(dir: &Path) -> Result<Store, CliError> {
-    Ok(Store::open_in_dir(dir, decima_llm::tokens::store_counter()).await?)
+    let store = Store::open_in_dir(dir, decima_llm::tokens::store_counter()).await?;
+    tracing::debug!(data_dir = %dir.display(), "store opened");
+    Ok(store)
 }

@@ -2,20 +2,21 @@
 
 mod args;
 mod commands;
-mod context_build;
 mod data_dir;
 mod error;
 mod output;
-mod provider_config;
 
 use std::process::ExitCode;
 
 use clap::Parser;
+use decima_runtime::logging::{self, LevelFilter, LogGuard};
 
 use crate::args::Cli;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    // Declared before the runtime so it is dropped after it: the last lines reach the file.
+    let _log = start_logging(&cli);
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -34,4 +35,30 @@ fn main() -> ExitCode {
             ExitCode::from(e.exit_code())
         }
     }
+}
+
+/// Logs to DIR/logs/ only (stdout and stderr are the user's). A log file that cannot be opened
+/// costs one warning, never the command; an unusable data directory is left to the store to
+/// report, as the command's one error line.
+fn start_logging(cli: &Cli) -> Option<LogGuard> {
+    let dir = data_dir::resolve(cli.data_dir.clone()).ok()?;
+    match logging::init(&dir, log_level(cli)) {
+        Ok(guard) => Some(guard),
+        Err(_) if !dir.is_dir() => None,
+        Err(e) => {
+            eprintln!("warning: {e}; continuing without a log file");
+            None
+        }
+    }
+}
+
+/// `--log-level`, else `DECIMA_LOG` (blank counts as unset); `None` leaves it to `RUST_LOG`.
+fn log_level(cli: &Cli) -> Option<LevelFilter> {
+    if let Some(level) = cli.log_level {
+        return Some(level.into());
+    }
+    logging::level_from_env().unwrap_or_else(|e| {
+        eprintln!("warning: {}: {e}; using the default", logging::LEVEL_ENV);
+        None
+    })
 }

@@ -1,5 +1,8 @@
 //! The `decima` binary end to end: real processes, a real SQLite file in a temp data dir.
 
+// Test code: a failed setup step should panic right where it happened.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::Arc;

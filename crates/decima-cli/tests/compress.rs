@@ -1,5 +1,8 @@
 //! `decima compress`: preview, apply, undo, and the level that follows usage.
 
+// Test code: a failed setup step should panic right where it happened.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::path::PathBuf;
 use std::process::{Command, Output};
 

@@ -1,6 +1,9 @@
 //! `decima import` and `decima context`: a card becomes a preset, and the assembled request shows
 //! its layers, usage and state before and after compression.
 
+// Test code: a failed setup step should panic right where it happened.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use decima_testkit::ConversationBuilder;
 
 mod window_env;

@@ -1,5 +1,8 @@
 //! `decima provider …` and `decima chat` against the wire-level test server.
 
+// Test code: a failed setup step should panic right where it happened.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 

@@ -7,6 +7,9 @@
 //!
 //! Run: `cargo bench -p decima-llm --bench sse`
 
+// Test code: a failed setup step should panic right where it happened.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use decima_llm::{Protocol, ProviderConfig, collect, replay};
 use serde_json::json;

@@ -16,6 +16,9 @@
 //!
 //! Run: `cargo bench -p decima-llm --bench tokens`
 
+// Test code: a failed setup step should panic right where it happened.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::hint::black_box;
 use std::io::Write as _;
 use std::path::Path;

@@ -232,6 +232,43 @@ impl LlmError {
             _ => None,
         }
     }
+
+    /// The HTTP status, for errors that came with one.
+    pub fn status(&self) -> Option<u16> {
+        match self {
+            LlmError::Http { status, .. } => Some(*status),
+            _ => None,
+        }
+    }
+
+    /// A fixed name for the kind of failure, for logs: unlike the message, it can never quote a
+    /// provider's text (which may echo the prompt) or a path.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            LlmError::Http { .. } => "http_status",
+            LlmError::Connect { .. } => "connect",
+            LlmError::IdleTimeout { .. } => "idle_timeout",
+            LlmError::TotalTimeout { .. } => "total_timeout",
+            LlmError::Stream { .. } => "stream_broken",
+            LlmError::Protocol { .. } => "protocol",
+            LlmError::StreamError { .. } => "stream_error",
+            LlmError::InvalidToolArguments { .. } => "invalid_tool_arguments",
+            LlmError::ContextOverflow { .. } => "context_overflow",
+            LlmError::InvalidSummary(_) => "invalid_summary",
+            LlmError::Cancelled => "cancelled",
+            LlmError::Config(_) => "config",
+            LlmError::TokenizerUnreadable { .. } => "tokenizer_unreadable",
+            LlmError::TokenizerInvalid { .. } => "tokenizer_invalid",
+            LlmError::InvalidProviderName { .. } => "invalid_provider_name",
+            LlmError::InvalidKey(_) => "invalid_key",
+            LlmError::InvalidSecretBackend { .. } => "invalid_secret_backend",
+            LlmError::KeyringUnavailable { .. } => "keyring_unavailable",
+            LlmError::Keyring { .. } => "keyring",
+            LlmError::SecretsIo { .. } => "secrets_io",
+            LlmError::CorruptSecretsFile { .. } => "corrupt_secrets_file",
+            LlmError::UnsupportedSecretsFile { .. } => "unsupported_secrets_file",
+        }
+    }
 }
 
 /// Maps an HTTP error status and body to a class; context-length errors are recognised by the

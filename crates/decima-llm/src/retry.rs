@@ -46,6 +46,8 @@ struct Retrying {
     current: Option<EventStream>,
     produced: bool,
     finished: bool,
+    /// The span of the attempt in flight: each request's own span is a child of it.
+    attempt: tracing::Span,
 }
 
 /// Streams `request`, retrying transient failures per `policy`. Other failures, and the last
@@ -70,6 +72,7 @@ pub fn with_retry(
         current: None,
         produced: false,
         finished: false,
+        attempt: tracing::Span::none(),
     };
     Box::pin(stream::unfold(state, |mut s| async move {
         if s.finished {
@@ -90,7 +93,11 @@ impl Retrying {
                 Some(stream) => stream,
                 None => {
                     self.produced = false;
-                    self.current.insert(self.provider.stream(&self.request))
+                    self.attempt = tracing::info_span!("llm_attempt", attempt = self.retries + 1);
+                    let stream = self
+                        .attempt
+                        .in_scope(|| self.provider.stream(&self.request));
+                    self.current.insert(stream)
                 }
             };
             match stream.next().await {
@@ -120,16 +127,61 @@ impl Retrying {
         }
     }
 
-    /// The wait before the next attempt, or `None` when the error must be returned.
+    /// The wait before the next attempt, or `None` when the error must be returned. Each
+    /// decision about a transient failure is logged with its class and wait, never its message.
     fn delay_for(&mut self, error: &LlmError) -> Option<Duration> {
-        if error.class() != FailureClass::Transient || self.retries >= self.policy.max_retries {
+        if error.class() != FailureClass::Transient {
             return None;
         }
-        let backoff = self.backoff.next()?;
-        match error.retry_after() {
-            Some(wait) if wait > self.policy.max_retry_after => None,
-            Some(wait) => Some(wait),
-            None => Some(backoff),
-        }
+        let class = error.class();
+        let kind = error.kind();
+        let status = error.status();
+        let backoff = if self.retries < self.policy.max_retries {
+            self.backoff.next()
+        } else {
+            None
+        };
+        let Some(backoff) = backoff else {
+            tracing::warn!(
+                parent: &self.attempt,
+                %class,
+                %kind,
+                status,
+                retries = self.retries,
+                "giving up: no retries left"
+            );
+            return None;
+        };
+        let wait = match error.retry_after() {
+            Some(wait) if wait > self.policy.max_retry_after => {
+                tracing::warn!(
+                    parent: &self.attempt,
+                    %class,
+                    %kind,
+                    status,
+                    retry_after_ms = millis(wait),
+                    limit_ms = millis(self.policy.max_retry_after),
+                    "not retrying: the provider asks to wait longer than the limit"
+                );
+                return None;
+            }
+            Some(wait) => wait,
+            None => backoff,
+        };
+        tracing::warn!(
+            parent: &self.attempt,
+            %class,
+            %kind,
+            status,
+            wait_ms = millis(wait),
+            retry = self.retries + 1,
+            max_retries = self.policy.max_retries,
+            "retrying after a transient failure"
+        );
+        Some(wait)
     }
+}
+
+fn millis(d: Duration) -> u64 {
+    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
 }

@@ -11,7 +11,7 @@ use std::fmt;
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use serde::{Deserialize, Serialize};
 
@@ -190,9 +190,19 @@ struct State {
     pending_warning: Option<String>,
 }
 
-/// API keys by provider name. Operations block (the keyring talks D-Bus), so async callers should
-/// use `spawn_blocking`.
+/// API keys by provider name.
+///
+/// The plain methods block: the keyring talks D-Bus (which can wait on an unlock prompt) and the
+/// file takes a lock and syncs to disk. Async code calls the `*_async` methods instead, which run
+/// the same operations on tokio's blocking pool, so a slow keyring never stalls an async worker.
+/// Clones are cheap and share one state: the switch to the file and its one warning.
+#[derive(Clone)]
 pub struct SecretStore {
+    inner: Arc<Inner>,
+}
+
+/// What every clone of a [`SecretStore`] shares.
+struct Inner {
     file: FileVault,
     keyring: Option<Box<dyn Vault>>,
     allow_fallback: bool,
@@ -214,6 +224,21 @@ impl SecretStore {
         Self::open_with(data_dir, BackendChoice::from_env()?)
     }
 
+    /// [`SecretStore::open`] for async code: asking whether the keyring answers can block.
+    pub async fn open_async(data_dir: &Path) -> Result<(Self, Option<String>)> {
+        let choice = BackendChoice::from_env()?;
+        Self::open_with_async(data_dir, choice).await
+    }
+
+    /// [`SecretStore::open_with`] for async code.
+    pub async fn open_with_async(
+        data_dir: &Path,
+        choice: BackendChoice,
+    ) -> Result<(Self, Option<String>)> {
+        let data_dir = data_dir.to_path_buf();
+        blocking(move || Self::open_with(&data_dir, choice)).await
+    }
+
     /// Like [`SecretStore::open`] with an explicit choice, for callers with their own settings.
     pub fn open_with(data_dir: &Path, choice: BackendChoice) -> Result<(Self, Option<String>)> {
         let file = FileVault::new(data_dir);
@@ -226,9 +251,10 @@ impl SecretStore {
             BackendChoice::Auto => match OsKeyring::status() {
                 Ok(()) => Ok((Self::keyring_first(file, Box::new(OsKeyring), true), None)),
                 Err(detail) => {
+                    tracing::debug!(%detail, "no OS keyring: API keys go to the 0600 file");
                     let warning = fallback_warning(&file.path, &detail);
                     let store = Self::file_only(file);
-                    store.lock_state().warned = true;
+                    store.inner.lock_state().warned = true;
                     Ok((store, Some(warning)))
                 }
             },
@@ -236,7 +262,7 @@ impl SecretStore {
     }
 
     fn file_only(file: FileVault) -> Self {
-        Self {
+        Self::from_inner(Inner {
             file,
             keyring: None,
             allow_fallback: false,
@@ -245,11 +271,11 @@ impl SecretStore {
                 warned: false,
                 pending_warning: None,
             }),
-        }
+        })
     }
 
     fn keyring_first(file: FileVault, keyring: Box<dyn Vault>, allow_fallback: bool) -> Self {
-        Self {
+        Self::from_inner(Inner {
             file,
             keyring: Some(keyring),
             allow_fallback,
@@ -258,27 +284,88 @@ impl SecretStore {
                 warned: false,
                 pending_warning: None,
             }),
+        })
+    }
+
+    fn from_inner(inner: Inner) -> Self {
+        Self {
+            inner: Arc::new(inner),
         }
     }
 
     /// Where keys go now. This changes from keyring to file if the keyring fails mid-session.
     pub fn backend(&self) -> SecretBackend {
-        if self.active_keyring().is_some() {
+        if self.inner.active_keyring().is_some() {
             SecretBackend::Keyring
         } else {
-            SecretBackend::File(self.file.path.clone())
+            SecretBackend::File(self.inner.file.path.clone())
         }
     }
 
     /// The one-line warning produced when the keyring failed after opening, if it has not been
     /// taken yet. Callers that print [`SecretStore::open`]'s warning should also poll this.
     pub fn take_warning(&self) -> Option<String> {
-        self.lock_state().pending_warning.take()
+        self.inner.lock_state().pending_warning.take()
     }
 
     /// The provider's key, if one is stored. With the keyring in use, a key left in the file
-    /// (written while the keyring was away) is still found.
+    /// (written while the keyring was away) is still found. Blocks: see [`SecretStore::get_async`].
     pub fn get(&self, provider: &str) -> Result<Option<SecretString>> {
+        self.inner.get(provider)
+    }
+
+    /// Stores or replaces the provider's key. Surrounding whitespace (a pasted newline) is
+    /// trimmed. Blocks: see [`SecretStore::set_async`].
+    pub fn set(&self, provider: &str, key: &SecretString) -> Result<()> {
+        self.inner.set(provider, key)
+    }
+
+    /// Removes the provider's key wherever it is stored. Returns whether there was one. Blocks:
+    /// see [`SecretStore::delete_async`].
+    pub fn delete(&self, provider: &str) -> Result<bool> {
+        self.inner.delete(provider)
+    }
+
+    /// [`SecretStore::get`] on the blocking pool, for async code.
+    pub async fn get_async(&self, provider: &str) -> Result<Option<SecretString>> {
+        let store = self.clone();
+        let provider = provider.to_string();
+        blocking(move || store.get(&provider)).await
+    }
+
+    /// [`SecretStore::set`] on the blocking pool, for async code.
+    pub async fn set_async(&self, provider: &str, key: &SecretString) -> Result<()> {
+        let store = self.clone();
+        let provider = provider.to_string();
+        let key = key.clone();
+        blocking(move || store.set(&provider, &key)).await
+    }
+
+    /// [`SecretStore::delete`] on the blocking pool, for async code.
+    pub async fn delete_async(&self, provider: &str) -> Result<bool> {
+        let store = self.clone();
+        let provider = provider.to_string();
+        blocking(move || store.delete(&provider)).await
+    }
+}
+
+/// Runs a blocking secret operation on tokio's blocking pool. A panic there is re-raised here, as
+/// if the call had been made directly; a task cancelled by a shutting-down runtime is reported
+/// as a cancelled request.
+async fn blocking<T, F>(operation: F) -> Result<T>
+where
+    F: FnOnce() -> Result<T> + Send + 'static,
+    T: Send + 'static,
+{
+    match tokio::task::spawn_blocking(operation).await {
+        Ok(result) => result,
+        Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
+        Err(_) => Err(LlmError::Cancelled),
+    }
+}
+
+impl Inner {
+    fn get(&self, provider: &str) -> Result<Option<SecretString>> {
         validate_provider_name(provider)?;
         if let Some(keyring) = self.active_keyring() {
             match keyring.get(provider) {
@@ -294,8 +381,7 @@ impl SecretStore {
         self.file.get(provider)
     }
 
-    /// Stores or replaces the provider's key. Surrounding whitespace (a pasted newline) is trimmed.
-    pub fn set(&self, provider: &str, key: &SecretString) -> Result<()> {
+    fn set(&self, provider: &str, key: &SecretString) -> Result<()> {
         validate_provider_name(provider)?;
         let key = checked_key(key)?;
         if let Some(keyring) = self.active_keyring() {
@@ -314,8 +400,7 @@ impl SecretStore {
         self.file.set(provider, key)
     }
 
-    /// Removes the provider's key wherever it is stored. Returns whether there was one.
-    pub fn delete(&self, provider: &str) -> Result<bool> {
+    fn delete(&self, provider: &str) -> Result<bool> {
         validate_provider_name(provider)?;
         let mut found = false;
         if let Some(keyring) = self.active_keyring() {
@@ -353,6 +438,12 @@ impl SecretStore {
         if !self.allow_fallback {
             return Err(LlmError::KeyringUnavailable { detail });
         }
+        tracing::warn!(
+            action,
+            provider,
+            %detail,
+            "the OS keyring went away: API keys go to the 0600 file from now on"
+        );
         let mut state = self.lock_state();
         state.use_keyring = false;
         if !state.warned {
@@ -709,6 +800,82 @@ mod tests {
         let err = store.get("openai").unwrap_err();
         assert!(matches!(err, LlmError::KeyringUnavailable { .. }), "{err}");
         assert!(err.to_string().contains("DECIMA_SECRET_BACKEND=file"));
+    }
+
+    /// A working keyring that records which threads called it.
+    #[derive(Default)]
+    struct ThreadRecordingKeyring {
+        keys: MemoryKeyring,
+        threads: Mutex<Vec<std::thread::ThreadId>>,
+    }
+
+    impl ThreadRecordingKeyring {
+        fn record(&self) {
+            self.threads
+                .lock()
+                .unwrap()
+                .push(std::thread::current().id());
+        }
+    }
+
+    impl Vault for Arc<ThreadRecordingKeyring> {
+        fn get(&self, account: &str) -> keyring::Result<Option<String>> {
+            self.record();
+            self.keys.get(account)
+        }
+        fn set(&self, account: &str, secret: &str) -> keyring::Result<()> {
+            self.record();
+            self.keys.set(account, secret)
+        }
+        fn delete(&self, account: &str) -> keyring::Result<bool> {
+            self.record();
+            self.keys.delete(account)
+        }
+    }
+
+    #[tokio::test(flavor = "current_thread")]
+    async fn async_calls_reach_the_keyring_off_the_async_worker() {
+        let dir = tempfile::tempdir().unwrap();
+        let keyring = Arc::new(ThreadRecordingKeyring::default());
+        let store = store_with(dir.path(), Box::new(Arc::clone(&keyring)), true);
+        store
+            .set_async("openai", &"sk-async-1".into())
+            .await
+            .unwrap();
+        let key = store.get_async("openai").await.unwrap().unwrap();
+        assert_eq!(key.expose(), "sk-async-1");
+        assert!(store.delete_async("openai").await.unwrap());
+        assert!(store.get_async("openai").await.unwrap().is_none());
+
+        let worker = std::thread::current().id();
+        let threads = keyring.threads.lock().unwrap().clone();
+        assert_eq!(threads.len(), 4, "every call reached the keyring");
+        assert!(
+            threads.iter().all(|t| *t != worker),
+            "no keyring call ran on the runtime's own thread"
+        );
+    }
+
+    #[tokio::test(flavor = "current_thread")]
+    async fn async_errors_and_state_are_those_of_the_blocking_calls() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = store_with(dir.path(), Box::new(FailingKeyring(no_bus)), true);
+        let clone = store.clone();
+        clone
+            .set_async("deepseek", &"sk-fallback-2".into())
+            .await
+            .unwrap();
+        // The fallback happened in a clone, on another thread: the original sees it too.
+        assert_eq!(
+            store.backend(),
+            SecretBackend::File(dir.path().join(SECRETS_FILE))
+        );
+        assert!(store.take_warning().is_some());
+        let err = store.set_async("bad name", &"sk-x".into()).await;
+        assert!(
+            matches!(err, Err(LlmError::InvalidProviderName { .. })),
+            "{err:?}"
+        );
     }
 
     #[test]

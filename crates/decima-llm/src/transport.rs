@@ -8,9 +8,10 @@ use std::time::Duration;
 use eventsource_stream::{Event, EventStreamError, Eventsource};
 use futures_util::{StreamExt, stream};
 use tokio::time::Instant;
+use tracing::Instrument as _;
 
 use crate::provider::{EventStream, ProviderConfig};
-use crate::{LlmError, StreamEvent, anthropic, error, openai};
+use crate::{FinishReason, LlmError, StreamEvent, Usage, anthropic, error, openai};
 
 /// Most of an error body we read: enough for any provider's message.
 const MAX_ERROR_BODY: usize = 64 * 1024;
@@ -73,6 +74,107 @@ struct Machine {
     pending: VecDeque<StreamEvent>,
     state: State,
     deadline: Option<Instant>,
+    report: Report,
+}
+
+/// What one request did, for its log lines: statuses, timings, counts and usage, never text,
+/// headers or the key. Logged once, when the request ends, fails or is dropped half-way.
+struct Report {
+    span: tracing::Span,
+    started: Instant,
+    status: Option<u16>,
+    first_event: Option<Duration>,
+    events: usize,
+    usage: Option<Usage>,
+    finish: Option<&'static str>,
+    ended: bool,
+}
+
+impl Report {
+    fn new(span: tracing::Span) -> Self {
+        Self {
+            span,
+            started: Instant::now(),
+            status: None,
+            first_event: None,
+            events: 0,
+            usage: None,
+            finish: None,
+            ended: false,
+        }
+    }
+
+    fn saw(&mut self, event: &StreamEvent) {
+        self.events += 1;
+        if self.first_event.is_none() {
+            self.first_event = Some(self.started.elapsed());
+        }
+        match event {
+            StreamEvent::Usage(usage) => self.usage = Some(*usage),
+            StreamEvent::Finish(reason) => self.finish = Some(finish_name(reason)),
+            _ => {}
+        }
+    }
+
+    fn finished(&mut self) {
+        if std::mem::replace(&mut self.ended, true) {
+            return;
+        }
+        tracing::info!(
+            status = self.status,
+            duration_ms = millis(self.started.elapsed()),
+            first_event_ms = self.first_event.map(millis),
+            events = self.events,
+            prompt_tokens = self.usage.map(|u| u.prompt_tokens),
+            completion_tokens = self.usage.map(|u| u.completion_tokens),
+            finish = self.finish.map(tracing::field::display),
+            "request finished"
+        );
+    }
+
+    fn failed(&mut self, error: &LlmError) {
+        if std::mem::replace(&mut self.ended, true) {
+            return;
+        }
+        // The class, kind and status only: the error's message can quote the provider's text,
+        // which may echo the prompt.
+        tracing::warn!(
+            class = %error.class(),
+            kind = %error.kind(),
+            status = error.status().or(self.status),
+            duration_ms = millis(self.started.elapsed()),
+            events = self.events,
+            "request failed"
+        );
+    }
+}
+
+impl Drop for Report {
+    fn drop(&mut self) {
+        if !self.ended && self.status.is_some() {
+            let _entered = self.span.enter();
+            tracing::info!(
+                duration_ms = millis(self.started.elapsed()),
+                events = self.events,
+                "request dropped before its end"
+            );
+        }
+    }
+}
+
+/// Log-friendly name of a finish reason; a provider's own reason is not copied verbatim.
+fn finish_name(reason: &FinishReason) -> &'static str {
+    match reason {
+        FinishReason::Stop => "stop",
+        FinishReason::Length => "length",
+        FinishReason::ToolCalls => "tool_calls",
+        FinishReason::ContentFilter => "content_filter",
+        FinishReason::Other(_) => "other",
+    }
+}
+
+fn millis(d: Duration) -> u64 {
+    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
 }
 
 /// Decodes a recorded response body exactly as a live one is decoded (same SSE parser, decoder
@@ -89,6 +191,7 @@ pub fn replay(config: ProviderConfig, chunks: Vec<bytes::Bytes>) -> EventStream 
         decoder,
         pending: VecDeque::new(),
         state: State::Streaming(sse_events(body)),
+        report: Report::new(tracing::Span::none()),
     };
     run(machine)
 }
@@ -107,26 +210,35 @@ where
     )
 }
 
-/// Streams one completion. The request is sent on the first poll.
+/// Streams one completion. The request is sent on the first poll. Its span (a child of whatever
+/// span is current here, e.g. the retry attempt) names the provider, model and protocol.
 pub(crate) fn stream(
     http: reqwest::Client,
     config: Arc<ProviderConfig>,
     request: Request,
     decoder: Decoder,
 ) -> EventStream {
+    let span = tracing::info_span!(
+        "llm_request",
+        provider = %config.name,
+        model = %config.model,
+        protocol = %config.protocol.as_str(),
+    );
     let machine = Machine {
         config,
         decoder,
         pending: VecDeque::new(),
         state: State::NotSent(http, request),
         deadline: None,
+        report: Report::new(span),
     };
     run(machine)
 }
 
 fn run(machine: Machine) -> EventStream {
     Box::pin(stream::unfold(machine, |mut m| async move {
-        match m.next().await {
+        let span = m.report.span.clone();
+        match m.next_reported().instrument(span).await {
             Some(item) => {
                 if item.is_err() {
                     m.state = State::Done;
@@ -139,6 +251,17 @@ fn run(machine: Machine) -> EventStream {
 }
 
 impl Machine {
+    /// The next item, noted in the request's report.
+    async fn next_reported(&mut self) -> Option<Result<StreamEvent, LlmError>> {
+        let item = self.next().await;
+        match &item {
+            Some(Ok(event)) => self.report.saw(event),
+            Some(Err(e)) => self.report.failed(e),
+            None => self.report.finished(),
+        }
+        item
+    }
+
     async fn next(&mut self) -> Option<Result<StreamEvent, LlmError>> {
         loop {
             if let Some(event) = self.pending.pop_front() {
@@ -149,9 +272,18 @@ impl Machine {
                 State::NotSent(http, request) => {
                     let deadline = Instant::now() + self.config.timeouts.total;
                     self.deadline = Some(deadline);
+                    self.report.started = Instant::now();
                     let config = Arc::clone(&self.config);
                     match send(&http, &config, request, deadline).await {
-                        Ok(sse) => self.state = State::Streaming(sse),
+                        Ok((sse, status)) => {
+                            self.report.status = Some(status);
+                            tracing::debug!(
+                                status,
+                                headers_ms = millis(self.report.started.elapsed()),
+                                "response headers"
+                            );
+                            self.state = State::Streaming(sse);
+                        }
                         Err(e) => return Some(Err(e)),
                     }
                 }
@@ -212,7 +344,21 @@ async fn send(
     config: &ProviderConfig,
     request: Request,
     deadline: Instant,
-) -> Result<SseStream, LlmError> {
+) -> Result<(SseStream, u16), LlmError> {
+    // Counts only: the body is the conversation itself.
+    tracing::debug!(
+        messages = request
+            .body
+            .get("messages")
+            .and_then(serde_json::Value::as_array)
+            .map(Vec::len),
+        tools = request
+            .body
+            .get("tools")
+            .and_then(serde_json::Value::as_array)
+            .map(Vec::len),
+        "sending request"
+    );
     let mut builder = http
         .post(&request.url)
         .header("accept", "text/event-stream")
@@ -241,7 +387,7 @@ async fn send(
     if !status.is_success() {
         return Err(status_error(config, response, deadline).await);
     }
-    Ok(sse_events(response.bytes_stream()))
+    Ok((sse_events(response.bytes_stream()), status.as_u16()))
 }
 
 async fn status_error(

@@ -1,5 +1,7 @@
 //! The secret store's file backend on a real filesystem, and the keyring fallback on this machine.
 #![cfg(unix)]
+// Test code: a failed setup step should panic right where it happened.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
@@ -232,4 +234,32 @@ fn the_keyring_is_used_or_the_file_with_a_one_line_warning() {
             );
         }
     }
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn the_async_api_round_trips_through_the_file_on_a_single_threaded_runtime() {
+    let dir = tempfile::tempdir().unwrap();
+    let (store, warning) = SecretStore::open_with_async(dir.path(), BackendChoice::File)
+        .await
+        .unwrap();
+    assert!(warning.is_none());
+    store
+        .set_async("openai", &ApiKey::new("sk-async\n"))
+        .await
+        .unwrap();
+    // The blocking API sees what the async one wrote: one store, two ways in.
+    assert_eq!(store.get("openai").unwrap().unwrap().expose(), "sk-async");
+    assert_eq!(
+        store.get_async("openai").await.unwrap().unwrap().expose(),
+        "sk-async"
+    );
+    assert_eq!(mode(&dir.path().join(SECRETS_FILE)), 0o600);
+    assert!(store.delete_async("openai").await.unwrap());
+    assert!(!store.delete_async("openai").await.unwrap());
+    assert!(store.get_async("openai").await.unwrap().is_none());
+    let refused = store.set_async("openai", &"  ".into()).await;
+    assert!(
+        matches!(refused, Err(LlmError::InvalidKey(_))),
+        "{refused:?}"
+    );
 }

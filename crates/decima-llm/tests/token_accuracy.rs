@@ -8,6 +8,9 @@
 //!
 //! Figures: `cargo test -p decima-llm --test token_accuracy -- --nocapture`.
 
+// Test code: a failed setup step should panic right where it happened.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::fmt::Write as _;
 use std::io::Write as _;
 use std::path::Path;

@@ -1,5 +1,8 @@
 //! The clients against the wire-level test server: every protocol variant and every fault.
 
+// Test code: a failed setup step should panic right where it happened.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 

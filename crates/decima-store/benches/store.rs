@@ -11,6 +11,9 @@
 //!
 //! Run: `cargo bench -p decima-store --bench store`
 
+// Test code: a failed setup step should panic right where it happened.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 

@@ -1,5 +1,7 @@
 //! Helpers shared by the store's integration tests.
 #![allow(dead_code)]
+// Test code: a failed setup step should panic right where it happened.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::path::Path;
 use std::sync::Arc;

@@ -1,5 +1,8 @@
 //! Conversation repository behaviour against a real SQLite file.
 
+// Test code: a failed setup step should panic right where it happened.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod common;
 
 use decima_core::{ConversationId, NewMessage, Role};

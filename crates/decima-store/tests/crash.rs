@@ -4,6 +4,9 @@
 //! appends in a loop and prints each seq only after `append` returned Ok. The parent kills it while
 //! it is busy, reopens the file and checks every printed seq.
 
+// Test code: a failed setup step should panic right where it happened.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod common;
 
 use std::io::{BufRead, BufReader};

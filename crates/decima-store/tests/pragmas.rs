@@ -1,5 +1,8 @@
 //! The connection settings the design requires, read back from SQLite itself.
 
+// Test code: a failed setup step should panic right where it happened.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod common;
 
 use decima_core::EstimateCounter;

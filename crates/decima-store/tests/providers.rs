@@ -1,5 +1,8 @@
 //! Providers and token calibrations against a real SQLite file built from `migrations/`.
 
+// Test code: a failed setup step should panic right where it happened.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod common;
 
 use decima_store::{NewProvider, StoreError};

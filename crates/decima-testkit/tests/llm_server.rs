@@ -1,5 +1,8 @@
 //! The wire-level LLM server, checked byte for byte with a raw TCP client.
 
+// Test code: a failed setup step should panic right where it happened.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::time::{Duration, Instant, SystemTime};
 
 use decima_testkit::{

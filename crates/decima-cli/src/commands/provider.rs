@@ -8,7 +8,7 @@ use std::time::Instant;
 
 use decima_core::Role;
 use decima_core::context::Thresholds;
-use decima_llm::secrets::SecretString;
+use decima_llm::secrets::{SecretStore, SecretString};
 use decima_llm::{ChatMessage, ChatRequest, HttpProvider, Provider, collect, presets};
 use decima_store::{NewProvider, Store};
 use serde::Serialize;
@@ -16,7 +16,7 @@ use serde::Serialize;
 use crate::args::{KindArg, ProviderCommand};
 use crate::error::CliError;
 use crate::output;
-use crate::provider_config::{self, open_secrets, settings_for};
+use decima_runtime::settings::{self, ProviderSettings};
 
 pub async fn run(store: &Store, data_dir: &Path, command: ProviderCommand) -> Result<(), CliError> {
     match command {
@@ -65,11 +65,13 @@ pub async fn run(store: &Store, data_dir: &Path, command: ProviderCommand) -> Re
                         base_url: base_url.unwrap_or_else(|| preset.base_url.clone()),
                         model: model.unwrap_or_else(|| preset.default_model.clone()),
                         context_window: context_window.unwrap_or(preset.context_window),
-                        settings: settings_for(
-                            preset.reasoning_echo,
-                            preset.reasoning_field,
-                            preset.supports_json_schema,
-                        ),
+                        settings: ProviderSettings {
+                            reasoning_echo: preset.reasoning_echo,
+                            reasoning_field: preset.reasoning_field,
+                            supports_json_schema: preset.supports_json_schema,
+                            ..ProviderSettings::default()
+                        }
+                        .to_value(),
                     }
                 }
                 None => {
@@ -91,27 +93,19 @@ pub async fn run(store: &Store, data_dir: &Path, command: ProviderCommand) -> Re
                             CliError::Provider("a custom provider needs --model".into())
                         })?,
                         context_window: context_window.unwrap_or(128_000),
-                        settings: settings_for(false, None, false),
+                        settings: ProviderSettings::default().to_value(),
                     }
                 }
             };
-            if let Some(settings) = new.settings.as_object_mut() {
-                if let Some(path) = &tokenizer {
-                    settings.insert(
-                        "tokenizer_json".into(),
-                        path.to_string_lossy().into_owned().into(),
-                    );
-                }
-                if let Some(thresholds) = &thresholds {
-                    let value = serde_json::to_value(thresholds)
-                        .map_err(|e| CliError::Provider(e.to_string()))?;
-                    settings.insert("thresholds".into(), value);
-                }
-            }
+            let mut typed: ProviderSettings =
+                serde_json::from_value(new.settings.clone()).unwrap_or_default();
+            typed.tokenizer_json = tokenizer.clone();
+            typed.thresholds = thresholds;
+            new.settings = typed.to_value();
             // Validate the endpoint before anything is stored.
             let mut probe = decima_llm::ProviderConfig::new(
                 &new.name,
-                provider_config::protocol(&new.kind)?,
+                settings::protocol(&new.kind)?,
                 &new.base_url,
                 &new.model,
             );
@@ -119,8 +113,8 @@ pub async fn run(store: &Store, data_dir: &Path, command: ProviderCommand) -> Re
             HttpProvider::new(probe)?;
             let record = store.providers().create(new).await?;
             if let Some(key) = key {
-                let (secrets, warning) = decima_llm::secrets::SecretStore::open(data_dir)?;
-                if let Err(e) = secrets.set(&record.name, &key) {
+                let (secrets, warning) = SecretStore::open_async(data_dir).await?;
+                if let Err(e) = secrets.set_async(&record.name, &key).await {
                     // Leave no provider without the key the user meant it to have.
                     let _ = store.providers().remove(&record.name).await;
                     return Err(e.into());
@@ -138,7 +132,7 @@ pub async fn run(store: &Store, data_dir: &Path, command: ProviderCommand) -> Re
         ProviderCommand::List { json } => list(store, data_dir, json).await,
         ProviderCommand::Remove { name } => {
             store.providers().remove(&name).await?;
-            open_secrets(data_dir)?.delete(&name)?;
+            open_secrets(data_dir).await?.delete_async(&name).await?;
             Ok(())
         }
         ProviderCommand::Test { name } => test(store, data_dir, &name).await,
@@ -208,11 +202,11 @@ struct ProviderJson {
 
 async fn list(store: &Store, data_dir: &Path, json: bool) -> Result<(), CliError> {
     let records = store.providers().list().await?;
-    let secrets = open_secrets(data_dir)?;
+    let secrets = open_secrets(data_dir).await?;
     let mut rows = Vec::with_capacity(records.len());
     for r in records {
         rows.push(ProviderJson {
-            has_api_key: secrets.get(&r.name)?.is_some(),
+            has_api_key: secrets.get_async(&r.name).await?.is_some(),
             name: r.name,
             kind: r.kind,
             preset: r.preset,
@@ -240,7 +234,7 @@ async fn list(store: &Store, data_dir: &Path, json: bool) -> Result<(), CliError
 
 async fn test(store: &Store, data_dir: &Path, name: &str) -> Result<(), CliError> {
     let record = store.providers().get_by_name(name).await?;
-    let config = provider_config::from_record(&record, &open_secrets(data_dir)?)?;
+    let config = settings::from_record(&record, data_dir).await?.config;
     let model = config.model.clone();
     let provider: Arc<dyn Provider> = Arc::new(HttpProvider::new(config)?);
     let request = ChatRequest {
@@ -268,4 +262,10 @@ async fn test(store: &Store, data_dir: &Path, name: &str) -> Result<(), CliError
         "ok: {name} answered in {} ms; {usage}\n",
         elapsed.as_millis()
     ))
+}
+
+/// The secret store; its fallback warning is printed where keys are written, not on every read.
+async fn open_secrets(data_dir: &Path) -> Result<SecretStore, CliError> {
+    let (secrets, _warning) = SecretStore::open_async(data_dir).await?;
+    Ok(secrets)
 }
