@@ -11,6 +11,7 @@ pub mod events;
 pub mod export;
 pub mod logging;
 pub mod memo;
+pub mod providers;
 pub mod settings;
 
 pub use error::{Result, RuntimeError};

@@ -1,0 +1,215 @@
+//! Adding, listing, removing and testing providers: the rules a settings screen and the CLI
+//! share. Keys go to the secret store, never to the database; a provider is never left without
+//! the key the person meant it to have.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use decima_core::Role;
+use decima_core::context::Thresholds;
+use decima_llm::secrets::{SecretStore, SecretString};
+use decima_llm::{
+    ChatMessage, ChatRequest, HttpProvider, Protocol, Provider, ProviderConfig, Usage, collect,
+    presets,
+};
+use decima_store::{NewProvider, ProviderRecord, Store};
+use tracing::info;
+
+use crate::error::{Result, RuntimeError};
+use crate::settings::{self, ProviderSettings};
+
+/// The window a custom provider gets when none is given.
+const DEFAULT_WINDOW: u32 = 128_000;
+
+/// What the person asks for when adding a provider: a preset with overrides, or a custom one.
+#[derive(Debug, Clone, Default)]
+pub struct ProviderDraft {
+    /// 1 to 64 characters of `[A-Za-z0-9._-]`.
+    pub name: String,
+    /// A preset name from `decima_llm::presets`.
+    pub preset: Option<String>,
+    /// The protocol of a custom provider (required without a preset).
+    pub protocol: Option<Protocol>,
+    /// Overrides the preset's URL; required for a custom provider.
+    pub base_url: Option<String>,
+    /// Overrides the preset's model; required for a custom provider.
+    pub model: Option<String>,
+    /// Overrides the preset's window.
+    pub context_window: Option<u32>,
+    /// The key, stored in the secret store.
+    pub api_key: Option<SecretString>,
+    /// The model's own `tokenizer.json`, checked now rather than at the first chat.
+    pub tokenizer_json: Option<PathBuf>,
+    /// Thresholds; `None` keeps the defaults.
+    pub thresholds: Option<Thresholds>,
+}
+
+/// A provider that was added, and the secret store's one-time warning if keys fell back to a file.
+#[derive(Debug, Clone)]
+pub struct Added {
+    /// The stored row.
+    pub record: ProviderRecord,
+    /// Set when the key went to the 0600 file because no keyring service runs.
+    pub warning: Option<String>,
+}
+
+/// Validates and stores a provider, then its key. A key that cannot be stored removes the row
+/// again, so no half-configured provider remains.
+pub async fn add(store: &Store, data_dir: &Path, draft: ProviderDraft) -> Result<Added> {
+    if let Some(path) = &draft.tokenizer_json {
+        decima_llm::tokens::HfCounter::from_file(path)?;
+    }
+    let mut new = match &draft.preset {
+        Some(preset_name) => {
+            let preset = presets::find(preset_name).ok_or_else(|| {
+                RuntimeError::Config(format!(
+                    "unknown preset '{}' (one of: {})",
+                    decima_core::names::echo_untrusted(preset_name),
+                    presets::all()
+                        .iter()
+                        .map(|p| p.name.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ))
+            })?;
+            if preset.needs_api_key && draft.api_key.is_none() {
+                return Err(RuntimeError::Config(format!(
+                    "the {} preset needs an API key: pass --api-key-env VAR or --api-key-stdin",
+                    preset.label
+                )));
+            }
+            NewProvider {
+                name: draft.name.clone(),
+                kind: preset.protocol.as_str().into(),
+                preset: Some(preset.name.clone()),
+                base_url: draft
+                    .base_url
+                    .clone()
+                    .unwrap_or_else(|| preset.base_url.clone()),
+                model: draft
+                    .model
+                    .clone()
+                    .unwrap_or_else(|| preset.default_model.clone()),
+                context_window: draft.context_window.unwrap_or(preset.context_window),
+                settings: ProviderSettings {
+                    reasoning_echo: preset.reasoning_echo,
+                    reasoning_field: preset.reasoning_field,
+                    supports_json_schema: preset.supports_json_schema,
+                    ..ProviderSettings::default()
+                }
+                .to_value(),
+            }
+        }
+        None => {
+            let Some(protocol) = draft.protocol else {
+                return Err(RuntimeError::Config(
+                    "pass --preset P, or --kind and --base-url".into(),
+                ));
+            };
+            NewProvider {
+                name: draft.name.clone(),
+                kind: protocol.as_str().into(),
+                preset: None,
+                base_url: draft.base_url.clone().unwrap_or_default(),
+                model: draft.model.clone().ok_or_else(|| {
+                    RuntimeError::Config("a custom provider needs --model".into())
+                })?,
+                context_window: draft.context_window.unwrap_or(DEFAULT_WINDOW),
+                settings: ProviderSettings::default().to_value(),
+            }
+        }
+    };
+    let mut typed: ProviderSettings =
+        serde_json::from_value(new.settings.clone()).unwrap_or_default();
+    typed.tokenizer_json = draft.tokenizer_json.clone();
+    typed.thresholds = draft.thresholds;
+    new.settings = typed.to_value();
+    // Validate the endpoint before anything is stored.
+    let mut probe = ProviderConfig::new(
+        &new.name,
+        settings::protocol(&new.kind)?,
+        &new.base_url,
+        &new.model,
+    );
+    probe.context_window = new.context_window;
+    HttpProvider::new(probe)?;
+    let record = store.providers().create(new).await?;
+    let mut warning = None;
+    if let Some(key) = &draft.api_key {
+        let (secrets, fallback) = SecretStore::open_async(data_dir).await?;
+        if let Err(e) = secrets.set_async(&record.name, key).await {
+            // Leave no provider without the key the user meant it to have.
+            let _ = store.providers().remove(&record.name).await;
+            return Err(e.into());
+        }
+        warning = fallback;
+    }
+    info!(provider = %record.name, kind = %record.kind, "provider added");
+    Ok(Added { record, warning })
+}
+
+/// A provider as a settings list shows it.
+#[derive(Debug, Clone)]
+pub struct Listed {
+    /// The stored row.
+    pub record: ProviderRecord,
+    /// Whether the secret store holds a key for it.
+    pub has_api_key: bool,
+}
+
+/// Every live provider, with whether a key is stored.
+pub async fn list(store: &Store, data_dir: &Path) -> Result<Vec<Listed>> {
+    let records = store.providers().list().await?;
+    let (secrets, _warning) = SecretStore::open_async(data_dir).await?;
+    let mut rows = Vec::with_capacity(records.len());
+    for record in records {
+        let has_api_key = secrets.get_async(&record.name).await?.is_some();
+        rows.push(Listed {
+            record,
+            has_api_key,
+        });
+    }
+    Ok(rows)
+}
+
+/// Removes a provider and its key.
+pub async fn remove(store: &Store, data_dir: &Path, name: &str) -> Result<()> {
+    store.providers().remove(name).await?;
+    let (secrets, _warning) = SecretStore::open_async(data_dir).await?;
+    secrets.delete_async(name).await?;
+    info!(provider = %name, "provider removed");
+    Ok(())
+}
+
+/// What a connection test measured.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Probe {
+    /// From sending to the end of the answer.
+    pub elapsed: Duration,
+    /// Usage, if the provider reported it.
+    pub usage: Option<Usage>,
+}
+
+/// Sends a tiny request, so a settings screen's "test" button and `provider test` prove the URL,
+/// the model and the key work together.
+pub async fn test(store: &Store, data_dir: &Path, name: &str) -> Result<Probe> {
+    let record = store.providers().get_by_name(name).await?;
+    let config = settings::from_record(&record, data_dir).await?.config;
+    let model = config.model.clone();
+    let provider = HttpProvider::new(config)?;
+    let request = ChatRequest {
+        model,
+        messages: vec![ChatMessage::new(
+            Role::User,
+            "Reply with the single word: pong",
+        )],
+        max_tokens: Some(16),
+        ..ChatRequest::default()
+    };
+    let started = Instant::now();
+    let completion = collect((&provider as &dyn Provider).stream(&request)).await?;
+    Ok(Probe {
+        elapsed: started.elapsed(),
+        usage: completion.usage,
+    })
+}
