@@ -1,0 +1,344 @@
+//! Every renderable item of a digest, in priority order: the candidates a layout chooses from,
+//! with the section each goes in and the digest item it renders.
+
+use std::collections::HashMap;
+
+use super::operations::OpRow;
+use super::text::{item_line, one_line, truncate};
+use super::{Detail, Digest, GOAL_CHARS, Origin};
+
+/// Result lines kept for the most recent operations (standard detail).
+const DETAILED_OPS: usize = 3;
+
+/// The shorter renderings of a goal when its whole text would take more than half the budget.
+const GOAL_SHORT: [usize; 3] = [1_200, 300, 100];
+/// Shorter renderings of decisions, constraints and notes under a tight budget.
+const ITEM_SHORT: usize = 200;
+
+/// Operation lines ranked with the todos, before notes and literals.
+const RECENT_OPS: usize = 12;
+/// Operation lines shown individually at folded detail.
+const FOLDED_OPS: usize = 5;
+
+impl Digest {
+    /// Every renderable item, in priority order.
+    pub(super) fn candidates(&self, detail: Detail) -> Vec<Cand> {
+        let mut out = Vec::new();
+        // Tier A: goal, constraints, decisions, the user's literals.
+        for (i, g) in self.goal.iter().enumerate() {
+            let whole = truncate(g, GOAL_CHARS);
+            let mut texts = vec![item_line(&whole)];
+            for n in GOAL_SHORT {
+                if g.chars().count() > n {
+                    texts.push(item_line(&truncate(g, n)));
+                }
+            }
+            out.push(
+                Cand::new(Sec::Goal, (i as u64, 0), texts, CandKind::Goal, true).src(Src::Goal(i)),
+            );
+        }
+        for (sec, list) in [
+            (Sec::Constraints, &self.constraints),
+            (Sec::Decisions, &self.decisions),
+        ] {
+            for (i, s) in list.iter().enumerate().rev() {
+                let src = if sec == Sec::Constraints {
+                    Src::Constraint(i)
+                } else {
+                    Src::Decision(i)
+                };
+                let mut c = Cand::new(
+                    sec,
+                    (i as u64, 0),
+                    short_variants(s),
+                    CandKind::Contained,
+                    true,
+                )
+                .src(src);
+                c.plain = one_line(s);
+                out.push(c);
+            }
+        }
+        let newest_first = |a: &usize, b: &usize| {
+            self.literals[*b]
+                .last_seen
+                .cmp(&self.literals[*a].last_seen)
+        };
+        let mut user: Vec<usize> = Vec::new();
+        let mut prose: Vec<usize> = Vec::new();
+        let mut tool: Vec<usize> = Vec::new();
+        for (i, l) in self.literals.iter().enumerate() {
+            match l.origin {
+                Origin::User => user.push(i),
+                Origin::Prose => prose.push(i),
+                Origin::Tool => tool.push(i),
+            }
+        }
+        user.sort_by(newest_first);
+        prose.sort_by(newest_first);
+        let flat_lit = |i: usize| {
+            let l = &self.literals[i];
+            let sec = match l.origin {
+                Origin::User => Sec::UserLiterals,
+                Origin::Prose => Sec::Literals,
+                Origin::Tool => Sec::ToolLiterals,
+            };
+            Cand::new(
+                sec,
+                (l.last_seen, 0),
+                vec![item_line(&l.text)],
+                CandKind::Literal(i),
+                false,
+            )
+            .src(Src::Literal(i))
+        };
+        for &i in &user {
+            out.push(flat_lit(i));
+        }
+        // Tier B: todos and the most recent operations.
+        for (i, t) in self.todos.iter().enumerate().rev() {
+            out.push(
+                Cand::new(
+                    Sec::Todo,
+                    (i as u64, 0),
+                    vec![item_line(t)],
+                    CandKind::Other,
+                    true,
+                )
+                .src(Src::Todo(i)),
+            );
+        }
+        let rows = self.op_rows();
+        let mut by_recency: Vec<usize> = (0..rows.len()).collect();
+        by_recency.sort_by(|&a, &b| rows[b].op.last_seen.cmp(&rows[a].op.last_seen));
+        let shown = match detail {
+            Detail::Folded => FOLDED_OPS,
+            _ => usize::MAX,
+        };
+        // Where each row's candidate will be, and which row each operation shape lands on.
+        let mut row_at: HashMap<usize, usize> = HashMap::new();
+        let mut row_of_shape: HashMap<String, usize> = HashMap::new();
+        for &r in &by_recency {
+            row_of_shape.entry(rows[r].shape.clone()).or_insert(r);
+        }
+        let row_cand = |r: &OpRow, listed: bool| {
+            let texts = if listed {
+                vec![r.op.render_line()]
+            } else {
+                // Folded detail: counted, not listed, whatever the budget.
+                Vec::new()
+            };
+            Cand::new(
+                Sec::Operations,
+                (r.key, 0),
+                texts,
+                CandKind::Op(r.op.tool().to_string(), r.op.count),
+                r.op.variants == 1,
+            )
+            .src(Src::Ops(r.members.clone()))
+        };
+        let mut later_rows: Vec<(usize, Cand)> = Vec::new();
+        for (rank, &r) in by_recency.iter().enumerate() {
+            if rank < shown.min(RECENT_OPS) {
+                row_at.insert(r, out.len());
+                out.push(row_cand(&rows[r], true));
+            } else {
+                later_rows.push((r, row_cand(&rows[r], rank < shown)));
+            }
+        }
+        // Tier C: model-written notes, newest first.
+        for (ni, note) in self.notes.iter().enumerate() {
+            for (li, line) in note.lines.iter().enumerate().rev() {
+                let texts = match detail {
+                    Detail::Folded => vec![item_line(&truncate(line, ITEM_SHORT))],
+                    _ => short_variants(line),
+                };
+                out.push(
+                    Cand::new(Sec::Note(ni), (li as u64, 0), texts, CandKind::Other, true)
+                        .src(Src::Note(ni, li)),
+                );
+            }
+        }
+        // Tier D: what the agent stated, newest first.
+        for &i in &prose {
+            out.push(flat_lit(i));
+        }
+        // Tier E: what tools printed, shared fairly between operations: the newest literal of
+        // every operation, then the second newest of every operation, and so on, so a noisy
+        // operation repeated thousands of times cannot crowd out a command that ran once. A
+        // literal is shown under its operation's row, which it brings in if needed; the rows
+        // not chosen so far come after these literals.
+        let mut groups: Vec<(u64, Vec<usize>)> = Vec::new();
+        let mut group_at: HashMap<Option<&str>, usize> = HashMap::new();
+        for &i in &tool {
+            let key = self.literals[i].group.as_deref();
+            let g = *group_at.entry(key).or_insert_with(|| {
+                groups.push((0, Vec::new()));
+                groups.len() - 1
+            });
+            groups[g].0 = groups[g].0.max(self.literals[i].last_seen);
+            groups[g].1.push(i);
+        }
+        for g in &mut groups {
+            g.1.sort_by(newest_first);
+        }
+        groups.sort_by_key(|g| std::cmp::Reverse(g.0));
+        let tool_count = tool.len();
+        let late_base = out.len() + tool_count;
+        for (j, (r, _)) in later_rows.iter().enumerate() {
+            row_at.insert(*r, late_base + j);
+        }
+        let listed = |c: usize, out: &[Cand]| match c.checked_sub(late_base) {
+            Some(j) => !later_rows[j].1.texts.is_empty(),
+            None => !out[c].texts.is_empty(),
+        };
+        let deepest = groups.iter().map(|g| g.1.len()).max().unwrap_or(0);
+        for depth in 0..deepest {
+            for g in &groups {
+                let Some(&i) = g.1.get(depth) else {
+                    continue;
+                };
+                let l = &self.literals[i];
+                let row = l
+                    .group
+                    .as_ref()
+                    .and_then(|s| row_of_shape.get(s))
+                    .and_then(|r| row_at.get(r).map(|&c| (*r, c)))
+                    .filter(|&(_, c)| listed(c, &out));
+                let cand = match row {
+                    Some((r, c)) => {
+                        let mut cand = Cand::new(
+                            Sec::Operations,
+                            (rows[r].key, 2 + l.last_seen),
+                            vec![format!("  - {}\n", one_line(&l.text))],
+                            CandKind::Literal(i),
+                            false,
+                        )
+                        .src(Src::Literal(i));
+                        cand.parent = Some(c);
+                        cand.needs_parent = true;
+                        cand
+                    }
+                    None => flat_lit(i),
+                };
+                out.push(cand);
+            }
+        }
+        out.extend(later_rows.into_iter().map(|(_, c)| c));
+        // Tier F: the result lines of the last operations.
+        if detail == Detail::Standard {
+            for &r in by_recency
+                .iter()
+                .filter(|&&r| rows[r].op.variants == 1 && !rows[r].op.first_lines.is_empty())
+                .take(DETAILED_OPS)
+            {
+                let Some(&parent) = row_at.get(&r) else {
+                    continue;
+                };
+                let lines: String = rows[r]
+                    .op
+                    .first_lines
+                    .iter()
+                    .map(|l| format!("  | {}\n", one_line(l)))
+                    .collect();
+                let mut cand = Cand::new(
+                    Sec::Operations,
+                    (rows[r].key, 1),
+                    vec![lines],
+                    CandKind::Other,
+                    false,
+                );
+                cand.parent = Some(parent);
+                cand.needs_parent = true;
+                out.push(cand);
+            }
+        }
+        out
+    }
+}
+
+/// Sections in the order they are rendered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub(super) enum Sec {
+    Goal,
+    Todo,
+    Decisions,
+    Constraints,
+    Note(usize),
+    Operations,
+    UserLiterals,
+    Literals,
+    ToolLiterals,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) enum CandKind {
+    Goal,
+    /// A decision or constraint: skipped when the chosen goal text already contains it.
+    Contained,
+    Literal(usize),
+    /// An operation row: tool and runs, folded into counts when it is not chosen.
+    Op(String, u64),
+    Other,
+}
+
+/// The digest item a candidate renders, so what a layout leaves out can be handed on.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub(super) enum Src {
+    None,
+    Goal(usize),
+    Todo(usize),
+    Decision(usize),
+    Constraint(usize),
+    Note(usize, usize),
+    Literal(usize),
+    Ops(Vec<usize>),
+}
+
+/// One renderable item: where it goes, and its renderings, longest first.
+pub(super) struct Cand {
+    pub(super) sec: Sec,
+    /// Order within the section.
+    pub(super) key: (u64, u64),
+    pub(super) texts: Vec<String>,
+    pub(super) kind: CandKind,
+    /// Whether its literals count as present once it is chosen.
+    pub(super) scan: bool,
+    /// For `Contained`: the text to look for in the goal.
+    pub(super) plain: String,
+    /// The candidate this one is rendered under (an operation row).
+    pub(super) parent: Option<usize>,
+    /// Whether it can only appear with its parent (which it then brings in).
+    pub(super) needs_parent: bool,
+    /// The digest item it renders.
+    pub(super) src: Src,
+}
+
+impl Cand {
+    fn new(sec: Sec, key: (u64, u64), texts: Vec<String>, kind: CandKind, scan: bool) -> Self {
+        Cand {
+            sec,
+            key,
+            texts,
+            kind,
+            scan,
+            plain: String::new(),
+            parent: None,
+            needs_parent: false,
+            src: Src::None,
+        }
+    }
+
+    fn src(mut self, src: Src) -> Self {
+        self.src = src;
+        self
+    }
+}
+
+fn short_variants(s: &str) -> Vec<String> {
+    let mut v = vec![item_line(s)];
+    if s.chars().count() > ITEM_SHORT {
+        v.push(item_line(&truncate(s, ITEM_SHORT)));
+    }
+    v
+}

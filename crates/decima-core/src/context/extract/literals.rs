@@ -1,0 +1,554 @@
+//! The exact literals a digest keeps ([`Literal`], its [`LiteralKind`] and [`Origin`]) and the
+//! recogniser that finds them in text.
+//!
+//! Literal recognition. Hand-written and linear: a word scanner (words end at whitespace, CJK
+//! characters and brackets), a classifier per word, a few multi-word forms (a number and its
+//! unit, a date with its time and zone, month names), and, in prose, quoted and backticked spans.
+//! The classifier per word is in the `classify` module.
+
+use super::classify::{classify, ends_with_zone, is_date, is_plain_int, is_time, is_unit, is_zone};
+
+/// What kind of exact literal a token is; used to fold dropped literals into counts per kind.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum LiteralKind {
+    /// A number with decimals, a unit, a currency, a percent sign or many digits.
+    Number,
+    /// An IPv4 or IPv6 address, or a host with a port.
+    Address,
+    /// A URL of any scheme.
+    Url,
+    /// An e-mail address.
+    Email,
+    /// A hexadecimal hash (commit, sha256, ...).
+    Hash,
+    /// A semantic version.
+    Version,
+    /// A date, a time, or both, with its zone.
+    Time,
+    /// A ticket or issue id (ABC-1234, #1234).
+    Ticket,
+    /// A quoted or backticked span, quotes included.
+    Quoted,
+    /// A file path (unix, home, Windows) or a file name.
+    Path,
+    /// Any other identifier: UUIDs, mixed letters and digits, dotted or snake_case names.
+    Id,
+}
+
+impl LiteralKind {
+    /// The short name used in the "folded literals" line.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LiteralKind::Number => "number",
+            LiteralKind::Address => "address",
+            LiteralKind::Url => "url",
+            LiteralKind::Email => "email",
+            LiteralKind::Hash => "hash",
+            LiteralKind::Version => "version",
+            LiteralKind::Time => "time",
+            LiteralKind::Ticket => "ticket",
+            LiteralKind::Quoted => "quoted",
+            LiteralKind::Path => "path",
+            LiteralKind::Id => "id",
+        }
+    }
+}
+
+/// Where a literal was stated, best first: this is the order in which literals are kept when
+/// the budget is short.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Origin {
+    /// Stated by the user: never dropped while anything less important is kept.
+    User,
+    /// Written by the assistant, or an argument of a one-off tool call.
+    Prose,
+    /// Printed by a tool, or an argument of a tool call: kept fairly across operations, so
+    /// one noisy operation cannot crowd out the others.
+    Tool,
+}
+
+/// One exact literal with what decides whether it is kept.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Literal {
+    /// The text, verbatim.
+    pub text: String,
+    /// What it is.
+    pub kind: LiteralKind,
+    /// The best place it was stated.
+    pub origin: Origin,
+    /// When it was last seen (larger is more recent); newer literals are kept first.
+    pub last_seen: u64,
+    /// For a literal from a tool call or result: the shape of that operation (see
+    /// [`Operation::line`](super::Operation::line)), under which it is rendered.
+    pub group: Option<String>,
+}
+
+const MONTHS: &[&str] = &[
+    "jan",
+    "january",
+    "feb",
+    "february",
+    "mar",
+    "march",
+    "apr",
+    "april",
+    "may",
+    "jun",
+    "june",
+    "jul",
+    "july",
+    "aug",
+    "august",
+    "sep",
+    "sept",
+    "september",
+    "oct",
+    "october",
+    "nov",
+    "november",
+    "dec",
+    "december",
+];
+
+/// A literal the recogniser found: a slice of the text and its kind.
+pub(super) fn scan_literals(text: &str, prose: bool, out: &mut dyn FnMut(&str, LiteralKind)) {
+    let spans = if prose {
+        quoted_spans(text)
+    } else {
+        Vec::new()
+    };
+    for &(s, e) in &spans {
+        out(&text[s..e], LiteralKind::Quoted);
+    }
+    if !text.is_ascii() {
+        for (s, e) in chinese_dates(text) {
+            out(&text[s..e], LiteralKind::Time);
+        }
+    }
+    let words = words(text);
+    let inside = |pos: usize| spans.iter().any(|&(s, e)| pos >= s && pos < e);
+    let mut i = 0;
+    while i < words.len() {
+        let (ws, we) = words[i];
+        if !spans.is_empty() && inside(ws) {
+            i += 1;
+            continue;
+        }
+        let w = &text[ws..we];
+        let adjacent = |j: usize| -> Option<&str> {
+            let (ps, pe) = (words[j - 1].1, words.get(j)?.0);
+            (pe == ps + 1 && text.as_bytes()[ps] == b' ').then(|| &text[words[j].0..words[j].1])
+        };
+        // A month name with a day (and year): "Nov 3, 2026", "3 November 2026".
+        if let Some(end) = month_date(text, &words, i) {
+            out(&text[ws..end.1], LiteralKind::Time);
+            i = end.0 + 1;
+            continue;
+        }
+        let Some((kind, sub)) = classify(w) else {
+            // A plain integer with a unit after it: "300 rows".
+            if is_plain_int(w)
+                && let Some(unit) = adjacent(i + 1)
+                && is_unit(unit)
+            {
+                out(&text[ws..words[i + 1].1], LiteralKind::Number);
+                i += 2;
+                continue;
+            }
+            i += 1;
+            continue;
+        };
+        let (ss, se) = (ws + sub.0, ws + sub.1);
+        if !prose && kind == LiteralKind::Number && is_plain_int(&text[ss..se]) {
+            // Counts printed by tools are not worth keeping verbatim; ids in prose are.
+            i += 1;
+            continue;
+        }
+        let mut end = se;
+        let mut last = i;
+        match kind {
+            LiteralKind::Time => {
+                // A date, then its time, then its zone.
+                if is_date(&text[ss..se])
+                    && let Some(t) = adjacent(last + 1)
+                    && is_time(t)
+                {
+                    last += 1;
+                    end = words[last].1;
+                }
+                if let Some(z) = adjacent(last + 1)
+                    && is_zone(z)
+                    && !ends_with_zone(&text[ss..end])
+                {
+                    last += 1;
+                    end = words[last].1;
+                }
+            }
+            LiteralKind::Number if se == we && !text[ss..se].ends_with('%') => {
+                if let Some(unit) = adjacent(i + 1)
+                    && is_unit(unit)
+                {
+                    last = i + 1;
+                    end = words[last].1;
+                }
+            }
+            _ => {}
+        }
+        out(&text[ss..end], kind);
+        i = last + 1;
+    }
+}
+
+fn is_word_break(c: char) -> bool {
+    c.is_whitespace()
+        || is_cjk(c)
+        || matches!(
+            c,
+            '(' | ')'
+                | '['
+                | ']'
+                | '{'
+                | '}'
+                | '<'
+                | '>'
+                | '"'
+                | '\''
+                | '`'
+                | '|'
+                | ';'
+                | '“'
+                | '”'
+                | '‘'
+                | '’'
+                | '«'
+                | '»'
+                | '，'
+                | '。'
+                | '、'
+        )
+}
+
+/// CJK ideographs, kana, hangul, CJK punctuation and fullwidth forms.
+fn is_cjk(c: char) -> bool {
+    matches!(c as u32,
+        0x3000..=0x303F | 0x3040..=0x30FF | 0x3400..=0x4DBF | 0x4E00..=0x9FFF |
+        0xAC00..=0xD7AF | 0xF900..=0xFAFF | 0xFF00..=0xFFEF | 0x20000..=0x2FFFF)
+}
+
+/// Word spans, trimmed of trailing sentence punctuation. A comma breaks words except between
+/// digits ("1,234").
+fn words(text: &str) -> Vec<(usize, usize)> {
+    let mut out = Vec::new();
+    let bytes = text.as_bytes();
+    let mut start: Option<usize> = None;
+    let push = |s: usize, e: usize, out: &mut Vec<(usize, usize)>| {
+        let w = &text[s..e];
+        let trimmed_end = w.trim_end_matches(['.', ',', ':', '!', '?', '*', '…', '：']);
+        let trimmed = trimmed_end.trim_start_matches('*');
+        if !trimmed.is_empty() {
+            let ns = s + (trimmed_end.len() - trimmed.len());
+            out.push((ns, ns + trimmed.len()));
+        }
+    };
+    for (i, c) in text.char_indices() {
+        let brk = if c == ',' {
+            let prev_digit = i > 0 && bytes[i - 1].is_ascii_digit();
+            let next_digit = bytes.get(i + 1).is_some_and(u8::is_ascii_digit);
+            !(prev_digit && next_digit)
+        } else {
+            is_word_break(c)
+        };
+        match (brk, start) {
+            (true, Some(s)) => {
+                push(s, i, &mut out);
+                start = None;
+            }
+            (false, None) => start = Some(i),
+            _ => {}
+        }
+    }
+    if let Some(s) = start {
+        push(s, text.len(), &mut out);
+    }
+    out
+}
+
+/// Quoted and backticked spans, delimiters included: "…", '…', “…”, ‘…’, 「…」, 『…』, «…»
+/// and `…`, on one line and not too long to be a token.
+fn quoted_spans(text: &str) -> Vec<(usize, usize)> {
+    let mut out = Vec::new();
+    let chars: Vec<(usize, char)> = text.char_indices().collect();
+    let mut k = 0;
+    while k < chars.len() {
+        let (i, c) = chars[k];
+        let close = match c {
+            '"' => Some('"'),
+            '“' => Some('”'),
+            '‘' => Some('’'),
+            '「' => Some('」'),
+            '『' => Some('』'),
+            '«' => Some('»'),
+            '\'' => Some('\''),
+            '`' => Some('`'),
+            _ => None,
+        };
+        let Some(close) = close else {
+            k += 1;
+            continue;
+        };
+        let prev = k.checked_sub(1).map(|p| chars[p].1);
+        let next = chars.get(k + 1).map(|x| x.1);
+        let opener_ok = match c {
+            '`' => {
+                next != Some('`') && prev != Some('`') && next.is_some_and(|n| !n.is_whitespace())
+            }
+            '\'' | '"' => {
+                prev.is_none_or(|p| {
+                    p.is_whitespace() || is_cjk(p) || matches!(p, '(' | '[' | '{' | ':' | '=' | ',')
+                }) && next.is_some_and(|n| !n.is_whitespace() && n != c)
+            }
+            _ => true,
+        };
+        if !opener_ok {
+            k += 1;
+            continue;
+        }
+        let max = match c {
+            '\'' => 80,
+            '`' => 160,
+            _ => 120,
+        };
+        let mut found = None;
+        for (j, &(pos, ch)) in chars.iter().enumerate().skip(k + 1).take(max + 1) {
+            if ch == '\n' {
+                break;
+            }
+            if ch == close {
+                let after = chars.get(j + 1).map(|x| x.1);
+                let closer_ok = match c {
+                    '\'' => chars[j - 1].1 != ' ' && after.is_none_or(|a| !a.is_alphanumeric()),
+                    '`' => after != Some('`'),
+                    _ => true,
+                };
+                if closer_ok {
+                    found = Some((j, pos + ch.len_utf8()));
+                }
+                break;
+            }
+        }
+        match found {
+            Some((j, end)) if j > k + 1 => {
+                out.push((i, end));
+                k = j + 1;
+            }
+            _ => k += 1,
+        }
+    }
+    out
+}
+
+/// "2026年11月3日", "11月3日", optionally followed by a time.
+fn chinese_dates(text: &str) -> Vec<(usize, usize)> {
+    let mut out = Vec::new();
+    let bytes = text.as_bytes();
+    let mut last_end = 0;
+    for (m, _) in text.match_indices('月') {
+        if m < last_end {
+            continue;
+        }
+        let mut s = m;
+        let month_digits = bytes[..m]
+            .iter()
+            .rev()
+            .take_while(|b| b.is_ascii_digit())
+            .count();
+        if month_digits == 0 || month_digits > 2 {
+            continue;
+        }
+        s -= month_digits;
+        if text[..s].ends_with('年') {
+            let y = s - '年'.len_utf8();
+            let yd = bytes[..y]
+                .iter()
+                .rev()
+                .take_while(|b| b.is_ascii_digit())
+                .count();
+            if yd == 4 {
+                s = y - 4;
+            }
+        }
+        let mut e = m + '月'.len_utf8();
+        let dd = bytes[e..].iter().take_while(|b| b.is_ascii_digit()).count();
+        if (1..=2).contains(&dd) {
+            let after = &text[e + dd..];
+            if after.starts_with('日') || after.starts_with('号') {
+                e += dd + '日'.len_utf8();
+            }
+        }
+        if e == m + '月'.len_utf8() && s + month_digits == m {
+            // "3月" alone is not specific enough.
+            continue;
+        }
+        let rest = text[e..].trim_start_matches(' ');
+        let t = rest
+            .char_indices()
+            .find(|&(_, c)| !(c.is_ascii_digit() || c == ':'))
+            .map_or(rest.len(), |(k, _)| k);
+        if t > 0 && is_time(&rest[..t]) {
+            e = text.len() - rest.len() + t;
+        }
+        out.push((s, e));
+        last_end = e;
+    }
+    out
+}
+
+/// "Nov 3", "Nov 3, 2026", "3 Nov 2026", "November 3rd": returns (last word index, end byte).
+fn month_date(text: &str, words: &[(usize, usize)], i: usize) -> Option<(usize, usize)> {
+    let w = |j: usize| words.get(j).map(|&(s, e)| &text[s..e]);
+    let gap = |j: usize| -> Option<&str> {
+        let (a, b) = (words.get(j - 1)?.1, words.get(j)?.0);
+        Some(&text[a..b])
+    };
+    let is_month = |s: &str| {
+        let t = s.trim_end_matches('.');
+        t.len() >= 3
+            && t.starts_with(|c: char| c.is_ascii_uppercase())
+            && MONTHS.iter().any(|m| m.eq_ignore_ascii_case(t))
+    };
+    let is_day = |s: &str| {
+        let d = s.trim_end_matches(['s', 't', 'n', 'd', 'r', 'h']);
+        !d.is_empty()
+            && d.len() <= 2
+            && d.bytes().all(|b| b.is_ascii_digit())
+            && d.parse::<u32>().is_ok_and(|n| (1..=31).contains(&n))
+    };
+    let is_year = |s: &str| {
+        s.len() == 4 && s.bytes().all(|b| b.is_ascii_digit()) && s.starts_with(['1', '2'])
+    };
+    let first = w(i)?;
+    if is_month(first) {
+        let day = w(i + 1)?;
+        if gap(i + 1)? != " " || !is_day(day) {
+            return None;
+        }
+        let mut last = i + 1;
+        if let (Some(y), Some(g)) = (w(i + 2), gap(i + 2))
+            && (g == ", " || g == " ")
+            && is_year(y)
+        {
+            last = i + 2;
+        }
+        return Some((last, words[last].1));
+    }
+    if is_day(first) && first.bytes().all(|b| b.is_ascii_digit()) {
+        let month = w(i + 1)?;
+        if gap(i + 1)? != " " || !is_month(month) {
+            return None;
+        }
+        let mut last = i + 1;
+        if let (Some(y), Some(g)) = (w(i + 2), gap(i + 2))
+            && g == " "
+            && is_year(y)
+        {
+            last = i + 2;
+        }
+        return Some((last, words[last].1));
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lits(text: &str, prose: bool) -> Vec<String> {
+        let mut v = Vec::new();
+        scan_literals(text, prose, &mut |t, _| v.push(t.to_string()));
+        v
+    }
+
+    #[test]
+    fn literal_classifier() {
+        assert_eq!(
+            lits(
+                "and/or Q3 exit_code=0 0190f3e2-7c1a-7d3e-9a4b-1c2d3e4f5a6b src/main.rs 5ms 20 %",
+                false
+            ),
+            vec![
+                "0190f3e2-7c1a-7d3e-9a4b-1c2d3e4f5a6b",
+                "src/main.rs",
+                "5ms",
+                "20 %"
+            ]
+        );
+        let cases = [
+            ("set the threshold 0.8375 now", "0.8375"),
+            ("db at 10.20.30.40:5432 ok", "10.20.30.40:5432"),
+            (
+                "use pg-replica-2.corp.internal:6432 instead",
+                "pg-replica-2.corp.internal:6432",
+            ),
+            ("cache redis-03:6379.", "redis-03:6379"),
+            (
+                "v6 is 2001:db8:85a3::8a2e:370:7334 here",
+                "2001:db8:85a3::8a2e:370:7334",
+            ),
+            ("commit 9f3c2ab1 fixed it", "9f3c2ab1"),
+            (
+                "raw data in s3://acme-raw/2026/q3/ now",
+                "s3://acme-raw/2026/q3/",
+            ),
+            ("mail ops.lead@example.org please", "ops.lead@example.org"),
+            ("upgrade to v2.14.1, then", "v2.14.1"),
+            ("tag 1.2.3-rc.1 is out", "1.2.3-rc.1"),
+            ("due 2026-11-03 14:05 UTC sharp", "2026-11-03 14:05 UTC"),
+            ("at 2026-11-03T14:05:00+08:00.", "2026-11-03T14:05:00+08:00"),
+            ("by Nov 3, 2026 please", "Nov 3, 2026"),
+            ("see DATA-4821 and #1287", "DATA-4821"),
+            ("see DATA-4821 and #1287", "#1287"),
+            (
+                "the key `ingest.max_batch_rows` is",
+                "`ingest.max_batch_rows`",
+            ),
+            ("name it \"Q3 final (v3)\" ok", "\"Q3 final (v3)\""),
+            ("表名叫「季度汇总表」。", "「季度汇总表」"),
+            ("open ~/reports/q3_draft.xlsx", "~/reports/q3_draft.xlsx"),
+            (
+                r"open C:\Users\ana\recon.xlsx now",
+                r"C:\Users\ana\recon.xlsx",
+            ),
+            ("rate 12.5% and 3.2 GB and 450ms", "12.5%"),
+            ("rate 12.5% and 3.2 GB and 450ms", "3.2 GB"),
+            ("rate 12.5% and 3.2 GB and 450ms", "450ms"),
+            ("阈值改成0.8375，端口是db-7.internal:5432。", "0.8375"),
+            (
+                "阈值改成0.8375，端口是db-7.internal:5432。",
+                "db-7.internal:5432",
+            ),
+            ("截止2026年11月3日 14:05", "2026年11月3日 14:05"),
+            ("paid €1,250.00 today", "€1,250.00"),
+            (
+                "sha256:9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
+                "sha256:9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
+            ),
+        ];
+        for (text, want) in cases {
+            let found = lits(text, true);
+            assert!(
+                found.iter().any(|l| l == want),
+                "{want} not in {found:?} ({text})"
+            );
+        }
+        for text in [
+            "e.g. the 3rd time, 2x faster, no-op, and/or, it's fine, don't, 42 items? no",
+            "Rows with a null customer id are excluded from the join.",
+        ] {
+            let found = lits(text, true);
+            assert!(
+                found.iter().all(|l| l == "42 items"),
+                "{found:?} from {text}"
+            );
+        }
+    }
+}

@@ -1,0 +1,128 @@
+//! Appending a later digest to an earlier one.
+
+use std::collections::{HashMap, HashSet};
+
+use super::cues::todo_key;
+use super::{Digest, Origin};
+
+impl Digest {
+    fn clock(&self) -> u64 {
+        let lits = self.literals.iter().map(|l| l.last_seen).max().unwrap_or(0);
+        let ops = self
+            .operations
+            .iter()
+            .map(|o| o.last_seen)
+            .max()
+            .unwrap_or(0);
+        lits.max(ops)
+    }
+
+    /// Appends a later digest to this one: items are deduplicated, todos keep their latest
+    /// state, operations and literals seen in both are combined, and the later digest's
+    /// literals and operations count as more recent.
+    pub fn merge(&mut self, later: Digest) {
+        let offset = self.clock() + 1;
+        let mut goals: HashSet<String> = self.goal.iter().cloned().collect();
+        for g in later.goal {
+            if goals.insert(g.clone()) {
+                self.goal.push(g);
+            }
+        }
+        let mut todo_at: HashMap<String, usize> = self
+            .todos
+            .iter()
+            .enumerate()
+            .map(|(i, t)| (todo_key(t), i))
+            .collect();
+        for t in later.todos {
+            let key = todo_key(&t);
+            match todo_at.get(&key) {
+                Some(&i) => self.todos[i] = t,
+                None => {
+                    todo_at.insert(key, self.todos.len());
+                    self.todos.push(t);
+                }
+            }
+        }
+        merge_unique(&mut self.decisions, later.decisions);
+        merge_unique(&mut self.constraints, later.constraints);
+        for note in later.notes {
+            match self.notes.iter_mut().find(|n| n.heading == note.heading) {
+                Some(n) => merge_unique(&mut n.lines, note.lines),
+                None => self.notes.push(note),
+            }
+        }
+        let mut op_at: HashMap<String, usize> = self
+            .operations
+            .iter()
+            .enumerate()
+            .map(|(i, o)| (o.line.clone(), i))
+            .collect();
+        for mut op in later.operations {
+            op.last_seen += offset;
+            match op_at.get(&op.line) {
+                Some(&i) => {
+                    let mine = &mut self.operations[i];
+                    mine.count += op.count;
+                    if op.variants > 1 || mine.variants > 1 {
+                        mine.variants += op.variants;
+                    }
+                    for (code, n) in op.exits {
+                        *mine.exits.entry(code).or_default() += n;
+                    }
+                    if !op.first_lines.is_empty() {
+                        mine.first_lines = op.first_lines;
+                    }
+                    mine.last_seen = op.last_seen;
+                }
+                None => {
+                    op_at.insert(op.line.clone(), self.operations.len());
+                    self.operations.push(op);
+                }
+            }
+        }
+        for (tool, n) in later.folded_ops {
+            *self.folded_ops.entry(tool).or_default() += n;
+        }
+        let mut lit_at: HashMap<String, usize> = self
+            .literals
+            .iter()
+            .enumerate()
+            .map(|(i, l)| (l.text.clone(), i))
+            .collect();
+        for mut lit in later.literals {
+            lit.last_seen += offset;
+            match lit_at.get(&lit.text) {
+                Some(&i) => {
+                    let mine = &mut self.literals[i];
+                    if lit.origin < mine.origin {
+                        mine.group = lit.group;
+                    } else if lit.origin == mine.origin && lit.group.is_some() {
+                        mine.group = lit.group.or(mine.group.take());
+                    }
+                    mine.origin = mine.origin.min(lit.origin);
+                    if mine.origin != Origin::Tool {
+                        mine.group = None;
+                    }
+                    mine.last_seen = lit.last_seen;
+                }
+                None => {
+                    lit_at.insert(lit.text.clone(), self.literals.len());
+                    self.literals.push(lit);
+                }
+            }
+        }
+        for (kind, n) in later.folded_literals {
+            *self.folded_literals.entry(kind).or_default() += n;
+        }
+    }
+}
+
+fn merge_unique(list: &mut Vec<String>, later: Vec<String>) {
+    let mut seen: HashSet<String> = list.iter().cloned().collect();
+    for x in later {
+        if seen.insert(x.clone()) {
+            list.push(x);
+        }
+    }
+}

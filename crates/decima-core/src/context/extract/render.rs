@@ -1,0 +1,422 @@
+//! Rendering a digest as text: whole at a detail, or within a token budget by priority, with what
+//! does not fit folded into counts or handed back as a digest.
+
+use std::collections::{BTreeMap, HashSet};
+
+use super::candidates::{Cand, CandKind, Sec, Src};
+use super::literals::scan_literals;
+use super::{Detail, Digest, Note};
+use crate::TokenCounter;
+
+impl Digest {
+    /// Renders the whole digest at `detail`, with fixed section headings; empty sections are
+    /// left out. Every literal appears: those the kept prose does not carry are listed.
+    pub fn render(&self, detail: Detail) -> String {
+        self.layout(detail, None, None)
+    }
+
+    /// Renders the digest at `detail` within `max_tokens` (counted as one message by
+    /// `counter`, as [`crate::context::fold::summary_tokens`] does), filling the budget by
+    /// priority: the goal (whole while it takes at most half the budget), constraints,
+    /// decisions and the user's literals; then todos and the most recent operations; notes;
+    /// the literals the agent stated, newest first; the literals tools printed, shared
+    /// round-robin between operations (newest first within each, shown under their
+    /// operation); the remaining operations and the result lines. What does not fit is folded
+    /// into counts. Returns the text and its tokens; the tokens exceed `max_tokens` only when
+    /// even an empty text does.
+    pub fn render_budgeted(
+        &self,
+        detail: Detail,
+        max_tokens: u32,
+        counter: &dyn TokenCounter,
+    ) -> (String, u32) {
+        let (text, tokens, _) = self.fit(detail, max_tokens, counter, false);
+        (text, tokens)
+    }
+
+    /// Like [`Digest::render_budgeted`], but what does not fit is returned as a digest instead
+    /// of being folded into counts, so it can go into another summary (the new segment, when
+    /// older summaries fold into the global one) rather than be lost.
+    pub fn render_budgeted_spill(
+        &self,
+        detail: Detail,
+        max_tokens: u32,
+        counter: &dyn TokenCounter,
+    ) -> (String, u32, Digest) {
+        self.fit(detail, max_tokens, counter, true)
+    }
+
+    fn fit(
+        &self,
+        detail: Detail,
+        max_tokens: u32,
+        counter: &dyn TokenCounter,
+        spill: bool,
+    ) -> (String, u32, Digest) {
+        let cost = |text: &str| {
+            counter
+                .count_text(text)
+                .saturating_add(counter.message_overhead())
+        };
+        let mut dropped = HashSet::new();
+        let full = self.layout(detail, None, spill.then_some(&mut dropped));
+        let full_tokens = cost(&full);
+        if full_tokens <= max_tokens {
+            return (full, full_tokens, self.leftover(&dropped));
+        }
+        let overhead = counter.message_overhead();
+        let mut room = max_tokens.saturating_sub(overhead);
+        for attempt in 0..9 {
+            if attempt == 8 {
+                room = 0;
+            }
+            dropped.clear();
+            let text = self.layout(detail, Some((room, counter)), spill.then_some(&mut dropped));
+            let tokens = cost(&text);
+            if tokens <= max_tokens {
+                return (text, tokens, self.leftover(&dropped));
+            }
+            // The counter is not additive over lines (a real tokenizer can merge across them):
+            // shrink by the excess and try again.
+            let excess = tokens - max_tokens;
+            room = room.saturating_sub(excess.max(room / 16).max(1));
+        }
+        // Even the headings do not fit: send nothing rather than exceed the budget.
+        let rest = if spill {
+            self.clone()
+        } else {
+            Digest::default()
+        };
+        (String::new(), cost(""), rest)
+    }
+
+    /// The items a layout left out, as a digest in their original order.
+    fn leftover(&self, dropped: &HashSet<Src>) -> Digest {
+        if dropped.is_empty() {
+            return Digest::default();
+        }
+        let pick = |list: &[String], f: fn(usize) -> Src| -> Vec<String> {
+            list.iter()
+                .enumerate()
+                .filter(|(i, _)| dropped.contains(&f(*i)))
+                .map(|(_, x)| x.clone())
+                .collect()
+        };
+        let mut ops: Vec<usize> = dropped
+            .iter()
+            .filter_map(|s| match s {
+                Src::Ops(v) => Some(v.iter().copied()),
+                _ => None,
+            })
+            .flatten()
+            .collect();
+        ops.sort_unstable();
+        ops.dedup();
+        Digest {
+            goal: pick(&self.goal, Src::Goal),
+            todos: pick(&self.todos, Src::Todo),
+            decisions: pick(&self.decisions, Src::Decision),
+            constraints: pick(&self.constraints, Src::Constraint),
+            notes: self
+                .notes
+                .iter()
+                .enumerate()
+                .map(|(ni, n)| Note {
+                    heading: n.heading.clone(),
+                    lines: n
+                        .lines
+                        .iter()
+                        .enumerate()
+                        .filter(|(li, _)| dropped.contains(&Src::Note(ni, *li)))
+                        .map(|(_, l)| l.clone())
+                        .collect(),
+                })
+                .filter(|n| !n.lines.is_empty())
+                .collect(),
+            operations: ops
+                .into_iter()
+                .filter_map(|i| self.operations.get(i).cloned())
+                .collect(),
+            folded_ops: BTreeMap::new(),
+            literals: self
+                .literals
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| dropped.contains(&Src::Literal(*i)))
+                .map(|(_, l)| l.clone())
+                .collect(),
+            folded_literals: BTreeMap::new(),
+        }
+    }
+
+    /// Lays the digest out; with a limit, chooses items by priority until `room` tokens are
+    /// used (estimated per line, headings included) and folds the rest into counts, or, with
+    /// `spill`, records what was left out there instead.
+    fn layout(
+        &self,
+        detail: Detail,
+        limit: Option<(u32, &dyn TokenCounter)>,
+        mut spill: Option<&mut HashSet<Src>>,
+    ) -> String {
+        let cands = self.candidates(detail);
+        let mut chosen: Vec<Option<usize>> = vec![None; cands.len()];
+        let mut open: HashSet<Sec> = HashSet::new();
+        let mut present: HashSet<String> = HashSet::new();
+        let mut folded_ops = self.folded_ops.clone();
+        let mut folded_lits = self.folded_literals.clone();
+        let mut goal_texts: Vec<String> = Vec::new();
+        let (budget, counter) = match limit {
+            Some((room, counter)) => {
+                let reserve = self.fold_reserve(&cands, counter);
+                (Some(room.saturating_sub(reserve)), Some(counter))
+            }
+            None => (None, None),
+        };
+        let mut used: u32 = 0;
+        let mut goal_used: u32 = 0;
+        for ci in 0..cands.len() {
+            let cand = &cands[ci];
+            if chosen[ci].is_some() {
+                continue;
+            }
+            if let CandKind::Literal(i) = cand.kind
+                && present.contains(&self.literals[i].text)
+            {
+                continue;
+            }
+            if let CandKind::Contained = cand.kind
+                && goal_texts.iter().any(|g| g.contains(cand.plain.as_str()))
+            {
+                // A constraint or decision stated in the goal message, kept with the goal.
+                continue;
+            }
+            // Lines under an operation row need the row: its cost joins theirs.
+            let parent = cand.parent.filter(|&p| chosen[p].is_none());
+            let mut pick: Option<(usize, Option<usize>)> = None;
+            match (budget, counter) {
+                (Some(budget), Some(counter)) => {
+                    let heading = |sec: Sec, open: &HashSet<Sec>| {
+                        if open.contains(&sec) {
+                            0
+                        } else {
+                            counter.count_text(&self.heading_line(sec))
+                        }
+                    };
+                    let parent_cost = match parent {
+                        Some(p) => match cands[p].texts.last() {
+                            Some(t) => counter
+                                .count_text(t)
+                                .saturating_add(heading(cands[p].sec, &open)),
+                            None => u32::MAX,
+                        },
+                        None => 0,
+                    };
+                    let own_heading = if parent.is_some_and(|p| cands[p].sec == cand.sec) {
+                        0
+                    } else {
+                        heading(cand.sec, &open)
+                    };
+                    for (vi, text) in cand.texts.iter().enumerate() {
+                        let c = counter
+                            .count_text(text)
+                            .saturating_add(own_heading)
+                            .saturating_add(parent_cost);
+                        let within_goal_cap = !matches!(cand.kind, CandKind::Goal)
+                            || vi + 1 == cand.texts.len()
+                            || goal_used.saturating_add(c) <= budget / 2;
+                        if within_goal_cap && used.saturating_add(c) <= budget {
+                            used += c;
+                            if matches!(cand.kind, CandKind::Goal) {
+                                goal_used += c;
+                            }
+                            let pv = parent.map(|p| cands[p].texts.len().saturating_sub(1));
+                            pick = Some((vi, pv));
+                            break;
+                        }
+                    }
+                }
+                _ => {
+                    if !cand.texts.is_empty() {
+                        pick = Some((0, parent.map(|_| 0)));
+                    }
+                }
+            }
+            match pick {
+                Some((vi, pv)) => {
+                    if let (Some(p), Some(pv)) = (parent, pv) {
+                        self.take(&cands[p], pv, &mut present, &mut goal_texts, &mut open);
+                        chosen[p] = Some(pv);
+                    }
+                    self.take(cand, vi, &mut present, &mut goal_texts, &mut open);
+                    chosen[ci] = Some(vi);
+                }
+                None if spill.is_some() => {
+                    if let Some(dropped) = spill.as_deref_mut()
+                        && cand.src != Src::None
+                    {
+                        dropped.insert(cand.src.clone());
+                    }
+                }
+                None => match cand.kind {
+                    CandKind::Literal(i) => {
+                        let kind = self.literals[i].kind.as_str().to_string();
+                        *folded_lits.entry(kind).or_default() += 1;
+                    }
+                    CandKind::Op(ref tool, n) => {
+                        *folded_ops.entry(tool.clone()).or_default() += n;
+                    }
+                    _ => {}
+                },
+            }
+        }
+        let mut picked: Vec<(Sec, (u64, u64), &str)> = cands
+            .iter()
+            .zip(&chosen)
+            .filter_map(|(c, v)| v.map(|v| (c.sec, c.key, c.texts[v].as_str())))
+            .collect();
+        picked.sort_by_key(|a| (a.0, a.1));
+        let last_literal_sec = picked
+            .iter()
+            .map(|c| c.0)
+            .filter(|s| matches!(s, Sec::UserLiterals | Sec::Literals | Sec::ToolLiterals))
+            .max();
+        let mut out = String::new();
+        let mut current: Option<Sec> = None;
+        let mut ops_done = false;
+        let mut lits_done = false;
+        let close = |sec: Sec, out: &mut String, ops_done: &mut bool, lits_done: &mut bool| {
+            if sec == Sec::Operations && !folded_ops.is_empty() {
+                out.push_str(&folded_ops_line(&folded_ops));
+                *ops_done = true;
+            }
+            if Some(sec) == last_literal_sec && !folded_lits.is_empty() {
+                out.push_str(&folded_lits_line(&folded_lits));
+                *lits_done = true;
+            }
+        };
+        for (sec, _, text) in &picked {
+            if current != Some(*sec) {
+                if let Some(prev) = current {
+                    close(prev, &mut out, &mut ops_done, &mut lits_done);
+                }
+                if *sec > Sec::Operations && !ops_done && !folded_ops.is_empty() {
+                    out.push_str("## Operations\n");
+                    out.push_str(&folded_ops_line(&folded_ops));
+                    ops_done = true;
+                }
+                out.push_str(&self.heading_line(*sec));
+                current = Some(*sec);
+            }
+            out.push_str(text);
+        }
+        if let Some(prev) = current {
+            close(prev, &mut out, &mut ops_done, &mut lits_done);
+        }
+        if !ops_done && !folded_ops.is_empty() {
+            out.push_str("## Operations\n");
+            out.push_str(&folded_ops_line(&folded_ops));
+        }
+        if !lits_done && !folded_lits.is_empty() {
+            out.push_str("## Literals\n");
+            out.push_str(&folded_lits_line(&folded_lits));
+        }
+        out
+    }
+
+    /// Records a chosen rendering: its section opens, its literals count as present, and a goal
+    /// is remembered so constraints inside it are not repeated.
+    fn take(
+        &self,
+        cand: &Cand,
+        variant: usize,
+        present: &mut HashSet<String>,
+        goal_texts: &mut Vec<String>,
+        open: &mut HashSet<Sec>,
+    ) {
+        let text = &cand.texts[variant];
+        if cand.scan {
+            scan_literals(text, true, &mut |lit, _| {
+                present.insert(lit.to_string());
+            });
+        }
+        if matches!(cand.kind, CandKind::Goal) {
+            goal_texts.push(text.clone());
+        }
+        open.insert(cand.sec);
+    }
+
+    /// Tokens set aside for the "folded" lines, at their largest.
+    fn fold_reserve(&self, cands: &[Cand], counter: &dyn TokenCounter) -> u32 {
+        let mut ops = self.folded_ops.clone();
+        let mut lits = self.folded_literals.clone();
+        for c in cands {
+            match &c.kind {
+                CandKind::Op(tool, n) => *ops.entry(tool.clone()).or_default() += n,
+                CandKind::Literal(i) => {
+                    *lits
+                        .entry(self.literals[*i].kind.as_str().to_string())
+                        .or_default() += 1
+                }
+                _ => {}
+            }
+        }
+        let mut reserve = 0;
+        if !ops.is_empty() {
+            reserve += counter.count_text(&format!("## Operations\n{}", folded_ops_line(&ops)));
+        }
+        if !lits.is_empty() {
+            reserve += counter.count_text(&format!("## Literals\n{}", folded_lits_line(&lits)));
+        }
+        reserve
+    }
+
+    fn heading_line(&self, sec: Sec) -> String {
+        let name = match sec {
+            Sec::Goal => "Goal",
+            Sec::Todo => "Todo",
+            Sec::Decisions => "Decisions",
+            Sec::Constraints => "Constraints",
+            Sec::Note(i) => self.notes.get(i).map_or("Notes", |n| n.heading.as_str()),
+            Sec::Operations => "Operations",
+            Sec::UserLiterals => "User literals",
+            Sec::Literals => "Literals",
+            Sec::ToolLiterals => "Tool literals",
+        };
+        format!("## {name}\n")
+    }
+}
+
+fn folded_ops_line(counts: &BTreeMap<String, u64>) -> String {
+    let parts: Vec<String> = counts.iter().map(|(t, n)| format!("{t}×{n}")).collect();
+    format!("- folded operations: {}\n", parts.join(", "))
+}
+
+fn folded_lits_line(counts: &BTreeMap<String, u64>) -> String {
+    let parts: Vec<String> = counts.iter().map(|(t, n)| format!("{t}×{n}")).collect();
+    format!("- folded literals: {}\n", parts.join(", "))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::EstimateCounter;
+    use crate::context::extract::{Role, src};
+
+    #[test]
+    fn the_goal_message_stays_whole_and_its_constraints_are_kept() {
+        let goal =
+            "目标：核对第三季度发票。约束：只使用欧盟区数据，报告里不要出现客户姓名。阈值 0.8375。";
+        let d = Digest::from_sources([src(Role::User, goal), src(Role::User, "好的")]);
+        assert_eq!(d.goal, vec![goal]);
+        assert_eq!(d.constraints.len(), 1, "{:?}", d.constraints);
+        let text = d.render(Detail::Deep);
+        assert_eq!(text.matches("约束：只使用欧盟区数据").count(), 1, "{text}");
+        // A tight budget cuts the goal, but its constraint and literal survive apart from it.
+        let long_goal = format!("{goal}{}", "背景说明。".repeat(400));
+        let d = Digest::from_sources([src(Role::User, &long_goal)]);
+        let (small, tokens) = d.render_budgeted(Detail::Standard, 300, &EstimateCounter);
+        assert!(tokens <= 300, "{tokens}");
+        assert!(small.contains("约束：只使用欧盟区数据"), "{small}");
+        assert!(small.contains("0.8375"), "{small}");
+    }
+}
