@@ -77,7 +77,8 @@ pub struct NewMessage {
     pub content: String,
     /// Reasoning text streamed by reasoning models.
     pub reasoning: Option<String>,
-    /// Anthropic's thinking signature, which must be sent back unchanged.
+    /// Anthropic's thinking, sent back unchanged: one block's signature, or a JSON array of the
+    /// turn's `thinking` and `redacted_thinking` blocks in order (see decima-llm's `reasoning`).
     pub reasoning_signature: Option<String>,
     /// Tool calls, on assistant messages only.
     pub tool_calls: Vec<ToolCall>,
@@ -159,7 +160,7 @@ pub struct Message {
     pub content: String,
     /// Reasoning text, if the model streamed any.
     pub reasoning: Option<String>,
-    /// Anthropic's thinking signature.
+    /// Anthropic's thinking: a signature, or the turn's thinking blocks as a JSON array.
     pub reasoning_signature: Option<String>,
     /// Tool calls, on assistant messages.
     pub tool_calls: Vec<ToolCall>,

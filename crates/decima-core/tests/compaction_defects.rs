@@ -209,3 +209,272 @@ fn a_pinned_call_without_result_never_blocks_selection() {
         "its digest is kept:\n{text}"
     );
 }
+
+/// The distinct constraints and decisions of the repeated-instructions session, as stated.
+const REAL_CONSTRAINTS: [&str; 4] = [
+    "Never send the raw export outside the analytics group.",
+    "Only use accounts created after 2021-01-01.",
+    "报告里不要出现第12号门店的名字。",
+    "Please don't touch the prod schema before Friday.",
+];
+const REAL_DECISIONS: [&str; 3] = [
+    "Let's use the 90-day window instead of 60.",
+    "Agreed, fold the Legacy tier into Basic-3.",
+    "OK, we'll bucket by signup month and flag week 7 separately.",
+];
+
+/// An analyst session where the user repeats the same instructions with a new batch number
+/// every few messages, and the agent acknowledges each with the same decision.
+fn repeated_instruction_session(len: usize) -> Vec<Message> {
+    let mut drafts = vec![NewMessage::new(
+        Role::User,
+        "Goal: scan the Q3 batches for rows above the 0.8375 threshold.",
+    )];
+    for (i, c) in REAL_CONSTRAINTS.iter().enumerate() {
+        drafts.push(NewMessage::new(Role::User, format!("Looks plausible. {c}")));
+        drafts.push(NewMessage::new(
+            Role::Assistant,
+            format!("Understood. {}", REAL_DECISIONS[i % REAL_DECISIONS.len()]),
+        ));
+    }
+    let mut i = 0;
+    while drafts.len() < len {
+        let n = (i / 4) % 97;
+        let (role, text) = match i % 4 {
+            0 => (
+                Role::User,
+                format!(
+                    "Continue with batch {n}; keep notes of anything above the threshold. Only count rows of batch {n} that have a customer id."
+                ),
+            ),
+            1 => (
+                Role::Assistant,
+                format!("OK, we'll rerun batch {n} after the schema check."),
+            ),
+            2 => (
+                Role::Assistant,
+                format!("Batch {n} scanned, the totals look stable so far."),
+            ),
+            _ => (Role::User, format!("第{n}批只统计超过阈值的行。")),
+        };
+        drafts.push(NewMessage::new(role, text));
+        i += 1;
+    }
+    drafts
+        .into_iter()
+        .enumerate()
+        .map(|(i, d)| to_message(i as i64 + 1, d))
+        .collect()
+}
+
+/// Defect: a user sentence repeated with a new number every few messages ("Continue with batch
+/// N; …") filled the Constraints section with one line per number and ate the budget, as
+/// repeated operations did before they were grouped. Sentences of one shape are now one line:
+/// the newest verbatim, with how many variants it stands for; distinct constraints and
+/// decisions stay verbatim, and plain instructions ("keep notes of …") are not constraints.
+#[test]
+fn repeated_instructions_are_grouped_by_shape_and_leave_room_for_the_rest() {
+    let budget = HistoryBudget::new(16_000);
+    let messages = repeated_instruction_session(4_000);
+    let mut summaries: Vec<Summary> = Vec::new();
+    for level in [CompressionLevel::Standard, CompressionLevel::Deep] {
+        let p = plan(PlanInput {
+            messages: &messages,
+            pinned: &[],
+            summaries: &summaries,
+            level,
+            strategy: Strategy::Extract,
+            budget,
+            counter: &EstimateCounter,
+            written: None,
+        })
+        .unwrap();
+        assert!(!p.is_empty(), "{level:?} must do something");
+        summaries = p.apply(&summaries);
+        let sel = select(&messages, &[], &summaries, &budget).unwrap();
+        assert!(!sel.compression_required(), "{level:?}: still over budget");
+        assert!(sel.global_tokens <= budget.global(), "{level:?}: global");
+        assert!(
+            sel.segment_tokens <= budget.segments(),
+            "{level:?}: segments"
+        );
+        for s in &summaries {
+            // The counter is not additive: header and text counted apart may cost one more.
+            assert!(
+                s.tokens >= counted(s),
+                "{level:?}: header and text are counted"
+            );
+        }
+        let text: String = summaries.iter().map(|s| format!("{}\n", s.text)).collect();
+        let covered_to = summaries.iter().map(|s| s.end_seq).max().unwrap();
+        let covered = &messages[..covered_to as usize];
+
+        // (1) Each repeated shape is one line per summary, with its count.
+        for (shape, prefix) in [
+            ("Only count rows of batch", "Only count rows of batch "),
+            ("we'll rerun batch", "OK, we'll rerun batch "),
+            ("只统计超过阈值的行", "第"),
+        ] {
+            let lines: Vec<&str> = text.lines().filter(|l| l.contains(shape)).collect();
+            assert!(
+                !lines.is_empty() && lines.len() <= 2,
+                "{level:?}: {shape} on {} lines:\n{text}",
+                lines.len()
+            );
+            assert!(
+                lines.iter().all(|l| l.contains(" variants)")),
+                "{level:?}: {shape} has no count:\n{text}"
+            );
+            // (2) The newest variant the summaries cover is kept verbatim.
+            let newest = covered
+                .iter()
+                .rev()
+                .find_map(|m| {
+                    m.content
+                        .split_inclusive(['.', '。'])
+                        .map(str::trim)
+                        .find(|s| s.starts_with(prefix) && s.contains(shape))
+                })
+                .unwrap();
+            assert!(
+                text.contains(newest),
+                "{level:?}: the newest variant {newest:?} is lost:\n{text}"
+            );
+        }
+        assert!(
+            text.contains("97 variants)"),
+            "{level:?}: the count of variants:\n{text}"
+        );
+        // A plain instruction is not a constraint.
+        let constraints = text
+            .split("## Constraints\n")
+            .skip(1)
+            .flat_map(|s| s.split("\n## ").next())
+            .collect::<String>();
+        assert!(
+            !constraints.contains("keep notes of anything"),
+            "{level:?}: a plain instruction kept as a constraint:\n{text}"
+        );
+        // (3) Every distinct constraint and decision is still there, verbatim.
+        for keep in REAL_CONSTRAINTS.iter().chain(REAL_DECISIONS.iter()) {
+            assert!(text.contains(keep), "{level:?}: {keep} lost in\n{text}");
+        }
+        assert!(text.contains("0.8375"), "{level:?}: the threshold is lost");
+    }
+}
+
+/// The same defect in the setting it was found in: a long analyst session from the independent
+/// generator, where every 4th message the user also says "Continue with batch N; keep notes of
+/// anything above the threshold." and "Only flag rows of batch N above the threshold.", and the
+/// agent "OK, we'll rerun batch N." (N = 0..96, round and round). Compressed once standard and
+/// once deep, and in rounds as the history grows: the planted facts all survive, each
+/// repeated shape takes at most one line per summary (two in all), and the plain instruction
+/// is no constraint.
+#[test]
+fn repeated_instructions_in_a_long_analyst_session() {
+    use decima_testkit::analyst_conversation::{
+        AnalystConversationBuilder, AnalystFactKind, Language,
+    };
+    let size = 100_000;
+    let built = AnalystConversationBuilder::new(4_242, size, Language::English).build();
+    let messages: Vec<Message> = built
+        .messages
+        .iter()
+        .cloned()
+        .enumerate()
+        .map(|(i, mut d)| {
+            if i % 4 == 0 && i > 0 {
+                let n = (i / 4) % 97;
+                let extra = match d.role {
+                    Role::User => format!(
+                        "Continue with batch {n}; keep notes of anything above the threshold. Only flag rows of batch {n} above the threshold."
+                    ),
+                    Role::Assistant => format!("OK, we'll rerun batch {n}."),
+                    _ => String::new(),
+                };
+                if !extra.is_empty() {
+                    d.content = format!("{}\n{extra}", d.content).trim().to_string();
+                }
+            }
+            to_message(i as i64 + 1, d)
+        })
+        .collect();
+    let budget = HistoryBudget::new(16_000);
+    let compress = |summaries: &[Summary], level, upto: usize| {
+        plan(PlanInput {
+            messages: &messages[..upto],
+            pinned: &[],
+            summaries,
+            level,
+            strategy: Strategy::Extract,
+            budget,
+            counter: &EstimateCounter,
+            written: None,
+        })
+        .unwrap()
+        .apply(summaries)
+    };
+    let check = |summaries: &[Summary], upto: usize, what: &str| {
+        let sel = select(&messages[..upto], &[], summaries, &budget).unwrap();
+        assert!(!sel.compression_required(), "{what}: still over budget");
+        assert!(sel.global_tokens <= budget.global(), "{what}: global");
+        assert!(sel.segment_tokens <= budget.segments(), "{what}: segments");
+        let text: String = summaries.iter().map(|s| format!("{}\n", s.text)).collect();
+        for shape in ["Only flag rows of batch", "we'll rerun batch"] {
+            let lines = text.lines().filter(|l| l.contains(shape)).count();
+            assert!(lines <= 2, "{what}: {shape} on {lines} lines:\n{text}");
+        }
+        assert!(
+            !text.contains("keep notes of anything"),
+            "{what}: a plain instruction kept:\n{text}"
+        );
+        let mut context = text;
+        for m in sel.recent.iter() {
+            context.push_str(&m.content);
+            for c in &m.tool_calls {
+                context.push_str(&c.arguments);
+            }
+        }
+        let (mut other, mut other_kept) = (0, 0);
+        for f in built.facts.iter().filter(|f| f.position <= upto) {
+            let kept = context.contains(&f.text);
+            if f.kind == AnalystFactKind::Literal && !f.by_user {
+                other += 1;
+                other_kept += usize::from(kept);
+            } else {
+                assert!(kept, "{what}: {f:?} lost");
+            }
+        }
+        assert!(
+            other_kept * 100 >= other * 95,
+            "{what}: {other_kept}/{other}"
+        );
+    };
+    let mut summaries: Vec<Summary> = Vec::new();
+    for level in [CompressionLevel::Standard, CompressionLevel::Deep] {
+        summaries = compress(&summaries, level, size);
+        check(&summaries, size, &format!("{level:?}"));
+    }
+    // Growing in rounds, so the global summary folds again and again.
+    let mut summaries: Vec<Summary> = Vec::new();
+    for round in 1..=8 {
+        let upto = size * round / 8;
+        for _ in 0..6 {
+            let sel = select(&messages[..upto], &[], &summaries, &budget).unwrap();
+            let usage = f64::from(sel.required_tokens()) / f64::from(budget.tokens);
+            let level = if usage >= 0.90 || sel.compression_required() {
+                CompressionLevel::Deep
+            } else if usage >= 0.85 {
+                CompressionLevel::Standard
+            } else {
+                break;
+            };
+            let after = compress(&summaries, level, upto);
+            if after == summaries {
+                break;
+            }
+            summaries = after;
+        }
+        check(&summaries, upto, &format!("round {round}"));
+    }
+}

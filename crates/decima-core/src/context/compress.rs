@@ -266,12 +266,21 @@ pub fn plan(input: PlanInput<'_>) -> Result<CompactionPlan, CoreError> {
             before.frontier + 1
         };
         covered = Some((start, last.seq));
+        let old: Vec<&Summary> = before
+            .global
+            .into_iter()
+            .chain(before.segments.iter().copied())
+            .collect();
         let sources = msgs.iter().map(Source::from);
-        let extracted = if input.summaries.is_empty() {
+        let mut extracted = if input.summaries.is_empty() {
             Digest::from_sources(sources)
         } else {
             Digest::from_continuation(sources)
         };
+        // An instruction the older summaries show as recurring stays one line in the new one.
+        for s in &old {
+            extracted.recurring_from(&s.text);
+        }
         let written = input
             .written
             .filter(|_| input.strategy != Strategy::Extract);
@@ -285,6 +294,7 @@ pub fn plan(input: PlanInput<'_>) -> Result<CompactionPlan, CoreError> {
             let mut d = Digest::parse(text);
             d.merge(Digest {
                 literals: extracted.literals.clone(),
+                recurring: extracted.recurring.clone(),
                 ..Digest::default()
             });
             d
@@ -297,11 +307,6 @@ pub fn plan(input: PlanInput<'_>) -> Result<CompactionPlan, CoreError> {
             ),
             None => Body::Digest(new_digest),
         };
-        let old: Vec<&Summary> = before
-            .global
-            .into_iter()
-            .chain(before.segments.iter().copied())
-            .collect();
         if input.level == CompressionLevel::Phase {
             // A completed phase: everything, old and new, into one global summary.
             let global_start = old.iter().map(|s| s.start_seq).min().unwrap_or(start);

@@ -4,9 +4,10 @@
 //! included (their own sections are kept as notes), so folding keeps what they said.
 //!
 //! A maximum length is enforced by priority, never by truncating text blindly: the goal,
-//! constraints, decisions and the user's literals go first, then todos, recent operations,
-//! notes and the other literals, newest first; what does not fit is folded into counts per
-//! tool and per kind of literal. The result never exceeds its budget.
+//! constraints, decisions and the user's literals go first, then todos, recent operations, the
+//! older variants of decisions and constraints stated in many variants, notes and the other
+//! literals, newest first; what does not fit is folded into counts per tool and per kind of
+//! literal. The result never exceeds its budget.
 
 use crate::TokenCounter;
 use crate::context::extract::{Detail, Digest};

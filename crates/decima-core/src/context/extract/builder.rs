@@ -39,8 +39,11 @@ struct Builder {
     goal_taken: bool,
     clock: u64,
     seen_goal: HashSet<String>,
-    seen_decisions: HashSet<String>,
-    seen_constraints: HashSet<String>,
+    /// Each decision and constraint kept, with when it was last stated (see `statements`).
+    seen_decisions: HashMap<String, u64>,
+    seen_constraints: HashMap<String, u64>,
+    /// Counts decision and constraint statements, so each has a distinct time.
+    statements: u64,
     todo_at: HashMap<String, usize>,
     op_at: HashMap<String, usize>,
     calls: HashMap<String, usize>,
@@ -57,8 +60,9 @@ impl Builder {
             goal_taken: false,
             clock: 0,
             seen_goal: HashSet::new(),
-            seen_decisions: HashSet::new(),
-            seen_constraints: HashSet::new(),
+            seen_decisions: HashMap::new(),
+            seen_constraints: HashMap::new(),
+            statements: 0,
             todo_at: HashMap::new(),
             op_at: HashMap::new(),
             calls: HashMap::new(),
@@ -80,6 +84,15 @@ impl Builder {
                 }
             }
         }
+        // In the order of their last statement: an instruction stated again is current again,
+        // and the newest of a group of variants is the one its line shows.
+        let (decided, constrained) = (&self.seen_decisions, &self.seen_constraints);
+        self.d
+            .decisions
+            .sort_by_key(|s| decided.get(s).copied().unwrap_or(0));
+        self.d
+            .constraints
+            .sort_by_key(|s| constrained.get(s).copied().unwrap_or(0));
         self.d
     }
 
@@ -177,13 +190,27 @@ impl Builder {
                 }
             } else if user && cues.constraint {
                 let c = truncate(sentence, SENTENCE_CHARS);
-                if self.seen_constraints.insert(c.clone()) {
+                self.statements += 1;
+                if self
+                    .seen_constraints
+                    .insert(c.clone(), self.statements)
+                    .is_none()
+                {
                     self.d.constraints.push(c);
+                } else {
+                    *self.d.stated.entry(c).or_insert(1) += 1;
                 }
             } else if cues.decision {
                 let c = truncate(sentence, SENTENCE_CHARS);
-                if self.seen_decisions.insert(c.clone()) {
+                self.statements += 1;
+                if self
+                    .seen_decisions
+                    .insert(c.clone(), self.statements)
+                    .is_none()
+                {
                     self.d.decisions.push(c);
+                } else {
+                    *self.d.stated.entry(c).or_insert(1) += 1;
                 }
             }
         }

@@ -4,6 +4,7 @@
 use std::collections::HashMap;
 
 use super::operations::OpRow;
+use super::statements::{RowKind, grouped_line, statement_rows};
 use super::text::{item_line, one_line, truncate};
 use super::{Detail, Digest, GOAL_CHARS, Origin};
 
@@ -37,26 +38,49 @@ impl Digest {
                 Cand::new(Sec::Goal, (i as u64, 0), texts, CandKind::Goal, true).src(Src::Goal(i)),
             );
         }
+        // Newest first; a recurring instruction is one line, and the older one-off variants of
+        // a shape with many rank after the todos and recent operations.
+        let mut older: Vec<Cand> = Vec::new();
         for (sec, list) in [
             (Sec::Constraints, &self.constraints),
             (Sec::Decisions, &self.decisions),
         ] {
-            for (i, s) in list.iter().enumerate().rev() {
-                let src = if sec == Sec::Constraints {
-                    Src::Constraint(i)
-                } else {
-                    Src::Decision(i)
+            for row in statement_rows(list, &self.stated, &self.recurring)
+                .into_iter()
+                .rev()
+            {
+                let (texts, plain) = match &row.kind {
+                    RowKind::Recurring {
+                        newest,
+                        stated,
+                        variants,
+                    } => {
+                        let line = grouped_line(newest, *stated, *variants);
+                        let mut texts = vec![item_line(&line)];
+                        if newest.chars().count() > ITEM_SHORT {
+                            let short = truncate(newest, ITEM_SHORT);
+                            texts.push(item_line(&grouped_line(&short, *stated, *variants)));
+                        }
+                        (texts, one_line(&line))
+                    }
+                    RowKind::Single | RowKind::Older => {
+                        let s = row.members.first().map_or("", |&i| list[i].as_str());
+                        (short_variants(s), one_line(s))
+                    }
                 };
-                let mut c = Cand::new(
-                    sec,
-                    (i as u64, 0),
-                    short_variants(s),
-                    CandKind::Contained,
-                    true,
-                )
-                .src(src);
-                c.plain = one_line(s);
-                out.push(c);
+                let is_older = row.kind == RowKind::Older;
+                let src = if sec == Sec::Constraints {
+                    Src::Constraints(row.members)
+                } else {
+                    Src::Decisions(row.members)
+                };
+                let mut c = Cand::new(sec, (row.key, 0), texts, CandKind::Contained, true).src(src);
+                c.plain = plain;
+                if is_older {
+                    older.push(c);
+                } else {
+                    out.push(c);
+                }
             }
         }
         let newest_first = |a: &usize, b: &usize| {
@@ -146,6 +170,8 @@ impl Digest {
                 later_rows.push((r, row_cand(&rows[r], rank < shown)));
             }
         }
+        // Tier B': the older one-off variants of decisions and constraints.
+        out.append(&mut older);
         // Tier C: model-written notes, newest first.
         for (ni, note) in self.notes.iter().enumerate() {
             for (li, line) in note.lines.iter().enumerate().rev() {
@@ -288,8 +314,10 @@ pub(super) enum Src {
     None,
     Goal(usize),
     Todo(usize),
-    Decision(usize),
-    Constraint(usize),
+    /// The decision sentences a row stands for (one, or a group of one shape).
+    Decisions(Vec<usize>),
+    /// The constraint sentences a row stands for.
+    Constraints(Vec<usize>),
     Note(usize, usize),
     Literal(usize),
     Ops(Vec<usize>),

@@ -221,7 +221,6 @@ const EN_CONSTRAINT_WORDS: &[&str] = &[
     "constraint",
     "constraints",
     "strictly",
-    "keep",
     "skip",
     "ignore",
     "refrain",
@@ -254,6 +253,52 @@ const EN_CONSTRAINT_PAIRS: &[(&str, &str)] = &[
     ("got", "to"),
     ("stay", "away"),
     ("stick", "to"),
+];
+/// What follows "keep" when it means recording, carrying on or informing ("keep notes of …",
+/// "keep track", "keep going", "keep an eye on", "keep me posted") rather than holding something
+/// as it is or within a limit ("keep it under 50 MB", "keep the raw files"), which is a
+/// constraint. A later cue still makes the sentence one ("keep notes, but never share them").
+const KEEP_IDIOMS: &[&str] = &[
+    "notes",
+    "note",
+    "track",
+    "tabs",
+    "going",
+    "trying",
+    "working",
+    "running",
+    "polling",
+    "checking",
+    "looking",
+    "watching",
+    "monitoring",
+    "digging",
+    "iterating",
+    "waiting",
+    "up",
+    "at",
+    "on",
+];
+/// The same, where the first word alone says too little ("keep a log" but "keep a copy of the
+/// raw export", "keep it up" but "keep it under 50 MB").
+const KEEP_IDIOM_PAIRS: &[(&str, &str)] = &[
+    ("a", "log"),
+    ("a", "record"),
+    ("a", "list"),
+    ("a", "note"),
+    ("a", "tally"),
+    ("a", "journal"),
+    ("a", "running"),
+    ("a", "close"),
+    ("an", "eye"),
+    ("in", "mind"),
+    ("it", "up"),
+    ("me", "posted"),
+    ("me", "updated"),
+    ("me", "informed"),
+    ("us", "posted"),
+    ("us", "updated"),
+    ("us", "informed"),
 ];
 const WEEKDAYS: &[&str] = &[
     "monday",
@@ -303,6 +348,17 @@ const ZH_CONSTRAINT: &[&str] = &[
     "严禁",
     "不许",
 ];
+
+/// Whether the words after "keep" make it an idiom that sets no constraint (see [`KEEP_IDIOMS`]).
+fn keep_idiom(after: &[(&str, bool)]) -> bool {
+    let first = after.first().map(|(w, _)| *w);
+    let second = after.get(1).map(|(w, _)| *w);
+    match (first, second) {
+        (Some(a), Some(b)) if KEEP_IDIOM_PAIRS.contains(&(a, b)) => true,
+        (Some(a), _) => KEEP_IDIOMS.contains(&a),
+        _ => false,
+    }
+}
 
 /// What a sentence signals: a goal, a decision or a constraint.
 #[derive(Debug, Default, Clone, Copy)]
@@ -355,6 +411,7 @@ impl Cues {
             }
             if !cues.constraint {
                 cues.constraint = EN_CONSTRAINT_WORDS.contains(&w)
+                    || (w == "keep" && !keep_idiom(&words[i + 1..]))
                     || next.is_some_and(|n| {
                         EN_CONSTRAINT_PAIRS.contains(&(w, n))
                             || (matches!(w, "before" | "by" | "until") && WEEKDAYS.contains(&n))
@@ -411,6 +468,25 @@ mod tests {
         }
         assert!(!Cues::of("Can we go with Parquet?").decision);
         assert!(!Cues::of("No, thanks.").constraint);
+        for s in [
+            "Continue with batch 4; keep notes of anything above the threshold.",
+            "Keep going with the next batch.",
+            "Keep an eye on the error rate.",
+            "Keep me posted on batch 9.",
+            "Keep a log of the retries.",
+            "Keep track of the skipped rows!",
+        ] {
+            assert!(!Cues::of(s).constraint, "{s}");
+        }
+        for s in [
+            "Keep it under 50 MB.",
+            "Keep the raw export untouched.",
+            "Keep PII out of the memo.",
+            "Continue with batch 4; keep notes, but never above the threshold.",
+            "Keep notes of anything above the threshold, and don't share them.",
+        ] {
+            assert!(Cues::of(s).constraint, "{s}");
+        }
         assert_eq!(
             sentences("目标：汇总。约束：只看欧盟；不要画图！好吗？ok. next\nline"),
             vec![

@@ -19,7 +19,8 @@ impl Digest {
 
     /// Appends a later digest to this one: items are deduplicated, todos keep their latest
     /// state, operations and literals seen in both are combined, and the later digest's
-    /// literals and operations count as more recent.
+    /// literals and operations count as more recent, as do its decisions and constraints (one
+    /// stated in both moves to its later place, and counts both statements).
     pub fn merge(&mut self, later: Digest) {
         let offset = self.clock() + 1;
         let mut goals: HashSet<String> = self.goal.iter().cloned().collect();
@@ -44,8 +45,31 @@ impl Digest {
                 }
             }
         }
-        merge_unique(&mut self.decisions, later.decisions);
-        merge_unique(&mut self.constraints, later.constraints);
+        // A sentence stated in both ranges was stated as often as both say.
+        let counts: Vec<(String, u64)> = {
+            let mine = |s: &String| self.stated.get(s).copied().unwrap_or(1);
+            let theirs = |s: &String| later.stated.get(s).copied().unwrap_or(1);
+            let earlier: HashSet<&String> =
+                self.decisions.iter().chain(&self.constraints).collect();
+            later
+                .decisions
+                .iter()
+                .chain(&later.constraints)
+                .map(|s| {
+                    let n = if earlier.contains(s) {
+                        mine(s) + theirs(s)
+                    } else {
+                        theirs(s)
+                    };
+                    (s.clone(), n)
+                })
+                .filter(|&(_, n)| n > 1)
+                .collect()
+        };
+        self.stated.extend(counts);
+        self.recurring.extend(later.recurring);
+        merge_restated(&mut self.decisions, later.decisions);
+        merge_restated(&mut self.constraints, later.constraints);
         for note in later.notes {
             match self.notes.iter_mut().find(|n| n.heading == note.heading) {
                 Some(n) => merge_unique(&mut n.lines, note.lines),
@@ -116,6 +140,14 @@ impl Digest {
             *self.folded_literals.entry(kind).or_default() += n;
         }
     }
+}
+
+/// Appends the later items; one stated in both moves to its later place, so the list stays in
+/// the order of last statement (the newest of a group of variants is the one its line shows).
+fn merge_restated(list: &mut Vec<String>, later: Vec<String>) {
+    let restated: HashSet<&String> = later.iter().collect();
+    list.retain(|x| !restated.contains(x));
+    merge_unique(list, later);
 }
 
 fn merge_unique(list: &mut Vec<String>, later: Vec<String>) {

@@ -1,21 +1,24 @@
 //! The `extract` strategy: a summary written by rules, without an LLM.
 //!
 //! It keeps what an agent cannot afford to lose: the goal (the whole message), the todo state,
-//! the decisions, the user's constraints, tool digests (distinct commands grouped with counts
-//! and exit codes) and the exact literals people paste (numbers with decimals or units, hosts and
-//! ports, URLs, e-mail addresses, hashes, versions, dates and times, ticket ids, quoted and
-//! backticked tokens, paths). The output has fixed section headings and parses back into a
+//! the decisions, the user's constraints (an instruction that recurs with only its numbers
+//! changed is kept once, the newest, with counts), tool digests (distinct commands grouped with
+//! counts and exit codes) and the exact literals people paste (numbers with decimals or units,
+//! hosts and ports, URLs, e-mail addresses, hashes, versions, dates and times, ticket ids, quoted
+//! and backticked tokens, paths). The output has fixed section headings and parses back into a
 //! [`Digest`], which is how summaries of summaries keep what they fold; model-written summaries
 //! parse too, their unknown sections kept as notes.
 //!
 //! Rendering fills a token budget by priority (see [`Digest::render_budgeted`]): the goal,
-//! constraints, decisions and the user's literals first, then todos and recent operations,
-//! notes, the other literals newest first, and the remaining detail. What does not fit is
-//! folded into counts ("shell×12", "path×30"), never silently dropped.
+//! constraints, decisions and the user's literals first, then todos and recent operations, the
+//! older variants of decisions and constraints stated in many variants, notes, the other
+//! literals newest first, and the remaining detail. What does not fit is folded into counts
+//! ("shell×12", "path×30"), never silently dropped.
 
 // History → digest (`builder`, with `cues` for sentences and `literals`/`classify` for exact
 // tokens, `operations` for tool calls); digest → text (`candidates` in priority order, laid out
-// by `render`); text → digest (`parse`); digest + digest (`merge`); `text` has string helpers.
+// by `render`, with `statements` grouping decisions and constraints that recur with small
+// differences); text → digest (`parse`); digest + digest (`merge`); `text` has string helpers.
 mod builder;
 mod candidates;
 mod classify;
@@ -25,9 +28,10 @@ mod merge;
 mod operations;
 mod parse;
 mod render;
+mod statements;
 mod text;
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 use crate::{Message, Role, ToolCall};
 
@@ -106,10 +110,21 @@ pub struct Digest {
     pub goal: Vec<String>,
     /// Todo items, latest state of each.
     pub todos: Vec<String>,
-    /// Decision sentences, in order.
+    /// Decision sentences, in the order they were last stated (a sentence stated again moves
+    /// to the end), so the newest of a recurring instruction is the last. An item may be a
+    /// recurring instruction's line, `<newest> (×S, newest of V variants)`, parsed back from a
+    /// summary.
     pub decisions: Vec<String>,
-    /// The user's constraint sentences, in order.
+    /// The user's constraint sentences, ordered and grouped like `decisions`.
     pub constraints: Vec<String>,
+    /// How many times a decision or constraint sentence was stated, for those stated more than
+    /// once: a shape whose variants are stated again and again is a recurring instruction, of
+    /// which only the newest is current, rather than a list of facts.
+    pub stated: BTreeMap<String, u64>,
+    /// Shapes of decisions and constraints that earlier summaries show as recurring
+    /// instructions (see [`Digest::recurring_from`]): new variants of one are more of the same
+    /// instruction, even in a range too short to see it recur.
+    pub recurring: BTreeSet<String>,
     /// Model-written sections the extract strategy has no heading for.
     pub notes: Vec<Note>,
     /// Distinct tool operations, in order of first run.
@@ -132,6 +147,15 @@ pub fn extract_messages(messages: &[Message], detail: Detail) -> String {
 }
 
 impl Digest {
+    /// Takes note of the recurring instructions an earlier summary of the same conversation
+    /// shows, so that a new range going through a few more variants of one (a user saying
+    /// "Continue with batch N" again) renders them as one line with the newest, not one line
+    /// per variant.
+    pub fn recurring_from(&mut self, earlier_summary: &str) {
+        self.recurring
+            .extend(statements::recurring_shapes(earlier_summary));
+    }
+
     /// The literals a model-written summary must carry, in first-seen order: all those the
     /// user or the agent stated, and the newest few each tool operation printed.
     pub fn literal_texts(&self) -> Vec<String> {

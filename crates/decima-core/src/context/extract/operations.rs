@@ -18,8 +18,9 @@ const KEY_ARGS: [&str; 8] = [
     "pattern",
 ];
 
-/// Groups of more near-identical commands than this become one line with `*`.
-const MAX_VARIANT_LINES: u64 = 3;
+/// Groups of more near-identical commands than this become one line with `*` (and groups of
+/// more decision or constraint sentences of one shape, one line with the newest).
+pub(super) const MAX_VARIANT_LINES: u64 = 3;
 
 impl Operation {
     pub(super) fn tool(&self) -> &str {

@@ -17,8 +17,10 @@ impl Digest {
 
     /// Renders the digest at `detail` within `max_tokens` (counted as one message by
     /// `counter`, as [`crate::context::fold::summary_tokens`] does), filling the budget by
-    /// priority: the goal (whole while it takes at most half the budget), constraints,
-    /// decisions and the user's literals; then todos and the most recent operations; notes;
+    /// priority: the goal (whole while it takes at most half the budget), constraints and
+    /// decisions (an instruction that recurs with only its numbers changed as one line, the
+    /// newest with counts) and the user's literals; then todos and the most recent operations;
+    /// the older variants of a decision or constraint stated once each in many variants; notes;
     /// the literals the agent stated, newest first; the literals tools printed, shared
     /// round-robin between operations (newest first within each, shown under their
     /// operation); the remaining operations and the result lines. What does not fit is folded
@@ -102,6 +104,15 @@ impl Digest {
                 .map(|(_, x)| x.clone())
                 .collect()
         };
+        // Decisions and constraints are dropped by row: every sentence a row stands for.
+        let pick_rows = |list: &[String], f: fn(&Src) -> Option<&Vec<usize>>| -> Vec<String> {
+            let mut at: Vec<usize> = dropped.iter().filter_map(f).flatten().copied().collect();
+            at.sort_unstable();
+            at.dedup();
+            at.into_iter()
+                .filter_map(|i| list.get(i).cloned())
+                .collect()
+        };
         let mut ops: Vec<usize> = dropped
             .iter()
             .filter_map(|s| match s {
@@ -112,11 +123,26 @@ impl Digest {
             .collect();
         ops.sort_unstable();
         ops.dedup();
+        let decisions = pick_rows(&self.decisions, |s| match s {
+            Src::Decisions(v) => Some(v),
+            _ => None,
+        });
+        let constraints = pick_rows(&self.constraints, |s| match s {
+            Src::Constraints(v) => Some(v),
+            _ => None,
+        });
+        let stated = decisions
+            .iter()
+            .chain(&constraints)
+            .filter_map(|s| self.stated.get(s).map(|&n| (s.clone(), n)))
+            .collect();
         Digest {
             goal: pick(&self.goal, Src::Goal),
             todos: pick(&self.todos, Src::Todo),
-            decisions: pick(&self.decisions, Src::Decision),
-            constraints: pick(&self.constraints, Src::Constraint),
+            decisions,
+            constraints,
+            stated,
+            recurring: self.recurring.clone(),
             notes: self
                 .notes
                 .iter()
