@@ -3,7 +3,7 @@
 use decima_core::{ConversationId, Message, MessageId, NewMessage, Timestamp};
 use sqlx::{QueryBuilder, Sqlite, Transaction};
 
-use crate::rows::{MessageRow, message_columns};
+use crate::rows::{MessageRow, message_columns, message_columns_m};
 use crate::{Result, Store, StoreError};
 
 /// Rows per multi-row INSERT: 14 columns × 64 rows stays far below SQLite's 32,766 bind limit,
@@ -293,57 +293,44 @@ impl<'s> Messages<'s> {
 
     /// The pinned messages with `seq <= up_to`, each with the whole tool unit it belongs to (the
     /// assistant's call and every result), in seq order: what [`decima_core::context::select`]
-    /// expects as `pinned`. Uses the `messages_pinned` index, then one short range per unit.
+    /// expects as `pinned`. One statement: the `messages_pinned` index finds the pinned rows,
+    /// each unit's head is the last non-tool message at or before it and its end the next
+    /// non-tool message, and the rows of those short ranges are read through the seq index.
     pub async fn pinned_units_through(
         &self,
         conversation: ConversationId,
         up_to: i64,
     ) -> Result<Vec<Message>> {
-        let pinned: Vec<(i64, String)> = sqlx::query_as(
-            "SELECT seq, role FROM messages INDEXED BY messages_pinned \
-             WHERE conversation_id = ? AND pinned = 1 AND deleted_at IS NULL AND seq <= ? ORDER BY seq",
-        )
-        .bind(conversation.to_string())
-        .bind(up_to)
-        .fetch_all(self.store.pool())
-        .await?;
-        let mut units: Vec<Message> = Vec::new();
-        for (seq, role) in pinned {
-            if units.last().is_some_and(|m| m.seq >= seq) {
-                continue; // Already part of the previous unit.
-            }
-            // A unit starts at the last non-tool message at or before the pinned one and runs
-            // through the tool results that follow it.
-            let head: Option<i64> = if role == "tool" {
-                sqlx::query_scalar(
-                    "SELECT MAX(seq) FROM messages WHERE conversation_id = ? AND seq < ? \
-                     AND role <> 'tool' AND deleted_at IS NULL",
-                )
-                .bind(conversation.to_string())
-                .bind(seq)
-                .fetch_one(self.store.pool())
-                .await?
-            } else {
-                Some(seq)
-            };
-            let head = head.unwrap_or(seq);
-            let next: Option<i64> = sqlx::query_scalar(
-                "SELECT MIN(seq) FROM messages WHERE conversation_id = ? AND seq > ? \
-                 AND role <> 'tool' AND deleted_at IS NULL",
-            )
+        let sql = concat!(
+            "WITH pinned AS (\
+               SELECT p.seq AS seq, (SELECT MAX(h.seq) FROM messages h \
+                 WHERE h.conversation_id = p.conversation_id AND h.seq <= p.seq \
+                 AND h.role <> 'tool' AND h.deleted_at IS NULL) AS head \
+               FROM messages p INDEXED BY messages_pinned \
+               WHERE p.conversation_id = ?1 AND p.pinned = 1 AND p.deleted_at IS NULL AND p.seq <= ?2), \
+             units AS (\
+               SELECT DISTINCT COALESCE(head, seq) AS head, (SELECT MIN(n.seq) FROM messages n \
+                 WHERE n.conversation_id = ?1 AND n.seq > COALESCE(pinned.head, pinned.seq) \
+                 AND n.role <> 'tool' AND n.deleted_at IS NULL) AS next \
+               FROM pinned) \
+             SELECT DISTINCT ",
+            message_columns_m!(),
+            " FROM units JOIN messages m ON m.conversation_id = ?1 AND m.seq >= units.head \
+             AND (units.next IS NULL OR m.seq < units.next) \
+             WHERE m.deleted_at IS NULL ORDER BY m.seq"
+        );
+        let rows: Vec<MessageRow> = sqlx::query_as(sql)
             .bind(conversation.to_string())
-            .bind(head)
-            .fetch_one(self.store.pool())
+            .bind(up_to)
+            .fetch_all(self.store.pool())
             .await?;
-            let end = next.map_or(i64::MAX, |n| n - 1);
-            let neighbourhood = self.range(conversation, head, end).await?;
-            for m in decima_core::context::pinned_units(&neighbourhood) {
-                if units.last().is_none_or(|last| last.seq < m.seq) {
-                    units.push(m);
-                }
-            }
-        }
-        Ok(units)
+        let neighbourhoods = rows
+            .into_iter()
+            .map(Message::try_from)
+            .collect::<Result<Vec<_>>>()?;
+        // Each range ends before a non-tool message and starts at one, so units computed over
+        // the concatenation are the units of the whole history.
+        Ok(decima_core::context::pinned_units(&neighbourhoods))
     }
 }
 

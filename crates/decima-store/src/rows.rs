@@ -35,6 +35,16 @@ macro_rules! message_columns {
 }
 pub(crate) use message_columns;
 
+/// The same columns qualified by the alias `m`, for joins.
+macro_rules! message_columns_m {
+    () => {
+        "m.id, m.conversation_id, m.execution_id, m.seq, m.role, m.name, m.content, m.reasoning, \
+         m.reasoning_signature, m.tool_calls, m.tool_call_id, m.tokens, m.pinned, m.created_at, \
+         m.deleted_at"
+    };
+}
+pub(crate) use message_columns_m;
+
 impl TryFrom<MessageRow> for Message {
     type Error = StoreError;
 

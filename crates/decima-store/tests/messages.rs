@@ -280,3 +280,56 @@ async fn live_counts_follow_appends_and_rollbacks() {
         40
     );
 }
+
+/// The one-statement pinned-unit query returns exactly what expanding the whole history would:
+/// every pinned message with its tool call and all of that call's results.
+#[tokio::test]
+async fn pinned_units_come_whole_from_one_query() {
+    let (_dir, store) = common::temp_store().await;
+    let built = decima_testkit::ConversationBuilder::new(8, 900)
+        .pin_every(7)
+        .build();
+    let c = store
+        .conversations()
+        .import("pins", None, &built.messages)
+        .await
+        .unwrap();
+    // Pin tool results and calls too, from both ends of their units.
+    let before = store.messages().all(c.id).await.unwrap();
+    for (i, m) in before.iter().enumerate() {
+        let pin = (m.role == Role::Tool && i % 5 == 0) || (!m.tool_calls.is_empty() && i % 11 == 0);
+        if pin {
+            store
+                .messages()
+                .set_pinned(c.id, m.seq, true)
+                .await
+                .unwrap();
+        }
+    }
+    let all = store.messages().all(c.id).await.unwrap();
+    let expected = decima_core::context::pinned_units(&all);
+    assert!(expected.len() > 40, "{}", expected.len());
+    assert!(
+        expected.iter().any(|m| m.role == Role::Tool),
+        "the fixture pins tool units"
+    );
+    let got = store
+        .messages()
+        .pinned_units_through(c.id, i64::MAX)
+        .await
+        .unwrap();
+    let seqs = |v: &[decima_core::Message]| v.iter().map(|m| m.seq).collect::<Vec<_>>();
+    assert_eq!(seqs(&got), seqs(&expected));
+    let cut = all[all.len() / 2].seq;
+    let half = store
+        .messages()
+        .pinned_units_through(c.id, cut)
+        .await
+        .unwrap();
+    let expected_half: Vec<i64> = decima_core::context::pinned_units(&all)
+        .iter()
+        .map(|m| m.seq)
+        .collect();
+    assert!(half.iter().all(|m| expected_half.contains(&m.seq)));
+    assert!(half.iter().any(|m| m.seq <= cut));
+}
