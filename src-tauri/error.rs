@@ -64,9 +64,9 @@ impl From<decima_runtime::RuntimeError> for AppError {
             RuntimeError::Store(e) => e.into(),
             e @ RuntimeError::Config(_) => Self::new(ErrorCode::InvalidInput, e),
             e @ RuntimeError::Io { .. } => Self::new(ErrorCode::Storage, e),
-            e @ (RuntimeError::Llm(_) | RuntimeError::EmptyAnswer { .. }) => {
-                Self::new(ErrorCode::Internal, e)
-            }
+            e @ (RuntimeError::Llm(_)
+            | RuntimeError::EmptyAnswer { .. }
+            | RuntimeError::CutOff { .. }) => Self::new(ErrorCode::Internal, e),
         }
     }
 }

@@ -80,7 +80,9 @@ impl From<RuntimeError> for CliError {
                 path,
                 source,
             },
-            e @ RuntimeError::EmptyAnswer { .. } => CliError::EmptyAnswer(e.to_string()),
+            e @ (RuntimeError::EmptyAnswer { .. } | RuntimeError::CutOff { .. }) => {
+                CliError::EmptyAnswer(e.to_string())
+            }
         }
     }
 }

@@ -7,9 +7,13 @@ use serde_json::{Map, Value, json};
 
 use crate::error::stream_error;
 use crate::provider::ProviderConfig;
+use crate::reasoning;
 use crate::tool_calls::{PartialToolCall, finish_call};
 use crate::transport::Decoded;
-use crate::{ChatMessage, ChatRequest, FinishReason, LlmError, StreamEvent, ToolChoice, Usage};
+use crate::{
+    ChatMessage, ChatRequest, CutOffToolCall, FinishReason, LlmError, StreamEvent, ToolChoice,
+    Usage,
+};
 
 /// The API version this module speaks.
 pub const ANTHROPIC_VERSION: &str = "2023-06-01";
@@ -113,11 +117,13 @@ fn messages(messages: &[ChatMessage]) -> Vec<Value> {
 }
 
 fn assistant_blocks(m: &ChatMessage) -> Vec<Value> {
-    let mut blocks = Vec::new();
-    // Thinking goes back only with its signature: the API rejects unsigned thinking.
-    if let (Some(thinking), Some(signature)) = (&m.reasoning, &m.reasoning_signature) {
-        blocks.push(json!({ "type": "thinking", "thinking": thinking, "signature": signature }));
-    }
+    // Thinking and redacted thinking go back first, each block unchanged and in its order, as
+    // the API requires; unsigned thinking is never sent (the API rejects it).
+    let mut blocks: Vec<Value> =
+        reasoning::decode(m.reasoning.as_deref(), m.reasoning_signature.as_deref())
+            .iter()
+            .filter_map(|block| serde_json::to_value(block).ok())
+            .collect();
     if !m.content.trim().is_empty() {
         blocks.push(json!({ "type": "text", "text": m.content }));
     }
@@ -129,18 +135,56 @@ fn assistant_blocks(m: &ChatMessage) -> Vec<Value> {
     blocks
 }
 
+/// A content block between its `content_block_start` and its `content_block_stop`.
 #[derive(Debug)]
 enum Block {
     Text,
-    Thinking,
-    ToolUse(PartialToolCall),
+    /// Its signature is emitted when the block closes, so that it ends exactly this block's text.
+    Thinking {
+        /// A signature the start already carried (proxies that send whole blocks).
+        from_start: String,
+        /// The `signature_delta` pieces, which win over the start's.
+        from_deltas: Option<String>,
+        /// Whether any thinking text arrived for it.
+        had_text: bool,
+    },
+    ToolUse(OpenCall),
     Other,
+}
+
+/// A `tool_use` block being streamed.
+#[derive(Debug)]
+struct OpenCall {
+    /// Id, name, and the `input_json_delta` text so far.
+    call: PartialToolCall,
+    /// The start's `input` when it was a non-empty object: proxies that synthesise streams put
+    /// the whole input there and send no (or only empty) deltas.
+    start_input: Option<String>,
+}
+
+impl OpenCall {
+    /// The deltas when they said anything, else the start's input.
+    fn into_call(self) -> PartialToolCall {
+        let OpenCall {
+            mut call,
+            start_input,
+        } = self;
+        if call.arguments.trim().is_empty()
+            && let Some(input) = start_input
+        {
+            call.arguments = input;
+        }
+        call
+    }
 }
 
 /// Decodes Messages stream events.
 #[derive(Default)]
 pub struct Decoder {
     blocks: Vec<(u64, Block)>,
+    /// `tool_use` blocks already closed, emitted at the end, once the stop reason says whether
+    /// the output limit cut them off.
+    closed_calls: Vec<(u64, PartialToolCall)>,
     input_tokens: u32,
     stop: Option<FinishReason>,
     stopped: bool,
@@ -169,27 +213,46 @@ impl Decoder {
                 let block = value.get("content_block");
                 let block = match block.and_then(|b| b.get("type")).and_then(Value::as_str) {
                     Some("text") => {
-                        if let Some(text) =
-                            block.and_then(|b| b.get("text")).and_then(Value::as_str)
-                            && !text.is_empty()
-                        {
-                            events.push(StreamEvent::TextDelta(text.to_string()));
+                        let text = str_at(block, "text");
+                        if !text.is_empty() {
+                            events.push(StreamEvent::TextDelta(text));
                         }
                         Block::Text
                     }
-                    Some("thinking") => Block::Thinking,
+                    Some("thinking") => {
+                        let thinking = str_at(block, "thinking");
+                        let had_text = !thinking.is_empty();
+                        if had_text {
+                            events.push(StreamEvent::ReasoningDelta(thinking));
+                        }
+                        Block::Thinking {
+                            from_start: str_at(block, "signature"),
+                            from_deltas: None,
+                            had_text,
+                        }
+                    }
+                    // Arrives whole, with no deltas; goes back unchanged in its place.
+                    Some("redacted_thinking") => {
+                        let data = str_at(block, "data");
+                        if !data.is_empty() {
+                            events.push(StreamEvent::RedactedReasoning(data));
+                        }
+                        Block::Other
+                    }
                     Some("tool_use") => {
-                        let input = block.and_then(|b| b.get("input"));
-                        let initial = match input {
+                        let start_input = match block.and_then(|b| b.get("input")) {
                             Some(Value::Object(o)) if !o.is_empty() => {
-                                Value::Object(o.clone()).to_string()
+                                Some(Value::Object(o.clone()).to_string())
                             }
-                            _ => String::new(),
+                            _ => None,
                         };
-                        Block::ToolUse(PartialToolCall {
-                            id: str_at(block, "id"),
-                            name: str_at(block, "name"),
-                            arguments: initial,
+                        Block::ToolUse(OpenCall {
+                            call: PartialToolCall {
+                                id: str_at(block, "id"),
+                                name: str_at(block, "name"),
+                                arguments: String::new(),
+                            },
+                            start_input,
                         })
                     }
                     _ => Block::Other,
@@ -199,29 +262,38 @@ impl Decoder {
             "content_block_delta" => {
                 let index = value.get("index").and_then(Value::as_u64).unwrap_or(0);
                 let delta = value.get("delta");
-                match delta.and_then(|d| d.get("type")).and_then(Value::as_str) {
-                    Some("text_delta") => {
+                let block = self
+                    .blocks
+                    .iter_mut()
+                    .find(|(i, _)| *i == index)
+                    .map(|(_, b)| b);
+                match (
+                    delta.and_then(|d| d.get("type")).and_then(Value::as_str),
+                    block,
+                ) {
+                    (Some("text_delta"), _) => {
                         events.push(StreamEvent::TextDelta(str_at(delta, "text")))
                     }
-                    Some("thinking_delta") => {
-                        events.push(StreamEvent::ReasoningDelta(str_at(delta, "thinking")))
+                    (Some("thinking_delta"), block) => {
+                        let thinking = str_at(delta, "thinking");
+                        if let Some(Block::Thinking { had_text, .. }) = block {
+                            *had_text |= !thinking.is_empty();
+                        }
+                        events.push(StreamEvent::ReasoningDelta(thinking))
                     }
-                    Some("signature_delta") => {
+                    (Some("signature_delta"), Some(Block::Thinking { from_deltas, .. })) => {
+                        from_deltas
+                            .get_or_insert_with(String::new)
+                            .push_str(&str_at(delta, "signature"));
+                    }
+                    // A signature for no known thinking block still ends the reasoning so far.
+                    (Some("signature_delta"), _) => {
                         events.push(StreamEvent::ReasoningSignature(str_at(delta, "signature")))
                     }
-                    Some("input_json_delta") => {
-                        if let Some((_, Block::ToolUse(call))) =
-                            self.blocks.iter_mut().find(|(i, _)| *i == index)
-                        {
-                            // A start with a non-empty input and then deltas: the deltas are the truth.
-                            if call.arguments.starts_with('{')
-                                && call.arguments.ends_with('}')
-                                && !call.arguments.is_empty()
-                            {
-                                call.arguments.clear();
-                            }
-                            call.arguments.push_str(&str_at(delta, "partial_json"));
-                        }
+                    // Every piece is appended as it is: the text so far is any prefix of the
+                    // JSON, and may well look like a complete object (`{"code": "x = {}`).
+                    (Some("input_json_delta"), Some(Block::ToolUse(open))) => {
+                        open.call.arguments.push_str(&str_at(delta, "partial_json"));
                     }
                     _ => {}
                 }
@@ -229,10 +301,8 @@ impl Decoder {
             "content_block_stop" => {
                 let index = value.get("index").and_then(Value::as_u64).unwrap_or(0);
                 if let Some(position) = self.blocks.iter().position(|(i, _)| *i == index) {
-                    let (_, block) = self.blocks.remove(position);
-                    if let Block::ToolUse(call) = block {
-                        events.push(StreamEvent::ToolCall(finish_call(call)?));
-                    }
+                    let (index, block) = self.blocks.remove(position);
+                    self.close(index, block, &mut events);
                 }
             }
             "message_delta" => {
@@ -268,21 +338,62 @@ impl Decoder {
         })
     }
 
-    /// At `message_stop` or end of stream: a stream without a stop reason was cut.
+    /// A block ends: a thinking block emits its signature, a tool call waits for the stop reason.
+    fn close(&mut self, index: u64, block: Block, events: &mut Vec<StreamEvent>) {
+        match block {
+            Block::Thinking {
+                from_start,
+                from_deltas,
+                had_text,
+            } => {
+                let signature = from_deltas.unwrap_or(from_start);
+                // Even an empty signature ends a block that had text, so the next block's text
+                // stays apart; such a block is kept but never sent back.
+                if had_text || !signature.is_empty() {
+                    events.push(StreamEvent::ReasoningSignature(signature));
+                }
+            }
+            Block::ToolUse(open) => self.closed_calls.push((index, open.into_call())),
+            Block::Text | Block::Other => {}
+        }
+    }
+
+    /// At `message_stop` or end of stream: a stream without a stop reason was cut. Blocks still
+    /// open are closed (the API leaves a tool call open when `max_tokens` cuts it), then the tool
+    /// calls go out in block order: whole when the model finished them, as cut-off calls with
+    /// their raw text when the output limit ended the answer.
     pub(crate) fn finish(&mut self, provider: &str) -> Result<Vec<StreamEvent>, LlmError> {
         if self.stopped {
             return Ok(Vec::new());
         }
-        match self.stop.clone() {
-            Some(stop) => {
-                self.stopped = true;
-                Ok(vec![StreamEvent::Finish(stop)])
-            }
-            None => Err(LlmError::Stream {
+        let Some(stop) = self.stop.clone() else {
+            return Err(LlmError::Stream {
                 provider: provider.to_string(),
                 detail: "the stream ended before the model finished its answer".into(),
-            }),
+            });
+        };
+        self.stopped = true;
+        let mut events = Vec::new();
+        let mut open = std::mem::take(&mut self.blocks);
+        open.sort_by_key(|(index, _)| *index);
+        for (index, block) in open {
+            self.close(index, block, &mut events);
         }
+        let mut calls = std::mem::take(&mut self.closed_calls);
+        calls.sort_by_key(|(index, _)| *index);
+        for (_, call) in calls {
+            events.push(if stop == FinishReason::Length {
+                StreamEvent::ToolCallCutOff(CutOffToolCall {
+                    id: call.id,
+                    name: call.name,
+                    arguments: call.arguments,
+                })
+            } else {
+                StreamEvent::ToolCall(finish_call(call)?)
+            });
+        }
+        events.push(StreamEvent::Finish(stop));
+        Ok(events)
     }
 }
 
@@ -310,7 +421,8 @@ fn str_at(value: Option<&Value>, key: &str) -> String {
 fn stop_reason(reason: &str) -> FinishReason {
     match reason {
         "end_turn" | "stop_sequence" => FinishReason::Stop,
-        "max_tokens" => FinishReason::Length,
+        // The window filled up before max_tokens did: the answer was cut off all the same.
+        "max_tokens" | "model_context_window_exceeded" => FinishReason::Length,
         "tool_use" => FinishReason::ToolCalls,
         "refusal" => FinishReason::ContentFilter,
         other => FinishReason::Other(other.to_string()),
@@ -384,5 +496,45 @@ mod tests {
         assert_eq!(messages[2]["content"][0]["type"], "tool_result");
         assert_eq!(messages[2]["content"][1]["text"], "And now?");
         assert_eq!(body["max_tokens"], DEFAULT_MAX_TOKENS);
+    }
+
+    #[test]
+    fn stored_blocks_go_back_in_order_and_unsigned_or_damaged_ones_never() {
+        let config = ProviderConfig::new("a", Protocol::Anthropic, "http://x", "claude");
+        let blocks = json!([
+            {"type": "thinking", "thinking": "a", "signature": "s1"},
+            {"type": "redacted_thinking", "data": "R"},
+            {"type": "thinking", "thinking": "b", "signature": ""},
+        ]);
+        let mut assistant = ChatMessage::new(Role::Assistant, "Answer.");
+        assistant.reasoning = Some("ab".into());
+        assistant.reasoning_signature = Some(blocks.to_string());
+        let mut damaged = ChatMessage::new(Role::Assistant, "Second.");
+        damaged.reasoning = Some("c".into());
+        damaged.reasoning_signature = Some("[{\"type\":\"thinking\"".into());
+        let request = ChatRequest {
+            model: "claude".into(),
+            messages: vec![
+                ChatMessage::new(Role::User, "q"),
+                assistant,
+                ChatMessage::new(Role::User, "q2"),
+                damaged,
+                ChatMessage::new(Role::User, "q3"),
+            ],
+            ..ChatRequest::default()
+        };
+        let body = request_body(&config, &request);
+        assert_eq!(
+            body["messages"][1]["content"],
+            json!([
+                {"type": "thinking", "thinking": "a", "signature": "s1"},
+                {"type": "redacted_thinking", "data": "R"},
+                {"type": "text", "text": "Answer."},
+            ])
+        );
+        assert_eq!(
+            body["messages"][3]["content"],
+            json!([{"type": "text", "text": "Second."}])
+        );
     }
 }

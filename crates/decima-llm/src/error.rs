@@ -271,10 +271,11 @@ impl LlmError {
     }
 }
 
-/// Maps an HTTP error status and body to a class; context-length errors are recognised by the
-/// wording OpenAI-compatible servers and Anthropic use.
+/// Maps an HTTP error status and body to a class. A context-length error is recognised by the
+/// wording of each provider Decima has a preset for (see [`is_context_overflow`]), whatever the
+/// status: Ollama sends some with a 500. A 429 stays a rate limit even when it speaks of tokens.
 pub fn classify_status(status: u16, message: &str) -> FailureClass {
-    if is_context_overflow(message) || status == 413 {
+    if status != 429 && (status == 413 || is_context_overflow(message)) {
         return FailureClass::ContextOverflow;
     }
     match status {
@@ -310,7 +311,7 @@ pub(crate) fn stream_error(
 
 /// Maps an in-stream error type (Anthropic's `error.type`, OpenAI's `error.type`) to a class.
 pub fn classify_error_kind(kind: &str, message: &str) -> FailureClass {
-    if is_context_overflow(message) {
+    if kind != "rate_limit_error" && is_context_overflow(message) {
         return FailureClass::ContextOverflow;
     }
     match kind {
@@ -321,21 +322,55 @@ pub fn classify_error_kind(kind: &str, message: &str) -> FailureClass {
     }
 }
 
-/// True for the context-length wording of OpenAI, Anthropic, vLLM, DeepSeek, llama.cpp and others.
+/// How servers say a request does not fit the model's window, lowercased. Each entry is a set of
+/// fragments that must all appear, so that a generic word ("exceeds the maximum") only counts
+/// next to what makes it the window's. Sources are in `tests/provider_failures.rs`.
+const OVERFLOW_WORDING: &[&[&str]] = &[
+    // OpenAI's error code, and its wording.
+    &["context_length_exceeded"],
+    &["context length exceeded"],
+    // OpenAI, DeepSeek, OpenRouter ("this endpoint's maximum context length"), vLLM.
+    &["maximum context length"],
+    &["context window"],
+    // Anthropic: the prompt alone, and the prompt plus `max_tokens`.
+    &["prompt is too long"],
+    &["exceed context limit"],
+    // llama.cpp's server, and Ollama passing on its runner's error.
+    &["exceeds the available context size"],
+    &["exceed_context_size_error"],
+    // Ollama.
+    &["longer than the context length"],
+    &["exceeds the context length"],
+    &["exceeds context length"],
+    // LM Studio (llama.cpp engine, then MLX engine).
+    &["when context the overflows"],
+    &["tokens to keep from the initial prompt is greater than the context length"],
+    &["context size has been exceeded"],
+    // vLLM V1.
+    &["longer than the maximum model length"],
+    // Qwen on DashScope.
+    &["range of input length should be"],
+    // Moonshot.
+    &["exceeded model token limit"],
+    // Zhipu GLM (error 1261).
+    &["prompt exceeds max length"],
+    // Gemini's OpenAI-compatible endpoint.
+    &["input token count", "exceeds the maximum number of tokens"],
+    // SGLang, Volcano Engine.
+    &["input length", "exceeds the maximum"],
+    // Bedrock, and others seen before.
+    &["input is too long"],
+    &["too many tokens"],
+];
+
+/// True for the context-length wording of every provider Decima has a preset for (OpenAI,
+/// Anthropic, DeepSeek, Qwen, Moonshot, Zhipu, OpenRouter, Ollama, LM Studio, llama.cpp, vLLM)
+/// and of Gemini and SGLang.
 pub fn is_context_overflow(message: &str) -> bool {
-    let m = message.to_ascii_lowercase();
-    [
-        "context_length_exceeded",
-        "maximum context length",
-        "prompt is too long",
-        "context window",
-        "exceeds the available context size",
-        "context length exceeded",
-        "too many tokens",
-        "input is too long",
-    ]
-    .iter()
-    .any(|needle| m.contains(needle))
+    let m = message.to_lowercase();
+    OVERFLOW_WORDING
+        .iter()
+        .any(|fragments| fragments.iter().all(|f| m.contains(f)))
 }
 
 #[cfg(test)]
@@ -366,6 +401,25 @@ mod tests {
         assert_eq!(
             classify_error_kind("invalid_request_error", "x"),
             FailureClass::Data
+        );
+        assert_eq!(
+            classify_status(
+                400,
+                "input length and `max_tokens` exceed context limit: 199759 + 8192 > 200000"
+            ),
+            FailureClass::ContextOverflow
+        );
+        assert_eq!(
+            classify_status(500, "the input length exceeds the context length"),
+            FailureClass::ContextOverflow
+        );
+        assert_eq!(
+            classify_status(429, "too many tokens per minute; prompt is too long"),
+            FailureClass::Transient
+        );
+        assert_eq!(
+            classify_error_kind("rate_limit_error", "maximum context length of your tier"),
+            FailureClass::Transient
         );
     }
 }

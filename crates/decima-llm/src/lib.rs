@@ -12,6 +12,7 @@ mod error;
 pub mod openai;
 pub mod presets;
 mod provider;
+mod reasoning;
 mod retry;
 pub mod secrets;
 pub mod summarize;
@@ -23,11 +24,12 @@ pub mod types;
 pub use error::{LlmError, classify_error_kind, classify_status, is_context_overflow};
 pub use presets::ReasoningField;
 pub use provider::{EventStream, HttpProvider, Provider, ProviderConfig, Timeouts, collect};
+pub use reasoning::ReasoningBlock;
 pub use retry::{RetryPolicy, with_retry};
-pub use tool_calls::{PartialToolCall, ToolCallAssembler, valid_json_arguments};
+pub use tool_calls::{PartialToolCall, ToolCallAssembler, ToolCallDelta, valid_json_arguments};
 pub use transport::{parse_retry_after, replay};
 
 pub use types::{
-    ChatMessage, ChatRequest, Completion, FinishReason, JsonSchemaFormat, Protocol, StreamEvent,
-    ToolChoice, ToolSpec, Usage,
+    ChatMessage, ChatRequest, Completion, CutOffToolCall, FinishReason, JsonSchemaFormat, Protocol,
+    StreamEvent, ToolChoice, ToolSpec, Usage,
 };

@@ -1,15 +1,19 @@
 //! The OpenAI-compatible chat-completions protocol: request bodies and stream decoding. DeepSeek,
 //! Qwen, Moonshot, GLM, OpenRouter, Ollama, LM Studio, llama.cpp and vLLM speak it too.
 
-use decima_core::Role;
+use std::borrow::Cow;
+
+use decima_core::{FailureClass, Role};
 use eventsource_stream::Event;
 use serde_json::{Map, Value, json};
 
-use crate::error::stream_error;
 use crate::provider::ProviderConfig;
-use crate::tool_calls::ToolCallAssembler;
+use crate::tool_calls::{ToolCallAssembler, ToolCallDelta, finish_call, generated_call_id};
 use crate::transport::Decoded;
-use crate::{ChatMessage, ChatRequest, FinishReason, LlmError, StreamEvent, ToolChoice, Usage};
+use crate::{
+    ChatMessage, ChatRequest, CutOffToolCall, FinishReason, LlmError, StreamEvent, ToolChoice,
+    Usage, classify_error_kind, classify_status,
+};
 
 /// Authorization header, when there is a key.
 pub(crate) fn headers(config: &ProviderConfig) -> Vec<(&'static str, String)> {
@@ -123,11 +127,18 @@ fn message(config: &ProviderConfig, m: &ChatMessage) -> Value {
     Value::Object(out)
 }
 
-/// Decodes `chat.completion.chunk` events.
+/// Decodes `chat.completion.chunk` events, and the whole `chat.completion` of a server that
+/// ignores `"stream": true`. Text and reasoning go out as they arrive. Tool calls, the finish
+/// reason and usage go out once the answer is complete (`[DONE]` or the end of the body): servers
+/// send empty finish reasons on every chunk, finish reasons on every chunk, and argument deltas
+/// in the same chunk as the finish or after it, so only the whole answer says what was called.
 #[derive(Default)]
 pub struct Decoder {
     tools: ToolCallAssembler,
     finish: Option<FinishReason>,
+    usage: Option<Usage>,
+    /// The first chunk's `id`, which seeds the ids generated for calls sent without one.
+    response_id: Option<String>,
     finished: bool,
 }
 
@@ -144,8 +155,40 @@ impl Decoder {
             provider: provider.to_string(),
             detail: format!("a stream chunk is not valid JSON ({e})"),
         })?;
-        if let Some(error) = chunk.get("error") {
-            return Err(stream_error(provider, Some(error), "server_error"));
+        Ok(Decoded {
+            events: self.chunk(provider, &chunk, false)?,
+            done: false,
+        })
+    }
+
+    /// A whole JSON body answering a streaming request: a non-streamed chat completion, decoded
+    /// into the same events a stream gives, or the error object it carries, classified.
+    pub(crate) fn decode_body(
+        &mut self,
+        provider: &str,
+        body: &[u8],
+    ) -> Result<Vec<StreamEvent>, LlmError> {
+        let value: Value = serde_json::from_slice(body).map_err(|e| LlmError::Protocol {
+            provider: provider.to_string(),
+            detail: format!("a JSON answer to a streaming request does not parse ({e})"),
+        })?;
+        let mut events = self.chunk(provider, &value, true)?;
+        events.extend(self.finish(provider)?);
+        Ok(events)
+    }
+
+    /// One chunk (or a whole completion, whose choice has a `message` instead of a `delta`).
+    fn chunk(
+        &mut self,
+        provider: &str,
+        chunk: &Value,
+        whole: bool,
+    ) -> Result<Vec<StreamEvent>, LlmError> {
+        if let Some(error) = error_in(provider, chunk) {
+            return Err(error);
+        }
+        if self.response_id.is_none() {
+            self.response_id = chunk.get("id").and_then(Value::as_str).map(str::to_owned);
         }
         let mut events = Vec::new();
         if let Some(choice) = chunk
@@ -153,13 +196,10 @@ impl Decoder {
             .and_then(Value::as_array)
             .and_then(|c| c.first())
         {
-            if let Some(delta) = choice.get("delta") {
-                for key in ["reasoning_content", "reasoning"] {
-                    if let Some(text) = delta.get(key).and_then(Value::as_str)
-                        && !text.is_empty()
-                    {
-                        events.push(StreamEvent::ReasoningDelta(text.to_string()));
-                    }
+            let delta = choice.get(if whole { "message" } else { "delta" });
+            if let Some(delta) = delta.filter(|d| d.is_object()) {
+                if let Some(text) = reasoning(delta) {
+                    events.push(StreamEvent::ReasoningDelta(text.to_string()));
                 }
                 if let Some(text) = delta.get("content").and_then(Value::as_str)
                     && !text.is_empty()
@@ -168,66 +208,184 @@ impl Decoder {
                 }
                 if let Some(calls) = delta.get("tool_calls").and_then(Value::as_array) {
                     for (position, call) in calls.iter().enumerate() {
-                        let index = call
-                            .get("index")
-                            .and_then(Value::as_u64)
-                            .unwrap_or(position as u64);
-                        let function = call.get("function");
-                        self.tools.apply(
-                            index,
-                            call.get("id").and_then(Value::as_str),
-                            function.and_then(|f| f.get("name")).and_then(Value::as_str),
-                            function
-                                .and_then(|f| f.get("arguments"))
-                                .and_then(Value::as_str),
-                        );
+                        self.tool_call_delta(call, whole.then_some(position as u64));
                     }
                 }
             }
             if let Some(reason) = choice.get("finish_reason").and_then(Value::as_str) {
-                self.finish = Some(finish_reason(reason));
-                events.extend(self.flush()?);
+                self.finish_reason(provider, reason)?;
+            }
+            // Moonshot puts usage in the finish chunk's choice (higress-group/higress#1568).
+            if let Some(usage) = usage(choice) {
+                self.usage = Some(usage);
             }
         }
-        if let Some(usage) = chunk.get("usage").filter(|u| !u.is_null()) {
-            events.push(StreamEvent::Usage(Usage {
-                prompt_tokens: count(usage, "prompt_tokens"),
-                completion_tokens: count(usage, "completion_tokens"),
-            }));
-        }
-        Ok(Decoded {
-            events,
-            done: false,
-        })
-    }
-
-    /// Emits the tool calls and the finish reason once.
-    fn flush(&mut self) -> Result<Vec<StreamEvent>, LlmError> {
-        if self.finished {
-            return Ok(Vec::new());
-        }
-        self.finished = true;
-        let mut events: Vec<StreamEvent> = self
-            .tools
-            .finish()?
-            .into_iter()
-            .map(StreamEvent::ToolCall)
-            .collect();
-        if let Some(finish) = self.finish.clone() {
-            events.push(StreamEvent::Finish(finish));
+        if let Some(usage) = usage(chunk) {
+            self.usage = Some(usage);
         }
         Ok(events)
     }
 
-    /// At `[DONE]` or end of stream: a stream that never said why it finished was cut.
+    /// One entry of `tool_calls`. `position` is its place in a whole completion's list, used as
+    /// its index there; streamed deltas without an index have none.
+    fn tool_call_delta(&mut self, call: &Value, position: Option<u64>) {
+        let function = call.get("function");
+        // LiteLLM's ollama_chat sends arguments as a JSON object (BerriAI/litellm#37792).
+        let arguments: Option<Cow<'_, str>> = match function.and_then(|f| f.get("arguments")) {
+            Some(Value::String(text)) => Some(Cow::Borrowed(text)),
+            None | Some(Value::Null) => None,
+            Some(other) => Some(Cow::Owned(other.to_string())),
+        };
+        self.tools.apply_delta(ToolCallDelta {
+            index: call.get("index").and_then(Value::as_u64).or(position),
+            id: call.get("id").and_then(Value::as_str),
+            name: function.and_then(|f| f.get("name")).and_then(Value::as_str),
+            arguments: arguments.as_deref(),
+        });
+    }
+
+    /// Notes a finish reason. Only a non-empty one ends the answer: Ollama and SGLang send `""`
+    /// on every chunk. Reasons that mean the server failed are errors, so the answer is retried
+    /// rather than kept half-written.
+    fn finish_reason(&mut self, provider: &str, reason: &str) -> Result<(), LlmError> {
+        match reason.trim() {
+            // DashScope's native API spells "not yet" as the string "null".
+            "" | "null" => Ok(()),
+            // OpenRouter ends a stream that failed mid-way on "error" (with an error object,
+            // handled before; this is for one without).
+            "error" => Err(LlmError::StreamError {
+                provider: provider.to_string(),
+                kind: "error".into(),
+                message: "the server ended the answer with finish_reason \"error\"".into(),
+                class: FailureClass::Transient,
+            }),
+            // DeepSeek: "the request is interrupted due to insufficient resource".
+            "insufficient_system_resource" => Err(LlmError::StreamError {
+                provider: provider.to_string(),
+                kind: "insufficient_system_resource".into(),
+                message: "the server ran out of resources and interrupted the answer".into(),
+                class: FailureClass::Transient,
+            }),
+            other => {
+                self.finish = Some(finish_reason(other));
+                Ok(())
+            }
+        }
+    }
+
+    /// At `[DONE]` or the end of the body: the tool calls, the finish reason and the usage, once.
+    /// A stream that never said why it finished was cut. Calls of an answer that ended on the
+    /// output limit are reported cut off, their arguments as received, never repaired; calls
+    /// without an id get a generated one; a tool-calling answer whose server said `stop` (Gemini,
+    /// googleapis/python-genai#2868) finishes on `ToolCalls`.
     pub(crate) fn finish(&mut self, provider: &str) -> Result<Vec<StreamEvent>, LlmError> {
-        if self.finish.is_none() {
+        if self.finished {
+            return Ok(Vec::new());
+        }
+        let Some(mut finish) = self.finish.clone() else {
             return Err(LlmError::Stream {
                 provider: provider.to_string(),
                 detail: "the stream ended before the model finished its answer".into(),
             });
+        };
+        self.finished = true;
+        let calls = self.tools.take();
+        if finish == FinishReason::Stop && !calls.is_empty() {
+            finish = FinishReason::ToolCalls;
         }
-        self.flush()
+        let seed = self.response_id.as_deref().unwrap_or_default();
+        let mut events = Vec::with_capacity(calls.len() + 2);
+        for (n, mut call) in calls.into_iter().enumerate() {
+            if call.id.is_empty() {
+                call.id = generated_call_id(seed, n, &call.name, &call.arguments);
+            }
+            events.push(if finish == FinishReason::Length {
+                StreamEvent::ToolCallCutOff(CutOffToolCall {
+                    id: call.id,
+                    name: call.name,
+                    arguments: call.arguments,
+                })
+            } else {
+                StreamEvent::ToolCall(finish_call(call)?)
+            });
+        }
+        events.push(StreamEvent::Finish(finish));
+        if let Some(usage) = self.usage {
+            events.push(StreamEvent::Usage(usage));
+        }
+        Ok(events)
+    }
+}
+
+/// The reasoning of a delta, once: vLLM sends `reasoning_content` and `reasoning` together with
+/// the same text (vllm-project/vllm#34030), so the second is read only when the first is empty.
+/// OpenRouter's `reasoning_details` repeat `reasoning` and are not read.
+fn reasoning(delta: &Value) -> Option<&str> {
+    ["reasoning_content", "reasoning"]
+        .into_iter()
+        .filter_map(|key| delta.get(key).and_then(Value::as_str))
+        .find(|text| !text.is_empty())
+}
+
+/// Usage, where an object has it.
+fn usage(object: &Value) -> Option<Usage> {
+    let usage = object.get("usage").filter(|u| u.is_object())?;
+    Some(Usage {
+        prompt_tokens: count(usage, "prompt_tokens"),
+        completion_tokens: count(usage, "completion_tokens"),
+    })
+}
+
+/// The error a chunk or body carries: OpenAI's `{"error": {...}}` (OpenRouter's with a numeric
+/// HTTP-like `code`), a bare `{"error": "text"}` (text-generation-inference), or vLLM's
+/// `{"object": "error", "message", "type", "code"}`.
+fn error_in(provider: &str, chunk: &Value) -> Option<LlmError> {
+    let error = match chunk.get("error") {
+        Some(error) if !error.is_null() => error,
+        _ if chunk.get("object").and_then(Value::as_str) == Some("error") => chunk,
+        _ => return None,
+    };
+    let text = |key: &str| error.get(key).and_then(Value::as_str);
+    let message = error
+        .as_str()
+        .or_else(|| text("message"))
+        .unwrap_or("unknown error")
+        .to_string();
+    let status = error
+        .get("code")
+        .and_then(Value::as_u64)
+        .and_then(|c| u16::try_from(c).ok())
+        .filter(|c| (400..600).contains(c));
+    let kind = text("type")
+        .or_else(|| text("code"))
+        .or_else(|| chunk.get("error_type").and_then(Value::as_str))
+        .map(str::to_owned)
+        .or_else(|| status.map(|s| s.to_string()))
+        .unwrap_or_else(|| "error".into());
+    let class = match status {
+        Some(status) => classify_status(status, &message),
+        None => classify_kind(&kind, &message),
+    };
+    Some(LlmError::StreamError {
+        provider: provider.to_string(),
+        kind,
+        message,
+        class,
+    })
+}
+
+/// [`classify_error_kind`], which knows OpenAI's and Anthropic's types, plus the server-failure
+/// types of other servers (vLLM's `InternalServerError`, `ServiceUnavailableError`, ...).
+fn classify_kind(kind: &str, message: &str) -> FailureClass {
+    let class = classify_error_kind(kind, message);
+    let lower = kind.to_ascii_lowercase();
+    let transient = ["server", "overload", "unavailable", "timeout", "rate_limit"]
+        .iter()
+        .any(|needle| lower.contains(needle));
+    if class == FailureClass::Data && transient {
+        FailureClass::Transient
+    } else {
+        class
     }
 }
 
@@ -244,7 +402,9 @@ fn finish_reason(reason: &str) -> FinishReason {
         "stop" => FinishReason::Stop,
         "length" => FinishReason::Length,
         "tool_calls" | "function_call" => FinishReason::ToolCalls,
-        "content_filter" => FinishReason::ContentFilter,
+        // Zhipu stops a stream its moderation flags with "sensitive"
+        // (docs.bigmodel.cn/cn/guide/platform/securityaudit).
+        "content_filter" | "sensitive" => FinishReason::ContentFilter,
         other => FinishReason::Other(other.to_string()),
     }
 }

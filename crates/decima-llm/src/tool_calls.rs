@@ -17,14 +17,40 @@ pub struct PartialToolCall {
     pub arguments: String,
 }
 
-/// Collects tool-call deltas keyed by their stream index, in first-seen order.
+/// One tool-call delta as an OpenAI-compatible server sends it. Any part may be missing: servers
+/// disagree on which deltas carry the index, the id and the name.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ToolCallDelta<'a> {
+    /// The call's position in the answer; missing on Gemini's OpenAI endpoint, shared by every
+    /// call on Ollama.
+    pub index: Option<u64>,
+    /// The call id; missing on vLLM, empty on some argument deltas, repeated on others.
+    pub id: Option<&'a str>,
+    /// The function name; repeated or empty on some argument deltas.
+    pub name: Option<&'a str>,
+    /// A piece of the argument text.
+    pub arguments: Option<&'a str>,
+}
+
+/// A call being assembled, with the index its deltas carry (None when they carry none).
+#[derive(Debug, Clone, Default)]
+struct Slot {
+    index: Option<u64>,
+    call: PartialToolCall,
+}
+
+/// Collects tool-call deltas into calls, in first-seen order. A delta belongs to the call with its
+/// id; failing that, to the latest call at its index (the latest call at all when it has no
+/// index), unless it opens a different call there: a different id, or another name, or the same
+/// name after complete arguments. Servers that give every call index 0, send no index, or no id,
+/// are so read as OpenAI's are.
 #[derive(Debug, Default)]
 pub struct ToolCallAssembler {
-    calls: Vec<(u64, PartialToolCall)>,
+    calls: Vec<Slot>,
 }
 
 impl ToolCallAssembler {
-    /// Applies one delta: any of id, name and argument text may be present.
+    /// Applies one delta at a known index: any of id, name and argument text may be present.
     pub fn apply(
         &mut self,
         index: u64,
@@ -32,23 +58,90 @@ impl ToolCallAssembler {
         name: Option<&str>,
         arguments: Option<&str>,
     ) {
-        let position = match self.calls.iter().position(|(i, _)| *i == index) {
-            Some(p) => p,
+        self.apply_delta(ToolCallDelta {
+            index: Some(index),
+            id,
+            name,
+            arguments,
+        });
+    }
+
+    /// Applies one delta. Empty ids and names count as absent; a delta with nothing else (e.g.
+    /// only Gemini's `extra_content`) changes nothing; argument text that repeats a call's complete
+    /// arguments (LiteLLM's summary chunk, even JSON-encoded twice) is dropped.
+    pub fn apply_delta(&mut self, delta: ToolCallDelta<'_>) {
+        let id = delta.id.filter(|s| !s.is_empty());
+        let name = delta.name.filter(|s| !s.is_empty());
+        let arguments = delta.arguments.filter(|s| !s.is_empty());
+        if id.is_none() && name.is_none() && arguments.is_none() {
+            return;
+        }
+        let position = match self.target(delta.index, id, name, arguments) {
+            Some(position) => position,
             None => {
-                self.calls.push((index, PartialToolCall::default()));
+                self.calls.push(Slot {
+                    index: delta.index,
+                    call: PartialToolCall::default(),
+                });
                 self.calls.len() - 1
             }
         };
-        let call = &mut self.calls[position].1;
-        if let Some(id) = id.filter(|s| !s.is_empty()) {
+        let call = &mut self.calls[position].call;
+        if let Some(id) = id
+            && call.id.is_empty()
+        {
             call.id = id.to_string();
         }
-        if let Some(name) = name {
-            call.name.push_str(name);
+        if let Some(name) = name
+            && call.name.is_empty()
+        {
+            call.name = name.to_string();
         }
-        if let Some(arguments) = arguments {
+        if let Some(arguments) = arguments
+            && !repeats(&call.arguments, arguments)
+        {
             call.arguments.push_str(arguments);
         }
+    }
+
+    /// The call a delta continues, or None when it opens a new one.
+    fn target(
+        &self,
+        index: Option<u64>,
+        id: Option<&str>,
+        name: Option<&str>,
+        arguments: Option<&str>,
+    ) -> Option<usize> {
+        if let Some(id) = id
+            && let Some(position) = self.calls.iter().rposition(|s| s.call.id == id)
+        {
+            return Some(position);
+        }
+        let position = match index {
+            Some(index) => self.calls.iter().rposition(|s| s.index == Some(index))?,
+            None => self.calls.len().checked_sub(1)?,
+        };
+        let call = &self.calls[position].call;
+        if id.is_some()
+            && !call.id.is_empty()
+            && (name.is_some() || is_complete_json(&call.arguments))
+        {
+            // Another id at the same index (or without one) that opens a call: another call. An
+            // argument delta with a fresh id for an unfinished call stays with it (servers that
+            // changed ids per delta, cubist38/mlx-openai-server#216).
+            return None;
+        }
+        if let Some(name) = name
+            && !call.name.is_empty()
+        {
+            let another_name = name != call.name;
+            let after_complete = is_complete_json(&call.arguments)
+                && !arguments.is_some_and(|a| repeats(&call.arguments, a));
+            if another_name || after_complete {
+                return None;
+            }
+        }
+        Some(position)
     }
 
     /// True when nothing was collected.
@@ -56,13 +149,60 @@ impl ToolCallAssembler {
         self.calls.is_empty()
     }
 
-    /// Finishes every call: validated, repaired where possible, in stream order.
-    pub fn finish(&mut self) -> Result<Vec<ToolCall>, LlmError> {
+    /// Takes every call as assembled, in stream order, without checking anything.
+    pub fn take(&mut self) -> Vec<PartialToolCall> {
         std::mem::take(&mut self.calls)
             .into_iter()
-            .map(|(_, call)| finish_call(call))
+            .map(|slot| slot.call)
             .collect()
     }
+
+    /// Finishes every call: validated, repaired where possible, in stream order.
+    pub fn finish(&mut self) -> Result<Vec<ToolCall>, LlmError> {
+        self.take().into_iter().map(finish_call).collect()
+    }
+}
+
+/// Whether `text` is one complete JSON value.
+fn is_complete_json(text: &str) -> bool {
+    !text.trim().is_empty() && serde_json::from_str::<Value>(text).is_ok()
+}
+
+/// Whether `piece` repeats the complete arguments `so_far`, as such or JSON-encoded once more.
+/// Cheap on the usual path: only a piece that starts a value after a closed value is parsed.
+fn repeats(so_far: &str, piece: &str) -> bool {
+    let so_far = so_far.trim();
+    let piece = piece.trim();
+    if !(so_far.ends_with('}') || so_far.ends_with(']'))
+        || !(piece.starts_with('{') || piece.starts_with('[') || piece.starts_with('"'))
+    {
+        return false;
+    }
+    let (Ok(whole), Ok(again)) = (
+        serde_json::from_str::<Value>(so_far),
+        serde_json::from_str::<Value>(piece),
+    ) else {
+        return false;
+    };
+    match again {
+        Value::String(encoded) => serde_json::from_str::<Value>(&encoded).is_ok_and(|v| v == whole),
+        again => again == whole,
+    }
+}
+
+/// A call id for a call the server sent without one: `call_<n>_<hash>`, where n is the call's
+/// position in the answer and the hash (FNV-1a, fixed forever) covers the response id, the name
+/// and the arguments. The same bytes always give the same id; ids differ within an answer (by n)
+/// and across answers (by the response id), so a generated id never pairs with a stranger's result.
+pub fn generated_call_id(response_id: &str, n: usize, name: &str, arguments: &str) -> String {
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for part in [response_id, name, arguments] {
+        for byte in part.bytes().chain(std::iter::once(0xff)) {
+            hash ^= u64::from(byte);
+            hash = hash.wrapping_mul(0x0000_0100_0000_01b3);
+        }
+    }
+    format!("call_{n}_{:012x}", hash & 0xffff_ffff_ffff)
 }
 
 /// Validates one assembled call.
@@ -180,6 +320,130 @@ mod tests {
         let err = a.finish().unwrap_err();
         assert_eq!(err.class(), decima_core::FailureClass::Logic);
         assert!(err.to_string().contains("shell"), "{err}");
+    }
+
+    fn delta<'a>(
+        index: Option<u64>,
+        id: Option<&'a str>,
+        name: Option<&'a str>,
+        arguments: Option<&'a str>,
+    ) -> ToolCallDelta<'a> {
+        ToolCallDelta {
+            index,
+            id,
+            name,
+            arguments,
+        }
+    }
+
+    fn assembled(deltas: &[ToolCallDelta<'_>]) -> Vec<(String, String, String)> {
+        let mut a = ToolCallAssembler::default();
+        for d in deltas {
+            a.apply_delta(*d);
+        }
+        a.take()
+            .into_iter()
+            .map(|c| (c.id, c.name, c.arguments))
+            .collect()
+    }
+
+    fn call(id: &str, name: &str, arguments: &str) -> (String, String, String) {
+        (id.into(), name.into(), arguments.into())
+    }
+
+    #[test]
+    fn calls_sharing_index_zero_are_told_apart_by_id() {
+        let calls = assembled(&[
+            delta(Some(0), Some("a"), Some("shell"), Some("")),
+            delta(Some(0), None, None, Some(r#"{"cmd":"ls"}"#)),
+            delta(Some(0), Some("b"), Some("read_file"), Some("")),
+            delta(Some(0), None, None, Some(r#"{"path":"x"}"#)),
+        ]);
+        assert_eq!(
+            calls,
+            [
+                call("a", "shell", r#"{"cmd":"ls"}"#),
+                call("b", "read_file", r#"{"path":"x"}"#)
+            ]
+        );
+    }
+
+    #[test]
+    fn without_index_or_id_each_name_opens_a_call() {
+        let calls = assembled(&[
+            delta(None, None, Some("shell"), Some(r#"{"cmd":"#)),
+            delta(None, Some(""), None, Some(r#""ls"}"#)),
+            // Gemini's metadata-only delta: nothing to apply.
+            delta(None, None, None, None),
+            delta(None, None, Some("shell"), Some(r#"{"cmd":"pwd"}"#)),
+            delta(None, None, Some("read_file"), Some("{}")),
+        ]);
+        assert_eq!(
+            calls,
+            [
+                call("", "shell", r#"{"cmd":"ls"}"#),
+                call("", "shell", r#"{"cmd":"pwd"}"#),
+                call("", "read_file", "{}")
+            ]
+        );
+    }
+
+    #[test]
+    fn repeated_ids_names_and_summaries_are_not_appended() {
+        let calls = assembled(&[
+            delta(Some(0), Some("a"), Some("shell"), Some(r#"{"cmd":"#)),
+            // LiteLLM: id and name again on argument deltas.
+            delta(Some(0), Some("a"), Some("shell"), Some(r#""ls"}"#)),
+            // LiteLLM's summary chunk: the whole arguments again, JSON-encoded twice.
+            delta(
+                Some(0),
+                Some("a"),
+                Some("shell"),
+                Some(r#""{\"cmd\":\"ls\"}""#),
+            ),
+            // ... or as they are.
+            delta(Some(0), Some("a"), None, Some(r#"{"cmd": "ls"}"#)),
+            // LM Studio: an empty name on argument deltas.
+            delta(Some(1), Some("b"), Some("read_file"), Some("")),
+            delta(Some(1), None, Some(""), Some("{}")),
+        ]);
+        assert_eq!(
+            calls,
+            [
+                call("a", "shell", r#"{"cmd":"ls"}"#),
+                call("b", "read_file", "{}")
+            ]
+        );
+    }
+
+    #[test]
+    fn a_fresh_id_on_an_argument_delta_continues_the_unfinished_call() {
+        let calls = assembled(&[
+            delta(Some(0), Some("a1"), Some("shell"), Some(r#"{"cmd":"#)),
+            delta(Some(0), Some("a2"), None, Some(r#""ls"}"#)),
+        ]);
+        assert_eq!(calls, [call("a1", "shell", r#"{"cmd":"ls"}"#)]);
+    }
+
+    #[test]
+    fn generated_ids_are_fixed_forever_and_distinct() {
+        // Pinned: stored conversations refer to these ids.
+        assert_eq!(
+            generated_call_id("chatcmpl-1", 0, "shell", "{}"),
+            generated_call_id("chatcmpl-1", 0, "shell", "{}")
+        );
+        let id = generated_call_id("chatcmpl-1", 0, "shell", "{}");
+        assert!(
+            id.starts_with("call_0_") && id.len() == "call_0_".len() + 12,
+            "{id}"
+        );
+        assert_ne!(id, generated_call_id("chatcmpl-2", 0, "shell", "{}"));
+        assert_ne!(id, generated_call_id("chatcmpl-1", 1, "shell", "{}"));
+        assert_ne!(id, generated_call_id("chatcmpl-1", 0, "shell", "{ }"));
+        assert!(
+            id.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'),
+            "usable as an Anthropic tool_use id too: {id}"
+        );
     }
 
     proptest! {

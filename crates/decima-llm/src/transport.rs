@@ -3,6 +3,7 @@
 
 use std::collections::VecDeque;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use eventsource_stream::{Event, EventStreamError, Eventsource};
@@ -15,6 +16,9 @@ use crate::{FinishReason, LlmError, StreamEvent, Usage, anthropic, error, openai
 
 /// Most of an error body we read: enough for any provider's message.
 const MAX_ERROR_BODY: usize = 64 * 1024;
+
+/// Most of a whole (non-streamed) JSON answer we read; a chat completion is far smaller.
+const MAX_WHOLE_BODY: usize = 32 * 1024 * 1024;
 
 /// An HTTP request ready to send.
 pub(crate) struct Request {
@@ -56,6 +60,63 @@ impl Decoder {
             Decoder::Anthropic(d) => d.finish(provider),
         }
     }
+
+    /// A whole JSON body answering a streaming request.
+    fn decode_body(&mut self, provider: &str, body: &[u8]) -> Result<Vec<StreamEvent>, LlmError> {
+        match self {
+            Decoder::OpenAi(d) => d.decode_body(provider, body),
+            Decoder::Anthropic(_) => Err(anthropic_whole_body(provider, body)),
+        }
+    }
+}
+
+/// An Anthropic-protocol 200 with a whole JSON body: the error it carries, classified, or else a
+/// protocol error (this client reads Anthropic answers as streams only).
+fn anthropic_whole_body(provider: &str, body: &[u8]) -> LlmError {
+    let json = serde_json::from_slice::<serde_json::Value>(body).ok();
+    match json.as_ref().and_then(|j| j.get("error")) {
+        Some(error) => error::stream_error(provider, Some(error), "api_error"),
+        None => LlmError::Protocol {
+            provider: provider.to_string(),
+            detail: "answered a streaming request with a whole JSON body".into(),
+        },
+    }
+}
+
+/// When bytes last arrived, written by the byte stream as it is read. Any bytes prove the
+/// connection alive, SSE comments included (OpenRouter's `: OPENROUTER PROCESSING`, DeepSeek's
+/// `: keep-alive`), and the SSE parser drops comments before the decoder could see them, so the
+/// idle timer watches the bytes, not the events.
+#[derive(Clone)]
+struct Activity {
+    origin: Instant,
+    last_ms: Arc<AtomicU64>,
+}
+
+impl Activity {
+    fn new() -> Self {
+        Self {
+            origin: Instant::now(),
+            last_ms: Arc::new(AtomicU64::new(0)),
+        }
+    }
+
+    fn touch(&self) {
+        self.last_ms
+            .store(millis(self.origin.elapsed()), Ordering::Relaxed);
+    }
+
+    fn last(&self) -> Instant {
+        self.origin + Duration::from_millis(self.last_ms.load(Ordering::Relaxed))
+    }
+}
+
+/// What a successful response holds.
+enum Answer {
+    /// An event stream.
+    Stream(SseStream),
+    /// A whole JSON body: a server that ignores `"stream": true`, or a 200 carrying an error.
+    Whole(Vec<u8>),
 }
 
 type SseStream = std::pin::Pin<
@@ -75,6 +136,7 @@ struct Machine {
     state: State,
     deadline: Option<Instant>,
     report: Report,
+    activity: Activity,
 }
 
 /// What one request did, for its log lines: statuses, timings, counts and usage, never text,
@@ -185,25 +247,33 @@ pub fn replay(config: ProviderConfig, chunks: Vec<bytes::Bytes>) -> EventStream 
         crate::Protocol::Anthropic => Decoder::Anthropic(anthropic::Decoder::default()),
     };
     let body = stream::iter(chunks.into_iter().map(Ok::<_, reqwest::Error>));
+    let activity = Activity::new();
     let machine = Machine {
         deadline: Some(Instant::now() + config.timeouts.total),
         config: Arc::new(config),
         decoder,
         pending: VecDeque::new(),
-        state: State::Streaming(sse_events(body)),
+        state: State::Streaming(sse_events(body, &activity)),
         report: Report::new(tracing::Span::none()),
+        activity,
     };
     run(machine)
 }
 
-/// The SSE parser over a body. A final event without its terminating blank line is still an
-/// event, so a blank line is appended after a clean end.
-fn sse_events<S>(body: S) -> SseStream
+/// The SSE parser over a body, noting every read in `activity`. A final event without its
+/// terminating blank line is still an event, so a blank line is appended after a clean end.
+fn sse_events<S>(body: S, activity: &Activity) -> SseStream
 where
     S: futures_util::Stream<Item = Result<bytes::Bytes, reqwest::Error>> + Send + 'static,
 {
+    let activity = activity.clone();
     Box::pin(
-        body.chain(stream::once(async {
+        body.inspect(move |chunk| {
+            if chunk.is_ok() {
+                activity.touch();
+            }
+        })
+        .chain(stream::once(async {
             Ok(bytes::Bytes::from_static(b"\n\n"))
         }))
         .eventsource(),
@@ -231,6 +301,7 @@ pub(crate) fn stream(
         state: State::NotSent(http, request),
         deadline: None,
         report: Report::new(span),
+        activity: Activity::new(),
     };
     run(machine)
 }
@@ -274,8 +345,8 @@ impl Machine {
                     self.deadline = Some(deadline);
                     self.report.started = Instant::now();
                     let config = Arc::clone(&self.config);
-                    match send(&http, &config, request, deadline).await {
-                        Ok((sse, status)) => {
+                    match send(&http, &config, request, deadline, &self.activity).await {
+                        Ok((Answer::Stream(sse), status)) => {
                             self.report.status = Some(status);
                             tracing::debug!(
                                 status,
@@ -284,21 +355,30 @@ impl Machine {
                             );
                             self.state = State::Streaming(sse);
                         }
+                        Ok((Answer::Whole(body), status)) => {
+                            self.report.status = Some(status);
+                            // Sizes only: the body is the answer itself.
+                            tracing::debug!(
+                                status,
+                                bytes = body.len(),
+                                "whole JSON answer to a streaming request"
+                            );
+                            match self.decoder.decode_body(&config.name, &body) {
+                                Ok(events) => self.pending.extend(events),
+                                Err(e) => return Some(Err(self.redact_error(e))),
+                            }
+                        }
                         Err(e) => return Some(Err(e)),
                     }
                 }
                 State::Streaming(mut sse) => {
                     let deadline = self.deadline.unwrap_or_else(Instant::now);
-                    let wait = self
-                        .config
-                        .timeouts
-                        .idle
-                        .min(deadline.saturating_duration_since(Instant::now()));
-                    match tokio::time::timeout(wait, sse.next()).await {
-                        Err(_) => return Some(Err(self.timeout_error(deadline))),
+                    let idle = self.config.timeouts.idle;
+                    match next_event(&mut sse, &self.activity, idle, deadline).await {
+                        Err(TimedOut) => return Some(Err(self.timeout_error(deadline))),
                         Ok(None) => match self.decoder.finish(&self.config.name) {
                             Ok(events) => self.pending.extend(events),
-                            Err(e) => return Some(Err(e)),
+                            Err(e) => return Some(Err(self.redact_error(e))),
                         },
                         Ok(Some(Err(e))) => return Some(Err(self.sse_error(e))),
                         Ok(Some(Ok(event))) => match self.decoder.decode(&self.config.name, &event)
@@ -309,7 +389,7 @@ impl Machine {
                                     self.state = State::Streaming(sse);
                                 }
                             }
-                            Err(e) => return Some(Err(e)),
+                            Err(e) => return Some(Err(self.redact_error(e))),
                         },
                     }
                 }
@@ -319,6 +399,24 @@ impl Machine {
 
     fn timeout_error(&self, deadline: Instant) -> LlmError {
         timeout_error(&self.config, deadline)
+    }
+
+    /// A decoder's error with any API key taken out of the provider's text it quotes.
+    fn redact_error(&self, error: LlmError) -> LlmError {
+        match error {
+            LlmError::StreamError {
+                provider,
+                kind,
+                message,
+                class,
+            } => LlmError::StreamError {
+                provider,
+                kind,
+                message: self.redact(&message),
+                class,
+            },
+            other => other,
+        }
     }
 
     fn sse_error(&self, e: EventStreamError<reqwest::Error>) -> LlmError {
@@ -339,12 +437,40 @@ impl Machine {
     }
 }
 
+/// The wait for an event timed out.
+struct TimedOut;
+
+/// The next SSE event. Times out when no bytes at all arrived for `idle`, counted from the later
+/// of this wait's start and the last bytes (so a comment resets it), or at the deadline.
+async fn next_event(
+    sse: &mut SseStream,
+    activity: &Activity,
+    idle: Duration,
+    deadline: Instant,
+) -> Result<Option<Result<Event, EventStreamError<reqwest::Error>>>, TimedOut> {
+    let began = Instant::now();
+    let mut next = sse.next();
+    loop {
+        let idle_at = activity.last().max(began) + idle;
+        match tokio::time::timeout_at(idle_at.min(deadline), &mut next).await {
+            Ok(item) => return Ok(item),
+            Err(_) => {
+                let now = Instant::now();
+                if now >= deadline || activity.last().max(began) + idle <= now {
+                    return Err(TimedOut);
+                }
+            }
+        }
+    }
+}
+
 async fn send(
     http: &reqwest::Client,
     config: &ProviderConfig,
     request: Request,
     deadline: Instant,
-) -> Result<(SseStream, u16), LlmError> {
+    activity: &Activity,
+) -> Result<(Answer, u16), LlmError> {
     // Counts only: the body is the conversation itself.
     tracing::debug!(
         messages = request
@@ -387,7 +513,96 @@ async fn send(
     if !status.is_success() {
         return Err(status_error(config, response, deadline).await);
     }
-    Ok((sse_events(response.bytes_stream()), status.as_u16()))
+    activity.touch();
+    let content_type = response
+        .headers()
+        .get(reqwest::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default()
+        .to_ascii_lowercase();
+    let answer = if content_type.starts_with("text/event-stream") {
+        Answer::Stream(sse_events(response.bytes_stream(), activity))
+    } else {
+        whole_or_stream(
+            config,
+            response,
+            deadline,
+            activity,
+            content_type.contains("json"),
+        )
+        .await?
+    };
+    Ok((answer, status.as_u16()))
+}
+
+/// A 200 that does not say it is an event stream. `application/json` is a whole answer (a server
+/// that ignores `"stream": true`, or a 200 carrying an error: OpenRouter's once a model has
+/// started). Any other type, or none, is whichever its first bytes show: a JSON answer starts
+/// with `{` (after the blank lines DeepSeek sends while busy), an event stream never does.
+async fn whole_or_stream(
+    config: &ProviderConfig,
+    response: reqwest::Response,
+    deadline: Instant,
+    activity: &Activity,
+    json: bool,
+) -> Result<Answer, LlmError> {
+    let mut chunks = Box::pin(response.bytes_stream());
+    let mut body = Vec::new();
+    let starts = |body: &[u8]| body.iter().copied().find(|b| !b.is_ascii_whitespace());
+    if !json {
+        while starts(&body).is_none() {
+            match read_chunk(config, &mut chunks, deadline).await? {
+                Some(chunk) => {
+                    activity.touch();
+                    body.extend_from_slice(&chunk);
+                }
+                None => break,
+            }
+        }
+        if starts(&body) != Some(b'{') {
+            let head = bytes::Bytes::from(body);
+            let rest = stream::once(async move { Ok(head) }).chain(chunks);
+            return Ok(Answer::Stream(sse_events(rest, activity)));
+        }
+    }
+    while let Some(chunk) = read_chunk(config, &mut chunks, deadline).await? {
+        activity.touch();
+        body.extend_from_slice(&chunk);
+        if body.len() > MAX_WHOLE_BODY {
+            return Err(LlmError::Protocol {
+                provider: config.name.clone(),
+                detail: format!(
+                    "a JSON answer to a streaming request is over {} MiB",
+                    MAX_WHOLE_BODY / (1024 * 1024)
+                ),
+            });
+        }
+    }
+    Ok(Answer::Whole(body))
+}
+
+/// The next piece of a body within the idle and total timeouts; None at its end.
+async fn read_chunk<S>(
+    config: &ProviderConfig,
+    chunks: &mut S,
+    deadline: Instant,
+) -> Result<Option<bytes::Bytes>, LlmError>
+where
+    S: futures_util::Stream<Item = Result<bytes::Bytes, reqwest::Error>> + Unpin,
+{
+    let wait = config
+        .timeouts
+        .idle
+        .min(deadline.saturating_duration_since(Instant::now()));
+    match tokio::time::timeout(wait, chunks.next()).await {
+        Err(_) => Err(timeout_error(config, deadline)),
+        Ok(None) => Ok(None),
+        Ok(Some(Ok(chunk))) => Ok(Some(chunk)),
+        Ok(Some(Err(e))) => Err(LlmError::Stream {
+            provider: config.name.clone(),
+            detail: redact(config, &error_chain(&e)),
+        }),
+    }
 }
 
 async fn status_error(
@@ -501,17 +716,21 @@ pub(crate) fn error_message(body: &[u8]) -> String {
     short.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
-/// `Retry-After` as seconds or as an HTTP-date.
+/// `Retry-After` as seconds (an integer, or the decimal some servers send) or as an HTTP-date.
+/// Never panics, whatever a server or proxy writes there: a wait too large for a `Duration`
+/// (`1e20`, `inf`, a date in the year 9999) becomes `Duration::MAX`, which the retry policy
+/// reports instead of waiting; a negative, NaN or unreadable value is ignored, so the backoff
+/// applies.
 pub fn parse_retry_after(value: &str) -> Option<Duration> {
     let value = value.trim();
     if let Ok(seconds) = value.parse::<u64>() {
         return Some(Duration::from_secs(seconds));
     }
-    if let Ok(seconds) = value.parse::<f64>()
-        && seconds.is_finite()
-        && seconds >= 0.0
-    {
-        return Some(Duration::from_secs_f64(seconds));
+    if let Ok(seconds) = value.parse::<f64>() {
+        if seconds.is_nan() || seconds < 0.0 {
+            return None;
+        }
+        return Some(Duration::try_from_secs_f64(seconds).unwrap_or(Duration::MAX));
     }
     let at = httpdate::parse_http_date(value).ok()?;
     Some(

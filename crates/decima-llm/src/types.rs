@@ -4,6 +4,8 @@
 use decima_core::{Message, NewMessage, Role, ToolCall};
 use serde::{Deserialize, Serialize};
 
+use crate::reasoning::{self, ReasoningBlock};
+
 /// Which wire protocol a provider speaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -35,7 +37,9 @@ pub struct ChatMessage {
     pub name: Option<String>,
     /// Reasoning of an earlier assistant turn, echoed back where the provider wants it.
     pub reasoning: Option<String>,
-    /// Anthropic's thinking signature, sent back unchanged with the reasoning.
+    /// What Anthropic needs to accept the reasoning back, sent unchanged: a plain signature for
+    /// one thinking block holding all of `reasoning`, or the thinking and redacted-thinking
+    /// blocks as a JSON array (see [`ReasoningBlock`]).
     pub reasoning_signature: Option<String>,
     /// Tool calls of an assistant turn.
     pub tool_calls: Vec<ToolCall>,
@@ -188,10 +192,18 @@ pub enum StreamEvent {
     TextDelta(String),
     /// Reasoning text.
     ReasoningDelta(String),
-    /// The signature of the reasoning so far (Anthropic thinking blocks).
+    /// Closes an Anthropic thinking block: the reasoning streamed since the previous block is
+    /// one block, and this is its signature (empty when the provider sent none).
     ReasoningSignature(String),
+    /// An Anthropic `redacted_thinking` block's opaque data: not shown, but sent back unchanged
+    /// in its place among the thinking blocks.
+    RedactedReasoning(String),
     /// A complete tool call, assembled from its deltas, with arguments that parse as JSON.
     ToolCall(ToolCall),
+    /// A tool call the output limit cut off: the answer ended on [`FinishReason::Length`] while
+    /// the model was still writing it. It is never run: "repairing" its arguments would run a
+    /// call the model did not finish (a truncated file written as if whole).
+    ToolCallCutOff(CutOffToolCall),
     /// Token usage.
     Usage(Usage),
     /// Generation finished.
@@ -204,6 +216,18 @@ pub enum StreamEvent {
     },
 }
 
+/// A tool call from an answer the output limit cut off, kept apart from the calls to run so that
+/// the runtime can tell the person and the model what was lost instead of running half a call.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct CutOffToolCall {
+    /// The provider's call id (generated when the server sent none).
+    pub id: String,
+    /// The tool's name.
+    pub name: String,
+    /// The argument text as it arrived: usually not valid JSON, never repaired.
+    pub arguments: String,
+}
+
 /// A collected completion.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Completion {
@@ -211,10 +235,17 @@ pub struct Completion {
     pub text: String,
     /// Reasoning, if any.
     pub reasoning: Option<String>,
-    /// Anthropic thinking signature.
+    /// What Anthropic needs back to accept the reasoning: a plain signature when one signed
+    /// block holds all of `reasoning`, else the blocks as JSON (see [`ReasoningBlock`]). Stored
+    /// as it is in the message's `reasoning_signature`.
     pub reasoning_signature: Option<String>,
-    /// Tool calls, in order.
+    /// The thinking and redacted-thinking blocks, in the order they arrived.
+    pub reasoning_blocks: Vec<ReasoningBlock>,
+    /// Tool calls, in order. Never holds a call of an answer that ended on
+    /// [`FinishReason::Length`]: those are in `cut_off_tool_calls`.
     pub tool_calls: Vec<ToolCall>,
+    /// Calls the output limit cut off, in order: not to be run (see [`StreamEvent::ToolCallCutOff`]).
+    pub cut_off_tool_calls: Vec<CutOffToolCall>,
     /// Usage, if reported.
     pub usage: Option<Usage>,
     /// Why it stopped, if reported.
@@ -222,22 +253,71 @@ pub struct Completion {
 }
 
 impl Completion {
-    /// Applies one event; `Discarded` resets everything collected so far.
+    /// Applies one event; `Discarded` resets everything collected so far. A finish on
+    /// [`FinishReason::Length`] moves the calls collected so far to `cut_off_tool_calls`, whatever
+    /// the protocol's order of calls and finish, so no call of a cut-off answer is ever run.
     pub fn apply(&mut self, event: StreamEvent) {
         match event {
             StreamEvent::TextDelta(t) => self.text.push_str(&t),
             StreamEvent::ReasoningDelta(t) => {
                 self.reasoning.get_or_insert_with(String::new).push_str(&t)
             }
-            StreamEvent::ReasoningSignature(s) => self.reasoning_signature = Some(s),
+            StreamEvent::ReasoningSignature(signature) => {
+                // The block is the reasoning streamed since the previous thinking block.
+                let before: usize = self
+                    .reasoning_blocks
+                    .iter()
+                    .map(|b| match b {
+                        ReasoningBlock::Thinking { thinking, .. } => thinking.len(),
+                        ReasoningBlock::RedactedThinking { .. } => 0,
+                    })
+                    .sum();
+                let reasoning = self.reasoning.get_or_insert_with(String::new);
+                let thinking = reasoning.get(before..).unwrap_or_default().to_string();
+                self.reasoning_blocks.push(ReasoningBlock::Thinking {
+                    thinking,
+                    signature,
+                });
+                self.encode_blocks();
+            }
+            StreamEvent::RedactedReasoning(data) => {
+                self.reasoning.get_or_insert_with(String::new);
+                self.reasoning_blocks
+                    .push(ReasoningBlock::RedactedThinking { data });
+                self.encode_blocks();
+            }
+            StreamEvent::ToolCall(call) if self.is_cut_off() => {
+                self.cut_off_tool_calls.push(CutOffToolCall::from(call))
+            }
             StreamEvent::ToolCall(call) => self.tool_calls.push(call),
+            StreamEvent::ToolCallCutOff(call) => self.cut_off_tool_calls.push(call),
             StreamEvent::Usage(u) => self.usage = Some(u),
-            StreamEvent::Finish(f) => self.finish = Some(f),
+            StreamEvent::Finish(f) => {
+                self.finish = Some(f);
+                if self.is_cut_off() {
+                    let calls = std::mem::take(&mut self.tool_calls);
+                    self.cut_off_tool_calls
+                        .extend(calls.into_iter().map(CutOffToolCall::from));
+                }
+            }
             StreamEvent::Discarded { .. } => *self = Completion::default(),
         }
     }
 
-    /// The assistant message to store and to send back on the next turn.
+    /// True when the output limit ended the answer: its text may stop mid-sentence and its
+    /// calls (in `cut_off_tool_calls`) must not run.
+    pub fn is_cut_off(&self) -> bool {
+        self.finish == Some(FinishReason::Length)
+    }
+
+    /// Keeps `reasoning_signature` in step with the blocks.
+    fn encode_blocks(&mut self) {
+        let reasoning = self.reasoning.as_deref().unwrap_or_default();
+        self.reasoning_signature = reasoning::encode(&self.reasoning_blocks, reasoning);
+    }
+
+    /// The assistant message to store and to send back on the next turn. Cut-off calls are not
+    /// in it: their arguments are not JSON, which servers refuse when they come back.
     pub fn to_message(&self) -> ChatMessage {
         ChatMessage {
             role: Role::Assistant,
@@ -247,6 +327,16 @@ impl Completion {
             reasoning_signature: self.reasoning_signature.clone(),
             tool_calls: self.tool_calls.clone(),
             tool_call_id: None,
+        }
+    }
+}
+
+impl From<ToolCall> for CutOffToolCall {
+    fn from(call: ToolCall) -> Self {
+        Self {
+            id: call.id,
+            name: call.name,
+            arguments: call.arguments,
         }
     }
 }

@@ -178,6 +178,32 @@ async fn run_turn(
         .into());
     }
     let completion = stream_answer(&config, request, turn.events).await?;
+    if !completion.cut_off_tool_calls.is_empty() {
+        // A call whose arguments the output limit cut off is never run or stored as a call: its
+        // arguments are incomplete (a truncated file, a half command). The person is told.
+        let names: Vec<String> = completion
+            .cut_off_tool_calls
+            .iter()
+            .map(|c| c.name.clone())
+            .collect();
+        warn!(
+            calls = names.len(),
+            "tool calls cut off by the output limit"
+        );
+        if completion.text.trim().is_empty() && completion.tool_calls.is_empty() {
+            return Err(RuntimeError::CutOff {
+                provider: config.name.clone(),
+                calls: names.join(", "),
+            });
+        }
+        turn.events.emit(Event::Warning {
+            message: format!(
+                "the answer was cut off by the output limit while writing a call to {}; \
+                 that call was not run",
+                names.join(", ")
+            ),
+        });
+    }
     if completion.text.trim().is_empty() && completion.tool_calls.is_empty() {
         // An empty assistant turn would be refused by some providers on every later request
         // (Anthropic rejects empty text blocks), so it is never stored.

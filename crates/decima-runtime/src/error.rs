@@ -31,6 +31,18 @@ pub enum RuntimeError {
         /// The provider's name.
         provider: String,
     },
+    /// The answer hit the output limit in the middle of a tool call, and held nothing else.
+    /// Nothing was run or stored.
+    #[error(
+        "[logic] {provider} was cut off by the output limit while writing a call to {calls}; \
+         nothing was run or stored: ask for a smaller step, or raise the model's output limit"
+    )]
+    CutOff {
+        /// The provider's name.
+        provider: String,
+        /// The tools whose calls were cut off.
+        calls: String,
+    },
     /// A file could not be read or written.
     #[error("cannot {action} {}: {source}", path.display())]
     Io {

@@ -81,3 +81,42 @@ async fn an_empty_answer_is_reported_and_never_stored() {
     let texts: Vec<Event> = events.take();
     assert!(texts.contains(&Event::TextDelta { text: "42".into() }));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_cut_off_by_the_output_limit_is_never_run_or_stored() {
+    let server = LlmServer::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let store = setup(&server, dir.path()).await;
+    server.enqueue(Reply::Stream(Turn {
+        tool_calls: vec![decima_testkit::ScriptedToolCall {
+            id: "call_1".into(),
+            name: "write_file".into(),
+            argument_chunks: vec![r##"{"path":"report.md","content":"# Q3 recon"##.into()],
+        }],
+        finish: Some("length".into()),
+        ..Turn::default()
+    }));
+    let events = CollectEvents::default();
+    let result = chat_turn(ChatTurn {
+        store: &store,
+        data_dir: dir.path(),
+        provider: Some("local"),
+        conversation: None,
+        message: "Write the report".into(),
+        events: &events,
+    })
+    .await;
+    let err = result.unwrap_err();
+    assert!(matches!(err, RuntimeError::CutOff { .. }), "{err:?}");
+    assert!(err.to_string().contains("write_file"), "{err}");
+    let id = events
+        .take()
+        .into_iter()
+        .find_map(|e| match e {
+            Event::TurnStarted { conversation_id } => Some(conversation_id),
+            _ => None,
+        })
+        .unwrap();
+    let stored = store.messages().all(id).await.unwrap();
+    assert_eq!(stored.len(), 1, "only the user's message: {stored:?}");
+}

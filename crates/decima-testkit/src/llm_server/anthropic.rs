@@ -1,9 +1,24 @@
 //! The Anthropic Messages stream and error bodies, byte for byte.
 
 use super::openai::turn_model;
-use super::script::{ErrorKind, Turn};
+use super::script::{AnthropicQuirks, ErrorKind, InputInStart, ThinkingBlock, Turn};
 use super::sse::SseEvent;
 use super::{RenderCtx, json_str};
+
+impl AnthropicQuirks {
+    /// What the real API does on every turn beyond the plain shape: an empty first
+    /// `input_json_delta` for each tool call (docs.claude.com streaming example;
+    /// quarkiverse/quarkus-langchain4j#1778) and cumulative usage with input and cache tokens in
+    /// `message_delta` (docs.claude.com streaming: "token counts in message_delta are
+    /// cumulative"). Pings are framing: [`super::StreamOptions::ping_events`].
+    pub fn real_api() -> AnthropicQuirks {
+        AnthropicQuirks {
+            empty_first_input_delta: true,
+            full_usage_in_message_delta: true,
+            ..AnthropicQuirks::default()
+        }
+    }
+}
 
 /// The events of one streamed turn, `message_start` to `message_stop`.
 pub(crate) fn render(turn: &Turn, ctx: &RenderCtx) -> Vec<SseEvent> {
@@ -64,6 +79,38 @@ pub(crate) fn render(turn: &Turn, ctx: &RenderCtx) -> Vec<SseEvent> {
         events.push(stop(index));
         index += 1;
     }
+    for block in &turn.anthropic.thinking_blocks {
+        match block {
+            ThinkingBlock::Thinking { deltas, signature } => {
+                events.push(start(index, r#"{"type":"thinking","thinking":""}"#));
+                for piece in deltas {
+                    events.push(delta(
+                        index,
+                        format!(
+                            r#"{{"type":"thinking_delta","thinking":{}}}"#,
+                            json_str(piece)
+                        ),
+                    ));
+                }
+                events.push(delta(
+                    index,
+                    format!(
+                        r#"{{"type":"signature_delta","signature":{}}}"#,
+                        json_str(signature)
+                    ),
+                ));
+            }
+            ThinkingBlock::Redacted { data } => events.push(start(
+                index,
+                &format!(
+                    r#"{{"type":"redacted_thinking","data":{}}}"#,
+                    json_str(data)
+                ),
+            )),
+        }
+        events.push(stop(index));
+        index += 1;
+    }
     if !turn.text.is_empty() {
         events.push(start(index, r#"{"type":"text","text":""}"#));
         for piece in &turn.text {
@@ -75,30 +122,53 @@ pub(crate) fn render(turn: &Turn, ctx: &RenderCtx) -> Vec<SseEvent> {
         events.push(stop(index));
         index += 1;
     }
+    let quirks = &turn.anthropic;
+    let input_delta = |index: usize, piece: &str| {
+        delta(
+            index,
+            format!(
+                r#"{{"type":"input_json_delta","partial_json":{}}}"#,
+                json_str(piece)
+            ),
+        )
+    };
     for (i, call) in turn.tool_calls.iter().enumerate() {
         let id = if call.id.is_empty() {
             format!("toolu_test_{i}")
         } else {
             call.id.clone()
         };
+        let input = match quirks.input_in_start {
+            InputInStart::No => "{}".to_owned(),
+            // The whole input, as a parsed object the way a proxy holding the full call writes
+            // it; arguments that are not JSON become `{}`.
+            _ => serde_json::from_str::<serde_json::Value>(&call.argument_chunks.concat())
+                .map(|v| v.to_string())
+                .unwrap_or_else(|_| "{}".to_owned()),
+        };
         events.push(start(
             index,
             &format!(
-                r#"{{"type":"tool_use","id":{},"name":{},"input":{{}}}}"#,
+                r#"{{"type":"tool_use","id":{},"name":{},"input":{input}}}"#,
                 json_str(&id),
                 json_str(&call.name)
             ),
         ));
-        for piece in &call.argument_chunks {
-            events.push(delta(
-                index,
-                format!(
-                    r#"{{"type":"input_json_delta","partial_json":{}}}"#,
-                    json_str(piece)
-                ),
-            ));
+        if quirks.empty_first_input_delta || quirks.input_in_start == InputInStart::WithEmptyDelta {
+            events.push(input_delta(index, ""));
         }
-        events.push(stop(index));
+        if matches!(
+            quirks.input_in_start,
+            InputInStart::No | InputInStart::AndDeltas
+        ) {
+            for piece in &call.argument_chunks {
+                events.push(input_delta(index, piece));
+            }
+        }
+        let last = i + 1 == turn.tool_calls.len();
+        if !(last && quirks.leave_last_tool_use_open) {
+            events.push(stop(index));
+        }
         index += 1;
     }
     let stop_reason = match &turn.finish {
@@ -106,10 +176,17 @@ pub(crate) fn render(turn: &Turn, ctx: &RenderCtx) -> Vec<SseEvent> {
         None if turn.tool_calls.is_empty() => "end_turn".to_owned(),
         None => "tool_use".to_owned(),
     };
+    let usage = if quirks.full_usage_in_message_delta {
+        format!(
+            r#"{{"input_tokens":{input_tokens},"cache_creation_input_tokens":0,"cache_read_input_tokens":0,"output_tokens":{output_tokens}}}"#
+        )
+    } else {
+        format!(r#"{{"output_tokens":{output_tokens}}}"#)
+    };
     events.push(SseEvent::named(
         "message_delta",
         format!(
-            r#"{{"type":"message_delta","delta":{{"stop_reason":{},"stop_sequence":null}},"usage":{{"output_tokens":{output_tokens}}}}}"#,
+            r#"{{"type":"message_delta","delta":{{"stop_reason":{},"stop_sequence":null}},"usage":{usage}}}"#,
             json_str(&stop_reason)
         ),
     ));

@@ -20,6 +20,7 @@ mod anthropic;
 mod error;
 mod http;
 mod openai;
+mod profiles;
 mod script;
 mod sse;
 
@@ -34,8 +35,10 @@ use tokio::sync::watch;
 use tokio::task::{JoinHandle, JoinSet};
 
 pub use error::LlmServerError;
+pub use profiles::{OpenAiQuirks, Profile};
 pub use script::{
-    ErrorReply, ReasoningField, Reply, ScriptedToolCall, StreamFault, StreamOptions, Turn,
+    AnthropicQuirks, ErrorReply, InputInStart, ReasoningField, Reply, ScriptedToolCall,
+    StreamFault, StreamOptions, ThinkingBlock, Turn,
 };
 
 use http::{Conn, Gone, Request};
@@ -423,6 +426,14 @@ async fn handle(conn: &mut Conn, shared: &Shared, request: Request) -> bool {
                 include_usage,
             };
             match protocol {
+                Some(Protocol::OpenAi) if turn.openai.json_body => {
+                    let body = openai::completion_body(&turn, &ctx);
+                    write_plain(
+                        conn,
+                        json_response(200, &body, &[], close, Some(&request_id)),
+                    )
+                    .await
+                }
                 Some(p @ Protocol::OpenAi) => {
                     let events = openai::render(&turn, &ctx);
                     let plan = Plan::stream(p, events, &turn.options, turn.fault.as_ref());

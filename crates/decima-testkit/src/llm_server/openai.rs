@@ -3,25 +3,33 @@
 //! JSON is written by hand (strings escaped by serde_json) so the key order is the provider's and
 //! does not depend on serde_json features enabled elsewhere in the build.
 
-use super::script::{ErrorKind, ReasoningField, Turn};
+use super::script::{ErrorKind, ReasoningField, ScriptedToolCall, Turn};
 use super::sse::SseEvent;
 use super::{RenderCtx, json_str};
 
-/// The chunks of one streamed turn, `data: [DONE]` included unless omitted.
+/// The chunks of one streamed turn, `data: [DONE]` included unless omitted, with the turn's
+/// [`super::OpenAiQuirks`] applied (none: exactly OpenAI's shape).
 pub(crate) fn render(turn: &Turn, ctx: &RenderCtx) -> Vec<SseEvent> {
+    let quirks = &turn.openai;
     let model = turn_model(turn);
-    let chunk = |delta: &str, finish: &str| -> SseEvent {
+    let open = if quirks.empty_finish_reason {
+        r#""""#
+    } else {
+        "null"
+    };
+    let chunk = |delta: &str, finish: &str, choice_extra: &str| -> SseEvent {
         SseEvent::data(format!(
             concat!(
                 r#"{{"id":"chatcmpl-{seq}","object":"chat.completion.chunk","created":{created},"#,
                 r#""model":{model},"system_fingerprint":"fp_test","#,
-                r#""choices":[{{"index":0,"delta":{delta},"logprobs":null,"finish_reason":{finish}}}]{usage}}}"#
+                r#""choices":[{{"index":0,"delta":{delta},"logprobs":null,"finish_reason":{finish}{extra}}}]{usage}}}"#
             ),
             seq = ctx.seq,
             created = ctx.created,
             model = json_str(&model),
             delta = delta,
             finish = finish,
+            extra = choice_extra,
             usage = if ctx.include_usage {
                 r#","usage":null"#
             } else {
@@ -29,72 +37,219 @@ pub(crate) fn render(turn: &Turn, ctx: &RenderCtx) -> Vec<SseEvent> {
             },
         ))
     };
-    let mut events = vec![chunk(r#"{"role":"assistant","content":""}"#, "null")];
-    let reasoning_key = match turn.reasoning_field {
-        ReasoningField::ReasoningContent => "reasoning_content",
-        ReasoningField::Reasoning => "reasoning",
+    let role = if quirks.role_in_every_delta {
+        r#""role":"assistant","#
+    } else {
+        ""
     };
+    // The deltas after the first, as their fields without braces.
+    let mut deltas: Vec<String> = Vec::new();
     for piece in &turn.reasoning {
-        events.push(chunk(
-            &format!(r#"{{"{reasoning_key}":{}}}"#, json_str(piece)),
-            "null",
-        ));
+        let text = json_str(piece);
+        deltas.push(match turn.reasoning_field {
+            ReasoningField::ReasoningContent => format!(r#""reasoning_content":{text}"#),
+            ReasoningField::Reasoning if quirks.reasoning_details => format!(
+                r#""reasoning":{text},"reasoning_details":[{{"type":"reasoning.text","text":{text},"format":"unknown","index":0}}]"#
+            ),
+            ReasoningField::Reasoning => format!(r#""reasoning":{text}"#),
+            ReasoningField::Both => format!(r#""reasoning_content":{text},"reasoning":{text}"#),
+        });
     }
     for piece in &turn.text {
-        events.push(chunk(
-            &format!(r#"{{"content":{}}}"#, json_str(piece)),
-            "null",
-        ));
+        deltas.push(format!(r#""content":{}"#, json_str(piece)));
     }
     for (i, call) in turn.tool_calls.iter().enumerate() {
-        let id = if call.id.is_empty() {
-            format!("call_test_{i}")
-        } else {
-            call.id.clone()
-        };
-        events.push(chunk(
-            &format!(
-                r#"{{"tool_calls":[{{"index":{i},"id":{},"type":"function","function":{{"name":{},"arguments":""}}}}]}}"#,
-                json_str(&id),
-                json_str(&call.name)
-            ),
-            "null",
-        ));
-        for piece in &call.argument_chunks {
-            events.push(chunk(
-                &format!(
-                    r#"{{"tool_calls":[{{"index":{i},"function":{{"arguments":{}}}}}]}}"#,
-                    json_str(piece)
-                ),
-                "null",
-            ));
-        }
+        tool_call_deltas(turn, i, call, &mut deltas);
     }
     let finish = match &turn.finish {
         Some(f) => f.clone(),
         None if turn.tool_calls.is_empty() => "stop".to_owned(),
         None => "tool_calls".to_owned(),
     };
-    events.push(chunk("{}", &json_str(&finish)));
-    if let (true, Some((prompt, completion))) = (ctx.include_usage, turn.usage) {
+    let usage = turn.usage.map(|(prompt, completion)| {
+        format!(
+            r#"{{"prompt_tokens":{prompt},"completion_tokens":{completion},"total_tokens":{}}}"#,
+            u64::from(prompt) + u64::from(completion)
+        )
+    });
+    let choice_usage = match (&usage, quirks.usage_in_choice) {
+        (Some(usage), true) => format!(r#","usage":{usage}"#),
+        _ => String::new(),
+    };
+    let mut events = vec![chunk(r#"{"role":"assistant","content":""}"#, open, "")];
+    let last = deltas.len();
+    for (n, fields) in deltas.iter().enumerate() {
+        let delta = format!("{{{role}{fields}}}");
+        if quirks.finish_on_last_delta && n + 1 == last {
+            events.push(chunk(&delta, &json_str(&finish), &choice_usage));
+        } else {
+            events.push(chunk(&delta, open, ""));
+        }
+    }
+    if !(quirks.finish_on_last_delta && last > 0) {
+        let delta = if quirks.role_in_every_delta {
+            r#"{"role":"assistant","content":""}"#
+        } else {
+            "{}"
+        };
+        events.push(chunk(delta, &json_str(&finish), &choice_usage));
+    }
+    if let (true, false, Some(usage)) = (ctx.include_usage, quirks.usage_in_choice, &usage) {
         events.push(SseEvent::data(format!(
             concat!(
                 r#"{{"id":"chatcmpl-{seq}","object":"chat.completion.chunk","created":{created},"#,
-                r#""model":{model},"system_fingerprint":"fp_test","choices":[],"#,
-                r#""usage":{{"prompt_tokens":{p},"completion_tokens":{c},"total_tokens":{t}}}}}"#
+                r#""model":{model},"system_fingerprint":"fp_test","choices":[],"usage":{usage}}}"#
             ),
             seq = ctx.seq,
             created = ctx.created,
             model = json_str(&model),
-            p = prompt,
-            c = completion,
-            t = u64::from(prompt) + u64::from(completion),
+            usage = usage,
         )));
     }
     if !turn.options.omit_done {
         events.push(SseEvent::data("[DONE]"));
     }
     events
+}
+
+/// The id a scripted call is sent with.
+fn call_id(i: usize, call: &ScriptedToolCall) -> String {
+    if call.id.is_empty() {
+        format!("call_test_{i}")
+    } else {
+        call.id.clone()
+    }
+}
+
+/// The deltas (fields without braces) that stream call `i`, per the turn's quirks.
+fn tool_call_deltas(turn: &Turn, i: usize, call: &ScriptedToolCall, out: &mut Vec<String>) {
+    let quirks = &turn.openai;
+    let index = match (quirks.omit_tool_index, quirks.shared_tool_index) {
+        (true, _) => String::new(),
+        (false, true) => r#""index":0,"#.to_owned(),
+        (false, false) => format!(r#""index":{i},"#),
+    };
+    let id = call_id(i, call);
+    let opening_id = if quirks.omit_tool_ids {
+        String::new()
+    } else {
+        format!(r#""id":{},"#, json_str(&id))
+    };
+    let signature = if quirks.gemini_extra_content {
+        format!(r#","extra_content":{{"google":{{"thought_signature":"c2lnbmF0dXJl{i}"}}}}"#)
+    } else {
+        String::new()
+    };
+    let whole: String = call.argument_chunks.concat();
+    let name = json_str(&call.name);
+    if quirks.whole_tool_calls {
+        let arguments = if quirks.arguments_as_object {
+            whole.clone()
+        } else {
+            json_str(&whole)
+        };
+        out.push(format!(
+            r#""tool_calls":[{{{index}{opening_id}"type":"function","function":{{"name":{name},"arguments":{arguments}}}{signature}}}]"#
+        ));
+    } else {
+        out.push(format!(
+            r#""tool_calls":[{{{index}{opening_id}"type":"function","function":{{"name":{name},"arguments":""}}{signature}}}]"#
+        ));
+        let continuation_id = match (quirks.repeat_tool_id, quirks.empty_id_continuations) {
+            (true, _) if !quirks.omit_tool_ids => {
+                format!(r#""id":{},"type":"function","#, json_str(&id))
+            }
+            (_, true) => r#""id":"","type":"","#.to_owned(),
+            _ => String::new(),
+        };
+        let continuation_name = if quirks.empty_name_continuations {
+            r#""name":"","#
+        } else {
+            ""
+        };
+        for piece in &call.argument_chunks {
+            out.push(format!(
+                r#""tool_calls":[{{{index}{continuation_id}"function":{{{continuation_name}"arguments":{}}}}}]"#,
+                json_str(piece)
+            ));
+        }
+    }
+    if quirks.gemini_extra_content {
+        out.push(format!(
+            r#""tool_calls":[{{{index}"extra_content":{{"google":{{"thought_signature":"c2lnbmF0dXJl{i}"}}}}}}]"#
+        ));
+    }
+    if quirks.duplicate_tool_summary && !quirks.omit_tool_ids {
+        out.push(format!(
+            r#""tool_calls":[{{{index}"id":{},"type":"function","function":{{"name":{name},"arguments":{}}}}}]"#,
+            json_str(&id),
+            json_str(&json_str(&whole))
+        ));
+    }
+}
+
+/// A whole, non-streamed `chat.completion` for the turn, as a server that ignores `"stream":
+/// true` sends it.
+pub(crate) fn completion_body(turn: &Turn, ctx: &RenderCtx) -> String {
+    let text: String = turn.text.concat();
+    let content = if text.is_empty() && !turn.tool_calls.is_empty() {
+        "null".to_owned()
+    } else {
+        json_str(&text)
+    };
+    let reasoning: String = turn.reasoning.concat();
+    let reasoning = if reasoning.is_empty() {
+        String::new()
+    } else {
+        let text = json_str(&reasoning);
+        match turn.reasoning_field {
+            ReasoningField::ReasoningContent => format!(r#","reasoning_content":{text}"#),
+            ReasoningField::Reasoning => format!(r#","reasoning":{text}"#),
+            ReasoningField::Both => format!(r#","reasoning_content":{text},"reasoning":{text}"#),
+        }
+    };
+    let calls: Vec<String> = turn
+        .tool_calls
+        .iter()
+        .enumerate()
+        .map(|(i, call)| {
+            format!(
+                r#"{{"id":{},"type":"function","function":{{"name":{},"arguments":{}}}}}"#,
+                json_str(&call_id(i, call)),
+                json_str(&call.name),
+                json_str(&call.argument_chunks.concat())
+            )
+        })
+        .collect();
+    let calls = if calls.is_empty() {
+        String::new()
+    } else {
+        format!(r#","tool_calls":[{}]"#, calls.join(","))
+    };
+    let finish = match &turn.finish {
+        Some(f) => f.clone(),
+        None if turn.tool_calls.is_empty() => "stop".to_owned(),
+        None => "tool_calls".to_owned(),
+    };
+    let (prompt, completion) = turn.usage.unwrap_or((0, 0));
+    format!(
+        concat!(
+            r#"{{"id":"chatcmpl-{seq}","object":"chat.completion","created":{created},"model":{model},"#,
+            r#""system_fingerprint":"fp_test","choices":[{{"index":0,"message":{{"role":"assistant","#,
+            r#""content":{content}{reasoning}{calls}}},"logprobs":null,"finish_reason":{finish}}}],"#,
+            r#""usage":{{"prompt_tokens":{p},"completion_tokens":{c},"total_tokens":{t}}}}}"#
+        ),
+        seq = ctx.seq,
+        created = ctx.created,
+        model = json_str(&turn_model(turn)),
+        content = content,
+        reasoning = reasoning,
+        calls = calls,
+        finish = json_str(&finish),
+        p = prompt,
+        c = completion,
+        t = u64::from(prompt) + u64::from(completion),
+    )
 }
 
 /// The model echoed in chunks.

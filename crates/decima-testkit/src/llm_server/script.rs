@@ -2,7 +2,12 @@
 
 use std::time::{Duration, SystemTime};
 
+use super::profiles::OpenAiQuirks;
+
 /// One scripted answer to one request; the server pops them in FIFO order.
+// A turn with its quirks is far larger than the other replies, and boxing it would make every
+// script write `Box::new`: a few hundred bytes per queued reply do not matter in a test server.
+#[allow(clippy::large_enum_variant)]
 #[derive(Clone, Debug)]
 pub enum Reply {
     /// A streamed turn, rendered in the protocol the request path asks for
@@ -128,6 +133,10 @@ pub struct Turn {
     pub finish: Option<String>,
     /// Framing variations.
     pub options: StreamOptions,
+    /// Anthropic only: stream shapes of the real API and of proxies in front of it.
+    pub anthropic: AnthropicQuirks,
+    /// OpenAI only: the quirks of a real OpenAI-compatible server (see [`super::Profile`]).
+    pub openai: OpenAiQuirks,
     /// A fault to inject into the stream.
     pub fault: Option<StreamFault>,
 }
@@ -140,6 +149,9 @@ pub enum ReasoningField {
     ReasoningContent,
     /// `reasoning` (OpenRouter and others).
     Reasoning,
+    /// Both in the same delta, with the same text (vLLM keeps them in sync while it renames the
+    /// field, vllm-project/vllm#34030).
+    Both,
 }
 
 /// One scripted tool call, its arguments streamed in the given pieces.
@@ -163,6 +175,8 @@ pub struct StreamOptions {
     pub split_every: Option<usize>,
     /// Put a `: keep-alive` comment before every event (OpenRouter sends such comments).
     pub keepalive_comments: bool,
+    /// The text of those comments instead of `keep-alive` (OpenRouter: `OPENROUTER PROCESSING`).
+    pub keepalive_text: Option<String>,
     /// Anthropic: put an `event: ping` between events, as after `message_start` in real streams.
     pub ping_events: bool,
     /// OpenAI: no final `data: [DONE]`.
@@ -187,4 +201,58 @@ pub enum StreamFault {
     MalformedAfter(usize),
     /// After N events, send the provider's in-stream error event and end the stream.
     ErrorEventAfter(usize),
+}
+
+/// Anthropic stream shapes beyond the plain path, each seen from the real API or from a proxy in
+/// front of it, so the client meets them in tests before it meets them in the field. All off by
+/// default, which keeps the default rendering byte for byte as before.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct AnthropicQuirks {
+    /// More thinking blocks, streamed in this order after the `reasoning` block (if any) and
+    /// before the text: signed `thinking` blocks and `redacted_thinking` blocks, which arrive
+    /// whole in their `content_block_start` and must go back unchanged, in order.
+    pub thinking_blocks: Vec<ThinkingBlock>,
+    /// Every `tool_use` block's first `input_json_delta` has `"partial_json":""`, as the real API
+    /// sends it (and as its only delta for a tool without arguments).
+    pub empty_first_input_delta: bool,
+    /// Where the `tool_use` input goes: in the deltas (the API), or already in
+    /// `content_block_start` (proxies that synthesise Anthropic streams).
+    pub input_in_start: InputInStart,
+    /// The last `tool_use` block gets no `content_block_stop`: the API ends the message that way
+    /// when `max_tokens` cuts a tool call, and some proxies forget the stop.
+    pub leave_last_tool_use_open: bool,
+    /// `message_delta` carries the cumulative usage with input and cache tokens, as the API has
+    /// done since 2025, not only `output_tokens`.
+    pub full_usage_in_message_delta: bool,
+}
+
+/// One extra thinking block of an Anthropic turn.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ThinkingBlock {
+    /// A `thinking` block: its text in deltas, then its `signature_delta`.
+    Thinking {
+        /// The `thinking_delta` pieces.
+        deltas: Vec<String>,
+        /// The signature, sent whole in one `signature_delta`.
+        signature: String,
+    },
+    /// A `redacted_thinking` block: opaque `data`, whole in `content_block_start`, no deltas.
+    Redacted {
+        /// The encrypted data.
+        data: String,
+    },
+}
+
+/// Where a scripted `tool_use` block carries its input.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum InputInStart {
+    /// `"input":{}` in the start, the arguments in `input_json_delta` pieces (the API).
+    #[default]
+    No,
+    /// The whole input in the start and no deltas at all.
+    Only,
+    /// The whole input in the start, then one empty `input_json_delta`.
+    WithEmptyDelta,
+    /// The whole input in the start, and the deltas repeat it.
+    AndDeltas,
 }

@@ -126,7 +126,8 @@ impl Plan {
         for (i, event) in events.iter().enumerate() {
             let mut extras = Vec::new();
             if options.keepalive_comments {
-                extras.push(SseEvent::comment("keep-alive").to_bytes(nl, true));
+                let text = options.keepalive_text.as_deref().unwrap_or("keep-alive");
+                extras.push(SseEvent::comment(text).to_bytes(nl, true));
             }
             if ping && i > 0 {
                 extras.push(SseEvent::named("ping", r#"{"type": "ping"}"#).to_bytes(nl, true));
