@@ -295,7 +295,9 @@ impl<'s> Messages<'s> {
     /// assistant's call and every result), in seq order: what [`decima_core::context::select`]
     /// expects as `pinned`. One statement: the `messages_pinned` index finds the pinned rows,
     /// each unit's head is the last non-tool message at or before it and its end the next
-    /// non-tool message, and the rows of those short ranges are read through the seq index.
+    /// non-tool message (`ORDER BY seq … LIMIT 1`, so the seq index is walked only until the
+    /// first match; `MAX()` with a role filter would scan the whole prefix), and the rows of
+    /// those short ranges are read through the seq index.
     pub async fn pinned_units_through(
         &self,
         conversation: ConversationId,
@@ -303,15 +305,15 @@ impl<'s> Messages<'s> {
     ) -> Result<Vec<Message>> {
         let sql = concat!(
             "WITH pinned AS (\
-               SELECT p.seq AS seq, (SELECT MAX(h.seq) FROM messages h \
+               SELECT p.seq AS seq, (SELECT h.seq FROM messages h \
                  WHERE h.conversation_id = p.conversation_id AND h.seq <= p.seq \
-                 AND h.role <> 'tool' AND h.deleted_at IS NULL) AS head \
+                 AND h.role <> 'tool' AND h.deleted_at IS NULL ORDER BY h.seq DESC LIMIT 1) AS head \
                FROM messages p INDEXED BY messages_pinned \
                WHERE p.conversation_id = ?1 AND p.pinned = 1 AND p.deleted_at IS NULL AND p.seq <= ?2), \
              units AS (\
-               SELECT DISTINCT COALESCE(head, seq) AS head, (SELECT MIN(n.seq) FROM messages n \
+               SELECT DISTINCT COALESCE(head, seq) AS head, (SELECT n.seq FROM messages n \
                  WHERE n.conversation_id = ?1 AND n.seq > COALESCE(pinned.head, pinned.seq) \
-                 AND n.role <> 'tool' AND n.deleted_at IS NULL) AS next \
+                 AND n.role <> 'tool' AND n.deleted_at IS NULL ORDER BY n.seq LIMIT 1) AS next \
                FROM pinned) \
              SELECT DISTINCT ",
             message_columns_m!(),
