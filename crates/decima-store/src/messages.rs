@@ -315,10 +315,10 @@ impl<'s> Messages<'s> {
                  WHERE n.conversation_id = ?1 AND n.seq > COALESCE(pinned.head, pinned.seq) \
                  AND n.role <> 'tool' AND n.deleted_at IS NULL ORDER BY n.seq LIMIT 1) AS next \
                FROM pinned) \
-             SELECT DISTINCT ",
+             SELECT ",
             message_columns_m!(),
             " FROM units JOIN messages m ON m.conversation_id = ?1 AND m.seq >= units.head \
-             AND (units.next IS NULL OR m.seq < units.next) \
+             AND m.seq < COALESCE(units.next, 9223372036854775807) \
              WHERE m.deleted_at IS NULL ORDER BY m.seq"
         );
         let rows: Vec<MessageRow> = sqlx::query_as(sql)
