@@ -19,13 +19,8 @@ pub async fn context_usage(
     let conversation = store.conversations().get(id).await?;
     let preset = decima_runtime::context::preset_of(store, &conversation).await?;
     let window = decima_runtime::settings::window_settings(store, None).await?;
-    let built = decima_runtime::context::build(
-        store,
-        &conversation,
-        &preset,
-        &window,
-        decima_runtime::context::Scale::ONE,
-    )
-    .await?;
+    let scale = decima_runtime::settings::calibration_scale(store, None).await?;
+    let built =
+        decima_runtime::context::build(store, &conversation, &preset, &window, scale).await?;
     Ok(ContextUsage::from(&built))
 }

@@ -10,6 +10,7 @@ use decima_llm::{Protocol, ProviderConfig, ReasoningField};
 use decima_store::{ProviderRecord, Store};
 use serde::{Deserialize, Serialize};
 
+use crate::context::Scale;
 use crate::error::{Result, RuntimeError};
 
 /// What a provider row keeps beside its columns. Never a key: the store refuses secret-looking
@@ -166,6 +167,27 @@ impl WindowSettings {
                 .min(window / 2),
         }
     }
+}
+
+/// How the model in use counts relative to the store: its learned calibration factor, or one
+/// when it was never calibrated. The same provider choice as [`window_settings`], so the meter
+/// and the compression policy measure what the chat will send.
+pub async fn calibration_scale(store: &Store, name: Option<&str>) -> Result<Scale> {
+    let model = match name {
+        Some(name) => Some(store.providers().get_by_name(name).await?.model),
+        None => match store.providers().list().await?.as_slice() {
+            [only] => Some(only.model.clone()),
+            [] => env_var("DECIMA_MODEL"),
+            _ => None,
+        },
+    };
+    let Some(model) = model else {
+        return Ok(Scale::ONE);
+    };
+    Ok(match store.calibrations().get(&model).await? {
+        Some((factor, _samples)) => Scale::new(factor),
+        None => Scale::ONE,
+    })
 }
 
 /// Tokens kept free for the answer by default: a quarter of the window, at most 8,192.

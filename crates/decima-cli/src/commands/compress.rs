@@ -6,7 +6,7 @@ use std::path::Path;
 
 use decima_core::context::{CompactionPlan, CompressionLevel, Strategy};
 use decima_runtime::compression::{self, CompressContext, CompressOutcome, CompressRequest};
-use decima_runtime::context::{Scale, preset_of};
+use decima_runtime::context::preset_of;
 use decima_runtime::settings;
 use decima_runtime::{Event, EventSink};
 use decima_store::Store;
@@ -76,7 +76,7 @@ pub async fn run(store: &Store, data_dir: &Path, args: CompressArgs) -> Result<(
         conversation: &conversation,
         preset: &preset,
         window: &window,
-        scale: Scale::ONE,
+        scale: settings::calibration_scale(store, args.provider.as_deref()).await?,
         provider: args.provider.as_deref(),
         events: &notices,
     };

@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 
 use decima_core::context::ThresholdState;
 use decima_core::prompt::Layer;
-use decima_runtime::context::{Scale, build, preset_of};
+use decima_runtime::context::{build, preset_of};
 use decima_runtime::settings;
 use decima_store::Store;
 use serde::Serialize;
@@ -60,7 +60,8 @@ pub async fn run(
     let preset = preset_of(store, &conversation).await?;
     let settings = settings::window_settings(store, provider).await?;
     let window = settings.window;
-    let built = build(store, &conversation, &preset, &settings, Scale::ONE).await?;
+    let scale = settings::calibration_scale(store, provider).await?;
+    let built = build(store, &conversation, &preset, &settings, scale).await?;
     if built.compression_required() {
         eprintln!(
             "warning: {} messages ({} tokens) no longer fit the window; run `decima compress {id}` before the next request",
