@@ -1,0 +1,100 @@
+//! The sandbox's one error type.
+
+use thiserror::Error;
+
+/// Why a sandbox operation failed. Every variant renders as one line a person can act on.
+#[derive(Debug, Error)]
+pub enum SandboxError {
+    /// An I/O failure outside the tool's own result (the workspace or snapshot store).
+    #[error("cannot {action} {path}: {source}")]
+    Io {
+        /// "read", "write", "create", ...
+        action: &'static str,
+        /// What was being touched.
+        path: String,
+        /// What the OS said.
+        source: std::io::Error,
+    },
+    /// The snapshot store has no manifest with this id.
+    #[error("snapshot {id} is not in the snapshot store")]
+    SnapshotNotFound {
+        /// The id asked for.
+        id: String,
+    },
+    /// A snapshot's manifest or one of its objects is missing or damaged.
+    #[error("snapshot {id} is damaged: {reason}")]
+    CorruptSnapshot {
+        /// The snapshot.
+        id: String,
+        /// What is wrong, in one line.
+        reason: String,
+    },
+    /// Text that is not a snapshot id (64 lowercase hex digits).
+    #[error("{id:?} is not a snapshot id")]
+    InvalidSnapshotId {
+        /// The text given.
+        id: String,
+    },
+}
+
+/// Results of sandbox operations.
+pub type Result<T, E = SandboxError> = std::result::Result<T, E>;
+
+/// Why a tool call (shell, read_file, write_file) failed, with the class recovery keys on.
+///
+/// A timeout is `Transient`; bad arguments and missing files are `Data`; a path that leaves the
+/// workspace or a permission the OS refuses is `Permission`; a workspace that is gone or a
+/// process that cannot be started is `System`. The message is one line for the model and the
+/// person.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+#[error("{message}")]
+pub struct ToolError {
+    /// What kind of failure this is.
+    pub class: decima_core::FailureClass,
+    /// What happened, in one line.
+    pub message: String,
+}
+
+impl ToolError {
+    /// A tool error of the given class.
+    pub fn new(class: decima_core::FailureClass, message: impl Into<String>) -> Self {
+        Self {
+            class,
+            message: message.into(),
+        }
+    }
+
+    /// Bad arguments, a missing file, a path that is not a directory.
+    pub fn data(message: impl Into<String>) -> Self {
+        Self::new(decima_core::FailureClass::Data, message)
+    }
+
+    /// A path outside the workspace, or a permission the OS refused.
+    pub fn permission(message: impl Into<String>) -> Self {
+        Self::new(decima_core::FailureClass::Permission, message)
+    }
+
+    /// The machine: the workspace is gone, a process cannot be spawned, the disk failed.
+    pub fn system(message: impl Into<String>) -> Self {
+        Self::new(decima_core::FailureClass::System, message)
+    }
+
+    /// An OS error while doing `action` on `path`, classed by its kind: not found and
+    /// not-a-directory are `Data`, permission denied is `Permission`, the rest `System`.
+    pub fn io(action: &str, path: &std::path::Path, err: &std::io::Error) -> Self {
+        use std::io::ErrorKind;
+        let message = format!("cannot {action} {}: {err}", path.display());
+        match err.kind() {
+            ErrorKind::NotFound
+            | ErrorKind::NotADirectory
+            | ErrorKind::IsADirectory
+            | ErrorKind::InvalidInput
+            | ErrorKind::InvalidData
+            | ErrorKind::AlreadyExists => Self::data(message),
+            ErrorKind::PermissionDenied | ErrorKind::ReadOnlyFilesystem => {
+                Self::permission(message)
+            }
+            _ => Self::system(message),
+        }
+    }
+}

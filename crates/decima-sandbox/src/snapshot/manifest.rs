@@ -1,0 +1,223 @@
+//! What a snapshot records: the manifest, and how paths are spelled in it.
+
+use std::collections::HashSet;
+use std::ffi::{OsStr, OsString};
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
+use std::path::{Component, Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+/// The manifest format written by this version.
+pub const MANIFEST_FORMAT: u32 = 1;
+
+/// One snapshot: every entry of the workspace, parents before children, plus everything that was
+/// left out and why. Serialised as JSON; the snapshot id is the SHA-256 of those bytes.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Manifest {
+    /// [`MANIFEST_FORMAT`] when written.
+    pub format: u32,
+    /// Directories, files and symlinks, in walk order (a directory precedes its contents).
+    pub entries: Vec<Entry>,
+    /// What was not recorded, with the reason (special files, the excluded `.decima/`, files
+    /// that vanished or could not be read while the snapshot was taken).
+    pub skipped: Vec<Skipped>,
+}
+
+/// One recorded workspace entry. Paths are relative to the workspace, `/`-separated, with `%`
+/// and bytes that are not UTF-8 written as `%XX`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Entry {
+    /// A directory (empty ones included).
+    Dir {
+        /// Workspace-relative path.
+        path: String,
+        /// Permission bits (`mode & 0o7777`).
+        mode: u32,
+    },
+    /// A regular file, stored as the object named by its hash.
+    File {
+        /// Workspace-relative path.
+        path: String,
+        /// Lowercase hex SHA-256 of the content.
+        hash: String,
+        /// Length in bytes.
+        size: u64,
+        /// Permission bits (`mode & 0o7777`), executable bits included.
+        mode: u32,
+        /// Modification time, nanoseconds since the Unix epoch.
+        mtime_ns: i64,
+    },
+    /// A symbolic link, recorded as its target text and never followed.
+    Symlink {
+        /// Workspace-relative path.
+        path: String,
+        /// The link's target, encoded like paths.
+        target: String,
+    },
+}
+
+impl Entry {
+    /// The entry's workspace-relative (encoded) path.
+    #[must_use]
+    pub fn path(&self) -> &str {
+        match self {
+            Self::Dir { path, .. } | Self::File { path, .. } | Self::Symlink { path, .. } => path,
+        }
+    }
+}
+
+/// Something in the workspace the snapshot does not hold.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Skipped {
+    /// Workspace-relative (encoded) path.
+    pub path: String,
+    /// What it is: `fifo`, `socket`, `block_device`, `char_device`, `excluded`, `unreadable`,
+    /// `vanished`.
+    pub kind: String,
+    /// One line for a person.
+    pub reason: String,
+}
+
+/// Spells a relative path for a manifest: components joined by `/`, each with `%` and non-UTF-8
+/// bytes escaped as `%XX`.
+pub(crate) fn encode_path(rel: &Path) -> String {
+    let mut out = String::new();
+    for (i, component) in rel.components().enumerate() {
+        if i > 0 {
+            out.push('/');
+        }
+        encode_bytes_into(component.as_os_str(), &mut out);
+    }
+    out
+}
+
+/// Spells arbitrary bytes (a symlink target) the same way as path components.
+pub(crate) fn encode_os(s: &OsStr) -> String {
+    let mut out = String::new();
+    encode_bytes_into(s, &mut out);
+    out
+}
+
+fn encode_bytes_into(s: &OsStr, out: &mut String) {
+    for chunk in s.as_bytes().utf8_chunks() {
+        for c in chunk.valid().chars() {
+            if c == '%' {
+                out.push_str("%25");
+            } else {
+                out.push(c);
+            }
+        }
+        for b in chunk.invalid() {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+}
+
+/// Reverses [`encode_os`]. `None` when an escape is malformed.
+pub(crate) fn decode_os(s: &str) -> Option<OsString> {
+    let bytes = s.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' {
+            let hex = std::str::from_utf8(bytes.get(i + 1..i + 3)?).ok()?;
+            out.push(u8::from_str_radix(hex, 16).ok()?);
+            i += 3;
+        } else {
+            out.push(bytes[i]);
+            i += 1;
+        }
+    }
+    Some(OsString::from_vec(out))
+}
+
+/// Reverses [`encode_path`], refusing anything that could leave the workspace: absolute paths,
+/// `.`/`..`, empty components, or a component that decodes to something with a `/` or NUL.
+pub(crate) fn decode_path(s: &str) -> Option<PathBuf> {
+    if s.is_empty() {
+        return None;
+    }
+    let mut out = PathBuf::new();
+    for part in s.split('/') {
+        let name = decode_os(part)?;
+        let raw = name.as_bytes();
+        if raw.is_empty() || raw.contains(&b'/') || raw.contains(&0) {
+            return None;
+        }
+        let mut comps = Path::new(&name).components();
+        match (comps.next(), comps.next()) {
+            (Some(Component::Normal(_)), None) => out.push(&name),
+            _ => return None,
+        }
+    }
+    Some(out)
+}
+
+/// Checks that a manifest is safe to restore: known format, decodable and unique paths, every
+/// entry's parent a directory recorded before it, hashes well-formed. Returns the decoded paths
+/// in entry order.
+pub(crate) fn validate(manifest: &Manifest) -> Result<Vec<PathBuf>, String> {
+    if manifest.format != MANIFEST_FORMAT {
+        return Err(format!("unknown manifest format {}", manifest.format));
+    }
+    let mut dirs: HashSet<&str> = HashSet::new();
+    let mut seen: HashSet<&str> = HashSet::new();
+    let mut paths = Vec::with_capacity(manifest.entries.len());
+    for entry in &manifest.entries {
+        let path = entry.path();
+        let decoded = decode_path(path).ok_or_else(|| format!("unsafe path {path:?}"))?;
+        if !seen.insert(path) {
+            return Err(format!("duplicate path {path:?}"));
+        }
+        if let Some((parent, _)) = path.rsplit_once('/')
+            && !dirs.contains(parent)
+        {
+            return Err(format!("{path:?} comes before its directory"));
+        }
+        match entry {
+            Entry::Dir { .. } => {
+                dirs.insert(path);
+            }
+            Entry::File { hash, .. } => {
+                if !super::is_hex_sha256(hash) {
+                    return Err(format!("bad hash {hash:?} for {path:?}"));
+                }
+            }
+            Entry::Symlink { target, .. } => {
+                if decode_os(target).is_none_or(|t| t.is_empty()) {
+                    return Err(format!("bad symlink target for {path:?}"));
+                }
+            }
+        }
+        paths.push(decoded);
+    }
+    for skipped in &manifest.skipped {
+        decode_path(&skipped.path).ok_or_else(|| format!("unsafe path {:?}", skipped.path))?;
+    }
+    Ok(paths)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_round_trip_including_odd_bytes() {
+        let raw = OsString::from_vec(b"a%b/\xff\x00x".to_vec());
+        let rel = PathBuf::from(OsString::from_vec(b"dir/na%me\xfe".to_vec()));
+        let enc = encode_path(&rel);
+        assert_eq!(enc, "dir/na%25me%FE");
+        assert_eq!(decode_path(&enc).unwrap(), rel);
+        assert_eq!(decode_os(&encode_os(&raw)).unwrap(), raw);
+    }
+
+    #[test]
+    fn unsafe_paths_are_refused() {
+        for bad in [
+            "", "/etc", "a//b", "..", "a/../b", ".", "a/%2Fb", "a/%00", "%zz",
+        ] {
+            assert!(decode_path(bad).is_none(), "{bad}");
+        }
+    }
+}
