@@ -41,6 +41,10 @@ pub enum StoreError {
     /// Input the store refuses, such as an empty title.
     #[error("{0}")]
     InvalidInput(String),
+    /// The row exists, but its state refuses the change: a finished execution asked to run
+    /// again, a failure resolved twice. Retrying the same call cannot succeed.
+    #[error("{0}")]
+    Conflict(String),
     /// A row that does not decode: the file was edited by hand or by a foreign tool.
     #[error("the database holds a malformed {what}: {detail}")]
     Corrupt {

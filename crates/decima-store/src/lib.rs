@@ -11,12 +11,17 @@ mod compactions;
 mod conversations;
 mod data_dir;
 mod error;
+mod events;
+mod executions;
 mod exports;
+mod failures;
 mod messages;
 mod pool;
 mod presets;
 mod providers;
 mod rows;
+mod snapshots;
+mod steps;
 mod todos;
 mod token_memo;
 
@@ -31,11 +36,16 @@ pub use compactions::{CompactionRecord, Compactions, TRIGGERS};
 pub use conversations::{Conversation, Conversations};
 pub use data_dir::{DATABASE_FILE, default_data_dir};
 pub use error::StoreError;
+pub use events::{Event, Events};
+pub use executions::{Execution, ExecutionStatus, Executions, NewExecution, SandboxKind};
 pub use exports::{Exports, HistoryExport};
+pub use failures::{Failure, Failures, NewFailure, Resolution};
 pub use messages::{Messages, SeqTotals};
 pub use presets::{PRESET_KINDS, PresetRecord, Presets};
 pub use providers::{NewProvider, ProviderRecord, Providers};
-pub use todos::{PinnedTodo, Todos};
+pub use snapshots::{NewSnapshot, Snapshot, SnapshotReason, Snapshots};
+pub use steps::{Step, StepKind, Steps};
+pub use todos::{PinnedTodo, Todo, TodoInput, TodoStatus, Todos};
 pub use token_memo::TokenMemo;
 
 /// Shorthand for the store's results.
@@ -89,6 +99,36 @@ impl Store {
     /// Todos of executions; the pinned ones go into every request's session context.
     pub fn todos(&self) -> Todos<'_> {
         Todos::new(self)
+    }
+
+    /// Executions: create, read, move along allowed status transitions, interrupt on start-up.
+    pub fn executions(&self) -> Executions<'_> {
+        Executions::new(self)
+    }
+
+    /// The plan of an execution: the same repository as [`Store::todos`], named for the loop.
+    pub fn plan(&self) -> Todos<'_> {
+        Todos::new(self)
+    }
+
+    /// Snapshots: the states a rollback returns to.
+    pub fn snapshots(&self) -> Snapshots<'_> {
+        Snapshots::new(self)
+    }
+
+    /// Failures and the user's one answer to each.
+    pub fn failures(&self) -> Failures<'_> {
+        Failures::new(self)
+    }
+
+    /// The append-only event log readers catch up on.
+    pub fn events(&self) -> Events<'_> {
+        Events::new(self)
+    }
+
+    /// The per-step record of executions.
+    pub fn steps(&self) -> Steps<'_> {
+        Steps::new(self)
     }
 
     /// Prompt presets, native and imported.

@@ -127,7 +127,7 @@ impl TryFrom<ConversationRow> for Conversation {
     }
 }
 
-fn corrupt(what: &'static str, e: impl std::fmt::Display) -> StoreError {
+pub(crate) fn corrupt(what: &'static str, e: impl std::fmt::Display) -> StoreError {
     StoreError::Corrupt {
         what,
         detail: e.to_string(),

@@ -1,0 +1,443 @@
+//! Executions: one agent run each, subagents included. Their status moves only along the
+//! transitions the agent loop may take, so a finished run can never be revived by a stale task.
+
+use std::fmt;
+use std::str::FromStr;
+
+use decima_core::names::echo_untrusted;
+use decima_core::{ConversationId, ExecutionId, Timestamp};
+use sqlx::FromRow;
+
+use crate::rows::corrupt;
+use crate::{Result, Store, StoreError};
+
+/// Where an execution is in its life, as stored in `executions.status`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ExecutionStatus {
+    /// Created, not started.
+    Queued,
+    /// The loop is working on it.
+    Running,
+    /// Paused on the user (a failure to resolve, a question); survives a restart as is.
+    AwaitingUser,
+    /// Finished with a result.
+    Succeeded,
+    /// Finished with an error.
+    Failed,
+    /// Stopped on purpose.
+    Cancelled,
+    /// Was running when the process died; can be resumed.
+    Interrupted,
+}
+
+impl ExecutionStatus {
+    /// Every status, in life order.
+    pub const ALL: [ExecutionStatus; 7] = [
+        Self::Queued,
+        Self::Running,
+        Self::AwaitingUser,
+        Self::Succeeded,
+        Self::Failed,
+        Self::Cancelled,
+        Self::Interrupted,
+    ];
+
+    /// The text stored in `executions.status`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Queued => "queued",
+            Self::Running => "running",
+            Self::AwaitingUser => "awaiting_user",
+            Self::Succeeded => "succeeded",
+            Self::Failed => "failed",
+            Self::Cancelled => "cancelled",
+            Self::Interrupted => "interrupted",
+        }
+    }
+
+    /// Finished for good: nothing may change the status again.
+    pub fn is_terminal(self) -> bool {
+        matches!(self, Self::Succeeded | Self::Failed | Self::Cancelled)
+    }
+
+    /// Whether the loop may move an execution from `self` to `next`. Terminal statuses go
+    /// nowhere; only a running execution can finish successfully, wait for the user or be
+    /// interrupted; a waiting or interrupted one can only resume, fail or be cancelled.
+    pub fn can_become(self, next: ExecutionStatus) -> bool {
+        use ExecutionStatus::*;
+        matches!(
+            (self, next),
+            (Queued, Running | Failed | Cancelled)
+                | (
+                    Running,
+                    AwaitingUser | Succeeded | Failed | Cancelled | Interrupted
+                )
+                | (AwaitingUser | Interrupted, Running | Failed | Cancelled)
+        )
+    }
+}
+
+impl fmt::Display for ExecutionStatus {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for ExecutionStatus {
+    type Err = StoreError;
+
+    fn from_str(s: &str) -> Result<Self> {
+        Self::ALL
+            .into_iter()
+            .find(|status| status.as_str() == s)
+            .ok_or_else(|| {
+                StoreError::InvalidInput(format!(
+                    "{:?} is not an execution status",
+                    echo_untrusted(s)
+                ))
+            })
+    }
+}
+
+/// Where an execution's tools run, as stored in `executions.sandbox_kind`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum SandboxKind {
+    /// On the user's machine, inside the workspace.
+    Host,
+    /// In a Docker container.
+    Docker,
+}
+
+impl SandboxKind {
+    /// The text stored in `executions.sandbox_kind`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Host => "host",
+            Self::Docker => "docker",
+        }
+    }
+}
+
+impl FromStr for SandboxKind {
+    type Err = StoreError;
+
+    fn from_str(s: &str) -> Result<Self> {
+        match s {
+            "host" => Ok(Self::Host),
+            "docker" => Ok(Self::Docker),
+            other => Err(StoreError::InvalidInput(format!(
+                "{:?} is not a sandbox kind (host or docker)",
+                echo_untrusted(other)
+            ))),
+        }
+    }
+}
+
+/// What creating an execution needs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewExecution {
+    /// The conversation it works for.
+    pub conversation_id: ConversationId,
+    /// The execution that spawned it, for subagents.
+    pub parent_id: Option<ExecutionId>,
+    /// 0 for a top-level run, the parent's depth + 1 for a subagent: bounds recursion.
+    pub depth: u32,
+    /// What it was asked to do.
+    pub task: String,
+    /// Where its tools run.
+    pub sandbox: SandboxKind,
+    /// The provider row it talks to, if pinned to one.
+    pub provider_id: Option<String>,
+}
+
+/// A stored execution.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Execution {
+    /// Its id.
+    pub id: ExecutionId,
+    /// The conversation it works for.
+    pub conversation_id: ConversationId,
+    /// The spawning execution, for subagents.
+    pub parent_id: Option<ExecutionId>,
+    /// Nesting depth, 0 at the top.
+    pub depth: u32,
+    /// What it was asked to do.
+    pub task: String,
+    /// Where it is in its life.
+    pub status: ExecutionStatus,
+    /// Where its tools run.
+    pub sandbox: SandboxKind,
+    /// The provider row it talks to.
+    pub provider_id: Option<String>,
+    /// Its final answer, once succeeded.
+    pub result: Option<String>,
+    /// Why it failed, once failed.
+    pub error: Option<String>,
+    /// When it was created.
+    pub created_at: Timestamp,
+    /// When it first ran.
+    pub started_at: Option<Timestamp>,
+    /// When it reached a terminal status.
+    pub finished_at: Option<Timestamp>,
+    /// When its row last changed.
+    pub updated_at: Timestamp,
+}
+
+#[derive(FromRow)]
+struct ExecutionRow {
+    id: String,
+    conversation_id: String,
+    parent_id: Option<String>,
+    depth: i64,
+    task: String,
+    status: String,
+    sandbox_kind: String,
+    provider_id: Option<String>,
+    result: Option<String>,
+    error: Option<String>,
+    created_at: i64,
+    started_at: Option<i64>,
+    finished_at: Option<i64>,
+    updated_at: i64,
+}
+
+macro_rules! execution_columns {
+    () => {
+        "id, conversation_id, parent_id, depth, task, status, sandbox_kind, \
+     provider_id, result, error, created_at, started_at, finished_at, updated_at"
+    };
+}
+
+impl TryFrom<ExecutionRow> for Execution {
+    type Error = StoreError;
+
+    fn try_from(row: ExecutionRow) -> Result<Self> {
+        Ok(Execution {
+            id: row.id.parse().map_err(|e| corrupt("execution id", e))?,
+            conversation_id: row
+                .conversation_id
+                .parse()
+                .map_err(|e| corrupt("conversation id", e))?,
+            parent_id: row
+                .parent_id
+                .map(|p| p.parse::<ExecutionId>())
+                .transpose()
+                .map_err(|e| corrupt("parent execution id", e))?,
+            depth: u32::try_from(row.depth).map_err(|e| corrupt("execution depth", e))?,
+            task: row.task,
+            status: row
+                .status
+                .parse()
+                .map_err(|e| corrupt("execution status", e))?,
+            sandbox: row
+                .sandbox_kind
+                .parse()
+                .map_err(|e| corrupt("sandbox kind", e))?,
+            provider_id: row.provider_id,
+            result: row.result,
+            error: row.error,
+            created_at: Timestamp(row.created_at),
+            started_at: row.started_at.map(Timestamp),
+            finished_at: row.finished_at.map(Timestamp),
+            updated_at: Timestamp(row.updated_at),
+        })
+    }
+}
+
+/// Execution operations, borrowed from a [`Store`].
+pub struct Executions<'s> {
+    store: &'s Store,
+}
+
+impl<'s> Executions<'s> {
+    pub(crate) fn new(store: &'s Store) -> Self {
+        Self { store }
+    }
+
+    /// Creates a queued execution. A subagent must belong to its parent's conversation and sit
+    /// one level below it, so depth limits cannot be dodged by lying about the depth.
+    pub async fn create(&self, new: &NewExecution) -> Result<Execution> {
+        if new.task.trim().is_empty() {
+            return Err(StoreError::InvalidInput("an execution needs a task".into()));
+        }
+        let id = ExecutionId::new();
+        let now = Timestamp::now().0;
+        let mut tx = self.store.begin_write().await?;
+        match new.parent_id {
+            None if new.depth != 0 => {
+                return Err(StoreError::InvalidInput(format!(
+                    "a top-level execution has depth 0, not {}",
+                    new.depth
+                )));
+            }
+            None => {}
+            Some(parent) => {
+                let found: Option<(String, i64)> =
+                    sqlx::query_as("SELECT conversation_id, depth FROM executions WHERE id = ?")
+                        .bind(parent.to_string())
+                        .fetch_optional(&mut *tx)
+                        .await?;
+                let (conversation, depth) =
+                    found.ok_or_else(|| StoreError::not_found("parent execution", parent))?;
+                if conversation != new.conversation_id.to_string() {
+                    return Err(StoreError::InvalidInput(format!(
+                        "parent execution {parent} belongs to another conversation"
+                    )));
+                }
+                if i64::from(new.depth) != depth + 1 {
+                    return Err(StoreError::InvalidInput(format!(
+                        "a subagent of an execution at depth {depth} has depth {}, not {}",
+                        depth + 1,
+                        new.depth
+                    )));
+                }
+            }
+        }
+        let done = sqlx::query(
+            "INSERT INTO executions (id, conversation_id, parent_id, depth, task, status, \
+             sandbox_kind, provider_id, created_at, updated_at) \
+             SELECT ?, id, ?, ?, ?, 'queued', ?, ?, ?, ? FROM conversations \
+             WHERE id = ? AND deleted_at IS NULL",
+        )
+        .bind(id.to_string())
+        .bind(new.parent_id.map(|p| p.to_string()))
+        .bind(i64::from(new.depth))
+        .bind(&new.task)
+        .bind(new.sandbox.as_str())
+        .bind(new.provider_id.as_deref())
+        .bind(now)
+        .bind(now)
+        .bind(new.conversation_id.to_string())
+        .execute(&mut *tx)
+        .await
+        .map_err(|e| match &e {
+            sqlx::Error::Database(db) if db.is_foreign_key_violation() => {
+                // The conversation and parent were checked: only the provider is left.
+                StoreError::not_found(
+                    "provider",
+                    echo_untrusted(new.provider_id.as_deref().unwrap_or("")),
+                )
+            }
+            _ => StoreError::Database(e),
+        })?;
+        if done.rows_affected() == 0 {
+            return Err(StoreError::not_found("conversation", new.conversation_id));
+        }
+        tx.commit().await?;
+        self.get(id).await
+    }
+
+    /// One execution.
+    pub async fn get(&self, id: ExecutionId) -> Result<Execution> {
+        let sql = concat!(
+            "SELECT ",
+            execution_columns!(),
+            " FROM executions WHERE id = ?"
+        );
+        let row: Option<ExecutionRow> = sqlx::query_as(sql)
+            .bind(id.to_string())
+            .fetch_optional(self.store.pool())
+            .await?;
+        row.ok_or_else(|| StoreError::not_found("execution", id))?
+            .try_into()
+    }
+
+    /// Every execution of a conversation, subagents included, oldest first.
+    pub async fn list_by_conversation(
+        &self,
+        conversation: ConversationId,
+    ) -> Result<Vec<Execution>> {
+        let sql = concat!(
+            "SELECT ",
+            execution_columns!(),
+            " FROM executions WHERE conversation_id = ? \
+             ORDER BY created_at, id"
+        );
+        let rows: Vec<ExecutionRow> = sqlx::query_as(sql)
+            .bind(conversation.to_string())
+            .fetch_all(self.store.pool())
+            .await?;
+        rows.into_iter().map(Execution::try_from).collect()
+    }
+
+    /// Moves an execution to `next` if [`ExecutionStatus::can_become`] allows it, and refuses
+    /// with [`StoreError::Conflict`] otherwise. Stamps `started_at` on the first run and
+    /// `finished_at` on a terminal status.
+    pub async fn set_status(&self, id: ExecutionId, next: ExecutionStatus) -> Result<Execution> {
+        self.transition(id, next, None, None).await
+    }
+
+    /// Finishes an execution with its answer or its error, in the same write as the status, so
+    /// a reader never sees `succeeded` without the result.
+    pub async fn finish(
+        &self,
+        id: ExecutionId,
+        next: ExecutionStatus,
+        result: Option<&str>,
+        error: Option<&str>,
+    ) -> Result<Execution> {
+        if !next.is_terminal() {
+            return Err(StoreError::InvalidInput(format!(
+                "an execution finishes as succeeded, failed or cancelled, not {next}"
+            )));
+        }
+        self.transition(id, next, result, error).await
+    }
+
+    async fn transition(
+        &self,
+        id: ExecutionId,
+        next: ExecutionStatus,
+        result: Option<&str>,
+        error: Option<&str>,
+    ) -> Result<Execution> {
+        let mut tx = self.store.begin_write().await?;
+        let current: Option<String> =
+            sqlx::query_scalar("SELECT status FROM executions WHERE id = ?")
+                .bind(id.to_string())
+                .fetch_optional(&mut *tx)
+                .await?;
+        let current: ExecutionStatus = current
+            .ok_or_else(|| StoreError::not_found("execution", id))?
+            .parse()
+            .map_err(|e| corrupt("execution status", e))?;
+        if !current.can_become(next) {
+            return Err(StoreError::Conflict(format!(
+                "execution {id} is {current} and cannot become {next}"
+            )));
+        }
+        let now = Timestamp::now().0;
+        sqlx::query(
+            "UPDATE executions SET status = ?, updated_at = ?, \
+             started_at = CASE WHEN ? = 'running' THEN COALESCE(started_at, ?) ELSE started_at END, \
+             finished_at = CASE WHEN ? THEN ? ELSE finished_at END, \
+             result = COALESCE(?, result), error = COALESCE(?, error) WHERE id = ?",
+        )
+        .bind(next.as_str())
+        .bind(now)
+        .bind(next.as_str())
+        .bind(now)
+        .bind(next.is_terminal())
+        .bind(now)
+        .bind(result)
+        .bind(error)
+        .bind(id.to_string())
+        .execute(&mut *tx)
+        .await?;
+        tx.commit().await?;
+        self.get(id).await
+    }
+
+    /// Marks every `running` execution `interrupted`: the first thing start-up does, since no
+    /// loop survived the last process. Executions awaiting the user keep waiting. Returns how
+    /// many were marked.
+    pub async fn interrupt_running(&self) -> Result<u64> {
+        let done = sqlx::query(
+            "UPDATE executions SET status = 'interrupted', updated_at = ? WHERE status = 'running'",
+        )
+        .bind(Timestamp::now().0)
+        .execute(self.store.pool())
+        .await?;
+        Ok(done.rows_affected())
+    }
+}

@@ -1,0 +1,287 @@
+//! Failures: what went wrong, what was rolled back, what the user may do about it, and what
+//! they chose. A failure is resolved once; a second answer is refused, not overwritten, so a
+//! double click can never both retry and abort.
+
+use std::str::FromStr;
+
+use decima_core::names::echo_untrusted;
+use decima_core::{ExecutionId, FailureClass, Timestamp};
+use sqlx::FromRow;
+
+use crate::rows::corrupt;
+use crate::snapshots::check_execution_and_todo;
+use crate::{Result, Store, StoreError};
+
+/// The user's answer to a failure, as stored in `failures.resolution`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Resolution {
+    /// Run the failed todo again from its snapshot.
+    Retry,
+    /// Leave the todo undone and go on.
+    Skip,
+    /// Ask the model for a new plan.
+    Replan,
+    /// Stop the execution.
+    Abort,
+}
+
+impl Resolution {
+    /// The text stored in `failures.resolution`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Retry => "retry",
+            Self::Skip => "skip",
+            Self::Replan => "replan",
+            Self::Abort => "abort",
+        }
+    }
+}
+
+impl FromStr for Resolution {
+    type Err = StoreError;
+
+    fn from_str(s: &str) -> Result<Self> {
+        match s {
+            "retry" => Ok(Self::Retry),
+            "skip" => Ok(Self::Skip),
+            "replan" => Ok(Self::Replan),
+            "abort" => Ok(Self::Abort),
+            other => Err(StoreError::InvalidInput(format!(
+                "{:?} is not a resolution (retry, skip, replan, abort)",
+                echo_untrusted(other)
+            ))),
+        }
+    }
+}
+
+fn parse_class(s: &str) -> Result<FailureClass> {
+    use FailureClass::*;
+    [
+        Transient,
+        Data,
+        Logic,
+        Permission,
+        System,
+        ContextOverflow,
+        Cancelled,
+    ]
+    .into_iter()
+    .find(|c| c.as_str() == s)
+    .ok_or_else(|| corrupt("failure class", echo_untrusted(s)))
+}
+
+/// What recording a failure needs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewFailure {
+    /// The execution that failed.
+    pub execution_id: ExecutionId,
+    /// The todo it was working on.
+    pub todo_id: Option<String>,
+    /// What kind of failure, which decides the recovery offered.
+    pub class: FailureClass,
+    /// The error, for the user.
+    pub message: String,
+    /// Structured details (status codes, tool output), a JSON object.
+    pub details: serde_json::Value,
+    /// The snapshot rolled back to, if any.
+    pub snapshot_id: Option<String>,
+    /// What the rollback undid (messages, files, todos), JSON.
+    pub rolled_back: serde_json::Value,
+    /// The actions offered to the user, a JSON array.
+    pub suggested_actions: serde_json::Value,
+}
+
+/// A stored failure.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Failure {
+    /// Its id (UUIDv7 text).
+    pub id: String,
+    /// The execution that failed.
+    pub execution_id: ExecutionId,
+    /// The todo it was working on.
+    pub todo_id: Option<String>,
+    /// What kind of failure.
+    pub class: FailureClass,
+    /// The error.
+    pub message: String,
+    /// Structured details.
+    pub details: serde_json::Value,
+    /// The snapshot rolled back to.
+    pub snapshot_id: Option<String>,
+    /// What the rollback undid.
+    pub rolled_back: serde_json::Value,
+    /// The actions offered.
+    pub suggested_actions: serde_json::Value,
+    /// The user's answer, once given.
+    pub resolution: Option<Resolution>,
+    /// When they answered.
+    pub resolved_at: Option<Timestamp>,
+    /// When it failed.
+    pub created_at: Timestamp,
+}
+
+#[derive(FromRow)]
+struct FailureRow {
+    id: String,
+    execution_id: String,
+    todo_id: Option<String>,
+    class: String,
+    message: String,
+    details: String,
+    snapshot_id: Option<String>,
+    rolled_back: String,
+    suggested_actions: String,
+    resolution: Option<String>,
+    resolved_at: Option<i64>,
+    created_at: i64,
+}
+
+macro_rules! failure_select {
+    () => {
+        "SELECT id, execution_id, todo_id, class, message, details, \
+     snapshot_id, rolled_back, suggested_actions, resolution, resolved_at, created_at FROM failures"
+    };
+}
+
+impl TryFrom<FailureRow> for Failure {
+    type Error = StoreError;
+
+    fn try_from(row: FailureRow) -> Result<Self> {
+        let json = |what: &'static str, text: &str| {
+            serde_json::from_str::<serde_json::Value>(text).map_err(|e| corrupt(what, e))
+        };
+        Ok(Failure {
+            execution_id: row
+                .execution_id
+                .parse()
+                .map_err(|e| corrupt("execution id", e))?,
+            class: parse_class(&row.class)?,
+            details: json("failure details", &row.details)?,
+            rolled_back: json("failure rolled_back", &row.rolled_back)?,
+            suggested_actions: json("failure suggested_actions", &row.suggested_actions)?,
+            resolution: row
+                .resolution
+                .as_deref()
+                .map(Resolution::from_str)
+                .transpose()
+                .map_err(|e| corrupt("failure resolution", e))?,
+            id: row.id,
+            todo_id: row.todo_id,
+            message: row.message,
+            snapshot_id: row.snapshot_id,
+            resolved_at: row.resolved_at.map(Timestamp),
+            created_at: Timestamp(row.created_at),
+        })
+    }
+}
+
+/// Failure operations, borrowed from a [`Store`].
+pub struct Failures<'s> {
+    store: &'s Store,
+}
+
+impl<'s> Failures<'s> {
+    pub(crate) fn new(store: &'s Store) -> Self {
+        Self { store }
+    }
+
+    /// Records a failure, unresolved, and returns it. The todo and snapshot, if given, must
+    /// belong to the same execution.
+    pub async fn record(&self, new: &NewFailure) -> Result<Failure> {
+        if !new.details.is_object() {
+            return Err(StoreError::InvalidInput(
+                "a failure's details must be a JSON object".into(),
+            ));
+        }
+        if !new.suggested_actions.is_array() {
+            return Err(StoreError::InvalidInput(
+                "a failure's suggested actions must be a JSON array".into(),
+            ));
+        }
+        let id = uuid::Uuid::now_v7().to_string();
+        let mut tx = self.store.begin_write().await?;
+        check_execution_and_todo(&mut tx, new.execution_id, new.todo_id.as_deref()).await?;
+        if let Some(snapshot) = &new.snapshot_id {
+            let exists: Option<i64> =
+                sqlx::query_scalar("SELECT 1 FROM snapshots WHERE id = ? AND execution_id = ?")
+                    .bind(snapshot)
+                    .bind(new.execution_id.to_string())
+                    .fetch_optional(&mut *tx)
+                    .await?;
+            if exists.is_none() {
+                return Err(StoreError::not_found(
+                    "snapshot",
+                    format!(
+                        "{} of execution {}",
+                        echo_untrusted(snapshot),
+                        new.execution_id
+                    ),
+                ));
+            }
+        }
+        sqlx::query(
+            "INSERT INTO failures (id, execution_id, todo_id, class, message, details, snapshot_id, \
+             rolled_back, suggested_actions, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        )
+        .bind(&id)
+        .bind(new.execution_id.to_string())
+        .bind(new.todo_id.as_deref())
+        .bind(new.class.as_str())
+        .bind(&new.message)
+        .bind(new.details.to_string())
+        .bind(new.snapshot_id.as_deref())
+        .bind(new.rolled_back.to_string())
+        .bind(new.suggested_actions.to_string())
+        .bind(Timestamp::now().0)
+        .execute(&mut *tx)
+        .await?;
+        tx.commit().await?;
+        self.get(&id).await
+    }
+
+    /// One failure by id.
+    pub async fn get(&self, id: &str) -> Result<Failure> {
+        let sql = concat!(failure_select!(), " WHERE id = ?");
+        let row: Option<FailureRow> = sqlx::query_as(sql)
+            .bind(id)
+            .fetch_optional(self.store.pool())
+            .await?;
+        row.ok_or_else(|| StoreError::not_found("failure", echo_untrusted(id)))?
+            .try_into()
+    }
+
+    /// Every failure of an execution, oldest first.
+    pub async fn list(&self, execution: ExecutionId) -> Result<Vec<Failure>> {
+        let sql = concat!(
+            failure_select!(),
+            " WHERE execution_id = ? ORDER BY created_at, id"
+        );
+        let rows: Vec<FailureRow> = sqlx::query_as(sql)
+            .bind(execution.to_string())
+            .fetch_all(self.store.pool())
+            .await?;
+        rows.into_iter().map(Failure::try_from).collect()
+    }
+
+    /// Records the user's answer. Only the first answer counts: a failure already resolved is
+    /// refused with [`StoreError::Conflict`] naming the earlier answer.
+    pub async fn resolve(&self, id: &str, resolution: Resolution) -> Result<Failure> {
+        let done = sqlx::query(
+            "UPDATE failures SET resolution = ?, resolved_at = ? WHERE id = ? AND resolution IS NULL",
+        )
+        .bind(resolution.as_str())
+        .bind(Timestamp::now().0)
+        .bind(id)
+        .execute(self.store.pool())
+        .await?;
+        let failure = self.get(id).await?;
+        if done.rows_affected() == 0 {
+            let earlier = failure.resolution.map_or("?", Resolution::as_str);
+            return Err(StoreError::Conflict(format!(
+                "failure {} was already resolved ({earlier})",
+                echo_untrusted(id)
+            )));
+        }
+        Ok(failure)
+    }
+}

@@ -1,0 +1,140 @@
+//! Steps: the per-step record of an execution (what it analysed, did and checked), numbered
+//! per execution without gaps.
+
+use decima_core::{ExecutionId, Timestamp};
+use sqlx::FromRow;
+
+use crate::rows::corrupt;
+use crate::{Result, Store, StoreError};
+
+/// What a step was, as stored in `steps.kind`. Summary rows are made by compression, not here.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum StepKind {
+    /// The model reasoned about what to do.
+    Analysis,
+    /// A tool ran.
+    Action,
+    /// A supervisor (or the tenth man) checked the work.
+    Supervision,
+}
+
+impl StepKind {
+    /// The text stored in `steps.kind`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Analysis => "analysis",
+            Self::Action => "action",
+            Self::Supervision => "supervision",
+        }
+    }
+}
+
+/// A stored step.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Step {
+    /// Its id (UUIDv7 text).
+    pub id: String,
+    /// The execution.
+    pub execution_id: ExecutionId,
+    /// Its number within the execution, from 1.
+    pub seq: i64,
+    /// `analysis`, `action`, `supervision`, or `summary` for a folded batch.
+    pub kind: String,
+    /// What happened.
+    pub content: String,
+    /// The content's token count, counted once here.
+    pub tokens: u32,
+    /// When it was recorded.
+    pub created_at: Timestamp,
+}
+
+#[derive(FromRow)]
+struct StepRow {
+    id: String,
+    execution_id: String,
+    seq: i64,
+    kind: String,
+    content: String,
+    tokens: i64,
+    created_at: i64,
+}
+
+impl TryFrom<StepRow> for Step {
+    type Error = StoreError;
+
+    fn try_from(row: StepRow) -> Result<Self> {
+        Ok(Step {
+            execution_id: row
+                .execution_id
+                .parse()
+                .map_err(|e| corrupt("execution id", e))?,
+            tokens: u32::try_from(row.tokens).map_err(|e| corrupt("step tokens", e))?,
+            id: row.id,
+            seq: row.seq,
+            kind: row.kind,
+            content: row.content,
+            created_at: Timestamp(row.created_at),
+        })
+    }
+}
+
+/// Step operations, borrowed from a [`Store`].
+pub struct Steps<'s> {
+    store: &'s Store,
+}
+
+impl<'s> Steps<'s> {
+    pub(crate) fn new(store: &'s Store) -> Self {
+        Self { store }
+    }
+
+    /// Records a step with the next seq of its execution. One `INSERT … SELECT` statement, so
+    /// the seq is read and taken under the same write lock and two writers cannot collide.
+    pub async fn record(
+        &self,
+        execution: ExecutionId,
+        kind: StepKind,
+        content: &str,
+    ) -> Result<Step> {
+        let id = uuid::Uuid::now_v7().to_string();
+        let tokens = self.store.counter().count_text(content);
+        let created_at = Timestamp::now();
+        let seqs: Vec<i64> = sqlx::query_scalar(
+            "INSERT INTO steps (id, execution_id, seq, kind, content, tokens, created_at) \
+             SELECT ?, e.id, COALESCE((SELECT MAX(s.seq) FROM steps s WHERE s.execution_id = e.id), 0) + 1, \
+             ?, ?, ?, ? FROM executions e WHERE e.id = ? RETURNING seq",
+        )
+        .bind(&id)
+        .bind(kind.as_str())
+        .bind(content)
+        .bind(i64::from(tokens))
+        .bind(created_at.0)
+        .bind(execution.to_string())
+        .fetch_all(self.store.pool())
+        .await?;
+        let seq = *seqs
+            .first()
+            .ok_or_else(|| StoreError::not_found("execution", execution))?;
+        Ok(Step {
+            id,
+            execution_id: execution,
+            seq,
+            kind: kind.as_str().to_owned(),
+            content: content.to_owned(),
+            tokens,
+            created_at,
+        })
+    }
+
+    /// Every step of an execution that is not folded into a summary, in seq order.
+    pub async fn list(&self, execution: ExecutionId) -> Result<Vec<Step>> {
+        let rows: Vec<StepRow> = sqlx::query_as(
+            "SELECT id, execution_id, seq, kind, content, tokens, created_at FROM steps \
+             WHERE execution_id = ? AND superseded_by IS NULL ORDER BY seq",
+        )
+        .bind(execution.to_string())
+        .fetch_all(self.store.pool())
+        .await?;
+        rows.into_iter().map(Step::try_from).collect()
+    }
+}
