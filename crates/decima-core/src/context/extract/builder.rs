@@ -1,12 +1,12 @@
 //! Extracting a digest from history in one pass: the goal, todos, decisions, the user's
 //! constraints, tool operations and every exact literal.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::BTreeMap;
 
 use super::cues::{Cues, is_todo, says_goal, sentences, todo_key};
 use super::literals::{Literal, LiteralKind, Origin, scan_literals};
 use super::operations::{exit_code, key_argument, shape_of};
-use super::text::{first_lines, prefix_bytes, truncate};
+use super::text::{FastMap, FastSet, first_lines, prefix_bytes, truncate};
 use super::{Digest, GOAL_CHARS, LINE_CHARS, Operation, Source};
 use crate::{Role, ToolCall};
 
@@ -38,16 +38,16 @@ struct Builder {
     starts_conversation: bool,
     goal_taken: bool,
     clock: u64,
-    seen_goal: HashSet<String>,
+    seen_goal: FastSet<String>,
     /// Each decision and constraint kept, with when it was last stated (see `statements`).
-    seen_decisions: HashMap<String, u64>,
-    seen_constraints: HashMap<String, u64>,
+    seen_decisions: FastMap<String, u64>,
+    seen_constraints: FastMap<String, u64>,
     /// Counts decision and constraint statements, so each has a distinct time.
     statements: u64,
-    todo_at: HashMap<String, usize>,
-    op_at: HashMap<String, usize>,
-    calls: HashMap<String, usize>,
-    lit_at: HashMap<String, usize>,
+    todo_at: FastMap<String, usize>,
+    op_at: FastMap<String, usize>,
+    calls: FastMap<String, usize>,
+    lit_at: FastMap<String, usize>,
     /// The shape of each operation, computed once.
     op_shapes: Vec<String>,
 }
@@ -59,14 +59,14 @@ impl Builder {
             starts_conversation,
             goal_taken: false,
             clock: 0,
-            seen_goal: HashSet::new(),
-            seen_decisions: HashMap::new(),
-            seen_constraints: HashMap::new(),
+            seen_goal: FastSet::default(),
+            seen_decisions: FastMap::default(),
+            seen_constraints: FastMap::default(),
             statements: 0,
-            todo_at: HashMap::new(),
-            op_at: HashMap::new(),
-            calls: HashMap::new(),
-            lit_at: HashMap::new(),
+            todo_at: FastMap::default(),
+            op_at: FastMap::default(),
+            calls: FastMap::default(),
+            lit_at: FastMap::default(),
             op_shapes: Vec::new(),
         }
     }
@@ -111,11 +111,9 @@ impl Builder {
                 .collect();
         }
         let group = op.and_then(|i| self.op_shapes.get(i).cloned());
-        let mut found = Vec::new();
-        scan_literals(head, false, &mut |t, k| found.push((t.to_string(), k)));
-        for (t, k) in found {
-            self.literal(t, k, Origin::Tool, group.clone());
-        }
+        scan_literals(head, false, &mut |t, k| {
+            self.literal(t, k, Origin::Tool, group.as_deref());
+        });
     }
 
     fn tool_call(&mut self, call: &ToolCall) {
@@ -144,11 +142,9 @@ impl Builder {
         };
         self.calls.insert(call.id.clone(), i);
         let group = self.op_shapes.get(i).cloned();
-        let mut found = Vec::new();
-        scan_literals(&line, false, &mut |t, k| found.push((t.to_string(), k)));
-        for (t, k) in found {
-            self.literal(t, k, Origin::Tool, group.clone());
-        }
+        scan_literals(&line, false, &mut |t, k| {
+            self.literal(t, k, Origin::Tool, group.as_deref());
+        });
     }
 
     fn prose(&mut self, role: Role, text: &str) {
@@ -215,15 +211,11 @@ impl Builder {
             }
         }
         let origin = if user { Origin::User } else { Origin::Prose };
-        let mut found = Vec::new();
-        scan_literals(text, true, &mut |t, k| found.push((t.to_string(), k)));
-        for (t, k) in found {
-            self.literal(t, k, origin, None);
-        }
+        scan_literals(text, true, &mut |t, k| self.literal(t, k, origin, None));
     }
 
-    fn literal(&mut self, text: String, kind: LiteralKind, origin: Origin, group: Option<String>) {
-        match self.lit_at.get(&text) {
+    fn literal(&mut self, text: &str, kind: LiteralKind, origin: Origin, group: Option<&str>) {
+        match self.lit_at.get(text) {
             Some(&i) => {
                 let l = &mut self.d.literals[i];
                 l.last_seen = self.clock;
@@ -232,17 +224,21 @@ impl Builder {
                     l.group = None;
                 } else if origin == Origin::Tool && l.origin == Origin::Tool {
                     // Rendered under the operation that printed it last.
-                    l.group = group;
+                    l.group = group.map(str::to_string);
                 }
             }
             None => {
-                self.lit_at.insert(text.clone(), self.d.literals.len());
+                self.lit_at.insert(text.to_string(), self.d.literals.len());
                 self.d.literals.push(Literal {
-                    text,
+                    text: text.to_string(),
                     kind,
                     origin,
                     last_seen: self.clock,
-                    group: if origin == Origin::Tool { group } else { None },
+                    group: if origin == Origin::Tool {
+                        group.map(str::to_string)
+                    } else {
+                        None
+                    },
                 });
             }
         }

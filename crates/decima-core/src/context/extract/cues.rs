@@ -88,70 +88,76 @@ pub(super) fn says_goal(text: &str) -> bool {
             .any(|m| head.starts_with(m))
 }
 
-const EN_DECISION_WORDS: &[&str] = &[
-    "decide",
-    "decided",
-    "decides",
-    "deciding",
-    "decision",
-    "decisions",
-    "choose",
-    "chose",
-    "chosen",
-    "choosing",
-    "agreed",
-    "adopt",
-    "adopted",
-    "adopting",
-    "opted",
-    "confirmed",
-    "confirm",
-    "confirms",
-    "approved",
-    "approve",
-    "prefer",
-    "preferred",
-    "picked",
-    "settled",
-    "switched",
-    "switching",
-    "finalized",
-    "finalised",
-    "verdict",
-    "conclusion",
-    "we'll",
-    "instead",
-];
-const EN_DECISION_PAIRS: &[(&str, &str)] = &[
-    ("go", "with"),
-    ("going", "with"),
-    ("went", "with"),
-    ("stick", "with"),
-    ("sticking", "with"),
-    ("settle", "on"),
-    ("rather", "than"),
-    ("switch", "to"),
-    ("opt", "for"),
-    ("we", "will"),
-    ("we", "shall"),
-    ("let's", "use"),
-    ("let's", "go"),
-    ("let's", "keep"),
-    ("let's", "switch"),
-    ("let's", "stick"),
-    ("let's", "drop"),
-    ("let's", "exclude"),
-    ("let's", "treat"),
-    ("let's", "do"),
-    ("from", "now"),
-    ("plan", "is"),
-    ("final", "call"),
-    ("final", "answer"),
-    ("ok", "we"),
-    ("okay", "we"),
-    ("sounds", "good"),
-    ("pick", "the"),
-];
+fn en_decision_word(w: &str) -> bool {
+    matches!(
+        w,
+        "decide"
+            | "decided"
+            | "decides"
+            | "deciding"
+            | "decision"
+            | "decisions"
+            | "choose"
+            | "chose"
+            | "chosen"
+            | "choosing"
+            | "agreed"
+            | "adopt"
+            | "adopted"
+            | "adopting"
+            | "opted"
+            | "confirmed"
+            | "confirm"
+            | "confirms"
+            | "approved"
+            | "approve"
+            | "prefer"
+            | "preferred"
+            | "picked"
+            | "settled"
+            | "switched"
+            | "switching"
+            | "finalized"
+            | "finalised"
+            | "verdict"
+            | "conclusion"
+            | "we'll"
+            | "instead"
+    )
+}
+fn en_decision_pair(w: &str, n: &str) -> bool {
+    matches!(
+        (w, n),
+        ("go", "with")
+            | ("going", "with")
+            | ("went", "with")
+            | ("stick", "with")
+            | ("sticking", "with")
+            | ("settle", "on")
+            | ("rather", "than")
+            | ("switch", "to")
+            | ("opt", "for")
+            | ("we", "will")
+            | ("we", "shall")
+            | ("let's", "use")
+            | ("let's", "go")
+            | ("let's", "keep")
+            | ("let's", "switch")
+            | ("let's", "stick")
+            | ("let's", "drop")
+            | ("let's", "exclude")
+            | ("let's", "treat")
+            | ("let's", "do")
+            | ("from", "now")
+            | ("plan", "is")
+            | ("final", "call")
+            | ("final", "answer")
+            | ("ok", "we")
+            | ("okay", "we")
+            | ("sounds", "good")
+            | ("pick", "the")
+    )
+}
 const ZH_DECISION: &[&str] = &[
     "确认",
     "决定",
@@ -191,130 +197,159 @@ const ZH_DECISION: &[&str] = &[
     "算作",
     "视为",
 ];
-const EN_CONSTRAINT_WORDS: &[&str] = &[
-    "must",
-    "mustn't",
-    "only",
-    "never",
-    "don't",
-    "dont",
-    "doesn't",
-    "cannot",
-    "can't",
-    "shouldn't",
-    "won't",
-    "avoid",
-    "ensure",
-    "always",
-    "required",
-    "requires",
-    "require",
-    "requirement",
-    "mandatory",
-    "forbidden",
-    "prohibited",
-    "without",
-    "exclude",
-    "excluding",
-    "limit",
-    "deadline",
-    "constraint",
-    "constraints",
-    "strictly",
-    "skip",
-    "ignore",
-    "refrain",
-];
-const EN_CONSTRAINT_PAIRS: &[(&str, &str)] = &[
-    ("do", "not"),
-    ("does", "not"),
-    ("should", "not"),
-    ("must", "not"),
-    ("may", "not"),
-    ("can", "not"),
-    ("make", "sure"),
-    ("at", "most"),
-    ("at", "least"),
-    ("no", "more"),
-    ("no", "later"),
-    ("not", "allowed"),
-    ("not", "exceed"),
-    ("stay", "within"),
-    ("stay", "under"),
-    ("stay", "below"),
-    ("hands", "off"),
-    ("off", "limits"),
-    ("by", "eod"),
-    ("by", "end"),
-    ("not", "to"),
-    ("has", "to"),
-    ("have", "to"),
-    ("needs", "to"),
-    ("got", "to"),
-    ("stay", "away"),
-    ("stick", "to"),
-];
+fn en_constraint_word(w: &str) -> bool {
+    matches!(
+        w,
+        "must"
+            | "mustn't"
+            | "only"
+            | "never"
+            | "don't"
+            | "dont"
+            | "doesn't"
+            | "cannot"
+            | "can't"
+            | "shouldn't"
+            | "won't"
+            | "avoid"
+            | "ensure"
+            | "always"
+            | "required"
+            | "requires"
+            | "require"
+            | "requirement"
+            | "mandatory"
+            | "forbidden"
+            | "prohibited"
+            | "without"
+            | "exclude"
+            | "excluding"
+            | "limit"
+            | "deadline"
+            | "constraint"
+            | "constraints"
+            | "strictly"
+            | "skip"
+            | "ignore"
+            | "refrain"
+    )
+}
+fn en_constraint_pair(w: &str, n: &str) -> bool {
+    matches!(
+        (w, n),
+        ("do", "not")
+            | ("does", "not")
+            | ("should", "not")
+            | ("must", "not")
+            | ("may", "not")
+            | ("can", "not")
+            | ("make", "sure")
+            | ("at", "most")
+            | ("at", "least")
+            | ("no", "more")
+            | ("no", "later")
+            | ("not", "allowed")
+            | ("not", "exceed")
+            | ("stay", "within")
+            | ("stay", "under")
+            | ("stay", "below")
+            | ("hands", "off")
+            | ("off", "limits")
+            | ("by", "eod")
+            | ("by", "end")
+            | ("not", "to")
+            | ("has", "to")
+            | ("have", "to")
+            | ("needs", "to")
+            | ("got", "to")
+            | ("stay", "away")
+            | ("stick", "to")
+    )
+}
 /// What follows "keep" when it means recording, carrying on or informing ("keep notes of …",
 /// "keep track", "keep going", "keep an eye on", "keep me posted") rather than holding something
 /// as it is or within a limit ("keep it under 50 MB", "keep the raw files"), which is a
 /// constraint. A later cue still makes the sentence one ("keep notes, but never share them").
-const KEEP_IDIOMS: &[&str] = &[
-    "notes",
-    "note",
-    "track",
-    "tabs",
-    "going",
-    "trying",
-    "working",
-    "running",
-    "polling",
-    "checking",
-    "looking",
-    "watching",
-    "monitoring",
-    "digging",
-    "iterating",
-    "waiting",
-    "up",
-    "at",
-    "on",
-];
+fn keep_idiom_word(w: &str) -> bool {
+    matches!(
+        w,
+        "notes"
+            | "note"
+            | "track"
+            | "tabs"
+            | "going"
+            | "trying"
+            | "working"
+            | "running"
+            | "polling"
+            | "checking"
+            | "looking"
+            | "watching"
+            | "monitoring"
+            | "digging"
+            | "iterating"
+            | "waiting"
+            | "up"
+            | "at"
+            | "on"
+    )
+}
 /// The same, where the first word alone says too little ("keep a log" but "keep a copy of the
 /// raw export", "keep it up" but "keep it under 50 MB").
-const KEEP_IDIOM_PAIRS: &[(&str, &str)] = &[
-    ("a", "log"),
-    ("a", "record"),
-    ("a", "list"),
-    ("a", "note"),
-    ("a", "tally"),
-    ("a", "journal"),
-    ("a", "running"),
-    ("a", "close"),
-    ("an", "eye"),
-    ("in", "mind"),
-    ("it", "up"),
-    ("me", "posted"),
-    ("me", "updated"),
-    ("me", "informed"),
-    ("us", "posted"),
-    ("us", "updated"),
-    ("us", "informed"),
-];
-const WEEKDAYS: &[&str] = &[
-    "monday",
-    "tuesday",
-    "wednesday",
-    "thursday",
-    "friday",
-    "saturday",
-    "sunday",
-    "tomorrow",
-    "tonight",
-];
-const NO_STOPWORDS: &[&str] = &[
-    "worries", "problem", "problems", "idea", "luck", "thanks", "clue", "way", "doubt", "wonder",
-    "matter", "longer", "one",
-];
+fn keep_idiom_pair(w: &str, n: &str) -> bool {
+    matches!(
+        (w, n),
+        ("a", "log")
+            | ("a", "record")
+            | ("a", "list")
+            | ("a", "note")
+            | ("a", "tally")
+            | ("a", "journal")
+            | ("a", "running")
+            | ("a", "close")
+            | ("an", "eye")
+            | ("in", "mind")
+            | ("it", "up")
+            | ("me", "posted")
+            | ("me", "updated")
+            | ("me", "informed")
+            | ("us", "posted")
+            | ("us", "updated")
+            | ("us", "informed")
+    )
+}
+fn weekday(w: &str) -> bool {
+    matches!(
+        w,
+        "monday"
+            | "tuesday"
+            | "wednesday"
+            | "thursday"
+            | "friday"
+            | "saturday"
+            | "sunday"
+            | "tomorrow"
+            | "tonight"
+    )
+}
+fn no_stopword(w: &str) -> bool {
+    matches!(
+        w,
+        "worries"
+            | "problem"
+            | "problems"
+            | "idea"
+            | "luck"
+            | "thanks"
+            | "clue"
+            | "way"
+            | "doubt"
+            | "wonder"
+            | "matter"
+            | "longer"
+            | "one"
+    )
+}
 const ZH_CONSTRAINT: &[&str] = &[
     "约束",
     "限制",
@@ -349,13 +384,13 @@ const ZH_CONSTRAINT: &[&str] = &[
     "不许",
 ];
 
-/// Whether the words after "keep" make it an idiom that sets no constraint (see [`KEEP_IDIOMS`]).
+/// Whether the words after "keep" make it an idiom that sets no constraint (see [`keep_idiom_word`]).
 fn keep_idiom(after: &[(&str, bool)]) -> bool {
     let first = after.first().map(|(w, _)| *w);
     let second = after.get(1).map(|(w, _)| *w);
     match (first, second) {
-        (Some(a), Some(b)) if KEEP_IDIOM_PAIRS.contains(&(a, b)) => true,
-        (Some(a), _) => KEEP_IDIOMS.contains(&a),
+        (Some(a), Some(b)) if keep_idiom_pair(a, b) => true,
+        (Some(a), _) => keep_idiom_word(a),
         _ => false,
     }
 }
@@ -377,7 +412,11 @@ impl Cues {
             cues.decision = !question && ZH_DECISION.iter().any(|m| sentence.contains(m));
             cues.constraint = ZH_CONSTRAINT.iter().any(|m| sentence.contains(m));
         }
-        let lower = sentence.to_lowercase().replace('’', "'");
+        let lower = if sentence.is_ascii() {
+            sentence.to_ascii_lowercase()
+        } else {
+            sentence.to_lowercase().replace('’', "'")
+        };
         cues.goal |= lower.contains("goal:");
         // Words with their separators, so "no, thanks" is not "no thanks".
         let mut words: Vec<(&str, bool)> = Vec::new();
@@ -406,18 +445,17 @@ impl Cues {
                 .filter(|(_, spaced)| *spaced)
                 .map(|(n, _)| *n);
             if !question && !cues.decision {
-                cues.decision = EN_DECISION_WORDS.contains(&w)
-                    || next.is_some_and(|n| EN_DECISION_PAIRS.contains(&(w, n)));
+                cues.decision = en_decision_word(w) || next.is_some_and(|n| en_decision_pair(w, n));
             }
             if !cues.constraint {
-                cues.constraint = EN_CONSTRAINT_WORDS.contains(&w)
+                cues.constraint = en_constraint_word(w)
                     || (w == "keep" && !keep_idiom(&words[i + 1..]))
                     || next.is_some_and(|n| {
-                        EN_CONSTRAINT_PAIRS.contains(&(w, n))
-                            || (matches!(w, "before" | "by" | "until") && WEEKDAYS.contains(&n))
+                        en_constraint_pair(w, n)
+                            || (matches!(w, "before" | "by" | "until") && weekday(n))
                             || (w == "no"
                                 && n.chars().next().is_some_and(char::is_alphabetic)
-                                && !NO_STOPWORDS.contains(&n))
+                                && !no_stopword(n))
                     });
             }
             if cues.constraint && (cues.decision || question) {

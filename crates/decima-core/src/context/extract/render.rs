@@ -5,6 +5,7 @@ use std::collections::{BTreeMap, HashSet};
 
 use super::candidates::{Cand, CandKind, Sec, Src};
 use super::literals::scan_literals;
+use super::text::FastSet;
 use super::{Detail, Digest, Note};
 use crate::TokenCounter;
 
@@ -12,7 +13,7 @@ impl Digest {
     /// Renders the whole digest at `detail`, with fixed section headings; empty sections are
     /// left out. Every literal appears: those the kept prose does not carry are listed.
     pub fn render(&self, detail: Detail) -> String {
-        self.layout(detail, None, None)
+        self.layout(&self.candidates(detail), None, None)
     }
 
     /// Renders the digest at `detail` within `max_tokens` (counted as one message by
@@ -61,7 +62,8 @@ impl Digest {
                 .saturating_add(counter.message_overhead())
         };
         let mut dropped = HashSet::new();
-        let full = self.layout(detail, None, spill.then_some(&mut dropped));
+        let cands = self.candidates(detail);
+        let full = self.layout(&cands, None, spill.then_some(&mut dropped));
         let full_tokens = cost(&full);
         if full_tokens <= max_tokens {
             return (full, full_tokens, self.leftover(&dropped));
@@ -73,7 +75,7 @@ impl Digest {
                 room = 0;
             }
             dropped.clear();
-            let text = self.layout(detail, Some((room, counter)), spill.then_some(&mut dropped));
+            let text = self.layout(&cands, Some((room, counter)), spill.then_some(&mut dropped));
             let tokens = cost(&text);
             if tokens <= max_tokens {
                 return (text, tokens, self.leftover(&dropped));
@@ -180,20 +182,19 @@ impl Digest {
     /// `spill`, records what was left out there instead.
     fn layout(
         &self,
-        detail: Detail,
+        cands: &[Cand],
         limit: Option<(u32, &dyn TokenCounter)>,
         mut spill: Option<&mut HashSet<Src>>,
     ) -> String {
-        let cands = self.candidates(detail);
         let mut chosen: Vec<Option<usize>> = vec![None; cands.len()];
         let mut open: HashSet<Sec> = HashSet::new();
-        let mut present: HashSet<String> = HashSet::new();
+        let mut present: FastSet<String> = FastSet::default();
         let mut folded_ops = self.folded_ops.clone();
         let mut folded_lits = self.folded_literals.clone();
         let mut goal_texts: Vec<String> = Vec::new();
         let (budget, counter) = match limit {
             Some((room, counter)) => {
-                let reserve = self.fold_reserve(&cands, counter);
+                let reserve = self.fold_reserve(cands, counter);
                 (Some(room.saturating_sub(reserve)), Some(counter))
             }
             None => (None, None),
@@ -355,7 +356,7 @@ impl Digest {
         &self,
         cand: &Cand,
         variant: usize,
-        present: &mut HashSet<String>,
+        present: &mut FastSet<String>,
         goal_texts: &mut Vec<String>,
         open: &mut HashSet<Sec>,
     ) {

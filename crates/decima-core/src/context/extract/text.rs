@@ -43,3 +43,10 @@ pub(super) fn first_lines(text: &str, n: usize) -> Vec<&str> {
         .take(n)
         .collect()
 }
+
+/// A hash map for the builder's lookup tables, with foldhash: several times faster than SipHash
+/// on short strings, and seeded per process, so a conversation cannot be crafted to collide. The
+/// tables are never iterated, so their order cannot show in the output.
+pub(super) type FastMap<K, V> = std::collections::HashMap<K, V, foldhash::fast::RandomState>;
+/// A hash set, as [`FastMap`].
+pub(super) type FastSet<K> = std::collections::HashSet<K, foldhash::fast::RandomState>;
