@@ -14,7 +14,7 @@ use decima_store::{Conversation, Store};
 use futures_util::StreamExt;
 use tracing::{Instrument as _, info, info_span, warn};
 
-use crate::compression::{CompressContext, compress_if_needed};
+use crate::compression::{CompressContext, compress_built};
 use crate::context::{Built, Scale, build, preset_of};
 use crate::error::{Result, RuntimeError};
 use crate::events::{Event, EventSink};
@@ -77,22 +77,20 @@ pub async fn chat_turn(turn: ChatTurn<'_>) -> Result<TurnOutcome> {
 }
 
 /// The chat's window: `DECIMA_CONTEXT_WINDOW` overrides an unnamed provider's, as for
-/// `decima context`, so the meter and the chat agree.
+/// `decima context`, so the meter and the chat agree; a malformed value is refused, not ignored.
 fn window_for_turn(
     provider: Option<&str>,
     resolved: &settings::ResolvedProvider,
 ) -> Result<WindowSettings> {
-    let mut window = WindowSettings::of(resolved.config.context_window, &resolved.settings);
     if provider.is_none()
-        && let Some(env) = std::env::var("DECIMA_CONTEXT_WINDOW")
-            .ok()
-            .filter(|v| !v.trim().is_empty())
-        && let Ok(w) = env.trim().parse::<u32>()
-        && w > 0
+        && let Some(window) = settings::env_window()?
     {
-        window = WindowSettings::new(w);
+        return Ok(WindowSettings::new(window));
     }
-    Ok(window)
+    Ok(WindowSettings::of(
+        resolved.config.context_window,
+        &resolved.settings,
+    ))
 }
 
 async fn run_turn(
@@ -133,8 +131,13 @@ async fn run_turn(
         provider: turn.provider,
         events: turn.events,
     };
-    compress_if_needed(&compress_ctx(scale), "auto").await?;
     let mut built = build(store, &conversation, &preset, &window, scale).await?;
+    if compress_built(&compress_ctx(scale), &built, "auto")
+        .await?
+        .is_some()
+    {
+        built = build(store, &conversation, &preset, &window, scale).await?;
+    }
     let (mut request, mut estimate) = request_for(&config, &built)?;
     let mut needed = calibration.apply(estimate);
     if needed > built.budgeting.input_room && built.assembled.total > 0 {
@@ -146,8 +149,13 @@ async fn run_turn(
             scale = scale.factor(),
             "the model counts more than the store; compressing"
         );
-        compress_if_needed(&compress_ctx(scale), "overflow").await?;
         built = build(store, &conversation, &preset, &window, scale).await?;
+        if compress_built(&compress_ctx(scale), &built, "overflow")
+            .await?
+            .is_some()
+        {
+            built = build(store, &conversation, &preset, &window, scale).await?;
+        }
         (request, estimate) = request_for(&config, &built)?;
         needed = calibration.apply(estimate);
     }

@@ -148,10 +148,23 @@ pub async fn compress_if_needed(
         ctx.scale,
     )
     .await?;
-    let Some(level) = level_for(&built, ctx.window) else {
+    compress_built(ctx, &built, trigger).await
+}
+
+/// The same policy on a context the caller already built with `ctx`'s settings, so a step that
+/// needs the built request anyway reads the store once when nothing is due.
+pub async fn compress_built(
+    ctx: &CompressContext<'_>,
+    built: &Built,
+    trigger: &'static str,
+) -> Result<Option<AutoCompaction>> {
+    if !ctx.window.thresholds.enabled {
+        return Ok(None);
+    }
+    let Some(level) = level_for(built, ctx.window) else {
         return Ok(None);
     };
-    match run(ctx, &built, level, Strategy::Extract, false, trigger).await? {
+    match run(ctx, built, level, Strategy::Extract, false, trigger).await? {
         CompressOutcome::Planned {
             plan,
             compaction_id: Some(id),

@@ -224,7 +224,8 @@ fn env_var(name: &str) -> Option<String> {
     std::env::var(name).ok().filter(|v| !v.trim().is_empty())
 }
 
-fn env_window() -> Result<Option<u32>> {
+/// `DECIMA_CONTEXT_WINDOW`, checked: unset is `None`, a malformed value an error.
+pub(crate) fn env_window() -> Result<Option<u32>> {
     let Some(window) = env_var("DECIMA_CONTEXT_WINDOW") else {
         return Ok(None);
     };
