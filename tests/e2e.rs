@@ -42,16 +42,50 @@ impl Driver {
             .process_group(0)
             .spawn()
             .expect("cannot start tauri-driver (scripts/test.sh installs it with `cargo install tauri-driver`)");
+        // tauri-driver accepts connections before WebKitWebDriver behind it is up, and drops a
+        // request sent in that window (tauri-apps/tauri#15156). Wait for both ports, then for a
+        // `/status` answered through the proxy.
         let started = Instant::now();
-        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        for (what, p) in [("tauri-driver", port), ("WebKitWebDriver", native_port)] {
+            while std::net::TcpStream::connect(("127.0.0.1", p)).is_err() {
+                assert!(started.elapsed() < WAIT, "{what} did not listen on port {p}");
+                std::thread::sleep(Duration::from_millis(100));
+            }
+        }
+        while !status_ready(port) {
             assert!(
                 started.elapsed() < WAIT,
-                "tauri-driver did not listen on port {port}"
+                "tauri-driver on port {port} never answered /status as ready"
             );
             std::thread::sleep(Duration::from_millis(100));
         }
         Self { child, port }
     }
+}
+
+/// One `GET /status` through tauri-driver; true when the WebDriver answers 200 with `ready`.
+fn status_ready(port: u16) -> bool {
+    use std::io::{Read, Write};
+    let Ok(mut stream) = std::net::TcpStream::connect(("127.0.0.1", port)) else {
+        return false;
+    };
+    let _ = stream.set_read_timeout(Some(Duration::from_secs(2)));
+    let request = format!(
+        "GET /status HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n\r\n"
+    );
+    if stream.write_all(request.as_bytes()).is_err() {
+        return false;
+    }
+    let mut answer = Vec::new();
+    let mut chunk = [0u8; 1024];
+    while let Ok(n @ 1..) = stream.read(&mut chunk) {
+        answer.extend_from_slice(&chunk[..n]);
+        let text = String::from_utf8_lossy(&answer);
+        if text.starts_with("HTTP/1.1 200") && text.contains("\"ready\":true") {
+            return true;
+        }
+    }
+    false
 }
 
 impl Drop for Driver {
