@@ -148,6 +148,11 @@ pub struct NewExecution {
     pub sandbox: SandboxKind,
     /// The provider row it talks to, if pinned to one.
     pub provider_id: Option<String>,
+    /// The directory its tools work in, so a resumed run finds its files again.
+    pub workspace: Option<String>,
+    /// The options it was started with (step budget, compression switches), as the runtime
+    /// wrote them: resume and recover continue under the same rules.
+    pub options: serde_json::Value,
 }
 
 /// A stored execution.
@@ -169,6 +174,10 @@ pub struct Execution {
     pub sandbox: SandboxKind,
     /// The provider row it talks to.
     pub provider_id: Option<String>,
+    /// The directory its tools work in.
+    pub workspace: Option<String>,
+    /// The options it was started with.
+    pub options: serde_json::Value,
     /// Its final answer, once succeeded.
     pub result: Option<String>,
     /// Why it failed, once failed.
@@ -193,6 +202,8 @@ struct ExecutionRow {
     status: String,
     sandbox_kind: String,
     provider_id: Option<String>,
+    workspace: Option<String>,
+    options: String,
     result: Option<String>,
     error: Option<String>,
     created_at: i64,
@@ -204,7 +215,8 @@ struct ExecutionRow {
 macro_rules! execution_columns {
     () => {
         "id, conversation_id, parent_id, depth, task, status, sandbox_kind, \
-     provider_id, result, error, created_at, started_at, finished_at, updated_at"
+     provider_id, workspace, options, result, error, created_at, started_at, finished_at, \
+     updated_at"
     };
 }
 
@@ -234,6 +246,9 @@ impl TryFrom<ExecutionRow> for Execution {
                 .parse()
                 .map_err(|e| corrupt("sandbox kind", e))?,
             provider_id: row.provider_id,
+            workspace: row.workspace,
+            options: serde_json::from_str(&row.options)
+                .map_err(|e| corrupt("execution options", e))?,
             result: row.result,
             error: row.error,
             created_at: Timestamp(row.created_at),
@@ -295,8 +310,8 @@ impl<'s> Executions<'s> {
         }
         let done = sqlx::query(
             "INSERT INTO executions (id, conversation_id, parent_id, depth, task, status, \
-             sandbox_kind, provider_id, created_at, updated_at) \
-             SELECT ?, id, ?, ?, ?, 'queued', ?, ?, ?, ? FROM conversations \
+             sandbox_kind, provider_id, workspace, options, created_at, updated_at) \
+             SELECT ?, id, ?, ?, ?, 'queued', ?, ?, ?, ?, ?, ? FROM conversations \
              WHERE id = ? AND deleted_at IS NULL",
         )
         .bind(id.to_string())
@@ -305,6 +320,8 @@ impl<'s> Executions<'s> {
         .bind(&new.task)
         .bind(new.sandbox.as_str())
         .bind(new.provider_id.as_deref())
+        .bind(new.workspace.as_deref())
+        .bind(new.options.to_string())
         .bind(now)
         .bind(now)
         .bind(new.conversation_id.to_string())
@@ -358,6 +375,49 @@ impl<'s> Executions<'s> {
             .fetch_all(self.store.pool())
             .await?;
         rows.into_iter().map(Execution::try_from).collect()
+    }
+
+    /// The newest executions of every conversation, newest first, at most `limit`.
+    pub async fn list_recent(&self, limit: u32) -> Result<Vec<Execution>> {
+        let sql = concat!(
+            "SELECT ",
+            execution_columns!(),
+            " FROM executions ORDER BY created_at DESC, id DESC LIMIT ?"
+        );
+        let rows: Vec<ExecutionRow> = sqlx::query_as(sql)
+            .bind(i64::from(limit))
+            .fetch_all(self.store.pool())
+            .await?;
+        rows.into_iter().map(Execution::try_from).collect()
+    }
+
+    /// Every execution in one status, oldest first: start-up looks for `running` ones whose
+    /// process is gone.
+    pub async fn list_by_status(&self, status: ExecutionStatus) -> Result<Vec<Execution>> {
+        let sql = concat!(
+            "SELECT ",
+            execution_columns!(),
+            " FROM executions WHERE status = ? ORDER BY created_at, id"
+        );
+        let rows: Vec<ExecutionRow> = sqlx::query_as(sql)
+            .bind(status.as_str())
+            .fetch_all(self.store.pool())
+            .await?;
+        rows.into_iter().map(Execution::try_from).collect()
+    }
+
+    /// Marks one `running` execution `interrupted`, if it still is: for the process that found
+    /// its owner gone. Returns whether it was marked.
+    pub async fn interrupt_if_running(&self, id: ExecutionId) -> Result<bool> {
+        let done = sqlx::query(
+            "UPDATE executions SET status = 'interrupted', updated_at = ? \
+             WHERE id = ? AND status = 'running'",
+        )
+        .bind(Timestamp::now().0)
+        .bind(id.to_string())
+        .execute(self.store.pool())
+        .await?;
+        Ok(done.rows_affected() == 1)
     }
 
     /// Moves an execution to `next` if [`ExecutionStatus::can_become`] allows it, and refuses

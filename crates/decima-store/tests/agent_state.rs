@@ -49,6 +49,8 @@ async fn execution(store: &Store, conversation: ConversationId) -> Execution {
             task: "build the thing".into(),
             sandbox: SandboxKind::Host,
             provider_id: None,
+            workspace: None,
+            options: serde_json::json!({}),
         })
         .await
         .unwrap()
@@ -84,6 +86,8 @@ async fn executions_create_get_and_list_with_subagents() {
             task: "look it up".into(),
             sandbox: SandboxKind::Docker,
             provider_id: None,
+            workspace: None,
+            options: serde_json::json!({}),
         })
         .await
         .unwrap();
@@ -99,6 +103,8 @@ async fn executions_create_get_and_list_with_subagents() {
         task: "deep".into(),
         sandbox: SandboxKind::Host,
         provider_id: None,
+        workspace: None,
+        options: serde_json::json!({}),
     };
     assert!(matches!(
         store.executions().create(&wrong_depth).await,
@@ -111,6 +117,8 @@ async fn executions_create_get_and_list_with_subagents() {
         task: "nowhere".into(),
         sandbox: SandboxKind::Host,
         provider_id: None,
+        workspace: None,
+        options: serde_json::json!({}),
     };
     assert!(matches!(
         store.executions().create(&orphan).await,
