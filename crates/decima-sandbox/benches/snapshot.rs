@@ -1,5 +1,6 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
-//! Workspace snapshots on a 1,000-file, 50 MB tree, against `tar -cf` of the same tree.
+//! Workspace snapshots on a 1,000-file, 50 MB tree, against `tar -cf` of the same tree; restores
+//! against `tar -xf` of it.
 //!
 //! Goals: first snapshot ≤ 300 ms, snapshot after one change ≤ 30 ms, restore after a few
 //! changes ≤ 500 ms.
@@ -46,6 +47,32 @@ fn rewrite(path: &Path, seed: u64) {
     let mut content = vec![0u8; usize::try_from(len).unwrap()];
     fastrand::Rng::with_seed(seed).fill(&mut content);
     fs::write(path, content).unwrap();
+}
+
+/// `tar -cf archive -C tree .`, the snapshots' baseline.
+fn tar_create(tree: &Path, archive: &Path) {
+    // To a real file: GNU tar skips reading contents when the archive is /dev/null.
+    let status = Command::new("tar")
+        .arg("-cf")
+        .arg(archive)
+        .arg("-C")
+        .arg(tree)
+        .arg(".")
+        .status()
+        .unwrap();
+    assert!(status.success());
+}
+
+/// `tar -xf archive -C tree`, the restores' baseline.
+fn tar_extract(archive: &Path, tree: &Path) {
+    let status = Command::new("tar")
+        .arg("-xf")
+        .arg(archive)
+        .arg("-C")
+        .arg(tree)
+        .status()
+        .unwrap();
+    assert!(status.success());
 }
 
 fn benches(c: &mut Criterion) {
@@ -127,23 +154,67 @@ fn benches(c: &mut Criterion) {
             BatchSize::PerIteration,
         );
     });
+
+    group.bench_function("restore_after_one_change", |b| {
+        b.iter_batched(
+            || {
+                seed += 1;
+                rewrite(&changed, seed);
+            },
+            |()| {
+                let stats = store.restore(&base.id, &ws).unwrap();
+                assert_eq!(stats.files_written, 1, "{stats:?}");
+                stats
+            },
+            BatchSize::PerIteration,
+        );
+    });
     let stats = store.restore(&base.id, &ws).unwrap();
     eprintln!("restore with nothing to do: {stats:?}");
 
+    // A full restore into a new, empty folder each time; kept until the end like the stores above.
+    let mut finished_targets = Vec::new();
+    group.bench_function("restore_into_empty_dir", |b| {
+        b.iter_batched(
+            || tempfile::tempdir_in(tmp.path()).unwrap(),
+            |dir| {
+                let stats = store.restore(&base.id, &dir.path().join("ws")).unwrap();
+                assert_eq!(stats.files_written, FILES as u64, "{stats:?}");
+                finished_targets.push(dir);
+            },
+            BatchSize::PerIteration,
+        );
+    });
+    drop(finished_targets);
+
     let tar_out = tmp.path().join("baseline.tar");
-    group.bench_function("baseline_tar_cf", |b| {
-        b.iter(|| {
-            // To a real file: GNU tar skips reading contents when the archive is /dev/null.
-            let status = Command::new("tar")
-                .arg("-cf")
-                .arg(&tar_out)
-                .arg("-C")
-                .arg(&ws)
-                .arg(".")
-                .status()
-                .unwrap();
-            assert!(status.success());
-        });
+    group.bench_function("baseline_tar_cf", |b| b.iter(|| tar_create(&ws, &tar_out)));
+
+    // The restores' baselines extract an archive of the base tree (the workspace equals it now).
+    tar_create(&ws, &tar_out);
+    let mut finished_targets = Vec::new();
+    group.bench_function("baseline_tar_xf_into_empty_dir", |b| {
+        b.iter_batched(
+            || tempfile::tempdir_in(tmp.path()).unwrap(),
+            |dir| {
+                tar_extract(&tar_out, dir.path());
+                finished_targets.push(dir);
+            },
+            BatchSize::PerIteration,
+        );
+    });
+    drop(finished_targets);
+    // What a tar-based restore does after one change: tar cannot tell which file changed, so it
+    // extracts the whole archive over the workspace.
+    group.bench_function("baseline_tar_xf_after_one_change", |b| {
+        b.iter_batched(
+            || {
+                seed += 1;
+                rewrite(&changed, seed);
+            },
+            |()| tar_extract(&tar_out, &ws),
+            BatchSize::PerIteration,
+        );
     });
     group.finish();
 }

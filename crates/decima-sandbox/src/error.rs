@@ -53,6 +53,10 @@ pub struct ToolError {
     pub class: decima_core::FailureClass,
     /// What happened, in one line.
     pub message: String,
+    /// True when the call was refused before it touched anything (a path outside the
+    /// workspace): the model can correct its arguments, so the runtime answers it as a tool
+    /// error and does not start the failure path, as it does for a permission the OS refused.
+    pub refused: bool,
 }
 
 impl ToolError {
@@ -61,6 +65,15 @@ impl ToolError {
         Self {
             class,
             message: message.into(),
+            refused: false,
+        }
+    }
+
+    /// A path that leads outside the workspace, refused before anything was touched.
+    pub fn outside_workspace(message: impl Into<String>) -> Self {
+        Self {
+            refused: true,
+            ..Self::permission(message)
         }
     }
 
@@ -69,7 +82,7 @@ impl ToolError {
         Self::new(decima_core::FailureClass::Data, message)
     }
 
-    /// A path outside the workspace, or a permission the OS refused.
+    /// A permission the OS refused.
     pub fn permission(message: impl Into<String>) -> Self {
         Self::new(decima_core::FailureClass::Permission, message)
     }

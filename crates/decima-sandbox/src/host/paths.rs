@@ -49,7 +49,7 @@ impl Workspace {
             path.strip_prefix(&self.root)
                 .or_else(|_| path.strip_prefix(&self.given))
                 .map_err(|_| {
-                    ToolError::permission(format!(
+                    ToolError::outside_workspace(format!(
                         "{raw} is outside the workspace {}; use a path relative to it",
                         self.root.display()
                     ))
@@ -63,12 +63,12 @@ impl Workspace {
                 Component::Normal(p) => clean.push(p),
                 Component::CurDir => {}
                 Component::ParentDir => {
-                    return Err(ToolError::permission(format!(
+                    return Err(ToolError::outside_workspace(format!(
                         "{raw} uses `..`; paths must stay inside the workspace"
                     )));
                 }
                 Component::RootDir | Component::Prefix(_) => {
-                    return Err(ToolError::permission(format!(
+                    return Err(ToolError::outside_workspace(format!(
                         "{raw} is not inside the workspace"
                     )));
                 }
@@ -113,7 +113,7 @@ impl Workspace {
             match std::fs::symlink_metadata(&next) {
                 Ok(md) if md.file_type().is_symlink() => {
                     let real = std::fs::canonicalize(&next).map_err(|_| {
-                        ToolError::permission(format!(
+                        ToolError::outside_workspace(format!(
                             "{raw}: {} is a symlink that does not resolve inside the workspace",
                             next.strip_prefix(&self.root).unwrap_or(&next).display()
                         ))
@@ -161,7 +161,7 @@ impl Workspace {
         match std::fs::symlink_metadata(&target) {
             Ok(md) if md.file_type().is_symlink() => {
                 let real = std::fs::canonicalize(&target).map_err(|_| {
-                    ToolError::permission(format!(
+                    ToolError::outside_workspace(format!(
                         "{raw} is a symlink that does not resolve inside the workspace"
                     ))
                 })?;
@@ -182,7 +182,7 @@ impl Workspace {
         if real.starts_with(&self.root) {
             Ok(())
         } else {
-            Err(ToolError::permission(format!(
+            Err(ToolError::outside_workspace(format!(
                 "{raw} resolves to {}, outside the workspace (through a symlink)",
                 real.display()
             )))
