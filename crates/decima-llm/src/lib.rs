@@ -26,7 +26,9 @@ pub use presets::ReasoningField;
 pub use provider::{EventStream, HttpProvider, Provider, ProviderConfig, Timeouts, collect};
 pub use reasoning::ReasoningBlock;
 pub use retry::{RetryPolicy, with_retry};
-pub use tool_calls::{PartialToolCall, ToolCallAssembler, ToolCallDelta, valid_json_arguments};
+pub use tool_calls::{
+    PartialToolCall, ToolCallAssembler, ToolCallDelta, invalid_arguments, valid_json_arguments,
+};
 pub use transport::{parse_retry_after, replay};
 
 pub use types::{

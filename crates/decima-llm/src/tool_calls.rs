@@ -205,7 +205,16 @@ pub fn generated_call_id(response_id: &str, n: usize, name: &str, arguments: &st
     format!("call_{n}_{:012x}", hash & 0xffff_ffff_ffff)
 }
 
-/// Validates one assembled call.
+/// The key under which [`finish_call`] keeps arguments that are not JSON and cannot be
+/// repaired: `{"__invalid_arguments__": RAW, "__parse_error__": WHY}`.
+pub const INVALID_ARGUMENTS_KEY: &str = "__invalid_arguments__";
+/// The parse error kept with them.
+pub const PARSE_ERROR_KEY: &str = "__parse_error__";
+
+/// Validates one assembled call. Arguments that stay invalid JSON after repair keep the call:
+/// they are wrapped as a JSON object under [`INVALID_ARGUMENTS_KEY`], so the call can be stored
+/// and sent back (every provider needs JSON there) and answered with a tool error the model can
+/// correct, instead of losing the whole answer. See [`invalid_arguments`].
 pub fn finish_call(call: PartialToolCall) -> Result<ToolCall, LlmError> {
     if call.name.is_empty() {
         return Err(LlmError::InvalidToolArguments {
@@ -213,16 +222,35 @@ pub fn finish_call(call: PartialToolCall) -> Result<ToolCall, LlmError> {
             detail: "the tool call has no function name".into(),
         });
     }
-    let arguments =
-        valid_json_arguments(&call.arguments).map_err(|detail| LlmError::InvalidToolArguments {
-            tool: call.name.clone(),
-            detail,
-        })?;
+    let arguments = match valid_json_arguments(&call.arguments) {
+        Ok(arguments) => arguments,
+        Err(detail) => serde_json::json!({
+            INVALID_ARGUMENTS_KEY: call.arguments,
+            PARSE_ERROR_KEY: detail,
+        })
+        .to_string(),
+    };
     Ok(ToolCall {
         id: call.id,
         name: call.name,
         arguments,
     })
+}
+
+/// The raw text and parse error of arguments [`finish_call`] could not make JSON of, if these
+/// are such arguments.
+pub fn invalid_arguments(arguments: &str) -> Option<(String, String)> {
+    if !arguments.contains(INVALID_ARGUMENTS_KEY) {
+        return None;
+    }
+    let value: Value = serde_json::from_str(arguments).ok()?;
+    let raw = value.get(INVALID_ARGUMENTS_KEY)?.as_str()?.to_owned();
+    let why = value
+        .get(PARSE_ERROR_KEY)
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_owned();
+    Some((raw, why))
 }
 
 /// Returns the arguments as valid JSON text: unchanged when they parse, repaired when a common slip
@@ -314,12 +342,24 @@ mod tests {
     }
 
     #[test]
-    fn hopeless_arguments_are_a_logic_error() {
+    fn hopeless_arguments_keep_the_call_with_the_raw_text_and_the_error() {
         let mut a = ToolCallAssembler::default();
         a.apply(0, Some("call_1"), Some("shell"), Some("{cmd: ls}"));
+        let calls = a.finish().unwrap();
+        assert_eq!(calls[0].name, "shell");
+        let (raw, why) = invalid_arguments(&calls[0].arguments).unwrap();
+        assert_eq!(raw, "{cmd: ls}");
+        assert!(why.contains("key must be a string"), "{why}");
+        assert!(serde_json::from_str::<Value>(&calls[0].arguments).is_ok());
+        assert_eq!(invalid_arguments(r#"{"cmd":"ls"}"#), None);
+    }
+
+    #[test]
+    fn a_call_without_a_name_is_a_logic_error() {
+        let mut a = ToolCallAssembler::default();
+        a.apply(0, Some("call_1"), None, Some("{}"));
         let err = a.finish().unwrap_err();
         assert_eq!(err.class(), decima_core::FailureClass::Logic);
-        assert!(err.to_string().contains("shell"), "{err}");
     }
 
     fn delta<'a>(
