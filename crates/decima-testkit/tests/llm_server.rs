@@ -971,6 +971,101 @@ async fn missing_script_answers_500_saying_so() {
     assert_eq!(server.requests().len(), 2);
 }
 
+/// A chat body with `tools` tool-result messages after one user message.
+fn conversation_body(tools: usize) -> String {
+    let mut messages = vec![serde_json::json!({"role": "user", "content": "go"})];
+    for i in 0..tools {
+        messages.push(serde_json::json!({"role": "tool", "tool_call_id": format!("call_{i}"), "content": "ok"}));
+    }
+    serde_json::json!({"model": "m", "stream": true, "messages": messages}).to_string()
+}
+
+#[tokio::test]
+async fn responder_answers_from_the_request_when_the_queue_is_empty() {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    let server = LlmServer::start().await;
+    let calls = Arc::new(AtomicUsize::new(0));
+    let seen = Arc::clone(&calls);
+    server.respond_with(move |request| {
+        seen.fetch_add(1, Ordering::SeqCst);
+        let tools = request
+            .json
+            .as_ref()
+            .and_then(|j| j["messages"].as_array())
+            .map(|m| m.iter().filter(|m| m["role"] == "tool").count())
+            .expect("the responder sees the parsed body");
+        Reply::Stream(text_turn(&[&format!("tools={tools}")]))
+    });
+
+    // A queued reply wins over the responder.
+    server.enqueue(Reply::Stream(text_turn(&["queued"])));
+    let first = exchange(&server, OPENAI_PATH, &conversation_body(2)).await;
+    assert!(first.body_str().contains("queued"));
+    assert!(!first.body_str().contains("tools="));
+    assert_eq!(calls.load(Ordering::SeqCst), 0);
+
+    // With the queue empty, every request is answered from its own body, in both protocols.
+    for (path, tools) in [(OPENAI_PATH, 0), (ANTHROPIC_PATH, 1), (OPENAI_PATH, 3)] {
+        let response = exchange(&server, path, &conversation_body(tools)).await;
+        assert_eq!(response.head.status, 200);
+        assert!(response.complete);
+        assert!(
+            response.body_str().contains(&format!("tools={tools}")),
+            "{path} with {tools} tool messages: {}",
+            response.body_str()
+        );
+    }
+    assert_eq!(calls.load(Ordering::SeqCst), 3);
+
+    // Concurrent requests each get the answer for their own conversation (spawned, not joined
+    // in place: each exchange holds a 64 KiB read buffer, too much for one test stack).
+    let server = Arc::new(server);
+    let mut concurrent = tokio::task::JoinSet::new();
+    for tools in 4..8 {
+        let server = Arc::clone(&server);
+        let path = if tools % 2 == 0 {
+            OPENAI_PATH
+        } else {
+            ANTHROPIC_PATH
+        };
+        concurrent.spawn(async move {
+            let response = exchange(&server, path, &conversation_body(tools)).await;
+            (tools, response.body_str())
+        });
+    }
+    while let Some(joined) = concurrent.join_next().await {
+        let (tools, body) = joined.expect("exchange task");
+        assert!(body.contains(&format!("tools={tools}")), "{body}");
+    }
+    assert_eq!(calls.load(Ordering::SeqCst), 7);
+
+    // A reply queued later still goes first, then the responder takes over again.
+    server.enqueue(Reply::server_error(503));
+    let queued = exchange(&server, OPENAI_PATH, &conversation_body(1)).await;
+    assert_eq!(queued.head.status, 503);
+    let after = exchange(&server, OPENAI_PATH, &conversation_body(1)).await;
+    assert!(after.body_str().contains("tools=1"));
+    assert_eq!(calls.load(Ordering::SeqCst), 8);
+    assert_eq!(server.pending_replies(), 0);
+    assert_eq!(server.requests().len(), 10);
+}
+
+#[tokio::test]
+async fn a_panicking_responder_answers_500_saying_so() {
+    let server = LlmServer::start().await;
+    server.respond_with(|_| panic!("scripted failure"));
+    let response = exchange(&server, OPENAI_PATH, "{}").await;
+    assert_eq!(response.head.status, 500);
+    assert!(response.body_str().contains("responder panicked"));
+    assert!(response.body_str().contains("scripted failure"));
+    // The server keeps serving.
+    let again = exchange(&server, ANTHROPIC_PATH, "{}").await;
+    assert_eq!(again.head.status, 500);
+    assert_eq!(server.requests().len(), 2);
+}
+
 #[tokio::test]
 async fn a_stream_on_an_unknown_path_is_404() {
     let server = LlmServer::start().await;

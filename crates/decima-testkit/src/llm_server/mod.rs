@@ -26,6 +26,7 @@ mod sse;
 
 use std::collections::VecDeque;
 use std::net::SocketAddr;
+use std::panic::AssertUnwindSafe;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -94,9 +95,14 @@ pub fn refused_base_url() -> String {
     }
 }
 
+/// A fallback that builds a reply from the request when no scripted reply is queued.
+type Responder = dyn Fn(&RecordedRequest) -> Reply + Send + Sync;
+
 /// State shared between the handle and the server tasks.
 struct Shared {
     queue: Mutex<VecDeque<Reply>>,
+    /// Asked when the queue is empty; an `Arc` so it is called without holding the lock.
+    responder: Mutex<Option<Arc<Responder>>>,
     requests: Mutex<Vec<RecordedRequest>>,
     /// Bumped whenever a request is recorded or a disconnect noted, to wake waiters.
     changes: watch::Sender<u64>,
@@ -150,6 +156,7 @@ impl LlmServer {
         let (changes, _) = watch::channel(0);
         let shared = Arc::new(Shared {
             queue: Mutex::new(VecDeque::new()),
+            responder: Mutex::new(None),
             requests: Mutex::new(Vec::new()),
             changes,
             seq: AtomicU64::new(0),
@@ -173,10 +180,21 @@ impl LlmServer {
         self.addr
     }
 
-    /// Queues a reply; each request pops the next one (FIFO). With none queued the server answers
-    /// 500 with a JSON error body saying "no scripted reply" (so a test notices).
+    /// Queues a reply; each request pops the next one (FIFO). With none queued the server asks the
+    /// [`LlmServer::respond_with`] responder, or without one answers 500 with a JSON error body
+    /// saying "no scripted reply" (so a test notices).
     pub fn enqueue(&self, reply: Reply) {
         lock(&self.shared.queue).push_back(reply);
+    }
+
+    /// Sets a fallback responder: when no queued reply is left, the server calls `f` with the
+    /// request it just recorded (body and parsed JSON included) and sends the reply `f` returns,
+    /// so a test can answer deterministically from the conversation a client sends (e.g. across
+    /// client processes killed mid-request). Queued replies still go first. Replaces any earlier
+    /// responder. `f` runs on a server task and must not block; if it panics, that request is
+    /// answered 500 saying so.
+    pub fn respond_with(&self, f: impl Fn(&RecordedRequest) -> Reply + Send + Sync + 'static) {
+        *lock(&self.shared.responder) = Some(Arc::new(f));
     }
 
     /// How many queued replies no request has taken yet, to check a test used its whole script.
@@ -357,7 +375,7 @@ async fn handle(conn: &mut Conn, shared: &Shared, request: Request) -> bool {
         received_at: Instant::now(),
         disconnected_at: None,
     });
-    let reply = lock(&shared.queue).pop_front();
+    let reply = next_reply(shared, index, &description);
     let request_id = (
         match protocol {
             Some(Protocol::Anthropic) => "request-id",
@@ -367,10 +385,7 @@ async fn handle(conn: &mut Conn, shared: &Shared, request: Request) -> bool {
         format!("req_{seq:032x}"),
     );
     let outcome = match reply {
-        None => {
-            let message = format!(
-                "no scripted reply: the test LLM server had nothing queued for {description}"
-            );
+        Err(message) => {
             let body = match protocol {
                 Some(Protocol::Anthropic) => anthropic::error_body("api_error", &message),
                 _ => openai::error_body(&message, "server_error", "null", r#""no_scripted_reply""#),
@@ -381,7 +396,7 @@ async fn handle(conn: &mut Conn, shared: &Shared, request: Request) -> bool {
             )
             .await
         }
-        Some(Reply::Status {
+        Ok(Reply::Status {
             status,
             headers,
             body,
@@ -392,7 +407,7 @@ async fn handle(conn: &mut Conn, shared: &Shared, request: Request) -> bool {
             )
             .await
         }
-        Some(Reply::Error(ErrorReply { kind })) => {
+        Ok(Reply::Error(ErrorReply { kind })) => {
             let (status, body) = match protocol {
                 Some(Protocol::Anthropic) => anthropic::error_reply(&kind, &model),
                 _ => openai::error_reply(&kind, &model),
@@ -409,14 +424,14 @@ async fn handle(conn: &mut Conn, shared: &Shared, request: Request) -> bool {
             )
             .await
         }
-        Some(Reply::RawSse { chunks }) => {
+        Ok(Reply::RawSse { chunks }) => {
             let content_type = match protocol {
                 Some(Protocol::Anthropic) => "text/event-stream",
                 _ => "text/event-stream; charset=utf-8",
             };
             write_stream(conn, content_type, close, &request_id, Plan::raw(chunks)).await
         }
-        Some(Reply::Stream(turn)) => {
+        Ok(Reply::Stream(turn)) => {
             let ctx = RenderCtx {
                 seq,
                 created: SystemTime::now()
@@ -477,6 +492,30 @@ async fn handle(conn: &mut Conn, shared: &Shared, request: Request) -> bool {
             false
         }
     }
+}
+
+/// The reply for request `index`: the next queued one, else the responder's, else the message
+/// of the 500 the server answers instead.
+fn next_reply(shared: &Shared, index: usize, description: &str) -> Result<Reply, String> {
+    if let Some(reply) = lock(&shared.queue).pop_front() {
+        return Ok(reply);
+    }
+    // Cloned out so neither lock is held while the responder runs (it may enqueue, say).
+    let responder = lock(&shared.responder).clone();
+    let request = lock(&shared.requests).get(index).cloned();
+    let (Some(responder), Some(request)) = (responder, request) else {
+        return Err(format!(
+            "no scripted reply: the test LLM server had nothing queued for {description}"
+        ));
+    };
+    std::panic::catch_unwind(AssertUnwindSafe(|| responder(&request))).map_err(|panic| {
+        let what = panic
+            .downcast_ref::<&str>()
+            .map(|s| (*s).to_owned())
+            .or_else(|| panic.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "a non-string panic".to_owned());
+        format!("the test LLM server's responder panicked for {description}: {what}")
+    })
 }
 
 /// How writing a response ended.
