@@ -78,7 +78,7 @@ pub async fn chat_turn(turn: ChatTurn<'_>) -> Result<TurnOutcome> {
 
 /// The chat's window: `DECIMA_CONTEXT_WINDOW` overrides an unnamed provider's, as for
 /// `decima context`, so the meter and the chat agree; a malformed value is refused, not ignored.
-fn window_for_turn(
+pub(crate) fn window_for_turn(
     provider: Option<&str>,
     resolved: &settings::ResolvedProvider,
 ) -> Result<WindowSettings> {
@@ -138,7 +138,7 @@ async fn run_turn(
     {
         built = build(store, &conversation, &preset, &window, scale).await?;
     }
-    let (mut request, mut estimate) = request_for(&config, &built)?;
+    let (mut request, mut estimate) = request_for(&config, &built, &[])?;
     let mut needed = calibration.apply(estimate);
     if needed > built.budgeting.input_room && built.assembled.total > 0 {
         // The model counts this request higher than the store's counts foresaw (another
@@ -156,7 +156,7 @@ async fn run_turn(
         {
             built = build(store, &conversation, &preset, &window, scale).await?;
         }
-        (request, estimate) = request_for(&config, &built)?;
+        (request, estimate) = request_for(&config, &built, &[])?;
         needed = calibration.apply(estimate);
     }
     if built.compression_required() {
@@ -247,7 +247,11 @@ async fn run_turn(
 }
 
 /// The provider request for a built context, and the model's own estimate of its size.
-fn request_for(config: &ProviderConfig, built: &Built) -> Result<(ChatRequest, u32)> {
+pub(crate) fn request_for(
+    config: &ProviderConfig,
+    built: &Built,
+    tools: &[decima_llm::ToolSpec],
+) -> Result<(ChatRequest, u32)> {
     let request = ChatRequest {
         model: config.model.clone(),
         messages: built
@@ -256,6 +260,7 @@ fn request_for(config: &ProviderConfig, built: &Built) -> Result<(ChatRequest, u
             .iter()
             .map(ChatMessage::from)
             .collect(),
+        tools: tools.to_vec(),
         ..ChatRequest::default()
     };
     let estimate = match &config.tokenizer_json {
@@ -270,7 +275,7 @@ fn request_for(config: &ProviderConfig, built: &Built) -> Result<(ChatRequest, u
 
 /// Streams the answer, forwarding deltas, and returns it once complete. A retry's discarded
 /// partial answer is reported and dropped; nothing partial is returned.
-async fn stream_answer(
+pub(crate) async fn stream_answer(
     config: &ProviderConfig,
     request: ChatRequest,
     events: &dyn EventSink,

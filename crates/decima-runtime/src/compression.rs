@@ -164,6 +164,21 @@ pub async fn compress_built(
     let Some(level) = level_for(built, ctx.window) else {
         return Ok(None);
     };
+    compress_at(ctx, built, level, trigger).await
+}
+
+/// Compresses at a level the caller chose (a finished phase, a passed checkpoint, a context
+/// overflow), with the extract strategy, whatever the usage. `None` when there was nothing to
+/// compress or compression is turned off.
+pub async fn compress_at(
+    ctx: &CompressContext<'_>,
+    built: &Built,
+    level: CompressionLevel,
+    trigger: &'static str,
+) -> Result<Option<AutoCompaction>> {
+    if !ctx.window.thresholds.enabled {
+        return Ok(None);
+    }
     match run(ctx, built, level, Strategy::Extract, false, trigger).await? {
         CompressOutcome::Planned {
             plan,

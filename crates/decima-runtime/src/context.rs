@@ -247,6 +247,36 @@ pub async fn build(
     window: &WindowSettings,
     scale: Scale,
 ) -> Result<Built> {
+    build_with(
+        store,
+        conversation,
+        preset,
+        window,
+        scale,
+        Extras::default(),
+    )
+    .await
+}
+
+/// What an agent step adds to the stored conversation: its step history (session context, after
+/// the summaries) and the instant context of this one request (a failure report to replan from).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Extras<'a> {
+    /// Appended to the session context.
+    pub session: &'a str,
+    /// The instant context: sent with this request only.
+    pub instant: &'a str,
+}
+
+/// [`build`] with an agent step's [`Extras`].
+pub async fn build_with(
+    store: &Store,
+    conversation: &Conversation,
+    preset: &Preset,
+    window: &WindowSettings,
+    scale: Scale,
+    extras: Extras<'_>,
+) -> Result<Built> {
     let id = conversation.id;
     let memo = MemoCounter::load(store, id, decima_llm::tokens::store_counter()).await?;
     let counter: &dyn TokenCounter = &memo;
@@ -258,7 +288,13 @@ pub async fn build(
     let summaries = store.compactions().live_summaries(id).await?;
     let frontier = frontier_of(&summaries);
     let todos = store.todos().pinned_in_conversation(id).await?;
-    let session = render_session_context(&todos, &summaries);
+    let mut session = render_session_context(&todos, &summaries);
+    if !extras.session.trim().is_empty() {
+        if !session.is_empty() {
+            session.push_str("\n\n");
+        }
+        session.push_str(extras.session.trim_end());
+    }
     let summary_tokens: u64 = summaries.iter().map(|s| u64::from(s.tokens)).sum();
     let session_overhead =
         u32::try_from(u64::from(counter.count_text(&session)).saturating_sub(summary_tokens))
@@ -287,7 +323,7 @@ pub async fn build(
     let mut pass = 0;
     let (assembled, breakdown) = loop {
         let selection = select(&tail, &pinned, &summaries, &history)?;
-        let assembled = assemble_selection(preset, &selection, &session, counter);
+        let assembled = assemble_selection(preset, &selection, &session, extras.instant, counter);
         let excess = assembled.total.saturating_sub(input_room_store);
         if excess > 0 && pass == 0 {
             pass += 1;
@@ -361,6 +397,7 @@ fn assemble_selection(
     preset: &Preset,
     selection: &Selection<'_>,
     session: &str,
+    instant: &str,
     counter: &dyn TokenCounter,
 ) -> Assembled {
     let sent: Vec<&Message> = selection
@@ -375,6 +412,7 @@ fn assemble_selection(
     let mut input = AssembleInput::new(&working);
     input.history_tokens = Some(&tokens);
     input.session_context = session;
+    input.instant_context = instant;
     input.placeholders = &placeholders;
     assemble(preset, &input, counter)
 }

@@ -43,6 +43,16 @@ pub enum RuntimeError {
         /// The tools whose calls were cut off.
         calls: String,
     },
+    /// The sandbox or the snapshot store failed (not a tool call: those are tool results).
+    #[error("[system] {0}")]
+    Sandbox(#[from] decima_sandbox::SandboxError),
+    /// Another process holds the execution.
+    #[error("{0}")]
+    Busy(String),
+    /// The execution is not in a state that allows this (resume a finished run, recover one
+    /// that does not wait).
+    #[error("{0}")]
+    Conflict(String),
     /// A file could not be read or written.
     #[error("cannot {action} {}: {source}", path.display())]
     Io {

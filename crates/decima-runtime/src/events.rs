@@ -1,7 +1,7 @@
 //! Progress reports. The runtime never prints: it emits typed events through one sink, which
 //! the CLI turns into terminal output and the desktop app forwards to the webview.
 
-use decima_core::ConversationId;
+use decima_core::{ConversationId, ExecutionId, FailureClass};
 use serde::Serialize;
 
 /// Something the runtime did or is doing, in the order it happened.
@@ -53,6 +53,151 @@ pub enum Event {
         /// One line.
         message: String,
     },
+    /// An agent execution started or continued (after a choice, or resumed).
+    ExecutionStarted {
+        /// The execution.
+        execution_id: ExecutionId,
+        /// Its conversation.
+        conversation_id: ConversationId,
+        /// The directory its tools work in.
+        workspace: String,
+        /// run, recover or resume.
+        how: &'static str,
+    },
+    /// The context a step is about to send: every layer, against the input room.
+    ContextUsage {
+        /// Usage as a fraction of the input room.
+        usage: f64,
+        /// Tokens the request holds (model tokens).
+        used: u32,
+        /// The input room (window minus the output reserve).
+        input_room: u32,
+        /// Tokens per layer, pending included.
+        layers: Vec<LayerUsage>,
+    },
+    /// A tool call is about to run.
+    ToolStarted {
+        /// The call's id.
+        call_id: String,
+        /// The tool.
+        name: String,
+        /// Its arguments, as the model wrote them.
+        arguments: String,
+    },
+    /// A tool call finished, failed or was answered without running.
+    ToolFinished {
+        /// The call's id.
+        call_id: String,
+        /// The tool.
+        name: String,
+        /// The command's exit code, for shell.
+        exit_code: Option<i32>,
+        /// Wall time.
+        duration_ms: u64,
+        /// The failure class, when the call failed.
+        class: Option<FailureClass>,
+    },
+    /// The plan changed (todo_write, a rollback, a skip).
+    TodosChanged {
+        /// The whole plan after the change.
+        todos: Vec<TodoView>,
+    },
+    /// A workspace snapshot was taken.
+    SnapshotTaken {
+        /// The stored snapshot's id.
+        snapshot_id: String,
+        /// The todo it belongs to.
+        todo_id: Option<String>,
+        /// todo_start or checkpoint.
+        reason: &'static str,
+        /// The last message seq it covers.
+        message_seq: i64,
+    },
+    /// Something failed and took the failure path.
+    Failure {
+        /// The stored failure report.
+        failure_id: String,
+        /// Its class.
+        class: FailureClass,
+        /// What happened, in one line.
+        message: String,
+    },
+    /// The workspace, the plan and the history went back to a snapshot.
+    RolledBack {
+        /// The failure that caused it.
+        failure_id: String,
+        /// The snapshot restored.
+        snapshot_id: String,
+        /// Files written back.
+        files_restored: u64,
+        /// Files created since the snapshot and removed.
+        files_removed: u64,
+        /// Messages soft-deleted.
+        messages_removed: u64,
+    },
+    /// The execution waits for the person: retry, skip, replan or abort.
+    AwaitingChoice {
+        /// The failure to resolve.
+        failure_id: String,
+        /// What the runtime suggests, best first.
+        suggestions: Vec<String>,
+    },
+    /// A choice was taken (by the person or automatically) and the run goes on.
+    Recovered {
+        /// The failure resolved.
+        failure_id: String,
+        /// retry, skip, replan or abort.
+        choice: &'static str,
+    },
+    /// The execution ended or stopped: the last event of a run.
+    Finished {
+        /// The execution.
+        execution_id: ExecutionId,
+        /// succeeded, failed, cancelled or awaiting_user.
+        status: &'static str,
+    },
+}
+
+/// One layer of the context meter.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct LayerUsage {
+    /// The layer's name (system_constants, global_summary, ..., pending).
+    pub name: String,
+    /// Its tokens, in model tokens.
+    pub tokens: u64,
+}
+
+/// A todo as events and the execution view show it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct TodoView {
+    /// Its id, for todo_write updates.
+    pub id: String,
+    /// What it is.
+    pub title: String,
+    /// pending, in_progress, completed, failed or skipped.
+    pub status: &'static str,
+    /// Its phase.
+    pub phase: Option<String>,
+    /// Whether finishing it takes a checkpoint.
+    pub checkpoint: bool,
+    /// Whether it stays in the session context verbatim.
+    pub pinned: bool,
+    /// Why it failed or was skipped.
+    pub reason: Option<String>,
+}
+
+impl From<&decima_store::Todo> for TodoView {
+    fn from(t: &decima_store::Todo) -> Self {
+        Self {
+            id: t.id.clone(),
+            title: t.title.clone(),
+            status: t.status.as_str(),
+            phase: t.phase.clone(),
+            checkpoint: t.checkpoint,
+            pinned: t.pinned,
+            reason: t.reason.clone(),
+        }
+    }
 }
 
 /// Where events go. Implementations must be cheap: events are emitted from the streaming path.

@@ -3,6 +3,7 @@
 //! compression, streams and stores a chat turn, exports history, and reports progress through one
 //! [`events::EventSink`] instead of printing.
 
+pub mod agent;
 pub mod chat;
 pub mod compression;
 pub mod context;

@@ -1,0 +1,121 @@
+//! The agent loop: an analyst gives a task, the model plans it as todos and works through them
+//! with tools. Every state change is written before the next model call. A failure is classed,
+//! the workspace, the plan and the history go back to the todo's snapshot, a report is stored,
+//! and the execution waits for the analyst's choice: retry, skip, replan or abort. A crash or a
+//! kill loses nothing acknowledged; [`resume`] continues an interrupted execution without
+//! running any stored call twice.
+//!
+//! The entry points are [`run`], [`recover`] and [`resume`]; [`view`] reads an execution back
+//! for `decima execution show` and the desktop app.
+
+mod checkpoint;
+mod dangling;
+mod failure;
+mod lease;
+mod options;
+mod plan;
+mod runner;
+mod stuck;
+mod tools;
+mod view;
+
+use std::path::{Path, PathBuf};
+
+use decima_core::{ConversationId, ExecutionId};
+use decima_sandbox::host::BoxFuture;
+use decima_store::{Execution, Failure, Resolution, Store};
+pub use tokio_util::sync::CancellationToken;
+
+pub use checkpoint::{RolledBack, snapshot_store};
+pub use failure::{Place, Trigger};
+pub use lease::{Lease, interrupt_orphans};
+pub use options::{DEFAULT_MAX_STEPS, DEFAULT_STUCK_AFTER, RunOptions};
+pub use plan::{TODO_WRITE, todo_write_schema};
+pub use tools::{AgentTool, Registry, ToolOutcome};
+pub use view::{ExecutionView, FailureView, SnapshotView, StepView, list, summary, view};
+
+use crate::error::Result;
+use crate::events::EventSink;
+
+/// Who answers when an execution waits for a choice.
+pub trait ChoiceSource: Send + Sync {
+    /// The choice for this stored failure; `None` leaves the execution `awaiting_user`, to be
+    /// continued later with [`recover`].
+    fn choose<'a>(&'a self, failure: &'a Failure) -> BoxFuture<'a, Option<Resolution>>;
+}
+
+/// Never chooses: the execution stops and waits (`--on-failure stop`, scripts, tests).
+#[derive(Debug, Default, Clone, Copy)]
+pub struct StopOnFailure;
+
+impl ChoiceSource for StopOnFailure {
+    fn choose<'a>(&'a self, _failure: &'a Failure) -> BoxFuture<'a, Option<Resolution>> {
+        Box::pin(async { None })
+    }
+}
+
+/// What every entry point needs from its caller.
+pub struct Session<'a> {
+    /// The store.
+    pub store: &'a Store,
+    /// The data directory: workspaces, snapshots, locks, the secret store.
+    pub data_dir: &'a Path,
+    /// The provider by name; `None` takes the one the execution was started with, else the
+    /// only configured one or the `DECIMA_*` environment.
+    pub provider: Option<&'a str>,
+    /// Where progress goes.
+    pub events: &'a dyn EventSink,
+    /// Who answers a failure.
+    pub choices: &'a dyn ChoiceSource,
+    /// Cancels the run cleanly (Ctrl-C, the stop button).
+    pub cancel: CancellationToken,
+}
+
+/// A new run.
+#[derive(Debug, Clone, Default)]
+pub struct RunRequest {
+    /// The conversation to work in; `None` starts one titled from the task.
+    pub conversation: Option<ConversationId>,
+    /// The directory the tools work in; `None` is a folder per conversation under the data
+    /// directory.
+    pub workspace: Option<PathBuf>,
+    /// What the analyst asked.
+    pub task: String,
+    /// The rules it runs under.
+    pub options: RunOptions,
+}
+
+/// Where a run stopped.
+#[derive(Debug, Clone)]
+pub struct RunOutcome {
+    /// The execution as stored now: succeeded, failed, cancelled or awaiting_user.
+    pub execution: Execution,
+    /// The final answer, when it succeeded.
+    pub answer: Option<String>,
+    /// The failure it waits on, when awaiting_user.
+    pub waiting_on: Option<Failure>,
+}
+
+/// The default workspace of a conversation: `DATA_DIR/workspaces/<conversation id>`.
+pub fn default_workspace(data_dir: &Path, conversation: ConversationId) -> PathBuf {
+    data_dir.join("workspaces").join(conversation.to_string())
+}
+
+/// Starts an execution for `request.task` and runs it until it ends or waits.
+pub async fn run(session: &Session<'_>, request: RunRequest) -> Result<RunOutcome> {
+    runner::start(session, request).await
+}
+
+/// Continues an execution that waits for a choice, with that choice.
+pub async fn recover(
+    session: &Session<'_>,
+    execution: ExecutionId,
+    choice: Resolution,
+) -> Result<RunOutcome> {
+    runner::recover(session, execution, choice).await
+}
+
+/// Continues an interrupted execution from its last stored state.
+pub async fn resume(session: &Session<'_>, execution: ExecutionId) -> Result<RunOutcome> {
+    runner::resume(session, execution).await
+}

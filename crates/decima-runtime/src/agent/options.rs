@@ -1,0 +1,51 @@
+//! The options an execution runs under. They are stored with the execution, so a resumed or
+//! recovered run keeps the rules it was started with.
+
+use serde::{Deserialize, Serialize};
+
+/// The step budget when none is given: enough for a real task, a stop for a runaway loop.
+pub const DEFAULT_MAX_STEPS: u32 = 50;
+/// The same failing call this many times in a row is a stuck loop.
+pub const DEFAULT_STUCK_AFTER: u32 = 3;
+
+/// How an execution runs.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct RunOptions {
+    /// Model calls this execution may make before the failure path stops it.
+    pub max_steps: u32,
+    /// Compress the history when every todo of a phase is completed.
+    pub phase_compression: bool,
+    /// Snapshot and compress when a checkpoint todo completes.
+    pub checkpoint_compression: bool,
+    /// Identical failing calls in a row that count as a stuck loop (at least 2).
+    pub stuck_after: u32,
+    /// The provider it was started with, by name; resume and recover use it again unless told
+    /// otherwise.
+    pub provider: Option<String>,
+}
+
+impl Default for RunOptions {
+    fn default() -> Self {
+        Self {
+            max_steps: DEFAULT_MAX_STEPS,
+            phase_compression: true,
+            checkpoint_compression: true,
+            stuck_after: DEFAULT_STUCK_AFTER,
+            provider: None,
+        }
+    }
+}
+
+impl RunOptions {
+    /// The options stored with an execution; unknown or missing fields take their defaults, so
+    /// executions written by older versions still resume.
+    pub fn from_stored(value: &serde_json::Value) -> Self {
+        serde_json::from_value(value.clone()).unwrap_or_default()
+    }
+
+    /// The JSON stored with the execution.
+    pub fn to_stored(&self) -> serde_json::Value {
+        serde_json::to_value(self).unwrap_or_else(|_| serde_json::json!({}))
+    }
+}

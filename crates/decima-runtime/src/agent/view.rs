@@ -1,0 +1,176 @@
+//! An execution read back whole, for `decima execution show --json` and the desktop app: its
+//! status, workspace, plan, snapshots, steps and failure reports.
+
+use decima_core::{ConversationId, ExecutionId, FailureClass};
+use decima_store::{Execution, Failure, Store};
+use serde::Serialize;
+
+use crate::error::Result;
+use crate::events::TodoView;
+
+/// One execution with everything it did.
+#[derive(Debug, Clone, Serialize)]
+pub struct ExecutionView {
+    /// Its id.
+    pub id: ExecutionId,
+    /// Its conversation.
+    pub conversation_id: ConversationId,
+    /// The spawning execution, for subagents.
+    pub parent_id: Option<ExecutionId>,
+    /// What it was asked.
+    pub task: String,
+    /// queued, running, awaiting_user, succeeded, failed, cancelled or interrupted.
+    pub status: &'static str,
+    /// The directory its tools work in.
+    pub workspace: Option<String>,
+    /// The options it runs under.
+    pub options: serde_json::Value,
+    /// Its final answer.
+    pub result: Option<String>,
+    /// Why it failed.
+    pub error: Option<String>,
+    /// Creation, start and end times (milliseconds since the epoch).
+    pub created_at: i64,
+    /// When it first ran.
+    pub started_at: Option<i64>,
+    /// When it ended.
+    pub finished_at: Option<i64>,
+    /// The plan.
+    pub todos: Vec<TodoView>,
+    /// Every snapshot, oldest first.
+    pub snapshots: Vec<SnapshotView>,
+    /// Every step record, in order.
+    pub steps: Vec<StepView>,
+    /// Every failure report, oldest first.
+    pub failures: Vec<FailureView>,
+}
+
+/// A snapshot as the view shows it.
+#[derive(Debug, Clone, Serialize)]
+pub struct SnapshotView {
+    /// Its id.
+    pub id: String,
+    /// The todo it was taken for.
+    pub todo_id: Option<String>,
+    /// todo_start, checkpoint or manual.
+    pub reason: &'static str,
+    /// The last message seq it covers.
+    pub message_seq: i64,
+    /// The workspace archive in the snapshot store.
+    pub workspace_archive: Option<String>,
+    /// When it was taken.
+    pub created_at: i64,
+}
+
+/// A step record.
+#[derive(Debug, Clone, Serialize)]
+pub struct StepView {
+    /// Its number among the execution's records.
+    pub seq: i64,
+    /// analysis, action, supervision or summary.
+    pub kind: String,
+    /// The record.
+    pub content: String,
+}
+
+/// A failure report.
+#[derive(Debug, Clone, Serialize)]
+pub struct FailureView {
+    /// Its id.
+    pub id: String,
+    /// The todo it happened in.
+    pub todo_id: Option<String>,
+    /// transient, data, logic, permission, system, context_overflow or cancelled.
+    pub class: FailureClass,
+    /// What happened.
+    pub message: String,
+    /// Where and why, in detail: the place in the plan, the trigger, the likely causes.
+    pub details: serde_json::Value,
+    /// What the rollback undid (empty when nothing was rolled back).
+    pub rolled_back: serde_json::Value,
+    /// The suggested next actions, best first.
+    pub suggestions: serde_json::Value,
+    /// retry, skip, replan or abort, once chosen.
+    pub resolution: Option<&'static str>,
+    /// When it was recorded.
+    pub created_at: i64,
+}
+
+impl From<&Failure> for FailureView {
+    fn from(f: &Failure) -> Self {
+        Self {
+            id: f.id.clone(),
+            todo_id: f.todo_id.clone(),
+            class: f.class,
+            message: f.message.clone(),
+            details: f.details.clone(),
+            rolled_back: f.rolled_back.clone(),
+            suggestions: f.suggested_actions.clone(),
+            resolution: f.resolution.map(|r| r.as_str()),
+            created_at: f.created_at.0,
+        }
+    }
+}
+
+/// One execution, whole.
+pub async fn view(store: &Store, id: ExecutionId) -> Result<ExecutionView> {
+    let execution = store.executions().get(id).await?;
+    let todos = store.todos().plan(id).await?;
+    let snapshots = store.snapshots().list(id).await?;
+    let steps = store.steps().list(id).await?;
+    let failures = store.failures().list(id).await?;
+    Ok(ExecutionView {
+        todos: todos.iter().map(TodoView::from).collect(),
+        snapshots: snapshots
+            .iter()
+            .map(|s| SnapshotView {
+                id: s.id.clone(),
+                todo_id: s.todo_id.clone(),
+                reason: s.reason.as_str(),
+                message_seq: s.message_seq,
+                workspace_archive: s.workspace_archive.clone(),
+                created_at: s.created_at.0,
+            })
+            .collect(),
+        steps: steps
+            .into_iter()
+            .map(|s| StepView {
+                seq: s.seq,
+                kind: s.kind,
+                content: s.content,
+            })
+            .collect(),
+        failures: failures.iter().map(FailureView::from).collect(),
+        ..summary(&execution)
+    })
+}
+
+/// Executions without their plan and records: for lists.
+pub fn summary(e: &Execution) -> ExecutionView {
+    ExecutionView {
+        id: e.id,
+        conversation_id: e.conversation_id,
+        parent_id: e.parent_id,
+        task: e.task.clone(),
+        status: e.status.as_str(),
+        workspace: e.workspace.clone(),
+        options: e.options.clone(),
+        result: e.result.clone(),
+        error: e.error.clone(),
+        created_at: e.created_at.0,
+        started_at: e.started_at.map(|t| t.0),
+        finished_at: e.finished_at.map(|t| t.0),
+        todos: Vec::new(),
+        snapshots: Vec::new(),
+        steps: Vec::new(),
+        failures: Vec::new(),
+    }
+}
+
+/// The executions of one conversation (oldest first), or the newest 100 of all.
+pub async fn list(store: &Store, conversation: Option<ConversationId>) -> Result<Vec<Execution>> {
+    Ok(match conversation {
+        Some(id) => store.executions().list_by_conversation(id).await?,
+        None => store.executions().list_recent(100).await?,
+    })
+}

@@ -1,0 +1,699 @@
+//! The agent loop end to end against the wire-level test server: real SQLite file, real
+//! workspace on disk, real shell commands. The server scripts the model's tool calls.
+
+// Test code: a failed setup step should panic right where it happened.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::Path;
+use std::time::Duration;
+
+use decima_core::{FailureClass, Role};
+use decima_runtime::agent::{
+    self, CancellationToken, ChoiceSource, RunOptions, RunOutcome, RunRequest, Session,
+    StopOnFailure,
+};
+use decima_runtime::{CollectEvents, Event};
+use decima_sandbox::host::BoxFuture;
+use decima_store::{ExecutionStatus, Failure, NewProvider, Resolution, Store, TodoStatus};
+use decima_testkit::{LlmServer, Reply, ScriptedToolCall, Turn};
+use serde_json::{Value, json};
+
+struct Fixture {
+    server: LlmServer,
+    dir: tempfile::TempDir,
+    store: Store,
+    events: CollectEvents,
+}
+
+impl Fixture {
+    async fn new() -> Self {
+        let server = LlmServer::start().await;
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(
+            &dir.path().join("decima.db"),
+            decima_llm::tokens::store_counter(),
+        )
+        .await
+        .unwrap();
+        store
+            .providers()
+            .create(NewProvider {
+                name: "local".into(),
+                kind: "openai".into(),
+                preset: None,
+                base_url: server.openai_base_url(),
+                model: "qwen3".into(),
+                context_window: 64_000,
+                settings: json!({}),
+            })
+            .await
+            .unwrap();
+        Self {
+            server,
+            dir,
+            store,
+            events: CollectEvents::default(),
+        }
+    }
+
+    fn workspace(&self) -> std::path::PathBuf {
+        let ws = self.dir.path().join("ws");
+        std::fs::create_dir_all(&ws).unwrap();
+        ws
+    }
+
+    fn session<'a>(&'a self, choices: &'a dyn ChoiceSource) -> Session<'a> {
+        Session {
+            store: &self.store,
+            data_dir: self.dir.path(),
+            provider: None,
+            events: &self.events,
+            choices,
+            cancel: CancellationToken::new(),
+        }
+    }
+
+    async fn run(&self, task: &str, options: RunOptions) -> RunOutcome {
+        agent::run(
+            &self.session(&StopOnFailure),
+            RunRequest {
+                conversation: None,
+                workspace: Some(self.workspace()),
+                task: task.into(),
+                options,
+            },
+        )
+        .await
+        .unwrap()
+    }
+
+    fn say(&self, text: &str) {
+        self.server.enqueue(Reply::Stream(Turn {
+            text: vec![text.into()],
+            ..Turn::default()
+        }));
+    }
+
+    fn call(&self, name: &str, args: Value) {
+        self.calls(&[(name, args)]);
+    }
+
+    fn calls(&self, calls: &[(&str, Value)]) {
+        let n = self.server.requests().len() + self.server.pending_replies();
+        self.server.enqueue(Reply::Stream(Turn {
+            tool_calls: calls
+                .iter()
+                .enumerate()
+                .map(|(i, (name, args))| ScriptedToolCall {
+                    id: format!("call_{n}_{i}"),
+                    name: (*name).into(),
+                    argument_chunks: vec![args.to_string()],
+                })
+                .collect(),
+            ..Turn::default()
+        }));
+    }
+
+    fn raw_call(&self, name: &str, raw: &str) {
+        let n = self.server.requests().len() + self.server.pending_replies();
+        self.server.enqueue(Reply::Stream(Turn {
+            tool_calls: vec![ScriptedToolCall {
+                id: format!("call_raw_{n}"),
+                name: name.into(),
+                argument_chunks: vec![raw.into()],
+            }],
+            ..Turn::default()
+        }));
+    }
+
+    /// The tool results the model got in request `i` (0-based), by call id order.
+    fn tool_results(&self, i: usize) -> Vec<String> {
+        let request = &self.server.requests()[i];
+        request.json.as_ref().unwrap()["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|m| m["role"] == "tool")
+            .map(|m| m["content"].as_str().unwrap_or_default().to_owned())
+            .collect()
+    }
+
+    fn last_tool_result(&self, i: usize) -> String {
+        self.tool_results(i).pop().unwrap()
+    }
+
+    fn request_text(&self, i: usize) -> String {
+        self.server.requests()[i].json.as_ref().unwrap().to_string()
+    }
+}
+
+fn todos(list: &[(&str, &str)]) -> Value {
+    json!({ "todos": list.iter().map(|(title, status)| json!({"title": title, "status": status})).collect::<Vec<_>>() })
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_planned_run_uses_tools_snapshots_each_todo_and_compresses_finished_phases() {
+    let f = Fixture::new().await;
+    f.call(
+        "todo_write",
+        json!({"todos": [
+            {"title": "collect", "status": "in_progress", "phase": "gather"},
+            {"title": "report", "status": "pending", "phase": "write", "checkpoint": true}
+        ]}),
+    );
+    f.call(
+        "shell",
+        json!({"command": "printf 'a,b\\n1,2\\n' > data.csv && wc -l < data.csv"}),
+    );
+    f.call(
+        "todo_write",
+        json!({"todos": [
+            {"title": "collect", "status": "completed", "phase": "gather"},
+            {"title": "report", "status": "in_progress", "phase": "write", "checkpoint": true}
+        ]}),
+    );
+    f.calls(&[
+        ("read_file", json!({"path": "data.csv"})),
+        (
+            "write_file",
+            json!({"path": "out/report.md", "content": "# Two rows\n"}),
+        ),
+    ]);
+    f.call(
+        "todo_write",
+        json!({"todos": [
+            {"title": "collect", "status": "completed", "phase": "gather"},
+            {"title": "report", "status": "completed", "phase": "write", "checkpoint": true}
+        ]}),
+    );
+    f.say("The file has 2 lines; the report is in out/report.md.");
+
+    let outcome = f
+        .run(
+            "Count the rows of the data and write a report",
+            RunOptions::default(),
+        )
+        .await;
+    assert_eq!(outcome.execution.status, ExecutionStatus::Succeeded);
+    assert_eq!(
+        outcome.answer.as_deref(),
+        Some("The file has 2 lines; the report is in out/report.md.")
+    );
+    assert_eq!(f.server.pending_replies(), 0);
+    let ws = f.workspace();
+    assert_eq!(
+        std::fs::read_to_string(ws.join("out/report.md")).unwrap(),
+        "# Two rows\n"
+    );
+
+    // Each request offers the four tools; each result reaches the next request.
+    let first = f.server.requests()[0].json.clone().unwrap();
+    let names: Vec<&str> = first["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["shell", "read_file", "write_file", "todo_write"]);
+    assert!(
+        f.last_tool_result(2).contains("2\n[exit code 0]"),
+        "{:?}",
+        f.tool_results(2)
+    );
+    let results = f.tool_results(4);
+    assert!(results[results.len() - 2].contains("a,b"), "{results:?}");
+    // Step records feed the session context of later requests.
+    assert!(
+        f.request_text(3).contains("Recent steps"),
+        "{}",
+        f.request_text(3)
+    );
+
+    let view = agent::view(&f.store, outcome.execution.id).await.unwrap();
+    assert_eq!(view.status, "succeeded");
+    assert!(view.todos.iter().all(|t| t.status == "completed"));
+    let reasons: Vec<&str> = view.snapshots.iter().map(|s| s.reason).collect();
+    assert_eq!(reasons, ["todo_start", "todo_start", "checkpoint"]);
+    assert!(view.steps.iter().any(|s| s.kind == "supervision"));
+    assert_eq!(
+        view.steps.iter().filter(|s| s.kind == "analysis").count(),
+        6
+    );
+
+    let events = f.events.take();
+    let compactions: Vec<&str> = events
+        .iter()
+        .filter_map(|e| match e {
+            Event::Compacted { trigger, .. } => Some(*trigger),
+            _ => None,
+        })
+        .collect();
+    // Both phases completed, each compressed when its last todo did. (The checkpoint's
+    // compression ran too, but a checkpoint keeps the recent share like a standard level, and
+    // this short history fits in it: it had nothing to fold.)
+    assert_eq!(compactions, ["phase", "phase"]);
+    assert!(events.iter().any(
+        |e| matches!(e, Event::ToolFinished { name, exit_code: Some(0), .. } if name == "shell")
+    ));
+    assert!(
+        events
+            .iter()
+            .any(|e| matches!(e, Event::ContextUsage { layers, .. } if !layers.is_empty()))
+    );
+    assert!(matches!(
+        events.last(),
+        Some(Event::Finished {
+            status: "succeeded",
+            ..
+        })
+    ));
+}
+
+/// A workspace of nested folders, a binary file and a file that the todo deletes.
+fn seed_workspace(ws: &Path) {
+    std::fs::create_dir_all(ws.join("a/b/c")).unwrap();
+    std::fs::write(ws.join("a/b/c/deep.txt"), "deep\n").unwrap();
+    std::fs::write(
+        ws.join("keep.bin"),
+        (0u8..=255).cycle().take(70_000).collect::<Vec<u8>>(),
+    )
+    .unwrap();
+    std::fs::write(ws.join("doomed.txt"), "do not lose me").unwrap();
+}
+
+fn tree(ws: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut out = Vec::new();
+    let mut stack = vec![ws.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            let rel = path
+                .strip_prefix(ws)
+                .unwrap()
+                .to_string_lossy()
+                .into_owned();
+            if rel.starts_with(".decima") {
+                continue;
+            }
+            if path.is_dir() {
+                out.push((format!("{rel}/"), Vec::new()));
+                stack.push(path);
+            } else {
+                out.push((rel, std::fs::read(&path).unwrap()));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_data_failure_rolls_back_files_plan_and_history_then_skip_goes_on() {
+    let f = Fixture::new().await;
+    let ws = f.workspace();
+    seed_workspace(&ws);
+    let before = tree(&ws);
+
+    f.call(
+        "todo_write",
+        todos(&[("clean the data", "in_progress"), ("summarise", "pending")]),
+    );
+    f.call(
+        "shell",
+        json!({"command": "rm doomed.txt && mkdir -p new/dir && printf '\\x00\\xff' > new/dir/x.bin && printf changed > a/b/c/deep.txt && head -c 1000 keep.bin > keep.bin"}),
+    );
+    f.call("read_file", json!({"path": "missing/input.csv"}));
+    f.call(
+        "todo_write",
+        json!({"todos": [
+            {"title": "clean the data", "status": "failed", "reason": "the input file is missing"},
+            {"title": "summarise", "status": "pending"}
+        ]}),
+    );
+    let outcome = f.run("Clean and summarise", RunOptions::default()).await;
+    assert_eq!(outcome.execution.status, ExecutionStatus::AwaitingUser);
+    let failure = outcome.waiting_on.clone().unwrap();
+    assert_eq!(failure.class, FailureClass::Data);
+    assert_eq!(tree(&ws), before, "the workspace is back byte for byte");
+    assert_eq!(
+        failure.rolled_back["files_removed"].as_u64().unwrap() >= 1,
+        true
+    );
+    assert!(failure.rolled_back["messages_removed"].as_u64().unwrap() >= 4);
+    assert_eq!(failure.details["place"]["todo_title"], "clean the data");
+    assert_eq!(failure.details["place"]["position"], 1);
+    assert!(!failure.suggested_actions.as_array().unwrap().is_empty());
+
+    // The plan is as it was when the todo started; the history after its start is gone.
+    let plan = f.store.todos().plan(outcome.execution.id).await.unwrap();
+    assert_eq!(plan[0].status, TodoStatus::InProgress);
+    let live = f
+        .store
+        .messages()
+        .all(outcome.execution.conversation_id)
+        .await
+        .unwrap();
+    assert!(
+        live.iter()
+            .all(|m| !m.content.contains("missing/input.csv"))
+    );
+    // Every call that survived has exactly one answer.
+    let calls: Vec<String> = live
+        .iter()
+        .flat_map(|m| m.tool_calls.iter().map(|c| c.id.clone()))
+        .collect();
+    let answers: Vec<String> = live.iter().filter_map(|m| m.tool_call_id.clone()).collect();
+    assert_eq!(calls, answers);
+
+    // Skip: the todo is skipped, the model is told, and the run goes on to the end.
+    f.call(
+        "todo_write",
+        todos(&[("clean the data", "skipped"), ("summarise", "completed")]),
+    );
+    f.say("Skipped the cleaning; summary done.");
+    let resumed = agent::recover(
+        &f.session(&StopOnFailure),
+        outcome.execution.id,
+        Resolution::Skip,
+    )
+    .await
+    .unwrap();
+    assert_eq!(resumed.execution.status, ExecutionStatus::Succeeded);
+    let n = f.server.requests().len();
+    assert!(
+        f.request_text(n - 2).contains("skipped this todo"),
+        "{}",
+        f.request_text(n - 2)
+    );
+    let view = agent::view(&f.store, outcome.execution.id).await.unwrap();
+    assert_eq!(view.failures[0].resolution, Some("skip"));
+}
+
+/// Answers every failure with the next choice of a list.
+struct Choices(std::sync::Mutex<Vec<Resolution>>);
+
+impl ChoiceSource for Choices {
+    fn choose<'a>(&'a self, _failure: &'a Failure) -> BoxFuture<'a, Option<Resolution>> {
+        let next = self.0.lock().unwrap().pop();
+        Box::pin(async move { next })
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_logic_failure_is_replanned_once_automatically_then_waits_and_abort_cancels() {
+    let f = Fixture::new().await;
+    f.call("todo_write", todos(&[("fit the model", "in_progress")]));
+    f.call(
+        "todo_write",
+        json!({"todos": [{"title": "fit the model", "status": "failed", "reason": "the approach does not converge"}]}),
+    );
+    // The automatic replan: the report is in the next request's instant context.
+    f.call("todo_write", todos(&[("fit the model", "in_progress")]));
+    f.call(
+        "todo_write",
+        json!({"todos": [{"title": "fit the model", "status": "failed", "reason": "still no convergence"}]}),
+    );
+    let choices = Choices(std::sync::Mutex::new(vec![Resolution::Abort]));
+    let outcome = agent::run(
+        &f.session(&choices),
+        RunRequest {
+            workspace: Some(f.workspace()),
+            task: "Fit a model".into(),
+            ..RunRequest::default()
+        },
+    )
+    .await
+    .unwrap();
+    assert!(
+        f.request_text(2).contains("Failure report"),
+        "{}",
+        f.request_text(2)
+    );
+    assert!(f.request_text(2).contains("write a new plan"));
+    assert_eq!(outcome.execution.status, ExecutionStatus::Cancelled);
+    let failures = f.store.failures().list(outcome.execution.id).await.unwrap();
+    assert_eq!(failures.len(), 2);
+    assert_eq!(failures[0].resolution, Some(Resolution::Replan));
+    assert_eq!(failures[1].resolution, Some(Resolution::Abort));
+    assert_eq!(failures[1].class, FailureClass::Logic);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_same_failing_call_three_times_is_a_stuck_loop() {
+    let f = Fixture::new().await;
+    for _ in 0..3 {
+        f.call("shell", json!({"command": "cat no-such-file"}));
+    }
+    f.say("I could not find it.");
+    let outcome = f.run("Read the file", RunOptions::default()).await;
+    // The first stuck loop gets the automatic replan; the model then answers.
+    assert_eq!(outcome.execution.status, ExecutionStatus::Succeeded);
+    let failures = f.store.failures().list(outcome.execution.id).await.unwrap();
+    assert_eq!(failures.len(), 1);
+    assert_eq!(failures[0].details["trigger"], "stuck_loop");
+    assert!(f.request_text(3).contains("stuck loop"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_model_request_that_keeps_failing_waits_and_retry_continues() {
+    let f = Fixture::new().await;
+    for _ in 0..4 {
+        f.server.enqueue(Reply::server_error(503));
+    }
+    let outcome = f.run("Say hello", RunOptions::default()).await;
+    assert_eq!(outcome.execution.status, ExecutionStatus::AwaitingUser);
+    let failure = outcome.waiting_on.unwrap();
+    assert_eq!(failure.class, FailureClass::Transient);
+    assert_eq!(failure.details["trigger"], "model_request");
+    assert_eq!(failure.rolled_back, json!({}));
+    f.say("Hello.");
+    let done = agent::recover(
+        &f.session(&StopOnFailure),
+        outcome.execution.id,
+        Resolution::Retry,
+    )
+    .await
+    .unwrap();
+    assert_eq!(done.answer.as_deref(), Some("Hello."));
+    // The task was stored once, not once per attempt.
+    let users = f
+        .store
+        .messages()
+        .all(done.execution.conversation_id)
+        .await
+        .unwrap()
+        .into_iter()
+        .filter(|m| m.role == Role::User)
+        .count();
+    assert_eq!(users, 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_step_budget_stops_the_run_and_retry_grants_another() {
+    let f = Fixture::new().await;
+    for i in 0..3 {
+        f.call("shell", json!({"command": format!("echo {i}")}));
+    }
+    f.say("done");
+    let outcome = f
+        .run(
+            "Loop",
+            RunOptions {
+                max_steps: 2,
+                ..RunOptions::default()
+            },
+        )
+        .await;
+    assert_eq!(outcome.execution.status, ExecutionStatus::AwaitingUser);
+    assert_eq!(
+        outcome.waiting_on.unwrap().details["trigger"],
+        "step_budget"
+    );
+    assert_eq!(f.server.requests().len(), 2);
+    let done = agent::recover(
+        &f.session(&StopOnFailure),
+        outcome.execution.id,
+        Resolution::Retry,
+    )
+    .await
+    .unwrap();
+    assert_eq!(done.execution.status, ExecutionStatus::Succeeded);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hostile_tool_input_gets_clear_tool_errors_and_the_run_goes_on() {
+    let f = Fixture::new().await;
+    let outside = f.dir.path().join("outside.txt");
+    std::fs::write(&outside, "secret").unwrap();
+    f.raw_call("shell", "{not json");
+    f.call("write_file", json!({"content": "no path"}));
+    f.call("read_file", json!({"path": "../outside.txt"}));
+    f.call(
+        "write_file",
+        json!({"path": outside.to_string_lossy(), "content": "overwritten"}),
+    );
+    f.call(
+        "shell",
+        json!({"command": "ln -s .. up && cat up/outside.txt > /dev/null; echo linked"}),
+    );
+    f.call("read_file", json!({"path": "up/outside.txt"}));
+    f.call(
+        "shell",
+        json!({"command": "head -c 100000000 /dev/zero | tr '\\000' a"}),
+    );
+    f.call("shell", json!({"command": "sleep 600", "timeout_s": 1}));
+    f.call("shell", json!({"command": "(sleep 600 &) ; echo forked"}));
+    f.call(
+        "shell",
+        json!({"command": "printf 'ok \\377\\376 bytes\\n'"}),
+    );
+    f.call("no_such_tool", json!({}));
+    f.say("Survived.");
+    let started = std::time::Instant::now();
+    let outcome = f.run("Try everything", RunOptions::default()).await;
+    assert_eq!(
+        outcome.execution.status,
+        ExecutionStatus::Succeeded,
+        "{:?}",
+        f.store.failures().list(outcome.execution.id).await
+    );
+    assert!(started.elapsed() < Duration::from_secs(60));
+    assert_eq!(std::fs::read_to_string(&outside).unwrap(), "secret");
+    let result = |i: usize| f.last_tool_result(i);
+    assert!(
+        result(1).contains("[tool error: data]") && result(1).contains("shell"),
+        "{}",
+        result(1)
+    );
+    assert!(
+        result(2).contains("[tool error: data]") && result(2).contains("path"),
+        "{}",
+        result(2)
+    );
+    assert!(
+        result(3).contains("[tool error: permission]"),
+        "{}",
+        result(3)
+    );
+    assert!(
+        result(4).contains("[tool error: permission]"),
+        "{}",
+        result(4)
+    );
+    assert!(
+        result(6).contains("[tool error: permission]"),
+        "{}",
+        result(6)
+    );
+    assert!(result(7).contains(".decima/output/"), "{}", result(7));
+    assert!(result(7).len() < 100_000, "{}", result(7).len());
+    assert!(result(8).contains("timed out"), "{}", result(8));
+    assert!(result(9).contains("forked"), "{}", result(9));
+    assert!(
+        result(10).contains("ok \u{fffd}\u{fffd} bytes"),
+        "{}",
+        result(10)
+    );
+    assert!(result(11).contains("no tool named"), "{}", result(11));
+    assert!(
+        f.store
+            .failures()
+            .list(outcome.execution.id)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cancelling_kills_the_command_and_ends_the_run_cancelled() {
+    let f = Fixture::new().await;
+    f.call("shell", json!({"command": "echo $$ > pid; sleep 600"}));
+    let session = f.session(&StopOnFailure);
+    let cancel = session.cancel.clone();
+    let ws = f.workspace();
+    let run = agent::run(
+        &session,
+        RunRequest {
+            workspace: Some(ws.clone()),
+            task: "Wait".into(),
+            ..RunRequest::default()
+        },
+    );
+    let canceller = async {
+        while !ws.join("pid").exists() {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        cancel.cancel();
+    };
+    let (outcome, ()) = tokio::join!(run, canceller);
+    let outcome = outcome.unwrap();
+    assert_eq!(outcome.execution.status, ExecutionStatus::Cancelled);
+    let pid: i32 = std::fs::read_to_string(ws.join("pid"))
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert!(
+        !Path::new(&format!("/proc/{pid}")).exists(),
+        "the command was killed"
+    );
+    let live = f
+        .store
+        .messages()
+        .all(outcome.execution.conversation_id)
+        .await
+        .unwrap();
+    assert!(live.last().unwrap().content.contains("[cancelled]"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_dropped_mid_call_is_interrupted_and_resume_never_runs_the_call_again() {
+    let f = Fixture::new().await;
+    f.call(
+        "shell",
+        json!({"command": "echo ran >> effects; sleep 600"}),
+    );
+    let ws = f.workspace();
+    let session = f.session(&StopOnFailure);
+    let run = agent::run(
+        &session,
+        RunRequest {
+            workspace: Some(ws.clone()),
+            task: "Do it once".into(),
+            ..RunRequest::default()
+        },
+    );
+    // The process "dies" while the command runs: the future is dropped, nothing is finished.
+    let dropped = tokio::time::timeout(Duration::from_secs(2), run).await;
+    assert!(dropped.is_err());
+    let execution = f.store.executions().list_recent(1).await.unwrap().remove(0);
+    assert_eq!(execution.status, ExecutionStatus::Running);
+    let marked = agent::interrupt_orphans(&f.store, f.dir.path())
+        .await
+        .unwrap();
+    assert_eq!(marked, vec![execution.id]);
+
+    f.say("It may or may not have run; I checked.");
+    let done = agent::resume(&f.session(&StopOnFailure), execution.id)
+        .await
+        .unwrap();
+    assert_eq!(done.execution.status, ExecutionStatus::Succeeded);
+    assert_eq!(
+        std::fs::read_to_string(ws.join("effects")).unwrap(),
+        "ran\n"
+    );
+    let result = f.last_tool_result(1);
+    assert!(
+        result.contains("[interrupted]") && result.contains("effect is unknown"),
+        "{result}"
+    );
+    // A second resume of a finished run is refused.
+    assert!(
+        agent::resume(&f.session(&StopOnFailure), execution.id)
+            .await
+            .is_err()
+    );
+}
