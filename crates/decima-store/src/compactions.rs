@@ -113,6 +113,21 @@ impl<'s> Compactions<'s> {
         rows.into_iter().map(Summary::try_from).collect()
     }
 
+    /// The ids of the live summaries, in the order [`Compactions::live_summaries`] returns
+    /// them: a cheap way for a step to see whether any summary changed since it last read them.
+    pub async fn live_summary_ids(&self, conversation: ConversationId) -> Result<Vec<String>> {
+        Ok(sqlx::query_scalar(
+            "SELECT s.id \
+             FROM summaries s LEFT JOIN compactions c ON c.id = s.compaction_id \
+             WHERE s.conversation_id = ? AND s.superseded_by IS NULL AND s.rolled_back_at IS NULL \
+             AND c.undone_at IS NULL \
+             ORDER BY CASE s.level WHEN 'global' THEN 0 ELSE 1 END, s.start_seq",
+        )
+        .bind(conversation.to_string())
+        .fetch_all(self.store.pool())
+        .await?)
+    }
+
     /// Records the plan: its new summaries, the summaries they supersede, and the compaction row,
     /// all in one write transaction. Returns the compaction's id.
     pub async fn apply(

@@ -126,6 +126,47 @@ impl<'s> Steps<'s> {
         })
     }
 
+    /// Records several steps at once, in order, in one write transaction: a step's analysis
+    /// and action are written together or not at all.
+    pub async fn record_all(
+        &self,
+        execution: ExecutionId,
+        records: &[(StepKind, &str)],
+    ) -> Result<Vec<Step>> {
+        let mut tx = self.store.begin_write().await?;
+        let mut stored = Vec::with_capacity(records.len());
+        for (kind, content) in records {
+            let id = uuid::Uuid::now_v7().to_string();
+            let tokens = self.store.counter().count_text(content);
+            let created_at = Timestamp::now();
+            let seq: Option<i64> = sqlx::query_scalar(
+                "INSERT INTO steps (id, execution_id, seq, kind, content, tokens, created_at) \
+                 SELECT ?, e.id, COALESCE((SELECT MAX(s.seq) FROM steps s WHERE s.execution_id = e.id), 0) + 1, \
+                 ?, ?, ?, ? FROM executions e WHERE e.id = ? RETURNING seq",
+            )
+            .bind(&id)
+            .bind(kind.as_str())
+            .bind(*content)
+            .bind(i64::from(tokens))
+            .bind(created_at.0)
+            .bind(execution.to_string())
+            .fetch_optional(&mut *tx)
+            .await?;
+            let seq = seq.ok_or_else(|| StoreError::not_found("execution", execution))?;
+            stored.push(Step {
+                id,
+                execution_id: execution,
+                seq,
+                kind: kind.as_str().to_owned(),
+                content: (*content).to_owned(),
+                tokens,
+                created_at,
+            });
+        }
+        tx.commit().await?;
+        Ok(stored)
+    }
+
     /// Every step of an execution that is not folded into a summary, in seq order.
     pub async fn list(&self, execution: ExecutionId) -> Result<Vec<Step>> {
         let rows: Vec<StepRow> = sqlx::query_as(
