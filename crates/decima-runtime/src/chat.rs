@@ -138,7 +138,7 @@ async fn run_turn(
     {
         built = build(store, &conversation, &preset, &window, scale).await?;
     }
-    let (mut request, mut estimate) = request_for(&config, &built, &[])?;
+    let (mut request, mut estimate) = request_for(&config, &built)?;
     let mut needed = calibration.apply(estimate);
     if needed > built.budgeting.input_room && built.assembled.total > 0 {
         // The model counts this request higher than the store's counts foresaw (another
@@ -156,7 +156,7 @@ async fn run_turn(
         {
             built = build(store, &conversation, &preset, &window, scale).await?;
         }
-        (request, estimate) = request_for(&config, &built, &[])?;
+        (request, estimate) = request_for(&config, &built)?;
         needed = calibration.apply(estimate);
     }
     if built.compression_required() {
@@ -247,22 +247,8 @@ async fn run_turn(
 }
 
 /// The provider request for a built context, and the model's own estimate of its size.
-pub(crate) fn request_for(
-    config: &ProviderConfig,
-    built: &Built,
-    tools: &[decima_llm::ToolSpec],
-) -> Result<(ChatRequest, u32)> {
-    let request = ChatRequest {
-        model: config.model.clone(),
-        messages: built
-            .assembled
-            .request()
-            .iter()
-            .map(ChatMessage::from)
-            .collect(),
-        tools: tools.to_vec(),
-        ..ChatRequest::default()
-    };
+fn request_for(config: &ProviderConfig, built: &Built) -> Result<(ChatRequest, u32)> {
+    let request = chat_request(config, built, &[]);
     let estimate = match &config.tokenizer_json {
         Some(path) => estimate_request(
             counter_for_model(&config.model, Some(path))?.as_ref(),
@@ -271,6 +257,25 @@ pub(crate) fn request_for(
         None => TiktokenCounter::for_model(&config.model).count_request(&request),
     };
     Ok((request, estimate))
+}
+
+/// The provider request for a built context, offering `tools`.
+pub(crate) fn chat_request(
+    config: &ProviderConfig,
+    built: &Built,
+    tools: &[decima_llm::ToolSpec],
+) -> ChatRequest {
+    ChatRequest {
+        model: config.model.clone(),
+        messages: built
+            .assembled
+            .messages
+            .iter()
+            .map(|m| ChatMessage::from(&m.message))
+            .collect(),
+        tools: tools.to_vec(),
+        ..ChatRequest::default()
+    }
 }
 
 /// Streams the answer, forwarding deltas, and returns it once complete. A retry's discarded

@@ -94,15 +94,12 @@ pub async fn compress(
             },
         };
         let trigger = "manual";
-        run(
-            ctx,
-            &built,
-            level,
-            request.strategy,
-            request.dry_run,
-            trigger,
-        )
-        .await
+        let apply = if request.dry_run {
+            Apply::DryRun
+        } else {
+            Apply::Always
+        };
+        run(ctx, &built, level, request.strategy, apply, trigger).await
     }
     .instrument(span)
     .await
@@ -169,7 +166,8 @@ pub async fn compress_built(
 
 /// Compresses at a level the caller chose (a finished phase, a passed checkpoint, a context
 /// overflow), with the extract strategy, whatever the usage. `None` when there was nothing to
-/// compress or compression is turned off.
+/// compress, compression is turned off, or the plan would not make the history smaller (a short
+/// history whose summary costs more than its messages is left as it is).
 pub async fn compress_at(
     ctx: &CompressContext<'_>,
     built: &Built,
@@ -179,7 +177,16 @@ pub async fn compress_at(
     if !ctx.window.thresholds.enabled {
         return Ok(None);
     }
-    match run(ctx, built, level, Strategy::Extract, false, trigger).await? {
+    match run(
+        ctx,
+        built,
+        level,
+        Strategy::Extract,
+        Apply::IfSmaller,
+        trigger,
+    )
+    .await?
+    {
         CompressOutcome::Planned {
             plan,
             compaction_id: Some(id),
@@ -195,12 +202,23 @@ pub async fn compress_at(
 
 /// Plans at `level` with `strategy` over what `built` loaded plus the uncovered messages, and
 /// stores the compaction unless `dry_run`.
+/// Whether a plan is stored.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Apply {
+    /// Never: a preview.
+    DryRun,
+    /// Whatever it saves: the person asked for it.
+    Always,
+    /// Only when it makes the history smaller: an automatic compression.
+    IfSmaller,
+}
+
 async fn run(
     ctx: &CompressContext<'_>,
     built: &Built,
     level: CompressionLevel,
     strategy: Strategy,
-    dry_run: bool,
+    apply: Apply,
     trigger: &'static str,
 ) -> Result<CompressOutcome> {
     let id = ctx.conversation.id;
@@ -232,7 +250,12 @@ async fn run(
         input.written = Some(text);
     }
     let plan = plan(input)?;
-    if plan.is_empty() || dry_run {
+    let skip = match apply {
+        Apply::DryRun => true,
+        Apply::Always => false,
+        Apply::IfSmaller => plan.tokens_after >= plan.tokens_before,
+    };
+    if plan.is_empty() || skip {
         return Ok(CompressOutcome::Planned {
             plan,
             compaction_id: None,

@@ -277,99 +277,213 @@ pub async fn build_with(
     scale: Scale,
     extras: Extras<'_>,
 ) -> Result<Built> {
-    let id = conversation.id;
-    let memo = MemoCounter::load(store, id, decima_llm::tokens::store_counter()).await?;
-    let counter: &dyn TokenCounter = &memo;
-    let output_reserve = window.output_reserve.min(window.window);
-    let input_room = window.window.saturating_sub(output_reserve);
-    let input_room_store = scale.to_store(input_room);
-    let fixed = system_constants(preset, counter);
-
-    let summaries = store.compactions().live_summaries(id).await?;
-    let frontier = frontier_of(&summaries);
-    let todos = store.todos().pinned_in_conversation(id).await?;
-    let mut session = render_session_context(&todos, &summaries);
-    if !extras.session.trim().is_empty() {
-        if !session.is_empty() {
-            session.push_str("\n\n");
-        }
-        session.push_str(extras.session.trim_end());
-    }
-    let summary_tokens: u64 = summaries.iter().map(|s| u64::from(s.tokens)).sum();
-    let session_overhead =
-        u32::try_from(u64::from(counter.count_text(&session)).saturating_sub(summary_tokens))
-            .unwrap_or(u32::MAX);
-    let mut history = HistoryBudget::new(
-        input_room_store
-            .saturating_sub(fixed)
-            .saturating_sub(session_overhead),
-    );
-    let pinned = store.messages().pinned_units_through(id, frontier).await?;
-    let covered_pinned = sum_tokens(pinned.iter().filter(|m| m.seq <= frontier));
-    let tail_room = u64::from(history.tokens)
-        .saturating_sub(summary_tokens)
-        .saturating_sub(covered_pinned);
-    let (tail, unread) = load_tail(
-        store,
-        id,
-        frontier,
-        u32::try_from(tail_room).unwrap_or(u32::MAX),
-    )
-    .await?;
-
-    // Two passes at most: the assembled request can hold more than the budget foresaw
-    // (lorebook entries that keywords in the history activate); the second pass gives their
-    // tokens back by shrinking the history budget.
-    let mut pass = 0;
-    let (assembled, breakdown) = loop {
-        let selection = select(&tail, &pinned, &summaries, &history)?;
-        let assembled = assemble_selection(preset, &selection, &session, extras.instant, counter);
-        let excess = assembled.total.saturating_sub(input_room_store);
-        if excess > 0 && pass == 0 {
-            pass += 1;
-            history.tokens = history.tokens.saturating_sub(excess);
-            continue;
-        }
-        let breakdown = HistoryBreakdown {
-            global_summary: selection.global_tokens,
-            segment_summaries: selection.segment_tokens,
-            pinned: selection.pinned_tokens,
-            recent: selection.recent_tokens,
-            pending: u64::from(selection.pending_tokens) + unread.tokens,
-            pending_messages: selection.pending.len() as u64 + unread.count,
-            loaded_messages: tail.len() + pinned.len(),
-        };
-        break (assembled, breakdown);
-    };
-    let report = measure(&assembled, &breakdown, input_room, scale, window);
+    let memo =
+        MemoCounter::load(store, conversation.id, decima_llm::tokens::store_counter()).await?;
+    let loaded = Loaded::load(store, conversation, preset, window, scale, &memo).await?;
+    let todos = store
+        .todos()
+        .pinned_in_conversation(conversation.id)
+        .await?;
+    let built = loaded.assemble(preset, window, scale, &todos, extras, &memo)?;
     if memo.misses() > 0 {
-        memo.save(store, id).await?;
+        memo.save(store, conversation.id).await?;
     }
-    debug!(
-        conversation = %id,
-        loaded = breakdown.loaded_messages,
-        pending = breakdown.pending_messages,
-        usage = report.usage,
-        "built the request"
-    );
-    Ok(Built {
-        assembled,
-        report,
-        budgeting: Budgeting {
-            window: window.window,
-            output_reserve,
-            input_room,
-            input_room_store,
-            system_constants: fixed,
-            session_overhead,
-            history,
-            scale,
-        },
-        history: breakdown,
-        summaries,
-        pinned,
-        frontier,
-    })
+    Ok(built)
+}
+
+/// What a step reads from the store to build its request: the live summaries, the pinned
+/// units they cover, and the newest uncovered messages. An agent loop keeps it between steps
+/// and [`Loaded::refresh`]es it with the messages stored since, so a step does not read the
+/// window again; anything it cannot account for (a compaction, a deletion) makes it reload.
+#[derive(Debug, Clone)]
+pub struct Loaded {
+    id: ConversationId,
+    summaries: Vec<Summary>,
+    frontier: i64,
+    pinned: Vec<Message>,
+    tail: Vec<Message>,
+    tail_tokens: u64,
+    /// Uncovered messages older than the tail, not loaded.
+    unread: SeqTotals,
+    /// The newest seq read.
+    last_seq: i64,
+    /// The conversation's live message count and tokens when the tail was last brought up to
+    /// date: a refresh that does not add up to the stored counters reloads.
+    live: (u64, u64),
+    /// How many tokens of tail a request can hold at most (the history room).
+    tail_room: u64,
+}
+
+impl Loaded {
+    /// Reads what the next request needs from the store.
+    pub async fn load(
+        store: &Store,
+        conversation: &Conversation,
+        preset: &Preset,
+        window: &WindowSettings,
+        scale: Scale,
+        counter: &dyn TokenCounter,
+    ) -> Result<Self> {
+        let id = conversation.id;
+        let input_room_store = scale.to_store(
+            window
+                .window
+                .saturating_sub(window.output_reserve.min(window.window)),
+        );
+        let fixed = system_constants(preset, counter);
+        let summaries = store.compactions().live_summaries(id).await?;
+        let frontier = frontier_of(&summaries);
+        let summary_tokens: u64 = summaries.iter().map(|s| u64::from(s.tokens)).sum();
+        let pinned = store.messages().pinned_units_through(id, frontier).await?;
+        let covered_pinned = sum_tokens(pinned.iter().filter(|m| m.seq <= frontier));
+        let tail_room = u64::from(input_room_store.saturating_sub(fixed))
+            .saturating_sub(summary_tokens)
+            .saturating_sub(covered_pinned);
+        // Read before the tail: a message stored in between is then fetched by the next
+        // refresh, and the counters never count a message the tail lacks.
+        let now = store.conversations().get(id).await?;
+        let (tail, unread) = load_tail(
+            store,
+            id,
+            frontier,
+            u32::try_from(tail_room).unwrap_or(u32::MAX),
+        )
+        .await?;
+        let last_seq = tail.last().map_or(frontier, |m| m.seq);
+        Ok(Self {
+            id,
+            tail_tokens: sum_tokens(&tail),
+            summaries,
+            frontier,
+            pinned,
+            tail,
+            unread,
+            last_seq,
+            live: (now.message_count, now.tokens),
+            tail_room,
+        })
+    }
+
+    /// Brings the tail up to date with what was stored since it was read. Returns `false` when
+    /// the store changed in a way it cannot follow (a compaction, a deletion, a rollback):
+    /// the caller loads afresh.
+    pub async fn refresh(&mut self, store: &Store) -> Result<bool> {
+        let ids = store.compactions().live_summary_ids(self.id).await?;
+        if !ids.iter().eq(self.summaries.iter().map(|s| &s.id)) {
+            return Ok(false);
+        }
+        let fresh = store
+            .messages()
+            .range(self.id, self.last_seq + 1, i64::MAX)
+            .await?;
+        let now = store.conversations().get(self.id).await?;
+        let added = (fresh.len() as u64, sum_tokens(&fresh));
+        if (now.message_count, now.tokens) != (self.live.0 + added.0, self.live.1 + added.1) {
+            return Ok(false);
+        }
+        self.live = (now.message_count, now.tokens);
+        if let Some(last) = fresh.last() {
+            self.last_seq = last.seq;
+        }
+        self.tail_tokens += added.1;
+        self.tail.extend(fresh);
+        // Messages that can no longer fit whatever the budget move to the unread totals, as a
+        // load would have left them unread, so memory follows the window too.
+        let mut drop = 0;
+        while drop < self.tail.len()
+            && self.tail_tokens - u64::from(self.tail[drop].tokens) > self.tail_room
+        {
+            self.tail_tokens -= u64::from(self.tail[drop].tokens);
+            self.unread.count += 1;
+            self.unread.tokens += u64::from(self.tail[drop].tokens);
+            drop += 1;
+        }
+        self.tail.drain(..drop);
+        Ok(true)
+    }
+
+    /// Selects, assembles and measures the request from what was read.
+    pub fn assemble(
+        &self,
+        preset: &Preset,
+        window: &WindowSettings,
+        scale: Scale,
+        todos: &[PinnedTodo],
+        extras: Extras<'_>,
+        counter: &dyn TokenCounter,
+    ) -> Result<Built> {
+        let output_reserve = window.output_reserve.min(window.window);
+        let input_room = window.window.saturating_sub(output_reserve);
+        let input_room_store = scale.to_store(input_room);
+        let fixed = system_constants(preset, counter);
+        let mut session = render_session_context(todos, &self.summaries);
+        if !extras.session.trim().is_empty() {
+            if !session.is_empty() {
+                session.push_str("\n\n");
+            }
+            session.push_str(extras.session.trim_end());
+        }
+        let summary_tokens: u64 = self.summaries.iter().map(|s| u64::from(s.tokens)).sum();
+        let session_overhead =
+            u32::try_from(u64::from(counter.count_text(&session)).saturating_sub(summary_tokens))
+                .unwrap_or(u32::MAX);
+        let mut history = HistoryBudget::new(
+            input_room_store
+                .saturating_sub(fixed)
+                .saturating_sub(session_overhead),
+        );
+        // Two passes at most: the assembled request can hold more than the budget foresaw
+        // (lorebook entries that keywords in the history activate); the second pass gives their
+        // tokens back by shrinking the history budget.
+        let mut pass = 0;
+        let (assembled, breakdown) = loop {
+            let selection = select(&self.tail, &self.pinned, &self.summaries, &history)?;
+            let assembled =
+                assemble_selection(preset, &selection, &session, extras.instant, counter);
+            let excess = assembled.total.saturating_sub(input_room_store);
+            if excess > 0 && pass == 0 {
+                pass += 1;
+                history.tokens = history.tokens.saturating_sub(excess);
+                continue;
+            }
+            let breakdown = HistoryBreakdown {
+                global_summary: selection.global_tokens,
+                segment_summaries: selection.segment_tokens,
+                pinned: selection.pinned_tokens,
+                recent: selection.recent_tokens,
+                pending: u64::from(selection.pending_tokens) + self.unread.tokens,
+                pending_messages: selection.pending.len() as u64 + self.unread.count,
+                loaded_messages: self.tail.len() + self.pinned.len(),
+            };
+            break (assembled, breakdown);
+        };
+        let report = measure(&assembled, &breakdown, input_room, scale, window);
+        debug!(
+            conversation = %self.id,
+            loaded = breakdown.loaded_messages,
+            pending = breakdown.pending_messages,
+            usage = report.usage,
+            "built the request"
+        );
+        Ok(Built {
+            assembled,
+            report,
+            budgeting: Budgeting {
+                window: window.window,
+                output_reserve,
+                input_room,
+                input_room_store,
+                system_constants: fixed,
+                session_overhead,
+                history,
+                scale,
+            },
+            history: breakdown,
+            summaries: self.summaries.clone(),
+            pinned: self.pinned.clone(),
+            frontier: self.frontier,
+        })
+    }
 }
 
 /// The report: every layer in model tokens, plus what is pending, against the input room.

@@ -96,6 +96,9 @@ pub enum Event {
         duration_ms: u64,
         /// The failure class, when the call failed.
         class: Option<FailureClass>,
+        /// False when the call was answered without running (to its end): cancelled,
+        /// interrupted by a crash, rolled back, or skipped after an earlier failure.
+        ran: bool,
     },
     /// The plan changed (todo_write, a rollback, a skip).
     TodosChanged {
@@ -121,6 +124,9 @@ pub enum Event {
         class: FailureClass,
         /// What happened, in one line.
         message: String,
+        /// A system failure (the sandbox, the disk, the database): the person should look now,
+        /// whatever they choose.
+        alert: bool,
     },
     /// The workspace, the plan and the history went back to a snapshot.
     RolledBack {
@@ -148,6 +154,19 @@ pub enum Event {
         failure_id: String,
         /// retry, skip, replan or abort.
         choice: &'static str,
+    },
+    /// A step ended: what it cost, and how much of that was waiting on the model and tools.
+    StepTimed {
+        /// The step's number in the execution.
+        step: u32,
+        /// Wall time of the whole step.
+        total_us: u64,
+        /// Waiting for the model's answer.
+        model_us: u64,
+        /// Running tools.
+        tools_us: u64,
+        /// The runtime's own cost: building the context, storing, recording.
+        overhead_us: u64,
     },
     /// The execution ended or stopped: the last event of a run.
     Finished {

@@ -121,3 +121,158 @@ impl TokenCounter for MemoCounter {
         })
     }
 }
+
+/// Texts shorter than this are counted whole; longer ones paragraph by paragraph.
+const PARAGRAPH_COUNTING_FROM: usize = 8 * 1024;
+
+/// Token counts of paragraphs, remembered in memory for the life of an agent run. A step's
+/// session context is mostly the same summaries as the step before, with a few paragraphs
+/// changed (the step history, the plan); counting it paragraph by paragraph makes a step count
+/// only what changed. The sum of the paragraphs' counts may differ from the count of the whole
+/// by a token at a paragraph break; the calibration against the provider's reported usage
+/// absorbs that. Keys are a fast hash; the texts are not kept.
+#[derive(Default)]
+pub struct ParagraphMemo {
+    known: Mutex<HashMap<u64, u32>>,
+}
+
+impl ParagraphMemo {
+    /// A counter that counts long texts through this memo and everything else through `inner`.
+    pub fn over<'a>(&'a self, inner: &'a dyn TokenCounter) -> ParagraphCounter<'a> {
+        ParagraphCounter { inner, memo: self }
+    }
+
+    fn remembered(&self, key: u64, count: impl FnOnce() -> u32) -> u32 {
+        if let Ok(known) = self.known.lock()
+            && let Some(tokens) = known.get(&key)
+        {
+            return *tokens;
+        }
+        let tokens = count();
+        if let Ok(mut known) = self.known.lock() {
+            known.insert(key, tokens);
+        }
+        tokens
+    }
+}
+
+/// See [`ParagraphMemo::over`].
+pub struct ParagraphCounter<'a> {
+    inner: &'a dyn TokenCounter,
+    memo: &'a ParagraphMemo,
+}
+
+impl TokenCounter for ParagraphCounter<'_> {
+    fn count_text(&self, text: &str) -> u32 {
+        if text.len() < PARAGRAPH_COUNTING_FROM {
+            return self.inner.count_text(text);
+        }
+        text.split_inclusive("\n\n")
+            .map(|paragraph| {
+                self.memo
+                    .remembered(fast_key(&[b"paragraph", paragraph.as_bytes()]), || {
+                        self.inner.count_text(paragraph)
+                    })
+            })
+            .fold(0, u32::saturating_add)
+    }
+
+    fn message_overhead(&self) -> u32 {
+        self.inner.message_overhead()
+    }
+
+    fn count_message(&self, message: &NewMessage) -> u32 {
+        if message.content.len() < PARAGRAPH_COUNTING_FROM {
+            return self.inner.count_message(message);
+        }
+        let frame = NewMessage {
+            content: String::new(),
+            ..message.clone()
+        };
+        self.inner
+            .count_message(&frame)
+            .saturating_add(self.count_text(&message.content))
+    }
+}
+
+/// The model's token counts of whole messages, remembered in memory for the life of an agent
+/// run: a step's request repeats the last one plus a few messages, so only those are counted,
+/// and a long one (the system message with the session context) paragraph by paragraph.
+/// Keys are a fast hash of every field the count depends on; the texts are not kept.
+pub struct ModelMemo {
+    inner: Arc<dyn TokenCounter>,
+    known: Mutex<HashMap<u64, u32>>,
+    paragraphs: ParagraphMemo,
+}
+
+impl ModelMemo {
+    /// A memo in front of the model's counter.
+    pub fn new(inner: Arc<dyn TokenCounter>) -> Self {
+        Self {
+            inner,
+            known: Mutex::new(HashMap::new()),
+            paragraphs: ParagraphMemo::default(),
+        }
+    }
+
+    fn remembered(&self, key: u64, count: impl FnOnce() -> u32) -> u32 {
+        if let Ok(known) = self.known.lock()
+            && let Some(tokens) = known.get(&key)
+        {
+            return *tokens;
+        }
+        let tokens = count();
+        if let Ok(mut known) = self.known.lock() {
+            known.insert(key, tokens);
+        }
+        tokens
+    }
+}
+fn fast_key(parts: &[&[u8]]) -> u64 {
+    use std::hash::{BuildHasher as _, Hasher as _};
+    let mut hasher = foldhash::quality::FixedState::with_seed(0x6465_6369_6d61).build_hasher();
+    for part in parts {
+        hasher.write_usize(part.len());
+        hasher.write(part);
+    }
+    hasher.finish()
+}
+
+impl TokenCounter for ModelMemo {
+    fn count_text(&self, text: &str) -> u32 {
+        self.remembered(fast_key(&[b"text", text.as_bytes()]), || {
+            self.paragraphs.over(self.inner.as_ref()).count_text(text)
+        })
+    }
+
+    fn message_overhead(&self) -> u32 {
+        self.inner.message_overhead()
+    }
+
+    fn count_message(&self, message: &NewMessage) -> u32 {
+        let mut parts: Vec<&[u8]> = vec![b"message", message.role.as_str().as_bytes()];
+        for field in [
+            message.name.as_deref(),
+            Some(message.content.as_str()),
+            message.reasoning.as_deref(),
+            message.tool_call_id.as_deref(),
+        ] {
+            match field {
+                Some(text) => parts.extend([b"1".as_slice(), text.as_bytes()]),
+                None => parts.push(b"0"),
+            }
+        }
+        for call in &message.tool_calls {
+            parts.extend([
+                call.id.as_bytes(),
+                call.name.as_bytes(),
+                call.arguments.as_bytes(),
+            ]);
+        }
+        self.remembered(fast_key(&parts), || {
+            self.paragraphs
+                .over(self.inner.as_ref())
+                .count_message(message)
+        })
+    }
+}

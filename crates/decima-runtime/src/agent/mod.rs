@@ -22,7 +22,7 @@ mod view;
 use std::path::{Path, PathBuf};
 
 use decima_core::{ConversationId, ExecutionId};
-use decima_sandbox::host::BoxFuture;
+pub use decima_sandbox::host::BoxFuture;
 use decima_store::{Execution, Failure, Resolution, Store};
 pub use tokio_util::sync::CancellationToken;
 

@@ -140,6 +140,8 @@ pub fn parse_todo_write(raw: &str, current: &[Todo]) -> Result<Vec<TodoInput>, S
 pub struct Transitions {
     /// Todos that moved to in_progress: each gets a snapshot.
     pub started: Vec<String>,
+    /// Todos that moved to completed.
+    pub completed: Vec<String>,
     /// Checkpoint todos that moved to completed.
     pub checkpoints: Vec<String>,
     /// Phases whose todos are now all completed, and were not before.
@@ -159,7 +161,12 @@ pub fn transitions(before: &[Todo], after: &[Todo]) -> Transitions {
         }
         match t.status {
             TodoStatus::InProgress => out.started.push(t.id.clone()),
-            TodoStatus::Completed if t.checkpoint => out.checkpoints.push(t.id.clone()),
+            TodoStatus::Completed => {
+                out.completed.push(t.id.clone());
+                if t.checkpoint {
+                    out.checkpoints.push(t.id.clone());
+                }
+            }
             TodoStatus::Failed => out
                 .failed
                 .push((t.id.clone(), t.reason.clone().unwrap_or_default())),

@@ -2,15 +2,16 @@
 //! a threshold is crossed), stream the answer, store it, run its tool calls in order and store
 //! each result, then check the budget. Every write happens before the next model call.
 
-use std::collections::HashSet;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
 
 use decima_core::context::{CompressionLevel, ExecutionHistoryManager, StepKind, StepRecord};
 use decima_core::prompt::Preset;
-use decima_core::{ExecutionId, FailureClass, Message, NewMessage, Role, ToolCall};
-use decima_llm::tokens::Calibration;
+use decima_core::{
+    ExecutionId, FailureClass, Message, NewMessage, Role, TokenCounter as _, ToolCall,
+};
+use decima_llm::tokens::{Calibration, counter_for_model, estimate_request};
 use decima_llm::{Completion, LlmError, ProviderConfig};
 use decima_sandbox::{HostLimits, HostSandbox};
 use decima_store::{
@@ -18,7 +19,7 @@ use decima_store::{
     SandboxKind, SnapshotReason, Store, Todo, TodoStatus,
 };
 use serde_json::json;
-use tracing::{Instrument as _, info, info_span, warn};
+use tracing::{Instrument as _, debug, info, info_span, warn};
 
 use super::checkpoint::{Checkpoints, RolledBack, rollback_target, snapshot_store};
 use super::dangling;
@@ -29,11 +30,12 @@ use super::plan::{self, Transitions};
 use super::stuck::StuckDetector;
 use super::tools::{Registry, ToolOutcome};
 use super::{RunOutcome, RunRequest, Session, default_workspace};
-use crate::chat::{request_for, stream_answer, title_from, window_for_turn};
+use crate::chat::{chat_request, stream_answer, title_from, window_for_turn};
 use crate::compression::{CompressContext, compress_at, compress_built};
-use crate::context::{Built, Extras, Scale, build_with, preset_of};
+use crate::context::{Built, Extras, Loaded, Scale, preset_of};
 use crate::error::{Result, RuntimeError};
 use crate::events::{Event, LayerUsage, TodoView};
+use crate::memo::{MemoCounter, ModelMemo, ParagraphMemo};
 use crate::settings::{self, WindowSettings};
 
 /// Step records kept in detail before the oldest are summarised.
@@ -42,6 +44,10 @@ const STEP_WINDOW: usize = 6;
 const STEP_BATCH: usize = 3;
 /// Longest step record, in characters: records are notes, not transcripts.
 const RECORD_CHARS: usize = 400;
+/// Calibration samples saved one by one, while the factor still moves.
+const CALIBRATION_WARMUP: u32 = 8;
+/// After the warm-up, the calibration is saved every this many samples.
+const CALIBRATION_SAVE_EVERY: u32 = 8;
 
 /// What the loop does after a failure or a choice.
 enum Flow {
@@ -70,13 +76,39 @@ struct Runner<'s, 'a> {
     stuck: StuckDetector,
     /// Sent with the next model call only.
     instant: Option<String>,
-    /// Todos (by id; `None` for no todo) that had their one automatic replan.
-    auto_replanned: HashSet<Option<String>>,
+    /// Whether the one automatic replan a logic failure gets was used since a todo last
+    /// completed: a replan that fails again waits for the analyst.
+    auto_replan_used: bool,
     /// The class of the last failed tool call since the current todo started.
     last_tool_failure: Option<FailureClass>,
     calibration: Calibration,
     scale: Scale,
+    /// Time spent waiting on the model and on tools in the current step.
+    waited: StepWait,
+    /// What the last step read from the store, brought up to date each step.
+    cache: Option<CachedContext>,
+    /// The model's counts of messages already counted in earlier steps.
+    model_memo: ModelMemo,
+    /// The store counter's counts of the session context's paragraphs.
+    paragraphs: ParagraphMemo,
+    /// The model's count of what every request carries besides its messages (the tools).
+    request_base: u32,
+    /// The tools offered, as sent.
+    tools: Vec<decima_llm::ToolSpec>,
     _lease: Lease,
+}
+
+/// The step context kept between steps.
+struct CachedContext {
+    loaded: Loaded,
+    memo: MemoCounter,
+}
+
+/// What a step spent waiting on others, so its own cost can be told apart.
+#[derive(Debug, Default, Clone, Copy)]
+struct StepWait {
+    model: std::time::Duration,
+    tools: std::time::Duration,
 }
 
 /// Starts a new execution.
@@ -284,14 +316,32 @@ impl<'s, 'a> Runner<'s, 'a> {
             });
         }
         let step_limit = options.max_steps.max(1);
+        let registry = Registry::new(Arc::new(sandbox));
+        let tools = registry.specs();
+        let model_counter = counter_for_model(
+            &resolved.config.model,
+            resolved.config.tokenizer_json.as_deref(),
+        )?;
+        let request_base = estimate_request(
+            model_counter.as_ref(),
+            &decima_llm::ChatRequest {
+                tools: tools.clone(),
+                ..decima_llm::ChatRequest::default()
+            },
+        );
         Ok(Self {
+            registry,
+            tools,
+            model_memo: ModelMemo::new(model_counter),
+            paragraphs: ParagraphMemo::default(),
+            request_base,
+            cache: None,
             session,
             scale: Scale::new(calibration.factor),
             calibration,
             config: resolved.config,
             window,
             preset,
-            registry: Registry::new(Arc::new(sandbox)),
             checkpoints,
             stuck: StuckDetector::default(),
             options,
@@ -299,8 +349,9 @@ impl<'s, 'a> Runner<'s, 'a> {
             steps_taken,
             step_limit,
             instant: None,
-            auto_replanned: HashSet::new(),
+            auto_replan_used: false,
             last_tool_failure: None,
+            waited: StepWait::default(),
             execution,
             conversation,
             _lease: lease,
@@ -383,27 +434,69 @@ impl<'s, 'a> Runner<'s, 'a> {
     }
 
     async fn record(&mut self, kind: StepKind, content: String) -> Result<()> {
-        let content = clip(&content, RECORD_CHARS);
-        let stored_kind = match kind {
-            StepKind::Analysis => decima_store::StepKind::Analysis,
-            StepKind::Action => decima_store::StepKind::Action,
-            StepKind::Supervision => decima_store::StepKind::Supervision,
-        };
+        self.record_all(vec![(kind, content)]).await
+    }
+
+    /// Stores step records in one transaction and feeds them to the step history.
+    async fn record_all(&mut self, records: Vec<(StepKind, String)>) -> Result<()> {
+        let records: Vec<(StepKind, String)> = records
+            .into_iter()
+            .map(|(kind, content)| (kind, clip(&content, RECORD_CHARS)))
+            .collect();
+        let rows: Vec<(decima_store::StepKind, &str)> = records
+            .iter()
+            .map(|(kind, content)| {
+                let kind = match kind {
+                    StepKind::Analysis => decima_store::StepKind::Analysis,
+                    StepKind::Action => decima_store::StepKind::Action,
+                    StepKind::Supervision => decima_store::StepKind::Supervision,
+                };
+                (kind, content.as_str())
+            })
+            .collect();
         self.store()
             .steps()
-            .record(self.execution.id, stored_kind, &content)
+            .record_all(self.execution.id, &rows)
             .await?;
-        self.history.push(StepRecord {
-            step: self.steps_taken.max(1),
-            kind,
-            content,
-        });
+        for (kind, content) in records {
+            self.history.push(StepRecord {
+                step: self.steps_taken.max(1),
+                kind,
+                content,
+            });
+        }
         Ok(())
     }
 
-    /// The loop: steps until the model answers without a call, the run is cancelled, or it
-    /// stops to wait for a choice.
+    /// The loop; an error that ends it (the store, the machine) leaves the execution
+    /// `interrupted`, so it can be resumed once the cause is fixed, rather than `running` with
+    /// no process behind it.
     async fn drive(&mut self) -> Result<RunOutcome> {
+        match self.steps().await {
+            Ok(outcome) => Ok(outcome),
+            Err(e) => {
+                warn!(error = %e, "the run stopped on an error; marking it interrupted");
+                if self.execution.status == ExecutionStatus::Running
+                    && self
+                        .store()
+                        .executions()
+                        .interrupt_if_running(self.execution.id)
+                        .await
+                        .unwrap_or(false)
+                {
+                    self.emit(Event::Finished {
+                        execution_id: self.execution.id,
+                        status: ExecutionStatus::Interrupted.as_str(),
+                    });
+                }
+                Err(e)
+            }
+        }
+    }
+
+    /// Steps until the model answers without a call, the run is cancelled, or it stops to
+    /// wait for a choice.
+    async fn steps(&mut self) -> Result<RunOutcome> {
         loop {
             if self.session.cancel.is_cancelled() {
                 return self.finish_cancelled().await;
@@ -423,6 +516,8 @@ impl<'s, 'a> Runner<'s, 'a> {
                     Flow::Stop(outcome) => return Ok(*outcome),
                 }
             }
+            let step_started = Instant::now();
+            self.waited = StepWait::default();
             let completion = match self.model_step().await {
                 Ok(Some(completion)) => completion,
                 Ok(None) => return self.finish_cancelled().await,
@@ -437,9 +532,12 @@ impl<'s, 'a> Runner<'s, 'a> {
                 continue;
             };
             if answer.tool_calls.is_empty() {
+                self.step_timed(step_started);
                 return self.finish_succeeded(answer.content).await;
             }
-            match self.run_calls(&answer).await? {
+            let end = self.run_calls(&answer).await?;
+            self.step_timed(step_started);
+            match end {
                 CallsEnd::Done(None) => {}
                 CallsEnd::Done(Some(pending)) => match self.fail(pending).await? {
                     Flow::Continue => {}
@@ -455,7 +553,8 @@ impl<'s, 'a> Runner<'s, 'a> {
         let mut overflow_retried = false;
         loop {
             let built = self.build_context().await?;
-            let (request, estimate) = request_for(&self.config, &built, &self.registry.specs())?;
+            let request = chat_request(&self.config, &built, &self.tools);
+            let estimate = self.estimate(&built);
             let needed = self.calibration.apply(estimate);
             let too_big = built.compression_required() || needed > built.budgeting.input_room;
             let result = if too_big {
@@ -468,24 +567,36 @@ impl<'s, 'a> Runner<'s, 'a> {
                 }
                 .into())
             } else {
-                tokio::select! {
+                let asked = Instant::now();
+                let result = tokio::select! {
                     biased;
                     () = self.session.cancel.cancelled() => return Ok(None),
                     result = stream_answer(&self.config, request, self.session.events) => result,
-                }
+                };
+                self.waited.model += asked.elapsed();
+                result
             };
             match result {
                 Ok(completion) => {
                     if let Some(usage) = completion.usage {
                         self.calibration.update(estimate, usage.prompt_tokens);
-                        self.store()
-                            .calibrations()
-                            .save(
-                                &self.config.model,
-                                self.calibration.factor,
-                                self.calibration.samples,
-                            )
-                            .await?;
+                        // Saved while it is still learning, then every few samples: a crash
+                        // loses at most a few samples of a running average.
+                        if self.calibration.samples <= CALIBRATION_WARMUP
+                            || self
+                                .calibration
+                                .samples
+                                .is_multiple_of(CALIBRATION_SAVE_EVERY)
+                        {
+                            self.store()
+                                .calibrations()
+                                .save(
+                                    &self.config.model,
+                                    self.calibration.factor,
+                                    self.calibration.samples,
+                                )
+                                .await?;
+                        }
                     }
                     self.instant = None;
                     return Ok(Some(completion));
@@ -518,6 +629,29 @@ impl<'s, 'a> Runner<'s, 'a> {
         }
     }
 
+    /// Reports what the step cost, apart from the model and the tools it waited on.
+    fn step_timed(&self, started: Instant) {
+        let total = started.elapsed();
+        let own = total
+            .saturating_sub(self.waited.model)
+            .saturating_sub(self.waited.tools);
+        let us = |d: std::time::Duration| u64::try_from(d.as_micros()).unwrap_or(u64::MAX);
+        debug!(
+            step = self.steps_taken,
+            total_us = us(total),
+            model_us = us(self.waited.model),
+            tools_us = us(self.waited.tools),
+            "step timed"
+        );
+        self.emit(Event::StepTimed {
+            step: self.steps_taken,
+            total_us: us(total),
+            model_us: us(self.waited.model),
+            tools_us: us(self.waited.tools),
+            overhead_us: us(own),
+        });
+    }
+
     fn compress_ctx(&self) -> CompressContext<'_> {
         CompressContext {
             store: self.store(),
@@ -532,38 +666,56 @@ impl<'s, 'a> Runner<'s, 'a> {
     }
 
     /// The context of the next request, compressed first when a threshold is crossed: the
-    /// check runs between model calls, not only when a run starts.
-    async fn build_context(&self) -> Result<Built> {
+    /// check runs between model calls, not only when a run starts. What was read for the last
+    /// step is kept and brought up to date with the messages stored since, so a step does not
+    /// read its window from the store again.
+    async fn build_context(&mut self) -> Result<Built> {
         let history = self.history.history();
         let instant = self.instant.clone().unwrap_or_default();
         let extras = Extras {
             session: &history,
             instant: &instant,
         };
-        let store = self.store();
-        let mut built = build_with(
-            store,
-            &self.conversation,
+        let store = self.session.store;
+        let mut cached = match self.cache.take() {
+            Some(mut cached) => {
+                if cached.loaded.refresh(store).await? {
+                    cached
+                } else {
+                    self.load_context().await?
+                }
+            }
+            None => self.load_context().await?,
+        };
+        let todos = store
+            .todos()
+            .pinned_in_conversation(self.conversation.id)
+            .await?;
+        let counter = self.paragraphs.over(&cached.memo);
+        let mut built = cached.loaded.assemble(
             &self.preset,
             &self.window,
             self.scale,
+            &todos,
             extras,
-        )
-        .await?;
+            &counter,
+        )?;
         if compress_built(&self.compress_ctx(), &built, "auto")
             .await?
             .is_some()
         {
-            built = build_with(
-                store,
-                &self.conversation,
+            cached = self.load_context().await?;
+            let counter = self.paragraphs.over(&cached.memo);
+            built = cached.loaded.assemble(
                 &self.preset,
                 &self.window,
                 self.scale,
+                &todos,
                 extras,
-            )
-            .await?;
+                &counter,
+            )?;
         }
+        self.cache = Some(cached);
         self.emit(Event::ContextUsage {
             usage: built.report.usage,
             used: built.report.total,
@@ -579,6 +731,37 @@ impl<'s, 'a> Runner<'s, 'a> {
                 .collect(),
         });
         Ok(built)
+    }
+
+    async fn load_context(&self) -> Result<CachedContext> {
+        let store = self.store();
+        let memo = MemoCounter::load(
+            store,
+            self.conversation.id,
+            decima_llm::tokens::store_counter(),
+        )
+        .await?;
+        let loaded = Loaded::load(
+            store,
+            &self.conversation,
+            &self.preset,
+            &self.window,
+            self.scale,
+            &memo,
+        )
+        .await?;
+        Ok(CachedContext { loaded, memo })
+    }
+
+    /// The model's estimate of a request: the tools and reply priming counted once per run,
+    /// each message once (remembered across steps).
+    fn estimate(&self, built: &Built) -> u32 {
+        built
+            .assembled
+            .messages
+            .iter()
+            .map(|m| self.model_memo.count_message(&m.message))
+            .fold(self.request_base, u32::saturating_add)
     }
 
     /// Stores the answer and its analysis and action records. `None` when there was nothing to
@@ -623,7 +806,6 @@ impl<'s, 'a> Runner<'s, 'a> {
             (_, "") => "(no analysis)".to_owned(),
             (_, text) => text.to_owned(),
         };
-        self.record(StepKind::Analysis, analysis).await?;
         let action = if answer.tool_calls.is_empty() {
             "answered without a tool call".to_owned()
         } else {
@@ -634,7 +816,11 @@ impl<'s, 'a> Runner<'s, 'a> {
                 .collect::<Vec<_>>()
                 .join("; ")
         };
-        self.record(StepKind::Action, action).await?;
+        self.record_all(vec![
+            (StepKind::Analysis, analysis),
+            (StepKind::Action, action),
+        ])
+        .await?;
         Ok(Some(answer))
     }
 
@@ -650,15 +836,13 @@ impl<'s, 'a> Runner<'s, 'a> {
                     "[not run] an earlier call in this step failed ({}); this call was not run",
                     pending.message
                 );
-                self.answer_call(call, text, None, 0, None).await?;
+                self.answer_unrun(call, text, None).await?;
                 continue;
             }
             if self.session.cancel.is_cancelled() {
-                self.answer_call(
+                self.answer_unrun(
                     call,
                     "[not run] the run was cancelled before this call".into(),
-                    None,
-                    0,
                     Some(FailureClass::Cancelled),
                 )
                 .await?;
@@ -698,20 +882,20 @@ impl<'s, 'a> Runner<'s, 'a> {
                 }
                 continue;
             }
+            let ran = Instant::now();
             let outcome = tokio::select! {
                 biased;
                 () = self.session.cancel.cancelled() => None,
                 outcome = self.registry.call(&call.name, &call.arguments) => Some(outcome),
             };
+            self.waited.tools += ran.elapsed();
             let Some(outcome) = outcome else {
                 // Dropping the call's future killed its process group.
-                self.answer_call(
+                self.answer_unrun(
                     call,
                     "[cancelled] the run was cancelled while this call ran; the command was \
                      killed and its effect may be partial"
                         .into(),
-                    None,
-                    0,
                     Some(FailureClass::Cancelled),
                 )
                 .await?;
@@ -721,11 +905,9 @@ impl<'s, 'a> Runner<'s, 'a> {
                     .skip_while(|c| c.id != call.id)
                     .skip(1)
                 {
-                    self.answer_call(
+                    self.answer_unrun(
                         rest,
                         "[not run] the run was cancelled before this call".into(),
-                        None,
-                        0,
                         Some(FailureClass::Cancelled),
                     )
                     .await?;
@@ -777,7 +959,12 @@ impl<'s, 'a> Runner<'s, 'a> {
             // result, so no compaction splits a call from its answer.
             for (level, trigger) in deferred {
                 let built = self.build_context().await?;
-                compress_at(&self.compress_ctx(), &built, level, trigger).await?;
+                if compress_at(&self.compress_ctx(), &built, level, trigger)
+                    .await?
+                    .is_some()
+                {
+                    self.cache = None;
+                }
             }
         }
         Ok(CallsEnd::Done(failure))
@@ -790,6 +977,30 @@ impl<'s, 'a> Runner<'s, 'a> {
         exit_code: Option<i32>,
         duration_ms: u64,
         class: Option<FailureClass>,
+    ) -> Result<Message> {
+        self.answer(call, text, exit_code, duration_ms, class, true)
+            .await
+    }
+
+    /// Answers a call that was not run (or not to its end): cancelled, interrupted, rolled
+    /// back, or skipped after an earlier failure.
+    async fn answer_unrun(
+        &self,
+        call: &ToolCall,
+        text: String,
+        class: Option<FailureClass>,
+    ) -> Result<Message> {
+        self.answer(call, text, None, 0, class, false).await
+    }
+
+    async fn answer(
+        &self,
+        call: &ToolCall,
+        text: String,
+        exit_code: Option<i32>,
+        duration_ms: u64,
+        class: Option<FailureClass>,
+        ran: bool,
     ) -> Result<Message> {
         let stored = dangling::answer(
             self.store(),
@@ -809,6 +1020,7 @@ impl<'s, 'a> Runner<'s, 'a> {
             exit_code,
             duration_ms,
             class,
+            ran,
         });
         Ok(stored)
     }
@@ -862,6 +1074,9 @@ impl<'s, 'a> Runner<'s, 'a> {
     ) -> Result<(Option<Pending>, Vec<(CompressionLevel, &'static str)>)> {
         let plan = self.plan().await?;
         let mut compress = Vec::new();
+        if !transitions.completed.is_empty() {
+            self.auto_replan_used = false;
+        }
         for todo in &transitions.started {
             self.take_snapshot(Some(todo), SnapshotReason::TodoStart, seq, &plan)
                 .await?;
@@ -935,7 +1150,7 @@ impl<'s, 'a> Runner<'s, 'a> {
         );
         let auto_replan = pending.class == FailureClass::Logic
             && pending.trigger != Trigger::StepBudget
-            && self.auto_replanned.insert(place.todo_id.clone());
+            && !std::mem::replace(&mut self.auto_replan_used, true);
         if auto_replan {
             let recorded = self.record_failure(&pending, &place, &causes, None).await?;
             let resolved = self
@@ -994,7 +1209,7 @@ impl<'s, 'a> Runner<'s, 'a> {
             let text = "[rolled back] this call's effects were undone by a rollback to the \
                         start of the todo"
                 .to_owned();
-            self.answer_call(&call, text, None, 0, None).await?;
+            self.answer_unrun(&call, text, None).await?;
         }
         let recorded = self
             .record_failure(&pending, &place, &causes, rolled.as_ref())
@@ -1066,6 +1281,7 @@ impl<'s, 'a> Runner<'s, 'a> {
             failure_id: recorded.id.clone(),
             class: recorded.class,
             message: recorded.message.clone(),
+            alert: recorded.class == FailureClass::System,
         });
         Ok(recorded)
     }
@@ -1171,8 +1387,7 @@ impl<'s, 'a> Runner<'s, 'a> {
             } else {
                 "[interrupted] Decima stopped before this call started; it did not run"
             };
-            self.answer_call(&call, text.to_owned(), None, 0, None)
-                .await?;
+            self.answer_unrun(&call, text.to_owned(), None).await?;
         }
         Ok(())
     }
@@ -1232,11 +1447,9 @@ impl<'s, 'a> Runner<'s, 'a> {
     async fn finish_cancelled(&mut self) -> Result<RunOutcome> {
         // A cancellation between a stored answer and its results leaves calls open.
         for call in dangling::unanswered(self.store(), self.conversation.id).await? {
-            self.answer_call(
+            self.answer_unrun(
                 &call,
                 "[not run] the run was cancelled before this call".into(),
-                None,
-                0,
                 Some(FailureClass::Cancelled),
             )
             .await?;
