@@ -108,6 +108,114 @@ pub enum Command {
         #[arg(long, requires = "output")]
         full: bool,
     },
+    /// Give the agent a task: it plans it as todos and works through them with tools in a
+    /// workspace. Prints the final answer on stdout, the execution id and progress on stderr.
+    Run(RunArgs),
+    /// Continue an execution that waits on a failure, with the analyst's choice.
+    Recover {
+        /// The execution id (printed by `run` as `execution <id>`).
+        execution_id: String,
+        /// What to do about the failure it waits on.
+        #[arg(long, value_enum)]
+        choice: ChoiceArg,
+        /// Print one JSON event per line on stdout instead of the answer.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Continue an execution that was interrupted (its process died) from its last stored state.
+    Resume {
+        /// The execution id.
+        execution_id: String,
+        /// Print one JSON event per line on stdout instead of the answer.
+        #[arg(long)]
+        json: bool,
+    },
+    /// List and show agent executions: status, plan, snapshots, steps and failure reports.
+    #[command(subcommand)]
+    Execution(ExecutionCommand),
+}
+
+/// `decima run`: what the agent is asked and the rules it runs under.
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// Work in this conversation (its history is sent); by default a new one is created.
+    #[arg(long, value_name = "ID")]
+    pub conversation: Option<String>,
+    /// The provider to use; defaults to the only one configured, or to the DECIMA_* variables
+    /// when none is.
+    #[arg(long, value_name = "NAME")]
+    pub provider: Option<String>,
+    /// The directory the tools work in; by default a folder per conversation in the data
+    /// directory.
+    #[arg(long, value_name = "DIR")]
+    pub workspace: Option<PathBuf>,
+    /// Model calls the execution may make before it stops as a failure.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_steps: Option<u32>,
+    /// What happens when a todo fails: ask on the terminal, or stop and wait for
+    /// `decima recover` (exit code 6). Defaults to ask when stdin is a terminal, else stop.
+    #[arg(long, value_enum, value_name = "WHAT")]
+    pub on_failure: Option<OnFailureArg>,
+    /// Print one JSON event per line on stdout instead of the answer.
+    #[arg(long)]
+    pub json: bool,
+    /// The task.
+    pub task: String,
+}
+
+/// `--on-failure`: who answers a failed todo.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum OnFailureArg {
+    /// Print the failure report on stderr and read retry, skip, replan or abort from stdin.
+    Ask,
+    /// Stop; the execution waits for `decima recover`.
+    Stop,
+}
+
+/// `recover --choice`: the analyst's answer to a failure.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ChoiceArg {
+    /// Run the failed todo again from its snapshot.
+    Retry,
+    /// Leave the todo undone and go on.
+    Skip,
+    /// Ask the model for a new plan.
+    Replan,
+    /// Stop the execution for good.
+    Abort,
+}
+
+impl From<ChoiceArg> for decima_store::Resolution {
+    fn from(choice: ChoiceArg) -> Self {
+        use decima_store::Resolution;
+        match choice {
+            ChoiceArg::Retry => Resolution::Retry,
+            ChoiceArg::Skip => Resolution::Skip,
+            ChoiceArg::Replan => Resolution::Replan,
+            ChoiceArg::Abort => Resolution::Abort,
+        }
+    }
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ExecutionCommand {
+    /// List executions: a conversation's (oldest first), or the newest 100.
+    List {
+        /// Only this conversation's executions.
+        #[arg(long, value_name = "ID")]
+        conversation: Option<String>,
+        /// Print a JSON array instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Show one execution: status, workspace, todos, snapshots, steps and failure reports.
+    Show {
+        /// The execution id.
+        id: String,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 impl Command {
@@ -144,6 +252,13 @@ impl Command {
             },
             Command::Chat { .. } => "chat",
             Command::Export { .. } => "export",
+            Command::Run(_) => "run",
+            Command::Recover { .. } => "recover",
+            Command::Resume { .. } => "resume",
+            Command::Execution(cmd) => match cmd {
+                ExecutionCommand::List { .. } => "execution list",
+                ExecutionCommand::Show { .. } => "execution show",
+            },
         }
     }
 }

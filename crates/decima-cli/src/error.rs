@@ -15,8 +15,13 @@ pub const EXIT_INVALID_INPUT: u8 = 2;
 pub const EXIT_NOT_FOUND: u8 = 3;
 /// The data directory or database cannot be used.
 pub const EXIT_STORAGE: u8 = 4;
-/// The LLM provider failed; the message names the failure class.
+/// The LLM provider failed; the message names the failure class. An agent run that ended
+/// `failed` exits with it too.
 pub const EXIT_PROVIDER: u8 = 5;
+/// The agent run stopped on a failure and waits for `decima recover` (`--on-failure stop`).
+pub const EXIT_AWAITING_USER: u8 = 6;
+/// The run was cancelled (Ctrl-C): 128 + SIGINT, as shells report it.
+pub const EXIT_CANCELLED: u8 = 130;
 
 /// Why a command failed. Every variant renders as one line a person can act on.
 #[derive(Debug, Error)]
@@ -62,6 +67,53 @@ pub enum CliError {
     /// The model answered with nothing; nothing was stored.
     #[error("{0}")]
     EmptyAnswer(String),
+    /// Another process runs that execution; running it here too would corrupt it.
+    #[error("{0}")]
+    Busy(String),
+    /// The execution is not in a state that allows this: resuming a finished run, recovering
+    /// one that does not wait.
+    #[error("{0}")]
+    Conflict(String),
+    /// The workspace sandbox or the snapshot store failed.
+    #[error("{0}")]
+    Sandbox(String),
+    /// An agent execution ended `failed`; the message is its stored error.
+    #[error("execution {execution} failed: {message}")]
+    RunFailed {
+        /// The execution.
+        execution: decima_core::ExecutionId,
+        /// Why, as stored.
+        message: String,
+    },
+    /// An agent execution stopped on a failure and waits for the analyst's choice.
+    #[error(
+        "execution {execution} waits on a failure: {failure}; continue it with \
+         `decima recover {execution} --choice {choices}`"
+    )]
+    AwaitingUser {
+        /// The execution.
+        execution: decima_core::ExecutionId,
+        /// The failure it waits on, as `[class] message`.
+        failure: String,
+        /// The choices, suggested ones first, joined by `|`.
+        choices: String,
+    },
+    /// An agent execution was cancelled (Ctrl-C) and stopped cleanly.
+    #[error("execution {execution} was {how}")]
+    Cancelled {
+        /// The execution.
+        execution: decima_core::ExecutionId,
+        /// "cancelled" (Ctrl-C) or "aborted" (the analyst's choice).
+        how: &'static str,
+    },
+    /// An agent execution stopped in a status a run should not end in.
+    #[error("execution {execution} stopped as {status}")]
+    Stopped {
+        /// The execution.
+        execution: decima_core::ExecutionId,
+        /// Its status.
+        status: &'static str,
+    },
 }
 
 impl From<RuntimeError> for CliError {
@@ -83,6 +135,9 @@ impl From<RuntimeError> for CliError {
             e @ (RuntimeError::EmptyAnswer { .. } | RuntimeError::CutOff { .. }) => {
                 CliError::EmptyAnswer(e.to_string())
             }
+            RuntimeError::Busy(message) => CliError::Busy(message),
+            RuntimeError::Conflict(message) => CliError::Conflict(message),
+            e @ RuntimeError::Sandbox(_) => CliError::Sandbox(e.to_string()),
         }
     }
 }
@@ -100,7 +155,14 @@ impl CliError {
                 StoreError::Open { .. } | StoreError::Migrate(_) | StoreError::DataDir { .. },
             ) => EXIT_STORAGE,
             CliError::NoDataDir => EXIT_STORAGE,
-            CliError::Llm(_) | CliError::EmptyAnswer(_) => EXIT_PROVIDER,
+            CliError::Llm(_) | CliError::EmptyAnswer(_) | CliError::RunFailed { .. } => {
+                EXIT_PROVIDER
+            }
+            CliError::AwaitingUser { .. } => EXIT_AWAITING_USER,
+            CliError::Cancelled { .. } => EXIT_CANCELLED,
+            CliError::Conflict(_) => EXIT_INVALID_INPUT,
+            CliError::Sandbox(_) => EXIT_STORAGE,
+            CliError::Busy(_) | CliError::Stopped { .. } => EXIT_FAILURE,
             CliError::Provider(_) => EXIT_INVALID_INPUT,
             CliError::Io { .. } | CliError::Output(_) | CliError::Store(_) => EXIT_FAILURE,
         }

@@ -13,6 +13,12 @@ use decima_runtime::logging::{self, LevelFilter, LogGuard};
 
 use crate::args::Cli;
 
+/// mimalloc instead of the system allocator: an agent step copies its whole context window
+/// (thousands of small strings), and glibc's allocator made that copy about ten times slower
+/// (see docs/PERFORMANCE.md, the agent step).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     // Declared before the runtime so it is dropped after it: the last lines reach the file.

@@ -113,6 +113,19 @@ impl EventSink for Terminal {
             ),
             Event::Warning { message } => eprintln!("warning: {message}"),
             Event::MessageStored { .. } => {}
+            // Agent events: a chat turn emits none of them.
+            Event::ExecutionStarted { .. }
+            | Event::ContextUsage { .. }
+            | Event::ToolStarted { .. }
+            | Event::ToolFinished { .. }
+            | Event::TodosChanged { .. }
+            | Event::SnapshotTaken { .. }
+            | Event::Failure { .. }
+            | Event::RolledBack { .. }
+            | Event::AwaitingChoice { .. }
+            | Event::Recovered { .. }
+            | Event::StepTimed { .. }
+            | Event::Finished { .. } => {}
         }
     }
 }

@@ -1,15 +1,17 @@
 //! One module per command group; each turns parsed arguments into store calls and output.
 
+mod agent;
 mod chat;
 mod compress;
 mod context;
 mod conversation;
+mod execution;
 mod export;
 mod import;
 mod preset;
 mod provider;
 
-use decima_core::ConversationId;
+use decima_core::{ConversationId, ExecutionId};
 use tracing::Instrument as _;
 
 use crate::args::{Cli, Command};
@@ -65,6 +67,16 @@ async fn dispatch(cli: Cli) -> Result<(), CliError> {
             )
             .await
         }
+        Command::Run(args) => agent::run(&store, &dir, args).await,
+        Command::Recover {
+            execution_id,
+            choice,
+            json,
+        } => agent::recover(&store, &dir, &execution_id, choice.into(), json).await,
+        Command::Resume { execution_id, json } => {
+            agent::resume(&store, &dir, &execution_id, json).await
+        }
+        Command::Execution(cmd) => execution::run(&store, &dir, cmd).await,
     };
     store.close().await;
     result
@@ -73,4 +85,25 @@ async fn dispatch(cli: Cli) -> Result<(), CliError> {
 /// Parses a conversation id from the command line, refusing anything that is not a UUID.
 fn conversation_id(text: &str) -> Result<ConversationId, CliError> {
     Ok(text.parse()?)
+}
+
+/// Parses an execution id from the command line, refusing anything that is not a UUID (paths,
+/// newlines), so a hostile id never reaches the store or a lock file name.
+fn execution_id(text: &str) -> Result<ExecutionId, CliError> {
+    Ok(text.parse()?)
+}
+
+/// Marks `running` executions whose process is gone as `interrupted`, and says so on stderr:
+/// every agent command does this first, so what it shows or continues is the truth.
+async fn interrupt_orphans(
+    store: &decima_store::Store,
+    data_dir: &std::path::Path,
+) -> Result<(), CliError> {
+    for id in decima_runtime::agent::interrupt_orphans(store, data_dir).await? {
+        eprintln!(
+            "note: execution {id} was interrupted (its process is gone); \
+             `decima resume {id}` continues it"
+        );
+    }
+    Ok(())
 }

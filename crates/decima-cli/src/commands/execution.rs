@@ -1,0 +1,263 @@
+//! `decima execution list|show`: agent executions read back from the store. JSON is the
+//! runtime's [`ExecutionView`] as is; the text forms are compact summaries for a person.
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+use decima_runtime::agent::{self, ExecutionView, FailureView};
+use decima_runtime::events::TodoView;
+use decima_store::Store;
+
+use super::{conversation_id, execution_id, interrupt_orphans};
+use crate::args::ExecutionCommand;
+use crate::error::CliError;
+use crate::output;
+
+/// The longest task shown in a table row; the rest is cut with an ellipsis.
+const TASK_COLUMN: usize = 60;
+
+pub async fn run(
+    store: &Store,
+    data_dir: &Path,
+    command: ExecutionCommand,
+) -> Result<(), CliError> {
+    match command {
+        ExecutionCommand::List { conversation, json } => {
+            let conversation = conversation.as_deref().map(conversation_id).transpose()?;
+            interrupt_orphans(store, data_dir).await?;
+            list(store, conversation, json).await
+        }
+        ExecutionCommand::Show { id, json } => {
+            let id = execution_id(&id)?;
+            interrupt_orphans(store, data_dir).await?;
+            let view = agent::view(store, id).await?;
+            if json {
+                output::print_json(&view)
+            } else {
+                output::print(&render(&view))
+            }
+        }
+    }
+}
+
+async fn list(
+    store: &Store,
+    conversation: Option<decima_core::ConversationId>,
+    json: bool,
+) -> Result<(), CliError> {
+    let executions = agent::list(store, conversation).await?;
+    if json {
+        let rows: Vec<ExecutionView> = executions.iter().map(agent::summary).collect();
+        return output::print_json(&rows);
+    }
+    let mut text = String::new();
+    let _ = writeln!(
+        text,
+        "{:<36}  {:<13}  {:<24}  TASK",
+        "ID", "STATUS", "CREATED"
+    );
+    for e in &executions {
+        let _ = writeln!(
+            text,
+            "{:<36}  {:<13}  {:<24}  {}",
+            e.id,
+            e.status.as_str(),
+            e.created_at.to_rfc3339(),
+            one_line(&e.task, TASK_COLUMN)
+        );
+    }
+    output::print(&text)
+}
+
+/// `execution show` as text: a header, the plan, counts of snapshots and steps, and every
+/// failure report.
+fn render(v: &ExecutionView) -> String {
+    let mut text = String::new();
+    let _ = writeln!(text, "{}", one_line(&v.task, 200));
+    let _ = writeln!(
+        text,
+        "execution {}  ·  {}  ·  conversation {}",
+        v.id, v.status, v.conversation_id
+    );
+    if let Some(workspace) = &v.workspace {
+        let _ = writeln!(text, "workspace {workspace}");
+    }
+    let mut times = format!("created {}", time(v.created_at));
+    if let Some(t) = v.started_at {
+        let _ = write!(times, "  ·  started {}", time(t));
+    }
+    if let Some(t) = v.finished_at {
+        let _ = write!(times, "  ·  finished {}", time(t));
+    }
+    let _ = writeln!(text, "{times}");
+    if let Some(error) = &v.error {
+        let _ = writeln!(text, "error: {}", one_line(error, 400));
+    }
+
+    if !v.todos.is_empty() {
+        let done = v.todos.iter().filter(|t| t.status == "completed").count();
+        let _ = writeln!(text, "\ntodos ({done}/{} completed):", v.todos.len());
+        for (i, todo) in v.todos.iter().enumerate() {
+            let _ = writeln!(text, "  {}", todo_line(i + 1, todo));
+        }
+    }
+
+    let _ = write!(text, "\nsnapshots: {}", v.snapshots.len());
+    if let Some(last) = v.snapshots.last() {
+        let _ = write!(
+            text,
+            " (last: {} {} at seq {})",
+            last.reason,
+            short_id(&last.id),
+            last.message_seq
+        );
+    }
+    let _ = writeln!(text, "\nsteps: {}", v.steps.len());
+
+    if !v.failures.is_empty() {
+        let _ = writeln!(text, "\nfailures:");
+        for failure in &v.failures {
+            for line in failure_report(failure) {
+                let _ = writeln!(text, "  {line}");
+            }
+            let _ = writeln!(
+                text,
+                "      resolution: {}",
+                failure.resolution.unwrap_or("none yet (waiting)")
+            );
+        }
+    }
+
+    if let Some(result) = &v.result {
+        let _ = writeln!(text, "\nanswer:\n{}", result.trim_end());
+    }
+    text
+}
+
+/// One todo: `[x] 2. Load the ledger (phase load)`, with the reason a failed or skipped one
+/// gives.
+fn todo_line(position: usize, todo: &TodoView) -> String {
+    let mark = match todo.status {
+        "completed" => "x",
+        "in_progress" => ">",
+        "failed" => "!",
+        "skipped" => "-",
+        _ => " ",
+    };
+    let mut line = format!("[{mark}] {position}. {}", one_line(&todo.title, 120));
+    if let Some(phase) = &todo.phase {
+        let _ = write!(line, " (phase {})", one_line(phase, 40));
+    }
+    if todo.checkpoint {
+        line.push_str(" [checkpoint]");
+    }
+    if let Some(reason) = &todo.reason {
+        let _ = write!(line, " — {}", one_line(reason, 120));
+    }
+    line
+}
+
+/// A failure report as lines: class and message, where, why, what was rolled back, what to do.
+/// Shared by `execution show` and the `--on-failure ask` prompt.
+pub(super) fn failure_report(f: &FailureView) -> Vec<String> {
+    let mut lines = vec![format!(
+        "failure {}: [{}] {}",
+        short_id(&f.id),
+        f.class,
+        one_line(&f.message, 400)
+    )];
+    let place = f.details.get("place");
+    let field = |name: &str| place.and_then(|p| p.get(name));
+    if let Some(title) = field("todo_title").and_then(|t| t.as_str()) {
+        let mut at = format!(
+            "    where: todo {} of {} \"{}\"",
+            field("position").and_then(|p| p.as_u64()).unwrap_or(0),
+            field("plan_len").and_then(|p| p.as_u64()).unwrap_or(0),
+            one_line(title, 120)
+        );
+        if let Some(phase) = field("phase").and_then(|p| p.as_str()) {
+            let _ = write!(at, " (phase {})", one_line(phase, 40));
+        }
+        lines.push(at);
+    } else {
+        lines.push("    where: no todo was in progress".into());
+    }
+    let trigger = f.details.get("trigger").and_then(|t| t.as_str());
+    let causes = strings(f.details.get("likely_causes"));
+    match (trigger, causes.is_empty()) {
+        (Some(trigger), false) => lines.push(format!(
+            "    why: {trigger}; likely: {}",
+            one_line(&causes.join("; "), 400)
+        )),
+        (Some(trigger), true) => lines.push(format!("    why: {trigger}")),
+        (None, false) => lines.push(format!("    likely: {}", one_line(&causes.join("; "), 400))),
+        (None, true) => {}
+    }
+    if let Some(call) = f.details.get("call").filter(|c| !c.is_null()) {
+        let name = call.get("name").and_then(|n| n.as_str()).unwrap_or("?");
+        let arguments = call.get("arguments").and_then(|a| a.as_str()).unwrap_or("");
+        lines.push(format!("    call: {name} {}", one_line(arguments, 160)));
+    }
+    lines.push(format!("    rolled back: {}", rolled_back(&f.rolled_back)));
+    let suggestions = strings(Some(&f.suggestions));
+    if !suggestions.is_empty() {
+        lines.push(format!("    suggested: {}", suggestions.join(", ")));
+    }
+    lines
+}
+
+/// What a rollback undid, from the stored JSON; "nothing" when the report holds none.
+fn rolled_back(value: &serde_json::Value) -> String {
+    let count = |name: &str| value.get(name).and_then(|v| v.as_u64()).unwrap_or(0);
+    match value.get("snapshot_id").and_then(|s| s.as_str()) {
+        Some(snapshot) => format!(
+            "workspace, plan and history back to snapshot {} ({} files restored, {} removed, \
+             {} messages undone)",
+            short_id(snapshot),
+            count("files_restored"),
+            count("files_removed"),
+            count("messages_removed")
+        ),
+        None => "nothing".into(),
+    }
+}
+
+/// The strings of a JSON array; anything else is none.
+pub(super) fn strings(value: Option<&serde_json::Value>) -> Vec<String> {
+    value
+        .and_then(|v| v.as_array())
+        .map(|a| {
+            a.iter()
+                .filter_map(|s| s.as_str().map(str::to_owned))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Milliseconds since the epoch as RFC 3339.
+fn time(ms: i64) -> String {
+    decima_core::Timestamp(ms).to_rfc3339()
+}
+
+/// The first 12 characters of a long id: enough to tell snapshots and failures apart on screen.
+fn short_id(id: &str) -> &str {
+    id.get(..12).unwrap_or(id)
+}
+
+/// Model- or user-written text on one line of at most `max` characters: line breaks and tabs
+/// become spaces, other control characters (terminal escapes) a replacement mark.
+pub(super) fn one_line(text: &str, max: usize) -> String {
+    let mut out: String = text
+        .chars()
+        .take(max)
+        .map(|c| match c {
+            '\n' | '\r' | '\t' => ' ',
+            c if c.is_control() => '\u{fffd}',
+            c => c,
+        })
+        .collect();
+    if text.chars().nth(max).is_some() {
+        out.push('…');
+    }
+    out
+}
