@@ -63,7 +63,12 @@ impl From<decima_runtime::RuntimeError> for AppError {
             RuntimeError::Core(e) => e.into(),
             RuntimeError::Store(e) => e.into(),
             e @ RuntimeError::Config(_) => Self::new(ErrorCode::InvalidInput, e),
-            e @ RuntimeError::Io { .. } => Self::new(ErrorCode::Storage, e),
+            e @ (RuntimeError::Io { .. } | RuntimeError::Sandbox(_)) => {
+                Self::new(ErrorCode::Storage, e)
+            }
+            e @ (RuntimeError::Busy(_) | RuntimeError::Conflict(_)) => {
+                Self::new(ErrorCode::InvalidInput, e)
+            }
             e @ (RuntimeError::Llm(_)
             | RuntimeError::EmptyAnswer { .. }
             | RuntimeError::CutOff { .. }) => Self::new(ErrorCode::Internal, e),

@@ -49,6 +49,17 @@ pub fn run() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    // Executions whose process died while they ran are marked interrupted, so they can be
+    // resumed; ones another live process runs are left alone.
+    match tauri::async_runtime::block_on(decima_runtime::agent::interrupt_orphans(
+        &store, &data_dir,
+    )) {
+        Ok(marked) if !marked.is_empty() => {
+            tracing::info!(count = marked.len(), "executions marked interrupted");
+        }
+        Ok(_) => {}
+        Err(e) => tracing::warn!(error = %e, "cannot check for interrupted executions"),
+    }
     let app = tauri::Builder::default()
         .invoke_handler(builder.invoke_handler())
         .setup(move |app| {

@@ -1,6 +1,12 @@
 // Prevents an extra console window on Windows in release builds.
 #![cfg_attr(not(debug_assertions), windows_subsystem = "windows")]
 
+/// mimalloc instead of the system allocator: a step copies its whole context window (thousands
+/// of small strings), and glibc's allocator made that copy about ten times slower (see
+/// docs/PERFORMANCE.md, the agent step).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> std::process::ExitCode {
     decima_desktop::run()
 }
