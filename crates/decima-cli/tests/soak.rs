@@ -23,6 +23,9 @@ use serde_json::{Value, json};
 
 const KILLS: usize = 20;
 
+/// seq, role, tool_call_id, tool_calls, deleted_at.
+type MessageRow = (i64, String, Option<String>, Option<String>, Option<String>);
+
 fn decima(data: &Path, server: &LlmServer, args: &[&str]) -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_decima"));
     cmd.arg("--data-dir")
@@ -244,7 +247,7 @@ async fn killed_twenty_times_and_resumed_loses_nothing_and_runs_no_call_twice() 
             .fetch_one(&pool)
             .await
             .unwrap();
-    let rows: Vec<(i64, String, Option<String>, Option<String>, Option<String>)> = sqlx::query_as(
+    let rows: Vec<MessageRow> = sqlx::query_as(
         "SELECT seq, role, tool_call_id, tool_calls, deleted_at FROM messages \
          WHERE conversation_id = ? ORDER BY seq",
     )
