@@ -156,6 +156,12 @@ pub struct RunArgs {
     /// `decima recover` (exit code 6). Defaults to ask when stdin is a terminal, else stop.
     #[arg(long, value_enum, value_name = "WHAT")]
     pub on_failure: Option<OnFailureArg>,
+    /// Do not compress the history when every todo of a phase is completed.
+    #[arg(long)]
+    pub no_phase_compression: bool,
+    /// Do not snapshot and compress when a checkpoint todo completes.
+    #[arg(long)]
+    pub no_checkpoint_compression: bool,
     /// Print one JSON event per line on stdout instead of the answer.
     #[arg(long)]
     pub json: bool,

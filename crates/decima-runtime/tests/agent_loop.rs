@@ -253,7 +253,9 @@ async fn a_planned_run_uses_tools_snapshots_each_todo_and_compresses_finished_ph
     // checkpoint may have had nothing worth folding.
     assert_eq!(compactions.first(), Some(&"phase"), "{compactions:?}");
     assert!(
-        compactions.iter().all(|t| ["phase", "checkpoint"].contains(t)),
+        compactions
+            .iter()
+            .all(|t| ["phase", "checkpoint"].contains(t)),
         "{compactions:?}"
     );
     assert!(events.iter().any(
@@ -822,5 +824,104 @@ async fn a_sandbox_that_is_gone_is_a_system_failure_that_alerts_and_restores_it(
         events
             .iter()
             .any(|e| matches!(e, Event::AwaitingChoice { .. }))
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn phase_and_checkpoint_compressions_can_be_turned_off() {
+    let f = Fixture::new().await;
+    f.call(
+        "todo_write",
+        json!({"todos": [{"title": "dump", "status": "in_progress", "phase": "p", "checkpoint": true}]}),
+    );
+    f.call("shell", json!({"command": "seq 100000 100600"}));
+    f.call(
+        "todo_write",
+        json!({"todos": [{"title": "dump", "status": "completed", "phase": "p", "checkpoint": true}]}),
+    );
+    f.say("done");
+    let outcome = f
+        .run(
+            "Dump numbers",
+            RunOptions {
+                phase_compression: false,
+                checkpoint_compression: false,
+                ..RunOptions::default()
+            },
+        )
+        .await;
+    assert_eq!(outcome.execution.status, ExecutionStatus::Succeeded);
+    let events = f.events.take();
+    assert!(!events.iter().any(|e| matches!(e, Event::Compacted { .. })));
+    let view = agent::view(&f.store, outcome.execution.id).await.unwrap();
+    let reasons: Vec<&str> = view.snapshots.iter().map(|s| s.reason).collect();
+    assert_eq!(reasons, ["todo_start"]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_loop_speaks_anthropic_too_tool_results_and_all() {
+    let f = Fixture::new().await;
+    f.store
+        .providers()
+        .create(NewProvider {
+            name: "claude".into(),
+            kind: "anthropic".into(),
+            preset: None,
+            base_url: f.server.anthropic_base_url(),
+            model: "claude-sonnet-4-5".into(),
+            context_window: 200_000,
+            settings: json!({}),
+        })
+        .await
+        .unwrap();
+    f.calls(&[
+        (
+            "write_file",
+            json!({"path": "notes/a.txt", "content": "{\"k\": {}}"}),
+        ),
+        ("shell", json!({"command": "cat notes/a.txt"})),
+    ]);
+    f.say("The note holds an empty object.");
+    let session = Session {
+        provider: Some("claude"),
+        ..f.session(&StopOnFailure)
+    };
+    let outcome = agent::run(
+        &session,
+        RunRequest {
+            workspace: Some(f.workspace()),
+            task: "Write a note and read it back".into(),
+            ..RunRequest::default()
+        },
+    )
+    .await
+    .unwrap();
+    assert_eq!(outcome.execution.status, ExecutionStatus::Succeeded);
+    let second = f.server.requests()[1].json.clone().unwrap();
+    assert_eq!(f.server.requests()[1].path, "/v1/messages");
+    let blocks: Vec<Value> = second["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|m| m["content"].as_array().cloned().unwrap_or_default())
+        .collect();
+    let uses = blocks.iter().filter(|b| b["type"] == "tool_use").count();
+    let results: Vec<&Value> = blocks
+        .iter()
+        .filter(|b| b["type"] == "tool_result")
+        .collect();
+    assert_eq!(uses, 2);
+    assert_eq!(results.len(), 2);
+    assert!(
+        results[1].to_string().contains("{\\\"k\\\": {}}"),
+        "{}",
+        results[1]
+    );
+    assert!(
+        second["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|t| t["name"] == "todo_write")
     );
 }

@@ -50,6 +50,8 @@ pub async fn run(store: &Store, data_dir: &Path, args: RunArgs) -> Result<(), Cl
     interrupt_orphans(store, data_dir).await?;
     let mut options = RunOptions {
         provider: args.provider.clone(),
+        phase_compression: !args.no_phase_compression,
+        checkpoint_compression: !args.no_checkpoint_compression,
         ..RunOptions::default()
     };
     if let Some(max_steps) = args.max_steps {
