@@ -148,9 +148,9 @@ impl CliError {
         match self {
             CliError::BadLine { .. } | CliError::Core(_) => EXIT_INVALID_INPUT,
             CliError::Store(StoreError::NotFound { .. }) => EXIT_NOT_FOUND,
-            CliError::Store(StoreError::Invalid(_) | StoreError::InvalidInput(_)) => {
-                EXIT_INVALID_INPUT
-            }
+            CliError::Store(
+                StoreError::Invalid(_) | StoreError::InvalidInput(_) | StoreError::Conflict(_),
+            ) => EXIT_INVALID_INPUT,
             CliError::Store(
                 StoreError::Open { .. } | StoreError::Migrate(_) | StoreError::DataDir { .. },
             ) => EXIT_STORAGE,
