@@ -48,7 +48,10 @@ impl Driver {
         let started = Instant::now();
         for (what, p) in [("tauri-driver", port), ("WebKitWebDriver", native_port)] {
             while std::net::TcpStream::connect(("127.0.0.1", p)).is_err() {
-                assert!(started.elapsed() < WAIT, "{what} did not listen on port {p}");
+                assert!(
+                    started.elapsed() < WAIT,
+                    "{what} did not listen on port {p}"
+                );
                 std::thread::sleep(Duration::from_millis(100));
             }
         }
@@ -70,9 +73,8 @@ fn status_ready(port: u16) -> bool {
         return false;
     };
     let _ = stream.set_read_timeout(Some(Duration::from_secs(2)));
-    let request = format!(
-        "GET /status HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n\r\n"
-    );
+    let request =
+        format!("GET /status HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n\r\n");
     if stream.write_all(request.as_bytes()).is_err() {
         return false;
     }

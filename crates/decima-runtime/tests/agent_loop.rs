@@ -925,3 +925,45 @@ async fn the_loop_speaks_anthropic_too_tool_results_and_all() {
             .any(|t| t["name"] == "todo_write")
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_killed_before_its_task_was_stored_stores_it_when_resumed() {
+    let f = Fixture::new().await;
+    let conversation = f.store.conversations().create("t", None).await.unwrap();
+    let execution = f
+        .store
+        .executions()
+        .create(&decima_store::NewExecution {
+            conversation_id: conversation.id,
+            parent_id: None,
+            depth: 0,
+            task: "Say hi to the ledger".into(),
+            sandbox: decima_store::SandboxKind::Host,
+            provider_id: None,
+            workspace: Some(f.workspace().to_string_lossy().into_owned()),
+            options: RunOptions::default().to_stored(),
+        })
+        .await
+        .unwrap();
+    f.store
+        .executions()
+        .set_status(execution.id, ExecutionStatus::Running)
+        .await
+        .unwrap();
+    assert_eq!(
+        agent::interrupt_orphans(&f.store, f.dir.path())
+            .await
+            .unwrap(),
+        vec![execution.id]
+    );
+    f.say("Hi, ledger.");
+    let done = agent::resume(&f.session(&StopOnFailure), execution.id)
+        .await
+        .unwrap();
+    assert_eq!(done.execution.status, ExecutionStatus::Succeeded);
+    let first = f.request_text(0);
+    assert!(first.contains("Say hi to the ledger"), "{first}");
+    let stored = f.store.messages().all(conversation.id).await.unwrap();
+    assert_eq!(stored[0].role, Role::User);
+    assert_eq!(stored[0].execution_id, Some(execution.id));
+}

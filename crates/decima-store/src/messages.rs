@@ -1,6 +1,6 @@
 //! The messages repository: appends with gapless seqs, ranges, pins and rollbacks.
 
-use decima_core::{ConversationId, Message, MessageId, NewMessage, Timestamp};
+use decima_core::{ConversationId, ExecutionId, Message, MessageId, NewMessage, Timestamp};
 use sqlx::{QueryBuilder, Sqlite, Transaction};
 
 use crate::rows::{MessageRow, message_columns, message_columns_m};
@@ -235,6 +235,24 @@ impl<'s> Messages<'s> {
         .await?;
         tx.commit().await?;
         Ok(done.rows_affected())
+    }
+
+    /// Whether the conversation holds a live message written by this execution: a resumed
+    /// run checks that its task was stored before the process died.
+    pub async fn any_of_execution(
+        &self,
+        conversation: ConversationId,
+        execution: ExecutionId,
+    ) -> Result<bool> {
+        let found: Option<i64> = sqlx::query_scalar(
+            "SELECT 1 FROM messages WHERE conversation_id = ? AND execution_id = ? \
+             AND deleted_at IS NULL LIMIT 1",
+        )
+        .bind(conversation.to_string())
+        .bind(execution.to_string())
+        .fetch_optional(self.store.pool())
+        .await?;
+        Ok(found.is_some())
     }
 
     /// The newest live messages with `after < seq < before`, at most `limit`, returned in seq

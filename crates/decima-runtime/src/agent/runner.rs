@@ -174,14 +174,23 @@ pub(super) async fn start(session: &Session<'_>, request: RunRequest) -> Result<
         .executions()
         .set_status(execution.id, ExecutionStatus::Running)
         .await?;
-    let mut runner = Runner::new(session, execution, conversation, resolved, lease).await?;
+    let id = execution.id;
+    let mut runner = match Runner::new(session, execution, conversation, resolved, lease).await {
+        Ok(runner) => runner,
+        Err(e) => {
+            // Nothing ran: the execution ends failed with the reason, not `running` forever.
+            let _ = session
+                .store
+                .executions()
+                .finish(id, ExecutionStatus::Failed, None, Some(&e.to_string()))
+                .await;
+            return Err(e);
+        }
+    };
     let span = runner.span("run");
     async move {
         runner.started("run");
-        // The task is the first thing stored: a failed first request loses nothing typed.
-        let mut task = NewMessage::new(Role::User, request.task);
-        task.execution_id = Some(runner.execution.id);
-        runner.store_message(task).await?;
+        runner.store_task().await?;
         runner.drive().await
     }
     .instrument(span)
@@ -256,6 +265,15 @@ pub(super) async fn resume(session: &Session<'_>, id: ExecutionId) -> Result<Run
     async move {
         runner.set_status(ExecutionStatus::Running).await?;
         runner.started("resume");
+        // A run killed between its start and storing its task stores it now.
+        if !runner
+            .store()
+            .messages()
+            .any_of_execution(runner.conversation.id, runner.execution.id)
+            .await?
+        {
+            runner.store_task().await?;
+        }
         runner.answer_interrupted_calls().await?;
         runner.snapshot_unsnapshotted_todos().await?;
         runner.drive().await
@@ -408,6 +426,14 @@ impl<'s, 'a> Runner<'s, 'a> {
             .set_status(self.execution.id, status)
             .await?;
         Ok(())
+    }
+
+    /// The task, as the run's first message: stored before any request, so a failed first
+    /// request loses nothing typed.
+    async fn store_task(&self) -> Result<Message> {
+        let mut task = NewMessage::new(Role::User, self.execution.task.clone());
+        task.execution_id = Some(self.execution.id);
+        self.store_message(task).await
     }
 
     async fn store_message(&self, message: NewMessage) -> Result<Message> {
