@@ -339,8 +339,9 @@ impl Loaded {
         let tail_room = u64::from(input_room_store.saturating_sub(fixed))
             .saturating_sub(summary_tokens)
             .saturating_sub(covered_pinned);
-        // Read before the tail: a message stored in between is then fetched by the next
-        // refresh, and the counters never count a message the tail lacks.
+        // Read before the tail: a message stored in between is in the tail but not in these
+        // counters, so the next refresh finds them disagreeing and reloads; the counters never
+        // vouch for a tail that lacks a message.
         let now = store.conversations().get(id).await?;
         let (tail, unread) = load_tail(
             store,

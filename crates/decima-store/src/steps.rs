@@ -96,34 +96,7 @@ impl<'s> Steps<'s> {
         kind: StepKind,
         content: &str,
     ) -> Result<Step> {
-        let id = uuid::Uuid::now_v7().to_string();
-        let tokens = self.store.counter().count_text(content);
-        let created_at = Timestamp::now();
-        let seqs: Vec<i64> = sqlx::query_scalar(
-            "INSERT INTO steps (id, execution_id, seq, kind, content, tokens, created_at) \
-             SELECT ?, e.id, COALESCE((SELECT MAX(s.seq) FROM steps s WHERE s.execution_id = e.id), 0) + 1, \
-             ?, ?, ?, ? FROM executions e WHERE e.id = ? RETURNING seq",
-        )
-        .bind(&id)
-        .bind(kind.as_str())
-        .bind(content)
-        .bind(i64::from(tokens))
-        .bind(created_at.0)
-        .bind(execution.to_string())
-        .fetch_all(self.store.pool())
-        .await?;
-        let seq = *seqs
-            .first()
-            .ok_or_else(|| StoreError::not_found("execution", execution))?;
-        Ok(Step {
-            id,
-            execution_id: execution,
-            seq,
-            kind: kind.as_str().to_owned(),
-            content: content.to_owned(),
-            tokens,
-            created_at,
-        })
+        insert_step(self.store, self.store.pool(), execution, kind, content).await
     }
 
     /// Records several steps at once, in order, in one write transaction: a step's analysis
@@ -136,32 +109,7 @@ impl<'s> Steps<'s> {
         let mut tx = self.store.begin_write().await?;
         let mut stored = Vec::with_capacity(records.len());
         for (kind, content) in records {
-            let id = uuid::Uuid::now_v7().to_string();
-            let tokens = self.store.counter().count_text(content);
-            let created_at = Timestamp::now();
-            let seq: Option<i64> = sqlx::query_scalar(
-                "INSERT INTO steps (id, execution_id, seq, kind, content, tokens, created_at) \
-                 SELECT ?, e.id, COALESCE((SELECT MAX(s.seq) FROM steps s WHERE s.execution_id = e.id), 0) + 1, \
-                 ?, ?, ?, ? FROM executions e WHERE e.id = ? RETURNING seq",
-            )
-            .bind(&id)
-            .bind(kind.as_str())
-            .bind(*content)
-            .bind(i64::from(tokens))
-            .bind(created_at.0)
-            .bind(execution.to_string())
-            .fetch_optional(&mut *tx)
-            .await?;
-            let seq = seq.ok_or_else(|| StoreError::not_found("execution", execution))?;
-            stored.push(Step {
-                id,
-                execution_id: execution,
-                seq,
-                kind: kind.as_str().to_owned(),
-                content: (*content).to_owned(),
-                tokens,
-                created_at,
-            });
+            stored.push(insert_step(self.store, &mut *tx, execution, *kind, content).await?);
         }
         tx.commit().await?;
         Ok(stored)
@@ -178,4 +126,44 @@ impl<'s> Steps<'s> {
         .await?;
         rows.into_iter().map(Step::try_from).collect()
     }
+}
+
+/// One step row with the next seq of its execution, on a pool or inside a transaction.
+async fn insert_step<'e, E: sqlx::SqliteExecutor<'e>>(
+    store: &Store,
+    executor: E,
+    execution: ExecutionId,
+    kind: StepKind,
+    content: &str,
+) -> Result<Step> {
+    let id = uuid::Uuid::now_v7().to_string();
+    let tokens = store.counter().count_text(content);
+    let created_at = Timestamp::now();
+    // `fetch_all`: `fetch_optional` cancels the row stream after the first row, which costs a
+    // round trip (see docs/PERFORMANCE.md, the store).
+    let seqs: Vec<i64> = sqlx::query_scalar(
+        "INSERT INTO steps (id, execution_id, seq, kind, content, tokens, created_at) \
+         SELECT ?, e.id, COALESCE((SELECT MAX(s.seq) FROM steps s WHERE s.execution_id = e.id), 0) + 1, \
+         ?, ?, ?, ? FROM executions e WHERE e.id = ? RETURNING seq",
+    )
+    .bind(&id)
+    .bind(kind.as_str())
+    .bind(content)
+    .bind(i64::from(tokens))
+    .bind(created_at.0)
+    .bind(execution.to_string())
+    .fetch_all(executor)
+    .await?;
+    let seq = *seqs
+        .first()
+        .ok_or_else(|| StoreError::not_found("execution", execution))?;
+    Ok(Step {
+        id,
+        execution_id: execution,
+        seq,
+        kind: kind.as_str().to_owned(),
+        content: content.to_owned(),
+        tokens,
+        created_at,
+    })
 }

@@ -801,3 +801,41 @@ async fn steps_are_numbered_per_execution_without_gaps() {
         })
     ));
 }
+
+#[tokio::test]
+async fn several_steps_are_recorded_together_in_order_or_not_at_all() {
+    let (_dir, store) = common::temp_store().await;
+    let c = conversation(&store).await;
+    let e = execution(&store, c).await;
+    store
+        .steps()
+        .record(e.id, StepKind::Supervision, "before")
+        .await
+        .unwrap();
+    let both = store
+        .steps()
+        .record_all(
+            e.id,
+            &[(StepKind::Analysis, "think"), (StepKind::Action, "act")],
+        )
+        .await
+        .unwrap();
+    assert_eq!(both.iter().map(|s| s.seq).collect::<Vec<_>>(), [2, 3]);
+    let kinds: Vec<String> = store
+        .steps()
+        .list(e.id)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|s| s.kind)
+        .collect();
+    assert_eq!(kinds, ["supervision", "analysis", "action"]);
+    // An unknown execution writes nothing.
+    assert!(
+        store
+            .steps()
+            .record_all(ExecutionId::new(), &[(StepKind::Analysis, "x")])
+            .await
+            .is_err()
+    );
+}

@@ -10,16 +10,14 @@
 //! Exit codes: 0 succeeded, 5 failed, 6 waiting on a failure (`--on-failure stop`), 130
 //! cancelled (Ctrl-C, or `abort` chosen).
 
-use std::future::Future;
 use std::io::{IsTerminal as _, Write as _};
 use std::path::Path;
-use std::pin::Pin;
 use std::sync::Mutex;
 
 use decima_core::ExecutionId;
 use decima_runtime::agent::{
-    self, CancellationToken, ChoiceSource, FailureView, RunOptions, RunOutcome, RunRequest,
-    Session, StopOnFailure, TODO_WRITE,
+    self, BoxFuture, CancellationToken, ChoiceSource, FailureView, RunOptions, RunOutcome,
+    RunRequest, Session, StopOnFailure, TODO_WRITE,
 };
 use decima_runtime::events::TodoView;
 use decima_runtime::{Event, EventSink};
@@ -229,10 +227,7 @@ struct AskOnTerminal {
 }
 
 impl ChoiceSource for AskOnTerminal {
-    fn choose<'a>(
-        &'a self,
-        failure: &'a Failure,
-    ) -> Pin<Box<dyn Future<Output = Option<Resolution>> + Send + 'a>> {
+    fn choose<'a>(&'a self, failure: &'a Failure) -> BoxFuture<'a, Option<Resolution>> {
         Box::pin(async move {
             let mut report = String::from("\n");
             for line in failure_report(&FailureView::from(failure)) {

@@ -480,10 +480,21 @@ impl<'s, 'a> Runner<'s, 'a> {
                 (kind, content.as_str())
             })
             .collect();
-        self.store()
-            .steps()
-            .record_all(self.execution.id, &rows)
-            .await?;
+        match rows.as_slice() {
+            // One record is one statement: no transaction round trips.
+            [(kind, content)] => {
+                self.store()
+                    .steps()
+                    .record(self.execution.id, *kind, content)
+                    .await?;
+            }
+            rows => {
+                self.store()
+                    .steps()
+                    .record_all(self.execution.id, rows)
+                    .await?;
+            }
+        }
         for (kind, content) in records {
             self.history.push(StepRecord {
                 step: self.steps_taken.max(1),
