@@ -369,20 +369,25 @@ impl Loaded {
     /// the store changed in a way it cannot follow (a compaction, a deletion, a rollback):
     /// the caller loads afresh.
     pub async fn refresh(&mut self, store: &Store) -> Result<bool> {
-        let ids = store.compactions().live_summary_ids(self.id).await?;
-        if !ids.iter().eq(self.summaries.iter().map(|s| &s.id)) {
+        // The state first, then the new messages: a message stored in between is fetched but
+        // not counted, so the counts disagree and the step reloads rather than trusting them.
+        let now = store.compactions().live_state(self.id).await?;
+        if !now
+            .summary_ids
+            .iter()
+            .eq(self.summaries.iter().map(|s| &s.id))
+        {
             return Ok(false);
         }
         let fresh = store
             .messages()
             .range(self.id, self.last_seq + 1, i64::MAX)
             .await?;
-        let now = store.conversations().get(self.id).await?;
         let added = (fresh.len() as u64, sum_tokens(&fresh));
-        if (now.message_count, now.tokens) != (self.live.0 + added.0, self.live.1 + added.1) {
+        if (now.messages, now.tokens) != (self.live.0 + added.0, self.live.1 + added.1) {
             return Ok(false);
         }
-        self.live = (now.message_count, now.tokens);
+        self.live = (now.messages, now.tokens);
         if let Some(last) = fresh.last() {
             self.last_seq = last.seq;
         }

@@ -5,6 +5,7 @@ use decima_core::context::{CompactionPlan, Strategy, Summary, SummaryLevel};
 use decima_core::{ConversationId, Timestamp};
 use sqlx::FromRow;
 
+use crate::rows::corrupt;
 use crate::{Result, Store, StoreError};
 
 /// What set a compaction off, as stored in `compactions.trigger`.
@@ -113,19 +114,30 @@ impl<'s> Compactions<'s> {
         rows.into_iter().map(Summary::try_from).collect()
     }
 
-    /// The ids of the live summaries, in the order [`Compactions::live_summaries`] returns
-    /// them: a cheap way for a step to see whether any summary changed since it last read them.
-    pub async fn live_summary_ids(&self, conversation: ConversationId) -> Result<Vec<String>> {
-        Ok(sqlx::query_scalar(
-            "SELECT s.id \
-             FROM summaries s LEFT JOIN compactions c ON c.id = s.compaction_id \
-             WHERE s.conversation_id = ? AND s.superseded_by IS NULL AND s.rolled_back_at IS NULL \
-             AND c.undone_at IS NULL \
-             ORDER BY CASE s.level WHEN 'global' THEN 0 ELSE 1 END, s.start_seq",
+    /// What a step checks, in one query, before it trusts the window it read last time: the
+    /// conversation's live message count and tokens (kept by triggers) and the ids of its live
+    /// summaries, in the order [`Compactions::live_summaries`] returns them. A deleted or
+    /// missing conversation is not found.
+    pub async fn live_state(&self, conversation: ConversationId) -> Result<LiveState> {
+        let row: Option<(i64, i64, String)> = sqlx::query_as(
+            "SELECT c.live_messages, c.live_tokens, \
+             (SELECT json_group_array(id) FROM ( \
+                SELECT s.id FROM summaries s LEFT JOIN compactions k ON k.id = s.compaction_id \
+                WHERE s.conversation_id = c.id AND s.superseded_by IS NULL \
+                AND s.rolled_back_at IS NULL AND k.undone_at IS NULL \
+                ORDER BY CASE s.level WHEN 'global' THEN 0 ELSE 1 END, s.start_seq)) \
+             FROM conversations c WHERE c.id = ? AND c.deleted_at IS NULL",
         )
         .bind(conversation.to_string())
-        .fetch_all(self.store.pool())
-        .await?)
+        .fetch_optional(self.store.pool())
+        .await?;
+        let (messages, tokens, ids) =
+            row.ok_or_else(|| StoreError::not_found("conversation", conversation))?;
+        Ok(LiveState {
+            messages: u64::try_from(messages).map_err(|e| corrupt("live message count", e))?,
+            tokens: u64::try_from(tokens).map_err(|e| corrupt("live token count", e))?,
+            summary_ids: serde_json::from_str(&ids).map_err(|e| corrupt("summary ids", e))?,
+        })
     }
 
     /// Records the plan: its new summaries, the summaries they supersede, and the compaction row,
@@ -305,4 +317,15 @@ impl<'s> Compactions<'s> {
             undone_at: row.undone_at.map(Timestamp),
         })
     }
+}
+
+/// See [`Compactions::live_state`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LiveState {
+    /// Live messages.
+    pub messages: u64,
+    /// Their cached tokens.
+    pub tokens: u64,
+    /// The live summaries' ids, global first, then by start.
+    pub summary_ids: Vec<String>,
 }

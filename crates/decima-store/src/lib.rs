@@ -32,7 +32,7 @@ use decima_core::TokenCounter;
 use sqlx::{Sqlite, SqlitePool, Transaction};
 
 pub use calibrations::Calibrations;
-pub use compactions::{CompactionRecord, Compactions, TRIGGERS};
+pub use compactions::{CompactionRecord, Compactions, LiveState, TRIGGERS};
 pub use conversations::{Conversation, Conversations};
 pub use data_dir::{DATABASE_FILE, default_data_dir};
 pub use error::StoreError;

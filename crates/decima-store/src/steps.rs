@@ -99,20 +99,66 @@ impl<'s> Steps<'s> {
         insert_step(self.store, self.store.pool(), execution, kind, content).await
     }
 
-    /// Records several steps at once, in order, in one write transaction: a step's analysis
-    /// and action are written together or not at all.
+    /// Records several steps at once, in order, in one statement: a step's analysis and action
+    /// are written together or not at all, in one round trip. Each row takes the execution's
+    /// highest seq plus its place in the batch; SQLite evaluates an `INSERT … SELECT` that
+    /// reads its own table completely before it inserts, so the batch is numbered gaplessly.
     pub async fn record_all(
         &self,
         execution: ExecutionId,
         records: &[(StepKind, &str)],
     ) -> Result<Vec<Step>> {
-        let mut tx = self.store.begin_write().await?;
-        let mut stored = Vec::with_capacity(records.len());
-        for (kind, content) in records {
-            stored.push(insert_step(self.store, &mut *tx, execution, *kind, content).await?);
+        if records.is_empty() {
+            return Ok(Vec::new());
         }
-        tx.commit().await?;
-        Ok(stored)
+        let created_at = Timestamp::now();
+        let mut sql = String::from(
+            "INSERT INTO steps (id, execution_id, seq, kind, content, tokens, created_at) ",
+        );
+        for i in 0..records.len() {
+            if i > 0 {
+                sql.push_str(" UNION ALL ");
+            }
+            sql.push_str(&format!(
+                "SELECT ?, e.id, COALESCE((SELECT MAX(s.seq) FROM steps s \
+                 WHERE s.execution_id = e.id), 0) + {}, ?, ?, ?, ? FROM executions e WHERE e.id = ?",
+                i + 1
+            ));
+        }
+        sql.push_str(" RETURNING seq");
+        let mut rows = Vec::with_capacity(records.len());
+        // The text depends only on how many records there are; every value is bound.
+        let mut query = sqlx::query_scalar::<_, i64>(sqlx::AssertSqlSafe(sql));
+        for (kind, content) in records {
+            let id = uuid::Uuid::now_v7().to_string();
+            let tokens = self.store.counter().count_text(content);
+            query = query
+                .bind(id.clone())
+                .bind(kind.as_str())
+                .bind(*content)
+                .bind(i64::from(tokens))
+                .bind(created_at.0)
+                .bind(execution.to_string());
+            rows.push((id, *kind, *content, tokens));
+        }
+        let mut seqs = query.fetch_all(self.store.pool()).await?;
+        if seqs.len() != records.len() {
+            return Err(StoreError::not_found("execution", execution));
+        }
+        seqs.sort_unstable();
+        Ok(rows
+            .into_iter()
+            .zip(seqs)
+            .map(|((id, kind, content, tokens), seq)| Step {
+                id,
+                execution_id: execution,
+                seq,
+                kind: kind.as_str().to_owned(),
+                content: content.to_owned(),
+                tokens,
+                created_at,
+            })
+            .collect())
     }
 
     /// Every step of an execution that is not folded into a summary, in seq order.

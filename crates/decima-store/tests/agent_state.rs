@@ -839,3 +839,34 @@ async fn several_steps_are_recorded_together_in_order_or_not_at_all() {
             .is_err()
     );
 }
+
+#[tokio::test]
+async fn live_state_counts_live_messages_and_lists_no_summaries_before_a_compaction() {
+    let (_dir, store) = common::temp_store().await;
+    let c = conversation(&store).await;
+    let before = store.compactions().live_state(c).await.unwrap();
+    for text in ["one", "two", "three"] {
+        store
+            .messages()
+            .append(
+                c,
+                decima_core::NewMessage::new(decima_core::Role::User, text),
+            )
+            .await
+            .unwrap();
+    }
+    let after = store.compactions().live_state(c).await.unwrap();
+    assert_eq!(after.messages, before.messages + 3);
+    assert!(after.tokens > before.tokens);
+    assert!(after.summary_ids.is_empty());
+    store.messages().soft_delete_after(c, 2).await.unwrap();
+    assert_eq!(
+        store.compactions().live_state(c).await.unwrap().messages,
+        before.messages + 2
+    );
+    store.conversations().soft_delete(c).await.unwrap();
+    assert!(matches!(
+        store.compactions().live_state(c).await,
+        Err(StoreError::NotFound { .. })
+    ));
+}
