@@ -1,0 +1,327 @@
+//! Running a step's tool calls in order, storing each result, and what a plan change sets off:
+//! snapshots, phase and checkpoint compressions, the failure of a todo.
+
+use super::*;
+
+impl Runner<'_, '_> {
+    /// Runs the answer's calls in order and stores each result. The first call that starts
+    /// the failure path stops the rest, which are answered as not run.
+    pub(super) async fn run_calls(&mut self, answer: &Message) -> Result<CallsEnd> {
+        let mut failure: Option<Pending> = None;
+        let mut deferred: Vec<(CompressionLevel, &'static str)> = Vec::new();
+        let mut supervision = Vec::new();
+        for call in &answer.tool_calls {
+            if let Some(pending) = &failure {
+                let text = format!(
+                    "[not run] an earlier call in this step failed ({}); this call was not run",
+                    pending.message
+                );
+                self.answer_unrun(call, text, None).await?;
+                continue;
+            }
+            if self.session.cancel.is_cancelled() {
+                self.answer_unrun(
+                    call,
+                    "[not run] the run was cancelled before this call".into(),
+                    Some(FailureClass::Cancelled),
+                )
+                .await?;
+                continue;
+            }
+            self.store()
+                .events()
+                .append(
+                    Some(self.execution.id),
+                    Some(self.conversation.id),
+                    "tool.started",
+                    &json!({ "call_id": call.id, "name": call.name }),
+                )
+                .await?;
+            self.emit(Event::ToolStarted {
+                call_id: call.id.clone(),
+                name: call.name.clone(),
+                arguments: call.arguments.clone(),
+            });
+            if Registry::is_plan_tool(&call.name) {
+                let (outcome, transitions) = self.todo_write(call).await?;
+                let stored = self
+                    .answer_call(
+                        call,
+                        outcome.text.clone(),
+                        None,
+                        ms(&outcome),
+                        outcome.class,
+                    )
+                    .await?;
+                supervision.push(format!("todo_write {}", status_word(&outcome)));
+                if let Some(transitions) = transitions {
+                    let (pending, compress) =
+                        self.after_plan_change(&transitions, stored.seq).await?;
+                    deferred.extend(compress);
+                    failure = pending;
+                }
+                continue;
+            }
+            let ran = Instant::now();
+            let outcome = tokio::select! {
+                biased;
+                () = self.session.cancel.cancelled() => None,
+                outcome = self.registry.call(&call.name, &call.arguments) => Some(outcome),
+            };
+            self.waited.tools += ran.elapsed();
+            let Some(outcome) = outcome else {
+                // Dropping the call's future killed its process group.
+                self.answer_unrun(
+                    call,
+                    "[cancelled] the run was cancelled while this call ran; the command was \
+                     killed and its effect may be partial"
+                        .into(),
+                    Some(FailureClass::Cancelled),
+                )
+                .await?;
+                for rest in answer
+                    .tool_calls
+                    .iter()
+                    .skip_while(|c| c.id != call.id)
+                    .skip(1)
+                {
+                    self.answer_unrun(
+                        rest,
+                        "[not run] the run was cancelled before this call".into(),
+                        Some(FailureClass::Cancelled),
+                    )
+                    .await?;
+                }
+                return Ok(CallsEnd::Cancelled);
+            };
+            self.answer_call(
+                call,
+                outcome.text.clone(),
+                outcome.exit_code,
+                ms(&outcome),
+                outcome.class,
+            )
+            .await?;
+            supervision.push(format!("{} {}", call.name, status_word(&outcome)));
+            if let Some(class) = outcome.class {
+                self.last_tool_failure = Some(class);
+            }
+            let repeats = self
+                .stuck
+                .observe(&call.name, &call.arguments, outcome.is_failure());
+            if repeats >= self.options.stuck_after.max(2) {
+                self.stuck.reset();
+                failure = Some(Pending {
+                    class: FailureClass::Logic,
+                    trigger: Trigger::StuckLoop,
+                    message: format!(
+                        "stuck loop: the same failing {} call ran {repeats} times in a row",
+                        call.name
+                    ),
+                    call: Some((call.name.clone(), call.arguments.clone())),
+                });
+            } else if let Some(class @ (FailureClass::Permission | FailureClass::System)) =
+                outcome.class
+                && !outcome.refused
+            {
+                failure = Some(Pending {
+                    class,
+                    trigger: Trigger::ToolFailure,
+                    message: first_line(&outcome.text),
+                    call: Some((call.name.clone(), call.arguments.clone())),
+                });
+            }
+        }
+        self.record(StepKind::Supervision, supervision.join("; "))
+            .await?;
+        if failure.is_none() {
+            // Phase and checkpoint compressions run once every call of the step has its
+            // result, so no compaction splits a call from its answer.
+            for (level, trigger) in deferred {
+                let built = self.build_context().await?;
+                if compress_at(&self.compress_ctx(), &built, level, trigger)
+                    .await?
+                    .is_some()
+                {
+                    self.cache = None;
+                }
+            }
+        }
+        Ok(CallsEnd::Done(failure))
+    }
+
+    pub(super) async fn answer_call(
+        &self,
+        call: &ToolCall,
+        text: String,
+        exit_code: Option<i32>,
+        duration_ms: u64,
+        class: Option<FailureClass>,
+    ) -> Result<Message> {
+        self.answer(call, text, exit_code, duration_ms, class, true)
+            .await
+    }
+
+    /// Answers a call that was not run (or not to its end): cancelled, interrupted, rolled
+    /// back, or skipped after an earlier failure.
+    pub(super) async fn answer_unrun(
+        &self,
+        call: &ToolCall,
+        text: String,
+        class: Option<FailureClass>,
+    ) -> Result<Message> {
+        self.answer(call, text, None, 0, class, false).await
+    }
+
+    pub(super) async fn answer(
+        &self,
+        call: &ToolCall,
+        text: String,
+        exit_code: Option<i32>,
+        duration_ms: u64,
+        class: Option<FailureClass>,
+        ran: bool,
+    ) -> Result<Message> {
+        let stored = dangling::answer(
+            self.store(),
+            self.conversation.id,
+            self.execution.id,
+            call,
+            text,
+        )
+        .await?;
+        self.emit(Event::MessageStored {
+            seq: stored.seq,
+            role: stored.role.as_str(),
+        });
+        self.emit(Event::ToolFinished {
+            call_id: call.id.clone(),
+            name: call.name.clone(),
+            exit_code,
+            duration_ms,
+            class,
+            ran,
+        });
+        Ok(stored)
+    }
+
+    /// Applies a todo_write call: the whole plan is replaced in one transaction.
+    pub(super) async fn todo_write(
+        &mut self,
+        call: &ToolCall,
+    ) -> Result<(ToolOutcome, Option<Transitions>)> {
+        let started = Instant::now();
+        let before = self.plan().await?;
+        let inputs = match plan::parse_todo_write(&call.arguments, &before) {
+            Ok(inputs) => inputs,
+            Err(message) => {
+                return Ok((
+                    ToolOutcome::failed(FailureClass::Data, &message, started.elapsed()),
+                    None,
+                ));
+            }
+        };
+        let after = match self
+            .store()
+            .todos()
+            .replace_plan(self.execution.id, &inputs)
+            .await
+        {
+            Ok(after) => after,
+            Err(
+                e @ (decima_store::StoreError::InvalidInput(_)
+                | decima_store::StoreError::NotFound { .. }),
+            ) => {
+                return Ok((
+                    ToolOutcome::failed(FailureClass::Data, &e.to_string(), started.elapsed()),
+                    None,
+                ));
+            }
+            Err(e) => return Err(e.into()),
+        };
+        self.emit_plan(&after);
+        let transitions = plan::transitions(&before, &after);
+        Ok((
+            ToolOutcome::ok(plan::render_plan(&after), started.elapsed()),
+            Some(transitions),
+        ))
+    }
+
+    /// Snapshots for started todos and passed checkpoints (now, before the next call changes
+    /// the workspace), the compressions they call for (deferred to the end of the step), and
+    /// the failure of a todo the model marked failed.
+    pub(super) async fn after_plan_change(
+        &mut self,
+        transitions: &Transitions,
+        seq: i64,
+    ) -> Result<(Option<Pending>, Vec<(CompressionLevel, &'static str)>)> {
+        let plan = self.plan().await?;
+        let mut compress = Vec::new();
+        if !transitions.completed.is_empty() {
+            self.auto_replan_used = false;
+        }
+        for todo in &transitions.started {
+            self.take_snapshot(Some(todo), SnapshotReason::TodoStart, seq, &plan)
+                .await?;
+            self.last_tool_failure = None;
+            self.stuck.reset();
+        }
+        for todo in &transitions.checkpoints {
+            if self.options.checkpoint_compression {
+                self.take_snapshot(Some(todo), SnapshotReason::Checkpoint, seq, &plan)
+                    .await?;
+                compress.push((CompressionLevel::Checkpoint, "checkpoint"));
+            }
+        }
+        if self.options.phase_compression && !transitions.phases_done.is_empty() {
+            compress.push((CompressionLevel::Phase, "phase"));
+        }
+        let pending = transitions.failed.first().map(|(todo, reason)| {
+            let title = plan
+                .iter()
+                .find(|t| &t.id == todo)
+                .map(|t| t.title.clone())
+                .unwrap_or_default();
+            Pending {
+                class: self.last_tool_failure.unwrap_or(FailureClass::Logic),
+                trigger: Trigger::TodoFailed,
+                message: format!("the model marked \"{title}\" failed: {reason}"),
+                call: None,
+            }
+        });
+        Ok((pending, compress))
+    }
+
+    pub(super) async fn take_snapshot(
+        &self,
+        todo: Option<&str>,
+        reason: SnapshotReason,
+        seq: i64,
+        plan: &[Todo],
+    ) -> Result<()> {
+        let snapshot = self
+            .checkpoints
+            .take(self.store(), todo, reason, seq, plan)
+            .await?;
+        self.emit(Event::SnapshotTaken {
+            snapshot_id: snapshot.id,
+            todo_id: snapshot.todo_id,
+            reason: reason.as_str(),
+            message_seq: seq,
+        });
+        Ok(())
+    }
+}
+
+fn ms(outcome: &ToolOutcome) -> u64 {
+    u64::try_from(outcome.duration.as_millis()).unwrap_or(u64::MAX)
+}
+
+fn status_word(outcome: &ToolOutcome) -> String {
+    match (outcome.class, outcome.exit_code) {
+        (Some(class), _) => format!("failed ({class})"),
+        (None, Some(0)) => "exit 0".to_owned(),
+        (None, Some(code)) => format!("exit {code}"),
+        (None, None) => "ok".to_owned(),
+    }
+}

@@ -1,0 +1,753 @@
+//! The loop itself. Each step: build the context through the pipeline (compressing first when
+//! a threshold is crossed), stream the answer, store it, run its tool calls in order and store
+//! each result, then check the budget. Every write happens before the next model call.
+//!
+//! This module holds the runner, the entry points and the step loop; the parts of a step live
+//! beside it: [`model`] (one model call and its context), [`calls`] (tool calls and what a plan
+//! change sets off), [`recovery`] (the failure path and the analyst's choice) and [`resume`]
+//! (what a resumed execution repairs first).
+
+mod calls;
+mod model;
+mod recovery;
+mod resume;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Instant;
+
+use decima_core::context::{CompressionLevel, ExecutionHistoryManager, StepKind, StepRecord};
+use decima_core::prompt::Preset;
+use decima_core::{
+    ExecutionId, FailureClass, Message, NewMessage, Role, TokenCounter as _, ToolCall,
+};
+use decima_llm::tokens::{Calibration, counter_for_model, estimate_request};
+use decima_llm::{Completion, LlmError, ProviderConfig};
+use decima_sandbox::{HostLimits, HostSandbox};
+use decima_store::{
+    Conversation, Execution, ExecutionStatus, Failure, NewExecution, NewFailure, Resolution,
+    SandboxKind, SnapshotReason, Store, Todo, TodoStatus,
+};
+use serde_json::json;
+use tracing::{Instrument as _, debug, info, info_span, warn};
+
+use super::checkpoint::{Checkpoints, RolledBack, rollback_target, snapshot_store};
+use super::dangling;
+use super::failure::{self, Pending, Place, Trigger};
+use super::lease::{Lease, interrupt_orphans};
+use super::options::RunOptions;
+use super::plan::{self, Transitions};
+use super::stuck::StuckDetector;
+use super::tools::{Registry, ToolOutcome};
+use super::{RunOutcome, RunRequest, Session, default_workspace};
+use crate::chat::{chat_request, stream_answer, title_from, window_for_turn};
+use crate::compression::{CompressContext, compress_at, compress_built};
+use crate::context::{Built, Extras, Loaded, Scale, preset_of};
+use crate::error::{Result, RuntimeError};
+use crate::events::{Event, LayerUsage, TodoView};
+use crate::memo::{MemoCounter, ModelMemo, ParagraphMemo};
+use crate::settings::{self, WindowSettings};
+
+/// Step records kept in detail before the oldest are summarised.
+const STEP_WINDOW: usize = 6;
+/// Records summarised at a time.
+const STEP_BATCH: usize = 3;
+/// Longest step record, in characters: records are notes, not transcripts.
+const RECORD_CHARS: usize = 400;
+/// Calibration samples saved one by one, while the factor still moves.
+const CALIBRATION_WARMUP: u32 = 8;
+/// After the warm-up, the calibration is saved every this many samples.
+const CALIBRATION_SAVE_EVERY: u32 = 8;
+
+/// What the loop does after a failure or a choice.
+enum Flow {
+    /// Go on with the next step.
+    Continue,
+    /// Stop here: the execution ended or waits.
+    Stop(Box<RunOutcome>),
+}
+
+/// One execution being driven.
+struct Runner<'s, 'a> {
+    session: &'s Session<'a>,
+    execution: Execution,
+    conversation: Conversation,
+    config: ProviderConfig,
+    window: WindowSettings,
+    preset: Preset,
+    registry: Registry,
+    checkpoints: Checkpoints,
+    options: RunOptions,
+    history: ExecutionHistoryManager,
+    /// Model calls made so far (analysis records stored).
+    steps_taken: u32,
+    /// The step budget: `steps_taken` may not reach it.
+    step_limit: u32,
+    stuck: StuckDetector,
+    /// Sent with the next model call only.
+    instant: Option<String>,
+    /// Whether the one automatic replan a logic failure gets was used since a todo last
+    /// completed: a replan that fails again waits for the analyst.
+    auto_replan_used: bool,
+    /// The class of the last failed tool call since the current todo started.
+    last_tool_failure: Option<FailureClass>,
+    calibration: Calibration,
+    scale: Scale,
+    /// Time spent waiting on the model and on tools in the current step.
+    waited: StepWait,
+    /// What the last step read from the store, brought up to date each step.
+    cache: Option<CachedContext>,
+    /// The model's counts of messages already counted in earlier steps.
+    model_memo: ModelMemo,
+    /// The store counter's counts of the session context's paragraphs.
+    paragraphs: ParagraphMemo,
+    /// The model's count of what every request carries besides its messages (the tools).
+    request_base: u32,
+    /// The tools offered, as sent.
+    tools: Vec<decima_llm::ToolSpec>,
+    _lease: Lease,
+}
+
+/// The step context kept between steps.
+struct CachedContext {
+    loaded: Loaded,
+    memo: MemoCounter,
+}
+
+/// What a step spent waiting on others, so its own cost can be told apart.
+#[derive(Debug, Default, Clone, Copy)]
+struct StepWait {
+    model: std::time::Duration,
+    tools: std::time::Duration,
+}
+
+/// Starts a new execution.
+pub(super) async fn start(session: &Session<'_>, request: RunRequest) -> Result<RunOutcome> {
+    if request.task.trim().is_empty() {
+        return Err(RuntimeError::Config(
+            "the task is empty: say what to do".into(),
+        ));
+    }
+    interrupt_orphans(session.store, session.data_dir).await?;
+    // The provider is resolved before anything is written: a run that cannot start leaves no
+    // conversation or execution behind.
+    let provider = session
+        .provider
+        .map(str::to_owned)
+        .or(request.options.provider.clone());
+    let resolved = settings::resolve(session.store, session.data_dir, provider.as_deref()).await?;
+    let conversation = match request.conversation {
+        Some(id) => session.store.conversations().get(id).await?,
+        None => {
+            session
+                .store
+                .conversations()
+                .create(&title_from(&request.task), None)
+                .await?
+        }
+    };
+    let workspace = match request.workspace {
+        Some(dir) => dir,
+        None => default_workspace(session.data_dir, conversation.id),
+    };
+    std::fs::create_dir_all(&workspace).map_err(|source| RuntimeError::Io {
+        action: "create",
+        path: workspace.clone(),
+        source,
+    })?;
+    let workspace = std::fs::canonicalize(&workspace).map_err(|source| RuntimeError::Io {
+        action: "resolve",
+        path: workspace.clone(),
+        source,
+    })?;
+    let options = RunOptions {
+        provider,
+        ..request.options
+    };
+    let execution = session
+        .store
+        .executions()
+        .create(&NewExecution {
+            conversation_id: conversation.id,
+            parent_id: None,
+            depth: 0,
+            task: request.task.clone(),
+            sandbox: SandboxKind::Host,
+            provider_id: None,
+            workspace: Some(workspace.to_string_lossy().into_owned()),
+            options: options.to_stored(),
+        })
+        .await?;
+    let lease = Lease::acquire(session.data_dir, execution.id)?;
+    let execution = session
+        .store
+        .executions()
+        .set_status(execution.id, ExecutionStatus::Running)
+        .await?;
+    let id = execution.id;
+    let mut runner = match Runner::new(session, execution, conversation, resolved, lease).await {
+        Ok(runner) => runner,
+        Err(e) => {
+            // Nothing ran: the execution ends failed with the reason, not `running` forever.
+            let _ = session
+                .store
+                .executions()
+                .finish(id, ExecutionStatus::Failed, None, Some(&e.to_string()))
+                .await;
+            return Err(e);
+        }
+    };
+    let span = runner.span("run");
+    async move {
+        runner.started("run");
+        runner.store_task().await?;
+        runner.drive().await
+    }
+    .instrument(span)
+    .await
+}
+
+/// Continues an execution that waits for a choice.
+pub(super) async fn recover(
+    session: &Session<'_>,
+    id: ExecutionId,
+    choice: Resolution,
+) -> Result<RunOutcome> {
+    interrupt_orphans(session.store, session.data_dir).await?;
+    let execution = session.store.executions().get(id).await?;
+    if execution.status != ExecutionStatus::AwaitingUser {
+        return Err(RuntimeError::Conflict(format!(
+            "execution {id} is {}, not awaiting a choice{}",
+            execution.status,
+            if execution.status == ExecutionStatus::Interrupted {
+                "; continue it with resume"
+            } else {
+                ""
+            }
+        )));
+    }
+    let failure = session
+        .store
+        .failures()
+        .list(id)
+        .await?
+        .into_iter()
+        .rev()
+        .find(|f| f.resolution.is_none())
+        .ok_or_else(|| {
+            RuntimeError::Conflict(format!(
+                "execution {id} waits, but has no unresolved failure"
+            ))
+        })?;
+    let mut runner = Runner::open(session, execution).await?;
+    let span = runner.span("recover");
+    async move {
+        runner.started("recover");
+        match runner.apply_choice(&failure, choice).await? {
+            Flow::Continue => runner.drive().await,
+            Flow::Stop(outcome) => Ok(*outcome),
+        }
+    }
+    .instrument(span)
+    .await
+}
+
+/// Continues an interrupted execution.
+pub(super) async fn resume(session: &Session<'_>, id: ExecutionId) -> Result<RunOutcome> {
+    interrupt_orphans(session.store, session.data_dir).await?;
+    let execution = session.store.executions().get(id).await?;
+    match execution.status {
+        ExecutionStatus::Interrupted => {}
+        ExecutionStatus::AwaitingUser => {
+            return Err(RuntimeError::Conflict(format!(
+                "execution {id} waits for a choice: continue it with recover --choice \
+                 retry|skip|replan|abort"
+            )));
+        }
+        other => {
+            return Err(RuntimeError::Conflict(format!(
+                "execution {id} is {other}; only an interrupted execution can be resumed"
+            )));
+        }
+    }
+    let mut runner = Runner::open(session, execution).await?;
+    let span = runner.span("resume");
+    async move {
+        runner.set_status(ExecutionStatus::Running).await?;
+        runner.started("resume");
+        // A run killed between its start and storing its task stores it now.
+        if !runner
+            .store()
+            .messages()
+            .any_of_execution(runner.conversation.id, runner.execution.id)
+            .await?
+        {
+            runner.store_task().await?;
+        }
+        runner.answer_interrupted_calls().await?;
+        runner.snapshot_unsnapshotted_todos().await?;
+        runner.drive().await
+    }
+    .instrument(span)
+    .await
+}
+
+impl<'s, 'a> Runner<'s, 'a> {
+    async fn new(
+        session: &'s Session<'a>,
+        execution: Execution,
+        conversation: Conversation,
+        resolved: settings::ResolvedProvider,
+        lease: Lease,
+    ) -> Result<Self> {
+        let options = RunOptions::from_stored(&execution.options);
+        let window = window_for_turn(options.provider.as_deref(), &resolved)?;
+        let preset = preset_of(session.store, &conversation).await?;
+        let workspace = PathBuf::from(execution.workspace.clone().ok_or_else(|| {
+            RuntimeError::Config(format!("execution {} has no workspace", execution.id))
+        })?);
+        if !workspace.is_dir() {
+            return Err(RuntimeError::Config(format!(
+                "the workspace {} of execution {} is gone; restore it or start a new run",
+                workspace.display(),
+                execution.id
+            )));
+        }
+        let sandbox = HostSandbox::new(workspace.clone(), HostLimits::default());
+        let checkpoints =
+            Checkpoints::new(snapshot_store(session.data_dir)?, workspace, execution.id);
+        let calibration = match session
+            .store
+            .calibrations()
+            .get(&resolved.config.model)
+            .await?
+        {
+            Some((factor, samples)) => Calibration { factor, samples },
+            None => Calibration::new(),
+        };
+        let mut history = ExecutionHistoryManager::new(STEP_WINDOW, STEP_BATCH);
+        let mut steps_taken = 0u32;
+        for step in session.store.steps().list(execution.id).await? {
+            let kind = match step.kind.as_str() {
+                "analysis" => {
+                    steps_taken += 1;
+                    StepKind::Analysis
+                }
+                "action" => StepKind::Action,
+                "supervision" => StepKind::Supervision,
+                _ => continue,
+            };
+            history.push(StepRecord {
+                step: steps_taken.max(1),
+                kind,
+                content: step.content,
+            });
+        }
+        let step_limit = options.max_steps.max(1);
+        let registry = Registry::new(Arc::new(sandbox));
+        let tools = registry.specs();
+        let model_counter = counter_for_model(
+            &resolved.config.model,
+            resolved.config.tokenizer_json.as_deref(),
+        )?;
+        let request_base = estimate_request(
+            model_counter.as_ref(),
+            &decima_llm::ChatRequest {
+                tools: tools.clone(),
+                ..decima_llm::ChatRequest::default()
+            },
+        );
+        Ok(Self {
+            registry,
+            tools,
+            model_memo: ModelMemo::new(model_counter),
+            paragraphs: ParagraphMemo::default(),
+            request_base,
+            cache: None,
+            session,
+            scale: Scale::new(calibration.factor),
+            calibration,
+            config: resolved.config,
+            window,
+            preset,
+            checkpoints,
+            stuck: StuckDetector::default(),
+            options,
+            history,
+            steps_taken,
+            step_limit,
+            instant: None,
+            auto_replan_used: false,
+            last_tool_failure: None,
+            waited: StepWait::default(),
+            execution,
+            conversation,
+            _lease: lease,
+        })
+    }
+
+    /// A runner for an execution that already exists (recover, resume).
+    async fn open(session: &'s Session<'a>, execution: Execution) -> Result<Self> {
+        let lease = Lease::acquire(session.data_dir, execution.id)?;
+        let options = RunOptions::from_stored(&execution.options);
+        let provider = session.provider.map(str::to_owned).or(options.provider);
+        let resolved =
+            settings::resolve(session.store, session.data_dir, provider.as_deref()).await?;
+        let conversation = session
+            .store
+            .conversations()
+            .get(execution.conversation_id)
+            .await?;
+        Self::new(session, execution, conversation, resolved, lease).await
+    }
+
+    fn span(&self, how: &'static str) -> tracing::Span {
+        info_span!(
+            "execution",
+            how,
+            execution = %self.execution.id,
+            conversation = %self.conversation.id,
+            provider = %self.config.name,
+            model = %self.config.model,
+        )
+    }
+
+    fn store(&self) -> &'s Store {
+        self.session.store
+    }
+
+    fn emit(&self, event: Event) {
+        self.session.events.emit(event);
+    }
+
+    fn started(&self, how: &'static str) {
+        self.emit(Event::ExecutionStarted {
+            execution_id: self.execution.id,
+            conversation_id: self.conversation.id,
+            workspace: self.execution.workspace.clone().unwrap_or_default(),
+            how,
+        });
+    }
+
+    async fn set_status(&mut self, status: ExecutionStatus) -> Result<()> {
+        self.execution = self
+            .store()
+            .executions()
+            .set_status(self.execution.id, status)
+            .await?;
+        Ok(())
+    }
+
+    /// The task, as the run's first message: stored before any request, so a failed first
+    /// request loses nothing typed.
+    async fn store_task(&self) -> Result<Message> {
+        let mut task = NewMessage::new(Role::User, self.execution.task.clone());
+        task.execution_id = Some(self.execution.id);
+        self.store_message(task).await
+    }
+
+    async fn store_message(&self, message: NewMessage) -> Result<Message> {
+        let stored = self
+            .store()
+            .messages()
+            .append(self.conversation.id, message)
+            .await?;
+        self.emit(Event::MessageStored {
+            seq: stored.seq,
+            role: stored.role.as_str(),
+        });
+        Ok(stored)
+    }
+
+    async fn plan(&self) -> Result<Vec<Todo>> {
+        Ok(self.store().todos().plan(self.execution.id).await?)
+    }
+
+    fn emit_plan(&self, plan: &[Todo]) {
+        self.emit(Event::TodosChanged {
+            todos: plan.iter().map(TodoView::from).collect(),
+        });
+    }
+
+    async fn record(&mut self, kind: StepKind, content: String) -> Result<()> {
+        self.record_all(vec![(kind, content)]).await
+    }
+
+    /// Stores step records in one transaction and feeds them to the step history.
+    async fn record_all(&mut self, records: Vec<(StepKind, String)>) -> Result<()> {
+        let records: Vec<(StepKind, String)> = records
+            .into_iter()
+            .map(|(kind, content)| (kind, clip(&content, RECORD_CHARS)))
+            .collect();
+        let rows: Vec<(decima_store::StepKind, &str)> = records
+            .iter()
+            .map(|(kind, content)| {
+                let kind = match kind {
+                    StepKind::Analysis => decima_store::StepKind::Analysis,
+                    StepKind::Action => decima_store::StepKind::Action,
+                    StepKind::Supervision => decima_store::StepKind::Supervision,
+                };
+                (kind, content.as_str())
+            })
+            .collect();
+        match rows.as_slice() {
+            // One record is one statement: no transaction round trips.
+            [(kind, content)] => {
+                self.store()
+                    .steps()
+                    .record(self.execution.id, *kind, content)
+                    .await?;
+            }
+            rows => {
+                self.store()
+                    .steps()
+                    .record_all(self.execution.id, rows)
+                    .await?;
+            }
+        }
+        for (kind, content) in records {
+            self.history.push(StepRecord {
+                step: self.steps_taken.max(1),
+                kind,
+                content,
+            });
+        }
+        Ok(())
+    }
+
+    /// The loop; an error that ends it (the store, the machine) leaves the execution
+    /// `interrupted`, so it can be resumed once the cause is fixed, rather than `running` with
+    /// no process behind it.
+    async fn drive(&mut self) -> Result<RunOutcome> {
+        match self.steps().await {
+            Ok(outcome) => Ok(outcome),
+            Err(e) => {
+                warn!(error = %e, "the run stopped on an error; marking it interrupted");
+                if self.execution.status == ExecutionStatus::Running
+                    && self
+                        .store()
+                        .executions()
+                        .interrupt_if_running(self.execution.id)
+                        .await
+                        .unwrap_or(false)
+                {
+                    self.emit(Event::Finished {
+                        execution_id: self.execution.id,
+                        status: ExecutionStatus::Interrupted.as_str(),
+                    });
+                }
+                Err(e)
+            }
+        }
+    }
+
+    /// Steps until the model answers without a call, the run is cancelled, or it stops to
+    /// wait for a choice.
+    async fn steps(&mut self) -> Result<RunOutcome> {
+        loop {
+            if self.session.cancel.is_cancelled() {
+                return self.finish_cancelled().await;
+            }
+            if self.steps_taken >= self.step_limit {
+                let pending = Pending {
+                    class: FailureClass::Logic,
+                    trigger: Trigger::StepBudget,
+                    message: format!(
+                        "the step budget of {} model calls is used up",
+                        self.options.max_steps
+                    ),
+                    call: None,
+                };
+                match self.fail(pending).await? {
+                    Flow::Continue => continue,
+                    Flow::Stop(outcome) => return Ok(*outcome),
+                }
+            }
+            let step_started = Instant::now();
+            self.waited = StepWait::default();
+            let completion = match self.model_step().await {
+                Ok(Some(completion)) => completion,
+                Ok(None) => return self.finish_cancelled().await,
+                Err(StepError::Failed(pending)) => match self.fail(pending).await? {
+                    Flow::Continue => continue,
+                    Flow::Stop(outcome) => return Ok(*outcome),
+                },
+                Err(StepError::Runtime(e)) => return Err(e),
+            };
+            self.steps_taken += 1;
+            let Some(answer) = self.store_answer(&completion).await? else {
+                continue;
+            };
+            if answer.tool_calls.is_empty() {
+                self.step_timed(step_started);
+                return self.finish_succeeded(answer.content).await;
+            }
+            let end = self.run_calls(&answer).await?;
+            self.step_timed(step_started);
+            match end {
+                CallsEnd::Done(None) => {}
+                CallsEnd::Done(Some(pending)) => match self.fail(pending).await? {
+                    Flow::Continue => {}
+                    Flow::Stop(outcome) => return Ok(*outcome),
+                },
+                CallsEnd::Cancelled => return self.finish_cancelled().await,
+            }
+        }
+    }
+
+    /// Stores the answer and its analysis and action records. `None` when there was nothing to
+    /// store (an empty answer, or one whose only call was cut off): the model is told next step.
+    async fn store_answer(&mut self, completion: &Completion) -> Result<Option<Message>> {
+        let mut notes = Vec::new();
+        if !completion.cut_off_tool_calls.is_empty() {
+            let names: Vec<&str> = completion
+                .cut_off_tool_calls
+                .iter()
+                .map(|c| c.name.as_str())
+                .collect();
+            let note = format!(
+                "Your last answer hit the output limit while writing a call to {}; that call \
+                 was not run. Make the step smaller (write big files in parts).",
+                names.join(", ")
+            );
+            self.emit(Event::Warning {
+                message: note.clone(),
+            });
+            notes.push(note);
+        }
+        if completion.text.trim().is_empty() && completion.tool_calls.is_empty() {
+            if notes.is_empty() {
+                notes.push(
+                    "Your last answer was empty. Answer the task, or call a tool.".to_owned(),
+                );
+            }
+            self.record(StepKind::Analysis, "(empty answer)".into())
+                .await?;
+            self.instant = Some(notes.join("\n"));
+            return Ok(None);
+        }
+        if !notes.is_empty() {
+            self.instant = Some(notes.join("\n"));
+        }
+        let mut message = NewMessage::from(&completion.to_message());
+        message.execution_id = Some(self.execution.id);
+        let answer = self.store_message(message).await?;
+        let analysis = match (&completion.reasoning, completion.text.trim()) {
+            (Some(r), _) if !r.trim().is_empty() => r.clone(),
+            (_, "") => "(no analysis)".to_owned(),
+            (_, text) => text.to_owned(),
+        };
+        let action = if answer.tool_calls.is_empty() {
+            "answered without a tool call".to_owned()
+        } else {
+            answer
+                .tool_calls
+                .iter()
+                .map(|c| format!("{} {}", c.name, c.arguments))
+                .collect::<Vec<_>>()
+                .join("; ")
+        };
+        self.record_all(vec![
+            (StepKind::Analysis, analysis),
+            (StepKind::Action, action),
+        ])
+        .await?;
+        Ok(Some(answer))
+    }
+
+    async fn finish_succeeded(&mut self, answer: String) -> Result<RunOutcome> {
+        self.execution = self
+            .store()
+            .executions()
+            .finish(
+                self.execution.id,
+                ExecutionStatus::Succeeded,
+                Some(&answer),
+                None,
+            )
+            .await?;
+        info!(steps = self.steps_taken, "execution succeeded");
+        self.emit(Event::Finished {
+            execution_id: self.execution.id,
+            status: ExecutionStatus::Succeeded.as_str(),
+        });
+        Ok(RunOutcome {
+            execution: self.execution.clone(),
+            answer: Some(answer),
+            waiting_on: None,
+        })
+    }
+
+    async fn finish_cancelled(&mut self) -> Result<RunOutcome> {
+        // A cancellation between a stored answer and its results leaves calls open.
+        for call in dangling::unanswered(self.store(), self.conversation.id).await? {
+            self.answer_unrun(
+                &call,
+                "[not run] the run was cancelled before this call".into(),
+                Some(FailureClass::Cancelled),
+            )
+            .await?;
+        }
+        self.execution = self
+            .store()
+            .executions()
+            .finish(
+                self.execution.id,
+                ExecutionStatus::Cancelled,
+                None,
+                Some("cancelled"),
+            )
+            .await?;
+        info!(steps = self.steps_taken, "execution cancelled");
+        self.emit(Event::Finished {
+            execution_id: self.execution.id,
+            status: ExecutionStatus::Cancelled.as_str(),
+        });
+        Ok(RunOutcome {
+            execution: self.execution.clone(),
+            answer: None,
+            waiting_on: None,
+        })
+    }
+}
+
+/// How a step's calls ended.
+enum CallsEnd {
+    /// All answered; maybe with a failure to take the failure path for.
+    Done(Option<Pending>),
+    /// The run was cancelled mid-step; every call has an answer.
+    Cancelled,
+}
+
+/// A model step's failure: a classed failure for the failure path, or a runtime error (the
+/// store, the machine) that ends the command.
+enum StepError {
+    Failed(Pending),
+    Runtime(RuntimeError),
+}
+
+impl From<RuntimeError> for StepError {
+    fn from(e: RuntimeError) -> Self {
+        StepError::Runtime(e)
+    }
+}
+
+impl From<decima_store::StoreError> for StepError {
+    fn from(e: decima_store::StoreError) -> Self {
+        StepError::Runtime(e.into())
+    }
+}
+
+fn first_line(text: &str) -> String {
+    clip(text.lines().next().unwrap_or(""), 300)
+}
+
+fn clip(text: &str, max: usize) -> String {
+    let text = text.trim();
+    if text.chars().count() <= max {
+        return text.to_owned();
+    }
+    let mut out: String = text.chars().take(max).collect();
+    out.push('…');
+    out
+}

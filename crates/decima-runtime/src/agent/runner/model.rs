@@ -1,0 +1,223 @@
+//! One model call of a step: the context (the window kept from the last step, refreshed;
+//! compression when a threshold is crossed), the request and its estimate, the stream, and what
+//! the step cost apart from waiting.
+
+use super::*;
+
+impl Runner<'_, '_> {
+    /// Builds, compresses when due, and streams one answer. `Ok(None)` when cancelled.
+    pub(super) async fn model_step(&mut self) -> Result<Option<Completion>, StepError> {
+        let mut overflow_retried = false;
+        loop {
+            let built = self.build_context().await?;
+            let request = chat_request(&self.config, &built, &self.tools);
+            let estimate = self.estimate(&built);
+            let needed = self.calibration.apply(estimate);
+            let too_big = built.compression_required() || needed > built.budgeting.input_room;
+            let result = if too_big {
+                Err(LlmError::ContextOverflow {
+                    provider: self.config.name.clone(),
+                    message: format!(
+                        "the request needs about {needed} tokens and {} are available",
+                        built.budgeting.input_room
+                    ),
+                }
+                .into())
+            } else {
+                let asked = Instant::now();
+                let result = tokio::select! {
+                    biased;
+                    () = self.session.cancel.cancelled() => return Ok(None),
+                    result = stream_answer(&self.config, request, self.session.events) => result,
+                };
+                self.waited.model += asked.elapsed();
+                result
+            };
+            match result {
+                Ok(completion) => {
+                    if let Some(usage) = completion.usage {
+                        self.calibration.update(estimate, usage.prompt_tokens);
+                        // Saved while it is still learning, then every few samples: a crash
+                        // loses at most a few samples of a running average.
+                        if self.calibration.samples <= CALIBRATION_WARMUP
+                            || self
+                                .calibration
+                                .samples
+                                .is_multiple_of(CALIBRATION_SAVE_EVERY)
+                        {
+                            self.store()
+                                .calibrations()
+                                .save(
+                                    &self.config.model,
+                                    self.calibration.factor,
+                                    self.calibration.samples,
+                                )
+                                .await?;
+                        }
+                    }
+                    self.instant = None;
+                    return Ok(Some(completion));
+                }
+                Err(RuntimeError::Llm(e))
+                    if e.class() == FailureClass::ContextOverflow && !overflow_retried =>
+                {
+                    // Compress deeply and try once more.
+                    overflow_retried = true;
+                    warn!("context overflow; compressing deeply and retrying once");
+                    let built = self.build_context().await?;
+                    compress_at(
+                        &self.compress_ctx(),
+                        &built,
+                        CompressionLevel::Deep,
+                        "overflow",
+                    )
+                    .await?;
+                }
+                Err(RuntimeError::Llm(e)) => {
+                    return Err(StepError::Failed(Pending {
+                        class: e.class(),
+                        trigger: Trigger::ModelRequest,
+                        message: e.to_string(),
+                        call: None,
+                    }));
+                }
+                Err(e) => return Err(e.into()),
+            }
+        }
+    }
+
+    /// Reports what the step cost, apart from the model and the tools it waited on.
+    pub(super) fn step_timed(&self, started: Instant) {
+        let total = started.elapsed();
+        let own = total
+            .saturating_sub(self.waited.model)
+            .saturating_sub(self.waited.tools);
+        let us = |d: std::time::Duration| u64::try_from(d.as_micros()).unwrap_or(u64::MAX);
+        debug!(
+            step = self.steps_taken,
+            total_us = us(total),
+            model_us = us(self.waited.model),
+            tools_us = us(self.waited.tools),
+            "step timed"
+        );
+        self.emit(Event::StepTimed {
+            step: self.steps_taken,
+            total_us: us(total),
+            model_us: us(self.waited.model),
+            tools_us: us(self.waited.tools),
+            overhead_us: us(own),
+        });
+    }
+
+    pub(super) fn compress_ctx(&self) -> CompressContext<'_> {
+        CompressContext {
+            store: self.store(),
+            data_dir: self.session.data_dir,
+            conversation: &self.conversation,
+            preset: &self.preset,
+            window: &self.window,
+            scale: self.scale,
+            provider: self.options.provider.as_deref(),
+            events: self.session.events,
+        }
+    }
+
+    /// The context of the next request, compressed first when a threshold is crossed: the
+    /// check runs between model calls, not only when a run starts. What was read for the last
+    /// step is kept and brought up to date with the messages stored since, so a step does not
+    /// read its window from the store again.
+    pub(super) async fn build_context(&mut self) -> Result<Built> {
+        let history = self.history.history();
+        let instant = self.instant.clone().unwrap_or_default();
+        let extras = Extras {
+            session: &history,
+            instant: &instant,
+        };
+        let store = self.session.store;
+        let mut cached = match self.cache.take() {
+            Some(mut cached) => {
+                if cached.loaded.refresh(store).await? {
+                    cached
+                } else {
+                    self.load_context().await?
+                }
+            }
+            None => self.load_context().await?,
+        };
+        let todos = store
+            .todos()
+            .pinned_in_conversation(self.conversation.id)
+            .await?;
+        let counter = self.paragraphs.over(&cached.memo);
+        let mut built = cached.loaded.assemble(
+            &self.preset,
+            &self.window,
+            self.scale,
+            &todos,
+            extras,
+            &counter,
+        )?;
+        if compress_built(&self.compress_ctx(), &built, "auto")
+            .await?
+            .is_some()
+        {
+            cached = self.load_context().await?;
+            let counter = self.paragraphs.over(&cached.memo);
+            built = cached.loaded.assemble(
+                &self.preset,
+                &self.window,
+                self.scale,
+                &todos,
+                extras,
+                &counter,
+            )?;
+        }
+        self.cache = Some(cached);
+        self.emit(Event::ContextUsage {
+            usage: built.report.usage,
+            used: built.report.total,
+            input_room: built.budgeting.input_room,
+            layers: built
+                .report
+                .layers
+                .iter()
+                .map(|l| LayerUsage {
+                    name: l.name.clone(),
+                    tokens: u64::from(l.tokens),
+                })
+                .collect(),
+        });
+        Ok(built)
+    }
+
+    pub(super) async fn load_context(&self) -> Result<CachedContext> {
+        let store = self.store();
+        let memo = MemoCounter::load(
+            store,
+            self.conversation.id,
+            decima_llm::tokens::store_counter(),
+        )
+        .await?;
+        let loaded = Loaded::load(
+            store,
+            &self.conversation,
+            &self.preset,
+            &self.window,
+            self.scale,
+            &memo,
+        )
+        .await?;
+        Ok(CachedContext { loaded, memo })
+    }
+
+    /// The model's estimate of a request: the tools and reply priming counted once per run,
+    /// each message once (remembered across steps).
+    pub(super) fn estimate(&self, built: &Built) -> u32 {
+        built
+            .assembled
+            .messages
+            .iter()
+            .map(|m| self.model_memo.count_message(&m.message))
+            .fold(self.request_base, u32::saturating_add)
+    }
+}
