@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use decima_core::{Message, Role};
 use decima_store::Store;
-use decima_testkit::{LlmServer, Reply, ScriptedToolCall, StreamFault, Turn};
+use decima_testkit::{LlmServer, Reply, ScriptedToolCall, StreamFault, Turn, workspace};
 use serde_json::{Value, json};
 
 const KEY: &str = "sk-test-agent-cli-0123456789";
@@ -208,45 +208,6 @@ fn call_ids(messages: &[Message]) -> Vec<String> {
         .iter()
         .flat_map(|m| m.tool_calls.iter().map(|c| c.id.clone()))
         .collect()
-}
-
-/// A workspace of nested folders, a binary file and a file that the todo deletes.
-fn seed_workspace(ws: &Path) {
-    std::fs::create_dir_all(ws.join("a/b/c")).unwrap();
-    std::fs::write(ws.join("a/b/c/deep.txt"), "deep\n").unwrap();
-    std::fs::write(
-        ws.join("keep.bin"),
-        (0u8..=255).cycle().take(70_000).collect::<Vec<u8>>(),
-    )
-    .unwrap();
-    std::fs::write(ws.join("doomed.txt"), "do not lose me").unwrap();
-}
-
-/// Every file and folder under `ws` with its bytes, `.decima` left out.
-fn tree(ws: &Path) -> Vec<(String, Vec<u8>)> {
-    let mut out = Vec::new();
-    let mut stack = vec![ws.to_path_buf()];
-    while let Some(dir) = stack.pop() {
-        for entry in std::fs::read_dir(&dir).unwrap() {
-            let path = entry.unwrap().path();
-            let rel = path
-                .strip_prefix(ws)
-                .unwrap()
-                .to_string_lossy()
-                .into_owned();
-            if rel.starts_with(".decima") {
-                continue;
-            }
-            if path.is_dir() {
-                out.push((format!("{rel}/"), Vec::new()));
-                stack.push(path);
-            } else {
-                out.push((rel, std::fs::read(&path).unwrap()));
-            }
-        }
-    }
-    out.sort();
-    out
 }
 
 /// Scripts a todo that is started, reads a file that is not there, and is marked failed: a
@@ -562,8 +523,8 @@ async fn json_output_is_one_event_per_line_ending_with_finished() {
 async fn a_data_failure_rolls_back_and_recover_skip_finishes() {
     let env = Env::new().await;
     let ws = env.ws();
-    seed_workspace(&ws);
-    let before = tree(&ws);
+    workspace::seed(&ws).unwrap();
+    let before = workspace::tree(&ws).unwrap();
 
     env.call(
         "todo_write",
@@ -588,7 +549,11 @@ async fn a_data_failure_rolls_back_and_recover_skip_finishes() {
     assert_eq!(out.status.code(), Some(6), "{stderr}");
     assert!(out.stdout.is_empty(), "{}", text(&out.stdout));
     let id = execution_id(&out.stderr);
-    assert_eq!(tree(&ws), before, "the workspace is back byte for byte");
+    assert_eq!(
+        workspace::tree(&ws).unwrap(),
+        before,
+        "the workspace is back byte for byte"
+    );
 
     let view = env.show(&id).await;
     assert_eq!(view["status"], "awaiting_user", "{view}");

@@ -133,7 +133,7 @@ const PARAGRAPH_COUNTING_FROM: usize = 8 * 1024;
 /// absorbs that. Keys are a fast hash; the texts are not kept.
 #[derive(Default)]
 pub struct ParagraphMemo {
-    known: Mutex<HashMap<u64, u32>>,
+    counts: Counts,
 }
 
 impl ParagraphMemo {
@@ -141,15 +141,21 @@ impl ParagraphMemo {
     pub fn over<'a>(&'a self, inner: &'a dyn TokenCounter) -> ParagraphCounter<'a> {
         ParagraphCounter { inner, memo: self }
     }
+}
 
+/// Counts by fast hash, kept in memory; a poisoned lock only costs the memo, never the count.
+#[derive(Default)]
+struct Counts(Mutex<HashMap<u64, u32>>);
+
+impl Counts {
     fn remembered(&self, key: u64, count: impl FnOnce() -> u32) -> u32 {
-        if let Ok(known) = self.known.lock()
+        if let Ok(known) = self.0.lock()
             && let Some(tokens) = known.get(&key)
         {
             return *tokens;
         }
         let tokens = count();
-        if let Ok(mut known) = self.known.lock() {
+        if let Ok(mut known) = self.0.lock() {
             known.insert(key, tokens);
         }
         tokens
@@ -170,6 +176,7 @@ impl TokenCounter for ParagraphCounter<'_> {
         text.split_inclusive("\n\n")
             .map(|paragraph| {
                 self.memo
+                    .counts
                     .remembered(fast_key(&[b"paragraph", paragraph.as_bytes()]), || {
                         self.inner.count_text(paragraph)
                     })
@@ -201,7 +208,7 @@ impl TokenCounter for ParagraphCounter<'_> {
 /// Keys are a fast hash of every field the count depends on; the texts are not kept.
 pub struct ModelMemo {
     inner: Arc<dyn TokenCounter>,
-    known: Mutex<HashMap<u64, u32>>,
+    whole: Counts,
     paragraphs: ParagraphMemo,
 }
 
@@ -210,22 +217,9 @@ impl ModelMemo {
     pub fn new(inner: Arc<dyn TokenCounter>) -> Self {
         Self {
             inner,
-            known: Mutex::new(HashMap::new()),
+            whole: Counts::default(),
             paragraphs: ParagraphMemo::default(),
         }
-    }
-
-    fn remembered(&self, key: u64, count: impl FnOnce() -> u32) -> u32 {
-        if let Ok(known) = self.known.lock()
-            && let Some(tokens) = known.get(&key)
-        {
-            return *tokens;
-        }
-        let tokens = count();
-        if let Ok(mut known) = self.known.lock() {
-            known.insert(key, tokens);
-        }
-        tokens
     }
 }
 fn fast_key(parts: &[&[u8]]) -> u64 {
@@ -240,9 +234,10 @@ fn fast_key(parts: &[&[u8]]) -> u64 {
 
 impl TokenCounter for ModelMemo {
     fn count_text(&self, text: &str) -> u32 {
-        self.remembered(fast_key(&[b"text", text.as_bytes()]), || {
-            self.paragraphs.over(self.inner.as_ref()).count_text(text)
-        })
+        self.whole
+            .remembered(fast_key(&[b"text", text.as_bytes()]), || {
+                self.paragraphs.over(self.inner.as_ref()).count_text(text)
+            })
     }
 
     fn message_overhead(&self) -> u32 {
@@ -269,7 +264,7 @@ impl TokenCounter for ModelMemo {
                 call.arguments.as_bytes(),
             ]);
         }
-        self.remembered(fast_key(&parts), || {
+        self.whole.remembered(fast_key(&parts), || {
             self.paragraphs
                 .over(self.inner.as_ref())
                 .count_message(message)

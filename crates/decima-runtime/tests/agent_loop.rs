@@ -15,7 +15,7 @@ use decima_runtime::agent::{
 use decima_runtime::{CollectEvents, Event};
 use decima_sandbox::host::BoxFuture;
 use decima_store::{ExecutionStatus, Failure, NewProvider, Resolution, Store, TodoStatus};
-use decima_testkit::{LlmServer, Reply, ScriptedToolCall, Turn};
+use decima_testkit::{LlmServer, Reply, ScriptedToolCall, Turn, workspace};
 use serde_json::{Value, json};
 
 struct Fixture {
@@ -35,25 +35,55 @@ impl Fixture {
         )
         .await
         .unwrap();
-        store
-            .providers()
-            .create(NewProvider {
-                name: "local".into(),
-                kind: "openai".into(),
-                preset: None,
-                base_url: server.openai_base_url(),
-                model: "qwen3".into(),
-                context_window: 64_000,
-                settings: json!({}),
-            })
-            .await
-            .unwrap();
-        Self {
+        let fixture = Self {
             server,
             dir,
             store,
             events: CollectEvents::default(),
-        }
+        };
+        fixture
+            .add_provider("local", "openai", "qwen3", 64_000)
+            .await;
+        fixture
+    }
+
+    /// Adds a provider row pointing at the test server.
+    async fn add_provider(&self, name: &str, kind: &str, model: &str, window: u32) {
+        let base_url = match kind {
+            "anthropic" => self.server.anthropic_base_url(),
+            _ => self.server.openai_base_url(),
+        };
+        self.store
+            .providers()
+            .create(NewProvider {
+                name: name.into(),
+                kind: kind.into(),
+                preset: None,
+                base_url,
+                model: model.into(),
+                context_window: window,
+                settings: json!({}),
+            })
+            .await
+            .unwrap();
+    }
+
+    /// Runs `task` in the workspace with the named provider.
+    async fn run_with(&self, provider: &str, task: &str) -> RunOutcome {
+        let session = Session {
+            provider: Some(provider),
+            ..self.session(&StopOnFailure)
+        };
+        agent::run(
+            &session,
+            RunRequest {
+                workspace: Some(self.workspace()),
+                task: task.into(),
+                ..RunRequest::default()
+            },
+        )
+        .await
+        .unwrap()
     }
 
     fn workspace(&self) -> std::path::PathBuf {
@@ -275,50 +305,12 @@ async fn a_planned_run_uses_tools_snapshots_each_todo_and_compresses_finished_ph
     ));
 }
 
-/// A workspace of nested folders, a binary file and a file that the todo deletes.
-fn seed_workspace(ws: &Path) {
-    std::fs::create_dir_all(ws.join("a/b/c")).unwrap();
-    std::fs::write(ws.join("a/b/c/deep.txt"), "deep\n").unwrap();
-    std::fs::write(
-        ws.join("keep.bin"),
-        (0u8..=255).cycle().take(70_000).collect::<Vec<u8>>(),
-    )
-    .unwrap();
-    std::fs::write(ws.join("doomed.txt"), "do not lose me").unwrap();
-}
-
-fn tree(ws: &Path) -> Vec<(String, Vec<u8>)> {
-    let mut out = Vec::new();
-    let mut stack = vec![ws.to_path_buf()];
-    while let Some(dir) = stack.pop() {
-        for entry in std::fs::read_dir(&dir).unwrap() {
-            let path = entry.unwrap().path();
-            let rel = path
-                .strip_prefix(ws)
-                .unwrap()
-                .to_string_lossy()
-                .into_owned();
-            if rel.starts_with(".decima") {
-                continue;
-            }
-            if path.is_dir() {
-                out.push((format!("{rel}/"), Vec::new()));
-                stack.push(path);
-            } else {
-                out.push((rel, std::fs::read(&path).unwrap()));
-            }
-        }
-    }
-    out.sort();
-    out
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_data_failure_rolls_back_files_plan_and_history_then_skip_goes_on() {
     let f = Fixture::new().await;
     let ws = f.workspace();
-    seed_workspace(&ws);
-    let before = tree(&ws);
+    workspace::seed(&ws).unwrap();
+    let before = workspace::tree(&ws).unwrap();
 
     f.call(
         "todo_write",
@@ -340,7 +332,11 @@ async fn a_data_failure_rolls_back_files_plan_and_history_then_skip_goes_on() {
     assert_eq!(outcome.execution.status, ExecutionStatus::AwaitingUser);
     let failure = outcome.waiting_on.clone().unwrap();
     assert_eq!(failure.class, FailureClass::Data);
-    assert_eq!(tree(&ws), before, "the workspace is back byte for byte");
+    assert_eq!(
+        workspace::tree(&ws).unwrap(),
+        before,
+        "the workspace is back byte for byte"
+    );
     assert!(failure.rolled_back["files_removed"].as_u64().unwrap() >= 1);
     assert!(failure.rolled_back["messages_removed"].as_u64().unwrap() >= 4);
     assert_eq!(failure.details["place"]["todo_title"], "clean the data");
@@ -704,19 +700,7 @@ async fn a_run_dropped_mid_call_is_interrupted_and_resume_never_runs_the_call_ag
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_threshold_crossed_between_model_calls_compresses_there() {
     let f = Fixture::new().await;
-    f.store
-        .providers()
-        .create(NewProvider {
-            name: "small".into(),
-            kind: "openai".into(),
-            preset: None,
-            base_url: f.server.openai_base_url(),
-            model: "qwen3".into(),
-            context_window: 8_000,
-            settings: json!({}),
-        })
-        .await
-        .unwrap();
+    f.add_provider("small", "openai", "qwen3", 8_000).await;
     for i in 0..6 {
         f.call(
             "shell",
@@ -724,20 +708,7 @@ async fn a_threshold_crossed_between_model_calls_compresses_there() {
         );
     }
     f.say("Read them all.");
-    let session = Session {
-        provider: Some("small"),
-        ..f.session(&StopOnFailure)
-    };
-    let outcome = agent::run(
-        &session,
-        RunRequest {
-            workspace: Some(f.workspace()),
-            task: "Print some numbers".into(),
-            ..RunRequest::default()
-        },
-    )
-    .await
-    .unwrap();
+    let outcome = f.run_with("small", "Print some numbers").await;
     assert_eq!(outcome.execution.status, ExecutionStatus::Succeeded);
     let events = f.events.take();
     let first_tool = events
@@ -861,19 +832,8 @@ async fn phase_and_checkpoint_compressions_can_be_turned_off() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_loop_speaks_anthropic_too_tool_results_and_all() {
     let f = Fixture::new().await;
-    f.store
-        .providers()
-        .create(NewProvider {
-            name: "claude".into(),
-            kind: "anthropic".into(),
-            preset: None,
-            base_url: f.server.anthropic_base_url(),
-            model: "claude-sonnet-4-5".into(),
-            context_window: 200_000,
-            settings: json!({}),
-        })
-        .await
-        .unwrap();
+    f.add_provider("claude", "anthropic", "claude-sonnet-4-5", 200_000)
+        .await;
     f.calls(&[
         (
             "write_file",
@@ -882,20 +842,7 @@ async fn the_loop_speaks_anthropic_too_tool_results_and_all() {
         ("shell", json!({"command": "cat notes/a.txt"})),
     ]);
     f.say("The note holds an empty object.");
-    let session = Session {
-        provider: Some("claude"),
-        ..f.session(&StopOnFailure)
-    };
-    let outcome = agent::run(
-        &session,
-        RunRequest {
-            workspace: Some(f.workspace()),
-            task: "Write a note and read it back".into(),
-            ..RunRequest::default()
-        },
-    )
-    .await
-    .unwrap();
+    let outcome = f.run_with("claude", "Write a note and read it back").await;
     assert_eq!(outcome.execution.status, ExecutionStatus::Succeeded);
     let second = f.server.requests()[1].json.clone().unwrap();
     assert_eq!(f.server.requests()[1].path, "/v1/messages");
@@ -966,4 +913,72 @@ async fn a_run_killed_before_its_task_was_stored_stores_it_when_resumed() {
     let stored = f.store.messages().all(conversation.id).await.unwrap();
     assert_eq!(stored[0].role, Role::User);
     assert_eq!(stored[0].execution_id, Some(execution.id));
+}
+
+/// The loop against the stream shapes of the servers analysts run (Ollama's empty finish
+/// reasons and calls sharing index 0, vLLM's missing call ids, Gemini's missing indexes, ...;
+/// the profiles and their sources are in decima-testkit): two calls in one answer are both run,
+/// in order, and each result is paired with its call on the way back.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_loop_runs_two_calls_per_answer_against_every_server_profile() {
+    use decima_testkit::llm_server::Profile;
+    for profile in Profile::ALL {
+        let f = Fixture::new().await;
+        f.server.enqueue(Reply::Stream(profile.apply(Turn {
+            tool_calls: vec![
+                ScriptedToolCall {
+                    id: "call_w".into(),
+                    name: "write_file".into(),
+                    argument_chunks: vec![
+                        r#"{"path": "q3/totals.csv", "#.into(),
+                        r#""content": "region,total\nnorth,{12}\n"}"#.into(),
+                    ],
+                },
+                ScriptedToolCall {
+                    id: "call_s".into(),
+                    name: "shell".into(),
+                    argument_chunks: vec![r#"{"command": "cat q3/totals.csv"}"#.into()],
+                },
+            ],
+            ..Turn::default()
+        })));
+        f.server.enqueue(Reply::Stream(profile.apply(Turn {
+            text: vec!["North totals ".into(), "{12}.".into()],
+            ..Turn::default()
+        })));
+        let outcome = f.run("Total the regions", RunOptions::default()).await;
+        let name = profile.name();
+        assert_eq!(
+            outcome.execution.status,
+            ExecutionStatus::Succeeded,
+            "{name}: {:?}",
+            f.store.failures().list(outcome.execution.id).await
+        );
+        assert_eq!(
+            outcome.answer.as_deref(),
+            Some("North totals {12}."),
+            "{name}"
+        );
+        let live = f
+            .store
+            .messages()
+            .all(outcome.execution.conversation_id)
+            .await
+            .unwrap();
+        let calls: Vec<&decima_core::ToolCall> =
+            live.iter().flat_map(|m| m.tool_calls.iter()).collect();
+        let names: Vec<&str> = calls.iter().map(|c| c.name.as_str()).collect();
+        assert_eq!(names, ["write_file", "shell"], "{name}");
+        let answered: Vec<&str> = live
+            .iter()
+            .filter_map(|m| m.tool_call_id.as_deref())
+            .collect();
+        let ids: Vec<&str> = calls.iter().map(|c| c.id.as_str()).collect();
+        assert_eq!(answered, ids, "{name}: each call answered once, in order");
+        let shell_result = f.last_tool_result(1);
+        assert!(
+            shell_result.contains("north,{12}") && shell_result.contains("[exit code 0]"),
+            "{name}: {shell_result}"
+        );
+    }
 }

@@ -3,13 +3,14 @@
 //! A deterministic builder of long conversations with planted facts, so store, export and
 //! context tests can check that nothing important gets lost; and the wire-level LLM server
 //! ([`LlmServer`]), the project's one test double, which speaks the OpenAI and Anthropic streaming
-//! protocols from scripts and injects faults.
+//! protocols from scripts and injects faults; and workspaces for agent tests ([`workspace`]).
 
 #![warn(missing_docs)]
 
 pub mod analyst_conversation;
 mod conversation;
 pub mod llm_server;
+pub mod workspace;
 
 pub use conversation::{BuiltConversation, ConversationBuilder, FactKind, PlantedFact};
 pub use llm_server::{
