@@ -77,3 +77,91 @@ ensure_tauri_driver() {
         cargo install tauri-driver --version "$TAURI_DRIVER_VERSION" --locked --quiet
     fi
 }
+
+# The Docker engine the Docker sandbox (and its tests) talk to. Installs docker.io (dockerd) and
+# busybox-static (the test image's only binary), then starts dockerd in the background when its
+# socket does not answer. The engine's log goes to $DECIMA_DOCKERD_LOG (default
+# target/dockerd.log). Where systemd runs, `systemctl start docker` is tried first.
+ensure_docker() {
+    ensure_apt docker.io busybox-static
+    # Prefer Debian's docker CLI to a stray one earlier on PATH (e.g. /usr/local/bin/docker).
+    if [ -x /usr/bin/docker ]; then DOCKER=/usr/bin/docker; else DOCKER=$(command -v docker); fi
+    export DOCKER
+    if as_root "$DOCKER" version >/dev/null 2>&1; then return 0; fi
+
+    local log="${DECIMA_DOCKERD_LOG:-$REPO_ROOT/target/dockerd.log}"
+    mkdir -p "$(dirname "$log")"
+    if [ -d /run/systemd/system ] && command -v systemctl >/dev/null; then
+        say "Starting the Docker engine (systemctl start docker)"
+        as_root systemctl start docker || true
+    fi
+    if ! as_root "$DOCKER" version >/dev/null 2>&1; then
+        local dockerd=/usr/sbin/dockerd
+        [ -x "$dockerd" ] || dockerd=$(command -v dockerd) || die "dockerd not found after installing docker.io"
+        say "Starting the Docker engine in the background (log: $log)"
+        # setsid: the engine outlives this script and is not killed by its Ctrl-C.
+        as_root setsid "$dockerd" >>"$log" 2>&1 </dev/null &
+    fi
+    local waited=0
+    until as_root "$DOCKER" version >/dev/null 2>&1; do
+        [ "$waited" -ge 30 ] && die "the Docker engine did not answer within 30 s; see $log (or start it yourself: \`dockerd &\` or \`systemctl start docker\`)"
+        sleep 1
+        waited=$((waited + 1))
+    done
+}
+
+DECIMA_TEST_IMAGE=decima-test:busybox
+
+# The image the Docker sandbox's tests run in: no registry is needed. A root filesystem made of
+# busybox-static's /bin/busybox and a symlink per applet, a `decima` user (uid 1000) owning
+# /workspace, /tmp world-writable, imported with `docker import`. Rebuilt only when its content stamp
+# (busybox binary + this recipe) differs from the one stored in the image's `decima.stamp` label.
+ensure_test_image() {
+    local busybox=/bin/busybox
+    [ -x "$busybox" ] && "$busybox" --list >/dev/null 2>&1 || die "$busybox is missing: install busybox-static"
+    local recipe_version=1
+    local passwd='root:x:0:0:root:/root:/bin/sh
+decima:x:1000:1000:decima:/workspace:/bin/sh
+nobody:x:65534:65534:nobody:/nonexistent:/bin/false'
+    local group='root:x:0:
+decima:x:1000:
+nogroup:x:65534:'
+    local stamp
+    stamp=$( { sha256sum "$busybox"; echo "$recipe_version"; echo "$passwd"; echo "$group"; } | sha256sum | cut -c1-16)
+    local current
+    current=$(as_root "$DOCKER" image inspect -f '{{index .Config.Labels "decima.stamp"}}' "$DECIMA_TEST_IMAGE" 2>/dev/null || true)
+    [ "$current" = "$stamp" ] && return 0
+
+    say "Building the Docker test image $DECIMA_TEST_IMAGE"
+    local rootfs
+    rootfs=$(mktemp -d)
+    mkdir -p "$rootfs"/{bin,etc,tmp,workspace,root,proc,sys,dev}
+    cp "$busybox" "$rootfs/bin/busybox"
+    local applet
+    for applet in $("$busybox" --list); do
+        [ "$applet" = busybox ] || ln -s busybox "$rootfs/bin/$applet"
+    done
+    for applet in sh grep cat head tail wc sed awk ls mkdir rm sleep timeout kill find id env echo \
+        true false chmod mv cp touch xargs ps sha256sum tar setsid realpath chown; do
+        [ -e "$rootfs/bin/$applet" ] || { rm -rf "$rootfs"; die "busybox lacks the applet $applet"; }
+    done
+    printf '%s\n' "$passwd" >"$rootfs/etc/passwd"
+    printf '%s\n' "$group" >"$rootfs/etc/group"
+    chmod 1777 "$rootfs/tmp"
+    chmod 700 "$rootfs/root"
+    chown 1000:1000 "$rootfs/workspace"
+    tar -C "$rootfs" --numeric-owner -c . | as_root "$DOCKER" import \
+        --change 'ENV PATH=/bin' --change 'WORKDIR /workspace' --change 'USER 1000:1000' \
+        --change 'CMD ["/bin/sh"]' --change "LABEL decima.stamp=$stamp" \
+        - "$DECIMA_TEST_IMAGE" >/dev/null
+    rm -rf "$rootfs"
+}
+
+# The image the app's Docker sandbox runs by default (DockerConfig::DEFAULT_IMAGE). When it does
+# not exist, the minimal busybox test image is tagged as it; replace it with a richer image of
+# your own (`docker tag my-image decima-sandbox:latest`) and it is left alone.
+ensure_sandbox_image() {
+    as_root "$DOCKER" image inspect decima-sandbox:latest >/dev/null 2>&1 && return 0
+    say "Tagging $DECIMA_TEST_IMAGE as decima-sandbox:latest (the Docker sandbox's default image)"
+    as_root "$DOCKER" tag "$DECIMA_TEST_IMAGE" decima-sandbox:latest
+}

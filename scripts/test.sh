@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what is missing and runs every test: formatting, lints, the UI's unit tests, the Rust
-# unit and integration tests, and the end-to-end test of the real app in WebKit under Xvfb.
+# unit and integration tests (the Docker sandbox's against a real engine, started here if
+# needed), and the end-to-end test of the real app in WebKit under Xvfb.
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 cd "$REPO_ROOT"
 started=$(date +%s)
@@ -20,6 +21,10 @@ cargo fmt --all -- --check
 
 say "Rust: clippy"
 cargo clippy --workspace --all-targets --locked -- -D warnings
+
+say "Docker: the engine and the test image (the Docker sandbox's tests need both)"
+ensure_docker
+ensure_test_image
 
 say "Rust: unit, integration and end-to-end tests (under Xvfb)"
 xvfb-run -a --server-args="-screen 0 1280x900x24" cargo test --workspace --all-targets --locked --no-fail-fast

@@ -35,6 +35,55 @@ pub enum SandboxError {
         /// The text given.
         id: String,
     },
+    /// The Docker engine cannot be reached (no socket, connection refused) or stopped
+    /// answering part way. The message says what to do.
+    #[error(
+        "the Docker engine is not reachable ({detail}); start it (`dockerd &` or `systemctl start docker`, or scripts/run.sh), or run with --sandbox host"
+    )]
+    DockerUnavailable {
+        /// What failed, in one line.
+        detail: String,
+    },
+    /// The Docker engine answered, with an error.
+    #[error("Docker could not {action}: {message}")]
+    Docker {
+        /// What was being done: "create the container", ...
+        action: String,
+        /// What the engine said.
+        message: String,
+    },
+    /// The sandbox image is not in the engine (nothing can be pulled here).
+    #[error(
+        "the Docker image {image} is missing; build it (scripts/run.sh tags a minimal one as decima-sandbox:latest) or choose another image in the sandbox settings"
+    )]
+    DockerImageMissing {
+        /// The image asked for.
+        image: String,
+    },
+    /// A conversation key or instance id that cannot name a container.
+    #[error(
+        "{key:?} cannot name a Docker sandbox: use 1 to 64 letters, digits, `_`, `.` or `-`, starting with a letter or digit"
+    )]
+    InvalidSandboxKey {
+        /// The text given.
+        key: String,
+    },
+    /// A Docker sandbox setting that cannot work.
+    #[error("invalid Docker sandbox setting: {0}")]
+    InvalidDockerConfig(String),
+}
+
+impl From<SandboxError> for ToolError {
+    /// A sandbox failure under a tool call: bad keys and settings are `Data`; the engine, the
+    /// image and I/O are `System` (the run cannot go on until a person acts).
+    fn from(err: SandboxError) -> Self {
+        match err {
+            SandboxError::InvalidSandboxKey { .. } | SandboxError::InvalidDockerConfig(_) => {
+                ToolError::data(err.to_string())
+            }
+            _ => ToolError::system(err.to_string()),
+        }
+    }
 }
 
 /// Results of sandbox operations.

@@ -1,12 +1,16 @@
 //! Where Decima's tools run. The host sandbox runs commands in an execution's workspace, in
 //! their own process group, with a timeout, an output cap and a scrubbed environment, and keeps
 //! every file path inside the workspace. Snapshots store a workspace by content, outside it, so
-//! a rollback can put it back byte for byte.
+//! a rollback can put it back byte for byte. The Docker sandbox runs the same tools in one
+//! locked-down container per conversation, its workspace a named volume.
 
+pub mod docker;
 pub mod error;
 pub mod host;
+mod output;
 pub mod snapshot;
 
+pub use docker::{DockerConfig, DockerEngine, DockerSandbox};
 pub use error::{Result, SandboxError};
 pub use host::{HostLimits, HostSandbox, Sandbox, ToolError};
 pub use snapshot::{SnapshotId, SnapshotStore};

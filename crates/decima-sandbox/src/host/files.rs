@@ -126,10 +126,26 @@ pub(crate) fn read(
             req.path
         )));
     }
+    let file = File::open(&real).map_err(|e| ToolError::io("open", &shown, &e))?;
+    read_text(
+        BufReader::with_capacity(64 * 1024, file),
+        shown,
+        req,
+        limits,
+    )
+}
+
+/// The lines `req` asks for from `reader`, under the line and byte caps of `limits`, with a
+/// note on how to read on. `shown` is the path named in results and errors. Shared with the
+/// Docker sandbox, which reads from a downloaded archive.
+pub(crate) fn read_text(
+    mut reader: impl BufRead,
+    shown: PathBuf,
+    req: &ReadFileRequest,
+    limits: &HostLimits,
+) -> Result<FileContent, ToolError> {
     let first_line = req.offset.unwrap_or(1).max(1);
     let limit = req.limit.unwrap_or(limits.read_default_lines).max(1);
-    let file = File::open(&real).map_err(|e| ToolError::io("open", &shown, &e))?;
-    let mut reader = BufReader::with_capacity(64 * 1024, file);
     let mut content = String::new();
     let mut line = Vec::new();
     let mut number = 0usize;

@@ -1,6 +1,6 @@
 //! The host sandbox: tools run directly on this machine, inside one execution's workspace.
 //!
-//! [`Sandbox`] is the one trait both sandboxes implement (the Docker one comes later);
+//! [`Sandbox`] is the one trait both sandboxes implement (the Docker one is [`crate::docker`]);
 //! [`HostSandbox`] is the host implementation. The three tools it serves are `shell`,
 //! `read_file` and `write_file`; their JSON schemas and argument parsing are in [`tools`].
 //!
@@ -20,8 +20,8 @@
 //!   uses them: a process racing to swap a directory for a symlink in between is not defended
 //!   against; the Docker sandbox is the isolation boundary for that.)
 
-mod files;
-mod paths;
+pub(crate) mod files;
+pub(crate) mod paths;
 mod shell;
 pub mod tools;
 
@@ -39,7 +39,8 @@ use paths::Workspace;
 /// A boxed future, so [`Sandbox`] stays object-safe (`Box<dyn Sandbox>`).
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
-/// Where tools run. One trait, two implementations: [`HostSandbox`] and (later) Docker.
+/// Where tools run. One trait, two implementations: [`HostSandbox`] and
+/// [`crate::docker::DockerSandbox`].
 pub trait Sandbox: Send + Sync {
     /// Runs a shell command. A command that fails (non-zero exit, killed, timed out) is an
     /// `Ok` outcome that says so; `Err` means the command could not be run at all.

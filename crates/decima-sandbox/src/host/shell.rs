@@ -7,12 +7,13 @@ use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use rustix::process::{Pid, Signal, kill_process_group};
-use tokio::io::{AsyncReadExt, AsyncWriteExt, BufWriter};
+use tokio::io::AsyncReadExt;
 use tokio::net::unix::pipe;
 
 use super::HostLimits;
 use super::paths::Workspace;
 use crate::error::ToolError;
+use crate::output::{OutputSink, Spill};
 
 /// A `shell` call.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -111,166 +112,6 @@ impl Drop for GroupGuard {
     }
 }
 
-/// Collects output: whole in memory up to the cap; past it, streamed to a file with only a head
-/// and a tail kept in memory.
-struct OutputSink {
-    cap: usize,
-    head_len: usize,
-    tail_len: usize,
-    total: u64,
-    /// The whole output while it fits under the cap.
-    mem: Vec<u8>,
-    /// Set once the output went over the cap.
-    capped: Option<Capped>,
-    /// The workspace and the relative path where the output is saved if it goes over the cap
-    /// (checked and its directory created only then).
-    spill_to: (Workspace, PathBuf),
-}
-
-struct Capped {
-    head: Vec<u8>,
-    tail: Vec<u8>,
-    file: Option<BufWriter<tokio::fs::File>>,
-    path: Option<PathBuf>,
-    error: Option<String>,
-}
-
-impl Capped {
-    async fn write(&mut self, bytes: &[u8]) {
-        if let Some(file) = &mut self.file
-            && let Err(e) = file.write_all(bytes).await
-        {
-            self.error = Some(format!("saving the output failed part way: {e}"));
-            self.file = None;
-        }
-    }
-
-    fn keep_tail(&mut self, bytes: &[u8], tail_len: usize) {
-        if bytes.len() >= tail_len {
-            self.tail.clear();
-            self.tail
-                .extend_from_slice(&bytes[bytes.len() - tail_len..]);
-        } else {
-            self.tail.extend_from_slice(bytes);
-            if self.tail.len() > 2 * tail_len {
-                let cut = self.tail.len() - tail_len;
-                self.tail.drain(..cut);
-            }
-        }
-    }
-}
-
-impl OutputSink {
-    async fn push(&mut self, chunk: &[u8]) {
-        self.total += chunk.len() as u64;
-        if self.capped.is_none() {
-            if self.mem.len() + chunk.len() <= self.cap {
-                self.mem.extend_from_slice(chunk);
-                return;
-            }
-            let mem = std::mem::take(&mut self.mem);
-            let mut capped = Capped {
-                head: mem[..mem.len().min(self.head_len)].to_vec(),
-                tail: Vec::new(),
-                file: None,
-                path: None,
-                error: None,
-            };
-            let (ws, name) = &self.spill_to;
-            match ws.resolve_for_write(&name.to_string_lossy()) {
-                Ok(path) => {
-                    match tokio::fs::OpenOptions::new()
-                        .write(true)
-                        .create_new(true)
-                        .open(&path)
-                        .await
-                    {
-                        Ok(file) => {
-                            capped.file = Some(BufWriter::with_capacity(256 * 1024, file));
-                            capped.path = Some(path.clone());
-                        }
-                        Err(e) => {
-                            capped.error =
-                                Some(format!("cannot save the output to {}: {e}", path.display()));
-                        }
-                    }
-                }
-                Err(why) => capped.error = Some(why.message),
-            }
-            capped.write(&mem).await;
-            capped.keep_tail(&mem, self.tail_len);
-            self.capped = Some(capped);
-        }
-        if let Some(capped) = &mut self.capped {
-            if capped.head.len() < self.head_len {
-                let take = (self.head_len - capped.head.len()).min(chunk.len());
-                capped.head.extend_from_slice(&chunk[..take]);
-            }
-            capped.write(chunk).await;
-            capped.keep_tail(chunk, self.tail_len);
-        }
-    }
-
-    /// Flushes the file and builds the output text: `(output, truncated, saved file)`.
-    async fn finish(self) -> (String, bool, Option<PathBuf>) {
-        let Some(mut capped) = self.capped else {
-            return (String::from_utf8_lossy(&self.mem).into_owned(), false, None);
-        };
-        if let Some(file) = &mut capped.file
-            && let Err(e) = file.flush().await
-        {
-            capped.error = Some(format!("saving the output failed at the end: {e}"));
-        }
-        if capped.error.is_some() {
-            capped.path = None;
-        }
-        let head = utf8_head(&capped.head);
-        let tail_start = capped.tail.len().saturating_sub(self.tail_len);
-        let tail = utf8_tail(&capped.tail[tail_start..]);
-        let omitted = self.total.saturating_sub((head.len() + tail.len()) as u64);
-        let note = match (&capped.path, &capped.error) {
-            (Some(path), _) => format!(
-                "output truncated: {omitted} bytes omitted here; full output ({} bytes) saved to {p}; grep it, e.g. `grep -n PATTERN {p}`",
-                self.total,
-                p = path.display()
-            ),
-            (None, Some(err)) => format!(
-                "output truncated: {omitted} of {} bytes omitted and not saved ({err})",
-                self.total
-            ),
-            (None, None) => format!(
-                "output truncated: {omitted} of {} bytes omitted",
-                self.total
-            ),
-        };
-        let mut out = String::from_utf8_lossy(head).into_owned();
-        if !out.ends_with('\n') {
-            out.push('\n');
-        }
-        out.push_str(&format!("\n[... {note} ...]\n\n"));
-        out.push_str(&String::from_utf8_lossy(tail));
-        (out, true, capped.path)
-    }
-}
-
-/// The head without a UTF-8 sequence cut at its end.
-fn utf8_head(bytes: &[u8]) -> &[u8] {
-    match std::str::from_utf8(bytes) {
-        Err(e) if e.error_len().is_none() => &bytes[..e.valid_up_to()],
-        _ => bytes,
-    }
-}
-
-/// The tail without continuation bytes of a UTF-8 sequence cut at its start.
-fn utf8_tail(bytes: &[u8]) -> &[u8] {
-    let skip = bytes
-        .iter()
-        .take(3)
-        .take_while(|&&b| (0x80..0xC0).contains(&b))
-        .count();
-    &bytes[skip..]
-}
-
 /// Reads the pipe to its end (EOF comes when every process holding it is gone).
 async fn drain(mut rx: pipe::Receiver, sink: &mut OutputSink) {
     let mut buf = vec![0u8; 64 * 1024];
@@ -310,15 +151,7 @@ pub(crate) async fn run(
     let spill_name = limits
         .output_dir
         .join(format!("{}.log", uuid::Uuid::now_v7().simple()));
-    let mut sink = OutputSink {
-        cap: limits.output_cap,
-        head_len: limits.preview_head.min(limits.output_cap),
-        tail_len: limits.preview_tail.min(limits.output_cap),
-        total: 0,
-        mem: Vec::new(),
-        capped: None,
-        spill_to: (ws.clone(), spill_name),
-    };
+    let mut sink = OutputSink::new(limits, Spill::Workspace(ws.clone(), spill_name));
 
     let (reader, writer) =
         std::io::pipe().map_err(|e| ToolError::system(format!("cannot create a pipe: {e}")))?;
@@ -392,7 +225,7 @@ pub(crate) async fn run(
     }
     let duration = started.elapsed();
     let status = status.map_err(|e| ToolError::system(format!("cannot wait for sh: {e}")))?;
-    let output_bytes = sink.total;
+    let output_bytes = sink.total();
     let (output, truncated, full_output_path) = sink.finish().await;
     Ok(ShellOutcome {
         exit_code: status.code(),

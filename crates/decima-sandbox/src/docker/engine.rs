@@ -1,0 +1,317 @@
+//! The connection to the Docker engine: connecting with a timeout, mapping engine failures to
+//! [`SandboxError`]s that say what to do, naming and labelling sandboxes, and removing stale ones.
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::path::Path;
+use std::time::Duration;
+
+use bollard::Docker;
+use bollard::errors::Error as BollardError;
+use bollard::query_parameters::{
+    ListContainersOptionsBuilder, RemoveContainerOptionsBuilder, RemoveVolumeOptionsBuilder,
+};
+use sha2::{Digest, Sha256};
+
+use crate::error::SandboxError;
+
+/// Label on every container and volume the Docker sandbox creates.
+pub const LABEL_SANDBOX: &str = "decima.sandbox";
+/// Label carrying the conversation key.
+pub const LABEL_CONVERSATION: &str = "decima.conversation";
+/// Label carrying the instance id (one per data directory).
+pub const LABEL_INSTANCE: &str = "decima.instance";
+/// Label carrying the id of the process run that created the container.
+pub const LABEL_RUN: &str = "decima.run";
+
+/// The socket used when `DOCKER_HOST` is not set.
+pub const DEFAULT_SOCKET: &str = "/var/run/docker.sock";
+
+/// How long connecting (the first ping) may take.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+/// How long one engine call (not a stream) may take.
+const CALL_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// A connection to the local Docker engine, scoped to one Decima instance.
+///
+/// Cheap to clone (the client is shared). Every call is bounded by a timeout, so a dead or
+/// wedged engine gives [`SandboxError::DockerUnavailable`] instead of a hang.
+#[derive(Debug, Clone)]
+pub struct DockerEngine {
+    docker: Docker,
+    instance: String,
+    run: String,
+    call_timeout: Duration,
+}
+
+/// What an engine call ended with: the engine's own answer, or a [`SandboxError`] when it did
+/// not answer in time.
+pub(crate) type Answer<T> = Result<Result<T, BollardError>, SandboxError>;
+
+impl DockerEngine {
+    /// Connects to the engine named by `DOCKER_HOST` (a `unix://` socket) or the default socket,
+    /// and pings it. `instance` scopes the sandboxes this process manages (see
+    /// [`DockerEngine::instance_for_data_dir`]).
+    pub async fn connect(instance: &str) -> Result<Self, SandboxError> {
+        let socket = match std::env::var("DOCKER_HOST") {
+            Ok(host) if host.starts_with("unix://") => host["unix://".len()..].to_owned(),
+            Ok(host) if !host.is_empty() => {
+                return Err(SandboxError::DockerUnavailable {
+                    detail: format!(
+                        "DOCKER_HOST={host} is not a unix:// socket; only a local engine is supported"
+                    ),
+                });
+            }
+            _ => DEFAULT_SOCKET.to_owned(),
+        };
+        Self::connect_socket(Path::new(&socket), instance).await
+    }
+
+    /// Connects to the engine at a unix socket and pings it (within 5 s).
+    pub async fn connect_socket(socket: &Path, instance: &str) -> Result<Self, SandboxError> {
+        check_name_part(instance, 32)?;
+        let unavailable = |detail: String| SandboxError::DockerUnavailable { detail };
+        let path = socket.to_str().ok_or_else(|| {
+            unavailable(format!("the socket path {} is not UTF-8", socket.display()))
+        })?;
+        if !socket.exists() {
+            return Err(unavailable(format!("no socket at {path}")));
+        }
+        // bollard's own timeout only backs ours up: every call is bounded by CALL_TIMEOUT or an
+        // upload-sized timeout, every stream read by its own.
+        let docker = Docker::connect_with_unix(path, 3600, bollard::API_DEFAULT_VERSION)
+            .map_err(|e| unavailable(format!("{path}: {e}")))?;
+        match tokio::time::timeout(CONNECT_TIMEOUT, docker.ping()).await {
+            Err(_) => {
+                return Err(unavailable(format!(
+                    "{path} did not answer a ping within {} s",
+                    CONNECT_TIMEOUT.as_secs()
+                )));
+            }
+            Ok(Err(e)) => return Err(unavailable(format!("{path}: {e}"))),
+            Ok(Ok(_)) => {}
+        }
+        tracing::debug!(socket = path, instance, "connected to the Docker engine");
+        Ok(Self {
+            docker,
+            instance: instance.to_owned(),
+            run: uuid::Uuid::now_v7().simple().to_string(),
+            call_timeout: CALL_TIMEOUT,
+        })
+    }
+
+    /// An instance id for a data directory: the first 12 hex digits of the SHA-256 of its path.
+    /// Two app instances with different data directories never touch each other's sandboxes.
+    pub fn instance_for_data_dir(data_dir: &Path) -> String {
+        let digest = Sha256::digest(data_dir.as_os_str().as_encoded_bytes());
+        digest.iter().take(6).map(|b| format!("{b:02x}")).collect()
+    }
+
+    /// The instance id this engine handle manages sandboxes for.
+    pub fn instance(&self) -> &str {
+        &self.instance
+    }
+
+    /// This handle's run id (a fresh UUID per connection): containers labelled with another
+    /// run id are from an earlier run.
+    pub fn run_id(&self) -> &str {
+        &self.run
+    }
+
+    /// The raw client, for callers that need an API this crate does not wrap (and benchmarks).
+    pub fn client(&self) -> &Docker {
+        &self.docker
+    }
+
+    /// The container name for a conversation: `decima-<instance>-<key>`.
+    pub fn container_name(&self, key: &str) -> Result<String, SandboxError> {
+        check_name_part(key, 64)?;
+        Ok(format!("decima-{}-{key}", self.instance))
+    }
+
+    /// The workspace volume name for a conversation: `decima-<instance>-<key>-ws`.
+    pub fn volume_name(&self, key: &str) -> Result<String, SandboxError> {
+        check_name_part(key, 64)?;
+        Ok(format!("decima-{}-{key}-ws", self.instance))
+    }
+
+    /// The labels put on a conversation's container and volume.
+    pub(crate) fn labels(&self, key: &str) -> HashMap<String, String> {
+        HashMap::from([
+            (LABEL_SANDBOX.to_owned(), "1".to_owned()),
+            (LABEL_CONVERSATION.to_owned(), key.to_owned()),
+            (LABEL_INSTANCE.to_owned(), self.instance.clone()),
+            (LABEL_RUN.to_owned(), self.run.clone()),
+        ])
+    }
+
+    /// Runs one engine call under the call timeout. The outer error is a timeout (the engine
+    /// stopped answering); the inner one is the engine's answer, for callers that handle some
+    /// statuses (404, 409) themselves.
+    pub(crate) async fn answer<T>(
+        &self,
+        action: &str,
+        call: impl Future<Output = Result<T, BollardError>>,
+    ) -> Answer<T> {
+        tokio::time::timeout(self.call_timeout, call)
+            .await
+            .map_err(|_| SandboxError::DockerUnavailable {
+                detail: format!(
+                    "no answer within {} s while trying to {action}",
+                    self.call_timeout.as_secs()
+                ),
+            })
+    }
+
+    /// Runs one engine call under the call timeout, every failure mapped to a [`SandboxError`].
+    pub(crate) async fn call<T>(
+        &self,
+        action: &str,
+        call: impl Future<Output = Result<T, BollardError>>,
+    ) -> Result<T, SandboxError> {
+        self.answer(action, call)
+            .await?
+            .map_err(|e| engine_error(action, e))
+    }
+
+    /// Removes this instance's sandbox containers left by earlier runs: those labelled
+    /// `decima.sandbox=1` and `decima.instance=<this instance>` whose `decima.run` label is not
+    /// this handle's run id, whatever their state. Call it once at start-up, before any
+    /// sandbox is used. Other instances' containers are left alone, and volumes (the
+    /// workspaces) are kept: the next use of a conversation creates a fresh container on its
+    /// volume. Returns the names removed.
+    pub async fn remove_stale(&self) -> Result<Vec<String>, SandboxError> {
+        let filters = HashMap::from([(
+            "label",
+            vec![
+                format!("{LABEL_SANDBOX}=1"),
+                format!("{LABEL_INSTANCE}={}", self.instance),
+            ],
+        )]);
+        let options = ListContainersOptionsBuilder::new()
+            .all(true)
+            .filters(&filters)
+            .build();
+        let containers = self
+            .call(
+                "list sandbox containers",
+                self.docker.list_containers(Some(options)),
+            )
+            .await?;
+        let mut removed = Vec::new();
+        for container in containers {
+            let run = container
+                .labels
+                .as_ref()
+                .and_then(|l| l.get(LABEL_RUN))
+                .map(String::as_str);
+            if run == Some(self.run.as_str()) {
+                continue;
+            }
+            let Some(id) = container.id else { continue };
+            let name = container
+                .names
+                .and_then(|n| n.into_iter().next())
+                .map(|n| n.trim_start_matches('/').to_owned())
+                .unwrap_or_else(|| id.clone());
+            self.remove_container(&id).await?;
+            tracing::info!(container = %name, "removed a stale sandbox container");
+            removed.push(name);
+        }
+        Ok(removed)
+    }
+
+    /// Removes a conversation's container (running or not) and, when `remove_volume`, its
+    /// workspace volume. Missing ones are fine.
+    pub async fn remove_conversation(
+        &self,
+        key: &str,
+        remove_volume: bool,
+    ) -> Result<(), SandboxError> {
+        let name = self.container_name(key)?;
+        self.remove_container(&name).await?;
+        if remove_volume {
+            let volume = self.volume_name(key)?;
+            let options = RemoveVolumeOptionsBuilder::new().force(true).build();
+            match self
+                .answer(
+                    "remove the workspace volume",
+                    self.docker.remove_volume(&volume, Some(options)),
+                )
+                .await?
+            {
+                Ok(()) => {}
+                Err(e) if status(&e) == Some(404) => {}
+                Err(e) => return Err(engine_error("remove the workspace volume", e)),
+            }
+        }
+        Ok(())
+    }
+
+    async fn remove_container(&self, name_or_id: &str) -> Result<(), SandboxError> {
+        let options = RemoveContainerOptionsBuilder::new().force(true).build();
+        match self
+            .answer(
+                "remove the sandbox container",
+                self.docker.remove_container(name_or_id, Some(options)),
+            )
+            .await?
+        {
+            Ok(()) => Ok(()),
+            Err(e) if status(&e) == Some(404) => Ok(()),
+            // 409: removal already in progress.
+            Err(e) if status(&e) == Some(409) => Ok(()),
+            Err(e) => Err(engine_error("remove the sandbox container", e)),
+        }
+    }
+}
+
+/// The HTTP status of an engine answer, when it was one.
+pub(crate) fn status(err: &BollardError) -> Option<u16> {
+    match err {
+        BollardError::DockerResponseServerError { status_code, .. } => Some(*status_code),
+        _ => None,
+    }
+}
+
+/// An engine failure as a [`SandboxError`]: an answer with an error status is `Docker`;
+/// anything else (no socket, connection refused or reset, a broken stream) means the engine is
+/// not reachable.
+pub(crate) fn engine_error(action: &str, err: BollardError) -> SandboxError {
+    match err {
+        BollardError::DockerResponseServerError {
+            status_code,
+            message,
+        } => SandboxError::Docker {
+            action: action.to_owned(),
+            message: format!("{message} (HTTP {status_code})"),
+        },
+        BollardError::JsonDataError { .. } | BollardError::JsonSerdeError { .. } => {
+            SandboxError::Docker {
+                action: action.to_owned(),
+                message: err.to_string(),
+            }
+        }
+        other => SandboxError::DockerUnavailable {
+            detail: format!("while trying to {action}: {other}"),
+        },
+    }
+}
+
+/// Checks a conversation key or instance id before it goes into a container or volume name:
+/// 1 to `max` ASCII letters, digits, `_`, `.` or `-`, starting with a letter or digit.
+pub(crate) fn check_name_part(key: &str, max: usize) -> Result<(), SandboxError> {
+    let ok = !key.is_empty()
+        && key.len() <= max
+        && key.as_bytes()[0].is_ascii_alphanumeric()
+        && key
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-'));
+    if ok {
+        Ok(())
+    } else {
+        Err(SandboxError::InvalidSandboxKey {
+            key: key.chars().take(80).collect(),
+        })
+    }
+}
