@@ -162,11 +162,42 @@ pub struct RunArgs {
     /// Do not snapshot and compress when a checkpoint todo completes.
     #[arg(long)]
     pub no_checkpoint_compression: bool,
+    /// Where the tools run: on this machine, in the workspace, or in a Docker container (one
+    /// per conversation, no network, non-root, read-only root filesystem).
+    #[arg(long, value_enum, value_name = "WHERE", default_value = "host")]
+    pub sandbox: SandboxArg,
+    /// The deepest a subagent may be (the run itself is depth 0).
+    #[arg(long, value_name = "N", default_value_t = 3)]
+    pub subagent_depth: u32,
+    /// Subagents one execution may spawn.
+    #[arg(long, value_name = "N", default_value_t = 3)]
+    pub subagent_children: u32,
+    /// Subagents of this run that may run at once.
+    #[arg(long, value_name = "N", default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..))]
+    pub subagent_running: u32,
     /// Print one JSON event per line on stdout instead of the answer.
     #[arg(long)]
     pub json: bool,
     /// The task.
     pub task: String,
+}
+
+/// `--sandbox`: where tools run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum SandboxArg {
+    /// On this machine, in the workspace directory.
+    Host,
+    /// In a Docker container.
+    Docker,
+}
+
+impl From<SandboxArg> for decima_store::SandboxKind {
+    fn from(kind: SandboxArg) -> Self {
+        match kind {
+            SandboxArg::Host => Self::Host,
+            SandboxArg::Docker => Self::Docker,
+        }
+    }
 }
 
 /// `--on-failure`: who answers a failed todo.
@@ -214,8 +245,17 @@ pub enum ExecutionCommand {
         #[arg(long)]
         json: bool,
     },
-    /// Show one execution: status, workspace, todos, snapshots, steps and failure reports.
+    /// Show one execution: status, workspace, todos, snapshots, steps, failure reports and the
+    /// subagents it spawned.
     Show {
+        /// The execution id.
+        id: String,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Print the tree of subagents below an execution, with their statuses.
+    Tree {
         /// The execution id.
         id: String,
         /// Print JSON instead of text.
@@ -264,6 +304,7 @@ impl Command {
             Command::Execution(cmd) => match cmd {
                 ExecutionCommand::List { .. } => "execution list",
                 ExecutionCommand::Show { .. } => "execution show",
+                ExecutionCommand::Tree { .. } => "execution tree",
             },
         }
     }

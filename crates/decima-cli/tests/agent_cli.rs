@@ -6,190 +6,20 @@
 // Test code: a failed setup step should panic right where it happened.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use decima_core::{Message, Role};
-use decima_store::Store;
-use decima_testkit::{LlmServer, Reply, ScriptedToolCall, StreamFault, Turn, workspace};
+use decima_testkit::{Reply, StreamFault, Turn, workspace};
 use serde_json::{Value, json};
 
-const KEY: &str = "sk-test-agent-cli-0123456789";
+mod common;
 
-/// One test's world: the scripted model, a data directory (with `decima.db`) and a workspace.
-struct Env {
-    server: LlmServer,
-    dir: tempfile::TempDir,
-}
-
-impl Env {
-    async fn new() -> Self {
-        let env = Self {
-            server: LlmServer::start().await,
-            dir: tempfile::tempdir().unwrap(),
-        };
-        std::fs::create_dir_all(env.ws()).unwrap();
-        env
-    }
-
-    fn data_dir(&self) -> PathBuf {
-        self.dir.path().join("data")
-    }
-
-    /// The workspace the runs are given with `--workspace`.
-    fn ws(&self) -> PathBuf {
-        self.dir.path().join("ws")
-    }
-
-    /// `decima ARGS` with the provider from the `DECIMA_*` environment and nothing on stdin.
-    fn command(&self, args: &[&str]) -> Command {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_decima"));
-        cmd.arg("--data-dir")
-            .arg(self.data_dir())
-            .args(args)
-            .env_remove("DECIMA_DATA_DIR")
-            .env("DECIMA_SECRET_BACKEND", "file")
-            .env("DECIMA_PROVIDER_KIND", "openai")
-            .env("DECIMA_BASE_URL", self.server.openai_base_url())
-            .env("DECIMA_MODEL", "gpt-4o")
-            .env("DECIMA_API_KEY", KEY)
-            .env("DECIMA_CONTEXT_WINDOW", "128000")
-            .stdin(Stdio::null());
-        cmd
-    }
-
-    /// Runs `decima ARGS` to its end, in a blocking thread so the server on this runtime keeps
-    /// serving.
-    async fn decima(&self, args: &[&str]) -> Output {
-        let mut cmd = self.command(args);
-        tokio::task::spawn_blocking(move || cmd.output().unwrap())
-            .await
-            .unwrap()
-    }
-
-    /// `decima run --workspace WS ARGS… TASK`.
-    async fn run(&self, extra: &[&str], task: &str) -> Output {
-        let ws = self.ws().to_string_lossy().into_owned();
-        let mut args = vec!["run", "--workspace", ws.as_str()];
-        args.extend_from_slice(extra);
-        args.push(task);
-        self.decima(&args).await
-    }
-
-    /// Starts `decima run --workspace WS TASK` without waiting for it.
-    fn spawn_run(&self, task: &str) -> Child {
-        let ws = self.ws().to_string_lossy().into_owned();
-        self.command(&["run", "--workspace", ws.as_str(), task])
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap()
-    }
-
-    /// `decima execution show ID --json`, parsed.
-    async fn show(&self, id: &str) -> Value {
-        let out = self.decima(&["execution", "show", id, "--json"]).await;
-        assert!(out.status.success(), "show {id}: {}", text(&out.stderr));
-        serde_json::from_slice(&out.stdout).unwrap()
-    }
-
-    /// The database the binary wrote, opened the way the runtime opens it.
-    async fn store(&self) -> Store {
-        Store::open(
-            &self.data_dir().join("decima.db"),
-            decima_llm::tokens::store_counter(),
-        )
-        .await
-        .unwrap()
-    }
-
-    /// Every live message of the execution's conversation, read from the SQLite file.
-    async fn messages(&self, execution: &Value) -> Vec<Message> {
-        let conversation = execution["conversation_id"]
-            .as_str()
-            .unwrap()
-            .parse()
-            .unwrap();
-        self.store()
-            .await
-            .messages()
-            .all(conversation)
-            .await
-            .unwrap()
-    }
-
-    fn say(&self, text: &str) {
-        self.server.enqueue(Reply::Stream(Turn {
-            text: vec![text.into()],
-            ..Turn::default()
-        }));
-    }
-
-    fn call(&self, name: &str, args: Value) {
-        self.raw_call(name, &args.to_string());
-    }
-
-    /// A tool call whose arguments are sent verbatim, JSON or not; its id is `call_N`, N the
-    /// number of the request it answers.
-    fn raw_call(&self, name: &str, raw: &str) {
-        let n = self.server.requests().len() + self.server.pending_replies();
-        self.turn("", &[(&format!("call_{n}"), name, raw)]);
-    }
-
-    /// One answer with some text and then these calls: (id, tool, raw arguments).
-    fn turn(&self, text: &str, calls: &[(&str, &str, &str)]) {
-        self.server.enqueue(Reply::Stream(Turn {
-            text: if text.is_empty() {
-                Vec::new()
-            } else {
-                vec![text.into()]
-            },
-            tool_calls: calls
-                .iter()
-                .map(|(id, name, raw)| ScriptedToolCall {
-                    id: (*id).into(),
-                    name: (*name).into(),
-                    argument_chunks: vec![(*raw).into()],
-                })
-                .collect(),
-            ..Turn::default()
-        }));
-    }
-
-    /// The whole JSON body of request `i` (0-based) as text.
-    fn request_text(&self, i: usize) -> String {
-        self.server.requests()[i].json.as_ref().unwrap().to_string()
-    }
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
+use common::*;
 
 fn todos(list: &[(&str, &str)]) -> Value {
     json!({ "todos": list.iter().map(|(title, status)| json!({"title": title, "status": status})).collect::<Vec<_>>() })
-}
-
-/// The id of the `execution <uuid>` line on stderr; panics when there is none.
-fn execution_id(stderr: &[u8]) -> String {
-    let stderr = text(stderr);
-    let id = stderr
-        .lines()
-        .find_map(|l| l.strip_prefix("execution "))
-        .unwrap_or_else(|| panic!("no `execution <id>` line: {stderr}"))
-        .trim()
-        .to_owned();
-    assert!(is_uuid(&id), "{id:?} is not a uuid: {stderr}");
-    id
-}
-
-fn is_uuid(s: &str) -> bool {
-    s.len() == 36
-        && s.char_indices().all(|(i, c)| match i {
-            8 | 13 | 18 | 23 => c == '-',
-            _ => c.is_ascii_hexdigit(),
-        })
 }
 
 /// The stored result of the tool call `call_id`.

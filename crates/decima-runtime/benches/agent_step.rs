@@ -163,6 +163,7 @@ fn agent_step(c: &mut Criterion) {
                     conversation: Some(conversation.id),
                     workspace: Some(workspace.clone()),
                     task: "Run true until told to stop, then say done".into(),
+                    sandbox: decima_store::SandboxKind::Host,
                     options: agent::RunOptions {
                         max_steps: 1_000_000,
                         ..agent::RunOptions::default()

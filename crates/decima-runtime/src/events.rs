@@ -168,6 +168,28 @@ pub enum Event {
         /// The runtime's own cost: building the context, storing, recording.
         overhead_us: u64,
     },
+    /// A subagent was spawned and started (at any depth below the run that emits it).
+    SubagentStarted {
+        /// The execution that spawned it.
+        parent_id: ExecutionId,
+        /// The subagent's execution.
+        execution_id: ExecutionId,
+        /// Its own conversation, where its messages are.
+        conversation_id: ConversationId,
+        /// Its depth: 1 for a child of the top-level run.
+        depth: u32,
+        /// What it was asked to do.
+        task: String,
+    },
+    /// A subagent ended or stopped.
+    SubagentFinished {
+        /// The execution that spawned it.
+        parent_id: ExecutionId,
+        /// The subagent's execution.
+        execution_id: ExecutionId,
+        /// succeeded, failed, cancelled or interrupted.
+        status: &'static str,
+    },
     /// The execution ended or stopped: the last event of a run.
     Finished {
         /// The execution.

@@ -110,6 +110,7 @@ impl Fixture {
                 conversation: None,
                 workspace: Some(self.workspace()),
                 task: task.into(),
+                sandbox: decima_store::SandboxKind::Host,
                 options,
             },
         )

@@ -100,9 +100,10 @@ impl FromStr for ExecutionStatus {
 }
 
 /// Where an execution's tools run, as stored in `executions.sandbox_kind`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum SandboxKind {
     /// On the user's machine, inside the workspace.
+    #[default]
     Host,
     /// In a Docker container.
     Docker,
@@ -269,8 +270,9 @@ impl<'s> Executions<'s> {
         Self { store }
     }
 
-    /// Creates a queued execution. A subagent must belong to its parent's conversation and sit
-    /// one level below it, so depth limits cannot be dodged by lying about the depth.
+    /// Creates a queued execution. A subagent must sit one level below its parent, so depth
+    /// limits cannot be dodged by lying about the depth. It has a conversation of its own (its
+    /// own context window and compression); its parent's history reaches it as a file.
     pub async fn create(&self, new: &NewExecution) -> Result<Execution> {
         if new.task.trim().is_empty() {
             return Err(StoreError::InvalidInput("an execution needs a task".into()));
@@ -287,18 +289,13 @@ impl<'s> Executions<'s> {
             }
             None => {}
             Some(parent) => {
-                let found: Option<(String, i64)> =
-                    sqlx::query_as("SELECT conversation_id, depth FROM executions WHERE id = ?")
+                let found: Option<i64> =
+                    sqlx::query_scalar("SELECT depth FROM executions WHERE id = ?")
                         .bind(parent.to_string())
                         .fetch_optional(&mut *tx)
                         .await?;
-                let (conversation, depth) =
+                let depth =
                     found.ok_or_else(|| StoreError::not_found("parent execution", parent))?;
-                if conversation != new.conversation_id.to_string() {
-                    return Err(StoreError::InvalidInput(format!(
-                        "parent execution {parent} belongs to another conversation"
-                    )));
-                }
                 if i64::from(new.depth) != depth + 1 {
                     return Err(StoreError::InvalidInput(format!(
                         "a subagent of an execution at depth {depth} has depth {}, not {}",
@@ -372,6 +369,21 @@ impl<'s> Executions<'s> {
         );
         let rows: Vec<ExecutionRow> = sqlx::query_as(sql)
             .bind(conversation.to_string())
+            .fetch_all(self.store.pool())
+            .await?;
+        rows.into_iter().map(Execution::try_from).collect()
+    }
+
+    /// The subagents an execution spawned, oldest first: the tree view and the per-parent
+    /// limit read them.
+    pub async fn children(&self, parent: ExecutionId) -> Result<Vec<Execution>> {
+        let sql = concat!(
+            "SELECT ",
+            execution_columns!(),
+            " FROM executions WHERE parent_id = ? ORDER BY created_at, id"
+        );
+        let rows: Vec<ExecutionRow> = sqlx::query_as(sql)
+            .bind(parent.to_string())
             .fetch_all(self.store.pool())
             .await?;
         rows.into_iter().map(Execution::try_from).collect()

@@ -17,7 +17,7 @@ use std::sync::Mutex;
 use decima_core::ExecutionId;
 use decima_runtime::agent::{
     self, BoxFuture, CancellationToken, ChoiceSource, FailureView, RunOptions, RunOutcome,
-    RunRequest, Session, StopOnFailure, TODO_WRITE,
+    RunRequest, Session, StopOnFailure, SubagentLimits, TODO_WRITE,
 };
 use decima_runtime::events::TodoView;
 use decima_runtime::{Event, EventSink};
@@ -55,10 +55,17 @@ pub async fn run(store: &Store, data_dir: &Path, args: RunArgs) -> Result<(), Cl
     if let Some(max_steps) = args.max_steps {
         options.max_steps = max_steps;
     }
+    options.subagents = SubagentLimits {
+        max_depth: args.subagent_depth,
+        max_children: args.subagent_children,
+        max_running: args.subagent_running,
+        ..SubagentLimits::default()
+    };
     let request = RunRequest {
         conversation,
         workspace: args.workspace,
         task: args.task,
+        sandbox: args.sandbox.into(),
         options,
     };
     let on_failure = args.on_failure.unwrap_or_else(default_on_failure);
@@ -524,6 +531,30 @@ impl Human {
             Event::Warning { message } => {
                 state.break_lines();
                 note(&format!("warning: {message}"));
+            }
+            Event::SubagentStarted {
+                execution_id,
+                depth,
+                task,
+                ..
+            } => {
+                state.break_lines();
+                note(&format!(
+                    "[subagent {} started at depth {depth}] {}",
+                    short(&execution_id.to_string()),
+                    one_line(&task, 100)
+                ));
+            }
+            Event::SubagentFinished {
+                execution_id,
+                status,
+                ..
+            } => {
+                state.break_lines();
+                note(&format!(
+                    "[subagent {} {status}]",
+                    short(&execution_id.to_string())
+                ));
             }
             // The report and the question come from the choice source, or the exit message.
             Event::AwaitingChoice { .. } => state.break_lines(),

@@ -125,6 +125,8 @@ impl EventSink for Terminal {
             | Event::AwaitingChoice { .. }
             | Event::Recovered { .. }
             | Event::StepTimed { .. }
+            | Event::SubagentStarted { .. }
+            | Event::SubagentFinished { .. }
             | Event::Finished { .. } => {}
         }
     }

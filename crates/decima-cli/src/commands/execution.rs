@@ -1,10 +1,10 @@
-//! `decima execution list|show`: agent executions read back from the store. JSON is the
+//! `decima execution list|show|tree`: agent executions read back from the store. JSON is the
 //! runtime's [`ExecutionView`] as is; the text forms are compact summaries for a person.
 
 use std::fmt::Write as _;
 use std::path::Path;
 
-use decima_runtime::agent::{self, ExecutionView, FailureView};
+use decima_runtime::agent::{self, ExecutionTree, ExecutionView, FailureView};
 use decima_runtime::events::TodoView;
 use decima_store::Store;
 
@@ -26,6 +26,18 @@ pub async fn run(
             let conversation = conversation.as_deref().map(conversation_id).transpose()?;
             interrupt_orphans(store, data_dir).await?;
             list(store, conversation, json).await
+        }
+        ExecutionCommand::Tree { id, json } => {
+            let id = execution_id(&id)?;
+            interrupt_orphans(store, data_dir).await?;
+            let tree = agent::tree(store, id).await?;
+            if json {
+                output::print_json(&tree)
+            } else {
+                let mut text = String::new();
+                render_tree(&tree, "", true, true, &mut text);
+                output::print(&text)
+            }
         }
         ExecutionCommand::Show { id, json } => {
             let id = execution_id(&id)?;
@@ -128,10 +140,46 @@ fn render(v: &ExecutionView) -> String {
         }
     }
 
+    if !v.children.is_empty() {
+        let _ = writeln!(text, "\nsubagents ({}):", v.children.len());
+        for child in &v.children {
+            let _ = writeln!(
+                text,
+                "  {}  {:<13}  {}",
+                child.id,
+                child.status,
+                one_line(&child.task, TASK_COLUMN)
+            );
+        }
+    }
+
     if let Some(result) = &v.result {
         let _ = writeln!(text, "\nanswer:\n{}", result.trim_end());
     }
     text
+}
+
+/// One node of `execution tree` and, below it, its subagents, drawn with box characters.
+fn render_tree(node: &ExecutionTree, prefix: &str, last: bool, root: bool, out: &mut String) {
+    let e = &node.execution;
+    let (branch, below) = match (root, last) {
+        (true, _) => ("", ""),
+        (false, true) => ("└─ ", "   "),
+        (false, false) => ("├─ ", "│  "),
+    };
+    let _ = writeln!(
+        out,
+        "{prefix}{branch}{}  {}  depth {}  {}  {}",
+        e.id,
+        e.status,
+        e.depth,
+        e.sandbox,
+        one_line(&e.task, TASK_COLUMN)
+    );
+    let prefix = format!("{prefix}{below}");
+    for (i, child) in node.subagents.iter().enumerate() {
+        render_tree(child, &prefix, i + 1 == node.subagents.len(), false, out);
+    }
 }
 
 /// One todo: `[x] 2. Load the ledger (phase load)`, with the reason a failed or skipped one

@@ -72,7 +72,9 @@ pub fn snapshot_store(data_dir: &Path) -> Result<SnapshotStore> {
 /// Where snapshots are taken and restored for one execution.
 pub struct Checkpoints {
     store: std::sync::Arc<SnapshotStore>,
-    workspace: PathBuf,
+    /// `None`: checkpoints hold the plan and the history only (a subagent, whose workspace is
+    /// its parent's).
+    workspace: Option<PathBuf>,
     execution: ExecutionId,
 }
 
@@ -97,7 +99,7 @@ pub struct RolledBack {
 
 impl Checkpoints {
     /// Snapshots of `workspace` for `execution`.
-    pub fn new(store: SnapshotStore, workspace: PathBuf, execution: ExecutionId) -> Self {
+    pub fn new(store: SnapshotStore, workspace: Option<PathBuf>, execution: ExecutionId) -> Self {
         Self {
             store: std::sync::Arc::new(store),
             workspace,
@@ -114,11 +116,20 @@ impl Checkpoints {
         message_seq: i64,
         plan: &[Todo],
     ) -> Result<Snapshot> {
-        let store = std::sync::Arc::clone(&self.store);
-        let workspace = self.workspace.clone();
-        let taken = tokio::task::spawn_blocking(move || store.snapshot(&workspace))
-            .await
-            .map_err(|e| RuntimeError::Config(format!("the snapshot task failed: {e}")))??;
+        let taken = match &self.workspace {
+            Some(workspace) => {
+                let store = std::sync::Arc::clone(&self.store);
+                let workspace = workspace.clone();
+                Some(
+                    tokio::task::spawn_blocking(move || store.snapshot(&workspace))
+                        .await
+                        .map_err(|e| {
+                            RuntimeError::Config(format!("the snapshot task failed: {e}"))
+                        })??,
+                )
+            }
+            None => None,
+        };
         let recorded = db
             .snapshots()
             .record(&NewSnapshot {
@@ -127,13 +138,13 @@ impl Checkpoints {
                 reason,
                 message_seq,
                 todo_state: plan_to_json(plan),
-                workspace_archive: Some(taken.id.as_str().to_owned()),
+                workspace_archive: taken.as_ref().map(|t| t.id.as_str().to_owned()),
             })
             .await?;
         info!(
             execution = %self.execution,
             snapshot = %recorded.id,
-            files = taken.stats.files,
+            files = taken.as_ref().map_or(0, |t| t.stats.files),
             "snapshot taken"
         );
         Ok(recorded)
@@ -152,10 +163,10 @@ impl Checkpoints {
             message_seq: snapshot.message_seq,
             ..RolledBack::default()
         };
-        if let Some(archive) = &snapshot.workspace_archive {
+        if let (Some(archive), Some(workspace)) = (&snapshot.workspace_archive, &self.workspace) {
             let id = SnapshotId::parse(archive)?;
             let store = std::sync::Arc::clone(&self.store);
-            let workspace = self.workspace.clone();
+            let workspace = workspace.clone();
             let stats = tokio::task::spawn_blocking(move || store.restore(&id, &workspace))
                 .await
                 .map_err(|e| RuntimeError::Config(format!("the restore task failed: {e}")))??;

@@ -16,6 +16,7 @@ mod options;
 mod plan;
 mod runner;
 mod stuck;
+mod subagent;
 mod tools;
 mod view;
 
@@ -23,7 +24,7 @@ use std::path::{Path, PathBuf};
 
 use decima_core::{ConversationId, ExecutionId};
 pub use decima_sandbox::host::BoxFuture;
-use decima_store::{Execution, Failure, Resolution, Store};
+use decima_store::{Execution, Failure, Resolution, SandboxKind, Store};
 pub use tokio_util::sync::CancellationToken;
 
 pub use checkpoint::{RolledBack, snapshot_store};
@@ -31,8 +32,14 @@ pub use failure::{Place, Trigger};
 pub use lease::{Lease, interrupt_orphans};
 pub use options::{DEFAULT_MAX_STEPS, DEFAULT_STUCK_AFTER, RunOptions};
 pub use plan::{TODO_WRITE, todo_write_schema};
+pub use subagent::{
+    CONTAINER_CONTEXT_DIR, HISTORY_MAX_AGE, SPAWN_SUBAGENT, SubagentLimits, history_path,
+    spawn_subagent_schema,
+};
 pub use tools::{AgentTool, Registry, ToolOutcome};
-pub use view::{ExecutionView, FailureView, SnapshotView, StepView, list, summary, view};
+pub use view::{
+    ExecutionTree, ExecutionView, FailureView, SnapshotView, StepView, list, summary, tree, view,
+};
 
 use crate::error::Result;
 use crate::events::EventSink;
@@ -81,6 +88,8 @@ pub struct RunRequest {
     pub workspace: Option<PathBuf>,
     /// What the analyst asked.
     pub task: String,
+    /// Where its tools run.
+    pub sandbox: SandboxKind,
     /// The rules it runs under.
     pub options: RunOptions,
 }

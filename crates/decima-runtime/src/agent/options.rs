@@ -3,6 +3,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::subagent::SubagentLimits;
+
 /// The step budget when none is given: enough for a real task, a stop for a runaway loop.
 pub const DEFAULT_MAX_STEPS: u32 = 50;
 /// The same failing call this many times in a row is a stuck loop.
@@ -23,6 +25,13 @@ pub struct RunOptions {
     /// The provider it was started with, by name; resume and recover use it again unless told
     /// otherwise.
     pub provider: Option<String>,
+    /// Whether checkpoints snapshot the workspace. Subagents share their parent's workspace
+    /// (and may run side by side), so theirs do not: a child's rollback would undo its
+    /// siblings' work. A child's checkpoints restore its plan and history only; the parent's
+    /// snapshot covers the workspace.
+    pub workspace_snapshots: bool,
+    /// How far its tree of subagents may grow.
+    pub subagents: SubagentLimits,
 }
 
 impl Default for RunOptions {
@@ -33,6 +42,8 @@ impl Default for RunOptions {
             checkpoint_compression: true,
             stuck_after: DEFAULT_STUCK_AFTER,
             provider: None,
+            workspace_snapshots: true,
+            subagents: SubagentLimits::default(),
         }
     }
 }

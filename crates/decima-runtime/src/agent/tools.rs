@@ -17,6 +17,7 @@ use decima_sandbox::host::tools::{
 use decima_sandbox::{Sandbox, ToolError};
 
 use super::plan::{TODO_WRITE, todo_write_schema};
+use super::subagent::{SPAWN_SUBAGENT, spawn_subagent_schema};
 
 /// What one tool call produced: the text the model gets, and what the loop needs to know.
 #[derive(Debug, Clone, PartialEq)]
@@ -107,6 +108,7 @@ impl Registry {
             read_file_schema(),
             write_file_schema(),
             todo_write_schema(),
+            spawn_subagent_schema(),
         ]
         .iter()
         .filter_map(spec_of)
@@ -166,6 +168,11 @@ impl Registry {
                 },
                 Err(e) => failed(e),
             },
+            SPAWN_SUBAGENT => ToolOutcome::failed(
+                FailureClass::Logic,
+                "spawn_subagent is run by the agent loop, not the registry",
+                started.elapsed(),
+            ),
             other => match self.extra.get(other) {
                 Some(tool) => tool.call(arguments).await,
                 None => ToolOutcome::failed(

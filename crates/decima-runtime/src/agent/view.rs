@@ -17,6 +17,10 @@ pub struct ExecutionView {
     pub conversation_id: ConversationId,
     /// The spawning execution, for subagents.
     pub parent_id: Option<ExecutionId>,
+    /// 0 for a top-level run, 1 for its subagents, and so on.
+    pub depth: u32,
+    /// Where its tools run: host or docker.
+    pub sandbox: &'static str,
     /// What it was asked.
     pub task: String,
     /// queued, running, awaiting_user, succeeded, failed, cancelled or interrupted.
@@ -43,6 +47,8 @@ pub struct ExecutionView {
     pub steps: Vec<StepView>,
     /// Every failure report, oldest first.
     pub failures: Vec<FailureView>,
+    /// The subagents it spawned, oldest first (summaries: their own views hold their details).
+    pub children: Vec<ExecutionView>,
 }
 
 /// A snapshot as the view shows it.
@@ -141,8 +147,55 @@ pub async fn view(store: &Store, id: ExecutionId) -> Result<ExecutionView> {
             })
             .collect(),
         failures: failures.iter().map(FailureView::from).collect(),
+        children: store
+            .executions()
+            .children(id)
+            .await?
+            .iter()
+            .map(summary)
+            .collect(),
         ..summary(&execution)
     })
+}
+
+/// An execution and its subagents, to any depth: `decima execution tree` and the desktop's
+/// subagent tree.
+#[derive(Debug, Clone, Serialize)]
+pub struct ExecutionTree {
+    /// The execution, as [`summary`] gives it (its `children` field is empty; see below).
+    #[serde(flatten)]
+    pub execution: ExecutionView,
+    /// Its subagents' trees, oldest first.
+    #[serde(rename = "subagents")]
+    pub subagents: Vec<ExecutionTree>,
+}
+
+/// The tree below `id` (which may itself be a subagent).
+pub async fn tree(store: &Store, id: ExecutionId) -> Result<ExecutionTree> {
+    let root = store.executions().get(id).await?;
+    // Breadth first, one query per node; depth and fan-out are bounded by the limits.
+    let mut nodes: Vec<(Execution, Vec<usize>)> = vec![(root, Vec::new())];
+    let mut next = 0;
+    while next < nodes.len() {
+        let children = store.executions().children(nodes[next].0.id).await?;
+        for child in children {
+            // A corrupt cycle would loop forever; a node seen before is not walked again.
+            if nodes.iter().any(|(e, _)| e.id == child.id) {
+                continue;
+            }
+            nodes.push((child, Vec::new()));
+            let at = nodes.len() - 1;
+            nodes[next].1.push(at);
+        }
+        next += 1;
+    }
+    fn build(nodes: &[(Execution, Vec<usize>)], at: usize) -> ExecutionTree {
+        ExecutionTree {
+            execution: summary(&nodes[at].0),
+            subagents: nodes[at].1.iter().map(|&c| build(nodes, c)).collect(),
+        }
+    }
+    Ok(build(&nodes, 0))
 }
 
 /// Executions without their plan and records: for lists.
@@ -151,6 +204,8 @@ pub fn summary(e: &Execution) -> ExecutionView {
         id: e.id,
         conversation_id: e.conversation_id,
         parent_id: e.parent_id,
+        depth: e.depth,
+        sandbox: e.sandbox.as_str(),
         task: e.task.clone(),
         status: e.status.as_str(),
         workspace: e.workspace.clone(),
@@ -164,6 +219,7 @@ pub fn summary(e: &Execution) -> ExecutionView {
         snapshots: Vec::new(),
         steps: Vec::new(),
         failures: Vec::new(),
+        children: Vec::new(),
     }
 }
 

@@ -1,6 +1,8 @@
 //! Running a step's tool calls in order, storing each result, and what a plan change sets off:
 //! snapshots, phase and checkpoint compressions, the failure of a todo.
 
+use std::collections::HashMap;
+
 use super::*;
 
 impl Runner<'_, '_> {
@@ -10,89 +12,97 @@ impl Runner<'_, '_> {
         let mut failure: Option<Pending> = None;
         let mut deferred: Vec<(CompressionLevel, &'static str)> = Vec::new();
         let mut supervision = Vec::new();
-        for call in &answer.tool_calls {
-            if let Some(pending) = &failure {
-                let text = format!(
-                    "[not run] an earlier call in this step failed ({}); this call was not run",
-                    pending.message
-                );
-                self.answer_unrun(call, text, None).await?;
-                continue;
-            }
-            if self.session.cancel.is_cancelled() {
-                self.answer_unrun(
-                    call,
-                    "[not run] the run was cancelled before this call".into(),
-                    Some(FailureClass::Cancelled),
-                )
-                .await?;
-                continue;
-            }
-            self.store()
-                .events()
-                .append(
-                    Some(self.execution.id),
-                    Some(self.conversation.id),
-                    "tool.started",
-                    &json!({ "call_id": call.id, "name": call.name }),
-                )
-                .await?;
-            self.emit(Event::ToolStarted {
-                call_id: call.id.clone(),
-                name: call.name.clone(),
-                arguments: call.arguments.clone(),
-            });
-            if Registry::is_plan_tool(&call.name) {
-                let (outcome, transitions) = self.todo_write(call).await?;
-                let stored = self
-                    .answer_call(
-                        call,
-                        outcome.text.clone(),
-                        None,
-                        ms(&outcome),
-                        outcome.class,
-                    )
-                    .await?;
-                supervision.push(format!("todo_write {}", status_word(&outcome)));
-                if let Some(transitions) = transitions {
-                    let (pending, compress) =
-                        self.after_plan_change(&transitions, stored.seq).await?;
-                    deferred.extend(compress);
-                    failure = pending;
-                }
-                continue;
-            }
-            let ran = Instant::now();
-            let outcome = tokio::select! {
-                biased;
-                () = self.session.cancel.cancelled() => None,
-                outcome = self.registry.call(&call.name, &call.arguments) => Some(outcome),
-            };
-            self.waited.tools += ran.elapsed();
-            let Some(outcome) = outcome else {
-                // Dropping the call's future killed its process group.
-                self.answer_unrun(
-                    call,
-                    "[cancelled] the run was cancelled while this call ran; the command was \
-                     killed and its effect may be partial"
-                        .into(),
-                    Some(FailureClass::Cancelled),
-                )
-                .await?;
-                for rest in answer
-                    .tool_calls
+        // The results of spawn_subagent calls that ran as a group, waiting for their turn.
+        let mut spawned: HashMap<String, ToolOutcome> = HashMap::new();
+        for (index, call) in answer.tool_calls.iter().enumerate() {
+            if Self::is_spawn(call) && !spawned.contains_key(&call.id) && failure.is_none() {
+                // Consecutive spawns run side by side; each gets its marker first.
+                let group: Vec<&ToolCall> = answer.tool_calls[index..]
                     .iter()
-                    .skip_while(|c| c.id != call.id)
-                    .skip(1)
-                {
+                    .take_while(|c| Self::is_spawn(c))
+                    .collect();
+                for c in &group {
+                    self.mark_started(c).await?;
+                }
+                let ran = Instant::now();
+                let outcomes = self.spawn_all(&group).await?;
+                self.waited.tools += ran.elapsed();
+                spawned.extend(group.iter().map(|c| c.id.clone()).zip(outcomes));
+            }
+            let outcome = if let Some(outcome) = spawned.remove(&call.id) {
+                outcome
+            } else {
+                if let Some(pending) = &failure {
+                    let text = format!(
+                        "[not run] an earlier call in this step failed ({}); this call was not run",
+                        pending.message
+                    );
+                    self.answer_unrun(call, text, None).await?;
+                    continue;
+                }
+                if self.session.cancel.is_cancelled() {
                     self.answer_unrun(
-                        rest,
+                        call,
                         "[not run] the run was cancelled before this call".into(),
                         Some(FailureClass::Cancelled),
                     )
                     .await?;
+                    continue;
                 }
-                return Ok(CallsEnd::Cancelled);
+                self.mark_started(call).await?;
+                if Registry::is_plan_tool(&call.name) {
+                    let (outcome, transitions) = self.todo_write(call).await?;
+                    let stored = self
+                        .answer_call(
+                            call,
+                            outcome.text.clone(),
+                            None,
+                            ms(&outcome),
+                            outcome.class,
+                        )
+                        .await?;
+                    supervision.push(format!("todo_write {}", status_word(&outcome)));
+                    if let Some(transitions) = transitions {
+                        let (pending, compress) =
+                            self.after_plan_change(&transitions, stored.seq).await?;
+                        deferred.extend(compress);
+                        failure = pending;
+                    }
+                    continue;
+                }
+                let ran = Instant::now();
+                let outcome = tokio::select! {
+                    biased;
+                    () = self.session.cancel.cancelled() => None,
+                    outcome = self.registry.call(&call.name, &call.arguments) => Some(outcome),
+                };
+                self.waited.tools += ran.elapsed();
+                let Some(outcome) = outcome else {
+                    // Dropping the call's future killed its process group.
+                    self.answer_unrun(
+                        call,
+                        "[cancelled] the run was cancelled while this call ran; the command was \
+                     killed and its effect may be partial"
+                            .into(),
+                        Some(FailureClass::Cancelled),
+                    )
+                    .await?;
+                    for rest in answer
+                        .tool_calls
+                        .iter()
+                        .skip_while(|c| c.id != call.id)
+                        .skip(1)
+                    {
+                        self.answer_unrun(
+                            rest,
+                            "[not run] the run was cancelled before this call".into(),
+                            Some(FailureClass::Cancelled),
+                        )
+                        .await?;
+                    }
+                    return Ok(CallsEnd::Cancelled);
+                };
+                outcome
             };
             self.answer_call(
                 call,
@@ -148,6 +158,26 @@ impl Runner<'_, '_> {
             }
         }
         Ok(CallsEnd::Done(failure))
+    }
+
+    /// The `tool.started` marker, written before a call runs: resume answers a call that has
+    /// one but no result as interrupted, and never runs it again.
+    async fn mark_started(&self, call: &ToolCall) -> Result<()> {
+        self.store()
+            .events()
+            .append(
+                Some(self.execution.id),
+                Some(self.conversation.id),
+                "tool.started",
+                &json!({ "call_id": call.id, "name": call.name }),
+            )
+            .await?;
+        self.emit(Event::ToolStarted {
+            call_id: call.id.clone(),
+            name: call.name.clone(),
+            arguments: call.arguments.clone(),
+        });
+        Ok(())
     }
 
     pub(super) async fn answer_call(

@@ -11,6 +11,7 @@ mod calls;
 mod model;
 mod recovery;
 mod resume;
+mod spawn;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -123,6 +124,25 @@ struct StepWait {
 
 /// Starts a new execution.
 pub(super) async fn start(session: &Session<'_>, request: RunRequest) -> Result<RunOutcome> {
+    launch(session, request, None).await
+}
+
+/// A subagent's place in its tree, and the first message it starts with.
+pub(super) struct ChildOf {
+    /// The spawning execution.
+    pub parent: ExecutionId,
+    /// The child's depth: the parent's plus one.
+    pub depth: u32,
+    /// The brief, the history paths and the task, stored as the child's first message.
+    pub first_message: String,
+}
+
+/// Starts a new execution: a top-level run, or a subagent of `child.parent`.
+pub(super) async fn launch(
+    session: &Session<'_>,
+    request: RunRequest,
+    child: Option<ChildOf>,
+) -> Result<RunOutcome> {
     if request.task.trim().is_empty() {
         return Err(RuntimeError::Config(
             "the task is empty: say what to do".into(),
@@ -169,10 +189,10 @@ pub(super) async fn start(session: &Session<'_>, request: RunRequest) -> Result<
         .executions()
         .create(&NewExecution {
             conversation_id: conversation.id,
-            parent_id: None,
-            depth: 0,
+            parent_id: child.as_ref().map(|c| c.parent),
+            depth: child.as_ref().map_or(0, |c| c.depth),
             task: request.task.clone(),
-            sandbox: SandboxKind::Host,
+            sandbox: request.sandbox,
             provider_id: None,
             workspace: Some(workspace.to_string_lossy().into_owned()),
             options: options.to_stored(),
@@ -197,10 +217,19 @@ pub(super) async fn start(session: &Session<'_>, request: RunRequest) -> Result<
             return Err(e);
         }
     };
-    let span = runner.span("run");
+    let span = runner.span(if child.is_some() { "subagent" } else { "run" });
     async move {
         runner.started("run");
-        runner.store_task().await?;
+        match child {
+            Some(child) => {
+                let mut first = NewMessage::new(Role::User, child.first_message);
+                first.execution_id = Some(runner.execution.id);
+                runner.store_message(first).await?;
+            }
+            None => {
+                runner.store_task().await?;
+            }
+        }
         runner.drive().await
     }
     .instrument(span)
@@ -313,9 +342,17 @@ impl<'s, 'a> Runner<'s, 'a> {
                 execution.id
             )));
         }
+        if execution.sandbox == SandboxKind::Docker {
+            return Err(RuntimeError::Config(
+                "the Docker sandbox is not available in this build; run with --sandbox host".into(),
+            ));
+        }
         let sandbox = HostSandbox::new(workspace.clone(), HostLimits::default());
-        let checkpoints =
-            Checkpoints::new(snapshot_store(session.data_dir)?, workspace, execution.id);
+        let checkpoints = Checkpoints::new(
+            snapshot_store(session.data_dir)?,
+            options.workspace_snapshots.then(|| workspace.clone()),
+            execution.id,
+        );
         let calibration = match session
             .store
             .calibrations()
