@@ -279,6 +279,7 @@ impl Command {
                 ConversationCommand::Rename { .. } => "conversation rename",
                 ConversationCommand::Delete { .. } => "conversation delete",
                 ConversationCommand::Restore { .. } => "conversation restore",
+                ConversationCommand::Sandbox(_) => "conversation sandbox",
             },
             Command::Context { .. } => "context",
             Command::Import { .. } => "import",
@@ -380,6 +381,52 @@ pub enum ConversationCommand {
         /// The conversation id.
         id: String,
     },
+    /// Show or change the Docker sandbox settings of a conversation (its subagents share them).
+    /// With no option, prints them.
+    Sandbox(SandboxSettingsArgs),
+}
+
+/// `conversation sandbox`: the Docker sandbox settings; every option left out keeps its value.
+#[derive(Debug, Args)]
+pub struct SandboxSettingsArgs {
+    /// The conversation id.
+    pub id: String,
+    /// The image to run (it needs busybox-like sh, setsid, sleep, kill, realpath, mkdir, rm,
+    /// stat and chown).
+    #[arg(long, value_name = "IMAGE")]
+    pub image: Option<String>,
+    /// Network access for the tools (off by default).
+    #[arg(long, value_name = "on|off", value_parser = on_off)]
+    pub network: Option<bool>,
+    /// The numeric uid:gid the tools run as (not 0).
+    #[arg(long, value_name = "UID:GID")]
+    pub user: Option<String>,
+    /// Memory limit in MiB.
+    #[arg(long, value_name = "MIB", value_parser = clap::value_parser!(u64).range(16..))]
+    pub memory_mib: Option<u64>,
+    /// CPU limit, in CPUs (e.g. 0.5).
+    #[arg(long, value_name = "CPUS")]
+    pub cpus: Option<f64>,
+    /// Most processes at once.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(8..))]
+    pub pids: Option<u64>,
+    /// A read-only root filesystem (on by default; only /workspace and /tmp are writable).
+    #[arg(long, value_name = "on|off", value_parser = on_off)]
+    pub read_only_root: Option<bool>,
+    /// Go back to the defaults (applied before the other options).
+    #[arg(long)]
+    pub reset: bool,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+fn on_off(value: &str) -> Result<bool, String> {
+    match value {
+        "on" | "true" | "yes" => Ok(true),
+        "off" | "false" | "no" => Ok(false),
+        other => Err(format!("expected on or off, not {other:?}")),
+    }
 }
 
 #[derive(Debug, Args)]

@@ -14,6 +14,7 @@ use std::process::Output;
 
 use common::{Env, execution_id, text};
 use decima_testkit::{RecordedRequest, Reply, ScriptedToolCall, Turn};
+
 use serde_json::{Value, json};
 
 /// The planted facts: one only in a tool result, one only in the parent's reasoning.
@@ -362,5 +363,326 @@ async fn limits_refuse_with_a_clear_tool_error() {
             .as_array()
             .unwrap()
             .is_empty()
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// The same through the Docker sandbox, on the real engine the test scripts start.
+
+/// The image the test scripts build with `docker import`.
+const TEST_IMAGE: &str = "decima-test:busybox";
+
+/// Removes every container and volume of one data directory's sandboxes when dropped, so a
+/// failed test leaves nothing running.
+struct DockerCleanup(String);
+
+impl Drop for DockerCleanup {
+    fn drop(&mut self) {
+        let filter = format!("label=decima.instance={}", self.0);
+        for (list, remove) in [
+            (
+                vec!["ps", "-aq", "--filter", &filter],
+                vec!["rm", "-f", "-v"],
+            ),
+            (
+                vec!["volume", "ls", "-q", "--filter", &filter],
+                vec!["volume", "rm", "-f"],
+            ),
+        ] {
+            let Ok(out) = std::process::Command::new("docker").args(&list).output() else {
+                continue;
+            };
+            let ids: Vec<String> = text(&out.stdout)
+                .split_whitespace()
+                .map(str::to_owned)
+                .collect();
+            if !ids.is_empty() {
+                let _ = std::process::Command::new("docker")
+                    .args(&remove)
+                    .args(&ids)
+                    .output();
+            }
+        }
+    }
+}
+
+/// A conversation whose sandbox runs the test image, and the cleanup of its containers.
+async fn docker_conversation(env: &Env) -> (String, DockerCleanup) {
+    let engine = std::process::Command::new("docker")
+        .args(["image", "inspect", TEST_IMAGE])
+        .output()
+        .expect("the docker CLI: run scripts/test.sh, which installs and starts the engine");
+    assert!(
+        engine.status.success(),
+        "no Docker engine or no {TEST_IMAGE} image: run scripts/test.sh, which starts dockerd \
+         and builds the image ({})",
+        text(&engine.stderr)
+    );
+    let out = env
+        .decima(&["conversation", "create", "--title", "docker"])
+        .await;
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let id = text(&out.stdout).trim().to_owned();
+    let out = env
+        .decima(&["conversation", "sandbox", &id, "--image", TEST_IMAGE])
+        .await;
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let data_dir = std::path::absolute(env.data_dir()).unwrap();
+    let instance = decima_sandbox::DockerEngine::instance_for_data_dir(&data_dir);
+    (id, DockerCleanup(instance))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn in_docker_a_child_and_a_grandchild_grep_their_ancestors_files_in_the_container() {
+    let env = Env::new().await;
+    let (conversation, _cleanup) = docker_conversation(&env).await;
+    env.server.respond_with(model);
+    let (out, id) = run(
+        &env,
+        &["--conversation", &conversation, "--sandbox", "docker"],
+        "PLANT: audit the vault",
+    )
+    .await;
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    assert!(stdout.contains(TOOL_FACT), "{stdout}");
+    assert!(stdout.contains(REASONING_FACT), "{stdout}");
+    // The child was told the container path, and grepped it there.
+    let first = first_request_of(&env, "GREP");
+    assert!(
+        first.contains(&format!(
+            "grep -n -i 'keyword' /workspace/context/history_{id}.txt"
+        )),
+        "{first}"
+    );
+    let tree = tree(&env, &id).await;
+    assert_eq!(tree["sandbox"], "docker");
+    assert_eq!(tree["subagents"][0]["sandbox"], "docker");
+    assert_eq!(tree["subagents"][0]["status"], "succeeded");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn in_docker_a_fifty_megabyte_history_arrives_intact() {
+    let env = Env::new().await;
+    // 50 MB of history: 500 messages of 100 KB, each line different.
+    let lines: Vec<String> = (0..500)
+        .map(|i| {
+            let body: String = (0..1_000)
+                .map(|j| format!("{:099}\n", i * 1_000 + j))
+                .collect();
+            serde_json::json!({"role": if i % 2 == 0 { "user" } else { "assistant" }, "content": body})
+                .to_string()
+        })
+        .collect();
+    let jsonl = env.dir.path().join("big.jsonl");
+    std::fs::write(&jsonl, lines.join("\n")).unwrap();
+    let out = env
+        .decima(&[
+            "conversation",
+            "import",
+            jsonl.to_str().unwrap(),
+            "--title",
+            "big",
+        ])
+        .await;
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let conversation = text(&out.stdout).trim().to_owned();
+    let out = env
+        .decima(&[
+            "conversation",
+            "sandbox",
+            &conversation,
+            "--image",
+            TEST_IMAGE,
+        ])
+        .await;
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let data_dir = std::path::absolute(env.data_dir()).unwrap();
+    let _cleanup = DockerCleanup(decima_sandbox::DockerEngine::instance_for_data_dir(
+        &data_dir,
+    ));
+    env.server.respond_with(|request| {
+        let body = request.json.as_ref().unwrap().to_string();
+        if body.contains("You are a subagent") {
+            let first = body_first_user(request);
+            let path = parent_history(&first);
+            return match body.matches("\"role\":\"tool\"").count() {
+                0 => shell("k1", &format!("sha256sum {path}; wc -c < {path}")),
+                _ => say(&format!(
+                    "found: {}",
+                    last_tool_result(request).unwrap_or_default()
+                )),
+            }
+            .into_reply();
+        }
+        match body.matches("\"role\":\"tool\"").count() {
+            0 => spawn("b1", "CHECKSUM: hash your parent's history file"),
+            _ => say(&format!(
+                "final: {}",
+                last_tool_result(request).unwrap_or_default()
+            )),
+        }
+        .into_reply()
+    });
+    let (out, id) = run(
+        &env,
+        &[
+            "--conversation",
+            &conversation,
+            "--sandbox",
+            "docker",
+            "--no-phase-compression",
+        ],
+        "Hash the history",
+    )
+    .await;
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let host_file = data_dir.join("context").join(format!("history_{id}.txt"));
+    let size = std::fs::metadata(&host_file).unwrap().len();
+    assert!(size > 50_000_000, "the history is {size} bytes");
+    let host_sum = std::process::Command::new("sha256sum")
+        .arg(&host_file)
+        .output()
+        .unwrap();
+    let host_sum = text(&host_sum.stdout)[..64].to_owned();
+    let stdout = text(&out.stdout);
+    assert!(stdout.contains(&host_sum), "{host_sum} not in {stdout}");
+    assert!(stdout.contains(&size.to_string()), "{size} not in {stdout}");
+}
+
+fn body_first_user(request: &RecordedRequest) -> String {
+    request.json.as_ref().unwrap()["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["role"] == "user")
+        .and_then(|m| m["content"].as_str())
+        .unwrap_or_default()
+        .to_owned()
+}
+
+fn last_tool_result(request: &RecordedRequest) -> Option<String> {
+    request.json.as_ref().unwrap()["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .rev()
+        .find(|m| m["role"] == "tool")
+        .and_then(|m| m["content"].as_str())
+        .map(str::to_owned)
+}
+
+/// A unix socket that forwards to the real engine's until cut: the engine, as the client sees
+/// it, stops mid-run; the real engine (which other tests use) keeps running.
+struct EngineProxy {
+    path: std::path::PathBuf,
+    tasks: std::sync::Arc<std::sync::Mutex<Vec<tokio::task::AbortHandle>>>,
+}
+
+impl EngineProxy {
+    fn start(path: std::path::PathBuf) -> Self {
+        let listener = tokio::net::UnixListener::bind(&path).unwrap();
+        let tasks = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let accepting = {
+            let tasks = std::sync::Arc::clone(&tasks);
+            tokio::spawn(async move {
+                loop {
+                    let Ok((mut client, _)) = listener.accept().await else {
+                        return;
+                    };
+                    let task = tokio::spawn(async move {
+                        if let Ok(mut engine) =
+                            tokio::net::UnixStream::connect("/var/run/docker.sock").await
+                        {
+                            let _ = tokio::io::copy_bidirectional(&mut client, &mut engine).await;
+                        }
+                    });
+                    tasks.lock().unwrap().push(task.abort_handle());
+                }
+            })
+        };
+        tasks.lock().unwrap().push(accepting.abort_handle());
+        Self { path, tasks }
+    }
+
+    /// Stops accepting, drops every open connection and removes the socket.
+    fn cutter(&self) -> impl Fn() + Send + Sync + 'static {
+        let tasks = std::sync::Arc::clone(&self.tasks);
+        let path = self.path.clone();
+        move || {
+            for task in tasks.lock().unwrap().drain(..) {
+                task.abort();
+            }
+            let _ = std::fs::remove_file(&path);
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_engine_that_stops_mid_run_is_a_system_failure_with_rollback_not_a_hang() {
+    let env = Env::new().await;
+    let (conversation, _cleanup) = docker_conversation(&env).await;
+    let socket = env.dir.path().join("engine.sock");
+    let proxy = EngineProxy::start(socket.clone());
+    let cut = proxy.cutter();
+    env.server.respond_with(move |request| {
+        let body = request.json.as_ref().unwrap().to_string();
+        match body.matches("\"role\":\"tool\"").count() {
+            0 => Turn {
+                tool_calls: vec![call(
+                    "t1",
+                    "todo_write",
+                    json!({"todos": [{"title": "Count the rows", "status": "in_progress"}]}),
+                )],
+                ..Turn::default()
+            },
+            1 => shell("t2", "echo one > a.txt && cat a.txt"),
+            2 => {
+                // The engine goes away between two calls.
+                cut();
+                shell("t3", "cat a.txt")
+            }
+            _ => say("done"),
+        }
+        .into_reply()
+    });
+    let started = std::time::Instant::now();
+    let mut cmd = env.command(&[
+        "run",
+        "--conversation",
+        &conversation,
+        "--sandbox",
+        "docker",
+        "--on-failure",
+        "stop",
+        "Count the rows",
+    ]);
+    cmd.env("DOCKER_HOST", format!("unix://{}", socket.display()));
+    let out = tokio::task::spawn_blocking(move || cmd.output().unwrap())
+        .await
+        .unwrap();
+    let took = started.elapsed();
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(6), "{stderr}");
+    assert!(took < std::time::Duration::from_secs(90), "took {took:?}");
+    assert!(stderr.contains("[system]"), "{stderr}");
+    assert!(
+        stderr.contains("dockerd"),
+        "the message says what to do: {stderr}"
+    );
+    let id = execution_id(&out.stderr);
+    let show = env.show(&id).await;
+    assert_eq!(show["status"], "awaiting_user");
+    let failure = &show["failures"][0];
+    assert_eq!(failure["class"], "system", "{show}");
+    // The history and the plan went back to the todo's start; the workspace could not be
+    // reached, and the report says so.
+    assert!(
+        failure["rolled_back"]["messages_removed"].as_u64().unwrap() >= 2,
+        "{failure}"
+    );
+    assert!(
+        failure["rolled_back"]["workspace_error"].as_str().is_some(),
+        "{failure}"
     );
 }

@@ -335,10 +335,17 @@ async fn stale_containers_of_this_instance_are_removed() {
     other.container().await.unwrap();
 
     // The same engine run removes nothing of its own.
-    assert!(old.remove_stale().await.unwrap().is_empty());
+    assert!(old.remove_stale(|_| false).await.unwrap().is_empty());
     // A later run of the same instance removes the earlier run's container...
     let new = DockerEngine::connect(&instance).await.unwrap();
-    let removed = new.remove_stale().await.unwrap();
+    // ...unless that run is vouched for as live...
+    assert!(
+        new.remove_stale(|run| run == old.run_id())
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    let removed = new.remove_stale(|_| false).await.unwrap();
     assert_eq!(removed, vec![sb.container_name()]);
     let gone = new
         .client()
@@ -355,7 +362,7 @@ async fn stale_containers_of_this_instance_are_removed() {
     let again =
         DockerSandbox::new(new.clone(), DockerConfig::with_image(TEST_IMAGE), "conv1").unwrap();
     assert_eq!(run(&again, "cat f", 30).await.output, "kept\n");
-    assert!(new.remove_stale().await.unwrap().is_empty());
+    assert!(new.remove_stale(|_| false).await.unwrap().is_empty());
 }
 
 #[tokio::test]

@@ -126,6 +126,48 @@ impl<'s> Conversations<'s> {
         self.get(id).await
     }
 
+    /// The conversation's Docker sandbox settings as stored (`None`: the defaults). The
+    /// runtime owns their shape; the store keeps any JSON object.
+    pub async fn sandbox_config(&self, id: ConversationId) -> Result<Option<serde_json::Value>> {
+        let row: Option<(Option<String>,)> = sqlx::query_as(
+            "SELECT sandbox_config FROM conversations WHERE id = ? AND deleted_at IS NULL",
+        )
+        .bind(id.to_string())
+        .fetch_optional(self.store.pool())
+        .await?;
+        let (text,) = row.ok_or_else(|| StoreError::not_found("conversation", id))?;
+        text.map(|t| {
+            serde_json::from_str(&t).map_err(|e| crate::rows::corrupt("sandbox settings", e))
+        })
+        .transpose()
+    }
+
+    /// Stores the conversation's Docker sandbox settings (`None` goes back to the defaults).
+    pub async fn set_sandbox_config(
+        &self,
+        id: ConversationId,
+        config: Option<&serde_json::Value>,
+    ) -> Result<()> {
+        if config.is_some_and(|c| !c.is_object()) {
+            return Err(StoreError::InvalidInput(
+                "sandbox settings must be a JSON object".into(),
+            ));
+        }
+        let done = sqlx::query(
+            "UPDATE conversations SET sandbox_config = ?, updated_at = ? \
+             WHERE id = ? AND deleted_at IS NULL",
+        )
+        .bind(config.map(|c| c.to_string()))
+        .bind(Timestamp::now().0)
+        .bind(id.to_string())
+        .execute(self.store.pool())
+        .await?;
+        if done.rows_affected() == 0 {
+            return Err(StoreError::not_found("conversation", id));
+        }
+        Ok(())
+    }
+
     /// Moves a conversation to the trash. Its messages stay untouched, so restore is exact.
     pub async fn soft_delete(&self, id: ConversationId) -> Result<()> {
         self.set_deleted(id, Some(Timestamp::now())).await

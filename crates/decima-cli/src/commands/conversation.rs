@@ -8,7 +8,9 @@ use decima_core::export::{ExportFormat, render_message};
 use decima_store::Store;
 
 use super::conversation_id;
-use crate::args::ConversationCommand;
+use decima_runtime::agent::{self, DockerConfig};
+
+use crate::args::{ConversationCommand, SandboxSettingsArgs};
 use crate::error::CliError;
 use crate::output::{self, ConversationDetailJson, ConversationJson, MessageJson};
 
@@ -59,7 +61,69 @@ pub async fn run(store: &Store, command: ConversationCommand) -> Result<(), CliE
             store.conversations().restore(conversation_id(&id)?).await?;
             Ok(())
         }
+        ConversationCommand::Sandbox(args) => sandbox_settings(store, args).await,
     }
+}
+
+/// `conversation sandbox`: changes what was given, checks the result, stores it, prints it.
+async fn sandbox_settings(store: &Store, args: SandboxSettingsArgs) -> Result<(), CliError> {
+    let id = conversation_id(&args.id)?;
+    let mut config = if args.reset {
+        DockerConfig::default()
+    } else {
+        agent::sandbox_settings(store, id).await?
+    };
+    let changed = args.reset
+        || args.image.is_some()
+        || args.network.is_some()
+        || args.user.is_some()
+        || args.memory_mib.is_some()
+        || args.cpus.is_some()
+        || args.pids.is_some()
+        || args.read_only_root.is_some();
+    if let Some(image) = args.image {
+        config.image = image;
+    }
+    if let Some(network) = args.network {
+        config.network = network;
+    }
+    if let Some(user) = args.user {
+        config.user = user;
+    }
+    if let Some(mib) = args.memory_mib {
+        config.memory_bytes = mib.saturating_mul(1024 * 1024);
+    }
+    if let Some(cpus) = args.cpus {
+        if !(cpus > 0.0 && cpus <= 1024.0) {
+            return Err(CliError::Sandbox(format!(
+                "--cpus takes a number of CPUs above 0, not {cpus}"
+            )));
+        }
+        config.nano_cpus = (cpus * 1e9).round() as u64;
+    }
+    if let Some(pids) = args.pids {
+        config.pids_limit = pids;
+    }
+    if let Some(read_only) = args.read_only_root {
+        config.read_only_root = read_only;
+    }
+    if changed {
+        agent::set_sandbox_settings(store, id, &config).await?;
+    }
+    if args.json {
+        return output::print_json(&config);
+    }
+    let cpus = config.nano_cpus as f64 / 1e9;
+    output::print(&format!(
+        "image           {}\nnetwork         {}\nuser            {}\nmemory          {} MiB\n\
+         cpus            {cpus}\npids            {}\nread-only root  {}\n",
+        config.image,
+        if config.network { "on" } else { "off" },
+        config.user,
+        config.memory_bytes / (1024 * 1024),
+        config.pids_limit,
+        if config.read_only_root { "on" } else { "off" },
+    ))
 }
 
 /// The preset id, checked to name a live preset (a deleted one still satisfies the foreign key).

@@ -4,13 +4,16 @@
 //! the messages after the seq soft-deleted with the summaries over them retired.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use decima_core::{ConversationId, ExecutionId};
 use decima_sandbox::{SnapshotId, SnapshotStore};
 use decima_store::{NewSnapshot, Snapshot, SnapshotReason, Store, Todo, TodoInput, TodoStatus};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
-use tracing::info;
+use tracing::{info, warn};
+
+use super::docker::LazyDocker;
 
 use crate::error::{Result, RuntimeError};
 
@@ -72,10 +75,21 @@ pub fn snapshot_store(data_dir: &Path) -> Result<SnapshotStore> {
 /// Where snapshots are taken and restored for one execution.
 pub struct Checkpoints {
     store: std::sync::Arc<SnapshotStore>,
-    /// `None`: checkpoints hold the plan and the history only (a subagent, whose workspace is
-    /// its parent's).
-    workspace: Option<PathBuf>,
+    workspace: SnapshotSource,
     execution: ExecutionId,
+}
+
+/// Where the workspace a checkpoint snapshots lives.
+pub enum SnapshotSource {
+    /// Checkpoints hold the plan and the history only: a subagent, whose workspace is its
+    /// parent's (the parent's snapshot covers it, and siblings share it).
+    None,
+    /// A folder on this machine.
+    Host(PathBuf),
+    /// A container's `/workspace`, copied into a host mirror and snapshotted there; a rollback
+    /// restores the mirror and copies it back. When the engine cannot be reached, the snapshot
+    /// holds no workspace (a warning says so) and a rollback reports what it could not restore.
+    Container(Arc<LazyDocker>),
 }
 
 /// What a rollback undid, as stored in the failure report.
@@ -95,13 +109,17 @@ pub struct RolledBack {
     pub messages_removed: u64,
     /// Whether the plan was put back as it was.
     pub plan_restored: bool,
+    /// Why the workspace could not be put back, when it could not (a container whose engine
+    /// is down): the plan and the history were rolled back all the same.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workspace_error: Option<String>,
 }
 
 impl Checkpoints {
     /// Snapshots of `workspace` for `execution`.
-    pub fn new(store: SnapshotStore, workspace: Option<PathBuf>, execution: ExecutionId) -> Self {
+    pub fn new(store: SnapshotStore, workspace: SnapshotSource, execution: ExecutionId) -> Self {
         Self {
-            store: std::sync::Arc::new(store),
+            store: Arc::new(store),
             workspace,
             execution,
         }
@@ -117,18 +135,22 @@ impl Checkpoints {
         plan: &[Todo],
     ) -> Result<Snapshot> {
         let taken = match &self.workspace {
-            Some(workspace) => {
-                let store = std::sync::Arc::clone(&self.store);
-                let workspace = workspace.clone();
-                Some(
-                    tokio::task::spawn_blocking(move || store.snapshot(&workspace))
-                        .await
-                        .map_err(|e| {
-                            RuntimeError::Config(format!("the snapshot task failed: {e}"))
-                        })??,
-                )
+            SnapshotSource::Host(workspace) => Some(self.snapshot_dir(workspace.clone()).await?),
+            SnapshotSource::Container(docker) => {
+                let mirror = docker.mirror();
+                let copied = match docker.get().await {
+                    Ok(sandbox) => sandbox.download_workspace(&mirror).await,
+                    Err(e) => Err(e),
+                };
+                match copied {
+                    Ok(()) => Some(self.snapshot_dir(mirror).await?),
+                    Err(e) => {
+                        warn!(error = %e, "the container's workspace was not snapshotted");
+                        None
+                    }
+                }
             }
-            None => None,
+            SnapshotSource::None => None,
         };
         let recorded = db
             .snapshots()
@@ -150,6 +172,26 @@ impl Checkpoints {
         Ok(recorded)
     }
 
+    async fn snapshot_dir(&self, dir: PathBuf) -> Result<decima_sandbox::snapshot::Snapshot> {
+        let store = Arc::clone(&self.store);
+        Ok(tokio::task::spawn_blocking(move || store.snapshot(&dir))
+            .await
+            .map_err(|e| RuntimeError::Config(format!("the snapshot task failed: {e}")))??)
+    }
+
+    async fn restore_dir(
+        &self,
+        id: SnapshotId,
+        dir: PathBuf,
+    ) -> Result<decima_sandbox::snapshot::RestoreStats> {
+        let store = Arc::clone(&self.store);
+        Ok(
+            tokio::task::spawn_blocking(move || store.restore(&id, &dir))
+                .await
+                .map_err(|e| RuntimeError::Config(format!("the restore task failed: {e}")))??,
+        )
+    }
+
     /// Rolls the workspace, the plan and the conversation back to `snapshot`.
     pub async fn roll_back(
         &self,
@@ -163,15 +205,34 @@ impl Checkpoints {
             message_seq: snapshot.message_seq,
             ..RolledBack::default()
         };
-        if let (Some(archive), Some(workspace)) = (&snapshot.workspace_archive, &self.workspace) {
+        if let Some(archive) = &snapshot.workspace_archive {
             let id = SnapshotId::parse(archive)?;
-            let store = std::sync::Arc::clone(&self.store);
-            let workspace = workspace.clone();
-            let stats = tokio::task::spawn_blocking(move || store.restore(&id, &workspace))
-                .await
-                .map_err(|e| RuntimeError::Config(format!("the restore task failed: {e}")))??;
-            done.files_restored = stats.files_written;
-            done.files_removed = stats.removed;
+            match &self.workspace {
+                SnapshotSource::Host(workspace) => {
+                    let stats = self.restore_dir(id, workspace.clone()).await?;
+                    done.files_restored = stats.files_written;
+                    done.files_removed = stats.removed;
+                }
+                SnapshotSource::Container(docker) => {
+                    let mirror = docker.mirror();
+                    let stats = self.restore_dir(id, mirror.clone()).await?;
+                    let copied = match docker.get().await {
+                        Ok(sandbox) => sandbox.upload_workspace(&mirror).await,
+                        Err(e) => Err(e),
+                    };
+                    match copied {
+                        Ok(()) => {
+                            done.files_restored = stats.files_written;
+                            done.files_removed = stats.removed;
+                        }
+                        Err(e) => {
+                            warn!(error = %e, "the container's workspace was not restored");
+                            done.workspace_error = Some(e.to_string());
+                        }
+                    }
+                }
+                SnapshotSource::None => {}
+            }
         }
         let plan = plan_from_json(snapshot)?;
         db.todos().replace_plan(self.execution, &plan).await?;

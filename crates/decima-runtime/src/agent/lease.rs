@@ -33,6 +33,21 @@ impl Lease {
         }
     }
 
+    /// Takes the lock named `name` under `DATA_DIR/run/`, or `None` when another holder has
+    /// it: for what else a process must own while it lives (its Docker containers).
+    pub(crate) fn try_named(data_dir: &Path, name: &str) -> Result<Option<Self>> {
+        lock_file(data_dir.join("run").join(format!("{name}.lock")))
+    }
+
+    /// Whether some live process holds the lock named `name` (taking and dropping it if not).
+    pub(crate) fn is_held(data_dir: &Path, name: &str) -> bool {
+        let path = data_dir.join("run").join(format!("{name}.lock"));
+        if !path.exists() {
+            return false;
+        }
+        matches!(lock_file(path), Ok(None))
+    }
+
     /// The lock file, for diagnostics.
     pub fn path(&self) -> &Path {
         &self.path
@@ -44,7 +59,10 @@ fn lock_path(data_dir: &Path, execution: ExecutionId) -> PathBuf {
 }
 
 fn try_lock(data_dir: &Path, execution: ExecutionId) -> Result<Option<Lease>> {
-    let path = lock_path(data_dir, execution);
+    lock_file(lock_path(data_dir, execution))
+}
+
+fn lock_file(path: PathBuf) -> Result<Option<Lease>> {
     let io = |action, source| RuntimeError::Io {
         action,
         path: path.clone(),

@@ -10,19 +10,21 @@
 
 mod checkpoint;
 mod dangling;
+pub mod docker;
 mod failure;
 mod lease;
 mod options;
 mod plan;
 mod runner;
 mod stuck;
-mod subagent;
+pub mod subagent;
 mod tools;
 mod view;
 
 use std::path::{Path, PathBuf};
 
 use decima_core::{ConversationId, ExecutionId};
+pub use decima_sandbox::DockerConfig;
 pub use decima_sandbox::host::BoxFuture;
 use decima_store::{Execution, Failure, Resolution, SandboxKind, Store};
 pub use tokio_util::sync::CancellationToken;
@@ -103,6 +105,30 @@ pub struct RunOutcome {
     pub answer: Option<String>,
     /// The failure it waits on, when awaiting_user.
     pub waiting_on: Option<Failure>,
+}
+
+/// The Docker sandbox settings of a conversation (its subagents share them): what was stored,
+/// else the defaults.
+pub async fn sandbox_settings(store: &Store, conversation: ConversationId) -> Result<DockerConfig> {
+    docker::config_of(store, conversation).await
+}
+
+/// Stores a conversation's Docker sandbox settings after checking them (a numeric, non-root
+/// user; an image name; limits above zero). The container picks them up when it is next
+/// created.
+pub async fn set_sandbox_settings(
+    store: &Store,
+    conversation: ConversationId,
+    config: &DockerConfig,
+) -> Result<()> {
+    config.validate()?;
+    let value = serde_json::to_value(config)
+        .map_err(|e| crate::error::RuntimeError::Config(format!("sandbox settings: {e}")))?;
+    store
+        .conversations()
+        .set_sandbox_config(conversation, Some(&value))
+        .await?;
+    Ok(())
 }
 
 /// The default workspace of a conversation: `DATA_DIR/workspaces/<conversation id>`.

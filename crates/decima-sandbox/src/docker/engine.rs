@@ -175,12 +175,16 @@ impl DockerEngine {
     }
 
     /// Removes this instance's sandbox containers left by earlier runs: those labelled
-    /// `decima.sandbox=1` and `decima.instance=<this instance>` whose `decima.run` label is not
-    /// this handle's run id, whatever their state. Call it once at start-up, before any
-    /// sandbox is used. Other instances' containers are left alone, and volumes (the
-    /// workspaces) are kept: the next use of a conversation creates a fresh container on its
-    /// volume. Returns the names removed.
-    pub async fn remove_stale(&self) -> Result<Vec<String>, SandboxError> {
+    /// `decima.sandbox=1` and `decima.instance=<this instance>` whose `decima.run` label is
+    /// neither this handle's run id nor a run `is_live` vouches for (another process of the
+    /// same data directory still using its containers), whatever their state. Call it once at
+    /// start-up, before any sandbox is used. Other instances' containers are left alone, and
+    /// volumes (the workspaces) are kept: the next use of a conversation creates a fresh
+    /// container on its volume. Returns the names removed.
+    pub async fn remove_stale(
+        &self,
+        is_live: impl Fn(&str) -> bool,
+    ) -> Result<Vec<String>, SandboxError> {
         let filters = HashMap::from([(
             "label",
             vec![
@@ -205,7 +209,7 @@ impl DockerEngine {
                 .as_ref()
                 .and_then(|l| l.get(LABEL_RUN))
                 .map(String::as_str);
-            if run == Some(self.run.as_str()) {
+            if run == Some(self.run.as_str()) || run.is_some_and(&is_live) {
                 continue;
             }
             let Some(id) = container.id else { continue };

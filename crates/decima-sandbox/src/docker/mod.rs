@@ -122,8 +122,21 @@ impl DockerConfig {
         Ok((uid, gid))
     }
 
-    fn check(&self) -> Result<(), SandboxError> {
-        self.uid_gid()?;
+    /// Checks the settings before they are stored or used: a numeric user that is not root
+    /// (the sandbox's isolation assumes it), an image name, limits above zero that the engine
+    /// can take.
+    pub fn validate(&self) -> Result<(), SandboxError> {
+        if self.uid_gid()?.0 == 0 {
+            return Err(SandboxError::InvalidDockerConfig(
+                "the sandbox user may not be root (uid 0); use a numeric uid such as 1000:1000"
+                    .into(),
+            ));
+        }
+        if self.memory_bytes == 0 || self.nano_cpus == 0 || self.pids_limit == 0 {
+            return Err(SandboxError::InvalidDockerConfig(
+                "memory, CPU and process limits must be above zero".into(),
+            ));
+        }
         if self.image.trim().is_empty() {
             return Err(SandboxError::InvalidDockerConfig(
                 "the image is empty".into(),
@@ -187,7 +200,7 @@ impl DockerSandbox {
         conversation_key: &str,
     ) -> Result<Self, SandboxError> {
         engine.container_name(conversation_key)?;
-        config.check()?;
+        config.validate()?;
         Ok(Self {
             engine,
             config,

@@ -20,11 +20,12 @@ use std::time::Instant;
 use decima_core::context::{CompressionLevel, ExecutionHistoryManager, StepKind, StepRecord};
 use decima_core::prompt::Preset;
 use decima_core::{
-    ExecutionId, FailureClass, Message, NewMessage, Role, TokenCounter as _, ToolCall,
+    ConversationId, ExecutionId, FailureClass, Message, NewMessage, Role, TokenCounter as _,
+    ToolCall,
 };
 use decima_llm::tokens::{Calibration, counter_for_model, estimate_request};
 use decima_llm::{Completion, LlmError, ProviderConfig};
-use decima_sandbox::{HostLimits, HostSandbox};
+use decima_sandbox::{HostLimits, HostSandbox, Sandbox};
 use decima_store::{
     Conversation, Execution, ExecutionStatus, Failure, NewExecution, NewFailure, Resolution,
     SandboxKind, SnapshotReason, Store, Todo, TodoStatus,
@@ -32,8 +33,9 @@ use decima_store::{
 use serde_json::json;
 use tracing::{Instrument as _, debug, info, info_span, warn};
 
-use super::checkpoint::{Checkpoints, RolledBack, rollback_target, snapshot_store};
+use super::checkpoint::{Checkpoints, RolledBack, SnapshotSource, rollback_target, snapshot_store};
 use super::dangling;
+use super::docker::LazyDocker;
 use super::failure::{self, Pending, Place, Trigger};
 use super::lease::{Lease, interrupt_orphans};
 use super::options::RunOptions;
@@ -342,17 +344,24 @@ impl<'s, 'a> Runner<'s, 'a> {
                 execution.id
             )));
         }
-        if execution.sandbox == SandboxKind::Docker {
-            return Err(RuntimeError::Config(
-                "the Docker sandbox is not available in this build; run with --sandbox host".into(),
-            ));
-        }
-        let sandbox = HostSandbox::new(workspace.clone(), HostLimits::default());
-        let checkpoints = Checkpoints::new(
-            snapshot_store(session.data_dir)?,
-            options.workspace_snapshots.then(|| workspace.clone()),
-            execution.id,
-        );
+        let (sandbox, source): (Arc<dyn Sandbox>, SnapshotSource) = match execution.sandbox {
+            SandboxKind::Host => (
+                Arc::new(HostSandbox::new(workspace.clone(), HostLimits::default())),
+                SnapshotSource::Host(workspace.clone()),
+            ),
+            SandboxKind::Docker => {
+                let root = root_conversation(session.store, &execution).await?;
+                let docker =
+                    Arc::new(LazyDocker::new(session.store, session.data_dir, root).await?);
+                (docker.clone(), SnapshotSource::Container(docker))
+            }
+        };
+        let source = if options.workspace_snapshots {
+            source
+        } else {
+            SnapshotSource::None
+        };
+        let checkpoints = Checkpoints::new(snapshot_store(session.data_dir)?, source, execution.id);
         let calibration = match session
             .store
             .calibrations()
@@ -381,7 +390,7 @@ impl<'s, 'a> Runner<'s, 'a> {
             });
         }
         let step_limit = options.max_steps.max(1);
-        let registry = Registry::new(Arc::new(sandbox));
+        let registry = Registry::new(sandbox);
         let tools = registry.specs();
         let model_counter = counter_for_model(
             &resolved.config.model,
@@ -787,4 +796,13 @@ fn clip(text: &str, max: usize) -> String {
     let mut out: String = text.chars().take(max).collect();
     out.push('…');
     out
+}
+
+/// The conversation at the root of an execution's tree: its Docker container and settings are
+/// the tree's.
+async fn root_conversation(store: &Store, execution: &Execution) -> Result<ConversationId> {
+    let chain = super::subagent::lineage(store, execution).await?;
+    Ok(chain
+        .last()
+        .map_or(execution.conversation_id, |root| root.conversation_id))
 }

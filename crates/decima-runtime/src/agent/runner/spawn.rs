@@ -6,6 +6,7 @@
 use futures_util::future::join_all;
 
 use super::*;
+use crate::agent::docker::LazyDocker;
 use crate::agent::subagent::{
     self, Brief, RunningSlot, SPAWN_SUBAGENT, SpawnRequest, container_history_path, parse_spawn,
 };
@@ -87,13 +88,18 @@ impl Runner<'_, '_> {
             if !accepted.is_empty() {
                 let runs = self.prepare_children(&chain, accepted).await?;
                 let results = join_all(runs.into_iter().map(|(i, run)| async move {
-                    let Accepted {
-                        request,
-                        child,
-                        slot,
-                    } = run;
-                    let outcome = self.run_child(request, child).await;
-                    drop(slot);
+                    let outcome = match run {
+                        Ok(Accepted {
+                            request,
+                            child,
+                            slot,
+                        }) => {
+                            let outcome = self.run_child(request, child).await;
+                            drop(slot);
+                            outcome
+                        }
+                        Err(outcome) => outcome,
+                    };
                     (i, outcome)
                 }))
                 .await;
@@ -121,15 +127,52 @@ impl Runner<'_, '_> {
         &self,
         chain: &[Execution],
         accepted: Vec<(usize, SpawnRequest, RunningSlot)>,
-    ) -> Result<Vec<(usize, Accepted)>> {
+    ) -> Result<Vec<(usize, std::result::Result<Accepted, ToolOutcome>)>> {
+        let started = Instant::now();
         let host_paths =
             subagent::export_histories(self.store(), self.session.data_dir, chain).await?;
+        // Children in Docker read the files from the tree's container.
+        let wants_docker = accepted
+            .iter()
+            .any(|(_, r, _)| r.sandbox.unwrap_or(self.execution.sandbox) == SandboxKind::Docker);
+        let uploaded = if wants_docker {
+            let root = chain
+                .last()
+                .map_or(self.execution.conversation_id, |e| e.conversation_id);
+            match LazyDocker::new(self.store(), self.session.data_dir, root).await {
+                Ok(docker) => {
+                    let files: Vec<(ExecutionId, PathBuf)> = chain
+                        .iter()
+                        .map(|e| e.id)
+                        .zip(host_paths.iter().cloned())
+                        .collect();
+                    docker.upload_histories(&files).await
+                }
+                Err(e) => Err(e.to_string()),
+            }
+        } else {
+            Ok(())
+        };
         let plan = self.plan().await?;
         let workspace = self.execution.workspace.clone().map(PathBuf::from);
         let limits = self.options.subagents;
         let mut runs = Vec::with_capacity(accepted.len());
         for (i, request, slot) in accepted {
             let sandbox = request.sandbox.unwrap_or(self.execution.sandbox);
+            if let (SandboxKind::Docker, Err(e)) = (sandbox, &uploaded) {
+                runs.push((
+                    i,
+                    Err(ToolOutcome::failed(
+                        FailureClass::System,
+                        &format!(
+                            "the subagent was not started: its history files could not be \
+                             copied into the Docker sandbox: {e}"
+                        ),
+                        started.elapsed(),
+                    )),
+                ));
+                continue;
+            }
             let paths: Vec<String> = match sandbox {
                 SandboxKind::Host => host_paths
                     .iter()
@@ -155,7 +198,7 @@ impl Runner<'_, '_> {
             };
             runs.push((
                 i,
-                Accepted {
+                Ok(Accepted {
                     request: RunRequest {
                         conversation: None,
                         workspace: workspace.clone(),
@@ -169,7 +212,7 @@ impl Runner<'_, '_> {
                         first_message,
                     },
                     slot,
-                },
+                }),
             ));
         }
         Ok(runs)

@@ -1,0 +1,183 @@
+//! The Docker engine as the runtime uses it.
+//!
+//! One connection per data directory per process. On the first connection, the process takes a
+//! lock named after its engine run id (`DATA_DIR/run/docker-<run>.lock`, held until it exits)
+//! and removes the sandbox containers of this data directory whose run is not live: those of
+//! earlier processes, stopped or crashed. Containers of another process still running are left
+//! alone, so two `decima` processes can use Docker side by side.
+//!
+//! A tree of subagents shares one container: the key is the root execution's conversation, so
+//! a child sees its parent's `/workspace`. The sandbox settings (image, network, user, limits)
+//! are that conversation's, or the defaults.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use decima_core::{ConversationId, ExecutionId};
+use decima_sandbox::host::{
+    BoxFuture, FileContent, ReadFileRequest, ShellOutcome, ShellRequest, WriteFileRequest,
+    WriteOutcome,
+};
+use decima_sandbox::{DockerConfig, DockerEngine, DockerSandbox, Sandbox, SandboxError, ToolError};
+use decima_store::Store;
+use tokio::sync::Mutex;
+use tracing::{info, warn};
+
+use super::lease::Lease;
+use super::subagent::container_history_path;
+use crate::error::Result;
+
+/// The engines connected by this process, per data directory, with the lease that marks their
+/// containers live.
+static ENGINES: Mutex<Option<HashMap<PathBuf, ConnectedEngine>>> = Mutex::const_new(None);
+
+/// An engine and the lease that marks its containers as this live process's.
+type ConnectedEngine = (DockerEngine, Arc<Lease>);
+
+fn lock_name(run: &str) -> String {
+    format!("docker-{run}")
+}
+
+/// This process's engine for `data_dir`, connected (and stale containers removed) on first use.
+pub async fn engine(data_dir: &Path) -> std::result::Result<DockerEngine, SandboxError> {
+    let mut engines = ENGINES.lock().await;
+    let engines = engines.get_or_insert_with(HashMap::new);
+    if let Some((engine, _)) = engines.get(data_dir) {
+        return Ok(engine.clone());
+    }
+    let engine = DockerEngine::connect(&DockerEngine::instance_for_data_dir(data_dir)).await?;
+    let lease = Lease::try_named(data_dir, &lock_name(engine.run_id()))
+        .map_err(|e| SandboxError::DockerUnavailable {
+            detail: format!("cannot take the lock of this process's containers: {e}"),
+        })?
+        .ok_or_else(|| SandboxError::DockerUnavailable {
+            detail: "another process holds this engine run's lock".into(),
+        })?;
+    match engine
+        .remove_stale(|run| Lease::is_held(data_dir, &lock_name(run)))
+        .await
+    {
+        Ok(removed) if !removed.is_empty() => {
+            info!(count = removed.len(), "removed stale sandbox containers");
+        }
+        Ok(_) => {}
+        Err(e) => warn!(error = %e, "could not remove stale sandbox containers"),
+    }
+    engines.insert(data_dir.to_path_buf(), (engine.clone(), Arc::new(lease)));
+    Ok(engine)
+}
+
+/// The sandbox settings of `conversation`: what `decima conversation sandbox` stored, else the
+/// defaults.
+pub async fn config_of(store: &Store, conversation: ConversationId) -> Result<DockerConfig> {
+    Ok(
+        match store.conversations().sandbox_config(conversation).await? {
+            Some(value) => serde_json::from_value(value).unwrap_or_else(|e| {
+                warn!(error = %e, "the stored sandbox settings are unreadable; using the defaults");
+                DockerConfig::default()
+            }),
+            None => DockerConfig::default(),
+        },
+    )
+}
+
+/// The Docker sandbox of a tree of executions, connected on first use and again after a failed
+/// connection: an engine that is down when a run starts, or stops mid-run, fails the call that
+/// needs it as a System failure (the failure path, with its report), and a retry once the
+/// engine is back goes on in the same container and workspace.
+pub struct LazyDocker {
+    data_dir: PathBuf,
+    config: DockerConfig,
+    key: ConversationId,
+    ready: Mutex<Option<Arc<DockerSandbox>>>,
+}
+
+impl LazyDocker {
+    /// The sandbox of the tree whose root works in `root_conversation`, with its settings.
+    pub async fn new(
+        store: &Store,
+        data_dir: &Path,
+        root_conversation: ConversationId,
+    ) -> Result<Self> {
+        Ok(Self {
+            data_dir: data_dir.to_path_buf(),
+            config: config_of(store, root_conversation).await?,
+            key: root_conversation,
+            ready: Mutex::new(None),
+        })
+    }
+
+    /// The connected sandbox.
+    pub async fn get(&self) -> std::result::Result<Arc<DockerSandbox>, SandboxError> {
+        let mut ready = self.ready.lock().await;
+        if let Some(sandbox) = ready.as_ref() {
+            return Ok(Arc::clone(sandbox));
+        }
+        let engine = engine(&self.data_dir).await?;
+        let sandbox = Arc::new(DockerSandbox::new(
+            engine,
+            self.config.clone(),
+            &self.key.to_string(),
+        )?);
+        *ready = Some(Arc::clone(&sandbox));
+        Ok(sandbox)
+    }
+
+    /// The host folder its workspace is mirrored into for snapshots.
+    pub fn mirror(&self) -> PathBuf {
+        mirror_dir(&self.data_dir, self.key)
+    }
+
+    /// Copies history files (execution id, host path) into the container, under
+    /// `/workspace/context/`, streamed: a 50 MB history is never held in memory whole.
+    pub async fn upload_histories(
+        &self,
+        files: &[(ExecutionId, PathBuf)],
+    ) -> std::result::Result<(), String> {
+        let sandbox = self.get().await.map_err(|e| e.to_string())?;
+        for (execution, path) in files {
+            let file = tokio::fs::File::open(path)
+                .await
+                .map_err(|e| format!("{}: {e}", path.display()))?;
+            let size = file
+                .metadata()
+                .await
+                .map_err(|e| format!("{}: {e}", path.display()))?
+                .len();
+            sandbox
+                .upload_file(&container_history_path(*execution), file, size)
+                .await
+                .map_err(|e| e.message)?;
+        }
+        Ok(())
+    }
+}
+
+impl Sandbox for LazyDocker {
+    fn exec(
+        &self,
+        request: ShellRequest,
+    ) -> BoxFuture<'_, std::result::Result<ShellOutcome, ToolError>> {
+        Box::pin(async move { self.get().await?.exec(request).await })
+    }
+
+    fn read_file(
+        &self,
+        request: ReadFileRequest,
+    ) -> BoxFuture<'_, std::result::Result<FileContent, ToolError>> {
+        Box::pin(async move { self.get().await?.read_file(request).await })
+    }
+
+    fn write_file(
+        &self,
+        request: WriteFileRequest,
+    ) -> BoxFuture<'_, std::result::Result<WriteOutcome, ToolError>> {
+        Box::pin(async move { self.get().await?.write_file(request).await })
+    }
+}
+
+/// The host folder a container's workspace is mirrored into for snapshots.
+pub fn mirror_dir(data_dir: &Path, root_conversation: ConversationId) -> PathBuf {
+    data_dir.join("mirrors").join(root_conversation.to_string())
+}
