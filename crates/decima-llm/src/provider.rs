@@ -1,5 +1,6 @@
 //! The stream-first provider trait and its HTTP implementation, shared by both wire protocols.
 
+use std::collections::HashMap;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
@@ -126,17 +127,35 @@ impl HttpProvider {
                 config.name
             )));
         }
-        let http = reqwest::Client::builder()
-            .connect_timeout(config.timeouts.connect)
-            .build()
-            .map_err(|e| {
-                LlmError::Config(format!("cannot set up HTTP for {}: {e}", config.name))
-            })?;
+        let http = shared_client(config.timeouts.connect).map_err(|e| {
+            LlmError::Config(format!("cannot set up HTTP for {}: {e}", config.name))
+        })?;
         Ok(Self {
             config: Arc::new(config),
             http,
         })
     }
+}
+
+/// One HTTP client per connect timeout, for the life of the process. Building a client loads
+/// the system's TLS roots, which took about 60 ms per model call on the test machines (an agent
+/// step and a subagent spawn each build a provider). Idle connections are not pooled: a pooled
+/// connection belongs to the async runtime that opened it, and a process may run several (the
+/// desktop app's commands, the tests); every request opens its own, as before.
+fn shared_client(connect: Duration) -> Result<reqwest::Client, reqwest::Error> {
+    static CLIENTS: std::sync::Mutex<Option<HashMap<Duration, reqwest::Client>>> =
+        std::sync::Mutex::new(None);
+    let mut clients = CLIENTS.lock().unwrap_or_else(|p| p.into_inner());
+    let clients = clients.get_or_insert_with(HashMap::new);
+    if let Some(client) = clients.get(&connect) {
+        return Ok(client.clone());
+    }
+    let client = reqwest::Client::builder()
+        .connect_timeout(connect)
+        .pool_max_idle_per_host(0)
+        .build()?;
+    clients.insert(connect, client.clone());
+    Ok(client)
 }
 
 impl Provider for HttpProvider {
