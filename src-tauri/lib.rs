@@ -60,6 +60,14 @@ pub fn run() -> ExitCode {
         Ok(_) => {}
         Err(e) => tracing::warn!(error = %e, "cannot check for interrupted executions"),
     }
+    // Sandbox containers left by earlier runs of the app are removed in the background: the
+    // window does not wait for the Docker engine, and without one the host sandbox still works.
+    let engine_dir = data_dir.clone();
+    tauri::async_runtime::spawn(async move {
+        if let Err(e) = decima_runtime::agent::docker::engine(&engine_dir).await {
+            tracing::info!(error = %e, "no Docker engine: the Docker sandbox is unavailable");
+        }
+    });
     let app = tauri::Builder::default()
         .invoke_handler(builder.invoke_handler())
         .setup(move |app| {

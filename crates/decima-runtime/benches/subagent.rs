@@ -23,6 +23,7 @@ use decima_core::context::{CompressionLevel, Strategy};
 use decima_core::export::ExportFormat;
 use decima_core::prompt::Preset;
 use decima_runtime::agent::docker::LazyDocker;
+use decima_runtime::agent::subagent::Exported;
 use decima_runtime::agent::{
     self, CancellationToken, DockerConfig, RunRequest, Session, StopOnFailure, SubagentLimits,
 };
@@ -293,7 +294,11 @@ fn spawn_overhead(c: &mut Criterion) {
                 .await
                 .unwrap();
                 docker
-                    .upload_histories(&[(execution, history.clone())])
+                    .upload_histories(&[Exported {
+                        execution,
+                        path: history.clone(),
+                        appended: false,
+                    }])
                     .await
                     .unwrap();
             })

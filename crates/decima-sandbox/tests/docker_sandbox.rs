@@ -577,3 +577,91 @@ async fn a_workspace_not_owned_by_the_user_is_given_to_them() {
         .unwrap();
     assert_eq!(list.len(), 1, "{list:?}");
 }
+
+#[tokio::test]
+async fn appended_files_send_only_their_new_bytes_and_a_differing_copy_is_replaced() {
+    use decima_sandbox::docker::AppendedFile;
+    let sb = sandbox("append").await;
+    let _c = cleanup(&sb);
+    let host = tempfile::tempdir().unwrap();
+    let a = host.path().join("history_a.txt");
+    let b = host.path().join("history_b.txt");
+    std::fs::write(&a, "### seq=1\nfirst\n").unwrap();
+    std::fs::write(&b, "b".repeat(300_000)).unwrap();
+    let files = |ua: u64, ub: u64| {
+        vec![
+            AppendedFile {
+                name: "history_a.txt".into(),
+                host: a.clone(),
+                uploaded: ua,
+            },
+            AppendedFile {
+                name: "history_b.txt".into(),
+                host: b.clone(),
+                uploaded: ub,
+            },
+        ]
+    };
+    // Nothing in the container yet: both go whole.
+    let sizes = sb.sync_appended("context", &files(0, 0)).await.unwrap();
+    assert_eq!(sizes, vec![16, 300_000]);
+    // A grows by appending: only its new bytes are sent, and the copy matches the host file.
+    let mut grown = std::fs::read(&a).unwrap();
+    grown.extend_from_slice(b"### seq=2\nsecond\n");
+    std::fs::write(&a, &grown).unwrap();
+    let sizes = sb
+        .sync_appended("context", &files(16, 300_000))
+        .await
+        .unwrap();
+    assert_eq!(sizes[0], grown.len() as u64);
+    assert_eq!(
+        sb.download_file("context/history_a.txt").await.unwrap(),
+        grown
+    );
+    assert_eq!(
+        sb.download_file("context/history_b.txt")
+            .await
+            .unwrap()
+            .len(),
+        300_000
+    );
+    // No leftover parts.
+    let listed = run(&sb, "ls -a context", 30).await.output;
+    assert!(!listed.contains(".append-"), "{listed}");
+    // The agent edits its copy: the size check catches it and the file is sent whole again.
+    run(&sb, "echo tampered >> context/history_a.txt", 30).await;
+    grown.extend_from_slice(b"### seq=3\nthird\n");
+    std::fs::write(&a, &grown).unwrap();
+    let before = grown.len() as u64 - 16;
+    sb.sync_appended("context", &files(before, 300_000))
+        .await
+        .unwrap();
+    assert_eq!(
+        sb.download_file("context/history_a.txt").await.unwrap(),
+        grown
+    );
+    // The agent deletes its copy: it comes back whole.
+    run(&sb, "rm context/history_b.txt", 30).await;
+    sb.sync_appended("context", &files(grown.len() as u64, 300_000))
+        .await
+        .unwrap();
+    assert_eq!(
+        sb.download_file("context/history_b.txt")
+            .await
+            .unwrap()
+            .len(),
+        300_000
+    );
+    // The folder replaced by a symlink out of the workspace: refused, nothing written there.
+    run(&sb, "rm -r context && ln -s /tmp context", 30).await;
+    let refused = sb.sync_appended("context", &files(0, 0)).await.unwrap_err();
+    assert!(refused.message.contains("outside"), "{}", refused.message);
+    assert_eq!(run(&sb, "ls /tmp | wc -l", 30).await.output.trim(), "0");
+    // Names that are not plain file names are refused.
+    let bad = vec![AppendedFile {
+        name: "../x".into(),
+        host: a.clone(),
+        uploaded: 0,
+    }];
+    assert!(sb.sync_appended("context", &bad).await.is_err());
+}

@@ -15,6 +15,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use decima_core::{ConversationId, ExecutionId};
+use decima_sandbox::docker::AppendedFile;
 use decima_sandbox::host::{
     BoxFuture, FileContent, ReadFileRequest, ShellOutcome, ShellRequest, WriteFileRequest,
     WriteOutcome,
@@ -25,7 +26,7 @@ use tokio::sync::Mutex;
 use tracing::{info, warn};
 
 use super::lease::Lease;
-use super::subagent::container_history_path;
+use super::subagent::{Exported, history_file_name};
 use crate::error::Result;
 
 /// The engines connected by this process, per data directory, with the lease that marks their
@@ -66,6 +67,29 @@ pub async fn engine(data_dir: &Path) -> std::result::Result<DockerEngine, Sandbo
     }
     engines.insert(data_dir.to_path_buf(), (engine.clone(), Arc::new(lease)));
     Ok(engine)
+}
+
+/// Where history files go, relative to `/workspace`.
+const CONTEXT_DIR: &str = "context";
+
+/// How many bytes of each history file this process copied into each tree's container: the
+/// next spawn sends only what was appended since.
+static UPLOADED: std::sync::Mutex<Option<HashMap<(ConversationId, ExecutionId), u64>>> =
+    std::sync::Mutex::new(None);
+
+fn uploaded(key: ConversationId, execution: ExecutionId) -> u64 {
+    let guard = UPLOADED.lock().unwrap_or_else(|p| p.into_inner());
+    guard
+        .as_ref()
+        .and_then(|m| m.get(&(key, execution)).copied())
+        .unwrap_or(0)
+}
+
+fn remember_upload(key: ConversationId, execution: ExecutionId, size: u64) {
+    let mut guard = UPLOADED.lock().unwrap_or_else(|p| p.into_inner());
+    guard
+        .get_or_insert_with(HashMap::new)
+        .insert((key, execution), size);
 }
 
 /// The sandbox settings of `conversation`: what `decima conversation sandbox` stored, else the
@@ -129,26 +153,29 @@ impl LazyDocker {
         mirror_dir(&self.data_dir, self.key)
     }
 
-    /// Copies history files (execution id, host path) into the container, under
-    /// `/workspace/context/`, streamed: a 50 MB history is never held in memory whole.
-    pub async fn upload_histories(
-        &self,
-        files: &[(ExecutionId, PathBuf)],
-    ) -> std::result::Result<(), String> {
+    /// Brings the history files into the container, under `/workspace/context/`: a file that
+    /// only gained messages since its last copy sends just the new bytes; one rewritten (a
+    /// rollback) or not yet copied is streamed whole (a 50 MB history is never held in memory).
+    pub async fn upload_histories(&self, files: &[Exported]) -> std::result::Result<(), String> {
         let sandbox = self.get().await.map_err(|e| e.to_string())?;
-        for (execution, path) in files {
-            let file = tokio::fs::File::open(path)
-                .await
-                .map_err(|e| format!("{}: {e}", path.display()))?;
-            let size = file
-                .metadata()
-                .await
-                .map_err(|e| format!("{}: {e}", path.display()))?
-                .len();
-            sandbox
-                .upload_file(&container_history_path(*execution), file, size)
-                .await
-                .map_err(|e| e.message)?;
+        let appended: Vec<AppendedFile> = files
+            .iter()
+            .map(|f| AppendedFile {
+                name: history_file_name(f.execution),
+                host: f.path.clone(),
+                uploaded: if f.appended {
+                    uploaded(self.key, f.execution)
+                } else {
+                    0
+                },
+            })
+            .collect();
+        let sizes = sandbox
+            .sync_appended(CONTEXT_DIR, &appended)
+            .await
+            .map_err(|e| e.message)?;
+        for (file, size) in files.iter().zip(sizes) {
+            remember_upload(self.key, file.execution, size);
         }
         Ok(())
     }

@@ -166,14 +166,17 @@ impl Drop for RunningSlot {
 
 /// The host path of an execution's history file.
 pub fn history_path(data_dir: &Path, execution: ExecutionId) -> PathBuf {
-    data_dir
-        .join("context")
-        .join(format!("history_{execution}.txt"))
+    data_dir.join("context").join(history_file_name(execution))
+}
+
+/// The file name of an execution's history, on the host and in a container.
+pub fn history_file_name(execution: ExecutionId) -> String {
+    format!("history_{execution}.txt")
 }
 
 /// The container path of an execution's history file.
 pub fn container_history_path(execution: ExecutionId) -> String {
-    format!("{CONTAINER_CONTEXT_DIR}/history_{execution}.txt")
+    format!("{CONTAINER_CONTEXT_DIR}/{}", history_file_name(execution))
 }
 
 /// An execution and its ancestors, nearest first: the parent chain a child inherits.
@@ -195,14 +198,25 @@ pub async fn lineage(store: &Store, execution: &Execution) -> Result<Vec<Executi
     Ok(chain)
 }
 
+/// One history file as exported for a spawn.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Exported {
+    /// Whose history.
+    pub execution: ExecutionId,
+    /// The host file.
+    pub path: PathBuf,
+    /// True when the export only appended to the file (its earlier bytes are unchanged).
+    pub appended: bool,
+}
+
 /// Exports the histories of `chain` (an execution and its ancestors) to their files, each
 /// appending only what is new since its last export, and removes history files past
-/// [`HISTORY_MAX_AGE`]. Returns the host paths, in the order of `chain`.
+/// [`HISTORY_MAX_AGE`]. The files are in the order of `chain`.
 pub async fn export_histories(
     store: &Store,
     data_dir: &Path,
     chain: &[Execution],
-) -> Result<Vec<PathBuf>> {
+) -> Result<Vec<Exported>> {
     let dir = data_dir.join("context");
     std::fs::create_dir_all(&dir).map_err(|source| RuntimeError::Io {
         action: "create",
@@ -222,7 +236,11 @@ pub async fn export_histories(
             appended = outcome.appended,
             "history exported for a subagent"
         );
-        paths.push(outcome.path);
+        paths.push(Exported {
+            execution: execution.id,
+            path: outcome.path,
+            appended: outcome.appended,
+        });
     }
     Ok(paths)
 }

@@ -31,6 +31,8 @@ mod exec;
 pub mod paths;
 mod transfer;
 
+pub use transfer::AppendedFile;
+
 use std::collections::HashMap;
 use std::time::Duration;
 

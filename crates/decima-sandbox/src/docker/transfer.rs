@@ -642,3 +642,154 @@ fn pack_dir(from: &Path, tar_path: &Path, uid: u64, gid: u64) -> Result<(), Sand
         .map_err(io_err("write", tar_path))?;
     Ok(())
 }
+
+/// A workspace file kept up to date with a host file that only grows by appending (a history
+/// export), for [`DockerSandbox::sync_appended`].
+#[derive(Debug, Clone)]
+pub struct AppendedFile {
+    /// The file's name in the target directory.
+    pub name: String,
+    /// The host file.
+    pub host: std::path::PathBuf,
+    /// How many of its bytes the container's copy already holds (0: none, or not known).
+    pub uploaded: u64,
+}
+
+/// Appends each file's new bytes (`.append-NAME` beside it), then checks every file's size; a
+/// file whose copy does not hold exactly what was expected is named on stdout, to be uploaded
+/// whole. Exits 3 when the directory is missing or not itself (a symlink).
+const SYNC_APPENDED: &str = r#"
+dir=$1; shift
+cd "$dir" 2>/dev/null || exit 3
+[ "$(realpath .)" = "$dir" ] || exit 3
+while [ $# -ge 3 ]; do
+    name=$1; had=$2; want=$3; shift 3
+    if [ -f ".append-$name" ]; then
+        if [ -f "$name" ] && [ ! -L "$name" ] && [ "$(wc -c < "$name")" -eq "$had" ]; then
+            cat ".append-$name" >> "$name"
+        fi
+        rm -f ".append-$name"
+    fi
+    if [ ! -f "$name" ] || [ -L "$name" ] || [ "$(wc -c < "$name")" -ne "$want" ]; then
+        echo "$name"
+    fi
+done
+"#;
+
+impl DockerSandbox {
+    /// Brings files of one workspace directory (`dir`, relative to `/workspace`) up to date with
+    /// host files that only grow by appending: one archive carries the bytes each copy lacks,
+    /// one exec appends them and checks every size, and only a file whose copy turns out to
+    /// differ (edited or removed in the container, or never uploaded) is uploaded whole. A
+    /// history export that gained a few messages costs a small archive and one exec, whatever
+    /// its size. Returns each file's size as uploaded.
+    pub async fn sync_appended(
+        &self,
+        dir: &str,
+        files: &[AppendedFile],
+    ) -> Result<Vec<u64>, ToolError> {
+        let rel = container_relative(dir)?;
+        let dir = format!("{WORKSPACE}/{rel}");
+        let mut sizes = Vec::with_capacity(files.len());
+        for file in files {
+            check_plain_name(&file.name)?;
+            let size = tokio::fs::metadata(&file.host)
+                .await
+                .map_err(|e| ToolError::io("read", &file.host, &e))?
+                .len();
+            sizes.push(size);
+        }
+        let container = self.container().await?;
+        // The new bytes of every file known to be in the container, in one archive.
+        let (uid, gid) = self.config.uid_gid()?;
+        let mut archive = tar::Builder::new(Vec::new());
+        let mut appending = false;
+        for (file, size) in files.iter().zip(&sizes) {
+            if file.uploaded == 0 || file.uploaded >= *size {
+                continue;
+            }
+            let mut host = std::fs::File::open(&file.host)
+                .map_err(|e| ToolError::io("read", &file.host, &e))?;
+            io::Seek::seek(&mut host, io::SeekFrom::Start(file.uploaded))
+                .map_err(|e| ToolError::io("read", &file.host, &e))?;
+            let mut tail = Vec::new();
+            io::Read::read_to_end(&mut io::Read::take(host, size - file.uploaded), &mut tail)
+                .map_err(|e| ToolError::io("read", &file.host, &e))?;
+            let mut header = tar::Header::new_gnu();
+            header.set_entry_type(tar::EntryType::Regular);
+            header.set_size(tail.len() as u64);
+            header.set_mode(0o644);
+            header.set_uid(uid);
+            header.set_gid(gid);
+            header.set_mtime(now_secs());
+            archive
+                .append_data(
+                    &mut header,
+                    format!(".append-{}", file.name),
+                    tail.as_slice(),
+                )
+                .map_err(|e| ToolError::system(format!("cannot build the archive: {e}")))?;
+            appending = true;
+        }
+        let mut stale: Vec<usize> = (0..files.len()).collect();
+        let put = if appending {
+            let bytes = archive
+                .into_inner()
+                .map_err(|e| ToolError::system(format!("cannot build the archive: {e}")))?;
+            let size = bytes.len() as u64;
+            let stream = futures_util::stream::once(async move { Ok(Bytes::from(bytes)) });
+            self.put_archive(&container, &dir, stream, size)
+                .await
+                .is_ok()
+        } else {
+            true
+        };
+        if put && files.iter().any(|f| f.uploaded > 0) {
+            let mut cmd: Vec<String> = vec![
+                "sh".into(),
+                "-c".into(),
+                SYNC_APPENDED.into(),
+                "decima-sync".into(),
+                dir.clone(),
+            ];
+            for (file, size) in files.iter().zip(&sizes) {
+                cmd.extend([
+                    file.name.clone(),
+                    file.uploaded.to_string(),
+                    size.to_string(),
+                ]);
+            }
+            let (code, out, _) = self.helper(&container, "append to files", cmd).await?;
+            if code == 0 {
+                let named: Vec<&str> = out.lines().map(str::trim).collect();
+                stale.retain(|&i| named.contains(&files[i].name.as_str()));
+            }
+        }
+        for i in stale {
+            let file = tokio::fs::File::open(&files[i].host)
+                .await
+                .map_err(|e| ToolError::io("read", &files[i].host, &e))?;
+            self.upload_file(&format!("{dir}/{}", files[i].name), file, sizes[i])
+                .await?;
+        }
+        Ok(sizes)
+    }
+}
+
+/// A file name with no directory part, no leading dot and nothing a shell or tar would read
+/// specially.
+fn check_plain_name(name: &str) -> Result<(), ToolError> {
+    let plain = !name.is_empty()
+        && name.len() <= 128
+        && !name.starts_with('.')
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-' || b == b'.');
+    if plain {
+        Ok(())
+    } else {
+        Err(ToolError::data(format!(
+            "{name:?} is not a plain file name"
+        )))
+    }
+}

@@ -129,7 +129,7 @@ impl Runner<'_, '_> {
         accepted: Vec<(usize, SpawnRequest, RunningSlot)>,
     ) -> Result<Vec<(usize, std::result::Result<Accepted, ToolOutcome>)>> {
         let started = Instant::now();
-        let host_paths =
+        let exported =
             subagent::export_histories(self.store(), self.session.data_dir, chain).await?;
         // Children in Docker read the files from the tree's container.
         let wants_docker = accepted
@@ -140,14 +140,7 @@ impl Runner<'_, '_> {
                 .last()
                 .map_or(self.execution.conversation_id, |e| e.conversation_id);
             match LazyDocker::new(self.store(), self.session.data_dir, root).await {
-                Ok(docker) => {
-                    let files: Vec<(ExecutionId, PathBuf)> = chain
-                        .iter()
-                        .map(|e| e.id)
-                        .zip(host_paths.iter().cloned())
-                        .collect();
-                    docker.upload_histories(&files).await
-                }
+                Ok(docker) => docker.upload_histories(&exported).await,
                 Err(e) => Err(e.to_string()),
             }
         } else {
@@ -174,9 +167,9 @@ impl Runner<'_, '_> {
                 continue;
             }
             let paths: Vec<String> = match sandbox {
-                SandboxKind::Host => host_paths
+                SandboxKind::Host => exported
                     .iter()
-                    .map(|p| p.to_string_lossy().into_owned())
+                    .map(|e| e.path.to_string_lossy().into_owned())
                     .collect(),
                 SandboxKind::Docker => chain.iter().map(|e| container_history_path(e.id)).collect(),
             };
