@@ -366,6 +366,49 @@ async fn limits_refuse_with_a_clear_tool_error() {
     );
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failed_child_comes_back_as_a_failed_result_with_its_class() {
+    let env = Env::new().await;
+    env.server.respond_with(|request| {
+        let body = request.json.as_ref().unwrap().to_string();
+        if body.contains("You are a subagent") {
+            // The child's provider refuses it: a permission failure, which ends the child.
+            return Reply::unauthorized();
+        }
+        match body.matches("\"role\":\"tool\"").count() {
+            0 => spawn("x1", "DOOMED: this will not work").into_reply(),
+            _ => say("final: gave up").into_reply(),
+        }
+    });
+    let (out, id) = run(&env, &["--on-failure", "stop"], "Delegate the doomed part").await;
+    // The child's permission failure is the parent's failed call: the parent takes its own
+    // failure path and waits for a choice.
+    assert_eq!(out.status.code(), Some(6), "{}", text(&out.stderr));
+    let show = env.show(&id).await;
+    assert_eq!(show["failures"][0]["class"], "permission", "{show}");
+    let messages = env.messages(&show).await;
+    let result = messages
+        .iter()
+        .find(|m| m.tool_call_id.as_deref() == Some("x1"))
+        .map(|m| m.content.clone())
+        .or_else(|| {
+            // The rollback may have removed the result; the failure report keeps the message.
+            show["failures"][0]["message"].as_str().map(str::to_owned)
+        })
+        .unwrap();
+    assert!(result.contains("[tool error: permission]"), "{result}");
+    assert!(result.contains("did not finish its task"), "{result}");
+    let tree = tree(&env, &id).await;
+    assert_eq!(tree["subagents"][0]["status"], "failed", "{tree}");
+    assert!(
+        tree["subagents"][0]["error"]
+            .as_str()
+            .unwrap()
+            .starts_with("[permission]"),
+        "{tree}"
+    );
+}
+
 // ---------------------------------------------------------------------------------------------
 // The same through the Docker sandbox, on the real engine the test scripts start.
 

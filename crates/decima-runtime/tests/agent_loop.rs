@@ -237,7 +237,7 @@ async fn a_planned_run_uses_tools_snapshots_each_todo_and_compresses_finished_ph
         "# Two rows\n"
     );
 
-    // Each request offers the four tools; each result reaches the next request.
+    // Each request offers the five tools; each result reaches the next request.
     let first = f.server.requests()[0].json.clone().unwrap();
     let names: Vec<&str> = first["tools"]
         .as_array()
@@ -245,7 +245,16 @@ async fn a_planned_run_uses_tools_snapshots_each_todo_and_compresses_finished_ph
         .iter()
         .map(|t| t["function"]["name"].as_str().unwrap())
         .collect();
-    assert_eq!(names, ["shell", "read_file", "write_file", "todo_write"]);
+    assert_eq!(
+        names,
+        [
+            "shell",
+            "read_file",
+            "write_file",
+            "todo_write",
+            "spawn_subagent"
+        ]
+    );
     assert!(
         f.last_tool_result(2).contains("2\n[exit code 0]"),
         "{:?}",

@@ -584,84 +584,95 @@ async fn appended_files_send_only_their_new_bytes_and_a_differing_copy_is_replac
     let sb = sandbox("append").await;
     let _c = cleanup(&sb);
     let host = tempfile::tempdir().unwrap();
-    let a = host.path().join("history_a.txt");
-    let b = host.path().join("history_b.txt");
-    std::fs::write(&a, "### seq=1\nfirst\n").unwrap();
-    std::fs::write(&b, "b".repeat(300_000)).unwrap();
-    let files = |ua: u64, ub: u64| {
+    let small = host.path().join("history_a.txt");
+    let big = host.path().join("history_b.txt");
+    std::fs::write(&small, "### seq=1\nfirst\n").unwrap();
+    // Above the size sent whole every time: this one travels by its new bytes.
+    let mut big_bytes: Vec<u8> = (0..17 * 1024 * 1024u32)
+        .map(|i| b'a' + (i % 26) as u8)
+        .collect();
+    std::fs::write(&big, &big_bytes).unwrap();
+    let files = |us: u64, ub: u64| {
         vec![
             AppendedFile {
                 name: "history_a.txt".into(),
-                host: a.clone(),
-                uploaded: ua,
+                host: small.clone(),
+                uploaded: us,
             },
             AppendedFile {
                 name: "history_b.txt".into(),
-                host: b.clone(),
+                host: big.clone(),
                 uploaded: ub,
             },
         ]
     };
+    let sha = |bytes: &[u8]| format!("{:x}", Sha256::digest(bytes));
+    let sum_in_container = |name: &'static str| {
+        let sb = &sb;
+        async move {
+            let out = run(sb, &format!("sha256sum context/{name}"), 60)
+                .await
+                .output;
+            out.split_whitespace().next().unwrap_or_default().to_owned()
+        }
+    };
     // Nothing in the container yet: both go whole.
     let sizes = sb.sync_appended("context", &files(0, 0)).await.unwrap();
-    assert_eq!(sizes, vec![16, 300_000]);
-    // A grows by appending: only its new bytes are sent, and the copy matches the host file.
-    let mut grown = std::fs::read(&a).unwrap();
-    grown.extend_from_slice(b"### seq=2\nsecond\n");
-    std::fs::write(&a, &grown).unwrap();
-    let sizes = sb
-        .sync_appended("context", &files(16, 300_000))
-        .await
-        .unwrap();
-    assert_eq!(sizes[0], grown.len() as u64);
+    assert_eq!(sizes, vec![16, big_bytes.len() as u64]);
+    assert_eq!(sum_in_container("history_b.txt").await, sha(&big_bytes));
+    // Both grow by appending: the big one sends its new bytes only, and both copies match.
+    let mut small_bytes = std::fs::read(&small).unwrap();
+    small_bytes.extend_from_slice(b"### seq=2\nsecond\n");
+    std::fs::write(&small, &small_bytes).unwrap();
+    let had = big_bytes.len() as u64;
+    big_bytes.extend_from_slice(b"\n### seq=99 role=tool\nthe new part\n");
+    std::fs::write(&big, &big_bytes).unwrap();
+    sb.sync_appended("context", &files(16, had)).await.unwrap();
     assert_eq!(
         sb.download_file("context/history_a.txt").await.unwrap(),
-        grown
+        small_bytes
     );
-    assert_eq!(
-        sb.download_file("context/history_b.txt")
-            .await
-            .unwrap()
-            .len(),
-        300_000
-    );
-    // No leftover parts.
+    assert_eq!(sum_in_container("history_b.txt").await, sha(&big_bytes));
     let listed = run(&sb, "ls -a context", 30).await.output;
-    assert!(!listed.contains(".append-"), "{listed}");
-    // The agent edits its copy: the size check catches it and the file is sent whole again.
-    run(&sb, "echo tampered >> context/history_a.txt", 30).await;
-    grown.extend_from_slice(b"### seq=3\nthird\n");
-    std::fs::write(&a, &grown).unwrap();
-    let before = grown.len() as u64 - 16;
-    sb.sync_appended("context", &files(before, 300_000))
+    assert!(!listed.contains(".append-"), "no parts left over: {listed}");
+    // The agent edits the big copy: the size check catches it and it is sent whole again.
+    run(&sb, "echo tampered >> context/history_b.txt", 30).await;
+    let had = big_bytes.len() as u64;
+    big_bytes.extend_from_slice(b"### seq=100\nmore\n");
+    std::fs::write(&big, &big_bytes).unwrap();
+    sb.sync_appended("context", &files(small_bytes.len() as u64, had))
         .await
         .unwrap();
+    assert_eq!(sum_in_container("history_b.txt").await, sha(&big_bytes));
+    // The agent deletes a copy: it comes back whole.
+    run(&sb, "rm context/history_a.txt", 30).await;
+    sb.sync_appended(
+        "context",
+        &files(small_bytes.len() as u64, big_bytes.len() as u64),
+    )
+    .await
+    .unwrap();
     assert_eq!(
         sb.download_file("context/history_a.txt").await.unwrap(),
-        grown
+        small_bytes
     );
-    // The agent deletes its copy: it comes back whole.
-    run(&sb, "rm context/history_b.txt", 30).await;
-    sb.sync_appended("context", &files(grown.len() as u64, 300_000))
-        .await
-        .unwrap();
-    assert_eq!(
-        sb.download_file("context/history_b.txt")
-            .await
-            .unwrap()
-            .len(),
-        300_000
-    );
-    // The folder replaced by a symlink out of the workspace: refused, nothing written there.
+    // The folder replaced by a symlink out of the workspace: the archive makes it a real
+    // folder again, and nothing is written where the link pointed.
     run(&sb, "rm -r context && ln -s /tmp context", 30).await;
-    let refused = sb.sync_appended("context", &files(0, 0)).await.unwrap_err();
-    assert!(refused.message.contains("outside"), "{}", refused.message);
-    assert_eq!(run(&sb, "ls /tmp | wc -l", 30).await.output.trim(), "0");
-    // Names that are not plain file names are refused.
+    sb.sync_appended("context", &files(0, 0)).await.unwrap();
+    assert_eq!(run(&sb, "ls -A /tmp | wc -l", 30).await.output.trim(), "0");
+    assert_eq!(
+        run(&sb, "[ -d context ] && [ ! -L context ] && ls context", 30)
+            .await
+            .output,
+        "history_a.txt\nhistory_b.txt\n"
+    );
+    // Names that are not plain file names, and nested folders, are refused.
     let bad = vec![AppendedFile {
         name: "../x".into(),
-        host: a.clone(),
+        host: small.clone(),
         uploaded: 0,
     }];
     assert!(sb.sync_appended("context", &bad).await.is_err());
+    assert!(sb.sync_appended("a/b", &files(0, 0)).await.is_err());
 }

@@ -64,6 +64,17 @@ fn one_file_tar<R>(header: Vec<u8>, reader: R, size: u64) -> impl Stream<Item = 
 where
     R: AsyncRead + Unpin + Send + 'static,
 {
+    entry_stream(header, reader, size).chain(futures_util::stream::once(async {
+        Ok(Bytes::from(vec![0u8; 1024]))
+    }))
+}
+
+/// One entry of a tar archive, streamed: its header, exactly `size` bytes from `reader` (fewer
+/// is an error) and the padding to the next 512-byte block.
+fn entry_stream<R>(header: Vec<u8>, reader: R, size: u64) -> impl Stream<Item = io::Result<Bytes>>
+where
+    R: AsyncRead + Unpin + Send + 'static,
+{
     futures_util::stream::unfold(Part::Header(header, reader), move |part| async move {
         match part {
             Part::Header(bytes, reader) => {
@@ -95,7 +106,7 @@ where
             }
             Part::Trailer(total) => {
                 let pad = (512 - total % 512) % 512;
-                let trailer = vec![0u8; usize::try_from(pad).unwrap_or(0) + 1024];
+                let trailer = vec![0u8; usize::try_from(pad).unwrap_or(0)];
                 Some((Ok(Bytes::from(trailer)), Part::Done))
             }
             Part::Done => None,
@@ -655,13 +666,12 @@ pub struct AppendedFile {
     pub uploaded: u64,
 }
 
-/// Appends each file's new bytes (`.append-NAME` beside it), then checks every file's size; a
-/// file whose copy does not hold exactly what was expected is named on stdout, to be uploaded
-/// whole. Exits 3 when the directory is missing or not itself (a symlink).
+/// Appends each large file's new bytes (`.append-NAME` beside it), then checks that file's
+/// size; a file whose copy does not hold exactly what was expected is named on stdout, to be
+/// uploaded whole. The directory was made real by the archive that carried the parts.
 const SYNC_APPENDED: &str = r#"
 dir=$1; shift
-cd "$dir" 2>/dev/null || exit 3
-[ "$(realpath .)" = "$dir" ] || exit 3
+cd "$dir" || exit 3
 while [ $# -ge 3 ]; do
     name=$1; had=$2; want=$3; shift 3
     if [ -f ".append-$name" ]; then
@@ -676,20 +686,30 @@ while [ $# -ge 3 ]; do
 done
 "#;
 
+/// Files up to this size are sent whole on every sync (one archive, one engine call: Docker's
+/// extraction costs about as much as an exec whatever the size); larger ones that only grew
+/// send just their new bytes and take one exec to append them.
+const WHOLE_UP_TO: u64 = 16 * 1024 * 1024;
+
 impl DockerSandbox {
     /// Brings files of one workspace directory (`dir`, relative to `/workspace`) up to date with
-    /// host files that only grow by appending: one archive carries the bytes each copy lacks,
-    /// one exec appends them and checks every size, and only a file whose copy turns out to
-    /// differ (edited or removed in the container, or never uploaded) is uploaded whole. A
-    /// history export that gained a few messages costs a small archive and one exec, whatever
-    /// its size. Returns each file's size as uploaded.
+    /// host files that only grow by appending (history exports). One archive, extracted into
+    /// `/workspace`, carries the directory (made a real directory if the agent replaced it with
+    /// a symlink: Docker's extraction replaces what is not a directory, and never writes through
+    /// a link) and every file whole, except large files whose copy already holds a prefix: those
+    /// get only their new bytes, which one exec appends after checking the copy's size; a copy
+    /// that turns out to differ is sent whole. Returns each file's size as sent.
     pub async fn sync_appended(
         &self,
         dir: &str,
         files: &[AppendedFile],
     ) -> Result<Vec<u64>, ToolError> {
         let rel = container_relative(dir)?;
-        let dir = format!("{WORKSPACE}/{rel}");
+        if rel.is_empty() || rel.contains('/') {
+            return Err(ToolError::data(format!(
+                "{dir}: history files go in one folder directly under the workspace"
+            )));
+        }
         let mut sizes = Vec::with_capacity(files.len());
         for file in files {
             check_plain_name(&file.name)?;
@@ -699,80 +719,121 @@ impl DockerSandbox {
                 .len();
             sizes.push(size);
         }
-        let container = self.container().await?;
-        // The new bytes of every file known to be in the container, in one archive.
-        let (uid, gid) = self.config.uid_gid()?;
-        let mut archive = tar::Builder::new(Vec::new());
-        let mut appending = false;
-        for (file, size) in files.iter().zip(&sizes) {
-            if file.uploaded == 0 || file.uploaded >= *size {
-                continue;
-            }
-            let mut host = std::fs::File::open(&file.host)
-                .map_err(|e| ToolError::io("read", &file.host, &e))?;
-            io::Seek::seek(&mut host, io::SeekFrom::Start(file.uploaded))
-                .map_err(|e| ToolError::io("read", &file.host, &e))?;
-            let mut tail = Vec::new();
-            io::Read::read_to_end(&mut io::Read::take(host, size - file.uploaded), &mut tail)
-                .map_err(|e| ToolError::io("read", &file.host, &e))?;
-            let mut header = tar::Header::new_gnu();
-            header.set_entry_type(tar::EntryType::Regular);
-            header.set_size(tail.len() as u64);
-            header.set_mode(0o644);
-            header.set_uid(uid);
-            header.set_gid(gid);
-            header.set_mtime(now_secs());
-            archive
-                .append_data(
-                    &mut header,
-                    format!(".append-{}", file.name),
-                    tail.as_slice(),
-                )
-                .map_err(|e| ToolError::system(format!("cannot build the archive: {e}")))?;
-            appending = true;
-        }
-        let mut stale: Vec<usize> = (0..files.len()).collect();
-        let put = if appending {
-            let bytes = archive
-                .into_inner()
-                .map_err(|e| ToolError::system(format!("cannot build the archive: {e}")))?;
-            let size = bytes.len() as u64;
-            let stream = futures_util::stream::once(async move { Ok(Bytes::from(bytes)) });
-            self.put_archive(&container, &dir, stream, size)
-                .await
-                .is_ok()
-        } else {
-            true
+        let delta = |i: usize| {
+            let f = &files[i];
+            sizes[i] > WHOLE_UP_TO && f.uploaded > 0 && f.uploaded <= sizes[i]
         };
-        if put && files.iter().any(|f| f.uploaded > 0) {
+        let container = self.container().await?;
+        let whole: Vec<usize> = (0..files.len()).filter(|&i| !delta(i)).collect();
+        let parts: Vec<usize> = (0..files.len()).filter(|&i| delta(i)).collect();
+        self.put_files(&container, &rel, files, &sizes, &whole, &parts)
+            .await?;
+        if !parts.is_empty() {
             let mut cmd: Vec<String> = vec![
                 "sh".into(),
                 "-c".into(),
                 SYNC_APPENDED.into(),
                 "decima-sync".into(),
-                dir.clone(),
+                format!("{WORKSPACE}/{rel}"),
             ];
-            for (file, size) in files.iter().zip(&sizes) {
+            for &i in &parts {
                 cmd.extend([
-                    file.name.clone(),
-                    file.uploaded.to_string(),
-                    size.to_string(),
+                    files[i].name.clone(),
+                    files[i].uploaded.to_string(),
+                    sizes[i].to_string(),
                 ]);
             }
-            let (code, out, _) = self.helper(&container, "append to files", cmd).await?;
-            if code == 0 {
+            let (code, out, err) = self.helper(&container, "append to files", cmd).await?;
+            let stale: Vec<usize> = if code == 0 {
                 let named: Vec<&str> = out.lines().map(str::trim).collect();
-                stale.retain(|&i| named.contains(&files[i].name.as_str()));
+                parts
+                    .iter()
+                    .copied()
+                    .filter(|&i| named.contains(&files[i].name.as_str()))
+                    .collect()
+            } else {
+                tracing::warn!(code, error = %err.trim(), "appending to history copies failed");
+                parts.clone()
+            };
+            if !stale.is_empty() {
+                self.put_files(&container, &rel, files, &sizes, &stale, &[])
+                    .await?;
             }
         }
-        for i in stale {
-            let file = tokio::fs::File::open(&files[i].host)
-                .await
-                .map_err(|e| ToolError::io("read", &files[i].host, &e))?;
-            self.upload_file(&format!("{dir}/{}", files[i].name), file, sizes[i])
-                .await?;
-        }
         Ok(sizes)
+    }
+
+    /// One archive extracted into `/workspace`: the directory `rel`, the files `whole` in full
+    /// and, for `parts`, their bytes past `uploaded` as `.append-NAME`. Streamed: a 50 MB file
+    /// is never held in memory.
+    async fn put_files(
+        &self,
+        container: &str,
+        rel: &str,
+        files: &[AppendedFile],
+        sizes: &[u64],
+        whole: &[usize],
+        parts: &[usize],
+    ) -> Result<(), ToolError> {
+        let (uid, gid) = self.config.uid_gid()?;
+        let header = |name: &str, size: u64, dir: bool| {
+            let mut header = tar::Header::new_gnu();
+            header.set_entry_type(if dir {
+                tar::EntryType::Directory
+            } else {
+                tar::EntryType::Regular
+            });
+            header.set_size(size);
+            header.set_mode(if dir { 0o755 } else { 0o644 });
+            header.set_uid(uid);
+            header.set_gid(gid);
+            header.set_mtime(now_secs());
+            let mut builder = tar::Builder::new(Vec::new());
+            builder
+                .append_data(&mut header, name, io::empty())
+                .map(|()| builder.get_ref().clone())
+                .map_err(|e| ToolError::system(format!("cannot build the archive: {e}")))
+        };
+        type Entry = std::pin::Pin<Box<dyn Stream<Item = io::Result<Bytes>> + Send>>;
+        let mut entries: Vec<Entry> = vec![Box::pin(futures_util::stream::once({
+            let dir = header(&format!("{rel}/"), 0, true)?;
+            async move { Ok(Bytes::from(dir)) }
+        }))];
+        let mut total = 0u64;
+        for (&i, part) in whole
+            .iter()
+            .map(|i| (i, false))
+            .chain(parts.iter().map(|i| (i, true)))
+        {
+            let file = &files[i];
+            let mut host = tokio::fs::File::open(&file.host)
+                .await
+                .map_err(|e| ToolError::io("read", &file.host, &e))?;
+            let (name, start) = if part {
+                (format!("{rel}/.append-{}", file.name), file.uploaded)
+            } else {
+                (format!("{rel}/{}", file.name), 0)
+            };
+            if start > 0 {
+                tokio::io::AsyncSeekExt::seek(&mut host, io::SeekFrom::Start(start))
+                    .await
+                    .map_err(|e| ToolError::io("read", &file.host, &e))?;
+            }
+            let size = sizes[i] - start;
+            total += size;
+            entries.push(Box::pin(entry_stream(
+                header(&name, size, false)?,
+                host,
+                size,
+            )));
+        }
+        entries.push(Box::pin(futures_util::stream::once(async {
+            Ok(Bytes::from(vec![0u8; 1024]))
+        })));
+        let tar = futures_util::stream::iter(entries).flatten();
+        self.put_archive(container, WORKSPACE, tar, total)
+            .await
+            .map_err(ToolError::from)
     }
 }
 

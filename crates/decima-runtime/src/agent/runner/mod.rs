@@ -724,6 +724,29 @@ impl<'s, 'a> Runner<'s, 'a> {
         })
     }
 
+    async fn finish_failed(&mut self, error: &str) -> Result<RunOutcome> {
+        self.execution = self
+            .store()
+            .executions()
+            .finish(
+                self.execution.id,
+                ExecutionStatus::Failed,
+                None,
+                Some(error),
+            )
+            .await?;
+        info!(steps = self.steps_taken, "execution failed");
+        self.emit(Event::Finished {
+            execution_id: self.execution.id,
+            status: ExecutionStatus::Failed.as_str(),
+        });
+        Ok(RunOutcome {
+            execution: self.execution.clone(),
+            answer: None,
+            waiting_on: None,
+        })
+    }
+
     async fn finish_cancelled(&mut self) -> Result<RunOutcome> {
         // A cancellation between a stored answer and its results leaves calls open.
         for call in dangling::unanswered(self.store(), self.conversation.id).await? {

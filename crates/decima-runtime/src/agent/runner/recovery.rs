@@ -181,6 +181,13 @@ impl Runner<'_, '_> {
             failure_id: resolved.id.clone(),
             choice: choice.as_str(),
         });
+        if choice == Resolution::Abort && self.execution.parent_id.is_some() {
+            // A subagent ends at its first failure: failed, with the reason its parent reads.
+            return self
+                .finish_failed(&format!("[{}] {}", failure.class, failure.message))
+                .await
+                .map(|o| Flow::Stop(Box::new(o)));
+        }
         if choice == Resolution::Abort {
             return self
                 .finish_cancelled()
