@@ -100,6 +100,22 @@ fn model(request: &RecordedRequest) -> Reply {
     .into_reply()
 }
 
+/// The model, with a top-level run that plants a cipher with a shell call, then spawns a relay
+/// that spawns the grandchild.
+fn plant_deep(request: &RecordedRequest) -> Reply {
+    let body = request.json.as_ref().unwrap().to_string();
+    if body.contains("PLANT-DEEP") && !body.contains("You are a subagent") {
+        let results = body.matches("\"role\":\"tool\"").count();
+        return match results {
+            0 => shell("t1", "echo 'cipher: OSPREY-42'"),
+            1 => spawn("t2", "RELAY: ask a helper to find the cipher"),
+            _ => say("final: done"),
+        }
+        .into_reply();
+    }
+    model(request)
+}
+
 trait IntoReply {
     fn into_reply(self) -> Reply;
 }
@@ -267,20 +283,7 @@ async fn a_child_greps_its_parents_history_and_its_answer_comes_back() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_grandchild_greps_its_grandparents_history() {
     let env = Env::new().await;
-    env.server.respond_with(|request| {
-        let body = request.json.as_ref().unwrap().to_string();
-        // The top-level run plants a cipher with a shell call, then spawns the relay.
-        if body.contains("PLANT-DEEP") && !body.contains("You are a subagent") {
-            let results = body.matches("\"role\":\"tool\"").count();
-            return match results {
-                0 => shell("t1", "echo 'cipher: OSPREY-42'"),
-                1 => spawn("t2", "RELAY: ask a helper to find the cipher"),
-                _ => say("final: done"),
-            }
-            .into_reply();
-        }
-        model(request)
-    });
+    env.server.respond_with(plant_deep);
     let (out, id) = run(&env, &[], "PLANT-DEEP: note a cipher").await;
     assert!(out.status.success(), "{}", text(&out.stderr));
     let first = first_request_of(&env, "DEEP");
@@ -498,10 +501,34 @@ async fn in_docker_a_child_and_a_grandchild_grep_their_ancestors_files_in_the_co
         )),
         "{first}"
     );
+    let shown = tree(&env, &id).await;
+    assert_eq!(shown["sandbox"], "docker");
+    assert_eq!(shown["subagents"][0]["sandbox"], "docker");
+    assert_eq!(shown["subagents"][0]["status"], "succeeded");
+
+    // A grandchild in the same container greps its grandparent's file.
+    let env = Env::new().await;
+    let (conversation, _cleanup) = docker_conversation(&env).await;
+    env.server.respond_with(plant_deep);
+    let (out, id) = run(
+        &env,
+        &["--conversation", &conversation, "--sandbox", "docker"],
+        "PLANT-DEEP: note a cipher",
+    )
+    .await;
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let first = first_request_of(&env, "DEEP");
+    assert!(
+        first.contains(&format!("/workspace/context/history_{id}.txt")),
+        "{first}"
+    );
     let tree = tree(&env, &id).await;
-    assert_eq!(tree["sandbox"], "docker");
-    assert_eq!(tree["subagents"][0]["sandbox"], "docker");
-    assert_eq!(tree["subagents"][0]["status"], "succeeded");
+    let deep = &tree["subagents"][0]["subagents"][0];
+    assert_eq!(deep["depth"], 2, "{tree}");
+    assert!(
+        deep["result"].as_str().unwrap().contains("OSPREY-42"),
+        "the grandchild did not find the cipher in the container: {tree}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
