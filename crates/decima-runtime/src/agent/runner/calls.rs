@@ -15,7 +15,11 @@ impl Runner<'_, '_> {
         // The results of spawn_subagent calls that ran as a group, waiting for their turn.
         let mut spawned: HashMap<String, ToolOutcome> = HashMap::new();
         for (index, call) in answer.tool_calls.iter().enumerate() {
-            if Self::is_spawn(call) && !spawned.contains_key(&call.id) && failure.is_none() {
+            if Self::is_spawn(call)
+                && !spawned.contains_key(&call.id)
+                && failure.is_none()
+                && !self.session.cancel.is_cancelled()
+            {
                 // Consecutive spawns run side by side; each gets its marker first.
                 let group: Vec<&ToolCall> = answer.tool_calls[index..]
                     .iter()
