@@ -207,16 +207,7 @@ impl DockerSandbox {
     /// The `shell` tool in the container.
     pub(crate) async fn shell(&self, req: &ShellRequest) -> Result<ShellOutcome, ToolError> {
         let limits = &self.limits;
-        if req.command.trim().is_empty() {
-            return Err(ToolError::data("the command is empty"));
-        }
-        let timeout = req
-            .timeout
-            .unwrap_or(limits.default_timeout)
-            .min(limits.max_timeout);
-        if timeout.is_zero() {
-            return Err(ToolError::data("the timeout must be at least 1 second"));
-        }
+        let timeout = crate::host::shell::checked_timeout(req, limits)?;
         let cwd = match &req.cwd {
             None => WORKSPACE.to_owned(),
             Some(dir) => {

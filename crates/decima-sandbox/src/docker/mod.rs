@@ -29,9 +29,10 @@
 mod engine;
 mod exec;
 pub mod paths;
+mod sync;
 mod transfer;
 
-pub use transfer::AppendedFile;
+pub use sync::AppendedFile;
 
 use std::collections::HashMap;
 use std::time::Duration;

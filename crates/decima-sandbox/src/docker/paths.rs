@@ -8,9 +8,10 @@
 //! check and the transfer is not defended against; it could only reach the container's own
 //! files, which its shell can read anyway (the root filesystem is read-only).
 
-use std::path::{Component, Path};
+use std::path::Path;
 
 use crate::error::ToolError;
+use crate::host::paths::lexically_relative;
 
 /// The workspace inside the container.
 pub const WORKSPACE: &str = "/workspace";
@@ -18,40 +19,12 @@ pub const WORKSPACE: &str = "/workspace";
 /// A tool path as a clean path relative to `/workspace` ("" = the workspace itself). Refuses
 /// empty paths, NUL bytes, `..` and absolute paths outside `/workspace`.
 pub(crate) fn container_relative(raw: &str) -> Result<String, ToolError> {
-    if raw.is_empty() {
-        return Err(ToolError::data("the path is empty"));
-    }
-    if raw.contains('\0') {
-        return Err(ToolError::data("the path contains a NUL byte"));
-    }
-    let path = Path::new(raw);
-    let rel = if path.is_absolute() {
-        path.strip_prefix(WORKSPACE).map_err(|_| {
-            ToolError::outside_workspace(format!(
-                "{raw} is outside the workspace {WORKSPACE}; use a path relative to it"
-            ))
-        })?
-    } else {
-        path
-    };
-    let mut parts = Vec::new();
-    for part in rel.components() {
-        match part {
-            Component::Normal(p) => parts.push(p.to_string_lossy().into_owned()),
-            Component::CurDir => {}
-            Component::ParentDir => {
-                return Err(ToolError::outside_workspace(format!(
-                    "{raw} uses `..`; paths must stay inside the workspace"
-                )));
-            }
-            Component::RootDir | Component::Prefix(_) => {
-                return Err(ToolError::outside_workspace(format!(
-                    "{raw} is not inside the workspace"
-                )));
-            }
-        }
-    }
-    Ok(parts.join("/"))
+    let clean = lexically_relative(raw, &[Path::new(WORKSPACE)], WORKSPACE)?;
+    Ok(clean
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy())
+        .collect::<Vec<_>>()
+        .join("/"))
 }
 
 /// True when a resolved path is `/workspace` or inside it.

@@ -22,7 +22,7 @@
 
 pub(crate) mod files;
 pub(crate) mod paths;
-mod shell;
+pub(crate) mod shell;
 pub mod tools;
 
 use std::future::Future;

@@ -38,43 +38,11 @@ impl Workspace {
     /// Turns a path from a tool call into a clean relative path, lexically: refuses empty
     /// paths, NUL bytes, `..` and absolute paths outside the workspace. `.` parts are dropped.
     pub(crate) fn relative(&self, raw: &str) -> Result<PathBuf, ToolError> {
-        if raw.is_empty() {
-            return Err(ToolError::data("the path is empty"));
-        }
-        if raw.contains('\0') {
-            return Err(ToolError::data("the path contains a NUL byte"));
-        }
-        let path = Path::new(raw);
-        let rel = if path.is_absolute() {
-            path.strip_prefix(&self.root)
-                .or_else(|_| path.strip_prefix(&self.given))
-                .map_err(|_| {
-                    ToolError::outside_workspace(format!(
-                        "{raw} is outside the workspace {}; use a path relative to it",
-                        self.root.display()
-                    ))
-                })?
-        } else {
-            path
-        };
-        let mut clean = PathBuf::new();
-        for part in rel.components() {
-            match part {
-                Component::Normal(p) => clean.push(p),
-                Component::CurDir => {}
-                Component::ParentDir => {
-                    return Err(ToolError::outside_workspace(format!(
-                        "{raw} uses `..`; paths must stay inside the workspace"
-                    )));
-                }
-                Component::RootDir | Component::Prefix(_) => {
-                    return Err(ToolError::outside_workspace(format!(
-                        "{raw} is not inside the workspace"
-                    )));
-                }
-            }
-        }
-        Ok(clean)
+        lexically_relative(
+            raw,
+            &[&self.root, &self.given],
+            &self.root.display().to_string(),
+        )
     }
 
     /// Resolves an existing path (file or directory) inside the workspace, following symlinks
@@ -195,4 +163,52 @@ impl Workspace {
             .map(Path::to_path_buf)
             .unwrap_or_else(|_| real.to_path_buf())
     }
+}
+
+/// The lexical half of keeping a tool path inside a workspace, shared by the host and the
+/// Docker sandbox: a clean path relative to the workspace (empty for the workspace itself).
+/// Refuses empty paths, NUL bytes, `..`, and absolute paths under none of `roots` (the
+/// workspace's names); `.` parts are dropped. `shown` is the workspace as messages name it.
+pub(crate) fn lexically_relative(
+    raw: &str,
+    roots: &[&Path],
+    shown: &str,
+) -> Result<PathBuf, ToolError> {
+    if raw.is_empty() {
+        return Err(ToolError::data("the path is empty"));
+    }
+    if raw.contains('\0') {
+        return Err(ToolError::data("the path contains a NUL byte"));
+    }
+    let path = Path::new(raw);
+    let rel = if path.is_absolute() {
+        roots
+            .iter()
+            .find_map(|root| path.strip_prefix(root).ok())
+            .ok_or_else(|| {
+                ToolError::outside_workspace(format!(
+                    "{raw} is outside the workspace {shown}; use a path relative to it"
+                ))
+            })?
+    } else {
+        path
+    };
+    let mut clean = PathBuf::new();
+    for part in rel.components() {
+        match part {
+            Component::Normal(p) => clean.push(p),
+            Component::CurDir => {}
+            Component::ParentDir => {
+                return Err(ToolError::outside_workspace(format!(
+                    "{raw} uses `..`; paths must stay inside the workspace"
+                )));
+            }
+            Component::RootDir | Component::Prefix(_) => {
+                return Err(ToolError::outside_workspace(format!(
+                    "{raw} is not inside the workspace"
+                )));
+            }
+        }
+    }
+    Ok(clean)
 }

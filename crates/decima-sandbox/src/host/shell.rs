@@ -123,11 +123,12 @@ async fn drain(mut rx: pipe::Receiver, sink: &mut OutputSink) {
     }
 }
 
-pub(crate) async fn run(
-    ws: &Workspace,
+/// The checks both sandboxes make before running a command: it is not empty, and its timeout
+/// (the default when none is given, cut to the maximum) is at least a second.
+pub(crate) fn checked_timeout(
     req: &ShellRequest,
     limits: &HostLimits,
-) -> Result<ShellOutcome, ToolError> {
+) -> Result<Duration, ToolError> {
     if req.command.trim().is_empty() {
         return Err(ToolError::data("the command is empty"));
     }
@@ -138,6 +139,15 @@ pub(crate) async fn run(
     if timeout.is_zero() {
         return Err(ToolError::data("the timeout must be at least 1 second"));
     }
+    Ok(timeout)
+}
+
+pub(crate) async fn run(
+    ws: &Workspace,
+    req: &ShellRequest,
+    limits: &HostLimits,
+) -> Result<ShellOutcome, ToolError> {
+    let timeout = checked_timeout(req, limits)?;
     let cwd = match &req.cwd {
         None => ws.root().to_path_buf(),
         Some(dir) => {
