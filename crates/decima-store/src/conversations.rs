@@ -168,6 +168,39 @@ impl<'s> Conversations<'s> {
         Ok(())
     }
 
+    /// The provider that reviews this conversation when none is named (`None`: the agent's).
+    pub async fn reviewer_provider(&self, id: ConversationId) -> Result<Option<String>> {
+        let row: Option<(Option<String>,)> = sqlx::query_as(
+            "SELECT reviewer_provider FROM conversations WHERE id = ? AND deleted_at IS NULL",
+        )
+        .bind(id.to_string())
+        .fetch_optional(self.store.pool())
+        .await?;
+        let (name,) = row.ok_or_else(|| StoreError::not_found("conversation", id))?;
+        Ok(name)
+    }
+
+    /// Sets who reviews this conversation; `None` goes back to the agent's own provider.
+    pub async fn set_reviewer_provider(
+        &self,
+        id: ConversationId,
+        name: Option<&str>,
+    ) -> Result<()> {
+        let done = sqlx::query(
+            "UPDATE conversations SET reviewer_provider = ?, updated_at = ? \
+             WHERE id = ? AND deleted_at IS NULL",
+        )
+        .bind(name)
+        .bind(Timestamp::now().0)
+        .bind(id.to_string())
+        .execute(self.store.pool())
+        .await?;
+        if done.rows_affected() == 0 {
+            return Err(StoreError::not_found("conversation", id));
+        }
+        Ok(())
+    }
+
     /// Moves a conversation to the trash. Its messages stay untouched, so restore is exact.
     pub async fn soft_delete(&self, id: ConversationId) -> Result<()> {
         self.set_deleted(id, Some(Timestamp::now())).await

@@ -191,6 +191,8 @@ pub struct Execution {
     pub finished_at: Option<Timestamp>,
     /// When its row last changed.
     pub updated_at: Timestamp,
+    /// A high or critical final review argued against its result (which stays as it was).
+    pub contested: bool,
 }
 
 #[derive(FromRow)]
@@ -211,13 +213,14 @@ struct ExecutionRow {
     started_at: Option<i64>,
     finished_at: Option<i64>,
     updated_at: i64,
+    contested: bool,
 }
 
 macro_rules! execution_columns {
     () => {
         "id, conversation_id, parent_id, depth, task, status, sandbox_kind, \
      provider_id, workspace, options, result, error, created_at, started_at, finished_at, \
-     updated_at"
+     updated_at, contested"
     };
 }
 
@@ -256,6 +259,7 @@ impl TryFrom<ExecutionRow> for Execution {
             started_at: row.started_at.map(Timestamp),
             finished_at: row.finished_at.map(Timestamp),
             updated_at: Timestamp(row.updated_at),
+            contested: row.contested,
         })
     }
 }
@@ -266,6 +270,30 @@ pub struct Executions<'s> {
 }
 
 impl<'s> Executions<'s> {
+    /// Marks the run's result as contested (a high or critical final review) or not. The
+    /// answer itself is never touched.
+    pub async fn set_contested(&self, id: ExecutionId, contested: bool) -> Result<()> {
+        let done = sqlx::query("UPDATE executions SET contested = ?, updated_at = ? WHERE id = ?")
+            .bind(contested)
+            .bind(Timestamp::now().0)
+            .bind(id.to_string())
+            .execute(self.store.pool())
+            .await?;
+        if done.rows_affected() == 0 {
+            return Err(StoreError::not_found("execution", id));
+        }
+        Ok(())
+    }
+
+    /// Whether a final review contested the run's result.
+    pub async fn contested(&self, id: ExecutionId) -> Result<bool> {
+        let row: Option<bool> = sqlx::query_scalar("SELECT contested FROM executions WHERE id = ?")
+            .bind(id.to_string())
+            .fetch_optional(self.store.pool())
+            .await?;
+        row.ok_or_else(|| StoreError::not_found("execution", id))
+    }
+
     pub(crate) fn new(store: &'s Store) -> Self {
         Self { store }
     }

@@ -19,6 +19,7 @@ mod messages;
 mod pool;
 mod presets;
 mod providers;
+mod reviews;
 mod rows;
 mod snapshots;
 mod steps;
@@ -43,6 +44,7 @@ pub use failures::{Failure, Failures, NewFailure, Resolution};
 pub use messages::{Messages, SeqTotals};
 pub use presets::{PRESET_KINDS, PresetRecord, Presets};
 pub use providers::{NewProvider, ProviderRecord, Providers};
+pub use reviews::{Finding, NewFinding, NewReview, Review, Reviews};
 pub use snapshots::{NewSnapshot, Snapshot, SnapshotReason, Snapshots};
 pub use steps::{Step, StepKind, Steps};
 pub use todos::{PinnedTodo, Todo, TodoInput, TodoStatus, Todos};
@@ -134,6 +136,11 @@ impl Store {
     /// Prompt presets, native and imported.
     pub fn presets(&self) -> Presets<'_> {
         Presets::new(self)
+    }
+
+    /// Tenth-man reviews and their findings: the cache, and the findings still open.
+    pub fn reviews(&self) -> Reviews<'_> {
+        Reviews::new(self)
     }
 
     /// Export bookkeeping: where each history was last written, for incremental exports.

@@ -159,6 +159,28 @@ impl<'s> Messages<'s> {
         rows.into_iter().map(Message::try_from).collect()
     }
 
+    /// Which of `seqs` are live messages of the conversation: evidence must point at real ones.
+    pub async fn live_seqs_among(
+        &self,
+        conversation: ConversationId,
+        seqs: &[i64],
+    ) -> Result<Vec<i64>> {
+        if seqs.is_empty() {
+            return Ok(Vec::new());
+        }
+        let list =
+            serde_json::to_string(seqs).map_err(|e| StoreError::InvalidInput(e.to_string()))?;
+        let found: Vec<i64> = sqlx::query_scalar(
+            "SELECT seq FROM messages WHERE conversation_id = ? AND deleted_at IS NULL \
+             AND seq IN (SELECT value FROM json_each(?)) ORDER BY seq",
+        )
+        .bind(conversation.to_string())
+        .bind(list)
+        .fetch_all(self.store.pool())
+        .await?;
+        Ok(found)
+    }
+
     /// Every live message of a conversation, in seq order.
     pub async fn all(&self, conversation: ConversationId) -> Result<Vec<Message>> {
         self.range(conversation, 1, i64::MAX).await
