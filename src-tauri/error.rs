@@ -71,7 +71,8 @@ impl From<decima_runtime::RuntimeError> for AppError {
             }
             e @ (RuntimeError::Llm(_)
             | RuntimeError::EmptyAnswer { .. }
-            | RuntimeError::CutOff { .. }) => Self::new(ErrorCode::Internal, e),
+            | RuntimeError::CutOff { .. }
+            | RuntimeError::Review(_)) => Self::new(ErrorCode::Internal, e),
         }
     }
 }

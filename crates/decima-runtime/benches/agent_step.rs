@@ -165,6 +165,8 @@ fn agent_step(c: &mut Criterion) {
                     task: "Run true until told to stop, then say done".into(),
                     sandbox: decima_store::SandboxKind::Host,
                     options: agent::RunOptions {
+                        // The loop's cost is measured here, not the tenth man's.
+                        tenth_man: decima_runtime::review::TenthManMode::Off,
                         max_steps: 1_000_000,
                         ..agent::RunOptions::default()
                     },

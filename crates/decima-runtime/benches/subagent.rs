@@ -214,6 +214,8 @@ impl World {
                     task: "Spawn helpers".into(),
                     sandbox,
                     options: agent::RunOptions {
+                        // The loop's cost is measured here, not the tenth man's.
+                        tenth_man: decima_runtime::review::TenthManMode::Off,
                         max_steps: 1_000_000,
                         subagents: SubagentLimits {
                             max_children: u32::MAX,

@@ -408,6 +408,19 @@ impl Loaded {
         Ok(true)
     }
 
+    /// The sliding-window selection over what was read, within `tokens` of history (store
+    /// tokens), for a reader that renders it itself: the tenth man's input. Also returns the
+    /// uncovered messages older than the loaded tail, which no selection can show.
+    pub fn select_within(&self, tokens: u32) -> Result<(Selection<'_>, SeqTotals)> {
+        let selection = select(
+            &self.tail,
+            &self.pinned,
+            &self.summaries,
+            &HistoryBudget::new(tokens),
+        )?;
+        Ok((selection, self.unread))
+    }
+
     /// Selects, assembles and measures the request from what was read.
     pub fn assemble(
         &self,

@@ -53,6 +53,9 @@ pub enum RuntimeError {
     /// that does not wait).
     #[error("{0}")]
     Conflict(String),
+    /// The reviewer's answer could not be used, even after one repair request.
+    #[error("[data] {0}")]
+    Review(String),
     /// A file could not be read or written.
     #[error("cannot {action} {}: {source}", path.display())]
     Io {

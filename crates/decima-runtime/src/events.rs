@@ -190,6 +190,32 @@ pub enum Event {
         /// succeeded, failed, cancelled or interrupted.
         status: &'static str,
     },
+    /// A tenth-man review started.
+    ReviewStarted {
+        /// The conversation reviewed.
+        conversation_id: ConversationId,
+        /// The execution reviewed, if one.
+        execution_id: Option<ExecutionId>,
+        /// tool, system or user.
+        trigger: &'static str,
+        /// full_history, recent_messages or specific_content.
+        mode: &'static str,
+        /// quick or full.
+        review_type: &'static str,
+    },
+    /// A tenth-man review is stored (or was found in the cache).
+    ReviewFinished {
+        /// The stored review.
+        review_id: String,
+        /// none, low, medium, high or critical.
+        risk_level: String,
+        /// How many findings it raised.
+        findings: usize,
+        /// Served from the cache: no request was made.
+        cached: bool,
+        /// A final review that contests the run's result.
+        contested: bool,
+    },
     /// The execution ended or stopped: the last event of a run.
     Finished {
         /// The execution.

@@ -13,6 +13,7 @@ pub mod export;
 pub mod logging;
 pub mod memo;
 pub mod providers;
+pub mod review;
 pub mod settings;
 
 pub use error::{Result, RuntimeError};

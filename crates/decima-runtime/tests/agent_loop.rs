@@ -79,6 +79,10 @@ impl Fixture {
             RunRequest {
                 workspace: Some(self.workspace()),
                 task: task.into(),
+                options: RunOptions {
+                    tenth_man: decima_runtime::review::TenthManMode::Off,
+                    ..RunOptions::default()
+                },
                 ..RunRequest::default()
             },
         )
@@ -103,7 +107,13 @@ impl Fixture {
         }
     }
 
+    /// Runs a task. These tests are about the loop, so the tenth man is off (its final review
+    /// would ask the scripted model for one more answer; the CLI's review tests cover it).
     async fn run(&self, task: &str, options: RunOptions) -> RunOutcome {
+        let options = RunOptions {
+            tenth_man: decima_runtime::review::TenthManMode::Off,
+            ..options
+        };
         agent::run(
             &self.session(&StopOnFailure),
             RunRequest {

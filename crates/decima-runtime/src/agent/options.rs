@@ -4,6 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::subagent::SubagentLimits;
+use crate::review::{RiskyCalls, TenthManMode};
 
 /// The step budget when none is given: enough for a real task, a stop for a runaway loop.
 pub const DEFAULT_MAX_STEPS: u32 = 50;
@@ -32,6 +33,12 @@ pub struct RunOptions {
     pub workspace_snapshots: bool,
     /// How far its tree of subagents may grow.
     pub subagents: SubagentLimits,
+    /// Where the tenth man runs: the tool, the final review, both, or neither.
+    pub tenth_man: TenthManMode,
+    /// The reviewer's provider by name; else the conversation's reviewer, else this run's.
+    pub reviewer_provider: Option<String>,
+    /// Whether risky calls get a quick review before they run, and which are risky.
+    pub risky_calls: RiskyCalls,
 }
 
 impl Default for RunOptions {
@@ -44,6 +51,9 @@ impl Default for RunOptions {
             provider: None,
             workspace_snapshots: true,
             subagents: SubagentLimits::default(),
+            tenth_man: TenthManMode::default(),
+            reviewer_provider: None,
+            risky_calls: RiskyCalls::default(),
         }
     }
 }

@@ -193,7 +193,8 @@ impl Registry {
     }
 }
 
-fn spec_of(schema: &serde_json::Value) -> Option<ToolSpec> {
+/// A tool spec from a schema object of `name`, `description` and `parameters`.
+pub(crate) fn spec_of(schema: &serde_json::Value) -> Option<ToolSpec> {
     Some(ToolSpec {
         name: schema.get("name")?.as_str()?.to_owned(),
         description: schema.get("description")?.as_str()?.to_owned(),

@@ -33,6 +33,8 @@ pub struct ExecutionView {
     pub result: Option<String>,
     /// Why it failed.
     pub error: Option<String>,
+    /// A high or critical final review argued against the result; the result is unchanged.
+    pub contested: bool,
     /// Creation, start and end times (milliseconds since the epoch).
     pub created_at: i64,
     /// When it first ran.
@@ -212,6 +214,7 @@ pub fn summary(e: &Execution) -> ExecutionView {
         options: e.options.clone(),
         result: e.result.clone(),
         error: e.error.clone(),
+        contested: e.contested,
         created_at: e.created_at.0,
         started_at: e.started_at.map(|t| t.0),
         finished_at: e.finished_at.map(|t| t.0),

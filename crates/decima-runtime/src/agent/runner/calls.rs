@@ -78,7 +78,7 @@ impl Runner<'_, '_> {
                 let outcome = tokio::select! {
                     biased;
                     () = self.session.cancel.cancelled() => None,
-                    outcome = self.registry.call(&call.name, &call.arguments) => Some(outcome),
+                    outcome = self.call_tool(call) => Some(outcome),
                 };
                 self.waited.tools += ran.elapsed();
                 let Some(outcome) = outcome else {

@@ -11,6 +11,7 @@ mod calls;
 mod model;
 mod recovery;
 mod resume;
+mod review;
 mod spawn;
 
 use std::path::PathBuf;
@@ -108,6 +109,8 @@ struct Runner<'s, 'a> {
     request_base: u32,
     /// The tools offered, as sent.
     tools: Vec<decima_llm::ToolSpec>,
+    /// Risky calls the tenth man held once: the same call again runs.
+    held: std::sync::Mutex<std::collections::HashSet<(String, String)>>,
     _lease: Lease,
 }
 
@@ -391,7 +394,13 @@ impl<'s, 'a> Runner<'s, 'a> {
         }
         let step_limit = options.max_steps.max(1);
         let registry = Registry::new(sandbox);
-        let tools = registry.specs();
+        let mut tools = registry.specs();
+        if options.tenth_man.tool()
+            && let Some(spec) =
+                super::tools::spec_of(&crate::review::tool::tenth_man_review_schema())
+        {
+            tools.push(spec);
+        }
         let model_counter = counter_for_model(
             &resolved.config.model,
             resolved.config.tokenizer_json.as_deref(),
@@ -409,6 +418,7 @@ impl<'s, 'a> Runner<'s, 'a> {
             model_memo: ModelMemo::new(model_counter),
             paragraphs: ParagraphMemo::default(),
             request_base,
+            held: std::sync::Mutex::default(),
             cache: None,
             session,
             scale: Scale::new(calibration.factor),
@@ -713,6 +723,7 @@ impl<'s, 'a> Runner<'s, 'a> {
             )
             .await?;
         info!(steps = self.steps_taken, "execution succeeded");
+        self.final_review().await?;
         self.emit(Event::Finished {
             execution_id: self.execution.id,
             status: ExecutionStatus::Succeeded.as_str(),

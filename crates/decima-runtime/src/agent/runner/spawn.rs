@@ -12,6 +12,7 @@ use crate::agent::subagent::{
 };
 use crate::agent::{BoxFuture, ChoiceSource};
 use crate::events::EventSink;
+use crate::review::TenthManMode;
 
 /// A child that passed the limits and waits to run.
 struct Accepted {
@@ -187,6 +188,13 @@ impl Runner<'_, '_> {
             let options = RunOptions {
                 provider: self.options.provider.clone(),
                 workspace_snapshots: false,
+                // A child keeps the tool, but its answer is reviewed as part of the parent's
+                // history by the parent's final review, not by one of its own.
+                tenth_man: if self.options.tenth_man.tool() {
+                    TenthManMode::ToolOnly
+                } else {
+                    TenthManMode::Off
+                },
                 ..self.options.clone()
             };
             runs.push((

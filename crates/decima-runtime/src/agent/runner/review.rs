@@ -1,0 +1,191 @@
+//! The tenth man inside a run: the `tenth_man_review` tool, the quick review before a risky
+//! call, and the final review when the run ends with an answer.
+
+use super::*;
+use crate::review::{
+    self, ReviewContext, ReviewMode, ReviewRequest, ReviewTrigger, ReviewType, TENTH_MAN_REVIEW,
+    answer::contests, is_risky,
+};
+
+impl Runner<'_, '_> {
+    /// Runs one tool call that is not the loop's own: the tenth man's tool, or a sandbox or
+    /// registered tool after the risky-call review (when that is on).
+    pub(super) async fn call_tool(&self, call: &ToolCall) -> ToolOutcome {
+        if call.name == TENTH_MAN_REVIEW {
+            return self.review_tool(call).await;
+        }
+        if let Some(held) = self.review_if_risky(call).await {
+            return held;
+        }
+        self.registry.call(&call.name, &call.arguments).await
+    }
+
+    fn review_ctx(&self) -> ReviewContext<'_> {
+        ReviewContext {
+            store: self.store(),
+            data_dir: self.session.data_dir,
+            events: self.session.events,
+            agent_provider: self.options.provider.as_deref(),
+        }
+    }
+
+    fn review_request(
+        &self,
+        mode: ReviewMode,
+        review_type: ReviewType,
+        focus: Option<String>,
+        trigger: ReviewTrigger,
+    ) -> ReviewRequest {
+        ReviewRequest {
+            conversation: self.conversation.id,
+            execution: Some(self.execution.id),
+            mode,
+            review_type,
+            focus,
+            trigger,
+            reviewer: self.options.reviewer_provider.clone(),
+            final_review: false,
+        }
+    }
+
+    /// `tenth_man_review`: the review is stored whole; the model gets a digest.
+    async fn review_tool(&self, call: &ToolCall) -> ToolOutcome {
+        let started = Instant::now();
+        if !self.options.tenth_man.tool() {
+            return ToolOutcome::failed(
+                FailureClass::Data,
+                "tenth_man_review is not available in this run",
+                started.elapsed(),
+            );
+        }
+        let (mode, review_type, focus) = match review::tool::parse_call(&call.arguments) {
+            Ok(parsed) => parsed,
+            Err(message) => {
+                return ToolOutcome::failed(FailureClass::Data, &message, started.elapsed());
+            }
+        };
+        let request = self.review_request(mode, review_type, focus, ReviewTrigger::Tool);
+        match review::review(&self.review_ctx(), request).await {
+            Ok(outcome) => ToolOutcome::ok(
+                review::digest(&outcome.review, outcome.cached),
+                started.elapsed(),
+            ),
+            Err(e) => {
+                // The reviewer failing is not the agent's failure: only the store failing is.
+                let class = match &e {
+                    RuntimeError::Store(_) => FailureClass::System,
+                    RuntimeError::Llm(l) if l.class() == FailureClass::Transient => {
+                        FailureClass::Transient
+                    }
+                    _ => FailureClass::Data,
+                };
+                ToolOutcome::failed(
+                    class,
+                    &format!("the review could not be made: {e}"),
+                    started.elapsed(),
+                )
+            }
+        }
+    }
+
+    /// A quick review before a risky call. A high or critical one holds the call once: the
+    /// model gets the review instead of the call's result, and the same call again runs. When
+    /// the review itself fails the call runs, with a warning: the review is a safeguard, not a
+    /// gate that a flaky reviewer can close.
+    async fn review_if_risky(&self, call: &ToolCall) -> Option<ToolOutcome> {
+        let rules = &self.options.risky_calls;
+        if !rules.enabled || !self.options.tenth_man.system() {
+            return None;
+        }
+        let arguments: serde_json::Value = serde_json::from_str(&call.arguments).ok()?;
+        let workspace = self.execution.workspace.clone().map(PathBuf::from);
+        let reason = is_risky(rules, &call.name, &arguments, |path| {
+            workspace
+                .as_ref()
+                .is_some_and(|w| w.join(path.trim_start_matches('/')).is_file())
+        })?;
+        let key = (call.name.clone(), call.arguments.clone());
+        if self.held.lock().is_ok_and(|held| held.contains(&key)) {
+            return None;
+        }
+        let started = Instant::now();
+        let content = format!(
+            "The agent is about to run this {} call, which is risky because {reason}:\n{}",
+            call.name, call.arguments
+        );
+        let request = self.review_request(
+            ReviewMode::SpecificContent { content },
+            ReviewType::Quick,
+            Some(
+                "Is this call necessary for the task and safe? What could it destroy, \
+                 overwrite or leak?"
+                    .into(),
+            ),
+            ReviewTrigger::System,
+        );
+        match review::review(&self.review_ctx(), request).await {
+            Ok(outcome) if contests(&outcome.review.risk_level) => {
+                if let Ok(mut held) = self.held.lock() {
+                    held.insert(key);
+                }
+                Some(ToolOutcome::ok(
+                    format!(
+                        "[held by the tenth man] This call was NOT run: a review before it rated \
+                         it {} risk because {reason}.\n{}\nIf it is still the right step, call it \
+                         again unchanged and it will run; otherwise choose a safer one.",
+                        outcome.review.risk_level,
+                        review::digest(&outcome.review, outcome.cached)
+                    ),
+                    started.elapsed(),
+                ))
+            }
+            Ok(_) => None,
+            Err(e) => {
+                self.emit(Event::Warning {
+                    message: format!("the review before a risky {} call failed: {e}", call.name),
+                });
+                None
+            }
+        }
+    }
+
+    /// The final review of a run that answered: a high or critical one contests the result in
+    /// the execution's record and in the events; the answer itself is left as it is. A failed
+    /// review is a warning, never a failed run.
+    pub(super) async fn final_review(&mut self) -> Result<()> {
+        if !self.options.tenth_man.system() || self.execution.parent_id.is_some() {
+            return Ok(());
+        }
+        let mut request = self.review_request(
+            ReviewMode::FullHistory,
+            ReviewType::Full,
+            Some("The run's final answer: is it supported by the work shown?".into()),
+            ReviewTrigger::System,
+        );
+        request.final_review = true;
+        match review::review(&self.review_ctx(), request).await {
+            Ok(outcome) => {
+                if contests(&outcome.review.risk_level) {
+                    self.execution.contested = true;
+                }
+            }
+            Err(e @ RuntimeError::Store(_)) => return Err(e),
+            Err(e) => {
+                warn!(error = %e, "the final review failed");
+                self.store()
+                    .events()
+                    .append(
+                        Some(self.execution.id),
+                        Some(self.conversation.id),
+                        "review.failed",
+                        &json!({ "trigger": "system", "error": e.to_string() }),
+                    )
+                    .await?;
+                self.emit(Event::Warning {
+                    message: format!("the final tenth-man review failed: {e}"),
+                });
+            }
+        }
+        Ok(())
+    }
+}
