@@ -133,6 +133,9 @@ pub enum Command {
     /// List and show agent executions: status, plan, snapshots, steps and failure reports.
     #[command(subcommand)]
     Execution(ExecutionCommand),
+    /// Ask the tenth man, an adversarial reviewer, to argue against the conversation's current
+    /// conclusion. Prints the risk level and the findings with the seqs they cite.
+    Review(ReviewArgs),
 }
 
 /// `decima run`: what the agent is asked and the rules it runs under.
@@ -175,11 +178,77 @@ pub struct RunArgs {
     /// Subagents of this run that may run at once.
     #[arg(long, value_name = "N", default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..))]
     pub subagent_running: u32,
+    /// Where the tenth man (an adversarial reviewer) runs: as a tool the agent can call, as a
+    /// final review of the answer, both (hybrid), or not at all.
+    #[arg(long, value_enum, value_name = "MODE", default_value = "hybrid")]
+    pub tenth_man: TenthManArg,
+    /// The provider that reviews; defaults to the conversation's reviewer, else the agent's.
+    #[arg(long, value_name = "NAME")]
+    pub reviewer_provider: Option<String>,
+    /// Review each risky call (deleting, overwriting, network) quickly before it runs; a high
+    /// or critical review holds the call once.
+    #[arg(long)]
+    pub review_risky: bool,
     /// Print one JSON event per line on stdout instead of the answer.
     #[arg(long)]
     pub json: bool,
     /// The task.
     pub task: String,
+}
+
+/// `--tenth-man`: where the reviewer runs during a run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+#[value(rename_all = "snake_case")]
+pub enum TenthManArg {
+    /// Never.
+    Off,
+    /// Only when the agent calls tenth_man_review.
+    ToolOnly,
+    /// Only the final review (and risky-call reviews with --review-risky).
+    SystemOnly,
+    /// The tool and the final review.
+    Hybrid,
+}
+
+impl From<TenthManArg> for decima_runtime::review::TenthManMode {
+    fn from(mode: TenthManArg) -> Self {
+        use decima_runtime::review::TenthManMode;
+        match mode {
+            TenthManArg::Off => TenthManMode::Off,
+            TenthManArg::ToolOnly => TenthManMode::ToolOnly,
+            TenthManArg::SystemOnly => TenthManMode::SystemOnly,
+            TenthManArg::Hybrid => TenthManMode::Hybrid,
+        }
+    }
+}
+
+/// `decima review`: what to review and how.
+#[derive(Debug, Args)]
+pub struct ReviewArgs {
+    /// The conversation to review.
+    pub conversation: String,
+    /// Review this run of the conversation (its task is the goal).
+    #[arg(long, value_name = "ID")]
+    pub execution: Option<String>,
+    /// What to read: the whole history, the last N messages, or the given text.
+    #[arg(
+        long,
+        value_name = "full|recent:N|content:TEXT",
+        default_value = "full"
+    )]
+    pub mode: String,
+    /// quick (a fast risk check) or full (a complete critique).
+    #[arg(long = "type", value_name = "quick|full", default_value = "full")]
+    pub review_type: String,
+    /// What the reviewer should look at hardest.
+    #[arg(long, value_name = "TEXT")]
+    pub focus: Option<String>,
+    /// The provider that reviews; defaults to the conversation's reviewer, else the only one.
+    #[arg(long, value_name = "NAME")]
+    pub reviewer_provider: Option<String>,
+    /// Print the stored review as JSON.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// `--sandbox`: where tools run.
@@ -280,6 +349,7 @@ impl Command {
                 ConversationCommand::Delete { .. } => "conversation delete",
                 ConversationCommand::Restore { .. } => "conversation restore",
                 ConversationCommand::Sandbox(_) => "conversation sandbox",
+                ConversationCommand::Reviewer { .. } => "conversation reviewer",
             },
             Command::Context { .. } => "context",
             Command::Import { .. } => "import",
@@ -307,6 +377,7 @@ impl Command {
                 ExecutionCommand::Show { .. } => "execution show",
                 ExecutionCommand::Tree { .. } => "execution tree",
             },
+            Command::Review(_) => "review",
         }
     }
 }
@@ -384,6 +455,18 @@ pub enum ConversationCommand {
     /// Show or change the Docker sandbox settings of a conversation (its subagents share them).
     /// With no option, prints them.
     Sandbox(SandboxSettingsArgs),
+    /// Show or set the provider that reviews this conversation (the tenth man). A second model
+    /// argues better than the one that did the work.
+    Reviewer {
+        /// The conversation id.
+        id: String,
+        /// The provider's name; with neither this nor --reset, prints the current one.
+        #[arg(conflicts_with = "reset")]
+        provider: Option<String>,
+        /// Go back to the agent's own provider.
+        #[arg(long)]
+        reset: bool,
+    },
 }
 
 /// `conversation sandbox`: the Docker sandbox settings; every option left out keeps its value.

@@ -64,7 +64,8 @@ pub enum CliError {
     /// A store failure.
     #[error(transparent)]
     Store(#[from] StoreError),
-    /// The model answered with nothing; nothing was stored.
+    /// The model answered with nothing, or with nothing usable (a review that stayed invalid
+    /// after its repair); nothing was stored.
     #[error("{0}")]
     EmptyAnswer(String),
     /// Another process runs that execution; running it here too would corrupt it.
@@ -132,9 +133,9 @@ impl From<RuntimeError> for CliError {
                 path,
                 source,
             },
-            e @ (RuntimeError::EmptyAnswer { .. } | RuntimeError::CutOff { .. }) => {
-                CliError::EmptyAnswer(e.to_string())
-            }
+            e @ (RuntimeError::EmptyAnswer { .. }
+            | RuntimeError::CutOff { .. }
+            | RuntimeError::Review(_)) => CliError::EmptyAnswer(e.to_string()),
             RuntimeError::Busy(message) => CliError::Busy(message),
             RuntimeError::Conflict(message) => CliError::Conflict(message),
             e @ RuntimeError::Sandbox(_) => CliError::Sandbox(e.to_string()),

@@ -50,8 +50,11 @@ pub async fn run(store: &Store, data_dir: &Path, args: RunArgs) -> Result<(), Cl
         provider: args.provider.clone(),
         phase_compression: !args.no_phase_compression,
         checkpoint_compression: !args.no_checkpoint_compression,
+        tenth_man: args.tenth_man.into(),
+        reviewer_provider: args.reviewer_provider.clone(),
         ..RunOptions::default()
     };
+    options.risky_calls.enabled = args.review_risky;
     if let Some(max_steps) = args.max_steps {
         options.max_steps = max_steps;
     }
@@ -554,6 +557,36 @@ impl Human {
                 note(&format!(
                     "[subagent {} {status}]",
                     short(&execution_id.to_string())
+                ));
+            }
+            Event::ReviewStarted {
+                trigger,
+                mode,
+                review_type,
+                ..
+            } => {
+                state.break_lines();
+                note(&format!(
+                    "[tenth man: {review_type} {mode} review ({trigger})…]"
+                ));
+            }
+            Event::ReviewFinished {
+                review_id,
+                risk_level,
+                findings,
+                cached,
+                contested,
+            } => {
+                state.break_lines();
+                note(&format!(
+                    "[tenth man: risk {risk_level}, {findings} finding(s){}; review {review_id}]{}",
+                    if cached { ", from the cache" } else { "" },
+                    if contested {
+                        "\n[the final review CONTESTS this result: read the findings before \
+                         relying on it]"
+                    } else {
+                        ""
+                    }
                 ));
             }
             // The report and the question come from the choice source, or the exit message.

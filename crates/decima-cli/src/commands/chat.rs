@@ -127,6 +127,8 @@ impl EventSink for Terminal {
             | Event::StepTimed { .. }
             | Event::SubagentStarted { .. }
             | Event::SubagentFinished { .. }
+            | Event::ReviewStarted { .. }
+            | Event::ReviewFinished { .. }
             | Event::Finished { .. } => {}
         }
     }

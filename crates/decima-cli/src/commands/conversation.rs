@@ -62,6 +62,28 @@ pub async fn run(store: &Store, command: ConversationCommand) -> Result<(), CliE
             Ok(())
         }
         ConversationCommand::Sandbox(args) => sandbox_settings(store, args).await,
+        ConversationCommand::Reviewer {
+            id,
+            provider,
+            reset,
+        } => {
+            let id = conversation_id(&id)?;
+            if let Some(name) = &provider {
+                // A name that is not configured is refused now, not at the first review.
+                store.providers().get_by_name(name).await?;
+            }
+            if provider.is_some() || reset {
+                store
+                    .conversations()
+                    .set_reviewer_provider(id, provider.as_deref())
+                    .await?;
+            }
+            let current = store.conversations().reviewer_provider(id).await?;
+            output::print(&format!(
+                "{}\n",
+                current.as_deref().unwrap_or("(the agent's own provider)")
+            ))
+        }
     }
 }
 

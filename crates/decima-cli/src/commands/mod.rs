@@ -10,6 +10,7 @@ mod export;
 mod import;
 mod preset;
 mod provider;
+mod review;
 
 use decima_core::{ConversationId, ExecutionId};
 use tracing::Instrument as _;
@@ -77,6 +78,7 @@ async fn dispatch(cli: Cli) -> Result<(), CliError> {
             agent::resume(&store, &dir, &execution_id, json).await
         }
         Command::Execution(cmd) => execution::run(&store, &dir, cmd).await,
+        Command::Review(args) => review::run(&store, &dir, args).await,
     };
     store.close().await;
     result

@@ -42,9 +42,15 @@ impl Env {
     /// `decima ARGS` with the provider from the `DECIMA_*` environment and nothing on stdin.
     pub fn command(&self, args: &[&str]) -> Command {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_decima"));
+        // Runs here test the loop, not the tenth man: its final review would ask the scripted
+        // model for one more answer. The review tests turn it on explicitly.
+        let mut args: Vec<&str> = args.to_vec();
+        if args.first() == Some(&"run") && !args.contains(&"--tenth-man") {
+            args.splice(1..1, ["--tenth-man", "off"]);
+        }
         cmd.arg("--data-dir")
             .arg(self.data_dir())
-            .args(args)
+            .args(&args)
             .env_remove("DECIMA_DATA_DIR")
             .env("DECIMA_SECRET_BACKEND", "file")
             .env("DECIMA_PROVIDER_KIND", "openai")
@@ -93,6 +99,7 @@ impl Env {
 
     /// The database the binary wrote, opened the way the runtime opens it.
     pub async fn store(&self) -> Store {
+        std::fs::create_dir_all(self.data_dir()).unwrap();
         Store::open(
             &self.data_dir().join("decima.db"),
             decima_llm::tokens::store_counter(),

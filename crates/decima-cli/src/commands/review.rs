@@ -1,0 +1,104 @@
+//! `decima review`: the tenth man on demand.
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+use decima_runtime::review::{
+    self, ReviewContext, ReviewMode, ReviewRequest, ReviewTrigger, ReviewType,
+};
+use decima_runtime::{Event, EventSink};
+use decima_store::{Review, Store};
+
+use super::{conversation_id, execution_id};
+use crate::args::ReviewArgs;
+use crate::error::CliError;
+use crate::output;
+
+/// Progress on stderr: a review takes a model call, so say it started.
+struct Progress;
+
+impl EventSink for Progress {
+    fn emit(&self, event: Event) {
+        match event {
+            Event::ReviewStarted {
+                mode, review_type, ..
+            } => eprintln!("[tenth man: {review_type} review of {mode}…]"),
+            Event::Warning { message } => eprintln!("warning: {message}"),
+            _ => {}
+        }
+    }
+}
+
+pub async fn run(store: &Store, data_dir: &Path, args: ReviewArgs) -> Result<(), CliError> {
+    let conversation = conversation_id(&args.conversation)?;
+    let execution = args.execution.as_deref().map(execution_id).transpose()?;
+    let mode = ReviewMode::parse(&args.mode)?;
+    let review_type = ReviewType::parse(&args.review_type)?;
+    let outcome = review::review(
+        &ReviewContext {
+            store,
+            data_dir,
+            events: &Progress,
+            agent_provider: None,
+        },
+        ReviewRequest {
+            conversation,
+            execution,
+            mode,
+            review_type,
+            focus: args.focus,
+            trigger: ReviewTrigger::User,
+            reviewer: args.reviewer_provider,
+            final_review: false,
+        },
+    )
+    .await?;
+    if args.json {
+        let text = serde_json::to_string_pretty(&outcome.review)
+            .map_err(|e| CliError::Output(std::io::Error::other(e)))?;
+        return output::print(&format!("{text}\n"));
+    }
+    if outcome.cached {
+        eprintln!("(from the cache: nothing changed since this review was made)");
+    }
+    let open = store
+        .reviews()
+        .open_findings(conversation, execution)
+        .await?;
+    output::print(&render(&outcome.review, open.len()))
+}
+
+/// The review for a person: verdict, findings with their evidence, questions.
+fn render(review: &Review, open: usize) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "Risk: {}   (review {}, {} {}, through seq {})",
+        review.risk_level.to_uppercase(),
+        review.id,
+        review.review_type,
+        review.mode,
+        review.reviewed_through_seq
+    );
+    let _ = writeln!(out, "\n{}", review.summary);
+    for (i, f) in review.findings.iter().enumerate() {
+        let _ = writeln!(
+            out,
+            "\n{}. [{}] {}\n   Argument: {}\n   Evidence: seqs {:?}\n   Recommendation: {}",
+            i + 1,
+            f.body.severity,
+            f.body.title,
+            f.body.argument,
+            f.body.evidence_seqs,
+            f.body.recommendation
+        );
+    }
+    if !review.open_questions.is_empty() {
+        let _ = writeln!(out, "\nOpen questions:");
+        for q in &review.open_questions {
+            let _ = writeln!(out, "- {q}");
+        }
+    }
+    let _ = writeln!(out, "\nOpen findings in this scope: {open}");
+    out
+}
