@@ -409,6 +409,11 @@ async fn the_tool_runs_during_a_run_and_a_high_final_review_contests_the_result(
     let execution = env.show(&execution_id(&out.stderr)).await;
     assert_eq!(execution["contested"], true);
     assert_eq!(execution["result"], "The difference is 42 EUR.");
+    assert_eq!(execution["reviews"][1]["risk_level"], "critical");
+    assert_eq!(
+        execution["reviews"][1]["findings"][0]["evidence_seqs"],
+        json!([2])
+    );
     let store = env.store().await;
     let conversation = execution["conversation_id"]
         .as_str()
@@ -432,4 +437,84 @@ async fn the_tool_runs_during_a_run_and_a_high_final_review_contests_the_result(
             .to_string()
             .contains("tenth_man_review")
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_reviewer_can_be_another_provider_per_run_and_per_conversation() {
+    let env = Env::new().await;
+    let critic = decima_testkit::LlmServer::start().await;
+    for (name, url) in [
+        ("agent", env.server.openai_base_url()),
+        ("critic", critic.openai_base_url()),
+    ] {
+        let out = env
+            .decima(&[
+                "provider",
+                "add",
+                name,
+                "--kind",
+                "openai",
+                "--base-url",
+                &url,
+                "--model",
+                "m",
+                "--api-key-env",
+                "DECIMA_API_KEY",
+            ])
+            .await;
+        assert!(out.status.success(), "{}", text(&out.stderr));
+    }
+    // The run's final review goes to the critic, not to the agent's model.
+    env.say("The difference is 42 EUR.");
+    critic.enqueue(decima_testkit::Reply::Stream(decima_testkit::Turn {
+        text: vec![answer("medium", &[2])],
+        ..Default::default()
+    }));
+    let out = env
+        .run(
+            &[
+                "--provider",
+                "agent",
+                "--tenth-man",
+                "system_only",
+                "--reviewer-provider",
+                "critic",
+            ],
+            "Find the refund difference",
+        )
+        .await;
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(env.server.requests().len(), 1);
+    assert_eq!(critic.requests().len(), 1);
+    assert!(
+        content(&critic.requests()[0].json.as_ref().unwrap()["messages"][0]).contains("tenth man")
+    );
+    let execution = env.show(&execution_id(&out.stderr)).await;
+    assert_eq!(execution["contested"], false);
+    // system_only offers no tool.
+    let tools = env.server.requests()[0].json.as_ref().unwrap()["tools"].to_string();
+    assert!(!tools.contains("tenth_man_review"));
+
+    // The conversation's own setting: `review` without --reviewer-provider asks the critic.
+    let conversation = execution["conversation_id"].as_str().unwrap().to_owned();
+    let out = env
+        .decima(&["conversation", "reviewer", &conversation, "critic"])
+        .await;
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout).trim(), "critic");
+    critic.enqueue(decima_testkit::Reply::Stream(decima_testkit::Turn {
+        text: vec![clean_answer()],
+        ..Default::default()
+    }));
+    let out = review(&env, &[&conversation, "--type", "quick", "--json"]).await;
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let stored: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(stored["provider"], "critic");
+    assert_eq!(critic.requests().len(), 2);
+    assert_eq!(env.server.requests().len(), 1);
+    // A reviewer that is not configured is refused when it is set, not at the first review.
+    let out = env
+        .decima(&["conversation", "reviewer", &conversation, "nosuch"])
+        .await;
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out.stderr));
 }

@@ -353,6 +353,22 @@ impl<'s> Reviews<'s> {
         Ok(out)
     }
 
+    /// Every review of one execution, oldest first.
+    pub async fn list_for_execution(&self, execution: ExecutionId) -> Result<Vec<Review>> {
+        let rows: Vec<ReviewRow> = sqlx::query_as(concat!(
+            review_select!(),
+            " WHERE execution_id = ? ORDER BY created_at, id"
+        ))
+        .bind(execution.to_string())
+        .fetch_all(self.store.pool())
+        .await?;
+        let mut out = Vec::with_capacity(rows.len());
+        for row in rows {
+            out.push(self.complete(row).await?);
+        }
+        Ok(out)
+    }
+
     /// The findings of a scope that no review has closed, oldest first.
     pub async fn open_findings(
         &self,

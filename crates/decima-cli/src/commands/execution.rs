@@ -155,6 +155,26 @@ fn render(v: &ExecutionView) -> String {
 
     if let Some(result) = &v.result {
         let _ = writeln!(text, "\nanswer:\n{}", result.trim_end());
+        if v.contested {
+            let _ = writeln!(
+                text,
+                "\nCONTESTED: the final tenth-man review rated this result high or critical risk."
+            );
+        }
+    }
+    for r in &v.reviews {
+        let _ = writeln!(
+            text,
+            "\ntenth man ({}, {} {}): risk {}. {}",
+            r.trigger, r.review_type, r.mode, r.risk_level, r.summary
+        );
+        for f in &r.findings {
+            let _ = writeln!(
+                text,
+                "  - [{}] {} (seqs {:?}): {}",
+                f.body.severity, f.body.title, f.body.evidence_seqs, f.body.recommendation
+            );
+        }
     }
     text
 }

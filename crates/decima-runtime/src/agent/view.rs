@@ -51,6 +51,8 @@ pub struct ExecutionView {
     pub failures: Vec<FailureView>,
     /// The subagents it spawned, oldest first (summaries: their own views hold their details).
     pub children: Vec<ExecutionView>,
+    /// Its tenth-man reviews (the tool's, the final one), oldest first, with their findings.
+    pub reviews: Vec<decima_store::Review>,
 }
 
 /// A snapshot as the view shows it.
@@ -149,6 +151,7 @@ pub async fn view(store: &Store, id: ExecutionId) -> Result<ExecutionView> {
             })
             .collect(),
         failures: failures.iter().map(FailureView::from).collect(),
+        reviews: store.reviews().list_for_execution(id).await?,
         children: store
             .executions()
             .children(id)
@@ -223,6 +226,7 @@ pub fn summary(e: &Execution) -> ExecutionView {
         steps: Vec::new(),
         failures: Vec::new(),
         children: Vec::new(),
+        reviews: Vec::new(),
     }
 }
 
