@@ -110,11 +110,13 @@ pub async fn build(store: &Store, parts: &Parts<'_>, counter: &dyn TokenCounter)
                 .messages()
                 .page_before(parts.conversation.id, 0, i64::MAX, *count)
                 .await?;
+            // A conversation shorter than the count has fewer; none of them is left out.
+            let total = messages.len() as u64;
             newest_within(
                 messages,
                 room,
                 &format!("# The last {count} messages"),
-                u64::from(*count),
+                total,
             )
         }
         (ReviewMode::FullHistory, Some(after)) => {
