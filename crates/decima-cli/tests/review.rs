@@ -518,3 +518,39 @@ async fn the_reviewer_can_be_another_provider_per_run_and_per_conversation() {
         .await;
     assert_eq!(out.status.code(), Some(3), "{}", text(&out.stderr));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_budget_is_in_the_reviewers_tokens_through_its_calibration() {
+    let env = Env::new().await;
+    let id = small_conversation(&env, 2_000).await.to_string();
+    const WINDOW: u32 = 32_000;
+    let mut inputs = Vec::new();
+    // First uncalibrated, then with the reviewer's model counting twice the store's tokens.
+    for factor in [None, Some(2.0)] {
+        if let Some(factor) = factor {
+            let store = env.store().await;
+            store
+                .calibrations()
+                .save("gpt-4o", factor, 20)
+                .await
+                .unwrap();
+            store.close().await;
+        }
+        env.say(&answer("low", &[2_000]));
+        let focus = format!("calibration {factor:?}");
+        let mut cmd = env.command(&["review", &id, "--focus", &focus, "--json"]);
+        cmd.env("DECIMA_CONTEXT_WINDOW", WINDOW.to_string());
+        let out = tokio::task::spawn_blocking(move || cmd.output().unwrap())
+            .await
+            .unwrap();
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        let stored: Value = serde_json::from_slice(&out.stdout).unwrap();
+        inputs.push(stored["input_tokens"].as_u64().unwrap());
+    }
+    let room = u64::from(WINDOW - 4_096);
+    assert!(inputs[0] <= room && inputs[0] > room * 3 / 4, "{inputs:?}");
+    assert!(
+        inputs[1] <= room / 2 && inputs[1] > room * 3 / 8,
+        "{inputs:?}"
+    );
+}

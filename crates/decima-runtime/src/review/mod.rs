@@ -28,6 +28,7 @@ use tracing::{Instrument as _, info, info_span, warn};
 pub use risky::{RiskyCalls, is_risky};
 
 use crate::chat::stream_answer;
+use crate::context::Scale;
 use crate::error::{Result, RuntimeError};
 use crate::events::{Event, EventSink, NoEvents};
 use crate::settings::{self, WindowSettings};
@@ -332,11 +333,19 @@ async fn run(ctx: &ReviewContext<'_>, request: ReviewRequest) -> Result<ReviewOu
         .max_output()
         .min(window.window / 4)
         .max(256);
-    let room = window
-        .window
-        .saturating_sub(output)
-        .saturating_sub(counter.count_text(&system))
-        .saturating_sub(64);
+    // The budget is the reviewer's: its window in its own tokens, converted to the store's
+    // counts with the calibration learned from its reported usage (as an agent step does).
+    let scale = match store.calibrations().get(&resolved.config.model).await? {
+        Some((factor, _samples)) => Scale::new(factor),
+        None => Scale::ONE,
+    };
+    let room = scale.to_store(
+        window
+            .window
+            .saturating_sub(output)
+            .saturating_sub(scale.to_model(u64::from(counter.count_text(&system))))
+            .saturating_sub(64),
+    );
     let budget = match request.review_type {
         ReviewType::Quick => room / 4,
         ReviewType::Full => room,
