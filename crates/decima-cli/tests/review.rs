@@ -42,6 +42,18 @@ fn clean_answer() -> String {
     .to_string()
 }
 
+/// An answer as chat models often stream one: in a ```json fence, a few characters per delta,
+/// the deltas cutting through keys, numbers and escapes.
+fn say_fenced_in_pieces(env: &Env, json: &str) {
+    let text = format!("```json\n{json}\n```\n");
+    let chars: Vec<char> = text.chars().collect();
+    env.server
+        .enqueue(decima_testkit::Reply::Stream(decima_testkit::Turn {
+            text: chars.chunks(3).map(|c| c.iter().collect()).collect(),
+            ..Default::default()
+        }));
+}
+
 async fn small_conversation(env: &Env, len: usize) -> ConversationId {
     let built = ConversationBuilder::new(11, len).content_chars(120).build();
     let store = env.store().await;
@@ -246,7 +258,7 @@ async fn each_mode_and_type_sends_what_it_names() {
 async fn a_cache_hit_makes_no_request() {
     let env = Env::new().await;
     let id = small_conversation(&env, 12).await.to_string();
-    env.say(&answer("medium", &[4]));
+    say_fenced_in_pieces(&env, &answer("medium", &[4]));
     let first = review(&env, &[&id, "--json"]).await;
     assert!(first.status.success(), "{}", text(&first.stderr));
     let second = review(&env, &[&id, "--json"]).await;
@@ -259,6 +271,7 @@ async fn a_cache_hit_makes_no_request() {
     let a: Value = serde_json::from_slice(&first.stdout).unwrap();
     let b: Value = serde_json::from_slice(&second.stdout).unwrap();
     assert_eq!(a, b);
+    assert_eq!(a["findings"][0]["evidence_seqs"], json!([4]));
     // A different type is a different question.
     env.say(&clean_answer());
     let out = review(&env, &[&id, "--type", "quick", "--json"]).await;

@@ -19,17 +19,13 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use decima_core::context::{CompressionLevel, Strategy};
-use decima_core::prompt::Preset;
 use decima_runtime::agent::{self, CancellationToken, RunRequest, Session, StopOnFailure};
-use decima_runtime::compression::{CompressContext, CompressRequest, compress};
-use decima_runtime::context::Scale;
-use decima_runtime::settings::WindowSettings;
-use decima_runtime::{Event, EventSink, NoEvents};
-use decima_store::{NewProvider, Store};
-use decima_testkit::{ConversationBuilder, LlmServer, Reply, ScriptedToolCall, Turn};
+use decima_runtime::{Event, EventSink};
+use decima_testkit::{LlmServer, Reply, ScriptedToolCall, Turn};
 
 const WINDOW: u32 = 128_000;
+
+mod world;
 
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
@@ -91,54 +87,9 @@ fn agent_step(c: &mut Criterion) {
                 }
             })
         });
-        let store = Store::open(
-            &dir.path().join("bench.db"),
-            decima_llm::tokens::store_counter(),
-        )
-        .await
-        .unwrap();
-        store
-            .providers()
-            .create(NewProvider {
-                name: "local".into(),
-                kind: "openai".into(),
-                preset: None,
-                base_url: server.openai_base_url(),
-                model: "qwen3".into(),
-                context_window: WINDOW,
-                settings: serde_json::json!({}),
-            })
-            .await
-            .unwrap();
-        let built = ConversationBuilder::new(7, 10_000)
-            .content_chars(160)
-            .build();
-        let conversation = store
-            .conversations()
-            .import("bench", None, &built.messages)
-            .await
-            .unwrap();
-        let preset = Preset::default();
-        let window = WindowSettings::new(WINDOW);
-        compress(
-            &CompressContext {
-                store: &store,
-                data_dir: dir.path(),
-                conversation: &conversation,
-                preset: &preset,
-                window: &window,
-                scale: Scale::ONE,
-                provider: None,
-                events: &NoEvents,
-            },
-            CompressRequest {
-                level: Some(CompressionLevel::Standard),
-                strategy: Strategy::Extract,
-                dry_run: false,
-            },
-        )
-        .await
-        .unwrap();
+        let store = world::store_with_provider(dir.path(), server.openai_base_url(), WINDOW).await;
+        let conversation = world::import_10k(&store, "bench").await;
+        world::compact(&store, dir.path(), &conversation, WINDOW).await;
         (server, store, conversation)
     });
     let workspace = dir.path().join("ws");

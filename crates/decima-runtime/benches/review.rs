@@ -10,19 +10,15 @@
 use std::time::Duration;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use decima_core::context::{CompressionLevel, Strategy};
 use decima_core::export::{ExportFormat, render_message};
-use decima_core::prompt::Preset;
 use decima_runtime::NoEvents;
-use decima_runtime::compression::{CompressContext, CompressRequest, compress};
-use decima_runtime::context::Scale;
 use decima_runtime::review::input::{Parts, build};
 use decima_runtime::review::{
     ReviewContext, ReviewMode, ReviewRequest, ReviewTrigger, ReviewType, review,
 };
-use decima_runtime::settings::WindowSettings;
-use decima_store::{NewProvider, Store};
-use decima_testkit::{ConversationBuilder, LlmServer, Reply, Turn};
+use decima_testkit::{LlmServer, Reply, Turn};
+
+mod world;
 
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
@@ -48,57 +44,10 @@ fn reviews(c: &mut Criterion) {
                 ..Turn::default()
             })
         });
-        let store = Store::open(
-            &dir.path().join("bench.db"),
-            decima_llm::tokens::store_counter(),
-        )
-        .await
-        .unwrap();
-        store
-            .providers()
-            .create(NewProvider {
-                name: "local".into(),
-                kind: "openai".into(),
-                preset: None,
-                base_url: server.openai_base_url(),
-                model: "qwen3".into(),
-                context_window: WINDOW,
-                settings: serde_json::json!({}),
-            })
-            .await
-            .unwrap();
-        let built = ConversationBuilder::new(7, 10_000)
-            .content_chars(160)
-            .build();
-        let raw = store
-            .conversations()
-            .import("raw", None, &built.messages)
-            .await
-            .unwrap();
-        let compressed = store
-            .conversations()
-            .import("compressed", None, &built.messages)
-            .await
-            .unwrap();
-        compress(
-            &CompressContext {
-                store: &store,
-                data_dir: dir.path(),
-                conversation: &compressed,
-                preset: &Preset::default(),
-                window: &WindowSettings::new(WINDOW),
-                scale: Scale::ONE,
-                provider: None,
-                events: &NoEvents,
-            },
-            CompressRequest {
-                level: Some(CompressionLevel::Standard),
-                strategy: Strategy::Extract,
-                dry_run: false,
-            },
-        )
-        .await
-        .unwrap();
+        let store = world::store_with_provider(dir.path(), server.openai_base_url(), WINDOW).await;
+        let raw = world::import_10k(&store, "raw").await;
+        let compressed = world::import_10k(&store, "compressed").await;
+        world::compact(&store, dir.path(), &compressed, WINDOW).await;
         (server, store, raw, compressed)
     });
     let counter = decima_llm::tokens::store_counter();

@@ -19,28 +19,23 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use decima_core::context::{CompressionLevel, Strategy};
 use decima_core::export::ExportFormat;
-use decima_core::prompt::Preset;
 use decima_runtime::agent::docker::LazyDocker;
 use decima_runtime::agent::subagent::Exported;
 use decima_runtime::agent::{
     self, CancellationToken, DockerConfig, RunRequest, Session, StopOnFailure, SubagentLimits,
 };
-use decima_runtime::compression::{CompressContext, CompressRequest, compress};
-use decima_runtime::context::Scale;
-use decima_runtime::settings::WindowSettings;
-use decima_runtime::{Event, EventSink, NoEvents};
+use decima_runtime::{Event, EventSink};
 use decima_sandbox::host::BoxFuture;
 use decima_sandbox::{DockerEngine, DockerSandbox};
-use decima_store::{NewProvider, SandboxKind, Store};
-use decima_testkit::{
-    ConversationBuilder, LlmServer, RecordedRequest, Reply, ScriptedToolCall, Turn,
-};
+use decima_store::{SandboxKind, Store};
+use decima_testkit::{LlmServer, RecordedRequest, Reply, ScriptedToolCall, Turn};
 use serde_json::json;
 
 const WINDOW: u32 = 128_000;
 const TEST_IMAGE: &str = "decima-test:busybox";
+
+mod world;
 
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
@@ -125,52 +120,9 @@ fn world() -> World {
             };
             Reply::Stream(turn)
         });
-        let store = Store::open(
-            &dir.path().join("bench.db"),
-            decima_llm::tokens::store_counter(),
-        )
-        .await
-        .unwrap();
-        store
-            .providers()
-            .create(NewProvider {
-                name: "local".into(),
-                kind: "openai".into(),
-                preset: None,
-                base_url: server.openai_base_url(),
-                model: "qwen3".into(),
-                context_window: WINDOW,
-                settings: json!({}),
-            })
-            .await
-            .unwrap();
-        let built = ConversationBuilder::new(7, 10_000)
-            .content_chars(160)
-            .build();
-        let conversation = store
-            .conversations()
-            .import("bench", None, &built.messages)
-            .await
-            .unwrap();
-        compress(
-            &CompressContext {
-                store: &store,
-                data_dir: dir.path(),
-                conversation: &conversation,
-                preset: &Preset::default(),
-                window: &WindowSettings::new(WINDOW),
-                scale: Scale::ONE,
-                provider: None,
-                events: &NoEvents,
-            },
-            CompressRequest {
-                level: Some(CompressionLevel::Standard),
-                strategy: Strategy::Extract,
-                dry_run: false,
-            },
-        )
-        .await
-        .unwrap();
+        let store = world::store_with_provider(dir.path(), server.openai_base_url(), WINDOW).await;
+        let conversation = world::import_10k(&store, "bench").await;
+        world::compact(&store, dir.path(), &conversation, WINDOW).await;
         agent::set_sandbox_settings(
             &store,
             conversation.id,

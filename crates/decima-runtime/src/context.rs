@@ -199,7 +199,7 @@ fn sum_tokens<'a>(messages: impl IntoIterator<Item = &'a Message>) -> u64 {
 /// Reads the newest uncovered messages backwards, page by page, until they hold more than
 /// `room` tokens or the frontier is reached. Returns them in seq order with the totals of the
 /// uncovered messages left unread.
-async fn load_tail(
+pub(crate) async fn load_tail(
     store: &Store,
     id: ConversationId,
     frontier: i64,

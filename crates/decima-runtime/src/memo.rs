@@ -70,12 +70,13 @@ impl MemoCounter {
 const COUNTER_ID: &[u8] = b"o200k_base/1";
 
 /// Length-prefixed fields, so no two different inputs hash the same bytes.
-fn field(hasher: &mut Sha256, bytes: &[u8]) {
+pub(crate) fn field(hasher: &mut Sha256, bytes: &[u8]) {
     hasher.update((bytes.len() as u64).to_le_bytes());
     hasher.update(bytes);
 }
 
-fn hex(digest: &[u8]) -> String {
+/// Lower-case hex of a digest.
+pub(crate) fn hex(digest: &[u8]) -> String {
     digest.iter().map(|b| format!("{b:02x}")).collect()
 }
 

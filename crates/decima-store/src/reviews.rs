@@ -306,10 +306,7 @@ impl<'s> Reviews<'s> {
         .bind(cache_key)
         .fetch_optional(self.store.pool())
         .await?;
-        match row {
-            Some(row) => Ok(Some(self.complete(row).await?)),
-            None => Ok(None),
-        }
+        Ok(self.complete_all(row).await?.pop())
     }
 
     /// The newest review of a scope (an execution, or the whole conversation when `None`),
@@ -331,10 +328,7 @@ impl<'s> Reviews<'s> {
         .bind(mode)
         .fetch_optional(self.store.pool())
         .await?;
-        match row {
-            Some(row) => Ok(Some(self.complete(row).await?)),
-            None => Ok(None),
-        }
+        Ok(self.complete_all(row).await?.pop())
     }
 
     /// Every review of a conversation, oldest first.
@@ -346,11 +340,7 @@ impl<'s> Reviews<'s> {
         .bind(conversation.to_string())
         .fetch_all(self.store.pool())
         .await?;
-        let mut out = Vec::with_capacity(rows.len());
-        for row in rows {
-            out.push(self.complete(row).await?);
-        }
-        Ok(out)
+        self.complete_all(rows).await
     }
 
     /// Every review of one execution, oldest first.
@@ -362,11 +352,7 @@ impl<'s> Reviews<'s> {
         .bind(execution.to_string())
         .fetch_all(self.store.pool())
         .await?;
-        let mut out = Vec::with_capacity(rows.len());
-        for row in rows {
-            out.push(self.complete(row).await?);
-        }
-        Ok(out)
+        self.complete_all(rows).await
     }
 
     /// The findings of a scope that no review has closed, oldest first.
@@ -385,6 +371,15 @@ impl<'s> Reviews<'s> {
         .fetch_all(self.store.pool())
         .await?;
         rows.into_iter().map(Finding::try_from).collect()
+    }
+
+    /// Each row with its findings.
+    async fn complete_all(&self, rows: impl IntoIterator<Item = ReviewRow>) -> Result<Vec<Review>> {
+        let mut out = Vec::new();
+        for row in rows {
+            out.push(self.complete(row).await?);
+        }
+        Ok(out)
     }
 
     async fn complete(&self, row: ReviewRow) -> Result<Review> {

@@ -16,7 +16,7 @@ use decima_core::{Message, TokenCounter};
 use decima_store::{Conversation, Finding, Store};
 
 use super::ReviewMode;
-use crate::context::{Loaded, Scale};
+use crate::context::{Loaded, Scale, load_tail};
 use crate::error::Result;
 use crate::settings::WindowSettings;
 
@@ -110,28 +110,19 @@ pub async fn build(store: &Store, parts: &Parts<'_>, counter: &dyn TokenCounter)
                 .messages()
                 .page_before(parts.conversation.id, 0, i64::MAX, *count)
                 .await?;
-            // A conversation shorter than the count has fewer; none of them is left out.
-            let total = messages.len() as u64;
-            newest_within(
-                messages,
-                room,
-                &format!("# The last {count} messages"),
-                total,
-            )
+            newest_within(messages, 0, room, &format!("# The last {count} messages"))
         }
         (ReviewMode::FullHistory, Some(after)) => {
-            let messages = store
-                .messages()
-                .range(parts.conversation.id, after + 1, i64::MAX)
-                .await?;
-            let total = messages.len() as u64;
+            // Read backwards from the newest only as far as the budget reaches; what is older
+            // is counted, not loaded.
+            let (messages, unread) = load_tail(store, parts.conversation.id, after, room).await?;
             newest_within(
                 messages,
+                unread.count,
                 room,
                 &format!(
                     "# New messages since the last review (seq > {after}); earlier ones were reviewed"
                 ),
-                total,
             )
         }
         (ReviewMode::FullHistory, None) => full_history(store, parts.conversation, room).await?,
@@ -153,19 +144,16 @@ async fn full_history(
     conversation: &Conversation,
     room: u32,
 ) -> Result<(String, u32, i64, usize, u64)> {
+    let plan = (f64::from(room) * WINDOW_SHARE) as u32;
     let window = WindowSettings {
         output_reserve: 0,
-        ..WindowSettings::new(room)
+        ..WindowSettings::new(plan)
     };
-    let plan = (f64::from(room) * WINDOW_SHARE) as u32;
     let loaded = Loaded::load(
         store,
         conversation,
         &Preset::default(),
-        &WindowSettings {
-            window: plan,
-            ..window
-        },
+        &window,
         Scale::ONE,
         decima_llm::tokens::store_counter().as_ref(),
     )
@@ -191,18 +179,8 @@ async fn full_history(
     }
     let mut verbatim: Vec<&Message> = selection.pinned.clone();
     verbatim.extend(selection.recent.iter());
-    let mut budget_left = room.saturating_sub(tokens);
-    // Newest first, so what is cut for the headers' sake is the oldest.
-    let mut keep = 0;
-    for m in verbatim.iter().rev() {
-        let cost = m.tokens.saturating_add(HEADER_TOKENS);
-        if cost > budget_left {
-            break;
-        }
-        budget_left -= cost;
-        tokens = tokens.saturating_add(cost);
-        keep += 1;
-    }
+    let (keep, verbatim_tokens) = fit_newest(&verbatim, room.saturating_sub(tokens));
+    tokens = tokens.saturating_add(verbatim_tokens);
     let dropped = verbatim.len() - keep;
     let verbatim = &verbatim[dropped..];
     if !verbatim.is_empty() {
@@ -224,42 +202,50 @@ async fn full_history(
     Ok((text, tokens, 0, verbatim.len(), left_out))
 }
 
-/// The newest of `messages` that fit in `room`, in seq order, under a heading.
-fn newest_within(
-    mut messages: Vec<Message>,
-    room: u32,
-    heading: &str,
-    total: u64,
-) -> (String, u32, i64, usize, u64) {
-    messages.sort_by_key(|m| m.seq);
-    let mut left = room;
+/// How many of the newest of `messages` (in seq order) fit in `room` with their text headers,
+/// and the tokens they take.
+fn fit_newest<M: std::borrow::Borrow<Message>>(messages: &[M], room: u32) -> (usize, u32) {
+    let mut used = 0u32;
     let mut keep = 0;
     for m in messages.iter().rev() {
-        let cost = m.tokens.saturating_add(HEADER_TOKENS);
-        if cost > left {
+        let cost = m.borrow().tokens.saturating_add(HEADER_TOKENS);
+        if used.saturating_add(cost) > room {
             break;
         }
-        left -= cost;
+        used += cost;
         keep += 1;
     }
+    (keep, used)
+}
+
+/// The newest of `messages` that fit in `room`, in seq order, under a heading; `older` more
+/// were not read at all.
+fn newest_within(
+    mut messages: Vec<Message>,
+    older: u64,
+    room: u32,
+    heading: &str,
+) -> (String, u32, i64, usize, u64) {
+    messages.sort_by_key(|m| m.seq);
+    let (keep, used) = fit_newest(&messages, room);
     let shown = &messages[messages.len() - keep..];
     let mut text = format!("{heading}\n");
     for m in shown {
         render_message(ExportFormat::Text, m, &mut text);
     }
-    let left_out = total.saturating_sub(keep as u64);
+    let left_out = older + (messages.len() - keep) as u64;
     if left_out > 0 {
         let _ = writeln!(
             text,
             "\n({left_out} of these messages are not shown: the budget ran out)"
         );
     }
-    if shown.is_empty() && total == 0 {
+    if messages.is_empty() {
         text.push_str("(none)\n");
     }
     (
         text,
-        room - left,
+        used,
         shown.first().map_or(0, |m| m.seq),
         shown.len(),
         left_out,

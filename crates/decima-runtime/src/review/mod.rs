@@ -31,6 +31,7 @@ use crate::chat::stream_answer;
 use crate::context::Scale;
 use crate::error::{Result, RuntimeError};
 use crate::events::{Event, EventSink, NoEvents};
+use crate::memo::{field, hex};
 use crate::settings::{self, WindowSettings};
 
 /// The tool's name, as offered to the model.
@@ -567,29 +568,21 @@ async fn goal_of(store: &Store, conversation: ConversationId) -> Result<String> 
 /// (scope, mode, type, focus, last seq), hashed: the same question about the same history.
 fn cache_key(request: &ReviewRequest, focus: Option<&str>, last_seq: i64) -> String {
     let mut hasher = Sha256::new();
-    let mut field = |bytes: &[u8]| {
-        hasher.update((bytes.len() as u64).to_le_bytes());
-        hasher.update(bytes);
-    };
-    field(b"review/1");
-    field(request.conversation.to_string().as_bytes());
-    field(
-        request
-            .execution
-            .map(|e| e.to_string())
-            .unwrap_or_default()
-            .as_bytes(),
-    );
-    field(request.mode.name().as_bytes());
-    field(request.mode.argument().unwrap_or_default().as_bytes());
-    field(request.review_type.name().as_bytes());
-    field(focus.unwrap_or_default().as_bytes());
-    field(&last_seq.to_le_bytes());
-    hasher
-        .finalize()
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
+    let execution = request.execution.map(|e| e.to_string()).unwrap_or_default();
+    let argument = request.mode.argument().unwrap_or_default();
+    for part in [
+        b"review/1".as_slice(),
+        request.conversation.to_string().as_bytes(),
+        execution.as_bytes(),
+        request.mode.name().as_bytes(),
+        argument.as_bytes(),
+        request.review_type.name().as_bytes(),
+        focus.unwrap_or_default().as_bytes(),
+        &last_seq.to_le_bytes(),
+    ] {
+        field(&mut hasher, part);
+    }
+    hex(&hasher.finalize())
 }
 
 /// The short digest the agent gets back from its tool call; the full review is stored.

@@ -4,11 +4,15 @@
 //!
 //! This module holds the runner, the entry points and the step loop; the parts of a step live
 //! beside it: [`model`] (one model call and its context), [`calls`] (tool calls and what a plan
-//! change sets off), [`recovery`] (the failure path and the analyst's choice) and [`resume`]
-//! (what a resumed execution repairs first).
+//! change sets off), [`recovery`] (the failure path and the analyst's choice), [`resume`]
+//! (what a resumed execution repairs first), [`records`] (what a step
+//! writes), [`finish`] (how an execution ends), [`review`] (the
+//! tenth man inside a run) and [`spawn`] (subagents).
 
 mod calls;
+mod finish;
 mod model;
+mod records;
 mod recovery;
 mod resume;
 mod review;
@@ -525,52 +529,6 @@ impl<'s, 'a> Runner<'s, 'a> {
         });
     }
 
-    async fn record(&mut self, kind: StepKind, content: String) -> Result<()> {
-        self.record_all(vec![(kind, content)]).await
-    }
-
-    /// Stores step records in one transaction and feeds them to the step history.
-    async fn record_all(&mut self, records: Vec<(StepKind, String)>) -> Result<()> {
-        let records: Vec<(StepKind, String)> = records
-            .into_iter()
-            .map(|(kind, content)| (kind, clip(&content, RECORD_CHARS)))
-            .collect();
-        let rows: Vec<(decima_store::StepKind, &str)> = records
-            .iter()
-            .map(|(kind, content)| {
-                let kind = match kind {
-                    StepKind::Analysis => decima_store::StepKind::Analysis,
-                    StepKind::Action => decima_store::StepKind::Action,
-                    StepKind::Supervision => decima_store::StepKind::Supervision,
-                };
-                (kind, content.as_str())
-            })
-            .collect();
-        match rows.as_slice() {
-            // One record is one statement: no transaction round trips.
-            [(kind, content)] => {
-                self.store()
-                    .steps()
-                    .record(self.execution.id, *kind, content)
-                    .await?;
-            }
-            rows => {
-                self.store()
-                    .steps()
-                    .record_all(self.execution.id, rows)
-                    .await?;
-            }
-        }
-        for (kind, content) in records {
-            self.history.push(StepRecord {
-                step: self.steps_taken.max(1),
-                kind,
-                content,
-            });
-        }
-        Ok(())
-    }
-
     /// The loop; an error that ends it (the store, the machine) leaves the execution
     /// `interrupted`, so it can be resumed once the cause is fixed, rather than `running` with
     /// no process behind it.
@@ -649,145 +607,6 @@ impl<'s, 'a> Runner<'s, 'a> {
                 CallsEnd::Cancelled => return self.finish_cancelled().await,
             }
         }
-    }
-
-    /// Stores the answer and its analysis and action records. `None` when there was nothing to
-    /// store (an empty answer, or one whose only call was cut off): the model is told next step.
-    async fn store_answer(&mut self, completion: &Completion) -> Result<Option<Message>> {
-        let mut notes = Vec::new();
-        if !completion.cut_off_tool_calls.is_empty() {
-            let names: Vec<&str> = completion
-                .cut_off_tool_calls
-                .iter()
-                .map(|c| c.name.as_str())
-                .collect();
-            let note = format!(
-                "Your last answer hit the output limit while writing a call to {}; that call \
-                 was not run. Make the step smaller (write big files in parts).",
-                names.join(", ")
-            );
-            self.emit(Event::Warning {
-                message: note.clone(),
-            });
-            notes.push(note);
-        }
-        if completion.text.trim().is_empty() && completion.tool_calls.is_empty() {
-            if notes.is_empty() {
-                notes.push(
-                    "Your last answer was empty. Answer the task, or call a tool.".to_owned(),
-                );
-            }
-            self.record(StepKind::Analysis, "(empty answer)".into())
-                .await?;
-            self.instant = Some(notes.join("\n"));
-            return Ok(None);
-        }
-        if !notes.is_empty() {
-            self.instant = Some(notes.join("\n"));
-        }
-        let mut message = NewMessage::from(&completion.to_message());
-        message.execution_id = Some(self.execution.id);
-        let answer = self.store_message(message).await?;
-        let analysis = match (&completion.reasoning, completion.text.trim()) {
-            (Some(r), _) if !r.trim().is_empty() => r.clone(),
-            (_, "") => "(no analysis)".to_owned(),
-            (_, text) => text.to_owned(),
-        };
-        let action = if answer.tool_calls.is_empty() {
-            "answered without a tool call".to_owned()
-        } else {
-            answer
-                .tool_calls
-                .iter()
-                .map(|c| format!("{} {}", c.name, c.arguments))
-                .collect::<Vec<_>>()
-                .join("; ")
-        };
-        self.record_all(vec![
-            (StepKind::Analysis, analysis),
-            (StepKind::Action, action),
-        ])
-        .await?;
-        Ok(Some(answer))
-    }
-
-    async fn finish_succeeded(&mut self, answer: String) -> Result<RunOutcome> {
-        self.execution = self
-            .store()
-            .executions()
-            .finish(
-                self.execution.id,
-                ExecutionStatus::Succeeded,
-                Some(&answer),
-                None,
-            )
-            .await?;
-        info!(steps = self.steps_taken, "execution succeeded");
-        self.final_review().await?;
-        self.emit(Event::Finished {
-            execution_id: self.execution.id,
-            status: ExecutionStatus::Succeeded.as_str(),
-        });
-        Ok(RunOutcome {
-            execution: self.execution.clone(),
-            answer: Some(answer),
-            waiting_on: None,
-        })
-    }
-
-    async fn finish_failed(&mut self, error: &str) -> Result<RunOutcome> {
-        self.execution = self
-            .store()
-            .executions()
-            .finish(
-                self.execution.id,
-                ExecutionStatus::Failed,
-                None,
-                Some(error),
-            )
-            .await?;
-        info!(steps = self.steps_taken, "execution failed");
-        self.emit(Event::Finished {
-            execution_id: self.execution.id,
-            status: ExecutionStatus::Failed.as_str(),
-        });
-        Ok(RunOutcome {
-            execution: self.execution.clone(),
-            answer: None,
-            waiting_on: None,
-        })
-    }
-
-    async fn finish_cancelled(&mut self) -> Result<RunOutcome> {
-        // A cancellation between a stored answer and its results leaves calls open.
-        for call in dangling::unanswered(self.store(), self.conversation.id).await? {
-            self.answer_unrun(
-                &call,
-                "[not run] the run was cancelled before this call".into(),
-                Some(FailureClass::Cancelled),
-            )
-            .await?;
-        }
-        self.execution = self
-            .store()
-            .executions()
-            .finish(
-                self.execution.id,
-                ExecutionStatus::Cancelled,
-                None,
-                Some("cancelled"),
-            )
-            .await?;
-        info!(steps = self.steps_taken, "execution cancelled");
-        self.emit(Event::Finished {
-            execution_id: self.execution.id,
-            status: ExecutionStatus::Cancelled.as_str(),
-        });
-        Ok(RunOutcome {
-            execution: self.execution.clone(),
-            answer: None,
-            waiting_on: None,
-        })
     }
 }
 

@@ -153,7 +153,8 @@ impl Runner<'_, '_> {
     /// the execution's record and in the events; the answer itself is left as it is. A failed
     /// review is a warning, never a failed run.
     pub(super) async fn final_review(&mut self) -> Result<()> {
-        if !self.options.tenth_man.system() || self.execution.parent_id.is_some() {
+        // A subagent runs tool-only (see spawn.rs), so it never reaches this.
+        if !self.options.tenth_man.system() {
             return Ok(());
         }
         let mut request = self.review_request(

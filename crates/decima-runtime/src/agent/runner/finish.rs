@@ -1,0 +1,85 @@
+//! How an execution ends: succeeded with its answer (and the final review), failed with its
+//! reason, or cancelled with every open call answered. Each is stored before it is reported.
+
+use super::*;
+
+impl Runner<'_, '_> {
+    pub(super) async fn finish_succeeded(&mut self, answer: String) -> Result<RunOutcome> {
+        self.execution = self
+            .store()
+            .executions()
+            .finish(
+                self.execution.id,
+                ExecutionStatus::Succeeded,
+                Some(&answer),
+                None,
+            )
+            .await?;
+        info!(steps = self.steps_taken, "execution succeeded");
+        self.final_review().await?;
+        self.emit(Event::Finished {
+            execution_id: self.execution.id,
+            status: ExecutionStatus::Succeeded.as_str(),
+        });
+        Ok(RunOutcome {
+            execution: self.execution.clone(),
+            answer: Some(answer),
+            waiting_on: None,
+        })
+    }
+
+    pub(super) async fn finish_failed(&mut self, error: &str) -> Result<RunOutcome> {
+        self.execution = self
+            .store()
+            .executions()
+            .finish(
+                self.execution.id,
+                ExecutionStatus::Failed,
+                None,
+                Some(error),
+            )
+            .await?;
+        info!(steps = self.steps_taken, "execution failed");
+        self.emit(Event::Finished {
+            execution_id: self.execution.id,
+            status: ExecutionStatus::Failed.as_str(),
+        });
+        Ok(RunOutcome {
+            execution: self.execution.clone(),
+            answer: None,
+            waiting_on: None,
+        })
+    }
+
+    pub(super) async fn finish_cancelled(&mut self) -> Result<RunOutcome> {
+        // A cancellation between a stored answer and its results leaves calls open.
+        for call in dangling::unanswered(self.store(), self.conversation.id).await? {
+            self.answer_unrun(
+                &call,
+                "[not run] the run was cancelled before this call".into(),
+                Some(FailureClass::Cancelled),
+            )
+            .await?;
+        }
+        self.execution = self
+            .store()
+            .executions()
+            .finish(
+                self.execution.id,
+                ExecutionStatus::Cancelled,
+                None,
+                Some("cancelled"),
+            )
+            .await?;
+        info!(steps = self.steps_taken, "execution cancelled");
+        self.emit(Event::Finished {
+            execution_id: self.execution.id,
+            status: ExecutionStatus::Cancelled.as_str(),
+        });
+        Ok(RunOutcome {
+            execution: self.execution.clone(),
+            answer: None,
+            waiting_on: None,
+        })
+    }
+}
