@@ -77,7 +77,10 @@ async fn full_reload(store: &Store, c: &Conversation, preset: &Preset, budget: u
         .copied()
         .chain(selection.recent.iter())
         .collect();
-    let working: Vec<NewMessage> = sent.iter().map(|m| NewMessage::from(*m)).collect();
+    let working: Vec<std::sync::Arc<NewMessage>> = sent
+        .iter()
+        .map(|m| std::sync::Arc::new(NewMessage::from(*m)))
+        .collect();
     let tokens: Vec<u32> = sent.iter().map(|m| m.tokens).collect();
     let placeholders = BTreeMap::new();
     let mut input = AssembleInput::new(&working);

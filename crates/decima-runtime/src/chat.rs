@@ -271,7 +271,7 @@ pub(crate) fn chat_request(
             .assembled
             .messages
             .iter()
-            .map(|m| ChatMessage::from(&m.message))
+            .map(|m| ChatMessage::from(m.message.as_ref()))
             .collect(),
         tools: tools.to_vec(),
         ..ChatRequest::default()

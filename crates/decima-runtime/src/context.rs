@@ -13,6 +13,7 @@
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
+use std::sync::{Arc, OnceLock};
 
 use decima_core::context::{
     ContextReport, HistoryBudget, Layer as ReportLayer, Selection, Summary, select,
@@ -138,10 +139,10 @@ pub struct Built {
     pub budgeting: Budgeting,
     /// Where the history's tokens went.
     pub history: HistoryBreakdown,
-    /// The live summaries (for compression planning).
-    pub summaries: Vec<Summary>,
-    /// The pinned units the summaries cover.
-    pub pinned: Vec<Message>,
+    /// The live summaries (for compression planning), shared with what the step read.
+    pub summaries: Arc<[Summary]>,
+    /// The pinned units the summaries cover, shared likewise.
+    pub pinned: Arc<[Message]>,
     /// The last seq the summaries cover.
     pub frontier: i64,
 }
@@ -155,17 +156,26 @@ impl Built {
 
 /// Renders the session context: the pinned todos verbatim, then the summaries, global first.
 pub fn render_session_context(todos: &[PinnedTodo], summaries: &[Summary]) -> String {
-    let mut session = String::new();
+    join_session(&[&render_todos(todos), &render_summaries(summaries)])
+}
+
+/// The pinned todos, one line each, under a heading; empty without any.
+fn render_todos(todos: &[PinnedTodo]) -> String {
+    let mut out = String::new();
     if !todos.is_empty() {
-        session.push_str("Pinned todos:\n");
+        out.push_str("Pinned todos:\n");
         for t in todos {
             let _ = match &t.phase {
-                Some(phase) => writeln!(session, "- [{}] {} (phase: {phase})", t.status, t.title),
-                None => writeln!(session, "- [{}] {}", t.status, t.title),
+                Some(phase) => writeln!(out, "- [{}] {} (phase: {phase})", t.status, t.title),
+                None => writeln!(out, "- [{}] {}", t.status, t.title),
             };
         }
-        session.push('\n');
     }
+    out
+}
+
+/// The summaries, global first, each under its header.
+fn render_summaries(summaries: &[Summary]) -> String {
     let mut ordered: Vec<&Summary> = summaries.iter().collect();
     ordered.sort_by_key(|s| {
         (
@@ -173,10 +183,23 @@ pub fn render_session_context(todos: &[PinnedTodo], summaries: &[Summary]) -> St
             s.start_seq,
         )
     });
+    let mut out = String::new();
     for s in ordered {
-        let _ = writeln!(session, "{}\n{}\n", s.header(), s.text.trim_end());
+        let _ = writeln!(out, "{}\n{}\n", s.header(), s.text.trim_end());
     }
-    session.trim_end().to_string()
+    out.trim_end().to_owned()
+}
+
+/// The session context's parts, the empty ones left out, a blank line between the others.
+fn join_session(parts: &[&str]) -> String {
+    let mut session = String::new();
+    for part in parts.iter().map(|p| p.trim_end()).filter(|p| !p.is_empty()) {
+        if !session.is_empty() {
+            session.push_str("\n\n");
+        }
+        session.push_str(part);
+    }
+    session
 }
 
 /// The fixed text of a preset: what it sends with an empty history.
@@ -280,11 +303,7 @@ pub async fn build_with(
     let memo =
         MemoCounter::load(store, conversation.id, decima_llm::tokens::store_counter()).await?;
     let loaded = Loaded::load(store, conversation, preset, window, scale, &memo).await?;
-    let todos = store
-        .todos()
-        .pinned_in_conversation(conversation.id)
-        .await?;
-    let built = loaded.assemble(preset, window, scale, &todos, extras, &memo)?;
+    let built = loaded.assemble(preset, window, scale, extras, &memo)?;
     if memo.misses() > 0 {
         memo.save(store, conversation.id).await?;
     }
@@ -298,10 +317,21 @@ pub async fn build_with(
 #[derive(Debug, Clone)]
 pub struct Loaded {
     id: ConversationId,
-    summaries: Vec<Summary>,
+    summaries: Arc<[Summary]>,
     frontier: i64,
-    pinned: Vec<Message>,
+    pinned: Arc<[Message]>,
     tail: Vec<Message>,
+    /// `pinned` and `tail` as request drafts, made by the first request assembled from them
+    /// and shared by every later one, so a step copies no message it sent before. (A reader
+    /// that only selects, the tenth man, never makes them.)
+    pinned_drafts: OnceLock<Vec<Arc<NewMessage>>>,
+    tail_drafts: OnceLock<Vec<Arc<NewMessage>>>,
+    /// The summaries as the session context shows them, and their count: made by the first
+    /// request that needs them. Summaries only change with a compaction, which reloads.
+    summaries_text: OnceLock<String>,
+    summaries_count: OnceLock<u32>,
+    /// The pinned todos, shown in the session context; read again with every refresh.
+    todos: Vec<PinnedTodo>,
     tail_tokens: u64,
     /// Uncovered messages older than the tail, not loaded.
     unread: SeqTotals,
@@ -343,6 +373,7 @@ impl Loaded {
         // counters, so the next refresh finds them disagreeing and reloads; the counters never
         // vouch for a tail that lacks a message.
         let now = store.conversations().get(id).await?;
+        let todos = store.todos().pinned_in_conversation(id).await?;
         let (tail, unread) = load_tail(
             store,
             id,
@@ -353,10 +384,15 @@ impl Loaded {
         let last_seq = tail.last().map_or(frontier, |m| m.seq);
         Ok(Self {
             id,
+            summaries_text: OnceLock::new(),
             tail_tokens: sum_tokens(&tail),
-            summaries,
+            summaries: summaries.into(),
             frontier,
-            pinned,
+            pinned_drafts: OnceLock::new(),
+            tail_drafts: OnceLock::new(),
+            summaries_count: OnceLock::new(),
+            todos,
+            pinned: pinned.into(),
             tail,
             unread,
             last_seq,
@@ -365,10 +401,12 @@ impl Loaded {
         })
     }
 
-    /// Brings the tail up to date with what was stored since it was read. Returns `false` when
-    /// the store changed in a way it cannot follow (a compaction, a deletion, a rollback):
-    /// the caller loads afresh.
-    pub async fn refresh(&mut self, store: &Store) -> Result<bool> {
+    /// Brings the tail up to date with what was stored since it was read. `own` are the
+    /// messages the caller stored since, as the store returned them: when they are exactly
+    /// what was stored (every seq since the tail, and nothing else), they are taken as they
+    /// are, without reading them back. Returns `false` when the store changed in a way it
+    /// cannot follow (a compaction, a deletion, a rollback): the caller loads afresh.
+    pub async fn refresh(&mut self, store: &Store, own: Vec<Message>) -> Result<bool> {
         // The state first, then the new messages: a message stored in between is fetched but
         // not counted, so the counts disagree and the step reloads rather than trusting them.
         let now = store.compactions().live_state(self.id).await?;
@@ -379,19 +417,34 @@ impl Loaded {
         {
             return Ok(false);
         }
-        let fresh = store
-            .messages()
-            .range(self.id, self.last_seq + 1, i64::MAX)
-            .await?;
+        // Seqs are gapless: when the caller's messages hold every seq after the tail up to the
+        // next, nobody else stored one in between.
+        let all_own = own.len() as i64 == now.next_seq - (self.last_seq + 1)
+            && own
+                .iter()
+                .zip(self.last_seq + 1..)
+                .all(|(m, seq)| m.seq == seq && m.deleted_at.is_none());
+        let fresh = if all_own {
+            own
+        } else {
+            store
+                .messages()
+                .range(self.id, self.last_seq + 1, i64::MAX)
+                .await?
+        };
         let added = (fresh.len() as u64, sum_tokens(&fresh));
         if (now.messages, now.tokens) != (self.live.0 + added.0, self.live.1 + added.1) {
             return Ok(false);
         }
         self.live = (now.messages, now.tokens);
+        self.todos = now.pinned_todos;
         if let Some(last) = fresh.last() {
             self.last_seq = last.seq;
         }
         self.tail_tokens += added.1;
+        if let Some(drafts) = self.tail_drafts.get_mut() {
+            drafts.extend(drafts_of(&fresh));
+        }
         self.tail.extend(fresh);
         // Messages that can no longer fit whatever the budget move to the unread totals, as a
         // load would have left them unread, so memory follows the window too.
@@ -405,7 +458,29 @@ impl Loaded {
             drop += 1;
         }
         self.tail.drain(..drop);
+        if let Some(drafts) = self.tail_drafts.get_mut() {
+            drafts.drain(..drop);
+        }
         Ok(true)
+    }
+
+    /// The drafts of what `selection` sends, in order (the pinned, then the recent), shared
+    /// with the ones made when the messages were read.
+    fn drafts(&self, selection: &Selection<'_>) -> (Vec<Arc<NewMessage>>, Vec<u32>) {
+        let mut drafts = Vec::with_capacity(selection.pinned.len() + selection.recent.len());
+        let mut tokens = Vec::with_capacity(drafts.capacity());
+        let pinned = selection.pinned.iter().copied();
+        let pinned_drafts = self.pinned_drafts.get_or_init(|| drafts_of(&self.pinned));
+        let tail_drafts = self.tail_drafts.get_or_init(|| drafts_of(&self.tail));
+        for (m, draft) in shared_drafts(&self.pinned, pinned_drafts, pinned).chain(shared_drafts(
+            &self.tail,
+            tail_drafts,
+            selection.recent.iter(),
+        )) {
+            drafts.push(draft);
+            tokens.push(m.tokens);
+        }
+        (drafts, tokens)
     }
 
     /// The sliding-window selection over what was read, within `tokens` of history (store
@@ -427,7 +502,6 @@ impl Loaded {
         preset: &Preset,
         window: &WindowSettings,
         scale: Scale,
-        todos: &[PinnedTodo],
         extras: Extras<'_>,
         counter: &dyn TokenCounter,
     ) -> Result<Built> {
@@ -435,16 +509,35 @@ impl Loaded {
         let input_room = window.window.saturating_sub(output_reserve);
         let input_room_store = scale.to_store(input_room);
         let fixed = system_constants(preset, counter);
-        let mut session = render_session_context(todos, &self.summaries);
-        if !extras.session.trim().is_empty() {
-            if !session.is_empty() {
-                session.push_str("\n\n");
-            }
-            session.push_str(extras.session.trim_end());
-        }
+        // Counted in parts: the summaries once per load, the todos and the step history (small)
+        // each time. A part's count may differ from the whole's by a token where they meet; the
+        // calibration absorbs that, as it does for the paragraph counts.
+        let todos_text = render_todos(&self.todos);
+        let summaries_text = self
+            .summaries_text
+            .get_or_init(|| render_summaries(&self.summaries));
+        let session = join_session(&[&todos_text, summaries_text, extras.session]);
+        let session_text_tokens = [todos_text.as_str(), extras.session]
+            .iter()
+            .map(|part| part.trim_end())
+            .filter(|part| !part.is_empty())
+            .map(|part| counter.count_text(part))
+            .fold(0u32, u32::saturating_add)
+            .saturating_add(if summaries_text.is_empty() {
+                0
+            } else {
+                *self
+                    .summaries_count
+                    .get_or_init(|| counter.count_text(summaries_text))
+            });
+        let session_tokens = (!session.is_empty()).then(|| {
+            counter
+                .count_message(&NewMessage::new(decima_core::Role::System, ""))
+                .saturating_add(session_text_tokens)
+        });
         let summary_tokens: u64 = self.summaries.iter().map(|s| u64::from(s.tokens)).sum();
         let session_overhead =
-            u32::try_from(u64::from(counter.count_text(&session)).saturating_sub(summary_tokens))
+            u32::try_from(u64::from(session_text_tokens).saturating_sub(summary_tokens))
                 .unwrap_or(u32::MAX);
         let mut history = HistoryBudget::new(
             input_room_store
@@ -457,8 +550,14 @@ impl Loaded {
         let mut pass = 0;
         let (assembled, breakdown) = loop {
             let selection = select(&self.tail, &self.pinned, &self.summaries, &history)?;
-            let assembled =
-                assemble_selection(preset, &selection, &session, extras.instant, counter);
+            let drafts = self.drafts(&selection);
+            let assembled = assemble_selection(
+                preset,
+                &drafts,
+                (&session, session_tokens),
+                extras.instant,
+                counter,
+            );
             let excess = assembled.total.saturating_sub(input_room_store);
             if excess > 0 && pass == 0 {
                 pass += 1;
@@ -498,8 +597,8 @@ impl Loaded {
                 scale,
             },
             history: breakdown,
-            summaries: self.summaries.clone(),
-            pinned: self.pinned.clone(),
+            summaries: Arc::clone(&self.summaries),
+            pinned: Arc::clone(&self.pinned),
             frontier: self.frontier,
         })
     }
@@ -526,25 +625,48 @@ fn measure(
     ContextReport::new(layers, input_room, &window.thresholds)
 }
 
+/// The drafts made for `picked`, a seq-ordered selection out of `read` (whose drafts are
+/// `drafts`): one forward walk, as both are in seq order. A message not found (which a
+/// selection over `read` cannot hold) gets a draft of its own.
+fn shared_drafts<'m>(
+    read: &'m [Message],
+    drafts: &'m [Arc<NewMessage>],
+    picked: impl Iterator<Item = &'m Message> + 'm,
+) -> impl Iterator<Item = (&'m Message, Arc<NewMessage>)> + 'm {
+    let mut at = 0;
+    picked.map(move |m| {
+        if read.get(at).is_none_or(|r| r.seq != m.seq) {
+            at = read.partition_point(|r| r.seq < m.seq);
+        }
+        let draft = match (read.get(at), drafts.get(at)) {
+            (Some(r), Some(draft)) if r.seq == m.seq => Arc::clone(draft),
+            _ => Arc::new(NewMessage::from(m)),
+        };
+        at += 1;
+        (m, draft)
+    })
+}
+
+/// The drafts of stored messages, for requests.
+fn drafts_of(messages: &[Message]) -> Vec<Arc<NewMessage>> {
+    messages
+        .iter()
+        .map(|m| Arc::new(NewMessage::from(m)))
+        .collect()
+}
+
 fn assemble_selection(
     preset: &Preset,
-    selection: &Selection<'_>,
-    session: &str,
+    (working, tokens): &(Vec<Arc<NewMessage>>, Vec<u32>),
+    (session, session_tokens): (&str, Option<u32>),
     instant: &str,
     counter: &dyn TokenCounter,
 ) -> Assembled {
-    let sent: Vec<&Message> = selection
-        .pinned
-        .iter()
-        .copied()
-        .chain(selection.recent.iter())
-        .collect();
-    let working: Vec<NewMessage> = sent.iter().map(|m| NewMessage::from(*m)).collect();
-    let tokens: Vec<u32> = sent.iter().map(|m| m.tokens).collect();
     let placeholders = BTreeMap::new();
-    let mut input = AssembleInput::new(&working);
-    input.history_tokens = Some(&tokens);
+    let mut input = AssembleInput::new(working);
+    input.history_tokens = Some(tokens);
     input.session_context = session;
+    input.session_context_tokens = session_tokens;
     input.instant_context = instant;
     input.placeholders = &placeholders;
     assemble(preset, &input, counter)

@@ -193,9 +193,17 @@ impl TokenCounter for ParagraphCounter<'_> {
         if message.content.len() < PARAGRAPH_COUNTING_FROM {
             return self.inner.count_message(message);
         }
+        // The message without its text, counted for its framing; the text is not copied.
         let frame = NewMessage {
+            role: message.role,
+            name: message.name.clone(),
             content: String::new(),
-            ..message.clone()
+            reasoning: message.reasoning.clone(),
+            reasoning_signature: message.reasoning_signature.clone(),
+            tool_calls: message.tool_calls.clone(),
+            tool_call_id: message.tool_call_id.clone(),
+            execution_id: message.execution_id,
+            pinned: message.pinned,
         };
         self.inner
             .count_message(&frame)
@@ -207,10 +215,15 @@ impl TokenCounter for ParagraphCounter<'_> {
 /// run: a step's request repeats the last one plus a few messages, so only those are counted,
 /// and a long one (the system message with the session context) paragraph by paragraph.
 /// Keys are a fast hash of every field the count depends on; the texts are not kept.
+///
+/// A request's history messages are the same shared drafts step after step (see
+/// [`crate::context::Loaded`]); those are known by identity, without hashing their text. The
+/// memo holds each draft it knows, so no other message can take its address while it is known.
 pub struct ModelMemo {
     inner: Arc<dyn TokenCounter>,
     whole: Counts,
     paragraphs: ParagraphMemo,
+    shared: Mutex<SharedCounts>,
 }
 
 impl ModelMemo {
@@ -220,9 +233,71 @@ impl ModelMemo {
             inner,
             whole: Counts::default(),
             paragraphs: ParagraphMemo::default(),
+            shared: Mutex::default(),
         }
     }
+
+    /// The count of a request's messages. Drafts seen in an earlier request are found by
+    /// identity; the rest are counted (through the memo) and remembered. Once the memo holds
+    /// twice what a request carries, what this request did not carry is forgotten, so the memo
+    /// follows the window.
+    pub fn count_request<'m>(
+        &self,
+        messages: impl ExactSizeIterator<Item = &'m Arc<NewMessage>>,
+    ) -> u32 {
+        let Ok(mut shared) = self.shared.lock() else {
+            return messages
+                .map(|m| self.count_message(m))
+                .fold(0, u32::saturating_add);
+        };
+        let carried = messages.len();
+        shared.generation = shared.generation.wrapping_add(1);
+        let generation = shared.generation;
+        let mut total = 0u32;
+        for message in messages {
+            let key = Arc::as_ptr(message) as usize;
+            let tokens = match shared.known.get_mut(&key) {
+                Some(known) => {
+                    known.generation = generation;
+                    known.tokens
+                }
+                None => {
+                    let tokens = self.count_message(message);
+                    shared.known.insert(
+                        key,
+                        Known {
+                            _held: Arc::clone(message),
+                            tokens,
+                            generation,
+                        },
+                    );
+                    tokens
+                }
+            };
+            total = total.saturating_add(tokens);
+        }
+        if shared.known.len() > 2 * carried + 64 {
+            shared.known.retain(|_, k| k.generation == generation);
+        }
+        total
+    }
 }
+
+/// The drafts a [`ModelMemo`] knows by identity.
+#[derive(Default)]
+struct SharedCounts {
+    known: HashMap<usize, Known>,
+    /// Counts requests, to tell what the last one carried.
+    generation: u64,
+}
+
+/// A draft known by its address: held, so no other message can take that address meanwhile.
+struct Known {
+    _held: Arc<NewMessage>,
+    tokens: u32,
+    generation: u64,
+}
+
 fn fast_key(parts: &[&[u8]]) -> u64 {
     use std::hash::{BuildHasher as _, Hasher as _};
     let mut hasher = foldhash::quality::FixedState::with_seed(0x6465_6369_6d61).build_hasher();

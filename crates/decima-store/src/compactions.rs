@@ -115,12 +115,18 @@ impl<'s> Compactions<'s> {
     }
 
     /// What a step checks, in one query, before it trusts the window it read last time: the
-    /// conversation's live message count and tokens (kept by triggers) and the ids of its live
+    /// conversation's live message count and tokens (kept by triggers), its next seq, its
+    /// pinned todos, and the ids of its live
     /// summaries, in the order [`Compactions::live_summaries`] returns them. A deleted or
     /// missing conversation is not found.
     pub async fn live_state(&self, conversation: ConversationId) -> Result<LiveState> {
-        let row: Option<(i64, i64, String)> = sqlx::query_as(
-            "SELECT c.live_messages, c.live_tokens, \
+        let row: Option<(i64, i64, i64, String, String)> = sqlx::query_as(
+            "SELECT c.live_messages, c.live_tokens, c.next_seq, \
+             (SELECT json_group_array(json_array(title, status, phase)) FROM ( \
+                SELECT t.title, t.status, t.phase FROM todos t \
+                JOIN executions e ON e.id = t.execution_id \
+                WHERE e.conversation_id = c.id AND t.pinned = 1 AND t.deleted_at IS NULL \
+                ORDER BY e.created_at, e.id, t.position)), \
              (SELECT json_group_array(id) FROM ( \
                 SELECT s.id FROM summaries s LEFT JOIN compactions k ON k.id = s.compaction_id \
                 WHERE s.conversation_id = c.id AND s.superseded_by IS NULL \
@@ -131,9 +137,20 @@ impl<'s> Compactions<'s> {
         .bind(conversation.to_string())
         .fetch_optional(self.store.pool())
         .await?;
-        let (messages, tokens, ids) =
+        let (messages, tokens, next_seq, todos, ids) =
             row.ok_or_else(|| StoreError::not_found("conversation", conversation))?;
+        let todos: Vec<(String, String, Option<String>)> =
+            serde_json::from_str(&todos).map_err(|e| corrupt("pinned todos", e))?;
         Ok(LiveState {
+            next_seq,
+            pinned_todos: todos
+                .into_iter()
+                .map(|(title, status, phase)| crate::PinnedTodo {
+                    title,
+                    status,
+                    phase,
+                })
+                .collect(),
             messages: u64::try_from(messages).map_err(|e| corrupt("live message count", e))?,
             tokens: u64::try_from(tokens).map_err(|e| corrupt("live token count", e))?,
             summary_ids: serde_json::from_str(&ids).map_err(|e| corrupt("summary ids", e))?,
@@ -328,4 +345,9 @@ pub struct LiveState {
     pub tokens: u64,
     /// The live summaries' ids, global first, then by start.
     pub summary_ids: Vec<String>,
+    /// The seq the next message will get: every seq below it is taken.
+    pub next_seq: i64,
+    /// The conversation's pinned todos, as [`crate::Todos::pinned_in_conversation`] lists
+    /// them: read in the same query, since a step shows them in its session context.
+    pub pinned_todos: Vec<crate::PinnedTodo>,
 }

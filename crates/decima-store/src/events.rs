@@ -171,3 +171,13 @@ impl<'s> Events<'s> {
         rows.into_iter().map(Event::try_from).collect()
     }
 }
+
+/// Inserts a marker event for a conversation and an execution, under `guard` (see
+/// [`crate::Messages::append_noting`]): bound as conversation, execution, kind, payload,
+/// created_at, then the guard's values.
+pub(crate) fn marker_sql(guard: &str) -> String {
+    format!(
+        "INSERT INTO events (conversation_id, execution_id, kind, payload, created_at) \
+         SELECT ?, ?, ?, ?, ? WHERE 1{guard} RETURNING id"
+    )
+}

@@ -41,7 +41,7 @@ pub use events::{Event, Events};
 pub use executions::{Execution, ExecutionStatus, Executions, NewExecution, SandboxKind};
 pub use exports::{Exports, HistoryExport};
 pub use failures::{Failure, Failures, NewFailure, Resolution};
-pub use messages::{Messages, SeqTotals};
+pub use messages::{Messages, SeqTotals, StepNotes};
 pub use presets::{PRESET_KINDS, PresetRecord, Presets};
 pub use providers::{NewProvider, ProviderRecord, Providers};
 pub use reviews::{Finding, NewFinding, NewReview, Review, Reviews};

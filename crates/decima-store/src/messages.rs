@@ -16,6 +16,83 @@ pub(crate) struct Priced<'a> {
     tokens: u32,
 }
 
+/// Appends one message: `INSERT … SELECT` takes the seq from `conversations.next_seq`.
+const APPEND_SQL: &str = "INSERT INTO messages (id, conversation_id, execution_id, seq, role, \
+    name, content, reasoning, reasoning_signature, tool_calls, tool_call_id, tokens, pinned, \
+    created_at) SELECT ?, c.id, ?, c.next_seq, ?, ?, ?, ?, ?, ?, ?, ?, ?, ? \
+    FROM conversations c WHERE c.id = ? AND c.deleted_at IS NULL RETURNING seq";
+
+/// The condition that makes a note written with a message depend on it: the message's id is
+/// bound after the note's own values.
+const ON_MESSAGE: &str = " AND EXISTS (SELECT 1 FROM messages WHERE id = ?)";
+
+/// What the agent loop notes with a message (see [`Messages::append_noting`]).
+#[derive(Debug, Clone, Copy)]
+pub struct StepNotes<'a> {
+    /// The execution the records and the marker belong to.
+    pub execution: ExecutionId,
+    /// Step records, in order.
+    pub records: &'a [(crate::StepKind, &'a str)],
+    /// A tool call about to run, as (call id, tool name): its `tool.started` marker, which
+    /// resume reads to never run a call twice.
+    pub started_call: Option<(&'a str, &'a str)>,
+}
+
+type Scalar<'q> = sqlx::query::QueryScalar<'q, Sqlite, i64, sqlx::sqlite::SqliteArguments>;
+
+/// Binds [`APPEND_SQL`]'s values.
+fn bind_append<'q>(
+    query: Scalar<'q>,
+    id: &MessageId,
+    message: &'q NewMessage,
+    tokens: u32,
+    created_at: Timestamp,
+    conversation: ConversationId,
+) -> Result<Scalar<'q>> {
+    Ok(query
+        .bind(id.to_string())
+        .bind(message.execution_id.map(|e| e.to_string()))
+        .bind(message.role.as_str())
+        .bind(message.name.as_deref())
+        .bind(message.content.as_str())
+        .bind(message.reasoning.as_deref())
+        .bind(message.reasoning_signature.as_deref())
+        .bind(tool_calls_json(&message.tool_calls)?)
+        .bind(message.tool_call_id.as_deref())
+        .bind(i64::from(tokens))
+        .bind(message.pinned)
+        .bind(created_at.0)
+        .bind(conversation.to_string()))
+}
+
+/// A draft as stored.
+fn stored(
+    id: MessageId,
+    conversation: ConversationId,
+    seq: i64,
+    message: NewMessage,
+    tokens: u32,
+    created_at: Timestamp,
+) -> Message {
+    Message {
+        id,
+        conversation_id: conversation,
+        execution_id: message.execution_id,
+        seq,
+        role: message.role,
+        name: message.name,
+        content: message.content,
+        reasoning: message.reasoning,
+        reasoning_signature: message.reasoning_signature,
+        tool_calls: message.tool_calls,
+        tool_call_id: message.tool_call_id,
+        tokens,
+        pinned: message.pinned,
+        created_at,
+        deleted_at: None,
+    }
+}
+
 /// Message operations, borrowed from a [`Store`].
 pub struct Messages<'s> {
     store: &'s Store,
@@ -55,48 +132,115 @@ impl<'s> Messages<'s> {
         let created_at = Timestamp::now();
         // fetch_all steps the statement to completion in one exchange with sqlx's SQLite worker;
         // fetch_optional would drop the row stream mid-way and cost a cancellation round.
-        let seqs: Vec<i64> = sqlx::query_scalar(
-            "INSERT INTO messages (id, conversation_id, execution_id, seq, role, name, content, \
-             reasoning, reasoning_signature, tool_calls, tool_call_id, tokens, pinned, created_at) \
-             SELECT ?, c.id, ?, c.next_seq, ?, ?, ?, ?, ?, ?, ?, ?, ?, ? \
-             FROM conversations c WHERE c.id = ? AND c.deleted_at IS NULL RETURNING seq",
-        )
-        .bind(id.to_string())
-        .bind(message.execution_id.map(|e| e.to_string()))
-        .bind(message.role.as_str())
-        .bind(message.name.as_deref())
-        .bind(message.content.as_str())
-        .bind(message.reasoning.as_deref())
-        .bind(message.reasoning_signature.as_deref())
-        .bind(tool_calls_json(&message.tool_calls)?)
-        .bind(message.tool_call_id.as_deref())
-        .bind(i64::from(tokens))
-        .bind(message.pinned)
-        .bind(created_at.0)
-        .bind(conversation.to_string())
+        let seqs: Vec<i64> = bind_append(
+            sqlx::query_scalar(APPEND_SQL),
+            &id,
+            &message,
+            tokens,
+            created_at,
+            conversation,
+        )?
         .fetch_all(self.store.pool())
         .await
         .map_err(insert_error)?;
         let seq = *seqs
             .first()
             .ok_or_else(|| StoreError::not_found("conversation", conversation))?;
-        Ok(Message {
-            id,
-            conversation_id: conversation,
-            execution_id: message.execution_id,
-            seq,
-            role: message.role,
-            name: message.name,
-            content: message.content,
-            reasoning: message.reasoning,
-            reasoning_signature: message.reasoning_signature,
-            tool_calls: message.tool_calls,
-            tool_call_id: message.tool_call_id,
+        Ok(stored(id, conversation, seq, message, tokens, created_at))
+    }
+
+    /// Appends one message together with what the agent loop notes at the same moment: the
+    /// step records it gives rise to, and the marker of the tool call about to run. All of it
+    /// goes to SQLite in one exchange, as consecutive statements: a step's writes cost one
+    /// round trip to the connection's worker thread instead of three. Each statement commits on
+    /// its own, as three separate calls would; the notes are only written when the message was,
+    /// so a missing conversation leaves nothing behind.
+    pub async fn append_noting(
+        &self,
+        conversation: ConversationId,
+        message: NewMessage,
+        notes: StepNotes<'_>,
+    ) -> Result<(Message, Vec<crate::Step>)> {
+        message.validate()?;
+        let started = notes
+            .started_call
+            .map(|(id, name)| serde_json::json!({ "call_id": id, "name": name }).to_string());
+        let tokens = self.store.counter().count_message(&message);
+        let id = MessageId::new();
+        let created_at = Timestamp::now();
+        let mut sql = String::from(APPEND_SQL);
+        if let Some(records) = crate::steps::records_sql(notes.records.len(), ON_MESSAGE) {
+            sql.push_str("; ");
+            sql.push_str(&records);
+        }
+        if started.is_some() {
+            sql.push_str("; ");
+            sql.push_str(&crate::events::marker_sql(ON_MESSAGE));
+        }
+        // The text depends only on how many records there are and whether a call starts;
+        // every value is bound.
+        let mut query = bind_append(
+            sqlx::query_scalar::<_, i64>(sqlx::AssertSqlSafe(sql)),
+            &id,
+            &message,
             tokens,
-            pinned: message.pinned,
             created_at,
-            deleted_at: None,
-        })
+            conversation,
+        )?;
+        let mut steps = Vec::with_capacity(notes.records.len());
+        for (kind, content) in notes.records {
+            let step_id = uuid::Uuid::now_v7().to_string();
+            let step_tokens = self.store.counter().count_text(content);
+            query = crate::steps::bind_record(
+                query,
+                &step_id,
+                *kind,
+                content,
+                step_tokens,
+                created_at,
+                notes.execution,
+            )
+            .bind(id.to_string());
+            steps.push(crate::Step {
+                id: step_id,
+                execution_id: notes.execution,
+                seq: 0,
+                kind: kind.as_str().to_owned(),
+                content: (*content).to_owned(),
+                tokens: step_tokens,
+                created_at,
+            });
+        }
+        if let Some(payload) = started {
+            query = query
+                .bind(conversation.to_string())
+                .bind(notes.execution.to_string())
+                .bind("tool.started")
+                .bind(payload)
+                .bind(created_at.0)
+                .bind(id.to_string());
+        }
+        let returned = query
+            .fetch_all(self.store.pool())
+            .await
+            .map_err(insert_error)?;
+        // The message's seq, then each record's, then the marker's id.
+        let expected = 1 + steps.len() + usize::from(notes.started_call.is_some());
+        let Some((&seq, rest)) = returned.split_first() else {
+            return Err(StoreError::not_found("conversation", conversation));
+        };
+        if returned.len() != expected {
+            return Err(StoreError::not_found("execution", notes.execution));
+        }
+        let mut record_seqs = rest[..steps.len()].to_vec();
+        record_seqs.sort_unstable();
+        for (step, seq) in steps.iter_mut().zip(record_seqs) {
+            step.seq = seq;
+        }
+        Ok((
+            stored(id, conversation, seq, message, tokens, created_at),
+            steps,
+        ))
     }
 
     /// Appends messages in one transaction and returns the seqs they got. The seqs follow the last

@@ -112,33 +112,16 @@ impl<'s> Steps<'s> {
             return Ok(Vec::new());
         }
         let created_at = Timestamp::now();
-        let mut sql = String::from(
-            "INSERT INTO steps (id, execution_id, seq, kind, content, tokens, created_at) ",
-        );
-        for i in 0..records.len() {
-            if i > 0 {
-                sql.push_str(" UNION ALL ");
-            }
-            sql.push_str(&format!(
-                "SELECT ?, e.id, COALESCE((SELECT MAX(s.seq) FROM steps s \
-                 WHERE s.execution_id = e.id), 0) + {}, ?, ?, ?, ? FROM executions e WHERE e.id = ?",
-                i + 1
-            ));
-        }
-        sql.push_str(" RETURNING seq");
+        let Some(sql) = records_sql(records.len(), "") else {
+            return Ok(Vec::new());
+        };
         let mut rows = Vec::with_capacity(records.len());
         // The text depends only on how many records there are; every value is bound.
         let mut query = sqlx::query_scalar::<_, i64>(sqlx::AssertSqlSafe(sql));
         for (kind, content) in records {
             let id = uuid::Uuid::now_v7().to_string();
             let tokens = self.store.counter().count_text(content);
-            query = query
-                .bind(id.clone())
-                .bind(kind.as_str())
-                .bind(*content)
-                .bind(i64::from(tokens))
-                .bind(created_at.0)
-                .bind(execution.to_string());
+            query = bind_record(query, &id, *kind, content, tokens, created_at, execution);
             rows.push((id, *kind, *content, tokens));
         }
         let mut seqs = query.fetch_all(self.store.pool()).await?;
@@ -175,6 +158,50 @@ impl<'s> Steps<'s> {
 }
 
 /// One step row with the next seq of its execution, on a pool or inside a transaction.
+/// One statement that records `n` steps in order, each row numbered after the execution's
+/// highest seq plus its place in the batch (SQLite evaluates an `INSERT … SELECT` that reads its
+/// own table completely before it inserts, so the batch is numbered gaplessly). `guard` is
+/// appended to each row's condition, with its own values bound after the row's. `None` for none.
+pub(crate) fn records_sql(n: usize, guard: &str) -> Option<String> {
+    if n == 0 {
+        return None;
+    }
+    let mut sql = String::from(
+        "INSERT INTO steps (id, execution_id, seq, kind, content, tokens, created_at) ",
+    );
+    for i in 0..n {
+        if i > 0 {
+            sql.push_str(" UNION ALL ");
+        }
+        sql.push_str(&format!(
+            "SELECT ?, e.id, COALESCE((SELECT MAX(s.seq) FROM steps s \
+             WHERE s.execution_id = e.id), 0) + {}, ?, ?, ?, ? FROM executions e WHERE e.id = ?{guard}",
+            i + 1
+        ));
+    }
+    sql.push_str(" RETURNING seq");
+    Some(sql)
+}
+
+/// Binds one row of [`records_sql`] (not its guard).
+pub(crate) fn bind_record<'q>(
+    query: sqlx::query::QueryScalar<'q, sqlx::Sqlite, i64, sqlx::sqlite::SqliteArguments>,
+    id: &str,
+    kind: StepKind,
+    content: &str,
+    tokens: u32,
+    created_at: Timestamp,
+    execution: ExecutionId,
+) -> sqlx::query::QueryScalar<'q, sqlx::Sqlite, i64, sqlx::sqlite::SqliteArguments> {
+    query
+        .bind(id.to_owned())
+        .bind(kind.as_str())
+        .bind(content.to_owned())
+        .bind(i64::from(tokens))
+        .bind(created_at.0)
+        .bind(execution.to_string())
+}
+
 async fn insert_step<'e, E: sqlx::SqliteExecutor<'e>>(
     store: &Store,
     executor: E,

@@ -870,3 +870,169 @@ async fn live_state_counts_live_messages_and_lists_no_summaries_before_a_compact
         Err(StoreError::NotFound { .. })
     ));
 }
+
+#[tokio::test]
+async fn a_message_is_stored_with_its_step_records_and_call_marker_in_one_exchange() {
+    let (_dir, store) = common::temp_store().await;
+    let c = conversation(&store).await;
+    let e = execution(&store, c).await;
+    store
+        .steps()
+        .record(e.id, StepKind::Supervision, "before")
+        .await
+        .unwrap();
+    let mut answer = decima_core::NewMessage::new(decima_core::Role::Assistant, "");
+    answer.execution_id = Some(e.id);
+    answer.tool_calls = vec![decima_core::ToolCall {
+        id: "call_1".into(),
+        name: "shell".into(),
+        arguments: r#"{"command":"true"}"#.into(),
+    }];
+    let (stored, steps) = store
+        .messages()
+        .append_noting(
+            c,
+            answer,
+            decima_store::StepNotes {
+                execution: e.id,
+                records: &[(StepKind::Analysis, "think"), (StepKind::Action, "act")],
+                started_call: Some(("call_1", "shell")),
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!(stored.seq, 1);
+    assert_eq!(stored.tool_calls.len(), 1);
+    assert_eq!(steps.iter().map(|s| s.seq).collect::<Vec<_>>(), [2, 3]);
+    let listed = store.steps().list(e.id).await.unwrap();
+    let kinds: Vec<&str> = listed.iter().map(|s| s.kind.as_str()).collect();
+    assert_eq!(kinds, ["supervision", "analysis", "action"]);
+    assert_eq!(listed[1].content, "think");
+    let events = store.events().execution_after(e.id, 0, 10).await.unwrap();
+    let markers: Vec<_> = events
+        .iter()
+        .filter(|ev| ev.kind == "tool.started")
+        .collect();
+    assert_eq!(markers.len(), 1);
+    assert_eq!(
+        markers[0].payload,
+        json!({"call_id": "call_1", "name": "shell"})
+    );
+    assert_eq!(
+        store.messages().get(c, 1).await.unwrap().content,
+        stored.content
+    );
+
+    // Without notes it is a plain append.
+    let (plain, none) = store
+        .messages()
+        .append_noting(
+            c,
+            decima_core::NewMessage::new(decima_core::Role::User, "next"),
+            decima_store::StepNotes {
+                execution: e.id,
+                records: &[],
+                started_call: None,
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!((plain.seq, none.len()), (2, 0));
+}
+
+#[tokio::test]
+async fn notes_are_not_written_when_their_message_is_not() {
+    let (_dir, store) = common::temp_store().await;
+    let c = conversation(&store).await;
+    let e = execution(&store, c).await;
+    // A conversation that does not exist: no message, so no records and no marker either.
+    let err = store
+        .messages()
+        .append_noting(
+            ConversationId::new(),
+            decima_core::NewMessage::new(decima_core::Role::User, "lost"),
+            decima_store::StepNotes {
+                execution: e.id,
+                records: &[(StepKind::Analysis, "think")],
+                started_call: Some(("call_1", "shell")),
+            },
+        )
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(
+            err,
+            StoreError::NotFound {
+                entity: "conversation",
+                ..
+            }
+        ),
+        "{err}"
+    );
+    assert!(store.steps().list(e.id).await.unwrap().is_empty());
+    assert!(
+        store
+            .events()
+            .execution_after(e.id, 0, 10)
+            .await
+            .unwrap()
+            .iter()
+            .all(|ev| ev.kind != "tool.started")
+    );
+    // An execution that does not exist: the message is stored (as a plain append would), the
+    // records cannot be, and the caller is told.
+    let err = store
+        .messages()
+        .append_noting(
+            c,
+            decima_core::NewMessage::new(decima_core::Role::User, "kept"),
+            decima_store::StepNotes {
+                execution: ExecutionId::new(),
+                records: &[(StepKind::Analysis, "think")],
+                started_call: None,
+            },
+        )
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(
+            err,
+            StoreError::NotFound {
+                entity: "execution",
+                ..
+            }
+        ),
+        "{err}"
+    );
+}
+
+#[tokio::test]
+async fn live_state_carries_the_next_seq_and_the_pinned_todos() {
+    let (_dir, store) = common::temp_store().await;
+    let c = conversation(&store).await;
+    let e = execution(&store, c).await;
+    let mut pinned = todo("keep the plan", TodoStatus::InProgress);
+    pinned.pinned = true;
+    pinned.phase = Some("collect".into());
+    store
+        .todos()
+        .replace_plan(e.id, &[pinned, todo("not pinned", TodoStatus::Pending)])
+        .await
+        .unwrap();
+    store
+        .messages()
+        .append(
+            c,
+            decima_core::NewMessage::new(decima_core::Role::User, "one"),
+        )
+        .await
+        .unwrap();
+    let state = store.compactions().live_state(c).await.unwrap();
+    assert_eq!(state.next_seq, 2);
+    assert_eq!(
+        state.pinned_todos,
+        store.todos().pinned_in_conversation(c).await.unwrap()
+    );
+    assert_eq!(state.pinned_todos.len(), 1);
+    assert_eq!(state.pinned_todos[0].phase.as_deref(), Some("collect"));
+}

@@ -11,7 +11,8 @@ fuzz_target!(|data: &[u8]| {
         let history = [
             NewMessage::new(Role::User, "hello engine"),
             NewMessage::new(Role::Assistant, "hi"),
-        ];
+        ]
+        .map(std::sync::Arc::new);
         let mut input = AssembleInput::new(&history);
         input.instant_context = "reminder";
         input.system_first = data.len() % 2 == 0;

@@ -25,7 +25,9 @@
 //! - Tokens per layer are counted per part before merging, so the total may overestimate the
 //!   merged request by a few framing tokens, never underestimate it.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
@@ -107,13 +109,18 @@ static NO_PLACEHOLDERS: BTreeMap<String, String> = BTreeMap::new();
 /// Everything besides the preset that goes into one request.
 #[derive(Debug, Clone, Copy)]
 pub struct AssembleInput<'a> {
-    /// The working context, as the window selected it. Never split or reordered.
-    pub history: &'a [NewMessage],
+    /// The working context, as the window selected it. Never split or reordered. Shared, not
+    /// copied: an agent step assembles the same thousand messages as the step before, and the
+    /// request carries them on without copying a byte.
+    pub history: &'a [Arc<NewMessage>],
     /// Cached token counts of `history`, one per message; counted afresh when absent or when the
     /// length differs.
     pub history_tokens: Option<&'a [u32]>,
     /// The rendered session context (goal, todos, summaries, decisions).
     pub session_context: &'a str,
+    /// Its token count as a system message, when the caller knows it (an agent step counts
+    /// its unchanged summaries once, not every step); counted afresh when absent.
+    pub session_context_tokens: Option<u32>,
     /// The rendered instant context (reminders, checkpoint, last error), placed at depth 0.
     pub instant_context: &'a str,
     /// Values of user placeholders, by anchor name.
@@ -130,11 +137,12 @@ pub struct AssembleInput<'a> {
 
 impl<'a> AssembleInput<'a> {
     /// An input with only a history: no session or instant context, no budgets, user "User".
-    pub fn new(history: &'a [NewMessage]) -> Self {
+    pub fn new(history: &'a [Arc<NewMessage>]) -> Self {
         Self {
             history,
             history_tokens: None,
             session_context: "",
+            session_context_tokens: None,
             instant_context: "",
             placeholders: &NO_PLACEHOLDERS,
             user_name: "User",
@@ -148,12 +156,12 @@ impl<'a> AssembleInput<'a> {
 /// One request message and where it came from.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AssembledMessage {
-    /// The message to send.
-    pub message: NewMessage,
+    /// The message to send; a history message is the caller's own, shared.
+    pub message: Arc<NewMessage>,
     /// Its layer (for a merged system message, the layer of its first part).
     pub layer: Layer,
     /// The preset id, anchor name or `history` it came from, for the editor and debugging.
-    pub source: String,
+    pub source: Cow<'static, str>,
 }
 
 /// A layer that went over its budget. Reported, never fixed by dropping messages here: the
@@ -184,7 +192,7 @@ pub struct Assembled {
 impl Assembled {
     /// The bare messages, for a provider request.
     pub fn request(&self) -> Vec<NewMessage> {
-        self.messages.iter().map(|m| m.message.clone()).collect()
+        self.messages.iter().map(|m| (*m.message).clone()).collect()
     }
 }
 
@@ -192,21 +200,21 @@ impl Assembled {
 struct Item {
     position: Position,
     order: i32,
-    message: NewMessage,
+    message: Arc<NewMessage>,
     layer: Layer,
-    source: String,
+    source: Cow<'static, str>,
 }
 
 struct Part {
-    message: NewMessage,
+    message: Arc<NewMessage>,
     layer: Layer,
-    source: String,
+    source: Cow<'static, str>,
     tokens: u32,
 }
 
 /// The insertion point of a depth in a history: how many history messages precede it. See the
 /// table in [`super::preset`].
-pub fn depth_point(depth: i32, history: &[NewMessage]) -> usize {
+pub fn depth_point(depth: i32, history: &[Arc<NewMessage>]) -> usize {
     let len = history.len();
     let mut p = if depth > 0 {
         usize::try_from(depth).unwrap_or(usize::MAX).min(len)
@@ -221,7 +229,7 @@ pub fn depth_point(depth: i32, history: &[NewMessage]) -> usize {
 }
 
 /// Lorebook entries active for this history, as items, in entry order.
-fn active_lore(book: &Lorebook, history: &[NewMessage], macros: MacroValues<'_>) -> Vec<Item> {
+fn active_lore(book: &Lorebook, history: &[Arc<NewMessage>], macros: MacroValues<'_>) -> Vec<Item> {
     let start = history.len().saturating_sub(book.scan_depth);
     let mut hay = String::new();
     for m in &history[start..] {
@@ -251,9 +259,9 @@ fn active_lore(book: &Lorebook, history: &[NewMessage], macros: MacroValues<'_>)
         .map(|e| Item {
             position: e.position.clone(),
             order: e.order,
-            message: NewMessage::new(e.role, substitute(&e.content, macros)),
+            message: Arc::new(NewMessage::new(e.role, substitute(&e.content, macros))),
             layer: Layer::SystemConstants,
-            source: format!("lore:{}", e.id),
+            source: format!("lore:{}", e.id).into(),
         })
         .collect()
 }
@@ -316,9 +324,12 @@ pub fn assemble(
         .map(|i| Item {
             position: i.position.clone(),
             order: i.order,
-            message: NewMessage::new(i.message.role, substitute(&i.message.content, macros)),
+            message: Arc::new(NewMessage::new(
+                i.message.role,
+                substitute(&i.message.content, macros),
+            )),
             layer: Layer::SystemConstants,
-            source: i.message.id.clone(),
+            source: i.message.id.clone().into(),
         })
         .collect();
     if let Some(dp) = character.and_then(|c| c.depth_prompt.as_ref())
@@ -327,7 +338,7 @@ pub fn assemble(
         items.push(Item {
             position: Position::Depth(dp.depth),
             order: super::preset::DEFAULT_ORDER,
-            message: NewMessage::new(dp.role, substitute(&dp.text, macros)),
+            message: Arc::new(NewMessage::new(dp.role, substitute(&dp.text, macros))),
             layer: Layer::SystemConstants,
             source: "depth_prompt".into(),
         });
@@ -339,7 +350,7 @@ pub fn assemble(
         items.push(Item {
             position: Position::Depth(0),
             order: i32::MAX,
-            message: NewMessage::new(Role::System, input.instant_context),
+            message: Arc::new(NewMessage::new(Role::System, input.instant_context)),
             layer: Layer::InstantContext,
             source: "instant_context".into(),
         });
@@ -354,7 +365,10 @@ pub fn assemble(
     items.sort_by_key(|i| i.order);
 
     let mut parts: Vec<Part> = Vec::with_capacity(slots.len() + history.len() + items.len());
-    let push = |parts: &mut Vec<Part>, message: NewMessage, layer: Layer, source: String| {
+    let push = |parts: &mut Vec<Part>,
+                message: Arc<NewMessage>,
+                layer: Layer,
+                source: Cow<'static, str>| {
         let tokens = counter.count_message(&message);
         parts.push(Part {
             message,
@@ -374,8 +388,8 @@ pub fn assemble(
         match slot {
             Slot::Message(m) => {
                 if m.enabled && !m.content.is_empty() {
-                    let msg = NewMessage::new(m.role, substitute(&m.content, macros));
-                    push(&mut parts, msg, Layer::SystemConstants, m.id.clone());
+                    let msg = Arc::new(NewMessage::new(m.role, substitute(&m.content, macros)));
+                    push(&mut parts, msg, Layer::SystemConstants, m.id.clone().into());
                 }
             }
             Slot::Anchor(anchor) => {
@@ -415,9 +429,9 @@ pub fn assemble(
                                     None => counter.count_message(m),
                                 };
                                 parts.push(Part {
-                                    message: m.clone(),
+                                    message: Arc::clone(m),
                                     layer: Layer::WorkingContext,
-                                    source: "history".into(),
+                                    source: Cow::Borrowed("history"),
                                     tokens,
                                 });
                             }
@@ -425,13 +439,17 @@ pub fn assemble(
                     }
                     Anchor::SessionContext => {
                         if !input.session_context.is_empty() {
-                            let msg = NewMessage::new(Role::System, input.session_context);
-                            push(
-                                &mut parts,
-                                msg,
-                                Layer::SessionContext,
-                                "session_context".into(),
-                            );
+                            let message =
+                                Arc::new(NewMessage::new(Role::System, input.session_context));
+                            let tokens = input
+                                .session_context_tokens
+                                .unwrap_or_else(|| counter.count_message(&message));
+                            parts.push(Part {
+                                message,
+                                layer: Layer::SessionContext,
+                                source: Cow::Borrowed("session_context"),
+                                tokens,
+                            });
                         }
                     }
                     Anchor::Placeholder(name) => {
@@ -442,8 +460,9 @@ pub fn assemble(
                             .or_else(|| character.and_then(|c| character_field(c, name)))
                             .unwrap_or("");
                         if !value.is_empty() {
-                            let msg = NewMessage::new(Role::System, substitute(value, macros));
-                            push(&mut parts, msg, Layer::SystemConstants, name.clone());
+                            let msg =
+                                Arc::new(NewMessage::new(Role::System, substitute(value, macros)));
+                            push(&mut parts, msg, Layer::SystemConstants, name.clone().into());
                         }
                     }
                 }
@@ -526,7 +545,7 @@ fn hoist_system(parts: Vec<Part>) -> Vec<AssembledMessage> {
             "merged_system".into()
         };
         out.push(AssembledMessage {
-            message: NewMessage::new(Role::System, content),
+            message: Arc::new(NewMessage::new(Role::System, content)),
             layer: first.layer,
             source,
         });
@@ -579,18 +598,42 @@ mod tests {
             .collect()
     }
 
+    fn shared(history: &[NewMessage]) -> Vec<Arc<NewMessage>> {
+        history.iter().cloned().map(Arc::new).collect()
+    }
+
     fn run(preset: &Preset, history: &[NewMessage]) -> Vec<String> {
         texts(&assemble(
             preset,
-            &AssembleInput::new(history),
+            &AssembleInput::new(&shared(history)),
             &EstimateCounter,
         ))
     }
 
     #[test]
+    fn a_known_session_count_is_taken_and_history_is_shared_not_copied() {
+        let h = shared(&history(2));
+        let mut input = AssembleInput::new(&h);
+        input.session_context = "GOAL";
+        input.session_context_tokens = Some(1234);
+        let out = assemble(&Preset::simple("SYS"), &input, &EstimateCounter);
+        assert_eq!(*out.tokens.get(Layer::SessionContext), 1234);
+        // The history messages are the caller's own drafts.
+        assert!(Arc::ptr_eq(&out.messages[2].message, &h[0]));
+        assert!(Arc::ptr_eq(&out.messages[3].message, &h[1]));
+        input.session_context_tokens = None;
+        let counted = assemble(&Preset::simple("SYS"), &input, &EstimateCounter);
+        assert_eq!(
+            *counted.tokens.get(Layer::SessionContext),
+            EstimateCounter.count_message(&NewMessage::new(Role::System, "GOAL"))
+        );
+    }
+
+    #[test]
     fn simple_preset_is_system_then_session_then_history() {
         let h = history(2);
-        let mut input = AssembleInput::new(&h);
+        let hs = shared(&h);
+        let mut input = AssembleInput::new(&hs);
         input.session_context = "GOAL";
         let out = assemble(&Preset::simple("SYS"), &input, &EstimateCounter);
         assert_eq!(texts(&out), ["SYS", "GOAL", "h0", "h1"]);
@@ -632,7 +675,8 @@ mod tests {
         }
         let h = history(1);
         let placeholders = BTreeMap::from([("persona".to_string(), "I am {{user}}".to_string())]);
-        let mut input = AssembleInput::new(&h);
+        let hs = shared(&h);
+        let mut input = AssembleInput::new(&hs);
         input.placeholders = &placeholders;
         input.user_name = "Bob";
         input.session_context = "GOAL";
@@ -715,7 +759,8 @@ mod tests {
             m.enabled = false;
         }
         let h = history(1);
-        let mut input = AssembleInput::new(&h);
+        let hs = shared(&h);
+        let mut input = AssembleInput::new(&hs);
         input.instant_context = "NOW";
         let out = assemble(&p, &input, &EstimateCounter);
         assert_eq!(texts(&out), ["h0", "A", "C", "B1", "B2", "NOW"]);
@@ -730,7 +775,8 @@ mod tests {
             ..Character::default()
         });
         let h = vec![msg(Role::User, "literal {{char}}")];
-        let mut input = AssembleInput::new(&h);
+        let hs = shared(&h);
+        let mut input = AssembleInput::new(&hs);
         input.user_name = "Bob";
         input.session_context = "{{user}} goal";
         assert_eq!(
@@ -758,7 +804,8 @@ mod tests {
         });
         p.injections.push(inject("d", Position::Depth(-1), 0));
         let h = history(2);
-        let mut input = AssembleInput::new(&h);
+        let hs = shared(&h);
+        let mut input = AssembleInput::new(&hs);
         input.session_context = "GOAL";
         input.instant_context = "NOW";
         input.system_first = true;
@@ -791,7 +838,7 @@ mod tests {
             ..Character::default()
         });
         let h = history(2);
-        let out = assemble(&p, &AssembleInput::new(&h), &EstimateCounter);
+        let out = assemble(&p, &AssembleInput::new(&shared(&h)), &EstimateCounter);
         assert_eq!(texts(&out), ["SYS", "Ada counts.", "h0", "DP", "h1"]);
         assert_eq!(out.messages[3].message.role, Role::User);
     }
@@ -867,7 +914,8 @@ mod tests {
     fn layers_are_counted_and_budgets_reported() {
         let h = history(3);
         let cached = [10, 20, 30];
-        let mut input = AssembleInput::new(&h);
+        let hs = shared(&h);
+        let mut input = AssembleInput::new(&hs);
         input.history_tokens = Some(&cached);
         input.session_context = "twelve chars";
         input.instant_context = "abcd";

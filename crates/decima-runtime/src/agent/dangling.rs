@@ -49,11 +49,19 @@ pub async fn answer(
     call: &ToolCall,
     text: String,
 ) -> Result<Message> {
+    Ok(store
+        .messages()
+        .append(conversation, result_message(execution, call, text))
+        .await?)
+}
+
+/// The message that answers `call` with `text`.
+pub fn result_message(execution: ExecutionId, call: &ToolCall, text: String) -> NewMessage {
     let mut message = NewMessage::new(Role::Tool, text);
     message.tool_call_id = Some(call.id.clone());
     message.name = Some(call.name.clone());
     message.execution_id = Some(execution);
-    Ok(store.messages().append(conversation, message).await?)
+    message
 }
 
 /// The ids of calls whose run was started (a `tool.started` event was written before it ran).

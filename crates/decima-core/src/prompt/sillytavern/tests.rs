@@ -122,7 +122,10 @@ fn imported_card_assembles_in_sillytavern_order() {
         NewMessage::new(Role::User, "a"),
         NewMessage::new(Role::Assistant, "b"),
         NewMessage::new(Role::User, "tell me about the engine, lovelace"),
-    ];
+    ]
+    .into_iter()
+    .map(std::sync::Arc::new)
+    .collect::<Vec<_>>();
     let mut input = AssembleInput::new(&history);
     input.user_name = "Bob";
     let out = assemble(&p, &input, &EstimateCounter);

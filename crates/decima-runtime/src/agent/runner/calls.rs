@@ -12,6 +12,7 @@ impl Runner<'_, '_> {
         let mut failure: Option<Pending> = None;
         let mut deferred: Vec<(CompressionLevel, &'static str)> = Vec::new();
         let mut supervision = Vec::new();
+        let mut supervision_written = false;
         // The results of spawn_subagent calls that ran as a group, waiting for their turn.
         let mut spawned: HashMap<String, ToolOutcome> = HashMap::new();
         for (index, call) in answer.tool_calls.iter().enumerate() {
@@ -108,15 +109,27 @@ impl Runner<'_, '_> {
                 };
                 outcome
             };
-            self.answer_call(
-                call,
-                outcome.text.clone(),
-                outcome.exit_code,
-                ms(&outcome),
-                outcome.class,
-            )
-            .await?;
             supervision.push(format!("{} {}", call.name, status_word(&outcome)));
+            if index + 1 == answer.tool_calls.len() {
+                // The step's last call: its result and the step's supervision record go to
+                // the store together.
+                self.answer_call_noting(
+                    call,
+                    &outcome,
+                    vec![(StepKind::Supervision, supervision.join("; "))],
+                )
+                .await?;
+                supervision_written = true;
+            } else {
+                self.answer_call(
+                    call,
+                    outcome.text.clone(),
+                    outcome.exit_code,
+                    ms(&outcome),
+                    outcome.class,
+                )
+                .await?;
+            }
             if let Some(class) = outcome.class {
                 self.last_tool_failure = Some(class);
             }
@@ -146,8 +159,10 @@ impl Runner<'_, '_> {
                 });
             }
         }
-        self.record(StepKind::Supervision, supervision.join("; "))
-            .await?;
+        if !supervision_written {
+            self.record(StepKind::Supervision, supervision.join("; "))
+                .await?;
+        }
         if failure.is_none() {
             // Phase and checkpoint compressions run once every call of the step has its
             // result, so no compaction splits a call from its answer.
@@ -166,16 +181,19 @@ impl Runner<'_, '_> {
 
     /// The `tool.started` marker, written before a call runs: resume answers a call that has
     /// one but no result as interrupted, and never runs it again.
-    async fn mark_started(&self, call: &ToolCall) -> Result<()> {
-        self.store()
-            .events()
-            .append(
-                Some(self.execution.id),
-                Some(self.conversation.id),
-                "tool.started",
-                &json!({ "call_id": call.id, "name": call.name }),
-            )
-            .await?;
+    async fn mark_started(&mut self, call: &ToolCall) -> Result<()> {
+        // Written with the answer already when it is the answer's first call.
+        if self.premarked.take().as_deref() != Some(call.id.as_str()) {
+            self.store()
+                .events()
+                .append(
+                    Some(self.execution.id),
+                    Some(self.conversation.id),
+                    "tool.started",
+                    &json!({ "call_id": call.id, "name": call.name }),
+                )
+                .await?;
+        }
         self.emit(Event::ToolStarted {
             call_id: call.id.clone(),
             name: call.name.clone(),
@@ -194,6 +212,26 @@ impl Runner<'_, '_> {
     ) -> Result<Message> {
         self.answer(call, text, exit_code, duration_ms, class, true)
             .await
+    }
+
+    /// Answers a call that ran, storing `records` with its result in one exchange.
+    async fn answer_call_noting(
+        &mut self,
+        call: &ToolCall,
+        outcome: &ToolOutcome,
+        records: Vec<(StepKind, String)>,
+    ) -> Result<Message> {
+        let message = dangling::result_message(self.execution.id, call, outcome.text.clone());
+        let stored = self.store_noting(message, records, None).await?;
+        self.emit(Event::ToolFinished {
+            call_id: call.id.clone(),
+            name: call.name.clone(),
+            exit_code: outcome.exit_code,
+            duration_ms: ms(outcome),
+            class: outcome.class,
+            ran: true,
+        });
+        Ok(stored)
     }
 
     /// Answers a call that was not run (or not to its end): cancelled, interrupted, rolled
@@ -224,6 +262,7 @@ impl Runner<'_, '_> {
             text,
         )
         .await?;
+        self.stored(&stored);
         self.emit(Event::MessageStored {
             seq: stored.seq,
             role: stored.role.as_str(),

@@ -24,10 +24,7 @@ use std::time::Instant;
 
 use decima_core::context::{CompressionLevel, ExecutionHistoryManager, StepKind, StepRecord};
 use decima_core::prompt::Preset;
-use decima_core::{
-    ConversationId, ExecutionId, FailureClass, Message, NewMessage, Role, TokenCounter as _,
-    ToolCall,
-};
+use decima_core::{ConversationId, ExecutionId, FailureClass, Message, NewMessage, Role, ToolCall};
 use decima_llm::tokens::{Calibration, counter_for_model, estimate_request};
 use decima_llm::{Completion, LlmError, ProviderConfig};
 use decima_sandbox::{HostLimits, HostSandbox, Sandbox};
@@ -105,6 +102,11 @@ struct Runner<'s, 'a> {
     waited: StepWait,
     /// What the last step read from the store, brought up to date each step.
     cache: Option<CachedContext>,
+    /// The messages this runner stored since the last step read the store, as stored: the
+    /// next step takes them as they are instead of reading them back.
+    stored_since: std::sync::Mutex<Vec<Message>>,
+    /// The call whose `tool.started` marker was written with the answer that made it.
+    premarked: Option<String>,
     /// The model's counts of messages already counted in earlier steps.
     model_memo: ModelMemo,
     /// The store counter's counts of the session context's paragraphs.
@@ -424,6 +426,8 @@ impl<'s, 'a> Runner<'s, 'a> {
             request_base,
             held: std::sync::Mutex::default(),
             cache: None,
+            stored_since: std::sync::Mutex::default(),
+            premarked: None,
             session,
             scale: Scale::new(calibration.factor),
             calibration,
@@ -512,11 +516,19 @@ impl<'s, 'a> Runner<'s, 'a> {
             .messages()
             .append(self.conversation.id, message)
             .await?;
+        self.stored(&stored);
         self.emit(Event::MessageStored {
             seq: stored.seq,
             role: stored.role.as_str(),
         });
         Ok(stored)
+    }
+
+    /// Notes a message this runner stored, for the next step's refresh.
+    fn stored(&self, message: &Message) {
+        if let Ok(mut since) = self.stored_since.lock() {
+            since.push(message.clone());
+        }
     }
 
     async fn plan(&self) -> Result<Vec<Todo>> {

@@ -134,9 +134,13 @@ impl Runner<'_, '_> {
             instant: &instant,
         };
         let store = self.session.store;
+        let own = match self.stored_since.lock() {
+            Ok(mut since) => std::mem::take(&mut *since),
+            Err(_) => Vec::new(),
+        };
         let mut cached = match self.cache.take() {
             Some(mut cached) => {
-                if cached.loaded.refresh(store).await? {
+                if cached.loaded.refresh(store, own).await? {
                     cached
                 } else {
                     self.load_context().await?
@@ -144,33 +148,21 @@ impl Runner<'_, '_> {
             }
             None => self.load_context().await?,
         };
-        let todos = store
-            .todos()
-            .pinned_in_conversation(self.conversation.id)
-            .await?;
         let counter = self.paragraphs.over(&cached.memo);
-        let mut built = cached.loaded.assemble(
-            &self.preset,
-            &self.window,
-            self.scale,
-            &todos,
-            extras,
-            &counter,
-        )?;
+        let mut built =
+            cached
+                .loaded
+                .assemble(&self.preset, &self.window, self.scale, extras, &counter)?;
         if compress_built(&self.compress_ctx(), &built, "auto")
             .await?
             .is_some()
         {
             cached = self.load_context().await?;
             let counter = self.paragraphs.over(&cached.memo);
-            built = cached.loaded.assemble(
-                &self.preset,
-                &self.window,
-                self.scale,
-                &todos,
-                extras,
-                &counter,
-            )?;
+            built =
+                cached
+                    .loaded
+                    .assemble(&self.preset, &self.window, self.scale, extras, &counter)?;
         }
         self.cache = Some(cached);
         self.emit(Event::ContextUsage {
@@ -213,11 +205,8 @@ impl Runner<'_, '_> {
     /// The model's estimate of a request: the tools and reply priming counted once per run,
     /// each message once (remembered across steps).
     pub(super) fn estimate(&self, built: &Built) -> u32 {
-        built
-            .assembled
-            .messages
-            .iter()
-            .map(|m| self.model_memo.count_message(&m.message))
-            .fold(self.request_base, u32::saturating_add)
+        self.model_memo
+            .count_request(built.assembled.messages.iter().map(|m| &m.message))
+            .saturating_add(self.request_base)
     }
 }

@@ -43,51 +43,82 @@ impl Runner<'_, '_> {
         }
         let mut message = NewMessage::from(&completion.to_message());
         message.execution_id = Some(self.execution.id);
-        let answer = self.store_message(message).await?;
         let analysis = match (&completion.reasoning, completion.text.trim()) {
             (Some(r), _) if !r.trim().is_empty() => r.clone(),
             (_, "") => "(no analysis)".to_owned(),
             (_, text) => text.to_owned(),
         };
-        let action = if answer.tool_calls.is_empty() {
+        let action = if message.tool_calls.is_empty() {
             "answered without a tool call".to_owned()
         } else {
-            answer
+            message
                 .tool_calls
                 .iter()
                 .map(|c| format!("{} {}", c.name, c.arguments))
                 .collect::<Vec<_>>()
                 .join("; ")
         };
-        self.record_all(vec![
-            (StepKind::Analysis, analysis),
-            (StepKind::Action, action),
-        ])
-        .await?;
+        // The first call's marker goes with the answer, unless it is a spawn (spawns are
+        // marked as a group when they start).
+        let first = message
+            .tool_calls
+            .first()
+            .filter(|c| !Self::is_spawn(c))
+            .map(|c| (c.id.clone(), c.name.clone()));
+        let records = vec![(StepKind::Analysis, analysis), (StepKind::Action, action)];
+        let answer = self
+            .store_noting(
+                message,
+                records,
+                first
+                    .as_ref()
+                    .map(|(id, name)| (id.as_str(), name.as_str())),
+            )
+            .await?;
+        self.premarked = first.map(|(id, _)| id);
         Ok(Some(answer))
+    }
+
+    /// Stores a message with the step records and the call marker that go with it, in one
+    /// exchange with the store (see [`decima_store::Messages::append_noting`]).
+    pub(super) async fn store_noting(
+        &mut self,
+        message: NewMessage,
+        records: Vec<(StepKind, String)>,
+        started_call: Option<(&str, &str)>,
+    ) -> Result<Message> {
+        let records = clipped(records);
+        let rows = store_rows(&records);
+        let (stored, _) = self
+            .store()
+            .messages()
+            .append_noting(
+                self.conversation.id,
+                message,
+                decima_store::StepNotes {
+                    execution: self.execution.id,
+                    records: &rows,
+                    started_call,
+                },
+            )
+            .await?;
+        self.stored(&stored);
+        self.emit(Event::MessageStored {
+            seq: stored.seq,
+            role: stored.role.as_str(),
+        });
+        self.remember(records);
+        Ok(stored)
     }
 
     pub(super) async fn record(&mut self, kind: StepKind, content: String) -> Result<()> {
         self.record_all(vec![(kind, content)]).await
     }
 
-    /// Stores step records in one transaction and feeds them to the step history.
+    /// Stores step records in one statement and feeds them to the step history.
     pub(super) async fn record_all(&mut self, records: Vec<(StepKind, String)>) -> Result<()> {
-        let records: Vec<(StepKind, String)> = records
-            .into_iter()
-            .map(|(kind, content)| (kind, clip(&content, RECORD_CHARS)))
-            .collect();
-        let rows: Vec<(decima_store::StepKind, &str)> = records
-            .iter()
-            .map(|(kind, content)| {
-                let kind = match kind {
-                    StepKind::Analysis => decima_store::StepKind::Analysis,
-                    StepKind::Action => decima_store::StepKind::Action,
-                    StepKind::Supervision => decima_store::StepKind::Supervision,
-                };
-                (kind, content.as_str())
-            })
-            .collect();
+        let records = clipped(records);
+        let rows = store_rows(&records);
         match rows.as_slice() {
             // One record is one statement: no transaction round trips.
             [(kind, content)] => {
@@ -103,6 +134,12 @@ impl Runner<'_, '_> {
                     .await?;
             }
         }
+        self.remember(records);
+        Ok(())
+    }
+
+    /// Feeds stored records to the step history.
+    fn remember(&mut self, records: Vec<(StepKind, String)>) {
         for (kind, content) in records {
             self.history.push(StepRecord {
                 step: self.steps_taken.max(1),
@@ -110,6 +147,28 @@ impl Runner<'_, '_> {
                 content,
             });
         }
-        Ok(())
     }
+}
+
+/// Records are notes, not transcripts: each is clipped.
+fn clipped(records: Vec<(StepKind, String)>) -> Vec<(StepKind, String)> {
+    records
+        .into_iter()
+        .map(|(kind, content)| (kind, clip(&content, RECORD_CHARS)))
+        .collect()
+}
+
+/// The records as the store takes them.
+fn store_rows(records: &[(StepKind, String)]) -> Vec<(decima_store::StepKind, &str)> {
+    records
+        .iter()
+        .map(|(kind, content)| {
+            let kind = match kind {
+                StepKind::Analysis => decima_store::StepKind::Analysis,
+                StepKind::Action => decima_store::StepKind::Action,
+                StepKind::Supervision => decima_store::StepKind::Supervision,
+            };
+            (kind, content.as_str())
+        })
+        .collect()
 }
