@@ -28,8 +28,8 @@ use std::time::{Duration, Instant};
 use base64::Engine as _;
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use decima_core::{NewMessage, TokenCounter};
+use decima_llm::ChatRequest;
 use decima_llm::tokens::{Calibration, HfCounter, TiktokenCounter};
-use decima_llm::{ChatMessage, ChatRequest};
 use decima_testkit::ConversationBuilder;
 
 const PIP: &str = "python3 -m pip install --break-system-packages tiktoken==0.14.0";
@@ -211,18 +211,6 @@ fn conversation_10k(c: &mut Criterion) {
     group.finish();
 }
 
-fn chat(m: &NewMessage) -> ChatMessage {
-    ChatMessage {
-        role: m.role,
-        content: m.content.clone(),
-        name: m.name.clone(),
-        reasoning: m.reasoning.clone(),
-        reasoning_signature: m.reasoning_signature.clone(),
-        tool_calls: m.tool_calls.clone(),
-        tool_call_id: m.tool_call_id.clone(),
-    }
-}
-
 /// A model's "actual" prompt size: its own tokenizer with the default chat framing, plus the
 /// reply priming. Real providers also render a chat template; this stands in for `usage`.
 fn actual(hf: &HfCounter, messages: &[NewMessage]) -> u32 {
@@ -231,7 +219,7 @@ fn actual(hf: &HfCounter, messages: &[NewMessage]) -> u32 {
 
 fn estimate_with(counter: TiktokenCounter, messages: &[NewMessage]) -> u32 {
     let request = ChatRequest {
-        messages: messages.iter().map(chat).collect(),
+        messages: messages.iter().cloned().map(std::sync::Arc::new).collect(),
         ..ChatRequest::default()
     };
     counter.count_request(&request)

@@ -84,7 +84,7 @@ pub fn request_body(_config: &ProviderConfig, request: &ChatRequest) -> Value {
     Value::Object(body)
 }
 
-fn messages(messages: &[ChatMessage]) -> Vec<Value> {
+fn messages(messages: &[std::sync::Arc<ChatMessage>]) -> Vec<Value> {
     let mut out: Vec<(&'static str, Vec<Value>)> = Vec::new();
     for m in messages {
         let (role, blocks) = match m.role {
@@ -438,13 +438,15 @@ mod tests {
     fn an_empty_stored_answer_never_becomes_an_empty_text_block() {
         let request = ChatRequest {
             model: "claude".into(),
-            messages: vec![
+            messages: [
                 ChatMessage::new(Role::User, "First question"),
                 ChatMessage::new(Role::Assistant, ""),
                 ChatMessage::new(Role::User, "Second question"),
                 ChatMessage::new(Role::Assistant, "  \n"),
                 ChatMessage::new(Role::User, "Third"),
-            ],
+            ]
+            .map(std::sync::Arc::new)
+            .into(),
             ..ChatRequest::default()
         };
         let config = ProviderConfig::new("a", Protocol::Anthropic, "http://x", "claude");
@@ -471,13 +473,15 @@ mod tests {
         result.tool_call_id = Some("toolu_1".into());
         let request = ChatRequest {
             model: "claude".into(),
-            messages: vec![
+            messages: [
                 ChatMessage::new(Role::System, "Be careful."),
                 ChatMessage::new(Role::User, "List files"),
                 assistant,
                 result,
                 ChatMessage::new(Role::User, "And now?"),
-            ],
+            ]
+            .map(std::sync::Arc::new)
+            .into(),
             ..ChatRequest::default()
         };
         let body = request_body(&config, &request);
@@ -514,13 +518,15 @@ mod tests {
         damaged.reasoning_signature = Some("[{\"type\":\"thinking\"".into());
         let request = ChatRequest {
             model: "claude".into(),
-            messages: vec![
+            messages: [
                 ChatMessage::new(Role::User, "q"),
                 assistant,
                 ChatMessage::new(Role::User, "q2"),
                 damaged,
                 ChatMessage::new(Role::User, "q3"),
-            ],
+            ]
+            .map(std::sync::Arc::new)
+            .into(),
             ..ChatRequest::default()
         };
         let body = request_body(&config, &request);

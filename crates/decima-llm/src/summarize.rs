@@ -103,10 +103,12 @@ pub async fn write_summary(
 ) -> Result<String, LlmError> {
     let mut request = ChatRequest {
         model: provider.config().model.clone(),
-        messages: vec![
+        messages: [
             ChatMessage::new(decima_core::Role::System, instructions(level)),
             ChatMessage::new(decima_core::Role::User, transcript(messages)),
-        ],
+        ]
+        .map(std::sync::Arc::new)
+        .into(),
         max_tokens: Some(MAX_SUMMARY_TOKENS),
         temperature: Some(0.0),
         ..ChatRequest::default()
@@ -118,7 +120,7 @@ pub async fn write_summary(
             strict: true,
         });
         if let Some(system) = request.messages.first_mut() {
-            system.content.push_str(
+            std::sync::Arc::make_mut(system).content.push_str(
                 "\nAnswer with one JSON object with the keys goal, completed_work, current_state, \
                  key_decisions, next_step, constraints and literals; lists are arrays of strings.",
             );

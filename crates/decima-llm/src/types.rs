@@ -1,7 +1,9 @@
 //! Wire-neutral request and stream types. Each protocol module translates to and from these, so
 //! the runtime never sees a provider's JSON.
 
-use decima_core::{Message, NewMessage, Role, ToolCall};
+use std::sync::Arc;
+
+use decima_core::{NewMessage, Role, ToolCall};
 use serde::{Deserialize, Serialize};
 
 use crate::reasoning::{self, ReasoningBlock};
@@ -26,81 +28,11 @@ impl Protocol {
     }
 }
 
-/// One message of a request.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct ChatMessage {
-    /// Who said it.
-    pub role: Role,
-    /// The text.
-    pub content: String,
-    /// The optional participant name (OpenAI only).
-    pub name: Option<String>,
-    /// Reasoning of an earlier assistant turn, echoed back where the provider wants it.
-    pub reasoning: Option<String>,
-    /// What Anthropic needs to accept the reasoning back, sent unchanged: a plain signature for
-    /// one thinking block holding all of `reasoning`, or the thinking and redacted-thinking
-    /// blocks as a JSON array (see [`ReasoningBlock`]).
-    pub reasoning_signature: Option<String>,
-    /// Tool calls of an assistant turn.
-    pub tool_calls: Vec<ToolCall>,
-    /// The call a tool message answers.
-    pub tool_call_id: Option<String>,
-}
-
-impl ChatMessage {
-    /// A plain message.
-    pub fn new(role: Role, content: impl Into<String>) -> Self {
-        Self {
-            role,
-            content: content.into(),
-            ..Self::default()
-        }
-    }
-}
-
-impl From<&Message> for ChatMessage {
-    fn from(m: &Message) -> Self {
-        Self {
-            role: m.role,
-            content: m.content.clone(),
-            name: m.name.clone(),
-            reasoning: m.reasoning.clone(),
-            reasoning_signature: m.reasoning_signature.clone(),
-            tool_calls: m.tool_calls.clone(),
-            tool_call_id: m.tool_call_id.clone(),
-        }
-    }
-}
-
-impl From<&NewMessage> for ChatMessage {
-    fn from(m: &NewMessage) -> Self {
-        Self {
-            role: m.role,
-            content: m.content.clone(),
-            name: m.name.clone(),
-            reasoning: m.reasoning.clone(),
-            reasoning_signature: m.reasoning_signature.clone(),
-            tool_calls: m.tool_calls.clone(),
-            tool_call_id: m.tool_call_id.clone(),
-        }
-    }
-}
-
-impl From<&ChatMessage> for NewMessage {
-    fn from(m: &ChatMessage) -> Self {
-        NewMessage {
-            role: m.role,
-            name: m.name.clone(),
-            content: m.content.clone(),
-            reasoning: m.reasoning.clone(),
-            reasoning_signature: m.reasoning_signature.clone(),
-            tool_calls: m.tool_calls.clone(),
-            tool_call_id: m.tool_call_id.clone(),
-            execution_id: None,
-            pinned: false,
-        }
-    }
-}
+/// One message of a request: a message draft, the type the context pipeline assembles. A request
+/// holds its messages shared ([`ChatRequest::messages`]), so an agent step sends the thousand
+/// messages of its window without copying them; `execution_id` and `pinned` are the store's and
+/// never go on the wire.
+pub type ChatMessage = NewMessage;
 
 /// A tool the model may call, described by a JSON schema.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -142,8 +74,9 @@ pub struct JsonSchemaFormat {
 pub struct ChatRequest {
     /// The model id.
     pub model: String,
-    /// The conversation, system messages included (Anthropic's go to its `system` parameter).
-    pub messages: Vec<ChatMessage>,
+    /// The conversation, system messages included (Anthropic's go to its `system` parameter),
+    /// shared with the caller.
+    pub messages: Vec<Arc<ChatMessage>>,
     /// Tools on offer.
     pub tools: Vec<ToolSpec>,
     /// Tool choice; `None` leaves the provider's default.
@@ -322,11 +255,10 @@ impl Completion {
         ChatMessage {
             role: Role::Assistant,
             content: self.text.clone(),
-            name: None,
             reasoning: self.reasoning.clone(),
             reasoning_signature: self.reasoning_signature.clone(),
             tool_calls: self.tool_calls.clone(),
-            tool_call_id: None,
+            ..ChatMessage::default()
         }
     }
 }

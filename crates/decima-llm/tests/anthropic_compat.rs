@@ -49,7 +49,9 @@ fn provider(server: &LlmServer) -> Arc<dyn Provider> {
 fn ask(text: &str) -> ChatRequest {
     ChatRequest {
         model: "claude-sonnet-4-5".into(),
-        messages: vec![ChatMessage::new(Role::User, text)],
+        messages: [ChatMessage::new(Role::User, text)]
+            .map(std::sync::Arc::new)
+            .into(),
         ..ChatRequest::default()
     }
 }
@@ -81,13 +83,14 @@ async fn run(turn: Turn) -> (Result<Completion, LlmError>, Option<Value>) {
         return (first, None);
     };
     let mut next = ask("q");
-    next.messages.push(done.to_message());
+    next.messages.push(done.to_message().into());
     for call in &done.tool_calls {
         let mut result = ChatMessage::new(Role::Tool, "done");
         result.tool_call_id = Some(call.id.clone());
-        next.messages.push(result);
+        next.messages.push(result.into());
     }
-    next.messages.push(ChatMessage::new(Role::User, "go on"));
+    next.messages
+        .push(ChatMessage::new(Role::User, "go on").into());
     collect(p.stream(&next)).await.unwrap();
     let body = server.requests()[1].json.clone().unwrap();
     let echoed = body["messages"][1]["content"].clone();
@@ -575,15 +578,14 @@ async fn redacted_thinking_is_kept_and_sent_back_unchanged_in_order() {
         ]
     );
 
-    // Through the store's columns and back: the message keeps everything the API needs.
-    let stored = decima_core::NewMessage::from(&first.to_message());
-    stored.validate().unwrap();
-    let reloaded = ChatMessage::from(&stored);
+    // The answer as the loop stores it: a valid draft that keeps everything the API needs.
+    let reloaded = first.to_message();
+    reloaded.validate().unwrap();
     let mut next = request.clone();
-    next.messages.push(reloaded);
+    next.messages.push(reloaded.into());
     let mut result = ChatMessage::new(Role::Tool, "a.csv b.csv");
     result.tool_call_id = Some("toolu_r".into());
-    next.messages.push(result);
+    next.messages.push(result.into());
     collect(p.stream(&next)).await.unwrap();
     let body = server.requests()[1].json.clone().unwrap();
     assert_eq!(

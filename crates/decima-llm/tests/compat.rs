@@ -10,7 +10,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use decima_core::{FailureClass, NewMessage, Role, ToolCall};
+use decima_core::{FailureClass, Role, ToolCall};
 use decima_llm::secrets::SecretString;
 use decima_llm::{
     ChatMessage, ChatRequest, Completion, CutOffToolCall, FinishReason, HttpProvider, LlmError,
@@ -60,10 +60,12 @@ fn request() -> ChatRequest {
     };
     ChatRequest {
         model: "test-model".into(),
-        messages: vec![
+        messages: [
             ChatMessage::new(Role::System, "Be brief."),
             ChatMessage::new(Role::User, "What is in /data?"),
-        ],
+        ]
+        .map(std::sync::Arc::new)
+        .into(),
         tools: vec![tool("shell"), tool("read_file")],
         ..ChatRequest::default()
     }
@@ -124,7 +126,7 @@ fn names_and_arguments(calls: &[ToolCall]) -> Vec<(&str, &str)> {
 
 /// The answer as the runtime would store it: the store refuses what this refuses.
 fn assert_storable(done: &Completion) {
-    NewMessage::from(&done.to_message())
+    done.to_message()
         .validate()
         .unwrap_or_else(|e| panic!("the answer cannot be stored: {e}: {done:?}"));
 }
@@ -471,8 +473,9 @@ async fn reasoning_in_both_fields_is_taken_once() {
     let first = collect(p.stream(&request())).await.unwrap();
     assert_eq!(first.reasoning.as_deref(), Some("Think hard."));
     let mut next = request();
-    next.messages.push(first.to_message());
-    next.messages.push(ChatMessage::new(Role::User, "why?"));
+    next.messages.push(first.to_message().into());
+    next.messages
+        .push(ChatMessage::new(Role::User, "why?").into());
     collect(p.stream(&next)).await.unwrap();
     let body = server.requests()[1].json.clone().unwrap();
     assert_eq!(body["messages"][2]["reasoning_content"], "Think hard.");
@@ -720,11 +723,11 @@ async fn check_against(label: &str, server: &LlmServer, cfg: ProviderConfig, pro
 
     // The answer and the tools' results go back; the next answer reads as well.
     let mut next = request();
-    next.messages.push(done.to_message());
+    next.messages.push(done.to_message().into());
     for call in &done.tool_calls {
         let mut result = ChatMessage::new(Role::Tool, format!("{} done", call.name));
         result.tool_call_id = Some(call.id.clone());
-        next.messages.push(result);
+        next.messages.push(result.into());
     }
     let second = collect(p.stream(&next))
         .await

@@ -39,7 +39,9 @@ fn provider(config: ProviderConfig) -> Arc<dyn Provider> {
 fn ask() -> ChatRequest {
     ChatRequest {
         model: "test-model".into(),
-        messages: vec![ChatMessage::new(Role::User, "x")],
+        messages: [ChatMessage::new(Role::User, "x")]
+            .map(std::sync::Arc::new)
+            .into(),
         ..ChatRequest::default()
     }
 }

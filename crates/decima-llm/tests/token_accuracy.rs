@@ -19,7 +19,7 @@ use std::process::{Command, Stdio};
 use base64::Engine as _;
 use decima_core::{NewMessage, Role, TokenCounter};
 use decima_llm::tokens::TiktokenCounter;
-use decima_llm::{ChatMessage, ChatRequest, ToolSpec};
+use decima_llm::{ChatRequest, ToolSpec};
 use decima_testkit::ConversationBuilder;
 use serde_json::{Value, json};
 
@@ -237,18 +237,6 @@ fn tools() -> Vec<ToolSpec> {
     ]
 }
 
-fn chat(m: &NewMessage) -> ChatMessage {
-    ChatMessage {
-        role: m.role,
-        content: m.content.clone(),
-        name: m.name.clone(),
-        reasoning: m.reasoning.clone(),
-        reasoning_signature: m.reasoning_signature.clone(),
-        tool_calls: m.tool_calls.clone(),
-        tool_call_id: m.tool_call_id.clone(),
-    }
-}
-
 /// A message as the cookbook's `num_tokens_from_messages` sees it: every key is counted.
 fn wire(m: &NewMessage) -> Value {
     let mut v = json!({"role": m.role.as_str(), "content": m.content});
@@ -318,7 +306,7 @@ fn request_counts_match_the_cookbook_within_one_percent() {
             );
             let request = ChatRequest {
                 model: String::new(),
-                messages: messages.iter().map(chat).collect(),
+                messages: messages.iter().cloned().map(std::sync::Arc::new).collect(),
                 tools: tools.clone(),
                 ..ChatRequest::default()
             };

@@ -44,10 +44,12 @@ fn provider(config: ProviderConfig) -> Arc<dyn Provider> {
 fn ask(text: &str) -> ChatRequest {
     ChatRequest {
         model: "test-model".into(),
-        messages: vec![
+        messages: [
             ChatMessage::new(Role::System, "Be brief."),
             ChatMessage::new(Role::User, text),
-        ],
+        ]
+        .map(std::sync::Arc::new)
+        .into(),
         ..ChatRequest::default()
     }
 }
@@ -136,8 +138,9 @@ async fn openai_reasoning_in_both_fields_and_echo_back() {
         assert_eq!(first.text, "42");
 
         let mut next = ask("q");
-        next.messages.push(first.to_message());
-        next.messages.push(ChatMessage::new(Role::User, "why?"));
+        next.messages.push(first.to_message().into());
+        next.messages
+            .push(ChatMessage::new(Role::User, "why?").into());
         complete(&p, &next).await.unwrap();
         let body = server.requests()[1].json.clone().unwrap();
         let key = match field {
@@ -200,10 +203,10 @@ async fn openai_parallel_tool_calls_assemble_and_tools_are_sent() {
 
     // The assistant turn and its results go back in OpenAI's shape.
     let mut next = request.clone();
-    next.messages.push(done.to_message());
+    next.messages.push(done.to_message().into());
     let mut result = ChatMessage::new(Role::Tool, "a.csv");
     result.tool_call_id = Some("call_a".into());
-    next.messages.push(result);
+    next.messages.push(result.into());
     server.enqueue(Reply::Stream(text_turn(&["done"])));
     complete(&p, &next).await.unwrap();
     let body = server.requests()[1].json.clone().unwrap();
@@ -425,8 +428,9 @@ async fn anthropic_thinking_keeps_its_signature_and_sends_it_back() {
     );
 
     let mut next = request.clone();
-    next.messages.push(first.to_message());
-    next.messages.push(ChatMessage::new(Role::User, "and?"));
+    next.messages.push(first.to_message().into());
+    next.messages
+        .push(ChatMessage::new(Role::User, "and?").into());
     complete(&p, &next).await.unwrap();
     let body = server.requests()[1].json.clone().unwrap();
     assert_eq!(

@@ -7,8 +7,8 @@ use std::sync::Arc;
 use decima_core::{ConversationId, Message, NewMessage, Role};
 use decima_llm::tokens::{Calibration, TiktokenCounter, counter_for_model, estimate_request};
 use decima_llm::{
-    ChatMessage, ChatRequest, Completion, HttpProvider, LlmError, ProviderConfig, RetryPolicy,
-    StreamEvent, Usage, with_retry,
+    ChatRequest, Completion, HttpProvider, LlmError, ProviderConfig, RetryPolicy, StreamEvent,
+    Usage, with_retry,
 };
 use decima_store::{Conversation, Store};
 use futures_util::StreamExt;
@@ -219,10 +219,7 @@ async fn run_turn(
             provider: config.name.clone(),
         });
     }
-    let answer = store
-        .messages()
-        .append(id, NewMessage::from(&completion.to_message()))
-        .await?;
+    let answer = store.messages().append(id, completion.to_message()).await?;
     turn.events.emit(Event::MessageStored {
         seq: answer.seq,
         role: answer.role.as_str(),
@@ -271,7 +268,7 @@ pub(crate) fn chat_request(
             .assembled
             .messages
             .iter()
-            .map(|m| ChatMessage::from(m.message.as_ref()))
+            .map(|m| Arc::clone(&m.message))
             .collect(),
         tools: tools.to_vec(),
         ..ChatRequest::default()

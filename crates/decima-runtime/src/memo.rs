@@ -286,7 +286,7 @@ impl ModelMemo {
 /// The drafts a [`ModelMemo`] knows by identity.
 #[derive(Default)]
 struct SharedCounts {
-    known: HashMap<usize, Known>,
+    known: HashMap<usize, Known, foldhash::fast::FixedState>,
     /// Counts requests, to tell what the last one carried.
     generation: u64,
 }
@@ -321,6 +321,15 @@ impl TokenCounter for ModelMemo {
     }
 
     fn count_message(&self, message: &NewMessage) -> u32 {
+        if message.content.len() >= PARAGRAPH_COUNTING_FROM {
+            // A long message is counted by its paragraphs, each remembered; a whole-message key
+            // would only hash it once more, as the long one that comes again (the session
+            // context) is a little different every step.
+            return self
+                .paragraphs
+                .over(self.inner.as_ref())
+                .count_message(message);
+        }
         let mut parts: Vec<&[u8]> = vec![b"message", message.role.as_str().as_bytes()];
         for field in [
             message.name.as_deref(),

@@ -199,10 +199,7 @@ pub async fn test(store: &Store, data_dir: &Path, name: &str) -> Result<Probe> {
     let provider = HttpProvider::new(config)?;
     let request = ChatRequest {
         model,
-        messages: vec![ChatMessage::new(
-            Role::User,
-            "Reply with the single word: pong",
-        )],
+        messages: vec![ChatMessage::new(Role::User, "Reply with the single word: pong").into()],
         max_tokens: Some(16),
         ..ChatRequest::default()
     };

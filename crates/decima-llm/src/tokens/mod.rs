@@ -47,7 +47,7 @@ pub fn estimate_request(counter: &dyn TokenCounter, request: &crate::ChatRequest
     let messages = request
         .messages
         .iter()
-        .map(|m| counter.count_message(&decima_core::NewMessage::from(m)))
+        .map(|m| counter.count_message(m))
         .fold(0u32, u32::saturating_add);
     let tools = request
         .tools
@@ -66,10 +66,12 @@ mod tests {
         let counter = TiktokenCounter::for_model("gpt-4o");
         let request = crate::ChatRequest {
             model: "gpt-4o".into(),
-            messages: vec![
+            messages: [
                 crate::ChatMessage::new(decima_core::Role::System, "Be careful."),
                 crate::ChatMessage::new(decima_core::Role::User, "列出 /data 下的文件"),
-            ],
+            ]
+            .map(std::sync::Arc::new)
+            .into(),
             ..crate::ChatRequest::default()
         };
         assert_eq!(

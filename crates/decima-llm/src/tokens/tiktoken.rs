@@ -510,7 +510,7 @@ mod tests {
         });
         let expected = 3 + 1 + counter.count_text("shell") + counter.count_text(r#"{"cmd":"ls"}"#);
         assert_eq!(counter.count_chat_message(&call), expected);
-        assert_eq!(counter.count_message(&NewMessage::from(&call)), expected);
+        assert_eq!(counter.count_message(&call.clone()), expected);
         let tool = NewMessage {
             tool_call_id: Some("call_1".into()),
             ..NewMessage::new(Role::Tool, "ok")
@@ -525,8 +525,8 @@ mod tests {
     fn request_adds_priming_and_tools() {
         let counter = TiktokenCounter::for_model("gpt-4o");
         let messages = vec![
-            ChatMessage::new(Role::System, "You are terse."),
-            ChatMessage::new(Role::User, "hi"),
+            std::sync::Arc::new(ChatMessage::new(Role::System, "You are terse.")),
+            std::sync::Arc::new(ChatMessage::new(Role::User, "hi")),
         ];
         let bare = ChatRequest {
             model: "gpt-4o".into(),

@@ -396,9 +396,9 @@ async fn run(ctx: &ReviewContext<'_>, request: ReviewRequest) -> Result<ReviewOu
         evidence_required: !matches!(request.mode, ReviewMode::SpecificContent { .. }),
         open_ids: &open_ids,
     };
-    let mut messages = vec![
-        ChatMessage::new(Role::System, system),
-        ChatMessage::new(Role::User, built.text.clone()),
+    let mut messages: Vec<std::sync::Arc<ChatMessage>> = vec![
+        ChatMessage::new(Role::System, system).into(),
+        ChatMessage::new(Role::User, built.text.clone()).into(),
     ];
     let mut repaired = false;
     let answer = loop {
@@ -418,11 +418,8 @@ async fn run(ctx: &ReviewContext<'_>, request: ReviewRequest) -> Result<ReviewOu
             Err(reason) if !repaired => {
                 warn!(%reason, "the reviewer's answer is invalid; asking once for a repair");
                 repaired = true;
-                messages.push(ChatMessage::new(Role::Assistant, completion.text));
-                messages.push(ChatMessage::new(
-                    Role::User,
-                    prompt::repair_request(&reason),
-                ));
+                messages.push(ChatMessage::new(Role::Assistant, completion.text).into());
+                messages.push(ChatMessage::new(Role::User, prompt::repair_request(&reason)).into());
             }
             Err(reason) => {
                 return Err(RuntimeError::Review(format!(

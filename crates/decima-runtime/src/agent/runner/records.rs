@@ -41,7 +41,7 @@ impl Runner<'_, '_> {
         if !notes.is_empty() {
             self.instant = Some(notes.join("\n"));
         }
-        let mut message = NewMessage::from(&completion.to_message());
+        let mut message = completion.to_message();
         message.execution_id = Some(self.execution.id);
         let analysis = match (&completion.reasoning, completion.text.trim()) {
             (Some(r), _) if !r.trim().is_empty() => r.clone(),
