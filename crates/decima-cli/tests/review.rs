@@ -1,7 +1,8 @@
 //! The tenth man through the real binary and a real SQLite file, against the wire-level test
 //! server: each mode and type, the input of a 2,000-message conversation worded by the
 //! independent generator, the cache, incremental reviews with open findings, the repair of an
-//! invalid answer, refused evidence, the tool during a run and the final review at its end.
+//! invalid answer, refused evidence, the tool during a run and the final review at its end, and
+//! the review before a write over an existing file, on the host and in a Docker container.
 
 // Test code: a failed setup step should panic right where it happened.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -566,4 +567,69 @@ async fn the_budget_is_in_the_reviewers_tokens_through_its_calibration() {
         inputs[1] <= room / 2 && inputs[1] > room * 3 / 8,
         "{inputs:?}"
     );
+}
+
+/// A run that writes `report.txt`, then writes over it, with risky-call reviews on: the second
+/// write is reviewed before it runs (the file exists as the sandbox sees it), the first is not.
+async fn a_risky_write_is_reviewed_first(env: &Env, extra: &[&str]) {
+    env.call(
+        "write_file",
+        json!({"path": "report.txt", "content": "totals v1"}),
+    );
+    env.call(
+        "write_file",
+        json!({"path": "report.txt", "content": "totals v2"}),
+    );
+    // The quick review before the second write.
+    env.say(&answer("low", &[1]));
+    env.say("Report written.");
+    // The final review.
+    env.say(&answer("low", &[1]));
+    let mut args = vec!["--tenth-man", "system_only", "--review-risky"];
+    args.extend_from_slice(extra);
+    let out = env.run(&args, "Write the report twice").await;
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout).trim(), "Report written.");
+    let requests = env.server.requests();
+    assert_eq!(requests.len(), 5, "the second write was not reviewed first");
+    let review = sent(env, 2);
+    let asked = review.iter().map(content).collect::<Vec<_>>().join("\n");
+    assert!(
+        asked.contains("writes over the existing file report.txt"),
+        "{asked}"
+    );
+    // The first write was not reviewed: the request after it is the model's next step.
+    assert!(
+        sent(env, 1).iter().any(|m| m["role"] == "tool"),
+        "{:?}",
+        sent(env, 1)
+    );
+    let execution = env.show(&execution_id(&out.stderr)).await;
+    let triggers: Vec<&str> = execution["reviews"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["trigger"].as_str().unwrap())
+        .collect();
+    // Both are the runtime's own: the review before the risky call, then the final one.
+    assert_eq!(triggers, ["system", "system"], "{execution}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_write_over_an_existing_file_is_reviewed_before_it_runs() {
+    let env = Env::new().await;
+    a_risky_write_is_reviewed_first(&env, &[]).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn in_docker_a_write_over_a_file_of_the_container_is_reviewed_before_it_runs() {
+    // The file exists only in the container's workspace volume, never on the host: the check
+    // must ask the sandbox the call runs in.
+    let env = Env::new().await;
+    let (conversation, _cleanup) = common::docker_conversation(&env).await;
+    a_risky_write_is_reviewed_first(
+        &env,
+        &["--conversation", &conversation, "--sandbox", "docker"],
+    )
+    .await;
 }

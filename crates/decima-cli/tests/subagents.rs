@@ -12,7 +12,7 @@ mod common;
 
 use std::process::Output;
 
-use common::{Env, execution_id, text};
+use common::{DockerCleanup, Env, TEST_IMAGE, docker_conversation, execution_id, text};
 use decima_testkit::{RecordedRequest, Reply, ScriptedToolCall, Turn};
 
 use serde_json::{Value, json};
@@ -414,69 +414,6 @@ async fn a_failed_child_comes_back_as_a_failed_result_with_its_class() {
 
 // ---------------------------------------------------------------------------------------------
 // The same through the Docker sandbox, on the real engine the test scripts start.
-
-/// The image the test scripts build with `docker import`.
-const TEST_IMAGE: &str = "decima-test:busybox";
-
-/// Removes every container and volume of one data directory's sandboxes when dropped, so a
-/// failed test leaves nothing running.
-struct DockerCleanup(String);
-
-impl Drop for DockerCleanup {
-    fn drop(&mut self) {
-        let filter = format!("label=decima.instance={}", self.0);
-        for (list, remove) in [
-            (
-                vec!["ps", "-aq", "--filter", &filter],
-                vec!["rm", "-f", "-v"],
-            ),
-            (
-                vec!["volume", "ls", "-q", "--filter", &filter],
-                vec!["volume", "rm", "-f"],
-            ),
-        ] {
-            let Ok(out) = std::process::Command::new("docker").args(&list).output() else {
-                continue;
-            };
-            let ids: Vec<String> = text(&out.stdout)
-                .split_whitespace()
-                .map(str::to_owned)
-                .collect();
-            if !ids.is_empty() {
-                let _ = std::process::Command::new("docker")
-                    .args(&remove)
-                    .args(&ids)
-                    .output();
-            }
-        }
-    }
-}
-
-/// A conversation whose sandbox runs the test image, and the cleanup of its containers.
-async fn docker_conversation(env: &Env) -> (String, DockerCleanup) {
-    let engine = std::process::Command::new("docker")
-        .args(["image", "inspect", TEST_IMAGE])
-        .output()
-        .expect("the docker CLI: run scripts/test.sh, which installs and starts the engine");
-    assert!(
-        engine.status.success(),
-        "no Docker engine or no {TEST_IMAGE} image: run scripts/test.sh, which starts dockerd \
-         and builds the image ({})",
-        text(&engine.stderr)
-    );
-    let out = env
-        .decima(&["conversation", "create", "--title", "docker"])
-        .await;
-    assert!(out.status.success(), "{}", text(&out.stderr));
-    let id = text(&out.stdout).trim().to_owned();
-    let out = env
-        .decima(&["conversation", "sandbox", &id, "--image", TEST_IMAGE])
-        .await;
-    assert!(out.status.success(), "{}", text(&out.stderr));
-    let data_dir = std::path::absolute(env.data_dir()).unwrap();
-    let instance = decima_sandbox::DockerEngine::instance_for_data_dir(&data_dir);
-    (id, DockerCleanup(instance))
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn in_docker_a_child_and_a_grandchild_grep_their_ancestors_files_in_the_container() {

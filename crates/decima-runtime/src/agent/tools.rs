@@ -96,6 +96,22 @@ impl Registry {
         }
     }
 
+    /// Whether a file exists in the workspace, as the sandbox sees it (a Docker workspace is a
+    /// volume the host cannot look into): the tenth man's check for writes over existing files.
+    /// A path the sandbox refuses (outside the workspace) does not exist for it.
+    pub async fn file_exists(&self, path: &str) -> bool {
+        let request = decima_sandbox::host::ReadFileRequest {
+            path: path.to_owned(),
+            offset: None,
+            limit: Some(1),
+        };
+        match self.sandbox.read_file(request).await {
+            Ok(_) => true,
+            // Anything but "not there" (a binary file, a directory) means something is there.
+            Err(e) => !e.refused && !e.message.starts_with("no such file"),
+        }
+    }
+
     /// Adds a tool; a name already taken is replaced.
     pub fn register(&mut self, tool: Arc<dyn AgentTool>) {
         self.extra.insert(tool.spec().name, tool);

@@ -98,12 +98,14 @@ impl Runner<'_, '_> {
             return None;
         }
         let arguments: serde_json::Value = serde_json::from_str(&call.arguments).ok()?;
-        let workspace = self.execution.workspace.clone().map(PathBuf::from);
-        let reason = is_risky(rules, &call.name, &arguments, |path| {
-            workspace
-                .as_ref()
-                .is_some_and(|w| w.join(path.trim_start_matches('/')).is_file())
-        })?;
+        // Asked of the sandbox itself, only for a write that the rules would check.
+        let exists = match arguments.get("path").and_then(|p| p.as_str()) {
+            Some(path) if call.name == "write_file" && rules.overwrites => {
+                self.registry.file_exists(path).await
+            }
+            _ => false,
+        };
+        let reason = is_risky(rules, &call.name, &arguments, |_| exists)?;
         let key = (call.name.clone(), call.arguments.clone());
         if self.held.lock().is_ok_and(|held| held.contains(&key)) {
             return None;
