@@ -924,3 +924,52 @@ async fn on_failure_ask_takes_the_choice_from_stdin() {
     assert_eq!(view["failures"][0]["resolution"], "skip", "{view}");
     assert_eq!(view["todos"][0]["status"], "skipped", "{view}");
 }
+
+/// 6c. Ctrl-C while the final tenth-man review streams: the review is dropped and nothing of it
+/// is stored; the run's answer, already stored, stands, and the analyst is told it was not
+/// reviewed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ctrl_c_during_the_final_review_skips_it_and_the_answer_stands() {
+    let env = Env::new().await;
+    env.say("The total is 42.");
+    env.server.enqueue(Reply::Stream(Turn {
+        text: vec!["{\"risk_level\": ".into(), "\"low\"".into()],
+        fault: Some(StreamFault::StallAfter(1)),
+        ..Turn::default()
+    }));
+    let ws = env.ws().to_string_lossy().into_owned();
+    let child = env
+        .command(&[
+            "run",
+            "--workspace",
+            &ws,
+            "--tenth-man",
+            "system_only",
+            "Add up the totals",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    env.server
+        .wait_for_requests(2, Duration::from_secs(60))
+        .await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let out = interrupt(child, None).await;
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert_eq!(text(&out.stdout).trim(), "The total is 42.");
+    assert!(stderr.contains("review was cancelled"), "{stderr}");
+    assert!(
+        env.server
+            .wait_for_disconnect(1, Duration::from_secs(5))
+            .await
+            .is_some(),
+        "the review request was dropped"
+    );
+    let view = env.show(&execution_id(&out.stderr)).await;
+    assert_eq!(view["status"], "succeeded", "{view}");
+    assert_eq!(view["result"], "The total is 42.");
+    assert_eq!(view["contested"], false, "{view}");
+    assert_eq!(view["reviews"], json!([]), "{view}");
+}

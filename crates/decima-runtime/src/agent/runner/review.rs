@@ -166,7 +166,31 @@ impl Runner<'_, '_> {
             ReviewTrigger::System,
         );
         request.final_review = true;
-        match review::review(&self.review_ctx(), request).await {
+        // Ctrl-C during the review stops it: the answer stands, unreviewed, and says so.
+        let ctx = self.review_ctx();
+        let reviewed = tokio::select! {
+            biased;
+            () = self.session.cancel.cancelled() => None,
+            reviewed = review::review(&ctx, request) => Some(reviewed),
+        };
+        let Some(reviewed) = reviewed else {
+            warn!("the final review was cancelled; the answer stands unreviewed");
+            self.store()
+                .events()
+                .append(
+                    Some(self.execution.id),
+                    Some(self.conversation.id),
+                    "review.cancelled",
+                    &json!({ "trigger": "system" }),
+                )
+                .await?;
+            self.emit(Event::Warning {
+                message: "the final tenth-man review was cancelled: the answer stands, unreviewed"
+                    .into(),
+            });
+            return Ok(());
+        };
+        match reviewed {
             Ok(outcome) => {
                 if contests(&outcome.review.risk_level) {
                     self.execution.contested = true;
