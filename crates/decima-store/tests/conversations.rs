@@ -25,6 +25,9 @@ async fn create_list_rename_delete_restore() {
     assert_eq!(listed.len(), 2);
     assert!(listed.contains(&a.id) && listed.contains(&b.id));
 
+    // Times are in milliseconds, and two updates within one millisecond tie (the newer id
+    // wins): let the clock move on, so the rename is the latest update, as it is for a person.
+    tokio::time::sleep(std::time::Duration::from_millis(5)).await;
     let renamed = repo.rename(a.id, "Q3 invoices (final)").await.unwrap();
     assert_eq!(renamed.title, "Q3 invoices (final)");
     assert!(renamed.updated_at >= a.updated_at);
