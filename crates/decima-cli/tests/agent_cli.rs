@@ -937,20 +937,7 @@ async fn ctrl_c_during_the_final_review_skips_it_and_the_answer_stands() {
         fault: Some(StreamFault::StallAfter(1)),
         ..Turn::default()
     }));
-    let ws = env.ws().to_string_lossy().into_owned();
-    let child = env
-        .command(&[
-            "run",
-            "--workspace",
-            &ws,
-            "--tenth-man",
-            "system_only",
-            "Add up the totals",
-        ])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child = env.spawn_run_with(&["--tenth-man", "system_only"], "Add up the totals");
     env.server
         .wait_for_requests(2, Duration::from_secs(60))
         .await;

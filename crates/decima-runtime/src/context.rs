@@ -371,9 +371,9 @@ impl Loaded {
             .saturating_sub(covered_pinned);
         // Read before the tail: a message stored in between is in the tail but not in these
         // counters, so the next refresh finds them disagreeing and reloads; the counters never
-        // vouch for a tail that lacks a message.
-        let now = store.conversations().get(id).await?;
-        let todos = store.todos().pinned_in_conversation(id).await?;
+        // vouch for a tail that lacks a message. The same query a refresh makes also brings the
+        // pinned todos.
+        let now = store.compactions().live_state(id).await?;
         let (tail, unread) = load_tail(
             store,
             id,
@@ -391,12 +391,12 @@ impl Loaded {
             pinned_drafts: OnceLock::new(),
             tail_drafts: OnceLock::new(),
             summaries_count: OnceLock::new(),
-            todos,
+            todos: now.pinned_todos,
             pinned: pinned.into(),
             tail,
             unread,
             last_seq,
-            live: (now.message_count, now.tokens),
+            live: (now.messages, now.tokens),
             tail_room,
         })
     }

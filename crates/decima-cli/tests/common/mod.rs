@@ -82,8 +82,16 @@ impl Env {
 
     /// Starts `decima run --workspace WS TASK` without waiting for it.
     pub fn spawn_run(&self, task: &str) -> Child {
+        self.spawn_run_with(&[], task)
+    }
+
+    /// Starts `decima run --workspace WS EXTRA… TASK` without waiting for it.
+    pub fn spawn_run_with(&self, extra: &[&str], task: &str) -> Child {
         let ws = self.ws().to_string_lossy().into_owned();
-        self.command(&["run", "--workspace", ws.as_str(), task])
+        let mut args = vec!["run", "--workspace", ws.as_str()];
+        args.extend_from_slice(extra);
+        args.push(task);
+        self.command(&args)
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()

@@ -184,15 +184,11 @@ impl Runner<'_, '_> {
     async fn mark_started(&mut self, call: &ToolCall) -> Result<()> {
         // Written with the answer already when it is the answer's first call.
         if self.premarked.take().as_deref() != Some(call.id.as_str()) {
-            self.store()
-                .events()
-                .append(
-                    Some(self.execution.id),
-                    Some(self.conversation.id),
-                    "tool.started",
-                    &json!({ "call_id": call.id, "name": call.name }),
-                )
-                .await?;
+            self.log_event(
+                "tool.started",
+                &json!({ "call_id": call.id, "name": call.name }),
+            )
+            .await?;
         }
         self.emit(Event::ToolStarted {
             call_id: call.id.clone(),
@@ -263,10 +259,6 @@ impl Runner<'_, '_> {
         )
         .await?;
         self.stored(&stored);
-        self.emit(Event::MessageStored {
-            seq: stored.seq,
-            role: stored.role.as_str(),
-        });
         self.emit(Event::ToolFinished {
             call_id: call.id.clone(),
             name: call.name.clone(),

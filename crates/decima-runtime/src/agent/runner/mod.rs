@@ -517,18 +517,32 @@ impl<'s, 'a> Runner<'s, 'a> {
             .append(self.conversation.id, message)
             .await?;
         self.stored(&stored);
-        self.emit(Event::MessageStored {
-            seq: stored.seq,
-            role: stored.role.as_str(),
-        });
         Ok(stored)
     }
 
-    /// Notes a message this runner stored, for the next step's refresh.
+    /// Notes a message this runner stored, for the next step's refresh, and reports it.
     fn stored(&self, message: &Message) {
         if let Ok(mut since) = self.stored_since.lock() {
             since.push(message.clone());
         }
+        self.emit(Event::MessageStored {
+            seq: message.seq,
+            role: message.role.as_str(),
+        });
+    }
+
+    /// Appends an event of this execution to the store's log.
+    async fn log_event(&self, kind: &str, payload: &serde_json::Value) -> Result<()> {
+        self.store()
+            .events()
+            .append(
+                Some(self.execution.id),
+                Some(self.conversation.id),
+                kind,
+                payload,
+            )
+            .await?;
+        Ok(())
     }
 
     async fn plan(&self) -> Result<Vec<Todo>> {

@@ -103,10 +103,6 @@ impl Runner<'_, '_> {
             )
             .await?;
         self.stored(&stored);
-        self.emit(Event::MessageStored {
-            seq: stored.seq,
-            role: stored.role.as_str(),
-        });
         self.remember(records);
         Ok(stored)
     }

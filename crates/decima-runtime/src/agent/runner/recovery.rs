@@ -33,14 +33,7 @@ impl Runner<'_, '_> {
                 .failures()
                 .resolve(&recorded.id, Resolution::Replan)
                 .await?;
-            self.store()
-                .events()
-                .append(
-                    Some(self.execution.id),
-                    Some(self.conversation.id),
-                    "failure.auto_replan",
-                    &json!({ "failure_id": resolved.id }),
-                )
+            self.log_event("failure.auto_replan", &json!({ "failure_id": resolved.id }))
                 .await?;
             self.instant = Some(failure::render_for_model(
                 &pending,
@@ -168,15 +161,11 @@ impl Runner<'_, '_> {
         choice: Resolution,
     ) -> Result<Flow> {
         let resolved = self.store().failures().resolve(&failure.id, choice).await?;
-        self.store()
-            .events()
-            .append(
-                Some(self.execution.id),
-                Some(self.conversation.id),
-                "failure.resolved",
-                &json!({ "failure_id": resolved.id, "choice": choice.as_str() }),
-            )
-            .await?;
+        self.log_event(
+            "failure.resolved",
+            &json!({ "failure_id": resolved.id, "choice": choice.as_str() }),
+        )
+        .await?;
         self.emit(Event::Recovered {
             failure_id: resolved.id.clone(),
             choice: choice.as_str(),

@@ -175,14 +175,7 @@ impl Runner<'_, '_> {
         };
         let Some(reviewed) = reviewed else {
             warn!("the final review was cancelled; the answer stands unreviewed");
-            self.store()
-                .events()
-                .append(
-                    Some(self.execution.id),
-                    Some(self.conversation.id),
-                    "review.cancelled",
-                    &json!({ "trigger": "system" }),
-                )
+            self.log_event("review.cancelled", &json!({ "trigger": "system" }))
                 .await?;
             self.emit(Event::Warning {
                 message: "the final tenth-man review was cancelled: the answer stands, unreviewed"
@@ -199,15 +192,11 @@ impl Runner<'_, '_> {
             Err(e @ RuntimeError::Store(_)) => return Err(e),
             Err(e) => {
                 warn!(error = %e, "the final review failed");
-                self.store()
-                    .events()
-                    .append(
-                        Some(self.execution.id),
-                        Some(self.conversation.id),
-                        "review.failed",
-                        &json!({ "trigger": "system", "error": e.to_string() }),
-                    )
-                    .await?;
+                self.log_event(
+                    "review.failed",
+                    &json!({ "trigger": "system", "error": e.to_string() }),
+                )
+                .await?;
                 self.emit(Event::Warning {
                     message: format!("the final tenth-man review failed: {e}"),
                 });
