@@ -159,6 +159,17 @@ fn agent_step(c: &mut Criterion) {
         v.sort_unstable();
         v[v.len() / 2]
     };
+    let mut overheads: Vec<u64> = later.iter().map(|s| s.3).collect();
+    overheads.sort_unstable();
+    let at = |q: f64| overheads[((overheads.len() - 1) as f64 * q) as usize];
+    println!(
+        "later steps' overhead: p50 {} µs, p90 {} µs, p99 {} µs, max {} µs, mean {} µs",
+        at(0.5),
+        at(0.9),
+        at(0.99),
+        at(1.0),
+        overheads.iter().sum::<u64>() / overheads.len() as u64
+    );
     for (label, steps) in [("first step", &first), ("later steps", &later)] {
         println!(
             "{label} (median of {}): total {} µs, model {} µs, tools {} µs, overhead {} µs",

@@ -125,6 +125,8 @@ impl TokenCounter for MemoCounter {
 
 /// Texts shorter than this are counted whole; longer ones paragraph by paragraph.
 const PARAGRAPH_COUNTING_FROM: usize = 8 * 1024;
+/// What separates the paragraphs of a long text.
+const PARAGRAPH_BREAK: &str = "\n\n";
 
 /// Token counts of paragraphs, remembered in memory for the life of an agent run. A step's
 /// session context is mostly the same summaries as the step before, with a few paragraphs
@@ -174,7 +176,14 @@ impl TokenCounter for ParagraphCounter<'_> {
         if text.len() < PARAGRAPH_COUNTING_FROM {
             return self.inner.count_text(text);
         }
-        text.split_inclusive("\n\n")
+        // A paragraph is known by its text without the break after it: the last paragraph
+        // of one step's text is often followed by another the next step (the step history
+        // after the summaries), and must not be counted again for the break it gained.
+        let mut breaks = 0u32;
+        let paragraphs = text
+            .split(PARAGRAPH_BREAK)
+            .inspect(|_| breaks += 1)
+            .filter(|paragraph| !paragraph.is_empty())
             .map(|paragraph| {
                 self.memo
                     .counts
@@ -182,7 +191,11 @@ impl TokenCounter for ParagraphCounter<'_> {
                         self.inner.count_text(paragraph)
                     })
             })
-            .fold(0, u32::saturating_add)
+            .fold(0, u32::saturating_add);
+        let break_tokens = self.memo.counts.remembered(fast_key(&[b"break"]), || {
+            self.inner.count_text(PARAGRAPH_BREAK)
+        });
+        paragraphs.saturating_add(break_tokens.saturating_mul(breaks.saturating_sub(1)))
     }
 
     fn message_overhead(&self) -> u32 {
@@ -354,5 +367,59 @@ impl TokenCounter for ModelMemo {
                 .over(self.inner.as_ref())
                 .count_message(message)
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Mutex;
+
+    use super::*;
+
+    /// Counts a token per char, and remembers what it was asked to count.
+    #[derive(Default)]
+    struct Recording(Mutex<Vec<String>>);
+
+    impl TokenCounter for Recording {
+        fn count_text(&self, text: &str) -> u32 {
+            self.0.lock().unwrap().push(text.to_owned());
+            u32::try_from(text.chars().count()).unwrap()
+        }
+    }
+
+    fn long_paragraph(tag: &str) -> String {
+        format!("{tag} {}", "word ".repeat(2_000))
+    }
+
+    #[test]
+    fn a_paragraph_that_gains_a_break_after_it_is_not_counted_again() {
+        let inner = Recording::default();
+        let memo = ParagraphMemo::default();
+        let counter = memo.over(&inner);
+        let summary = long_paragraph("summary");
+        let first = counter.count_text(&summary);
+        assert_eq!(first as usize, summary.chars().count());
+        inner.0.lock().unwrap().clear();
+
+        let history = "step history: shell true ok";
+        let next = format!("{summary}{PARAGRAPH_BREAK}{history}");
+        let second = counter.count_text(&next);
+        // Only the new paragraph was counted; the summary and the break were remembered.
+        let asked = inner.0.lock().unwrap().clone();
+        assert_eq!(asked, vec![history.to_owned()]);
+        assert_eq!(second as usize, next.chars().count());
+    }
+
+    #[test]
+    fn paragraph_counts_add_up_to_the_whole_text() {
+        let inner = Recording::default();
+        let memo = ParagraphMemo::default();
+        let counter = memo.over(&inner);
+        let text = format!(
+            "{}\n\n\n\n{}\n\nend\n\n",
+            long_paragraph("a"),
+            long_paragraph("b")
+        );
+        assert_eq!(counter.count_text(&text) as usize, text.chars().count());
     }
 }

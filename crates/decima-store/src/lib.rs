@@ -7,6 +7,7 @@
 #![warn(missing_docs)]
 
 mod calibrations;
+mod checkpointer;
 mod compactions;
 mod conversations;
 mod data_dir;
@@ -58,14 +59,22 @@ pub type Result<T, E = StoreError> = std::result::Result<T, E>;
 pub struct Store {
     pool: SqlitePool,
     counter: Arc<dyn TokenCounter>,
+    /// Checkpoints the WAL in the background while any handle lives.
+    _checkpointer: Arc<checkpointer::Checkpointer>,
 }
 
 impl Store {
     /// Opens (creating if needed) the database file and brings its schema up to date. The counter
     /// prices every message once, at insert.
     pub async fn open(path: &Path, counter: Arc<dyn TokenCounter>) -> Result<Self> {
-        let pool = pool::open(path).await?;
-        Ok(Self { pool, counter })
+        let commits = Arc::new(checkpointer::Commits::default());
+        let pool = pool::open(path, Arc::clone(&commits)).await?;
+        let checkpointer = checkpointer::Checkpointer::start(pool.clone(), commits);
+        Ok(Self {
+            pool,
+            counter,
+            _checkpointer: Arc::new(checkpointer),
+        })
     }
 
     /// The raw pool, for maintenance queries and benchmarks' anchors.

@@ -2,11 +2,13 @@
 
 use std::path::Path;
 use std::str::FromStr;
+use std::sync::Arc;
 use std::time::Duration;
 
 use sqlx::SqlitePool;
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
 
+use crate::checkpointer::Commits;
 use crate::{Result, StoreError};
 
 /// How long a writer waits for the write lock before giving up.
@@ -18,7 +20,9 @@ const MAX_CONNECTIONS: u32 = 8;
 /// The schema, embedded at build time from the workspace's `migrations/`.
 static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("../../migrations");
 
-pub(crate) async fn open(path: &Path) -> Result<SqlitePool> {
+/// Opens the pool. Every connection reports its commits to `commits`, for the background
+/// checkpointer (see [`crate::checkpointer`]), and never checkpoints inside a commit itself.
+pub(crate) async fn open(path: &Path, commits: Arc<Commits>) -> Result<SqlitePool> {
     let open_error = |source| StoreError::Open {
         path: path.to_path_buf(),
         source,
@@ -30,13 +34,24 @@ pub(crate) async fn open(path: &Path) -> Result<SqlitePool> {
         .journal_mode(SqliteJournalMode::Wal)
         .synchronous(SqliteSynchronous::Normal)
         .foreign_keys(true)
-        .busy_timeout(BUSY_TIMEOUT);
+        .busy_timeout(BUSY_TIMEOUT)
+        .pragma("wal_autocheckpoint", "0");
     let pool = SqlitePoolOptions::new()
         .max_connections(MAX_CONNECTIONS)
         // sqlx pings a connection before handing it out, by default, to catch a server that
         // dropped it. A SQLite file cannot drop a connection; the ping was one more round trip
         // to the connection's worker thread on every query (see docs/PERFORMANCE.md).
         .test_before_acquire(false)
+        .after_connect(move |conn, _| {
+            let commits = Arc::clone(&commits);
+            Box::pin(async move {
+                conn.lock_handle().await?.set_commit_hook(move || {
+                    commits.committed();
+                    true
+                });
+                Ok(())
+            })
+        })
         .connect_with(options)
         .await
         .map_err(open_error)?;

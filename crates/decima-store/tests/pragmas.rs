@@ -38,7 +38,46 @@ async fn every_connection_uses_wal_normal_sync_foreign_keys_and_busy_timeout() {
             .await
             .unwrap();
         assert!(busy >= 5_000, "{busy}");
+        let autocheckpoint: i64 = sqlx::query_scalar("PRAGMA wal_autocheckpoint")
+            .fetch_one(&mut **conn)
+            .await
+            .unwrap();
+        assert_eq!(autocheckpoint, 0, "writers never checkpoint inline");
     }
+}
+
+/// With automatic checkpoints off, the store's own checkpointer must move committed pages from
+/// the WAL into the database file once writes pause, or the WAL would only grow.
+#[tokio::test]
+async fn the_wal_is_checkpointed_in_the_background_once_writes_pause() {
+    let (dir, store) = common::temp_store().await;
+    let db = dir.path().join("decima.db");
+    let size = || std::fs::metadata(&db).unwrap().len();
+    // Let the checkpoint after the migrations settle first.
+    tokio::time::sleep(std::time::Duration::from_millis(1_500)).await;
+    let before = size();
+    let conversation = store.conversations().create("big", None).await.unwrap();
+    let text = "ledger line 0123456789 ".repeat(100_000);
+    store
+        .messages()
+        .append(
+            conversation.id,
+            decima_core::NewMessage::new(decima_core::Role::User, text.clone()),
+        )
+        .await
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while size() < before + text.len() as u64 / 2 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the database file stayed at {} bytes: the WAL was never checkpointed",
+            size()
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    // Nothing was lost on the way.
+    let stored = store.messages().all(conversation.id).await.unwrap();
+    assert_eq!(stored[0].content, text);
 }
 
 #[tokio::test]
