@@ -8,7 +8,7 @@ use std::path::Path;
 use specta_typescript::Typescript;
 use tauri_specta::{Builder, collect_commands};
 
-use crate::commands::{context, conversations, messages};
+use crate::commands::{context, conversations, executions, messages, reviews, runs};
 
 /// Where the generated bindings live, relative to the workspace root.
 pub const BINDINGS_PATH: &str = "ui/src/bindings.ts";
@@ -28,6 +28,14 @@ pub fn builder() -> Builder<tauri::Wry> {
             conversations::conversation_restore,
             messages::message_list,
             context::context_usage,
+            runs::run_start,
+            runs::run_stop,
+            runs::run_choose,
+            runs::execution_recover,
+            runs::execution_resume,
+            executions::execution_list,
+            executions::execution_interrupted,
+            reviews::review_run,
         ])
 }
 
@@ -77,7 +85,7 @@ mod tests {
             .skip(1)
             .filter_map(|rest| rest.split('"').next())
             .collect();
-        assert_eq!(invoked.len(), 7, "{invoked:?}");
+        assert_eq!(invoked.len(), 15, "{invoked:?}");
         for command in invoked {
             assert!(
                 build_rs.contains(&format!("\"{command}\"")),

@@ -9,6 +9,14 @@ fn main() {
         "conversation_restore",
         "message_list",
         "context_usage",
+        "run_start",
+        "run_stop",
+        "run_choose",
+        "execution_recover",
+        "execution_resume",
+        "execution_list",
+        "execution_interrupted",
+        "review_run",
     ]);
     let attributes = tauri_build::Attributes::new()
         .capabilities_path_pattern("./src-tauri/capabilities/**/*")

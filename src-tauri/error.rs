@@ -15,6 +15,10 @@ pub enum ErrorCode {
     InvalidInput,
     /// The database could not be read or written.
     Storage,
+    /// The model provider failed or refused (unreachable, bad key, overloaded).
+    Provider,
+    /// Someone else holds it: another process runs this execution, or it changed meanwhile.
+    Conflict,
     /// A bug: something that should not happen.
     Internal,
 }
@@ -35,6 +39,16 @@ impl AppError {
             code,
             message: message.to_string(),
         }
+    }
+
+    /// A request the command refuses, with what to do instead.
+    pub fn invalid(message: impl ToString) -> Self {
+        Self::new(ErrorCode::InvalidInput, message)
+    }
+
+    /// Something that is not there (any more).
+    pub fn not_found(message: impl ToString) -> Self {
+        Self::new(ErrorCode::NotFound, message)
     }
 }
 
@@ -67,12 +81,12 @@ impl From<decima_runtime::RuntimeError> for AppError {
                 Self::new(ErrorCode::Storage, e)
             }
             e @ (RuntimeError::Busy(_) | RuntimeError::Conflict(_)) => {
-                Self::new(ErrorCode::InvalidInput, e)
+                Self::new(ErrorCode::Conflict, e)
             }
             e @ (RuntimeError::Llm(_)
             | RuntimeError::EmptyAnswer { .. }
             | RuntimeError::CutOff { .. }
-            | RuntimeError::Review(_)) => Self::new(ErrorCode::Internal, e),
+            | RuntimeError::Review(_)) => Self::new(ErrorCode::Provider, e),
         }
     }
 }

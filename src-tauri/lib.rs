@@ -9,6 +9,7 @@ pub mod bindings;
 mod commands;
 mod dto;
 mod error;
+mod runs;
 mod state;
 
 use std::path::PathBuf;
@@ -18,7 +19,10 @@ use decima_runtime::logging::{self, LevelFilter, LogGuard};
 use decima_store::Store;
 use tauri::Manager;
 
-pub use dto::{ContextLayerView, ContextUsage, ConversationSummary, MessageView, ToolCallView};
+pub use dto::{
+    ContextLayerView, ContextUsage, ConversationSummary, ExecutionView, FailureReport, FindingView,
+    LayerTokens, MessageView, ReviewView, RunEvent, TodoItem, ToolCallView,
+};
 pub use error::{AppError, ErrorCode};
 pub use state::AppState;
 
@@ -63,6 +67,7 @@ pub fn run() -> ExitCode {
     // Sandbox containers left by earlier runs of the app are removed in the background: the
     // window does not wait for the Docker engine, and without one the host sandbox still works.
     let engine_dir = data_dir.clone();
+    let state_dir = data_dir.clone();
     tauri::async_runtime::spawn(async move {
         if let Err(e) = decima_runtime::agent::docker::engine(&engine_dir).await {
             tracing::info!(error = %e, "no Docker engine: the Docker sandbox is unavailable");
@@ -72,7 +77,7 @@ pub fn run() -> ExitCode {
         .invoke_handler(builder.invoke_handler())
         .setup(move |app| {
             builder.mount_events(app);
-            app.manage(AppState::new(store));
+            app.manage(AppState::new(store, state_dir));
             Ok(())
         })
         .build(tauri::generate_context!());

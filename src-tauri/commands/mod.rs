@@ -2,13 +2,21 @@
 
 pub mod context;
 pub mod conversations;
+pub mod executions;
 pub mod messages;
+pub mod reviews;
+pub mod runs;
 
-use decima_core::ConversationId;
+use decima_core::{ConversationId, ExecutionId};
 
 use crate::AppError;
 
 /// Parses an id coming from the webview; hostile or mistyped ids become `invalid_input`.
 fn conversation_id(text: &str) -> Result<ConversationId, AppError> {
+    Ok(text.parse()?)
+}
+
+/// Parses an execution id coming from the webview.
+fn execution_id(text: &str) -> Result<ExecutionId, AppError> {
     Ok(text.parse()?)
 }

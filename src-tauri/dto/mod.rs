@@ -2,6 +2,12 @@
 //! frontend's camelCase and times are RFC 3339 strings rather than integers JavaScript would
 //! have to guess the unit of.
 
+mod execution;
+mod run_event;
+
+pub use execution::{ExecutionView, FailureReport, FindingView, ReviewView};
+pub use run_event::{LayerTokens, RunEvent, TodoItem};
+
 use decima_core::{Message, Role};
 use decima_store::Conversation;
 use serde::Serialize;

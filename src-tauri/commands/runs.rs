@@ -1,0 +1,185 @@
+//! Agent runs from the window: start one, stop it, answer its failure, recover or resume an
+//! execution left waiting or interrupted. Each run's events stream through the channel the
+//! webview passes in; the command itself returns the run's id at once.
+
+use std::future::Future;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use decima_runtime::agent::{self, RunOutcome, RunRequest, Session};
+use decima_store::{Resolution, SandboxKind, Store};
+use tauri::State;
+use tauri::ipc::Channel;
+use tracing::Instrument;
+
+use crate::dto::RunEvent;
+use crate::runs::{ChannelSink, LiveRun, Runs};
+use crate::{AppError, AppState};
+
+/// Starts an agent run on `task`, in the conversation (or a new one titled from the task).
+#[tauri::command]
+#[specta::specta]
+#[tracing::instrument(name = "command", skip_all, fields(name = "run_start"))]
+pub async fn run_start(
+    state: State<'_, AppState>,
+    conversation_id: Option<String>,
+    task: String,
+    on_event: Channel<RunEvent>,
+) -> Result<String, AppError> {
+    let conversation = conversation_id
+        .as_deref()
+        .map(super::conversation_id)
+        .transpose()?;
+    if task.trim().is_empty() {
+        return Err(AppError::invalid(
+            "the task is empty: say what the agent should do",
+        ));
+    }
+    if let Some(id) = conversation {
+        // A clear error now rather than a failed run later.
+        state.store.conversations().get(id).await?;
+    }
+    Ok(spawn_run(&state, on_event, move |session| {
+        Box::pin(async move {
+            agent::run(
+                session,
+                RunRequest {
+                    conversation,
+                    workspace: None,
+                    task,
+                    sandbox: SandboxKind::Host,
+                    options: agent::RunOptions::default(),
+                },
+            )
+            .await
+        })
+    }))
+}
+
+/// Stops a run: the model's stream is dropped, a running command's process group is killed,
+/// and the execution ends `cancelled` (or stays waiting, when it waited for a choice).
+#[tauri::command]
+#[specta::specta]
+#[tracing::instrument(name = "command", skip_all, fields(name = "run_stop"))]
+pub async fn run_stop(state: State<'_, AppState>, run_id: String) -> Result<(), AppError> {
+    let run = live(&state.runs, &run_id)?;
+    run.cancel.cancel();
+    Ok(())
+}
+
+/// Answers the failure a live run waits on: retry, skip, replan or abort.
+#[tauri::command]
+#[specta::specta]
+#[tracing::instrument(name = "command", skip_all, fields(name = "run_choose"))]
+pub async fn run_choose(
+    state: State<'_, AppState>,
+    run_id: String,
+    choice: String,
+) -> Result<(), AppError> {
+    let choice = resolution(&choice)?;
+    let run = live(&state.runs, &run_id)?;
+    if run.choices.choose(choice) {
+        Ok(())
+    } else {
+        Err(AppError::invalid(
+            "this run is not waiting for a choice (it may have been answered already)",
+        ))
+    }
+}
+
+/// Continues an execution that waits for a choice and has no live run (it stopped waiting
+/// when the app closed, or was started from the CLI).
+#[tauri::command]
+#[specta::specta]
+#[tracing::instrument(name = "command", skip_all, fields(name = "execution_recover"))]
+pub async fn execution_recover(
+    state: State<'_, AppState>,
+    execution_id: String,
+    choice: String,
+    on_event: Channel<RunEvent>,
+) -> Result<String, AppError> {
+    let choice = resolution(&choice)?;
+    let execution = super::execution_id(&execution_id)?;
+    state.store.executions().get(execution).await?;
+    Ok(spawn_run(&state, on_event, move |session| {
+        Box::pin(async move { agent::recover(session, execution, choice).await })
+    }))
+}
+
+/// Continues an interrupted execution from its last stored state.
+#[tauri::command]
+#[specta::specta]
+#[tracing::instrument(name = "command", skip_all, fields(name = "execution_resume"))]
+pub async fn execution_resume(
+    state: State<'_, AppState>,
+    execution_id: String,
+    on_event: Channel<RunEvent>,
+) -> Result<String, AppError> {
+    let execution = super::execution_id(&execution_id)?;
+    state.store.executions().get(execution).await?;
+    Ok(spawn_run(&state, on_event, move |session| {
+        Box::pin(async move { agent::resume(session, execution).await })
+    }))
+}
+
+fn resolution(choice: &str) -> Result<Resolution, AppError> {
+    choice
+        .parse()
+        .map_err(|_| AppError::invalid("unknown choice: use retry, skip, replan or abort"))
+}
+
+fn live(runs: &Runs, run_id: &str) -> Result<Arc<LiveRun>, AppError> {
+    runs.get(run_id).ok_or_else(|| {
+        AppError::not_found("this run is not running any more (it ended, or the app restarted)")
+    })
+}
+
+type RunFuture<'a> =
+    std::pin::Pin<Box<dyn Future<Output = decima_runtime::Result<RunOutcome>> + Send + 'a>>;
+
+/// Registers a run, starts it in the background with its events going to `channel`, and
+/// returns its id. The last event is always `runEnded`.
+fn spawn_run(
+    state: &AppState,
+    channel: Channel<RunEvent>,
+    work: impl for<'s> FnOnce(&'s Session<'s>) -> RunFuture<'s> + Send + 'static,
+) -> String {
+    let (run_id, run) = state.runs.start();
+    let store: Store = state.store.clone();
+    let data_dir: PathBuf = state.data_dir.clone();
+    let runs = Arc::clone(&state.runs);
+    let span = tracing::info_span!("run", run = %run_id);
+    let id = run_id.clone();
+    tauri::async_runtime::spawn(
+        async move {
+            let sink = ChannelSink::new(channel);
+            let session = Session {
+                store: &store,
+                data_dir: &data_dir,
+                provider: None,
+                events: &sink,
+                choices: &run.choices,
+                cancel: run.cancel.clone(),
+            };
+            let ended = match work(&session).await {
+                Ok(outcome) => RunEvent::RunEnded {
+                    status: Some(outcome.execution.status.as_str().to_owned()),
+                    answer: outcome.answer,
+                    error: None,
+                },
+                Err(e) => {
+                    tracing::warn!(error = %e, "run ended in an error");
+                    RunEvent::RunEnded {
+                        status: None,
+                        answer: None,
+                        error: Some(AppError::from(e)),
+                    }
+                }
+            };
+            runs.end(&id);
+            sink.send(ended);
+        }
+        .instrument(span),
+    );
+    run_id
+}

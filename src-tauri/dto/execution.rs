@@ -1,0 +1,222 @@
+//! Executions as the workbench shows them: the run list, the subagent tree, the todo panel
+//! and the recovery panel.
+
+use decima_store::{Execution, Failure, Todo};
+use serde::Serialize;
+use specta::Type;
+
+use super::run_event::TodoItem;
+
+/// An execution, with what its panels need.
+#[derive(Debug, Clone, Serialize, Type)]
+#[serde(rename_all = "camelCase")]
+pub struct ExecutionView {
+    /// Its id.
+    pub id: String,
+    /// The conversation it works in (a subagent has its own).
+    pub conversation_id: String,
+    /// The execution that spawned it.
+    pub parent_id: Option<String>,
+    /// 0 for a run the analyst started, 1 for its children, and so on.
+    pub depth: u32,
+    /// What it was asked.
+    pub task: String,
+    /// running, awaiting_user, interrupted, succeeded, failed or cancelled.
+    pub status: String,
+    /// The final answer, when it succeeded.
+    pub result: Option<String>,
+    /// Why it ended badly.
+    pub error: Option<String>,
+    /// Its final review disagreed with its answer.
+    pub contested: bool,
+    /// Its plan.
+    pub todos: Vec<TodoItem>,
+    /// Todos that have a snapshot to roll back to.
+    pub snapshot_todo_ids: Vec<String>,
+    /// The failure it waits on, when it awaits a choice.
+    pub waiting_on: Option<FailureReport>,
+    /// RFC 3339, UTC.
+    pub created_at: String,
+}
+
+impl ExecutionView {
+    /// Assembles the view from what the store holds.
+    pub fn new(
+        execution: &Execution,
+        todos: &[Todo],
+        snapshot_todo_ids: Vec<String>,
+        waiting_on: Option<&Failure>,
+    ) -> Self {
+        Self {
+            id: execution.id.to_string(),
+            conversation_id: execution.conversation_id.to_string(),
+            parent_id: execution.parent_id.map(|p| p.to_string()),
+            depth: execution.depth,
+            task: execution.task.clone(),
+            status: execution.status.as_str().to_owned(),
+            result: execution.result.clone(),
+            error: execution.error.clone(),
+            contested: execution.contested,
+            todos: todos
+                .iter()
+                .map(|t| TodoItem::from(&decima_runtime::events::TodoView::from(t)))
+                .collect(),
+            snapshot_todo_ids,
+            waiting_on: waiting_on.map(FailureReport::from),
+            created_at: execution.created_at.to_rfc3339(),
+        }
+    }
+}
+
+/// A failure report, in the recovery panel's terms: where, why, what was rolled back, and
+/// what to do next.
+#[derive(Debug, Clone, Serialize, Type)]
+#[serde(rename_all = "camelCase")]
+pub struct FailureReport {
+    /// Its id.
+    pub id: String,
+    /// transient, data, logic, permission, system, context_overflow or cancelled.
+    pub class: String,
+    /// The error.
+    pub message: String,
+    /// The todo it happened in.
+    pub todo_title: Option<String>,
+    /// That todo's phase.
+    pub phase: Option<String>,
+    /// Its place in the plan, from 1.
+    pub position: Option<u32>,
+    /// How many todos the plan has.
+    pub plan_len: Option<u32>,
+    /// What set it off: a tool, the model request, the step budget, a stuck loop.
+    pub trigger: Option<String>,
+    /// Likely causes, best first.
+    pub likely_causes: Vec<String>,
+    /// The tool call that failed, as `name arguments`.
+    pub call: Option<String>,
+    /// Whether the workspace, plan and history went back to a snapshot.
+    pub rolled_back: bool,
+    /// Files put back by the rollback.
+    pub files_restored: u32,
+    /// Files the rollback removed.
+    pub files_removed: u32,
+    /// Messages the rollback undid.
+    pub messages_removed: u32,
+    /// Suggested next actions, best first.
+    pub suggestions: Vec<String>,
+    /// The choice made, once made.
+    pub resolution: Option<String>,
+}
+
+fn strings(value: Option<&serde_json::Value>) -> Vec<String> {
+    value
+        .and_then(|v| v.as_array())
+        .map(|a| {
+            a.iter()
+                .filter_map(|s| s.as_str().map(str::to_owned))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn number(value: Option<&serde_json::Value>) -> Option<u32> {
+    value
+        .and_then(serde_json::Value::as_u64)
+        .map(|n| u32::try_from(n).unwrap_or(u32::MAX))
+}
+
+impl From<&Failure> for FailureReport {
+    fn from(f: &Failure) -> Self {
+        let place = f.details.get("place");
+        let field = |name: &str| place.and_then(|p| p.get(name));
+        let text = |v: Option<&serde_json::Value>| v.and_then(|v| v.as_str()).map(str::to_owned);
+        let call = f.details.get("call").filter(|c| !c.is_null()).map(|c| {
+            format!(
+                "{} {}",
+                c.get("name").and_then(|n| n.as_str()).unwrap_or("?"),
+                c.get("arguments").and_then(|a| a.as_str()).unwrap_or("")
+            )
+        });
+        let rolled = |name: &str| number(f.rolled_back.get(name)).unwrap_or(0);
+        Self {
+            id: f.id.clone(),
+            class: f.class.to_string(),
+            message: f.message.clone(),
+            todo_title: text(field("todo_title")),
+            phase: text(field("phase")),
+            position: number(field("position")),
+            plan_len: number(field("plan_len")),
+            trigger: text(f.details.get("trigger")),
+            likely_causes: strings(f.details.get("likely_causes")),
+            call,
+            rolled_back: f
+                .rolled_back
+                .get("snapshot_id")
+                .is_some_and(|s| s.is_string()),
+            files_restored: rolled("files_restored"),
+            files_removed: rolled("files_removed"),
+            messages_removed: rolled("messages_removed"),
+            suggestions: strings(Some(&f.suggested_actions)),
+            resolution: f.resolution.map(|r| r.as_str().to_owned()),
+        }
+    }
+}
+
+/// A tenth-man finding, with the seqs of the messages it cites.
+#[derive(Debug, Clone, Serialize, Type)]
+#[serde(rename_all = "camelCase")]
+pub struct FindingView {
+    /// Its id.
+    pub id: String,
+    /// One line.
+    pub title: String,
+    /// low, medium, high or critical.
+    pub severity: String,
+    /// The case against the conclusion.
+    pub argument: String,
+    /// The messages it cites.
+    pub evidence_seqs: Vec<u32>,
+    /// What to do about it.
+    pub recommendation: String,
+}
+
+impl From<&decima_store::Finding> for FindingView {
+    fn from(f: &decima_store::Finding) -> Self {
+        Self {
+            id: f.id.clone(),
+            title: f.body.title.clone(),
+            severity: f.body.severity.clone(),
+            argument: f.body.argument.clone(),
+            evidence_seqs: f
+                .body
+                .evidence_seqs
+                .iter()
+                .filter_map(|s| u32::try_from(*s).ok())
+                .collect(),
+            recommendation: f.body.recommendation.clone(),
+        }
+    }
+}
+
+/// A tenth-man review and the findings earlier reviews left open.
+#[derive(Debug, Clone, Serialize, Type)]
+#[serde(rename_all = "camelCase")]
+pub struct ReviewView {
+    /// Its id.
+    pub id: String,
+    /// low, medium, high or critical.
+    pub risk_level: String,
+    /// The reviewer's verdict in a few sentences.
+    pub summary: String,
+    /// quick or full.
+    pub review_type: String,
+    /// What the analyst asked it to look at.
+    pub focus: Option<String>,
+    /// This review's findings.
+    pub findings: Vec<FindingView>,
+    /// Questions the reviewer could not settle.
+    pub open_questions: Vec<String>,
+    /// Findings of earlier reviews that no review has closed.
+    pub earlier_open_findings: Vec<FindingView>,
+    /// Found in the cache: the history had not changed.
+    pub cached: bool,
+}

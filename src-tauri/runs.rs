@@ -1,0 +1,134 @@
+//! The runs the window started: the token that stops each, and the choice a run that hit a
+//! failure waits for. The runtime does the work; this only connects it to the webview.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use decima_runtime::agent::{BoxFuture, CancellationToken, ChoiceSource};
+use decima_runtime::{Event, EventSink};
+use decima_store::{Failure, Resolution};
+use tauri::ipc::Channel;
+use tokio::sync::oneshot;
+
+use crate::dto::RunEvent;
+
+/// Live runs by run id.
+#[derive(Default)]
+pub struct Runs {
+    live: Mutex<HashMap<String, Arc<LiveRun>>>,
+}
+
+/// One run in progress.
+pub struct LiveRun {
+    /// Stops it: the stream is dropped and the command's process group killed.
+    pub cancel: CancellationToken,
+    /// Where its failure choices come from.
+    pub choices: WindowChoices,
+}
+
+impl Runs {
+    /// Registers a new run and returns its id and handle.
+    pub fn start(&self) -> (String, Arc<LiveRun>) {
+        let id = uuid::Uuid::now_v7().to_string();
+        let cancel = CancellationToken::new();
+        let run = Arc::new(LiveRun {
+            choices: WindowChoices {
+                pending: Mutex::default(),
+                cancel: cancel.clone(),
+            },
+            cancel,
+        });
+        self.lock().insert(id.clone(), Arc::clone(&run));
+        (id, run)
+    }
+
+    /// The run, while it lives.
+    pub fn get(&self, id: &str) -> Option<Arc<LiveRun>> {
+        self.lock().get(id).cloned()
+    }
+
+    /// Forgets an ended run.
+    pub fn end(&self, id: &str) {
+        self.lock().remove(id);
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Arc<LiveRun>>> {
+        // A poisoned map is still a consistent map: each operation is one insert or remove.
+        self.live.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+/// Choices made in the recovery panel: a run that hit a failure waits here until the analyst
+/// picks one, or until it is stopped (then the execution stays `awaiting_user`).
+pub struct WindowChoices {
+    pending: Mutex<Option<oneshot::Sender<Resolution>>>,
+    cancel: CancellationToken,
+}
+
+impl WindowChoices {
+    /// Hands the analyst's choice to the waiting run. False when the run is not waiting.
+    pub fn choose(&self, choice: Resolution) -> bool {
+        let sender = self
+            .pending
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
+        sender.is_some_and(|s| s.send(choice).is_ok())
+    }
+}
+
+impl ChoiceSource for WindowChoices {
+    fn choose<'a>(&'a self, _failure: &'a Failure) -> BoxFuture<'a, Option<Resolution>> {
+        let (tx, rx) = oneshot::channel();
+        *self.pending.lock().unwrap_or_else(PoisonError::into_inner) = Some(tx);
+        Box::pin(async move {
+            tokio::select! {
+                choice = rx => choice.ok(),
+                () = self.cancel.cancelled() => None,
+            }
+        })
+    }
+}
+
+/// Sends a run's events to the webview, in order, through the channel the command was given.
+pub struct ChannelSink {
+    channel: Channel<RunEvent>,
+    execution: Mutex<Option<String>>,
+}
+
+impl ChannelSink {
+    /// A sink over the webview's channel.
+    pub fn new(channel: Channel<RunEvent>) -> Self {
+        Self {
+            channel,
+            execution: Mutex::default(),
+        }
+    }
+
+    /// Sends an event of the window's own (the run's end).
+    pub fn send(&self, event: RunEvent) {
+        if let Err(e) = self.channel.send(event) {
+            tracing::debug!(error = %e, "the window no longer listens to this run");
+        }
+    }
+}
+
+impl EventSink for ChannelSink {
+    fn emit(&self, event: Event) {
+        let mut execution = self
+            .execution
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        // The top execution: the first one started on this channel (subagents come later).
+        if let Event::ExecutionStarted { execution_id, .. } = &event
+            && execution.is_none()
+        {
+            *execution = Some(execution_id.to_string());
+        }
+        let current = execution.clone();
+        drop(execution);
+        if let Some(event) = RunEvent::from_runtime(event, current.as_deref()) {
+            self.send(event);
+        }
+    }
+}
