@@ -8,7 +8,7 @@ use std::path::Path;
 use specta_typescript::Typescript;
 use tauri_specta::{Builder, collect_commands};
 
-use crate::commands::{context, conversations, executions, messages, reviews, runs};
+use crate::commands::{compression, context, conversations, executions, messages, reviews, runs};
 
 /// Where the generated bindings live, relative to the workspace root.
 pub const BINDINGS_PATH: &str = "ui/src/bindings.ts";
@@ -36,6 +36,10 @@ pub fn builder() -> Builder<tauri::Wry> {
             executions::execution_list,
             executions::execution_interrupted,
             reviews::review_run,
+            compression::compression_preview,
+            compression::compression_apply,
+            compression::compression_undo,
+            compression::compaction_list,
         ])
 }
 
@@ -85,7 +89,7 @@ mod tests {
             .skip(1)
             .filter_map(|rest| rest.split('"').next())
             .collect();
-        assert_eq!(invoked.len(), 15, "{invoked:?}");
+        assert_eq!(invoked.len(), 19, "{invoked:?}");
         for command in invoked {
             assert!(
                 build_rs.contains(&format!("\"{command}\"")),

@@ -17,6 +17,10 @@ fn main() {
         "execution_list",
         "execution_interrupted",
         "review_run",
+        "compression_preview",
+        "compression_apply",
+        "compression_undo",
+        "compaction_list",
     ]);
     let attributes = tauri_build::Attributes::new()
         .capabilities_path_pattern("./src-tauri/capabilities/**/*")

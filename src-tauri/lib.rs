@@ -20,8 +20,9 @@ use decima_store::Store;
 use tauri::Manager;
 
 pub use dto::{
-    ContextLayerView, ContextUsage, ConversationSummary, ExecutionView, FailureReport, FindingView,
-    LayerTokens, MessageView, ReviewView, RunEvent, TodoItem, ToolCallView,
+    CompactionMarker, CompressionPreview, ContextLayerView, ContextUsage, ConversationSummary,
+    ExecutionView, FailureReport, FindingView, LayerTokens, MessageView, ReviewView, RunEvent,
+    SummaryPreview, TodoItem, ToolCallView,
 };
 pub use error::{AppError, ErrorCode};
 pub use state::AppState;

@@ -2,9 +2,11 @@
 //! frontend's camelCase and times are RFC 3339 strings rather than integers JavaScript would
 //! have to guess the unit of.
 
+mod compression;
 mod execution;
 mod run_event;
 
+pub use compression::{CompactionMarker, CompressionPreview, SummaryPreview};
 pub use execution::{ExecutionView, FailureReport, FindingView, ReviewView};
 pub use run_event::{LayerTokens, RunEvent, TodoItem};
 

@@ -301,6 +301,29 @@ impl<'s> Compactions<'s> {
         self.get(compaction_id).await
     }
 
+    /// The conversation's compactions still in force, oldest first, each with the seqs its
+    /// summaries cover: where the conversation view puts a marker with undo.
+    pub async fn in_force(
+        &self,
+        conversation: ConversationId,
+    ) -> Result<Vec<(CompactionRecord, Option<(i64, i64)>)>> {
+        let rows: Vec<(String, Option<i64>, Option<i64>)> = sqlx::query_as(
+            "SELECT c.id, MIN(s.start_seq), MAX(s.end_seq) FROM compactions c \
+             LEFT JOIN summaries s ON s.compaction_id = c.id \
+             WHERE c.conversation_id = ? AND c.undone_at IS NULL \
+             GROUP BY c.id ORDER BY c.created_at, c.id",
+        )
+        .bind(conversation.to_string())
+        .fetch_all(self.store.pool())
+        .await?;
+        let mut out = Vec::with_capacity(rows.len());
+        for (id, start, end) in rows {
+            let range = start.zip(end);
+            out.push((self.get(&id).await?, range));
+        }
+        Ok(out)
+    }
+
     /// One compaction.
     pub async fn get(&self, compaction_id: &str) -> Result<CompactionRecord> {
         let row: Option<CompactionRow> = sqlx::query_as(

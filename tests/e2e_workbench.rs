@@ -1,0 +1,545 @@
+//! The workbench in the real app, in WebKit through tauri-driver, against the wire-level test
+//! server and a real SQLite file: a run that streams and calls tools, the plan and the subagent
+//! tree filling in live, a failure whose recovery panel's Skip continues the run, the flag of a
+//! contested final review, a tenth-man review whose evidence click scrolls to the message, the
+//! context meter, and the switch to Chinese. Each stage saves a screenshot to
+//! `target/e2e-artifacts/`.
+//!
+//! Needs a display (scripts/test.sh runs it under `xvfb-run -a`) and `tauri-driver`. Without
+//! them it fails with a message saying so: it never skips.
+
+// Test code: a failed setup step should panic right where it happened.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod support;
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use decima_core::{NewMessage, Role};
+use decima_store::{NewProvider, Store};
+use decima_testkit::{LlmServer, RecordedRequest, Reply, ScriptedToolCall, StreamOptions, Turn};
+use fantoccini::{Client, Locator};
+use serde_json::{Value, json};
+use support::{Driver, WAIT, artifacts, connect, save_failure_artifacts, wait_for_text};
+
+const TASK: &str = "Count the Q3 invoices and check the ledger";
+const CHILD_TASK: &str = "Check the ledger folder";
+const ANSWER: [&str; 4] = [
+    "There are ",
+    "3 invoices; ",
+    "the ledger could ",
+    "not be checked.",
+];
+/// The seeded message the reviewer cites: far above the bottom of the list.
+const EVIDENCE_SEQ: i64 = 3;
+
+fn call(id: &str, name: &str, arguments: Value) -> ScriptedToolCall {
+    ScriptedToolCall {
+        id: id.into(),
+        name: name.into(),
+        argument_chunks: vec![arguments.to_string()],
+    }
+}
+
+fn calls(calls: Vec<ScriptedToolCall>) -> Reply {
+    Reply::Stream(Turn {
+        tool_calls: calls,
+        ..Turn::default()
+    })
+}
+
+fn say(text: &str) -> Reply {
+    Reply::Stream(Turn {
+        text: vec![text.into()],
+        ..Turn::default()
+    })
+}
+
+/// The texts of a request's messages with this role.
+fn texts(request: &RecordedRequest, role: &str) -> Vec<String> {
+    request
+        .json
+        .as_ref()
+        .and_then(|j| j["messages"].as_array().cloned())
+        .unwrap_or_default()
+        .iter()
+        .filter(|m| m["role"] == role)
+        .map(|m| match &m["content"] {
+            Value::String(s) => s.clone(),
+            other => other.to_string(),
+        })
+        .collect()
+}
+
+/// The model's side of the session, decided from each request: the tenth man's reviews, the
+/// subagent's answer, and the parent's steps in order.
+fn script(server: &LlmServer) -> Arc<AtomicUsize> {
+    let parent_steps = Arc::new(AtomicUsize::new(0));
+    let steps = Arc::clone(&parent_steps);
+    server.respond_with(move |request| {
+        if texts(request, "system")
+            .iter()
+            .any(|s| s.contains("You are the tenth man"))
+        {
+            return say(
+                &json!({
+                    "risk_level": "high",
+                    "summary": "The count ignores the ledger, which was never read.",
+                    "findings": [{
+                        "title": "The ledger was never checked",
+                        "severity": "high",
+                        "argument": "The early note says invoices must match the ledger, and the run skipped that step.",
+                        "evidence_seqs": [EVIDENCE_SEQ],
+                        "recommendation": "Restore the ledger and compare the totals."
+                    }],
+                    "open_questions": ["Where did the ledger go?"]
+                })
+                .to_string(),
+            );
+        }
+        if texts(request, "user").iter().any(|t| t.contains(CHILD_TASK)) {
+            return say("The ledger folder holds 2 files.");
+        }
+        match steps.fetch_add(1, Ordering::SeqCst) {
+            0 => calls(vec![call(
+                "call_plan",
+                "todo_write",
+                json!({"todos": [
+                    {"id": "gather", "title": "Gather the invoices", "status": "in_progress", "phase": "Gather"},
+                    {"id": "report", "title": "Report the count", "status": "pending", "phase": "Report", "checkpoint": true}
+                ]}),
+            )]),
+            // Slow enough for the window to show the call running.
+            1 => calls(vec![call(
+                "call_list",
+                "shell",
+                json!({"command": "sleep 2; printf 'invoice-1\\ninvoice-2\\ninvoice-3\\n'"}),
+            )]),
+            2 => calls(vec![call(
+                "call_child",
+                "spawn_subagent",
+                json!({"task": CHILD_TASK}),
+            )]),
+            // A missing file is a data failure: the todo's failure then rolls back and asks.
+            3 => calls(vec![call(
+                "call_ledger",
+                "read_file",
+                json!({"path": "ledger.csv"}),
+            )]),
+            4 => calls(vec![call(
+                "call_fail",
+                "todo_write",
+                json!({"todos": [
+                    {"id": "gather", "title": "Gather the invoices", "status": "failed", "phase": "Gather", "reason": "the ledger is missing"},
+                    {"id": "report", "title": "Report the count", "status": "pending", "phase": "Report", "checkpoint": true}
+                ]}),
+            )]),
+            // After Skip: the answer, streamed slowly enough to be seen growing.
+            _ => Reply::Stream(Turn {
+                text: ANSWER.iter().map(|s| (*s).to_owned()).collect(),
+                options: StreamOptions {
+                    event_delay: Some(Duration::from_millis(700)),
+                    ..StreamOptions::default()
+                },
+                ..Turn::default()
+            }),
+        }
+    });
+    parent_steps
+}
+
+async fn seed(data: &std::path::Path, server: &LlmServer) -> String {
+    let store = Store::open_in_dir(data, decima_llm::tokens::store_counter())
+        .await
+        .unwrap();
+    store
+        .providers()
+        .create(NewProvider {
+            name: "local".into(),
+            kind: "openai".into(),
+            preset: None,
+            base_url: server.openai_base_url(),
+            model: "qwen3".into(),
+            context_window: 32_000,
+            settings: json!({}),
+        })
+        .await
+        .unwrap();
+    // Enough earlier notes that the cited one is scrolled far out of view.
+    let mut messages = Vec::new();
+    for i in 1..=60 {
+        let (role, text) = if i % 2 == 1 {
+            (
+                Role::User,
+                format!(
+                    "Note {i}: invoices must match the ledger before any count is reported. Region R-{i} is pending."
+                ),
+            )
+        } else {
+            (
+                Role::Assistant,
+                format!(
+                    "Understood, note {i} recorded. I will reconcile region R-{} against the ledger.",
+                    i - 1
+                ),
+            )
+        };
+        messages.push(NewMessage::new(role, text));
+    }
+    let c = store
+        .conversations()
+        .import("Invoice check 发票核对", None, &messages)
+        .await
+        .unwrap();
+    store.close().await;
+    c.id.to_string()
+}
+
+async fn shot(client: &Client, name: &str) {
+    let png = client.screenshot().await.unwrap();
+    assert!(png.starts_with(b"\x89PNG"), "a PNG screenshot");
+    std::fs::write(artifacts().join(name), &png).unwrap();
+}
+
+/// Polls until `check` holds; on timeout saves the window and fails with `what`.
+async fn wait_until<F, Fut>(client: &Client, what: &str, mut check: F)
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = bool>,
+{
+    let started = Instant::now();
+    while !check().await {
+        if started.elapsed() > WAIT {
+            save_failure_artifacts(client).await;
+            panic!("{what} (see target/e2e-artifacts/failure.*)");
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+async fn count(client: &Client, css: &str) -> usize {
+    client.find_all(Locator::Css(css)).await.unwrap().len()
+}
+
+async fn text_of(client: &Client, css: &str) -> String {
+    match client.find(Locator::Css(css)).await {
+        Ok(element) => element
+            .prop("textContent")
+            .await
+            .ok()
+            .flatten()
+            .unwrap_or_default(),
+        Err(_) => String::new(),
+    }
+}
+
+async fn attr(client: &Client, css: &str, name: &str) -> Option<String> {
+    let element = client.find(Locator::Css(css)).await.ok()?;
+    element.attr(name).await.ok().flatten()
+}
+
+async fn db_row(db: &std::path::Path, sql: &str) -> Vec<(String, String)> {
+    let pool = sqlx::SqlitePool::connect(&format!("sqlite://{}?mode=ro", db.display()))
+        .await
+        .unwrap();
+    let rows: Vec<(String, String)> = sqlx::query_as(sqlx::AssertSqlSafe(sql.to_owned()))
+        .fetch_all(&pool)
+        .await
+        .unwrap();
+    pool.close().await;
+    rows
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_agent_run_with_a_failure_a_subagent_and_a_tenth_man_review_in_the_real_app() {
+    let data = tempfile::tempdir().unwrap();
+    let db = data.path().join("decima.db");
+    let server = LlmServer::start().await;
+    let parent_steps = script(&server);
+    let conversation = seed(data.path(), &server).await;
+
+    let driver = Driver::start();
+    let client = connect(&driver, data.path()).await;
+    wait_for_text(&client, "[data-testid=conversation-item]", "Invoice check")
+        .await
+        .click()
+        .await
+        .unwrap();
+    wait_for_text(&client, "[data-testid=message]", "Note 60").await;
+
+    // The meter shows the open conversation's usage, in percent.
+    let meter = "[role=meter][aria-label='Context usage']";
+    wait_until(
+        &client,
+        "the context meter never showed a value",
+        || async {
+            attr(&client, meter, "aria-valuenow")
+                .await
+                .is_some_and(|v| v.parse::<f64>().is_ok())
+        },
+    )
+    .await;
+    assert_eq!(
+        attr(&client, meter, "data-testid").await.as_deref(),
+        Some("context-usage")
+    );
+
+    // Start a run from the composer.
+    let input = client
+        .find(Locator::Css("[data-testid=composer-input]"))
+        .await
+        .unwrap();
+    input.send_keys(TASK).await.unwrap();
+    client
+        .find(Locator::Css("[data-testid=send]"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+
+    // The plan appears, then the slow shell call is shown while it runs, then its exit code.
+    wait_for_text(&client, "[data-testid=todo]", "Gather the invoices").await;
+    let card = wait_for_text(&client, "[data-testid=live-tool-card]", "shell").await;
+    assert!(
+        card.prop("textContent")
+            .await
+            .unwrap()
+            .unwrap_or_default()
+            .contains("sleep 2"),
+        "the card shows the command"
+    );
+    assert!(
+        count(&client, "[data-testid=stop]").await == 1,
+        "a live run offers Stop"
+    );
+    shot(&client, "workbench-tool-running.png").await;
+
+    // The subagent shows in the tree, at depth 1, with its task.
+    let child = wait_for_text(&client, "[data-testid=subagent]", CHILD_TASK).await;
+    assert_eq!(
+        child.attr("data-depth").await.unwrap().as_deref(),
+        Some("1")
+    );
+
+    // The model marks the todo failed after the ledger read failed: the run rolls back and
+    // waits, and the recovery panel shows where, why and what to do.
+    let panel = "[role=alertdialog][aria-label='Failure recovery']";
+    wait_until(
+        &client,
+        "the failure recovery panel never appeared",
+        || async { count(&client, panel).await == 1 },
+    )
+    .await;
+    let report = text_of(&client, panel).await;
+    assert!(report.contains("Gather the invoices"), "where: {report}");
+    assert!(report.contains("the ledger is missing"), "why: {report}");
+    for name in ["Retry", "Skip", "Replan", "Abort"] {
+        let button = client
+            .find(Locator::XPath(&format!(
+                "//*[@role='alertdialog']//button[normalize-space(.)='{name}']"
+            )))
+            .await;
+        assert!(button.is_ok(), "the panel has a {name} button");
+    }
+    let waiting = db_row(
+        &db,
+        "SELECT id, status FROM executions WHERE parent_id IS NULL",
+    )
+    .await;
+    assert_eq!(waiting.len(), 1);
+    assert_eq!(waiting[0].1, "awaiting_user");
+    shot(&client, "workbench-failure-recovery.png").await;
+
+    // Skip: the panel closes, the run goes on and streams its answer.
+    client
+        .find(Locator::Css("[data-testid=recovery-skip]"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    wait_until(
+        &client,
+        "the recovery panel stayed open after Skip",
+        || async { count(&client, panel).await == 0 },
+    )
+    .await;
+    // Streaming: part of the answer is on screen before all of it is.
+    wait_until(&client, "the answer never streamed in part", || async {
+        let live = text_of(&client, "[data-testid=live-text]").await;
+        live.contains(ANSWER[0]) && !live.contains(ANSWER[3])
+    })
+    .await;
+    shot(&client, "workbench-streaming.png").await;
+    wait_for_text(&client, "[data-testid=message]", "not be checked.").await;
+    wait_until(
+        &client,
+        "the contested final review was not flagged",
+        || async { count(&client, "[data-testid=run-contested]").await == 1 },
+    )
+    .await;
+    let ended = db_row(
+        &db,
+        "SELECT e.status, f.resolution FROM executions e JOIN failures f ON f.execution_id = e.id \
+         WHERE e.parent_id IS NULL",
+    )
+    .await;
+    assert_eq!(ended, vec![("succeeded".to_owned(), "skip".to_owned())]);
+    let todo = db_row(
+        &db,
+        "SELECT title, status FROM todos WHERE title = 'Gather the invoices'",
+    )
+    .await;
+    assert_eq!(todo[0].1, "skipped");
+    assert!(
+        parent_steps.load(Ordering::SeqCst) >= 6,
+        "every scripted step ran"
+    );
+
+    // The tenth-man button: the review's finding cites an early message; clicking its evidence
+    // scrolls that message into view and highlights it.
+    client
+        .find(Locator::Css("[data-testid=tenth-man-review-button]"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    let dialog = "[role=dialog][aria-label='Tenth man review']";
+    wait_until(&client, "the review dialog never opened", || async {
+        count(&client, dialog).await == 1
+    })
+    .await;
+    client
+        .find(Locator::Css("[data-testid=review-start]"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    wait_for_text(
+        &client,
+        "[data-testid=finding]",
+        "The ledger was never checked",
+    )
+    .await;
+    assert_eq!(
+        attr(&client, "[data-testid=review-risk]", "data-risk")
+            .await
+            .as_deref(),
+        Some("high")
+    );
+    let evidence = format!("[data-testid=finding-evidence][data-seq='{EVIDENCE_SEQ}']");
+    client
+        .find(Locator::Css(&evidence))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    let cited = format!("[data-testid=message][data-seq='{EVIDENCE_SEQ}']");
+    wait_until(&client, "the cited message was not highlighted", || async {
+        attr(&client, &cited, "data-highlighted").await.as_deref() == Some("true")
+    })
+    .await;
+    let in_view = client
+        .execute(
+            "const r = document.querySelector(arguments[0]).getBoundingClientRect();\
+             return r.bottom > 0 && r.top < window.innerHeight;",
+            vec![json!(cited)],
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        in_view,
+        json!(true),
+        "the cited message was scrolled into view"
+    );
+    shot(&client, "workbench-tenth-man.png").await;
+    let reviews = db_row(
+        &db,
+        "SELECT trigger, risk_level FROM reviews ORDER BY created_at",
+    )
+    .await;
+    assert!(
+        reviews.iter().any(|(trigger, _)| trigger == "user"),
+        "the button's review is stored: {reviews:?}"
+    );
+    client
+        .find(Locator::Css(
+            "[data-testid=tenth-man-review-dialog] [data-testid=review-close]",
+        ))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+
+    // Clicking the subagent opens its own conversation.
+    client
+        .find(Locator::Css("[data-testid=subagent]"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    wait_for_text(
+        &client,
+        "[data-testid=message]",
+        "The ledger folder holds 2 files.",
+    )
+    .await;
+    assert_ne!(
+        attr(
+            &client,
+            "[data-testid=conversation-view]",
+            "data-conversation-id"
+        )
+        .await,
+        Some(conversation.clone()),
+        "the child's conversation is open"
+    );
+
+    // Chinese: the visible text and the accessible names change; the test ids do not.
+    wait_for_text(&client, "[data-testid=conversation-item]", "Invoice check")
+        .await
+        .click()
+        .await
+        .unwrap();
+    client
+        .find(Locator::Css("[data-testid=language-switch] [data-lang=zh]"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    wait_until(
+        &client,
+        "the meter's name did not follow the language",
+        || async { count(&client, "[role=meter][aria-label='上下文用量']").await == 1 },
+    )
+    .await;
+    let button = attr(
+        &client,
+        "[data-testid=tenth-man-review-button]",
+        "aria-label",
+    )
+    .await;
+    let button_text = text_of(&client, "[data-testid=tenth-man-review-button]").await;
+    assert!(
+        button.as_deref() == Some("第十人审查") || button_text.contains("第十人审查"),
+        "the review button is named in Chinese: {button:?} / {button_text:?}"
+    );
+    assert!(
+        text_of(&client, "[data-testid=send]")
+            .await
+            .contains("发送")
+    );
+    shot(&client, "workbench-chinese.png").await;
+
+    client.close().await.unwrap();
+    drop(driver);
+}

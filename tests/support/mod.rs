@@ -1,0 +1,196 @@
+//! What the end-to-end tests share: tauri-driver, the WebDriver session on the real app, and
+//! waiting for what the window shows.
+#![allow(dead_code)]
+// Test code: a failed setup step should panic right where it happened.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use fantoccini::{Client, ClientBuilder, Locator};
+use hyper_util::client::legacy::connect::HttpConnector;
+
+pub const WAIT: Duration = Duration::from_secs(30);
+
+/// tauri-driver in its own process group, stopped with SIGTERM so that it takes WebKitWebDriver
+/// and the app down with it (SIGKILL would leave WebKitWebDriver running).
+pub struct Driver {
+    child: Child,
+    port: u16,
+}
+
+impl Driver {
+    pub fn start() -> Self {
+        use std::os::unix::process::CommandExt;
+        assert!(
+            std::env::var_os("DISPLAY").is_some() || std::env::var_os("WAYLAND_DISPLAY").is_some(),
+            "the end-to-end test needs a display: run it under `xvfb-run -a` (scripts/test.sh does)"
+        );
+        let port = free_port();
+        let native_port = free_port();
+        let child = Command::new(tauri_driver())
+            .args(["--port", &port.to_string(), "--native-port", &native_port.to_string()])
+            .stdout(Stdio::null())
+            .stderr(Stdio::inherit())
+            .process_group(0)
+            .spawn()
+            .expect("cannot start tauri-driver (scripts/test.sh installs it with `cargo install tauri-driver`)");
+        // tauri-driver accepts connections before WebKitWebDriver behind it is up, and drops a
+        // request sent in that window (tauri-apps/tauri#15156). Wait for both ports, then for a
+        // `/status` answered through the proxy.
+        let started = Instant::now();
+        for (what, p) in [("tauri-driver", port), ("WebKitWebDriver", native_port)] {
+            while std::net::TcpStream::connect(("127.0.0.1", p)).is_err() {
+                assert!(
+                    started.elapsed() < WAIT,
+                    "{what} did not listen on port {p}"
+                );
+                std::thread::sleep(Duration::from_millis(100));
+            }
+        }
+        while !status_ready(port) {
+            assert!(
+                started.elapsed() < WAIT,
+                "tauri-driver on port {port} never answered /status as ready"
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        Self { child, port }
+    }
+}
+
+/// One `GET /status` through tauri-driver; true when the WebDriver answers 200 with `ready`.
+fn status_ready(port: u16) -> bool {
+    use std::io::{Read, Write};
+    let Ok(mut stream) = std::net::TcpStream::connect(("127.0.0.1", port)) else {
+        return false;
+    };
+    let _ = stream.set_read_timeout(Some(Duration::from_secs(2)));
+    let request =
+        format!("GET /status HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n\r\n");
+    if stream.write_all(request.as_bytes()).is_err() {
+        return false;
+    }
+    let mut answer = Vec::new();
+    let mut chunk = [0u8; 1024];
+    while let Ok(n @ 1..) = stream.read(&mut chunk) {
+        answer.extend_from_slice(&chunk[..n]);
+        let text = String::from_utf8_lossy(&answer);
+        if text.starts_with("HTTP/1.1 200") && text.contains("\"ready\":true") {
+            return true;
+        }
+    }
+    false
+}
+
+impl Drop for Driver {
+    fn drop(&mut self) {
+        let group = format!("-{}", self.child.id());
+        let _ = Command::new("kill").args(["-TERM", "--", &group]).status();
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while Instant::now() < deadline {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        let _ = Command::new("kill").args(["-KILL", "--", &group]).status();
+        let _ = self.child.wait();
+    }
+}
+
+fn tauri_driver() -> PathBuf {
+    let in_cargo_home = std::env::var_os("CARGO_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cargo")))
+        .map(|home| home.join("bin/tauri-driver"));
+    match in_cargo_home {
+        Some(path) if path.is_file() => path,
+        _ => PathBuf::from("tauri-driver"),
+    }
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+pub fn artifacts() -> PathBuf {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/e2e-artifacts");
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+pub async fn connect(driver: &Driver, data_dir: &Path) -> Client {
+    let mut caps = serde_json::Map::new();
+    caps.insert("browserName".into(), "wry".into());
+    caps.insert(
+        "tauri:options".into(),
+        serde_json::json!({
+            "application": env!("CARGO_BIN_EXE_decima-desktop"),
+            "args": ["--data-dir", data_dir],
+        }),
+    );
+    ClientBuilder::new(HttpConnector::new())
+        .capabilities(caps)
+        .connect(&format!("http://127.0.0.1:{}", driver.port))
+        .await
+        .expect("WebDriver session for the Decima app")
+}
+
+/// Polls until some element matching `css` has text containing `needle`; on timeout, saves a
+/// screenshot and the page source.
+pub async fn wait_for_text(
+    client: &Client,
+    css: &str,
+    needle: &str,
+) -> fantoccini::elements::Element {
+    let started = Instant::now();
+    loop {
+        for element in client.find_all(Locator::Css(css)).await.unwrap() {
+            // textContent, not the rendered text: WebKitWebDriver leaves out text inside <button>.
+            let text = element
+                .prop("textContent")
+                .await
+                .ok()
+                .flatten()
+                .unwrap_or_default();
+            if text.contains(needle) {
+                return element;
+            }
+        }
+        if started.elapsed() > WAIT {
+            save_failure_artifacts(client).await;
+            panic!("no {css} with text {needle:?} appeared (see target/e2e-artifacts/failure.*)");
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// Keeps what the window showed when a wait timed out, for the person reading the CI log.
+pub async fn save_failure_artifacts(client: &Client) {
+    if let Ok(png) = client.screenshot().await {
+        let _ = std::fs::write(artifacts().join("failure.png"), png);
+    }
+    if let Ok(html) = client.source().await {
+        let _ = std::fs::write(artifacts().join("failure.html"), html);
+    }
+}
+
+pub async fn titles_in_file(db: &Path) -> Vec<(String, Option<i64>)> {
+    let pool = sqlx::SqlitePool::connect(&format!("sqlite://{}?mode=ro", db.display()))
+        .await
+        .unwrap();
+    let rows: Vec<(String, Option<i64>)> =
+        sqlx::query_as("SELECT title, deleted_at FROM conversations ORDER BY created_at")
+            .fetch_all(&pool)
+            .await
+            .unwrap();
+    pool.close().await;
+    rows
+}
