@@ -54,6 +54,17 @@ export const commands = {
 	 *  or full (the default); `focus` narrows what the reviewer looks at.
 	 */
 	reviewRun: (conversationId: string, reviewType: string | null, focus: string | null) => typedError<ReviewView, AppError>(__TAURI_INVOKE("review_run", { conversationId, reviewType, focus })),
+	/**  What compressing at `level` with `strategy` would do; nothing is stored. */
+	compressionPreview: (conversationId: string, level: string, strategy: string) => typedError<CompressionPreview, AppError>(__TAURI_INVOKE("compression_preview", { conversationId, level, strategy })),
+	/**
+	 *  Compresses at `level` with `strategy` and stores the compaction. (A model-written summary
+	 *  is written again, so it may differ in wording from the preview's.)
+	 */
+	compressionApply: (conversationId: string, level: string, strategy: string) => typedError<CompressionPreview, AppError>(__TAURI_INVOKE("compression_apply", { conversationId, level, strategy })),
+	/**  Undoes a compaction: its summaries stop being in force and what they replaced is back. */
+	compressionUndo: (compactionId: string) => typedError<null, AppError>(__TAURI_INVOKE("compression_undo", { compactionId })),
+	/**  The conversation's compactions in force, oldest first. */
+	compactionList: (conversationId: string) => typedError<CompactionMarker[], AppError>(__TAURI_INVOKE("compaction_list", { conversationId })),
 };
 
 /* Types */
@@ -63,6 +74,50 @@ export type AppError = {
 	code: ErrorCode,
 	/**  One line a person can act on. */
 	message: string,
+};
+
+/**  A compaction in force: a marker in the conversation, where its summaries stand, with undo. */
+export type CompactionMarker = {
+	/**  Its id, for undo. */
+	id: string,
+	/**  standard, deep, phase or checkpoint. */
+	level: string,
+	/**  auto, manual, phase, checkpoint or overflow. */
+	trigger: string,
+	/**  extract, llm or structured. */
+	strategy: string,
+	/**  Tokens before. */
+	tokensBefore: number,
+	/**  Tokens after. */
+	tokensAfter: number,
+	/**  The first seq its summaries cover. */
+	startSeq: number | null,
+	/**  The last. */
+	endSeq: number | null,
+	/**  Only the newest compaction in force can be undone. */
+	undoable: boolean,
+	/**  RFC 3339, UTC. */
+	createdAt: string,
+};
+
+/**  What a compression will do (the preview) or did (after confirm). */
+export type CompressionPreview = {
+	/**  The stored compaction, after confirm; `None` for a preview. */
+	compactionId: string | null,
+	/**  standard, deep, phase or checkpoint. */
+	level: string,
+	/**  extract, llm or structured. */
+	strategy: string,
+	/**  Tokens of the history before. */
+	tokensBefore: number,
+	/**  And after. */
+	tokensAfter: number,
+	/**  The new summaries. */
+	summaries: SummaryPreview[],
+	/**  Seqs that stay verbatim (pinned or recent). */
+	keptVerbatim: number[],
+	/**  Nothing to compress: everything is summarised already or must stay verbatim. */
+	empty: boolean,
 };
 
 /**  One layer of the context meter. */
@@ -444,6 +499,20 @@ status: string | null;
 answer: string | null; 
 /**  Why it could not go on, when it ended in an error. */
 error: AppError | null };
+
+/**  A summary a compression writes. */
+export type SummaryPreview = {
+	/**  segment or global. */
+	level: string,
+	/**  The first seq it covers. */
+	startSeq: number,
+	/**  The last. */
+	endSeq: number,
+	/**  Its tokens. */
+	tokens: number,
+	/**  Its text, as the model will read it. */
+	text: string,
+};
 
 /**  A todo of the plan, as the todo panel shows it. */
 export type TodoItem = {
