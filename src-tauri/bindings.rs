@@ -27,6 +27,7 @@ pub fn builder() -> Builder<tauri::Wry> {
             conversations::conversation_delete,
             conversations::conversation_restore,
             messages::message_list,
+            messages::message_page,
             context::context_usage,
             runs::run_start,
             runs::run_stop,
@@ -89,7 +90,7 @@ mod tests {
             .skip(1)
             .filter_map(|rest| rest.split('"').next())
             .collect();
-        assert_eq!(invoked.len(), 19, "{invoked:?}");
+        assert_eq!(invoked.len(), 20, "{invoked:?}");
         for command in invoked {
             assert!(
                 build_rs.contains(&format!("\"{command}\"")),

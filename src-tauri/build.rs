@@ -8,6 +8,7 @@ fn main() {
         "conversation_delete",
         "conversation_restore",
         "message_list",
+        "message_page",
         "context_usage",
         "run_start",
         "run_stop",

@@ -21,8 +21,8 @@ use tauri::Manager;
 
 pub use dto::{
     CompactionMarker, CompressionPreview, ContextLayerView, ContextUsage, ConversationSummary,
-    ExecutionView, FailureReport, FindingView, LayerTokens, MessageView, ReviewView, RunEvent,
-    SummaryPreview, TodoItem, ToolCallView,
+    ExecutionView, FailureReport, FindingView, LayerTokens, MessagePage, MessageView, ReviewView,
+    RunEvent, SummaryPreview, TodoItem, ToolCallView,
 };
 pub use error::{AppError, ErrorCode};
 pub use state::AppState;

@@ -137,6 +137,18 @@ impl From<Message> for MessageView {
     }
 }
 
+/// A page of a conversation's messages, oldest first.
+#[derive(Debug, Clone, Serialize, Type)]
+#[serde(rename_all = "camelCase")]
+pub struct MessagePage {
+    /// The messages, in seq order.
+    pub messages: Vec<MessageView>,
+    /// Older live messages exist before the first of these.
+    pub has_more: bool,
+    /// Live messages in the whole conversation.
+    pub total: u32,
+}
+
 /// One layer of the context meter.
 #[derive(Debug, Clone, Serialize, Type)]
 #[serde(rename_all = "camelCase")]

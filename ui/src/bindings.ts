@@ -19,6 +19,12 @@ export const commands = {
 	/**  Every live message of a conversation, in seq order. */
 	messageList: (conversationId: string) => typedError<MessageView[], AppError>(__TAURI_INVOKE("message_list", { conversationId })),
 	/**
+	 *  A page of the conversation's live messages: the newest `limit` before `before_seq` (the
+	 *  newest of all when absent). The view opens at the end and reads upwards page by page, so a
+	 *  conversation of 100k messages opens as fast as one of a hundred.
+	 */
+	messagePage: (conversationId: string, beforeSeq: number | null, limit: number) => typedError<MessagePage, AppError>(__TAURI_INVOKE("message_page", { conversationId, beforeSeq, limit })),
+	/**
 	 *  How full the conversation's context is, per layer, against the configured provider's window
 	 *  (or `DECIMA_CONTEXT_WINDOW`).
 	 */
@@ -270,6 +276,16 @@ export type LayerTokens = {
 	name: string,
 	/**  Its tokens. */
 	tokens: number,
+};
+
+/**  A page of a conversation's messages, oldest first. */
+export type MessagePage = {
+	/**  The messages, in seq order. */
+	messages: MessageView[],
+	/**  Older live messages exist before the first of these. */
+	hasMore: boolean,
+	/**  Live messages in the whole conversation. */
+	total: number,
 };
 
 /**  A stored message, read-only in this version of the UI. */

@@ -88,7 +88,12 @@ async fn apply_then_undo_newest_first_restores_each_state() {
     let ids: Vec<&str> = in_force.iter().map(|(r, _)| r.id.as_str()).collect();
     assert_eq!(ids, [first_id.as_str(), second_id.as_str()]);
     let covered = |plan: &decima_core::context::CompactionPlan| {
-        let start = plan.new_summaries.iter().map(|s| s.start_seq).min().unwrap();
+        let start = plan
+            .new_summaries
+            .iter()
+            .map(|s| s.start_seq)
+            .min()
+            .unwrap();
         let end = plan.new_summaries.iter().map(|s| s.end_seq).max().unwrap();
         Some((start, end))
     };
@@ -101,7 +106,11 @@ async fn apply_then_undo_newest_first_restores_each_state() {
     let undone = store.compactions().undo(&second_id).await.unwrap();
     assert!(undone.undone_at.is_some());
     let in_force = store.compactions().in_force(c.id).await.unwrap();
-    assert_eq!(in_force.len(), 1, "an undone compaction is no longer in force");
+    assert_eq!(
+        in_force.len(),
+        1,
+        "an undone compaction is no longer in force"
+    );
     assert_eq!(in_force[0].0.id, first_id);
     assert_eq!(
         store.compactions().live_summaries(c.id).await.unwrap(),

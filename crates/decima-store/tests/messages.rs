@@ -333,3 +333,42 @@ async fn pinned_units_come_whole_from_one_query() {
     assert!(half.iter().all(|m| expected_half.contains(&m.seq)));
     assert!(half.iter().any(|m| m.seq <= cut));
 }
+
+#[tokio::test]
+async fn pages_read_upwards_from_the_end_and_skip_deleted_messages() {
+    let (_dir, store) = common::temp_store().await;
+    let c = store.conversations().create("pages", None).await.unwrap();
+    let msgs = store.messages();
+    let drafts: Vec<NewMessage> = (1..=25)
+        .map(|i| NewMessage::new(Role::User, format!("m{i}")))
+        .collect();
+    msgs.append_many(c.id, &drafts).await.unwrap();
+    // A rollback removes 21..=25, and new messages take seqs 26 and 27.
+    msgs.soft_delete_after(c.id, 20).await.unwrap();
+    for text in ["n26", "n27"] {
+        msgs.append(c.id, NewMessage::new(Role::User, text))
+            .await
+            .unwrap();
+    }
+    let seqs = |page: &[decima_core::Message]| page.iter().map(|m| m.seq).collect::<Vec<_>>();
+
+    let last = msgs.page_before(c.id, 0, i64::MAX, 5).await.unwrap();
+    assert_eq!(seqs(&last), [18, 19, 20, 26, 27]);
+    let above = msgs.page_before(c.id, 0, 18, 5).await.unwrap();
+    assert_eq!(seqs(&above), [13, 14, 15, 16, 17]);
+    let top = msgs.page_before(c.id, 0, 3, 5).await.unwrap();
+    assert_eq!(
+        seqs(&top),
+        [1, 2],
+        "the first page is short, nothing above it"
+    );
+    assert!(msgs.page_before(c.id, 0, 1, 5).await.unwrap().is_empty());
+    // A page of another (or a missing) conversation is empty, not an error.
+    let other = decima_core::ConversationId::new();
+    assert!(
+        msgs.page_before(other, 0, i64::MAX, 5)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+}
