@@ -8,7 +8,9 @@ use std::path::Path;
 use specta_typescript::Typescript;
 use tauri_specta::{Builder, collect_commands};
 
-use crate::commands::{compression, context, conversations, executions, messages, reviews, runs};
+use crate::commands::{
+    compression, context, conversations, executions, library, messages, reviews, runs,
+};
 
 /// Where the generated bindings live, relative to the workspace root.
 pub const BINDINGS_PATH: &str = "ui/src/bindings.ts";
@@ -41,6 +43,13 @@ pub fn builder() -> Builder<tauri::Wry> {
             compression::compression_apply,
             compression::compression_undo,
             compression::compaction_list,
+            library::provider_list,
+            library::provider_add,
+            library::provider_remove,
+            library::provider_test,
+            library::preset_list,
+            library::preset_import,
+            library::conversation_export,
         ])
 }
 
@@ -90,7 +99,7 @@ mod tests {
             .skip(1)
             .filter_map(|rest| rest.split('"').next())
             .collect();
-        assert_eq!(invoked.len(), 20, "{invoked:?}");
+        assert_eq!(invoked.len(), 27, "{invoked:?}");
         for command in invoked {
             assert!(
                 build_rs.contains(&format!("\"{command}\"")),

@@ -22,6 +22,13 @@ fn main() {
         "compression_apply",
         "compression_undo",
         "compaction_list",
+        "provider_list",
+        "provider_add",
+        "provider_remove",
+        "provider_test",
+        "preset_list",
+        "preset_import",
+        "conversation_export",
     ]);
     let attributes = tauri_build::Attributes::new()
         .capabilities_path_pattern("./src-tauri/capabilities/**/*")

@@ -5,10 +5,12 @@
 mod compression;
 mod execution;
 mod run_event;
+mod settings;
 
 pub use compression::{CompactionMarker, CompressionPreview, SummaryPreview};
 pub use execution::{ExecutionView, FailureReport, FindingView, ReviewView};
 pub use run_event::{LayerTokens, RunEvent, TodoItem};
+pub use settings::{ExportView, PresetView, ProviderProbe, ProviderView};
 
 use decima_core::{Message, Role};
 use decima_store::Conversation;

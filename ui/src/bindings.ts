@@ -71,6 +71,23 @@ export const commands = {
 	compressionUndo: (compactionId: string) => typedError<null, AppError>(__TAURI_INVOKE("compression_undo", { compactionId })),
 	/**  The conversation's compactions in force, oldest first. */
 	compactionList: (conversationId: string) => typedError<CompactionMarker[], AppError>(__TAURI_INVOKE("compaction_list", { conversationId })),
+	/**  The configured providers, with whether each has a key (never the key). */
+	providerList: () => typedError<ProviderView[], AppError>(__TAURI_INVOKE("provider_list")),
+	/**
+	 *  Adds a provider from a preset (with overrides) or a custom endpoint. The key goes to the
+	 *  keyring (or the 0600 file where no keyring runs), never to the database.
+	 */
+	providerAdd: (name: string, preset: string | null, protocol: string | null, baseUrl: string | null, model: string | null, contextWindow: number | null, apiKey: string | null) => typedError<ProviderView, AppError>(__TAURI_INVOKE("provider_add", { name, preset, protocol, baseUrl, model, contextWindow, apiKey })),
+	/**  Removes a provider and its key. */
+	providerRemove: (name: string) => typedError<null, AppError>(__TAURI_INVOKE("provider_remove", { name })),
+	/**  Sends a tiny request through the provider: proves the URL, the model and the key together. */
+	providerTest: (name: string) => typedError<ProviderProbe, AppError>(__TAURI_INVOKE("provider_test", { name })),
+	/**  The preset library. */
+	presetList: () => typedError<PresetView[], AppError>(__TAURI_INVOKE("preset_list")),
+	/**  Imports a SillyTavern card (JSON or PNG) or prompt preset dropped on or picked in the window. */
+	presetImport: (fileName: string, bytes: number[]) => typedError<PresetView, AppError>(__TAURI_INVOKE("preset_import", { fileName, bytes })),
+	/**  Exports a conversation as md, jsonl or text to `DATA_DIR/exports/`, and says where. */
+	conversationExport: (conversationId: string, format: string) => typedError<ExportView, AppError>(__TAURI_INVOKE("conversation_export", { conversationId, format })),
 };
 
 /* Types */
@@ -215,6 +232,14 @@ export type ExecutionView = {
 	createdAt: string,
 };
 
+/**  Where an export went. */
+export type ExportView = {
+	/**  The file written. */
+	path: string,
+	/**  Messages in it. */
+	messages: number,
+};
+
 /**
  *  A failure report, in the recovery panel's terms: where, why, what was rolled back, and
  *  what to do next.
@@ -312,6 +337,49 @@ export type MessageView = {
 	pinned: boolean,
 	/**  RFC 3339, UTC. */
 	createdAt: string,
+};
+
+/**  A preset in the library. */
+export type PresetView = {
+	/**  Its id. */
+	id: string,
+	/**  Its name. */
+	name: string,
+	/**  st_card, st_preset or native. */
+	kind: string,
+	/**  The file it came from. */
+	source: string | null,
+	/**  RFC 3339, UTC. */
+	createdAt: string,
+};
+
+/**  What a connection test measured. */
+export type ProviderProbe = {
+	/**  From sending to the end of the answer. */
+	elapsedMs: number,
+	/**  Prompt tokens, when the provider reported usage. */
+	promptTokens: number | null,
+};
+
+/**
+ *  A provider as the settings list shows it. Its key never leaves Rust: only whether one is
+ *  stored.
+ */
+export type ProviderView = {
+	/**  Its name. */
+	name: string,
+	/**  openai or anthropic. */
+	kind: string,
+	/**  The preset it was made from. */
+	preset: string | null,
+	/**  The endpoint. */
+	baseUrl: string,
+	/**  The model. */
+	model: string,
+	/**  The context window, in tokens. */
+	contextWindow: number,
+	/**  Whether the secret store holds a key for it. */
+	hasApiKey: boolean,
 };
 
 /**  A tenth-man review and the findings earlier reviews left open. */

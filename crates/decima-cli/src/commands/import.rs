@@ -3,7 +3,6 @@
 
 use std::path::Path;
 
-use decima_core::prompt::{ImportKind, import_detected};
 use decima_store::Store;
 
 use crate::error::CliError;
@@ -27,24 +26,7 @@ pub async fn run(store: &Store, file: &Path) -> Result<(), CliError> {
         )));
     }
     let bytes = std::fs::read(file).map_err(io)?;
-    let (kind, preset) = import_detected(&bytes)?;
-    let name = if preset.name.trim().is_empty() {
-        file.file_stem()
-            .map(|s| s.to_string_lossy().into_owned())
-            .unwrap_or_else(|| "Imported preset".into())
-    } else {
-        preset.name.clone()
-    };
-    let body =
-        serde_json::to_value(&preset).map_err(|e| CliError::Output(std::io::Error::other(e)))?;
-    let kind = match kind {
-        ImportKind::Card => "st_card",
-        ImportKind::Preset => "st_preset",
-    };
     let source = file.file_name().map(|n| n.to_string_lossy().into_owned());
-    let record = store
-        .presets()
-        .create(&name, kind, source.as_deref(), &body)
-        .await?;
+    let record = decima_runtime::presets::import(store, source.as_deref(), &bytes).await?;
     output::print(&format!("{}\n", record.id))
 }
