@@ -75,6 +75,7 @@ pub fn run() -> ExitCode {
         }
     });
     let app = tauri::Builder::default()
+        .plugin(tauri_plugin_notification::init())
         .invoke_handler(builder.invoke_handler())
         .setup(move |app| {
             builder.mount_events(app);

@@ -90,19 +90,58 @@ impl ChoiceSource for WindowChoices {
     }
 }
 
-/// Sends a run's events to the webview, in order, through the channel the command was given.
+/// Runs shorter than this end without a notification: the analyst is still looking.
+const LONG_RUN: std::time::Duration = std::time::Duration::from_secs(20);
+
+/// Sends a run's events to the webview, in order, through the channel the command was given,
+/// and tells the analyst through a native notification when the window is not focused and the
+/// run waits for a choice or ends after a long time.
 pub struct ChannelSink {
     channel: Channel<RunEvent>,
     execution: Mutex<Option<String>>,
+    app: tauri::AppHandle,
+    started: std::time::Instant,
 }
 
 impl ChannelSink {
     /// A sink over the webview's channel.
-    pub fn new(channel: Channel<RunEvent>) -> Self {
+    pub fn new(channel: Channel<RunEvent>, app: tauri::AppHandle) -> Self {
         Self {
             channel,
             execution: Mutex::default(),
+            app,
+            started: std::time::Instant::now(),
         }
+    }
+
+    /// A native notification, unless the window has the focus. The text says what happened,
+    /// never what the conversation holds.
+    pub fn notify_unless_focused(&self, title: &str, body: &str) {
+        use tauri::Manager;
+        use tauri_plugin_notification::NotificationExt;
+        let focused = self
+            .app
+            .get_webview_window("main")
+            .and_then(|w| w.is_focused().ok())
+            .unwrap_or(false);
+        if focused {
+            return;
+        }
+        if let Err(e) = self
+            .app
+            .notification()
+            .builder()
+            .title(title)
+            .body(body)
+            .show()
+        {
+            tracing::debug!(error = %e, "no notification");
+        }
+    }
+
+    /// Whether the run has been going long enough to notify its end.
+    pub fn was_long(&self) -> bool {
+        self.started.elapsed() >= LONG_RUN
     }
 
     /// Sends an event of the window's own (the run's end).
@@ -127,6 +166,12 @@ impl EventSink for ChannelSink {
         }
         let current = execution.clone();
         drop(execution);
+        if matches!(event, Event::AwaitingChoice { .. }) {
+            self.notify_unless_focused(
+                "Decima: a run waits for you",
+                "It stopped at a failure: retry, skip, replan or abort.",
+            );
+        }
         if let Some(event) = RunEvent::from_runtime(event, current.as_deref()) {
             self.send(event);
         }

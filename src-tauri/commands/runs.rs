@@ -21,6 +21,7 @@ use crate::{AppError, AppState};
 #[specta::specta]
 #[tracing::instrument(name = "command", skip_all, fields(name = "run_start"))]
 pub async fn run_start(
+    app: tauri::AppHandle,
     state: State<'_, AppState>,
     conversation_id: Option<String>,
     task: String,
@@ -39,7 +40,7 @@ pub async fn run_start(
         // A clear error now rather than a failed run later.
         state.store.conversations().get(id).await?;
     }
-    Ok(spawn_run(&state, on_event, move |session| {
+    Ok(spawn_run(&state, app, on_event, move |session| {
         Box::pin(async move {
             agent::run(
                 session,
@@ -93,6 +94,7 @@ pub async fn run_choose(
 #[specta::specta]
 #[tracing::instrument(name = "command", skip_all, fields(name = "execution_recover"))]
 pub async fn execution_recover(
+    app: tauri::AppHandle,
     state: State<'_, AppState>,
     execution_id: String,
     choice: String,
@@ -101,7 +103,7 @@ pub async fn execution_recover(
     let choice = resolution(&choice)?;
     let execution = super::execution_id(&execution_id)?;
     state.store.executions().get(execution).await?;
-    Ok(spawn_run(&state, on_event, move |session| {
+    Ok(spawn_run(&state, app, on_event, move |session| {
         Box::pin(async move { agent::recover(session, execution, choice).await })
     }))
 }
@@ -111,13 +113,14 @@ pub async fn execution_recover(
 #[specta::specta]
 #[tracing::instrument(name = "command", skip_all, fields(name = "execution_resume"))]
 pub async fn execution_resume(
+    app: tauri::AppHandle,
     state: State<'_, AppState>,
     execution_id: String,
     on_event: Channel<RunEvent>,
 ) -> Result<String, AppError> {
     let execution = super::execution_id(&execution_id)?;
     state.store.executions().get(execution).await?;
-    Ok(spawn_run(&state, on_event, move |session| {
+    Ok(spawn_run(&state, app, on_event, move |session| {
         Box::pin(async move { agent::resume(session, execution).await })
     }))
 }
@@ -141,6 +144,7 @@ type RunFuture<'a> =
 /// returns its id. The last event is always `runEnded`.
 fn spawn_run(
     state: &AppState,
+    app: tauri::AppHandle,
     channel: Channel<RunEvent>,
     work: impl for<'s> FnOnce(&'s Session<'s>) -> RunFuture<'s> + Send + 'static,
 ) -> String {
@@ -152,7 +156,7 @@ fn spawn_run(
     let id = run_id.clone();
     tauri::async_runtime::spawn(
         async move {
-            let sink = ChannelSink::new(channel);
+            let sink = ChannelSink::new(channel, app);
             let session = Session {
                 store: &store,
                 data_dir: &data_dir,
@@ -177,6 +181,17 @@ fn spawn_run(
                 }
             };
             runs.end(&id);
+            if sink.was_long()
+                && let RunEvent::RunEnded { status, .. } = &ended
+            {
+                let body = match status.as_deref() {
+                    Some("succeeded") => "The run finished.",
+                    Some("awaiting_user") => "The run waits for your choice.",
+                    Some(_) => "The run stopped.",
+                    None => "The run ended in an error.",
+                };
+                sink.notify_unless_focused("Decima", body);
+            }
             sink.send(ended);
         }
         .instrument(span),
