@@ -50,6 +50,7 @@ pub fn builder() -> Builder<tauri::Wry> {
             library::preset_list,
             library::preset_import,
             library::conversation_export,
+            library::sandbox_status,
         ])
 }
 
@@ -99,7 +100,7 @@ mod tests {
             .skip(1)
             .filter_map(|rest| rest.split('"').next())
             .collect();
-        assert_eq!(invoked.len(), 27, "{invoked:?}");
+        assert_eq!(invoked.len(), 28, "{invoked:?}");
         for command in invoked {
             assert!(
                 build_rs.contains(&format!("\"{command}\"")),

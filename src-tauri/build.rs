@@ -29,6 +29,7 @@ fn main() {
         "preset_list",
         "preset_import",
         "conversation_export",
+        "sandbox_status",
     ]);
     let attributes = tauri_build::Attributes::new()
         .capabilities_path_pattern("./src-tauri/capabilities/**/*")

@@ -6,7 +6,7 @@ use decima_llm::secrets::SecretString;
 use decima_runtime::providers::{self, ProviderDraft};
 use tauri::State;
 
-use crate::dto::{ExportView, PresetView, ProviderProbe, ProviderView};
+use crate::dto::{ExportView, PresetView, ProviderProbe, ProviderView, SandboxStatus};
 use crate::{AppError, AppState};
 
 /// The configured providers, with whether each has a key (never the key).
@@ -160,4 +160,24 @@ pub async fn conversation_export(
         path: outcome.path.display().to_string(),
         messages: u32::try_from(outcome.messages).unwrap_or(u32::MAX),
     })
+}
+
+/// Whether the Docker engine answers, so the settings screen can offer the Docker sandbox or
+/// say why not. Runs on the host need nothing.
+#[tauri::command]
+#[specta::specta]
+#[tracing::instrument(name = "command", skip_all, fields(name = "sandbox_status"))]
+pub async fn sandbox_status(state: State<'_, AppState>) -> Result<SandboxStatus, AppError> {
+    Ok(
+        match decima_runtime::agent::docker::engine(&state.data_dir).await {
+            Ok(_) => SandboxStatus {
+                docker_available: true,
+                detail: String::new(),
+            },
+            Err(e) => SandboxStatus {
+                docker_available: false,
+                detail: e.to_string(),
+            },
+        },
+    )
 }

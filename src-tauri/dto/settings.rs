@@ -71,3 +71,13 @@ pub struct ExportView {
     /// Messages in it.
     pub messages: u32,
 }
+
+/// Whether runs can use the Docker sandbox, for the settings screen.
+#[derive(Debug, Clone, Serialize, Type)]
+#[serde(rename_all = "camelCase")]
+pub struct SandboxStatus {
+    /// A Docker engine answered.
+    pub docker_available: bool,
+    /// Why not, in words a person can act on; empty when it is available.
+    pub detail: String,
+}

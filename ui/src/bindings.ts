@@ -88,6 +88,11 @@ export const commands = {
 	presetImport: (fileName: string, bytes: number[]) => typedError<PresetView, AppError>(__TAURI_INVOKE("preset_import", { fileName, bytes })),
 	/**  Exports a conversation as md, jsonl or text to `DATA_DIR/exports/`, and says where. */
 	conversationExport: (conversationId: string, format: string) => typedError<ExportView, AppError>(__TAURI_INVOKE("conversation_export", { conversationId, format })),
+	/**
+	 *  Whether the Docker engine answers, so the settings screen can offer the Docker sandbox or
+	 *  say why not. Runs on the host need nothing.
+	 */
+	sandboxStatus: () => typedError<SandboxStatus, AppError>(__TAURI_INVOKE("sandbox_status")),
 };
 
 /* Types */
@@ -583,6 +588,14 @@ status: string | null;
 answer: string | null; 
 /**  Why it could not go on, when it ended in an error. */
 error: AppError | null };
+
+/**  Whether runs can use the Docker sandbox, for the settings screen. */
+export type SandboxStatus = {
+	/**  A Docker engine answered. */
+	dockerAvailable: boolean,
+	/**  Why not, in words a person can act on; empty when it is available. */
+	detail: string,
+};
 
 /**  A summary a compression writes. */
 export type SummaryPreview = {
