@@ -1,26 +1,50 @@
-import { useCallback, useState } from "react";
+import { useCallback, useEffect, useRef, useState } from "react";
 import { useTranslation } from "react-i18next";
+import type { ConversationSummary } from "./bindings";
 import { ConversationView } from "./components/ConversationView";
 import { EmptyState } from "./components/EmptyState";
 import { ErrorBanner } from "./components/ErrorBanner";
 import { Header } from "./components/Header";
+import { InterruptedNotice } from "./components/InterruptedNotice";
 import { Sidebar } from "./components/Sidebar";
 import { useConversations } from "./hooks/useConversations";
 import { useErrorBanner } from "./hooks/useErrorBanner";
+import { useExecutions, useInterrupted } from "./hooks/useExecutions";
 import { useMessages } from "./hooks/useMessages";
+import { idle } from "./run/state";
+import { useRuns } from "./run/useRuns";
 
 export function App() {
   const { t } = useTranslation();
   const { error, report, dismiss } = useErrorBanner();
   const conv = useConversations(report);
   const [openId, setOpenId] = useState<string | null>(null);
+  // A conversation opened from elsewhere than the sidebar (a subagent's), with its task as title.
+  const [opened, setOpened] = useState<ConversationSummary | null>(null);
   // Was the conversation open when it was deleted? Undo then reopens it.
   const [reopenAfterUndo, setReopenAfterUndo] = useState(false);
+  const runs = useRuns(report);
+  const { interrupted, dismiss: dismissInterrupted } = useInterrupted(report);
 
-  const open = conv.conversations.find((c) => c.id === openId) ?? null;
-  const { messages, loading: messagesLoading } = useMessages(open ? open.id : null, report);
+  const open =
+    conv.conversations.find((c) => c.id === openId) ?? (opened && opened.id === openId ? opened : null);
+  const run = (open && runs.runs[open.id]) || idle;
+  const { messages, loading: messagesLoading } = useMessages(open ? open.id : null, report, run.stored);
+  const executions = useExecutions(
+    open ? open.id : null,
+    `${run.stored}:${run.awaiting?.failureId ?? ""}:${run.subagents.length}:${run.live}`,
+    report,
+  );
 
-  const { create, remove, undoDelete } = conv;
+  const { create, remove, undoDelete, reload } = conv;
+
+  // The sidebar's counters and order change when a run ends.
+  const runLive = run.live;
+  const wasLive = useRef(false);
+  useEffect(() => {
+    if (wasLive.current && !runLive) void reload();
+    wasLive.current = runLive;
+  }, [runLive, reload]);
 
   const handleCreate = useCallback(
     async (title: string) => {
@@ -51,10 +75,34 @@ export function App() {
     })();
   }, [undoDelete, reopenAfterUndo]);
 
+  const openConversation = useCallback((id: string, title: string) => {
+    const now = new Date().toISOString();
+    setOpened({ id, title, messageCount: 0, tokens: 0, createdAt: now, updatedAt: now });
+    setOpenId(id);
+  }, []);
+
+  const send = useCallback(
+    async (task: string) => {
+      if (!open) return false;
+      const started = await runs.start(open.id, task);
+      return started;
+    },
+    [open, runs],
+  );
+
   return (
     <div className="app">
       <Header />
       {error && <ErrorBanner error={error} onDismiss={dismiss} />}
+      <InterruptedNotice
+        executions={interrupted}
+        onDismiss={dismissInterrupted}
+        onResume={(e) => {
+          dismissInterrupted(e.id);
+          setOpenId(e.conversationId);
+          void runs.resume(e.conversationId, e.id);
+        }}
+      />
       <div className="app-body">
         <Sidebar
           conversations={conv.conversations}
@@ -70,7 +118,20 @@ export function App() {
         />
         <main className="main-pane" data-testid="main-pane">
           {open ? (
-            <ConversationView conversation={open} messages={messages} loading={messagesLoading} />
+            <ConversationView
+              key={open.id}
+              conversation={open}
+              messages={messages}
+              loading={messagesLoading}
+              run={run}
+              executions={executions}
+              refreshKey={run.stored}
+              report={report}
+              onSend={send}
+              onStop={() => void runs.stop(open.id)}
+              onChoose={(executionId, choice) => runs.choose(open.id, executionId, choice)}
+              onOpenConversation={openConversation}
+            />
           ) : (
             <EmptyState testId="empty-state">{t("main.empty")}</EmptyState>
           )}
@@ -79,3 +140,4 @@ export function App() {
     </div>
   );
 }
+

@@ -5,6 +5,7 @@ import "./styles/base.css";
 import "./styles/layout.css";
 import "./styles/sidebar.css";
 import "./styles/messages.css";
+import "./styles/workbench.css";
 import { App } from "./App";
 
 const root = document.getElementById("root");

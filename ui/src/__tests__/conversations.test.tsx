@@ -89,7 +89,7 @@ describe("creating a conversation", () => {
       expect(backend.callsOf("message_list")).toEqual([{ cmd: "message_list", args: { conversationId: "new-1" } }]),
     );
     expect(await screen.findByTestId("no-messages")).toHaveTextContent(
-      "No messages yet — the chat arrives in a later version.",
+      "No messages yet: give the agent a task below.",
     );
     expect(input).toHaveValue("");
   });

@@ -81,7 +81,10 @@ describe("the open conversation", () => {
     expect(screen.getAllByTestId("pinned-marker")).toHaveLength(1);
     expect(within(user2).getByTestId("pinned-marker")).toHaveTextContent("Pinned");
     // No editing controls in the read-only view.
-    expect(within(screen.getByTestId("conversation-view")).queryAllByRole("textbox")).toHaveLength(0);
+    // Stored messages cannot be edited: the only text field is the composer's task.
+    const fields = within(screen.getByTestId("conversation-view")).queryAllByRole("textbox");
+    expect(fields).toHaveLength(1);
+    expect(fields[0]).toHaveAccessibleName("Task");
   });
 
   it("keeps reasoning in a collapsed <details> and shows tool calls and results", async () => {
@@ -119,7 +122,7 @@ describe("the open conversation", () => {
     const { user } = renderApp();
     await open(user, "b");
     expect(await screen.findByTestId("no-messages")).toHaveTextContent(
-      "No messages yet — the chat arrives in a later version.",
+      "No messages yet: give the agent a task below.",
     );
     expect(screen.getByTestId("conversation-title")).toHaveTextContent("Empty one");
   });

@@ -1,27 +1,99 @@
+import { useEffect, useState } from "react";
 import { useTranslation } from "react-i18next";
-import type { ConversationSummary, MessageView } from "../bindings";
+import type { ConversationSummary, ExecutionView, MessageView } from "../bindings";
+import type { ReportError } from "../hooks/useErrorBanner";
 import { formatNumber } from "../lib/format";
+import type { RunState } from "../run/state";
+import type { Choice } from "../run/useRuns";
+import { Composer } from "./Composer";
+import { ContextMeter } from "./ContextMeter";
 import { EmptyState } from "./EmptyState";
+import { LiveRun } from "./LiveRun";
 import { MessageItem } from "./MessageItem";
+import { RecoveryPanel } from "./RecoveryPanel";
 import { RelativeTime } from "./RelativeTime";
+import { SubagentTree, type SubagentNode } from "./SubagentTree";
+import { TenthManDialog } from "./TenthManDialog";
+import { TodoPanel } from "./TodoPanel";
 
 type Props = {
   conversation: ConversationSummary;
   messages: MessageView[];
   loading: boolean;
+  run: RunState;
+  executions: ExecutionView[];
+  refreshKey: number;
+  report: ReportError;
+  onSend: (task: string) => Promise<boolean>;
+  onStop: () => void;
+  onChoose: (executionId: string, choice: Choice) => Promise<boolean>;
+  onOpenConversation: (conversationId: string, title: string) => void;
 };
 
-export function ConversationView({ conversation, messages, loading }: Props) {
+/** How long a cited message stays highlighted. */
+const HIGHLIGHT_MS = 4000;
+
+export function ConversationView(props: Props) {
+  const { conversation, messages, loading, run, executions, refreshKey, report } = props;
   const { t, i18n } = useTranslation();
   const lang = i18n.resolvedLanguage ?? "en";
   const { title, messageCount, tokens, updatedAt } = conversation;
+  const [reviewOpen, setReviewOpen] = useState(false);
+  const [highlighted, setHighlighted] = useState<number | null>(null);
+
+  useEffect(() => {
+    if (highlighted === null) return;
+    document
+      .querySelector(`[data-testid="message"][data-seq="${highlighted}"]`)
+      ?.scrollIntoView({ block: "center", behavior: "smooth" });
+    const timer = window.setTimeout(() => setHighlighted(null), HIGHLIGHT_MS);
+    return () => window.clearTimeout(timer);
+  }, [highlighted]);
+
+  // The newest run the analyst started here, and what the panels show of it.
+  const root = executions.find((e) => e.parentId === null) ?? null;
+  const todos = run.todos ?? root?.todos ?? [];
+  const snapshots = [...new Set([...(root?.snapshotTodoIds ?? []), ...run.snapshotTodoIds])];
+  const stored: SubagentNode[] = executions
+    .filter((e) => e.depth > 0)
+    .map((e) => ({
+      executionId: e.id,
+      parentId: e.parentId,
+      conversationId: e.conversationId,
+      depth: e.depth,
+      task: e.task,
+      // A live status is newer than the listed one.
+      status: run.subagents.find((s) => s.executionId === e.id)?.status ?? e.status,
+    }));
+  const subagents: SubagentNode[] = [
+    ...stored,
+    ...run.subagents.filter((s) => !stored.some((e) => e.executionId === s.executionId)),
+  ];
+  const waiting = executions.find(
+    (e) => e.status === "awaiting_user" && e.waitingOn !== null && e.waitingOn.resolution === null,
+  );
+  const showRecovery = waiting !== undefined && (run.awaiting !== null || !run.live);
 
   return (
     <section className="conversation-view" data-testid="conversation-view" data-conversation-id={conversation.id}>
       <header className="conversation-header">
-        <h2 className="conversation-heading" data-testid="conversation-title">
-          {title}
-        </h2>
+        <div className="conversation-heading-row">
+          <h2 className="conversation-heading" data-testid="conversation-title">
+            {title}
+          </h2>
+          <div className="conversation-tools">
+            <ContextMeter conversationId={conversation.id} liveUsage={run.live ? run.usage : null} refreshKey={refreshKey} report={report} />
+            <button
+              type="button"
+              className="button"
+              data-testid="tenth-man-review-button"
+              aria-haspopup="dialog"
+              onClick={() => setReviewOpen(true)}
+            >
+              {t("review.label")}
+            </button>
+          </div>
+        </div>
         <div className="conversation-header-meta">
           <span>{t("conversation.messages", { count: messageCount })}</span>
           <span aria-hidden="true">·</span>
@@ -30,19 +102,42 @@ export function ConversationView({ conversation, messages, loading }: Props) {
           <RelativeTime iso={updatedAt} />
         </div>
       </header>
-      <div className="message-scroll">
-        {loading ? (
-          <EmptyState testId="messages-loading">{t("main.loading")}</EmptyState>
-        ) : messages.length === 0 ? (
-          <EmptyState testId="no-messages">{t("main.noMessages")}</EmptyState>
-        ) : (
-          <ol className="message-list" data-testid="message-list">
-            {messages.map((m) => (
-              <MessageItem key={m.id} message={m} />
-            ))}
-          </ol>
+      <div className="workbench">
+        <div className="workbench-main">
+          <div className="message-scroll">
+            {loading ? (
+              <EmptyState testId="messages-loading">{t("main.loading")}</EmptyState>
+            ) : messages.length === 0 && !run.live ? (
+              <EmptyState testId="no-messages">{t("main.noMessages")}</EmptyState>
+            ) : (
+              <ol className="message-list" data-testid="message-list">
+                {messages.map((m) => (
+                  <MessageItem key={m.id} message={m} highlighted={m.seq === highlighted} />
+                ))}
+              </ol>
+            )}
+            <LiveRun run={run} />
+          </div>
+          <Composer live={run.live} onSend={props.onSend} onStop={props.onStop} />
+        </div>
+        {(todos.length > 0 || subagents.length > 0) && (
+          <aside className="workbench-side">
+            {todos.length > 0 && <TodoPanel todos={todos} snapshotTodoIds={snapshots} />}
+            <SubagentTree nodes={subagents} onOpen={props.onOpenConversation} />
+          </aside>
         )}
       </div>
+      {showRecovery && waiting?.waitingOn && (
+        <RecoveryPanel report={waiting.waitingOn} onChoose={(choice) => props.onChoose(waiting.id, choice)} />
+      )}
+      {reviewOpen && (
+        <TenthManDialog
+          conversationId={conversation.id}
+          onClose={() => setReviewOpen(false)}
+          onEvidence={(seq) => setHighlighted(seq)}
+          report={report}
+        />
+      )}
     </section>
   );
 }

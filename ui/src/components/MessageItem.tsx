@@ -5,15 +5,16 @@ import { PinIcon } from "./Icons";
 import { MessageContent } from "./MessageContent";
 import { ToolCallCard } from "./ToolCallCard";
 
-export function MessageItem({ message }: { message: MessageView }) {
+export function MessageItem({ message, highlighted = false }: { message: MessageView; highlighted?: boolean }) {
   const { t, i18n } = useTranslation();
   const lang = i18n.resolvedLanguage ?? "en";
   const { seq, role, name, content, reasoning, toolCalls, toolCallId, tokens, pinned, createdAt } = message;
 
   return (
     <li
-      className={`message role-${role}${pinned ? " pinned" : ""}`}
+      className={`message role-${role}${pinned ? " pinned" : ""}${highlighted ? " highlighted" : ""}`}
       data-testid="message"
+      data-highlighted={highlighted ? "true" : undefined}
       data-seq={seq}
       data-role={role}
       data-message-id={message.id}

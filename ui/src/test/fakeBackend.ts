@@ -1,5 +1,14 @@
 import { mockIPC } from "@tauri-apps/api/mocks";
-import type { AppError, ConversationSummary, MessageView } from "../bindings";
+import type { Channel } from "@tauri-apps/api/core";
+import type {
+  AppError,
+  ContextUsage,
+  ConversationSummary,
+  ExecutionView,
+  MessageView,
+  ReviewView,
+  RunEvent,
+} from "../bindings";
 
 export type Call = { cmd: string; args: Record<string, unknown> };
 
@@ -12,6 +21,14 @@ export class FakeBackend {
   conversations: ConversationSummary[];
   deleted: ConversationSummary[] = [];
   messages: Record<string, MessageView[]>;
+  /** What context_usage answers; null rejects it as not found. */
+  usage: ContextUsage | null = usageAt(0.3);
+  /** executionList answers, by conversation id. */
+  executions: Record<string, ExecutionView[]> = {};
+  interrupted: ExecutionView[] = [];
+  review: ReviewView | null = null;
+  /** The channels runs were started with, newest last. */
+  readonly channels: Channel<RunEvent>[] = [];
   private failures = new Map<string, AppError>();
   private pending = new Map<string, Promise<void>>();
   private nextId = 1;
@@ -41,6 +58,13 @@ export class FakeBackend {
     let release!: () => void;
     this.pending.set(cmd, new Promise<void>((resolve) => (release = resolve)));
     return () => release();
+  }
+
+  /** Delivers a run event through the newest run's channel, as the Rust side would. */
+  emit(event: RunEvent): void {
+    const channel = this.channels[this.channels.length - 1];
+    if (!channel) throw new Error("no run was started");
+    channel.onmessage(event);
   }
 
   callsOf(cmd: string): Call[] {
@@ -99,6 +123,24 @@ export class FakeBackend {
       }
       case "message_list":
         return this.messages[String(args.conversationId)] ?? [];
+      case "context_usage":
+        if (!this.usage) throw notFound(String(args.conversationId));
+        return this.usage;
+      case "execution_list":
+        return this.executions[String(args.conversationId)] ?? [];
+      case "execution_interrupted":
+        return this.interrupted;
+      case "run_start":
+      case "execution_recover":
+      case "execution_resume":
+        this.channels.push(args.onEvent as Channel<RunEvent>);
+        return `run-${this.nextId++}`;
+      case "run_stop":
+      case "run_choose":
+        return null;
+      case "review_run":
+        if (!this.review) throw { code: "provider", message: "no reviewer answered" } satisfies AppError;
+        return this.review;
       default:
         throw { code: "internal", message: `unknown command ${cmd}` } satisfies AppError;
     }
@@ -113,4 +155,23 @@ export class FakeBackend {
 
 function notFound(id: string): AppError {
   return { code: "not_found", message: `conversation ${id} not found` };
+}
+
+/** A context usage at `fraction` of a 10,000-token room. */
+export function usageAt(fraction: number): ContextUsage {
+  const inputRoom = 10_000;
+  const percent = fraction * 100;
+  return {
+    window: 12_000,
+    outputReserve: 2_000,
+    inputRoom,
+    tokens: Math.round(fraction * inputRoom),
+    usage: fraction,
+    state: percent >= 90 ? "deep" : percent >= 85 ? "compress" : percent >= 70 ? "warn" : "ok",
+    layers: [
+      { name: "system_constants", tokens: 500 },
+      { name: "working_context", tokens: Math.round(fraction * inputRoom) - 500 },
+    ],
+    pendingMessages: 0,
+  };
 }

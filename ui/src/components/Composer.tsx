@@ -1,0 +1,59 @@
+import { useState } from "react";
+import { useTranslation } from "react-i18next";
+
+type Props = {
+  live: boolean;
+  onSend: (task: string) => Promise<boolean>;
+  onStop: () => void;
+};
+
+/** Where the analyst gives the agent a task, and stops it. */
+export function Composer({ live, onSend, onStop }: Props) {
+  const { t } = useTranslation();
+  const [task, setTask] = useState("");
+  const [sending, setSending] = useState(false);
+  const empty = task.trim() === "";
+
+  const send = async () => {
+    if (empty || live || sending) return;
+    setSending(true);
+    const started = await onSend(task.trim());
+    setSending(false);
+    if (started) setTask("");
+  };
+
+  return (
+    <form
+      className="composer"
+      onSubmit={(e) => {
+        e.preventDefault();
+        void send();
+      }}
+    >
+      <textarea
+        className="composer-input"
+        aria-label={t("composer.label")}
+        placeholder={t("composer.placeholder")}
+        data-testid="composer-input"
+        value={task}
+        rows={2}
+        onChange={(e) => setTask(e.target.value)}
+        onKeyDown={(e) => {
+          if (e.key === "Enter" && (e.ctrlKey || e.metaKey)) {
+            e.preventDefault();
+            void send();
+          }
+        }}
+      />
+      {live ? (
+        <button type="button" className="button button-danger" data-testid="stop" onClick={onStop}>
+          {t("composer.stop")}
+        </button>
+      ) : (
+        <button type="submit" className="button button-primary" data-testid="send" disabled={empty || sending}>
+          {t("composer.send")}
+        </button>
+      )}
+    </form>
+  );
+}

@@ -1,0 +1,104 @@
+import { useEffect, useState } from "react";
+import { useTranslation } from "react-i18next";
+import { call } from "../api/call";
+import { commands, type ContextUsage } from "../bindings";
+import type { ReportError } from "../hooks/useErrorBanner";
+import { formatNumber } from "../lib/format";
+
+/** The colour bands of the meter: warn at 70%, compress at 85%, deep at 90%. */
+export function meterState(percent: number): "ok" | "warn" | "compress" | "deep" {
+  if (percent >= 90) return "deep";
+  if (percent >= 85) return "compress";
+  if (percent >= 70) return "warn";
+  return "ok";
+}
+
+type Props = {
+  conversationId: string;
+  /** The usage a running step just reported (0..1), newer than the fetched one. */
+  liveUsage: number | null;
+  /** Changes whenever the conversation changed: the usage is fetched again. */
+  refreshKey: number;
+  report: ReportError;
+};
+
+/** How full the open conversation's context is, against the model's window, per layer. */
+export function ContextMeter({ conversationId, liveUsage, refreshKey, report }: Props) {
+  const { t, i18n } = useTranslation();
+  const lang = i18n.resolvedLanguage ?? "en";
+  const [usage, setUsage] = useState<ContextUsage | null>(null);
+  const [open, setOpen] = useState(false);
+
+  useEffect(() => {
+    let alive = true;
+    void (async () => {
+      const res = await call(() => commands.contextUsage(conversationId));
+      if (!alive) return;
+      if (res.status === "ok") setUsage(res.data);
+      else report(res.error);
+    })();
+    return () => {
+      alive = false;
+    };
+    // report is stable enough; refetch only when the conversation or its content changes.
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [conversationId, refreshKey]);
+
+  const fraction = liveUsage ?? usage?.usage ?? null;
+  if (fraction === null) return null;
+  const percent = Math.round(fraction * 100);
+  const state = meterState(percent);
+
+  return (
+    <div className="context-meter-wrap">
+      <div
+        className={`context-meter state-${state}`}
+        role="meter"
+        aria-label={t("context.label")}
+        aria-valuenow={percent}
+        aria-valuemin={0}
+        aria-valuemax={100}
+        aria-valuetext={t("context.valueText", { percent })}
+        data-testid="context-usage"
+        data-state={state}
+        title={t("context.hint")}
+      >
+        <meter className="context-meter-bar" min={0} max={100} low={70} high={85} optimum={0} value={Math.min(percent, 100)} />
+        <span className="context-meter-text">{percent}%</span>
+      </div>
+      <button
+        type="button"
+        className="button button-small"
+        aria-expanded={open}
+        data-testid="context-breakdown-toggle"
+        onClick={() => setOpen((o) => !o)}
+      >
+        {t("context.breakdown")}
+      </button>
+      {state !== "ok" && (
+        <p className={`context-warning state-${state}`} data-testid="context-warning" role="status">
+          {state === "warn" ? t("context.warn") : t("context.compressing")}
+        </p>
+      )}
+      {open && usage && (
+        <div className="context-breakdown" data-testid="context-breakdown">
+          <p>
+            {t("context.total", {
+              used: formatNumber(usage.tokens, lang),
+              room: formatNumber(usage.inputRoom, lang),
+              window: formatNumber(usage.window, lang),
+            })}
+          </p>
+          <ul>
+            {usage.layers.map((layer) => (
+              <li key={layer.name} data-testid="context-layer" data-layer={layer.name}>
+                <span>{t(`context.layers.${layer.name}`, { defaultValue: layer.name })}</span>
+                <span>{formatNumber(layer.tokens, lang)}</span>
+              </li>
+            ))}
+          </ul>
+        </div>
+      )}
+    </div>
+  );
+}

@@ -1,0 +1,73 @@
+import { useTranslation } from "react-i18next";
+import type { LiveTool, RunState } from "../run/state";
+
+function ToolCard({ tool }: { tool: LiveTool }) {
+  const { t } = useTranslation();
+  let args = tool.arguments;
+  try {
+    args = JSON.stringify(JSON.parse(tool.arguments), null, 2);
+  } catch {
+    // Shown as the model sent it.
+  }
+  return (
+    <li className={`live-tool ${tool.done ? "done" : "running"}`} data-testid="live-tool-card" data-call-id={tool.callId}>
+      <div className="live-tool-head">
+        <span className="live-tool-name">{tool.name}</span>
+        {!tool.done && <span className="live-tool-running">{t("run.running")}</span>}
+        {tool.done && tool.exitCode !== null && (
+          <span className={tool.exitCode === 0 ? "exit ok" : "exit bad"} data-testid="tool-exit-code">
+            {t("run.exitCode", { code: tool.exitCode })}
+          </span>
+        )}
+        {tool.done && tool.failureClass && <span className="exit bad">{tool.failureClass}</span>}
+        {tool.done && !tool.ran && <span className="exit">{t("run.notRun")}</span>}
+        {tool.durationMs !== null && <span className="live-tool-duration">{t("run.duration", { ms: tool.durationMs })}</span>}
+      </div>
+      <details className="live-tool-args">
+        <summary>{t("run.arguments")}</summary>
+        <pre>{args}</pre>
+      </details>
+    </li>
+  );
+}
+
+/** What the running agent is doing right now: its streaming answer and its tool calls. */
+export function LiveRun({ run }: { run: RunState }) {
+  const { t } = useTranslation();
+  const showTools = run.tools.length > 0;
+  if (!run.live && !run.contested && run.warnings.length === 0) return null;
+  return (
+    <section className="live-run" data-testid="live-run" aria-label={t("run.label")} aria-live="polite">
+      {run.contested && (
+        <p className="run-contested" data-testid="run-contested" role="status">
+          {t("run.contested")}
+        </p>
+      )}
+      {run.warnings.map((w, i) => (
+        <p key={i} className="run-warning" data-testid="run-warning">
+          {w}
+        </p>
+      ))}
+      {run.live && (
+        <>
+          {showTools && (
+            <ol className="live-tools">
+              {run.tools.map((tool) => (
+                <ToolCard key={tool.callId} tool={tool} />
+              ))}
+            </ol>
+          )}
+          {run.reasoning && (
+            <details className="live-reasoning" data-testid="live-reasoning">
+              <summary>{t("message.reasoning")}</summary>
+              <pre>{run.reasoning}</pre>
+            </details>
+          )}
+          <div className="live-text" data-testid="live-text">
+            {run.text || (run.awaiting ? t("run.waiting") : t("run.thinking"))}
+          </div>
+        </>
+      )}
+    </section>
+  );
+}

@@ -1,0 +1,139 @@
+import { useState } from "react";
+import { useTranslation } from "react-i18next";
+import { call } from "../api/call";
+import { commands, type FindingView, type ReviewView } from "../bindings";
+import type { ReportError } from "../hooks/useErrorBanner";
+
+type Props = {
+  conversationId: string;
+  onClose: () => void;
+  onEvidence: (seq: number) => void;
+  report: ReportError;
+};
+
+function Finding({ finding, onEvidence }: { finding: FindingView; onEvidence: (seq: number) => void }) {
+  const { t } = useTranslation();
+  return (
+    <li className={`finding severity-${finding.severity}`} data-testid="finding">
+      <h4>
+        <span className="finding-severity">{finding.severity}</span> {finding.title}
+      </h4>
+      <p>{finding.argument}</p>
+      <p className="finding-recommendation">
+        <strong>{t("review.recommendation")}</strong> {finding.recommendation}
+      </p>
+      {finding.evidenceSeqs.length > 0 && (
+        <p className="finding-evidence-list">
+          {t("review.evidence")}{" "}
+          {finding.evidenceSeqs.map((seq) => (
+            <button
+              key={seq}
+              type="button"
+              className="link-button"
+              data-testid="finding-evidence"
+              data-seq={seq}
+              onClick={() => onEvidence(seq)}
+            >
+              #{seq}
+            </button>
+          ))}
+        </p>
+      )}
+    </li>
+  );
+}
+
+/** The tenth man: an adversarial review of the whole conversation, on demand. */
+export function TenthManDialog({ conversationId, onClose, onEvidence, report }: Props) {
+  const { t } = useTranslation();
+  const [type, setType] = useState("full");
+  const [focus, setFocus] = useState("");
+  const [busy, setBusy] = useState(false);
+  const [review, setReview] = useState<ReviewView | null>(null);
+
+  const start = async () => {
+    setBusy(true);
+    const res = await call(() => commands.reviewRun(conversationId, type, focus.trim() || null));
+    setBusy(false);
+    if (res.status === "ok") setReview(res.data);
+    else report(res.error);
+  };
+
+  return (
+    <div className="side-sheet">
+      <div
+        className="dialog review-dialog"
+        role="dialog"
+        aria-modal="false"
+        aria-label={t("review.label")}
+        data-testid="tenth-man-review-dialog"
+      >
+        <h2>{t("review.label")}</h2>
+        <div className="review-form">
+          <label>
+            {t("review.type")}
+            <select data-testid="review-type" value={type} onChange={(e) => setType(e.target.value)}>
+              <option value="full">{t("review.full")}</option>
+              <option value="quick">{t("review.quick")}</option>
+            </select>
+          </label>
+          <label>
+            {t("review.focus")}
+            <input
+              data-testid="review-focus"
+              value={focus}
+              placeholder={t("review.focusPlaceholder")}
+              onChange={(e) => setFocus(e.target.value)}
+            />
+          </label>
+          <button type="button" className="button button-primary" data-testid="review-start" disabled={busy} onClick={() => void start()}>
+            {busy ? t("review.running") : t("review.start")}
+          </button>
+        </div>
+        {review && (
+          <div className="review-result" data-testid="review-result">
+            <p className={`review-risk risk-${review.riskLevel}`} data-testid="review-risk" data-risk={review.riskLevel}>
+              {t("review.risk", { level: review.riskLevel })}
+              {review.cached && <span className="review-cached"> · {t("review.cached")}</span>}
+            </p>
+            <p>{review.summary}</p>
+            {review.findings.length === 0 ? (
+              <p>{t("review.noFindings")}</p>
+            ) : (
+              <ol className="findings">
+                {review.findings.map((f) => (
+                  <Finding key={f.id} finding={f} onEvidence={onEvidence} />
+                ))}
+              </ol>
+            )}
+            {review.openQuestions.length > 0 && (
+              <>
+                <h3>{t("review.openQuestions")}</h3>
+                <ul>
+                  {review.openQuestions.map((q, i) => (
+                    <li key={i}>{q}</li>
+                  ))}
+                </ul>
+              </>
+            )}
+            {review.earlierOpenFindings.length > 0 && (
+              <>
+                <h3>{t("review.earlier")}</h3>
+                <ol className="findings earlier" data-testid="earlier-findings">
+                  {review.earlierOpenFindings.map((f) => (
+                    <Finding key={f.id} finding={f} onEvidence={onEvidence} />
+                  ))}
+                </ol>
+              </>
+            )}
+          </div>
+        )}
+        <div className="dialog-actions">
+          <button type="button" className="button" data-testid="review-close" onClick={onClose}>
+            {t("review.close")}
+          </button>
+        </div>
+      </div>
+    </div>
+  );
+}

@@ -1,0 +1,45 @@
+import { useEffect, useRef, useState } from "react";
+import { call } from "../api/call";
+import { commands, type ExecutionView } from "../bindings";
+import type { ReportError } from "./useErrorBanner";
+
+/** The open conversation's executions (newest root first, each followed by its subagents). */
+export function useExecutions(conversationId: string | null, refreshKey: string | number, report: ReportError) {
+  const [executions, setExecutions] = useState<ExecutionView[]>([]);
+  const reportRef = useRef(report);
+  reportRef.current = report;
+
+  useEffect(() => {
+    if (conversationId === null) {
+      setExecutions([]);
+      return;
+    }
+    let alive = true;
+    void (async () => {
+      const res = await call(() => commands.executionList(conversationId));
+      if (!alive) return;
+      if (res.status === "ok") setExecutions(res.data);
+      else reportRef.current(res.error);
+    })();
+    return () => {
+      alive = false;
+    };
+  }, [conversationId, refreshKey]);
+
+  return executions;
+}
+
+/** The executions left interrupted by a crash, offered for resume once at start-up. */
+export function useInterrupted(report: ReportError) {
+  const [interrupted, setInterrupted] = useState<ExecutionView[]>([]);
+  const reportRef = useRef(report);
+  reportRef.current = report;
+  useEffect(() => {
+    void (async () => {
+      const res = await call(() => commands.executionInterrupted());
+      if (res.status === "ok") setInterrupted(res.data);
+      else reportRef.current(res.error);
+    })();
+  }, []);
+  return { interrupted, dismiss: (id: string) => setInterrupted((all) => all.filter((e) => e.id !== id)) };
+}

@@ -1,0 +1,181 @@
+import type { RunEvent, TodoItem } from "../bindings";
+
+/** A tool call as the live run shows it. */
+export type LiveTool = {
+  callId: string;
+  name: string;
+  arguments: string;
+  exitCode: number | null;
+  durationMs: number | null;
+  failureClass: string | null;
+  ran: boolean;
+  done: boolean;
+};
+
+/** A subagent started during the run. */
+export type LiveSubagent = {
+  executionId: string;
+  parentId: string;
+  conversationId: string;
+  depth: number;
+  task: string;
+  status: string;
+};
+
+/** What the window knows about the run of one conversation. */
+export type RunState = {
+  runId: string | null;
+  executionId: string | null;
+  live: boolean;
+  text: string;
+  reasoning: string;
+  tools: LiveTool[];
+  todos: TodoItem[] | null;
+  snapshotTodoIds: string[];
+  usage: number | null;
+  awaiting: { executionId: string; failureId: string } | null;
+  contested: boolean;
+  subagents: LiveSubagent[];
+  warnings: string[];
+  status: string | null;
+  /** Bumped on every stored message or end: the message list reloads. */
+  stored: number;
+};
+
+export const idle: RunState = {
+  runId: null,
+  executionId: null,
+  live: false,
+  text: "",
+  reasoning: "",
+  tools: [],
+  todos: null,
+  snapshotTodoIds: [],
+  usage: null,
+  awaiting: null,
+  contested: false,
+  subagents: [],
+  warnings: [],
+  status: null,
+  stored: 0,
+};
+
+/** The run's state after one of its events. Pure, so it is tested without a window. */
+export function reduce(state: RunState, event: RunEvent): RunState {
+  switch (event.type) {
+    case "textDelta":
+      return { ...state, text: state.text + event.text };
+    case "reasoningDelta":
+      return { ...state, reasoning: state.reasoning + event.text };
+    case "discarded":
+      return { ...state, text: "", reasoning: "" };
+    case "messageStored":
+      // What streamed is now a stored message in the list.
+      return { ...state, text: "", reasoning: "", stored: state.stored + 1 };
+    case "compacted":
+    case "rolledBack":
+      // The list changes: summaries stand in for messages, or messages were undone.
+      return { ...state, stored: state.stored + 1 };
+    case "executionStarted":
+      return state.executionId === null ? { ...state, executionId: event.executionId } : state;
+    case "contextUsage":
+      return { ...state, usage: event.usage };
+    case "toolStarted":
+      return {
+        ...state,
+        tools: [
+          ...state.tools.filter((t) => t.callId !== event.callId),
+          {
+            callId: event.callId,
+            name: event.name,
+            arguments: event.arguments,
+            exitCode: null,
+            durationMs: null,
+            failureClass: null,
+            ran: true,
+            done: false,
+          },
+        ],
+      };
+    case "toolFinished": {
+      const known = state.tools.some((t) => t.callId === event.callId);
+      const finished = (t: LiveTool): LiveTool => ({
+        ...t,
+        exitCode: event.exitCode,
+        durationMs: event.durationMs,
+        failureClass: event.class,
+        ran: event.ran,
+        done: true,
+      });
+      return {
+        ...state,
+        tools: known
+          ? state.tools.map((t) => (t.callId === event.callId ? finished(t) : t))
+          : [
+              ...state.tools,
+              finished({
+                callId: event.callId,
+                name: event.name,
+                arguments: "",
+                exitCode: null,
+                durationMs: null,
+                failureClass: null,
+                ran: event.ran,
+                done: true,
+              }),
+            ],
+      };
+    }
+    case "todosChanged":
+      return { ...state, todos: event.todos };
+    case "snapshotTaken":
+      return event.todoId && !state.snapshotTodoIds.includes(event.todoId)
+        ? { ...state, snapshotTodoIds: [...state.snapshotTodoIds, event.todoId] }
+        : state;
+    case "awaitingChoice":
+      return { ...state, awaiting: { executionId: event.executionId, failureId: event.failureId } };
+    case "recovered":
+      return { ...state, awaiting: null };
+    case "subagentStarted":
+      return {
+        ...state,
+        subagents: [
+          ...state.subagents.filter((s) => s.executionId !== event.executionId),
+          {
+            executionId: event.executionId,
+            parentId: event.parentId,
+            conversationId: event.conversationId,
+            depth: event.depth,
+            task: event.task,
+            status: "running",
+          },
+        ],
+      };
+    case "subagentFinished":
+      return {
+        ...state,
+        subagents: state.subagents.map((s) =>
+          s.executionId === event.executionId ? { ...s, status: event.status } : s,
+        ),
+      };
+    case "reviewFinished":
+      return event.contested ? { ...state, contested: true } : state;
+    case "warning":
+      return { ...state, warnings: [...state.warnings.slice(-4), event.message] };
+    case "finished":
+      return event.executionId === state.executionId ? { ...state, status: event.status } : state;
+    case "runEnded":
+      return {
+        ...state,
+        live: false,
+        runId: null,
+        text: "",
+        reasoning: "",
+        status: event.status ?? state.status,
+        awaiting: event.status === "awaiting_user" ? state.awaiting : null,
+        stored: state.stored + 1,
+      };
+    default:
+      return state;
+  }
+}
