@@ -1,0 +1,285 @@
+import { act, screen, waitFor, within } from "@testing-library/react";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { setLanguage } from "../i18n";
+import { meterState } from "../components/ContextMeter";
+import { FakeBackend, usageAt } from "../test/fakeBackend";
+import { conversation, message } from "../test/fixtures";
+import { renderApp } from "../test/render";
+import { execution, failureReport, review } from "../test/workbench";
+
+const C1 = conversation({ id: "c1", title: "Invoices", messageCount: 2 });
+
+function backendWith(init: Partial<FakeBackend> = {}) {
+  const backend = new FakeBackend({
+    conversations: [C1],
+    messages: {
+      c1: [
+        message({ id: "m1", seq: 1, content: "Count the invoices" }),
+        message({ id: "m2", seq: 2, role: "assistant", content: "Note: match the ledger" }),
+      ],
+    },
+  });
+  Object.assign(backend, init);
+  return backend.install();
+}
+
+async function openC1() {
+  const utils = renderApp();
+  await utils.user.click(await screen.findByTestId("conversation-item"));
+  await screen.findByText("Note: match the ledger");
+  return utils;
+}
+
+beforeEach(async () => {
+  await setLanguage("en");
+});
+
+afterEach(() => {
+  vi.restoreAllMocks();
+});
+
+describe("composer and live run", () => {
+  it("starts a run, streams its text and tool cards, stops it, and reloads when it ends", async () => {
+    const backend = backendWith();
+    const { user } = await openC1();
+    const send = screen.getByRole("button", { name: "Send" });
+    expect(send).toBeDisabled();
+    await user.type(screen.getByRole("textbox", { name: "Task" }), "Count the invoices");
+    await user.click(send);
+    await waitFor(() => expect(backend.callsOf("run_start")).toHaveLength(1));
+    expect(backend.callsOf("run_start")[0].args).toMatchObject({ conversationId: "c1", task: "Count the invoices" });
+
+    act(() => {
+      backend.emit({ type: "executionStarted", executionId: "e1", conversationId: "c1", workspace: "/ws", how: "started" });
+      backend.emit({ type: "toolStarted", callId: "k1", name: "shell", arguments: '{"command":"ls"}' });
+    });
+    const card = await screen.findByTestId("live-tool-card");
+    expect(card).toHaveTextContent("shell");
+    expect(card).toHaveTextContent("running");
+    act(() => backend.emit({ type: "toolFinished", callId: "k1", name: "shell", exitCode: 2, durationMs: 15, class: null, ran: true }));
+    expect(within(card).getByTestId("tool-exit-code")).toHaveTextContent("exit 2");
+    act(() => {
+      backend.emit({ type: "textDelta", text: "There are " });
+      backend.emit({ type: "textDelta", text: "3 invoices" });
+    });
+    expect(screen.getByTestId("live-text")).toHaveTextContent("There are 3 invoices");
+
+    await user.click(screen.getByRole("button", { name: "Stop" }));
+    await waitFor(() => expect(backend.callsOf("run_stop")).toEqual([{ cmd: "run_stop", args: { runId: "run-1" } }]));
+
+    const listsBefore = backend.callsOf("message_list").length;
+    act(() =>
+      backend.emit({
+        type: "runEnded",
+        status: null,
+        answer: null,
+        error: { code: "provider", message: "the provider refused the key" },
+      }),
+    );
+    await waitFor(() => expect(backend.callsOf("message_list").length).toBeGreaterThan(listsBefore));
+    expect(await screen.findByRole("alert")).toHaveTextContent("the provider refused the key");
+    expect(screen.queryByTestId("live-text")).toBeNull();
+    expect(screen.getByRole("button", { name: "Send" })).toBeInTheDocument();
+  });
+
+  it("clears the streamed text once it is stored, and flags a contested answer", async () => {
+    const backend = backendWith();
+    const { user } = await openC1();
+    await user.type(screen.getByRole("textbox", { name: "Task" }), "go");
+    await user.click(screen.getByRole("button", { name: "Send" }));
+    await waitFor(() => expect(backend.channels).toHaveLength(1));
+    act(() => backend.emit({ type: "textDelta", text: "draft answer" }));
+    expect(screen.getByTestId("live-text")).toHaveTextContent("draft answer");
+    act(() => backend.emit({ type: "messageStored", seq: 3, role: "assistant" }));
+    expect(screen.getByTestId("live-text")).not.toHaveTextContent("draft answer");
+    act(() => backend.emit({ type: "reviewFinished", reviewId: "r", riskLevel: "high", findings: 1, contested: true }));
+    expect(screen.getByTestId("run-contested")).toBeInTheDocument();
+  });
+});
+
+describe("context meter", () => {
+  it("is a meter named Context usage, in percent, coloured by threshold", () => {
+    expect([69, 70, 84, 85, 89, 90].map(meterState)).toEqual(["ok", "warn", "warn", "compress", "compress", "deep"]);
+  });
+
+  it("shows the fetched usage, its breakdown, the warning, and live updates", async () => {
+    const backend = backendWith({ usage: usageAt(0.69) });
+    const { user } = await openC1();
+    const meter = await screen.findByRole("meter", { name: "Context usage" });
+    expect(meter).toHaveAttribute("aria-valuenow", "69");
+    expect(meter).toHaveAttribute("data-state", "ok");
+    expect(screen.queryByTestId("context-warning")).toBeNull();
+
+    await user.click(screen.getByTestId("context-breakdown-toggle"));
+    const breakdown = screen.getByTestId("context-breakdown");
+    expect(within(breakdown).getAllByTestId("context-layer")).toHaveLength(2);
+    expect(breakdown).toHaveTextContent("System and preset");
+
+    await user.type(screen.getByRole("textbox", { name: "Task" }), "go");
+    await user.click(screen.getByRole("button", { name: "Send" }));
+    await waitFor(() => expect(backend.channels).toHaveLength(1));
+    act(() => backend.emit({ type: "contextUsage", usage: 0.72, used: 7200, inputRoom: 10000, layers: [] }));
+    expect(meter).toHaveAttribute("aria-valuenow", "72");
+    expect(meter).toHaveAttribute("data-state", "warn");
+    expect(screen.getByTestId("context-warning")).toHaveTextContent("over 70%");
+    act(() => backend.emit({ type: "contextUsage", usage: 0.86, used: 8600, inputRoom: 10000, layers: [] }));
+    expect(meter).toHaveAttribute("data-state", "compress");
+    act(() => backend.emit({ type: "contextUsage", usage: 0.91, used: 9100, inputRoom: 10000, layers: [] }));
+    expect(meter).toHaveAttribute("data-state", "deep");
+  });
+});
+
+describe("plan and subagents", () => {
+  it("shows todos by phase with checkpoint and snapshot markers, and live changes", async () => {
+    const backend = backendWith({
+      executions: {
+        c1: [
+          execution({
+            id: "e1",
+            conversationId: "c1",
+            todos: [
+              { id: "a", title: "Gather", status: "completed", phase: "One", checkpoint: false, pinned: false, reason: null },
+              { id: "b", title: "Report", status: "pending", phase: "Two", checkpoint: true, pinned: false, reason: null },
+            ],
+            snapshotTodoIds: ["a"],
+          }),
+          execution({ id: "e2", conversationId: "child-c", parentId: "e1", depth: 1, task: "Check the ledger", status: "succeeded" }),
+        ],
+      },
+    });
+    const { user } = await openC1();
+    const panel = await screen.findByRole("region", { name: "Plan" });
+    const todos = within(panel).getAllByTestId("todo");
+    expect(todos.map((t) => t.getAttribute("data-status"))).toEqual(["completed", "pending"]);
+    expect(within(panel).getAllByTestId("todo-phase")).toHaveLength(2);
+    expect(within(todos[0]).getByTestId("todo-snapshot")).toBeInTheDocument();
+    expect(within(todos[1]).getByTestId("todo-checkpoint")).toBeInTheDocument();
+
+    const tree = screen.getByRole("region", { name: "Subagents" });
+    const node = within(tree).getByTestId("subagent");
+    expect(node).toHaveAttribute("data-depth", "1");
+    expect(node).toHaveTextContent("Check the ledger");
+
+    await user.type(screen.getByRole("textbox", { name: "Task" }), "go");
+    await user.click(screen.getByRole("button", { name: "Send" }));
+    await waitFor(() => expect(backend.channels).toHaveLength(1));
+    act(() => {
+      backend.emit({
+        type: "todosChanged",
+        todos: [{ id: "x", title: "New plan", status: "failed", phase: null, checkpoint: false, pinned: false, reason: "no ledger" }],
+      });
+      backend.emit({ type: "subagentStarted", parentId: "e1", executionId: "e3", conversationId: "c3", depth: 2, task: "Deeper", status: "x" } as never);
+    });
+    expect(within(panel).getByTestId("todo")).toHaveTextContent("no ledger");
+    const nodes = within(tree).getAllByTestId("subagent");
+    expect(nodes.map((n) => n.getAttribute("data-depth"))).toEqual(["1", "2"]);
+
+    // A click opens the child's conversation.
+    backend.messages["child-c"] = [message({ id: "cm", seq: 1, content: "The ledger holds 2 files" })];
+    await user.click(nodes[0]);
+    expect(await screen.findByText("The ledger holds 2 files")).toBeInTheDocument();
+    expect(screen.getByTestId("conversation-view")).toHaveAttribute("data-conversation-id", "child-c");
+  });
+});
+
+describe("failure recovery", () => {
+  const waiting = () =>
+    execution({ id: "e1", conversationId: "c1", status: "awaiting_user", waitingOn: failureReport() });
+
+  it("answers a live run's failure through the run, then closes", async () => {
+    const backend = backendWith();
+    const { user } = await openC1();
+    await user.type(screen.getByRole("textbox", { name: "Task" }), "go");
+    await user.click(screen.getByRole("button", { name: "Send" }));
+    await waitFor(() => expect(backend.channels).toHaveLength(1));
+    backend.executions.c1 = [waiting()];
+    act(() => backend.emit({ type: "awaitingChoice", executionId: "e1", failureId: "f1" }));
+    const panel = await screen.findByRole("alertdialog", { name: "Failure recovery" });
+    expect(panel).toHaveTextContent("Todo 1 of 2: “Gather the invoices”");
+    expect(panel).toHaveTextContent("the ledger is missing");
+    expect(panel).toHaveTextContent("2 files restored, 1 removed, 6 messages undone");
+    for (const name of ["Retry", "Skip", "Replan", "Abort"]) {
+      expect(within(panel).getByRole("button", { name })).toBeInTheDocument();
+    }
+    backend.executions.c1 = [execution({ id: "e1", conversationId: "c1", status: "running" })];
+    await user.click(within(panel).getByRole("button", { name: "Skip" }));
+    await waitFor(() => expect(backend.callsOf("run_choose")).toEqual([{ cmd: "run_choose", args: { runId: "run-1", choice: "skip" } }]));
+    act(() => backend.emit({ type: "recovered", failureId: "f1", choice: "skip" }));
+    await waitFor(() => expect(screen.queryByRole("alertdialog")).toBeNull());
+  });
+
+  it("recovers an execution left waiting with no live run", async () => {
+    const backend = backendWith({ executions: { c1: [waiting()] } });
+    const { user } = await openC1();
+    const panel = await screen.findByRole("alertdialog", { name: "Failure recovery" });
+    backend.executions.c1 = [execution({ id: "e1", conversationId: "c1", status: "running" })];
+    await user.click(within(panel).getByRole("button", { name: "Skip" }));
+    await waitFor(() => expect(backend.callsOf("execution_recover")).toHaveLength(1));
+    expect(backend.callsOf("execution_recover")[0].args).toMatchObject({ executionId: "e1", choice: "skip" });
+    act(() => backend.emit({ type: "recovered", failureId: "f1", choice: "skip" }));
+    await waitFor(() => expect(screen.queryByRole("alertdialog")).toBeNull());
+  });
+});
+
+describe("tenth man", () => {
+  it("reviews on demand and scrolls to and highlights the cited message", async () => {
+    const scrolled: Element[] = [];
+    Element.prototype.scrollIntoView = vi.fn(function (this: Element) {
+      scrolled.push(this);
+    });
+    const backend = backendWith({ review: review() });
+    const { user } = await openC1();
+    await user.click(screen.getByRole("button", { name: "Tenth man review" }));
+    const dialog = screen.getByRole("dialog", { name: "Tenth man review" });
+    await user.type(within(dialog).getByTestId("review-focus"), "the ledger");
+    await user.click(within(dialog).getByTestId("review-start"));
+    await waitFor(() => expect(backend.callsOf("review_run")).toHaveLength(1));
+    expect(backend.callsOf("review_run")[0].args).toMatchObject({ conversationId: "c1", reviewType: "full", focus: "the ledger" });
+    expect(await within(dialog).findByTestId("review-risk")).toHaveAttribute("data-risk", "high");
+    expect(within(dialog).getByTestId("finding")).toHaveTextContent("The ledger was never checked");
+
+    await user.click(within(dialog).getByTestId("finding-evidence"));
+    const cited = screen.getAllByTestId("message").find((m) => m.getAttribute("data-seq") === "2");
+    await waitFor(() => expect(cited).toHaveAttribute("data-highlighted", "true"));
+    expect(scrolled).toContain(cited);
+  });
+
+  it("shows a failed review's error", async () => {
+    backendWith({ review: null });
+    const { user } = await openC1();
+    await user.click(screen.getByRole("button", { name: "Tenth man review" }));
+    await user.click(screen.getByTestId("review-start"));
+    expect(await screen.findByRole("alert")).toHaveTextContent("no reviewer answered");
+  });
+});
+
+describe("interrupted runs", () => {
+  it("offers to resume them at start-up and streams the resumed run", async () => {
+    const backend = backendWith({ interrupted: [execution({ id: "e9", conversationId: "c1", status: "interrupted", task: "Old task" })] });
+    const { user } = renderApp();
+    const notice = await screen.findByTestId("interrupted-notice");
+    expect(notice).toHaveTextContent("Old task");
+    await user.click(within(notice).getByRole("button", { name: "Resume" }));
+    await waitFor(() => expect(backend.callsOf("execution_resume")).toHaveLength(1));
+    expect(screen.queryByTestId("interrupted-notice")).toBeNull();
+    act(() => backend.emit({ type: "textDelta", text: "resumed" }));
+    expect(await screen.findByTestId("live-text")).toHaveTextContent("resumed");
+  });
+});
+
+describe("Chinese", () => {
+  it("names the meter, the dialogs and the buttons in Chinese; test ids stay", async () => {
+    const backend = backendWith({ executions: { c1: [execution({ id: "e1", conversationId: "c1", status: "awaiting_user", waitingOn: failureReport() })] } });
+    const { user } = await openC1();
+    await user.click(screen.getByRole("button", { name: "中文" }));
+    expect(await screen.findByRole("meter", { name: "上下文用量" })).toHaveAttribute("data-testid", "context-usage");
+    const panel = screen.getByRole("alertdialog", { name: "故障恢复" });
+    for (const name of ["重试", "跳过", "重新规划", "中止"]) {
+      expect(within(panel).getByRole("button", { name })).toBeInTheDocument();
+    }
+    expect(screen.getByRole("button", { name: "第十人审查" })).toHaveAttribute("data-testid", "tenth-man-review-button");
+    expect(screen.getByRole("textbox", { name: "任务" })).toBeInTheDocument();
+    expect(screen.getByTestId("send")).toHaveTextContent("发送");
+    void backend;
+  });
+});
