@@ -267,7 +267,7 @@ async fn an_agent_run_with_a_failure_a_subagent_and_a_tenth_man_review_in_the_re
         .click()
         .await
         .unwrap();
-    wait_for_text(&client, "[data-testid=message]", "Note 60").await;
+    wait_for_text(&client, "[data-testid=message]", "note 60 recorded").await;
 
     // The meter shows the open conversation's usage, in percent.
     let meter = "[role=meter][aria-label='Context usage']";

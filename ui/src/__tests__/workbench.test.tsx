@@ -47,7 +47,7 @@ describe("composer and live run", () => {
     await user.type(screen.getByRole("textbox", { name: "Task" }), "Count the invoices");
     await user.click(send);
     await waitFor(() => expect(backend.callsOf("run_start")).toHaveLength(1));
-    expect(backend.callsOf("run_start")[0].args).toMatchObject({ conversationId: "c1", task: "Count the invoices" });
+    expect(backend.callsOf("run_start")[0]?.args).toMatchObject({ conversationId: "c1", task: "Count the invoices" });
 
     act(() => {
       backend.emit({ type: "executionStarted", executionId: "e1", conversationId: "c1", workspace: "/ws", how: "started" });
@@ -152,8 +152,8 @@ describe("plan and subagents", () => {
     const todos = within(panel).getAllByTestId("todo");
     expect(todos.map((t) => t.getAttribute("data-status"))).toEqual(["completed", "pending"]);
     expect(within(panel).getAllByTestId("todo-phase")).toHaveLength(2);
-    expect(within(todos[0]).getByTestId("todo-snapshot")).toBeInTheDocument();
-    expect(within(todos[1]).getByTestId("todo-checkpoint")).toBeInTheDocument();
+    expect(within(todos[0]!).getByTestId("todo-snapshot")).toBeInTheDocument();
+    expect(within(todos[1]!).getByTestId("todo-checkpoint")).toBeInTheDocument();
 
     const tree = screen.getByRole("region", { name: "Subagents" });
     const node = within(tree).getByTestId("subagent");
@@ -176,7 +176,7 @@ describe("plan and subagents", () => {
 
     // A click opens the child's conversation.
     backend.messages["child-c"] = [message({ id: "cm", seq: 1, content: "The ledger holds 2 files" })];
-    await user.click(nodes[0]);
+    await user.click(nodes[0]!);
     expect(await screen.findByText("The ledger holds 2 files")).toBeInTheDocument();
     expect(screen.getByTestId("conversation-view")).toHaveAttribute("data-conversation-id", "child-c");
   });
@@ -215,7 +215,7 @@ describe("failure recovery", () => {
     backend.executions.c1 = [execution({ id: "e1", conversationId: "c1", status: "running" })];
     await user.click(within(panel).getByRole("button", { name: "Skip" }));
     await waitFor(() => expect(backend.callsOf("execution_recover")).toHaveLength(1));
-    expect(backend.callsOf("execution_recover")[0].args).toMatchObject({ executionId: "e1", choice: "skip" });
+    expect(backend.callsOf("execution_recover")[0]?.args).toMatchObject({ executionId: "e1", choice: "skip" });
     act(() => backend.emit({ type: "recovered", failureId: "f1", choice: "skip" }));
     await waitFor(() => expect(screen.queryByRole("alertdialog")).toBeNull());
   });
@@ -234,7 +234,7 @@ describe("tenth man", () => {
     await user.type(within(dialog).getByTestId("review-focus"), "the ledger");
     await user.click(within(dialog).getByTestId("review-start"));
     await waitFor(() => expect(backend.callsOf("review_run")).toHaveLength(1));
-    expect(backend.callsOf("review_run")[0].args).toMatchObject({ conversationId: "c1", reviewType: "full", focus: "the ledger" });
+    expect(backend.callsOf("review_run")[0]?.args).toMatchObject({ conversationId: "c1", reviewType: "full", focus: "the ledger" });
     expect(await within(dialog).findByTestId("review-risk")).toHaveAttribute("data-risk", "high");
     expect(within(dialog).getByTestId("finding")).toHaveTextContent("The ledger was never checked");
 

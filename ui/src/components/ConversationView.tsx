@@ -1,4 +1,4 @@
-import { useEffect, useState } from "react";
+import { useEffect, useLayoutEffect, useRef, useState } from "react";
 import { useTranslation } from "react-i18next";
 import type { ConversationSummary, ExecutionView, MessageView } from "../bindings";
 import type { ReportError } from "../hooks/useErrorBanner";
@@ -40,6 +40,14 @@ export function ConversationView(props: Props) {
   const { title, messageCount, tokens, updatedAt } = conversation;
   const [reviewOpen, setReviewOpen] = useState(false);
   const [highlighted, setHighlighted] = useState<number | null>(null);
+
+  // The conversation opens at its end, and follows new messages while the reader is there.
+  const scrollRef = useRef<HTMLDivElement>(null);
+  const atEnd = useRef(true);
+  useLayoutEffect(() => {
+    const el = scrollRef.current;
+    if (el && atEnd.current) el.scrollTop = el.scrollHeight;
+  }, [messages.length, run.text, run.tools.length]);
 
   useEffect(() => {
     if (highlighted === null) return;
@@ -104,7 +112,14 @@ export function ConversationView(props: Props) {
       </header>
       <div className="workbench">
         <div className="workbench-main">
-          <div className="message-scroll">
+          <div
+            className="message-scroll"
+            ref={scrollRef}
+            onScroll={(e) => {
+              const el = e.currentTarget;
+              atEnd.current = el.scrollHeight - el.scrollTop - el.clientHeight < 48;
+            }}
+          >
             {loading ? (
               <EmptyState testId="messages-loading">{t("main.loading")}</EmptyState>
             ) : messages.length === 0 && !run.live ? (
