@@ -28,7 +28,6 @@ pub fn builder() -> Builder<tauri::Wry> {
             conversations::conversation_rename,
             conversations::conversation_delete,
             conversations::conversation_restore,
-            messages::message_list,
             messages::message_page,
             context::context_usage,
             runs::run_start,
@@ -100,7 +99,7 @@ mod tests {
             .skip(1)
             .filter_map(|rest| rest.split('"').next())
             .collect();
-        assert_eq!(invoked.len(), 28, "{invoked:?}");
+        assert_eq!(invoked.len(), 27, "{invoked:?}");
         for command in invoked {
             assert!(
                 build_rs.contains(&format!("\"{command}\"")),

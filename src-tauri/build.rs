@@ -7,7 +7,6 @@ fn main() {
         "conversation_rename",
         "conversation_delete",
         "conversation_restore",
-        "message_list",
         "message_page",
         "context_usage",
         "run_start",

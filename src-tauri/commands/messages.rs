@@ -8,21 +8,6 @@ use crate::{AppError, AppState, MessageView};
 /// The most a page may hold: a screenful many times over, and still a small IPC message.
 const MAX_PAGE: u32 = 1_000;
 
-/// Every live message of a conversation, in seq order.
-#[tauri::command]
-#[specta::specta]
-#[tracing::instrument(name = "command", skip_all, fields(name = "message_list"))]
-pub async fn message_list(
-    state: State<'_, AppState>,
-    conversation_id: String,
-) -> Result<Vec<MessageView>, AppError> {
-    let id = super::conversation_id(&conversation_id)?;
-    // Not found when the conversation itself is missing or deleted, rather than an empty list.
-    state.store.conversations().get(id).await?;
-    let messages = state.store.messages().all(id).await?;
-    Ok(messages.into_iter().map(MessageView::from).collect())
-}
-
 /// A page of the conversation's live messages: the newest `limit` before `before_seq` (the
 /// newest of all when absent). The view opens at the end and reads upwards page by page, so a
 /// conversation of 100k messages opens as fast as one of a hundred.

@@ -29,7 +29,11 @@ export function App() {
   const open =
     conv.conversations.find((c) => c.id === openId) ?? (opened && opened.id === openId ? opened : null);
   const run = (open && runs.runs[open.id]) || idle;
-  const { messages, loading: messagesLoading } = useMessages(open ? open.id : null, report, run.stored);
+  const {
+    messages,
+    loading: messagesLoading,
+    loadEarlier,
+  } = useMessages(open ? open.id : null, report, run.stored);
   const executions = useExecutions(
     open ? open.id : null,
     `${run.stored}:${run.awaiting?.failureId ?? ""}:${run.subagents.length}:${run.live}`,
@@ -123,6 +127,7 @@ export function App() {
               conversation={open}
               messages={messages}
               loading={messagesLoading}
+              loadEarlier={loadEarlier}
               run={run}
               executions={executions}
               refreshKey={run.stored}

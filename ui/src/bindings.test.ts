@@ -25,7 +25,18 @@ describe("bindings.commands", () => {
     ],
     ["conversationDelete", () => commands.conversationDelete("c-2"), "conversation_delete", { id: "c-2" }],
     ["conversationRestore", () => commands.conversationRestore("c-3"), "conversation_restore", { id: "c-3" }],
-    ["messageList", () => commands.messageList("c-4"), "message_list", { conversationId: "c-4" }],
+    [
+      "messagePage",
+      () => commands.messagePage("c-4", 17, 200),
+      "message_page",
+      { conversationId: "c-4", beforeSeq: 17, limit: 200 },
+    ],
+    [
+      "runStart",
+      () => commands.runStart("c-5", "count", null as never),
+      "run_start",
+      { conversationId: "c-5", task: "count", onEvent: null },
+    ],
   ] as const)("%s invokes %s with the right argument keys", async (_name, run, cmd, args) => {
     const received = record({ some: "data" });
     const result = await run();

@@ -16,8 +16,6 @@ export const commands = {
 	conversationDelete: (id: string) => typedError<null, AppError>(__TAURI_INVOKE("conversation_delete", { id })),
 	/**  Brings a conversation back from the trash. */
 	conversationRestore: (id: string) => typedError<ConversationSummary, AppError>(__TAURI_INVOKE("conversation_restore", { id })),
-	/**  Every live message of a conversation, in seq order. */
-	messageList: (conversationId: string) => typedError<MessageView[], AppError>(__TAURI_INVOKE("message_list", { conversationId })),
 	/**
 	 *  A page of the conversation's live messages: the newest `limit` before `before_seq` (the
 	 *  newest of all when absent). The view opens at the end and reads upwards page by page, so a

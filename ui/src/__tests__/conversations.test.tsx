@@ -62,7 +62,7 @@ describe("conversation list", () => {
 
     expect(await screen.findByTestId("conversation-title")).toHaveTextContent("Alpha");
     expect(item("c1")).toHaveAttribute("aria-current", "true");
-    expect(backend.callsOf("message_list")).toEqual([{ cmd: "message_list", args: { conversationId: "c1" } }]);
+    expect(backend.callsOf("message_page")).toEqual([{ cmd: "message_page", args: { conversationId: "c1", beforeSeq: null, limit: 200 } }]);
   });
 });
 
@@ -86,7 +86,7 @@ describe("creating a conversation", () => {
     expect(await screen.findByTestId("conversation-title")).toHaveTextContent("Project plan");
     expect(item("new-1")).toHaveAttribute("aria-current", "true");
     await waitFor(() =>
-      expect(backend.callsOf("message_list")).toEqual([{ cmd: "message_list", args: { conversationId: "new-1" } }]),
+      expect(backend.callsOf("message_page")).toEqual([{ cmd: "message_page", args: { conversationId: "new-1", beforeSeq: null, limit: 200 } }]),
     );
     expect(await screen.findByTestId("no-messages")).toHaveTextContent(
       "No messages yet: give the agent a task below.",
@@ -174,7 +174,7 @@ describe("deleting a conversation", () => {
     await waitFor(() => expect(ids()).toEqual(["c2", "c3"]));
     expect(backend.callsOf("conversation_delete")).toEqual([{ cmd: "conversation_delete", args: { id: "c1" } }]);
     // Clicking delete must not open the conversation first.
-    expect(backend.callsOf("message_list")).toEqual([]);
+    expect(backend.callsOf("message_page")).toEqual([]);
     const bar = screen.getByTestId("undo-delete");
     expect(bar).toHaveTextContent("Deleted “Alpha”");
 

@@ -58,7 +58,7 @@ describe("the open conversation", () => {
     await open(user, "a");
 
     await waitFor(() => expect(screen.getAllByTestId("message")).toHaveLength(4));
-    expect(backend.callsOf("message_list")).toEqual([{ cmd: "message_list", args: { conversationId: "a" } }]);
+    expect(backend.callsOf("message_page")).toEqual([{ cmd: "message_page", args: { conversationId: "a", beforeSeq: null, limit: 200 } }]);
     const messages = screen.getAllByTestId("message");
     expect(messages.map((m) => m.getAttribute("data-seq"))).toEqual(["1", "2", "3", "4"]);
     expect(messages.map((m) => within(m).getByTestId("message-role").textContent)).toEqual([
@@ -131,7 +131,7 @@ describe("the open conversation", () => {
     const backend = backendWithChat();
     backend.messages.b = [message({ id: "b1", seq: 7, content: "from b" })];
     const { user } = renderApp();
-    const releaseA = backend.hold("message_list");
+    const releaseA = backend.hold("message_page");
     await open(user, "a");
     expect(await screen.findByTestId("messages-loading")).toHaveTextContent("Loading messages…");
 
@@ -143,9 +143,9 @@ describe("the open conversation", () => {
     expect(screen.getAllByTestId("message")).toHaveLength(1);
     expect(screen.getByTestId("message")).toHaveAttribute("data-seq", "7");
     expect(screen.getByTestId("conversation-title")).toHaveTextContent("Empty one");
-    expect(backend.callsOf("message_list").map((c) => c.args)).toEqual([
-      { conversationId: "a" },
-      { conversationId: "b" },
+    expect(backend.callsOf("message_page").map((c) => c.args)).toEqual([
+      { conversationId: "a", beforeSeq: null, limit: 200 },
+      { conversationId: "b", beforeSeq: null, limit: 200 },
     ]);
   });
 

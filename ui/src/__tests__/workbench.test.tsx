@@ -67,7 +67,7 @@ describe("composer and live run", () => {
     await user.click(screen.getByRole("button", { name: "Stop" }));
     await waitFor(() => expect(backend.callsOf("run_stop")).toEqual([{ cmd: "run_stop", args: { runId: "run-1" } }]));
 
-    const listsBefore = backend.callsOf("message_list").length;
+    const listsBefore = backend.callsOf("message_page").length;
     act(() =>
       backend.emit({
         type: "runEnded",
@@ -76,7 +76,7 @@ describe("composer and live run", () => {
         error: { code: "provider", message: "the provider refused the key" },
       }),
     );
-    await waitFor(() => expect(backend.callsOf("message_list").length).toBeGreaterThan(listsBefore));
+    await waitFor(() => expect(backend.callsOf("message_page").length).toBeGreaterThan(listsBefore));
     expect(await screen.findByRole("alert")).toHaveTextContent("the provider refused the key");
     expect(screen.queryByTestId("live-text")).toBeNull();
     expect(screen.getByRole("button", { name: "Send" })).toBeInTheDocument();
@@ -281,5 +281,39 @@ describe("Chinese", () => {
     expect(screen.getByRole("textbox", { name: "任务" })).toBeInTheDocument();
     expect(screen.getByTestId("send")).toHaveTextContent("发送");
     void backend;
+  });
+});
+
+describe("long conversations", () => {
+  const many = (n: number) =>
+    Array.from({ length: n }, (_, i) => message({ id: `m${i + 1}`, seq: i + 1, content: `line ${i + 1}` }));
+
+  it("opens with the newest page, reads upwards on scroll, and finds cited messages above", async () => {
+    Element.prototype.scrollIntoView = vi.fn();
+    const backend = new FakeBackend({ conversations: [C1], messages: { c1: many(450) } });
+    backend.review = review({
+      findings: [{ ...review().findings[0]!, evidenceSeqs: [3] }],
+    });
+    backend.install();
+    const { user } = renderApp();
+    await user.click(await screen.findByTestId("conversation-item"));
+    await screen.findByText("line 450");
+    expect(screen.getAllByTestId("message")).toHaveLength(200);
+    expect(screen.getAllByTestId("message")[0]).toHaveAttribute("data-seq", "251");
+
+    act(() => {
+      screen.getByTestId("message-list").parentElement!.dispatchEvent(new Event("scroll"));
+    });
+    await waitFor(() => expect(screen.getAllByTestId("message")).toHaveLength(400));
+    expect(backend.callsOf("message_page")[1]?.args).toEqual({ conversationId: "c1", beforeSeq: 251, limit: 200 });
+
+    await user.click(screen.getByRole("button", { name: "Tenth man review" }));
+    await user.click(screen.getByTestId("review-start"));
+    await user.click(await screen.findByTestId("finding-evidence"));
+    await waitFor(() => {
+      const cited = screen.getAllByTestId("message").find((m) => m.getAttribute("data-seq") === "3");
+      expect(cited).toHaveAttribute("data-highlighted", "true");
+    });
+    expect(screen.getAllByTestId("message")).toHaveLength(450);
   });
 });

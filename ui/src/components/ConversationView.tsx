@@ -20,6 +20,8 @@ type Props = {
   conversation: ConversationSummary;
   messages: MessageView[];
   loading: boolean;
+  /** Reads the page above the first loaded message; true when it added any. */
+  loadEarlier: () => Promise<boolean>;
   run: RunState;
   executions: ExecutionView[];
   refreshKey: number;
@@ -34,7 +36,7 @@ type Props = {
 const HIGHLIGHT_MS = 4000;
 
 export function ConversationView(props: Props) {
-  const { conversation, messages, loading, run, executions, refreshKey, report } = props;
+  const { conversation, messages, loading, run, executions, refreshKey, report, loadEarlier } = props;
   const { t, i18n } = useTranslation();
   const lang = i18n.resolvedLanguage ?? "en";
   const { title, messageCount, tokens, updatedAt } = conversation;
@@ -44,10 +46,41 @@ export function ConversationView(props: Props) {
   // The conversation opens at its end, and follows new messages while the reader is there.
   const scrollRef = useRef<HTMLDivElement>(null);
   const atEnd = useRef(true);
+  // When older messages are put above, the ones in view stay where they were.
+  const heightBefore = useRef<number | null>(null);
+  const firstSeq = messages[0]?.seq;
   useLayoutEffect(() => {
     const el = scrollRef.current;
-    if (el && atEnd.current) el.scrollTop = el.scrollHeight;
-  }, [messages.length, run.text, run.tools.length]);
+    if (!el) return;
+    if (heightBefore.current !== null) {
+      el.scrollTop += el.scrollHeight - heightBefore.current;
+      heightBefore.current = null;
+    } else if (atEnd.current) el.scrollTop = el.scrollHeight;
+  }, [messages.length, firstSeq, run.text, run.tools.length]);
+
+  const readEarlier = async () => {
+    const el = scrollRef.current;
+    heightBefore.current = el ? el.scrollHeight : null;
+    if (!(await loadEarlier())) heightBefore.current = null;
+  };
+
+  // Evidence may cite a message above the loaded pages: read upwards until it is there.
+  const [seeking, setSeeking] = useState<number | null>(null);
+  useEffect(() => {
+    if (seeking === null) return;
+    const first = messages[0];
+    if (!first || first.seq <= seeking) {
+      setHighlighted(seeking);
+      setSeeking(null);
+      return;
+    }
+    void loadEarlier().then((added) => {
+      if (!added) {
+        setHighlighted(seeking);
+        setSeeking(null);
+      }
+    });
+  }, [seeking, messages, loadEarlier]);
 
   useEffect(() => {
     if (highlighted === null) return;
@@ -118,6 +151,7 @@ export function ConversationView(props: Props) {
             onScroll={(e) => {
               const el = e.currentTarget;
               atEnd.current = el.scrollHeight - el.scrollTop - el.clientHeight < 48;
+              if (el.scrollTop < 200 && heightBefore.current === null) void readEarlier();
             }}
           >
             {loading ? (
@@ -149,7 +183,7 @@ export function ConversationView(props: Props) {
         <TenthManDialog
           conversationId={conversation.id}
           onClose={() => setReviewOpen(false)}
-          onEvidence={(seq) => setHighlighted(seq)}
+          onEvidence={(seq) => setSeeking(seq)}
           report={report}
         />
       )}

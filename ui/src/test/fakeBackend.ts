@@ -121,8 +121,14 @@ export class FakeBackend {
         this.conversations.push(found);
         return { ...found };
       }
-      case "message_list":
-        return this.messages[String(args.conversationId)] ?? [];
+      case "message_page": {
+        const all = this.messages[String(args.conversationId)] ?? [];
+        const before = args.beforeSeq === null || args.beforeSeq === undefined ? Infinity : Number(args.beforeSeq);
+        const older = all.filter((m) => m.seq < before);
+        const limit = Number(args.limit);
+        const page = older.slice(Math.max(0, older.length - limit));
+        return { messages: page, hasMore: older.length > page.length, total: all.length };
+      }
       case "context_usage":
         if (!this.usage) throw notFound(String(args.conversationId));
         return this.usage;
