@@ -445,19 +445,23 @@ async fn an_agent_run_with_a_failure_a_subagent_and_a_tenth_man_review_in_the_re
         attr(&client, &cited, "data-highlighted").await.as_deref() == Some("true")
     })
     .await;
-    let in_view = client
-        .execute(
-            "const r = document.querySelector(arguments[0]).getBoundingClientRect();\
-             return r.bottom > 0 && r.top < window.innerHeight;",
-            vec![json!(cited)],
-        )
-        .await
-        .unwrap();
-    assert_eq!(
-        in_view,
-        json!(true),
-        "the cited message was scrolled into view"
-    );
+    // The scroll is smooth: it lands within a moment.
+    wait_until(
+        &client,
+        "the cited message was not scrolled into view",
+        || async {
+            let in_view = client
+                .execute(
+                    "const r = document.querySelector(arguments[0]).getBoundingClientRect();\
+                 return r.bottom > 0 && r.top < window.innerHeight;",
+                    vec![json!(cited)],
+                )
+                .await
+                .unwrap();
+            in_view == json!(true)
+        },
+    )
+    .await;
     shot(&client, "workbench-tenth-man.png").await;
     let reviews = db_row(
         &db,

@@ -1,0 +1,204 @@
+//! The desktop's figures, measured on the real app in WebKit (docs/PERFORMANCE.md): cold start
+//! to the first paint, idle memory, and opening a 100k-message conversation. It checks that
+//! each thing happens (the 100k conversation opens at its last message) and prints what it
+//! took; the goals are compared in the docs, not asserted, since these machines are noisy.
+//!
+//! Needs a display and `tauri-driver`, like the other end-to-end tests.
+
+// Test code: a failed setup step should panic right where it happened.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod support;
+
+use std::time::Duration;
+
+use decima_core::{NewMessage, Role};
+use decima_store::Store;
+use fantoccini::Locator;
+use support::{Driver, connect, wait_for_text};
+
+const MESSAGES: usize = 100_000;
+
+/// The app's process: the one started with this test's data directory.
+fn app_pid(data_dir: &std::path::Path) -> u32 {
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let Ok(cmdline) = std::fs::read(format!("/proc/{pid}/cmdline")) else {
+            continue;
+        };
+        let cmdline = String::from_utf8_lossy(&cmdline);
+        if cmdline.contains("decima-desktop") && cmdline.contains(&*data_dir.to_string_lossy()) {
+            return pid;
+        }
+    }
+    panic!("the app's process was not found");
+}
+
+/// When a process started, in milliseconds since the epoch (10 ms resolution).
+fn started_at_ms(pid: u32) -> f64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    // Fields after the command, which is in parentheses and may hold spaces.
+    let rest = &stat[stat.rfind(')').unwrap() + 2..];
+    let ticks: f64 = rest.split(' ').nth(19).unwrap().parse().unwrap();
+    let boot: f64 = std::fs::read_to_string("/proc/stat")
+        .unwrap()
+        .lines()
+        .find_map(|l| l.strip_prefix("btime "))
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    // USER_HZ is 100 on Linux.
+    (boot + ticks / 100.0) * 1000.0
+}
+
+/// The process and its descendants (WebKit's web and network processes).
+fn tree(pid: u32) -> Vec<u32> {
+    let mut out = vec![pid];
+    let mut i = 0;
+    while i < out.len() {
+        let parent = out[i];
+        for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+            let Ok(child) = entry.file_name().to_string_lossy().parse::<u32>() else {
+                continue;
+            };
+            let Ok(stat) = std::fs::read_to_string(format!("/proc/{child}/stat")) else {
+                continue;
+            };
+            let Some(close) = stat.rfind(')') else {
+                continue;
+            };
+            let ppid: u32 = stat[close + 2..]
+                .split(' ')
+                .nth(1)
+                .and_then(|p| p.parse().ok())
+                .unwrap_or(0);
+            if ppid == parent && !out.contains(&child) {
+                out.push(child);
+            }
+        }
+        i += 1;
+    }
+    out
+}
+
+/// Proportional set size in MiB: shared pages split between the processes that map them.
+fn pss_mib(pids: &[u32]) -> f64 {
+    let mut kib = 0.0;
+    for pid in pids {
+        if let Ok(rollup) = std::fs::read_to_string(format!("/proc/{pid}/smaps_rollup")) {
+            kib += rollup
+                .lines()
+                .find_map(|l| l.strip_prefix("Pss:"))
+                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<f64>().ok())
+                .unwrap_or(0.0);
+        }
+    }
+    kib / 1024.0
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cold_start_idle_memory_and_a_100k_message_conversation() {
+    let data = tempfile::tempdir().unwrap();
+    {
+        let store = Store::open_in_dir(data.path(), decima_llm::tokens::store_counter())
+            .await
+            .unwrap();
+        let messages: Vec<NewMessage> = (1..=MESSAGES)
+            .map(|i| {
+                let role = if i % 2 == 1 {
+                    Role::User
+                } else {
+                    Role::Assistant
+                };
+                NewMessage::new(
+                    role,
+                    format!(
+                        "Message {i}: the ledger line for region R-{} reconciles.",
+                        i % 97
+                    ),
+                )
+            })
+            .collect();
+        store
+            .conversations()
+            .import("Hundred thousand", None, &messages)
+            .await
+            .unwrap();
+        store
+            .conversations()
+            .create("Short one", None)
+            .await
+            .unwrap();
+        store.close().await;
+    }
+
+    let driver = Driver::start();
+    let client = connect(&driver, data.path()).await;
+    wait_for_text(
+        &client,
+        "[data-testid=conversation-item]",
+        "Hundred thousand",
+    )
+    .await;
+    let pid = app_pid(data.path());
+    let started = started_at_ms(pid);
+    let first_paint = client
+        .execute(
+            "const p = performance.getEntriesByType('paint')\
+               .find(e => e.name === 'first-contentful-paint');\
+             return p ? performance.timeOrigin + p.startTime : null;",
+            vec![],
+        )
+        .await
+        .unwrap();
+    let first_paint = first_paint
+        .as_f64()
+        .expect("WebKit reports the first contentful paint");
+    println!(
+        "figure: cold start to first paint {:.0} ms",
+        first_paint - started
+    );
+
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let pids = tree(pid);
+    println!(
+        "figure: idle memory {:.0} MiB PSS over {} processes (the app and WebKit's)",
+        pss_mib(&pids),
+        pids.len()
+    );
+
+    // Opening the 100k conversation: from the click to its last message on screen.
+    let opened = client
+        .execute_async(
+            "const done = arguments[arguments.length - 1];\
+             const item = [...document.querySelectorAll('[data-testid=conversation-item]')]\
+               .find(e => e.textContent.includes('Hundred thousand'));\
+             const t0 = performance.now();\
+             item.querySelector('[data-testid=conversation-title-button]').click();\
+             const poll = () => {\
+               const last = document.querySelector('[data-testid=message][data-seq=\"100000\"]');\
+               if (last) { requestAnimationFrame(() => done(performance.now() - t0)); }\
+               else if (performance.now() - t0 > 30000) { done(null); }\
+               else { requestAnimationFrame(poll); }\
+             };\
+             poll();",
+            vec![],
+        )
+        .await
+        .unwrap();
+    let opened = opened
+        .as_f64()
+        .expect("the 100k-message conversation opened at its last message");
+    println!("figure: open a {MESSAGES}-message conversation {opened:.0} ms");
+    let shown = client
+        .find_all(Locator::Css("[data-testid=message]"))
+        .await
+        .unwrap()
+        .len();
+    assert!(shown <= 1_000, "only pages are rendered, not all: {shown}");
+    client.close().await.unwrap();
+    drop(driver);
+}
