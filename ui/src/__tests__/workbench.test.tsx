@@ -317,3 +317,48 @@ describe("long conversations", () => {
     expect(screen.getAllByTestId("message")).toHaveLength(450);
   });
 });
+
+describe("compression", () => {
+  it("previews, confirms, marks the spot with undo, and undoes", async () => {
+    const backend = backendWith({ usage: usageAt(0.75) });
+    const { user } = await openC1();
+    await user.click(await screen.findByTestId("context-compress"));
+    const dialog = screen.getByRole("dialog", { name: "Compress context" });
+    expect(within(dialog).getByTestId("compress-confirm")).toBeDisabled();
+    await user.selectOptions(within(dialog).getByTestId("compress-level"), "deep");
+    await user.click(within(dialog).getByTestId("compress-preview"));
+    expect(await within(dialog).findByTestId("compress-tokens")).toHaveTextContent("9,000 → 3,000 tokens");
+    expect(within(dialog).getByTestId("compress-summary")).toHaveTextContent("Goal: count the invoices.");
+    expect(backend.callsOf("compression_preview")[0]?.args).toEqual({ conversationId: "c1", level: "deep", strategy: "extract" });
+    expect(backend.callsOf("compression_apply")).toHaveLength(0);
+
+    await user.click(within(dialog).getByTestId("compress-confirm"));
+    await waitFor(() => expect(screen.queryByRole("dialog", { name: "Compress context" })).toBeNull());
+    const marker = await screen.findByTestId("compaction-marker");
+    expect(marker).toHaveTextContent("#1–#1");
+    // The marker stands where the summary does: after message 1, before message 2.
+    const items = [...screen.getByTestId("message-list").children].map((e) => e.getAttribute("data-testid"));
+    expect(items).toEqual(["message", "compaction-marker", "message"]);
+
+    await user.click(within(marker).getByTestId("compaction-undo"));
+    await waitFor(() => expect(screen.queryByTestId("compaction-marker")).toBeNull());
+    expect(backend.callsOf("compression_undo")[0]?.args).toEqual({ compactionId: "k1" });
+  });
+
+  it("offers undo for an automatic compression during a run", async () => {
+    const backend = backendWith();
+    const { user } = await openC1();
+    await user.type(screen.getByRole("textbox", { name: "Task" }), "go");
+    await user.click(screen.getByRole("button", { name: "Send" }));
+    await waitFor(() => expect(backend.channels).toHaveLength(1));
+    backend.compactions.c1 = [
+      { id: "auto1", level: "standard", trigger: "auto", strategy: "extract", tokensBefore: 8600, tokensAfter: 4000, startSeq: 1, endSeq: 1, undoable: true, createdAt: "2026-01-01T10:00:00Z" },
+    ];
+    act(() => backend.emit({ type: "compacted", compactionId: "auto1", level: "standard", trigger: "auto", tokensBefore: 8600, tokensAfter: 4000 }));
+    const notice = await screen.findByTestId("compaction-notice");
+    expect(notice).toHaveTextContent("8,600 → 4,000");
+    await user.click(within(notice).getByTestId("compaction-notice-undo"));
+    await waitFor(() => expect(backend.callsOf("compression_undo")).toHaveLength(1));
+    await waitFor(() => expect(screen.queryByTestId("compaction-notice")).toBeNull());
+  });
+});

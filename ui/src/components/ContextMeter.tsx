@@ -20,10 +20,12 @@ type Props = {
   /** Changes whenever the conversation changed: the usage is fetched again. */
   refreshKey: number;
   report: ReportError;
+  /** Opens the compression dialog. */
+  onCompress: () => void;
 };
 
 /** How full the open conversation's context is, against the model's window, per layer. */
-export function ContextMeter({ conversationId, liveUsage, refreshKey, report }: Props) {
+export function ContextMeter({ conversationId, liveUsage, refreshKey, report, onCompress }: Props) {
   const { t, i18n } = useTranslation();
   const lang = i18n.resolvedLanguage ?? "en";
   const [usage, setUsage] = useState<ContextUsage | null>(null);
@@ -77,7 +79,10 @@ export function ContextMeter({ conversationId, liveUsage, refreshKey, report }: 
       </button>
       {state !== "ok" && (
         <p className={`context-warning state-${state}`} data-testid="context-warning" role="status">
-          {state === "warn" ? t("context.warn") : t("context.compressing")}
+          {state === "warn" ? t("context.warn") : t("context.compressing")}{" "}
+          <button type="button" className="link-button" data-testid="context-compress" onClick={onCompress}>
+            {t("compress.open")}
+          </button>
         </p>
       )}
       {open && usage && (
@@ -97,6 +102,9 @@ export function ContextMeter({ conversationId, liveUsage, refreshKey, report }: 
               </li>
             ))}
           </ul>
+          <button type="button" className="button button-small" data-testid="breakdown-compress" onClick={onCompress}>
+            {t("compress.open")}
+          </button>
         </div>
       )}
     </div>

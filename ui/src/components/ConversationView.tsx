@@ -1,11 +1,13 @@
 import { useEffect, useLayoutEffect, useRef, useState } from "react";
 import { useTranslation } from "react-i18next";
-import type { ConversationSummary, ExecutionView, MessageView } from "../bindings";
+import { call } from "../api/call";
+import { commands, type CompactionMarker, type ConversationSummary, type ExecutionView, type MessageView } from "../bindings";
 import type { ReportError } from "../hooks/useErrorBanner";
 import { formatNumber } from "../lib/format";
 import type { RunState } from "../run/state";
 import type { Choice } from "../run/useRuns";
 import { Composer } from "./Composer";
+import { CompressionDialog } from "./CompressionDialog";
 import { ContextMeter } from "./ContextMeter";
 import { EmptyState } from "./EmptyState";
 import { LiveRun } from "./LiveRun";
@@ -41,6 +43,30 @@ export function ConversationView(props: Props) {
   const lang = i18n.resolvedLanguage ?? "en";
   const { title, messageCount, tokens, updatedAt } = conversation;
   const [reviewOpen, setReviewOpen] = useState(false);
+  const [compressOpen, setCompressOpen] = useState(false);
+  // Bumped by a compression or an undo made here: the markers and the meter read again.
+  const [compressions, setCompressions] = useState(0);
+  const [markers, setMarkers] = useState<CompactionMarker[]>([]);
+  useEffect(() => {
+    let alive = true;
+    void (async () => {
+      const res = await call(() => commands.compactionList(conversation.id));
+      if (!alive) return;
+      if (res.status === "ok") setMarkers(res.data);
+      else report(res.error);
+    })();
+    return () => {
+      alive = false;
+    };
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [conversation.id, refreshKey, compressions]);
+
+  const undo = async (compactionId: string) => {
+    const res = await call(() => commands.compressionUndo(compactionId));
+    if (res.status === "error") report(res.error);
+    setCompressions((n) => n + 1);
+  };
+  const latestAuto = [...run.compactions].reverse().find((c) => markers.some((m) => m.id === c.id && m.undoable));
   const [highlighted, setHighlighted] = useState<number | null>(null);
 
   // The conversation opens at its end, and follows new messages while the reader is there.
@@ -123,7 +149,13 @@ export function ConversationView(props: Props) {
             {title}
           </h2>
           <div className="conversation-tools">
-            <ContextMeter conversationId={conversation.id} liveUsage={run.live ? run.usage : null} refreshKey={refreshKey} report={report} />
+            <ContextMeter
+              conversationId={conversation.id}
+              liveUsage={run.live ? run.usage : null}
+              refreshKey={refreshKey + compressions * 100000}
+              report={report}
+              onCompress={() => setCompressOpen(true)}
+            />
             <button
               type="button"
               className="button"
@@ -160,13 +192,31 @@ export function ConversationView(props: Props) {
               <EmptyState testId="no-messages">{t("main.noMessages")}</EmptyState>
             ) : (
               <ol className="message-list" data-testid="message-list">
-                {messages.map((m) => (
-                  <MessageItem key={m.id} message={m} highlighted={m.seq === highlighted} />
+                {messages.map((m, i) => (
+                  <MessageWithMarkers
+                    key={m.id}
+                    message={m}
+                    previousSeq={i === 0 ? null : (messages[i - 1]?.seq ?? null)}
+                    markers={markers}
+                    highlighted={m.seq === highlighted}
+                    onUndo={(id) => void undo(id)}
+                  />
                 ))}
               </ol>
             )}
             <LiveRun run={run} />
           </div>
+          {latestAuto && (
+            <p className="compaction-notice" data-testid="compaction-notice" role="status">
+              {t("compress.autoNotice", {
+                before: formatNumber(latestAuto.tokensBefore, lang),
+                after: formatNumber(latestAuto.tokensAfter, lang),
+              })}{" "}
+              <button type="button" className="link-button" data-testid="compaction-notice-undo" onClick={() => void undo(latestAuto.id)}>
+                {t("compress.undo")}
+              </button>
+            </p>
+          )}
           <Composer live={run.live} onSend={props.onSend} onStop={props.onStop} />
         </div>
         {(todos.length > 0 || subagents.length > 0) && (
@@ -179,6 +229,17 @@ export function ConversationView(props: Props) {
       {showRecovery && waiting?.waitingOn && (
         <RecoveryPanel report={waiting.waitingOn} onChoose={(choice) => props.onChoose(waiting.id, choice)} />
       )}
+      {compressOpen && (
+        <CompressionDialog
+          conversationId={conversation.id}
+          onClose={() => setCompressOpen(false)}
+          onDone={() => {
+            setCompressOpen(false);
+            setCompressions((n) => n + 1);
+          }}
+          report={report}
+        />
+      )}
       {reviewOpen && (
         <TenthManDialog
           conversationId={conversation.id}
@@ -188,5 +249,37 @@ export function ConversationView(props: Props) {
         />
       )}
     </section>
+  );
+}
+
+/** A message, preceded by the markers of compactions whose summaries end just before it. */
+function MessageWithMarkers(props: {
+  message: MessageView;
+  previousSeq: number | null;
+  markers: CompactionMarker[];
+  highlighted: boolean;
+  onUndo: (compactionId: string) => void;
+}) {
+  const { t } = useTranslation();
+  const { message, previousSeq, markers } = props;
+  const here = markers.filter(
+    (m) => m.endSeq !== null && m.endSeq < message.seq && (previousSeq === null || m.endSeq >= previousSeq),
+  );
+  return (
+    <>
+      {here.map((m) => (
+        <li key={m.id} className="compaction-marker" data-testid="compaction-marker" data-compaction-id={m.id}>
+          <span>
+            {t("compress.marker", { level: m.level, trigger: m.trigger, start: m.startSeq ?? "?", end: m.endSeq ?? "?" })}
+          </span>
+          {m.undoable && (
+            <button type="button" className="link-button" data-testid="compaction-undo" onClick={() => props.onUndo(m.id)}>
+              {t("compress.undo")}
+            </button>
+          )}
+        </li>
+      ))}
+      <MessageItem message={message} highlighted={props.highlighted} />
+    </>
   );
 }

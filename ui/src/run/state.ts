@@ -37,6 +37,8 @@ export type RunState = {
   contested: boolean;
   subagents: LiveSubagent[];
   warnings: string[];
+  /** Compactions the run made, newest last, for the notice with undo. */
+  compactions: { id: string; level: string; trigger: string; tokensBefore: number; tokensAfter: number }[];
   status: string | null;
   /** Bumped on every stored message or end: the message list reloads. */
   stored: number;
@@ -56,6 +58,7 @@ export const idle: RunState = {
   contested: false,
   subagents: [],
   warnings: [],
+  compactions: [],
   status: null,
   stored: 0,
 };
@@ -73,6 +76,20 @@ export function reduce(state: RunState, event: RunEvent): RunState {
       // What streamed is now a stored message in the list.
       return { ...state, text: "", reasoning: "", stored: state.stored + 1 };
     case "compacted":
+      return {
+        ...state,
+        stored: state.stored + 1,
+        compactions: [
+          ...state.compactions,
+          {
+            id: event.compactionId,
+            level: event.level,
+            trigger: event.trigger,
+            tokensBefore: event.tokensBefore,
+            tokensAfter: event.tokensAfter,
+          },
+        ],
+      };
     case "rolledBack":
       // The list changes: summaries stand in for messages, or messages were undone.
       return { ...state, stored: state.stored + 1 };

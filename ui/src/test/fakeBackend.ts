@@ -2,6 +2,8 @@ import { mockIPC } from "@tauri-apps/api/mocks";
 import type { Channel } from "@tauri-apps/api/core";
 import type {
   AppError,
+  CompactionMarker,
+  CompressionPreview,
   ContextUsage,
   ConversationSummary,
   ExecutionView,
@@ -27,6 +29,8 @@ export class FakeBackend {
   executions: Record<string, ExecutionView[]> = {};
   interrupted: ExecutionView[] = [];
   review: ReviewView | null = null;
+  /** Compactions in force, by conversation id. */
+  compactions: Record<string, CompactionMarker[]> = {};
   /** The channels runs were started with, newest last. */
   readonly channels: Channel<RunEvent>[] = [];
   private failures = new Map<string, AppError>();
@@ -143,6 +147,45 @@ export class FakeBackend {
         return `run-${this.nextId++}`;
       case "run_stop":
       case "run_choose":
+        return null;
+      case "compaction_list":
+        return this.compactions[String(args.conversationId)] ?? [];
+      case "compression_preview":
+      case "compression_apply": {
+        const id = cmd === "compression_apply" ? `k${this.nextId++}` : null;
+        const preview: CompressionPreview = {
+          compactionId: id,
+          level: String(args.level),
+          strategy: String(args.strategy),
+          tokensBefore: 9000,
+          tokensAfter: 3000,
+          summaries: [{ level: "segment", startSeq: 1, endSeq: 1, tokens: 40, text: "Goal: count the invoices." }],
+          keptVerbatim: [2],
+          empty: false,
+        };
+        if (id) {
+          const list = (this.compactions[String(args.conversationId)] ??= []);
+          list.forEach((m) => (m.undoable = false));
+          list.push({
+            id,
+            level: preview.level,
+            trigger: "manual",
+            strategy: preview.strategy,
+            tokensBefore: 9000,
+            tokensAfter: 3000,
+            startSeq: 1,
+            endSeq: 1,
+            undoable: true,
+            createdAt: this.now(),
+          });
+        }
+        return preview;
+      }
+      case "compression_undo":
+        for (const list of Object.values(this.compactions)) {
+          const i = list.findIndex((m) => m.id === args.compactionId);
+          if (i >= 0) list.splice(i, 1);
+        }
         return null;
       case "review_run":
         if (!this.review) throw { code: "provider", message: "no reviewer answered" } satisfies AppError;

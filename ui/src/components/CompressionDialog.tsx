@@ -1,0 +1,123 @@
+import { useState } from "react";
+import { useTranslation } from "react-i18next";
+import { call } from "../api/call";
+import { commands, type CompressionPreview } from "../bindings";
+import type { ReportError } from "../hooks/useErrorBanner";
+import { formatNumber } from "../lib/format";
+
+type Props = {
+  conversationId: string;
+  onClose: () => void;
+  /** A compaction was stored. */
+  onDone: (compactionId: string | null) => void;
+  report: ReportError;
+};
+
+/** Compress context: preview what a level and strategy keep, then confirm. */
+export function CompressionDialog({ conversationId, onClose, onDone, report }: Props) {
+  const { t, i18n } = useTranslation();
+  const lang = i18n.resolvedLanguage ?? "en";
+  const [level, setLevel] = useState("standard");
+  const [strategy, setStrategy] = useState("extract");
+  const [preview, setPreview] = useState<CompressionPreview | null>(null);
+  const [busy, setBusy] = useState(false);
+
+  const run = async (apply: boolean) => {
+    setBusy(true);
+    const res = await call(() =>
+      apply
+        ? commands.compressionApply(conversationId, level, strategy)
+        : commands.compressionPreview(conversationId, level, strategy),
+    );
+    setBusy(false);
+    if (res.status === "error") {
+      report(res.error);
+      return;
+    }
+    if (apply) onDone(res.data.compactionId);
+    else setPreview(res.data);
+  };
+
+  return (
+    <div className="overlay">
+      <div className="dialog compression-dialog" role="dialog" aria-modal="true" aria-label={t("compress.label")} data-testid="compress-context-dialog">
+        <h2>{t("compress.label")}</h2>
+        <div className="review-form">
+          <label>
+            {t("compress.level")}
+            <select
+              data-testid="compress-level"
+              value={level}
+              onChange={(e) => {
+                setLevel(e.target.value);
+                setPreview(null);
+              }}
+            >
+              <option value="standard">{t("compress.standard")}</option>
+              <option value="deep">{t("compress.deep")}</option>
+            </select>
+          </label>
+          <label>
+            {t("compress.strategy")}
+            <select
+              data-testid="compress-strategy"
+              value={strategy}
+              onChange={(e) => {
+                setStrategy(e.target.value);
+                setPreview(null);
+              }}
+            >
+              <option value="extract">{t("compress.extract")}</option>
+              <option value="llm">{t("compress.llm")}</option>
+              <option value="structured">{t("compress.structured")}</option>
+            </select>
+          </label>
+          <button type="button" className="button" data-testid="compress-preview" disabled={busy} onClick={() => void run(false)}>
+            {t("compress.preview")}
+          </button>
+        </div>
+        {preview && (
+          <div className="compress-preview" data-testid="compress-preview-result">
+            {preview.empty ? (
+              <p>{t("compress.nothing")}</p>
+            ) : (
+              <>
+                <p data-testid="compress-tokens">
+                  {t("compress.tokens", {
+                    before: formatNumber(preview.tokensBefore, lang),
+                    after: formatNumber(preview.tokensAfter, lang),
+                  })}
+                </p>
+                <p>{t("compress.verbatim", { count: preview.keptVerbatim.length })}</p>
+                <ol className="compress-summaries">
+                  {preview.summaries.map((s, i) => (
+                    <li key={i} data-testid="compress-summary">
+                      <p className="compress-summary-head">
+                        {t("compress.summaryOf", { level: s.level, start: s.startSeq, end: s.endSeq, tokens: s.tokens })}
+                      </p>
+                      <pre>{s.text}</pre>
+                    </li>
+                  ))}
+                </ol>
+              </>
+            )}
+          </div>
+        )}
+        <div className="dialog-actions">
+          <button type="button" className="button" data-testid="compress-cancel" onClick={onClose}>
+            {t("compress.cancel")}
+          </button>
+          <button
+            type="button"
+            className="button button-primary"
+            data-testid="compress-confirm"
+            disabled={busy || !preview || preview.empty}
+            onClick={() => void run(true)}
+          >
+            {t("compress.confirm")}
+          </button>
+        </div>
+      </div>
+    </div>
+  );
+}
