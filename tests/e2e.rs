@@ -53,6 +53,7 @@ async fn create_rename_and_read_conversations_in_the_real_app() {
 
     let driver = Driver::start();
     let client = connect(&driver, data.path()).await;
+    support::use_english(&client).await;
 
     // The seeded conversation is listed, and opening it shows its messages read-only.
     let item = wait_for_text(

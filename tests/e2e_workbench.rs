@@ -262,6 +262,7 @@ async fn an_agent_run_with_a_failure_a_subagent_and_a_tenth_man_review_in_the_re
 
     let driver = Driver::start();
     let client = connect(&driver, data.path()).await;
+    support::use_english(&client).await;
     wait_for_text(&client, "[data-testid=conversation-item]", "Invoice check")
         .await
         .click()

@@ -194,3 +194,22 @@ pub async fn titles_in_file(db: &Path) -> Vec<(String, Option<i64>)> {
     pool.close().await;
     rows
 }
+
+/// Switches the window to English. The language choice lives in WebKit's local storage,
+/// which outlives the app between runs (a test that switched to Chinese leaves it so), so each
+/// test that reads English text sets it first.
+pub async fn use_english(client: &Client) {
+    let button = Locator::Css("[data-testid=language-switch] [data-lang=en]");
+    let started = Instant::now();
+    loop {
+        if let Ok(element) = client.find(button).await {
+            element.click().await.unwrap();
+            return;
+        }
+        assert!(
+            started.elapsed() < WAIT,
+            "the language switch never appeared"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}

@@ -1,0 +1,329 @@
+//! The context meter and the compression dialog in the real app, in WebKit through
+//! tauri-driver, against the wire-level test server and a real SQLite file: a conversation
+//! seeded to about 60% of the window crosses 70% after one run and 85% after another (the
+//! answers are long), then is compressed through the dialog (preview, confirm) and the
+//! compression undone, with the file checked after each step. Screenshots go to
+//! `target/e2e-artifacts/`.
+
+// Test code: a failed setup step should panic right where it happened.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod support;
+
+use std::time::{Duration, Instant};
+
+use decima_core::{NewMessage, Role};
+use decima_store::{NewProvider, Store};
+use decima_testkit::{LlmServer, Reply, Turn};
+use fantoccini::{Client, Locator};
+use serde_json::json;
+use support::{Driver, WAIT, artifacts, connect, save_failure_artifacts, wait_for_text};
+
+const WINDOW: u32 = 32_000;
+
+fn say(text: String) -> Reply {
+    Reply::Stream(Turn {
+        text: vec![text],
+        ..Turn::default()
+    })
+}
+
+async fn usage(store: &Store, id: decima_core::ConversationId) -> f64 {
+    let conversation = store.conversations().get(id).await.unwrap();
+    let preset = decima_runtime::context::preset_of(store, &conversation)
+        .await
+        .unwrap();
+    let window = decima_runtime::settings::window_settings(store, None)
+        .await
+        .unwrap();
+    let scale = decima_runtime::settings::calibration_scale(store, None)
+        .await
+        .unwrap();
+    decima_runtime::context::build(store, &conversation, &preset, &window, scale)
+        .await
+        .unwrap()
+        .report
+        .usage
+}
+
+async fn wait_until<F, Fut>(client: &Client, what: &str, mut check: F)
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = bool>,
+{
+    let started = Instant::now();
+    while !check().await {
+        if started.elapsed() > WAIT {
+            save_failure_artifacts(client).await;
+            panic!("{what} (see target/e2e-artifacts/failure.*)");
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+async fn meter(client: &Client) -> (Option<f64>, Option<String>) {
+    match client
+        .find(Locator::Css("[role=meter][data-testid=context-usage]"))
+        .await
+    {
+        Ok(m) => (
+            m.attr("aria-valuenow")
+                .await
+                .unwrap()
+                .and_then(|v| v.parse().ok()),
+            m.attr("data-state").await.unwrap(),
+        ),
+        Err(_) => (None, None),
+    }
+}
+
+async fn click(client: &Client, css: &str) {
+    let started = Instant::now();
+    loop {
+        if let Ok(e) = client.find(Locator::Css(css)).await
+            && e.click().await.is_ok()
+        {
+            return;
+        }
+        if started.elapsed() > WAIT {
+            save_failure_artifacts(client).await;
+            panic!("cannot click {css}");
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+async fn shot(client: &Client, name: &str) {
+    let png = client.screenshot().await.unwrap();
+    std::fs::write(artifacts().join(name), png).unwrap();
+}
+
+async fn compactions(db: &std::path::Path) -> Vec<(String, Option<i64>)> {
+    let pool = sqlx::SqlitePool::connect(&format!("sqlite://{}?mode=ro", db.display()))
+        .await
+        .unwrap();
+    let rows = sqlx::query_as("SELECT id, undone_at FROM compactions ORDER BY created_at")
+        .fetch_all(&pool)
+        .await
+        .unwrap();
+    pool.close().await;
+    rows
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_meter_crosses_70_and_85_percent_then_compression_is_previewed_confirmed_and_undone() {
+    let data = tempfile::tempdir().unwrap();
+    let db = data.path().join("decima.db");
+    let server = LlmServer::start().await;
+    // Each run answers at once with a long text; reviews find nothing.
+    server.respond_with(|request| {
+        let system = request
+            .json
+            .as_ref()
+            .and_then(|j| j["messages"][0]["content"].as_str().map(str::to_owned))
+            .unwrap_or_default();
+        if system.contains("You are the tenth man") {
+            return say(
+                json!({"risk_level": "none", "summary": "Nothing against it.", "findings": [], "open_questions": []})
+                    .to_string(),
+            );
+        }
+        let task = request
+            .json
+            .as_ref()
+            .and_then(|j| j["messages"].as_array().cloned())
+            .unwrap_or_default()
+            .iter()
+            .rev()
+            .find(|m| m["role"] == "user")
+            .and_then(|m| m["content"].as_str().map(str::to_owned))
+            .unwrap_or_default();
+        let words = if task.contains("second") { 1_500 } else { 700 };
+        say(format!("Ledger notes: {}", "reconciled ledger line ".repeat(words)))
+    });
+
+    // A conversation seeded to about 60% of what the prompt may use.
+    let conversation = {
+        let store = Store::open_in_dir(data.path(), decima_llm::tokens::store_counter())
+            .await
+            .unwrap();
+        store
+            .providers()
+            .create(NewProvider {
+                name: "local".into(),
+                kind: "openai".into(),
+                preset: None,
+                base_url: server.openai_base_url(),
+                model: "qwen3".into(),
+                context_window: WINDOW,
+                settings: json!({}),
+            })
+            .await
+            .unwrap();
+        let c = store
+            .conversations()
+            .create("Long notes 长笔记", None)
+            .await
+            .unwrap();
+        let mut i = 0;
+        while usage(&store, c.id).await < 0.60 {
+            let batch: Vec<NewMessage> = (0..20)
+                .map(|k| {
+                    i += 1;
+                    let role = if k % 2 == 0 { Role::User } else { Role::Assistant };
+                    NewMessage::new(
+                        role,
+                        format!(
+                            "Note {i}: region R-{} reconciles against the ledger; the totals match the bank statement for the quarter, line by line, with the refunds netted out.",
+                            i % 53
+                        ),
+                    )
+                })
+                .collect();
+            store.messages().append_many(c.id, &batch).await.unwrap();
+        }
+        let seeded = usage(&store, c.id).await;
+        assert!(seeded < 0.70, "seeded at {seeded}");
+        store.close().await;
+        c.id
+    };
+
+    let driver = Driver::start();
+    let client = connect(&driver, data.path()).await;
+    support::use_english(&client).await;
+    wait_for_text(&client, "[data-testid=conversation-item]", "Long notes")
+        .await
+        .click()
+        .await
+        .unwrap();
+    wait_until(
+        &client,
+        "the meter never showed the seeded usage",
+        || async { meter(&client).await.1.as_deref() == Some("ok") },
+    )
+    .await;
+    let (start, _) = meter(&client).await;
+    assert!(start.unwrap() >= 55.0, "seeded near 60%: {start:?}");
+
+    // A run whose long answer pushes the context over 70%.
+    let run = |task: &'static str| {
+        let client = &client;
+        async move {
+            client
+                .find(Locator::Css("[data-testid=composer-input]"))
+                .await
+                .unwrap()
+                .send_keys(task)
+                .await
+                .unwrap();
+            click(client, "[data-testid=send]").await;
+            wait_until(client, "the run did not end", || async {
+                client
+                    .find(Locator::Css("[data-testid=stop]"))
+                    .await
+                    .is_err()
+                    && client
+                        .find(Locator::Css("[data-testid=send]"))
+                        .await
+                        .is_ok()
+            })
+            .await;
+        }
+    };
+    run("Write the first ledger notes").await;
+    wait_until(&client, "the meter did not cross 70%", || async {
+        meter(&client).await.1.as_deref() == Some("warn")
+    })
+    .await;
+    let (warn, _) = meter(&client).await;
+    assert!((70.0..85.0).contains(&warn.unwrap()), "{warn:?}");
+    assert!(
+        client
+            .find(Locator::Css("[data-testid=context-warning]"))
+            .await
+            .is_ok(),
+        "a warning at 70% offers compression"
+    );
+    shot(&client, "context-70.png").await;
+
+    // Another pushes it over 85%; the answer is the run's last message, so nothing compressed
+    // it before the next request.
+    run("Write the second ledger notes").await;
+    wait_until(&client, "the meter did not cross 85%", || async {
+        matches!(
+            meter(&client).await.1.as_deref(),
+            Some("compress") | Some("deep")
+        )
+    })
+    .await;
+    let (high, _) = meter(&client).await;
+    assert!(high.unwrap() >= 85.0, "{high:?}");
+    shot(&client, "context-85.png").await;
+    assert!(compactions(&db).await.is_empty(), "nothing compressed yet");
+
+    // Preview: the dialog shows what compression keeps; nothing is stored.
+    click(&client, "[data-testid=context-compress]").await;
+    wait_until(&client, "the compression dialog never opened", || async {
+        client
+            .find(Locator::Css("[role=dialog][aria-label='Compress context']"))
+            .await
+            .is_ok()
+    })
+    .await;
+    click(&client, "[data-testid=compress-preview]").await;
+    wait_for_text(&client, "[data-testid=compress-tokens]", "→").await;
+    assert!(
+        !client
+            .find_all(Locator::Css("[data-testid=compress-summary]"))
+            .await
+            .unwrap()
+            .is_empty(),
+        "the preview shows each summary's text"
+    );
+    shot(&client, "compress-preview.png").await;
+    assert!(
+        compactions(&db).await.is_empty(),
+        "a preview stores nothing"
+    );
+
+    // Confirm: one compaction in force, a marker where its summary stands, the usage down.
+    click(&client, "[data-testid=compress-confirm]").await;
+    wait_until(&client, "no marker after confirm", || async {
+        client
+            .find(Locator::Css("[data-testid=compaction-marker]"))
+            .await
+            .is_ok()
+    })
+    .await;
+    let stored = compactions(&db).await;
+    assert_eq!(stored.len(), 1);
+    assert_eq!(stored[0].1, None, "in force");
+    wait_until(
+        &client,
+        "the meter did not fall after compression",
+        || async { meter(&client).await.0.is_some_and(|v| v < high.unwrap()) },
+    )
+    .await;
+    shot(&client, "compressed.png").await;
+
+    // Undo: the compaction is undone in the file, the marker goes, the usage is back.
+    click(&client, "[data-testid=compaction-undo]").await;
+    wait_until(&client, "the marker stayed after undo", || async {
+        client
+            .find(Locator::Css("[data-testid=compaction-marker]"))
+            .await
+            .is_err()
+    })
+    .await;
+    let undone = compactions(&db).await;
+    assert!(undone[0].1.is_some(), "undone in the file: {undone:?}");
+    wait_until(
+        &client,
+        "the usage did not come back after undo",
+        || async { meter(&client).await.0 == high },
+    )
+    .await;
+    let _ = conversation;
+    client.close().await.unwrap();
+    drop(driver);
+}
