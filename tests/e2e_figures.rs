@@ -169,6 +169,10 @@ async fn cold_start_idle_memory_and_a_100k_message_conversation() {
         pss_mib(&pids),
         pids.len()
     );
+    for pid in &pids {
+        let name = std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
+        println!("  {}: {:.0} MiB PSS", name.trim(), pss_mib(&[*pid]));
+    }
 
     // Opening the 100k conversation: from the click to its last message on screen.
     let opened = client
