@@ -5,6 +5,7 @@ import { ConversationView } from "./components/ConversationView";
 import { EmptyState } from "./components/EmptyState";
 import { ErrorBanner } from "./components/ErrorBanner";
 import { Header } from "./components/Header";
+import { SettingsDialog } from "./components/SettingsDialog";
 import { InterruptedNotice } from "./components/InterruptedNotice";
 import { Sidebar } from "./components/Sidebar";
 import { useConversations } from "./hooks/useConversations";
@@ -24,6 +25,7 @@ export function App() {
   // Was the conversation open when it was deleted? Undo then reopens it.
   const [reopenAfterUndo, setReopenAfterUndo] = useState(false);
   const runs = useRuns(report);
+  const [settingsOpen, setSettingsOpen] = useState(false);
   const { interrupted, dismiss: dismissInterrupted } = useInterrupted(report);
 
   const open =
@@ -96,7 +98,8 @@ export function App() {
 
   return (
     <div className="app">
-      <Header />
+      <Header onSettings={() => setSettingsOpen(true)} />
+      {settingsOpen && <SettingsDialog onClose={() => setSettingsOpen(false)} report={report} />}
       {error && <ErrorBanner error={error} onDismiss={dismiss} />}
       <InterruptedNotice
         executions={interrupted}

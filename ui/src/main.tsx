@@ -7,6 +7,9 @@ import "./styles/sidebar.css";
 import "./styles/messages.css";
 import "./styles/workbench.css";
 import { App } from "./App";
+import { applyTheme, savedTheme } from "./lib/theme";
+
+applyTheme(savedTheme());
 
 const root = document.getElementById("root");
 if (!root) throw new Error("#root element missing from index.html");

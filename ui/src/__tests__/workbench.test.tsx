@@ -362,3 +362,57 @@ describe("compression", () => {
     await waitFor(() => expect(screen.queryByTestId("compaction-notice")).toBeNull());
   });
 });
+
+describe("settings and library", () => {
+  it("adds, tests and removes a provider without ever showing its key, shows the sandbox, imports a card", async () => {
+    const backend = backendWith();
+    const { user } = renderApp();
+    await user.click(await screen.findByRole("button", { name: "Settings" }));
+    const dialog = screen.getByRole("dialog", { name: "Settings" });
+    expect(await within(dialog).findByTestId("sandbox-status")).toHaveTextContent("No Docker engine");
+
+    await user.type(within(dialog).getByTestId("provider-name"), "local");
+    await user.type(within(dialog).getByTestId("provider-base-url"), "http://127.0.0.1:8080/v1");
+    await user.type(within(dialog).getByTestId("provider-model"), "qwen3");
+    await user.type(within(dialog).getByTestId("provider-window"), "32k000");
+    await user.type(within(dialog).getByTestId("provider-key"), "sk-secret-123");
+    expect(within(dialog).getByTestId("provider-key")).toHaveAttribute("type", "password");
+    await user.click(within(dialog).getByTestId("provider-add"));
+    await waitFor(() => expect(backend.callsOf("provider_add")).toHaveLength(1));
+    expect(backend.callsOf("provider_add")[0]?.args).toMatchObject({ name: "local", contextWindow: 32000, apiKey: "sk-secret-123" });
+    const row = await within(dialog).findByTestId("provider");
+    expect(row).toHaveTextContent("key in the keyring");
+    expect(dialog).not.toHaveTextContent("sk-secret-123");
+
+    await user.click(within(row).getByTestId("provider-test"));
+    expect(await within(row).findByTestId("provider-test-result")).toHaveTextContent("answered in 42 ms");
+    await user.click(within(row).getByTestId("provider-remove"));
+    await waitFor(() => expect(within(dialog).queryByTestId("provider")).toBeNull());
+
+    const file = new File([new Uint8Array([123, 125])], "seraphina.json", { type: "application/json" });
+    await user.upload(within(dialog).getByTestId("preset-file"), file);
+    expect(await within(dialog).findByTestId("preset-imported")).toHaveTextContent("Seraphina");
+    expect(backend.callsOf("preset_import")[0]?.args).toEqual({ fileName: "seraphina.json", bytes: [123, 125] });
+    expect(within(dialog).getAllByTestId("preset")).toHaveLength(1);
+  });
+
+  it("switches the theme and keeps it", async () => {
+    backendWith();
+    const { user } = renderApp();
+    await user.click(await screen.findByRole("button", { name: "Settings" }));
+    await user.click(within(screen.getByTestId("theme-switch")).getByRole("button", { name: "Dark" }));
+    expect(document.documentElement.dataset.theme).toBe("dark");
+    expect(window.localStorage.getItem("decima.theme")).toBe("dark");
+    await user.click(within(screen.getByTestId("theme-switch")).getByRole("button", { name: "Light" }));
+    expect(document.documentElement.dataset.theme).toBe("light");
+  });
+
+  it("exports the open conversation and says where", async () => {
+    const backend = backendWith();
+    const { user } = await openC1();
+    await user.click(screen.getByText("Export"));
+    await user.click(screen.getByTestId("export-jsonl"));
+    expect(await screen.findByTestId("export-done")).toHaveTextContent("2 messages written to /data/exports/c1.jsonl");
+    expect(backend.callsOf("conversation_export")[0]?.args).toEqual({ conversationId: "c1", format: "jsonl" });
+  });
+});

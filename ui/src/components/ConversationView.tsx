@@ -10,6 +10,7 @@ import { Composer } from "./Composer";
 import { CompressionDialog } from "./CompressionDialog";
 import { ContextMeter } from "./ContextMeter";
 import { EmptyState } from "./EmptyState";
+import { ExportMenu } from "./ExportMenu";
 import { LiveRun } from "./LiveRun";
 import { MessageItem } from "./MessageItem";
 import { RecoveryPanel } from "./RecoveryPanel";
@@ -165,6 +166,7 @@ export function ConversationView(props: Props) {
             >
               {t("review.label")}
             </button>
+            <ExportMenu conversationId={conversation.id} report={report} />
           </div>
         </div>
         <div className="conversation-header-meta">

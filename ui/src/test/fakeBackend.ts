@@ -29,6 +29,8 @@ export class FakeBackend {
   executions: Record<string, ExecutionView[]> = {};
   interrupted: ExecutionView[] = [];
   review: ReviewView | null = null;
+  providers: { name: string; model: string; baseUrl: string; contextWindow: number; hasApiKey: boolean }[] = [];
+  presets: { id: string; name: string; kind: string; source: string | null; createdAt: string }[] = [];
   /** Compactions in force, by conversation id. */
   compactions: Record<string, CompactionMarker[]> = {};
   /** The channels runs were started with, newest last. */
@@ -148,6 +150,37 @@ export class FakeBackend {
       case "run_stop":
       case "run_choose":
         return null;
+      case "provider_list":
+        return this.providers.map((p) => ({ ...p, kind: "openai", preset: null }));
+      case "provider_add": {
+        const added = {
+          name: String(args.name),
+          model: String(args.model ?? "m"),
+          baseUrl: String(args.baseUrl ?? "http://x"),
+          contextWindow: Number(args.contextWindow ?? 128000),
+          hasApiKey: args.apiKey !== null && args.apiKey !== undefined,
+        };
+        this.providers.push(added);
+        return { ...added, kind: "openai", preset: null };
+      }
+      case "provider_test":
+        return { elapsedMs: 42, promptTokens: 12 };
+      case "provider_remove":
+        this.providers = this.providers.filter((p) => p.name !== args.name);
+        return null;
+      case "sandbox_status":
+        return { dockerAvailable: false, detail: "no engine at unix:///var/run/docker.sock" };
+      case "preset_list":
+        return this.presets;
+      case "preset_import": {
+        const bytes = args.bytes as number[];
+        if (bytes.length === 0) throw { code: "invalid_input", message: "the file is empty" } satisfies AppError;
+        const preset = { id: `p${this.nextId++}`, name: "Seraphina", kind: "st_card", source: String(args.fileName), createdAt: this.now() };
+        this.presets.push(preset);
+        return preset;
+      }
+      case "conversation_export":
+        return { path: `/data/exports/${String(args.conversationId)}.${args.format === "text" ? "txt" : String(args.format)}`, messages: 2 };
       case "compaction_list":
         return this.compactions[String(args.conversationId)] ?? [];
       case "compression_preview":

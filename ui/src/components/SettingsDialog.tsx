@@ -1,0 +1,192 @@
+import { useEffect, useState, type DragEvent } from "react";
+import { useTranslation } from "react-i18next";
+import { call } from "../api/call";
+import { commands, type PresetView, type ProviderView, type SandboxStatus } from "../bindings";
+import type { ReportError } from "../hooks/useErrorBanner";
+import { applyTheme, savedTheme, THEMES, type Theme } from "../lib/theme";
+import { LanguageSwitch } from "./LanguageSwitch";
+
+type Props = { onClose: () => void; report: ReportError };
+
+/** Providers (keys go to the keyring), the sandbox, the language, the theme, the presets. */
+export function SettingsDialog({ onClose, report }: Props) {
+  const { t } = useTranslation();
+  const [providers, setProviders] = useState<ProviderView[]>([]);
+  const [presets, setPresets] = useState<PresetView[]>([]);
+  const [sandbox, setSandbox] = useState<SandboxStatus | null>(null);
+  const [theme, setTheme] = useState<Theme>(savedTheme());
+  const [tested, setTested] = useState<Record<string, string>>({});
+  const [draft, setDraft] = useState({ name: "", preset: "", baseUrl: "", model: "", window: "", apiKey: "" });
+  const [imported, setImported] = useState<string | null>(null);
+
+  const load = async () => {
+    const [p, s, l] = await Promise.all([
+      call(() => commands.providerList()),
+      call(() => commands.sandboxStatus()),
+      call(() => commands.presetList()),
+    ]);
+    if (p.status === "ok") setProviders(p.data);
+    else report(p.error);
+    if (s.status === "ok") setSandbox(s.data);
+    if (l.status === "ok") setPresets(l.data);
+    else report(l.error);
+  };
+  useEffect(() => {
+    void load();
+    // Loaded once when the dialog opens.
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, []);
+
+  const add = async () => {
+    const res = await call(() =>
+      commands.providerAdd(
+        draft.name,
+        draft.preset || null,
+        draft.preset ? null : "openai",
+        draft.baseUrl || null,
+        draft.model || null,
+        draft.window ? Number(draft.window) : null,
+        draft.apiKey || null,
+      ),
+    );
+    if (res.status === "ok") {
+      setDraft({ name: "", preset: "", baseUrl: "", model: "", window: "", apiKey: "" });
+      await load();
+    } else report(res.error);
+  };
+
+  const test = async (name: string) => {
+    setTested((all) => ({ ...all, [name]: t("settings.testing") }));
+    const res = await call(() => commands.providerTest(name));
+    setTested((all) => ({
+      ...all,
+      [name]: res.status === "ok" ? t("settings.testOk", { ms: res.data.elapsedMs }) : res.error.message,
+    }));
+  };
+
+  const remove = async (name: string) => {
+    const res = await call(() => commands.providerRemove(name));
+    if (res.status === "ok") await load();
+    else report(res.error);
+  };
+
+  const importFile = async (file: File) => {
+    const bytes = Array.from(new Uint8Array(await file.arrayBuffer()));
+    const res = await call(() => commands.presetImport(file.name, bytes));
+    if (res.status === "ok") {
+      setImported(res.data.name);
+      await load();
+    } else report(res.error);
+  };
+
+  const onDrop = (e: DragEvent<HTMLDivElement>) => {
+    e.preventDefault();
+    const file = e.dataTransfer.files[0];
+    if (file) void importFile(file);
+  };
+
+  return (
+    <div className="overlay">
+      <div className="dialog settings-dialog" role="dialog" aria-modal="true" aria-label={t("settings.label")} data-testid="settings-dialog">
+        <h2>{t("settings.label")}</h2>
+
+        <section aria-label={t("settings.providers")}>
+          <h3>{t("settings.providers")}</h3>
+          <ul className="settings-list">
+            {providers.map((p) => (
+              <li key={p.name} data-testid="provider" data-name={p.name}>
+                <strong>{p.name}</strong> {p.model} · {p.baseUrl} · {t("settings.window", { tokens: p.contextWindow })} ·{" "}
+                {p.hasApiKey ? t("settings.keyStored") : t("settings.noKey")}
+                <button type="button" className="button button-small" data-testid="provider-test" onClick={() => void test(p.name)}>
+                  {t("settings.test")}
+                </button>
+                <button type="button" className="button button-small" data-testid="provider-remove" onClick={() => void remove(p.name)}>
+                  {t("settings.remove")}
+                </button>
+                {tested[p.name] && <span data-testid="provider-test-result"> {tested[p.name]}</span>}
+              </li>
+            ))}
+          </ul>
+          <form
+            className="settings-form"
+            onSubmit={(e) => {
+              e.preventDefault();
+              void add();
+            }}
+          >
+            <input aria-label={t("settings.name")} placeholder={t("settings.name")} data-testid="provider-name" value={draft.name} onChange={(e) => setDraft({ ...draft, name: e.target.value })} />
+            <input aria-label={t("settings.preset")} placeholder={t("settings.presetHint")} data-testid="provider-preset" value={draft.preset} onChange={(e) => setDraft({ ...draft, preset: e.target.value })} />
+            <input aria-label={t("settings.baseUrl")} placeholder={t("settings.baseUrl")} data-testid="provider-base-url" value={draft.baseUrl} onChange={(e) => setDraft({ ...draft, baseUrl: e.target.value })} />
+            <input aria-label={t("settings.model")} placeholder={t("settings.model")} data-testid="provider-model" value={draft.model} onChange={(e) => setDraft({ ...draft, model: e.target.value })} />
+            <input aria-label={t("settings.contextWindow")} placeholder={t("settings.contextWindow")} inputMode="numeric" data-testid="provider-window" value={draft.window} onChange={(e) => setDraft({ ...draft, window: e.target.value.replace(/\D/g, "") })} />
+            <input type="password" autoComplete="off" aria-label={t("settings.apiKey")} placeholder={t("settings.apiKey")} data-testid="provider-key" value={draft.apiKey} onChange={(e) => setDraft({ ...draft, apiKey: e.target.value })} />
+            <button type="submit" className="button button-primary" data-testid="provider-add" disabled={draft.name.trim() === ""}>
+              {t("settings.add")}
+            </button>
+          </form>
+        </section>
+
+        <section aria-label={t("settings.sandbox")}>
+          <h3>{t("settings.sandbox")}</h3>
+          <p data-testid="sandbox-status">
+            {sandbox === null ? "…" : sandbox.dockerAvailable ? t("settings.dockerOk") : t("settings.dockerMissing", { detail: sandbox.detail })}
+          </p>
+        </section>
+
+        <section aria-label={t("settings.appearance")}>
+          <h3>{t("settings.appearance")}</h3>
+          <LanguageSwitch />
+          <div className="segmented" role="group" aria-label={t("settings.theme")} data-testid="theme-switch">
+            {THEMES.map((th) => (
+              <button
+                key={th}
+                type="button"
+                data-theme-choice={th}
+                aria-pressed={theme === th}
+                className={theme === th ? "segmented-item active" : "segmented-item"}
+                onClick={() => {
+                  applyTheme(th);
+                  setTheme(th);
+                }}
+              >
+                {t(`settings.themes.${th}`)}
+              </button>
+            ))}
+          </div>
+        </section>
+
+        <section aria-label={t("settings.presets")}>
+          <h3>{t("settings.presets")}</h3>
+          <div className="drop-zone" data-testid="preset-drop" onDragOver={(e) => e.preventDefault()} onDrop={onDrop}>
+            <label>
+              {t("settings.importHint")}{" "}
+              <input
+                type="file"
+                accept=".json,.png"
+                data-testid="preset-file"
+                onChange={(e) => {
+                  const file = e.target.files?.[0];
+                  if (file) void importFile(file);
+                }}
+              />
+            </label>
+          </div>
+          {imported && <p data-testid="preset-imported">{t("settings.imported", { name: imported })}</p>}
+          <ul className="settings-list">
+            {presets.map((p) => (
+              <li key={p.id} data-testid="preset">
+                {p.name} <span className="muted">({p.kind})</span>
+              </li>
+            ))}
+          </ul>
+        </section>
+
+        <div className="dialog-actions">
+          <button type="button" className="button" data-testid="settings-close" onClick={onClose}>
+            {t("review.close")}
+          </button>
+        </div>
+      </div>
+    </div>
+  );
+}
