@@ -6,6 +6,7 @@ import "./styles/layout.css";
 import "./styles/sidebar.css";
 import "./styles/messages.css";
 import "./styles/workbench.css";
+import "highlight.js/styles/github.css";
 import { App } from "./App";
 import { applyTheme, savedTheme } from "./lib/theme";
 

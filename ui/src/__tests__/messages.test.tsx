@@ -169,3 +169,36 @@ describe("the open conversation", () => {
     expect(screen.queryByTestId("truncation-note")).not.toBeInTheDocument();
   });
 });
+
+describe("markdown", () => {
+  it("renders an assistant's markdown with highlighted code, and never its HTML", async () => {
+    const { FakeBackend } = await import("../test/fakeBackend");
+    const { conversation, message } = await import("../test/fixtures");
+    const { renderApp } = await import("../test/render");
+    const { screen } = await import("@testing-library/react");
+    new FakeBackend({
+      conversations: [conversation({ id: "md", title: "Markdown" })],
+      messages: {
+        md: [
+          message({
+            id: "a1",
+            seq: 1,
+            role: "assistant",
+            content: "## Totals\n\n| region | sum |\n| --- | --- |\n| R-1 | 10 |\n\n```python\nprint(sum([1, 2]))\n```\n\n<img src=x onerror=alert(1)>",
+          }),
+          message({ id: "u1", seq: 2, role: "user", content: "**not bold** in a user message" }),
+        ],
+      },
+    }).install();
+    const { user } = renderApp();
+    await user.click(await screen.findByTestId("conversation-item"));
+    const heading = await screen.findByRole("heading", { name: "Totals" });
+    expect(heading.tagName).toBe("H2");
+    expect(screen.getByRole("table")).toHaveTextContent("R-1");
+    const code = document.querySelector("code.language-python");
+    expect(code).not.toBeNull();
+    expect(code!.querySelector(".hljs-built_in, .hljs-keyword, .hljs-number")).not.toBeNull();
+    expect(document.querySelector("img")).toBeNull();
+    expect(screen.getByText("**not bold** in a user message").tagName).toBe("PRE");
+  });
+});

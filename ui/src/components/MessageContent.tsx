@@ -1,5 +1,8 @@
 import { useState } from "react";
 import { useTranslation } from "react-i18next";
+import Markdown from "react-markdown";
+import rehypeHighlight from "rehype-highlight";
+import remarkGfm from "remark-gfm";
 import { formatNumber } from "../lib/format";
 
 /**
@@ -8,18 +11,32 @@ import { formatNumber } from "../lib/format";
  */
 export const PREVIEW_CHARS = 200_000;
 
-type Props = { text: string; testId: string; className?: string };
+/** Longer texts stay plain: parsing and highlighting them would stall the list. */
+export const MARKDOWN_CHARS = 60_000;
 
-export function MessageContent({ text, testId, className }: Props) {
+type Props = { text: string; testId: string; className?: string; markdown?: boolean };
+
+export function MessageContent({ text, testId, className, markdown = false }: Props) {
   const { t, i18n } = useTranslation();
   const lang = i18n.resolvedLanguage ?? "en";
   const [expanded, setExpanded] = useState(false);
   const truncated = !expanded && text.length > PREVIEW_CHARS;
   const shown = truncated ? text.slice(0, PREVIEW_CHARS) : text;
 
+  const classes = className ? `message-content ${className}` : "message-content";
+  if (markdown && text.length <= MARKDOWN_CHARS) {
+    // Rendered to React elements, never to raw HTML: HTML in the text stays text.
+    return (
+      <div className={`${classes} markdown`} data-testid={testId}>
+        <Markdown remarkPlugins={[remarkGfm]} rehypePlugins={[[rehypeHighlight, { detect: false }]]}>
+          {text}
+        </Markdown>
+      </div>
+    );
+  }
   return (
     <>
-      <pre className={className ? `message-content ${className}` : "message-content"} data-testid={testId}>
+      <pre className={classes} data-testid={testId}>
         {shown}
       </pre>
       {truncated && (

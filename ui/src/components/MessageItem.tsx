@@ -54,7 +54,7 @@ export function MessageItem({ message, highlighted = false }: { message: Message
         </details>
       )}
 
-      {content !== "" && <MessageContent text={content} testId="message-content" />}
+      {content !== "" && <MessageContent text={content} testId="message-content" markdown={role === "assistant"} />}
 
       {toolCalls.length > 0 && (
         <div className="tool-calls" aria-label={t("message.toolCalls")}>
