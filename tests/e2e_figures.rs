@@ -1,7 +1,8 @@
 //! The desktop's figures, measured on the real app in WebKit (docs/PERFORMANCE.md): cold start
-//! to the first paint, idle memory, and opening a 100k-message conversation. It checks that
-//! each thing happens (the 100k conversation opens at its last message) and prints what it
-//! took; the goals are compared in the docs, not asserted, since these machines are noisy.
+//! to the first paint, idle memory, opening a 100k-message conversation, and how long a token
+//! delta takes from Rust to the screen. It checks that each thing happens (the 100k
+//! conversation opens at its last message, the deltas arrive) and prints what it took; the
+//! goals are compared in the docs, not asserted, since these machines are noisy.
 //!
 //! Needs a display and `tauri-driver`, like the other end-to-end tests.
 
@@ -13,11 +14,13 @@ mod support;
 use std::time::Duration;
 
 use decima_core::{NewMessage, Role};
-use decima_store::Store;
+use decima_store::{NewProvider, Store};
+use decima_testkit::{LlmServer, Reply, StreamOptions, Turn};
 use fantoccini::Locator;
 use support::{Driver, connect, wait_for_text};
 
 const MESSAGES: usize = 100_000;
+const DELTAS: usize = 20;
 
 /// The app's process: the one started with this test's data directory.
 fn app_pid(data_dir: &std::path::Path) -> u32 {
@@ -102,8 +105,48 @@ fn pss_mib(pids: &[u32]) -> f64 {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cold_start_idle_memory_and_a_100k_message_conversation() {
     let data = tempfile::tempdir().unwrap();
+    // The model answers in 20 deltas, 150 ms apart; reviews find nothing.
+    let server = LlmServer::start().await;
+    server.respond_with(|request| {
+        let reviewing = request.json.as_ref().is_some_and(|j| {
+            j["messages"][0]["content"]
+                .as_str()
+                .is_some_and(|s| s.contains("You are the tenth man"))
+        });
+        Reply::Stream(if reviewing {
+            Turn {
+                text: vec![
+                    r#"{"risk_level":"none","summary":"ok","findings":[],"open_questions":[]}"#
+                        .into(),
+                ],
+                ..Turn::default()
+            }
+        } else {
+            Turn {
+                text: (1..=DELTAS).map(|i| format!("part {i} ")).collect(),
+                options: StreamOptions {
+                    event_delay: Some(Duration::from_millis(150)),
+                    ..StreamOptions::default()
+                },
+                ..Turn::default()
+            }
+        })
+    });
     {
         let store = Store::open_in_dir(data.path(), decima_llm::tokens::store_counter())
+            .await
+            .unwrap();
+        store
+            .providers()
+            .create(NewProvider {
+                name: "local".into(),
+                kind: "openai".into(),
+                preset: None,
+                base_url: server.openai_base_url(),
+                model: "qwen3".into(),
+                context_window: 32_000,
+                settings: serde_json::json!({}),
+            })
             .await
             .unwrap();
         let messages: Vec<NewMessage> = (1..=MESSAGES)
@@ -203,6 +246,66 @@ async fn cold_start_idle_memory_and_a_100k_message_conversation() {
         .unwrap()
         .len();
     assert!(shown <= 1_000, "only pages are rendered, not all: {shown}");
+
+    // A delta's way to the screen: Rust stamps each text delta as it forwards it; the page
+    // notes when the frame that shows it is painted.
+    wait_for_text(&client, "[data-testid=conversation-item]", "Short one")
+        .await
+        .click()
+        .await
+        .unwrap();
+    client
+        .execute(
+            "window.__latencies = [];\
+             new MutationObserver(records => {\
+               for (const r of records) {\
+                 const el = r.target;\
+                 const at = Number(el.getAttribute && el.getAttribute('data-delta-at'));\
+                 if (!at) continue;\
+                 requestAnimationFrame(() => requestAnimationFrame(() =>\
+                   window.__latencies.push(performance.timeOrigin + performance.now() - at)));\
+               }\
+             }).observe(document.body, {subtree: true, attributes: true, attributeFilter: ['data-delta-at'], childList: true});",
+            vec![],
+        )
+        .await
+        .unwrap();
+    client
+        .find(Locator::Css("[data-testid=composer-input]"))
+        .await
+        .unwrap()
+        .send_keys("Say the parts")
+        .await
+        .unwrap();
+    client
+        .find(Locator::Css("[data-testid=send]"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    wait_for_text(&client, "[data-testid=message]", &format!("part {DELTAS}")).await;
+    let latencies = client
+        .execute("return window.__latencies;", vec![])
+        .await
+        .unwrap();
+    let mut latencies: Vec<f64> = latencies
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(serde_json::Value::as_f64)
+        .collect();
+    assert!(
+        latencies.len() >= DELTAS / 2,
+        "most deltas were seen on screen: {latencies:?}"
+    );
+    latencies.sort_by(f64::total_cmp);
+    println!(
+        "figure: token delta to the screen, {} deltas: median {:.1} ms, max {:.1} ms",
+        latencies.len(),
+        latencies[latencies.len() / 2],
+        latencies[latencies.len() - 1]
+    );
     client.close().await.unwrap();
     drop(driver);
 }

@@ -61,6 +61,9 @@ pub enum RunEvent {
     TextDelta {
         /// The text.
         text: String,
+        /// When Rust forwarded it, in milliseconds since the epoch: the window measures how
+        /// long a delta takes to reach the screen against it.
+        at_ms: f64,
     },
     /// A piece of the model's reasoning.
     ReasoningDelta {
@@ -247,6 +250,13 @@ pub enum RunEvent {
     },
 }
 
+/// Wall-clock milliseconds since the epoch; 0 on a clock set before 1970.
+fn now_ms() -> f64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0.0, |d| d.as_secs_f64() * 1000.0)
+}
+
 fn small(n: u64) -> u32 {
     u32::try_from(n).unwrap_or(u32::MAX)
 }
@@ -257,7 +267,10 @@ impl RunEvent {
     pub fn from_runtime(event: Event, execution: Option<&str>) -> Option<Self> {
         Some(match event {
             Event::TurnStarted { .. } | Event::StepTimed { .. } => return None,
-            Event::TextDelta { text } => Self::TextDelta { text },
+            Event::TextDelta { text } => Self::TextDelta {
+                text,
+                at_ms: now_ms(),
+            },
             Event::ReasoningDelta { text } => Self::ReasoningDelta { text },
             Event::Discarded { reason } => Self::Discarded { reason },
             Event::MessageStored { seq, role } => Self::MessageStored {

@@ -423,7 +423,12 @@ export type RunEvent =
 /**  A piece of the answer's text. */
 { type: "textDelta"; 
 /**  The text. */
-text: string } | 
+text: string; 
+/**
+ *  When Rust forwarded it, in milliseconds since the epoch: the window measures how
+ *  long a delta takes to reach the screen against it.
+ */
+atMs: number | null } | 
 /**  A piece of the model's reasoning. */
 { type: "reasoningDelta"; 
 /**  The text. */

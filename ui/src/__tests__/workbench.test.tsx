@@ -59,10 +59,12 @@ describe("composer and live run", () => {
     act(() => backend.emit({ type: "toolFinished", callId: "k1", name: "shell", exitCode: 2, durationMs: 15, class: null, ran: true }));
     expect(within(card).getByTestId("tool-exit-code")).toHaveTextContent("exit 2");
     act(() => {
-      backend.emit({ type: "textDelta", text: "There are " });
-      backend.emit({ type: "textDelta", text: "3 invoices" });
+      backend.emit({ type: "textDelta", text: "There are ", atMs: 0 });
+      backend.emit({ type: "textDelta", text: "3 invoices", atMs: 1234.5 });
     });
     expect(screen.getByTestId("live-text")).toHaveTextContent("There are 3 invoices");
+    // When Rust forwarded the newest delta, for the latency figure.
+    expect(screen.getByTestId("live-text")).toHaveAttribute("data-delta-at", "1234.5");
 
     await user.click(screen.getByRole("button", { name: "Stop" }));
     await waitFor(() => expect(backend.callsOf("run_stop")).toEqual([{ cmd: "run_stop", args: { runId: "run-1" } }]));
@@ -88,7 +90,7 @@ describe("composer and live run", () => {
     await user.type(screen.getByRole("textbox", { name: "Task" }), "go");
     await user.click(screen.getByRole("button", { name: "Send" }));
     await waitFor(() => expect(backend.channels).toHaveLength(1));
-    act(() => backend.emit({ type: "textDelta", text: "draft answer" }));
+    act(() => backend.emit({ type: "textDelta", text: "draft answer", atMs: 0 }));
     expect(screen.getByTestId("live-text")).toHaveTextContent("draft answer");
     act(() => backend.emit({ type: "messageStored", seq: 3, role: "assistant" }));
     expect(screen.getByTestId("live-text")).not.toHaveTextContent("draft answer");
@@ -262,7 +264,7 @@ describe("interrupted runs", () => {
     await user.click(within(notice).getByRole("button", { name: "Resume" }));
     await waitFor(() => expect(backend.callsOf("execution_resume")).toHaveLength(1));
     expect(screen.queryByTestId("interrupted-notice")).toBeNull();
-    act(() => backend.emit({ type: "textDelta", text: "resumed" }));
+    act(() => backend.emit({ type: "textDelta", text: "resumed", atMs: 0 }));
     expect(await screen.findByTestId("live-text")).toHaveTextContent("resumed");
   });
 });

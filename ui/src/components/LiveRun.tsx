@@ -63,7 +63,7 @@ export function LiveRun({ run }: { run: RunState }) {
               <pre>{run.reasoning}</pre>
             </details>
           )}
-          <div className="live-text" data-testid="live-text">
+          <div className="live-text" data-testid="live-text" data-delta-at={run.lastDeltaAt ?? undefined}>
             {run.text || (run.awaiting ? t("run.waiting") : t("run.thinking"))}
           </div>
         </>

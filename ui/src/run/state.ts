@@ -28,6 +28,8 @@ export type RunState = {
   executionId: string | null;
   live: boolean;
   text: string;
+  /** When Rust forwarded the newest text delta (epoch ms), for the latency figure. */
+  lastDeltaAt: number | null;
   reasoning: string;
   tools: LiveTool[];
   todos: TodoItem[] | null;
@@ -49,6 +51,7 @@ export const idle: RunState = {
   executionId: null,
   live: false,
   text: "",
+  lastDeltaAt: null,
   reasoning: "",
   tools: [],
   todos: null,
@@ -67,7 +70,7 @@ export const idle: RunState = {
 export function reduce(state: RunState, event: RunEvent): RunState {
   switch (event.type) {
     case "textDelta":
-      return { ...state, text: state.text + event.text };
+      return { ...state, text: state.text + event.text, lastDeltaAt: event.atMs };
     case "reasoningDelta":
       return { ...state, reasoning: state.reasoning + event.text };
     case "discarded":
