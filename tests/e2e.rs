@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use decima_core::{NewMessage, Role, ToolCall};
 use decima_store::Store;
 use fantoccini::Locator;
-use support::{Driver, WAIT, artifacts, connect, titles_in_file, wait_for_text};
+use support::{Driver, WAIT, artifacts, click, click_text, connect, titles_in_file, wait_for_text};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn create_rename_and_read_conversations_in_the_real_app() {
@@ -56,17 +56,9 @@ async fn create_rename_and_read_conversations_in_the_real_app() {
     support::use_english(&client).await;
 
     // The seeded conversation is listed, and opening it shows its messages read-only.
-    let item = wait_for_text(
-        &client,
-        "[data-testid=conversation-item]",
-        "Seeded 种子 conversation",
-    )
-    .await;
-    assert_eq!(
-        item.attr("data-conversation-id").await.unwrap(),
-        Some(seeded.to_string())
-    );
-    item.click().await.unwrap();
+    let seeded_item = format!("[data-testid=conversation-item][data-conversation-id='{seeded}']");
+    wait_for_text(&client, &seeded_item, "Seeded 种子 conversation").await;
+    click_text(&client, &seeded_item, "Seeded 种子 conversation").await;
     wait_for_text(&client, "[data-testid=message]", "invoices.csv").await;
     let messages = client
         .find_all(Locator::Css("[data-testid=message]"))
@@ -85,13 +77,7 @@ async fn create_rename_and_read_conversations_in_the_real_app() {
         .await
         .unwrap();
     input.send_keys(title).await.unwrap();
-    client
-        .find(Locator::Css("[data-testid=new-conversation-submit]"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    click(&client, "[data-testid=new-conversation-submit]").await;
     let created = wait_for_text(&client, "[data-testid=conversation-item]", title).await;
     let created_id = created
         .attr("data-conversation-id")
@@ -141,18 +127,20 @@ async fn create_rename_and_read_conversations_in_the_real_app() {
     assert!(!rows.iter().any(|(t, _)| t == title), "{rows:?}");
 
     // Delete it; the row stays in the file, soft-deleted.
-    let item = wait_for_text(
+    wait_for_text(
         &client,
         "[data-testid=conversation-item]",
         "Renamed in WebKit",
     )
     .await;
-    item.find(Locator::Css("[data-testid=delete-conversation]"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    click(
+        &client,
+        &format!(
+            "[data-testid=conversation-item][data-conversation-id='{created_id}'] \
+             [data-testid=delete-conversation]"
+        ),
+    )
+    .await;
     client
         .wait()
         .at_most(WAIT)

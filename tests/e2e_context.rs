@@ -10,14 +10,12 @@
 
 mod support;
 
-use std::time::{Duration, Instant};
-
 use decima_core::{NewMessage, Role};
 use decima_store::{NewProvider, Store};
 use decima_testkit::{LlmServer, Reply, Turn};
 use fantoccini::{Client, Locator};
 use serde_json::json;
-use support::{Driver, WAIT, artifacts, connect, save_failure_artifacts, wait_for_text};
+use support::{Driver, attr, click, connect, shot, wait_for_text, wait_until};
 
 const WINDOW: u32 = 32_000;
 
@@ -46,56 +44,14 @@ async fn usage(store: &Store, id: decima_core::ConversationId) -> f64 {
         .usage
 }
 
-async fn wait_until<F, Fut>(client: &Client, what: &str, mut check: F)
-where
-    F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = bool>,
-{
-    let started = Instant::now();
-    while !check().await {
-        if started.elapsed() > WAIT {
-            save_failure_artifacts(client).await;
-            panic!("{what} (see target/e2e-artifacts/failure.*)");
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-}
-
 async fn meter(client: &Client) -> (Option<f64>, Option<String>) {
-    match client
-        .find(Locator::Css("[role=meter][data-testid=context-usage]"))
-        .await
-    {
-        Ok(m) => (
-            m.attr("aria-valuenow")
-                .await
-                .unwrap()
-                .and_then(|v| v.parse().ok()),
-            m.attr("data-state").await.unwrap(),
-        ),
-        Err(_) => (None, None),
-    }
-}
-
-async fn click(client: &Client, css: &str) {
-    let started = Instant::now();
-    loop {
-        if let Ok(e) = client.find(Locator::Css(css)).await
-            && e.click().await.is_ok()
-        {
-            return;
-        }
-        if started.elapsed() > WAIT {
-            save_failure_artifacts(client).await;
-            panic!("cannot click {css}");
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-}
-
-async fn shot(client: &Client, name: &str) {
-    let png = client.screenshot().await.unwrap();
-    std::fs::write(artifacts().join(name), png).unwrap();
+    let css = "[role=meter][data-testid=context-usage]";
+    (
+        attr(client, css, "aria-valuenow")
+            .await
+            .and_then(|v| v.parse().ok()),
+        attr(client, css, "data-state").await,
+    )
 }
 
 async fn compactions(db: &std::path::Path) -> Vec<(String, Option<i64>)> {

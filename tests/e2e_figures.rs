@@ -17,7 +17,7 @@ use decima_core::{NewMessage, Role};
 use decima_store::{NewProvider, Store};
 use decima_testkit::{LlmServer, Reply, StreamOptions, Turn};
 use fantoccini::Locator;
-use support::{Driver, connect, wait_for_text};
+use support::{Driver, click, connect, wait_for_text};
 
 const MESSAGES: usize = 100_000;
 const DELTAS: usize = 20;
@@ -277,13 +277,7 @@ async fn cold_start_idle_memory_and_a_100k_message_conversation() {
         .send_keys("Say the parts")
         .await
         .unwrap();
-    client
-        .find(Locator::Css("[data-testid=send]"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    click(&client, "[data-testid=send]").await;
     wait_for_text(&client, "[data-testid=message]", &format!("part {DELTAS}")).await;
     let latencies = client
         .execute("return window.__latencies;", vec![])

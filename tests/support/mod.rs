@@ -144,7 +144,9 @@ pub async fn connect(driver: &Driver, data_dir: &Path) -> Client {
 }
 
 /// Polls until some element matching `css` has text containing `needle`; on timeout, saves a
-/// screenshot and the page source.
+/// screenshot and the page source. React re-renders replace nodes at any moment, and WebKit then
+/// answers a lookup with a stale-element error: that counts as "not yet" and the poll goes on.
+/// The element returned can go stale the same way, so to click it use [`click_text`].
 pub async fn wait_for_text(
     client: &Client,
     css: &str,
@@ -152,17 +154,8 @@ pub async fn wait_for_text(
 ) -> fantoccini::elements::Element {
     let started = Instant::now();
     loop {
-        for element in client.find_all(Locator::Css(css)).await.unwrap() {
-            // textContent, not the rendered text: WebKitWebDriver leaves out text inside <button>.
-            let text = element
-                .prop("textContent")
-                .await
-                .ok()
-                .flatten()
-                .unwrap_or_default();
-            if text.contains(needle) {
-                return element;
-            }
+        if let Some(element) = find_with_text(client, css, needle).await {
+            return element;
         }
         if started.elapsed() > WAIT {
             save_failure_artifacts(client).await;
@@ -170,6 +163,121 @@ pub async fn wait_for_text(
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
+}
+
+/// One look for an element matching `css` whose text contains `needle`; any WebDriver error
+/// (a node replaced mid-lookup) is a miss.
+async fn find_with_text(
+    client: &Client,
+    css: &str,
+    needle: &str,
+) -> Option<fantoccini::elements::Element> {
+    for element in client.find_all(Locator::Css(css)).await.ok()? {
+        // textContent, not the rendered text: WebKitWebDriver leaves out text inside <button>.
+        let text = element.prop("textContent").await.ok().flatten();
+        if text.is_some_and(|t| t.contains(needle)) {
+            return Some(element);
+        }
+    }
+    None
+}
+
+/// Clicks the element matching `css` whose text contains `needle`, looking it up again when a
+/// re-render replaced it between the lookup and the click.
+pub async fn click_text(client: &Client, css: &str, needle: &str) {
+    let started = Instant::now();
+    loop {
+        if let Some(element) = find_with_text(client, css, needle).await
+            && element.click().await.is_ok()
+        {
+            return;
+        }
+        if started.elapsed() > WAIT {
+            save_failure_artifacts(client).await;
+            panic!("cannot click {css} with text {needle:?} (see target/e2e-artifacts/failure.*)");
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// Clicks the first element matching `css`, looking it up again when it is not there yet or a
+/// re-render replaced it.
+pub async fn click(client: &Client, css: &str) {
+    let started = Instant::now();
+    loop {
+        if let Ok(element) = client.find(Locator::Css(css)).await
+            && element.click().await.is_ok()
+        {
+            return;
+        }
+        if started.elapsed() > WAIT {
+            save_failure_artifacts(client).await;
+            panic!("cannot click {css} (see target/e2e-artifacts/failure.*)");
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// Polls until `check` holds; on timeout saves the window and fails with `what`.
+pub async fn wait_until<F, Fut>(client: &Client, what: &str, mut check: F)
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = bool>,
+{
+    let started = Instant::now();
+    while !check().await {
+        if started.elapsed() > WAIT {
+            save_failure_artifacts(client).await;
+            panic!("{what} (see target/e2e-artifacts/failure.*)");
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// How many elements match `css`, counted inside the page in one script, so that no element
+/// handle can go stale on the way.
+pub async fn count(client: &Client, css: &str) -> usize {
+    let n = client
+        .execute(
+            "return document.querySelectorAll(arguments[0]).length;",
+            vec![serde_json::json!(css)],
+        )
+        .await
+        .unwrap();
+    n.as_u64().map_or(0, |n| n as usize)
+}
+
+/// The text of the first element matching `css`, or "" when there is none; read inside the page
+/// in one script.
+pub async fn text_of(client: &Client, css: &str) -> String {
+    let text = client
+        .execute(
+            "const e = document.querySelector(arguments[0]); return e ? e.textContent : '';",
+            vec![serde_json::json!(css)],
+        )
+        .await
+        .unwrap();
+    text.as_str().unwrap_or_default().to_owned()
+}
+
+/// An attribute of the first element matching `css`; `None` when there is no such element or
+/// attribute. Read inside the page in one script.
+pub async fn attr(client: &Client, css: &str, name: &str) -> Option<String> {
+    let value = client
+        .execute(
+            "const e = document.querySelector(arguments[0]); return e ? e.getAttribute(arguments[1]) : null;",
+            vec![serde_json::json!(css), serde_json::json!(name)],
+        )
+        .await
+        .unwrap();
+    value.as_str().map(str::to_owned)
+}
+
+/// Saves a PNG of the window under `target/e2e-artifacts`, for the person reviewing the run.
+pub async fn shot(client: &Client, name: &str) {
+    let png = client.screenshot().await.unwrap();
+    assert!(png.starts_with(b"\x89PNG"), "a PNG screenshot");
+    std::fs::write(artifacts().join(name), &png).unwrap();
 }
 
 /// Keeps what the window showed when a wait timed out, for the person reading the CI log.
