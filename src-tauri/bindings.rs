@@ -9,7 +9,7 @@ use specta_typescript::Typescript;
 use tauri_specta::{Builder, collect_commands};
 
 use crate::commands::{
-    compression, context, conversations, executions, library, messages, reviews, runs,
+    compression, context, conversations, executions, library, messages, reviews, runs, settings,
 };
 
 /// Where the generated bindings live, relative to the workspace root.
@@ -50,6 +50,9 @@ pub fn builder() -> Builder<tauri::Wry> {
             library::preset_import,
             library::conversation_export,
             library::sandbox_status,
+            settings::settings_get,
+            settings::settings_save,
+            settings::provider_thresholds_save,
         ])
 }
 
@@ -99,7 +102,7 @@ mod tests {
             .skip(1)
             .filter_map(|rest| rest.split('"').next())
             .collect();
-        assert_eq!(invoked.len(), 27, "{invoked:?}");
+        assert_eq!(invoked.len(), 30, "{invoked:?}");
         for command in invoked {
             assert!(
                 build_rs.contains(&format!("\"{command}\"")),

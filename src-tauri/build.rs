@@ -29,6 +29,9 @@ fn main() {
         "preset_import",
         "conversation_export",
         "sandbox_status",
+        "settings_get",
+        "settings_save",
+        "provider_thresholds_save",
     ]);
     let attributes = tauri_build::Attributes::new()
         .capabilities_path_pattern("./src-tauri/capabilities/**/*")

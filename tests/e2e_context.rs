@@ -15,7 +15,7 @@ use decima_store::{NewProvider, Store};
 use decima_testkit::{LlmServer, Reply, Turn};
 use fantoccini::{Client, Locator};
 use serde_json::json;
-use support::{Driver, attr, click, connect, shot, wait_for_text, wait_until};
+use support::{Driver, attr, click, click_text, connect, shot, wait_for_text, wait_until};
 
 const WINDOW: u32 = 32_000;
 
@@ -31,10 +31,10 @@ async fn usage(store: &Store, id: decima_core::ConversationId) -> f64 {
     let preset = decima_runtime::context::preset_of(store, &conversation)
         .await
         .unwrap();
-    let window = decima_runtime::settings::window_settings(store, None)
+    let window = decima_runtime::settings::window_settings(store, Some("local"))
         .await
         .unwrap();
-    let scale = decima_runtime::settings::calibration_scale(store, None)
+    let scale = decima_runtime::settings::calibration_scale(store, Some("local"))
         .await
         .unwrap();
     decima_runtime::context::build(store, &conversation, &preset, &window, scale)
@@ -52,6 +52,19 @@ async fn meter(client: &Client) -> (Option<f64>, Option<String>) {
             .and_then(|v| v.parse().ok()),
         attr(client, css, "data-state").await,
     )
+}
+
+async fn saved_settings(db: &std::path::Path) -> Option<serde_json::Value> {
+    let pool = sqlx::SqlitePool::connect(&format!("sqlite://{}?mode=ro", db.display()))
+        .await
+        .unwrap();
+    let row: Option<(String,)> =
+        sqlx::query_as("SELECT value FROM app_settings WHERE key = 'workbench'")
+            .fetch_optional(&pool)
+            .await
+            .unwrap();
+    pool.close().await;
+    row.map(|(text,)| serde_json::from_str(&text).unwrap())
 }
 
 async fn compactions(db: &std::path::Path) -> Vec<(String, Option<i64>)> {
@@ -116,6 +129,20 @@ async fn the_meter_crosses_70_and_85_percent_then_compression_is_previewed_confi
             })
             .await
             .unwrap();
+        // A second provider: with two, the window must be told which one runs use.
+        store
+            .providers()
+            .create(NewProvider {
+                name: "spare".into(),
+                kind: "openai".into(),
+                preset: None,
+                base_url: "http://127.0.0.1:9/v1".into(),
+                model: "unused".into(),
+                context_window: 4_000,
+                settings: json!({}),
+            })
+            .await
+            .unwrap();
         let c = store
             .conversations()
             .create("Long notes 长笔记", None)
@@ -147,11 +174,27 @@ async fn the_meter_crosses_70_and_85_percent_then_compression_is_previewed_confi
     let driver = Driver::start();
     let client = connect(&driver, data.path()).await;
     support::use_english(&client).await;
-    wait_for_text(&client, "[data-testid=conversation-item]", "Long notes")
-        .await
-        .click()
-        .await
-        .unwrap();
+    click_text(&client, "[data-testid=conversation-item]", "Long notes").await;
+    // Two providers and no choice yet: the meter cannot know the window, and says where to
+    // choose.
+    wait_for_text(
+        &client,
+        "[role=alert][data-testid=error-banner]",
+        "choose the one runs use in Settings",
+    )
+    .await;
+    click(&client, "[data-testid=error-dismiss]").await;
+    click(&client, "[data-testid=settings-button]").await;
+    let select = wait_for_text(&client, "[data-testid=run-provider]", "spare").await;
+    select.select_by_value("local").await.unwrap();
+    wait_for_text(&client, "[data-testid=run-settings-saved]", "Saved").await;
+    shot(&client, "settings-run-provider.png").await;
+    click(&client, "[data-testid=settings-close]").await;
+    assert_eq!(
+        saved_settings(&db).await,
+        Some(json!({"provider": "local", "reviewer_provider": null, "sandbox": "host"})),
+        "the choice is in the SQLite file"
+    );
     wait_until(
         &client,
         "the meter never showed the seeded usage",

@@ -240,20 +240,72 @@ async fn cold_start_idle_memory_and_a_100k_message_conversation() {
         .as_f64()
         .expect("the 100k-message conversation opened at its last message");
     println!("figure: open a {MESSAGES}-message conversation {opened:.0} ms");
-    let shown = client
-        .find_all(Locator::Css("[data-testid=message]"))
+    let shown = support::count(&client, "[data-testid=message]").await;
+    assert!(
+        shown < 100,
+        "the list is virtualized: only the rows near the view are rendered, not {shown}"
+    );
+
+    // Scrolling up through it: first still (the baseline frame), then at a mouse wheel's pace
+    // (100 px a frame), then a fling (half a screen a frame) that reads earlier pages on the
+    // way. What each frame took, and the rows in the DOM, which must stay few however much is
+    // loaded.
+    let scrolled = client
+        .execute_async(
+            "const done = arguments[arguments.length - 1];\
+             const el = document.querySelector('[data-testid=message-scroll]');\
+             const phases = [['still', 60, () => 0], ['wheel', 120, () => 100],\
+                             ['fling', 240, () => el.clientHeight / 2]];\
+             const out = {}; let most = 0; let p = 0; let n = 0; let last = performance.now();\
+             const step = () => {\
+               const now = performance.now(); const [name, frames, by] = phases[p];\
+               (out[name] ??= []).push(now - last); last = now;\
+               most = Math.max(most, document.querySelectorAll('[data-testid=message]').length);\
+               el.scrollTop = Math.max(0, el.scrollTop - by());\
+               if (++n >= frames) { n = 0; p += 1; }\
+               if (p < phases.length) { requestAnimationFrame(step); return; }\
+               const list = document.querySelector('[data-testid=message-list]');\
+               done({...out, most, loaded: Number(list.dataset.count)});\
+             };\
+             requestAnimationFrame(step);",
+            vec![],
+        )
         .await
-        .unwrap()
-        .len();
-    assert!(shown <= 1_000, "only pages are rendered, not all: {shown}");
+        .unwrap();
+    let most = scrolled["most"].as_u64().unwrap();
+    let loaded = scrolled["loaded"].as_u64().unwrap();
+    assert!(
+        loaded > 400,
+        "scrolling up read earlier pages: {loaded} loaded"
+    );
+    assert!(
+        most < 100,
+        "the DOM stays small while {loaded} messages are loaded: {most} rows"
+    );
+    for phase in ["still", "wheel", "fling"] {
+        let mut frames: Vec<f64> = scrolled[phase]
+            .as_array()
+            .unwrap()
+            .iter()
+            .skip(1)
+            .filter_map(serde_json::Value::as_f64)
+            .collect();
+        frames.sort_by(f64::total_cmp);
+        println!(
+            "figure: frame time, {phase} ({} frames): median {:.1} ms, p95 {:.1} ms, max {:.1} ms",
+            frames.len(),
+            frames[frames.len() / 2],
+            frames[frames.len() * 95 / 100],
+            frames[frames.len() - 1],
+        );
+    }
+    println!(
+        "figure: after scrolling, {loaded} messages loaded and at most {most} rows in the DOM"
+    );
 
     // A delta's way to the screen: Rust stamps each text delta as it forwards it; the page
     // notes when the frame that shows it is painted.
-    wait_for_text(&client, "[data-testid=conversation-item]", "Short one")
-        .await
-        .click()
-        .await
-        .unwrap();
+    support::click_text(&client, "[data-testid=conversation-item]", "Short one").await;
     client
         .execute(
             "window.__latencies = [];\

@@ -104,15 +104,16 @@ async fn run(
     let store = &state.store;
     let conversation = store.conversations().get(id).await?;
     let preset = context::preset_of(store, &conversation).await?;
-    let window = settings::window_settings(store, None).await?;
+    let provider = super::settings::provider_in_force(state).await?;
+    let window = settings::window_settings(store, provider.as_deref()).await?;
     let ctx = CompressContext {
         store,
         data_dir: &state.data_dir,
         conversation: &conversation,
         preset: &preset,
         window: &window,
-        scale: settings::calibration_scale(store, None).await?,
-        provider: None,
+        scale: settings::calibration_scale(store, provider.as_deref()).await?,
+        provider: provider.as_deref(),
         events: &decima_runtime::NoEvents,
     };
     let outcome = compression::compress(

@@ -5,8 +5,8 @@ use tauri::State;
 
 use crate::{AppError, AppState, ContextUsage};
 
-/// How full the conversation's context is, per layer, against the configured provider's window
-/// (or `DECIMA_CONTEXT_WINDOW`).
+/// How full the conversation's context is, per layer, against the window of the provider chosen
+/// in the settings (else the only configured one, or `DECIMA_CONTEXT_WINDOW`).
 #[tauri::command]
 #[specta::specta]
 #[tracing::instrument(name = "command", skip_all, fields(name = "context_usage"))]
@@ -18,8 +18,9 @@ pub async fn context_usage(
     let store = &state.store;
     let conversation = store.conversations().get(id).await?;
     let preset = decima_runtime::context::preset_of(store, &conversation).await?;
-    let window = decima_runtime::settings::window_settings(store, None).await?;
-    let scale = decima_runtime::settings::calibration_scale(store, None).await?;
+    let provider = super::settings::provider_in_force(&state).await?;
+    let window = decima_runtime::settings::window_settings(store, provider.as_deref()).await?;
+    let scale = decima_runtime::settings::calibration_scale(store, provider.as_deref()).await?;
     let built =
         decima_runtime::context::build(store, &conversation, &preset, &window, scale).await?;
     Ok(ContextUsage::from(&built))

@@ -15,18 +15,7 @@ use crate::{AppError, AppState};
 #[tracing::instrument(name = "command", skip_all, fields(name = "provider_list"))]
 pub async fn provider_list(state: State<'_, AppState>) -> Result<Vec<ProviderView>, AppError> {
     let listed = providers::list(&state.store, &state.data_dir).await?;
-    Ok(listed
-        .into_iter()
-        .map(|l| ProviderView {
-            name: l.record.name,
-            kind: l.record.kind,
-            preset: l.record.preset,
-            base_url: l.record.base_url,
-            model: l.record.model,
-            context_window: l.record.context_window,
-            has_api_key: l.has_api_key,
-        })
-        .collect())
+    Ok(listed.into_iter().map(ProviderView::of).collect())
 }
 
 /// Adds a provider from a preset (with overrides) or a custom endpoint. The key goes to the
@@ -73,15 +62,7 @@ pub async fn provider_add(
     listed
         .into_iter()
         .find(|l| l.record.id == added.record.id)
-        .map(|l| ProviderView {
-            name: l.record.name,
-            kind: l.record.kind,
-            preset: l.record.preset,
-            base_url: l.record.base_url,
-            model: l.record.model,
-            context_window: l.record.context_window,
-            has_api_key: l.has_api_key,
-        })
+        .map(ProviderView::of)
         .ok_or_else(|| AppError::not_found("the provider vanished right after it was added"))
 }
 

@@ -8,6 +8,7 @@ pub mod library;
 pub mod messages;
 pub mod reviews;
 pub mod runs;
+pub mod settings;
 
 use decima_core::{ConversationId, ExecutionId};
 

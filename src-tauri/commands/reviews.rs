@@ -26,13 +26,16 @@ pub async fn review_run(
     };
     let focus = focus.map(|f| f.trim().to_owned()).filter(|f| !f.is_empty());
     let store = &state.store;
+    let chosen = decima_runtime::preferences::load(store).await?;
+    let agent_provider = super::settings::provider_in_force(&state).await?;
+    let reviewer = chosen.reviewer_in_force(store).await?;
     let earlier = store.reviews().open_findings(conversation, None).await?;
     let outcome = review::review(
         &ReviewContext {
             store,
             data_dir: &state.data_dir,
             events: &decima_runtime::NoEvents,
-            agent_provider: None,
+            agent_provider: agent_provider.as_deref(),
         },
         ReviewRequest {
             conversation,
@@ -41,7 +44,7 @@ pub async fn review_run(
             review_type,
             focus: focus.clone(),
             trigger: ReviewTrigger::User,
-            reviewer: None,
+            reviewer,
             final_review: false,
         },
     )

@@ -7,7 +7,8 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use decima_runtime::agent::{self, RunOutcome, RunRequest, Session};
-use decima_store::{Resolution, SandboxKind, Store};
+use decima_runtime::preferences;
+use decima_store::{Resolution, Store};
 use tauri::State;
 use tauri::ipc::Channel;
 use tracing::Instrument;
@@ -40,7 +41,12 @@ pub async fn run_start(
         // A clear error now rather than a failed run later.
         state.store.conversations().get(id).await?;
     }
-    Ok(spawn_run(&state, app, on_event, move |session| {
+    // The settings' choices, checked now: a removed provider is an error the user can act on.
+    let chosen = preferences::load(&state.store).await?;
+    let provider = super::settings::provider_in_force(&state).await?;
+    let reviewer_provider = chosen.reviewer_in_force(&state.store).await?;
+    let sandbox = chosen.sandbox;
+    Ok(spawn_run(&state, app, on_event, provider, move |session| {
         Box::pin(async move {
             agent::run(
                 session,
@@ -48,8 +54,11 @@ pub async fn run_start(
                     conversation,
                     workspace: None,
                     task,
-                    sandbox: SandboxKind::Host,
-                    options: agent::RunOptions::default(),
+                    sandbox,
+                    options: agent::RunOptions {
+                        reviewer_provider,
+                        ..agent::RunOptions::default()
+                    },
                 },
             )
             .await
@@ -103,7 +112,7 @@ pub async fn execution_recover(
     let choice = resolution(&choice)?;
     let execution = super::execution_id(&execution_id)?;
     state.store.executions().get(execution).await?;
-    Ok(spawn_run(&state, app, on_event, move |session| {
+    Ok(spawn_run(&state, app, on_event, None, move |session| {
         Box::pin(async move { agent::recover(session, execution, choice).await })
     }))
 }
@@ -120,7 +129,7 @@ pub async fn execution_resume(
 ) -> Result<String, AppError> {
     let execution = super::execution_id(&execution_id)?;
     state.store.executions().get(execution).await?;
-    Ok(spawn_run(&state, app, on_event, move |session| {
+    Ok(spawn_run(&state, app, on_event, None, move |session| {
         Box::pin(async move { agent::resume(session, execution).await })
     }))
 }
@@ -141,11 +150,13 @@ type RunFuture<'a> =
     std::pin::Pin<Box<dyn Future<Output = decima_runtime::Result<RunOutcome>> + Send + 'a>>;
 
 /// Registers a run, starts it in the background with its events going to `channel`, and
-/// returns its id. The last event is always `runEnded`.
+/// returns its id. The last event is always `runEnded`. `provider` is the one a new run uses;
+/// `None` for a resumed one, which keeps the provider it started with.
 fn spawn_run(
     state: &AppState,
     app: tauri::AppHandle,
     channel: Channel<RunEvent>,
+    provider: Option<String>,
     work: impl for<'s> FnOnce(&'s Session<'s>) -> RunFuture<'s> + Send + 'static,
 ) -> String {
     let (run_id, run) = state.runs.start();
@@ -160,7 +171,7 @@ fn spawn_run(
             let session = Session {
                 store: &store,
                 data_dir: &data_dir,
-                provider: None,
+                provider: provider.as_deref(),
                 events: &sink,
                 choices: &run.choices,
                 cancel: run.cancel.clone(),

@@ -10,7 +10,10 @@ mod settings;
 pub use compression::{CompactionMarker, CompressionPreview, SummaryPreview};
 pub use execution::{ExecutionView, FailureReport, FindingView, ReviewView};
 pub use run_event::{LayerTokens, RunEvent, TodoItem};
-pub use settings::{ExportView, PresetView, ProviderProbe, ProviderView, SandboxStatus};
+pub use settings::{
+    ExportView, PresetView, ProviderProbe, ProviderView, SandboxStatus, ThresholdsView,
+    WorkbenchSettings,
+};
 
 use decima_core::{Message, Role};
 use decima_store::Conversation;

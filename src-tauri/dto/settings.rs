@@ -1,6 +1,7 @@
 //! Settings and library shapes: providers (never their keys), presets, exports.
 
-use serde::Serialize;
+use decima_core::context::Thresholds;
+use serde::{Deserialize, Serialize};
 use specta::Type;
 
 /// A provider as the settings list shows it. Its key never leaves Rust: only whether one is
@@ -22,6 +23,86 @@ pub struct ProviderView {
     pub context_window: u32,
     /// Whether the secret store holds a key for it.
     pub has_api_key: bool,
+    /// Where its meter warns and compression starts (the ones in force).
+    pub thresholds: ThresholdsView,
+}
+
+impl ProviderView {
+    /// The view of a listed provider. Unreadable settings show the defaults in force.
+    pub fn of(listed: decima_runtime::providers::Listed) -> Self {
+        let thresholds = decima_runtime::settings::ProviderSettings::from_record(&listed.record)
+            .map(|s| s.thresholds())
+            .unwrap_or_default();
+        let record = listed.record;
+        Self {
+            name: record.name,
+            kind: record.kind,
+            preset: record.preset,
+            base_url: record.base_url,
+            model: record.model,
+            context_window: record.context_window,
+            has_api_key: listed.has_api_key,
+            thresholds: ThresholdsView::from(thresholds),
+        }
+    }
+}
+
+/// Thresholds as fractions of the window, and whether compression runs on its own.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, Type)]
+#[serde(rename_all = "camelCase")]
+pub struct ThresholdsView {
+    /// The meter warns from here.
+    pub warn: f64,
+    /// Standard compression from here.
+    pub compress: f64,
+    /// Deep compression from here.
+    pub deep: f64,
+    /// Whether compression runs on its own when a threshold is crossed.
+    pub enabled: bool,
+}
+
+impl From<Thresholds> for ThresholdsView {
+    fn from(t: Thresholds) -> Self {
+        Self {
+            warn: t.warn,
+            compress: t.compress,
+            deep: t.deep,
+            enabled: t.enabled,
+        }
+    }
+}
+
+impl From<ThresholdsView> for Thresholds {
+    fn from(t: ThresholdsView) -> Self {
+        Self {
+            warn: t.warn,
+            compress: t.compress,
+            deep: t.deep,
+            enabled: t.enabled,
+        }
+    }
+}
+
+/// The workbench's choices: the provider runs use, the reviewer's, and where tools run.
+#[derive(Debug, Clone, Serialize, Type)]
+#[serde(rename_all = "camelCase")]
+pub struct WorkbenchSettings {
+    /// The provider runs use; `null` is the only configured one.
+    pub provider: Option<String>,
+    /// The tenth man's provider; `null` is the run's own.
+    pub reviewer_provider: Option<String>,
+    /// `host` or `docker`.
+    pub sandbox: String,
+}
+
+impl From<decima_runtime::preferences::Preferences> for WorkbenchSettings {
+    fn from(p: decima_runtime::preferences::Preferences) -> Self {
+        Self {
+            provider: p.provider,
+            reviewer_provider: p.reviewer_provider,
+            sandbox: p.sandbox.as_str().to_owned(),
+        }
+    }
 }
 
 /// What a connection test measured.

@@ -26,6 +26,8 @@ export function App() {
   const [reopenAfterUndo, setReopenAfterUndo] = useState(false);
   const runs = useRuns(report);
   const [settingsOpen, setSettingsOpen] = useState(false);
+  // Bumped when the settings close, so the meter measures against the provider chosen there.
+  const [settingsKey, setSettingsKey] = useState(0);
   const { interrupted, dismiss: dismissInterrupted } = useInterrupted(report);
 
   const open =
@@ -99,7 +101,15 @@ export function App() {
   return (
     <div className="app">
       <Header onSettings={() => setSettingsOpen(true)} />
-      {settingsOpen && <SettingsDialog onClose={() => setSettingsOpen(false)} report={report} />}
+      {settingsOpen && (
+        <SettingsDialog
+          onClose={() => {
+            setSettingsOpen(false);
+            setSettingsKey((n) => n + 1);
+          }}
+          report={report}
+        />
+      )}
       {error && <ErrorBanner error={error} onDismiss={dismiss} />}
       <InterruptedNotice
         executions={interrupted}
@@ -134,6 +144,7 @@ export function App() {
               run={run}
               executions={executions}
               refreshKey={run.stored}
+              settingsKey={settingsKey}
               report={report}
               onSend={send}
               onStop={() => void runs.stop(open.id)}

@@ -23,8 +23,8 @@ export const commands = {
 	 */
 	messagePage: (conversationId: string, beforeSeq: number | null, limit: number) => typedError<MessagePage, AppError>(__TAURI_INVOKE("message_page", { conversationId, beforeSeq, limit })),
 	/**
-	 *  How full the conversation's context is, per layer, against the configured provider's window
-	 *  (or `DECIMA_CONTEXT_WINDOW`).
+	 *  How full the conversation's context is, per layer, against the window of the provider chosen
+	 *  in the settings (else the only configured one, or `DECIMA_CONTEXT_WINDOW`).
 	 */
 	contextUsage: (conversationId: string) => typedError<ContextUsage, AppError>(__TAURI_INVOKE("context_usage", { conversationId })),
 	/**  Starts an agent run on `task`, in the conversation (or a new one titled from the task). */
@@ -91,6 +91,18 @@ export const commands = {
 	 *  say why not. Runs on the host need nothing.
 	 */
 	sandboxStatus: () => typedError<SandboxStatus, AppError>(__TAURI_INVOKE("sandbox_status")),
+	/**  What the settings say now. */
+	settingsGet: () => typedError<WorkbenchSettings, AppError>(__TAURI_INVOKE("settings_get")),
+	/**
+	 *  Saves the run's provider, the reviewer's and the sandbox; `null` or blank is "no choice".
+	 *  Runs started afterwards use them; a run already going keeps what it started with.
+	 */
+	settingsSave: (provider: string | null, reviewerProvider: string | null, sandbox: string) => typedError<WorkbenchSettings, AppError>(__TAURI_INVOKE("settings_save", { provider, reviewerProvider, sandbox })),
+	/**
+	 *  Sets where a provider's meter warns and compression starts, and whether it compresses on
+	 *  its own.
+	 */
+	providerThresholdsSave: (name: string, thresholds: ThresholdsView) => typedError<ProviderView, AppError>(__TAURI_INVOKE("provider_thresholds_save", { name, thresholds })),
 };
 
 /* Types */
@@ -383,6 +395,8 @@ export type ProviderView = {
 	contextWindow: number,
 	/**  Whether the secret store holds a key for it. */
 	hasApiKey: boolean,
+	/**  Where its meter warns and compression starts (the ones in force). */
+	thresholds: ThresholdsView,
 };
 
 /**  A tenth-man review and the findings earlier reviews left open. */
@@ -614,6 +628,18 @@ export type SummaryPreview = {
 	text: string,
 };
 
+/**  Thresholds as fractions of the window, and whether compression runs on its own. */
+export type ThresholdsView = {
+	/**  The meter warns from here. */
+	warn: number | null,
+	/**  Standard compression from here. */
+	compress: number | null,
+	/**  Deep compression from here. */
+	deep: number | null,
+	/**  Whether compression runs on its own when a threshold is crossed. */
+	enabled: boolean,
+};
+
 /**  A todo of the plan, as the todo panel shows it. */
 export type TodoItem = {
 	/**  Its id in the plan. */
@@ -640,6 +666,16 @@ export type ToolCallView = {
 	name: string,
 	/**  Raw JSON text, possibly invalid: the UI pretty-prints when it can. */
 	arguments: string,
+};
+
+/**  The workbench's choices: the provider runs use, the reviewer's, and where tools run. */
+export type WorkbenchSettings = {
+	/**  The provider runs use; `null` is the only configured one. */
+	provider: string | null,
+	/**  The tenth man's provider; `null` is the run's own. */
+	reviewerProvider: string | null,
+	/**  `host` or `docker`. */
+	sandbox: string,
 };
 
 /* Tauri Specta runtime */

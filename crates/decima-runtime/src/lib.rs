@@ -12,6 +12,7 @@ pub mod events;
 pub mod export;
 pub mod logging;
 pub mod memo;
+pub mod preferences;
 pub mod presets;
 pub mod providers;
 pub mod review;

@@ -181,6 +181,34 @@ pub async fn remove(store: &Store, data_dir: &Path, name: &str) -> Result<()> {
     Ok(())
 }
 
+/// Sets where a provider's meter warns and compression starts, and whether compression runs on
+/// its own; returns the updated row. Thresholds that are not increasing fractions are refused,
+/// so a typo cannot switch compression off by accident; the rest of the settings are kept.
+pub async fn set_thresholds(
+    store: &Store,
+    name: &str,
+    thresholds: Thresholds,
+) -> Result<ProviderRecord> {
+    thresholds.validate()?;
+    if thresholds.deep > 1.0 {
+        return Err(RuntimeError::Config(format!(
+            "deep compression at {:.0}% of the window would start only after the window is full; \
+             use at most 100%",
+            thresholds.deep * 100.0
+        )));
+    }
+    let record = store.providers().get_by_name(name).await?;
+    let mut settings = ProviderSettings::from_record(&record)?;
+    settings.thresholds = Some(thresholds);
+    let updated = store
+        .providers()
+        .update_settings(name, settings.to_value())
+        .await?;
+    info!(provider = %name, warn = thresholds.warn, compress = thresholds.compress,
+          deep = thresholds.deep, enabled = thresholds.enabled, "thresholds set");
+    Ok(updated)
+}
+
 /// What a connection test measured.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Probe {

@@ -6,6 +6,7 @@
 
 #![warn(missing_docs)]
 
+mod app_settings;
 mod calibrations;
 mod checkpointer;
 mod compactions;
@@ -33,6 +34,7 @@ use std::sync::Arc;
 use decima_core::TokenCounter;
 use sqlx::{Sqlite, SqlitePool, Transaction};
 
+pub use app_settings::AppSettings;
 pub use calibrations::Calibrations;
 pub use compactions::{CompactionRecord, Compactions, LiveState, TRIGGERS};
 pub use conversations::{Conversation, Conversations};
@@ -95,6 +97,11 @@ impl Store {
     /// Providers: the LLM endpoints the user configured. Their keys live in the keyring, not here.
     pub fn providers(&self) -> Providers<'_> {
         Providers::new(self)
+    }
+
+    /// Installation-wide settings (the run's provider, the reviewer, the sandbox), by key.
+    pub fn app_settings(&self) -> AppSettings<'_> {
+        AppSettings::new(self)
     }
 
     /// Token calibrations: per-model corrections learned from providers' reported usage.

@@ -357,7 +357,7 @@ fn checked_settings(settings: serde_json::Value) -> Result<serde_json::Value> {
 }
 
 /// The first object key, at any depth, that names a secret.
-fn secret_key(value: &serde_json::Value) -> Option<String> {
+pub(crate) fn secret_key(value: &serde_json::Value) -> Option<String> {
     match value {
         serde_json::Value::Object(map) => map.iter().find_map(|(key, inner)| {
             let norm: String = key

@@ -233,3 +233,74 @@ async fn calibrations_upsert() {
     ));
     assert_eq!(cal.get("deepseek-chat").await.unwrap(), Some((0.79, 4)));
 }
+
+#[tokio::test]
+async fn app_settings_keep_objects_replace_them_and_survive_a_reopen() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("decima.db");
+    let store = common::open(&path).await;
+    let settings = store.app_settings();
+    assert_eq!(settings.get("workbench").await.unwrap(), None);
+
+    settings
+        .put(
+            "workbench",
+            &json!({"provider": "deepseek", "sandbox": "host"}),
+        )
+        .await
+        .unwrap();
+    settings
+        .put(
+            "workbench",
+            &json!({"provider": "claude", "sandbox": "docker"}),
+        )
+        .await
+        .unwrap();
+    store.close().await;
+
+    let store = common::open(&path).await;
+    assert_eq!(
+        store.app_settings().get("workbench").await.unwrap(),
+        Some(json!({"provider": "claude", "sandbox": "docker"}))
+    );
+}
+
+#[tokio::test]
+async fn app_settings_refuse_secrets_odd_keys_and_non_objects_and_keep_what_was_there() {
+    let (_dir, store) = common::temp_store().await;
+    let settings = store.app_settings();
+    settings
+        .put("workbench", &json!({"provider": "deepseek"}))
+        .await
+        .unwrap();
+
+    for (key, value) in [
+        (
+            "workbench",
+            json!({"provider": "x", "nested": {"Api-Key": "sk-live"}}),
+        ),
+        ("workbench", json!({"client_secret": "s"})),
+        ("workbench", json!(["provider"])),
+        ("workbench", json!("deepseek")),
+        ("", json!({})),
+        ("Workbench", json!({})),
+        ("../etc", json!({})),
+        (&"k".repeat(65), json!({})),
+        ("workbench", json!({"notes": "x".repeat(70_000)})),
+    ] {
+        let err = settings.put(key, &value).await.unwrap_err();
+        assert!(
+            matches!(err, StoreError::InvalidInput(_)),
+            "{key:?} {value}: {err:?}"
+        );
+    }
+    assert!(matches!(
+        settings.get("DROP TABLE").await.unwrap_err(),
+        StoreError::InvalidInput(_)
+    ));
+    assert_eq!(
+        settings.get("workbench").await.unwrap(),
+        Some(json!({"provider": "deepseek"})),
+        "a refused write changes nothing"
+    );
+}

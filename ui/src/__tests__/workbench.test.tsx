@@ -9,6 +9,18 @@ import { execution, failureReport, review } from "../test/workbench";
 
 const C1 = conversation({ id: "c1", title: "Invoices", messageCount: 2 });
 
+/** The rendered message with this seq, if the virtualized list rendered it. */
+function shownMessage(seq: number): HTMLElement | undefined {
+  return screen.queryAllByTestId("message").find((m) => m.getAttribute("data-seq") === String(seq));
+}
+
+/** Whether a rendered row lies within the list's viewport (rows are placed by a translateY). */
+function inView(row: HTMLElement): boolean {
+  const viewport = screen.getByTestId("message-scroll");
+  const top = Number(/translateY\((-?[\d.]+)px\)/.exec(row.style.transform)?.[1] ?? NaN);
+  return top + 1 > viewport.scrollTop && top < viewport.scrollTop + viewport.clientHeight;
+}
+
 function backendWith(init: Partial<FakeBackend> = {}) {
   const backend = new FakeBackend({
     conversations: [C1],
@@ -225,10 +237,6 @@ describe("failure recovery", () => {
 
 describe("tenth man", () => {
   it("reviews on demand and scrolls to and highlights the cited message", async () => {
-    const scrolled: Element[] = [];
-    Element.prototype.scrollIntoView = vi.fn(function (this: Element) {
-      scrolled.push(this);
-    });
     const backend = backendWith({ review: review() });
     const { user } = await openC1();
     await user.click(screen.getByRole("button", { name: "Tenth man review" }));
@@ -241,9 +249,8 @@ describe("tenth man", () => {
     expect(within(dialog).getByTestId("finding")).toHaveTextContent("The ledger was never checked");
 
     await user.click(within(dialog).getByTestId("finding-evidence"));
-    const cited = screen.getAllByTestId("message").find((m) => m.getAttribute("data-seq") === "2");
-    await waitFor(() => expect(cited).toHaveAttribute("data-highlighted", "true"));
-    expect(scrolled).toContain(cited);
+    await waitFor(() => expect(shownMessage(2)).toHaveAttribute("data-highlighted", "true"));
+    expect(inView(shownMessage(2)!)).toBe(true);
   });
 
   it("shows a failed review's error", async () => {
@@ -290,8 +297,7 @@ describe("long conversations", () => {
   const many = (n: number) =>
     Array.from({ length: n }, (_, i) => message({ id: `m${i + 1}`, seq: i + 1, content: `line ${i + 1}` }));
 
-  it("opens with the newest page, reads upwards on scroll, and finds cited messages above", async () => {
-    Element.prototype.scrollIntoView = vi.fn();
+  it("renders only the rows near the view, reads upwards on scroll, and finds cited messages above", async () => {
     const backend = new FakeBackend({ conversations: [C1], messages: { c1: many(450) } });
     backend.review = review({
       findings: [{ ...review().findings[0]!, evidenceSeqs: [3] }],
@@ -299,24 +305,32 @@ describe("long conversations", () => {
     backend.install();
     const { user } = renderApp();
     await user.click(await screen.findByTestId("conversation-item"));
+    // It opens at its end, with the newest page loaded and only the rows in view rendered.
     await screen.findByText("line 450");
-    expect(screen.getAllByTestId("message")).toHaveLength(200);
-    expect(screen.getAllByTestId("message")[0]).toHaveAttribute("data-seq", "251");
+    const list = screen.getByTestId("message-list");
+    expect(list).toHaveAttribute("data-count", "200");
+    expect(inView(shownMessage(450)!)).toBe(true);
+    expect(screen.getAllByTestId("message").length).toBeLessThan(40);
+    expect(shownMessage(251)).toBeUndefined();
 
-    act(() => {
-      screen.getByTestId("message-list").parentElement!.dispatchEvent(new Event("scroll"));
-    });
-    await waitFor(() => expect(screen.getAllByTestId("message")).toHaveLength(400));
+    // Scrolling to the top reads the page above, and what was in view stays in view.
+    const viewport = screen.getByTestId("message-scroll");
+    const topSeq = () => Number(screen.getAllByTestId("message").find(inView)?.getAttribute("data-seq"));
+    act(() => viewport.scrollTo({ top: 0 }));
+    const firstInView = topSeq();
+    await waitFor(() => expect(list).toHaveAttribute("data-count", "400"));
     expect(backend.callsOf("message_page")[1]?.args).toEqual({ conversationId: "c1", beforeSeq: 251, limit: 200 });
+    expect(topSeq()).toBe(firstInView);
+    expect(screen.getAllByTestId("message").length).toBeLessThan(40);
 
+    // A cited message above everything loaded: read upwards to it, bring it into view, highlight it.
     await user.click(screen.getByRole("button", { name: "Tenth man review" }));
     await user.click(screen.getByTestId("review-start"));
     await user.click(await screen.findByTestId("finding-evidence"));
-    await waitFor(() => {
-      const cited = screen.getAllByTestId("message").find((m) => m.getAttribute("data-seq") === "3");
-      expect(cited).toHaveAttribute("data-highlighted", "true");
-    });
-    expect(screen.getAllByTestId("message")).toHaveLength(450);
+    await waitFor(() => expect(shownMessage(3)).toHaveAttribute("data-highlighted", "true"));
+    expect(list).toHaveAttribute("data-count", "450");
+    await waitFor(() => expect(inView(shownMessage(3)!)).toBe(true));
+    expect(screen.getAllByTestId("message").length).toBeLessThan(40);
   });
 });
 
@@ -396,6 +410,60 @@ describe("settings and library", () => {
     expect(await within(dialog).findByTestId("preset-imported")).toHaveTextContent("Seraphina");
     expect(backend.callsOf("preset_import")[0]?.args).toEqual({ fileName: "seraphina.json", bytes: [123, 125] });
     expect(within(dialog).getAllByTestId("preset")).toHaveLength(1);
+  });
+
+  it("chooses the run's provider, the reviewer's and the sandbox, and sets a provider's thresholds", async () => {
+    const backend = backendWith();
+    backend.providers = [
+      { name: "fast", model: "m", baseUrl: "http://a", contextWindow: 128000, hasApiKey: true },
+      { name: "careful", model: "m", baseUrl: "http://b", contextWindow: 200000, hasApiKey: true },
+    ];
+    const { user } = renderApp();
+    await user.click(await screen.findByRole("button", { name: "Settings" }));
+    const runs = await screen.findByTestId("run-settings");
+    expect(within(runs).getByTestId("run-provider")).toHaveValue("");
+    expect(within(runs).getByRole("radio", { name: "Host (the workspace folder)" })).toHaveAttribute("aria-checked", "true");
+
+    await user.selectOptions(within(runs).getByTestId("run-provider"), "fast");
+    await user.selectOptions(within(runs).getByTestId("reviewer-provider"), "careful");
+    await user.click(within(runs).getByRole("radio", { name: "Docker container" }));
+    await waitFor(() => expect(backend.callsOf("settings_save")).toHaveLength(3));
+    expect(backend.callsOf("settings_save")[2]?.args).toEqual({ provider: "fast", reviewerProvider: "careful", sandbox: "docker" });
+    expect(within(runs).getByRole("radio", { name: "Docker container" })).toHaveAttribute("aria-checked", "true");
+    expect(within(runs).getByTestId("run-settings-saved")).toHaveTextContent("Saved.");
+    // The engine's state stands beside the choice.
+    expect(within(runs).getByTestId("sandbox-status")).toHaveTextContent("No Docker engine");
+
+    // Thresholds in percent; ones that do not increase are refused with the runtime's reason.
+    const careful = screen.getAllByTestId("provider").find((r) => r.getAttribute("data-name") === "careful")!;
+    const form = within(careful).getByTestId("thresholds");
+    expect(within(form).getByTestId("threshold-warn")).toHaveValue("70");
+    await user.clear(within(form).getByTestId("threshold-compress"));
+    await user.type(within(form).getByTestId("threshold-compress"), "95");
+    await user.click(within(form).getByTestId("thresholds-save"));
+    expect(await screen.findByRole("alert")).toHaveTextContent("increasing");
+    expect(backend.providers[1]?.thresholds).toBeUndefined();
+
+    await user.clear(within(form).getByTestId("threshold-compress"));
+    await user.type(within(form).getByTestId("threshold-compress"), "80");
+    await user.click(within(form).getByTestId("threshold-enabled"));
+    await user.click(within(form).getByTestId("thresholds-save"));
+    await waitFor(() => expect(backend.providers[1]?.thresholds).toEqual({ warn: 0.7, compress: 0.8, deep: 0.9, enabled: false }));
+    expect(backend.callsOf("provider_thresholds_save")[1]?.args).toEqual({
+      name: "careful",
+      thresholds: { warn: 0.7, compress: 0.8, deep: 0.9, enabled: false },
+    });
+  });
+
+  it("keeps showing a saved provider that was removed, so the user sees what to fix", async () => {
+    const backend = backendWith();
+    backend.settings = { provider: "gone", reviewerProvider: null, sandbox: "host" };
+    const { user } = renderApp();
+    await user.click(await screen.findByRole("button", { name: "Settings" }));
+    const runs = await screen.findByTestId("run-settings");
+    expect(within(runs).getByTestId("run-provider")).toHaveValue("gone");
+    await user.selectOptions(within(runs).getByTestId("run-provider"), "");
+    await waitFor(() => expect(backend.settings.provider).toBeNull());
   });
 
   it("switches the theme and keeps it", async () => {

@@ -18,7 +18,8 @@ type Props = {
   /** The usage a running step just reported (0..1), newer than the fetched one. */
   liveUsage: number | null;
   /** Changes whenever the conversation changed: the usage is fetched again. */
-  refreshKey: number;
+  /** Changes whenever the usage may have changed (messages stored, a compression, the settings). */
+  refreshKey: string;
   report: ReportError;
   /** Opens the compression dialog. */
   onCompress: () => void;

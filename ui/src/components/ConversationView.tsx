@@ -1,4 +1,4 @@
-import { useEffect, useLayoutEffect, useRef, useState } from "react";
+import { useEffect, useState } from "react";
 import { useTranslation } from "react-i18next";
 import { call } from "../api/call";
 import { commands, type CompactionMarker, type ConversationSummary, type ExecutionView, type MessageView } from "../bindings";
@@ -12,7 +12,7 @@ import { ContextMeter } from "./ContextMeter";
 import { EmptyState } from "./EmptyState";
 import { ExportMenu } from "./ExportMenu";
 import { LiveRun } from "./LiveRun";
-import { MessageItem } from "./MessageItem";
+import { MessageList } from "./MessageList";
 import { RecoveryPanel } from "./RecoveryPanel";
 import { RelativeTime } from "./RelativeTime";
 import { SubagentTree, type SubagentNode } from "./SubagentTree";
@@ -28,6 +28,8 @@ type Props = {
   run: RunState;
   executions: ExecutionView[];
   refreshKey: number;
+  /** Bumped when the settings close: the provider, and so the window, may have changed. */
+  settingsKey: number;
   report: ReportError;
   onSend: (task: string) => Promise<boolean>;
   onStop: () => void;
@@ -70,27 +72,6 @@ export function ConversationView(props: Props) {
   const latestAuto = [...run.compactions].reverse().find((c) => markers.some((m) => m.id === c.id && m.undoable));
   const [highlighted, setHighlighted] = useState<number | null>(null);
 
-  // The conversation opens at its end, and follows new messages while the reader is there.
-  const scrollRef = useRef<HTMLDivElement>(null);
-  const atEnd = useRef(true);
-  // When older messages are put above, the ones in view stay where they were.
-  const heightBefore = useRef<number | null>(null);
-  const firstSeq = messages[0]?.seq;
-  useLayoutEffect(() => {
-    const el = scrollRef.current;
-    if (!el) return;
-    if (heightBefore.current !== null) {
-      el.scrollTop += el.scrollHeight - heightBefore.current;
-      heightBefore.current = null;
-    } else if (atEnd.current) el.scrollTop = el.scrollHeight;
-  }, [messages.length, firstSeq, run.text, run.tools.length]);
-
-  const readEarlier = async () => {
-    const el = scrollRef.current;
-    heightBefore.current = el ? el.scrollHeight : null;
-    if (!(await loadEarlier())) heightBefore.current = null;
-  };
-
   // Evidence may cite a message above the loaded pages: read upwards until it is there.
   const [seeking, setSeeking] = useState<number | null>(null);
   useEffect(() => {
@@ -111,9 +92,6 @@ export function ConversationView(props: Props) {
 
   useEffect(() => {
     if (highlighted === null) return;
-    document
-      .querySelector(`[data-testid="message"][data-seq="${highlighted}"]`)
-      ?.scrollIntoView({ block: "center", behavior: "smooth" });
     const timer = window.setTimeout(() => setHighlighted(null), HIGHLIGHT_MS);
     return () => window.clearTimeout(timer);
   }, [highlighted]);
@@ -153,7 +131,7 @@ export function ConversationView(props: Props) {
             <ContextMeter
               conversationId={conversation.id}
               liveUsage={run.live ? run.usage : null}
-              refreshKey={refreshKey + compressions * 100000}
+              refreshKey={`${refreshKey}:${compressions}:${props.settingsKey}`}
               report={report}
               onCompress={() => setCompressOpen(true)}
             />
@@ -179,35 +157,24 @@ export function ConversationView(props: Props) {
       </header>
       <div className="workbench">
         <div className="workbench-main">
-          <div
-            className="message-scroll"
-            ref={scrollRef}
-            onScroll={(e) => {
-              const el = e.currentTarget;
-              atEnd.current = el.scrollHeight - el.scrollTop - el.clientHeight < 48;
-              if (el.scrollTop < 200 && heightBefore.current === null) void readEarlier();
-            }}
-          >
-            {loading ? (
-              <EmptyState testId="messages-loading">{t("main.loading")}</EmptyState>
-            ) : messages.length === 0 && !run.live ? (
-              <EmptyState testId="no-messages">{t("main.noMessages")}</EmptyState>
-            ) : (
-              <ol className="message-list" data-testid="message-list">
-                {messages.map((m, i) => (
-                  <MessageWithMarkers
-                    key={m.id}
-                    message={m}
-                    previousSeq={i === 0 ? null : (messages[i - 1]?.seq ?? null)}
-                    markers={markers}
-                    highlighted={m.seq === highlighted}
-                    onUndo={(id) => void undo(id)}
-                  />
-                ))}
-              </ol>
-            )}
-            <LiveRun run={run} />
-          </div>
+          <MessageList
+            key={conversation.id}
+            conversationId={conversation.id}
+            messages={messages}
+            markers={markers}
+            highlighted={highlighted}
+            onUndo={(id) => void undo(id)}
+            loadEarlier={loadEarlier}
+            placeholder={
+              loading ? (
+                <EmptyState testId="messages-loading">{t("main.loading")}</EmptyState>
+              ) : messages.length === 0 && !run.live ? (
+                <EmptyState testId="no-messages">{t("main.noMessages")}</EmptyState>
+              ) : null
+            }
+            footer={<LiveRun run={run} />}
+            footerKey={`${run.text.length}:${run.reasoning.length}:${run.tools.length}:${run.tools.filter((x) => x.done).length}`}
+          />
           {latestAuto && (
             <p className="compaction-notice" data-testid="compaction-notice" role="status">
               {t("compress.autoNotice", {
@@ -251,37 +218,5 @@ export function ConversationView(props: Props) {
         />
       )}
     </section>
-  );
-}
-
-/** A message, preceded by the markers of compactions whose summaries end just before it. */
-function MessageWithMarkers(props: {
-  message: MessageView;
-  previousSeq: number | null;
-  markers: CompactionMarker[];
-  highlighted: boolean;
-  onUndo: (compactionId: string) => void;
-}) {
-  const { t } = useTranslation();
-  const { message, previousSeq, markers } = props;
-  const here = markers.filter(
-    (m) => m.endSeq !== null && m.endSeq < message.seq && (previousSeq === null || m.endSeq >= previousSeq),
-  );
-  return (
-    <>
-      {here.map((m) => (
-        <li key={m.id} className="compaction-marker" data-testid="compaction-marker" data-compaction-id={m.id}>
-          <span>
-            {t("compress.marker", { level: m.level, trigger: m.trigger, start: m.startSeq ?? "?", end: m.endSeq ?? "?" })}
-          </span>
-          {m.undoable && (
-            <button type="button" className="link-button" data-testid="compaction-undo" onClick={() => props.onUndo(m.id)}>
-              {t("compress.undo")}
-            </button>
-          )}
-        </li>
-      ))}
-      <MessageItem message={message} highlighted={props.highlighted} />
-    </>
   );
 }

@@ -1,3 +1,4 @@
+import { memo } from "react";
 import { useTranslation } from "react-i18next";
 import type { MessageView } from "../bindings";
 import { formatFullTime, formatMessageTime, formatNumber } from "../lib/format";
@@ -5,14 +6,30 @@ import { PinIcon } from "./Icons";
 import { MessageContent } from "./MessageContent";
 import { ToolCallCard } from "./ToolCallCard";
 
-export function MessageItem({ message, highlighted = false }: { message: MessageView; highlighted?: boolean }) {
+type Props = {
+  message: MessageView;
+  highlighted?: boolean;
+  /** Set by a virtualized list: it measures the row and places it `start` pixels down. */
+  ref?: (node: HTMLLIElement | null) => void;
+  index?: number;
+  start?: number;
+};
+
+/**
+ * One stored message. Memoized: a scrolling list re-renders on every frame, and a row whose
+ * message and place did not change must not parse its markdown again.
+ */
+export const MessageItem = memo(function MessageItem({ message, highlighted = false, ref, index, start }: Props) {
   const { t, i18n } = useTranslation();
   const lang = i18n.resolvedLanguage ?? "en";
   const { seq, role, name, content, reasoning, toolCalls, toolCallId, tokens, pinned, createdAt } = message;
 
   return (
     <li
-      className={`message role-${role}${pinned ? " pinned" : ""}${highlighted ? " highlighted" : ""}`}
+      ref={ref}
+      data-index={index}
+      style={start === undefined ? undefined : { transform: `translateY(${start}px)` }}
+      className={`${index === undefined ? "" : "list-row "}message role-${role}${pinned ? " pinned" : ""}${highlighted ? " highlighted" : ""}`}
       data-testid="message"
       data-highlighted={highlighted ? "true" : undefined}
       data-seq={seq}
@@ -65,4 +82,4 @@ export function MessageItem({ message, highlighted = false }: { message: Message
       )}
     </li>
   );
-}
+});

@@ -5,10 +5,15 @@ import { commands, type PresetView, type ProviderView, type SandboxStatus } from
 import type { ReportError } from "../hooks/useErrorBanner";
 import { applyTheme, savedTheme, THEMES, type Theme } from "../lib/theme";
 import { LanguageSwitch } from "./LanguageSwitch";
+import { RunSettings } from "./settings/RunSettings";
+import { ThresholdsEditor } from "./settings/ThresholdsEditor";
 
 type Props = { onClose: () => void; report: ReportError };
 
-/** Providers (keys go to the keyring), the sandbox, the language, the theme, the presets. */
+/**
+ * Providers (keys go to the keyring) with their thresholds, what runs use (provider, reviewer,
+ * sandbox), the language, the theme, the presets.
+ */
 export function SettingsDialog({ onClose, report }: Props) {
   const { t } = useTranslation();
   const [providers, setProviders] = useState<ProviderView[]>([]);
@@ -104,6 +109,12 @@ export function SettingsDialog({ onClose, report }: Props) {
                   {t("settings.remove")}
                 </button>
                 {tested[p.name] && <span data-testid="provider-test-result"> {tested[p.name]}</span>}
+                <ThresholdsEditor
+                  key={JSON.stringify(p.thresholds)}
+                  provider={p}
+                  report={report}
+                  onSaved={(updated) => setProviders((all) => all.map((x) => (x.name === updated.name ? updated : x)))}
+                />
               </li>
             ))}
           </ul>
@@ -126,12 +137,7 @@ export function SettingsDialog({ onClose, report }: Props) {
           </form>
         </section>
 
-        <section aria-label={t("settings.sandbox")}>
-          <h3>{t("settings.sandbox")}</h3>
-          <p data-testid="sandbox-status">
-            {sandbox === null ? "…" : sandbox.dockerAvailable ? t("settings.dockerOk") : t("settings.dockerMissing", { detail: sandbox.detail })}
-          </p>
-        </section>
+        <RunSettings providers={providers} sandbox={sandbox} report={report} />
 
         <section aria-label={t("settings.appearance")}>
           <h3>{t("settings.appearance")}</h3>

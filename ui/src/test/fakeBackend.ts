@@ -10,6 +10,8 @@ import type {
   MessageView,
   ReviewView,
   RunEvent,
+  ThresholdsView,
+  WorkbenchSettings,
 } from "../bindings";
 
 export type Call = { cmd: string; args: Record<string, unknown> };
@@ -29,7 +31,16 @@ export class FakeBackend {
   executions: Record<string, ExecutionView[]> = {};
   interrupted: ExecutionView[] = [];
   review: ReviewView | null = null;
-  providers: { name: string; model: string; baseUrl: string; contextWindow: number; hasApiKey: boolean }[] = [];
+  providers: {
+    name: string;
+    model: string;
+    baseUrl: string;
+    contextWindow: number;
+    hasApiKey: boolean;
+    thresholds?: ThresholdsView;
+  }[] = [];
+  /** The workbench settings settings_get answers and settings_save replaces. */
+  settings: WorkbenchSettings = { provider: null, reviewerProvider: null, sandbox: "host" };
   presets: { id: string; name: string; kind: string; source: string | null; createdAt: string }[] = [];
   /** Compactions in force, by conversation id. */
   compactions: Record<string, CompactionMarker[]> = {};
@@ -46,8 +57,15 @@ export class FakeBackend {
   }
 
   install(): this {
-    mockIPC((cmd, payload) => this.handle(cmd, (payload ?? {}) as Record<string, unknown>));
+    // Real IPC serialises every answer, so the webview never shares an object with the backend:
+    // answer with a copy, or a list changed here in place would look unchanged to React.
+    const copy = (value: unknown) => (value === undefined ? undefined : JSON.parse(JSON.stringify(value)));
+    mockIPC(async (cmd, payload) => copy(await this.handle(cmd, (payload ?? {}) as Record<string, unknown>)));
     return this;
+  }
+
+  private providerView(p: FakeBackend["providers"][number]) {
+    return { thresholds: { warn: 0.7, compress: 0.85, deep: 0.9, enabled: true }, ...p, kind: "openai", preset: null };
   }
 
   /** Every later call of `cmd` rejects with `error` until `succeed(cmd)`. */
@@ -151,7 +169,36 @@ export class FakeBackend {
       case "run_choose":
         return null;
       case "provider_list":
-        return this.providers.map((p) => ({ ...p, kind: "openai", preset: null }));
+        return this.providers.map((p) => this.providerView(p));
+      case "settings_get":
+        return this.settings;
+      case "settings_save": {
+        // The runtime's rules: blank is no choice; a name must be a configured provider.
+        const name = (v: unknown) => (typeof v === "string" && v.trim() !== "" ? v.trim() : null);
+        const next: WorkbenchSettings = {
+          provider: name(args.provider),
+          reviewerProvider: name(args.reviewerProvider),
+          sandbox: String(args.sandbox),
+        };
+        for (const chosen of [next.provider, next.reviewerProvider]) {
+          if (chosen !== null && !this.providers.some((p) => p.name === chosen))
+            throw { code: "invalid_input", message: `the provider '${chosen}' is not configured; choose another in Settings` } satisfies AppError;
+        }
+        if (next.sandbox !== "host" && next.sandbox !== "docker")
+          throw { code: "invalid_input", message: `"${next.sandbox}" is not a sandbox kind (host or docker)` } satisfies AppError;
+        this.settings = next;
+        return next;
+      }
+      case "provider_thresholds_save": {
+        const t = args.thresholds as ThresholdsView;
+        const provider = this.providers.find((p) => p.name === args.name);
+        if (!provider) throw { code: "not_found", message: `no provider ${String(args.name)}` } satisfies AppError;
+        const [warn, compress, deep] = [Number(t.warn), Number(t.compress), Number(t.deep)];
+        if (!(warn > 0 && warn <= compress && compress <= deep && deep <= 1))
+          throw { code: "invalid_input", message: "thresholds must be positive and increasing" } satisfies AppError;
+        provider.thresholds = t;
+        return this.providerView(provider);
+      }
       case "provider_add": {
         const added = {
           name: String(args.name),
@@ -161,7 +208,7 @@ export class FakeBackend {
           hasApiKey: args.apiKey !== null && args.apiKey !== undefined,
         };
         this.providers.push(added);
-        return { ...added, kind: "openai", preset: null };
+        return this.providerView(added);
       }
       case "provider_test":
         return { elapsedMs: 42, promptTokens: 12 };

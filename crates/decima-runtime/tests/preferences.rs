@@ -1,0 +1,218 @@
+//! The workbench preferences against a real SQLite file: saved, read back, checked against the
+//! configured providers, and clear about a choice that no longer holds.
+
+// Test code: a failed setup step should panic right where it happened.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use decima_runtime::RuntimeError;
+use decima_runtime::preferences::{self, Preferences};
+use decima_store::{NewProvider, SandboxKind, Store};
+
+async fn store_with(names: &[&str]) -> (tempfile::TempDir, Store) {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(
+        &dir.path().join("decima.db"),
+        decima_llm::tokens::store_counter(),
+    )
+    .await
+    .unwrap();
+    for name in names {
+        store
+            .providers()
+            .create(NewProvider {
+                name: (*name).into(),
+                kind: "openai".into(),
+                preset: None,
+                base_url: "http://127.0.0.1:9".into(),
+                model: "m".into(),
+                context_window: 32_000,
+                settings: serde_json::json!({}),
+            })
+            .await
+            .unwrap();
+    }
+    (dir, store)
+}
+
+#[tokio::test]
+async fn nothing_saved_is_the_defaults() {
+    let (_dir, store) = store_with(&[]).await;
+    let loaded = preferences::load(&store).await.unwrap();
+    assert_eq!(loaded, Preferences::default());
+    assert_eq!(loaded.sandbox, SandboxKind::Host);
+    assert_eq!(loaded.provider_in_force(&store).await.unwrap(), None);
+}
+
+#[tokio::test]
+async fn saved_choices_come_back_and_blank_names_mean_no_choice() {
+    let (_dir, store) = store_with(&["fast", "careful"]).await;
+    let saved = preferences::save(
+        &store,
+        Preferences {
+            provider: Some(" fast ".into()),
+            reviewer_provider: Some("careful".into()),
+            sandbox: SandboxKind::Docker,
+        },
+    )
+    .await
+    .unwrap();
+    assert_eq!(saved.provider.as_deref(), Some("fast"));
+    let loaded = preferences::load(&store).await.unwrap();
+    assert_eq!(loaded, saved);
+    assert_eq!(
+        loaded.reviewer_in_force(&store).await.unwrap().as_deref(),
+        Some("careful")
+    );
+
+    let cleared = preferences::save(
+        &store,
+        Preferences {
+            provider: Some("   ".into()),
+            reviewer_provider: Some(String::new()),
+            sandbox: SandboxKind::Host,
+        },
+    )
+    .await
+    .unwrap();
+    assert_eq!(cleared, Preferences::default());
+    assert_eq!(
+        preferences::load(&store).await.unwrap(),
+        Preferences::default()
+    );
+}
+
+#[tokio::test]
+async fn an_unknown_provider_is_refused_and_nothing_changes() {
+    let (_dir, store) = store_with(&["fast"]).await;
+    let first = Preferences {
+        provider: Some("fast".into()),
+        ..Preferences::default()
+    };
+    preferences::save(&store, first.clone()).await.unwrap();
+    for bad in ["slow", "../../etc/passwd", "fast\u{0}"] {
+        let err = preferences::save(
+            &store,
+            Preferences {
+                reviewer_provider: Some(bad.into()),
+                ..first.clone()
+            },
+        )
+        .await
+        .unwrap_err();
+        assert!(
+            matches!(err, RuntimeError::Config(_) | RuntimeError::Store(_)),
+            "{bad:?}: {err:?}"
+        );
+    }
+    assert_eq!(preferences::load(&store).await.unwrap(), first);
+}
+
+#[tokio::test]
+async fn a_provider_removed_after_it_was_chosen_is_named_in_the_error() {
+    let (dir, store) = store_with(&["fast"]).await;
+    preferences::save(
+        &store,
+        Preferences {
+            provider: Some("fast".into()),
+            ..Preferences::default()
+        },
+    )
+    .await
+    .unwrap();
+    decima_runtime::providers::remove(&store, dir.path(), "fast")
+        .await
+        .unwrap();
+    let err = preferences::load(&store)
+        .await
+        .unwrap()
+        .provider_in_force(&store)
+        .await
+        .unwrap_err();
+    let text = err.to_string();
+    assert!(
+        text.contains("'fast'") && text.contains("Settings"),
+        "{text}"
+    );
+}
+
+#[tokio::test]
+async fn unreadable_saved_settings_are_an_error_that_says_what_to_do() {
+    let (_dir, store) = store_with(&[]).await;
+    store
+        .app_settings()
+        .put("workbench", &serde_json::json!({"sandbox": "kubernetes"}))
+        .await
+        .unwrap();
+    let err = preferences::load(&store).await.unwrap_err();
+    assert!(
+        matches!(&err, RuntimeError::Config(m) if m.contains("save them again")),
+        "{err:?}"
+    );
+}
+
+#[tokio::test]
+async fn thresholds_are_checked_then_kept_with_the_provider_and_read_by_the_window() {
+    use decima_core::context::Thresholds;
+    use decima_runtime::providers::set_thresholds;
+    use decima_runtime::settings::window_settings;
+
+    let (_dir, store) = store_with(&["fast"]).await;
+    let default = window_settings(&store, Some("fast")).await.unwrap();
+    assert_eq!(default.thresholds, Thresholds::default());
+
+    for bad in [
+        Thresholds {
+            warn: 0.9,
+            compress: 0.8,
+            deep: 0.95,
+            enabled: true,
+        },
+        Thresholds {
+            warn: 0.5,
+            compress: 0.6,
+            deep: 1.2,
+            enabled: true,
+        },
+        Thresholds {
+            warn: f64::NAN,
+            compress: 0.6,
+            deep: 0.7,
+            enabled: true,
+        },
+        Thresholds {
+            warn: 0.0,
+            compress: 0.6,
+            deep: 0.7,
+            enabled: true,
+        },
+    ] {
+        assert!(
+            set_thresholds(&store, "fast", bad).await.is_err(),
+            "{bad:?}"
+        );
+    }
+    assert_eq!(
+        window_settings(&store, Some("fast"))
+            .await
+            .unwrap()
+            .thresholds,
+        Thresholds::default(),
+        "a refused setting changes nothing"
+    );
+
+    let chosen = Thresholds {
+        warn: 0.6,
+        compress: 0.75,
+        deep: 0.8,
+        enabled: false,
+    };
+    set_thresholds(&store, "fast", chosen).await.unwrap();
+    assert_eq!(
+        window_settings(&store, Some("fast"))
+            .await
+            .unwrap()
+            .thresholds,
+        chosen
+    );
+    assert!(set_thresholds(&store, "gone", chosen).await.is_err());
+}

@@ -1,0 +1,158 @@
+import { useVirtualizer } from "@tanstack/react-virtual";
+import { memo, useEffect, useLayoutEffect, useMemo, useRef, type ReactNode } from "react";
+import { useTranslation } from "react-i18next";
+import type { CompactionMarker, MessageView } from "../bindings";
+import { MessageItem } from "./MessageItem";
+
+/** One row of the list: a stored message, or the marker of a compaction whose summary ends there. */
+type Row = { kind: "marker"; key: string; marker: CompactionMarker } | { kind: "message"; key: string; message: MessageView };
+
+/** Rows in reading order: each marker stands before the first message after its summary's end. */
+export function rowsOf(messages: MessageView[], markers: CompactionMarker[]): Row[] {
+  const rows: Row[] = [];
+  messages.forEach((message, i) => {
+    const previousSeq = i === 0 ? null : (messages[i - 1]?.seq ?? null);
+    for (const marker of markers) {
+      if (marker.endSeq !== null && marker.endSeq < message.seq && (previousSeq === null || marker.endSeq >= previousSeq)) {
+        rows.push({ kind: "marker", key: `k:${marker.id}`, marker });
+      }
+    }
+    rows.push({ kind: "message", key: `m:${message.id}`, message });
+  });
+  return rows;
+}
+
+/** A first guess at a row's height before it is measured; messages vary, markers are short. */
+const ESTIMATE_PX = 120;
+/** Rows rendered beyond the viewport on each side, so a fast scroll does not show blanks. */
+const OVERSCAN = 6;
+/** Within this many pixels of the top, the page above is read. */
+const READ_EARLIER_PX = 400;
+/** Within this many pixels of the end, the reader is following the conversation. */
+const AT_END_PX = 48;
+
+type Props = {
+  conversationId: string;
+  messages: MessageView[];
+  markers: CompactionMarker[];
+  /** The seq of the message to bring into view and highlight, if any. */
+  highlighted: number | null;
+  onUndo: (compactionId: string) => void;
+  /** Reads the page above the first loaded message. */
+  loadEarlier: () => Promise<boolean>;
+  /** Shown instead of the list when there is nothing to list (loading, empty). */
+  placeholder: ReactNode | null;
+  /** What follows the stored messages: the live run. */
+  footer: ReactNode;
+  /** Changes whenever the footer grows (streamed text, a new tool card). */
+  footerKey: unknown;
+};
+
+/**
+ * The conversation's messages, virtualized: only the rows near the viewport are in the DOM, so a
+ * conversation with 100k messages stays as light as a short one however far up the reader goes.
+ * It opens at its end and follows new messages and the live run while the reader is there; rows
+ * read above keep what is in view where it was (the virtualizer anchors on the end).
+ */
+export function MessageList(props: Props) {
+  const { conversationId, messages, markers, highlighted, onUndo, loadEarlier, placeholder } = props;
+  const scrollRef = useRef<HTMLDivElement>(null);
+  const rows = useMemo(() => rowsOf(messages, markers), [messages, markers]);
+  const virtualizer = useVirtualizer({
+    count: rows.length,
+    getScrollElement: () => scrollRef.current,
+    estimateSize: () => ESTIMATE_PX,
+    getItemKey: (index) => rows[index]?.key ?? index,
+    overscan: OVERSCAN,
+    anchorTo: "end",
+  });
+  const totalSize = virtualizer.getTotalSize();
+
+  // Following: true while the reader is at the end; a new conversation opens there.
+  const atEnd = useRef(true);
+  const opened = useRef<string | null>(null);
+  const reading = useRef(false);
+  useLayoutEffect(() => {
+    const el = scrollRef.current;
+    if (!el || rows.length === 0) return;
+    if (opened.current !== conversationId) {
+      opened.current = conversationId;
+      atEnd.current = true;
+    }
+    if (atEnd.current) el.scrollTop = Math.max(0, el.scrollHeight - el.clientHeight);
+  }, [conversationId, rows.length, totalSize, props.footerKey]);
+
+  // A cited message: bring it to the middle of the view.
+  useEffect(() => {
+    if (highlighted === null) return;
+    const index = rows.findIndex((r) => r.kind === "message" && r.message.seq === highlighted);
+    if (index < 0) return;
+    atEnd.current = false;
+    virtualizer.scrollToIndex(index, { align: "center" });
+    // Only a new citation moves the view; rows read meanwhile must not pull it back.
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [highlighted]);
+
+  const onScroll = () => {
+    const el = scrollRef.current;
+    if (!el) return;
+    atEnd.current = el.scrollHeight - el.scrollTop - el.clientHeight < AT_END_PX;
+    if (el.scrollTop < READ_EARLIER_PX && !reading.current && rows.length > 0) {
+      reading.current = true;
+      void loadEarlier().finally(() => {
+        reading.current = false;
+      });
+    }
+  };
+
+  return (
+    <div className="message-scroll" ref={scrollRef} onScroll={onScroll} data-testid="message-scroll">
+      {placeholder ?? (
+        <ol className="message-list" data-testid="message-list" data-count={rows.length} style={{ height: totalSize }}>
+          {virtualizer.getVirtualItems().map((item) => {
+            const row = rows[item.index];
+            if (!row) return null;
+            const place = { ref: virtualizer.measureElement, index: item.index, start: item.start };
+            return row.kind === "marker" ? (
+              <MarkerRow key={row.key} marker={row.marker} onUndo={onUndo} {...place} />
+            ) : (
+              <MessageItem key={row.key} message={row.message} highlighted={row.message.seq === highlighted} {...place} />
+            );
+          })}
+        </ol>
+      )}
+      {props.footer}
+    </div>
+  );
+}
+
+/** Where a compaction's summary stands in the conversation, with undo while it is allowed. */
+const MarkerRow = memo(function MarkerRow(props: {
+  marker: CompactionMarker;
+  onUndo: (compactionId: string) => void;
+  ref: (node: HTMLLIElement | null) => void;
+  index: number;
+  start: number;
+}) {
+  const { t } = useTranslation();
+  const { marker: m } = props;
+  return (
+    <li
+      ref={props.ref}
+      data-index={props.index}
+      style={{ transform: `translateY(${props.start}px)` }}
+      className="list-row compaction-row"
+      data-testid="compaction-marker"
+      data-compaction-id={m.id}
+    >
+      <div className="compaction-marker">
+        <span>{t("compress.marker", { level: m.level, trigger: m.trigger, start: m.startSeq ?? "?", end: m.endSeq ?? "?" })}</span>
+        {m.undoable && (
+          <button type="button" className="link-button" data-testid="compaction-undo" onClick={() => props.onUndo(m.id)}>
+            {t("compress.undo")}
+          </button>
+        )}
+      </div>
+    </li>
+  );
+});

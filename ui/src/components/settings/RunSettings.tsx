@@ -1,0 +1,107 @@
+import { useEffect, useState } from "react";
+import { useTranslation } from "react-i18next";
+import { call } from "../../api/call";
+import { commands, type ProviderView, type SandboxStatus, type WorkbenchSettings } from "../../bindings";
+import type { ReportError } from "../../hooks/useErrorBanner";
+
+const SANDBOXES = ["host", "docker"] as const;
+
+type Props = { providers: ProviderView[]; sandbox: SandboxStatus | null; report: ReportError };
+
+/**
+ * What new runs use: the provider, the tenth man's provider, and where tools run. Each change
+ * is saved at once (the runtime checks the names); a run already going keeps its own.
+ */
+export function RunSettings({ providers, sandbox, report }: Props) {
+  const { t } = useTranslation();
+  const [settings, setSettings] = useState<WorkbenchSettings | null>(null);
+  const [saved, setSaved] = useState(false);
+
+  useEffect(() => {
+    let alive = true;
+    void (async () => {
+      const res = await call(() => commands.settingsGet());
+      if (!alive) return;
+      if (res.status === "ok") setSettings(res.data);
+      else report(res.error);
+    })();
+    return () => {
+      alive = false;
+    };
+    // Read once when the dialog opens.
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, []);
+
+  const save = async (next: WorkbenchSettings) => {
+    setSaved(false);
+    const res = await call(() => commands.settingsSave(next.provider, next.reviewerProvider, next.sandbox));
+    if (res.status === "ok") {
+      setSettings(res.data);
+      setSaved(true);
+    } else report(res.error);
+  };
+
+  if (settings === null) return null;
+  const choices = providers.map((p) => p.name);
+  // A saved name the list no longer has stays visible, so the user sees what needs fixing.
+  const withSaved = (name: string | null) => (name !== null && !choices.includes(name) ? [...choices, name] : choices);
+
+  return (
+    <section aria-label={t("settings.runs")} data-testid="run-settings">
+      <h3>{t("settings.runs")}</h3>
+      <label className="settings-field">
+        <span>{t("settings.runProvider")}</span>
+        <select
+          data-testid="run-provider"
+          value={settings.provider ?? ""}
+          onChange={(e) => void save({ ...settings, provider: e.target.value || null })}
+        >
+          <option value="">{t("settings.automatic")}</option>
+          {withSaved(settings.provider).map((name) => (
+            <option key={name} value={name}>
+              {name}
+            </option>
+          ))}
+        </select>
+      </label>
+      <label className="settings-field">
+        <span>{t("settings.reviewerProvider")}</span>
+        <select
+          data-testid="reviewer-provider"
+          value={settings.reviewerProvider ?? ""}
+          onChange={(e) => void save({ ...settings, reviewerProvider: e.target.value || null })}
+        >
+          <option value="">{t("settings.sameAsRun")}</option>
+          {withSaved(settings.reviewerProvider).map((name) => (
+            <option key={name} value={name}>
+              {name}
+            </option>
+          ))}
+        </select>
+      </label>
+      <div className="segmented" role="radiogroup" aria-label={t("settings.sandbox")} data-testid="sandbox-choice">
+        {SANDBOXES.map((kind) => (
+          <button
+            key={kind}
+            type="button"
+            role="radio"
+            aria-checked={settings.sandbox === kind}
+            data-sandbox={kind}
+            className={settings.sandbox === kind ? "segmented-item active" : "segmented-item"}
+            onClick={() => void save({ ...settings, sandbox: kind })}
+          >
+            {t(`settings.sandboxes.${kind}`)}
+          </button>
+        ))}
+      </div>
+      <p data-testid="sandbox-status">
+        {sandbox === null ? "…" : sandbox.dockerAvailable ? t("settings.dockerOk") : t("settings.dockerMissing", { detail: sandbox.detail })}
+      </p>
+      {saved && (
+        <p className="muted" role="status" data-testid="run-settings-saved">
+          {t("settings.saved")}
+        </p>
+      )}
+    </section>
+  );
+}
