@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use decima_core::{NewMessage, Role, ToolCall};
 use decima_store::Store;
 use fantoccini::Locator;
-use support::{Driver, WAIT, artifacts, click, click_text, connect, titles_in_file, wait_for_text};
+use support::{Driver, WAIT, click, click_text, connect, shot, titles_in_file, wait_for_text};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn create_rename_and_read_conversations_in_the_real_app() {
@@ -85,9 +85,7 @@ async fn create_rename_and_read_conversations_in_the_real_app() {
         .unwrap()
         .expect("item carries its id");
 
-    let screenshot = client.screenshot().await.unwrap();
-    assert!(screenshot.starts_with(b"\x89PNG"), "a PNG screenshot");
-    std::fs::write(artifacts().join("conversation-created.png"), &screenshot).unwrap();
+    shot(&client, "conversation-created.png").await;
 
     // It is in the SQLite file, written by the app process.
     let rows = titles_in_file(&db).await;
@@ -171,11 +169,7 @@ async fn create_rename_and_read_conversations_in_the_real_app() {
             .is_err(),
         "the deleted conversation left the list"
     );
-    std::fs::write(
-        artifacts().join("conversation-deleted.png"),
-        client.screenshot().await.unwrap(),
-    )
-    .unwrap();
+    shot(&client, "conversation-deleted.png").await;
 
     client.close().await.unwrap();
     drop(driver);

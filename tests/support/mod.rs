@@ -274,7 +274,13 @@ pub async fn attr(client: &Client, css: &str, name: &str) -> Option<String> {
 }
 
 /// Saves a PNG of the window under `target/e2e-artifacts`, for the person reviewing the run.
+///
+/// WebKitGTK answers a screenshot after the next update of the view. Without compositing (the
+/// app turns it off where there is no GPU, as under Xvfb) a window where nothing changes sends
+/// no update, and the screenshot waits out a 60-second timeout. So repaints are scheduled for
+/// while the screenshot waits: an opacity of 0.999 and back, which no eye can see.
 pub async fn shot(client: &Client, name: &str) {
+    schedule_repaints(client).await;
     let png = client.screenshot().await.unwrap();
     assert!(png.starts_with(b"\x89PNG"), "a PNG screenshot");
     std::fs::write(artifacts().join(name), &png).unwrap();
@@ -282,6 +288,7 @@ pub async fn shot(client: &Client, name: &str) {
 
 /// Keeps what the window showed when a wait timed out, for the person reading the CI log.
 pub async fn save_failure_artifacts(client: &Client) {
+    schedule_repaints(client).await;
     if let Ok(png) = client.screenshot().await {
         let _ = std::fs::write(artifacts().join("failure.png"), png);
     }
@@ -320,4 +327,16 @@ pub async fn use_english(client: &Client) {
         );
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
+}
+
+/// Repaints for a screenshot to wait on (see [`shot`]).
+async fn schedule_repaints(client: &Client) {
+    let _ = client
+        .execute(
+            "for (const ms of [20, 100, 300, 1000]) setTimeout(() => {\
+               const s = document.body.style; s.opacity = s.opacity === '0.999' ? '' : '0.999';\
+             }, ms);",
+            vec![],
+        )
+        .await;
 }

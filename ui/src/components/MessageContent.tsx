@@ -1,9 +1,8 @@
-import { useState } from "react";
+import { lazy, Suspense, useState } from "react";
 import { useTranslation } from "react-i18next";
-import Markdown from "react-markdown";
-import rehypeHighlight from "rehype-highlight";
-import remarkGfm from "remark-gfm";
 import { formatNumber } from "../lib/format";
+
+const MarkdownText = lazy(() => import("./MarkdownText"));
 
 /**
  * Content can be megabytes long. Laying out all of it at once stalls the
@@ -25,12 +24,12 @@ export function MessageContent({ text, testId, className, markdown = false }: Pr
 
   const classes = className ? `message-content ${className}` : "message-content";
   if (markdown && text.length <= MARKDOWN_CHARS) {
-    // Rendered to React elements, never to raw HTML: HTML in the text stays text.
+    // Until the markdown chunk is loaded (once per session), the text shows as it is.
     return (
       <div className={`${classes} markdown`} data-testid={testId}>
-        <Markdown remarkPlugins={[remarkGfm]} rehypePlugins={[[rehypeHighlight, { detect: false }]]}>
-          {text}
-        </Markdown>
+        <Suspense fallback={<p className="markdown-pending">{text}</p>}>
+          <MarkdownText text={text} />
+        </Suspense>
       </div>
     );
   }
