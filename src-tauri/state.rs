@@ -1,8 +1,11 @@
 //! What the commands share.
 
+use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
+use decima_core::ConversationId;
+use decima_runtime::compression::WrittenSummary;
 use decima_store::Store;
 
 use crate::runs::Runs;
@@ -15,6 +18,9 @@ pub struct AppState {
     pub data_dir: PathBuf,
     /// Runs in progress, to stop them and to answer their failures.
     pub runs: Arc<Runs>,
+    /// The model-written summary of each conversation's last compression preview, so that
+    /// confirming it stores the text the person read rather than a second, different one.
+    pub previews: Mutex<HashMap<ConversationId, WrittenSummary>>,
 }
 
 impl AppState {
@@ -24,6 +30,7 @@ impl AppState {
             store,
             data_dir,
             runs: Arc::default(),
+            previews: Mutex::default(),
         }
     }
 }

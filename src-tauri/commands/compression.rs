@@ -22,8 +22,9 @@ pub async fn compression_preview(
     run(&state, &conversation_id, &level, &strategy, true).await
 }
 
-/// Compresses at `level` with `strategy` and stores the compaction. (A model-written summary
-/// is written again, so it may differ in wording from the preview's.)
+/// Compresses at `level` with `strategy` and stores the compaction. A model-written summary is
+/// the one the preview showed, unless the conversation changed since; then the model writes
+/// it again.
 #[tauri::command]
 #[specta::specta]
 #[tracing::instrument(name = "command", skip_all, fields(name = "compression_apply"))]
@@ -116,12 +117,20 @@ async fn run(
         provider: provider.as_deref(),
         events: &decima_runtime::NoEvents,
     };
+    // Confirming uses the preview's model-written summary; the runtime checks it still covers
+    // the same messages at the same level and strategy, and asks the model again if not.
+    let written = if dry_run {
+        None
+    } else {
+        previews(state).remove(&id)
+    };
     let outcome = compression::compress(
         &ctx,
         CompressRequest {
             level: Some(level),
             strategy,
             dry_run,
+            written,
         },
     )
     .await?;
@@ -129,10 +138,30 @@ async fn run(
         CompressOutcome::Planned {
             plan,
             compaction_id,
-        } => Ok(CompressionPreview::new(&plan, compaction_id)),
+            written,
+        } => {
+            if dry_run && let Some(summary) = written {
+                previews(state).insert(id, summary);
+            }
+            Ok(CompressionPreview::new(&plan, compaction_id))
+        }
         // Only without a level; the dialog always gives one.
         CompressOutcome::BelowThreshold { .. } => Err(AppError::invalid(
             "the context is below the compression threshold",
         )),
     }
+}
+
+/// The previews' summaries. A poisoned lock only means another command panicked while holding
+/// it; the map is still a valid cache.
+fn previews(
+    state: &AppState,
+) -> std::sync::MutexGuard<
+    '_,
+    std::collections::HashMap<decima_core::ConversationId, compression::WrittenSummary>,
+> {
+    state
+        .previews
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }

@@ -54,6 +54,7 @@ async fn conversation(store: &Store, n: usize, compacted: bool) -> Conversation 
                 level: Some(CompressionLevel::Standard),
                 strategy: Strategy::Extract,
                 dry_run: false,
+                written: None,
             },
         )
         .await

@@ -16,7 +16,7 @@ use crate::events::{Event, EventSink};
 use crate::settings::{self, WindowSettings};
 
 /// What the person asked for.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct CompressRequest {
     /// The level; `None` follows the usage (standard from 85%, deep from 90%).
     pub level: Option<CompressionLevel>,
@@ -24,6 +24,23 @@ pub struct CompressRequest {
     pub strategy: Strategy,
     /// Plan and report, store nothing.
     pub dry_run: bool,
+    /// A summary a model wrote for an earlier preview. Used instead of asking the model again
+    /// when it was written for this strategy, level and range of messages, so that confirming
+    /// a preview stores the text the person read.
+    pub written: Option<WrittenSummary>,
+}
+
+/// A model-written summary and what it was written for.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WrittenSummary {
+    /// `llm` or `structured`.
+    pub strategy: Strategy,
+    /// The level it was written at.
+    pub level: CompressionLevel,
+    /// The seqs of the first and last message it summarises.
+    pub covers: (i64, i64),
+    /// The summary.
+    pub text: String,
 }
 
 /// What a compression did.
@@ -42,6 +59,9 @@ pub enum CompressOutcome {
         plan: CompactionPlan,
         /// The stored compaction's id, unless this was a dry run or the plan was empty.
         compaction_id: Option<String>,
+        /// The model's summary the plan uses, if a model wrote one: a preview keeps it for the
+        /// confirmation.
+        written: Option<WrittenSummary>,
     },
 }
 
@@ -99,7 +119,17 @@ pub async fn compress(
         } else {
             Apply::Always
         };
-        run(ctx, &built, level, request.strategy, apply, trigger).await
+        let written = request.written.as_ref();
+        run(
+            ctx,
+            &built,
+            level,
+            request.strategy,
+            apply,
+            trigger,
+            written,
+        )
+        .await
     }
     .instrument(span)
     .await
@@ -184,12 +214,14 @@ pub async fn compress_at(
         Strategy::Extract,
         Apply::IfSmaller,
         trigger,
+        None,
     )
     .await?
     {
         CompressOutcome::Planned {
             plan,
             compaction_id: Some(id),
+            ..
         } => Ok(Some(AutoCompaction {
             id,
             level,
@@ -220,6 +252,7 @@ async fn run(
     strategy: Strategy,
     apply: Apply,
     trigger: &'static str,
+    earlier: Option<&WrittenSummary>,
 ) -> Result<CompressOutcome> {
     let id = ctx.conversation.id;
     // Compression reads what it compresses: every uncovered message, from the frontier on.
@@ -241,13 +274,11 @@ async fn run(
     };
     let written = match strategy {
         Strategy::Extract => None,
-        Strategy::Llm | Strategy::Structured => {
-            written_by_model(ctx, &input, strategy == Strategy::Structured).await?
-        }
+        Strategy::Llm | Strategy::Structured => summary_for(ctx, &input, strategy, earlier).await?,
     };
-    if let Some(text) = &written {
+    if let Some(summary) = &written {
         input.strategy = strategy;
-        input.written = Some(text);
+        input.written = Some(&summary.text);
     }
     let plan = plan(input)?;
     let skip = match apply {
@@ -259,6 +290,7 @@ async fn run(
         return Ok(CompressOutcome::Planned {
             plan,
             compaction_id: None,
+            written,
         });
     }
     let compaction_id = ctx.store.compactions().apply(id, &plan, trigger).await?;
@@ -281,7 +313,41 @@ async fn run(
     Ok(CompressOutcome::Planned {
         plan,
         compaction_id: Some(compaction_id),
+        written,
     })
+}
+
+/// The model's summary of the range the next compaction covers: the earlier one when it was
+/// written for exactly this strategy, level and range, else a new one. `None` when there is
+/// nothing to summarise or a structured summary fell back to extract.
+async fn summary_for(
+    ctx: &CompressContext<'_>,
+    input: &PlanInput<'_>,
+    strategy: Strategy,
+    earlier: Option<&WrittenSummary>,
+) -> Result<Option<WrittenSummary>> {
+    let Some(range) = compaction_range(input)? else {
+        return Ok(None);
+    };
+    let covered = &input.messages[range];
+    let (Some(first), Some(last)) = (covered.first(), covered.last()) else {
+        return Ok(None);
+    };
+    let covers = (first.seq, last.seq);
+    if let Some(earlier) = earlier
+        && earlier.strategy == strategy
+        && earlier.level == input.level
+        && earlier.covers == covers
+    {
+        return Ok(Some(earlier.clone()));
+    }
+    let text = written_by_model(ctx, input, strategy == Strategy::Structured).await?;
+    Ok(text.map(|text| WrittenSummary {
+        strategy,
+        level: input.level,
+        covers,
+        text,
+    }))
 }
 
 /// The summary a model writes for the range the next compaction covers. A structured summary

@@ -71,6 +71,7 @@ async fn a_step_loads_the_window_not_the_history_and_sends_what_a_full_load_woul
             level: Some(CompressionLevel::Standard),
             strategy: Strategy::Extract,
             dry_run: false,
+            written: None,
         },
     )
     .await
@@ -344,4 +345,104 @@ async fn everything_sent_is_counted_against_the_window() {
     }
     assert!(fits > 100, "{fits}");
     let _ = HistoryBudget::new(0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn confirming_a_preview_stores_the_summary_it_showed_unless_the_range_changed() {
+    use decima_runtime::compression::WrittenSummary;
+    use decima_testkit::{LlmServer, Reply, Turn};
+
+    let answer = |text: &str| {
+        Reply::Stream(Turn {
+            text: vec![text.to_string()],
+            ..Turn::default()
+        })
+    };
+    let server = LlmServer::start().await;
+    let (dir, store) = open().await;
+    store
+        .providers()
+        .create(decima_store::NewProvider {
+            name: "local".into(),
+            kind: "openai".into(),
+            preset: None,
+            base_url: server.openai_base_url(),
+            model: "qwen3".into(),
+            context_window: 32_000,
+            settings: serde_json::json!({}),
+        })
+        .await
+        .unwrap();
+    let conversation = seeded(&store, 5, 1_500).await;
+    let preset = Preset::default();
+    let window = WindowSettings::new(32_000);
+    let ctx = CompressContext {
+        provider: Some("local"),
+        data_dir: dir.path(),
+        ..ctx(&store, &conversation, &preset, &window, Scale::ONE)
+    };
+    let request = |dry_run, written| CompressRequest {
+        level: Some(CompressionLevel::Standard),
+        strategy: Strategy::Llm,
+        dry_run,
+        written,
+    };
+
+    // The preview: the model writes a summary; nothing is stored.
+    server.enqueue(answer("## Goal\nThe previewed summary."));
+    let CompressOutcome::Planned {
+        written: Some(previewed),
+        compaction_id: None,
+        ..
+    } = compress(&ctx, request(true, None)).await.unwrap()
+    else {
+        panic!("a preview with a written summary");
+    };
+    assert!(previewed.text.contains("The previewed summary."));
+    assert_eq!(server.requests().len(), 1);
+
+    // Confirming with it asks the model nothing and stores the previewed text.
+    server.enqueue(answer("## Goal\nA second, different summary."));
+    let CompressOutcome::Planned {
+        compaction_id: Some(_),
+        written: Some(stored),
+        ..
+    } = compress(&ctx, request(false, Some(previewed.clone())))
+        .await
+        .unwrap()
+    else {
+        panic!("a stored compaction");
+    };
+    assert_eq!(stored, previewed);
+    assert_eq!(server.requests().len(), 1, "no second model call");
+    let live = store
+        .compactions()
+        .live_summaries(conversation.id)
+        .await
+        .unwrap();
+    assert!(
+        live.iter().any(|s| s.text.contains("The previewed summary.")),
+        "the stored summary is the previewed one"
+    );
+    assert!(!live.iter().any(|s| s.text.contains("second, different")));
+    store
+        .compactions()
+        .undo(&store.compactions().in_force(conversation.id).await.unwrap()[0].0.id)
+        .await
+        .unwrap();
+
+    // A summary written for other messages is not reused: the model writes a new one.
+    let stale = WrittenSummary {
+        covers: (previewed.covers.0, previewed.covers.1 - 1),
+        ..previewed.clone()
+    };
+    let CompressOutcome::Planned {
+        written: Some(fresh),
+        ..
+    } = compress(&ctx, request(false, Some(stale))).await.unwrap()
+    else {
+        panic!("a stored compaction");
+    };
+    assert!(fresh.text.contains("second, different"), "{}", fresh.text);
+    assert_eq!(server.requests().len(), 2);
 }

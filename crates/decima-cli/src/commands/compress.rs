@@ -84,6 +84,7 @@ pub async fn run(store: &Store, data_dir: &Path, args: CompressArgs) -> Result<(
         level,
         strategy,
         dry_run: args.dry_run,
+        written: None,
     };
     match compression::compress(&ctx, request).await? {
         CompressOutcome::BelowThreshold { usage, window } => {
@@ -97,6 +98,7 @@ pub async fn run(store: &Store, data_dir: &Path, args: CompressArgs) -> Result<(
         CompressOutcome::Planned {
             plan,
             compaction_id,
+            ..
         } => {
             if plan.is_empty() {
                 eprintln!(

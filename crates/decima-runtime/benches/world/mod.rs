@@ -66,6 +66,7 @@ pub async fn compact(store: &Store, dir: &Path, conversation: &Conversation, win
             level: Some(CompressionLevel::Standard),
             strategy: Strategy::Extract,
             dry_run: false,
+            written: None,
         },
     )
     .await
