@@ -70,7 +70,9 @@ ensure_python_tiktoken() {
 
 # tauri-driver bridges WebDriver clients to WebKitWebDriver for the end-to-end tests.
 ensure_tauri_driver() {
-    ensure_apt webkit2gtk-driver xvfb xauth
+    # dbus, dunst and xdotool: a session bus, a real notification daemon, and a way to take the
+    # focus from the window, for the notification test.
+    ensure_apt webkit2gtk-driver xvfb xauth dbus dunst xdotool
     local bin="${CARGO_HOME:-$HOME/.cargo}/bin/tauri-driver"
     if [ ! -x "$bin" ] || ! "$bin" --help 2>&1 | grep -q -- --native-port; then
         say "Installing tauri-driver $TAURI_DRIVER_VERSION"

@@ -1,6 +1,7 @@
 //! The workbench in the real app, in WebKit through tauri-driver, against the wire-level test
 //! server and a real SQLite file: a run that streams and calls tools, the plan and the subagent
-//! tree filling in live, a failure whose recovery panel's Skip continues the run, the flag of a
+//! tree filling in live, a failure whose recovery panel's Skip continues the run (and whose wait,
+//! with the window unfocused, shows a native notification on a real daemon), the flag of a
 //! contested final review, a tenth-man review whose evidence click scrolls to the message, the
 //! context meter, and the switch to Chinese. Each stage saves a screenshot to
 //! `target/e2e-artifacts/`.
@@ -23,7 +24,8 @@ use decima_testkit::{LlmServer, RecordedRequest, Reply, ScriptedToolCall, Stream
 use fantoccini::Locator;
 use serde_json::{Value, json};
 use support::{
-    Driver, attr, click, click_text, connect, count, shot, text_of, wait_for_text, wait_until,
+    Driver, Notifications, attr, click, click_text, connect, count, shot, text_of, wait_for_text,
+    wait_until,
 };
 
 const TASK: &str = "Count the Q3 invoices and check the ledger";
@@ -219,7 +221,10 @@ async fn an_agent_run_with_a_failure_a_subagent_and_a_tenth_man_review_in_the_re
     let parent_steps = script(&server);
     let conversation = seed(data.path(), &server).await;
 
-    let driver = Driver::start();
+    // A session bus with a real notification daemon: the app's notifications land there.
+    let notifications = Notifications::start();
+    let driver =
+        Driver::start_with_env(&[("DBUS_SESSION_BUS_ADDRESS", notifications.bus_address())]);
     let client = connect(&driver, data.path()).await;
     support::use_english(&client).await;
     click_text(&client, "[data-testid=conversation-item]", "Invoice check").await;
@@ -252,6 +257,8 @@ async fn an_agent_run_with_a_failure_a_subagent_and_a_tenth_man_review_in_the_re
 
     // The plan appears, then the slow shell call is shown while it runs, then its exit code.
     wait_for_text(&client, "[data-testid=todo]", "Gather the invoices").await;
+    // The analyst turns to another application while the run works.
+    support::unfocus_window();
     wait_for_text(&client, "[data-testid=live-tool-card]", "shell").await;
     // The card shows the command.
     wait_for_text(&client, "[data-testid=live-tool-card]", "sleep 2").await;
@@ -289,6 +296,30 @@ async fn an_agent_run_with_a_failure_a_subagent_and_a_tenth_man_review_in_the_re
             .await;
         assert!(button.is_ok(), "the panel has a {name} button");
     }
+    // The window has no focus under Xvfb (no window manager gives it any), so waiting for a
+    // choice shows a native notification, which says what happened and nothing of the
+    // conversation.
+    let started = std::time::Instant::now();
+    let shown = loop {
+        let shown = notifications.shown();
+        if !shown.is_empty() || started.elapsed() > support::WAIT {
+            break shown;
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
+    assert!(
+        shown
+            .iter()
+            .any(|(summary, body)| summary.contains("waits for you")
+                && body.contains("retry, skip, replan or abort")),
+        "a notification that the run waits: {shown:?}"
+    );
+    assert!(
+        !shown
+            .iter()
+            .any(|(s, b)| s.contains("ledger") || b.contains("ledger") || b.contains(TASK)),
+        "no conversation content in a notification: {shown:?}"
+    );
     let waiting = db_row(
         &db,
         "SELECT id, status FROM executions WHERE parent_id IS NULL",

@@ -23,6 +23,11 @@ pub struct Driver {
 
 impl Driver {
     pub fn start() -> Self {
+        Self::start_with_env(&[])
+    }
+
+    /// Like [`Driver::start`], with variables for tauri-driver and so for the app it starts.
+    pub fn start_with_env(vars: &[(&str, &str)]) -> Self {
         use std::os::unix::process::CommandExt;
         assert!(
             std::env::var_os("DISPLAY").is_some() || std::env::var_os("WAYLAND_DISPLAY").is_some(),
@@ -32,6 +37,7 @@ impl Driver {
         let native_port = free_port();
         let child = Command::new(tauri_driver())
             .args(["--port", &port.to_string(), "--native-port", &native_port.to_string()])
+            .envs(vars.iter().copied())
             .stdout(Stdio::null())
             .stderr(Stdio::inherit())
             .process_group(0)
@@ -339,4 +345,112 @@ async fn schedule_repaints(client: &Client) {
             vec![],
         )
         .await;
+}
+
+/// A private D-Bus session bus with a real notification daemon (dunst) on it, so a test can
+/// read back the native notifications the app showed. Both stop when this is dropped.
+pub struct Notifications {
+    bus: Child,
+    daemon: Child,
+    address: String,
+}
+
+impl Notifications {
+    pub fn start() -> Self {
+        use std::io::{BufRead, BufReader};
+        let mut bus = Command::new("dbus-daemon")
+            .args(["--session", "--nofork", "--print-address=1"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("cannot start dbus-daemon (scripts/test.sh installs the dbus package)");
+        let mut address = String::new();
+        BufReader::new(bus.stdout.take().unwrap())
+            .read_line(&mut address)
+            .unwrap();
+        let address = address.trim().to_owned();
+        assert!(
+            address.starts_with("unix:"),
+            "dbus-daemon printed no address: {address:?}"
+        );
+        let daemon = Command::new("dunst")
+            .env("DBUS_SESSION_BUS_ADDRESS", &address)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("cannot start dunst (scripts/test.sh installs it)");
+        let notifications = Self {
+            bus,
+            daemon,
+            address,
+        };
+        // dunst owns org.freedesktop.Notifications once `dunstctl` can reach it.
+        let started = Instant::now();
+        while notifications.dunstctl(&["is-paused"]).is_none() {
+            assert!(started.elapsed() < WAIT, "dunst never answered on the bus");
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        notifications
+    }
+
+    /// The session bus, for the app's environment.
+    pub fn bus_address(&self) -> &str {
+        &self.address
+    }
+
+    /// The summary and body of each notification shown so far, as dunst's history has them.
+    pub fn shown(&self) -> Vec<(String, String)> {
+        // Notifications still on screen are not in the history yet.
+        self.dunstctl(&["close-all"]);
+        let Some(text) = self.dunstctl(&["history"]) else {
+            return Vec::new();
+        };
+        let history: serde_json::Value = serde_json::from_str(&text).unwrap();
+        let field = |n: &serde_json::Value, key: &str| {
+            n[key]["data"].as_str().unwrap_or_default().to_owned()
+        };
+        history["data"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .flat_map(|list| list.as_array().into_iter().flatten())
+            .map(|n| (field(n, "summary"), field(n, "body")))
+            .collect()
+    }
+
+    fn dunstctl(&self, args: &[&str]) -> Option<String> {
+        let out = Command::new("dunstctl")
+            .args(args)
+            .env("DBUS_SESSION_BUS_ADDRESS", &self.address)
+            .output()
+            .ok()?;
+        out.status
+            .success()
+            .then(|| String::from_utf8_lossy(&out.stdout).into_owned())
+    }
+}
+
+impl Drop for Notifications {
+    fn drop(&mut self) {
+        let _ = self.daemon.kill();
+        let _ = self.daemon.wait();
+        let _ = self.bus.kill();
+        let _ = self.bus.wait();
+    }
+}
+
+/// Moves the X input focus from the app's window to the root window, as switching to another
+/// application would (under Xvfb there is no window manager and the app keeps the focus).
+pub fn unfocus_window() {
+    let root = Command::new("xdotool")
+        .args(["search", "--maxdepth", "0", "--name", ""])
+        .output()
+        .expect("cannot run xdotool (scripts/test.sh installs it)");
+    let root = String::from_utf8_lossy(&root.stdout).trim().to_owned();
+    assert!(!root.is_empty(), "xdotool found no root window");
+    let done = Command::new("xdotool")
+        .args(["windowfocus", &root])
+        .status()
+        .unwrap();
+    assert!(done.success(), "xdotool could not move the focus");
 }

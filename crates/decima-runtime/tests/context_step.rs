@@ -421,13 +421,18 @@ async fn confirming_a_preview_stores_the_summary_it_showed_unless_the_range_chan
         .await
         .unwrap();
     assert!(
-        live.iter().any(|s| s.text.contains("The previewed summary.")),
+        live.iter()
+            .any(|s| s.text.contains("The previewed summary.")),
         "the stored summary is the previewed one"
     );
     assert!(!live.iter().any(|s| s.text.contains("second, different")));
     store
         .compactions()
-        .undo(&store.compactions().in_force(conversation.id).await.unwrap()[0].0.id)
+        .undo(
+            &store.compactions().in_force(conversation.id).await.unwrap()[0]
+                .0
+                .id,
+        )
         .await
         .unwrap();
 
