@@ -191,34 +191,37 @@ async fn find_with_text(
 /// Clicks the element matching `css` whose text contains `needle`, looking it up again when a
 /// re-render replaced it between the lookup and the click.
 pub async fn click_text(client: &Client, css: &str, needle: &str) {
-    let started = Instant::now();
-    loop {
-        if let Some(element) = find_with_text(client, css, needle).await
-            && element.click().await.is_ok()
-        {
-            return;
-        }
-        if started.elapsed() > WAIT {
-            save_failure_artifacts(client).await;
-            panic!("cannot click {css} with text {needle:?} (see target/e2e-artifacts/failure.*)");
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    click_found(client, &format!("{css} with text {needle:?}"), || {
+        find_with_text(client, css, needle)
+    })
+    .await;
 }
 
 /// Clicks the first element matching `css`, looking it up again when it is not there yet or a
 /// re-render replaced it.
 pub async fn click(client: &Client, css: &str) {
+    click_found(client, css, || async {
+        client.find(Locator::Css(css)).await.ok()
+    })
+    .await;
+}
+
+/// Looks an element up with `find` and clicks it, again and again until a click lands.
+async fn click_found<F, Fut>(client: &Client, what: &str, mut find: F)
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Option<fantoccini::elements::Element>>,
+{
     let started = Instant::now();
     loop {
-        if let Ok(element) = client.find(Locator::Css(css)).await
+        if let Some(element) = find().await
             && element.click().await.is_ok()
         {
             return;
         }
         if started.elapsed() > WAIT {
             save_failure_artifacts(client).await;
-            panic!("cannot click {css} (see target/e2e-artifacts/failure.*)");
+            panic!("cannot click {what} (see target/e2e-artifacts/failure.*)");
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
     }

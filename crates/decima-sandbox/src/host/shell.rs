@@ -7,6 +7,9 @@ use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use rustix::process::{Pid, Signal, kill_process_group};
+
+/// The shell commands run in; POSIX systems have it at this path.
+const SHELL: &str = "/bin/sh";
 use tokio::io::AsyncReadExt;
 use tokio::net::unix::pipe;
 
@@ -168,7 +171,10 @@ pub(crate) async fn run(
     let writer_err = writer
         .try_clone()
         .map_err(|e| ToolError::system(format!("cannot duplicate a pipe: {e}")))?;
-    let mut cmd = tokio::process::Command::new("sh");
+    // By its absolute path: with PATH set for the child and a bare program name, std cannot
+    // use posix_spawn and forks instead, copying the page tables of this whole process (in
+    // a long session, tens of milliseconds per call; see docs/PERFORMANCE.md).
+    let mut cmd = tokio::process::Command::new(SHELL);
     cmd.arg("-c")
         .arg(&req.command)
         .current_dir(&cwd)

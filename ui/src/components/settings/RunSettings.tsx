@@ -49,36 +49,22 @@ export function RunSettings({ providers, sandbox, report }: Props) {
   return (
     <section aria-label={t("settings.runs")} data-testid="run-settings">
       <h3>{t("settings.runs")}</h3>
-      <label className="settings-field">
-        <span>{t("settings.runProvider")}</span>
-        <select
-          data-testid="run-provider"
-          value={settings.provider ?? ""}
-          onChange={(e) => void save({ ...settings, provider: e.target.value || null })}
-        >
-          <option value="">{t("settings.automatic")}</option>
-          {withSaved(settings.provider).map((name) => (
-            <option key={name} value={name}>
-              {name}
-            </option>
-          ))}
-        </select>
-      </label>
-      <label className="settings-field">
-        <span>{t("settings.reviewerProvider")}</span>
-        <select
-          data-testid="reviewer-provider"
-          value={settings.reviewerProvider ?? ""}
-          onChange={(e) => void save({ ...settings, reviewerProvider: e.target.value || null })}
-        >
-          <option value="">{t("settings.sameAsRun")}</option>
-          {withSaved(settings.reviewerProvider).map((name) => (
-            <option key={name} value={name}>
-              {name}
-            </option>
-          ))}
-        </select>
-      </label>
+      <ProviderSelect
+        testId="run-provider"
+        label={t("settings.runProvider")}
+        none={t("settings.automatic")}
+        value={settings.provider}
+        choices={withSaved(settings.provider)}
+        onChange={(provider) => void save({ ...settings, provider })}
+      />
+      <ProviderSelect
+        testId="reviewer-provider"
+        label={t("settings.reviewerProvider")}
+        none={t("settings.sameAsRun")}
+        value={settings.reviewerProvider}
+        choices={withSaved(settings.reviewerProvider)}
+        onChange={(reviewerProvider) => void save({ ...settings, reviewerProvider })}
+      />
       <div className="segmented" role="radiogroup" aria-label={t("settings.sandbox")} data-testid="sandbox-choice">
         {SANDBOXES.map((kind) => (
           <button
@@ -103,5 +89,29 @@ export function RunSettings({ providers, sandbox, report }: Props) {
         </p>
       )}
     </section>
+  );
+}
+
+/** A provider by name, or none (`null`), which the runtime reads as its default. */
+function ProviderSelect(props: {
+  testId: string;
+  label: string;
+  none: string;
+  value: string | null;
+  choices: string[];
+  onChange: (name: string | null) => void;
+}) {
+  return (
+    <label className="settings-field">
+      <span>{props.label}</span>
+      <select data-testid={props.testId} value={props.value ?? ""} onChange={(e) => props.onChange(e.target.value || null)}>
+        <option value="">{props.none}</option>
+        {props.choices.map((name) => (
+          <option key={name} value={name}>
+            {name}
+          </option>
+        ))}
+      </select>
+    </label>
   );
 }
