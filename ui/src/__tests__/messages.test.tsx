@@ -113,6 +113,14 @@ describe("the open conversation", () => {
     expect(within(calls[1]!).getByTestId("tool-call-arguments").textContent).toBe("{not json");
 
     expect(within(tool).getByTestId("tool-result-label")).toHaveTextContent("Result of call_1");
+    // The output is folded under its first line and size.
+    const output = within(tool).getByTestId("tool-output");
+    expect(output.tagName).toBe("DETAILS");
+    expect(output).not.toHaveAttribute("open");
+    const summary = output.querySelector("summary")!;
+    expect(summary).toHaveTextContent("hello (1 line, 5 characters)");
+    await user.click(summary);
+    expect(output).toHaveAttribute("open");
     expect(within(assistant).queryByTestId("tool-result-label")).not.toBeInTheDocument();
     expect(messages[0]!.querySelector("details")).toBeNull();
   });

@@ -71,7 +71,19 @@ export const MessageItem = memo(function MessageItem({ message, highlighted = fa
         </details>
       )}
 
-      {content !== "" && <MessageContent text={content} testId="message-content" markdown={role === "assistant"} />}
+      {content !== "" &&
+        (role === "tool" ? (
+          // A tool's output can be long: folded, with its first line and size in the summary.
+          <details className="tool-output" data-testid="tool-output">
+            <summary>
+              <span className="tool-output-head">{firstLine(content)}</span>{" "}
+              <span className="muted">{t("message.outputSize", { count: lineCount(content), chars: formatNumber(content.length, lang) })}</span>
+            </summary>
+            <MessageContent text={content} testId="message-content" />
+          </details>
+        ) : (
+          <MessageContent text={content} testId="message-content" markdown={role === "assistant"} />
+        ))}
 
       {toolCalls.length > 0 && (
         <div className="tool-calls" aria-label={t("message.toolCalls")}>
@@ -83,3 +95,15 @@ export const MessageItem = memo(function MessageItem({ message, highlighted = fa
     </li>
   );
 });
+
+/** The first non-empty line, cut to a summary's width. */
+function firstLine(text: string): string {
+  const line = text.split("\n").find((l) => l.trim() !== "") ?? "";
+  return line.length > 120 ? `${line.slice(0, 120)}…` : line;
+}
+
+function lineCount(text: string): number {
+  let n = 1;
+  for (let i = text.indexOf("\n"); i !== -1 && i < text.length - 1; i = text.indexOf("\n", i + 1)) n += 1;
+  return n;
+}

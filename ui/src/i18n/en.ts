@@ -62,6 +62,8 @@ const en = {
     pinned: "Pinned",
     reasoning: "Reasoning",
     toolCalls: "Tool calls",
+    outputSize_one: "({{count}} line, {{chars}} characters)",
+    outputSize_other: "({{count}} lines, {{chars}} characters)",
     toolResult: "Result of {{id}}",
     invalidJson: "not valid JSON, shown as sent",
     truncated: "Showing the first {{shown}} of {{total}} characters.",

@@ -64,6 +64,8 @@ const zh: Messages = {
     pinned: "已固定",
     reasoning: "推理过程",
     toolCalls: "工具调用",
+    outputSize_one: "（{{count}} 行，{{chars}} 个字符）",
+    outputSize_other: "（{{count}} 行，{{chars}} 个字符）",
     toolResult: "{{id}} 的结果",
     invalidJson: "不是有效的 JSON，按原样显示",
     truncated: "仅显示前 {{shown}} 个字符，共 {{total}} 个。",
