@@ -61,8 +61,9 @@ export const commands = {
 	/**  What compressing at `level` with `strategy` would do; nothing is stored. */
 	compressionPreview: (conversationId: string, level: string, strategy: string) => typedError<CompressionPreview, AppError>(__TAURI_INVOKE("compression_preview", { conversationId, level, strategy })),
 	/**
-	 *  Compresses at `level` with `strategy` and stores the compaction. (A model-written summary
-	 *  is written again, so it may differ in wording from the preview's.)
+	 *  Compresses at `level` with `strategy` and stores the compaction. A model-written summary is
+	 *  the one the preview showed, unless the conversation changed since; then the model writes
+	 *  it again.
 	 */
 	compressionApply: (conversationId: string, level: string, strategy: string) => typedError<CompressionPreview, AppError>(__TAURI_INVOKE("compression_apply", { conversationId, level, strategy })),
 	/**  Undoes a compaction: its summaries stop being in force and what they replaced is back. */

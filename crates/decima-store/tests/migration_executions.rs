@@ -150,7 +150,8 @@ async fn rebuild_keeps_every_row_index_trigger_and_reference() {
     let store = common::open(&path).await;
     let pool = store.pool();
     let (objects_after, executions_after) = fingerprint(pool).await;
-    // Every object is back; the only new ones are what later migrations add (the tenth man's).
+    // Every object is back; the only new ones are what later migrations add (the tenth man's,
+    // the app settings).
     let added: Vec<&String> = objects_after
         .iter()
         .filter(|o| !objects_before.contains(o))
@@ -165,8 +166,10 @@ async fn rebuild_keeps_every_row_index_trigger_and_reference() {
         [
             "index review_findings_open",
             "index reviews_execution",
+            "index sqlite_autoindex_app_settings_1",
             "index sqlite_autoindex_review_findings_1",
             "index sqlite_autoindex_review_findings_2",
+            "table app_settings",
             "table review_findings",
         ],
         "objects no migration after the rebuild explains"
