@@ -11,7 +11,7 @@
 mod support;
 
 use decima_core::{NewMessage, Role};
-use decima_store::{NewProvider, Store};
+use decima_store::Store;
 use decima_testkit::{LlmServer, Reply, Turn};
 use fantoccini::{Client, Locator};
 use serde_json::json;
@@ -55,28 +55,19 @@ async fn meter(client: &Client) -> (Option<f64>, Option<String>) {
 }
 
 async fn saved_settings(db: &std::path::Path) -> Option<serde_json::Value> {
-    let pool = sqlx::SqlitePool::connect(&format!("sqlite://{}?mode=ro", db.display()))
-        .await
-        .unwrap();
-    let row: Option<(String,)> =
-        sqlx::query_as("SELECT value FROM app_settings WHERE key = 'workbench'")
-            .fetch_optional(&pool)
-            .await
-            .unwrap();
-    pool.close().await;
-    row.map(|(text,)| serde_json::from_str(&text).unwrap())
+    let saved: Vec<(String,)> =
+        support::rows(db, "SELECT value FROM app_settings WHERE key = 'workbench'").await;
+    saved
+        .first()
+        .map(|(text,)| serde_json::from_str(text).unwrap())
 }
 
 async fn compactions(db: &std::path::Path) -> Vec<(String, Option<i64>)> {
-    let pool = sqlx::SqlitePool::connect(&format!("sqlite://{}?mode=ro", db.display()))
-        .await
-        .unwrap();
-    let rows = sqlx::query_as("SELECT id, undone_at FROM compactions ORDER BY created_at")
-        .fetch_all(&pool)
-        .await
-        .unwrap();
-    pool.close().await;
-    rows
+    support::rows(
+        db,
+        "SELECT id, undone_at FROM compactions ORDER BY created_at",
+    )
+    .await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -118,29 +109,17 @@ async fn the_meter_crosses_70_and_85_percent_then_compression_is_previewed_confi
             .unwrap();
         store
             .providers()
-            .create(NewProvider {
-                name: "local".into(),
-                kind: "openai".into(),
-                preset: None,
-                base_url: server.openai_base_url(),
-                model: "qwen3".into(),
-                context_window: WINDOW,
-                settings: json!({}),
-            })
+            .create(support::provider("local", server.openai_base_url(), WINDOW))
             .await
             .unwrap();
         // A second provider: with two, the window must be told which one runs use.
         store
             .providers()
-            .create(NewProvider {
-                name: "spare".into(),
-                kind: "openai".into(),
-                preset: None,
-                base_url: "http://127.0.0.1:9/v1".into(),
-                model: "unused".into(),
-                context_window: 4_000,
-                settings: json!({}),
-            })
+            .create(support::provider(
+                "spare",
+                "http://127.0.0.1:9/v1".into(),
+                4_000,
+            ))
             .await
             .unwrap();
         let c = store

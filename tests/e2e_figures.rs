@@ -14,7 +14,7 @@ mod support;
 use std::time::Duration;
 
 use decima_core::{NewMessage, Role};
-use decima_store::{NewProvider, Store};
+use decima_store::Store;
 use decima_testkit::{LlmServer, Reply, StreamOptions, Turn};
 use fantoccini::Locator;
 use support::{Driver, click, connect, wait_for_text};
@@ -138,15 +138,7 @@ async fn cold_start_idle_memory_and_a_100k_message_conversation() {
             .unwrap();
         store
             .providers()
-            .create(NewProvider {
-                name: "local".into(),
-                kind: "openai".into(),
-                preset: None,
-                base_url: server.openai_base_url(),
-                model: "qwen3".into(),
-                context_window: 32_000,
-                settings: serde_json::json!({}),
-            })
+            .create(support::provider("local", server.openai_base_url(), 32_000))
             .await
             .unwrap();
         let messages: Vec<NewMessage> = (1..=MESSAGES)

@@ -19,7 +19,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use decima_core::{NewMessage, Role};
-use decima_store::{NewProvider, Store};
+use decima_store::Store;
 use decima_testkit::{LlmServer, RecordedRequest, Reply, ScriptedToolCall, StreamOptions, Turn};
 use fantoccini::Locator;
 use serde_json::{Value, json};
@@ -160,15 +160,7 @@ async fn seed(data: &std::path::Path, server: &LlmServer) -> String {
         .unwrap();
     store
         .providers()
-        .create(NewProvider {
-            name: "local".into(),
-            kind: "openai".into(),
-            preset: None,
-            base_url: server.openai_base_url(),
-            model: "qwen3".into(),
-            context_window: 32_000,
-            settings: json!({}),
-        })
+        .create(support::provider("local", server.openai_base_url(), 32_000))
         .await
         .unwrap();
     // Enough earlier notes that the cited one is scrolled far out of view.
@@ -202,15 +194,7 @@ async fn seed(data: &std::path::Path, server: &LlmServer) -> String {
 }
 
 async fn db_row(db: &std::path::Path, sql: &str) -> Vec<(String, String)> {
-    let pool = sqlx::SqlitePool::connect(&format!("sqlite://{}?mode=ro", db.display()))
-        .await
-        .unwrap();
-    let rows: Vec<(String, String)> = sqlx::query_as(sqlx::AssertSqlSafe(sql.to_owned()))
-        .fetch_all(&pool)
-        .await
-        .unwrap();
-    pool.close().await;
-    rows
+    support::rows(db, sql).await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -27,7 +27,7 @@ pub async fn review_run(
     let focus = focus.map(|f| f.trim().to_owned()).filter(|f| !f.is_empty());
     let store = &state.store;
     let chosen = decima_runtime::preferences::load(store).await?;
-    let agent_provider = super::settings::provider_in_force(&state).await?;
+    let agent_provider = chosen.provider_in_force(store).await?;
     let reviewer = chosen.reviewer_in_force(store).await?;
     let earlier = store.reviews().open_findings(conversation, None).await?;
     let outcome = review::review(

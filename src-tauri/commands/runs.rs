@@ -43,7 +43,7 @@ pub async fn run_start(
     }
     // The settings' choices, checked now: a removed provider is an error the user can act on.
     let chosen = preferences::load(&state.store).await?;
-    let provider = super::settings::provider_in_force(&state).await?;
+    let provider = chosen.provider_in_force(&state.store).await?;
     let reviewer_provider = chosen.reviewer_in_force(&state.store).await?;
     let sandbox = chosen.sandbox;
     Ok(spawn_run(&state, app, on_event, provider, move |session| {

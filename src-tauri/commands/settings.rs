@@ -61,18 +61,8 @@ pub async fn provider_thresholds_save(
         .ok_or_else(|| AppError::not_found("the provider vanished while its thresholds were saved"))
 }
 
-/// The provider the window's actions use: the one chosen in the settings, checked to still
-/// exist. With no choice, the runtime takes the only configured one; with several and no
-/// choice, the error says where to choose (the runtime's own message speaks of the CLI's flag).
+/// The provider the window's meter and compression use: the one chosen in the settings.
 pub(crate) async fn provider_in_force(state: &AppState) -> Result<Option<String>, AppError> {
-    let chosen = preferences::load(&state.store)
-        .await?
-        .provider_in_force(&state.store)
-        .await?;
-    if chosen.is_none() && state.store.providers().list().await?.len() > 1 {
-        return Err(AppError::invalid(
-            "several providers are configured: choose the one runs use in Settings",
-        ));
-    }
-    Ok(chosen)
+    let chosen = preferences::load(&state.store).await?;
+    Ok(chosen.provider_in_force(&state.store).await?)
 }

@@ -306,17 +306,42 @@ pub async fn save_failure_artifacts(client: &Client) {
     }
 }
 
-pub async fn titles_in_file(db: &Path) -> Vec<(String, Option<i64>)> {
+/// Rows of `sql`, read from the app's SQLite file through a read-only connection of the
+/// test's own, as an outside observer of what the app wrote.
+pub async fn rows<T>(db: &Path, sql: &str) -> Vec<T>
+where
+    T: for<'r> sqlx::FromRow<'r, sqlx::sqlite::SqliteRow> + Send + Unpin,
+{
     let pool = sqlx::SqlitePool::connect(&format!("sqlite://{}?mode=ro", db.display()))
         .await
         .unwrap();
-    let rows: Vec<(String, Option<i64>)> =
-        sqlx::query_as("SELECT title, deleted_at FROM conversations ORDER BY created_at")
-            .fetch_all(&pool)
-            .await
-            .unwrap();
+    let rows = sqlx::query_as(sqlx::AssertSqlSafe(sql.to_owned()))
+        .fetch_all(&pool)
+        .await
+        .unwrap();
     pool.close().await;
     rows
+}
+
+pub async fn titles_in_file(db: &Path) -> Vec<(String, Option<i64>)> {
+    rows(
+        db,
+        "SELECT title, deleted_at FROM conversations ORDER BY created_at",
+    )
+    .await
+}
+
+/// An OpenAI-compatible provider at `base_url` with a `window`-token context.
+pub fn provider(name: &str, base_url: String, window: u32) -> decima_store::NewProvider {
+    decima_store::NewProvider {
+        name: name.into(),
+        kind: "openai".into(),
+        preset: None,
+        base_url,
+        model: "qwen3".into(),
+        context_window: window,
+        settings: serde_json::json!({}),
+    }
 }
 
 /// Switches the window to English. The language choice lives in WebKit's local storage,

@@ -27,9 +27,16 @@ pub struct Preferences {
 
 impl Preferences {
     /// The provider to use now. A choice naming a provider that was removed since is an error
-    /// that says so, not a silent switch to another provider.
+    /// that says so, not a silent switch to another provider. With no choice the runtime takes
+    /// the only configured provider; with several and no choice, the error says where to choose
+    /// (the runtime's own message speaks of the CLI's `--provider`).
     pub async fn provider_in_force(&self, store: &Store) -> Result<Option<String>> {
         check_exists(store, self.provider.as_deref(), "runs").await?;
+        if self.provider.is_none() && store.providers().list().await?.len() > 1 {
+            return Err(RuntimeError::Config(
+                "several providers are configured: choose the one runs use in Settings".into(),
+            ));
+        }
         Ok(self.provider.clone())
     }
 

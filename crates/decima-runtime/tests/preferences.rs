@@ -44,6 +44,23 @@ async fn nothing_saved_is_the_defaults() {
 }
 
 #[tokio::test]
+async fn with_several_providers_and_no_choice_the_error_says_where_to_choose() {
+    let (_dir, store) = store_with(&["fast"]).await;
+    let none = Preferences::default();
+    assert_eq!(
+        none.provider_in_force(&store).await.unwrap(),
+        None,
+        "the only one"
+    );
+    let (_dir, store) = store_with(&["fast", "careful"]).await;
+    let err = none.provider_in_force(&store).await.unwrap_err();
+    assert!(
+        matches!(&err, RuntimeError::Config(m) if m.contains("Settings")),
+        "{err:?}"
+    );
+}
+
+#[tokio::test]
 async fn saved_choices_come_back_and_blank_names_mean_no_choice() {
     let (_dir, store) = store_with(&["fast", "careful"]).await;
     let saved = preferences::save(
