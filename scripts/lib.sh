@@ -71,8 +71,9 @@ ensure_python_tiktoken() {
 # tauri-driver bridges WebDriver clients to WebKitWebDriver for the end-to-end tests.
 ensure_tauri_driver() {
     # dbus, dunst and xdotool: a session bus, a real notification daemon, and a way to take the
-    # focus from the window, for the notification test.
-    ensure_apt webkit2gtk-driver xvfb xauth dbus dunst xdotool
+    # focus from the window, for the notification test. x11-apps: xwd, to read what the X screen
+    # shows.
+    ensure_apt webkit2gtk-driver xvfb xauth dbus dunst xdotool x11-apps
     local bin="${CARGO_HOME:-$HOME/.cargo}/bin/tauri-driver"
     if [ ! -x "$bin" ] || ! "$bin" --help 2>&1 | grep -q -- --native-port; then
         say "Installing tauri-driver $TAURI_DRIVER_VERSION"

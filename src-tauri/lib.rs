@@ -79,6 +79,7 @@ pub fn run() -> ExitCode {
         .invoke_handler(builder.invoke_handler())
         .setup(move |app| {
             builder.mount_events(app);
+            open_main_window(app, &state_dir)?;
             app.manage(AppState::new(store, state_dir));
             Ok(())
         })
@@ -97,6 +98,18 @@ pub fn run() -> ExitCode {
     tracing::info!(code, "app exited");
     drop(log);
     ExitCode::from(u8::try_from(code).unwrap_or(1))
+}
+
+/// The window of tauri.conf.json, with the webview's own storage (the UI's language and theme,
+/// WebKit's caches) in DATA_DIR/webview: one data directory is one whole profile, and two of them
+/// never share a setting through the user's home.
+fn open_main_window(app: &tauri::App, data_dir: &std::path::Path) -> tauri::Result<()> {
+    for config in app.config().app.windows.iter().filter(|w| !w.create) {
+        tauri::WebviewWindowBuilder::from_config(app.handle(), config)?
+            .data_directory(data_dir.join("webview"))
+            .build()?;
+    }
+    Ok(())
 }
 
 /// Logging to DATA_DIR/logs/. A log that cannot be set up costs one warning, never the app.

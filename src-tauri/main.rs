@@ -7,37 +7,11 @@
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
+#[cfg(target_os = "linux")]
+mod graphics;
+
 fn main() -> std::process::ExitCode {
     #[cfg(target_os = "linux")]
-    composite_on_the_cpu_without_a_gpu();
+    graphics::paint_on_the_cpu_without_a_gpu();
     decima_desktop::run()
-}
-
-/// Without a GPU render node, WebKitGTK composites through Mesa's software rasterizer
-/// (llvmpipe) and sets up DMA-BUF sharing it has no GPU buffers for. Measured on such a machine
-/// (docs/PERFORMANCE.md, the desktop figures), WebKit's own CPU path is better on every count:
-/// about 75 MiB less in the web process and 5 MiB less in the app, scrolling frames of 19 ms
-/// instead of 31, token deltas on screen in 11 ms instead of 29. With a GPU, WebKit keeps its
-/// own choice, and a variable the user set either way is left alone.
-#[cfg(target_os = "linux")]
-#[allow(unsafe_code)]
-fn composite_on_the_cpu_without_a_gpu() {
-    let has_render_node = std::fs::read_dir("/dev/dri").is_ok_and(|nodes| {
-        nodes
-            .flatten()
-            .any(|node| node.file_name().to_string_lossy().starts_with("renderD"))
-    });
-    if has_render_node {
-        return;
-    }
-    for variable in [
-        "WEBKIT_DISABLE_COMPOSITING_MODE",
-        "WEBKIT_DISABLE_DMABUF_RENDERER",
-    ] {
-        if std::env::var_os(variable).is_none() {
-            // SAFETY: the first thing main does, before anything could start a thread, so no
-            // other thread can be reading the environment while it changes.
-            unsafe { std::env::set_var(variable, "1") };
-        }
-    }
 }

@@ -14,7 +14,9 @@ use std::time::{Duration, Instant};
 use decima_core::{NewMessage, Role, ToolCall};
 use decima_store::Store;
 use fantoccini::Locator;
-use support::{Driver, WAIT, click, click_text, connect, shot, titles_in_file, wait_for_text};
+use support::{
+    Driver, WAIT, attr, click, click_text, connect, shot, titles_in_file, wait_for_text,
+};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn create_rename_and_read_conversations_in_the_real_app() {
@@ -53,11 +55,36 @@ async fn create_rename_and_read_conversations_in_the_real_app() {
 
     let driver = Driver::start();
     let client = connect(&driver, data.path()).await;
-    support::use_english(&client).await;
 
     // The seeded conversation is listed, and opening it shows its messages read-only.
     let seeded_item = format!("[data-testid=conversation-item][data-conversation-id='{seeded}']");
     wait_for_text(&client, &seeded_item, "Seeded 种子 conversation").await;
+
+    // A new data directory is a new profile: English, whatever another profile chose (the
+    // workbench test switches its own to Chinese).
+    assert_eq!(attr(&client, "html", "lang").await.as_deref(), Some("en"));
+
+    // The app's own X window shows the page (the blue of "New conversation"): WebDriver's
+    // screenshots are drawn by WebKit for the test, so they would not notice a window left blank.
+    // Without a GPU the app process runs with no OpenGL at all (src-tauri/graphics.rs): Mesa's
+    // software rasterizer, with its libLLVM, is mapped only where WebKit paints.
+    let accent = [0x2f, 0x62, 0xd6];
+    let started = Instant::now();
+    while support::screen_pixels_of(accent) < 1_000 {
+        assert!(
+            started.elapsed() < WAIT,
+            "the app's window never showed the page on the X screen"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    if !support::has_render_node() {
+        let app = support::mapped_files(support::app_pid(data.path()));
+        let mesa: Vec<_> = app
+            .iter()
+            .filter(|f| f.contains("libLLVM") || f.contains("_dri.so"))
+            .collect();
+        assert!(mesa.is_empty(), "the app process mapped Mesa: {mesa:?}");
+    }
     click_text(&client, &seeded_item, "Seeded 种子 conversation").await;
     wait_for_text(&client, "[data-testid=message]", "invoices.csv").await;
     let messages = client

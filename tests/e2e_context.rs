@@ -152,7 +152,6 @@ async fn the_meter_crosses_70_and_85_percent_then_compression_is_previewed_confi
 
     let driver = Driver::start();
     let client = connect(&driver, data.path()).await;
-    support::use_english(&client).await;
     click_text(&client, "[data-testid=conversation-item]", "Long notes").await;
     // Two providers and no choice yet: the meter cannot know the window, and says where to
     // choose.

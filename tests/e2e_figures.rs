@@ -17,27 +17,10 @@ use decima_core::{NewMessage, Role};
 use decima_store::Store;
 use decima_testkit::{LlmServer, Reply, StreamOptions, Turn};
 use fantoccini::Locator;
-use support::{Driver, click, connect, wait_for_text};
+use support::{Driver, app_pid, click, connect, wait_for_text};
 
 const MESSAGES: usize = 100_000;
 const DELTAS: usize = 20;
-
-/// The app's process: the one started with this test's data directory.
-fn app_pid(data_dir: &std::path::Path) -> u32 {
-    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
-            continue;
-        };
-        let Ok(cmdline) = std::fs::read(format!("/proc/{pid}/cmdline")) else {
-            continue;
-        };
-        let cmdline = String::from_utf8_lossy(&cmdline);
-        if cmdline.contains("decima-desktop") && cmdline.contains(&*data_dir.to_string_lossy()) {
-            return pid;
-        }
-    }
-    panic!("the app's process was not found");
-}
 
 /// When a process started, in milliseconds since the epoch (10 ms resolution).
 fn started_at_ms(pid: u32) -> f64 {

@@ -210,7 +210,6 @@ async fn an_agent_run_with_a_failure_a_subagent_and_a_tenth_man_review_in_the_re
     let driver =
         Driver::start_with_env(&[("DBUS_SESSION_BUS_ADDRESS", notifications.bus_address())]);
     let client = connect(&driver, data.path()).await;
-    support::use_english(&client).await;
     click_text(&client, "[data-testid=conversation-item]", "Invoice check").await;
     wait_for_text(&client, "[data-testid=message]", "note 60 recorded").await;
 
@@ -459,6 +458,18 @@ async fn an_agent_run_with_a_failure_a_subagent_and_a_tenth_man_review_in_the_re
             .contains("发送")
     );
     shot(&client, "workbench-chinese.png").await;
+    // The choice is saved in this data directory's own webview storage, not in the user's home,
+    // where every profile (and every other test) would have shared it.
+    let storage = data.path().join("webview").join("localstorage");
+    let started = std::time::Instant::now();
+    while !std::fs::read_dir(&storage).is_ok_and(|mut files| files.next().is_some()) {
+        assert!(
+            started.elapsed() < support::WAIT,
+            "the language choice never reached {}",
+            storage.display()
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
 
     client.close().await.unwrap();
     drop(driver);

@@ -344,25 +344,6 @@ pub fn provider(name: &str, base_url: String, window: u32) -> decima_store::NewP
     }
 }
 
-/// Switches the window to English. The language choice lives in WebKit's local storage,
-/// which outlives the app between runs (a test that switched to Chinese leaves it so), so each
-/// test that reads English text sets it first.
-pub async fn use_english(client: &Client) {
-    let button = Locator::Css("[data-testid=language-switch] [data-lang=en]");
-    let started = Instant::now();
-    loop {
-        if let Ok(element) = client.find(button).await {
-            element.click().await.unwrap();
-            return;
-        }
-        assert!(
-            started.elapsed() < WAIT,
-            "the language switch never appeared"
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-}
-
 /// Repaints for a screenshot to wait on (see [`shot`]).
 async fn schedule_repaints(client: &Client) {
     let _ = client
@@ -481,4 +462,84 @@ pub fn unfocus_window() {
         .status()
         .unwrap();
     assert!(done.success(), "xdotool could not move the focus");
+}
+
+/// The app's process: the one started with this data directory.
+pub fn app_pid(data_dir: &Path) -> u32 {
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let Ok(cmdline) = std::fs::read(format!("/proc/{pid}/cmdline")) else {
+            continue;
+        };
+        let cmdline = String::from_utf8_lossy(&cmdline);
+        if cmdline.contains("decima-desktop") && cmdline.contains(&*data_dir.to_string_lossy()) {
+            return pid;
+        }
+    }
+    panic!("the app's process was not found");
+}
+
+/// The files a process has mapped (its libraries), from `/proc/PID/maps`.
+pub fn mapped_files(pid: u32) -> Vec<String> {
+    let maps = std::fs::read_to_string(format!("/proc/{pid}/maps")).unwrap();
+    let mut files: Vec<String> = maps
+        .lines()
+        .filter_map(|line| line.split_whitespace().nth(5))
+        .filter(|path| path.starts_with('/'))
+        .map(str::to_owned)
+        .collect();
+    files.dedup();
+    files
+}
+
+/// Whether this machine has a GPU render node (the app then leaves WebKit's graphics alone).
+pub fn has_render_node() -> bool {
+    std::fs::read_dir("/dev/dri").is_ok_and(|nodes| {
+        nodes
+            .flatten()
+            .any(|n| n.file_name().to_string_lossy().starts_with("renderD"))
+    })
+}
+
+/// How many pixels of the whole X screen have exactly this colour, from `xwd -root`: what the
+/// display shows, unlike WebDriver's screenshots, which WebKit draws for the test by itself.
+pub fn screen_pixels_of(rgb: [u8; 3]) -> usize {
+    let out = Command::new("xwd")
+        .args(["-root", "-silent"])
+        .output()
+        .expect("cannot run xwd (scripts/test.sh installs x11-apps)");
+    assert!(out.status.success(), "xwd failed");
+    let xwd = out.stdout;
+    // XWDFileHeader: 25 big-endian CARD32 fields, then the window name, then the colour map.
+    let field = |i: usize| u32::from_be_bytes(xwd[i * 4..i * 4 + 4].try_into().unwrap());
+    let (header_size, format, width, height) = (field(0), field(2), field(4), field(5));
+    let (byte_order, bits_per_pixel, bytes_per_line) = (field(7), field(11), field(12));
+    let masks = [field(14), field(15), field(16)];
+    let ncolors = field(19);
+    assert_eq!(format, 2, "xwd wrote a ZPixmap");
+    // Xvfb's 24-bit screens come as 32 or 24 bits a pixel, depending on the server's state.
+    let bytes = bits_per_pixel as usize / 8;
+    assert!(
+        bytes == 3 || bytes == 4,
+        "{bits_per_pixel} bits a pixel is not a true-colour screen"
+    );
+    let data = &xwd[(header_size + ncolors * 12) as usize..];
+    let shifts = masks.map(|mask| mask.trailing_zeros());
+    let mut count = 0;
+    for y in 0..height as usize {
+        let row = &data[y * bytes_per_line as usize..][..width as usize * bytes];
+        for px in row.chunks_exact(bytes) {
+            let v = px.iter().enumerate().fold(0u32, |v, (i, b)| {
+                let shift = if byte_order == 0 { i } else { bytes - 1 - i };
+                v | u32::from(*b) << (8 * shift)
+            });
+            let channel = |c: usize| ((v & masks[c]) >> shifts[c]) as u8;
+            if [channel(0), channel(1), channel(2)] == rgb {
+                count += 1;
+            }
+        }
+    }
+    count
 }
