@@ -36,6 +36,7 @@ async fn create_rename_and_read_conversations_in_the_real_app() {
                     id: "call_e2e".into(),
                     name: "shell".into(),
                     arguments: "{\"cmd\":\"ls /data/q3\"}".into(),
+                    signature: None,
                 }],
                 ..NewMessage::new(Role::Assistant, "")
             },

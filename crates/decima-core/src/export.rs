@@ -158,6 +158,7 @@ mod tests {
             id: "call_9".into(),
             name: "shell".into(),
             arguments: "{\"cmd\":\"ls\"}".into(),
+            signature: None,
         });
         m.reasoning = Some("Think\nmore".into());
         m.pinned = true;
@@ -177,6 +178,7 @@ mod tests {
             id: "c".into(),
             name: "write_file".into(),
             arguments: "{\"text\":\"```rust\\n```\"}".into(),
+            signature: None,
         });
         let mut out = String::new();
         render_message(ExportFormat::Markdown, &m, &mut out);

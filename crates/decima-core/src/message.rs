@@ -56,7 +56,7 @@ impl FromStr for Role {
 
 /// One tool invocation requested by the model. `arguments` is kept as the raw text the model
 /// produced, even when it is not valid JSON, so history is never rewritten.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct ToolCall {
     /// The provider's call id, echoed by the matching tool result.
     pub id: String,
@@ -64,6 +64,10 @@ pub struct ToolCall {
     pub name: String,
     /// The arguments as JSON text.
     pub arguments: String,
+    /// An opaque token the provider attached to the call and wants back with it: Gemini's
+    /// `thought_signature`, without which Gemini 3 refuses the next request of the turn.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub signature: Option<String>,
 }
 
 /// A message before it is stored: the store assigns its id, seq, token count and time.
@@ -215,6 +219,7 @@ mod tests {
             id: "c".into(),
             name: "shell".into(),
             arguments: "{}".into(),
+            signature: None,
         });
         assert!(
             msg.validate()
@@ -236,6 +241,7 @@ mod tests {
                 id: "c".into(),
                 name: "shell".into(),
                 arguments: "{}".into(),
+                signature: None,
             }],
             pinned: true,
             ..NewMessage::new(Role::Assistant, "text")

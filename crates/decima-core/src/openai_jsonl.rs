@@ -29,6 +29,11 @@ struct WireToolCallIn {
     #[serde(rename = "type", default)]
     kind: Option<String>,
     function: WireFunctionIn,
+    /// Gemini's OpenAI-compatible shape: `{"google": {"thought_signature": "..."}}`, kept so a
+    /// run continued on Gemini can send it back. Exports leave provider tokens out, as they do
+    /// Anthropic's thinking signatures.
+    #[serde(default)]
+    extra_content: Option<Value>,
 }
 
 #[derive(Deserialize)]
@@ -136,10 +141,18 @@ fn tool_call_from_wire(call: WireToolCallIn) -> Result<ToolCall, CoreError> {
         // Some exporters write the arguments as an object rather than JSON text.
         Some(other) => other.to_string(),
     };
+    let signature = call
+        .extra_content
+        .as_ref()
+        .and_then(|extra| extra.pointer("/google/thought_signature"))
+        .and_then(Value::as_str)
+        .filter(|s| !s.is_empty())
+        .map(str::to_owned);
     Ok(ToolCall {
         id: call.id,
         name: call.function.name,
         arguments,
+        signature,
     })
 }
 
@@ -239,6 +252,13 @@ mod tests {
             let parsed = parse_line(line).unwrap();
             assert_eq!(to_line(&stored(parsed)), line);
         }
+    }
+
+    #[test]
+    fn keeps_geminis_thought_signature_on_import() {
+        let line = r#"{"role":"assistant","content":null,"tool_calls":[{"id":"c1","type":"function","function":{"name":"shell","arguments":"{}"},"extra_content":{"google":{"thought_signature":"c2ln"}}}]}"#;
+        let parsed = parse_line(line).unwrap();
+        assert_eq!(parsed.tool_calls[0].signature.as_deref(), Some("c2ln"));
     }
 
     #[test]

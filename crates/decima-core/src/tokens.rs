@@ -93,6 +93,7 @@ mod tests {
             id: "call_1".into(),
             name: "shell".into(),
             arguments: r#"{"cmd":"ls -la /workspace"}"#.into(),
+            signature: None,
         });
         assert!(c.count_message(&with_call) > c.count_message(&plain) + 5);
     }

@@ -162,6 +162,7 @@ fn a_pinned_call_without_result_never_blocks_selection() {
             id: "call_lost".into(),
             name: "shell".into(),
             arguments: r#"{"cmd":"wc -l /data/q3.csv"}"#.into(),
+            signature: None,
         }],
         ..NewMessage::new(Role::Assistant, "Counting rows first.")
     });

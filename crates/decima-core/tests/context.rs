@@ -205,6 +205,7 @@ fn arb_history() -> impl Strategy<Value = Vec<Message>> {
                             id: format!("c{i}_{k}"),
                             name: "shell".into(),
                             arguments: format!("{{\"cmd\":\"cat /d/{i}.txt\"}}"),
+                            signature: None,
                         })
                         .collect();
                     let ids: Vec<String> = calls.iter().map(|c| c.id.clone()).collect();

@@ -250,7 +250,7 @@ impl Decoder {
                             call: PartialToolCall {
                                 id: str_at(block, "id"),
                                 name: str_at(block, "name"),
-                                arguments: String::new(),
+                                ..PartialToolCall::default()
                             },
                             start_input,
                         })
@@ -468,6 +468,7 @@ mod tests {
             id: "toolu_1".into(),
             name: "shell".into(),
             arguments: "{\"cmd\":\"ls\"}".into(),
+            signature: None,
         });
         let mut result = ChatMessage::new(Role::Tool, "a.csv");
         result.tool_call_id = Some("toolu_1".into());

@@ -27,13 +27,27 @@ pub(crate) fn headers(config: &ProviderConfig) -> Vec<(&'static str, String)> {
 pub fn request_body(config: &ProviderConfig, request: &ChatRequest) -> Value {
     let mut body = Map::new();
     body.insert("model".into(), json!(request.model));
+    let signatures = speaks_gemini(config, request).then(|| {
+        // Gemini checks the signatures of the current turn: the calls after the last user message.
+        request
+            .messages
+            .iter()
+            .rposition(|m| m.role == Role::User)
+            .map_or(0, |last| last + 1)
+    });
     body.insert(
         "messages".into(),
         Value::Array(
             request
                 .messages
                 .iter()
-                .map(|m| message(config, m))
+                .enumerate()
+                .map(|(i, m)| {
+                    let signing = signatures.map(|turn_start| Signing {
+                        current_turn: i >= turn_start,
+                    });
+                    message(config, m, signing)
+                })
                 .collect(),
         ),
     );
@@ -84,7 +98,49 @@ pub fn request_body(config: &ProviderConfig, request: &ChatRequest) -> Value {
     Value::Object(body)
 }
 
-fn message(config: &ProviderConfig, m: &ChatMessage) -> Value {
+/// What Gemini's OpenAI endpoint accepts in place of a thought signature, for a call Gemini did
+/// not write itself (a history from another model, an imported conversation): the value Google's
+/// thought-signatures guide gives for that case.
+pub const UNSIGNED_CALL: &str = "skip_thought_signature_validator";
+
+/// Whether the server is Gemini, which wants each call's `thought_signature` back: Google's
+/// endpoints, or a Gemini model behind a proxy. Other servers never see the field.
+fn speaks_gemini(config: &ProviderConfig, request: &ChatRequest) -> bool {
+    [&config.model, &request.model]
+        .iter()
+        .any(|model| model.to_ascii_lowercase().contains("gemini"))
+        || config.base_url.contains(".googleapis.com")
+}
+
+/// How a message's calls carry thought signatures, for Gemini.
+#[derive(Clone, Copy)]
+struct Signing {
+    /// In the current turn, Gemini 3 refuses a step whose calls carry no signature at all.
+    current_turn: bool,
+}
+
+/// One call as sent back; `first` marks the first call of its message, where Gemini wants the
+/// signature of parallel calls.
+fn tool_call(
+    c: &decima_core::ToolCall,
+    first: bool,
+    unsigned: bool,
+    signing: Option<Signing>,
+) -> Value {
+    let mut call = json!({ "id": c.id, "type": "function", "function": { "name": c.name, "arguments": c.arguments } });
+    if let Some(signing) = signing {
+        let signature = c
+            .signature
+            .as_deref()
+            .or((signing.current_turn && first && unsigned).then_some(UNSIGNED_CALL));
+        if let Some(signature) = signature {
+            call["extra_content"] = json!({ "google": { "thought_signature": signature } });
+        }
+    }
+    call
+}
+
+fn message(config: &ProviderConfig, m: &ChatMessage, signing: Option<Signing>) -> Value {
     let mut out = Map::new();
     out.insert("role".into(), json!(m.role.as_str()));
     match m.role {
@@ -95,10 +151,12 @@ fn message(config: &ProviderConfig, m: &ChatMessage) -> Value {
                 out.insert("content".into(), json!(m.content));
             }
             if !m.tool_calls.is_empty() {
+                let unsigned = m.tool_calls.iter().all(|c| c.signature.is_none());
                 let calls: Vec<Value> = m
                     .tool_calls
                     .iter()
-                    .map(|c| json!({ "id": c.id, "type": "function", "function": { "name": c.name, "arguments": c.arguments } }))
+                    .enumerate()
+                    .map(|(i, c)| tool_call(c, i == 0, unsigned, signing))
                     .collect();
                 out.insert("tool_calls".into(), Value::Array(calls));
             }
@@ -241,6 +299,9 @@ impl Decoder {
             id: call.get("id").and_then(Value::as_str),
             name: function.and_then(|f| f.get("name")).and_then(Value::as_str),
             arguments: arguments.as_deref(),
+            signature: call
+                .pointer("/extra_content/google/thought_signature")
+                .and_then(Value::as_str),
         });
     }
 

@@ -15,6 +15,8 @@ pub struct PartialToolCall {
     pub name: String,
     /// The argument text so far.
     pub arguments: String,
+    /// The provider's opaque token for the call (Gemini's `thought_signature`), kept to send back.
+    pub signature: Option<String>,
 }
 
 /// One tool-call delta as an OpenAI-compatible server sends it. Any part may be missing: servers
@@ -30,6 +32,9 @@ pub struct ToolCallDelta<'a> {
     pub name: Option<&'a str>,
     /// A piece of the argument text.
     pub arguments: Option<&'a str>,
+    /// Gemini's `extra_content.google.thought_signature`: on the call's first delta, or alone in
+    /// a delta after its arguments.
+    pub signature: Option<&'a str>,
 }
 
 /// A call being assembled, with the index its deltas carry (None when they carry none).
@@ -63,17 +68,26 @@ impl ToolCallAssembler {
             id,
             name,
             arguments,
+            signature: None,
         });
     }
 
-    /// Applies one delta. Empty ids and names count as absent; a delta with nothing else (e.g.
-    /// only Gemini's `extra_content`) changes nothing; argument text that repeats a call's complete
-    /// arguments (LiteLLM's summary chunk, even JSON-encoded twice) is dropped.
+    /// Applies one delta. Empty ids and names count as absent; a delta with only a signature
+    /// gives it to the call it continues, and a delta with nothing changes nothing; argument text
+    /// that repeats a call's complete arguments (LiteLLM's summary chunk, even JSON-encoded twice)
+    /// is dropped.
     pub fn apply_delta(&mut self, delta: ToolCallDelta<'_>) {
         let id = delta.id.filter(|s| !s.is_empty());
         let name = delta.name.filter(|s| !s.is_empty());
         let arguments = delta.arguments.filter(|s| !s.is_empty());
+        let signature = delta.signature.filter(|s| !s.is_empty());
         if id.is_none() && name.is_none() && arguments.is_none() {
+            if let Some(signature) = signature
+                && let Some(position) = self.target(delta.index, None, None, None)
+            {
+                let call = &mut self.calls[position].call;
+                call.signature.get_or_insert_with(|| signature.to_owned());
+            }
             return;
         }
         let position = match self.target(delta.index, id, name, arguments) {
@@ -101,6 +115,9 @@ impl ToolCallAssembler {
             && !repeats(&call.arguments, arguments)
         {
             call.arguments.push_str(arguments);
+        }
+        if let Some(signature) = signature {
+            call.signature.get_or_insert_with(|| signature.to_owned());
         }
     }
 
@@ -234,6 +251,7 @@ pub fn finish_call(call: PartialToolCall) -> Result<ToolCall, LlmError> {
         id: call.id,
         name: call.name,
         arguments,
+        signature: call.signature,
     })
 }
 
@@ -373,7 +391,41 @@ mod tests {
             id,
             name,
             arguments,
+            signature: None,
         }
+    }
+
+    #[test]
+    fn a_signature_stays_with_its_call_whether_it_opens_the_call_or_follows_it() {
+        // Gemini: no indexes; the first call signed on its opening delta, the second by a
+        // metadata-only delta after its arguments; a repeat of the signature changes nothing.
+        let mut a = ToolCallAssembler::default();
+        a.apply_delta(ToolCallDelta {
+            signature: Some("sig-a"),
+            ..delta(None, Some("call_a"), Some("shell"), Some(""))
+        });
+        a.apply_delta(delta(None, Some(""), None, Some(r#"{"command":"ls"}"#)));
+        a.apply_delta(ToolCallDelta {
+            signature: Some("sig-a2"),
+            ..delta(None, None, None, None)
+        });
+        a.apply_delta(delta(None, Some("call_b"), Some("read_file"), Some("{}")));
+        a.apply_delta(ToolCallDelta {
+            signature: Some("sig-b"),
+            ..delta(None, None, None, None)
+        });
+        let calls = a.finish().unwrap();
+        let signatures: Vec<_> = calls.iter().map(|c| c.signature.as_deref()).collect();
+        assert_eq!(signatures, [Some("sig-a"), Some("sig-b")]);
+        assert_eq!(calls[0].arguments, r#"{"command":"ls"}"#);
+
+        // A signature before any call has nowhere to go.
+        let mut a = ToolCallAssembler::default();
+        a.apply_delta(ToolCallDelta {
+            signature: Some("stray"),
+            ..delta(Some(0), None, None, None)
+        });
+        assert!(a.is_empty());
     }
 
     fn assembled(deltas: &[ToolCallDelta<'_>]) -> Vec<(String, String, String)> {

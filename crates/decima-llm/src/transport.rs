@@ -694,13 +694,21 @@ fn error_chain(e: &dyn std::error::Error) -> String {
 /// (`{"type":"error","error":{"message"}}`) error body, else the body's text, shortened.
 pub(crate) fn error_message(body: &[u8]) -> String {
     if let Ok(json) = serde_json::from_slice::<serde_json::Value>(body) {
+        // Gemini's OpenAI-compatible endpoint wraps its Google error in an array.
+        let json = match json {
+            serde_json::Value::Array(errors) => errors.into_iter().next().unwrap_or_default(),
+            json => json,
+        };
         let error = json.get("error").unwrap_or(&json);
         let message = error
             .get("message")
             .and_then(|m| m.as_str())
             .or_else(|| error.as_str());
         if let Some(message) = message {
-            let code = error.get("code").and_then(|c| c.as_str());
+            let code = error
+                .get("code")
+                .and_then(|c| c.as_str())
+                .or_else(|| error.get("status").and_then(|s| s.as_str()));
             return match code {
                 Some(code) if !message.contains(code) => format!("{message} ({code})"),
                 _ => message.to_string(),
@@ -770,6 +778,12 @@ mod tests {
                 br#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#
             ),
             "Overloaded"
+        );
+        assert_eq!(
+            error_message(
+                br#"[{"error":{"code":400,"message":"Corrupted thought signature.","status":"INVALID_ARGUMENT"}}]"#
+            ),
+            "Corrupted thought signature. (INVALID_ARGUMENT)"
         );
         assert_eq!(
             error_message(b"<html>\n502 Bad Gateway\n</html>"),

@@ -17,7 +17,9 @@ use decima_llm::{
     Protocol, Provider, ProviderConfig, RetryPolicy, StreamEvent, Timeouts, ToolSpec, Usage,
     collect, presets, with_retry,
 };
-use decima_testkit::llm_server::{OpenAiQuirks, Profile, ReasoningField as ScriptReasoning};
+use decima_testkit::llm_server::{
+    OpenAiQuirks, Profile, ReasoningField as ScriptReasoning, gemini,
+};
 use decima_testkit::{LlmServer, Reply, ScriptedToolCall, StreamOptions, Turn};
 use futures_util::StreamExt;
 use serde_json::{Value, json};
@@ -96,11 +98,13 @@ fn expected_calls() -> Vec<ToolCall> {
             id: "call_shell_1".into(),
             name: "shell".into(),
             arguments: SHELL_ARGS.into(),
+            signature: None,
         },
         ToolCall {
             id: "call_read_2".into(),
             name: "read_file".into(),
             arguments: READ_ARGS.into(),
+            signature: None,
         },
     ]
 }
@@ -682,6 +686,11 @@ async fn check_against(label: &str, server: &LlmServer, cfg: ProviderConfig, pro
         ..Turn::default()
     })));
     let echo = cfg.reasoning_echo.then(|| cfg.reasoning_field.as_str());
+    let gemini = profile == Profile::GeminiOpenAi;
+    if gemini {
+        // Gemini 3 refuses the follow-up unless each call's signature comes back.
+        server.refuse_with(gemini::refuses_unsigned_calls);
+    }
     let p = provider(cfg);
     let events: Vec<StreamEvent> = p
         .stream(&request())
@@ -706,6 +715,19 @@ async fn check_against(label: &str, server: &LlmServer, cfg: ProviderConfig, pro
             "{label}"
         );
         assert_ne!(done.tool_calls[0].id, done.tool_calls[1].id, "{label}");
+    } else if gemini {
+        let signed: Vec<ToolCall> = expected_calls()
+            .into_iter()
+            .enumerate()
+            .map(|(i, call)| ToolCall {
+                signature: (i == 0).then(|| "c2lnbmF0dXJl0".to_owned()),
+                ..call
+            })
+            .collect();
+        assert_eq!(
+            done.tool_calls, signed,
+            "{label}: each call keeps its signature"
+        );
     } else {
         assert_eq!(done.tool_calls, expected_calls(), "{label}");
     }
@@ -755,6 +777,20 @@ async fn check_against(label: &str, server: &LlmServer, cfg: ProviderConfig, pro
         .map(|c| (c.id.clone(), c.name.clone(), c.arguments.clone()))
         .collect();
     assert_eq!(sent_calls, kept, "{label}");
+    for (call, sent) in done
+        .tool_calls
+        .iter()
+        .zip(sent["tool_calls"].as_array().unwrap())
+    {
+        let expected = match (gemini, &call.signature) {
+            (true, Some(signature)) => json!({ "google": { "thought_signature": signature } }),
+            _ => Value::Null,
+        };
+        assert_eq!(
+            sent["extra_content"], expected,
+            "{label}: a signature goes back to Gemini only"
+        );
+    }
     for (i, call) in done.tool_calls.iter().enumerate() {
         assert_eq!(
             body["messages"][3 + i]["tool_call_id"],
@@ -799,13 +835,11 @@ async fn every_openai_compatible_preset_against_its_server() {
     }
     for profile in CUSTOM_SERVERS {
         let server = LlmServer::start().await;
-        check_against(
-            profile.name(),
-            &server,
-            config(&server, Protocol::OpenAi),
-            profile,
-        )
-        .await;
+        let mut cfg = config(&server, Protocol::OpenAi);
+        if profile == Profile::GeminiOpenAi {
+            cfg.model = "gemini-3-pro-preview".into();
+        }
+        check_against(profile.name(), &server, cfg, profile).await;
         seen.push(profile);
     }
     for profile in Profile::ALL {
@@ -850,4 +884,88 @@ async fn every_server_answering_without_streaming() {
             profile.name()
         );
     }
+}
+
+/// A history whose calls Gemini did not write (another model's, or imported), and which Gemini 3
+/// therefore never signed: an earlier turn's step, an answer, then a step of the current turn.
+fn unsigned_history(model: &str) -> ChatRequest {
+    let step = |id: &str| {
+        let mut calls = expected_calls();
+        calls[0].id = format!("{id}_shell");
+        calls[1].id = format!("{id}_read");
+        let results = calls.iter().map(|c| ChatMessage {
+            tool_call_id: Some(c.id.clone()),
+            ..ChatMessage::new(Role::Tool, "done")
+        });
+        let call = ChatMessage {
+            tool_calls: calls.clone(),
+            ..ChatMessage::new(Role::Assistant, "")
+        };
+        std::iter::once(call).chain(results).collect::<Vec<_>>()
+    };
+    let mut messages = vec![
+        ChatMessage::new(Role::System, "Be brief."),
+        ChatMessage::new(Role::User, "What was in /data?"),
+    ];
+    messages.extend(step("old"));
+    messages.push(ChatMessage::new(Role::Assistant, "Two files."));
+    messages.push(ChatMessage::new(Role::User, "And now?"));
+    messages.extend(step("new"));
+    ChatRequest {
+        model: model.into(),
+        messages: messages.into_iter().map(Arc::new).collect(),
+        ..request()
+    }
+}
+
+#[tokio::test]
+async fn gemini_takes_unsigned_calls_with_googles_stand_in_and_other_servers_see_nothing() {
+    let server = LlmServer::start().await;
+    server.refuse_with(gemini::refuses_unsigned_calls);
+    server.enqueue(Reply::Stream(Profile::GeminiOpenAi.apply(Turn {
+        text: vec!["Still two.".into()],
+        ..Turn::default()
+    })));
+    let mut cfg = config(&server, Protocol::OpenAi);
+    cfg.model = "gemini-3-flash-preview".into();
+    let done = collect(provider(cfg).stream(&unsigned_history("gemini-3-flash-preview")))
+        .await
+        .unwrap();
+    assert_eq!(done.text, "Still two.");
+    let body = server.requests()[0].json.clone().unwrap();
+    let signature_of = |message: usize, call: usize| {
+        body["messages"][message]["tool_calls"][call]["extra_content"].clone()
+    };
+    // messages: 0 system, 1 user, 2 old step, 3-4 results, 5 answer, 6 user, 7 new step.
+    assert_eq!(
+        signature_of(7, 0),
+        json!({ "google": { "thought_signature": "skip_thought_signature_validator" } }),
+        "the current turn's step gets the stand-in on its first call"
+    );
+    assert_eq!(
+        signature_of(7, 1),
+        Value::Null,
+        "only the first call is signed"
+    );
+    assert_eq!(
+        signature_of(2, 0),
+        Value::Null,
+        "earlier turns go as they are"
+    );
+
+    // Signed calls sent to a server that is not Gemini: the field never appears.
+    let other = LlmServer::start().await;
+    other.enqueue(Reply::Stream(Turn {
+        text: vec!["Two.".into()],
+        ..Turn::default()
+    }));
+    let mut history = unsigned_history("qwen3");
+    let mut step = (*history.messages[7]).clone();
+    step.tool_calls[0].signature = Some("c2lnbmF0dXJl0".into());
+    history.messages[7] = Arc::new(step);
+    let mut cfg = config(&other, Protocol::OpenAi);
+    cfg.model = "qwen3".into();
+    collect(provider(cfg).stream(&history)).await.unwrap();
+    let sent = String::from_utf8(other.requests()[0].body.clone()).unwrap();
+    assert!(!sent.contains("extra_content"), "{sent}");
 }

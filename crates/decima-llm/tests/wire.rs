@@ -185,12 +185,14 @@ async fn openai_parallel_tool_calls_assemble_and_tools_are_sent() {
             ToolCall {
                 id: "call_a".into(),
                 name: "shell".into(),
-                arguments: "{\"cmd\":\"ls /data\"}".into()
+                arguments: "{\"cmd\":\"ls /data\"}".into(),
+                signature: None,
             },
             ToolCall {
                 id: "call_b".into(),
                 name: "read_file".into(),
-                arguments: "{\"path\":\"/data/a.csv\"}".into()
+                arguments: "{\"path\":\"/data/a.csv\"}".into(),
+                signature: None,
             },
         ]
     );

@@ -935,6 +935,63 @@ async fn a_run_killed_before_its_task_was_stored_stores_it_when_resumed() {
     assert_eq!(stored[0].execution_id, Some(execution.id));
 }
 
+/// Gemini 3 refuses a step whose calls come back without the `thought_signature` it sent with
+/// them (decima-testkit's `gemini` check, after Google's thought-signatures guide). A run of two
+/// tool steps and an answer: each step's signature goes through SQLite and back to Gemini.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_gemini_run_sends_each_steps_thought_signature_back() {
+    use decima_testkit::llm_server::{Profile, gemini};
+    let f = Fixture::new().await;
+    f.add_provider("gemini", "openai", "gemini-3-pro-preview", 64_000)
+        .await;
+    f.server.refuse_with(gemini::refuses_unsigned_calls);
+    for (id, command) in [("call_one", "echo one"), ("call_two", "echo two")] {
+        f.server
+            .enqueue(Reply::Stream(Profile::GeminiOpenAi.apply(Turn {
+                tool_calls: vec![ScriptedToolCall {
+                    id: id.into(),
+                    name: "shell".into(),
+                    argument_chunks: vec![format!(r#"{{"command": "{command}"}}"#)],
+                }],
+                ..Turn::default()
+            })));
+    }
+    f.server
+        .enqueue(Reply::Stream(Profile::GeminiOpenAi.apply(Turn {
+            text: vec!["Echoed twice.".into()],
+            ..Turn::default()
+        })));
+    let outcome = f.run_with("gemini", "Echo one, then two").await;
+    assert_eq!(
+        outcome.execution.status,
+        ExecutionStatus::Succeeded,
+        "{:?}",
+        f.store.failures().list(outcome.execution.id).await
+    );
+    assert_eq!(outcome.answer.as_deref(), Some("Echoed twice."));
+    let stored = f
+        .store
+        .messages()
+        .all(outcome.execution.conversation_id)
+        .await
+        .unwrap();
+    let signatures: Vec<Option<&str>> = stored
+        .iter()
+        .flat_map(|m| m.tool_calls.iter())
+        .map(|c| c.signature.as_deref())
+        .collect();
+    assert_eq!(signatures, [Some("c2lnbmF0dXJl0"), Some("c2lnbmF0dXJl0")]);
+    let last = f.server.requests()[2].json.clone().unwrap();
+    let sent: Vec<&Value> = last["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|m| m["tool_calls"].get(0))
+        .map(|c| &c["extra_content"]["google"]["thought_signature"])
+        .collect();
+    assert_eq!(sent, [&json!("c2lnbmF0dXJl0"), &json!("c2lnbmF0dXJl0")]);
+}
+
 /// The loop against the stream shapes of the servers analysts run (Ollama's empty finish
 /// reasons and calls sharing index 0, vLLM's missing call ids, Gemini's missing indexes, ...;
 /// the profiles and their sources are in decima-testkit): two calls in one answer are both run,

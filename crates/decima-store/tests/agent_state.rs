@@ -887,6 +887,7 @@ async fn a_message_is_stored_with_its_step_records_and_call_marker_in_one_exchan
         id: "call_1".into(),
         name: "shell".into(),
         arguments: r#"{"command":"true"}"#.into(),
+        signature: None,
     }];
     let (stored, steps) = store
         .messages()

@@ -61,6 +61,7 @@ async fn ranges_pins_and_every_field_round_trip() {
             id: "call_1".into(),
             name: "shell".into(),
             arguments: "{\"cmd\":\"ls\"}".into(),
+            signature: None,
         }],
         ..NewMessage::new(Role::Assistant, "")
     };

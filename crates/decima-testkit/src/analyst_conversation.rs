@@ -185,6 +185,7 @@ impl Gen {
                 id: id.clone(),
                 name: name.into(),
                 arguments: args.to_string(),
+                signature: None,
             }],
             ..NewMessage::new(Role::Assistant, lead)
         });

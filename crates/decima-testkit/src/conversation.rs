@@ -167,6 +167,7 @@ impl ConversationBuilder {
                         id: call_id.clone(),
                         name: tool.into(),
                         arguments,
+                        signature: None,
                     }],
                     ..NewMessage::new(Role::Assistant, "")
                 });

@@ -306,6 +306,7 @@ pub(crate) mod tests {
             id: id.clone(),
             name: "shell".into(),
             arguments: "{\"cmd\":\"ls\"}".into(),
+            signature: None,
         });
         let mut t = msg(seq + 1, Role::Tool, tokens);
         t.tool_call_id = Some(id);

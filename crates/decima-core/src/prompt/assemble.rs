@@ -736,6 +736,7 @@ mod tests {
             id: "c1".into(),
             name: "shell".into(),
             arguments: "{}".into(),
+            signature: None,
         });
         let mut result = msg(Role::Tool, "out");
         result.tool_call_id = Some("c1".into());

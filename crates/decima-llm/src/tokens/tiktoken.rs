@@ -507,6 +507,7 @@ mod tests {
             id: "call_1".into(),
             name: "shell".into(),
             arguments: r#"{"cmd":"ls"}"#.into(),
+            signature: None,
         });
         let expected = 3 + 1 + counter.count_text("shell") + counter.count_text(r#"{"cmd":"ls"}"#);
         assert_eq!(counter.count_chat_message(&call), expected);

@@ -18,6 +18,7 @@
 
 mod anthropic;
 mod error;
+pub mod gemini;
 mod http;
 mod openai;
 mod profiles;
@@ -98,11 +99,16 @@ pub fn refused_base_url() -> String {
 /// A fallback that builds a reply from the request when no scripted reply is queued.
 type Responder = dyn Fn(&RecordedRequest) -> Reply + Send + Sync;
 
+/// A server's own check of each request, answered before any scripted reply.
+type Check = dyn Fn(&RecordedRequest) -> Option<Reply> + Send + Sync;
+
 /// State shared between the handle and the server tasks.
 struct Shared {
     queue: Mutex<VecDeque<Reply>>,
     /// Asked when the queue is empty; an `Arc` so it is called without holding the lock.
     responder: Mutex<Option<Arc<Responder>>>,
+    /// Checks every request first; a refusal is sent instead of the next reply, which stays queued.
+    check: Mutex<Option<Arc<Check>>>,
     requests: Mutex<Vec<RecordedRequest>>,
     /// Bumped whenever a request is recorded or a disconnect noted, to wake waiters.
     changes: watch::Sender<u64>,
@@ -157,6 +163,7 @@ impl LlmServer {
         let shared = Arc::new(Shared {
             queue: Mutex::new(VecDeque::new()),
             responder: Mutex::new(None),
+            check: Mutex::new(None),
             requests: Mutex::new(Vec::new()),
             changes,
             seq: AtomicU64::new(0),
@@ -195,6 +202,16 @@ impl LlmServer {
     /// answered 500 saying so.
     pub fn respond_with(&self, f: impl Fn(&RecordedRequest) -> Reply + Send + Sync + 'static) {
         *lock(&self.shared.responder) = Some(Arc::new(f));
+    }
+
+    /// Makes the server check each request as a real one would (e.g.
+    /// [`gemini::refuses_unsigned_calls`]): when `f` answers with a reply, that refusal is sent
+    /// and the queued replies wait for the next request.
+    pub fn refuse_with(
+        &self,
+        f: impl Fn(&RecordedRequest) -> Option<Reply> + Send + Sync + 'static,
+    ) {
+        *lock(&self.shared.check) = Some(Arc::new(f));
     }
 
     /// How many queued replies no request has taken yet, to check a test used its whole script.
@@ -497,6 +514,13 @@ async fn handle(conn: &mut Conn, shared: &Shared, request: Request) -> bool {
 /// The reply for request `index`: the next queued one, else the responder's, else the message
 /// of the 500 the server answers instead.
 fn next_reply(shared: &Shared, index: usize, description: &str) -> Result<Reply, String> {
+    let check = lock(&shared.check).clone();
+    if let Some(check) = check {
+        let request = lock(&shared.requests).get(index).cloned();
+        if let Some(refusal) = request.and_then(|r| check(&r)) {
+            return Ok(refusal);
+        }
+    }
     if let Some(reply) = lock(&shared.queue).pop_front() {
         return Ok(reply);
     }

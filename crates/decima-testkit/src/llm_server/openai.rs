@@ -135,7 +135,9 @@ fn tool_call_deltas(turn: &Turn, i: usize, call: &ScriptedToolCall, out: &mut Ve
     } else {
         format!(r#""id":{},"#, json_str(&id))
     };
-    let signature = if quirks.gemini_extra_content {
+    // Of parallel calls, Gemini signs the first only (ai.google.dev/gemini-api/docs/thought-signatures).
+    let signed = quirks.gemini_extra_content && i == 0;
+    let signature = if signed {
         format!(r#","extra_content":{{"google":{{"thought_signature":"c2lnbmF0dXJl{i}"}}}}"#)
     } else {
         String::new()
@@ -174,7 +176,7 @@ fn tool_call_deltas(turn: &Turn, i: usize, call: &ScriptedToolCall, out: &mut Ve
             ));
         }
     }
-    if quirks.gemini_extra_content {
+    if signed {
         out.push(format!(
             r#""tool_calls":[{{{index}"extra_content":{{"google":{{"thought_signature":"c2lnbmF0dXJl{i}"}}}}}}]"#
         ));

@@ -45,8 +45,9 @@ pub struct OpenAiQuirks {
     /// After its last argument piece, each call is sent again whole, its arguments JSON-encoded a
     /// second time (LiteLLM's "summary chunk", BerriAI/litellm#20480).
     pub duplicate_tool_summary: bool,
-    /// The first tool delta carries Gemini's `extra_content.google.thought_signature`, and a
-    /// delta holding only that metadata follows the call (open-webui/computer#224).
+    /// The first tool delta of an answer's first call carries Gemini's
+    /// `extra_content.google.thought_signature` (parallel calls after it carry none), and a delta
+    /// holding only that metadata follows the call (open-webui/computer#224).
     pub gemini_extra_content: bool,
     /// The finish reason rides on the last content or tool chunk instead of an empty-delta chunk
     /// of its own (vLLM before vllm-project/vllm#36944).

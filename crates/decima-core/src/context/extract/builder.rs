@@ -256,6 +256,7 @@ mod tests {
             id: "c1".into(),
             name: "shell".into(),
             arguments: r#"{"cmd":"wc -l /workspace/a.csv"}"#.into(),
+            signature: None,
         }];
         let sources = vec![
             src(

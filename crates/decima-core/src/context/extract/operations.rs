@@ -267,6 +267,7 @@ mod tests {
                     id: format!("c{i}"),
                     name: "shell".into(),
                     arguments: serde_json::json!({ "cmd": cmd }).to_string(),
+                    signature: None,
                 },
                 format!("exit code {}\n{}", i % 7 / 6, 400 + i),
             ));

@@ -308,6 +308,7 @@ mod tests {
                 id: format!("c{i}"),
                 name: "shell".into(),
                 arguments: format!(r#"{{"cmd":"wc -l /data/part-{i}.csv"}}"#),
+                signature: None,
             })
             .collect();
         let mut sources = vec![
