@@ -1,6 +1,7 @@
 //! Executions as the workbench shows them: the run list, the subagent tree, the todo panel
 //! and the recovery panel.
 
+use decima_runtime::agent;
 use decima_store::{Execution, Failure, Todo};
 use serde::Serialize;
 use specta::Type;
@@ -107,55 +108,32 @@ pub struct FailureReport {
     pub resolution: Option<String>,
 }
 
-fn strings(value: Option<&serde_json::Value>) -> Vec<String> {
-    value
-        .and_then(|v| v.as_array())
-        .map(|a| {
-            a.iter()
-                .filter_map(|s| s.as_str().map(str::to_owned))
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
-fn number(value: Option<&serde_json::Value>) -> Option<u32> {
-    value
-        .and_then(serde_json::Value::as_u64)
-        .map(|n| u32::try_from(n).unwrap_or(u32::MAX))
+/// A count for the window, saturating where a stored one would not fit.
+fn count(n: impl TryInto<u32>) -> u32 {
+    n.try_into().unwrap_or(u32::MAX)
 }
 
 impl From<&Failure> for FailureReport {
     fn from(f: &Failure) -> Self {
-        let place = f.details.get("place");
-        let field = |name: &str| place.and_then(|p| p.get(name));
-        let text = |v: Option<&serde_json::Value>| v.and_then(|v| v.as_str()).map(str::to_owned);
-        let call = f.details.get("call").filter(|c| !c.is_null()).map(|c| {
-            format!(
-                "{} {}",
-                c.get("name").and_then(|n| n.as_str()).unwrap_or("?"),
-                c.get("arguments").and_then(|a| a.as_str()).unwrap_or("")
-            )
-        });
-        let rolled = |name: &str| number(f.rolled_back.get(name)).unwrap_or(0);
+        let report = agent::FailureReport::of(f);
+        let details = report.details;
+        let rolled = report.rolled_back.as_ref();
         Self {
             id: f.id.clone(),
             class: f.class.to_string(),
             message: f.message.clone(),
-            todo_title: text(field("todo_title")),
-            phase: text(field("phase")),
-            position: number(field("position")),
-            plan_len: number(field("plan_len")),
-            trigger: text(f.details.get("trigger")),
-            likely_causes: strings(f.details.get("likely_causes")),
-            call,
-            rolled_back: f
-                .rolled_back
-                .get("snapshot_id")
-                .is_some_and(|s| s.is_string()),
-            files_restored: rolled("files_restored"),
-            files_removed: rolled("files_removed"),
-            messages_removed: rolled("messages_removed"),
-            suggestions: strings(Some(&f.suggested_actions)),
+            todo_title: details.place.todo_title,
+            phase: details.place.phase,
+            position: details.place.position.map(count),
+            plan_len: Some(count(details.place.plan_len)),
+            trigger: details.trigger,
+            likely_causes: details.likely_causes,
+            call: details.call.map(|c| format!("{} {}", c.name, c.arguments)),
+            rolled_back: rolled.is_some(),
+            files_restored: rolled.map_or(0, |r| count(r.files_restored)),
+            files_removed: rolled.map_or(0, |r| count(r.files_removed)),
+            messages_removed: rolled.map_or(0, |r| count(r.messages_removed)),
+            suggestions: report.suggestions,
             resolution: f.resolution.map(|r| r.as_str().to_owned()),
         }
     }

@@ -23,7 +23,7 @@ use decima_runtime::events::TodoView;
 use decima_runtime::{Event, EventSink};
 use decima_store::{ExecutionStatus, Failure, Resolution, Store};
 
-use super::execution::{failure_report, one_line, strings};
+use super::execution::{failure_report, one_line};
 use super::{conversation_id, execution_id, interrupt_orphans};
 use crate::args::{OnFailureArg, RunArgs};
 use crate::error::{CliError, EXIT_CANCELLED};
@@ -183,7 +183,7 @@ fn verdict(outcome: &RunOutcome, cancelled: bool) -> Result<(), CliError> {
             let (failure, suggested) = match &outcome.waiting_on {
                 Some(f) => (
                     format!("[{}] {}", f.class, one_line(&f.message, 300)),
-                    strings(Some(&f.suggested_actions)),
+                    agent::FailureReport::of(f).suggestions,
                 ),
                 None => ("(no report)".to_owned(), Vec::new()),
             };

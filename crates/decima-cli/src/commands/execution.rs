@@ -234,25 +234,25 @@ pub(super) fn failure_report(f: &FailureView) -> Vec<String> {
         f.class,
         one_line(&f.message, 400)
     )];
-    let place = f.details.get("place");
-    let field = |name: &str| place.and_then(|p| p.get(name));
-    if let Some(title) = field("todo_title").and_then(|t| t.as_str()) {
+    let report = f.report();
+    let details = &report.details;
+    let place = &details.place;
+    if let Some(title) = &place.todo_title {
         let mut at = format!(
             "    where: todo {} of {} \"{}\"",
-            field("position").and_then(|p| p.as_u64()).unwrap_or(0),
-            field("plan_len").and_then(|p| p.as_u64()).unwrap_or(0),
+            place.position.unwrap_or(0),
+            place.plan_len,
             one_line(title, 120)
         );
-        if let Some(phase) = field("phase").and_then(|p| p.as_str()) {
+        if let Some(phase) = &place.phase {
             let _ = write!(at, " (phase {})", one_line(phase, 40));
         }
         lines.push(at);
     } else {
         lines.push("    where: no todo was in progress".into());
     }
-    let trigger = f.details.get("trigger").and_then(|t| t.as_str());
-    let causes = strings(f.details.get("likely_causes"));
-    match (trigger, causes.is_empty()) {
+    let causes = &details.likely_causes;
+    match (details.trigger.as_deref(), causes.is_empty()) {
         (Some(trigger), false) => lines.push(format!(
             "    why: {trigger}; likely: {}",
             one_line(&causes.join("; "), 400)
@@ -261,45 +261,29 @@ pub(super) fn failure_report(f: &FailureView) -> Vec<String> {
         (None, false) => lines.push(format!("    likely: {}", one_line(&causes.join("; "), 400))),
         (None, true) => {}
     }
-    if let Some(call) = f.details.get("call").filter(|c| !c.is_null()) {
-        let name = call.get("name").and_then(|n| n.as_str()).unwrap_or("?");
-        let arguments = call.get("arguments").and_then(|a| a.as_str()).unwrap_or("");
-        lines.push(format!("    call: {name} {}", one_line(arguments, 160)));
+    if let Some(call) = &details.call {
+        lines.push(format!(
+            "    call: {} {}",
+            call.name,
+            one_line(&call.arguments, 160)
+        ));
     }
-    lines.push(format!("    rolled back: {}", rolled_back(&f.rolled_back)));
-    let suggestions = strings(Some(&f.suggestions));
-    if !suggestions.is_empty() {
-        lines.push(format!("    suggested: {}", suggestions.join(", ")));
-    }
-    lines
-}
-
-/// What a rollback undid, from the stored JSON; "nothing" when the report holds none.
-fn rolled_back(value: &serde_json::Value) -> String {
-    let count = |name: &str| value.get(name).and_then(|v| v.as_u64()).unwrap_or(0);
-    match value.get("snapshot_id").and_then(|s| s.as_str()) {
-        Some(snapshot) => format!(
+    let rolled_back = match &report.rolled_back {
+        Some(r) => format!(
             "workspace, plan and history back to snapshot {} ({} files restored, {} removed, \
              {} messages undone)",
-            short_id(snapshot),
-            count("files_restored"),
-            count("files_removed"),
-            count("messages_removed")
+            short_id(&r.snapshot_id),
+            r.files_restored,
+            r.files_removed,
+            r.messages_removed
         ),
         None => "nothing".into(),
+    };
+    lines.push(format!("    rolled back: {rolled_back}"));
+    if !report.suggestions.is_empty() {
+        lines.push(format!("    suggested: {}", report.suggestions.join(", ")));
     }
-}
-
-/// The strings of a JSON array; anything else is none.
-pub(super) fn strings(value: Option<&serde_json::Value>) -> Vec<String> {
-    value
-        .and_then(|v| v.as_array())
-        .map(|a| {
-            a.iter()
-                .filter_map(|s| s.as_str().map(str::to_owned))
-                .collect()
-        })
-        .unwrap_or_default()
+    lines
 }
 
 /// Milliseconds since the epoch as RFC 3339.

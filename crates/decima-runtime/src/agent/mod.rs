@@ -15,6 +15,7 @@ mod failure;
 mod lease;
 mod options;
 mod plan;
+mod report;
 mod runner;
 mod stuck;
 pub mod subagent;
@@ -34,6 +35,7 @@ pub use failure::{Place, Trigger};
 pub use lease::{Lease, interrupt_orphans};
 pub use options::{DEFAULT_MAX_STEPS, DEFAULT_STUCK_AFTER, RunOptions};
 pub use plan::{TODO_WRITE, todo_write_schema};
+pub use report::{FailedCall, FailureDetails, FailureReport};
 pub use subagent::{
     CONTAINER_CONTEXT_DIR, HISTORY_MAX_AGE, SPAWN_SUBAGENT, SubagentLimits, history_path,
     spawn_subagent_schema,

@@ -122,6 +122,13 @@ impl From<&Failure> for FailureView {
     }
 }
 
+impl FailureView {
+    /// The report, typed (see [`super::FailureReport`]).
+    pub fn report(&self) -> super::FailureReport {
+        super::FailureReport::read(&self.details, &self.rolled_back, &self.suggestions)
+    }
+}
+
 /// One execution, whole.
 pub async fn view(store: &Store, id: ExecutionId) -> Result<ExecutionView> {
     let execution = store.executions().get(id).await?;

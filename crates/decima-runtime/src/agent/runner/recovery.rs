@@ -2,6 +2,7 @@
 //! the analyst's choice.
 
 use super::*;
+use crate::agent::report::{FailedCall, FailureDetails, FailureReport};
 
 impl Runner<'_, '_> {
     /// The failure path: record, roll back when the class says so, and wait for a choice (or
@@ -94,7 +95,7 @@ impl Runner<'_, '_> {
         self.set_status(ExecutionStatus::AwaitingUser).await?;
         self.emit(Event::AwaitingChoice {
             failure_id: recorded.id.clone(),
-            suggestions: suggestion_names(&recorded),
+            suggestions: FailureReport::of(&recorded).suggestions,
         });
         match self.session.choices.choose(&recorded).await {
             Some(choice) => self.apply_choice(&recorded, choice).await,
@@ -131,13 +132,17 @@ impl Runner<'_, '_> {
                 todo_id: place.todo_id.clone(),
                 class: pending.class,
                 message: pending.message.clone(),
-                details: json!({
-                    "trigger": pending.trigger.as_str(),
-                    "place": place,
-                    "likely_causes": causes,
-                    "call": pending.call.as_ref().map(|(name, args)| json!({"name": name, "arguments": args})),
-                    "step": self.steps_taken,
-                }),
+                details: serde_json::to_value(FailureDetails {
+                    trigger: Some(pending.trigger.as_str().to_owned()),
+                    place: place.clone(),
+                    likely_causes: causes.to_vec(),
+                    call: pending.call.as_ref().map(|(name, arguments)| FailedCall {
+                        name: name.clone(),
+                        arguments: arguments.clone(),
+                    }),
+                    step: self.steps_taken,
+                })
+                .unwrap_or_default(),
                 snapshot_id: rolled.map(|r| r.snapshot_id.clone()),
                 rolled_back: rolled
                     .map(|r| serde_json::to_value(r).unwrap_or_default())
@@ -187,25 +192,19 @@ impl Runner<'_, '_> {
             self.set_status(ExecutionStatus::Running).await?;
         }
         self.stuck.reset();
+        let FailureReport {
+            details,
+            rolled_back: rolled,
+            ..
+        } = FailureReport::of(failure);
         let pending = Pending {
             class: failure.class,
-            trigger: trigger_of(failure),
+            trigger: details.trigger(),
             message: failure.message.clone(),
             call: None,
         };
-        let place: Place =
-            serde_json::from_value(failure.details.get("place").cloned().unwrap_or_default())
-                .unwrap_or_default();
-        let rolled: Option<RolledBack> = if failure.snapshot_id.is_some() {
-            serde_json::from_value(failure.rolled_back.clone()).ok()
-        } else {
-            None
-        };
-        let causes: Vec<String> = failure
-            .details
-            .get("likely_causes")
-            .and_then(|v| serde_json::from_value(v.clone()).ok())
-            .unwrap_or_default();
+        let place = details.place;
+        let causes = details.likely_causes;
         match choice {
             Resolution::Retry => {
                 if pending.trigger == Trigger::StepBudget {
@@ -246,26 +245,4 @@ impl Runner<'_, '_> {
         ));
         Ok(Flow::Continue)
     }
-}
-
-fn trigger_of(failure: &Failure) -> Trigger {
-    match failure.details.get("trigger").and_then(|t| t.as_str()) {
-        Some("todo_failed") => Trigger::TodoFailed,
-        Some("stuck_loop") => Trigger::StuckLoop,
-        Some("model_request") => Trigger::ModelRequest,
-        Some("step_budget") => Trigger::StepBudget,
-        _ => Trigger::ToolFailure,
-    }
-}
-
-fn suggestion_names(failure: &Failure) -> Vec<String> {
-    failure
-        .suggested_actions
-        .as_array()
-        .map(|a| {
-            a.iter()
-                .filter_map(|v| v.as_str().map(str::to_owned))
-                .collect()
-        })
-        .unwrap_or_default()
 }

@@ -1,0 +1,134 @@
+//! A stored failure read back: the one schema of the JSON in `failures.details`,
+//! `failures.rolled_back` and `failures.suggested_actions`. The loop writes it when it records a
+//! failure and reads it when the analyst chooses; the CLI and the window show it. None of them
+//! picks the JSON apart by hand.
+
+use decima_store::Failure;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::checkpoint::RolledBack;
+use super::failure::{Place, Trigger};
+
+/// What `failures.details` holds.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct FailureDetails {
+    /// What started the failure path ([`Trigger::as_str`]).
+    pub trigger: Option<String>,
+    /// Where in the plan it happened.
+    pub place: Place,
+    /// Likely causes, best first.
+    pub likely_causes: Vec<String>,
+    /// The tool call that failed, if a call did.
+    pub call: Option<FailedCall>,
+    /// The step it happened at.
+    pub step: u32,
+}
+
+/// A tool call as the failure report keeps it.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct FailedCall {
+    /// The tool.
+    pub name: String,
+    /// Its arguments as the model wrote them.
+    pub arguments: String,
+}
+
+impl FailureDetails {
+    /// The trigger as the loop knows it; a report without one (or with a name this version
+    /// does not know) counts as a tool failure, the most general.
+    pub fn trigger(&self) -> Trigger {
+        match self.trigger.as_deref() {
+            Some("todo_failed") => Trigger::TodoFailed,
+            Some("stuck_loop") => Trigger::StuckLoop,
+            Some("model_request") => Trigger::ModelRequest,
+            Some("step_budget") => Trigger::StepBudget,
+            _ => Trigger::ToolFailure,
+        }
+    }
+}
+
+/// A stored failure's report, typed.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct FailureReport {
+    /// Where and why.
+    pub details: FailureDetails,
+    /// What the rollback undid, when the workspace went back to a snapshot.
+    pub rolled_back: Option<RolledBack>,
+    /// The suggested choices, best first: retry, skip, replan or abort.
+    pub suggestions: Vec<String>,
+}
+
+impl FailureReport {
+    /// Reads a stored failure. A part that does not have the shape the runtime writes (a row
+    /// edited by hand) reads as empty rather than failing the whole view.
+    pub fn of(failure: &Failure) -> Self {
+        Self::read(
+            &failure.details,
+            &failure.rolled_back,
+            &failure.suggested_actions,
+        )
+    }
+
+    /// Reads the three stored parts (also as [`super::FailureView`] carries them). Nothing rolled
+    /// back is stored as `{}`, which is no [`RolledBack`].
+    pub fn read(details: &Value, rolled_back: &Value, suggestions: &Value) -> Self {
+        Self {
+            details: FailureDetails::deserialize(details).unwrap_or_default(),
+            rolled_back: RolledBack::deserialize(rolled_back).ok(),
+            suggestions: Vec::<String>::deserialize(suggestions).unwrap_or_default(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn reads_back_what_the_loop_writes_and_tolerates_what_it_does_not() {
+        let details = FailureDetails {
+            trigger: Some(Trigger::StuckLoop.as_str().to_owned()),
+            place: Place {
+                todo_id: Some("t2".into()),
+                todo_title: Some("Total the regions".into()),
+                phase: Some("sum".into()),
+                position: Some(2),
+                plan_len: 3,
+            },
+            likely_causes: vec!["the model repeats a call".into()],
+            call: Some(FailedCall {
+                name: "shell".into(),
+                arguments: r#"{"command":"false"}"#.into(),
+            }),
+            step: 7,
+        };
+        let rolled = RolledBack {
+            snapshot_id: "snap".into(),
+            files_restored: 2,
+            ..RolledBack::default()
+        };
+        let report = FailureReport::read(
+            &serde_json::to_value(&details).unwrap(),
+            &serde_json::to_value(&rolled).unwrap(),
+            &json!(["replan", "skip"]),
+        );
+        assert_eq!(report.details, details);
+        assert_eq!(report.details.trigger(), Trigger::StuckLoop);
+        assert_eq!(report.rolled_back, Some(rolled));
+        assert_eq!(report.suggestions, ["replan", "skip"]);
+
+        // Nothing rolled back is stored as {}; a hand-edited row reads as empty parts.
+        let odd = FailureReport::read(&json!({"place": 5}), &json!({}), &json!("retry"));
+        assert_eq!(odd, FailureReport::default());
+        assert_eq!(odd.details.trigger(), Trigger::ToolFailure);
+        // A missing part of a well-formed report is only that part missing.
+        let partial =
+            FailureReport::read(&json!({"trigger": "step_budget"}), &json!({}), &json!([]));
+        assert_eq!(partial.details.trigger(), Trigger::StepBudget);
+        assert_eq!(partial.details.place, Place::default());
+    }
+}
