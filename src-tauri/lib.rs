@@ -65,6 +65,14 @@ pub fn run() -> ExitCode {
         Ok(_) => {}
         Err(e) => tracing::warn!(error = %e, "cannot check for interrupted executions"),
     }
+    // Workspace snapshots of executions that finished while no app or CLI collected them.
+    let collecting = store.clone();
+    let collect_dir = data_dir.clone();
+    tauri::async_runtime::spawn(async move {
+        if let Err(e) = decima_runtime::agent::collect_snapshots(&collecting, &collect_dir).await {
+            tracing::warn!(error = %e, "cannot collect workspace snapshots");
+        }
+    });
     // Sandbox containers left by earlier runs of the app are removed in the background: the
     // window does not wait for the Docker engine, and without one the host sandbox still works.
     let engine_dir = data_dir.clone();

@@ -204,6 +204,10 @@ fn spawn_run(
                 sink.notify_unless_focused("Decima", body);
             }
             sink.send(ended);
+            // After the window has its answer: the snapshots of finished executions are garbage.
+            if let Err(e) = agent::collect_snapshots(&store, &data_dir).await {
+                tracing::warn!(error = %e, "cannot collect workspace snapshots");
+            }
         }
         .instrument(span),
     );

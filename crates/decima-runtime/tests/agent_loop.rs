@@ -408,6 +408,81 @@ async fn a_data_failure_rolls_back_files_plan_and_history_then_skip_goes_on() {
     assert_eq!(view.failures[0].resolution, Some("skip"));
 }
 
+/// Finished executions' workspace snapshots are reclaimed; one that waits for a choice keeps
+/// them, and they still restore.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn snapshots_of_finished_executions_are_collected_and_a_waiting_ones_are_kept() {
+    let f = Fixture::new().await;
+    let ws = f.workspace();
+    workspace::seed(&ws).unwrap();
+    let archives = |execution| {
+        let store = f.store.clone();
+        async move {
+            store
+                .snapshots()
+                .list(execution)
+                .await
+                .unwrap()
+                .into_iter()
+                .filter_map(|s| s.workspace_archive)
+                .map(|id| decima_sandbox::SnapshotId::parse(&id).unwrap())
+                .collect::<Vec<_>>()
+        }
+    };
+
+    // One run finishes; another fails on data and waits, rolled back to its todo's snapshot.
+    f.call("todo_write", todos(&[("count", "in_progress")]));
+    f.call("shell", json!({"command": "printf one > counted.txt"}));
+    f.call("todo_write", todos(&[("count", "completed")]));
+    f.say("Counted.");
+    let done = f.run("Count", RunOptions::default()).await;
+    assert_eq!(done.execution.status, ExecutionStatus::Succeeded);
+    f.call("todo_write", todos(&[("clean", "in_progress")]));
+    f.call("read_file", json!({"path": "missing/input.csv"}));
+    f.call(
+        "todo_write",
+        json!({"todos": [{"title": "clean", "status": "failed", "reason": "no input"}]}),
+    );
+    let waiting = f.run("Clean", RunOptions::default()).await;
+    assert_eq!(waiting.execution.status, ExecutionStatus::AwaitingUser);
+    let finished = archives(done.execution.id).await;
+    let kept = archives(waiting.execution.id).await;
+    assert!(!finished.is_empty() && !kept.is_empty());
+
+    let snapshots = agent::snapshot_store(f.dir.path()).unwrap();
+    // Taken moments ago, they are all kept: another process may not have recorded its own yet.
+    let stats = agent::collect_snapshots(&f.store, f.dir.path())
+        .await
+        .unwrap();
+    assert_eq!(stats.manifests_removed, 0);
+    // An hour later, only the waiting execution's remain.
+    let hour_ago = std::time::SystemTime::now() - Duration::from_secs(3600);
+    for entry in std::fs::read_dir(f.dir.path().join("snapshots/manifests")).unwrap() {
+        let file = std::fs::File::options()
+            .write(true)
+            .open(entry.unwrap().path())
+            .unwrap();
+        file.set_modified(hour_ago).unwrap();
+    }
+    let stats = agent::collect_snapshots(&f.store, f.dir.path())
+        .await
+        .unwrap();
+    assert!(!stats.busy);
+    assert!(stats.manifests_removed >= 1, "{stats:?}");
+    assert!(
+        finished
+            .iter()
+            .all(|id| !kept.contains(id) && !snapshots.contains(id))
+    );
+    assert!(kept.iter().all(|id| snapshots.contains(id)));
+    let restored = f.dir.path().join("restored");
+    snapshots.restore(&kept[0], &restored).unwrap();
+    assert!(
+        restored.join("keep.bin").is_file(),
+        "the kept snapshot restores whole"
+    );
+}
+
 /// Answers every failure with the next choice of a list.
 struct Choices(std::sync::Mutex<Vec<Resolution>>);
 

@@ -52,6 +52,7 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Mutex, MutexGuard};
 use std::time::{SystemTime, UNIX_EPOCH};
 
+use rustix::fs::{FlockOperation, flock};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
@@ -192,6 +193,11 @@ pub struct GcStats {
     pub objects_kept: u64,
     /// Live ids that have no manifest in the store.
     pub missing_live: Vec<SnapshotId>,
+    /// Manifests kept only because they are recent (a snapshot whose owner may not have
+    /// recorded it yet).
+    pub recent_kept: u64,
+    /// True when another process was snapshotting or restoring, so nothing was collected.
+    pub busy: bool,
 }
 
 /// One file's identity as seen by `lstat`, with the hash it had.
@@ -305,6 +311,7 @@ impl SnapshotStore {
     /// files do not fail the snapshot; they are listed in [`Manifest::skipped`].
     pub fn snapshot(&self, workspace: &Path) -> Result<Snapshot> {
         let mut state = self.lock();
+        let _shared = self.across_processes(FlockOperation::LockShared)?;
         let walk_start = now_ns();
         let key = fs::canonicalize(workspace).map_err(io_err("open", workspace))?;
         self.check_outside(&key)?;
@@ -433,6 +440,7 @@ impl SnapshotStore {
     /// otherwise (the workspace may then be partly restored; restoring again finishes the job).
     pub fn restore(&self, id: &SnapshotId, workspace: &Path) -> Result<RestoreStats> {
         let mut state = self.lock();
+        let _shared = self.across_processes(FlockOperation::LockShared)?;
         let manifest = self.manifest(id)?;
         let paths =
             manifest::validate(&manifest).map_err(|reason| SandboxError::CorruptSnapshot {
@@ -512,13 +520,36 @@ impl SnapshotStore {
     }
 
     /// Deletes every manifest not in `live` and every object that no live manifest uses, plus
-    /// leftover temp files older than an hour.
+    /// leftover temp files older than an hour. A manifest written less than `recent` ago counts
+    /// as live: its snapshot may be one another process took and has not recorded yet. Nothing
+    /// is collected while another process (or store) is snapshotting or restoring: the store's
+    /// lock file is held shared by those and exclusively here, so an object a snapshot found
+    /// already stored is never deleted before its manifest is written. Then
+    /// [`GcStats::busy`] is true.
     ///
     /// # Errors
     /// When a live manifest is damaged (nothing is deleted then) or on I/O failure.
-    pub fn gc(&self, live: &[SnapshotId]) -> Result<GcStats> {
+    pub fn gc(&self, live: &[SnapshotId], recent: std::time::Duration) -> Result<GcStats> {
         let _state = self.lock();
         let mut stats = GcStats::default();
+        let Some(_exclusive) =
+            self.across_processes_if_free(FlockOperation::NonBlockingLockExclusive)?
+        else {
+            stats.busy = true;
+            return Ok(stats);
+        };
+        let since = SystemTime::now() - recent;
+        let mut live: Vec<SnapshotId> = live.to_vec();
+        for id in self.list()? {
+            if !live.contains(&id)
+                && fs::metadata(self.manifest_path(&id))
+                    .and_then(|m| m.modified())
+                    .is_ok_and(|t| t >= since)
+            {
+                stats.recent_kept += 1;
+                live.push(id);
+            }
+        }
         let live_set: HashSet<&SnapshotId> = live.iter().collect();
         let mut referenced: HashSet<String> = HashSet::new();
         for id in &live_set {
@@ -597,6 +628,36 @@ impl SnapshotStore {
             });
         }
         Ok(())
+    }
+
+    /// The store's lock file, locked with `operation` (held until the file is dropped).
+    fn across_processes(&self, operation: FlockOperation) -> Result<File> {
+        self.across_processes_if_free(operation)?
+            .ok_or_else(|| SandboxError::Io {
+                action: "lock",
+                path: self.root.join("lock").display().to_string(),
+                source: io::Error::from(io::ErrorKind::WouldBlock),
+            })
+    }
+
+    /// Like [`Self::across_processes`]; `None` when a non-blocking lock is taken elsewhere.
+    fn across_processes_if_free(&self, operation: FlockOperation) -> Result<Option<File>> {
+        let path = self.root.join("lock");
+        let file = fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&path)
+            .map_err(io_err("open", &path))?;
+        match flock(&file, operation) {
+            Ok(()) => Ok(Some(file)),
+            Err(rustix::io::Errno::WOULDBLOCK) => Ok(None),
+            Err(e) => Err(SandboxError::Io {
+                action: "lock",
+                path: path.display().to_string(),
+                source: e.into(),
+            }),
+        }
     }
 
     fn lock(&self) -> MutexGuard<'_, State> {

@@ -415,7 +415,9 @@ fn gc_keeps_live_snapshots_and_drops_the_rest() {
     assert_eq!(store.list().unwrap().len(), 2);
 
     let ghost = SnapshotId::parse(&"0".repeat(64)).unwrap();
-    let stats = store.gc(&[b.id.clone(), ghost.clone()]).unwrap();
+    let stats = store
+        .gc(&[b.id.clone(), ghost.clone()], Duration::ZERO)
+        .unwrap();
     assert_eq!(stats.manifests_removed, 1);
     assert_eq!(stats.objects_removed, 1);
     assert_eq!(stats.bytes_freed, 1006);
@@ -440,13 +442,40 @@ fn gc_keeps_live_snapshots_and_drops_the_rest() {
         a2.stats.new_objects, 1,
         "the object was collected, so it is written again"
     );
-    store.gc(std::slice::from_ref(&a2.id)).unwrap();
+    store
+        .gc(std::slice::from_ref(&a2.id), Duration::ZERO)
+        .unwrap();
     fs::remove_file(ws.join("only_a.txt")).unwrap();
     store.restore(&a2.id, &ws).unwrap();
     assert_eq!(
         fs::read(ws.join("only_a.txt")).unwrap(),
         random_bytes(11, 1000)
     );
+}
+
+#[test]
+fn gc_keeps_recent_snapshots_and_waits_for_a_snapshot_under_way_elsewhere() {
+    let (tmp, ws, store) = setup();
+    write(&ws.join("a.txt"), b"taken a moment ago", 0o644);
+    let fresh = store.snapshot(&ws).unwrap();
+    // Not live, but written just now: its owner may not have recorded it yet.
+    let stats = store.gc(&[], Duration::from_secs(600)).unwrap();
+    assert_eq!((stats.manifests_removed, stats.recent_kept), (0, 1));
+    assert!(store.contains(&fresh.id));
+
+    // Another store on the same folder (another process) holds the lock while it snapshots or
+    // restores: nothing is collected then.
+    let other = SnapshotStore::open(tmp.path().join("data/snapshots")).unwrap();
+    let holder = std::fs::File::open(tmp.path().join("data/snapshots/lock")).unwrap();
+    rustix::fs::flock(&holder, rustix::fs::FlockOperation::LockShared).unwrap();
+    let stats = other.gc(&[], Duration::ZERO).unwrap();
+    assert!(stats.busy);
+    assert!(store.contains(&fresh.id));
+    drop(holder);
+    let stats = other.gc(&[], Duration::ZERO).unwrap();
+    assert!(!stats.busy);
+    assert_eq!(stats.manifests_removed, 1);
+    assert!(!store.contains(&fresh.id));
 }
 
 #[test]

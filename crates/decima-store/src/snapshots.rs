@@ -208,6 +208,22 @@ impl<'s> Snapshots<'s> {
             .await?;
         row.map(Snapshot::try_from).transpose()
     }
+
+    /// The workspace snapshots a rollback may still need: those of every execution that has not
+    /// finished for good (queued, running, waiting for the analyst, or interrupted and so
+    /// resumable). A finished execution is never rolled back, so its workspace snapshots are
+    /// garbage; its rows stay as the record of what was taken.
+    pub async fn archives_in_use(&self) -> Result<Vec<String>> {
+        let rows: Vec<(String,)> = sqlx::query_as(
+            "SELECT DISTINCT s.workspace_archive FROM snapshots s \
+             JOIN executions e ON e.id = s.execution_id \
+             WHERE s.workspace_archive IS NOT NULL \
+               AND e.status NOT IN ('succeeded', 'failed', 'cancelled')",
+        )
+        .fetch_all(self.store.pool())
+        .await?;
+        Ok(rows.into_iter().map(|(id,)| id).collect())
+    }
 }
 
 /// Refuses an unknown execution, or a todo that is not the execution's, naming which.

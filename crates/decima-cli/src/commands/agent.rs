@@ -152,6 +152,10 @@ async fn drive(
         Entry::Resume(id) => agent::resume(&session, id).await,
     };
     watcher.abort();
+    // The snapshots of executions that have now finished are garbage; never worth failing for.
+    if let Err(e) = agent::collect_snapshots(store, data_dir).await {
+        tracing::warn!(error = %e, "cannot collect workspace snapshots");
+    }
     let outcome = match result {
         Ok(outcome) => outcome,
         Err(e) => {

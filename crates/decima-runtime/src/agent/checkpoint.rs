@@ -72,6 +72,42 @@ pub fn snapshot_store(data_dir: &Path) -> Result<SnapshotStore> {
     Ok(SnapshotStore::open(data_dir.join("snapshots"))?)
 }
 
+/// How long a snapshot nobody has recorded yet is kept: one taken by a run in another process a
+/// moment before it writes its row.
+const UNRECORDED_GRACE: std::time::Duration = std::time::Duration::from_secs(10 * 60);
+
+/// Reclaims the workspace snapshots no rollback can need any more: every one but those of the
+/// executions that have not finished (see `Snapshots::archives_in_use`). Run when a run ends
+/// and when the app starts, so `DATA_DIR/snapshots` does not grow with every todo ever run.
+/// Skips (returning `busy`) while another process is snapshotting or restoring.
+///
+/// # Errors
+/// When the store cannot be read, or the snapshot folder cannot be listed or changed.
+pub async fn collect_snapshots(
+    store: &Store,
+    data_dir: &Path,
+) -> Result<decima_sandbox::snapshot::GcStats> {
+    let live: Vec<SnapshotId> = store
+        .snapshots()
+        .archives_in_use()
+        .await?
+        .iter()
+        .filter_map(|id| SnapshotId::parse(id).ok())
+        .collect();
+    let snapshots = snapshot_store(data_dir)?;
+    let stats = tokio::task::spawn_blocking(move || snapshots.gc(&live, UNRECORDED_GRACE))
+        .await
+        .map_err(|e| RuntimeError::Config(format!("the snapshot collection task failed: {e}")))??;
+    info!(
+        manifests = stats.manifests_removed,
+        objects = stats.objects_removed,
+        bytes = stats.bytes_freed,
+        busy = stats.busy,
+        "workspace snapshots collected"
+    );
+    Ok(stats)
+}
+
 /// Where snapshots are taken and restored for one execution.
 pub struct Checkpoints {
     store: std::sync::Arc<SnapshotStore>,

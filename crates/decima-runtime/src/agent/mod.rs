@@ -30,7 +30,7 @@ pub use decima_sandbox::host::BoxFuture;
 use decima_store::{Execution, Failure, Resolution, SandboxKind, Store};
 pub use tokio_util::sync::CancellationToken;
 
-pub use checkpoint::{RolledBack, snapshot_store};
+pub use checkpoint::{RolledBack, collect_snapshots, snapshot_store};
 pub use failure::{Place, Trigger};
 pub use lease::{Lease, interrupt_orphans};
 pub use options::{DEFAULT_MAX_STEPS, DEFAULT_STUCK_AFTER, RunOptions};
