@@ -188,6 +188,34 @@ fn benches(c: &mut Criterion) {
     drop(finished_targets);
 
     let tar_out = tmp.path().join("baseline.tar");
+    // What the end of a run pays to collect snapshots. With nothing to collect (every object
+    // listed, the live manifest read), and with one run's garbage: a snapshot after one change,
+    // its manifest and its one new object deleted.
+    group.bench_function("gc_one_run_of_garbage", |b| {
+        b.iter_batched(
+            || {
+                seed += 1;
+                rewrite(&changed, seed);
+                store.snapshot(&ws).unwrap()
+            },
+            |_garbage| {
+                let stats = store
+                    .gc(std::slice::from_ref(&base.id), Duration::ZERO)
+                    .unwrap();
+                assert!(stats.manifests_removed >= 1, "{stats:?}");
+            },
+            BatchSize::PerIteration,
+        );
+    });
+    group.bench_function("gc_nothing_to_collect", |b| {
+        b.iter(|| {
+            let stats = store
+                .gc(std::slice::from_ref(&base.id), Duration::ZERO)
+                .unwrap();
+            assert_eq!(stats.manifests_removed, 0);
+        });
+    });
+
     group.bench_function("baseline_tar_cf", |b| b.iter(|| tar_create(&ws, &tar_out)));
 
     // The restores' baselines extract an archive of the base tree (the workspace equals it now).
