@@ -214,12 +214,18 @@ impl<'s> Snapshots<'s> {
     /// resumable). A finished execution is never rolled back, so its workspace snapshots are
     /// garbage; its rows stay as the record of what was taken.
     pub async fn archives_in_use(&self) -> Result<Vec<String>> {
+        let finished: Vec<&str> = crate::ExecutionStatus::ALL
+            .iter()
+            .filter(|s| s.is_terminal())
+            .map(|s| s.as_str())
+            .collect();
         let rows: Vec<(String,)> = sqlx::query_as(
             "SELECT DISTINCT s.workspace_archive FROM snapshots s \
              JOIN executions e ON e.id = s.execution_id \
              WHERE s.workspace_archive IS NOT NULL \
-               AND e.status NOT IN ('succeeded', 'failed', 'cancelled')",
+               AND e.status NOT IN (SELECT value FROM json_each(?))",
         )
+        .bind(serde_json::json!(finished).to_string())
         .fetch_all(self.store.pool())
         .await?;
         Ok(rows.into_iter().map(|(id,)| id).collect())
