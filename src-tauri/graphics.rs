@@ -13,14 +13,19 @@
 
 use std::ffi::OsStr;
 
-/// Makes the choices above. Must run first thing in `main`, while the process has one thread.
-pub fn paint_on_the_cpu_without_a_gpu() {
-    let has_render_node = std::fs::read_dir("/dev/dri").is_ok_and(|nodes| {
+/// Whether the machine has a GPU render node (`/dev/dri/renderD*`): then WebKit and GTK keep
+/// their own choices.
+pub fn has_render_node() -> bool {
+    std::fs::read_dir("/dev/dri").is_ok_and(|nodes| {
         nodes
             .flatten()
             .any(|node| node.file_name().to_string_lossy().starts_with("renderD"))
-    });
-    if has_render_node {
+    })
+}
+
+/// Makes the choices above. Must run first thing in `main`, while the process has one thread.
+pub fn paint_on_the_cpu_without_a_gpu() {
+    if has_render_node() {
         return;
     }
     set_unless_set("WEBKIT_DISABLE_COMPOSITING_MODE", "1");

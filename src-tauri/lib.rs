@@ -9,6 +9,8 @@ pub mod bindings;
 mod commands;
 mod dto;
 mod error;
+#[cfg(target_os = "linux")]
+pub mod graphics;
 mod runs;
 mod state;
 

@@ -7,11 +7,8 @@
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-#[cfg(target_os = "linux")]
-mod graphics;
-
 fn main() -> std::process::ExitCode {
     #[cfg(target_os = "linux")]
-    graphics::paint_on_the_cpu_without_a_gpu();
+    decima_desktop::graphics::paint_on_the_cpu_without_a_gpu();
     decima_desktop::run()
 }

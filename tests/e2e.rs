@@ -78,7 +78,7 @@ async fn create_rename_and_read_conversations_in_the_real_app() {
         );
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
-    if !support::has_render_node() {
+    if !decima_desktop::graphics::has_render_node() {
         let app = support::mapped_files(support::app_pid(data.path()));
         let mesa: Vec<_> = app
             .iter()

@@ -494,15 +494,6 @@ pub fn mapped_files(pid: u32) -> Vec<String> {
     files
 }
 
-/// Whether this machine has a GPU render node (the app then leaves WebKit's graphics alone).
-pub fn has_render_node() -> bool {
-    std::fs::read_dir("/dev/dri").is_ok_and(|nodes| {
-        nodes
-            .flatten()
-            .any(|n| n.file_name().to_string_lossy().starts_with("renderD"))
-    })
-}
-
 /// How many pixels of the whole X screen have exactly this colour, from `xwd -root`: what the
 /// display shows, unlike WebDriver's screenshots, which WebKit draws for the test by itself.
 pub fn screen_pixels_of(rgb: [u8; 3]) -> usize {

@@ -183,6 +183,15 @@ impl Fixture {
         self.tool_results(i).pop().unwrap()
     }
 
+    /// What the store holds for the run's conversation, in order.
+    async fn messages_of(&self, outcome: &RunOutcome) -> Vec<decima_core::Message> {
+        self.store
+            .messages()
+            .all(outcome.execution.conversation_id)
+            .await
+            .unwrap()
+    }
+
     fn request_text(&self, i: usize) -> String {
         self.server.requests()[i].json.as_ref().unwrap().to_string()
     }
@@ -366,12 +375,7 @@ async fn a_data_failure_rolls_back_files_plan_and_history_then_skip_goes_on() {
     // The plan is as it was when the todo started; the history after its start is gone.
     let plan = f.store.todos().plan(outcome.execution.id).await.unwrap();
     assert_eq!(plan[0].status, TodoStatus::InProgress);
-    let live = f
-        .store
-        .messages()
-        .all(outcome.execution.conversation_id)
-        .await
-        .unwrap();
+    let live = f.messages_of(&outcome).await;
     assert!(
         live.iter()
             .all(|m| !m.content.contains("missing/input.csv"))
@@ -571,11 +575,8 @@ async fn a_model_request_that_keeps_failing_waits_and_retry_continues() {
     assert_eq!(done.answer.as_deref(), Some("Hello."));
     // The task was stored once, not once per attempt.
     let users = f
-        .store
-        .messages()
-        .all(done.execution.conversation_id)
+        .messages_of(&done)
         .await
-        .unwrap()
         .into_iter()
         .filter(|m| m.role == Role::User)
         .count();
@@ -734,12 +735,7 @@ async fn cancelling_kills_the_command_and_ends_the_run_cancelled() {
         !Path::new(&format!("/proc/{pid}")).exists(),
         "the command was killed"
     );
-    let live = f
-        .store
-        .messages()
-        .all(outcome.execution.conversation_id)
-        .await
-        .unwrap();
+    let live = f.messages_of(&outcome).await;
     assert!(live.last().unwrap().content.contains("[cancelled]"));
 }
 
@@ -1044,12 +1040,7 @@ async fn a_gemini_run_sends_each_steps_thought_signature_back() {
         f.store.failures().list(outcome.execution.id).await
     );
     assert_eq!(outcome.answer.as_deref(), Some("Echoed twice."));
-    let stored = f
-        .store
-        .messages()
-        .all(outcome.execution.conversation_id)
-        .await
-        .unwrap();
+    let stored = f.messages_of(&outcome).await;
     let signatures: Vec<Option<&str>> = stored
         .iter()
         .flat_map(|m| m.tool_calls.iter())
@@ -1111,12 +1102,7 @@ async fn the_loop_runs_two_calls_per_answer_against_every_server_profile() {
             Some("North totals {12}."),
             "{name}"
         );
-        let live = f
-            .store
-            .messages()
-            .all(outcome.execution.conversation_id)
-            .await
-            .unwrap();
+        let live = f.messages_of(&outcome).await;
         let calls: Vec<&decima_core::ToolCall> =
             live.iter().flat_map(|m| m.tool_calls.iter()).collect();
         let names: Vec<&str> = calls.iter().map(|c| c.name.as_str()).collect();
