@@ -45,6 +45,11 @@ pub enum StoreError {
     /// again, a failure resolved twice. Retrying the same call cannot succeed.
     #[error("{0}")]
     Conflict(String),
+    /// The conversation is in use by something else (an active execution, a chat turn, a
+    /// compression): nothing was stored. The holder is named so the person can wait for it or
+    /// stop it.
+    #[error("{0}")]
+    Busy(Box<crate::claims::Busy>),
     /// A row that does not decode: the file was edited by hand or by a foreign tool.
     #[error("the database holds a malformed {what}: {detail}")]
     Corrupt {

@@ -8,6 +8,7 @@ use decima_core::names::echo_untrusted;
 use decima_core::{ConversationId, ExecutionId, Timestamp};
 use sqlx::FromRow;
 
+use crate::claims::busy_in;
 use crate::rows::corrupt;
 use crate::{Result, Store, StoreError};
 
@@ -302,12 +303,34 @@ impl<'s> Executions<'s> {
     /// limits cannot be dodged by lying about the depth. It has a conversation of its own (its
     /// own context window and compression); its parent's history reaches it as a file.
     pub async fn create(&self, new: &NewExecution) -> Result<Execution> {
+        self.insert(ExecutionId::new(), new, ExecutionStatus::Queued)
+            .await
+    }
+
+    /// Creates an execution that is running from the start, under the id whose lease the
+    /// caller already holds (so no other process can take it for an orphan in between).
+    /// Refused with [`StoreError::Busy`], before anything is written, while the conversation
+    /// has another active execution, or a chat turn or compression holds it.
+    pub async fn start(&self, id: ExecutionId, new: &NewExecution) -> Result<Execution> {
+        self.insert(id, new, ExecutionStatus::Running).await
+    }
+
+    async fn insert(
+        &self,
+        id: ExecutionId,
+        new: &NewExecution,
+        status: ExecutionStatus,
+    ) -> Result<Execution> {
         if new.task.trim().is_empty() {
             return Err(StoreError::InvalidInput("an execution needs a task".into()));
         }
-        let id = ExecutionId::new();
         let now = Timestamp::now().0;
         let mut tx = self.store.begin_write().await?;
+        if status == ExecutionStatus::Running
+            && let Some(busy) = busy_in(&mut tx, new.conversation_id, None, Timestamp(now)).await?
+        {
+            return Err(StoreError::Busy(Box::new(busy)));
+        }
         match new.parent_id {
             None if new.depth != 0 => {
                 return Err(StoreError::InvalidInput(format!(
@@ -335,20 +358,22 @@ impl<'s> Executions<'s> {
         }
         let done = sqlx::query(
             "INSERT INTO executions (id, conversation_id, parent_id, depth, task, status, \
-             sandbox_kind, provider_id, workspace, options, created_at, updated_at) \
-             SELECT ?, id, ?, ?, ?, 'queued', ?, ?, ?, ?, ?, ? FROM conversations \
+             sandbox_kind, provider_id, workspace, options, created_at, updated_at, started_at) \
+             SELECT ?, id, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ? FROM conversations \
              WHERE id = ? AND deleted_at IS NULL",
         )
         .bind(id.to_string())
         .bind(new.parent_id.map(|p| p.to_string()))
         .bind(i64::from(new.depth))
         .bind(&new.task)
+        .bind(status.as_str())
         .bind(new.sandbox.as_str())
         .bind(new.provider_id.as_deref())
         .bind(new.workspace.as_deref())
         .bind(new.options.to_string())
         .bind(now)
         .bind(now)
+        .bind((status == ExecutionStatus::Running).then_some(now))
         .bind(new.conversation_id.to_string())
         .execute(&mut *tx)
         .await
@@ -360,7 +385,7 @@ impl<'s> Executions<'s> {
                     echo_untrusted(new.provider_id.as_deref().unwrap_or("")),
                 )
             }
-            _ => StoreError::Database(e),
+            _ => one_active(e, new.conversation_id),
         })?;
         if done.rows_affected() == 0 {
             return Err(StoreError::not_found("conversation", new.conversation_id));
@@ -507,6 +532,20 @@ impl<'s> Executions<'s> {
             )));
         }
         let now = Timestamp::now().0;
+        if next == ExecutionStatus::Running && current != ExecutionStatus::AwaitingUser {
+            // Starting or resuming takes the conversation; one that waited already held it.
+            let conversation: String =
+                sqlx::query_scalar("SELECT conversation_id FROM executions WHERE id = ?")
+                    .bind(id.to_string())
+                    .fetch_one(&mut *tx)
+                    .await?;
+            let conversation = conversation
+                .parse()
+                .map_err(|e| corrupt("conversation id", e))?;
+            if let Some(busy) = busy_in(&mut tx, conversation, Some(id), Timestamp(now)).await? {
+                return Err(StoreError::Busy(Box::new(busy)));
+            }
+        }
         sqlx::query(
             "UPDATE executions SET status = ?, updated_at = ?, \
              started_at = CASE WHEN ? = 'running' THEN COALESCE(started_at, ?) ELSE started_at END, \
@@ -523,7 +562,8 @@ impl<'s> Executions<'s> {
         .bind(error)
         .bind(id.to_string())
         .execute(&mut *tx)
-        .await?;
+        .await
+        .map_err(|e| one_active(e, id))?;
         tx.commit().await?;
         self.get(id).await
     }
@@ -539,5 +579,22 @@ impl<'s> Executions<'s> {
         .execute(self.store.pool())
         .await?;
         Ok(done.rows_affected())
+    }
+}
+
+/// The index `executions_one_active` refused a second active execution: the check before the
+/// write found none, so another writer got there first (a store without `BEGIN IMMEDIATE`'s
+/// serialisation). Said as a conflict, not a database fault.
+fn one_active(e: sqlx::Error, of: impl fmt::Display) -> StoreError {
+    match &e {
+        sqlx::Error::Database(db)
+            if db.is_unique_violation() && db.message().contains("executions.conversation_id") =>
+        {
+            StoreError::Conflict(format!(
+                "another execution became active in the conversation of {of} at the same \
+                 moment; only one may run at a time"
+            ))
+        }
+        _ => StoreError::Database(e),
     }
 }

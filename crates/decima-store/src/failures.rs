@@ -23,9 +23,21 @@ pub enum Resolution {
     Replan,
     /// Stop the execution.
     Abort,
+    /// Put the workspace, the plan and the history back to the failed todo's snapshot, then
+    /// choose again: for a failure that did not roll back on its own (the step budget).
+    Rollback,
 }
 
 impl Resolution {
+    /// Every answer, in the order a person reads them.
+    pub const ALL: [Resolution; 5] = [
+        Self::Retry,
+        Self::Skip,
+        Self::Replan,
+        Self::Rollback,
+        Self::Abort,
+    ];
+
     /// The text stored in `failures.resolution`.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -33,6 +45,7 @@ impl Resolution {
             Self::Skip => "skip",
             Self::Replan => "replan",
             Self::Abort => "abort",
+            Self::Rollback => "rollback",
         }
     }
 }
@@ -46,8 +59,9 @@ impl FromStr for Resolution {
             "skip" => Ok(Self::Skip),
             "replan" => Ok(Self::Replan),
             "abort" => Ok(Self::Abort),
+            "rollback" => Ok(Self::Rollback),
             other => Err(StoreError::InvalidInput(format!(
-                "{:?} is not a resolution (retry, skip, replan, abort)",
+                "{:?} is not a resolution (retry, skip, replan, abort, rollback)",
                 echo_untrusted(other)
             ))),
         }

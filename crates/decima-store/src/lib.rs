@@ -9,6 +9,7 @@
 mod app_settings;
 mod calibrations;
 mod checkpointer;
+mod claims;
 mod compactions;
 mod conversations;
 mod data_dir;
@@ -36,6 +37,7 @@ use sqlx::{Sqlite, SqlitePool, Transaction};
 
 pub use app_settings::AppSettings;
 pub use calibrations::Calibrations;
+pub use claims::{Busy, Claim, ClaimKind, Claims, Holder};
 pub use compactions::{CompactionRecord, Compactions, LiveState, TRIGGERS};
 pub use conversations::{Conversation, Conversations};
 pub use data_dir::{DATABASE_FILE, default_data_dir};
@@ -132,6 +134,12 @@ impl Store {
     /// Snapshots: the states a rollback returns to.
     pub fn snapshots(&self) -> Snapshots<'_> {
         Snapshots::new(self)
+    }
+
+    /// Who is using a conversation: its active execution, or a chat turn's or compression's
+    /// claim. One thing at a time writes into a history.
+    pub fn claims(&self) -> Claims<'_> {
+        Claims::new(self)
     }
 
     /// Failures and the user's one answer to each.

@@ -248,12 +248,12 @@ async fn status_moves_along_allowed_transitions_and_refuses_the_rest() {
 #[tokio::test]
 async fn interrupt_running_marks_only_running_executions() {
     let (_dir, store) = common::temp_store().await;
-    let c = conversation(&store).await;
     let executions = store.executions();
-    let a = execution(&store, c).await;
-    let b = execution(&store, c).await;
-    let waiting = execution(&store, c).await;
-    let queued = execution(&store, c).await;
+    // One conversation each: a conversation has one active execution at most.
+    let a = execution(&store, conversation(&store).await).await;
+    let b = execution(&store, conversation(&store).await).await;
+    let waiting = execution(&store, conversation(&store).await).await;
+    let queued = execution(&store, conversation(&store).await).await;
     for id in [a.id, b.id, waiting.id] {
         executions
             .set_status(id, ExecutionStatus::Running)

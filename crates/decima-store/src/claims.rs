@@ -1,0 +1,282 @@
+//! Who is using a conversation. A conversation holds one history, so only one thing may write
+//! into it at a time: an active execution (running, or awaiting the analyst's choice), a chat
+//! turn, or a compression. Anything else that would write is refused before it stores a byte,
+//! with the holder named, so the person knows what to stop or wait for.
+//!
+//! Executions hold a conversation through their status: the partial unique index
+//! `executions_one_active` allows one active execution per conversation, and starting or
+//! resuming one checks the claims below in the same write transaction. Chat turns and
+//! compressions, which are not executions, take a claim: a row in `conversation_claims` that
+//! lapses unless renewed, so a process that died frees the conversation by itself. Both
+//! checks run inside `BEGIN IMMEDIATE`, so two processes cannot both find the conversation
+//! free.
+
+use std::fmt;
+use std::time::Duration;
+
+use decima_core::{ConversationId, ExecutionId, Timestamp};
+use sqlx::SqliteConnection;
+
+use crate::executions::ExecutionStatus;
+use crate::rows::corrupt;
+use crate::{Result, Store, StoreError};
+
+/// What a claim is for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ClaimKind {
+    /// A chat turn: the question and its answer belong together.
+    Chat,
+    /// A compression (or its undo), which changes what the next request is built from.
+    Compression,
+}
+
+impl ClaimKind {
+    /// The text stored in `conversation_claims.kind`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Chat => "chat",
+            Self::Compression => "compression",
+        }
+    }
+
+    fn parse(s: &str) -> Result<Self> {
+        match s {
+            "chat" => Ok(Self::Chat),
+            "compression" => Ok(Self::Compression),
+            other => Err(corrupt("claim kind", other)),
+        }
+    }
+}
+
+/// What keeps a conversation busy.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Holder {
+    /// An execution that is running or waits for the analyst.
+    Execution {
+        /// The execution.
+        id: ExecutionId,
+        /// `running` or `awaiting_user`.
+        status: ExecutionStatus,
+        /// What it was asked to do.
+        task: String,
+        /// When it first ran.
+        started_at: Option<Timestamp>,
+    },
+    /// A chat turn or a compression in progress.
+    Claim {
+        /// Which.
+        kind: ClaimKind,
+        /// Who holds it (process and host), as its holder described itself.
+        owner: String,
+        /// When it was taken.
+        claimed_at: Timestamp,
+        /// When it lapses unless renewed.
+        expires_at: Timestamp,
+    },
+}
+
+/// A conversation found busy, and by what.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Busy {
+    /// The conversation.
+    pub conversation: ConversationId,
+    /// What holds it.
+    pub holder: Holder,
+}
+
+impl fmt::Display for Busy {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.holder {
+            Holder::Execution {
+                id,
+                status: ExecutionStatus::AwaitingUser,
+                ..
+            } => write!(
+                f,
+                "conversation {} is busy: execution {id} waits for a choice on a failure; \
+                 answer it first (recover it with a choice, or abort it)",
+                self.conversation
+            ),
+            Holder::Execution { id, .. } => write!(
+                f,
+                "conversation {} is busy: execution {id} is running; wait for it to end, or \
+                 stop it first",
+                self.conversation
+            ),
+            Holder::Claim {
+                kind,
+                owner,
+                expires_at,
+                ..
+            } => write!(
+                f,
+                "conversation {} is busy: a {} by {owner} is in progress; wait for it to end \
+                 (if that process died, the conversation is free again at {})",
+                self.conversation,
+                match kind {
+                    ClaimKind::Chat => "chat turn",
+                    ClaimKind::Compression => "compression",
+                },
+                expires_at.to_rfc3339()
+            ),
+        }
+    }
+}
+
+/// A claim this process holds; give it back with [`Claims::release`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Claim {
+    /// The conversation claimed.
+    pub conversation: ConversationId,
+    /// What for.
+    pub kind: ClaimKind,
+    /// Identifies this holder: only it can renew or release the claim.
+    pub token: String,
+}
+
+/// Claims on conversations, borrowed from a [`Store`].
+pub struct Claims<'s> {
+    store: &'s Store,
+}
+
+impl<'s> Claims<'s> {
+    pub(crate) fn new(store: &'s Store) -> Self {
+        Self { store }
+    }
+
+    /// What keeps the conversation busy, if anything: for the window's Send button and for
+    /// messages that say why something was refused.
+    pub async fn busy(&self, conversation: ConversationId) -> Result<Option<Busy>> {
+        let mut conn = self.store.pool().acquire().await?;
+        busy_in(&mut conn, conversation, None, Timestamp::now()).await
+    }
+
+    /// Claims the conversation for a chat turn or a compression, for `ttl` unless renewed.
+    /// Refused with [`StoreError::Busy`] while an execution is active in it or another claim
+    /// has not lapsed.
+    pub async fn claim(
+        &self,
+        conversation: ConversationId,
+        kind: ClaimKind,
+        owner: &str,
+        ttl: Duration,
+    ) -> Result<Claim> {
+        let token = uuid::Uuid::now_v7().to_string();
+        let now = Timestamp::now();
+        let mut tx = self.store.begin_write().await?;
+        let exists: Option<i64> =
+            sqlx::query_scalar("SELECT 1 FROM conversations WHERE id = ? AND deleted_at IS NULL")
+                .bind(conversation.to_string())
+                .fetch_optional(&mut *tx)
+                .await?;
+        if exists.is_none() {
+            return Err(StoreError::not_found("conversation", conversation));
+        }
+        if let Some(busy) = busy_in(&mut tx, conversation, None, now).await? {
+            return Err(StoreError::Busy(Box::new(busy)));
+        }
+        // A lapsed claim is taken over; a live one was found above.
+        sqlx::query(
+            "INSERT INTO conversation_claims (conversation_id, kind, token, owner, claimed_at, \
+             expires_at) VALUES (?, ?, ?, ?, ?, ?) \
+             ON CONFLICT (conversation_id) DO UPDATE SET kind = excluded.kind, \
+             token = excluded.token, owner = excluded.owner, claimed_at = excluded.claimed_at, \
+             expires_at = excluded.expires_at",
+        )
+        .bind(conversation.to_string())
+        .bind(kind.as_str())
+        .bind(&token)
+        .bind(owner)
+        .bind(now.0)
+        .bind(expiry(now, ttl))
+        .execute(&mut *tx)
+        .await?;
+        tx.commit().await?;
+        Ok(Claim {
+            conversation,
+            kind,
+            token,
+        })
+    }
+
+    /// Keeps a claim alive for `ttl` more. False when it is no longer this holder's (it
+    /// lapsed and was taken over, or was released).
+    pub async fn renew(&self, claim: &Claim, ttl: Duration) -> Result<bool> {
+        let done = sqlx::query(
+            "UPDATE conversation_claims SET expires_at = ? WHERE conversation_id = ? AND token = ?",
+        )
+        .bind(expiry(Timestamp::now(), ttl))
+        .bind(claim.conversation.to_string())
+        .bind(&claim.token)
+        .execute(self.store.pool())
+        .await?;
+        Ok(done.rows_affected() == 1)
+    }
+
+    /// Gives a claim back. Releasing a claim that lapsed and was taken over leaves the new
+    /// holder's alone.
+    pub async fn release(&self, claim: &Claim) -> Result<()> {
+        sqlx::query("DELETE FROM conversation_claims WHERE conversation_id = ? AND token = ?")
+            .bind(claim.conversation.to_string())
+            .bind(&claim.token)
+            .execute(self.store.pool())
+            .await?;
+        Ok(())
+    }
+}
+
+fn expiry(now: Timestamp, ttl: Duration) -> i64 {
+    now.0
+        .saturating_add(i64::try_from(ttl.as_millis()).unwrap_or(i64::MAX))
+}
+
+/// What keeps `conversation` busy at `now`, on a connection (inside the caller's write
+/// transaction when it is about to take the conversation), leaving out the execution `except`
+/// (one that resumes itself).
+pub(crate) async fn busy_in(
+    conn: &mut SqliteConnection,
+    conversation: ConversationId,
+    except: Option<ExecutionId>,
+    now: Timestamp,
+) -> Result<Option<Busy>> {
+    let active: Option<(String, String, String, Option<i64>)> = sqlx::query_as(
+        "SELECT id, status, task, started_at FROM executions \
+         WHERE conversation_id = ? AND status IN ('running', 'awaiting_user') AND id <> ? \
+         ORDER BY created_at DESC LIMIT 1",
+    )
+    .bind(conversation.to_string())
+    .bind(except.map(|e| e.to_string()).unwrap_or_default())
+    .fetch_optional(&mut *conn)
+    .await?;
+    if let Some((id, status, task, started_at)) = active {
+        return Ok(Some(Busy {
+            conversation,
+            holder: Holder::Execution {
+                id: id.parse().map_err(|e| corrupt("execution id", e))?,
+                status: status.parse().map_err(|e| corrupt("execution status", e))?,
+                task,
+                started_at: started_at.map(Timestamp),
+            },
+        }));
+    }
+    let claim: Option<(String, String, i64, i64)> = sqlx::query_as(
+        "SELECT kind, owner, claimed_at, expires_at FROM conversation_claims \
+         WHERE conversation_id = ? AND expires_at > ?",
+    )
+    .bind(conversation.to_string())
+    .bind(now.0)
+    .fetch_optional(&mut *conn)
+    .await?;
+    match claim {
+        Some((kind, owner, claimed_at, expires_at)) => Ok(Some(Busy {
+            conversation,
+            holder: Holder::Claim {
+                kind: ClaimKind::parse(&kind)?,
+                owner,
+                claimed_at: Timestamp(claimed_at),
+                expires_at: Timestamp(expires_at),
+            },
+        })),
+        None => Ok(None),
+    }
+}
