@@ -103,6 +103,10 @@ pub enum LlmError {
     /// The request or configuration is unusable before anything is sent.
     #[error("{0}")]
     Config(String),
+    /// The request breaks the pairing of tool calls and results, which every provider
+    /// refuses: a bug in what built it. It was not sent.
+    #[error("a malformed request was not sent: {0}")]
+    MalformedRequest(String),
     /// The configured `tokenizer.json` is missing or unreadable.
     #[error("cannot read tokenizer file {}: {source}", path.display())]
     TokenizerUnreadable {
@@ -221,7 +225,8 @@ impl LlmError {
             }
             LlmError::SecretsIo { .. }
             | LlmError::CorruptSecretsFile { .. }
-            | LlmError::UnsupportedSecretsFile { .. } => FailureClass::System,
+            | LlmError::UnsupportedSecretsFile { .. }
+            | LlmError::MalformedRequest(_) => FailureClass::System,
         }
     }
 
@@ -257,6 +262,7 @@ impl LlmError {
             LlmError::InvalidSummary(_) => "invalid_summary",
             LlmError::Cancelled => "cancelled",
             LlmError::Config(_) => "config",
+            LlmError::MalformedRequest(_) => "malformed_request",
             LlmError::TokenizerUnreadable { .. } => "tokenizer_unreadable",
             LlmError::TokenizerInvalid { .. } => "tokenizer_invalid",
             LlmError::InvalidProviderName { .. } => "invalid_provider_name",

@@ -10,6 +10,7 @@
 pub mod anthropic;
 mod error;
 pub mod openai;
+mod pairing;
 pub mod presets;
 mod provider;
 mod reasoning;
@@ -22,6 +23,7 @@ mod transport;
 pub mod types;
 
 pub use error::{LlmError, classify_error_kind, classify_status, is_context_overflow};
+pub use pairing::check_tool_pairing;
 pub use presets::ReasoningField;
 pub use provider::{EventStream, HttpProvider, Provider, ProviderConfig, Timeouts, collect};
 pub use reasoning::ReasoningBlock;

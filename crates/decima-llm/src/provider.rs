@@ -164,6 +164,10 @@ impl Provider for HttpProvider {
     }
 
     fn stream(&self, request: &ChatRequest) -> EventStream {
+        if let Err(malformed) = crate::pairing::check_tool_pairing(request) {
+            tracing::error!(error = %malformed, "refusing to send a malformed request");
+            return Box::pin(futures_util::stream::once(async move { Err(malformed) }));
+        }
         let config = Arc::clone(&self.config);
         let (url, headers, body) = match config.protocol {
             Protocol::OpenAi => (

@@ -209,6 +209,11 @@ async fn openai_parallel_tool_calls_assemble_and_tools_are_sent() {
     let mut result = ChatMessage::new(Role::Tool, "a.csv");
     result.tool_call_id = Some("call_a".into());
     next.messages.push(result.into());
+    // Every call needs its result: OpenAI refuses a request that leaves one unanswered (and
+    // Decima never sends one).
+    let mut result = ChatMessage::new(Role::Tool, "x,y");
+    result.tool_call_id = Some("call_b".into());
+    next.messages.push(result.into());
     server.enqueue(Reply::Stream(text_turn(&["done"])));
     complete(&p, &next).await.unwrap();
     let body = server.requests()[1].json.clone().unwrap();
@@ -763,4 +768,52 @@ async fn events_arrive_in_order_before_the_stream_ends() {
         })
         .collect();
     assert_eq!(kinds, ["reasoning", "text", "tool", "finish", "usage"]);
+}
+
+/// A request that puts another message between a tool call and its result, as two runs
+/// interleaving in one conversation once did, is never sent: both protocols refuse it before a
+/// byte leaves, with a system-class error naming the call, and nothing is retried.
+#[tokio::test]
+async fn a_request_with_a_call_left_unanswered_is_never_sent() {
+    let server = LlmServer::start().await;
+    for protocol in [Protocol::OpenAi, Protocol::Anthropic] {
+        let mut call = ChatMessage::new(Role::Assistant, "");
+        call.tool_calls = vec![ToolCall {
+            id: "call_run_one".into(),
+            name: "shell".into(),
+            arguments: r#"{"command":"wc -l q3.csv"}"#.into(),
+            signature: None,
+        }];
+        let mut result = ChatMessage::new(Role::Tool, "1200 q3.csv");
+        result.tool_call_id = Some("call_run_one".into());
+        let request = ChatRequest {
+            model: "test-model".into(),
+            messages: [
+                ChatMessage::new(Role::User, "Count the rows"),
+                call,
+                ChatMessage::new(Role::User, "the other run's task"),
+                result,
+            ]
+            .map(Arc::new)
+            .into(),
+            ..ChatRequest::default()
+        };
+        let provider = provider(config(&server, protocol));
+        let outcome = collect(with_retry(provider, request, fast_retry())).await;
+        match outcome {
+            Err(e @ LlmError::MalformedRequest(_)) => {
+                assert_eq!(e.class(), FailureClass::System);
+                let text = e.to_string();
+                assert!(
+                    text.contains("call_run_one") && text.contains("no result"),
+                    "{text}"
+                );
+            }
+            other => panic!("{protocol:?}: expected a refusal, got {other:?}"),
+        }
+    }
+    assert!(
+        server.requests().is_empty(),
+        "a malformed request reached the server"
+    );
 }
