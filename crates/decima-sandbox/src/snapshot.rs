@@ -56,7 +56,7 @@ use rustix::fs::{FlockOperation, flock};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-pub use manifest::{Entry, MANIFEST_FORMAT, Manifest, Skipped};
+pub use manifest::{Changes, Entry, MANIFEST_FORMAT, Manifest, Skipped};
 
 use crate::error::{Result, SandboxError};
 

@@ -67,6 +67,72 @@ impl Entry {
     }
 }
 
+/// How a workspace differs from an earlier snapshot of it: what a failure report tells the
+/// analyst before they choose whether to roll back. Paths are workspace-relative, as spelled in
+/// manifests, in manifest order; directories count only when created or removed.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Changes {
+    /// Files, links and directories that are new.
+    pub added: Vec<String>,
+    /// Files whose content, mode or kind changed, and links with another target.
+    pub changed: Vec<String>,
+    /// What the earlier snapshot held and is gone now.
+    pub removed: Vec<String>,
+}
+
+impl Changes {
+    /// Whether nothing changed.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.added.is_empty() && self.changed.is_empty() && self.removed.is_empty()
+    }
+}
+
+impl Manifest {
+    /// What changed from `earlier` to `self`. Modification times alone are not a change: a
+    /// file rewritten with the same bytes and mode is the same file.
+    #[must_use]
+    pub fn changes_since(&self, earlier: &Manifest) -> Changes {
+        let before: std::collections::HashMap<&str, &Entry> =
+            earlier.entries.iter().map(|e| (e.path(), e)).collect();
+        let now: HashSet<&str> = self.entries.iter().map(Entry::path).collect();
+        let mut changes = Changes::default();
+        for entry in &self.entries {
+            match before.get(entry.path()) {
+                None => changes.added.push(entry.path().to_owned()),
+                Some(old) if !same_entry(old, entry) => {
+                    changes.changed.push(entry.path().to_owned());
+                }
+                Some(_) => {}
+            }
+        }
+        changes.removed = earlier
+            .entries
+            .iter()
+            .map(Entry::path)
+            .filter(|p| !now.contains(p))
+            .map(str::to_owned)
+            .collect();
+        changes
+    }
+}
+
+fn same_entry(a: &Entry, b: &Entry) -> bool {
+    match (a, b) {
+        (Entry::Dir { .. }, Entry::Dir { .. }) => true,
+        (
+            Entry::File {
+                hash: h1, mode: m1, ..
+            },
+            Entry::File {
+                hash: h2, mode: m2, ..
+            },
+        ) => h1 == h2 && m1 == m2,
+        (Entry::Symlink { target: t1, .. }, Entry::Symlink { target: t2, .. }) => t1 == t2,
+        _ => false,
+    }
+}
+
 /// Something in the workspace the snapshot does not hold.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Skipped {
@@ -210,6 +276,63 @@ mod tests {
         assert_eq!(enc, "dir/na%25me%FE");
         assert_eq!(decode_path(&enc).unwrap(), rel);
         assert_eq!(decode_os(&encode_os(&raw)).unwrap(), raw);
+    }
+
+    fn file(path: &str, hash: char, mode: u32, mtime_ns: i64) -> Entry {
+        Entry::File {
+            path: path.into(),
+            hash: hash.to_string().repeat(64),
+            size: 1,
+            mode,
+            mtime_ns,
+        }
+    }
+
+    #[test]
+    fn changes_name_added_changed_and_removed_entries_but_not_a_touched_file() {
+        let dir = |path: &str| Entry::Dir {
+            path: path.into(),
+            mode: 0o755,
+        };
+        let earlier = Manifest {
+            format: MANIFEST_FORMAT,
+            entries: vec![
+                dir("out"),
+                file("out/a.csv", 'a', 0o644, 1),
+                file("out/b.csv", 'b', 0o644, 1),
+                file("touched.txt", 'c', 0o644, 1),
+                file("script.sh", 'd', 0o644, 1),
+                Entry::Symlink {
+                    path: "latest".into(),
+                    target: "out/a.csv".into(),
+                },
+                dir("old"),
+                file("old/x", 'e', 0o644, 1),
+            ],
+            skipped: Vec::new(),
+        };
+        let now = Manifest {
+            format: MANIFEST_FORMAT,
+            entries: vec![
+                dir("out"),
+                file("out/a.csv", 'f', 0o644, 2),
+                file("out/b.csv", 'b', 0o644, 1),
+                file("touched.txt", 'c', 0o644, 99),
+                file("script.sh", 'd', 0o755, 1),
+                Entry::Symlink {
+                    path: "latest".into(),
+                    target: "out/b.csv".into(),
+                },
+                file("out/c.csv", 'g', 0o644, 2),
+            ],
+            skipped: Vec::new(),
+        };
+        let changes = now.changes_since(&earlier);
+        assert_eq!(changes.added, ["out/c.csv"]);
+        assert_eq!(changes.changed, ["out/a.csv", "script.sh", "latest"]);
+        assert_eq!(changes.removed, ["old", "old/x"]);
+        assert!(!changes.is_empty());
+        assert!(now.changes_since(&now).is_empty());
     }
 
     #[test]
