@@ -28,6 +28,7 @@ pub fn builder() -> Builder<tauri::Wry> {
             conversations::conversation_rename,
             conversations::conversation_delete,
             conversations::conversation_restore,
+            conversations::conversation_busy,
             messages::message_page,
             context::context_usage,
             runs::run_start,

@@ -7,6 +7,7 @@ fn main() {
         "conversation_rename",
         "conversation_delete",
         "conversation_restore",
+        "conversation_busy",
         "message_page",
         "context_usage",
         "run_start",

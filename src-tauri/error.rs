@@ -19,6 +19,9 @@ pub enum ErrorCode {
     Provider,
     /// Someone else holds it: another process runs this execution, or it changed meanwhile.
     Conflict,
+    /// The conversation is in use (an active run, a run waiting for a choice, a chat turn or a
+    /// compression): nothing was stored. `conversation_busy` says by what.
+    Busy,
     /// A bug: something that should not happen.
     Internal,
 }
@@ -64,6 +67,8 @@ impl From<StoreError> for AppError {
             StoreError::NotFound { .. } => ErrorCode::NotFound,
             StoreError::Invalid(_) | StoreError::InvalidInput(_) => ErrorCode::InvalidInput,
             StoreError::Corrupt { .. } => ErrorCode::Internal,
+            StoreError::Busy(_) => ErrorCode::Busy,
+            StoreError::Conflict(_) => ErrorCode::Conflict,
             _ => ErrorCode::Storage,
         };
         Self::new(code, e)
@@ -76,7 +81,9 @@ impl From<decima_runtime::RuntimeError> for AppError {
         match e {
             RuntimeError::Core(e) => e.into(),
             RuntimeError::Store(e) => e.into(),
-            e @ RuntimeError::Config(_) => Self::new(ErrorCode::InvalidInput, e),
+            e @ (RuntimeError::Config(_) | RuntimeError::ChoiceNotOffered(_)) => {
+                Self::new(ErrorCode::InvalidInput, e)
+            }
             e @ (RuntimeError::Io { .. } | RuntimeError::Sandbox(_)) => {
                 Self::new(ErrorCode::Storage, e)
             }

@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 
-use decima_runtime::agent::{BoxFuture, CancellationToken, ChoiceSource};
+use decima_runtime::agent::{self, BoxFuture, CancellationToken, ChoiceSource};
 use decima_runtime::{Event, EventSink};
 use decima_store::{Failure, Resolution};
 use tauri::ipc::Channel;
@@ -59,28 +59,53 @@ impl Runs {
 }
 
 /// Choices made in the recovery panel: a run that hit a failure waits here until the analyst
-/// picks one, or until it is stopped (then the execution stays `awaiting_user`).
+/// picks one the failure offers, or until it is stopped (then the execution stays
+/// `awaiting_user`).
 pub struct WindowChoices {
-    pending: Mutex<Option<oneshot::Sender<Resolution>>>,
+    pending: Mutex<Option<Waiting>>,
     cancel: CancellationToken,
 }
 
+/// A run waiting on a failure: where its answer goes, and what the failure offers.
+struct Waiting {
+    answer: oneshot::Sender<Resolution>,
+    failure: Failure,
+}
+
+/// Why a choice was not handed to the run.
+pub enum ChoiceRefused {
+    /// The run is not waiting (it was answered already, or never asked).
+    NotWaiting,
+    /// The failure does not offer this choice; the run keeps waiting.
+    NotOffered(decima_runtime::RuntimeError),
+}
+
 impl WindowChoices {
-    /// Hands the analyst's choice to the waiting run. False when the run is not waiting.
-    pub fn choose(&self, choice: Resolution) -> bool {
-        let sender = self
-            .pending
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .take();
-        sender.is_some_and(|s| s.send(choice).is_ok())
+    /// Hands the analyst's choice to the waiting run, if its failure offers it; otherwise the
+    /// run keeps waiting and nothing changes.
+    pub fn choose(&self, choice: Resolution) -> Result<(), ChoiceRefused> {
+        let mut pending = self.pending.lock().unwrap_or_else(PoisonError::into_inner);
+        let Some(waiting) = pending.take() else {
+            return Err(ChoiceRefused::NotWaiting);
+        };
+        if let Err(refused) = agent::offered_choice(&waiting.failure, choice) {
+            *pending = Some(waiting);
+            return Err(ChoiceRefused::NotOffered(refused));
+        }
+        waiting
+            .answer
+            .send(choice)
+            .map_err(|_| ChoiceRefused::NotWaiting)
     }
 }
 
 impl ChoiceSource for WindowChoices {
-    fn choose<'a>(&'a self, _failure: &'a Failure) -> BoxFuture<'a, Option<Resolution>> {
+    fn choose<'a>(&'a self, failure: &'a Failure) -> BoxFuture<'a, Option<Resolution>> {
         let (tx, rx) = oneshot::channel();
-        *self.pending.lock().unwrap_or_else(PoisonError::into_inner) = Some(tx);
+        *self.pending.lock().unwrap_or_else(PoisonError::into_inner) = Some(Waiting {
+            answer: tx,
+            failure: failure.clone(),
+        });
         Box::pin(async move {
             tokio::select! {
                 choice = rx => choice.ok(),

@@ -45,7 +45,7 @@ pub async fn compression_undo(
     state: State<'_, AppState>,
     compaction_id: String,
 ) -> Result<(), AppError> {
-    state.store.compactions().undo(&compaction_id).await?;
+    decima_runtime::compression::undo(&state.store, &state.data_dir, &compaction_id).await?;
     Ok(())
 }
 

@@ -1,8 +1,10 @@
-//! Conversation commands: the sidebar's list, create, rename, delete and restore.
+//! Conversation commands: the sidebar's list, create, rename, delete and restore, and whether
+//! a conversation is in use.
 
 use tauri::State;
 
 use super::conversation_id;
+use crate::dto::ConversationBusy;
 use crate::{AppError, AppState, ConversationSummary};
 
 /// Live conversations, most recently updated first.
@@ -75,4 +77,18 @@ pub async fn conversation_restore(
         .restore(conversation_id(&id)?)
         .await?;
     Ok(ConversationSummary::from(&conversation))
+}
+
+/// What keeps a conversation busy, if anything: an active run (in this window or another
+/// process), a run waiting for a choice, a chat turn or a compression. The composer disables
+/// Send and says why while it is.
+#[tauri::command]
+#[specta::specta]
+#[tracing::instrument(name = "command", skip_all, fields(name = "conversation_busy"))]
+pub async fn conversation_busy(
+    state: State<'_, AppState>,
+    id: String,
+) -> Result<Option<ConversationBusy>, AppError> {
+    let busy = state.store.claims().busy(conversation_id(&id)?).await?;
+    Ok(busy.as_ref().map(ConversationBusy::from))
 }

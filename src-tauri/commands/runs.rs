@@ -14,7 +14,7 @@ use tauri::ipc::Channel;
 use tracing::Instrument;
 
 use crate::dto::RunEvent;
-use crate::runs::{ChannelSink, LiveRun, Runs};
+use crate::runs::{ChannelSink, ChoiceRefused, LiveRun, Runs};
 use crate::{AppError, AppState};
 
 /// Starts an agent run on `task`, in the conversation (or a new one titled from the task).
@@ -38,8 +38,12 @@ pub async fn run_start(
         ));
     }
     if let Some(id) = conversation {
-        // A clear error now rather than a failed run later.
+        // A clear error now rather than a failed run later: a missing conversation, or one in
+        // use (the runtime checks again, atomically, when the run starts).
         state.store.conversations().get(id).await?;
+        if let Some(busy) = state.store.claims().busy(id).await? {
+            return Err(decima_store::StoreError::Busy(Box::new(busy)).into());
+        }
     }
     // The settings' choices, checked now: a removed provider is an error the user can act on.
     let chosen = preferences::load(&state.store).await?;
@@ -88,12 +92,12 @@ pub async fn run_choose(
 ) -> Result<(), AppError> {
     let choice = resolution(&choice)?;
     let run = live(&state.runs, &run_id)?;
-    if run.choices.choose(choice) {
-        Ok(())
-    } else {
-        Err(AppError::invalid(
+    match run.choices.choose(choice) {
+        Ok(()) => Ok(()),
+        Err(ChoiceRefused::NotOffered(e)) => Err(e.into()),
+        Err(ChoiceRefused::NotWaiting) => Err(AppError::invalid(
             "this run is not waiting for a choice (it may have been answered already)",
-        ))
+        )),
     }
 }
 
@@ -112,6 +116,8 @@ pub async fn execution_recover(
     let choice = resolution(&choice)?;
     let execution = super::execution_id(&execution_id)?;
     state.store.executions().get(execution).await?;
+    // Refused here, before a run starts: the failure stays unresolved and waiting.
+    agent::check_choice(&state.store, execution, choice).await?;
     Ok(spawn_run(&state, app, on_event, None, move |session| {
         Box::pin(async move { agent::recover(session, execution, choice).await })
     }))
@@ -135,9 +141,11 @@ pub async fn execution_resume(
 }
 
 fn resolution(choice: &str) -> Result<Resolution, AppError> {
-    choice
-        .parse()
-        .map_err(|_| AppError::invalid("unknown choice: use retry, skip, replan or abort"))
+    choice.parse().map_err(|_| {
+        AppError::invalid(
+            "unknown choice: use one the failure offers (retry, skip, replan, rollback or abort)",
+        )
+    })
 }
 
 fn live(runs: &Runs, run_id: &str) -> Result<Arc<LiveRun>, AppError> {

@@ -102,10 +102,52 @@ pub struct FailureReport {
     pub files_removed: u32,
     /// Messages the rollback undid.
     pub messages_removed: u32,
-    /// Suggested next actions, best first.
+    /// The choices the failure offers, best first: the recovery panel shows these and no
+    /// others, and `run_choose` and `execution_recover` refuse the rest.
     pub suggestions: Vec<String>,
     /// The choice made, once made.
     pub resolution: Option<String>,
+    /// What the todo changed since it started, when nothing was rolled back: what choosing
+    /// `rollback` would undo.
+    pub changes: Option<TodoChangesView>,
+}
+
+/// What a todo changed since its snapshot, for the analyst deciding whether to roll back.
+#[derive(Debug, Clone, Serialize, Type)]
+#[serde(rename_all = "camelCase")]
+pub struct TodoChangesView {
+    /// Paths created (the first few; `addedCount` is the total).
+    pub added: Vec<String>,
+    /// Paths changed.
+    pub changed: Vec<String>,
+    /// Paths removed.
+    pub removed: Vec<String>,
+    /// How many paths were created.
+    pub added_count: u32,
+    /// How many were changed.
+    pub changed_count: u32,
+    /// How many were removed.
+    pub removed_count: u32,
+    /// Messages stored since the todo started.
+    pub messages_since: u32,
+    /// Why the workspace could not be compared, when it could not.
+    pub workspace_unknown: Option<String>,
+}
+
+impl From<agent::TodoChanges> for TodoChangesView {
+    fn from(c: agent::TodoChanges) -> Self {
+        let [added_count, changed_count, removed_count] = c.counts.map(count);
+        Self {
+            added: c.added,
+            changed: c.changed,
+            removed: c.removed,
+            added_count,
+            changed_count,
+            removed_count,
+            messages_since: count(c.messages_since),
+            workspace_unknown: c.workspace_unknown,
+        }
+    }
 }
 
 /// A count for the window, saturating where a stored one would not fit.
@@ -116,6 +158,11 @@ fn count(n: impl TryInto<u32>) -> u32 {
 impl From<&Failure> for FailureReport {
     fn from(f: &Failure) -> Self {
         let report = agent::FailureReport::of(f);
+        let offered = report
+            .offered()
+            .into_iter()
+            .map(|c| c.as_str().to_owned())
+            .collect();
         let details = report.details;
         let rolled = report.rolled_back.as_ref();
         Self {
@@ -133,8 +180,9 @@ impl From<&Failure> for FailureReport {
             files_restored: rolled.map_or(0, |r| count(r.files_restored)),
             files_removed: rolled.map_or(0, |r| count(r.files_removed)),
             messages_removed: rolled.map_or(0, |r| count(r.messages_removed)),
-            suggestions: report.suggestions,
+            suggestions: offered,
             resolution: f.resolution.map(|r| r.as_str().to_owned()),
+            changes: details.changes.map(TodoChangesView::from),
         }
     }
 }

@@ -20,6 +20,55 @@ use decima_store::Conversation;
 use serde::Serialize;
 use specta::Type;
 
+/// What keeps a conversation busy, for the composer's disabled Send and its reason.
+#[derive(Debug, Clone, Serialize, Type)]
+#[serde(rename_all = "camelCase")]
+pub struct ConversationBusy {
+    /// `running`, `awaiting_user`, `chat` or `compression`.
+    pub kind: String,
+    /// The execution, for the first two.
+    pub execution_id: Option<String>,
+    /// Since when (RFC 3339, UTC), when known.
+    pub since: Option<String>,
+    /// When a chat turn's or compression's claim lapses if its process died (RFC 3339, UTC).
+    pub expires_at: Option<String>,
+    /// The reason in English, as the runtime words it (the UI words its own).
+    pub message: String,
+}
+
+impl From<&decima_store::Busy> for ConversationBusy {
+    fn from(busy: &decima_store::Busy) -> Self {
+        use decima_store::Holder;
+        let message = busy.to_string();
+        match &busy.holder {
+            Holder::Execution {
+                id,
+                status,
+                started_at,
+                ..
+            } => Self {
+                kind: status.as_str().to_owned(),
+                execution_id: Some(id.to_string()),
+                since: started_at.map(|t| t.to_rfc3339()),
+                expires_at: None,
+                message,
+            },
+            Holder::Claim {
+                kind,
+                claimed_at,
+                expires_at,
+                ..
+            } => Self {
+                kind: kind.as_str().to_owned(),
+                execution_id: None,
+                since: Some(claimed_at.to_rfc3339()),
+                expires_at: Some(expires_at.to_rfc3339()),
+                message,
+            },
+        }
+    }
+}
+
 /// A conversation as the sidebar lists it.
 #[derive(Debug, Clone, Serialize, Type)]
 #[serde(rename_all = "camelCase")]

@@ -17,6 +17,12 @@ export const commands = {
 	/**  Brings a conversation back from the trash. */
 	conversationRestore: (id: string) => typedError<ConversationSummary, AppError>(__TAURI_INVOKE("conversation_restore", { id })),
 	/**
+	 *  What keeps a conversation busy, if anything: an active run (in this window or another
+	 *  process), a run waiting for a choice, a chat turn or a compression. The composer disables
+	 *  Send and says why while it is.
+	 */
+	conversationBusy: (id: string) => typedError<ConversationBusy | null, AppError>(__TAURI_INVOKE("conversation_busy", { id })),
+	/**
 	 *  A page of the conversation's live messages: the newest `limit` before `before_seq` (the
 	 *  newest of all when absent). The view opens at the end and reads upwards page by page, so a
 	 *  conversation of 100k messages opens as fast as one of a hundred.
@@ -187,6 +193,20 @@ export type ContextUsage = {
 	pendingMessages: number,
 };
 
+/**  What keeps a conversation busy, for the composer's disabled Send and its reason. */
+export type ConversationBusy = {
+	/**  `running`, `awaiting_user`, `chat` or `compression`. */
+	kind: string,
+	/**  The execution, for the first two. */
+	executionId: string | null,
+	/**  Since when (RFC 3339, UTC), when known. */
+	since: string | null,
+	/**  When a chat turn's or compression's claim lapses if its process died (RFC 3339, UTC). */
+	expiresAt: string | null,
+	/**  The reason in English, as the runtime words it (the UI words its own). */
+	message: string,
+};
+
 /**  A conversation as the sidebar lists it. */
 export type ConversationSummary = {
 	/**  The conversation id. */
@@ -215,6 +235,11 @@ export type ErrorCode =
 "provider" | 
 /**  Someone else holds it: another process runs this execution, or it changed meanwhile. */
 "conflict" | 
+/**
+ *  The conversation is in use (an active run, a run waiting for a choice, a chat turn or a
+ *  compression): nothing was stored. `conversation_busy` says by what.
+ */
+"busy" | 
 /**  A bug: something that should not happen. */
 "internal";
 
@@ -289,10 +314,18 @@ export type FailureReport = {
 	filesRemoved: number,
 	/**  Messages the rollback undid. */
 	messagesRemoved: number,
-	/**  Suggested next actions, best first. */
+	/**
+	 *  The choices the failure offers, best first: the recovery panel shows these and no
+	 *  others, and `run_choose` and `execution_recover` refuse the rest.
+	 */
 	suggestions: string[],
 	/**  The choice made, once made. */
 	resolution: string | null,
+	/**
+	 *  What the todo changed since it started, when nothing was rolled back: what choosing
+	 *  `rollback` would undo.
+	 */
+	changes: TodoChangesView | null,
 };
 
 /**  A tenth-man finding, with the seqs of the messages it cites. */
@@ -639,6 +672,26 @@ export type ThresholdsView = {
 	deep: number | null,
 	/**  Whether compression runs on its own when a threshold is crossed. */
 	enabled: boolean,
+};
+
+/**  What a todo changed since its snapshot, for the analyst deciding whether to roll back. */
+export type TodoChangesView = {
+	/**  Paths created (the first few; `addedCount` is the total). */
+	added: string[],
+	/**  Paths changed. */
+	changed: string[],
+	/**  Paths removed. */
+	removed: string[],
+	/**  How many paths were created. */
+	addedCount: number,
+	/**  How many were changed. */
+	changedCount: number,
+	/**  How many were removed. */
+	removedCount: number,
+	/**  Messages stored since the todo started. */
+	messagesSince: number,
+	/**  Why the workspace could not be compared, when it could not. */
+	workspaceUnknown: string | null,
 };
 
 /**  A todo of the plan, as the todo panel shows it. */

@@ -272,7 +272,7 @@ impl From<SandboxArg> for decima_store::SandboxKind {
 /// `--on-failure`: who answers a failed todo.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum OnFailureArg {
-    /// Print the failure report on stderr and read retry, skip, replan or abort from stdin.
+    /// Print the failure report on stderr and read one of the choices it offers from stdin.
     Ask,
     /// Stop; the execution waits for `decima recover`.
     Stop,
@@ -289,6 +289,9 @@ pub enum ChoiceArg {
     Replan,
     /// Stop the execution for good.
     Abort,
+    /// Put the workspace, the plan and the history back to the todo's snapshot, then choose
+    /// again (offered where the failure did not roll back on its own).
+    Rollback,
 }
 
 impl From<ChoiceArg> for decima_store::Resolution {
@@ -299,6 +302,7 @@ impl From<ChoiceArg> for decima_store::Resolution {
             ChoiceArg::Skip => Resolution::Skip,
             ChoiceArg::Replan => Resolution::Replan,
             ChoiceArg::Abort => Resolution::Abort,
+            ChoiceArg::Rollback => Resolution::Rollback,
         }
     }
 }

@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use decima_core::CoreError;
 use decima_runtime::RuntimeError;
-use decima_store::StoreError;
+use decima_store::{Busy, ExecutionStatus, Holder, StoreError};
 use thiserror::Error;
 
 /// Something failed that is not covered below.
@@ -63,14 +63,18 @@ pub enum CliError {
     Core(#[from] CoreError),
     /// A store failure.
     #[error(transparent)]
-    Store(#[from] StoreError),
+    Store(StoreError),
     /// The model answered with nothing, or with nothing usable (a review that stayed invalid
     /// after its repair); nothing was stored.
     #[error("{0}")]
     EmptyAnswer(String),
-    /// Another process runs that execution; running it here too would corrupt it.
+    /// Another process runs that execution, or the conversation is in use (an active
+    /// execution, a chat turn, a compression); going ahead would interleave two writers.
     #[error("{0}")]
     Busy(String),
+    /// A choice the failure does not offer; nothing was changed.
+    #[error("{0}")]
+    ChoiceNotOffered(String),
     /// The execution is not in a state that allows this: resuming a finished run, recovering
     /// one that does not wait.
     #[error("{0}")]
@@ -117,11 +121,54 @@ pub enum CliError {
     },
 }
 
+impl From<StoreError> for CliError {
+    fn from(e: StoreError) -> Self {
+        match e {
+            StoreError::Busy(busy) => CliError::Busy(busy_message(&busy)),
+            e => CliError::Store(e),
+        }
+    }
+}
+
+/// Who holds a busy conversation, and the commands that free it.
+fn busy_message(busy: &Busy) -> String {
+    match &busy.holder {
+        Holder::Execution {
+            id,
+            status: ExecutionStatus::AwaitingUser,
+            ..
+        } => format!(
+            "conversation {} is busy: execution {id} waits for your choice on a failure. Answer \
+             it first with `decima recover {id} --choice CHOICE`, using one of the choices \
+             `decima execution show {id}` lists (abort ends it), or in the window's recovery \
+             panel; nothing was stored",
+            busy.conversation
+        ),
+        Holder::Execution {
+            id,
+            task,
+            started_at,
+            ..
+        } => format!(
+            "conversation {} is busy: execution {id} is running{} (task: {}). Wait for it to \
+             end, or stop it: Ctrl-C in the terminal that runs it, or Stop in the window; \
+             nothing was stored",
+            busy.conversation,
+            started_at
+                .map(|t| format!(" since {}", t.to_rfc3339()))
+                .unwrap_or_default(),
+            decima_core::names::echo_untrusted(&task.chars().take(80).collect::<String>())
+        ),
+        Holder::Claim { .. } => format!("{busy}; nothing was stored"),
+    }
+}
+
 impl From<RuntimeError> for CliError {
     fn from(e: RuntimeError) -> Self {
         match e {
             RuntimeError::Core(e) => CliError::Core(e),
-            RuntimeError::Store(e) => CliError::Store(e),
+            RuntimeError::Store(e) => e.into(),
+            RuntimeError::ChoiceNotOffered(message) => CliError::ChoiceNotOffered(message),
             RuntimeError::Llm(e) => CliError::Llm(e),
             RuntimeError::Config(message) => CliError::Provider(message),
             RuntimeError::Io {
@@ -161,7 +208,7 @@ impl CliError {
             }
             CliError::AwaitingUser { .. } => EXIT_AWAITING_USER,
             CliError::Cancelled { .. } => EXIT_CANCELLED,
-            CliError::Conflict(_) => EXIT_INVALID_INPUT,
+            CliError::Conflict(_) | CliError::ChoiceNotOffered(_) => EXIT_INVALID_INPUT,
             CliError::Sandbox(_) => EXIT_STORAGE,
             CliError::Busy(_) | CliError::Stopped { .. } => EXIT_FAILURE,
             CliError::Provider(_) => EXIT_INVALID_INPUT,

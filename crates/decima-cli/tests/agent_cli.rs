@@ -900,7 +900,8 @@ async fn on_failure_ask_takes_the_choice_from_stdin() {
     let out = tokio::task::spawn_blocking(move || {
         let mut child = cmd.spawn().unwrap();
         let mut stdin = child.stdin.take().unwrap();
-        std::io::Write::write_all(&mut stdin, b"maybe\nskip\n").unwrap();
+        // Not a choice, then a choice this failure does not offer (it rolled back already).
+        std::io::Write::write_all(&mut stdin, b"maybe\nrollback\nskip\n").unwrap();
         drop(stdin);
         child.wait_with_output().unwrap()
     })
@@ -913,10 +914,16 @@ async fn on_failure_ask_takes_the_choice_from_stdin() {
         stderr.contains("where: todo 1 of 2"),
         "the report: {stderr}"
     );
-    assert!(stderr.contains("what now?"), "{stderr}");
     assert!(
-        stderr.contains("please answer retry, skip, replan or abort"),
-        "a wrong answer is asked again: {stderr}"
+        stderr.contains("what now? replan, skip, retry or abort"),
+        "only what the failure offers: {stderr}"
+    );
+    assert_eq!(
+        stderr
+            .matches("please answer replan, skip, retry or abort")
+            .count(),
+        2,
+        "a wrong answer, and one not offered, are asked again: {stderr}"
     );
     let id = execution_id(&out.stderr);
     let view = env.show(&id).await;

@@ -10,10 +10,11 @@ use decima_llm::{
     ChatRequest, Completion, HttpProvider, LlmError, ProviderConfig, RetryPolicy, StreamEvent,
     Usage, with_retry,
 };
-use decima_store::{Conversation, Store};
+use decima_store::{ClaimKind, Conversation, Store};
 use futures_util::StreamExt;
 use tracing::{Instrument as _, info, info_span, warn};
 
+use crate::busy::ClaimGuard;
 use crate::compression::{CompressContext, compress_built};
 use crate::context::{Built, Scale, build, preset_of};
 use crate::error::{Result, RuntimeError};
@@ -71,9 +72,16 @@ pub async fn chat_turn(turn: ChatTurn<'_>) -> Result<TurnOutcome> {
         model = %resolved.config.model,
     );
     let window = window_for_turn(turn.provider, &resolved)?;
-    run_turn(&turn, conversation, resolved.config, window)
+    // The question and its answer belong together: nothing else writes into the conversation
+    // until the turn ends, and a turn on a conversation in use is refused before it stores
+    // anything.
+    crate::agent::interrupt_orphans(turn.store, turn.data_dir).await?;
+    let claim = ClaimGuard::take(turn.store, conversation.id, ClaimKind::Chat).await?;
+    let outcome = run_turn(&turn, conversation, resolved.config, window)
         .instrument(span)
-        .await
+        .await;
+    claim.release().await;
+    outcome
 }
 
 /// The chat's window: `DECIMA_CONTEXT_WINDOW` overrides an unnamed provider's, as for

@@ -7,9 +7,10 @@ use decima_core::FailureClass;
 use decima_core::context::compress::PlanInput;
 use decima_core::context::{CompactionPlan, CompressionLevel, Strategy, compaction_range, plan};
 use decima_core::prompt::Preset;
-use decima_store::{Conversation, Store};
+use decima_store::{ClaimKind, CompactionRecord, Conversation, Store};
 use tracing::{Instrument as _, info, info_span, warn};
 
+use crate::busy::ClaimGuard;
 use crate::context::{Built, Scale, build};
 use crate::error::Result;
 use crate::events::{Event, EventSink};
@@ -93,6 +94,45 @@ pub async fn compress(
     let span =
         info_span!("compress", conversation = %ctx.conversation.id, dry_run = request.dry_run);
     async {
+        // A preview only reads. Applying changes what the next request is built from, so it
+        // waits for nobody: it is refused while anything else uses the conversation.
+        let claim = if request.dry_run {
+            None
+        } else {
+            crate::agent::interrupt_orphans(ctx.store, ctx.data_dir).await?;
+            Some(ClaimGuard::take(ctx.store, ctx.conversation.id, ClaimKind::Compression).await?)
+        };
+        let outcome = compress_claimed(ctx, request).await;
+        if let Some(claim) = claim {
+            claim.release().await;
+        }
+        outcome
+    }
+    .instrument(span)
+    .await
+}
+
+/// Undoes a compaction (the newest in force first): its summaries are retired and the messages
+/// they covered are sent verbatim again. Refused, like applying one, while anything else uses
+/// the conversation.
+pub async fn undo(store: &Store, data_dir: &Path, compaction_id: &str) -> Result<CompactionRecord> {
+    let conversation = store
+        .compactions()
+        .get(compaction_id)
+        .await?
+        .conversation_id;
+    crate::agent::interrupt_orphans(store, data_dir).await?;
+    let claim = ClaimGuard::take(store, conversation, ClaimKind::Compression).await?;
+    let undone = store.compactions().undo(compaction_id).await;
+    claim.release().await;
+    Ok(undone?)
+}
+
+async fn compress_claimed(
+    ctx: &CompressContext<'_>,
+    request: CompressRequest,
+) -> Result<CompressOutcome> {
+    {
         let built = build(
             ctx.store,
             ctx.conversation,
@@ -131,8 +171,6 @@ pub async fn compress(
         )
         .await
     }
-    .instrument(span)
-    .await
 }
 
 /// The level the usage calls for, if any. Uncovered messages that no longer fit always call for

@@ -53,6 +53,10 @@ pub enum RuntimeError {
     /// that does not wait).
     #[error("{0}")]
     Conflict(String),
+    /// The analyst's choice is not one the failure offers; nothing was changed and the failure
+    /// still waits.
+    #[error("{0}")]
+    ChoiceNotOffered(String),
     /// The reviewer's answer could not be used, even after one repair request.
     #[error("[data] {0}")]
     Review(String),

@@ -4,6 +4,7 @@
 //! [`events::EventSink`] instead of printing.
 
 pub mod agent;
+pub mod busy;
 pub mod chat;
 pub mod compression;
 pub mod context;

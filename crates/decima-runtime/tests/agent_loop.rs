@@ -4,202 +4,18 @@
 // Test code: a failed setup step should panic right where it happened.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
+
 use std::path::Path;
 use std::time::Duration;
 
+use common::{Choices, Fixture, todos};
 use decima_core::{FailureClass, Role};
-use decima_runtime::agent::{
-    self, CancellationToken, ChoiceSource, RunOptions, RunOutcome, RunRequest, Session,
-    StopOnFailure,
-};
-use decima_runtime::{CollectEvents, Event};
-use decima_sandbox::host::BoxFuture;
-use decima_store::{ExecutionStatus, Failure, NewProvider, Resolution, Store, TodoStatus};
-use decima_testkit::{LlmServer, Reply, ScriptedToolCall, Turn, workspace};
+use decima_runtime::Event;
+use decima_runtime::agent::{self, RunOptions, RunRequest, StopOnFailure};
+use decima_store::{ExecutionStatus, Resolution, TodoStatus};
+use decima_testkit::{Reply, ScriptedToolCall, Turn, workspace};
 use serde_json::{Value, json};
-
-struct Fixture {
-    server: LlmServer,
-    dir: tempfile::TempDir,
-    store: Store,
-    events: CollectEvents,
-}
-
-impl Fixture {
-    async fn new() -> Self {
-        let server = LlmServer::start().await;
-        let dir = tempfile::tempdir().unwrap();
-        let store = Store::open(
-            &dir.path().join("decima.db"),
-            decima_llm::tokens::store_counter(),
-        )
-        .await
-        .unwrap();
-        let fixture = Self {
-            server,
-            dir,
-            store,
-            events: CollectEvents::default(),
-        };
-        fixture
-            .add_provider("local", "openai", "qwen3", 64_000)
-            .await;
-        fixture
-    }
-
-    /// Adds a provider row pointing at the test server.
-    async fn add_provider(&self, name: &str, kind: &str, model: &str, window: u32) {
-        let base_url = match kind {
-            "anthropic" => self.server.anthropic_base_url(),
-            _ => self.server.openai_base_url(),
-        };
-        self.store
-            .providers()
-            .create(NewProvider {
-                name: name.into(),
-                kind: kind.into(),
-                preset: None,
-                base_url,
-                model: model.into(),
-                context_window: window,
-                settings: json!({}),
-            })
-            .await
-            .unwrap();
-    }
-
-    /// Runs `task` in the workspace with the named provider.
-    async fn run_with(&self, provider: &str, task: &str) -> RunOutcome {
-        let session = Session {
-            provider: Some(provider),
-            ..self.session(&StopOnFailure)
-        };
-        agent::run(
-            &session,
-            RunRequest {
-                workspace: Some(self.workspace()),
-                task: task.into(),
-                options: RunOptions {
-                    tenth_man: decima_runtime::review::TenthManMode::Off,
-                    ..RunOptions::default()
-                },
-                ..RunRequest::default()
-            },
-        )
-        .await
-        .unwrap()
-    }
-
-    fn workspace(&self) -> std::path::PathBuf {
-        let ws = self.dir.path().join("ws");
-        std::fs::create_dir_all(&ws).unwrap();
-        ws
-    }
-
-    fn session<'a>(&'a self, choices: &'a dyn ChoiceSource) -> Session<'a> {
-        Session {
-            store: &self.store,
-            data_dir: self.dir.path(),
-            provider: None,
-            events: &self.events,
-            choices,
-            cancel: CancellationToken::new(),
-        }
-    }
-
-    /// Runs a task. These tests are about the loop, so the tenth man is off (its final review
-    /// would ask the scripted model for one more answer; the CLI's review tests cover it).
-    async fn run(&self, task: &str, options: RunOptions) -> RunOutcome {
-        let options = RunOptions {
-            tenth_man: decima_runtime::review::TenthManMode::Off,
-            ..options
-        };
-        agent::run(
-            &self.session(&StopOnFailure),
-            RunRequest {
-                conversation: None,
-                workspace: Some(self.workspace()),
-                task: task.into(),
-                sandbox: decima_store::SandboxKind::Host,
-                options,
-            },
-        )
-        .await
-        .unwrap()
-    }
-
-    fn say(&self, text: &str) {
-        self.server.enqueue(Reply::Stream(Turn {
-            text: vec![text.into()],
-            ..Turn::default()
-        }));
-    }
-
-    fn call(&self, name: &str, args: Value) {
-        self.calls(&[(name, args)]);
-    }
-
-    fn calls(&self, calls: &[(&str, Value)]) {
-        let n = self.server.requests().len() + self.server.pending_replies();
-        self.server.enqueue(Reply::Stream(Turn {
-            tool_calls: calls
-                .iter()
-                .enumerate()
-                .map(|(i, (name, args))| ScriptedToolCall {
-                    id: format!("call_{n}_{i}"),
-                    name: (*name).into(),
-                    argument_chunks: vec![args.to_string()],
-                })
-                .collect(),
-            ..Turn::default()
-        }));
-    }
-
-    fn raw_call(&self, name: &str, raw: &str) {
-        let n = self.server.requests().len() + self.server.pending_replies();
-        self.server.enqueue(Reply::Stream(Turn {
-            tool_calls: vec![ScriptedToolCall {
-                id: format!("call_raw_{n}"),
-                name: name.into(),
-                argument_chunks: vec![raw.into()],
-            }],
-            ..Turn::default()
-        }));
-    }
-
-    /// The tool results the model got in request `i` (0-based), by call id order.
-    fn tool_results(&self, i: usize) -> Vec<String> {
-        let request = &self.server.requests()[i];
-        request.json.as_ref().unwrap()["messages"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .filter(|m| m["role"] == "tool")
-            .map(|m| m["content"].as_str().unwrap_or_default().to_owned())
-            .collect()
-    }
-
-    fn last_tool_result(&self, i: usize) -> String {
-        self.tool_results(i).pop().unwrap()
-    }
-
-    /// What the store holds for the run's conversation, in order.
-    async fn messages_of(&self, outcome: &RunOutcome) -> Vec<decima_core::Message> {
-        self.store
-            .messages()
-            .all(outcome.execution.conversation_id)
-            .await
-            .unwrap()
-    }
-
-    fn request_text(&self, i: usize) -> String {
-        self.server.requests()[i].json.as_ref().unwrap().to_string()
-    }
-}
-
-fn todos(list: &[(&str, &str)]) -> Value {
-    json!({ "todos": list.iter().map(|(title, status)| json!({"title": title, "status": status})).collect::<Vec<_>>() })
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_planned_run_uses_tools_snapshots_each_todo_and_compresses_finished_phases() {
@@ -488,15 +304,6 @@ async fn snapshots_of_finished_executions_are_collected_and_a_waiting_ones_are_k
 }
 
 /// Answers every failure with the next choice of a list.
-struct Choices(std::sync::Mutex<Vec<Resolution>>);
-
-impl ChoiceSource for Choices {
-    fn choose<'a>(&'a self, _failure: &'a Failure) -> BoxFuture<'a, Option<Resolution>> {
-        let next = self.0.lock().unwrap().pop();
-        Box::pin(async move { next })
-    }
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_logic_failure_is_replanned_once_automatically_then_waits_and_abort_cancels() {
     let f = Fixture::new().await;
@@ -542,14 +349,20 @@ async fn the_same_failing_call_three_times_is_a_stuck_loop() {
     for _ in 0..3 {
         f.call("shell", json!({"command": "cat no-such-file"}));
     }
-    f.say("I could not find it.");
+    f.say("never asked: the loop stops for the analyst");
     let outcome = f.run("Read the file", RunOptions::default()).await;
-    // The first stuck loop gets the automatic replan; the model then answers.
-    assert_eq!(outcome.execution.status, ExecutionStatus::Succeeded);
+    // A stuck loop goes to the analyst at once: asking the model again is what failed.
+    assert_eq!(outcome.execution.status, ExecutionStatus::AwaitingUser);
+    assert_eq!(f.server.requests().len(), 3);
     let failures = f.store.failures().list(outcome.execution.id).await.unwrap();
     assert_eq!(failures.len(), 1);
     assert_eq!(failures[0].details["trigger"], "stuck_loop");
-    assert!(f.request_text(3).contains("stuck loop"));
+    assert_eq!(failures[0].resolution, None);
+    assert!(
+        failures[0].message.contains("failing"),
+        "{}",
+        failures[0].message
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -187,21 +187,19 @@ fn verdict(outcome: &RunOutcome, cancelled: bool) -> Result<(), CliError> {
             let (failure, suggested) = match &outcome.waiting_on {
                 Some(f) => (
                     format!("[{}] {}", f.class, one_line(&f.message, 300)),
-                    agent::FailureReport::of(f).suggestions,
+                    agent::FailureReport::of(f)
+                        .offered()
+                        .into_iter()
+                        .map(|c| c.as_str().to_owned())
+                        .collect(),
                 ),
-                None => ("(no report)".to_owned(), Vec::new()),
+                None => ("(no report)".to_owned(), vec!["abort".to_owned()]),
             };
-            // The suggested choices first, then the rest: every one of them is allowed.
-            let mut choices = suggested;
-            for c in ["retry", "skip", "replan", "abort"] {
-                if !choices.iter().any(|s| s == c) {
-                    choices.push(c.to_owned());
-                }
-            }
+            // Only what the failure offers: `recover` refuses anything else.
             Err(CliError::AwaitingUser {
                 execution,
                 failure,
-                choices: choices.join("|"),
+                choices: suggested.join("|"),
             })
         }
         ExecutionStatus::Cancelled => Err(CliError::Cancelled {
@@ -249,13 +247,16 @@ impl ChoiceSource for AskOnTerminal {
                 report.push('\n');
             }
             note(report.trim_end());
+            let offered = agent::FailureReport::of(failure).offered();
+            let names: Vec<&str> = offered.iter().map(|c| c.as_str()).collect();
+            let list = match names.split_last() {
+                Some((last, rest)) if !rest.is_empty() => format!("{} or {last}", rest.join(", ")),
+                _ => names.join(""),
+            };
             loop {
                 {
                     let mut stderr = std::io::stderr().lock();
-                    let _ = write!(
-                        stderr,
-                        "what now? retry, skip, replan or abort (empty: stop and decide later): "
-                    );
+                    let _ = write!(stderr, "what now? {list} (empty: stop and decide later): ");
                     let _ = stderr.flush();
                 }
                 let line = tokio::select! {
@@ -267,8 +268,10 @@ impl ChoiceSource for AskOnTerminal {
                     return None;
                 }
                 match answer.parse::<Resolution>() {
-                    Ok(choice) => return Some(choice),
-                    Err(_) => note("please answer retry, skip, replan or abort"),
+                    Ok(choice) if offered.contains(&choice) => return Some(choice),
+                    _ => note(&format!(
+                        "please answer {list}: this failure offers nothing else"
+                    )),
                 }
             }
         })

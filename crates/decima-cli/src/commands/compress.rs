@@ -42,7 +42,7 @@ struct CompressJson<'a> {
 
 pub async fn run(store: &Store, data_dir: &Path, args: CompressArgs) -> Result<(), CliError> {
     if let Some(CompressCommand::Undo { compaction_id }) = args.undo {
-        let record = store.compactions().undo(&compaction_id).await?;
+        let record = compression::undo(store, data_dir, &compaction_id).await?;
         eprintln!(
             "Undid compaction {} ({} level); its summaries are no longer used.",
             record.id, record.level

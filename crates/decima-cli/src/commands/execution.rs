@@ -280,9 +280,33 @@ pub(super) fn failure_report(f: &FailureView) -> Vec<String> {
         None => "nothing".into(),
     };
     lines.push(format!("    rolled back: {rolled_back}"));
-    if !report.suggestions.is_empty() {
-        lines.push(format!("    suggested: {}", report.suggestions.join(", ")));
+    if let Some(changes) = &details.changes {
+        lines.push(format!(
+            "    since the todo started: {}",
+            one_line(&changes.summary(), 300)
+        ));
+        for (what, paths, total) in [
+            ("created", &changes.added, changes.counts[0]),
+            ("changed", &changes.changed, changes.counts[1]),
+            ("removed", &changes.removed, changes.counts[2]),
+        ] {
+            if paths.is_empty() {
+                continue;
+            }
+            let more = total.saturating_sub(paths.len() as u64);
+            lines.push(format!(
+                "      {what}: {}{}",
+                one_line(&paths.join(", "), 300),
+                if more > 0 {
+                    format!(" and {more} more")
+                } else {
+                    String::new()
+                }
+            ));
+        }
     }
+    let offered: Vec<&str> = report.offered().into_iter().map(|c| c.as_str()).collect();
+    lines.push(format!("    choices: {}", offered.join(", ")));
     lines
 }
 

@@ -14,6 +14,7 @@ use serde_json::json;
 use tracing::{info, warn};
 
 use super::docker::LazyDocker;
+use super::report::TodoChanges;
 
 use crate::error::{Result, RuntimeError};
 
@@ -226,6 +227,78 @@ impl Checkpoints {
                 .await
                 .map_err(|e| RuntimeError::Config(format!("the restore task failed: {e}")))??,
         )
+    }
+
+    /// What the workspace and the history gained since `snapshot`: what a rollback to it would
+    /// undo. The workspace is snapshotted now (cheaply: unchanged files come from the stat
+    /// cache) and the two manifests compared; nothing is recorded.
+    pub async fn changes_since(
+        &self,
+        db: &Store,
+        conversation: ConversationId,
+        snapshot: &Snapshot,
+    ) -> Result<TodoChanges> {
+        let mut changes = TodoChanges {
+            snapshot_id: snapshot.id.clone(),
+            messages_since: db
+                .messages()
+                .totals_between(conversation, snapshot.message_seq, i64::MAX)
+                .await?
+                .count,
+            ..TodoChanges::default()
+        };
+        let compared = match (&snapshot.workspace_archive, &self.workspace) {
+            (_, SnapshotSource::None) => Err("this run keeps no workspace snapshots".to_owned()),
+            (None, _) => Err("the snapshot holds no workspace".to_owned()),
+            (Some(archive), SnapshotSource::Host(workspace)) => {
+                self.compare(archive, workspace.clone()).await
+            }
+            (Some(archive), SnapshotSource::Container(docker)) => {
+                let mirror = docker.mirror();
+                match docker.get().await {
+                    Ok(sandbox) => match sandbox.download_workspace(&mirror).await {
+                        Ok(()) => self.compare(archive, mirror).await,
+                        Err(e) => Err(e.to_string()),
+                    },
+                    Err(e) => Err(e.to_string()),
+                }
+            }
+        };
+        match compared {
+            Ok(diff) => {
+                changes.counts = [
+                    diff.added.len() as u64,
+                    diff.changed.len() as u64,
+                    diff.removed.len() as u64,
+                ];
+                let listed = |mut v: Vec<String>| {
+                    v.truncate(TodoChanges::LISTED);
+                    v
+                };
+                changes.added = listed(diff.added);
+                changes.changed = listed(diff.changed);
+                changes.removed = listed(diff.removed);
+            }
+            Err(why) => changes.workspace_unknown = Some(why),
+        }
+        Ok(changes)
+    }
+
+    async fn compare(
+        &self,
+        archive: &str,
+        dir: PathBuf,
+    ) -> std::result::Result<decima_sandbox::snapshot::Changes, String> {
+        let store = Arc::clone(&self.store);
+        let id = SnapshotId::parse(archive).map_err(|e| e.to_string())?;
+        tokio::task::spawn_blocking(move || {
+            let then = store.manifest(&id)?;
+            let now = store.snapshot(&dir)?;
+            Ok::<_, decima_sandbox::SandboxError>(now.manifest.changes_since(&then))
+        })
+        .await
+        .map_err(|e| format!("the comparison task failed: {e}"))?
+        .map_err(|e| e.to_string())
     }
 
     /// Rolls the workspace, the plan and the conversation back to `snapshot`.

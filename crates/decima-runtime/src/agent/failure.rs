@@ -22,6 +22,9 @@ pub enum Trigger {
     ToolFailure,
     /// The execution used its whole step budget.
     StepBudget,
+    /// A todo the model marked failed was still failed when the model acted again after the
+    /// automatic replan: the replan did not take, so the analyst decides.
+    StillFailed,
 }
 
 impl Trigger {
@@ -33,7 +36,18 @@ impl Trigger {
             Trigger::ModelRequest => "model_request",
             Trigger::ToolFailure => "tool_failure",
             Trigger::StepBudget => "step_budget",
+            Trigger::StillFailed => "still_failed",
         }
+    }
+
+    /// Whether a logic failure of this kind gets the one automatic replan. A stuck loop, a
+    /// replan that did not take and an exhausted budget go to the analyst at once: asking the
+    /// model again is what already failed.
+    pub fn allows_auto_replan(&self) -> bool {
+        matches!(
+            self,
+            Trigger::TodoFailed | Trigger::ModelRequest | Trigger::ToolFailure
+        )
     }
 }
 
@@ -48,6 +62,9 @@ pub struct Pending {
     pub message: String,
     /// The tool call involved, if any: (name, arguments).
     pub call: Option<(String, String)>,
+    /// The todo it concerns, when the failure names one (the one the model marked failed);
+    /// otherwise the todo in progress is taken.
+    pub todo: Option<String>,
 }
 
 /// Where in the plan a failure happened.
@@ -101,6 +118,10 @@ pub fn likely_causes(pending: &Pending) -> Vec<String> {
             "the task needs more steps than the budget allows".into(),
             "the model is going round in circles".into(),
         ],
+        (Trigger::StillFailed, _) => vec![
+            "the model did not write a plan that gets around the failure".into(),
+            "the todo cannot be done as the model understands it".into(),
+        ],
         (_, FailureClass::Transient) => vec![
             "the provider or the network is overloaded or rate limited".into(),
             "a command took longer than its timeout".into(),
@@ -132,18 +153,42 @@ pub fn likely_causes(pending: &Pending) -> Vec<String> {
     causes
 }
 
-/// The next actions the runtime suggests, best first.
-pub fn suggestions(pending: &Pending, rolled_back: bool) -> Vec<Resolution> {
+/// What a failure leaves the analyst to decide with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Options {
+    /// The workspace, the plan and the history already went back to the todo's snapshot.
+    pub rolled_back: bool,
+    /// A todo is involved, so there is something to skip.
+    pub has_todo: bool,
+    /// Nothing was rolled back, but a snapshot of the todo exists to roll back to.
+    pub can_roll_back: bool,
+}
+
+/// The choices a failure offers, best first: the only ones the CLI, the window and
+/// [`super::recover`] accept for it. Abort is always among them.
+pub fn suggestions(trigger: &Trigger, class: FailureClass, options: Options) -> Vec<Resolution> {
     use Resolution::*;
-    match (&pending.trigger, pending.class) {
+    let mut choices = match (trigger, class) {
         (Trigger::StepBudget, _) => vec![Retry, Replan, Abort],
         (Trigger::StuckLoop, _) => vec![Replan, Skip, Abort],
         (_, FailureClass::Transient) => vec![Retry, Skip, Abort],
         (_, FailureClass::Data | FailureClass::Logic) => vec![Replan, Skip, Retry, Abort],
-        (_, FailureClass::Permission) if rolled_back => vec![Replan, Skip, Abort],
+        (_, FailureClass::Permission) if options.rolled_back => vec![Replan, Skip, Abort],
         (_, FailureClass::Permission | FailureClass::System) => vec![Retry, Abort, Skip],
         _ => vec![Retry, Replan, Skip, Abort],
+    };
+    if !options.has_todo {
+        choices.retain(|c| *c != Skip);
     }
+    if options.can_roll_back && !options.rolled_back {
+        // Before abort, which stays last or where it was.
+        let at = choices
+            .iter()
+            .position(|c| *c == Abort)
+            .unwrap_or(choices.len());
+        choices.insert(at, Rollback);
+    }
+    choices
 }
 
 /// The report as the model reads it when asked for a new plan.
@@ -188,11 +233,17 @@ pub fn render_for_model(
     }
     out.push_str(match choice {
         Resolution::Replan => {
-            "Next: write a new plan with todo_write that avoids this failure, then go on.\n"
+            "Next: write a new plan with todo_write that avoids this failure, then go on. A \
+             todo you marked failed must not stay failed: set it back to pending to try it \
+             another way, or to skipped to drop it. If it is still failed after your next \
+             step, the run stops and the analyst decides.\n"
         }
         Resolution::Retry => "Next: the analyst asked to try this todo again.\n",
         Resolution::Skip => "Next: the analyst skipped this todo; go on with the rest.\n",
         Resolution::Abort => "Next: stop.\n",
+        Resolution::Rollback => {
+            "Next: the analyst rolled this todo back and will say how to go on.\n"
+        }
     });
     out
 }

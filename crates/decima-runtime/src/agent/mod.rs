@@ -35,7 +35,7 @@ pub use failure::{Place, Trigger};
 pub use lease::{Lease, interrupt_orphans};
 pub use options::{DEFAULT_MAX_STEPS, DEFAULT_STUCK_AFTER, RunOptions};
 pub use plan::{TODO_WRITE, todo_write_schema};
-pub use report::{FailedCall, FailureDetails, FailureReport};
+pub use report::{FailedCall, FailureDetails, FailureReport, TodoChanges};
 pub use subagent::{
     CONTAINER_CONTEXT_DIR, HISTORY_MAX_AGE, SPAWN_SUBAGENT, SubagentLimits, history_path,
     spawn_subagent_schema,
@@ -150,6 +150,28 @@ pub async fn recover(
     choice: Resolution,
 ) -> Result<RunOutcome> {
     runner::recover(session, execution, choice).await
+}
+
+/// The failure `execution` waits on, provided `choice` is one it offers: faces check before
+/// they start anything, so a refused choice changes nothing and the failure keeps waiting.
+pub async fn check_choice(
+    store: &Store,
+    execution: ExecutionId,
+    choice: Resolution,
+) -> Result<Failure> {
+    let failure = runner::waiting_failure(store, execution).await?;
+    offered_choice(&failure, choice)?;
+    Ok(failure)
+}
+
+/// Whether `failure` offers `choice`; when it does not, the error every face shows, naming the
+/// choices it does offer.
+pub fn offered_choice(failure: &Failure, choice: Resolution) -> Result<()> {
+    if FailureReport::of(failure).offers(choice) {
+        Ok(())
+    } else {
+        Err(runner::not_offered(failure, choice))
+    }
 }
 
 /// Continues an interrupted execution from its last stored state.

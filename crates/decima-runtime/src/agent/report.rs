@@ -3,7 +3,7 @@
 //! failure and reads it when the analyst chooses; the CLI and the window show it. None of them
 //! picks the JSON apart by hand.
 
-use decima_store::Failure;
+use decima_store::{Failure, Resolution};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -24,6 +24,55 @@ pub struct FailureDetails {
     pub call: Option<FailedCall>,
     /// The step it happened at.
     pub step: u32,
+    /// What the todo changed since its snapshot, when nothing was rolled back: what a
+    /// rollback would undo, so the analyst can decide whether to choose it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub changes: Option<TodoChanges>,
+}
+
+/// What a todo changed since the snapshot taken when it started.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct TodoChanges {
+    /// The snapshot a rollback would return to.
+    pub snapshot_id: String,
+    /// Workspace paths created since, the first [`TodoChanges::LISTED`].
+    pub added: Vec<String>,
+    /// Workspace paths whose content changed, the first [`TodoChanges::LISTED`].
+    pub changed: Vec<String>,
+    /// Workspace paths removed since, the first [`TodoChanges::LISTED`].
+    pub removed: Vec<String>,
+    /// How many paths were created, changed and removed in all.
+    pub counts: [u64; 3],
+    /// Live messages stored after the snapshot (a rollback soft-deletes them).
+    pub messages_since: u64,
+    /// Why the workspace could not be compared, when it could not (a container whose engine is
+    /// down, a snapshot without a workspace).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub workspace_unknown: Option<String>,
+}
+
+impl TodoChanges {
+    /// Paths listed per kind; the counts hold the rest.
+    pub const LISTED: usize = 40;
+
+    /// Whether the workspace is as the snapshot left it (as far as it could be compared).
+    pub fn workspace_unchanged(&self) -> bool {
+        self.counts == [0, 0, 0] && self.workspace_unknown.is_none()
+    }
+
+    /// One line for a person: "3 files created, 1 changed, 0 removed; 12 messages".
+    pub fn summary(&self) -> String {
+        let [added, changed, removed] = self.counts;
+        let files = match &self.workspace_unknown {
+            Some(why) => format!("the workspace could not be compared ({why})"),
+            None => format!("{added} paths created, {changed} changed, {removed} removed"),
+        };
+        format!(
+            "{files}; {} messages since the todo started",
+            self.messages_since
+        )
+    }
 }
 
 /// A tool call as the failure report keeps it.
@@ -45,6 +94,7 @@ impl FailureDetails {
             Some("stuck_loop") => Trigger::StuckLoop,
             Some("model_request") => Trigger::ModelRequest,
             Some("step_budget") => Trigger::StepBudget,
+            Some("still_failed") => Trigger::StillFailed,
             _ => Trigger::ToolFailure,
         }
     }
@@ -70,6 +120,26 @@ impl FailureReport {
             &failure.rolled_back,
             &failure.suggested_actions,
         )
+    }
+
+    /// The choices this failure offers, best first; names this version does not know are
+    /// left out.
+    pub fn offered(&self) -> Vec<Resolution> {
+        let offered: Vec<Resolution> = self
+            .suggestions
+            .iter()
+            .filter_map(|s| s.parse().ok())
+            .collect();
+        if offered.is_empty() {
+            // A report without choices (edited by hand): stopping is always possible.
+            return vec![Resolution::Abort];
+        }
+        offered
+    }
+
+    /// Whether the analyst may answer this failure with `choice`.
+    pub fn offers(&self, choice: Resolution) -> bool {
+        self.offered().contains(&choice)
     }
 
     /// Reads the three stored parts (also as [`super::FailureView`] carries them). Nothing rolled
@@ -105,6 +175,7 @@ mod tests {
                 arguments: r#"{"command":"false"}"#.into(),
             }),
             step: 7,
+            changes: None,
         };
         let rolled = RolledBack {
             snapshot_id: "snap".into(),

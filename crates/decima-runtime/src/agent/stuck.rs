@@ -1,22 +1,38 @@
-//! Stuck loops: the same failing call, with the same arguments, several times in a row.
+//! Stuck loops: the same call, with the same arguments and the same result, several times in a
+//! row with nothing else in between. Whether the call failed does not matter: a model that
+//! reads the same file again and again, or sends the same plan again, is going nowhere just as
+//! surely as one that repeats a failing command.
 
-/// Counts identical failing calls in a row.
+use sha2::{Digest as _, Sha256};
+
+/// Counts identical calls with identical results in a row.
 #[derive(Debug, Default)]
 pub struct StuckDetector {
-    last: Option<(String, String)>,
+    last: Option<[u8; 32]>,
     repeats: u32,
 }
 
+/// What a call came back with, as far as repeating it is concerned.
+#[derive(Debug, Clone, Copy)]
+pub struct Observed<'a> {
+    /// The tool.
+    pub name: &'a str,
+    /// Its arguments as the model wrote them.
+    pub arguments: &'a str,
+    /// The text the model got back.
+    pub result: &'a str,
+    /// Its exit code, where it has one.
+    pub exit_code: Option<i32>,
+    /// Whether it failed.
+    pub failed: bool,
+}
+
 impl StuckDetector {
-    /// Notes a call's result; returns how many times in a row this same call has now failed.
-    pub fn observe(&mut self, name: &str, arguments: &str, failed: bool) -> u32 {
-        if !failed {
-            self.last = None;
-            self.repeats = 0;
-            return 0;
-        }
-        let key = (name.to_owned(), normalise(arguments));
-        if self.last.as_ref() == Some(&key) {
+    /// Notes a call and its result; returns how many times in a row this same call has now
+    /// come back the same way. Any other call, or another result, starts a new streak.
+    pub fn observe(&mut self, call: Observed<'_>) -> u32 {
+        let key = key_of(&call);
+        if self.last == Some(key) {
             self.repeats += 1;
         } else {
             self.last = Some(key);
@@ -25,10 +41,21 @@ impl StuckDetector {
         self.repeats
     }
 
-    /// Forgets the streak (after a recovery choice).
+    /// Forgets the streak (after a recovery choice, or when a todo starts).
     pub fn reset(&mut self) {
         *self = Self::default();
     }
+}
+
+fn key_of(call: &Observed<'_>) -> [u8; 32] {
+    let mut hasher = Sha256::new();
+    for part in [call.name, &normalise(call.arguments), call.result] {
+        hasher.update((part.len() as u64).to_le_bytes());
+        hasher.update(part.as_bytes());
+    }
+    hasher.update(call.exit_code.unwrap_or(i32::MIN).to_le_bytes());
+    hasher.update([u8::from(call.failed)]);
+    hasher.finalize().into()
 }
 
 /// Arguments compared as JSON values when they parse, so `{"a":1}` and `{ "a": 1 }` match.
@@ -42,14 +69,47 @@ fn normalise(arguments: &str) -> String {
 mod tests {
     use super::*;
 
+    fn call<'a>(arguments: &'a str, result: &'a str, failed: bool) -> Observed<'a> {
+        Observed {
+            name: "shell",
+            arguments,
+            result,
+            exit_code: Some(i32::from(failed)),
+            failed,
+        }
+    }
+
     #[test]
-    fn three_identical_failures_in_a_row_count_three_and_success_resets() {
+    fn the_same_call_and_result_counts_up_whether_it_failed_or_not() {
         let mut d = StuckDetector::default();
-        assert_eq!(d.observe("shell", r#"{"command":"cat x"}"#, true), 1);
-        assert_eq!(d.observe("shell", r#"{ "command": "cat x" }"#, true), 2);
-        assert_eq!(d.observe("shell", r#"{"command":"cat x"}"#, true), 3);
-        assert_eq!(d.observe("shell", r#"{"command":"cat y"}"#, true), 1);
-        assert_eq!(d.observe("shell", r#"{"command":"cat y"}"#, false), 0);
-        assert_eq!(d.observe("shell", r#"{"command":"cat y"}"#, true), 1);
+        assert_eq!(d.observe(call(r#"{"command":"cat x"}"#, "no x", true)), 1);
+        assert_eq!(
+            d.observe(call(r#"{ "command": "cat x" }"#, "no x", true)),
+            2
+        );
+        assert_eq!(d.observe(call(r#"{"command":"cat x"}"#, "no x", true)), 3);
+        // A successful call repeated with the same output is just as stuck.
+        assert_eq!(d.observe(call(r#"{"command":"wc -l a"}"#, "3 a", false)), 1);
+        assert_eq!(d.observe(call(r#"{"command":"wc -l a"}"#, "3 a", false)), 2);
+        assert_eq!(d.observe(call(r#"{"command":"wc -l a"}"#, "3 a", false)), 3);
+    }
+
+    #[test]
+    fn another_result_or_another_call_in_between_starts_over() {
+        let mut d = StuckDetector::default();
+        assert_eq!(
+            d.observe(call(r#"{"command":"poll"}"#, "running", false)),
+            1
+        );
+        assert_eq!(
+            d.observe(call(r#"{"command":"poll"}"#, "running", false)),
+            2
+        );
+        // The world changed: the same call now says something else.
+        assert_eq!(d.observe(call(r#"{"command":"poll"}"#, "done", false)), 1);
+        assert_eq!(d.observe(call(r#"{"command":"ls"}"#, "a b", false)), 1);
+        assert_eq!(d.observe(call(r#"{"command":"poll"}"#, "done", false)), 1);
+        d.reset();
+        assert_eq!(d.observe(call(r#"{"command":"poll"}"#, "done", false)), 1);
     }
 }

@@ -4,6 +4,7 @@
 use std::collections::HashMap;
 
 use super::*;
+use crate::agent::stuck::Observed;
 
 impl Runner<'_, '_> {
     /// Runs the answer's calls in order and stores each result. The first call that starts
@@ -73,6 +74,11 @@ impl Runner<'_, '_> {
                         deferred.extend(compress);
                         failure = pending;
                     }
+                    // The same plan sent again and again is a loop like any other; a todo
+                    // that starts resets the streak first, so only an unchanged plan counts.
+                    if failure.is_none() {
+                        failure = self.note_repeat(call, &outcome);
+                    }
                     continue;
                 }
                 let ran = Instant::now();
@@ -133,20 +139,8 @@ impl Runner<'_, '_> {
             if let Some(class) = outcome.class {
                 self.last_tool_failure = Some(class);
             }
-            let repeats = self
-                .stuck
-                .observe(&call.name, &call.arguments, outcome.is_failure());
-            if repeats >= self.options.stuck_after.max(2) {
-                self.stuck.reset();
-                failure = Some(Pending {
-                    class: FailureClass::Logic,
-                    trigger: Trigger::StuckLoop,
-                    message: format!(
-                        "stuck loop: the same failing {} call ran {repeats} times in a row",
-                        call.name
-                    ),
-                    call: Some((call.name.clone(), call.arguments.clone())),
-                });
+            if let Some(stuck) = self.note_repeat(call, &outcome) {
+                failure = Some(stuck);
             } else if let Some(class @ (FailureClass::Permission | FailureClass::System)) =
                 outcome.class
                 && !outcome.refused
@@ -156,6 +150,7 @@ impl Runner<'_, '_> {
                     trigger: Trigger::ToolFailure,
                     message: first_line(&outcome.text),
                     call: Some((call.name.clone(), call.arguments.clone())),
+                    todo: None,
                 });
             }
         }
@@ -177,6 +172,38 @@ impl Runner<'_, '_> {
             }
         }
         Ok(CallsEnd::Done(failure))
+    }
+
+    /// Notes a call's result for the stuck-loop check, and returns the failure when this same
+    /// call has now come back the same way `stuck_after` times in a row.
+    fn note_repeat(&mut self, call: &ToolCall, outcome: &ToolOutcome) -> Option<Pending> {
+        let repeats = self.stuck.observe(Observed {
+            name: &call.name,
+            arguments: &call.arguments,
+            result: &outcome.text,
+            exit_code: outcome.exit_code,
+            failed: outcome.is_failure(),
+        });
+        if repeats < self.options.stuck_after.max(2) {
+            return None;
+        }
+        self.stuck.reset();
+        let how = if outcome.is_failure() {
+            "failing"
+        } else {
+            "unchanged"
+        };
+        Some(Pending {
+            class: FailureClass::Logic,
+            trigger: Trigger::StuckLoop,
+            message: format!(
+                "stuck loop: the same {} call came back {how} {repeats} times in a row, with \
+                 nothing else in between",
+                call.name
+            ),
+            call: Some((call.name.clone(), call.arguments.clone())),
+            todo: None,
+        })
     }
 
     /// The `tool.started` marker, written before a call runs: resume answers a call that has
@@ -352,6 +379,7 @@ impl Runner<'_, '_> {
                 trigger: Trigger::TodoFailed,
                 message: format!("the model marked \"{title}\" failed: {reason}"),
                 call: None,
+                todo: Some(todo.clone()),
             }
         });
         Ok((pending, compress))

@@ -14,6 +14,7 @@ mod finish;
 mod model;
 mod records;
 mod recovery;
+pub(super) use recovery::not_offered;
 mod resume;
 mod review;
 mod spawn;
@@ -42,6 +43,7 @@ use super::failure::{self, Pending, Place, Trigger};
 use super::lease::{Lease, interrupt_orphans};
 use super::options::RunOptions;
 use super::plan::{self, Transitions};
+use super::report::FailureReport;
 use super::stuck::StuckDetector;
 use super::tools::{Registry, ToolOutcome};
 use super::{RunOutcome, RunRequest, Session, default_workspace};
@@ -94,6 +96,8 @@ struct Runner<'s, 'a> {
     /// Whether the one automatic replan a logic failure gets was used since a todo last
     /// completed: a replan that fails again waits for the analyst.
     auto_replan_used: bool,
+    /// The todo the automatic replan was given for, checked once the model has acted again.
+    replan_watch: Option<recovery::ReplanWatch>,
     /// The class of the last failed tool call since the current todo started.
     last_tool_failure: Option<FailureClass>,
     calibration: Calibration,
@@ -168,7 +172,14 @@ pub(super) async fn launch(
         .or(request.options.provider.clone());
     let resolved = settings::resolve(session.store, session.data_dir, provider.as_deref()).await?;
     let conversation = match request.conversation {
-        Some(id) => session.store.conversations().get(id).await?,
+        Some(id) => {
+            let conversation = session.store.conversations().get(id).await?;
+            // Refused before anything is written (the start below checks again, atomically).
+            if let Some(busy) = session.store.claims().busy(id).await? {
+                return Err(decima_store::StoreError::Busy(Box::new(busy)).into());
+            }
+            conversation
+        }
         None => {
             session
                 .store
@@ -195,27 +206,27 @@ pub(super) async fn launch(
         provider,
         ..request.options
     };
+    // The lease first, under the id the row will have: no other process can take the new
+    // execution for an orphan before it is running.
+    let id = ExecutionId::new();
+    let lease = Lease::acquire(session.data_dir, id)?;
     let execution = session
         .store
         .executions()
-        .create(&NewExecution {
-            conversation_id: conversation.id,
-            parent_id: child.as_ref().map(|c| c.parent),
-            depth: child.as_ref().map_or(0, |c| c.depth),
-            task: request.task.clone(),
-            sandbox: request.sandbox,
-            provider_id: None,
-            workspace: Some(workspace.to_string_lossy().into_owned()),
-            options: options.to_stored(),
-        })
+        .start(
+            id,
+            &NewExecution {
+                conversation_id: conversation.id,
+                parent_id: child.as_ref().map(|c| c.parent),
+                depth: child.as_ref().map_or(0, |c| c.depth),
+                task: request.task.clone(),
+                sandbox: request.sandbox,
+                provider_id: None,
+                workspace: Some(workspace.to_string_lossy().into_owned()),
+                options: options.to_stored(),
+            },
+        )
         .await?;
-    let lease = Lease::acquire(session.data_dir, execution.id)?;
-    let execution = session
-        .store
-        .executions()
-        .set_status(execution.id, ExecutionStatus::Running)
-        .await?;
-    let id = execution.id;
     let mut runner = match Runner::new(session, execution, conversation, resolved, lease).await {
         Ok(runner) => runner,
         Err(e) => {
@@ -266,8 +277,31 @@ pub(super) async fn recover(
             }
         )));
     }
-    let failure = session
-        .store
+    let failure = waiting_failure(session.store, id).await?;
+    // Refused before anything is touched: the failure stays unresolved and keeps waiting.
+    if !FailureReport::of(&failure).offers(choice) {
+        return Err(recovery::not_offered(&failure, choice));
+    }
+    let mut runner = Runner::open(session, execution).await?;
+    let span = runner.span("recover");
+    async move {
+        runner.started("recover");
+        let flow = match runner.apply_choice(&failure, choice).await? {
+            recovery::Chosen::Go(flow) => flow,
+            recovery::Chosen::AskAgain(next) => runner.wait_for_choice(*next).await?,
+        };
+        match flow {
+            Flow::Continue => runner.drive().await,
+            Flow::Stop(outcome) => Ok(*outcome),
+        }
+    }
+    .instrument(span)
+    .await
+}
+
+/// The failure an execution awaiting a choice waits on: its newest unresolved one.
+pub(crate) async fn waiting_failure(store: &Store, id: ExecutionId) -> Result<Failure> {
+    store
         .failures()
         .list(id)
         .await?
@@ -278,18 +312,7 @@ pub(super) async fn recover(
             RuntimeError::Conflict(format!(
                 "execution {id} waits, but has no unresolved failure"
             ))
-        })?;
-    let mut runner = Runner::open(session, execution).await?;
-    let span = runner.span("recover");
-    async move {
-        runner.started("recover");
-        match runner.apply_choice(&failure, choice).await? {
-            Flow::Continue => runner.drive().await,
-            Flow::Stop(outcome) => Ok(*outcome),
-        }
-    }
-    .instrument(span)
-    .await
+        })
 }
 
 /// Continues an interrupted execution.
@@ -300,8 +323,8 @@ pub(super) async fn resume(session: &Session<'_>, id: ExecutionId) -> Result<Run
         ExecutionStatus::Interrupted => {}
         ExecutionStatus::AwaitingUser => {
             return Err(RuntimeError::Conflict(format!(
-                "execution {id} waits for a choice: continue it with recover --choice \
-                 retry|skip|replan|abort"
+                "execution {id} waits for a choice on a failure: continue it with recover and \
+                 one of the choices its failure offers"
             )));
         }
         other => {
@@ -442,6 +465,7 @@ impl<'s, 'a> Runner<'s, 'a> {
             step_limit,
             instant: None,
             auto_replan_used: false,
+            replan_watch: None,
             last_tool_failure: None,
             waited: StepWait::default(),
             execution,
@@ -597,6 +621,7 @@ impl<'s, 'a> Runner<'s, 'a> {
                         self.options.max_steps
                     ),
                     call: None,
+                    todo: None,
                 };
                 match self.fail(pending).await? {
                     Flow::Continue => continue,
@@ -620,17 +645,26 @@ impl<'s, 'a> Runner<'s, 'a> {
             };
             if answer.tool_calls.is_empty() {
                 self.step_timed(step_started);
+                // An answer that leaves the todo of the automatic replan failed ends nothing.
+                if let Some(pending) = self.replan_not_taken().await? {
+                    match self.fail(pending).await? {
+                        Flow::Continue => continue,
+                        Flow::Stop(outcome) => return Ok(*outcome),
+                    }
+                }
                 return self.finish_succeeded(answer.content).await;
             }
             let end = self.run_calls(&answer).await?;
             self.step_timed(step_started);
-            match end {
-                CallsEnd::Done(None) => {}
-                CallsEnd::Done(Some(pending)) => match self.fail(pending).await? {
-                    Flow::Continue => {}
-                    Flow::Stop(outcome) => return Ok(*outcome),
-                },
+            let failed = match end {
+                CallsEnd::Done(None) => self.replan_not_taken().await?,
+                CallsEnd::Done(Some(pending)) => Some(pending),
                 CallsEnd::Cancelled => return self.finish_cancelled().await,
+            };
+            if let Some(pending) = failed
+                && let Flow::Stop(outcome) = self.fail(pending).await?
+            {
+                return Ok(*outcome);
             }
         }
     }

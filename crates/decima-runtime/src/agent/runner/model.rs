@@ -79,6 +79,7 @@ impl Runner<'_, '_> {
                         trigger: Trigger::ModelRequest,
                         message: e.to_string(),
                         call: None,
+                        todo: None,
                     }));
                 }
                 Err(e) => return Err(e.into()),

@@ -1,22 +1,33 @@
 //! The failure path: the report, the rollback its class calls for, the automatic replan, and
-//! the analyst's choice.
+//! the analyst's choice, which must be one the failure offers.
 
 use super::*;
-use crate::agent::report::{FailedCall, FailureDetails, FailureReport};
+use crate::agent::failure::Options;
+use crate::agent::report::{FailedCall, FailureDetails, FailureReport, TodoChanges};
+
+/// What applying a choice leaves the loop to do.
+pub(super) enum Chosen {
+    /// Go on, or stop, as the choice says.
+    Go(Flow),
+    /// The choice rolled back and left a new failure to answer: ask again.
+    AskAgain(Box<Failure>),
+}
+
+/// The todo the automatic replan was given for, and the class of that failure: if the todo is
+/// still failed when the model has acted again, the replan did not take.
+#[derive(Debug, Clone)]
+pub(super) struct ReplanWatch {
+    todo: String,
+    class: FailureClass,
+}
 
 impl Runner<'_, '_> {
     /// The failure path: record, roll back when the class says so, and wait for a choice (or
     /// take the one automatic replan a logic failure gets).
     pub(super) async fn fail(&mut self, pending: Pending) -> Result<Flow> {
+        self.replan_watch = None;
         let plan = self.plan().await?;
-        let failed_todo = match pending.trigger {
-            Trigger::TodoFailed => plan
-                .iter()
-                .find(|t| t.status == TodoStatus::Failed)
-                .map(|t| t.id.clone()),
-            _ => None,
-        };
-        let place = Place::of(&plan, failed_todo.as_deref());
+        let place = Place::of(&plan, pending.todo.as_deref());
         let causes = failure::likely_causes(&pending);
         warn!(
             class = %pending.class,
@@ -25,30 +36,10 @@ impl Runner<'_, '_> {
             "failure"
         );
         let auto_replan = pending.class == FailureClass::Logic
-            && pending.trigger != Trigger::StepBudget
+            && pending.trigger.allows_auto_replan()
             && !std::mem::replace(&mut self.auto_replan_used, true);
         if auto_replan {
-            let recorded = self.record_failure(&pending, &place, &causes, None).await?;
-            let resolved = self
-                .store()
-                .failures()
-                .resolve(&recorded.id, Resolution::Replan)
-                .await?;
-            self.log_event("failure.auto_replan", &json!({ "failure_id": resolved.id }))
-                .await?;
-            self.instant = Some(failure::render_for_model(
-                &pending,
-                &place,
-                &causes,
-                None,
-                Resolution::Replan,
-            ));
-            self.stuck.reset();
-            self.emit(Event::Recovered {
-                failure_id: resolved.id,
-                choice: Resolution::Replan.as_str(),
-            });
-            return Ok(Flow::Continue);
+            return self.auto_replan(&pending, &place, &causes).await;
         }
         let rolls_back = matches!(
             pending.class,
@@ -57,60 +48,170 @@ impl Runner<'_, '_> {
                 | FailureClass::System
                 | FailureClass::Logic
         ) && pending.trigger != Trigger::StepBudget;
-        let target = if rolls_back {
-            rollback_target(self.store(), place.todo_id.as_deref()).await?
-        } else {
-            None
+        let target = rollback_target(self.store(), place.todo_id.as_deref()).await?;
+        let rolled = match (&target, rolls_back) {
+            (Some(snapshot), true) => Some(self.roll_back_to(snapshot).await?),
+            _ => None,
         };
-        let rolled = match &target {
-            Some(snapshot) => {
-                let rolled = self
-                    .checkpoints
-                    .roll_back(self.store(), self.conversation.id, snapshot)
-                    .await?;
-                self.emit_plan(&self.plan().await?);
-                Some(rolled)
-            }
-            None => None,
+        // What stays in place is what a rollback on request would undo: the analyst sees it.
+        let changes = match (&target, &rolled) {
+            (Some(snapshot), None) => Some(
+                self.checkpoints
+                    .changes_since(self.store(), self.conversation.id, snapshot)
+                    .await?,
+            ),
+            _ => None,
         };
-        // Calls whose results the rollback removed get an answer that says so.
+        let recorded = self
+            .record_failure(&pending, &place, &causes, rolled.as_ref(), changes)
+            .await?;
+        if let Some(rolled) = &rolled {
+            self.emit_rolled_back(&recorded, rolled);
+        }
+        self.wait_for_choice(recorded).await
+    }
+
+    /// The one automatic replan of a logic failure: the report goes to the model as the instant
+    /// context, and the failed todo is watched.
+    async fn auto_replan(
+        &mut self,
+        pending: &Pending,
+        place: &Place,
+        causes: &[String],
+    ) -> Result<Flow> {
+        let recorded = self
+            .record_failure(pending, place, causes, None, None)
+            .await?;
+        let resolved = self
+            .store()
+            .failures()
+            .resolve(&recorded.id, Resolution::Replan)
+            .await?;
+        self.log_event("failure.auto_replan", &json!({ "failure_id": resolved.id }))
+            .await?;
+        self.instant = Some(failure::render_for_model(
+            pending,
+            place,
+            causes,
+            None,
+            Resolution::Replan,
+        ));
+        self.stuck.reset();
+        if pending.trigger == Trigger::TodoFailed
+            && let Some(todo) = &place.todo_id
+        {
+            self.replan_watch = Some(ReplanWatch {
+                todo: todo.clone(),
+                class: pending.class,
+            });
+        }
+        self.emit(Event::Recovered {
+            failure_id: resolved.id,
+            choice: Resolution::Replan.as_str(),
+        });
+        Ok(Flow::Continue)
+    }
+
+    /// After the model acted following the automatic replan: the failure when the todo it was
+    /// given for is still failed. A failure is a state, not a transition: a model that marks
+    /// the same todo failed again, or leaves it failed and does something else, is caught here.
+    pub(super) async fn replan_not_taken(&mut self) -> Result<Option<Pending>> {
+        let Some(watch) = self.replan_watch.take() else {
+            return Ok(None);
+        };
+        let plan = self.plan().await?;
+        let Some(todo) = plan
+            .iter()
+            .find(|t| t.id == watch.todo && t.status == TodoStatus::Failed)
+        else {
+            return Ok(None);
+        };
+        Ok(Some(Pending {
+            class: watch.class,
+            trigger: Trigger::StillFailed,
+            message: format!(
+                "\"{}\" is still failed after the automatic replan{}",
+                clip(&todo.title, 120),
+                todo.reason
+                    .as_deref()
+                    .map(|r| format!(": {}", clip(r, 200)))
+                    .unwrap_or_default()
+            ),
+            call: None,
+            todo: Some(todo.id.clone()),
+        }))
+    }
+
+    /// Rolls back to `snapshot` and answers the calls whose results the rollback removed.
+    async fn roll_back_to(&mut self, snapshot: &decima_store::Snapshot) -> Result<RolledBack> {
+        let rolled = self
+            .checkpoints
+            .roll_back(self.store(), self.conversation.id, snapshot)
+            .await?;
+        self.emit_plan(&self.plan().await?);
         for call in dangling::unanswered(self.store(), self.conversation.id).await? {
             let text = "[rolled back] this call's effects were undone by a rollback to the \
                         start of the todo"
                 .to_owned();
             self.answer_unrun(&call, text, None).await?;
         }
-        let recorded = self
-            .record_failure(&pending, &place, &causes, rolled.as_ref())
-            .await?;
-        if let Some(rolled) = &rolled {
-            self.emit(Event::RolledBack {
-                failure_id: recorded.id.clone(),
-                snapshot_id: rolled.snapshot_id.clone(),
-                files_restored: rolled.files_restored,
-                files_removed: rolled.files_removed,
-                messages_removed: rolled.messages_removed,
-            });
-        }
-        self.set_status(ExecutionStatus::AwaitingUser).await?;
-        self.emit(Event::AwaitingChoice {
-            failure_id: recorded.id.clone(),
-            suggestions: FailureReport::of(&recorded).suggestions,
+        // The history changed under the cached window.
+        self.cache = None;
+        Ok(rolled)
+    }
+
+    fn emit_rolled_back(&self, failure: &Failure, rolled: &RolledBack) {
+        self.emit(Event::RolledBack {
+            failure_id: failure.id.clone(),
+            snapshot_id: rolled.snapshot_id.clone(),
+            files_restored: rolled.files_restored,
+            files_removed: rolled.files_removed,
+            messages_removed: rolled.messages_removed,
         });
-        match self.session.choices.choose(&recorded).await {
-            Some(choice) => self.apply_choice(&recorded, choice).await,
-            None => {
-                self.emit(Event::Finished {
-                    execution_id: self.execution.id,
-                    status: ExecutionStatus::AwaitingUser.as_str(),
-                });
-                Ok(Flow::Stop(Box::new(RunOutcome {
-                    execution: self.execution.clone(),
-                    answer: None,
-                    waiting_on: Some(recorded),
-                })))
+    }
+
+    /// Waits for the analyst's choice on `failure` and applies it. A choice the failure does
+    /// not offer is refused: the execution keeps waiting, the failure unresolved.
+    pub(super) async fn wait_for_choice(&mut self, mut failure: Failure) -> Result<Flow> {
+        loop {
+            if self.execution.status != ExecutionStatus::AwaitingUser {
+                self.set_status(ExecutionStatus::AwaitingUser).await?;
+            }
+            let report = FailureReport::of(&failure);
+            self.emit(Event::AwaitingChoice {
+                failure_id: failure.id.clone(),
+                suggestions: report.suggestions.clone(),
+            });
+            let choice = match self.session.choices.choose(&failure).await {
+                Some(choice) if report.offers(choice) => choice,
+                Some(choice) => {
+                    warn!(
+                        choice = choice.as_str(),
+                        offered = ?report.suggestions,
+                        "a choice this failure does not offer was refused; the run waits"
+                    );
+                    return Ok(self.stop_waiting(failure));
+                }
+                None => return Ok(self.stop_waiting(failure)),
+            };
+            match self.apply_choice(&failure, choice).await? {
+                Chosen::Go(flow) => return Ok(flow),
+                Chosen::AskAgain(next) => failure = *next,
             }
         }
+    }
+
+    /// Leaves the execution waiting on `failure`, for `recover` to continue later.
+    fn stop_waiting(&self, failure: Failure) -> Flow {
+        self.emit(Event::Finished {
+            execution_id: self.execution.id,
+            status: ExecutionStatus::AwaitingUser.as_str(),
+        });
+        Flow::Stop(Box::new(RunOutcome {
+            execution: self.execution.clone(),
+            answer: None,
+            waiting_on: Some(failure),
+        }))
     }
 
     pub(super) async fn record_failure(
@@ -119,8 +220,14 @@ impl Runner<'_, '_> {
         place: &Place,
         causes: &[String],
         rolled: Option<&RolledBack>,
+        changes: Option<TodoChanges>,
     ) -> Result<Failure> {
-        let suggestions: Vec<&str> = failure::suggestions(pending, rolled.is_some())
+        let options = Options {
+            rolled_back: rolled.is_some(),
+            has_todo: place.todo_id.is_some(),
+            can_roll_back: changes.is_some(),
+        };
+        let suggestions: Vec<&str> = failure::suggestions(&pending.trigger, pending.class, options)
             .into_iter()
             .map(Resolution::as_str)
             .collect();
@@ -141,6 +248,7 @@ impl Runner<'_, '_> {
                         arguments: arguments.clone(),
                     }),
                     step: self.steps_taken,
+                    changes,
                 })
                 .unwrap_or_default(),
                 snapshot_id: rolled.map(|r| r.snapshot_id.clone()),
@@ -160,11 +268,22 @@ impl Runner<'_, '_> {
     }
 
     /// Applies the analyst's choice to a waiting failure, and says whether the loop goes on.
+    /// A choice the failure does not offer is refused before anything is stored.
     pub(super) async fn apply_choice(
         &mut self,
         failure: &Failure,
         choice: Resolution,
-    ) -> Result<Flow> {
+    ) -> Result<Chosen> {
+        let report = FailureReport::of(failure);
+        if !report.offers(choice) {
+            return Err(not_offered(failure, choice));
+        }
+        if choice == Resolution::Rollback {
+            return self
+                .roll_back_on_request(failure)
+                .await
+                .map(|next| Chosen::AskAgain(Box::new(next)));
+        }
         let resolved = self.store().failures().resolve(&failure.id, choice).await?;
         self.log_event(
             "failure.resolved",
@@ -180,13 +299,13 @@ impl Runner<'_, '_> {
             return self
                 .finish_failed(&format!("[{}] {}", failure.class, failure.message))
                 .await
-                .map(|o| Flow::Stop(Box::new(o)));
+                .map(|o| Chosen::Go(Flow::Stop(Box::new(o))));
         }
         if choice == Resolution::Abort {
             return self
                 .finish_cancelled()
                 .await
-                .map(|o| Flow::Stop(Box::new(o)));
+                .map(|o| Chosen::Go(Flow::Stop(Box::new(o))));
         }
         if self.execution.status != ExecutionStatus::Running {
             self.set_status(ExecutionStatus::Running).await?;
@@ -196,45 +315,34 @@ impl Runner<'_, '_> {
             details,
             rolled_back: rolled,
             ..
-        } = FailureReport::of(failure);
+        } = report;
         let pending = Pending {
             class: failure.class,
             trigger: details.trigger(),
             message: failure.message.clone(),
             call: None,
+            todo: failure.todo_id.clone(),
         };
         let place = details.place;
         let causes = details.likely_causes;
-        match choice {
-            Resolution::Retry => {
-                if pending.trigger == Trigger::StepBudget {
-                    self.step_limit = self.steps_taken + self.options.max_steps.max(1);
-                }
+        if pending.trigger == Trigger::StepBudget {
+            // Whatever the analyst chose, going on needs steps.
+            self.step_limit = self.steps_taken + self.options.max_steps.max(1);
+        }
+        if choice == Resolution::Skip
+            && let Some(todo) = &failure.todo_id
+        {
+            let mut inputs = plan::as_inputs(&self.plan().await?);
+            for input in inputs.iter_mut().filter(|i| i.id.as_deref() == Some(todo)) {
+                input.status = TodoStatus::Skipped;
+                input.reason = None;
             }
-            Resolution::Skip => {
-                if let Some(todo) = &failure.todo_id {
-                    let mut inputs = plan::as_inputs(&self.plan().await?);
-                    for input in inputs.iter_mut().filter(|i| i.id.as_deref() == Some(todo)) {
-                        input.status = TodoStatus::Skipped;
-                        input.reason = None;
-                    }
-                    let after = self
-                        .store()
-                        .todos()
-                        .replace_plan(self.execution.id, &inputs)
-                        .await?;
-                    self.emit_plan(&after);
-                }
-                if pending.trigger == Trigger::StepBudget {
-                    self.step_limit = self.steps_taken + self.options.max_steps.max(1);
-                }
-            }
-            Resolution::Replan => {
-                if pending.trigger == Trigger::StepBudget {
-                    self.step_limit = self.steps_taken + self.options.max_steps.max(1);
-                }
-            }
-            Resolution::Abort => {}
+            let after = self
+                .store()
+                .todos()
+                .replace_plan(self.execution.id, &inputs)
+                .await?;
+            self.emit_plan(&after);
         }
         self.instant = Some(failure::render_for_model(
             &pending,
@@ -243,6 +351,75 @@ impl Runner<'_, '_> {
             rolled.as_ref(),
             choice,
         ));
-        Ok(Flow::Continue)
+        Ok(Chosen::Go(Flow::Continue))
     }
+
+    /// The analyst asked to roll a failure back that did not roll back on its own: the
+    /// workspace, the plan and the history go back to the todo's snapshot, the failure is
+    /// resolved `rollback`, and a new failure with what was undone waits for the next choice.
+    async fn roll_back_on_request(&mut self, failure: &Failure) -> Result<Failure> {
+        let report = FailureReport::of(failure);
+        let snapshot = rollback_target(self.store(), failure.todo_id.as_deref())
+            .await?
+            .ok_or_else(|| {
+                RuntimeError::Conflict(format!(
+                    "failure {} has no snapshot to roll back to any more",
+                    failure.id
+                ))
+            })?;
+        let rolled = self.roll_back_to(&snapshot).await?;
+        let resolved = self
+            .store()
+            .failures()
+            .resolve(&failure.id, Resolution::Rollback)
+            .await?;
+        self.log_event(
+            "failure.resolved",
+            &json!({ "failure_id": resolved.id, "choice": Resolution::Rollback.as_str() }),
+        )
+        .await?;
+        self.emit(Event::Recovered {
+            failure_id: resolved.id.clone(),
+            choice: Resolution::Rollback.as_str(),
+        });
+        let pending = Pending {
+            class: failure.class,
+            trigger: report.details.trigger(),
+            message: failure.message.clone(),
+            call: report
+                .details
+                .call
+                .as_ref()
+                .map(|c| (c.name.clone(), c.arguments.clone())),
+            todo: failure.todo_id.clone(),
+        };
+        let place = Place::of(&self.plan().await?, failure.todo_id.as_deref());
+        let next = self
+            .record_failure(
+                &pending,
+                &place,
+                &report.details.likely_causes,
+                Some(&rolled),
+                None,
+            )
+            .await?;
+        self.emit_rolled_back(&next, &rolled);
+        Ok(next)
+    }
+}
+
+/// The refusal of a choice the failure does not offer, naming those it does.
+pub(crate) fn not_offered(failure: &Failure, choice: Resolution) -> RuntimeError {
+    let offered: Vec<&str> = FailureReport::of(failure)
+        .offered()
+        .into_iter()
+        .map(Resolution::as_str)
+        .collect();
+    RuntimeError::ChoiceNotOffered(format!(
+        "{} is not a choice for failure {} of execution {}: it offers {}; nothing was changed",
+        choice.as_str(),
+        failure.id,
+        failure.execution_id,
+        offered.join(", ")
+    ))
 }
