@@ -3,12 +3,14 @@
 //! reads the same file again and again, or sends the same plan again, is going nowhere just as
 //! surely as one that repeats a failing command.
 
-use sha2::{Digest as _, Sha256};
+use std::hash::{DefaultHasher, Hash as _, Hasher as _};
 
 /// Counts identical calls with identical results in a row.
 #[derive(Debug, Default)]
 pub struct StuckDetector {
-    last: Option<[u8; 32]>,
+    /// The last call's fingerprint. A 64-bit hash is enough: it is compared with one call
+    /// only, and a collision costs one false streak step, never a wrong result.
+    last: Option<u64>,
     repeats: u32,
 }
 
@@ -47,15 +49,15 @@ impl StuckDetector {
     }
 }
 
-fn key_of(call: &Observed<'_>) -> [u8; 32] {
-    let mut hasher = Sha256::new();
-    for part in [call.name, &normalise(call.arguments), call.result] {
-        hasher.update((part.len() as u64).to_le_bytes());
-        hasher.update(part.as_bytes());
-    }
-    hasher.update(call.exit_code.unwrap_or(i32::MIN).to_le_bytes());
-    hasher.update([u8::from(call.failed)]);
-    hasher.finalize().into()
+fn key_of(call: &Observed<'_>) -> u64 {
+    let mut hasher = DefaultHasher::new();
+    // `str`'s Hash ends each string with a marker, so the parts cannot run into each other.
+    call.name.hash(&mut hasher);
+    normalise(call.arguments).hash(&mut hasher);
+    call.result.hash(&mut hasher);
+    call.exit_code.hash(&mut hasher);
+    call.failed.hash(&mut hasher);
+    hasher.finish()
 }
 
 /// Arguments compared as JSON values when they parse, so `{"a":1}` and `{ "a": 1 }` match.
