@@ -202,3 +202,54 @@ impl EventSink for ChannelSink {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use decima_core::{ExecutionId, FailureClass, Timestamp};
+
+    fn failure(offered: &[&str]) -> Failure {
+        Failure {
+            id: "f1".into(),
+            execution_id: ExecutionId::new(),
+            todo_id: None,
+            class: FailureClass::Logic,
+            message: "the step budget of 50 model calls is used up".into(),
+            details: serde_json::json!({"trigger": "step_budget"}),
+            snapshot_id: None,
+            rolled_back: serde_json::json!({}),
+            suggested_actions: serde_json::json!(offered),
+            resolution: None,
+            resolved_at: None,
+            created_at: Timestamp(0),
+        }
+    }
+
+    #[tokio::test]
+    async fn the_panel_hands_over_only_a_choice_the_failure_offers() {
+        let choices = WindowChoices {
+            pending: Mutex::default(),
+            cancel: CancellationToken::new(),
+        };
+        assert!(matches!(
+            choices.choose(Resolution::Retry),
+            Err(ChoiceRefused::NotWaiting)
+        ));
+        let failure = failure(&["retry", "replan", "rollback", "abort"]);
+        let waiting = ChoiceSource::choose(&choices, &failure);
+        // Skip is not offered: refused, and the run still waits for a valid answer.
+        match choices.choose(Resolution::Skip) {
+            Err(ChoiceRefused::NotOffered(e)) => {
+                let text = e.to_string();
+                assert!(text.contains("retry, replan, rollback, abort"), "{text}");
+            }
+            _ => panic!("skip was handed to the run"),
+        }
+        assert!(choices.choose(Resolution::Rollback).is_ok());
+        assert_eq!(waiting.await, Some(Resolution::Rollback));
+        assert!(matches!(
+            choices.choose(Resolution::Abort),
+            Err(ChoiceRefused::NotWaiting)
+        ));
+    }
+}
