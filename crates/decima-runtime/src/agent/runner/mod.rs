@@ -14,10 +14,11 @@ mod finish;
 mod model;
 mod records;
 mod recovery;
-pub(super) use recovery::not_offered;
 mod resume;
 mod review;
 mod spawn;
+
+pub(super) use recovery::not_offered;
 
 use std::path::PathBuf;
 use std::sync::Arc;
