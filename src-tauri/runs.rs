@@ -194,7 +194,7 @@ impl EventSink for ChannelSink {
         if matches!(event, Event::AwaitingChoice { .. }) {
             self.notify_unless_focused(
                 "Decima: a run waits for you",
-                "It stopped at a failure: retry, skip, replan or abort.",
+                "It stopped at a failure and waits for your choice.",
             );
         }
         if let Some(event) = RunEvent::from_runtime(event, current.as_deref()) {

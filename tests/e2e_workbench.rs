@@ -294,7 +294,7 @@ async fn an_agent_run_with_a_failure_a_subagent_and_a_tenth_man_review_in_the_re
         shown
             .iter()
             .any(|(summary, body)| summary.contains("waits for you")
-                && body.contains("retry, skip, replan or abort")),
+                && body.contains("waits for your choice")),
         "a notification that the run waits: {shown:?}"
     );
     assert!(

@@ -81,7 +81,8 @@ pub async fn run_stop(state: State<'_, AppState>, run_id: String) -> Result<(), 
     Ok(())
 }
 
-/// Answers the failure a live run waits on: retry, skip, replan or abort.
+/// Answers the failure a live run waits on with one of the choices it offers; any other is
+/// refused and the run keeps waiting.
 #[tauri::command]
 #[specta::specta]
 #[tracing::instrument(name = "command", skip_all, fields(name = "run_choose"))]

@@ -191,7 +191,7 @@ pub enum RunEvent {
     Recovered {
         /// The failure.
         failure_id: String,
-        /// retry, skip, replan or abort.
+        /// The choices the failure offers, best first: retry, skip, replan, rollback or abort.
         choice: String,
     },
     /// A subagent started.

@@ -40,7 +40,10 @@ export const commands = {
 	 *  and the execution ends `cancelled` (or stays waiting, when it waited for a choice).
 	 */
 	runStop: (runId: string) => typedError<null, AppError>(__TAURI_INVOKE("run_stop", { runId })),
-	/**  Answers the failure a live run waits on: retry, skip, replan or abort. */
+	/**
+	 *  Answers the failure a live run waits on with one of the choices it offers; any other is
+	 *  refused and the run keeps waiting.
+	 */
 	runChoose: (runId: string, choice: string) => typedError<null, AppError>(__TAURI_INVOKE("run_choose", { runId, choice })),
 	/**
 	 *  Continues an execution that waits for a choice and has no live run (it stopped waiting
@@ -589,7 +592,7 @@ failureId: string } |
 { type: "recovered"; 
 /**  The failure. */
 failureId: string; 
-/**  retry, skip, replan or abort. */
+/**  The choices the failure offers, best first: retry, skip, replan, rollback or abort. */
 choice: string } | 
 /**  A subagent started. */
 { type: "subagentStarted"; 

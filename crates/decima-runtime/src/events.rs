@@ -141,7 +141,7 @@ pub enum Event {
         /// Messages soft-deleted.
         messages_removed: u64,
     },
-    /// The execution waits for the person: retry, skip, replan or abort.
+    /// The execution waits for the person to pick one of the choices the failure offers.
     AwaitingChoice {
         /// The failure to resolve.
         failure_id: String,
@@ -152,7 +152,7 @@ pub enum Event {
     Recovered {
         /// The failure resolved.
         failure_id: String,
-        /// retry, skip, replan or abort.
+        /// The choices the failure offers, best first: retry, skip, replan, rollback or abort.
         choice: &'static str,
     },
     /// A step ended: what it cost, and how much of that was waiting on the model and tools.

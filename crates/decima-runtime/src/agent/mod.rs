@@ -1,7 +1,8 @@
 //! The agent loop: an analyst gives a task, the model plans it as todos and works through them
 //! with tools. Every state change is written before the next model call. A failure is classed,
 //! the workspace, the plan and the history go back to the todo's snapshot, a report is stored,
-//! and the execution waits for the analyst's choice: retry, skip, replan or abort. A crash or a
+//! and the execution waits for the analyst's choice among those the failure offers (retry, skip,
+//! replan, rollback, abort). A crash or a
 //! kill loses nothing acknowledged; [`resume`] continues an interrupted execution without
 //! running any stored call twice.
 //!

@@ -107,7 +107,8 @@ pub struct FailureReport {
     pub details: FailureDetails,
     /// What the rollback undid, when the workspace went back to a snapshot.
     pub rolled_back: Option<RolledBack>,
-    /// The suggested choices, best first: retry, skip, replan or abort.
+    /// The choices the failure offers, best first (retry, skip, replan, rollback, abort): the
+    /// only ones accepted for it.
     pub suggestions: Vec<String>,
 }
 

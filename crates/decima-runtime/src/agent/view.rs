@@ -100,7 +100,7 @@ pub struct FailureView {
     pub rolled_back: serde_json::Value,
     /// The suggested next actions, best first.
     pub suggestions: serde_json::Value,
-    /// retry, skip, replan or abort, once chosen.
+    /// retry, skip, replan, rollback or abort, once chosen.
     pub resolution: Option<&'static str>,
     /// When it was recorded.
     pub created_at: i64,
