@@ -2,45 +2,11 @@ import { act, screen, waitFor, within } from "@testing-library/react";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { setLanguage } from "../i18n";
 import { meterState } from "../components/ContextMeter";
+import { C1, backendWith, inView, openC1, shownMessage } from "../test/conversation";
 import { FakeBackend, usageAt } from "../test/fakeBackend";
-import { conversation, message } from "../test/fixtures";
+import { message } from "../test/fixtures";
 import { renderApp } from "../test/render";
 import { execution, failureReport, review } from "../test/workbench";
-
-const C1 = conversation({ id: "c1", title: "Invoices", messageCount: 2 });
-
-/** The rendered message with this seq, if the virtualized list rendered it. */
-function shownMessage(seq: number): HTMLElement | undefined {
-  return screen.queryAllByTestId("message").find((m) => m.getAttribute("data-seq") === String(seq));
-}
-
-/** Whether a rendered row lies within the list's viewport (rows are placed by a translateY). */
-function inView(row: HTMLElement): boolean {
-  const viewport = screen.getByTestId("message-scroll");
-  const top = Number(/translateY\((-?[\d.]+)px\)/.exec(row.style.transform)?.[1] ?? NaN);
-  return top + 1 > viewport.scrollTop && top < viewport.scrollTop + viewport.clientHeight;
-}
-
-function backendWith(init: Partial<FakeBackend> = {}) {
-  const backend = new FakeBackend({
-    conversations: [C1],
-    messages: {
-      c1: [
-        message({ id: "m1", seq: 1, content: "Count the invoices" }),
-        message({ id: "m2", seq: 2, role: "assistant", content: "Note: match the ledger" }),
-      ],
-    },
-  });
-  Object.assign(backend, init);
-  return backend.install();
-}
-
-async function openC1() {
-  const utils = renderApp();
-  await utils.user.click(await screen.findByTestId("conversation-item"));
-  await screen.findByText("Note: match the ledger");
-  return utils;
-}
 
 beforeEach(async () => {
   await setLanguage("en");

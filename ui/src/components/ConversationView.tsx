@@ -174,6 +174,7 @@ export function ConversationView(props: Props) {
             }
             footer={<LiveRun run={run} />}
             footerKey={`${run.text.length}:${run.reasoning.length}:${run.tools.length}:${run.tools.filter((x) => x.done).length}`}
+            runLive={run.live}
           />
           {latestAuto && (
             <p className="compaction-notice" data-testid="compaction-notice" role="status">

@@ -68,6 +68,7 @@ const en = {
     invalidJson: "not valid JSON, shown as sent",
     truncated: "Showing the first {{shown}} of {{total}} characters.",
     showAll: "Show all",
+    jumpToLatest: "Jump to latest",
   },
   composer: {
     label: "Task",

@@ -70,6 +70,7 @@ const zh: Messages = {
     invalidJson: "不是有效的 JSON，按原样显示",
     truncated: "仅显示前 {{shown}} 个字符，共 {{total}} 个。",
     showAll: "显示全部",
+    jumpToLatest: "跳到最新",
   },
   composer: {
     label: "任务",
