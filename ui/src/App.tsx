@@ -90,11 +90,7 @@ export function App() {
   }, []);
 
   const send = useCallback(
-    async (task: string) => {
-      if (!open) return false;
-      const started = await runs.start(open.id, task);
-      return started;
-    },
+    async (task: string) => (open ? runs.start(open.id, task) : null),
     [open, runs],
   );
 

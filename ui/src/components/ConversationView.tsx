@@ -1,7 +1,14 @@
 import { useEffect, useState } from "react";
 import { useTranslation } from "react-i18next";
 import { call } from "../api/call";
-import { commands, type CompactionMarker, type ConversationSummary, type ExecutionView, type MessageView } from "../bindings";
+import {
+  commands,
+  type AppError,
+  type CompactionMarker,
+  type ConversationSummary,
+  type ExecutionView,
+  type MessageView,
+} from "../bindings";
 import type { ReportError } from "../hooks/useErrorBanner";
 import { formatNumber } from "../lib/format";
 import type { RunState } from "../run/state";
@@ -31,9 +38,11 @@ type Props = {
   /** Bumped when the settings close: the provider, and so the window, may have changed. */
   settingsKey: number;
   report: ReportError;
-  onSend: (task: string) => Promise<boolean>;
+  /** Starts a run; resolves to the error that refused it, if any. */
+  onSend: (task: string) => Promise<AppError | null>;
   onStop: () => void;
-  onChoose: (executionId: string, choice: Choice) => Promise<boolean>;
+  /** Answers a failure; resolves to the error that refused the choice, if any. */
+  onChoose: (executionId: string, choice: Choice) => Promise<AppError | null>;
   onOpenConversation: (conversationId: string, title: string) => void;
 };
 
@@ -70,6 +79,13 @@ export function ConversationView(props: Props) {
     setCompressions((n) => n + 1);
   };
   const latestAuto = [...run.compactions].reverse().find((c) => markers.some((m) => m.id === c.id && m.undoable));
+
+  const send = async (task: string) => {
+    const error = await props.onSend(task);
+    if (error === null) return true;
+    report(error);
+    return false;
+  };
   const [highlighted, setHighlighted] = useState<number | null>(null);
 
   // Evidence may cite a message above the loaded pages: read upwards until it is there.
@@ -118,7 +134,20 @@ export function ConversationView(props: Props) {
   const waiting = executions.find(
     (e) => e.status === "awaiting_user" && e.waitingOn !== null && e.waitingOn.resolution === null,
   );
-  const showRecovery = waiting !== undefined && (run.awaiting !== null || !run.live);
+  const failure = waiting?.waitingOn ?? null;
+  // The failure a choice is being sent for stays on screen until the answer is known, so a
+  // refused choice keeps the panel (and its error) rather than closing and reopening it.
+  const [answering, setAnswering] = useState<string | null>(null);
+  const showRecovery =
+    failure !== null &&
+    (answering === failure.id || (run.live ? run.awaiting?.failureId === failure.id : true));
+  const choose = async (choice: Choice) => {
+    if (!waiting || !failure) return null;
+    setAnswering(failure.id);
+    const refused = await props.onChoose(waiting.id, choice);
+    setAnswering(null);
+    return refused;
+  };
 
   return (
     <section className="conversation-view" data-testid="conversation-view" data-conversation-id={conversation.id}>
@@ -187,7 +216,7 @@ export function ConversationView(props: Props) {
               </button>
             </p>
           )}
-          <Composer live={run.live} onSend={props.onSend} onStop={props.onStop} />
+          <Composer live={run.live} onSend={send} onStop={props.onStop} />
         </div>
         {(todos.length > 0 || subagents.length > 0) && (
           <aside className="workbench-side">
@@ -196,9 +225,7 @@ export function ConversationView(props: Props) {
           </aside>
         )}
       </div>
-      {showRecovery && waiting?.waitingOn && (
-        <RecoveryPanel report={waiting.waitingOn} onChoose={(choice) => props.onChoose(waiting.id, choice)} />
-      )}
+      {showRecovery && failure && <RecoveryPanel key={failure.id} report={failure} onChoose={choose} />}
       {compressOpen && (
         <CompressionDialog
           conversationId={conversation.id}

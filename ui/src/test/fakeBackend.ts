@@ -46,6 +46,8 @@ export class FakeBackend {
   compactions: Record<string, CompactionMarker[]> = {};
   /** The channels runs were started with, newest last. */
   readonly channels: Channel<RunEvent>[] = [];
+  /** The conversation of each run started, by run id. */
+  private runConversations = new Map<string, string>();
   private failures = new Map<string, AppError>();
   private pending = new Map<string, Promise<void>>();
   private nextId = 1;
@@ -162,11 +164,22 @@ export class FakeBackend {
         return this.interrupted;
       case "run_start":
       case "execution_recover":
-      case "execution_resume":
+      case "execution_resume": {
+        const conversationId =
+          cmd === "run_start" ? String(args.conversationId) : this.executionById(String(args.executionId))?.conversationId;
+        if (cmd === "execution_recover") this.checkChoice(this.executionById(String(args.executionId)), String(args.choice));
         this.channels.push(args.onEvent as Channel<RunEvent>);
-        return `run-${this.nextId++}`;
+        const runId = `run-${this.nextId++}`;
+        if (conversationId !== undefined) this.runConversations.set(runId, conversationId);
+        return runId;
+      }
+      case "run_choose": {
+        const conversationId = this.runConversations.get(String(args.runId));
+        const waiting = (this.executions[conversationId ?? ""] ?? []).find((e) => this.waitsOn(e));
+        this.checkChoice(waiting, String(args.choice));
+        return null;
+      }
       case "run_stop":
-      case "run_choose":
         return null;
       case "provider_list":
         return this.providers.map((p) => this.providerView(p));
@@ -273,6 +286,26 @@ export class FakeBackend {
       default:
         throw { code: "internal", message: `unknown command ${cmd}` } satisfies AppError;
     }
+  }
+
+  private executionById(id: string): ExecutionView | undefined {
+    return Object.values(this.executions)
+      .flat()
+      .find((e) => e.id === id);
+  }
+
+  private waitsOn(e: ExecutionView): boolean {
+    return e.status === "awaiting_user" && e.waitingOn !== null && e.waitingOn.resolution === null;
+  }
+
+  /** As the runtime does: a choice the waited-on failure does not offer is refused, nothing changes. */
+  private checkChoice(execution: ExecutionView | undefined, choice: string): void {
+    const failure = execution && this.waitsOn(execution) ? execution.waitingOn : null;
+    if (!failure || failure.suggestions.includes(choice)) return;
+    throw {
+      code: "invalid_input",
+      message: `${choice} is not a choice for failure ${failure.id} of execution ${execution?.id}: it offers ${failure.suggestions.join(", ")}; nothing was changed`,
+    } satisfies AppError;
   }
 
   private find(id: string): ConversationSummary {
