@@ -5,16 +5,19 @@ import {
   commands,
   type AppError,
   type CompactionMarker,
+  type CompressionPreview,
   type ConversationSummary,
   type ExecutionView,
   type MessageView,
 } from "../bindings";
+import type { CompressionNotice } from "../hooks/useCompressionNotices";
 import type { ReportError } from "../hooks/useErrorBanner";
 import { formatNumber } from "../lib/format";
 import type { RunState } from "../run/state";
 import type { Choice } from "../run/useRuns";
 import { Composer } from "./Composer";
 import { CompressionDialog } from "./CompressionDialog";
+import { CompressionNoticeBar } from "./CompressionNoticeBar";
 import { ContextMeter } from "./ContextMeter";
 import { EmptyState } from "./EmptyState";
 import { ExportMenu } from "./ExportMenu";
@@ -44,6 +47,12 @@ type Props = {
   /** Answers a failure; resolves to the error that refused the choice, if any. */
   onChoose: (executionId: string, choice: Choice) => Promise<AppError | null>;
   onOpenConversation: (conversationId: string, title: string) => void;
+  /** The notice of the newest compression made here or by a run, until dismissed or undone. */
+  compressionNotice: CompressionNotice | null;
+  onCompressed: (notice: CompressionNotice) => void;
+  onDismissCompressionNotice: () => void;
+  /** What is stored changed here (a compression, an undo): the list reads it again. */
+  onMessagesChanged: () => void;
 };
 
 /** How long a cited message stays highlighted. */
@@ -73,12 +82,31 @@ export function ConversationView(props: Props) {
     // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [conversation.id, refreshKey, compressions]);
 
+  const { compressionNotice: notice, onDismissCompressionNotice, onMessagesChanged } = props;
   const undo = async (compactionId: string) => {
     const res = await call(() => commands.compressionUndo(compactionId));
     if (res.status === "error") report(res.error);
+    else if (notice?.compactionId === compactionId) onDismissCompressionNotice();
+    // The markers, the meter and the list read again, whatever happened.
     setCompressions((n) => n + 1);
+    onMessagesChanged();
   };
-  const latestAuto = [...run.compactions].reverse().find((c) => markers.some((m) => m.id === c.id && m.undoable));
+  const compressed = (applied: CompressionPreview) => {
+    setCompressOpen(false);
+    setCompressions((n) => n + 1);
+    onMessagesChanged();
+    if (applied.compactionId !== null) {
+      props.onCompressed({
+        compactionId: applied.compactionId,
+        trigger: "manual",
+        tokensBefore: applied.tokensBefore,
+        tokensAfter: applied.tokensAfter,
+      });
+    }
+  };
+  // Undo is offered while the compaction is the newest in force (or not yet listed).
+  const noticeMarker = notice ? markers.find((m) => m.id === notice.compactionId) : undefined;
+  const noticeUndoable = noticeMarker?.undoable ?? true;
 
   const send = async (task: string) => {
     const error = await props.onSend(task);
@@ -205,16 +233,13 @@ export function ConversationView(props: Props) {
             footerKey={`${run.text.length}:${run.reasoning.length}:${run.tools.length}:${run.tools.filter((x) => x.done).length}`}
             runLive={run.live}
           />
-          {latestAuto && (
-            <p className="compaction-notice" data-testid="compaction-notice" role="status">
-              {t("compress.autoNotice", {
-                before: formatNumber(latestAuto.tokensBefore, lang),
-                after: formatNumber(latestAuto.tokensAfter, lang),
-              })}{" "}
-              <button type="button" className="link-button" data-testid="compaction-notice-undo" onClick={() => void undo(latestAuto.id)}>
-                {t("compress.undo")}
-              </button>
-            </p>
+          {notice && (
+            <CompressionNoticeBar
+              notice={notice}
+              undoable={noticeUndoable}
+              onUndo={() => void undo(notice.compactionId)}
+              onDismiss={onDismissCompressionNotice}
+            />
           )}
           <Composer live={run.live} onSend={send} onStop={props.onStop} />
         </div>
@@ -230,10 +255,7 @@ export function ConversationView(props: Props) {
         <CompressionDialog
           conversationId={conversation.id}
           onClose={() => setCompressOpen(false)}
-          onDone={() => {
-            setCompressOpen(false);
-            setCompressions((n) => n + 1);
-          }}
+          onDone={compressed}
           report={report}
         />
       )}

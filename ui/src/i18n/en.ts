@@ -211,6 +211,8 @@ const en = {
     marker: "Compressed here: a {{level}} summary ({{trigger}}) stands for #{{start}}–#{{end}}.",
     undo: "Undo",
     autoNotice: "The context was compressed automatically ({{before}} → {{after}} tokens).",
+    manualNotice: "The context was compressed ({{before}} → {{after}} tokens).",
+    dismiss: "Dismiss",
   },
   settings: {
     label: "Settings",

@@ -213,6 +213,8 @@ const zh: Messages = {
     marker: "此处已压缩：{{level}} 摘要（{{trigger}}）代替 #{{start}}–#{{end}}。",
     undo: "撤销",
     autoNotice: "上下文已自动压缩（{{before}} → {{after}} 个令牌）。",
+    manualNotice: "上下文已压缩（{{before}} → {{after}} 个令牌）。",
+    dismiss: "关闭",
   },
   settings: {
     label: "设置",
