@@ -11,7 +11,9 @@ import {
   type MessageView,
 } from "../bindings";
 import type { CompressionNotice } from "../hooks/useCompressionNotices";
+import { useConversationBusy } from "../hooks/useConversationBusy";
 import type { ReportError } from "../hooks/useErrorBanner";
+import { busyReason } from "../lib/busy";
 import { formatNumber } from "../lib/format";
 import type { RunState } from "../run/state";
 import type { Choice } from "../run/useRuns";
@@ -108,9 +110,13 @@ export function ConversationView(props: Props) {
   const noticeMarker = notice ? markers.find((m) => m.id === notice.compactionId) : undefined;
   const noticeUndoable = noticeMarker?.undoable ?? true;
 
+  // Send is disabled, with the reason, while something else holds the conversation.
+  const { busy, refresh: refreshBusy } = useConversationBusy(conversation.id, run.live);
   const send = async (task: string) => {
     const error = await props.onSend(task);
     if (error === null) return true;
+    // Refused as busy: the composer says by what, as it does for a busy conversation it knew of.
+    if (error.code === "busy" && (await refreshBusy()) !== null) return false;
     report(error);
     return false;
   };
@@ -241,7 +247,12 @@ export function ConversationView(props: Props) {
               onDismiss={onDismissCompressionNotice}
             />
           )}
-          <Composer live={run.live} onSend={send} onStop={props.onStop} />
+          <Composer
+            live={run.live}
+            busyReason={busy ? busyReason(busy, t, lang) : null}
+            onSend={send}
+            onStop={props.onStop}
+          />
         </div>
         {(todos.length > 0 || subagents.length > 0) && (
           <aside className="workbench-side">

@@ -45,6 +45,7 @@ const en = {
       internal: "Internal error",
       provider: "Provider error",
       conflict: "Conflict",
+      busy: "Busy",
     },
   },
   main: {
@@ -75,6 +76,14 @@ const en = {
     placeholder: "What should the agent do? (Ctrl+Enter sends)",
     send: "Send",
     stop: "Stop",
+    busy: {
+      running: "A run is working in this conversation (started {{time}}). Wait for it or stop it.",
+      runningNoTime: "A run is working in this conversation. Wait for it or stop it.",
+      awaiting_user: "A run waits for your choice on a failure: answer it in the recovery panel.",
+      chat: "A chat turn is answering.",
+      compression: "A compression is running.",
+      other: "This conversation is busy: {{message}}",
+    },
   },
   run: {
     label: "Running agent",

@@ -47,6 +47,7 @@ const zh: Messages = {
       internal: "内部错误",
       provider: "模型服务错误",
       conflict: "冲突",
+      busy: "忙碌",
     },
   },
   main: {
@@ -77,6 +78,14 @@ const zh: Messages = {
     placeholder: "要代理做什么？（Ctrl+Enter 发送）",
     send: "发送",
     stop: "停止",
+    busy: {
+      running: "此对话中有一个运行正在工作（开始于 {{time}}）。请等待它结束或停止它。",
+      runningNoTime: "此对话中有一个运行正在工作。请等待它结束或停止它。",
+      awaiting_user: "一个运行正在等待你对故障的选择：请在故障恢复面板中回答。",
+      chat: "一轮聊天正在回答。",
+      compression: "正在压缩上下文。",
+      other: "此对话正忙：{{message}}",
+    },
   },
   run: {
     label: "运行中的代理",

@@ -5,6 +5,7 @@ import type {
   CompactionMarker,
   CompressionPreview,
   ContextUsage,
+  ConversationBusy,
   ConversationSummary,
   ExecutionView,
   MessageView,
@@ -44,6 +45,8 @@ export class FakeBackend {
   presets: { id: string; name: string; kind: string; source: string | null; createdAt: string }[] = [];
   /** Compactions in force, by conversation id. */
   compactions: Record<string, CompactionMarker[]> = {};
+  /** What conversation_busy answers, by conversation id; run_start refuses a busy one. */
+  busy: Record<string, ConversationBusy | null> = {};
   /** The channels runs were started with, newest last. */
   readonly channels: Channel<RunEvent>[] = [];
   /** The conversation of each run started, by run id. */
@@ -162,11 +165,15 @@ export class FakeBackend {
         return this.executions[String(args.conversationId)] ?? [];
       case "execution_interrupted":
         return this.interrupted;
+      case "conversation_busy":
+        return this.busy[String(args.id)] ?? null;
       case "run_start":
       case "execution_recover":
       case "execution_resume": {
         const conversationId =
           cmd === "run_start" ? String(args.conversationId) : this.executionById(String(args.executionId))?.conversationId;
+        const busy = conversationId === undefined ? null : this.busy[conversationId];
+        if (cmd === "run_start" && busy) throw { code: "busy", message: busy.message } satisfies AppError;
         if (cmd === "execution_recover") this.checkChoice(this.executionById(String(args.executionId)), String(args.choice));
         this.channels.push(args.onEvent as Channel<RunEvent>);
         const runId = `run-${this.nextId++}`;
