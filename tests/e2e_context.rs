@@ -2,8 +2,9 @@
 //! tauri-driver, against the wire-level test server and a real SQLite file: a conversation
 //! seeded to about 60% of the window crosses 70% after one run and 85% after another (the
 //! answers are long), then is compressed through the dialog (preview, confirm) and the
-//! compression undone, with the file checked after each step. Screenshots go to
-//! `target/e2e-artifacts/`.
+//! compression undone from the notice that is in sight right after confirming, then compressed
+//! again and undone from its marker in the list, with the file checked after each step.
+//! Screenshots go to `target/e2e-artifacts/`.
 
 // Test code: a failed setup step should panic right where it happened.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -15,7 +16,10 @@ use decima_store::Store;
 use decima_testkit::{LlmServer, Reply, Turn};
 use fantoccini::{Client, Locator};
 use serde_json::json;
-use support::{Driver, attr, click, click_text, connect, shot, wait_for_text, wait_until};
+use support::{
+    Driver, attr, click, click_text, connect, count, on_screen, shot, text_of, wait_for_text,
+    wait_until,
+};
 
 const WINDOW: u32 = 32_000;
 
@@ -263,8 +267,22 @@ async fn the_meter_crosses_70_and_85_percent_then_compression_is_previewed_confi
         "a preview stores nothing"
     );
 
-    // Confirm: one compaction in force, a marker where its summary stands, the usage down.
+    // Confirm: one compaction in force, a notice with Undo in sight at once (nothing is
+    // scrolled to find it), a marker where its summary stands, the usage down.
     click(&client, "[data-testid=compress-confirm]").await;
+    let notice = "[data-testid=compaction-notice]";
+    let notice_undo = "[data-testid=compaction-notice] [data-testid=compaction-notice-undo]";
+    wait_until(
+        &client,
+        "no notice with Undo in sight after confirming",
+        || async { on_screen(&client, notice).await && on_screen(&client, notice_undo).await },
+    )
+    .await;
+    let said = text_of(&client, notice).await;
+    assert!(
+        said.contains("The context was compressed ("),
+        "the notice says what was saved: {said:?}"
+    );
     wait_until(&client, "no marker after confirm", || async {
         client
             .find(Locator::Css("[data-testid=compaction-marker]"))
@@ -281,10 +299,19 @@ async fn the_meter_crosses_70_and_85_percent_then_compression_is_previewed_confi
         || async { meter(&client).await.0.is_some_and(|v| v < high.unwrap()) },
     )
     .await;
+    assert!(
+        on_screen(&client, notice_undo).await,
+        "the notice stays until it is answered"
+    );
     shot(&client, "compressed.png").await;
 
-    // Undo: the compaction is undone in the file, the marker goes, the usage is back.
-    click(&client, "[data-testid=compaction-undo]").await;
+    // Undo from the notice: the compaction is undone in the file, the notice and the marker
+    // go, the usage is back.
+    click(&client, notice_undo).await;
+    wait_until(&client, "the notice stayed after its Undo", || async {
+        count(&client, notice).await == 0
+    })
+    .await;
     wait_until(&client, "the marker stayed after undo", || async {
         client
             .find(Locator::Css("[data-testid=compaction-marker]"))
@@ -297,6 +324,46 @@ async fn the_meter_crosses_70_and_85_percent_then_compression_is_previewed_confi
     wait_until(
         &client,
         "the usage did not come back after undo",
+        || async { meter(&client).await.0 == high },
+    )
+    .await;
+
+    // Again, undone this time from the marker in the list; its notice goes with it.
+    click(&client, "[data-testid=context-compress]").await;
+    click(&client, "[data-testid=compress-preview]").await;
+    wait_for_text(&client, "[data-testid=compress-tokens]", "→").await;
+    click(&client, "[data-testid=compress-confirm]").await;
+    wait_until(
+        &client,
+        "no notice after the second compression",
+        || async { on_screen(&client, notice_undo).await },
+    )
+    .await;
+    wait_until(
+        &client,
+        "no marker after the second compression",
+        || async { count(&client, "[data-testid=compaction-marker]").await == 1 },
+    )
+    .await;
+    click(&client, "[data-testid=compaction-undo]").await;
+    wait_until(
+        &client,
+        "the marker or the notice stayed after undo from the marker",
+        || async {
+            count(&client, "[data-testid=compaction-marker]").await == 0
+                && count(&client, notice).await == 0
+        },
+    )
+    .await;
+    let undone = compactions(&db).await;
+    assert_eq!(undone.len(), 2);
+    assert!(
+        undone.iter().all(|(_, at)| at.is_some()),
+        "both undone in the file: {undone:?}"
+    );
+    wait_until(
+        &client,
+        "the usage did not come back after the second undo",
         || async { meter(&client).await.0 == high },
     )
     .await;

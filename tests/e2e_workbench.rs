@@ -24,8 +24,8 @@ use decima_testkit::{LlmServer, RecordedRequest, Reply, ScriptedToolCall, Stream
 use fantoccini::Locator;
 use serde_json::{Value, json};
 use support::{
-    Driver, Notifications, attr, click, click_text, connect, count, shot, text_of, wait_for_text,
-    wait_until,
+    Driver, Notifications, attr, click, click_text, connect, count, shot, shown_within, text_of,
+    wait_for_text, wait_until,
 };
 
 const TASK: &str = "Count the Q3 invoices and check the ledger";
@@ -271,14 +271,38 @@ async fn an_agent_run_with_a_failure_a_subagent_and_a_tenth_man_review_in_the_re
     let report = text_of(&client, panel).await;
     assert!(report.contains("Gather the invoices"), "where: {report}");
     assert!(report.contains("the ledger is missing"), "why: {report}");
-    for name in ["Retry", "Skip", "Replan", "Abort"] {
-        let button = client
-            .find(Locator::XPath(&format!(
-                "//*[@role='alertdialog']//button[normalize-space(.)='{name}']"
-            )))
-            .await;
-        assert!(button.is_ok(), "the panel has a {name} button");
+    // The panel offers exactly the choices the stored failure offers, in its order, and no
+    // others: a data failure that rolled back offers replan, skip, retry and abort.
+    let offered = db_row(&db, "SELECT id, suggested_actions FROM failures").await;
+    assert_eq!(offered.len(), 1, "one failure: {offered:?}");
+    let offered: Vec<String> = serde_json::from_str(&offered[0].1).unwrap();
+    assert_eq!(offered, ["replan", "skip", "retry", "abort"]);
+    let buttons = client
+        .execute(
+            "return [...document.querySelectorAll(arguments[0])].map((b) => b.textContent.trim());",
+            vec![json!(format!(
+                "{panel} [data-testid=recovery-choices] button"
+            ))],
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        buttons,
+        json!(["Replan", "Skip", "Retry", "Abort"]),
+        "the offered choices, as buttons"
+    );
+    for choice in &offered {
+        assert_eq!(
+            count(&client, &format!("{panel} [data-testid=recovery-{choice}]")).await,
+            1,
+            "a {choice} button"
+        );
     }
+    assert_eq!(
+        count(&client, &format!("{panel} [data-testid=recovery-rollback]")).await,
+        0,
+        "no rollback: the failure rolled back on its own"
+    );
     // The window has no focus under Xvfb (no window manager gives it any), so waiting for a
     // choice shows a native notification, which says what happened and nothing of the
     // conversation.
@@ -334,6 +358,33 @@ async fn an_agent_run_with_a_failure_a_subagent_and_a_tenth_man_review_in_the_re
         || async { count(&client, "[data-testid=run-contested]").await == 1 },
     )
     .await;
+    // Once the run has ended, the list still follows it: the final answer's row is in the
+    // list's viewport, not below it.
+    wait_until(&client, "the run did not end", || async {
+        count(&client, "[data-testid=stop]").await == 0
+            && count(&client, "[data-testid=send]").await == 1
+    })
+    .await;
+    wait_until(
+        &client,
+        "the final answer was stored but is not in the list's viewport",
+        || async {
+            shown_within(
+                &client,
+                "[data-testid=message]",
+                "not be checked.",
+                "[data-testid=message-scroll]",
+            )
+            .await
+        },
+    )
+    .await;
+    assert_eq!(
+        count(&client, "[data-testid=jump-to-latest]").await,
+        0,
+        "the list is at its end"
+    );
+    shot(&client, "workbench-run-ended.png").await;
     let ended = db_row(
         &db,
         "SELECT e.status, f.resolution FROM executions e JOIN failures f ON f.execution_id = e.id \

@@ -282,6 +282,48 @@ pub async fn attr(client: &Client, css: &str, name: &str) -> Option<String> {
     value.as_str().map(str::to_owned)
 }
 
+/// Whether the first element matching `css` whose text contains `needle` lies wholly inside the
+/// first element matching `container` (its bounding rect within the container's), as laid out
+/// now; false when either is missing or it has no size. Read inside the page in one script.
+pub async fn shown_within(client: &Client, css: &str, needle: &str, container: &str) -> bool {
+    let shown = client
+        .execute(
+            "const e = [...document.querySelectorAll(arguments[0])]\
+               .find((x) => x.textContent.includes(arguments[1]));\
+             const c = document.querySelector(arguments[2]);\
+             if (!e || !c) return false;\
+             const r = e.getBoundingClientRect(), v = c.getBoundingClientRect();\
+             return r.height > 0 && r.top >= v.top - 1 && r.bottom <= v.bottom + 1;",
+            vec![
+                serde_json::json!(css),
+                serde_json::json!(needle),
+                serde_json::json!(container),
+            ],
+        )
+        .await
+        .unwrap();
+    shown == serde_json::json!(true)
+}
+
+/// Whether the first element matching `css` is on screen as it is: inside the window, with
+/// its middle not covered by anything else. Nothing is scrolled to look. Read in one script.
+pub async fn on_screen(client: &Client, css: &str) -> bool {
+    let shown = client
+        .execute(
+            "const e = document.querySelector(arguments[0]);\
+             if (!e) return false;\
+             const r = e.getBoundingClientRect();\
+             if (r.width === 0 || r.height === 0) return false;\
+             if (r.top < 0 || r.left < 0 || r.bottom > window.innerHeight || r.right > window.innerWidth) return false;\
+             const hit = document.elementFromPoint(r.left + r.width / 2, r.top + r.height / 2);\
+             return hit !== null && (hit === e || e.contains(hit));",
+            vec![serde_json::json!(css)],
+        )
+        .await
+        .unwrap();
+    shown == serde_json::json!(true)
+}
+
 /// Saves a PNG of the window under `target/e2e-artifacts`, for the person reviewing the run.
 ///
 /// WebKitGTK answers a screenshot after the next update of the view. Without compositing (the

@@ -8,6 +8,7 @@ import { Header } from "./components/Header";
 import { SettingsDialog } from "./components/SettingsDialog";
 import { InterruptedNotice } from "./components/InterruptedNotice";
 import { Sidebar } from "./components/Sidebar";
+import { useCompressionNotices } from "./hooks/useCompressionNotices";
 import { useConversations } from "./hooks/useConversations";
 import { useErrorBanner } from "./hooks/useErrorBanner";
 import { useExecutions, useInterrupted } from "./hooks/useExecutions";
@@ -29,6 +30,9 @@ export function App() {
   // Bumped when the settings close, so the meter measures against the provider chosen there.
   const [settingsKey, setSettingsKey] = useState(0);
   const { interrupted, dismiss: dismissInterrupted } = useInterrupted(report);
+  const notices = useCompressionNotices(runs.runs);
+  // Bumped when what is stored changed here outside a run (a compression, an undo).
+  const [edits, setEdits] = useState(0);
 
   const open =
     conv.conversations.find((c) => c.id === openId) ?? (opened && opened.id === openId ? opened : null);
@@ -37,7 +41,7 @@ export function App() {
     messages,
     loading: messagesLoading,
     loadEarlier,
-  } = useMessages(open ? open.id : null, report, run.stored);
+  } = useMessages(open ? open.id : null, report, `${run.stored}:${edits}`);
   const executions = useExecutions(
     open ? open.id : null,
     `${run.stored}:${run.awaiting?.failureId ?? ""}:${run.subagents.length}:${run.live}`,
@@ -90,11 +94,7 @@ export function App() {
   }, []);
 
   const send = useCallback(
-    async (task: string) => {
-      if (!open) return false;
-      const started = await runs.start(open.id, task);
-      return started;
-    },
+    async (task: string) => (open ? runs.start(open.id, task) : null),
     [open, runs],
   );
 
@@ -150,6 +150,10 @@ export function App() {
               onStop={() => void runs.stop(open.id)}
               onChoose={(executionId, choice) => runs.choose(open.id, executionId, choice)}
               onOpenConversation={openConversation}
+              compressionNotice={notices.notices[open.id] ?? null}
+              onCompressed={(notice) => notices.show(open.id, notice)}
+              onDismissCompressionNotice={() => notices.dismiss(open.id)}
+              onMessagesChanged={() => setEdits((n) => n + 1)}
             />
           ) : (
             <EmptyState testId="empty-state">{t("main.empty")}</EmptyState>

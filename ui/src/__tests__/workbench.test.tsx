@@ -2,45 +2,11 @@ import { act, screen, waitFor, within } from "@testing-library/react";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { setLanguage } from "../i18n";
 import { meterState } from "../components/ContextMeter";
+import { C1, backendWith, inView, openC1, shownMessage } from "../test/conversation";
 import { FakeBackend, usageAt } from "../test/fakeBackend";
-import { conversation, message } from "../test/fixtures";
+import { message } from "../test/fixtures";
 import { renderApp } from "../test/render";
 import { execution, failureReport, review } from "../test/workbench";
-
-const C1 = conversation({ id: "c1", title: "Invoices", messageCount: 2 });
-
-/** The rendered message with this seq, if the virtualized list rendered it. */
-function shownMessage(seq: number): HTMLElement | undefined {
-  return screen.queryAllByTestId("message").find((m) => m.getAttribute("data-seq") === String(seq));
-}
-
-/** Whether a rendered row lies within the list's viewport (rows are placed by a translateY). */
-function inView(row: HTMLElement): boolean {
-  const viewport = screen.getByTestId("message-scroll");
-  const top = Number(/translateY\((-?[\d.]+)px\)/.exec(row.style.transform)?.[1] ?? NaN);
-  return top + 1 > viewport.scrollTop && top < viewport.scrollTop + viewport.clientHeight;
-}
-
-function backendWith(init: Partial<FakeBackend> = {}) {
-  const backend = new FakeBackend({
-    conversations: [C1],
-    messages: {
-      c1: [
-        message({ id: "m1", seq: 1, content: "Count the invoices" }),
-        message({ id: "m2", seq: 2, role: "assistant", content: "Note: match the ledger" }),
-      ],
-    },
-  });
-  Object.assign(backend, init);
-  return backend.install();
-}
-
-async function openC1() {
-  const utils = renderApp();
-  await utils.user.click(await screen.findByTestId("conversation-item"));
-  await screen.findByText("Note: match the ledger");
-  return utils;
-}
 
 beforeEach(async () => {
   await setLanguage("en");
@@ -212,9 +178,9 @@ describe("failure recovery", () => {
     expect(panel).toHaveTextContent("Todo 1 of 2: “Gather the invoices”");
     expect(panel).toHaveTextContent("the ledger is missing");
     expect(panel).toHaveTextContent("2 files restored, 1 removed, 6 messages undone");
-    for (const name of ["Retry", "Skip", "Replan", "Abort"]) {
-      expect(within(panel).getByRole("button", { name })).toBeInTheDocument();
-    }
+    // The choices this data failure offers, best first, and no others.
+    const choices = within(within(panel).getByTestId("recovery-choices")).getAllByRole("button");
+    expect(choices.map((b) => b.textContent)).toEqual(["Replan", "Skip", "Retry", "Abort"]);
     backend.executions.c1 = [execution({ id: "e1", conversationId: "c1", status: "running" })];
     await user.click(within(panel).getByRole("button", { name: "Skip" }));
     await waitFor(() => expect(backend.callsOf("run_choose")).toEqual([{ cmd: "run_choose", args: { runId: "run-1", choice: "skip" } }]));
@@ -359,6 +325,59 @@ describe("compression", () => {
     await user.click(within(marker).getByTestId("compaction-undo"));
     await waitFor(() => expect(screen.queryByTestId("compaction-marker")).toBeNull());
     expect(backend.callsOf("compression_undo")[0]?.args).toEqual({ compactionId: "k1" });
+    // Undone from its marker: the notice of that compression goes too.
+    expect(screen.queryByTestId("compaction-notice")).toBeNull();
+  });
+
+  /** Compresses C1 through the dialog, as the analyst does from the meter's warning. */
+  async function compressManually(user: Awaited<ReturnType<typeof openC1>>["user"]) {
+    await user.click(await screen.findByTestId("context-compress"));
+    const dialog = screen.getByRole("dialog", { name: "Compress context" });
+    await user.click(within(dialog).getByTestId("compress-preview"));
+    await within(dialog).findByTestId("compress-tokens");
+    await user.click(within(dialog).getByTestId("compress-confirm"));
+    await waitFor(() => expect(screen.queryByRole("dialog", { name: "Compress context" })).toBeNull());
+  }
+
+  it("shows a notice with Undo after a manual compression, outside the list, until it is undone", async () => {
+    const backend = backendWith({ usage: usageAt(0.75) });
+    const { user } = await openC1();
+    await compressManually(user);
+    const notice = await screen.findByTestId("compaction-notice");
+    expect(notice).toHaveAttribute("role", "status");
+    expect(notice).toHaveTextContent("The context was compressed (9,000 → 3,000 tokens).");
+    expect(notice).toHaveAttribute("data-trigger", "manual");
+    // In sight without scrolling: it is not part of the scrolled list.
+    expect(screen.getByTestId("message-scroll")).not.toContainElement(notice);
+    await screen.findByTestId("compaction-marker");
+
+    // It stays while the conversation changes (a new run's messages).
+    await user.type(screen.getByRole("textbox", { name: "Task" }), "go");
+    await user.click(screen.getByRole("button", { name: "Send" }));
+    await waitFor(() => expect(backend.channels).toHaveLength(1));
+    act(() => backend.emit({ type: "runEnded", status: "succeeded", answer: "ok", error: null }));
+    expect(screen.getByTestId("compaction-notice")).toBe(notice);
+
+    const usageReads = backend.callsOf("context_usage").length;
+    const pageReads = backend.callsOf("message_page").length;
+    await user.click(within(notice).getByRole("button", { name: "Undo" }));
+    await waitFor(() => expect(backend.callsOf("compression_undo")).toEqual([{ cmd: "compression_undo", args: { compactionId: "k1" } }]));
+    await waitFor(() => expect(screen.queryByTestId("compaction-notice")).toBeNull());
+    await waitFor(() => expect(screen.queryByTestId("compaction-marker")).toBeNull());
+    // The meter and the list read again.
+    await waitFor(() => expect(backend.callsOf("context_usage").length).toBeGreaterThan(usageReads));
+    await waitFor(() => expect(backend.callsOf("message_page").length).toBeGreaterThan(pageReads));
+  });
+
+  it("dismisses the notice without undoing the compression", async () => {
+    const backend = backendWith({ usage: usageAt(0.75) });
+    const { user } = await openC1();
+    await compressManually(user);
+    const notice = await screen.findByTestId("compaction-notice");
+    await user.click(within(notice).getByRole("button", { name: "Dismiss" }));
+    expect(screen.queryByTestId("compaction-notice")).toBeNull();
+    expect(screen.getByTestId("compaction-marker")).toBeInTheDocument();
+    expect(backend.callsOf("compression_undo")).toHaveLength(0);
   });
 
   it("offers undo for an automatic compression during a run", async () => {
@@ -372,10 +391,30 @@ describe("compression", () => {
     ];
     act(() => backend.emit({ type: "compacted", compactionId: "auto1", level: "standard", trigger: "auto", tokensBefore: 8600, tokensAfter: 4000 }));
     const notice = await screen.findByTestId("compaction-notice");
-    expect(notice).toHaveTextContent("8,600 → 4,000");
+    expect(notice).toHaveTextContent("The context was compressed automatically (8,600 → 4,000 tokens).");
+    expect(screen.getByTestId("message-scroll")).not.toContainElement(notice);
+    // The run ends: the notice stays until the analyst answers it.
+    act(() => backend.emit({ type: "runEnded", status: "succeeded", answer: "ok", error: null }));
+    await waitFor(() => expect(screen.getByRole("button", { name: "Send" })).toBeInTheDocument());
+    expect(screen.getByTestId("compaction-notice")).toBe(notice);
+    const usageReads = backend.callsOf("context_usage").length;
     await user.click(within(notice).getByTestId("compaction-notice-undo"));
-    await waitFor(() => expect(backend.callsOf("compression_undo")).toHaveLength(1));
+    await waitFor(() => expect(backend.callsOf("compression_undo")).toEqual([{ cmd: "compression_undo", args: { compactionId: "auto1" } }]));
     await waitFor(() => expect(screen.queryByTestId("compaction-notice")).toBeNull());
+    await waitFor(() => expect(backend.callsOf("context_usage").length).toBeGreaterThan(usageReads));
+  });
+
+  it("lets the notice of an automatic compression be dismissed", async () => {
+    const backend = backendWith();
+    const { user } = await openC1();
+    await user.type(screen.getByRole("textbox", { name: "Task" }), "go");
+    await user.click(screen.getByRole("button", { name: "Send" }));
+    await waitFor(() => expect(backend.channels).toHaveLength(1));
+    act(() => backend.emit({ type: "compacted", compactionId: "auto1", level: "standard", trigger: "auto", tokensBefore: 8600, tokensAfter: 4000 }));
+    const notice = await screen.findByTestId("compaction-notice");
+    await user.click(within(notice).getByTestId("compaction-notice-dismiss"));
+    expect(screen.queryByTestId("compaction-notice")).toBeNull();
+    expect(backend.callsOf("compression_undo")).toHaveLength(0);
   });
 });
 

@@ -1,21 +1,26 @@
-import { useState } from "react";
+import { useId, useState } from "react";
 import { useTranslation } from "react-i18next";
 
 type Props = {
   live: boolean;
+  /** Why the conversation cannot take a task now (another run, a chat turn…), if it cannot. */
+  busyReason: string | null;
+  /** Resolves to whether the task was started (the text is then cleared). */
   onSend: (task: string) => Promise<boolean>;
   onStop: () => void;
 };
 
 /** Where the analyst gives the agent a task, and stops it. */
-export function Composer({ live, onSend, onStop }: Props) {
+export function Composer({ live, busyReason, onSend, onStop }: Props) {
   const { t } = useTranslation();
   const [task, setTask] = useState("");
   const [sending, setSending] = useState(false);
+  const reasonId = useId();
   const empty = task.trim() === "";
+  const blocked = busyReason !== null && !live;
 
   const send = async () => {
-    if (empty || live || sending) return;
+    if (empty || live || sending || blocked) return;
     setSending(true);
     const started = await onSend(task.trim());
     setSending(false);
@@ -23,37 +28,50 @@ export function Composer({ live, onSend, onStop }: Props) {
   };
 
   return (
-    <form
-      className="composer"
-      onSubmit={(e) => {
-        e.preventDefault();
-        void send();
-      }}
-    >
-      <textarea
-        className="composer-input"
-        aria-label={t("composer.label")}
-        placeholder={t("composer.placeholder")}
-        data-testid="composer-input"
-        value={task}
-        rows={2}
-        onChange={(e) => setTask(e.target.value)}
-        onKeyDown={(e) => {
-          if (e.key === "Enter" && (e.ctrlKey || e.metaKey)) {
-            e.preventDefault();
-            void send();
-          }
-        }}
-      />
-      {live ? (
-        <button type="button" className="button button-danger" data-testid="stop" onClick={onStop}>
-          {t("composer.stop")}
-        </button>
-      ) : (
-        <button type="submit" className="button button-primary" data-testid="send" disabled={empty || sending}>
-          {t("composer.send")}
-        </button>
+    <>
+      {blocked && (
+        <p className="composer-busy" id={reasonId} role="status" data-testid="composer-busy">
+          {busyReason}
+        </p>
       )}
-    </form>
+      <form
+        className="composer"
+        onSubmit={(e) => {
+          e.preventDefault();
+          void send();
+        }}
+      >
+        <textarea
+          className="composer-input"
+          aria-label={t("composer.label")}
+          placeholder={t("composer.placeholder")}
+          data-testid="composer-input"
+          value={task}
+          rows={2}
+          onChange={(e) => setTask(e.target.value)}
+          onKeyDown={(e) => {
+            if (e.key === "Enter" && (e.ctrlKey || e.metaKey)) {
+              e.preventDefault();
+              void send();
+            }
+          }}
+        />
+        {live ? (
+          <button type="button" className="button button-danger" data-testid="stop" onClick={onStop}>
+            {t("composer.stop")}
+          </button>
+        ) : (
+          <button
+            type="submit"
+            className="button button-primary"
+            data-testid="send"
+            disabled={empty || sending || blocked}
+            aria-describedby={blocked ? reasonId : undefined}
+          >
+            {t("composer.send")}
+          </button>
+        )}
+      </form>
+    </>
   );
 }

@@ -8,8 +8,8 @@ import { formatNumber } from "../lib/format";
 type Props = {
   conversationId: string;
   onClose: () => void;
-  /** A compaction was stored. */
-  onDone: (compactionId: string | null) => void;
+  /** A compaction was stored: what it did, with its id for undo. */
+  onDone: (applied: CompressionPreview) => void;
   report: ReportError;
 };
 
@@ -34,7 +34,7 @@ export function CompressionDialog({ conversationId, onClose, onDone, report }: P
       report(res.error);
       return;
     }
-    if (apply) onDone(res.data.compactionId);
+    if (apply) onDone(res.data);
     else setPreview(res.data);
   };
 

@@ -1,13 +1,25 @@
 import { useEffect, useState } from "react";
 import { useTranslation } from "react-i18next";
 import { call } from "../api/call";
-import { commands, type CompactionMarker, type ConversationSummary, type ExecutionView, type MessageView } from "../bindings";
+import {
+  commands,
+  type AppError,
+  type CompactionMarker,
+  type CompressionPreview,
+  type ConversationSummary,
+  type ExecutionView,
+  type MessageView,
+} from "../bindings";
+import type { CompressionNotice } from "../hooks/useCompressionNotices";
+import { useConversationBusy } from "../hooks/useConversationBusy";
 import type { ReportError } from "../hooks/useErrorBanner";
+import { busyReason } from "../lib/busy";
 import { formatNumber } from "../lib/format";
 import type { RunState } from "../run/state";
 import type { Choice } from "../run/useRuns";
 import { Composer } from "./Composer";
 import { CompressionDialog } from "./CompressionDialog";
+import { CompressionNoticeBar } from "./CompressionNoticeBar";
 import { ContextMeter } from "./ContextMeter";
 import { EmptyState } from "./EmptyState";
 import { ExportMenu } from "./ExportMenu";
@@ -31,10 +43,18 @@ type Props = {
   /** Bumped when the settings close: the provider, and so the window, may have changed. */
   settingsKey: number;
   report: ReportError;
-  onSend: (task: string) => Promise<boolean>;
+  /** Starts a run; resolves to the error that refused it, if any. */
+  onSend: (task: string) => Promise<AppError | null>;
   onStop: () => void;
-  onChoose: (executionId: string, choice: Choice) => Promise<boolean>;
+  /** Answers a failure; resolves to the error that refused the choice, if any. */
+  onChoose: (executionId: string, choice: Choice) => Promise<AppError | null>;
   onOpenConversation: (conversationId: string, title: string) => void;
+  /** The notice of the newest compression made here or by a run, until dismissed or undone. */
+  compressionNotice: CompressionNotice | null;
+  onCompressed: (notice: CompressionNotice) => void;
+  onDismissCompressionNotice: () => void;
+  /** What is stored changed here (a compression, an undo): the list reads it again. */
+  onMessagesChanged: () => void;
 };
 
 /** How long a cited message stays highlighted. */
@@ -64,12 +84,42 @@ export function ConversationView(props: Props) {
     // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [conversation.id, refreshKey, compressions]);
 
+  const { compressionNotice: notice, onDismissCompressionNotice, onMessagesChanged } = props;
   const undo = async (compactionId: string) => {
     const res = await call(() => commands.compressionUndo(compactionId));
     if (res.status === "error") report(res.error);
+    else if (notice?.compactionId === compactionId) onDismissCompressionNotice();
+    // The markers, the meter and the list read again, whatever happened.
     setCompressions((n) => n + 1);
+    onMessagesChanged();
   };
-  const latestAuto = [...run.compactions].reverse().find((c) => markers.some((m) => m.id === c.id && m.undoable));
+  const compressed = (applied: CompressionPreview) => {
+    setCompressOpen(false);
+    setCompressions((n) => n + 1);
+    onMessagesChanged();
+    if (applied.compactionId !== null) {
+      props.onCompressed({
+        compactionId: applied.compactionId,
+        trigger: "manual",
+        tokensBefore: applied.tokensBefore,
+        tokensAfter: applied.tokensAfter,
+      });
+    }
+  };
+  // Undo is offered while the compaction is the newest in force (or not yet listed).
+  const noticeMarker = notice ? markers.find((m) => m.id === notice.compactionId) : undefined;
+  const noticeUndoable = noticeMarker?.undoable ?? true;
+
+  // Send is disabled, with the reason, while something else holds the conversation.
+  const { busy, refresh: refreshBusy } = useConversationBusy(conversation.id, run.live);
+  const send = async (task: string) => {
+    const error = await props.onSend(task);
+    if (error === null) return true;
+    // Refused as busy: the composer says by what, as it does for a busy conversation it knew of.
+    if (error.code === "busy" && (await refreshBusy()) !== null) return false;
+    report(error);
+    return false;
+  };
   const [highlighted, setHighlighted] = useState<number | null>(null);
 
   // Evidence may cite a message above the loaded pages: read upwards until it is there.
@@ -118,7 +168,20 @@ export function ConversationView(props: Props) {
   const waiting = executions.find(
     (e) => e.status === "awaiting_user" && e.waitingOn !== null && e.waitingOn.resolution === null,
   );
-  const showRecovery = waiting !== undefined && (run.awaiting !== null || !run.live);
+  const failure = waiting?.waitingOn ?? null;
+  // The failure a choice is being sent for stays on screen until the answer is known, so a
+  // refused choice keeps the panel (and its error) rather than closing and reopening it.
+  const [answering, setAnswering] = useState<string | null>(null);
+  const showRecovery =
+    failure !== null &&
+    (answering === failure.id || (run.live ? run.awaiting?.failureId === failure.id : true));
+  const choose = async (choice: Choice) => {
+    if (!waiting || !failure) return null;
+    setAnswering(failure.id);
+    const refused = await props.onChoose(waiting.id, choice);
+    setAnswering(null);
+    return refused;
+  };
 
   return (
     <section className="conversation-view" data-testid="conversation-view" data-conversation-id={conversation.id}>
@@ -174,19 +237,22 @@ export function ConversationView(props: Props) {
             }
             footer={<LiveRun run={run} />}
             footerKey={`${run.text.length}:${run.reasoning.length}:${run.tools.length}:${run.tools.filter((x) => x.done).length}`}
+            runLive={run.live}
           />
-          {latestAuto && (
-            <p className="compaction-notice" data-testid="compaction-notice" role="status">
-              {t("compress.autoNotice", {
-                before: formatNumber(latestAuto.tokensBefore, lang),
-                after: formatNumber(latestAuto.tokensAfter, lang),
-              })}{" "}
-              <button type="button" className="link-button" data-testid="compaction-notice-undo" onClick={() => void undo(latestAuto.id)}>
-                {t("compress.undo")}
-              </button>
-            </p>
+          {notice && (
+            <CompressionNoticeBar
+              notice={notice}
+              undoable={noticeUndoable}
+              onUndo={() => void undo(notice.compactionId)}
+              onDismiss={onDismissCompressionNotice}
+            />
           )}
-          <Composer live={run.live} onSend={props.onSend} onStop={props.onStop} />
+          <Composer
+            live={run.live}
+            busyReason={busy ? busyReason(busy, t, lang) : null}
+            onSend={send}
+            onStop={props.onStop}
+          />
         </div>
         {(todos.length > 0 || subagents.length > 0) && (
           <aside className="workbench-side">
@@ -195,17 +261,12 @@ export function ConversationView(props: Props) {
           </aside>
         )}
       </div>
-      {showRecovery && waiting?.waitingOn && (
-        <RecoveryPanel report={waiting.waitingOn} onChoose={(choice) => props.onChoose(waiting.id, choice)} />
-      )}
+      {showRecovery && failure && <RecoveryPanel key={failure.id} report={failure} onChoose={choose} />}
       {compressOpen && (
         <CompressionDialog
           conversationId={conversation.id}
           onClose={() => setCompressOpen(false)}
-          onDone={() => {
-            setCompressOpen(false);
-            setCompressions((n) => n + 1);
-          }}
+          onDone={compressed}
           report={report}
         />
       )}

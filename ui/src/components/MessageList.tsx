@@ -1,7 +1,8 @@
 import { useVirtualizer } from "@tanstack/react-virtual";
-import { memo, useEffect, useLayoutEffect, useMemo, useRef, type ReactNode } from "react";
+import { memo, useEffect, useMemo, useRef, type ReactNode } from "react";
 import { useTranslation } from "react-i18next";
 import type { CompactionMarker, MessageView } from "../bindings";
+import { useFollowEnd } from "../hooks/useFollowEnd";
 import { MessageItem } from "./MessageItem";
 
 /** One row of the list: a stored message, or the marker of a compaction whose summary ends there. */
@@ -28,9 +29,6 @@ const ESTIMATE_PX = 120;
 const OVERSCAN = 6;
 /** Within this many pixels of the top, the page above is read. */
 const READ_EARLIER_PX = 400;
-/** Within this many pixels of the end, the reader is following the conversation. */
-const AT_END_PX = 48;
-
 type Props = {
   conversationId: string;
   messages: MessageView[];
@@ -46,13 +44,16 @@ type Props = {
   footer: ReactNode;
   /** Changes whenever the footer grows (streamed text, a new tool card). */
   footerKey: unknown;
+  /** Whether this window runs something here; when a run starts, the view goes to its end. */
+  runLive?: boolean;
 };
 
 /**
  * The conversation's messages, virtualized: only the rows near the viewport are in the DOM, so a
  * conversation with 100k messages stays as light as a short one however far up the reader goes.
- * It opens at its end and follows new messages and the live run while the reader is there; rows
- * read above keep what is in view where it was (the virtualizer anchors on the end).
+ * It opens at its end and follows new messages and the live run while the reader is there
+ * (`useFollowEnd`); once they scroll away it stays put and offers "Jump to latest". Rows read
+ * above keep what is in view where it was (the virtualizer anchors on the end).
  */
 export function MessageList(props: Props) {
   const { conversationId, messages, markers, highlighted, onUndo, loadEarlier, placeholder } = props;
@@ -68,26 +69,34 @@ export function MessageList(props: Props) {
   });
   const totalSize = virtualizer.getTotalSize();
 
-  // Following: true while the reader is at the end; a new conversation opens there.
-  const atEnd = useRef(true);
-  const opened = useRef<string | null>(null);
+  const listRef = useRef<HTMLOListElement>(null);
+  const footerRef = useRef<HTMLDivElement>(null);
   const reading = useRef(false);
-  useLayoutEffect(() => {
-    const el = scrollRef.current;
-    if (!el || rows.length === 0) return;
-    if (opened.current !== conversationId) {
-      opened.current = conversationId;
-      atEnd.current = true;
-    }
-    if (atEnd.current) el.scrollTop = Math.max(0, el.scrollHeight - el.clientHeight);
-  }, [conversationId, rows.length, totalSize, props.footerKey]);
+  const follow = useFollowEnd({
+    scrollRef,
+    listRef,
+    footerRef,
+    currentListHeight: () => virtualizer.getTotalSize(),
+    conversationId,
+    contentKey: `${rows.length}:${totalSize}:${String(props.footerKey)}`,
+    listShown: placeholder === null,
+  });
+
+  // A run started here (a task sent, a choice made, a resume): show it from its start.
+  const wasLive = useRef(props.runLive ?? false);
+  useEffect(() => {
+    const live = props.runLive ?? false;
+    if (live && !wasLive.current) follow.jumpToEnd();
+    wasLive.current = live;
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [props.runLive]);
 
   // A cited message: bring it to the middle of the view.
   useEffect(() => {
     if (highlighted === null) return;
     const index = rows.findIndex((r) => r.kind === "message" && r.message.seq === highlighted);
     if (index < 0) return;
-    atEnd.current = false;
+    follow.release();
     virtualizer.scrollToIndex(index, { align: "center" });
     // Only a new citation moves the view; rows read meanwhile must not pull it back.
     // eslint-disable-next-line react-hooks/exhaustive-deps
@@ -96,7 +105,7 @@ export function MessageList(props: Props) {
   const onScroll = () => {
     const el = scrollRef.current;
     if (!el) return;
-    atEnd.current = el.scrollHeight - el.scrollTop - el.clientHeight < AT_END_PX;
+    follow.onScroll();
     if (el.scrollTop < READ_EARLIER_PX && !reading.current && rows.length > 0) {
       reading.current = true;
       void loadEarlier().finally(() => {
@@ -106,23 +115,42 @@ export function MessageList(props: Props) {
   };
 
   return (
-    <div className="message-scroll" ref={scrollRef} onScroll={onScroll} data-testid="message-scroll">
-      {placeholder ?? (
-        <ol className="message-list" data-testid="message-list" data-count={rows.length} style={{ height: totalSize }}>
-          {virtualizer.getVirtualItems().map((item) => {
-            const row = rows[item.index];
-            if (!row) return null;
-            const place = { ref: virtualizer.measureElement, index: item.index, start: item.start };
-            return row.kind === "marker" ? (
-              <MarkerRow key={row.key} marker={row.marker} onUndo={onUndo} {...place} />
-            ) : (
-              <MessageItem key={row.key} message={row.message} highlighted={row.message.seq === highlighted} {...place} />
-            );
-          })}
-        </ol>
-      )}
-      {props.footer}
+    <div className="message-pane">
+      <div className="message-scroll" ref={scrollRef} onScroll={onScroll} data-testid="message-scroll">
+        {placeholder ?? (
+          <ol
+            ref={listRef}
+            className="message-list"
+            data-testid="message-list"
+            data-count={rows.length}
+            style={{ height: totalSize }}
+          >
+            {virtualizer.getVirtualItems().map((item) => {
+              const row = rows[item.index];
+              if (!row) return null;
+              const place = { ref: virtualizer.measureElement, index: item.index, start: item.start };
+              return row.kind === "marker" ? (
+                <MarkerRow key={row.key} marker={row.marker} onUndo={onUndo} {...place} />
+              ) : (
+                <MessageItem key={row.key} message={row.message} highlighted={row.message.seq === highlighted} {...place} />
+              );
+            })}
+          </ol>
+        )}
+        <div ref={footerRef}>{props.footer}</div>
+      </div>
+      {follow.away && rows.length > 0 && <JumpToLatest onJump={follow.jumpToEnd} />}
     </div>
+  );
+}
+
+/** Offered while the reader is away from the end: back to the newest message, following again. */
+function JumpToLatest({ onJump }: { onJump: () => void }) {
+  const { t } = useTranslation();
+  return (
+    <button type="button" className="button button-small jump-to-latest" data-testid="jump-to-latest" onClick={onJump}>
+      {t("message.jumpToLatest")}
+    </button>
   );
 }
 

@@ -1,23 +1,34 @@
-import { useState } from "react";
+import { useId, useState } from "react";
 import { useTranslation } from "react-i18next";
-import type { FailureReport } from "../bindings";
-import type { Choice } from "../run/useRuns";
+import type { AppError, FailureReport } from "../bindings";
+import { isChoice, type Choice } from "../run/useRuns";
+import { TodoChanges } from "./TodoChanges";
 
-type Props = { report: FailureReport; onChoose: (choice: Choice) => Promise<boolean> };
+type Props = {
+  report: FailureReport;
+  /** Resolves to the error that refused the choice, if any. */
+  onChoose: (choice: Choice) => Promise<AppError | null>;
+};
 
-const CHOICES: Choice[] = ["retry", "skip", "replan", "abort"];
-
-/** Shown while an execution waits for the analyst after a failure. */
+/**
+ * Shown while an execution waits for the analyst after a failure: where, why, what was rolled
+ * back or what the todo changed, and exactly the choices this failure offers, best first. A
+ * refused choice keeps the panel open and says why.
+ */
 export function RecoveryPanel({ report, onChoose }: Props) {
   const { t } = useTranslation();
   const [busy, setBusy] = useState(false);
-  const where = report.todoTitle
-    ? t("recovery.where", {
-        title: report.todoTitle,
-        position: report.position ?? "?",
-        total: report.planLen ?? "?",
-      }) + (report.phase ? ` · ${t("recovery.phase", { phase: report.phase })}` : "")
-    : t("recovery.nowhere");
+  const [error, setError] = useState<AppError | null>(null);
+  const choices = report.suggestions.filter(isChoice);
+
+  const choose = async (choice: Choice) => {
+    setBusy(true);
+    setError(null);
+    const refused = await onChoose(choice);
+    setBusy(false);
+    setError(refused);
+  };
+
   return (
     <div className="overlay">
       <div
@@ -27,23 +38,17 @@ export function RecoveryPanel({ report, onChoose }: Props) {
         aria-label={t("recovery.label")}
         aria-describedby="recovery-why"
         data-testid="failure-recovery"
+        data-failure-id={report.id}
       >
         <h2>{t("recovery.label")}</h2>
         <dl>
           <dt>{t("recovery.whereLabel")}</dt>
-          <dd data-testid="recovery-where">{where}</dd>
+          <dd data-testid="recovery-where">
+            <FailurePlace report={report} />
+          </dd>
           <dt>{t("recovery.whyLabel")}</dt>
           <dd id="recovery-why" data-testid="recovery-why">
-            <span className={`failure-class class-${report.class}`}>{report.class}</span> {report.message}
-            {report.trigger && <span className="recovery-trigger"> ({report.trigger})</span>}
-            {report.likelyCauses.length > 0 && (
-              <ul>
-                {report.likelyCauses.map((c, i) => (
-                  <li key={i}>{c}</li>
-                ))}
-              </ul>
-            )}
-            {report.call && <code className="recovery-call">{report.call}</code>}
+            <FailureCause report={report} />
           </dd>
           <dt>{t("recovery.rolledBackLabel")}</dt>
           <dd data-testid="recovery-rolled-back">
@@ -55,33 +60,80 @@ export function RecoveryPanel({ report, onChoose }: Props) {
                 })
               : t("recovery.nothingRolledBack")}
           </dd>
-          {report.suggestions.length > 0 && (
+          {report.changes && (
             <>
-              <dt>{t("recovery.suggestionsLabel")}</dt>
-              <dd data-testid="recovery-suggestions">
-                {report.suggestions.map((s) => t(`recovery.choices.${s}`, { defaultValue: s })).join(" · ")}
+              <dt>{t("recovery.changesLabel")}</dt>
+              <dd data-testid="recovery-changes">
+                <TodoChanges changes={report.changes} />
               </dd>
             </>
           )}
         </dl>
-        <div className="dialog-actions">
-          {CHOICES.map((choice) => (
-            <button
-              key={choice}
-              type="button"
-              className={choice === report.suggestions[0] ? "button button-primary" : "button"}
-              data-testid={`recovery-${choice}`}
-              disabled={busy}
-              onClick={() => {
-                setBusy(true);
-                void onChoose(choice).finally(() => setBusy(false));
-              }}
-            >
-              {t(`recovery.choices.${choice}`)}
-            </button>
+        {error && (
+          <p className="recovery-error" role="alert" data-testid="recovery-error" data-error-code={error.code}>
+            {t("recovery.refused", { message: error.message })}
+          </p>
+        )}
+        <ul className="recovery-choices" aria-label={t("recovery.choicesLabel")} data-testid="recovery-choices">
+          {choices.map((choice, i) => (
+            <ChoiceButton key={choice} choice={choice} primary={i === 0} disabled={busy} onChoose={(c) => void choose(c)} />
           ))}
-        </div>
+        </ul>
       </div>
     </div>
+  );
+}
+
+/** The todo the failure happened in, and its phase. */
+function FailurePlace({ report }: { report: FailureReport }) {
+  const { t } = useTranslation();
+  if (!report.todoTitle) return <>{t("recovery.nowhere")}</>;
+  const where = t("recovery.where", {
+    title: report.todoTitle,
+    position: report.position ?? "?",
+    total: report.planLen ?? "?",
+  });
+  return <>{report.phase ? `${where} · ${t("recovery.phase", { phase: report.phase })}` : where}</>;
+}
+
+/** The failure's class, message, trigger, likely causes and the call that failed. */
+function FailureCause({ report }: { report: FailureReport }) {
+  return (
+    <>
+      <span className={`failure-class class-${report.class}`}>{report.class}</span> {report.message}
+      {report.trigger && <span className="recovery-trigger"> ({report.trigger})</span>}
+      {report.likelyCauses.length > 0 && (
+        <ul>
+          {report.likelyCauses.map((c, i) => (
+            <li key={i}>{c}</li>
+          ))}
+        </ul>
+      )}
+      {report.call && <code className="recovery-call">{report.call}</code>}
+    </>
+  );
+}
+
+/** One offered choice, with a line saying what it does. */
+function ChoiceButton(props: { choice: Choice; primary: boolean; disabled: boolean; onChoose: (choice: Choice) => void }) {
+  const { t } = useTranslation();
+  const { choice } = props;
+  const explanation = useId();
+  return (
+    <li className="recovery-choice">
+      <button
+        type="button"
+        className={props.primary ? "button button-primary" : "button"}
+        data-testid={`recovery-${choice}`}
+        aria-describedby={explanation}
+        disabled={props.disabled}
+        onClick={() => props.onChoose(choice)}
+      >
+        {t(`recovery.choices.${choice}`)}
+      </button>
+      <span id={explanation} className="recovery-choice-help">
+        {t(`recovery.explain.${choice}`)}
+      </span>
+    </li>
   );
 }

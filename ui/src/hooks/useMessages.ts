@@ -13,7 +13,7 @@ const MAX_REFRESH = 1000;
  * conversation of 100k messages opens as fast as a short one. Refetched when the id changes;
  * `refreshKey` re-reads what is loaded (a run stored messages, or rolled some back).
  */
-export function useMessages(conversationId: string | null, report: ReportError, refreshKey = 0) {
+export function useMessages(conversationId: string | null, report: ReportError, refreshKey: unknown = 0) {
   const [messages, setMessages] = useState<MessageView[]>([]);
   const [hasMore, setHasMore] = useState(false);
   const [loading, setLoading] = useState(false);

@@ -155,7 +155,8 @@ export function reduce(state: RunState, event: RunEvent): RunState {
     case "awaitingChoice":
       return { ...state, awaiting: { executionId: event.executionId, failureId: event.failureId } };
     case "recovered":
-      return { ...state, awaiting: null };
+      // A failure reported since (a rollback reports a new one) still waits.
+      return state.awaiting === null || state.awaiting.failureId === event.failureId ? { ...state, awaiting: null } : state;
     case "subagentStarted":
       return {
         ...state,

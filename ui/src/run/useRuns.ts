@@ -5,7 +5,13 @@ import { commands, type AppError, type RunEvent } from "../bindings";
 import type { ReportError } from "../hooks/useErrorBanner";
 import { idle, reduce, type RunState } from "./state";
 
-export type Choice = "retry" | "skip" | "replan" | "abort";
+/** What the analyst can answer a failure with; a failure offers some of these (`suggestions`). */
+export const CHOICES = ["retry", "skip", "replan", "rollback", "abort"] as const;
+export type Choice = (typeof CHOICES)[number];
+
+export function isChoice(value: string): value is Choice {
+  return (CHOICES as readonly string[]).includes(value);
+}
 
 /**
  * The runs of every conversation, kept while the window lives so switching conversations
@@ -21,7 +27,10 @@ export function useRuns(report: ReportError) {
     if (event.type === "runEnded" && event.error) reportRef.current(event.error);
   }, []);
 
-  /** Opens a channel for a run of `conversationId` and starts it with `begin`. */
+  /**
+   * Opens a channel for a run of `conversationId` and starts it with `begin`. Resolves to the
+   * error that kept it from starting, if any; the caller says where it is shown.
+   */
   const launch = useCallback(
     async (
       conversationId: string,
@@ -43,15 +52,15 @@ export function useRuns(report: ReportError) {
           ...all,
           [conversationId]: { ...(all[conversationId] ?? idle), runId: res.data },
         }));
-        return true;
+        return null;
       }
       setRuns((all) => ({ ...all, [conversationId]: { ...(all[conversationId] ?? idle), live: false } }));
-      reportRef.current(res.error);
-      return false;
+      return res.error;
     },
     [apply],
   );
 
+  /** Starts a run on `task`; resolves to the error that refused it (e.g. `busy`), if any. */
   const start = useCallback(
     (conversationId: string, task: string) =>
       launch(conversationId, (ch) => commands.runStart(conversationId, task, ch), false),
@@ -59,8 +68,10 @@ export function useRuns(report: ReportError) {
   );
 
   const resume = useCallback(
-    (conversationId: string, executionId: string) =>
-      launch(conversationId, (ch) => commands.executionResume(executionId, ch), false),
+    async (conversationId: string, executionId: string) => {
+      const error = await launch(conversationId, (ch) => commands.executionResume(executionId, ch), false);
+      if (error) reportRef.current(error);
+    },
     [launch],
   );
 
@@ -74,19 +85,25 @@ export function useRuns(report: ReportError) {
     [runs],
   );
 
-  /** Answers a failure: through the live run that waits, else by recovering the execution. */
+  /**
+   * Answers a failure: through the live run that waits, else by recovering the execution.
+   * Resolves to the error that refused the choice (one the failure does not offer is
+   * `invalid_input`), if any: the failure then still waits, and the recovery panel says why.
+   */
   const choose = useCallback(
-    async (conversationId: string, executionId: string, choice: Choice) => {
+    async (conversationId: string, executionId: string, choice: Choice): Promise<AppError | null> => {
       const run = runs[conversationId];
       if (run?.live && run.runId) {
         const runId = run.runId;
+        const answered = run.awaiting?.failureId ?? null;
         const res = await call(() => commands.runChoose(runId, choice));
-        if (res.status === "error") {
-          reportRef.current(res.error);
-          return false;
-        }
-        setRuns((all) => ({ ...all, [conversationId]: { ...(all[conversationId] ?? idle), awaiting: null } }));
-        return true;
+        if (res.status === "error") return res.error;
+        // The panel closes at once; a failure reported since (after a rollback) keeps it open.
+        setRuns((all) => {
+          const now = all[conversationId] ?? idle;
+          return now.awaiting?.failureId === answered ? { ...all, [conversationId]: { ...now, awaiting: null } } : all;
+        });
+        return null;
       }
       return launch(conversationId, (ch) => commands.executionRecover(executionId, choice, ch), true);
     },

@@ -5,6 +5,7 @@ import type {
   CompactionMarker,
   CompressionPreview,
   ContextUsage,
+  ConversationBusy,
   ConversationSummary,
   ExecutionView,
   MessageView,
@@ -44,8 +45,12 @@ export class FakeBackend {
   presets: { id: string; name: string; kind: string; source: string | null; createdAt: string }[] = [];
   /** Compactions in force, by conversation id. */
   compactions: Record<string, CompactionMarker[]> = {};
+  /** What conversation_busy answers, by conversation id; run_start refuses a busy one. */
+  busy: Record<string, ConversationBusy | null> = {};
   /** The channels runs were started with, newest last. */
   readonly channels: Channel<RunEvent>[] = [];
+  /** The conversation of each run started, by run id. */
+  private runConversations = new Map<string, string>();
   private failures = new Map<string, AppError>();
   private pending = new Map<string, Promise<void>>();
   private nextId = 1;
@@ -160,13 +165,28 @@ export class FakeBackend {
         return this.executions[String(args.conversationId)] ?? [];
       case "execution_interrupted":
         return this.interrupted;
+      case "conversation_busy":
+        return this.busy[String(args.id)] ?? null;
       case "run_start":
       case "execution_recover":
-      case "execution_resume":
+      case "execution_resume": {
+        const conversationId =
+          cmd === "run_start" ? String(args.conversationId) : this.executionById(String(args.executionId))?.conversationId;
+        const busy = conversationId === undefined ? null : this.busy[conversationId];
+        if (cmd === "run_start" && busy) throw { code: "busy", message: busy.message } satisfies AppError;
+        if (cmd === "execution_recover") this.checkChoice(this.executionById(String(args.executionId)), String(args.choice));
         this.channels.push(args.onEvent as Channel<RunEvent>);
-        return `run-${this.nextId++}`;
+        const runId = `run-${this.nextId++}`;
+        if (conversationId !== undefined) this.runConversations.set(runId, conversationId);
+        return runId;
+      }
+      case "run_choose": {
+        const conversationId = this.runConversations.get(String(args.runId));
+        const waiting = (this.executions[conversationId ?? ""] ?? []).find((e) => this.waitsOn(e));
+        this.checkChoice(waiting, String(args.choice));
+        return null;
+      }
       case "run_stop":
-      case "run_choose":
         return null;
       case "provider_list":
         return this.providers.map((p) => this.providerView(p));
@@ -273,6 +293,26 @@ export class FakeBackend {
       default:
         throw { code: "internal", message: `unknown command ${cmd}` } satisfies AppError;
     }
+  }
+
+  private executionById(id: string): ExecutionView | undefined {
+    return Object.values(this.executions)
+      .flat()
+      .find((e) => e.id === id);
+  }
+
+  private waitsOn(e: ExecutionView): boolean {
+    return e.status === "awaiting_user" && e.waitingOn !== null && e.waitingOn.resolution === null;
+  }
+
+  /** As the runtime does: a choice the waited-on failure does not offer is refused, nothing changes. */
+  private checkChoice(execution: ExecutionView | undefined, choice: string): void {
+    const failure = execution && this.waitsOn(execution) ? execution.waitingOn : null;
+    if (!failure || failure.suggestions.includes(choice)) return;
+    throw {
+      code: "invalid_input",
+      message: `${choice} is not a choice for failure ${failure.id} of execution ${execution?.id}: it offers ${failure.suggestions.join(", ")}; nothing was changed`,
+    } satisfies AppError;
   }
 
   private find(id: string): ConversationSummary {

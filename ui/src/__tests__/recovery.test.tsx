@@ -1,0 +1,191 @@
+import { act, screen, waitFor, within } from "@testing-library/react";
+import { beforeEach, describe, expect, it } from "vitest";
+import type { FailureReport } from "../bindings";
+import { setLanguage } from "../i18n";
+import { backendWith, openC1, startRun } from "../test/conversation";
+import type { FakeBackend } from "../test/fakeBackend";
+import { execution, failureReport } from "../test/workbench";
+
+/** The step budget ran out: nothing rolled back on its own, so rollback is offered, skip is not. */
+function stepBudget(overrides: Partial<FailureReport> = {}): FailureReport {
+  return failureReport({
+    id: "f1",
+    class: "logic",
+    message: "the step budget of 40 steps is spent",
+    trigger: "step_budget",
+    likelyCauses: ["the todo is larger than one budget"],
+    rolledBack: false,
+    filesRestored: 0,
+    filesRemoved: 0,
+    messagesRemoved: 0,
+    suggestions: ["retry", "replan", "rollback", "abort"],
+    changes: {
+      added: ["out/summary.csv", "out/chart.png"],
+      changed: ["invoices.csv"],
+      removed: [],
+      addedCount: 2,
+      changedCount: 1,
+      removedCount: 0,
+      messagesSince: 4,
+      workspaceUnknown: null,
+    },
+    ...overrides,
+  });
+}
+
+/** What the runtime reports after rolling f1 back on request: a new failure, without rollback. */
+function afterRollback(): FailureReport {
+  return stepBudget({
+    id: "f2",
+    rolledBack: true,
+    filesRestored: 1,
+    filesRemoved: 2,
+    messagesRemoved: 4,
+    suggestions: ["retry", "replan", "abort"],
+    changes: null,
+  });
+}
+
+function waitingOn(report: FailureReport) {
+  return execution({ id: "e1", conversationId: "c1", status: "awaiting_user", waitingOn: report });
+}
+
+/** The names of the panel's choice buttons, in order. */
+function choiceNames(panel: HTMLElement): string[] {
+  return within(within(panel).getByTestId("recovery-choices"))
+    .getAllByRole("button")
+    .map((b) => b.textContent ?? "");
+}
+
+/** A live run that waits on `report`, with its panel open. */
+async function liveRunWaitingOn(backend: FakeBackend, report: FailureReport) {
+  const { user } = await openC1();
+  await startRun(backend, user);
+  act(() => backend.emit({ type: "executionStarted", executionId: "e1", conversationId: "c1", workspace: "/ws", how: "started" }));
+  backend.executions.c1 = [waitingOn(report)];
+  act(() => backend.emit({ type: "awaitingChoice", executionId: "e1", failureId: report.id }));
+  const panel = await screen.findByRole("alertdialog", { name: "Failure recovery" });
+  return { user, panel };
+}
+
+/** The runtime's events after a rollback on request, and the new failure it waits on. */
+function reportRollback(backend: FakeBackend) {
+  backend.executions.c1 = [waitingOn(afterRollback())];
+  act(() => {
+    backend.emit({ type: "recovered", failureId: "f1", choice: "rollback" });
+    backend.emit({ type: "failure", failureId: "f2", class: "logic", message: "the step budget of 40 steps is spent" });
+    backend.emit({ type: "rolledBack", failureId: "f2", filesRestored: 1, filesRemoved: 2, messagesRemoved: 4 });
+    backend.emit({ type: "awaitingChoice", executionId: "e1", failureId: "f2" });
+  });
+}
+
+beforeEach(async () => {
+  await setLanguage("en");
+});
+
+describe("the recovery panel", () => {
+  it("shows exactly the choices a step-budget failure offers, and what the todo changed", async () => {
+    const backend = backendWith();
+    const { user, panel } = await liveRunWaitingOn(backend, stepBudget());
+    expect(choiceNames(panel)).toEqual(["Retry", "Replan", "Roll back", "Abort"]);
+    expect(within(panel).queryByRole("button", { name: "Skip" })).toBeNull();
+    expect(within(panel).getByRole("button", { name: "Roll back" })).toHaveAccessibleDescription(
+      "Put the workspace, plan and history back to where this todo started, then choose again.",
+    );
+    expect(within(panel).getByTestId("recovery-rolled-back")).toHaveTextContent("Nothing.");
+    const changes = within(panel).getByTestId("recovery-changes");
+    expect(changes).toHaveTextContent("Since this todo started: 2 files created, 1 file changed, 4 messages stored.");
+    const paths = within(changes).getByTestId("todo-changes-paths");
+    expect(paths).not.toHaveAttribute("open");
+    await user.click(within(paths).getByText("Paths"));
+    expect(within(paths).getByRole("list", { name: "Created" })).toHaveTextContent("out/summary.csv");
+    expect(within(paths).getByRole("list", { name: "Created" })).toHaveTextContent("out/chart.png");
+    expect(within(paths).getByRole("list", { name: "Changed" })).toHaveTextContent("invoices.csv");
+    expect(within(paths).queryByRole("list", { name: "Removed" })).toBeNull();
+  });
+
+  it("rolls back, then shows the new failure's report and its own choices", async () => {
+    const backend = backendWith();
+    const { user, panel } = await liveRunWaitingOn(backend, stepBudget());
+    await user.click(within(panel).getByRole("button", { name: "Roll back" }));
+    await waitFor(() => expect(backend.callsOf("run_choose")).toEqual([{ cmd: "run_choose", args: { runId: "run-1", choice: "rollback" } }]));
+
+    reportRollback(backend);
+    await waitFor(() =>
+      expect(screen.getByRole("alertdialog", { name: "Failure recovery" })).toHaveAttribute("data-failure-id", "f2"),
+    );
+    const second = screen.getByRole("alertdialog", { name: "Failure recovery" });
+    expect(choiceNames(second)).toEqual(["Retry", "Replan", "Abort"]);
+    expect(within(second).getByTestId("recovery-rolled-back")).toHaveTextContent(
+      "1 files restored, 2 removed, 4 messages undone",
+    );
+    expect(within(second).queryByTestId("recovery-changes")).toBeNull();
+
+    await user.click(within(second).getByRole("button", { name: "Replan" }));
+    await waitFor(() => expect(backend.callsOf("run_choose")[1]?.args).toEqual({ runId: "run-1", choice: "replan" }));
+  });
+
+  it("keeps the panel and says why when a choice is refused", async () => {
+    const backend = backendWith();
+    const { user, panel } = await liveRunWaitingOn(backend, stepBudget());
+    backend.fail("run_choose", { code: "invalid_input", message: "failure f1 has no snapshot to roll back to any more" });
+    await user.click(within(panel).getByRole("button", { name: "Roll back" }));
+    const error = await within(panel).findByRole("alert");
+    expect(error).toHaveTextContent("The choice was refused: failure f1 has no snapshot to roll back to any more");
+    expect(error).toHaveAttribute("data-error-code", "invalid_input");
+    expect(screen.getByRole("alertdialog", { name: "Failure recovery" })).toBe(panel);
+    expect(within(panel).getByRole("button", { name: "Retry" })).toBeEnabled();
+
+    // Another choice goes through, and the panel closes.
+    backend.succeed("run_choose");
+    backend.executions.c1 = [execution({ id: "e1", conversationId: "c1", status: "running" })];
+    await user.click(within(panel).getByRole("button", { name: "Retry" }));
+    await waitFor(() => expect(screen.queryByRole("alertdialog")).toBeNull());
+  });
+
+  it("on a waiting execution, rolls back through a recovered run and shows the new failure", async () => {
+    const backend = backendWith({ executions: { c1: [waitingOn(stepBudget())] } });
+    const { user } = await openC1();
+    const panel = await screen.findByRole("alertdialog", { name: "Failure recovery" });
+    expect(choiceNames(panel)).toEqual(["Retry", "Replan", "Roll back", "Abort"]);
+    await user.click(within(panel).getByRole("button", { name: "Roll back" }));
+    await waitFor(() => expect(backend.channels).toHaveLength(1));
+    expect(backend.callsOf("execution_recover")[0]?.args).toMatchObject({ executionId: "e1", choice: "rollback" });
+    act(() => backend.emit({ type: "executionStarted", executionId: "e1", conversationId: "c1", workspace: "/ws", how: "recovered" }));
+    reportRollback(backend);
+    await waitFor(() =>
+      expect(screen.getByRole("alertdialog", { name: "Failure recovery" })).toHaveAttribute("data-failure-id", "f2"),
+    );
+    expect(choiceNames(screen.getByRole("alertdialog"))).toEqual(["Retry", "Replan", "Abort"]);
+  });
+
+  it("on a waiting execution, keeps the panel on a refused choice and reads the offered choices again", async () => {
+    const backend = backendWith({ executions: { c1: [waitingOn(stepBudget())] } });
+    const { user } = await openC1();
+    const panel = await screen.findByRole("alertdialog", { name: "Failure recovery" });
+    // Meanwhile the failure stopped offering rollback (its snapshot is gone): refused, nothing changes.
+    backend.executions.c1 = [waitingOn(stepBudget({ suggestions: ["retry", "replan", "abort"] }))];
+    await user.click(within(panel).getByRole("button", { name: "Roll back" }));
+    const error = await within(panel).findByRole("alert");
+    expect(error).toHaveTextContent("The choice was refused: rollback is not a choice for failure f1");
+    expect(backend.channels).toHaveLength(0);
+    expect(screen.getByRole("alertdialog", { name: "Failure recovery" })).toBe(panel);
+    await waitFor(() => expect(choiceNames(panel)).toEqual(["Retry", "Replan", "Abort"]));
+    expect(within(panel).getByRole("alert")).toBe(error);
+  });
+
+  it("names the rollback and the changes in Chinese", async () => {
+    backendWith({ executions: { c1: [waitingOn(stepBudget())] } });
+    const { user } = await openC1();
+    await screen.findByRole("alertdialog", { name: "Failure recovery" });
+    await user.click(screen.getByRole("button", { name: "中文" }));
+    const panel = await screen.findByRole("alertdialog", { name: "故障恢复" });
+    expect(choiceNames(panel)).toEqual(["重试", "重新规划", "回滚", "中止"]);
+    expect(within(panel).getByRole("button", { name: "回滚" })).toHaveAccessibleDescription(
+      "将工作区、计划和历史恢复到此待办开始时的状态，然后再次选择。",
+    );
+    expect(within(panel).getByTestId("recovery-changes")).toHaveTextContent(
+      "自此待办开始以来：创建了 2 个文件，修改了 1 个文件，存储了 4 条消息。",
+    );
+  });
+});

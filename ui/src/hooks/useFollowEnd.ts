@@ -1,0 +1,96 @@
+import { useCallback, useEffect, useLayoutEffect, useRef, useState, type RefObject } from "react";
+
+/** Within this many pixels of the end, the reader is following the conversation. */
+export const AT_END_PX = 48;
+
+type Options = {
+  /** The scrolling viewport. */
+  scrollRef: RefObject<HTMLElement | null>;
+  /** The virtualized list inside it, sized by the virtualizer. */
+  listRef: RefObject<HTMLElement | null>;
+  /** What follows the list inside the viewport (the live run). */
+  footerRef: RefObject<HTMLElement | null>;
+  /** The list's height as the virtualizer knows it now, which can be newer than the rendered one. */
+  currentListHeight: () => number;
+  /** A new conversation opens at its end. */
+  conversationId: string;
+  /** Changes whenever the content may have changed size: rows, their measured sizes, the footer. */
+  contentKey: unknown;
+  /** Whether the list is shown (not a placeholder), so there is a list to observe. */
+  listShown: boolean;
+};
+
+/**
+ * Keeps the viewport at the end while the reader is there, whatever changes below or above
+ * (new rows, rows measured, rows rolled back or summarised, the live run growing or ending),
+ * and leaves it alone once the reader has scrolled away, until they come back or jump.
+ *
+ * Whether the reader is at the end is decided from the distance to the end at each scroll
+ * event, taken as the smaller of what the DOM says and what the virtualizer knows: the
+ * virtualizer moves the view itself when rows it measured differ from its estimate, before
+ * the list's new height is rendered, and measured against that stale height the view looked
+ * scrolled away, which used to stop the following for good.
+ */
+export function useFollowEnd(options: Options) {
+  const { scrollRef, listRef, footerRef, conversationId, contentKey, listShown } = options;
+  const following = useRef(true);
+  // Shown: the reader is away from the end, so "Jump to latest" is offered.
+  const [away, setAway] = useState(false);
+  const currentHeight = useRef(options.currentListHeight);
+  currentHeight.current = options.currentListHeight;
+
+  const setFollowing = useCallback((value: boolean) => {
+    following.current = value;
+    setAway(!value);
+  }, []);
+
+  const stickToEnd = useCallback(() => {
+    const el = scrollRef.current;
+    if (!el || !following.current) return;
+    const end = Math.max(0, el.scrollHeight - el.clientHeight);
+    if (Math.abs(el.scrollTop - end) >= 1) el.scrollTo({ top: end });
+  }, [scrollRef]);
+
+  /** Called on every scroll of the viewport. */
+  const onScroll = useCallback(() => {
+    const el = scrollRef.current;
+    if (!el) return;
+    const dom = el.scrollHeight - el.scrollTop - el.clientHeight;
+    const list = listRef.current;
+    const rendered = list ? parseFloat(list.style.height) || 0 : 0;
+    const known = dom + (currentHeight.current() - rendered);
+    const atEnd = Math.min(dom, known) < AT_END_PX;
+    if (atEnd !== following.current) setFollowing(atEnd);
+  }, [scrollRef, listRef, setFollowing]);
+
+  // A conversation opens at its end; then every change of the content keeps the end in view
+  // while the reader follows.
+  const opened = useRef<string | null>(null);
+  useLayoutEffect(() => {
+    if (opened.current !== conversationId) {
+      opened.current = conversationId;
+      setFollowing(true);
+    }
+    stickToEnd();
+  }, [conversationId, contentKey, stickToEnd, setFollowing]);
+
+  // Sizes that change without a render of the list (a row's markdown laid out, a warning in
+  // the live run) are seen by observing the list and the footer.
+  useEffect(() => {
+    if (typeof ResizeObserver === "undefined") return;
+    const observer = new ResizeObserver(() => stickToEnd());
+    for (const el of [scrollRef.current, listRef.current, footerRef.current]) if (el) observer.observe(el);
+    return () => observer.disconnect();
+  }, [scrollRef, listRef, footerRef, stickToEnd, listShown]);
+
+  /** Back to the end, following again. */
+  const jumpToEnd = useCallback(() => {
+    setFollowing(true);
+    stickToEnd();
+  }, [setFollowing, stickToEnd]);
+
+  /** Stops following: something else was brought into view. */
+  const release = useCallback(() => setFollowing(false), [setFollowing]);
+
+  return { away, onScroll, jumpToEnd, release };
+}
