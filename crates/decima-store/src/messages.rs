@@ -377,7 +377,8 @@ impl<'s> Messages<'s> {
     /// Soft-deletes every live message after `seq` (a rollback). The rows stay, and their seqs are
     /// never reused. Every summary that covers a deleted message is retired in the same
     /// transaction, so rolled-back content never reaches the model through a summary, and an undo
-    /// of an older compaction cannot revive one. Returns how many messages were deleted.
+    /// of an older compaction cannot revive one; so are the tenth man's cached summaries of
+    /// them. Returns how many messages were deleted.
     pub async fn soft_delete_after(&self, conversation: ConversationId, seq: i64) -> Result<u64> {
         let mut tx = self.store.begin_write().await?;
         touch(&mut tx, conversation).await?;
@@ -399,6 +400,13 @@ impl<'s> Messages<'s> {
         .bind(seq)
         .execute(&mut *tx)
         .await?;
+        // The tenth man's cached summaries of a range that lost messages are gone too (a read
+        // would also find them out of date, by their fingerprint).
+        sqlx::query("DELETE FROM review_digests WHERE conversation_id = ? AND through_seq > ?")
+            .bind(conversation.to_string())
+            .bind(seq)
+            .execute(&mut *tx)
+            .await?;
         tx.commit().await?;
         Ok(done.rows_affected())
     }
@@ -450,6 +458,24 @@ impl<'s> Messages<'s> {
             .collect::<Result<Vec<_>>>()?;
         messages.reverse();
         Ok(messages)
+    }
+
+    /// The seq of the `n`-th newest live message (the newest is the first), or of the oldest
+    /// when there are fewer: where "the last n messages" start. `None` without messages.
+    pub async fn nth_newest_seq(
+        &self,
+        conversation: ConversationId,
+        n: u32,
+    ) -> Result<Option<i64>> {
+        let seq: Option<i64> = sqlx::query_scalar(
+            "SELECT MIN(seq) FROM (SELECT seq FROM messages WHERE conversation_id = ? \
+             AND deleted_at IS NULL ORDER BY seq DESC LIMIT ?)",
+        )
+        .bind(conversation.to_string())
+        .bind(i64::from(n.max(1)))
+        .fetch_one(self.store.pool())
+        .await?;
+        Ok(seq)
     }
 
     /// How many live messages lie in `after < seq < before`, and their cached tokens, summed by

@@ -151,7 +151,7 @@ async fn rebuild_keeps_every_row_index_trigger_and_reference() {
     let pool = store.pool();
     let (objects_after, executions_after) = fingerprint(pool).await;
     // Every object is back; the only new ones are what later migrations add (the tenth man's,
-    // the app settings).
+    // the app settings, the tenth man's cached summaries).
     let added: Vec<&String> = objects_after
         .iter()
         .filter(|o| !objects_before.contains(o))
@@ -170,6 +170,7 @@ async fn rebuild_keeps_every_row_index_trigger_and_reference() {
             "index sqlite_autoindex_review_findings_1",
             "index sqlite_autoindex_review_findings_2",
             "table app_settings",
+            "table review_digests",
             "table review_findings",
         ],
         "objects no migration after the rebuild explains"

@@ -1,0 +1,328 @@
+//! Summaries made for a review: the extract strategy (no model) over a seq range that no stored
+//! summary covers and that does not fit the reviewer's budget verbatim. They are cached in the
+//! store (`review_digests`), never stored as a compaction, so no agent step sees them.
+//!
+//! The range is cut into blocks of [`BLOCK_SEQS`] seqs aligned on the seq numbers, so the same
+//! messages fall into the same blocks from one review to the next however the range's ends
+//! move. Each block's whole digest is cached as text that parses back; a block that grew since
+//! (the newest one, as the conversation goes on) is extended with its new messages only. The
+//! blocks' digests are merged and rendered within the budget by priority, and that rendering is
+//! cached too, keyed by (conversation, from, through, budget). Every cached row is checked
+//! against the live count, tokens and seq sum of its range (one SQL aggregate over the cached
+//! per-message counts, in one query for all rows), so a rollback or any other change of which
+//! messages are live makes it miss. A reused rendering reads no message at all; a grown
+//! conversation reads only its new messages.
+
+use decima_core::context::{Detail, Digest, Source};
+use decima_core::{ConversationId, Message, TokenCounter};
+use decima_store::{ReviewDigest, SeqFingerprint, Store};
+use tracing::debug;
+
+use crate::error::{Result, RuntimeError};
+
+/// Seqs per cached block. Small enough that a rollback or a grown block costs little to redo,
+/// large enough that a 10k-message history is a handful of rows to merge.
+pub const BLOCK_SEQS: i64 = 1_024;
+
+/// The format of the cached texts: a change to how they are made bumps it, and older rows are
+/// ignored and replaced.
+pub const DIGEST_VERSION: u32 = 1;
+
+/// A summary of the live messages `from..=through`, made for a review.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReviewSummary {
+    /// The first seq it covers.
+    pub from: i64,
+    /// The last seq it covers.
+    pub through: i64,
+    /// The summary, within the budget asked for.
+    pub text: String,
+    /// Its tokens (store counts).
+    pub tokens: u32,
+    /// Live messages it covers.
+    pub messages: u64,
+    /// Messages read from the store to make it: 0 when the cached rendering was reused.
+    pub read: u64,
+    /// Whether the rendering came from the cache as it was.
+    pub cached: bool,
+}
+
+/// The blocks of `from..=through`: aligned on multiples of [`BLOCK_SEQS`], the first starting
+/// at `from` and the last ending at `through`.
+pub fn blocks(from: i64, through: i64) -> Vec<(i64, i64)> {
+    let mut out = Vec::new();
+    let mut start = from.max(1);
+    while start <= through {
+        let block_end = ((start - 1) / BLOCK_SEQS + 1) * BLOCK_SEQS;
+        let end = block_end.min(through);
+        out.push((start, end));
+        start = end + 1;
+    }
+    out
+}
+
+/// What to do for one block.
+enum Plan {
+    /// A cached whole digest of the block, valid.
+    Cached(ReviewDigest),
+    /// A cached digest of the block's beginning, valid, to extend with `from..=through`.
+    Extend(ReviewDigest, i64),
+    /// Nothing usable: extract the whole block.
+    Fresh,
+}
+
+/// The summary of the live messages `from..=through`, rendered within `max_tokens` (store
+/// tokens, with the counter's per-message overhead, as [`Digest::render_budgeted`] counts).
+pub async fn summarise(
+    store: &Store,
+    conversation: ConversationId,
+    from: i64,
+    through: i64,
+    max_tokens: u32,
+    counter: &dyn TokenCounter,
+) -> Result<ReviewSummary> {
+    let digests = store.review_digests();
+    let rendered = digests
+        .within(conversation, DIGEST_VERSION, from, through, max_tokens)
+        .await?
+        .into_iter()
+        .find(|d| d.from_seq == from && d.through_seq == through);
+    if let Some(r) = rendered {
+        // A hit costs one aggregate over the cached counts and reads no message.
+        let now = digests
+            .fingerprints(conversation, &[(from, through)])
+            .await?
+            .first()
+            .copied()
+            .unwrap_or_default();
+        if now == r.fingerprint {
+            debug!(from, through, "review summary reused from the cache");
+            return Ok(ReviewSummary {
+                from,
+                through,
+                text: r.text,
+                tokens: r.tokens,
+                messages: now.messages,
+                read: 0,
+                cached: true,
+            });
+        }
+        // Out of date: made again below, which replaces the row.
+    }
+    make(store, conversation, (from, through), max_tokens, counter).await
+}
+
+/// The cached block rows that may serve `ranges`: for each block, the longest row that starts
+/// where the block starts and ends within it.
+async fn block_candidates(
+    store: &Store,
+    conversation: ConversationId,
+    ranges: &[(i64, i64)],
+) -> Result<Vec<Option<ReviewDigest>>> {
+    let (Some(first), Some(last)) = (ranges.first(), ranges.last()) else {
+        return Ok(Vec::new());
+    };
+    let rows = store
+        .review_digests()
+        .within(conversation, DIGEST_VERSION, first.0, last.1, 0)
+        .await?;
+    Ok(ranges
+        .iter()
+        .map(|(a, b)| {
+            rows.iter()
+                .filter(|r| r.from_seq == *a && r.through_seq <= *b)
+                .max_by_key(|r| r.through_seq)
+                .cloned()
+        })
+        .collect())
+}
+
+/// Makes the summary from block digests (cached, extended or extracted), renders it within
+/// `max_tokens`, and caches what it made.
+async fn make(
+    store: &Store,
+    conversation: ConversationId,
+    (from, through): (i64, i64),
+    max_tokens: u32,
+    counter: &dyn TokenCounter,
+) -> Result<ReviewSummary> {
+    let digests = store.review_digests();
+    let ranges = blocks(from, through);
+    let candidates = block_candidates(store, conversation, &ranges).await?;
+    // The whole range, each candidate's own range, then each block's, in one aggregate.
+    let mut asked: Vec<(i64, i64)> = Vec::with_capacity(ranges.len() * 2 + 1);
+    asked.push((from, through));
+    for c in candidates.iter().flatten() {
+        asked.push((c.from_seq, c.through_seq));
+    }
+    asked.extend(ranges.iter().copied());
+    let measured = digests.fingerprints(conversation, &asked).await?;
+    let whole = measured.first().copied().unwrap_or_default();
+    let rest = measured.get(1..).unwrap_or_default();
+    let (of_candidates, of_blocks) = rest.split_at(rest.len().saturating_sub(ranges.len()));
+    let mut of_candidates = of_candidates.iter();
+    let mut stale: Vec<(i64, i64, u32)> = Vec::new();
+    let mut plans = Vec::with_capacity(ranges.len());
+    for ((_, b), candidate) in ranges.iter().zip(candidates) {
+        let plan = match candidate {
+            Some(c) => {
+                let now = of_candidates.next().copied().unwrap_or_default();
+                if now != c.fingerprint {
+                    stale.push((c.from_seq, c.through_seq, 0));
+                    Plan::Fresh
+                } else if c.through_seq == *b {
+                    Plan::Cached(c)
+                } else {
+                    stale.push((c.from_seq, c.through_seq, 0));
+                    let next = c.through_seq + 1;
+                    Plan::Extend(c, next)
+                }
+            }
+            None => Plan::Fresh,
+        };
+        plans.push(plan);
+    }
+    // Reading and extracting overlap: each block is extracted on a blocking thread while the
+    // next is read.
+    let mut merged = Digest::default();
+    let mut fresh_rows: Vec<ReviewDigest> = Vec::new();
+    let mut read = 0u64;
+    let mut pending: Option<tokio::task::JoinHandle<(Digest, String)>> = None;
+    let mut pending_block: Option<((i64, i64), SeqFingerprint)> = None;
+    for (((a, b), plan), fingerprint) in ranges.iter().zip(plans).zip(of_blocks.iter().copied()) {
+        let job: Option<(Vec<Message>, Option<String>, bool)> = match plan {
+            Plan::Cached(c) => {
+                finish(
+                    &mut pending,
+                    &mut pending_block,
+                    &mut merged,
+                    &mut fresh_rows,
+                )
+                .await?;
+                merged.merge(Digest::parse(&c.text));
+                None
+            }
+            Plan::Extend(c, next) => {
+                let messages = store.messages().range(conversation, next, *b).await?;
+                Some((messages, Some(c.text), false))
+            }
+            Plan::Fresh => {
+                let messages = store.messages().range(conversation, *a, *b).await?;
+                Some((messages, None, *a == 1))
+            }
+        };
+        if let Some((messages, earlier, opens)) = job {
+            read += messages.len() as u64;
+            finish(
+                &mut pending,
+                &mut pending_block,
+                &mut merged,
+                &mut fresh_rows,
+            )
+            .await?;
+            pending = Some(tokio::task::spawn_blocking(move || {
+                block_digest(&messages, earlier.as_deref(), opens)
+            }));
+            pending_block = Some(((*a, *b), fingerprint));
+        }
+    }
+    finish(
+        &mut pending,
+        &mut pending_block,
+        &mut merged,
+        &mut fresh_rows,
+    )
+    .await?;
+    let (text, tokens) = merged.render_budgeted(Detail::Standard, max_tokens, counter);
+    let rendered = ReviewDigest {
+        from_seq: from,
+        through_seq: through,
+        budget: max_tokens,
+        fingerprint: whole,
+        text: text.clone(),
+        tokens,
+    };
+    fresh_rows.push(rendered);
+    digests
+        .put(conversation, DIGEST_VERSION, &fresh_rows, &stale)
+        .await?;
+    debug!(
+        from,
+        through,
+        read,
+        blocks = ranges.len(),
+        "review summary made"
+    );
+    Ok(ReviewSummary {
+        from,
+        through,
+        text,
+        tokens,
+        messages: whole.messages,
+        read,
+        cached: false,
+    })
+}
+
+/// Waits for the block being extracted, merges its digest and keeps its row to cache.
+async fn finish(
+    pending: &mut Option<tokio::task::JoinHandle<(Digest, String)>>,
+    block: &mut Option<((i64, i64), SeqFingerprint)>,
+    merged: &mut Digest,
+    rows: &mut Vec<ReviewDigest>,
+) -> Result<()> {
+    let (Some(job), Some(((a, b), fingerprint))) = (pending.take(), block.take()) else {
+        return Ok(());
+    };
+    let (digest, text) = job
+        .await
+        .map_err(|e| RuntimeError::Review(format!("summarising for the review failed: {e}")))?;
+    merged.merge(digest);
+    rows.push(ReviewDigest {
+        from_seq: a,
+        through_seq: b,
+        budget: 0,
+        fingerprint,
+        tokens: 0,
+        text,
+    });
+    Ok(())
+}
+
+/// The digest of one block: its messages, after the cached digest of its beginning when there
+/// is one. `opens` says the block opens the conversation (its first user message is the goal).
+/// Returns the digest and its whole text, which parses back.
+fn block_digest(messages: &[Message], earlier: Option<&str>, opens: bool) -> (Digest, String) {
+    let sources = messages.iter().map(Source::from);
+    let digest = match earlier {
+        Some(text) => {
+            let mut d = Digest::parse(text);
+            d.merge(Digest::from_continuation(sources));
+            d
+        }
+        None if opens => Digest::from_sources(sources),
+        None => Digest::from_continuation(sources),
+    };
+    let text = digest.render(Detail::Standard);
+    (digest, text)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn blocks_are_aligned_on_the_seqs_whatever_the_ends() {
+        assert_eq!(blocks(1, 10), vec![(1, 10)]);
+        assert_eq!(
+            blocks(1, 2_500),
+            vec![(1, 1_024), (1_025, 2_048), (2_049, 2_500)]
+        );
+        assert_eq!(
+            blocks(700, 2_100),
+            vec![(700, 1_024), (1_025, 2_048), (2_049, 2_100)]
+        );
+        assert_eq!(blocks(1_025, 1_025), vec![(1_025, 1_025)]);
+        assert!(blocks(5, 4).is_empty());
+    }
+}
