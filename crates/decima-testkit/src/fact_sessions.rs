@@ -1,23 +1,67 @@
-//! Facts as *statements*, and a checker that asks whether a summary kept each statement — what
-//! it is about together with its value — rather than its tokens.
+//! Long analyst sessions with planted *statements*, and a checker that asks whether a summary
+//! kept each statement — what it is about together with its value — rather than its tokens.
 //!
 //! A summary that keeps `0.85`, `1204` and `DE89` has kept numbers, not facts: the reader cannot
 //! tell which threshold `0.85` is, whether it replaced `0.8`, or which account `DE89` starts.
-//! Every [`Fact`] therefore records its *subject* (the phrases that name what it is
+//! Every planted [`Fact`] therefore records its *subject* (the phrases that name what it is
 //! about) and its *value* exactly as written, and [`statement_kept`] counts it only where both
 //! survive on the same line (or the same bullet, or under a `Label:` line, or — for a table cell
 //! — under the table's header).
 //!
+//! The sessions are written from how analysts and their tools actually talk, not from how any
+//! summariser works: three analysts with different habits (terse chat, formal notes, rambling
+//! asides), in English or Chinese, an agent running `shell`, `read_file`, `run_sql`, `python`
+//! and `write_file`, and far more noise than signal — polled logs, `wc`/`grep`/`head` output,
+//! CSV previews, stack traces, long reasoning, chit-chat and plenty of numbers that are not facts.
+//!
+//! Planted facts ([`FactKind`]): a value stated in a clause of a longer user message; a
+//! correction that supersedes an earlier value; a labelled value in a tool's output; one cell of
+//! a table; a value inside a code block; the assistant playing back a requirement the user only
+//! stated loosely; literals with inner spaces (IBANs, phone numbers, names, money, dates); and
+//! decisions and constraints as people phrase them.
+//!
 //! # API
 //!
+//! - [`generate`]`(seed, len, language) -> `[`FactSession`]: `len` messages exactly, the same for
+//!   the same inputs, with its [`Fact`]s.
 //! - [`statement_kept`]`(text, fact) -> `[`Verdict`]: one fact against a summary's text.
 //! - [`score`]`(text, facts) -> `[`Scorecard`]: all of them, with recall per kind, the lost facts
 //!   and why, printable as a table.
+//!
+//! # Example
+//!
+//! Build a 10,000-message English session, compress it with any function, score the result:
+//!
+//! ```
+//! use decima_testkit::analyst_conversation::Language;
+//! use decima_testkit::fact_sessions::{generate, score};
+//!
+//! let session = generate(7, 10_000, Language::English);
+//! assert_eq!(session.messages.len(), 10_000);
+//!
+//! // Any compressor will do; this one keeps only the last 200 messages verbatim.
+//! let compress = |messages: &[decima_core::NewMessage]| -> String {
+//!     let tail = &messages[messages.len().saturating_sub(200)..];
+//!     tail.iter().map(|m| m.content.as_str()).collect::<Vec<_>>().join("\n\n")
+//! };
+//! let summary = compress(&session.messages);
+//!
+//! let card = score(&summary, &session.facts);
+//! println!("{card}");
+//! assert!(card.recall() < 0.5, "a tail keeps the late facts only");
+//! ```
 
+mod artifacts;
+mod beats;
 mod check;
+mod generator;
+mod noise;
+mod pools;
+mod shapes;
 
-use decima_core::Role;
+use decima_core::{NewMessage, Role};
 
+pub use crate::analyst_conversation::Language;
 pub use check::{KindRecall, LostFact, Scorecard, Verdict, score, statement_kept};
 
 /// What sort of statement a fact is, so recall can be reported per kind: a summariser that keeps
@@ -105,4 +149,43 @@ pub struct Fact {
     pub position: usize,
     /// For a correction, the 1-based index of the message that stated the old value.
     pub stated_at: Option<usize>,
+}
+
+/// A generated session and the facts planted in it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FactSession {
+    /// The messages, in order: a system prompt, then user, assistant and tool messages, every
+    /// tool call answered by the message right after it.
+    pub messages: Vec<NewMessage>,
+    /// The planted facts, in order of position.
+    pub facts: Vec<Fact>,
+}
+
+impl FactSession {
+    /// Every message's text (and its tool calls' arguments), separated by blank lines: the
+    /// source itself as one text, for checking that each fact is recoverable from it.
+    pub fn transcript(&self) -> String {
+        let mut out = String::new();
+        for m in &self.messages {
+            out.push_str(&m.content);
+            for call in &m.tool_calls {
+                out.push('\n');
+                out.push_str(&call.name);
+                out.push(' ');
+                out.push_str(&call.arguments);
+            }
+            out.push_str("\n\n");
+        }
+        out
+    }
+}
+
+/// Generates a session of exactly `len` messages from `seed` in `language`; the same inputs
+/// always give the same session, so a failing score reproduces.
+///
+/// Facts are spread evenly from the start to the end. There are about one per 30 messages,
+/// up to 90 per session (every subject appears at most once, and the vocabulary is finite); a
+/// session of fewer than ~40 messages carries none.
+pub fn generate(seed: u64, len: usize, language: Language) -> FactSession {
+    generator::Gen::new(seed, len, language == Language::Chinese).run()
 }
