@@ -45,7 +45,7 @@ pub use events::{Event, Events};
 pub use executions::{Execution, ExecutionStatus, Executions, NewExecution, SandboxKind};
 pub use exports::{Exports, HistoryExport};
 pub use failures::{Failure, Failures, NewFailure, Resolution};
-pub use messages::{Messages, SeqTotals, StepNotes};
+pub use messages::{MessageText, MessageTexts, Messages, SeqTotals, StepNotes};
 pub use presets::{PRESET_KINDS, PresetRecord, Presets};
 pub use providers::{NewProvider, ProviderRecord, Providers};
 pub use review_digests::{ReviewDigest, ReviewDigests, SeqFingerprint};

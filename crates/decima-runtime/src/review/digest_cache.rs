@@ -13,9 +13,11 @@
 //! messages are live makes it miss. A reused rendering reads no message at all; a grown
 //! conversation reads only its new messages.
 
+use std::collections::VecDeque;
+
 use decima_core::context::{Detail, Digest, Source};
-use decima_core::{ConversationId, Message, TokenCounter};
-use decima_store::{ReviewDigest, SeqFingerprint, Store};
+use decima_core::{ConversationId, TokenCounter};
+use decima_store::{MessageText, ReviewDigest, SeqFingerprint, Store};
 use tracing::debug;
 
 use crate::error::{Result, RuntimeError};
@@ -182,58 +184,52 @@ async fn make(
         };
         plans.push(plan);
     }
-    // Reading and extracting overlap: each block is extracted on a blocking thread while the
-    // next is read.
+    // Reading and extracting overlap: blocks are parsed and extracted on blocking threads, a
+    // few at a time, while the next ones are read; they are merged in seq order.
+    let parallel = std::thread::available_parallelism().map_or(1, |n| n.get().clamp(1, 4));
     let mut merged = Digest::default();
     let mut fresh_rows: Vec<ReviewDigest> = Vec::new();
     let mut read = 0u64;
-    let mut pending: Option<tokio::task::JoinHandle<(Digest, String)>> = None;
-    let mut pending_block: Option<((i64, i64), SeqFingerprint)> = None;
+    let mut queue: VecDeque<Pending> = VecDeque::new();
     for (((a, b), plan), fingerprint) in ranges.iter().zip(plans).zip(of_blocks.iter().copied()) {
-        let job: Option<(Vec<Message>, Option<String>, bool)> = match plan {
+        let job: Extraction = match plan {
             Plan::Cached(c) => {
-                finish(
-                    &mut pending,
-                    &mut pending_block,
-                    &mut merged,
-                    &mut fresh_rows,
-                )
-                .await?;
-                merged.merge(Digest::parse(&c.text));
-                None
+                tokio::task::spawn_blocking(move || Ok((Digest::parse(&c.text), None)))
             }
             Plan::Extend(c, next) => {
-                let messages = store.messages().range(conversation, next, *b).await?;
-                Some((messages, Some(c.text), false))
+                let texts = store
+                    .messages()
+                    .texts_between(conversation, next, *b)
+                    .await?;
+                read += texts.len();
+                tokio::task::spawn_blocking(move || {
+                    let messages = texts.parse()?;
+                    Ok(block_digest(&messages, Some(&c.text), false))
+                })
             }
             Plan::Fresh => {
-                let messages = store.messages().range(conversation, *a, *b).await?;
-                Some((messages, None, *a == 1))
+                let texts = store.messages().texts_between(conversation, *a, *b).await?;
+                read += texts.len();
+                let opens = *a == 1;
+                tokio::task::spawn_blocking(move || {
+                    let messages = texts.parse()?;
+                    Ok(block_digest(&messages, None, opens))
+                })
             }
         };
-        if let Some((messages, earlier, opens)) = job {
-            read += messages.len() as u64;
-            finish(
-                &mut pending,
-                &mut pending_block,
-                &mut merged,
-                &mut fresh_rows,
-            )
-            .await?;
-            pending = Some(tokio::task::spawn_blocking(move || {
-                block_digest(&messages, earlier.as_deref(), opens)
-            }));
-            pending_block = Some(((*a, *b), fingerprint));
+        queue.push_back(Pending {
+            job,
+            block: (*a, *b),
+            fingerprint,
+        });
+        while queue.len() > parallel {
+            merge_next(&mut queue, &mut merged, &mut fresh_rows).await?;
         }
     }
-    finish(
-        &mut pending,
-        &mut pending_block,
-        &mut merged,
-        &mut fresh_rows,
-    )
-    .await?;
-    let (text, tokens) = merged.render_budgeted(Detail::Standard, max_tokens, counter);
+    while !queue.is_empty() {
+        merge_next(&mut queue, &mut merged, &mut fresh_rows).await?;
+    }
+    let (text, tokens) = render_within(&merged, max_tokens, counter);
     let rendered = ReviewDigest {
         from_seq: from,
         through_seq: through,
@@ -264,36 +260,118 @@ async fn make(
     })
 }
 
-/// Waits for the block being extracted, merges its digest and keeps its row to cache.
-async fn finish(
-    pending: &mut Option<tokio::task::JoinHandle<(Digest, String)>>,
-    block: &mut Option<((i64, i64), SeqFingerprint)>,
+/// Counts by bytes at a rate measured on the text being rendered: the renderer counts every
+/// line it places, and counting a 10k-message digest (some 250 KB) with the tokenizer takes
+/// longer than making it.
+struct ByteRate {
+    bytes_per_token: f64,
+    overhead: u32,
+}
+
+impl TokenCounter for ByteRate {
+    fn count_text(&self, text: &str) -> u32 {
+        (text.len() as f64 / self.bytes_per_token).ceil() as u32
+    }
+
+    fn message_overhead(&self) -> u32 {
+        self.overhead
+    }
+}
+
+/// `digest` rendered within `max` tokens as `counter` counts them. The renderer plans with a
+/// byte-rate estimate, and only its result is counted with `counter`: when it is over, or
+/// well under, the rate is corrected from that count and the digest rendered again (three
+/// tries at most); if none fits, the renderer runs with `counter` itself. The result never
+/// exceeds `max` (unless even an empty text does).
+fn render_within(digest: &Digest, max: u32, counter: &dyn TokenCounter) -> (String, u32) {
+    let overhead = counter.message_overhead();
+    let mut rate = ByteRate {
+        bytes_per_token: 3.0,
+        overhead,
+    };
+    let mut best: Option<(String, u32)> = None;
+    for _ in 0..3 {
+        let (text, _) = digest.render_budgeted(Detail::Standard, max, &rate);
+        let real = counter.count_text(&text).saturating_add(overhead);
+        // The rate this text really has.
+        let measured =
+            (text.len() as f64 / f64::from(real.saturating_sub(overhead).max(1))).clamp(1.0, 8.0);
+        if real <= max {
+            if best.as_ref().is_some_and(|(t, _)| text.len() <= t.len()) {
+                // Another try gave no more: the digest is whole, or the rate is right.
+                break;
+            }
+            let full = u64::from(real) * 10 >= u64::from(max) * 9;
+            best = Some((text, real));
+            if full {
+                break;
+            }
+            rate.bytes_per_token = measured;
+        } else {
+            // A little lower, so the next try lands under.
+            rate.bytes_per_token = measured * 0.97;
+        }
+    }
+    best.unwrap_or_else(|| digest.render_budgeted(Detail::Standard, max, counter))
+}
+
+/// A block's digest being made on a blocking thread, with its whole text when it is new (to
+/// cache).
+type Extraction = tokio::task::JoinHandle<decima_store::Result<(Digest, Option<String>)>>;
+
+/// A block's extraction and what its cached row records.
+struct Pending {
+    job: Extraction,
+    block: (i64, i64),
+    fingerprint: SeqFingerprint,
+}
+
+/// Waits for the oldest block in the queue, merges its digest, and keeps its row to cache
+/// when it is new.
+async fn merge_next(
+    queue: &mut VecDeque<Pending>,
     merged: &mut Digest,
     rows: &mut Vec<ReviewDigest>,
 ) -> Result<()> {
-    let (Some(job), Some(((a, b), fingerprint))) = (pending.take(), block.take()) else {
+    let Some(Pending {
+        job,
+        block: (a, b),
+        fingerprint,
+    }) = queue.pop_front()
+    else {
         return Ok(());
     };
     let (digest, text) = job
         .await
-        .map_err(|e| RuntimeError::Review(format!("summarising for the review failed: {e}")))?;
+        .map_err(|e| RuntimeError::Review(format!("summarising for the review failed: {e}")))??;
     merged.merge(digest);
-    rows.push(ReviewDigest {
-        from_seq: a,
-        through_seq: b,
-        budget: 0,
-        fingerprint,
-        tokens: 0,
-        text,
-    });
+    if let Some(text) = text {
+        rows.push(ReviewDigest {
+            from_seq: a,
+            through_seq: b,
+            budget: 0,
+            fingerprint,
+            tokens: 0,
+            text,
+        });
+    }
     Ok(())
 }
 
 /// The digest of one block: its messages, after the cached digest of its beginning when there
 /// is one. `opens` says the block opens the conversation (its first user message is the goal).
 /// Returns the digest and its whole text, which parses back.
-fn block_digest(messages: &[Message], earlier: Option<&str>, opens: bool) -> (Digest, String) {
-    let sources = messages.iter().map(Source::from);
+fn block_digest(
+    messages: &[MessageText],
+    earlier: Option<&str>,
+    opens: bool,
+) -> (Digest, Option<String>) {
+    let sources = messages.iter().map(|m| Source {
+        role: m.role,
+        content: &m.content,
+        tool_calls: &m.tool_calls,
+        tool_call_id: m.tool_call_id.as_deref(),
+    });
     let digest = match earlier {
         Some(text) => {
             let mut d = Digest::parse(text);
@@ -304,7 +382,7 @@ fn block_digest(messages: &[Message], earlier: Option<&str>, opens: bool) -> (Di
         None => Digest::from_continuation(sources),
     };
     let text = digest.render(Detail::Standard);
-    (digest, text)
+    (digest, Some(text))
 }
 
 #[cfg(test)]

@@ -34,6 +34,12 @@ const STORED_SHARE: f64 = 0.5;
 /// messages take verbatim (the current conclusion is among them); the older ones are
 /// summarised for the review in the other half, which holds their facts by priority.
 const VERBATIM_SHARE: f64 = 0.5;
+/// The most a summary made for one request may take. Beyond it a summary made by rules holds
+/// little but the literals tools printed, while the reviewer reads the recent work better
+/// verbatim; it also bounds the cost of rendering it, which the tokenizer checks.
+const SUMMARY_MAX: u32 = 24_000;
+/// What is left for the messages when they must be split is rounded down to a multiple of this.
+const SPLIT_QUANTUM: u32 = 512;
 /// Tokens kept for the headings and the statement of what reaches the reviewer.
 pub const SECTION_TOKENS: u32 = 240;
 
@@ -373,12 +379,16 @@ pub async fn one_request(
         .part((f64::from(room) * STORED_SHARE) as u32, counter)
         .into_iter()
         .collect();
-    let rest = room.saturating_sub(parts.iter().map(|p| p.tokens).sum());
+    // Rounded down, so that reviews whose fixed parts differ a little (another focus, one more
+    // open finding) cut the history at the same seq and reuse the same cached summary.
+    let rest =
+        room.saturating_sub(parts.iter().map(|p| p.tokens).sum()) / SPLIT_QUANTUM * SPLIT_QUANTUM;
     if totals.count == 0 {
         return Ok(parts);
     }
-    let verbatim_room = (f64::from(rest) * VERBATIM_SHARE) as u32;
-    let (tail, _) = load_tail_before(store, conversation, after, before, verbatim_room).await?;
+    let summary_share = ((f64::from(rest) * (1.0 - VERBATIM_SHARE)) as u32).min(SUMMARY_MAX);
+    let verbatim_room = rest.saturating_sub(summary_share);
+    let tail = newest_for(store, conversation, (after, before), verbatim_room, totals).await?;
     let keep = newest_units_within(&tail, verbatim_room);
     let kept = &tail[keep..];
     let kept_tokens: u32 = kept.iter().map(shown_tokens).sum();
@@ -401,6 +411,40 @@ pub async fn one_request(
     }
     parts.extend(verbatim_part(kept, counter));
     Ok(parts)
+}
+
+/// The newest live messages `after < seq < before` that fill `room` shown tokens and a little
+/// more, in seq order: one page sized from the range's average cost (`totals`), and another
+/// only when it falls short. Doubling pages would read up to twice what is shown.
+async fn newest_for(
+    store: &Store,
+    conversation: ConversationId,
+    (after, before): (i64, i64),
+    room: u32,
+    totals: SeqTotals,
+) -> Result<Vec<Message>> {
+    let average = (estimate(totals) / totals.count.max(1)).max(1);
+    let mut want = u32::try_from((u64::from(room) / average) * 9 / 8 + 16).unwrap_or(u32::MAX);
+    let mut out: Vec<Message> = Vec::new();
+    let mut cursor = before;
+    let mut shown = 0u64;
+    loop {
+        let mut page = store
+            .messages()
+            .page_before(conversation, after, cursor, want)
+            .await?;
+        let exhausted = page.len() < want as usize;
+        shown += page.iter().map(|m| u64::from(shown_tokens(m))).sum::<u64>();
+        if let Some(first) = page.first() {
+            cursor = first.seq;
+        }
+        page.append(&mut out);
+        out = page;
+        if exhausted || shown > u64::from(room) {
+            return Ok(out);
+        }
+        want = (want / 4).max(64);
+    }
 }
 
 /// "seqs 1–800 through the summaries stored with the conversation, seqs 801–1,640 summarised
