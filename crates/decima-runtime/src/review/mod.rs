@@ -31,6 +31,7 @@ use decima_store::{NewReview, Review, ReviewPass, Store};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 use sha2::{Digest as _, Sha256};
+use tokio_util::sync::CancellationToken;
 use tracing::{Instrument as _, info, info_span, warn};
 
 pub use risky::{RiskyCalls, is_risky};
@@ -257,6 +258,16 @@ pub struct ReviewOutcome {
 
 /// Makes (or finds in the cache) one review.
 pub async fn review(ctx: &ReviewContext<'_>, request: ReviewRequest) -> Result<ReviewOutcome> {
+    review_until(ctx, request, &CancellationToken::new()).await
+}
+
+/// [`review`], stopped by `cancel`: a review in passes checks it before each pass and while
+/// one runs, and a cancelled review stores nothing ([`RuntimeError::Review`] says so).
+pub async fn review_until(
+    ctx: &ReviewContext<'_>,
+    request: ReviewRequest,
+    cancel: &CancellationToken,
+) -> Result<ReviewOutcome> {
     let span = info_span!(
         "review",
         conversation = %request.conversation,
@@ -264,10 +275,14 @@ pub async fn review(ctx: &ReviewContext<'_>, request: ReviewRequest) -> Result<R
         mode = request.mode.name(),
         review_type = request.review_type.name(),
     );
-    run(ctx, request).instrument(span).await
+    run(ctx, request, cancel).instrument(span).await
 }
 
-async fn run(ctx: &ReviewContext<'_>, request: ReviewRequest) -> Result<ReviewOutcome> {
+async fn run(
+    ctx: &ReviewContext<'_>,
+    request: ReviewRequest,
+    cancel: &CancellationToken,
+) -> Result<ReviewOutcome> {
     let store = ctx.store;
     let conversation = store.conversations().get(request.conversation).await?;
     let execution = match request.execution {
@@ -421,21 +436,33 @@ async fn run(ctx: &ReviewContext<'_>, request: ReviewRequest) -> Result<ReviewOu
         evidence_required: !matches!(request.mode, ReviewMode::SpecificContent { .. }),
         open_ids: &open_ids,
     };
-    // One pass after the other: a cancelled review (its future dropped) stops between them, and
-    // nothing of it is stored.
+    // One pass after the other, checking for a cancel before each and while it runs: a
+    // cancelled review stops between passes, and nothing of it is stored.
     let mut answers = Vec::with_capacity(n);
     let mut records = Vec::with_capacity(n);
     let mut repaired = false;
     for (k, pass) in built.passes.iter().enumerate() {
-        let asked = asker
-            .ask(&pass.text)
-            .instrument(info_span!(
-                "pass",
-                pass = k + 1,
-                of = n,
-                input_tokens = pass.tokens
+        let cancelled = || {
+            info!(pass = k + 1, of = n, "review cancelled");
+            RuntimeError::Review(format!(
+                "the review was cancelled before pass {} of {n} finished; nothing was stored",
+                k + 1
             ))
-            .await?;
+        };
+        if cancel.is_cancelled() {
+            return Err(cancelled());
+        }
+        let asking = asker.ask(&pass.text).instrument(info_span!(
+            "pass",
+            pass = k + 1,
+            of = n,
+            input_tokens = pass.tokens
+        ));
+        let asked = tokio::select! {
+            biased;
+            () = cancel.cancelled() => return Err(cancelled()),
+            asked = asking => asked?,
+        };
         repaired |= asked.repaired;
         info!(
             pass = k + 1,
