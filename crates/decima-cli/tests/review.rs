@@ -1054,3 +1054,127 @@ async fn a_full_review_beyond_the_pass_cap_summarises_the_oldest_part_in_pass_on
     // the oldest part through the summary made for the review.
     a_full_review_reads_it_all_in_passes(10_000, 32_000, Language::English).await;
 }
+
+/// The statements of the second independent generator (`fact_sessions`), scored by subject and
+/// value together. A full review in passes shows every statement as it was made (a correction
+/// with its current value). A quick review makes one request within the window that covers
+/// every message, the old ones through the summary made for it; its statement recall is the
+/// extract strategy's and is reported, and with `strict_quick` every value the user stated
+/// must be in it.
+async fn statements_reach_the_reviewer(
+    len: usize,
+    window: u32,
+    language: Language,
+    strict_quick: bool,
+) {
+    use decima_testkit::fact_sessions::{Fact, Verdict, generate, score, statement_kept};
+    let session = generate(43, len, language);
+    let env = Env::new().await;
+    let store = env.store().await;
+    let c = store
+        .conversations()
+        .import("statements", None, &session.messages)
+        .await
+        .unwrap();
+    store.close().await;
+    answer_every_request(&env, "low");
+    let review = |extra: &[&str]| {
+        let id = c.id.to_string();
+        let mut args = vec!["review", id.as_str(), "--json"];
+        args.extend_from_slice(extra);
+        let mut cmd = env.command(&args);
+        cmd.env("DECIMA_CONTEXT_WINDOW", window.to_string());
+        async move {
+            let out = tokio::task::spawn_blocking(move || cmd.output().unwrap())
+                .await
+                .unwrap();
+            assert!(out.status.success(), "{}", text(&out.stderr));
+            serde_json::from_slice::<Value>(&out.stdout).unwrap()
+        }
+    };
+    let current = |f: &Fact| Fact {
+        replaced: None,
+        ..f.clone()
+    };
+
+    let full = review(&[]).await;
+    let passes = full["passes"].as_array().unwrap().len();
+    assert!(passes > 1, "{passes} passes");
+    assert_every_request_within(&env, 0, window, 1.0);
+    let input = inputs_since(&env, 0);
+    assert_nothing_left_out(&input);
+    let plain: Vec<Fact> = session
+        .facts
+        .iter()
+        .filter(|f| f.replaced.is_none())
+        .cloned()
+        .collect();
+    let card = score(&input, &plain);
+    assert_eq!(
+        card.kept, card.total,
+        "full review, {passes} passes\n{card}"
+    );
+    for f in session.facts.iter().filter(|f| f.replaced.is_some()) {
+        assert_eq!(statement_kept(&input, &current(f)), Verdict::Kept, "{f:?}");
+    }
+    eprintln!(
+        "statements, {len} messages, {window}-token window, full review in {passes} passes: {} of \
+         {} plain statements kept, every correction's current value",
+        card.kept, card.total
+    );
+
+    let asked = env.server.requests().len();
+    let quick = review(&["--type", "quick"]).await;
+    assert_eq!(env.server.requests().len(), asked + 1);
+    assert_every_request_within(&env, asked, window, 1.0);
+    let input = inputs_since(&env, asked);
+    assert_nothing_left_out(&input);
+    let summarised = range_of(&quick["passes"][0]["summarised"]).expect("a summary");
+    let missing: Vec<String> = session
+        .facts
+        .iter()
+        .filter(|f| f.by == Role::User)
+        .filter(|f| {
+            matches!(
+                statement_kept(&input, &current(f)),
+                Verdict::ValueMissing | Verdict::Truncated
+            )
+        })
+        .map(|f| format!("#{} {} {:?}", f.position, f.kind.name(), f.value))
+        .collect();
+    let card = score(&input, &session.facts);
+    eprintln!(
+        "statements, {len} messages, quick review (seqs {}–{} summarised): {} user values \
+         missing {missing:?}\n{card}",
+        summarised.0,
+        summarised.1,
+        missing.len()
+    );
+    if strict_quick {
+        assert!(
+            missing.is_empty(),
+            "values the user stated never reached the reviewer: {missing:?}"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn statements_of_a_2000_message_session_reach_the_reviewer() {
+    statements_reach_the_reviewer(2_000, 32_000, Language::English, false).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn statements_of_a_10000_message_session_reach_the_reviewer() {
+    statements_reach_the_reviewer(10_000, 128_000, Language::Chinese, false).await;
+}
+
+/// The gap the summary made for a quick review still has: the extract strategy does not yet
+/// take every value a user states (plain integers, spaced literals cut at the first space,
+/// decisions phrased outside its cue lists). It is improved on its own branch; this test is the
+/// check for it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs the extract strategy's statement work (branch extract-statements)"]
+async fn every_value_the_user_stated_reaches_a_quick_review_through_the_summary() {
+    statements_reach_the_reviewer(2_000, 32_000, Language::English, true).await;
+    statements_reach_the_reviewer(10_000, 128_000, Language::Chinese, true).await;
+}
