@@ -28,3 +28,11 @@ CREATE TABLE review_digests (
     used_at          INTEGER NOT NULL,
     PRIMARY KEY (conversation_id, version, from_seq, through_seq, budget)
 ) WITHOUT ROWID;
+
+-- The live messages' seqs and cached token counts, apart from their contents: a review checks
+-- its cached summaries against the count, tokens and seq sum of thousands of messages, and a
+-- step measures the uncovered messages it does not load, each with one aggregate. Without this
+-- index SQLite reads every row's page, contents included, to sum a column. (deleted_at, always
+-- NULL here, makes it a covering index for those queries' `deleted_at IS NULL`.)
+CREATE INDEX messages_live_tokens ON messages (conversation_id, seq, tokens, deleted_at)
+    WHERE deleted_at IS NULL;

@@ -164,6 +164,7 @@ async fn rebuild_keeps_every_row_index_trigger_and_reference() {
     assert_eq!(
         added,
         [
+            "index messages_live_tokens",
             "index review_findings_open",
             "index reviews_execution",
             "index sqlite_autoindex_app_settings_1",
