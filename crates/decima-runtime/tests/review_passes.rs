@@ -119,3 +119,107 @@ async fn a_review_in_passes_stops_between_them_when_cancelled_and_stores_nothing
     assert_eq!(done.review.findings.len(), 1);
     assert_eq!(store.reviews().list(conversation).await.unwrap().len(), 1);
 }
+
+/// The tokens a request sends as the reviewer's model counts them (the store's counter here,
+/// uncalibrated), with the room it asks for the answer.
+fn request_tokens(request: &decima_testkit::RecordedRequest) -> u64 {
+    let counter = decima_llm::tokens::store_counter();
+    let json = request.json.as_ref().unwrap();
+    let text: u64 = json["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| {
+            u64::from(counter.count_text(m["content"].as_str().unwrap_or_default()))
+                + u64::from(counter.message_overhead())
+        })
+        .sum();
+    text + json["max_tokens"].as_u64().unwrap_or(0)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_pass_is_repaired_as_a_single_review_within_the_window_and_two_failures_store_nothing()
+{
+    let server = LlmServer::start().await;
+    let (dir, store, conversation) = world(&server).await;
+    let ctx = ReviewContext {
+        store: &store,
+        data_dir: dir.path(),
+        events: &NoEvents,
+        agent_provider: Some("local"),
+    };
+    // Pass 2 answers with prose and a long one at that, then repairs it: the repair request,
+    // which sends the invalid answer back, stays within the 16k window like every other.
+    let long_prose = "I think the risk is high because the totals are off. ".repeat(300);
+    let ok = Reply::Stream(Turn {
+        text: vec![ANSWER.into()],
+        ..Turn::default()
+    });
+    server.enqueue(ok.clone());
+    server.enqueue(Reply::Stream(Turn {
+        text: vec![long_prose.clone()],
+        ..Turn::default()
+    }));
+    server.respond_with(|_| {
+        Reply::Stream(Turn {
+            text: vec![ANSWER.into()],
+            ..Turn::default()
+        })
+    });
+    let done = review(&ctx, request(conversation)).await.unwrap();
+    let passes = done.review.passes.len();
+    let requests = server.requests();
+    assert_eq!(requests.len(), passes + 1, "one repair");
+    let repair = requests[2].json.as_ref().unwrap()["messages"]
+        .as_array()
+        .unwrap()
+        .clone();
+    assert_eq!(repair.len(), 4);
+    assert!(
+        repair[3]["content"]
+            .as_str()
+            .unwrap()
+            .contains("could not be used")
+    );
+    for (i, r) in requests.iter().enumerate() {
+        assert!(
+            request_tokens(r) <= 16_000,
+            "request {i}: {}",
+            request_tokens(r)
+        );
+    }
+
+    // A pass that is invalid twice fails the review: nothing is stored, no later pass is asked.
+    let server = LlmServer::start().await;
+    let (dir, store, conversation) = world(&server).await;
+    let ctx = ReviewContext {
+        store: &store,
+        data_dir: dir.path(),
+        events: &NoEvents,
+        agent_provider: Some("local"),
+    };
+    server.enqueue(ok);
+    for _ in 0..2 {
+        server.enqueue(Reply::Stream(Turn {
+            text: vec!["not a review".into()],
+            ..Turn::default()
+        }));
+    }
+    server.respond_with(|_| {
+        Reply::Stream(Turn {
+            text: vec![ANSWER.into()],
+            ..Turn::default()
+        })
+    });
+    let failed = review(&ctx, request(conversation)).await;
+    assert!(
+        matches!(&failed, Err(RuntimeError::Review(m)) if m.contains("twice")),
+        "{failed:?}"
+    );
+    assert_eq!(
+        server.requests().len(),
+        3,
+        "a pass after the failed one was asked"
+    );
+    assert!(store.reviews().list(conversation).await.unwrap().is_empty());
+}
