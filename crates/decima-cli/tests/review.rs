@@ -55,6 +55,125 @@ fn say_fenced_in_pieces(env: &Env, json: &str) {
         }));
 }
 
+/// Answers every request with a valid review citing the first seq it shows verbatim.
+fn answer_every_request(env: &Env, risk: &'static str) {
+    env.server.respond_with(move |request| {
+        let input = request
+            .json
+            .as_ref()
+            .and_then(|j| j["messages"][1]["content"].as_str())
+            .unwrap_or_default();
+        let seq = first_seq(input).unwrap_or(1);
+        decima_testkit::Reply::Stream(decima_testkit::Turn {
+            text: vec![answer(risk, &[seq])],
+            ..Default::default()
+        })
+    });
+}
+
+/// The seq of the first `### seq=N` header line in `input`.
+fn first_seq(input: &str) -> Option<i64> {
+    shown_seqs(input).first().copied()
+}
+
+/// Every request from the `from`-th on stays within the reviewer's window as its model counts
+/// it: each message's text (the store's counter, times the calibration `factor`) with its
+/// framing, and the room asked for the answer.
+fn assert_every_request_within(env: &Env, from: usize, window: u32, factor: f64) {
+    let counter = decima_llm::tokens::store_counter();
+    for (i, r) in env.server.requests().iter().enumerate().skip(from) {
+        let json = r.json.as_ref().unwrap();
+        let text: u32 = json["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| counter.count_text(&content(m)) + counter.message_overhead())
+            .sum();
+        let answer = json["max_tokens"].as_u64().unwrap_or(0);
+        let used = (f64::from(text) * factor).ceil() as u64 + answer;
+        assert!(
+            used <= u64::from(window),
+            "request {i}: {used} tokens ({text} of text, {answer} for the answer) in a \
+             {window}-token window"
+        );
+    }
+}
+
+/// Everything the reviewer was sent from request `from` on: every user message's text.
+fn inputs_since(env: &Env, from: usize) -> String {
+    let mut all = String::new();
+    for r in env.server.requests().iter().skip(from) {
+        for m in r.json.as_ref().unwrap()["messages"].as_array().unwrap() {
+            if m["role"] == "user" {
+                all.push_str(&content(m));
+                all.push('\n');
+            }
+        }
+    }
+    all
+}
+
+/// What an input must never say again: that messages were dropped.
+fn assert_nothing_left_out(input: &str) {
+    for phrase in [
+        "left out",
+        "neither summarised nor shown",
+        "not shown",
+        "budget ran out",
+    ] {
+        assert!(!input.contains(phrase), "the input says {phrase:?}");
+    }
+}
+
+/// An uncompressed analyst session of `len` messages, imported.
+async fn analyst_session(
+    env: &Env,
+    seed: u64,
+    len: usize,
+    language: Language,
+) -> (
+    ConversationId,
+    decima_testkit::analyst_conversation::AnalystConversation,
+) {
+    let session = AnalystConversationBuilder::new(seed, len, language).build();
+    let store = env.store().await;
+    let c = store
+        .conversations()
+        .import("analyst session", None, &session.messages)
+        .await
+        .unwrap();
+    store.close().await;
+    (c.id, session)
+}
+
+/// The planted facts that did not reach `input`, by where they were planted (early, middle,
+/// late third of the session), for the user's and for the others.
+fn lost_facts(
+    session: &decima_testkit::analyst_conversation::AnalystConversation,
+    input: &str,
+) -> (Vec<String>, usize, usize) {
+    let len = session.messages.len();
+    let mut lost_user = Vec::new();
+    let (mut others, mut others_kept) = (0, 0);
+    for f in &session.facts {
+        let kept = input.contains(&f.text);
+        let when = match f.position * 3 / (len + 1) {
+            0 => "early",
+            1 => "middle",
+            _ => "late",
+        };
+        if f.by_user {
+            if !kept {
+                lost_user.push(format!("{when} #{} {:?} {}", f.position, f.kind, f.text));
+            }
+        } else {
+            others += 1;
+            others_kept += usize::from(kept);
+        }
+    }
+    (lost_user, others_kept, others)
+}
+
 async fn small_conversation(env: &Env, len: usize) -> ConversationId {
     let built = ConversationBuilder::new(11, len).content_chars(120).build();
     let store = env.store().await;
@@ -535,9 +654,13 @@ async fn the_reviewer_can_be_another_provider_per_run_and_per_conversation() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_budget_is_in_the_reviewers_tokens_through_its_calibration() {
+    // 2,000 uncompressed messages are far above a 32k reviewer's budget, so a full review reads
+    // them in passes: each pass's input is what the budget bounds (it used to be the one
+    // request's).
     let env = Env::new().await;
     let id = small_conversation(&env, 2_000).await.to_string();
     const WINDOW: u32 = 32_000;
+    answer_every_request(&env, "low");
     let mut inputs = Vec::new();
     // First uncalibrated, then with the reviewer's model counting twice the store's tokens.
     for factor in [None, Some(2.0)] {
@@ -550,7 +673,6 @@ async fn the_budget_is_in_the_reviewers_tokens_through_its_calibration() {
                 .unwrap();
             store.close().await;
         }
-        env.say(&answer("low", &[2_000]));
         let focus = format!("calibration {factor:?}");
         let mut cmd = env.command(&["review", &id, "--focus", &focus, "--json"]);
         cmd.env("DECIMA_CONTEXT_WINDOW", WINDOW.to_string());
@@ -559,14 +681,29 @@ async fn the_budget_is_in_the_reviewers_tokens_through_its_calibration() {
             .unwrap();
         assert!(out.status.success(), "{}", text(&out.stderr));
         let stored: Value = serde_json::from_slice(&out.stdout).unwrap();
-        inputs.push(stored["input_tokens"].as_u64().unwrap());
+        let passes: Vec<u64> = stored["passes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| p["input_tokens"].as_u64().unwrap())
+            .collect();
+        assert!(passes.len() > 1, "{passes:?}");
+        assert_eq!(
+            stored["input_tokens"].as_u64().unwrap(),
+            passes.iter().sum::<u64>()
+        );
+        let asked = env.server.requests().len();
+        assert_every_request_within(&env, asked - passes.len(), WINDOW, factor.unwrap_or(1.0));
+        inputs.push(passes);
     }
     let room = u64::from(WINDOW - 4_096);
-    assert!(inputs[0] <= room && inputs[0] > room * 3 / 4, "{inputs:?}");
-    assert!(
-        inputs[1] <= room / 2 && inputs[1] > room * 3 / 8,
-        "{inputs:?}"
-    );
+    let largest = |p: &[u64]| p.iter().copied().max().unwrap();
+    assert!(inputs[0].iter().all(|&t| t <= room), "{inputs:?}");
+    assert!(largest(&inputs[0]) > room * 3 / 4, "{inputs:?}");
+    assert!(inputs[1].iter().all(|&t| t <= room / 2), "{inputs:?}");
+    assert!(largest(&inputs[1]) > room * 3 / 8, "{inputs:?}");
+    // Half the budget per request: more passes.
+    assert!(inputs[1].len() > inputs[0].len(), "{inputs:?}");
 }
 
 /// A run that writes `report.txt`, then writes over it, with risky-call reviews on: the second
@@ -632,4 +769,412 @@ async fn in_docker_a_write_over_a_file_of_the_container_is_reviewed_before_it_ru
         &["--conversation", &conversation, "--sandbox", "docker"],
     )
     .await;
+}
+
+/// The seqs shown verbatim (`### seq=N` headers) in `input`.
+fn shown_seqs(input: &str) -> std::collections::BTreeSet<i64> {
+    input
+        .lines()
+        .filter_map(|l| l.strip_prefix("### seq="))
+        .filter_map(|rest| rest.split(' ').next()?.parse().ok())
+        .collect()
+}
+
+/// `(from, through)` of a stored pass's range field, if set.
+fn range_of(value: &Value) -> Option<(i64, i64)> {
+    let pair = value.as_array()?;
+    Some((pair.first()?.as_i64()?, pair.get(1)?.as_i64()?))
+}
+
+/// A full review of an uncompressed history far above the reviewer's budget reads it in passes,
+/// each within the window, that together cover every message; every planted fact reaches the
+/// reviewer, and one merged review is stored that lists its passes.
+async fn a_full_review_reads_it_all_in_passes(len: usize, window: u32, language: Language) {
+    let env = Env::new().await;
+    let (c, session) = analyst_session(&env, 29, len, language).await;
+    answer_every_request(&env, "medium");
+    let mut cmd = env.command(&["review", &c.to_string(), "--json"]);
+    cmd.env("DECIMA_CONTEXT_WINDOW", window.to_string());
+    let out = tokio::task::spawn_blocking(move || cmd.output().unwrap())
+        .await
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let stored: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let passes = stored["passes"].as_array().unwrap();
+    assert!((2..=12).contains(&passes.len()), "{} passes", passes.len());
+    assert_eq!(
+        env.server.requests().len(),
+        passes.len(),
+        "one request a pass"
+    );
+    assert_every_request_within(&env, 0, window, 1.0);
+    let input = inputs_since(&env, 0);
+    assert_nothing_left_out(&input);
+    for (k, r) in env.server.requests().iter().enumerate() {
+        let text = content(&r.json.as_ref().unwrap()["messages"][1]);
+        assert!(
+            text.contains(&format!("pass {} of {}", k + 1, passes.len())),
+            "pass {} does not say which it is",
+            k + 1
+        );
+        // Where the history stands now is in every pass.
+        assert!(
+            text.contains(&format!("### seq={len} ")),
+            "pass {} lacks the newest",
+            k + 1
+        );
+    }
+    // Every message reaches the reviewer: verbatim in some pass, or within a summarised range.
+    let shown = shown_seqs(&input);
+    let summarised: Vec<(i64, i64)> = passes
+        .iter()
+        .filter_map(|p| range_of(&p["summarised"]))
+        .collect();
+    let missing: Vec<i64> = (1..=len as i64)
+        .filter(|s| !shown.contains(s) && !summarised.iter().any(|(a, b)| a <= s && s <= b))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "{} messages reach no pass: {:?}",
+        missing.len(),
+        &missing[..missing.len().min(20)]
+    );
+    let (lost_user, kept, others) = lost_facts(&session, &input);
+    assert!(lost_user.is_empty(), "user facts lost: {lost_user:?}");
+    if summarised.is_empty() {
+        assert_eq!(kept, others, "facts stated by the agent or tools lost");
+    } else {
+        assert!(kept * 100 >= others * 90, "{kept} of {others} other facts");
+    }
+    eprintln!(
+        "{len} messages, {window}-token window: {} passes, {} of {} user facts, {kept} of {others} \
+         other facts, {} messages summarised",
+        passes.len(),
+        session.facts.iter().filter(|f| f.by_user).count(),
+        session.facts.iter().filter(|f| f.by_user).count(),
+        summarised.iter().map(|(a, b)| b - a + 1).sum::<i64>()
+    );
+    // One review: every pass cited its first seq under the same title, so the merge made one
+    // finding whose evidence holds each pass's seq, and the risk every pass gave.
+    assert_eq!(stored["risk_level"], "medium");
+    let findings = stored["findings"].as_array().unwrap();
+    assert_eq!(findings.len(), 1, "{findings:?}");
+    let evidence = findings[0]["evidence_seqs"].as_array().unwrap();
+    assert!(evidence.len() >= 2, "{evidence:?}");
+    assert!(passes.iter().all(|p| p["risk_level"] == "medium"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_full_review_of_2000_uncompressed_messages_reads_every_one_in_passes() {
+    a_full_review_reads_it_all_in_passes(2_000, 32_000, Language::English).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_full_review_of_10000_uncompressed_messages_reads_every_one_in_passes() {
+    a_full_review_reads_it_all_in_passes(10_000, 128_000, Language::Chinese).await;
+}
+
+/// A quick review makes one request: the newest messages verbatim and the rest through the
+/// summary made for the review, within a quarter of the budget. Every fact the user stated
+/// arrives, early, middle or late.
+async fn a_quick_review_carries_the_rest_in_a_summary(len: usize, window: u32, language: Language) {
+    let env = Env::new().await;
+    let (c, session) = analyst_session(&env, 31, len, language).await;
+    answer_every_request(&env, "low");
+    let mut cmd = env.command(&["review", &c.to_string(), "--type", "quick", "--json"]);
+    cmd.env("DECIMA_CONTEXT_WINDOW", window.to_string());
+    let out = tokio::task::spawn_blocking(move || cmd.output().unwrap())
+        .await
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let stored: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let passes = stored["passes"].as_array().unwrap();
+    assert_eq!(passes.len(), 1);
+    assert_eq!(env.server.requests().len(), 1);
+    assert_every_request_within(&env, 0, window, 1.0);
+    let input = inputs_since(&env, 0);
+    assert_nothing_left_out(&input);
+    let (from, through) = range_of(&passes[0]["summarised"]).expect("a summary for the review");
+    let shown = shown_seqs(&input);
+    assert_eq!(from, 1);
+    assert_eq!(
+        shown.first().copied(),
+        Some(through + 1),
+        "the summary ends where the messages start"
+    );
+    assert_eq!(shown.last().copied(), Some(len as i64));
+    // The input says how each part reaches the reviewer.
+    let summarised = decima_runtime::review::history::seqs(1, through);
+    assert!(
+        input.contains(&format!("## {summarised}, summarised for this review")),
+        "{summarised}"
+    );
+    assert!(input.contains(&format!(
+        "## {}, verbatim",
+        decima_runtime::review::history::seqs(through + 1, len as i64)
+    )));
+    let (lost_user, kept, others) = lost_facts(&session, &input);
+    assert!(lost_user.is_empty(), "user facts lost: {lost_user:?}");
+    eprintln!(
+        "quick review of {len} messages, {window}-token window: {through} summarised, {} verbatim; \
+         every user fact; {kept} of {others} other facts ({:.0}%)",
+        shown.len(),
+        kept as f64 * 100.0 / others.max(1) as f64
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_quick_review_of_2000_uncompressed_messages_gets_every_user_fact_through_the_summary() {
+    a_quick_review_carries_the_rest_in_a_summary(2_000, 32_000, Language::English).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_quick_review_of_10000_uncompressed_messages_gets_every_user_fact_through_the_summary() {
+    a_quick_review_carries_the_rest_in_a_summary(10_000, 128_000, Language::Chinese).await;
+}
+
+/// `summary_read` of each "asking the reviewer" line the binary logged, in order: how many
+/// messages each review read from the store to make its summaries.
+fn summary_reads(env: &Env) -> Vec<u64> {
+    let mut files: Vec<_> = std::fs::read_dir(env.data_dir().join("logs"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    files.sort();
+    let mut out = Vec::new();
+    for path in files {
+        for line in std::fs::read_to_string(path).unwrap().lines() {
+            if line.contains("asking the reviewer")
+                && let Some(at) = line.find("summary_read=")
+            {
+                let digits: String = line[at + "summary_read=".len()..]
+                    .chars()
+                    .take_while(char::is_ascii_digit)
+                    .collect();
+                out.push(digits.parse().unwrap());
+            }
+        }
+    }
+    out
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_review_summary_is_cached_reused_when_the_conversation_grows_and_dropped_by_a_rollback()
+{
+    const WINDOW: &str = "32000";
+    let env = Env::new().await;
+    let (c, _) = analyst_session(&env, 37, 2_000, Language::English).await;
+    let id = c.to_string();
+    answer_every_request(&env, "low");
+    let quick = |extra: &[&str]| {
+        let mut args = vec!["review", id.as_str(), "--type", "quick", "--json"];
+        args.extend_from_slice(extra);
+        let mut cmd = env.command(&args);
+        cmd.env("DECIMA_CONTEXT_WINDOW", WINDOW);
+        async move {
+            let out = tokio::task::spawn_blocking(move || cmd.output().unwrap())
+                .await
+                .unwrap();
+            assert!(out.status.success(), "{}", text(&out.stderr));
+            serde_json::from_slice::<Value>(&out.stdout).unwrap()
+        }
+    };
+    let first = quick(&[]).await;
+    let (_, through) = range_of(&first["passes"][0]["summarised"]).unwrap();
+    let store = env.store().await;
+    let rows = store.review_digests().count(c).await.unwrap();
+    assert!(rows >= 2, "block digests and a rendering: {rows}");
+    // Never a compaction.
+    assert!(
+        store
+            .compactions()
+            .live_summaries(c)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    // The conversation grows; the next review of another scope (a run of it) summarises a
+    // longer range, and reads only the messages its cached summary did not cover.
+    let drafts: Vec<NewMessage> = (0..40)
+        .map(|i| NewMessage::new(Role::User, format!("Also check the batch GROWN-{i}.")))
+        .collect();
+    store.messages().append_many(c, &drafts).await.unwrap();
+    let run = store
+        .executions()
+        .create(&decima_store::NewExecution {
+            conversation_id: c,
+            parent_id: None,
+            depth: 0,
+            task: "Check the churn breakdown before the finance review".into(),
+            sandbox: decima_store::SandboxKind::Host,
+            provider_id: None,
+            workspace: None,
+            options: json!({}),
+        })
+        .await
+        .unwrap();
+    store.close().await;
+    let second = quick(&["--execution", &run.id.to_string()]).await;
+    let (_, grown) = range_of(&second["passes"][0]["summarised"]).unwrap();
+    assert!(grown > through, "{grown} <= {through}");
+    let reads = summary_reads(&env);
+    assert_eq!(reads.len(), 2, "{reads:?}");
+    assert!(
+        reads[0] as i64 >= through - 1,
+        "the first summary read {reads:?}"
+    );
+    assert_eq!(
+        reads[1] as i64,
+        grown - through,
+        "the second summary read more than the messages it added to the cached one"
+    );
+    // A rollback into the summarised range: the rows past it go, and the next review reads
+    // the block again rather than trust a summary of messages that are gone.
+    let store = env.store().await;
+    let before = store.review_digests().count(c).await.unwrap();
+    let cut = through - 300;
+    store.messages().soft_delete_after(c, cut).await.unwrap();
+    assert!(store.review_digests().count(c).await.unwrap() < before);
+    store.close().await;
+    let asked = env.server.requests().len();
+    let third = quick(&[]).await;
+    let input = inputs_since(&env, asked);
+    assert!(
+        !input.contains("GROWN-"),
+        "rolled-back messages reached the reviewer"
+    );
+    assert_eq!(third["reviewed_through_seq"], cut);
+    let reads = summary_reads(&env);
+    assert!(reads[2] > 0, "{reads:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_full_review_beyond_the_pass_cap_summarises_the_oldest_part_in_pass_one() {
+    // 10,000 messages need about 30 passes of a 32k reviewer: 12 are made, and pass 1 carries
+    // the oldest part through the summary made for the review.
+    a_full_review_reads_it_all_in_passes(10_000, 32_000, Language::English).await;
+}
+
+/// The statements of the second independent generator (`fact_sessions`), scored by subject and
+/// value together. A full review in passes shows every statement as it was made (a correction
+/// with its current value). A quick review makes one request within the window that covers
+/// every message, the old ones through the summary made for it; its statement recall is the
+/// extract strategy's and is reported, and with `strict_quick` every value the user stated
+/// must be in it.
+async fn statements_reach_the_reviewer(
+    len: usize,
+    window: u32,
+    language: Language,
+    strict_quick: bool,
+) {
+    use decima_testkit::fact_sessions::{Fact, Verdict, generate, score, statement_kept};
+    let session = generate(43, len, language);
+    let env = Env::new().await;
+    let store = env.store().await;
+    let c = store
+        .conversations()
+        .import("statements", None, &session.messages)
+        .await
+        .unwrap();
+    store.close().await;
+    answer_every_request(&env, "low");
+    let review = |extra: &[&str]| {
+        let id = c.id.to_string();
+        let mut args = vec!["review", id.as_str(), "--json"];
+        args.extend_from_slice(extra);
+        let mut cmd = env.command(&args);
+        cmd.env("DECIMA_CONTEXT_WINDOW", window.to_string());
+        async move {
+            let out = tokio::task::spawn_blocking(move || cmd.output().unwrap())
+                .await
+                .unwrap();
+            assert!(out.status.success(), "{}", text(&out.stderr));
+            serde_json::from_slice::<Value>(&out.stdout).unwrap()
+        }
+    };
+    let current = |f: &Fact| Fact {
+        replaced: None,
+        ..f.clone()
+    };
+
+    let full = review(&[]).await;
+    let passes = full["passes"].as_array().unwrap().len();
+    assert!(passes > 1, "{passes} passes");
+    assert_every_request_within(&env, 0, window, 1.0);
+    let input = inputs_since(&env, 0);
+    assert_nothing_left_out(&input);
+    let plain: Vec<Fact> = session
+        .facts
+        .iter()
+        .filter(|f| f.replaced.is_none())
+        .cloned()
+        .collect();
+    let card = score(&input, &plain);
+    assert_eq!(
+        card.kept, card.total,
+        "full review, {passes} passes\n{card}"
+    );
+    for f in session.facts.iter().filter(|f| f.replaced.is_some()) {
+        assert_eq!(statement_kept(&input, &current(f)), Verdict::Kept, "{f:?}");
+    }
+    eprintln!(
+        "statements, {len} messages, {window}-token window, full review in {passes} passes: {} of \
+         {} plain statements kept, every correction's current value",
+        card.kept, card.total
+    );
+
+    let asked = env.server.requests().len();
+    let quick = review(&["--type", "quick"]).await;
+    assert_eq!(env.server.requests().len(), asked + 1);
+    assert_every_request_within(&env, asked, window, 1.0);
+    let input = inputs_since(&env, asked);
+    assert_nothing_left_out(&input);
+    let summarised = range_of(&quick["passes"][0]["summarised"]).expect("a summary");
+    let missing: Vec<String> = session
+        .facts
+        .iter()
+        .filter(|f| f.by == Role::User)
+        .filter(|f| {
+            matches!(
+                statement_kept(&input, &current(f)),
+                Verdict::ValueMissing | Verdict::Truncated
+            )
+        })
+        .map(|f| format!("#{} {} {:?}", f.position, f.kind.name(), f.value))
+        .collect();
+    let card = score(&input, &session.facts);
+    eprintln!(
+        "statements, {len} messages, quick review (seqs {}–{} summarised): {} user values \
+         missing {missing:?}\n{card}",
+        summarised.0,
+        summarised.1,
+        missing.len()
+    );
+    if strict_quick {
+        assert!(
+            missing.is_empty(),
+            "values the user stated never reached the reviewer: {missing:?}"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn statements_of_a_2000_message_session_reach_the_reviewer() {
+    statements_reach_the_reviewer(2_000, 32_000, Language::English, false).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn statements_of_a_10000_message_session_reach_the_reviewer() {
+    statements_reach_the_reviewer(10_000, 128_000, Language::Chinese, false).await;
+}
+
+/// The gap the summary made for a quick review still has: the extract strategy does not yet
+/// take every value a user states (plain integers, spaced literals cut at the first space,
+/// decisions phrased outside its cue lists). It is improved on its own branch; this test is the
+/// check for it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs the extract strategy's statement work (branch extract-statements)"]
+async fn every_value_the_user_stated_reaches_a_quick_review_through_the_summary() {
+    statements_reach_the_reviewer(2_000, 32_000, Language::English, true).await;
+    statements_reach_the_reviewer(10_000, 128_000, Language::Chinese, true).await;
 }

@@ -1,21 +1,27 @@
 //! The tenth man's costs that are Decima's own: building the reviewer's input for a
-//! 10k-message conversation, and answering a review from the cache. The naive input (the whole
-//! history as text, cut by bytes to the same budget) is measured in the same run to compare.
+//! 10k-message conversation, compressed or not, and answering a review from the cache. The
+//! uncompressed history does not fit: its input holds a summary made for the review, built cold
+//! (extract over the blocks, nothing cached), from cached block digests (merged and rendered
+//! again), or reused whole from the cache; a full review plans it in passes. The naive input
+//! (the whole history as text, cut by bytes to the same budget) is measured in the same run to
+//! compare.
 //!
-//! Run: `cargo bench -p decima-runtime --bench review`
+//! Run: `cargo bench -p decima-runtime --bench review` (a filter after `--` picks some).
 
 // Test code: a failed setup step should panic right where it happened.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::time::Duration;
 
-use criterion::{Criterion, criterion_group, criterion_main};
+use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
 use decima_core::export::{ExportFormat, render_message};
 use decima_runtime::NoEvents;
-use decima_runtime::review::input::{Parts, build};
+use decima_runtime::review::digest_cache::summarise;
+use decima_runtime::review::input::{Input, Parts, build};
 use decima_runtime::review::{
     ReviewContext, ReviewMode, ReviewRequest, ReviewTrigger, ReviewType, review,
 };
+use decima_store::{Conversation, Store};
 use decima_testkit::{LlmServer, Reply, Turn};
 
 mod world;
@@ -55,26 +61,72 @@ fn reviews(c: &mut Criterion) {
     group
         .measurement_time(Duration::from_secs(6))
         .sample_size(30);
-    for (name, conversation) in [("raw", &raw), ("compressed", &compressed)] {
-        group.bench_function(format!("input_10k_{name}"), |b| {
-            b.iter(|| {
-                rt.block_on(build(
+    let input = |conversation: &Conversation, passes: bool| -> Input {
+        let parts = Parts {
+            conversation,
+            task: "Reconcile the invoices",
+            focus: None,
+            mode: &ReviewMode::FullHistory,
+            open: &[],
+            after_seq: None,
+            budget: BUDGET,
+            passes,
+        };
+        rt.block_on(build(&store, &parts, counter.as_ref()))
+            .unwrap()
+    };
+    // Forgets the review summaries: every row, or only the ready renderings.
+    let forget = |conversation: &Conversation, renderings_only: bool| {
+        rt.block_on(forget_digests(&store, conversation, renderings_only));
+    };
+    group.bench_function("input_10k_compressed", |b| {
+        b.iter(|| input(&compressed, false))
+    });
+    group.bench_function("input_10k_raw_cold", |b| {
+        b.iter_batched(
+            || forget(&raw, false),
+            |()| input(&raw, false),
+            BatchSize::PerIteration,
+        )
+    });
+    group.bench_function("input_10k_raw_blocks_cached", |b| {
+        b.iter_batched(
+            || forget(&raw, true),
+            |()| input(&raw, false),
+            BatchSize::PerIteration,
+        )
+    });
+    input(&raw, false);
+    group.bench_function("input_10k_raw_cached", |b| b.iter(|| input(&raw, false)));
+    let summarised = input(&raw, false).passes[0].summarised.unwrap();
+    let rendering = rt
+        .block_on(
+            sqlx::query_scalar::<_, i64>(
+                "SELECT budget FROM review_digests WHERE conversation_id = ? AND budget > 0 \
+             AND from_seq = ? AND through_seq = ?",
+            )
+            .bind(raw.id.to_string())
+            .bind(summarised.0)
+            .bind(summarised.1)
+            .fetch_one(store.pool()),
+        )
+        .unwrap();
+    group.bench_function("summary_10k_cached", |b| {
+        b.iter(|| {
+            let s = rt
+                .block_on(summarise(
                     &store,
-                    &Parts {
-                        conversation,
-                        task: "Reconcile the invoices",
-                        focus: None,
-                        mode: &ReviewMode::FullHistory,
-                        open: &[],
-                        after_seq: None,
-                        budget: BUDGET,
-                    },
+                    raw.id,
+                    summarised.0,
+                    summarised.1,
+                    u32::try_from(rendering).unwrap(),
                     counter.as_ref(),
                 ))
-                .unwrap()
-            })
-        });
-    }
+                .unwrap();
+            assert!(s.cached && s.read == 0);
+        })
+    });
+    group.bench_function("passes_10k_raw", |b| b.iter(|| input(&raw, true)));
     // The naive input: every message as text, cut to the same budget in bytes (four per token).
     group.bench_function("naive_input_10k", |b| {
         b.iter(|| {
@@ -119,39 +171,40 @@ fn reviews(c: &mut Criterion) {
     });
     group.finish();
     // For the record: what each input holds.
-    let sizes = rt.block_on(async {
-        let mut out = Vec::new();
-        for conversation in [&raw, &compressed] {
-            let input = build(
-                &store,
-                &Parts {
-                    conversation,
-                    task: "Reconcile the invoices",
-                    focus: None,
-                    mode: &ReviewMode::FullHistory,
-                    open: &[],
-                    after_seq: None,
-                    budget: BUDGET,
-                },
-                counter.as_ref(),
-            )
-            .await
-            .unwrap();
-            out.push((
-                conversation.title.clone(),
-                input.tokens,
-                input.shown,
-                input.left_out,
-            ));
-        }
-        out
-    });
-    for (title, tokens, shown, left_out) in sizes {
+    forget(&raw, false);
+    for (title, conversation, passes) in [
+        ("compressed", &compressed, false),
+        ("raw, cold", &raw, false),
+        ("raw, cached", &raw, false),
+        ("raw, in passes", &raw, true),
+    ] {
+        let built = input(conversation, passes);
         println!(
-            "{title}: {tokens} tokens, {shown} messages verbatim, {left_out} neither summarised nor shown"
+            "{title}: {} request(s), {} tokens, {} messages verbatim, {} summarised for the \
+             review ({} read to summarise), first request {:?}",
+            built.passes.len(),
+            built.tokens(),
+            built.shown,
+            built.summarised,
+            built.summary_read,
+            built
+                .passes
+                .first()
+                .map(|p| (p.tokens, p.summarised, p.verbatim)),
         );
     }
     drop(server);
+}
+
+/// Deletes the conversation's cached review summaries (or only its ready renderings), so the
+/// next input makes them again.
+async fn forget_digests(store: &Store, conversation: &Conversation, renderings_only: bool) {
+    sqlx::query("DELETE FROM review_digests WHERE conversation_id = ? AND (? = 0 OR budget > 0)")
+        .bind(conversation.id.to_string())
+        .bind(i64::from(renderings_only))
+        .execute(store.pool())
+        .await
+        .unwrap();
 }
 
 criterion_group!(benches, reviews);

@@ -228,8 +228,21 @@ pub(crate) async fn load_tail(
     frontier: i64,
     room: u32,
 ) -> Result<(Vec<Message>, SeqTotals)> {
+    load_tail_before(store, id, frontier, i64::MAX, room).await
+}
+
+/// [`load_tail`] of the messages with `frontier < seq < before`: the newest of them, read
+/// backwards until they hold more than `room` tokens, and the totals of the older ones left
+/// unread.
+pub(crate) async fn load_tail_before(
+    store: &Store,
+    id: ConversationId,
+    frontier: i64,
+    before: i64,
+    room: u32,
+) -> Result<(Vec<Message>, SeqTotals)> {
     let mut pages: Vec<Vec<Message>> = Vec::new();
-    let mut before = i64::MAX;
+    let mut before = before;
     let mut tokens = 0u64;
     let mut size = FIRST_PAGE;
     loop {

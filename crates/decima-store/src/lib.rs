@@ -22,6 +22,7 @@ mod messages;
 mod pool;
 mod presets;
 mod providers;
+mod review_digests;
 mod reviews;
 mod rows;
 mod snapshots;
@@ -46,10 +47,11 @@ pub use events::{Event, Events};
 pub use executions::{Execution, ExecutionStatus, Executions, NewExecution, SandboxKind};
 pub use exports::{Exports, HistoryExport};
 pub use failures::{Failure, Failures, NewFailure, Resolution};
-pub use messages::{Messages, SeqTotals, StepNotes};
+pub use messages::{MessageText, MessageTexts, Messages, SeqTotals, StepNotes};
 pub use presets::{PRESET_KINDS, PresetRecord, Presets};
 pub use providers::{NewProvider, ProviderRecord, Providers};
-pub use reviews::{Finding, NewFinding, NewReview, Review, Reviews};
+pub use review_digests::{ReviewDigest, ReviewDigests, SeqFingerprint};
+pub use reviews::{Finding, NewFinding, NewReview, Review, ReviewPass, Reviews};
 pub use snapshots::{NewSnapshot, Snapshot, SnapshotReason, Snapshots};
 pub use steps::{Step, StepKind, Steps};
 pub use todos::{PinnedTodo, Todo, TodoInput, TodoStatus, Todos};
@@ -165,6 +167,11 @@ impl Store {
     /// Tenth-man reviews and their findings: the cache, and the findings still open.
     pub fn reviews(&self) -> Reviews<'_> {
         Reviews::new(self)
+    }
+
+    /// The tenth man's cached summaries of seq ranges (never compactions).
+    pub fn review_digests(&self) -> ReviewDigests<'_> {
+        ReviewDigests::new(self)
     }
 
     /// Export bookkeeping: where each history was last written, for incremental exports.

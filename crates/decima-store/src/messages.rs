@@ -1,9 +1,11 @@
 //! The messages repository: appends with gapless seqs, ranges, pins and rollbacks.
 
-use decima_core::{ConversationId, ExecutionId, Message, MessageId, NewMessage, Timestamp};
+use decima_core::{
+    ConversationId, ExecutionId, Message, MessageId, NewMessage, Role, Timestamp, ToolCall,
+};
 use sqlx::{QueryBuilder, Sqlite, Transaction};
 
-use crate::rows::{MessageRow, message_columns, message_columns_m};
+use crate::rows::{MessageRow, corrupt, message_columns, message_columns_m};
 use crate::{Result, Store, StoreError};
 
 /// Rows per multi-row INSERT: 14 columns × 64 rows stays far below SQLite's 32,766 bind limit,
@@ -377,7 +379,8 @@ impl<'s> Messages<'s> {
     /// Soft-deletes every live message after `seq` (a rollback). The rows stay, and their seqs are
     /// never reused. Every summary that covers a deleted message is retired in the same
     /// transaction, so rolled-back content never reaches the model through a summary, and an undo
-    /// of an older compaction cannot revive one. Returns how many messages were deleted.
+    /// of an older compaction cannot revive one; so are the tenth man's cached summaries of
+    /// them. Returns how many messages were deleted.
     pub async fn soft_delete_after(&self, conversation: ConversationId, seq: i64) -> Result<u64> {
         let mut tx = self.store.begin_write().await?;
         touch(&mut tx, conversation).await?;
@@ -399,6 +402,13 @@ impl<'s> Messages<'s> {
         .bind(seq)
         .execute(&mut *tx)
         .await?;
+        // The tenth man's cached summaries of a range that lost messages are gone too (a read
+        // would also find them out of date, by their fingerprint).
+        sqlx::query("DELETE FROM review_digests WHERE conversation_id = ? AND through_seq > ?")
+            .bind(conversation.to_string())
+            .bind(seq)
+            .execute(&mut *tx)
+            .await?;
         tx.commit().await?;
         Ok(done.rows_affected())
     }
@@ -450,6 +460,49 @@ impl<'s> Messages<'s> {
             .collect::<Result<Vec<_>>>()?;
         messages.reverse();
         Ok(messages)
+    }
+
+    /// The seq of the `n`-th newest live message (the newest is the first), or of the oldest
+    /// when there are fewer: where "the last n messages" start. `None` without messages.
+    pub async fn nth_newest_seq(
+        &self,
+        conversation: ConversationId,
+        n: u32,
+    ) -> Result<Option<i64>> {
+        let seq: Option<i64> = sqlx::query_scalar(
+            "SELECT MIN(seq) FROM (SELECT seq FROM messages WHERE conversation_id = ? \
+             AND deleted_at IS NULL ORDER BY seq DESC LIMIT ?)",
+        )
+        .bind(conversation.to_string())
+        .bind(i64::from(n.max(1)))
+        .fetch_one(self.store.pool())
+        .await?;
+        Ok(seq)
+    }
+
+    /// The texts of the live messages `from..=through` (see [`MessageTexts`]): one row that
+    /// SQLite builds, for a summary of thousands of messages.
+    pub async fn texts_between(
+        &self,
+        conversation: ConversationId,
+        from: i64,
+        through: i64,
+    ) -> Result<MessageTexts> {
+        let (count, json): (i64, String) = sqlx::query_as(
+            "SELECT COUNT(*), COALESCE(json_group_array(json_array(seq, role, content, \
+             json(tool_calls), tool_call_id)), '[]') FROM (SELECT seq, role, content, tool_calls, \
+             tool_call_id FROM messages WHERE conversation_id = ? AND seq >= ? AND seq <= ? \
+             AND deleted_at IS NULL ORDER BY seq)",
+        )
+        .bind(conversation.to_string())
+        .bind(from)
+        .bind(through)
+        .fetch_one(self.store.pool())
+        .await?;
+        Ok(MessageTexts {
+            json,
+            count: u64::try_from(count).unwrap_or(0),
+        })
     }
 
     /// How many live messages lie in `after < seq < before`, and their cached tokens, summed by
@@ -517,6 +570,64 @@ impl<'s> Messages<'s> {
         // Each range ends before a non-tool message and starts at one, so units computed over
         // the concatenation are the units of the whole history.
         Ok(decima_core::context::pinned_units(&neighbourhoods))
+    }
+}
+
+/// The texts of a seq range's live messages as SQLite builds them, in one row: what a summary
+/// needs (role, content, tool calls, the call a result answers) without the per-row cost of
+/// reading thousands of rows one by one. [`MessageTexts::parse`] reads them, on whichever
+/// thread the caller chooses.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct MessageTexts {
+    json: String,
+    count: u64,
+}
+
+/// One message's text, as [`MessageTexts::parse`] gives it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MessageText {
+    /// Its seq.
+    pub seq: i64,
+    /// Who said it.
+    pub role: Role,
+    /// The text.
+    pub content: String,
+    /// Its tool calls.
+    pub tool_calls: Vec<ToolCall>,
+    /// The call it answers, for a tool result.
+    pub tool_call_id: Option<String>,
+}
+
+impl MessageTexts {
+    /// How many messages it holds.
+    pub fn len(&self) -> u64 {
+        self.count
+    }
+
+    /// Whether it holds none.
+    pub fn is_empty(&self) -> bool {
+        self.count == 0
+    }
+
+    /// The messages, in seq order.
+    pub fn parse(&self) -> Result<Vec<MessageText>> {
+        type Row = (i64, String, String, Option<Vec<ToolCall>>, Option<String>);
+        let rows: Vec<Row> =
+            serde_json::from_str(&self.json).map_err(|e| corrupt("message texts", e))?;
+        let mut out = rows
+            .into_iter()
+            .map(|(seq, role, content, tool_calls, tool_call_id)| {
+                Ok(MessageText {
+                    seq,
+                    role: role.parse::<Role>().map_err(|e| corrupt("role", e))?,
+                    content,
+                    tool_calls: tool_calls.unwrap_or_default(),
+                    tool_call_id,
+                })
+            })
+            .collect::<Result<Vec<_>>>()?;
+        out.sort_by_key(|m| m.seq);
+        Ok(out)
     }
 }
 

@@ -41,6 +41,29 @@ pub struct Finding {
     pub closed_reason: Option<String>,
 }
 
+/// One request of a review: which part of the history it read and how, what it cost and the
+/// risk it found. A review made in one request has one; a full review of a history far above
+/// the reviewer's budget has one per pass, whose findings were merged into the review.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct ReviewPass {
+    /// Its place among the review's requests, from 1.
+    pub pass: u32,
+    /// The first seq of the part of the history it covers (through summaries or verbatim).
+    pub from_seq: i64,
+    /// The last seq of that part.
+    pub through_seq: i64,
+    /// The seqs within it that were summarised for the review (extract, no model), if any.
+    pub summarised: Option<(i64, i64)>,
+    /// The seqs within it shown verbatim, if any.
+    pub verbatim: Option<(i64, i64)>,
+    /// Tokens of its input, as the store counts them.
+    pub input_tokens: u32,
+    /// The risk level it answered with.
+    pub risk_level: String,
+    /// How many findings it reported before the merge.
+    pub findings: u32,
+}
+
 /// Everything a review writes.
 #[derive(Debug, Clone, PartialEq)]
 pub struct NewReview {
@@ -78,8 +101,10 @@ pub struct NewReview {
     pub provider: Option<String>,
     /// The model that wrote it.
     pub model: Option<String>,
-    /// Tokens of its input, as the store counts them.
+    /// Tokens of its input, as the store counts them: every pass's, summed.
     pub input_tokens: u32,
+    /// The requests it made, in order (see [`ReviewPass`]).
+    pub passes: Vec<ReviewPass>,
     /// (scope, mode, type, focus, last seq), hashed.
     pub cache_key: String,
 }
@@ -121,8 +146,10 @@ pub struct Review {
     pub provider: Option<String>,
     /// The model that wrote it.
     pub model: Option<String>,
-    /// Tokens of its input.
+    /// Tokens of its input, every pass's summed.
     pub input_tokens: u32,
+    /// The requests it made (empty for reviews made before passes were recorded).
+    pub passes: Vec<ReviewPass>,
     /// Its cache key.
     pub cache_key: String,
     /// When it was written.
@@ -148,6 +175,7 @@ struct ReviewRow {
     provider: Option<String>,
     model: Option<String>,
     input_tokens: i64,
+    passes: String,
     cache_key: String,
     created_at: i64,
 }
@@ -192,7 +220,7 @@ macro_rules! review_select {
     () => {
         "SELECT id, conversation_id, execution_id, mode, mode_argument, review_type, focus, \
          trigger, risk_level, summary, open_questions, reviewed_from_seq, reviewed_through_seq, \
-         language, provider, model, input_tokens, cache_key, created_at FROM reviews"
+         language, provider, model, input_tokens, passes, cache_key, created_at FROM reviews"
     };
 }
 
@@ -223,7 +251,8 @@ impl<'s> Reviews<'s> {
             "INSERT INTO reviews (id, conversation_id, execution_id, mode, mode_argument, \
              review_type, focus, trigger, risk_level, summary, findings, open_questions, \
              reviewed_from_seq, reviewed_through_seq, language, provider, model, input_tokens, \
-             cache_key, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+             passes, cache_key, created_at) \
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         )
         .bind(&id)
         .bind(new.conversation_id.to_string())
@@ -243,6 +272,7 @@ impl<'s> Reviews<'s> {
         .bind(new.provider.as_deref())
         .bind(new.model.as_deref())
         .bind(i64::from(new.input_tokens))
+        .bind(serde_json::to_string(&new.passes).map_err(|e| corrupt("passes", e))?)
         .bind(&new.cache_key)
         .bind(created_at.0)
         .execute(&mut *tx)
@@ -408,6 +438,7 @@ impl<'s> Reviews<'s> {
             open_questions: serde_json::from_str(&row.open_questions)
                 .map_err(|e| corrupt("open questions", e))?,
             input_tokens: u32::try_from(row.input_tokens).unwrap_or(u32::MAX),
+            passes: serde_json::from_str(&row.passes).map_err(|e| corrupt("review passes", e))?,
             id: row.id,
             mode: row.mode,
             mode_argument: row.mode_argument,

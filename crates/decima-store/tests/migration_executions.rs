@@ -151,7 +151,8 @@ async fn rebuild_keeps_every_row_index_trigger_and_reference() {
     let pool = store.pool();
     let (objects_after, executions_after) = fingerprint(pool).await;
     // Every object is back; the only new ones are what later migrations add (the tenth man's,
-    // the app settings, one active execution per conversation and the conversation claims).
+    // the app settings, one active execution per conversation and the conversation claims,
+    // the tenth man's cached summaries).
     let added: Vec<&String> = objects_after
         .iter()
         .filter(|o| !objects_before.contains(o))
@@ -165,6 +166,7 @@ async fn rebuild_keeps_every_row_index_trigger_and_reference() {
         added,
         [
             "index executions_one_active",
+            "index messages_live_tokens",
             "index review_findings_open",
             "index reviews_execution",
             "index sqlite_autoindex_app_settings_1",
@@ -173,6 +175,7 @@ async fn rebuild_keeps_every_row_index_trigger_and_reference() {
             "index sqlite_autoindex_review_findings_2",
             "table app_settings",
             "table conversation_claims",
+            "table review_digests",
             "table review_findings",
         ],
         "objects no migration after the rebuild explains"

@@ -80,6 +80,27 @@ fn render(review: &Review, open: usize) -> String {
         review.mode,
         review.reviewed_through_seq
     );
+    if review.passes.len() > 1 {
+        let _ = writeln!(
+            out,
+            "Read in {} passes (the history is far above the reviewer's budget):",
+            review.passes.len()
+        );
+        for p in &review.passes {
+            let _ = writeln!(
+                out,
+                "  pass {}: seqs {}–{}{}, {} tokens, risk {}",
+                p.pass,
+                p.from_seq,
+                p.through_seq,
+                p.summarised
+                    .map(|(a, b)| format!(" ({a}–{b} summarised for the review)"))
+                    .unwrap_or_default(),
+                p.input_tokens,
+                p.risk_level
+            );
+        }
+    }
     let _ = writeln!(out, "\n{}", review.summary);
     for (i, f) in review.findings.iter().enumerate() {
         let _ = writeln!(

@@ -1,44 +1,73 @@
 //! The reviewer's input: the task, the focus, the findings still open, and the history in the
 //! chosen mode, within a token budget for the reviewer's model.
 //!
-//! The full history goes through the same sliding window as an agent step: the global summary,
-//! the segment summaries, the pinned messages they cover, and the newest messages verbatim, read
-//! from the store only as far back as the budget reaches. Tokens are the store's counts, cached
-//! per message, so building the input never tokenizes the history again. Each message is shown
-//! in the greppable text format (`### seq=N role=R …`, `@tool_call`, `@reasoning`), so the
-//! reviewer can cite seqs.
+//! `full_history` covers every live message: the summaries stored with the conversation and the
+//! pinned messages they cover, then everything after them, verbatim when it fits, otherwise the
+//! newest verbatim and the older part summarised for this review ([`super::history`]). A full
+//! review of a history far above the budget is planned in passes instead ([`super::passes`]).
+//! An incremental review and `recent_messages` cover their range the same way, without the
+//! stored summaries. Tokens are the store's counts, cached per message, so building the input
+//! never tokenizes the history again; the text says how each part reaches the reviewer.
 
 use std::fmt::Write as _;
 
-use decima_core::export::{ExportFormat, render_message};
-use decima_core::prompt::Preset;
-use decima_core::{Message, TokenCounter};
+use decima_core::TokenCounter;
 use decima_store::{Conversation, Finding, Store};
+use tracing::warn;
 
 use super::ReviewMode;
-use crate::context::{Loaded, Scale, load_tail};
+use super::history::{self, Part, Reach, SECTION_TOKENS, Stored, describe_all, seqs};
+use super::passes;
 use crate::error::Result;
-use crate::settings::WindowSettings;
 
-/// Tokens a message's text header adds beyond the per-message overhead its count holds.
-pub const HEADER_TOKENS: u32 = 20;
-/// The share of the history budget the sliding window plans with; the rest absorbs the
-/// headers, which the cached counts do not hold.
-const WINDOW_SHARE: f64 = 0.8;
+pub use super::history::HEADER_TOKENS;
 
-/// The input, and what it covers.
+/// Tokens kept for the statement that opens each pass (what the passes cover, which one this
+/// is), beyond [`SECTION_TOKENS`].
+const PASS_INTRO_TOKENS: u32 = 240;
+
+/// The input: one request's, or one per pass.
 #[derive(Debug, Clone)]
 pub struct Input {
+    /// The requests, in order: one, or the passes of a full review far above the budget.
+    pub passes: Vec<PassInput>,
+    /// The first seq it reads from (0: from the start, through summaries).
+    pub from_seq: i64,
+    /// Messages shown verbatim (in any pass; those shown in every pass count once).
+    pub shown: usize,
+    /// Live messages that reach the reviewer through a summary made for this review.
+    pub summarised: u64,
+    /// Messages read from the store to make those summaries (0 when they came from the cache).
+    pub summary_read: u64,
+}
+
+impl Input {
+    /// Store tokens of every request's input, summed.
+    pub fn tokens(&self) -> u32 {
+        self.passes.iter().map(|p| p.tokens).sum()
+    }
+
+    /// The first request's text (the whole input when there is one request).
+    pub fn text(&self) -> &str {
+        self.passes.first().map_or("", |p| p.text.as_str())
+    }
+}
+
+/// One request's input, and what of the history it covers.
+#[derive(Debug, Clone)]
+pub struct PassInput {
     /// The user message sent to the reviewer.
     pub text: String,
     /// Its size in store tokens (cached counts plus the counted fixed parts).
     pub tokens: u32,
-    /// The first seq it reads from (0: from the start, through summaries).
+    /// The first seq of the history it covers (0 for given content).
     pub from_seq: i64,
-    /// Messages shown verbatim.
-    pub shown: usize,
-    /// Live messages that are neither shown nor covered by a summary shown.
-    pub left_out: u64,
+    /// The last seq of the history it covers (0 for given content).
+    pub through_seq: i64,
+    /// The seqs summarised for the review in it, if any.
+    pub summarised: Option<(i64, i64)>,
+    /// The seqs shown verbatim in it, if any (besides where the history stands now).
+    pub verbatim: Option<(i64, i64)>,
 }
 
 /// What the input is made of.
@@ -55,12 +84,120 @@ pub struct Parts<'a> {
     pub open: &'a [Finding],
     /// Read only what came after this seq (an incremental review), if set.
     pub after_seq: Option<i64>,
-    /// The token budget for the whole input (store tokens).
+    /// The token budget of each request's input (store tokens).
     pub budget: u32,
+    /// Whether a history far above the budget may be read in passes (a full review); else
+    /// it is read in one request, with summaries.
+    pub passes: bool,
 }
 
 /// Builds the input.
 pub async fn build(store: &Store, parts: &Parts<'_>, counter: &dyn TokenCounter) -> Result<Input> {
+    let head = head(parts);
+    let fixed = counter.count_text(&head);
+    let room = parts
+        .budget
+        .saturating_sub(fixed)
+        .saturating_sub(SECTION_TOKENS);
+    let id = parts.conversation.id;
+    let (heading, scope, after, stored) = match (parts.mode, parts.after_seq) {
+        (ReviewMode::SpecificContent { content }, _) => {
+            let (text, tokens) = content_within(content, room, counter);
+            let text = format!("{head}# The content to review\n{text}\n");
+            return Ok(Input {
+                passes: vec![PassInput {
+                    text,
+                    tokens: fixed.saturating_add(tokens),
+                    from_seq: 0,
+                    through_seq: 0,
+                    summarised: None,
+                    verbatim: None,
+                }],
+                from_seq: 0,
+                shown: 0,
+                summarised: 0,
+                summary_read: 0,
+            });
+        }
+        (ReviewMode::RecentMessages { count }, _) => {
+            let first = store.messages().nth_newest_seq(id, *count).await?;
+            (
+                format!("# The last {count} messages"),
+                format!("each of the last {count} messages"),
+                first.map_or(0, |s| s - 1),
+                Stored::none(),
+            )
+        }
+        (ReviewMode::FullHistory, Some(after)) => (
+            format!(
+                "# New messages since the last review (seq > {after}); earlier ones were reviewed"
+            ),
+            format!("every live message after seq {}", history::thousands(after)),
+            after,
+            Stored::none(),
+        ),
+        (ReviewMode::FullHistory, None) => {
+            let stored = Stored::load(store, id).await?;
+            if parts.passes {
+                let totals = store
+                    .messages()
+                    .totals_between(id, stored.frontier, i64::MAX)
+                    .await?;
+                let need = stored.tokens() + history::estimate(totals);
+                let pass_room = room.saturating_sub(PASS_INTRO_TOKENS);
+                if passes::far_above(need, room) {
+                    let planned = passes::plan(store, id, &stored, pass_room, counter).await?;
+                    return Ok(in_passes(&head, fixed, planned, parts.budget, counter));
+                }
+            }
+            let after = stored.frontier;
+            (
+                "# The history".to_owned(),
+                "every live message".to_owned(),
+                after,
+                stored,
+            )
+        }
+    };
+    let history =
+        history::one_request(store, id, &stored, (after, i64::MAX), room, counter).await?;
+    let mut text = head;
+    let _ = writeln!(text, "{heading}");
+    if history.is_empty() {
+        text.push_str("(none)\n");
+    } else {
+        let _ = writeln!(
+            text,
+            "Of the history, {scope} reaches you: {}. Cite seqs from the `### seq=N` headers, or \
+             within the seq range of a summary.\n",
+            describe_all(&history)
+        );
+    }
+    let intro = counter.count_text(&text).saturating_sub(fixed);
+    for p in &history {
+        text.push_str(&p.text);
+    }
+    let tokens = fixed
+        .saturating_add(intro)
+        .saturating_add(history.iter().map(|p| p.tokens).sum());
+    let first = history.first().map_or(0, |p| p.from);
+    let from_seq = if stored_covers_start(&history) {
+        0
+    } else {
+        first
+    };
+    let pass = pass_input(text, tokens, &history);
+    Ok(Input {
+        from_seq,
+        shown: history.iter().map(|p| p.shown).sum(),
+        summarised: history.iter().map(|p| p.summarised).sum(),
+        summary_read: history.iter().map(|p| p.read).sum(),
+        passes: vec![pass],
+    })
+}
+
+/// The task, the focus and the open findings: the same in every request of a review.
+fn head(parts: &Parts<'_>) -> String {
     let mut head = String::new();
     let _ = writeln!(head, "# The task\n{}\n", parts.task.trim());
     let _ = writeln!(
@@ -92,164 +229,111 @@ pub async fn build(store: &Store, parts: &Parts<'_>, counter: &dyn TokenCounter)
         }
         head.push('\n');
     }
-    let fixed = counter.count_text(&head);
-    let room = parts.budget.saturating_sub(fixed);
-    let (history, history_tokens, from_seq, shown, left_out) = match (parts.mode, parts.after_seq) {
-        (ReviewMode::SpecificContent { content }, _) => {
-            let (text, tokens) = content_within(content, room, counter);
-            (
-                format!("# The content to review\n{text}\n"),
-                tokens,
-                0,
-                0,
-                0,
-            )
-        }
-        (ReviewMode::RecentMessages { count }, _) => {
-            let messages = store
-                .messages()
-                .page_before(parts.conversation.id, 0, i64::MAX, *count)
-                .await?;
-            newest_within(messages, 0, room, &format!("# The last {count} messages"))
-        }
-        (ReviewMode::FullHistory, Some(after)) => {
-            // Read backwards from the newest only as far as the budget reaches; what is older
-            // is counted, not loaded.
-            let (messages, unread) = load_tail(store, parts.conversation.id, after, room).await?;
-            newest_within(
-                messages,
-                unread.count,
-                room,
-                &format!(
-                    "# New messages since the last review (seq > {after}); earlier ones were reviewed"
-                ),
-            )
-        }
-        (ReviewMode::FullHistory, None) => full_history(store, parts.conversation, room).await?,
-    };
-    let mut text = head;
-    text.push_str(&history);
-    Ok(Input {
-        text,
-        tokens: fixed.saturating_add(history_tokens),
-        from_seq,
-        shown,
-        left_out,
-    })
+    head
 }
 
-/// The sliding window over the whole history, rendered with seqs.
-async fn full_history(
-    store: &Store,
-    conversation: &Conversation,
-    room: u32,
-) -> Result<(String, u32, i64, usize, u64)> {
-    let plan = (f64::from(room) * WINDOW_SHARE) as u32;
-    let window = WindowSettings {
-        output_reserve: 0,
-        ..WindowSettings::new(plan)
+/// Whether the parts start with the stored summaries (the review reads from the start).
+fn stored_covers_start(parts: &[Part]) -> bool {
+    parts.first().is_some_and(|p| p.reach == Reach::Stored)
+}
+
+/// A request's input and what it covers, from its parts.
+fn pass_input(text: String, tokens: u32, parts: &[Part]) -> PassInput {
+    let range = |reach: Reach| {
+        let of: Vec<&Part> = parts.iter().filter(|p| p.reach == reach).collect();
+        Some((of.first()?.from, of.last()?.through))
     };
-    let loaded = Loaded::load(
-        store,
-        conversation,
-        &Preset::default(),
-        &window,
-        Scale::ONE,
-        decima_llm::tokens::store_counter().as_ref(),
-    )
-    .await?;
-    let (selection, unread) = loaded.select_within(plan)?;
-    let mut text = String::from("# The history\n");
-    let mut tokens = 0u32;
-    let mut summaries: Vec<_> = selection
-        .global
-        .into_iter()
-        .chain(selection.segments.iter().copied())
-        .collect();
-    summaries.sort_by_key(|s| s.start_seq);
-    if !summaries.is_empty() {
-        text.push_str(
-            "Older messages are shown as summaries of their seq ranges; the pinned ones among \
-             them are shown verbatim after.\n\n",
+    PassInput {
+        text,
+        tokens,
+        from_seq: parts.first().map_or(0, |p| p.from),
+        through_seq: parts.last().map_or(0, |p| p.through),
+        summarised: range(Reach::Summarised),
+        verbatim: range(Reach::Verbatim),
+    }
+}
+
+/// Consecutive parts of the same kind, as one: the passes' verbatim chunks read as one range.
+fn coalesce(parts: &[&Part]) -> Vec<Part> {
+    let mut out: Vec<Part> = Vec::new();
+    for p in parts {
+        match out.last_mut() {
+            Some(last) if last.reach == p.reach => last.through = p.through,
+            _ => out.push(Part {
+                text: String::new(),
+                ..(*p).clone()
+            }),
+        }
+    }
+    out
+}
+
+/// The passes' inputs: each with the head, what the passes cover and which one it is, its own
+/// parts, and where the history stands now.
+fn in_passes(
+    head: &str,
+    fixed: u32,
+    planned: passes::Passes,
+    budget: u32,
+    counter: &dyn TokenCounter,
+) -> Input {
+    let n = planned.passes.len();
+    let all: Vec<&Part> = planned.passes.iter().flatten().collect();
+    let mut overall = describe_all(&coalesce(&all));
+    if let Some(now) = &planned.now {
+        if !overall.is_empty() {
+            overall.push_str(", and ");
+        }
+        let _ = write!(
+            overall,
+            "{}, where the history stands now, verbatim in every pass",
+            seqs(now.from, now.through)
         );
     }
-    for s in &summaries {
-        let _ = writeln!(text, "{}\n{}\n", s.header(), s.text.trim_end());
-        tokens = tokens.saturating_add(s.tokens);
-    }
-    let mut verbatim: Vec<&Message> = selection.pinned.clone();
-    verbatim.extend(selection.recent.iter());
-    let (keep, verbatim_tokens) = fit_newest(&verbatim, room.saturating_sub(tokens));
-    tokens = tokens.saturating_add(verbatim_tokens);
-    let dropped = verbatim.len() - keep;
-    let verbatim = &verbatim[dropped..];
-    if !verbatim.is_empty() {
-        text.push_str("## Messages\n");
-    }
-    for m in verbatim {
-        render_message(ExportFormat::Text, m, &mut text);
-    }
-    let left_out = unread.count
-        + selection.pending.len() as u64
-        + selection.unpaired.len() as u64
-        + dropped as u64;
-    if left_out > 0 {
+    let now_tokens = planned.now.as_ref().map_or(0, |p| p.tokens);
+    let mut inputs = Vec::with_capacity(n);
+    for (k, own) in planned.passes.iter().enumerate() {
+        let mut text = head.to_owned();
         let _ = writeln!(
             text,
-            "\n({left_out} older messages are neither summarised nor shown: the budget ran out)"
+            "# The history, pass {} of {n}\nThe history is too long for one request, so this \
+             review reads it in {n} passes and merges their findings. Across them every live \
+             message reaches you: {overall}. This is pass {} of {n}: it shows {}{}. Argue from \
+             what this pass shows against the current conclusion, and cite seqs from the \
+             `### seq=N` headers or within the seq range of a summary.\n",
+            k + 1,
+            k + 1,
+            describe_all(own),
+            if planned.now.is_some() {
+                ", then where the history stands now"
+            } else {
+                ""
+            }
         );
-    }
-    Ok((text, tokens, 0, verbatim.len(), left_out))
-}
-
-/// How many of the newest of `messages` (in seq order) fit in `room` with their text headers,
-/// and the tokens they take.
-fn fit_newest<M: std::borrow::Borrow<Message>>(messages: &[M], room: u32) -> (usize, u32) {
-    let mut used = 0u32;
-    let mut keep = 0;
-    for m in messages.iter().rev() {
-        let cost = m.borrow().tokens.saturating_add(HEADER_TOKENS);
-        if used.saturating_add(cost) > room {
-            break;
+        let intro = counter.count_text(&text).saturating_sub(fixed);
+        for p in own {
+            text.push_str(&p.text);
         }
-        used += cost;
-        keep += 1;
+        if let Some(now) = &planned.now {
+            text.push_str(&now.text);
+        }
+        let tokens = fixed
+            .saturating_add(intro)
+            .saturating_add(own.iter().map(|p| p.tokens).sum())
+            .saturating_add(now_tokens);
+        if tokens > budget {
+            warn!(pass = k + 1, tokens, budget, "a pass is above the budget");
+        }
+        inputs.push(pass_input(text, tokens, own));
     }
-    (keep, used)
-}
-
-/// The newest of `messages` that fit in `room`, in seq order, under a heading; `older` more
-/// were not read at all.
-fn newest_within(
-    mut messages: Vec<Message>,
-    older: u64,
-    room: u32,
-    heading: &str,
-) -> (String, u32, i64, usize, u64) {
-    messages.sort_by_key(|m| m.seq);
-    let (keep, used) = fit_newest(&messages, room);
-    let shown = &messages[messages.len() - keep..];
-    let mut text = format!("{heading}\n");
-    for m in shown {
-        render_message(ExportFormat::Text, m, &mut text);
+    Input {
+        from_seq: 0,
+        shown: all.iter().map(|p| p.shown).sum::<usize>()
+            + planned.now.as_ref().map_or(0, |p| p.shown),
+        summarised: all.iter().map(|p| p.summarised).sum(),
+        summary_read: all.iter().map(|p| p.read).sum(),
+        passes: inputs,
     }
-    let left_out = older + (messages.len() - keep) as u64;
-    if left_out > 0 {
-        let _ = writeln!(
-            text,
-            "\n({left_out} of these messages are not shown: the budget ran out)"
-        );
-    }
-    if messages.is_empty() {
-        text.push_str("(none)\n");
-    }
-    (
-        text,
-        used,
-        shown.first().map_or(0, |m| m.seq),
-        shown.len(),
-        left_out,
-    )
 }
 
 /// The content, cut at a line break to fit `room` when it is longer.

@@ -2,14 +2,23 @@
 //! current conclusion. One entry point, [`review`], serves the agent's `tenth_man_review` tool,
 //! the automatic final review of a run, the review before a risky call, and `decima review`.
 //!
-//! A review reads its input through the context pipeline ([`input`]), asks the reviewer's
-//! model for one JSON object, checks it ([`answer`]) and asks once for a repair when it does not
-//! hold, then stores it with its findings. Reviews are cached by (scope, mode, type, focus, last
-//! seq): a hit makes no request. A later full-history review of the same scope reads only what
-//! came after the last one, together with the findings still open.
+//! A review reads its input through the context pipeline ([`input`]): every live message of a
+//! full-history review reaches the reviewer, verbatim, through a stored summary, or through a
+//! summary made for the review ([`digest_cache`]); a full review of a history far above the
+//! budget reads it in passes ([`passes`]). It asks the reviewer's model for one JSON object per
+//! request, checks it ([`answer`]) and asks once for a repair when it does not hold ([`ask`]),
+//! merges the passes' answers ([`merge`]), then stores one review with its findings and its
+//! passes. Reviews are cached by (scope, mode, type, focus, last seq): a hit makes no request. A
+//! later full-history review of the same scope reads only what came after the last one,
+//! together with the findings still open.
 
 pub mod answer;
+pub mod ask;
+pub mod digest_cache;
+pub mod history;
 pub mod input;
+pub mod merge;
+pub mod passes;
 pub mod prompt;
 mod risky;
 pub mod tool;
@@ -18,19 +27,18 @@ use std::collections::BTreeSet;
 use std::path::Path;
 
 use decima_core::{ConversationId, ExecutionId, Role};
-use decima_llm::{ChatMessage, ChatRequest};
-use decima_store::{NewReview, Review, Store};
+use decima_store::{NewReview, Review, ReviewPass, Store};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 use sha2::{Digest as _, Sha256};
+use tokio_util::sync::CancellationToken;
 use tracing::{Instrument as _, info, info_span, warn};
 
 pub use risky::{RiskyCalls, is_risky};
 
-use crate::chat::stream_answer;
 use crate::context::Scale;
 use crate::error::{Result, RuntimeError};
-use crate::events::{Event, EventSink, NoEvents};
+use crate::events::{Event, EventSink};
 use crate::memo::{field, hex};
 use crate::settings::{self, WindowSettings};
 
@@ -250,6 +258,16 @@ pub struct ReviewOutcome {
 
 /// Makes (or finds in the cache) one review.
 pub async fn review(ctx: &ReviewContext<'_>, request: ReviewRequest) -> Result<ReviewOutcome> {
+    review_until(ctx, request, &CancellationToken::new()).await
+}
+
+/// [`review`], stopped by `cancel`: a review in passes checks it before each pass and while
+/// one runs, and a cancelled review stores nothing ([`RuntimeError::Review`] says so).
+pub async fn review_until(
+    ctx: &ReviewContext<'_>,
+    request: ReviewRequest,
+    cancel: &CancellationToken,
+) -> Result<ReviewOutcome> {
     let span = info_span!(
         "review",
         conversation = %request.conversation,
@@ -257,10 +275,14 @@ pub async fn review(ctx: &ReviewContext<'_>, request: ReviewRequest) -> Result<R
         mode = request.mode.name(),
         review_type = request.review_type.name(),
     );
-    run(ctx, request).instrument(span).await
+    run(ctx, request, cancel).instrument(span).await
 }
 
-async fn run(ctx: &ReviewContext<'_>, request: ReviewRequest) -> Result<ReviewOutcome> {
+async fn run(
+    ctx: &ReviewContext<'_>,
+    request: ReviewRequest,
+    cancel: &CancellationToken,
+) -> Result<ReviewOutcome> {
     let store = ctx.store;
     let conversation = store.conversations().get(request.conversation).await?;
     let execution = match request.execution {
@@ -340,11 +362,18 @@ async fn run(ctx: &ReviewContext<'_>, request: ReviewRequest) -> Result<ReviewOu
         Some((factor, _samples)) => Scale::new(factor),
         None => Scale::ONE,
     };
+    // Each request's input leaves room for the answer, the system prompt and, should the
+    // answer need a repair, the invalid answer echoed back with the repair request: a repair
+    // stays within the reviewer's window too.
+    let repair = ask::REPAIR_ECHO.saturating_add(scale.to_model(u64::from(
+        counter.count_text(&prompt::repair_request(&"x".repeat(400))),
+    )));
     let room = scale.to_store(
         window
             .window
             .saturating_sub(output)
             .saturating_sub(scale.to_model(u64::from(counter.count_text(&system))))
+            .saturating_sub(repair)
             .saturating_sub(64),
     );
     let budget = match request.review_type {
@@ -373,6 +402,7 @@ async fn run(ctx: &ReviewContext<'_>, request: ReviewRequest) -> Result<ReviewOu
             open: &open,
             after_seq: previous.as_ref().map(|p| p.reviewed_through_seq),
             budget,
+            passes: request.review_type == ReviewType::Full,
         },
         counter.as_ref(),
     )
@@ -384,52 +414,83 @@ async fn run(ctx: &ReviewContext<'_>, request: ReviewRequest) -> Result<ReviewOu
         mode: request.mode.name(),
         review_type: request.review_type.name(),
     });
+    let n = built.passes.len();
     info!(
-        input_tokens = built.tokens,
+        input_tokens = built.tokens(),
+        passes = n,
         shown = built.shown,
-        left_out = built.left_out,
+        summarised = built.summarised,
+        summary_read = built.summary_read,
         incremental = previous.is_some(),
         "asking the reviewer"
     );
     let open_ids: BTreeSet<String> = open.iter().map(|f| f.id.clone()).collect();
-    let checks = answer::Checks {
+    let asker = ask::Asker {
+        store,
+        conversation: conversation.id,
+        config: &resolved.config,
+        system: &system,
+        output,
+        scale,
+        counter: counter.as_ref(),
         evidence_required: !matches!(request.mode, ReviewMode::SpecificContent { .. }),
         open_ids: &open_ids,
     };
-    let mut messages: Vec<std::sync::Arc<ChatMessage>> = vec![
-        ChatMessage::new(Role::System, system).into(),
-        ChatMessage::new(Role::User, built.text.clone()).into(),
-    ];
+    // One pass after the other, checking for a cancel before each and while it runs: a
+    // cancelled review stops between passes, and nothing of it is stored.
+    let mut answers = Vec::with_capacity(n);
+    let mut records = Vec::with_capacity(n);
     let mut repaired = false;
-    let answer = loop {
-        let chat = ChatRequest {
-            model: resolved.config.model.clone(),
-            messages: messages.clone(),
-            max_tokens: Some(output),
-            ..ChatRequest::default()
+    for (k, pass) in built.passes.iter().enumerate() {
+        let cancelled = || {
+            info!(pass = k + 1, of = n, "review cancelled");
+            RuntimeError::Review(format!(
+                "the review was cancelled before pass {} of {n} finished; nothing was stored",
+                k + 1
+            ))
         };
-        let completion = stream_answer(&resolved.config, chat, &NoEvents).await?;
-        let checked = match answer::parse(&completion.text, &checks) {
-            Ok(a) => check_seqs(store, conversation.id, a).await?,
-            Err(reason) => Err(reason),
-        };
-        match checked {
-            Ok(a) => break a,
-            Err(reason) if !repaired => {
-                warn!(%reason, "the reviewer's answer is invalid; asking once for a repair");
-                repaired = true;
-                messages.push(ChatMessage::new(Role::Assistant, completion.text).into());
-                messages.push(ChatMessage::new(Role::User, prompt::repair_request(&reason)).into());
-            }
-            Err(reason) => {
-                return Err(RuntimeError::Review(format!(
-                    "the reviewer ({}) answered with an invalid review twice ({reason}); \
-                     nothing was stored. Try again, or name another --reviewer-provider",
-                    resolved.config.name
-                )));
-            }
+        if cancel.is_cancelled() {
+            return Err(cancelled());
         }
-    };
+        let asking = asker.ask(&pass.text).instrument(info_span!(
+            "pass",
+            pass = k + 1,
+            of = n,
+            input_tokens = pass.tokens
+        ));
+        let asked = tokio::select! {
+            biased;
+            () = cancel.cancelled() => return Err(cancelled()),
+            asked = asking => asked?,
+        };
+        repaired |= asked.repaired;
+        info!(
+            pass = k + 1,
+            of = n,
+            risk = %asked.answer.risk_level,
+            findings = asked.answer.findings.len(),
+            "reviewer answered"
+        );
+        records.push(ReviewPass {
+            pass: u32::try_from(k + 1).unwrap_or(u32::MAX),
+            from_seq: pass.from_seq,
+            through_seq: pass.through_seq,
+            summarised: pass.summarised,
+            verbatim: pass.verbatim,
+            input_tokens: pass.tokens,
+            risk_level: asked.answer.risk_level.clone(),
+            findings: u32::try_from(asked.answer.findings.len()).unwrap_or(u32::MAX),
+        });
+        answers.push(merge::PassAnswer {
+            label: format!(
+                "Pass {} of {n} ({})",
+                k + 1,
+                history::seqs(pass.from_seq.max(1), pass.through_seq)
+            ),
+            answer: asked.answer,
+        });
+    }
+    let answer = merge::merge(answers);
     let review = store
         .reviews()
         .insert(&NewReview {
@@ -450,7 +511,8 @@ async fn run(ctx: &ReviewContext<'_>, request: ReviewRequest) -> Result<ReviewOu
             language: language.map(|l| l.code.to_owned()),
             provider: Some(resolved.config.name.clone()),
             model: Some(resolved.config.model.clone()),
-            input_tokens: built.tokens,
+            input_tokens: built.tokens(),
+            passes: records,
             cache_key: key,
         })
         .await?;
@@ -465,6 +527,7 @@ async fn run(ctx: &ReviewContext<'_>, request: ReviewRequest) -> Result<ReviewOu
                 "trigger": review.trigger,
                 "risk_level": review.risk_level,
                 "findings": review.findings.len(),
+                "passes": review.passes.len(),
                 "repaired": repaired,
             }),
         )
@@ -512,30 +575,6 @@ async fn mark_contested(
         .await?;
     warn!(review = %review.id, risk = %review.risk_level, "the final review contests the result");
     Ok(true)
-}
-
-/// Refuses an answer that cites a seq that is not a live message of the conversation.
-async fn check_seqs(
-    store: &Store,
-    conversation: ConversationId,
-    answer: answer::Answer,
-) -> Result<std::result::Result<answer::Answer, String>> {
-    let cited = answer::cited(&answer);
-    let live: BTreeSet<i64> = store
-        .messages()
-        .live_seqs_among(conversation, &cited)
-        .await?
-        .into_iter()
-        .collect();
-    let missing: Vec<i64> = cited.into_iter().filter(|s| !live.contains(s)).collect();
-    if missing.is_empty() {
-        Ok(Ok(answer))
-    } else {
-        Ok(Err(format!(
-            "evidence_seqs {missing:?} are not messages of this conversation; cite only seqs \
-             from the `### seq=N` headers shown"
-        )))
-    }
 }
 
 /// The goal of a conversation reviewed as a whole: its newest run's task, else its first

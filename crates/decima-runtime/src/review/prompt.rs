@@ -79,7 +79,8 @@ Answer with ONE JSON object and nothing else, of exactly this shape:
 }}
 
 Rules: risk_level is at least the highest severity among the findings (\"none\" only with no \
-findings). evidence_seqs lists only seqs that appear in the history shown. closed_findings may \
+findings). evidence_seqs lists only seqs of the history shown: a `### seq=N` header, or a seq \
+within the range of a summary you were shown. closed_findings may \
 only name open findings listed in the input, and only when the history shows they no longer \
 hold; leave the others open. Use [] for an empty list.
 

@@ -65,7 +65,7 @@ impl Runner<'_, '_> {
             }
         };
         let request = self.review_request(mode, review_type, focus, ReviewTrigger::Tool);
-        match review::review(&self.review_ctx(), request).await {
+        match review::review_until(&self.review_ctx(), request, &self.session.cancel).await {
             Ok(outcome) => ToolOutcome::ok(
                 review::digest(&outcome.review, outcome.cached),
                 started.elapsed(),
@@ -171,7 +171,7 @@ impl Runner<'_, '_> {
         let reviewed = tokio::select! {
             biased;
             () = self.session.cancel.cancelled() => None,
-            reviewed = review::review(&ctx, request) => Some(reviewed),
+            reviewed = review::review_until(&ctx, request, &self.session.cancel) => Some(reviewed),
         };
         let Some(reviewed) = reviewed else {
             warn!("the final review was cancelled; the answer stands unreviewed");

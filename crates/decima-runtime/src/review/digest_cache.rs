@@ -1,0 +1,406 @@
+//! Summaries made for a review: the extract strategy (no model) over a seq range that no stored
+//! summary covers and that does not fit the reviewer's budget verbatim. They are cached in the
+//! store (`review_digests`), never stored as a compaction, so no agent step sees them.
+//!
+//! The range is cut into blocks of [`BLOCK_SEQS`] seqs aligned on the seq numbers, so the same
+//! messages fall into the same blocks from one review to the next however the range's ends
+//! move. Each block's whole digest is cached as text that parses back; a block that grew since
+//! (the newest one, as the conversation goes on) is extended with its new messages only. The
+//! blocks' digests are merged and rendered within the budget by priority, and that rendering is
+//! cached too, keyed by (conversation, from, through, budget). Every cached row is checked
+//! against the live count, tokens and seq sum of its range (one SQL aggregate over the cached
+//! per-message counts, in one query for all rows), so a rollback or any other change of which
+//! messages are live makes it miss. A reused rendering reads no message at all; a grown
+//! conversation reads only its new messages.
+
+use std::collections::VecDeque;
+
+use decima_core::context::{Detail, Digest, Source};
+use decima_core::{ConversationId, TokenCounter};
+use decima_store::{MessageText, ReviewDigest, SeqFingerprint, Store};
+use tracing::debug;
+
+use crate::error::{Result, RuntimeError};
+
+/// Seqs per cached block. Small enough that a rollback or a grown block costs little to redo,
+/// large enough that a 10k-message history is a handful of rows to merge.
+pub const BLOCK_SEQS: i64 = 1_024;
+
+/// The format of the cached texts: a change to how they are made bumps it, and older rows are
+/// ignored and replaced.
+pub const DIGEST_VERSION: u32 = 1;
+
+/// A summary of the live messages `from..=through`, made for a review.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReviewSummary {
+    /// The first seq it covers.
+    pub from: i64,
+    /// The last seq it covers.
+    pub through: i64,
+    /// The summary, within the budget asked for.
+    pub text: String,
+    /// Its tokens (store counts).
+    pub tokens: u32,
+    /// Live messages it covers.
+    pub messages: u64,
+    /// Messages read from the store to make it: 0 when the cached rendering was reused.
+    pub read: u64,
+    /// Whether the rendering came from the cache as it was.
+    pub cached: bool,
+}
+
+/// The blocks of `from..=through`: aligned on multiples of [`BLOCK_SEQS`], the first starting
+/// at `from` and the last ending at `through`.
+pub fn blocks(from: i64, through: i64) -> Vec<(i64, i64)> {
+    let mut out = Vec::new();
+    let mut start = from.max(1);
+    while start <= through {
+        let block_end = ((start - 1) / BLOCK_SEQS + 1) * BLOCK_SEQS;
+        let end = block_end.min(through);
+        out.push((start, end));
+        start = end + 1;
+    }
+    out
+}
+
+/// What to do for one block.
+enum Plan {
+    /// A cached whole digest of the block, valid.
+    Cached(ReviewDigest),
+    /// A cached digest of the block's beginning, valid, to extend with `from..=through`.
+    Extend(ReviewDigest, i64),
+    /// Nothing usable: extract the whole block.
+    Fresh,
+}
+
+/// The summary of the live messages `from..=through`, rendered within `max_tokens` (store
+/// tokens, with the counter's per-message overhead, as [`Digest::render_budgeted`] counts).
+pub async fn summarise(
+    store: &Store,
+    conversation: ConversationId,
+    from: i64,
+    through: i64,
+    max_tokens: u32,
+    counter: &dyn TokenCounter,
+) -> Result<ReviewSummary> {
+    let digests = store.review_digests();
+    let rendered = digests
+        .within(conversation, DIGEST_VERSION, from, through, max_tokens)
+        .await?
+        .into_iter()
+        .find(|d| d.from_seq == from && d.through_seq == through);
+    if let Some(r) = rendered {
+        // A hit costs one aggregate over the cached counts and reads no message.
+        let now = digests
+            .fingerprints(conversation, &[(from, through)])
+            .await?
+            .first()
+            .copied()
+            .unwrap_or_default();
+        if now == r.fingerprint {
+            debug!(from, through, "review summary reused from the cache");
+            return Ok(ReviewSummary {
+                from,
+                through,
+                text: r.text,
+                tokens: r.tokens,
+                messages: now.messages,
+                read: 0,
+                cached: true,
+            });
+        }
+        // Out of date: made again below, which replaces the row.
+    }
+    make(store, conversation, (from, through), max_tokens, counter).await
+}
+
+/// The cached block rows that may serve `ranges`: for each block, the longest row that starts
+/// where the block starts and ends within it.
+async fn block_candidates(
+    store: &Store,
+    conversation: ConversationId,
+    ranges: &[(i64, i64)],
+) -> Result<Vec<Option<ReviewDigest>>> {
+    let (Some(first), Some(last)) = (ranges.first(), ranges.last()) else {
+        return Ok(Vec::new());
+    };
+    let rows = store
+        .review_digests()
+        .within(conversation, DIGEST_VERSION, first.0, last.1, 0)
+        .await?;
+    Ok(ranges
+        .iter()
+        .map(|(a, b)| {
+            rows.iter()
+                .filter(|r| r.from_seq == *a && r.through_seq <= *b)
+                .max_by_key(|r| r.through_seq)
+                .cloned()
+        })
+        .collect())
+}
+
+/// Makes the summary from block digests (cached, extended or extracted), renders it within
+/// `max_tokens`, and caches what it made.
+async fn make(
+    store: &Store,
+    conversation: ConversationId,
+    (from, through): (i64, i64),
+    max_tokens: u32,
+    counter: &dyn TokenCounter,
+) -> Result<ReviewSummary> {
+    let digests = store.review_digests();
+    let ranges = blocks(from, through);
+    let candidates = block_candidates(store, conversation, &ranges).await?;
+    // The whole range, each candidate's own range, then each block's, in one aggregate.
+    let mut asked: Vec<(i64, i64)> = Vec::with_capacity(ranges.len() * 2 + 1);
+    asked.push((from, through));
+    for c in candidates.iter().flatten() {
+        asked.push((c.from_seq, c.through_seq));
+    }
+    asked.extend(ranges.iter().copied());
+    let measured = digests.fingerprints(conversation, &asked).await?;
+    let whole = measured.first().copied().unwrap_or_default();
+    let rest = measured.get(1..).unwrap_or_default();
+    let (of_candidates, of_blocks) = rest.split_at(rest.len().saturating_sub(ranges.len()));
+    let mut of_candidates = of_candidates.iter();
+    let mut stale: Vec<(i64, i64, u32)> = Vec::new();
+    let mut plans = Vec::with_capacity(ranges.len());
+    for ((_, b), candidate) in ranges.iter().zip(candidates) {
+        let plan = match candidate {
+            Some(c) => {
+                let now = of_candidates.next().copied().unwrap_or_default();
+                if now != c.fingerprint {
+                    stale.push((c.from_seq, c.through_seq, 0));
+                    Plan::Fresh
+                } else if c.through_seq == *b {
+                    Plan::Cached(c)
+                } else {
+                    stale.push((c.from_seq, c.through_seq, 0));
+                    let next = c.through_seq + 1;
+                    Plan::Extend(c, next)
+                }
+            }
+            None => Plan::Fresh,
+        };
+        plans.push(plan);
+    }
+    // Reading and extracting overlap: blocks are parsed and extracted on blocking threads, a
+    // few at a time, while the next ones are read; they are merged in seq order.
+    let parallel = std::thread::available_parallelism().map_or(1, |n| n.get().clamp(1, 4));
+    let mut merged = Digest::default();
+    let mut fresh_rows: Vec<ReviewDigest> = Vec::new();
+    let mut read = 0u64;
+    let mut queue: VecDeque<Pending> = VecDeque::new();
+    for (((a, b), plan), fingerprint) in ranges.iter().zip(plans).zip(of_blocks.iter().copied()) {
+        let job: Extraction = match plan {
+            Plan::Cached(c) => {
+                tokio::task::spawn_blocking(move || Ok((Digest::parse(&c.text), None)))
+            }
+            Plan::Extend(c, next) => {
+                let texts = store
+                    .messages()
+                    .texts_between(conversation, next, *b)
+                    .await?;
+                read += texts.len();
+                tokio::task::spawn_blocking(move || {
+                    let messages = texts.parse()?;
+                    Ok(block_digest(&messages, Some(&c.text), false))
+                })
+            }
+            Plan::Fresh => {
+                let texts = store.messages().texts_between(conversation, *a, *b).await?;
+                read += texts.len();
+                let opens = *a == 1;
+                tokio::task::spawn_blocking(move || {
+                    let messages = texts.parse()?;
+                    Ok(block_digest(&messages, None, opens))
+                })
+            }
+        };
+        queue.push_back(Pending {
+            job,
+            block: (*a, *b),
+            fingerprint,
+        });
+        while queue.len() > parallel {
+            merge_next(&mut queue, &mut merged, &mut fresh_rows).await?;
+        }
+    }
+    while !queue.is_empty() {
+        merge_next(&mut queue, &mut merged, &mut fresh_rows).await?;
+    }
+    let (text, tokens) = render_within(&merged, max_tokens, counter);
+    let rendered = ReviewDigest {
+        from_seq: from,
+        through_seq: through,
+        budget: max_tokens,
+        fingerprint: whole,
+        text: text.clone(),
+        tokens,
+    };
+    fresh_rows.push(rendered);
+    digests
+        .put(conversation, DIGEST_VERSION, &fresh_rows, &stale)
+        .await?;
+    debug!(
+        from,
+        through,
+        read,
+        blocks = ranges.len(),
+        "review summary made"
+    );
+    Ok(ReviewSummary {
+        from,
+        through,
+        text,
+        tokens,
+        messages: whole.messages,
+        read,
+        cached: false,
+    })
+}
+
+/// Counts by bytes at a rate measured on the text being rendered: the renderer counts every
+/// line it places, and counting a 10k-message digest (some 250 KB) with the tokenizer takes
+/// longer than making it.
+struct ByteRate {
+    bytes_per_token: f64,
+    overhead: u32,
+}
+
+impl TokenCounter for ByteRate {
+    fn count_text(&self, text: &str) -> u32 {
+        (text.len() as f64 / self.bytes_per_token).ceil() as u32
+    }
+
+    fn message_overhead(&self) -> u32 {
+        self.overhead
+    }
+}
+
+/// `digest` rendered within `max` tokens as `counter` counts them. The renderer plans with a
+/// byte-rate estimate, and only its result is counted with `counter`: when it is over, or
+/// well under, the rate is corrected from that count and the digest rendered again (three
+/// tries at most); if none fits, the renderer runs with `counter` itself. The result never
+/// exceeds `max` (unless even an empty text does).
+fn render_within(digest: &Digest, max: u32, counter: &dyn TokenCounter) -> (String, u32) {
+    let overhead = counter.message_overhead();
+    let mut rate = ByteRate {
+        bytes_per_token: 3.0,
+        overhead,
+    };
+    let mut best: Option<(String, u32)> = None;
+    for _ in 0..3 {
+        let (text, _) = digest.render_budgeted(Detail::Standard, max, &rate);
+        let real = counter.count_text(&text).saturating_add(overhead);
+        // The rate this text really has.
+        let measured =
+            (text.len() as f64 / f64::from(real.saturating_sub(overhead).max(1))).clamp(1.0, 8.0);
+        if real <= max {
+            if best.as_ref().is_some_and(|(t, _)| text.len() <= t.len()) {
+                // Another try gave no more: the digest is whole, or the rate is right.
+                break;
+            }
+            let full = u64::from(real) * 10 >= u64::from(max) * 9;
+            best = Some((text, real));
+            if full {
+                break;
+            }
+            rate.bytes_per_token = measured;
+        } else {
+            // A little lower, so the next try lands under.
+            rate.bytes_per_token = measured * 0.97;
+        }
+    }
+    best.unwrap_or_else(|| digest.render_budgeted(Detail::Standard, max, counter))
+}
+
+/// A block's digest being made on a blocking thread, with its whole text when it is new (to
+/// cache).
+type Extraction = tokio::task::JoinHandle<decima_store::Result<(Digest, Option<String>)>>;
+
+/// A block's extraction and what its cached row records.
+struct Pending {
+    job: Extraction,
+    block: (i64, i64),
+    fingerprint: SeqFingerprint,
+}
+
+/// Waits for the oldest block in the queue, merges its digest, and keeps its row to cache
+/// when it is new.
+async fn merge_next(
+    queue: &mut VecDeque<Pending>,
+    merged: &mut Digest,
+    rows: &mut Vec<ReviewDigest>,
+) -> Result<()> {
+    let Some(Pending {
+        job,
+        block: (a, b),
+        fingerprint,
+    }) = queue.pop_front()
+    else {
+        return Ok(());
+    };
+    let (digest, text) = job
+        .await
+        .map_err(|e| RuntimeError::Review(format!("summarising for the review failed: {e}")))??;
+    merged.merge(digest);
+    if let Some(text) = text {
+        rows.push(ReviewDigest {
+            from_seq: a,
+            through_seq: b,
+            budget: 0,
+            fingerprint,
+            tokens: 0,
+            text,
+        });
+    }
+    Ok(())
+}
+
+/// The digest of one block: its messages, after the cached digest of its beginning when there
+/// is one. `opens` says the block opens the conversation (its first user message is the goal).
+/// Returns the digest and its whole text, which parses back.
+fn block_digest(
+    messages: &[MessageText],
+    earlier: Option<&str>,
+    opens: bool,
+) -> (Digest, Option<String>) {
+    let sources = messages.iter().map(|m| Source {
+        role: m.role,
+        content: &m.content,
+        tool_calls: &m.tool_calls,
+        tool_call_id: m.tool_call_id.as_deref(),
+    });
+    let digest = match earlier {
+        Some(text) => {
+            let mut d = Digest::parse(text);
+            d.merge(Digest::from_continuation(sources));
+            d
+        }
+        None if opens => Digest::from_sources(sources),
+        None => Digest::from_continuation(sources),
+    };
+    let text = digest.render(Detail::Standard);
+    (digest, Some(text))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn blocks_are_aligned_on_the_seqs_whatever_the_ends() {
+        assert_eq!(blocks(1, 10), vec![(1, 10)]);
+        assert_eq!(
+            blocks(1, 2_500),
+            vec![(1, 1_024), (1_025, 2_048), (2_049, 2_500)]
+        );
+        assert_eq!(
+            blocks(700, 2_100),
+            vec![(700, 1_024), (1_025, 2_048), (2_049, 2_100)]
+        );
+        assert_eq!(blocks(1_025, 1_025), vec![(1_025, 1_025)]);
+        assert!(blocks(5, 4).is_empty());
+    }
+}
