@@ -4,7 +4,7 @@
 //! the step records, the events). The runtime measures it itself (`Event::StepTimed`): the
 //! wall time of the step minus the time spent awaiting the model's stream and the tool calls.
 //!
-//! A run against the wire-level test server: the scripted model calls `shell true` step after
+//! A run against the wire-level test server: the scripted model calls `shell true <n>` step after
 //! step, then answers. The figure is the overhead of each step after the first (the steady
 //! state of a long run); the first step of a run, which reads the window from the store and
 //! counts the whole request, is printed separately.
@@ -70,13 +70,16 @@ fn agent_step(c: &mut Criterion) {
         server.respond_with(move |_request| {
             let call = calls_left
                 .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1))
-                .is_ok();
-            Reply::Stream(if call {
+                .ok();
+            Reply::Stream(if let Some(left) = call {
                 Turn {
                     tool_calls: vec![ScriptedToolCall {
                         id: String::new(),
                         name: "shell".into(),
-                        argument_chunks: vec![r#"{"command":"true"}"#.into()],
+                        // Each call differs, as a working model's do: the same call
+                        // with the same result step after step is a stuck loop, which
+                        // the runtime stops.
+                        argument_chunks: vec![format!(r#"{{"command":"true {left}"}}"#)],
                     }],
                     ..Turn::default()
                 }
