@@ -5,9 +5,10 @@
 //! changed is kept once, the newest, with counts), tool digests (distinct commands grouped with
 //! counts and exit codes) and the exact literals people paste (numbers with decimals or units,
 //! hosts and ports, URLs, e-mail addresses, hashes, versions, dates and times, ticket ids, quoted
-//! and backticked tokens, paths). The output has fixed section headings and parses back into a
-//! [`Digest`], which is how summaries of summaries keep what they fold; model-written summaries
-//! parse too, their unknown sections kept as notes.
+//! and backticked tokens, paths, and IBANs, phone numbers and amounts written with spaces). The
+//! output has fixed section headings and parses back into a [`Digest`], which is how summaries
+//! of summaries keep what they fold; model-written summaries parse too, their unknown sections
+//! kept as notes.
 //!
 //! Rendering fills a token budget by priority (see [`Digest::render_budgeted`]): the goal,
 //! constraints, decisions and the user's literals first, then todos and recent operations, the
@@ -28,6 +29,7 @@ mod merge;
 mod operations;
 mod parse;
 mod render;
+mod spaced;
 mod statements;
 mod text;
 
