@@ -1,13 +1,19 @@
 //! Extracting a digest from history in one pass: the goal, todos, decisions, the user's
-//! constraints, tool operations and every exact literal.
+//! constraints, statements, tool operations and every exact literal.
 
 use std::collections::BTreeMap;
 
+use super::blocks::blocks;
+use super::clauses::{clause_text, clauses, subject_in};
 use super::cues::{Cues, is_todo, says_goal, sentences, todo_key};
+use super::facts::{Facts, Home, Patch, analyse, analyse_with};
+use super::labels::{Labelled, label_line, read_output};
 use super::literals::{Literal, LiteralKind, Origin, scan_literals};
 use super::operations::{exit_code, key_argument, shape_of};
+use super::restatements::{is_list_item, opens_list, restates};
 use super::text::{FastMap, FastSet, first_lines, prefix_bytes, truncate};
-use super::{Digest, GOAL_CHARS, LINE_CHARS, Operation, Source};
+use super::values::{Span, copula_value, value_spans};
+use super::{Digest, GOAL_CHARS, LINE_CHARS, Operation, Source, Statement, StatementKind};
 use crate::{Role, ToolCall};
 
 const FIRST_LINES: usize = 3;
@@ -15,8 +21,38 @@ const FIRST_LINES: usize = 3;
 /// Sentences kept as decisions or constraints are cut here.
 const SENTENCE_CHARS: usize = 600;
 
-/// Only this much of a tool result is searched for literals and exit codes.
+/// Only this much of a tool result is searched for literals, exit codes and labels.
 const TOOL_SCAN_BYTES: usize = 4_096;
+
+/// A "sentence" longer than this (a pasted blob without punctuation) is kept for its literals,
+/// not read for statements.
+const MAX_STATEMENT_SENTENCE: usize = 4_000;
+
+/// Rewrites the sentence `sentence` of `list` with `old` replaced by `new`, keeping its place,
+/// its time and its count.
+fn patch_list(
+    list: &mut [String],
+    seen: &mut FastMap<String, u64>,
+    stated: &mut BTreeMap<String, u64>,
+    sentence: &str,
+    old: &str,
+    new: &str,
+) {
+    let Some(item) = list.iter_mut().find(|s| s.as_str() == sentence) else {
+        return;
+    };
+    if !item.contains(old) {
+        return;
+    }
+    let patched = item.replacen(old, new, 1);
+    if let Some(t) = seen.remove(sentence) {
+        seen.insert(patched.clone(), t);
+    }
+    if let Some(n) = stated.remove(sentence) {
+        stated.insert(patched.clone(), n);
+    }
+    *item = patched;
+}
 
 impl Digest {
     /// Extracts a digest from history in seq order, starting at the conversation's beginning:
@@ -50,6 +86,10 @@ struct Builder {
     lit_at: FastMap<String, usize>,
     /// The shape of each operation, computed once.
     op_shapes: Vec<String>,
+    /// The statements, with what each replaced.
+    facts: Facts,
+    /// The seq of the source being read.
+    seq: Option<i64>,
 }
 
 impl Builder {
@@ -68,12 +108,15 @@ impl Builder {
             calls: FastMap::default(),
             lit_at: FastMap::default(),
             op_shapes: Vec::new(),
+            facts: Facts::default(),
+            seq: None,
         }
     }
 
     fn run<'a>(mut self, sources: impl IntoIterator<Item = Source<'a>>) -> Digest {
         for s in sources {
             self.clock += 1;
+            self.seq = s.seq;
             match s.role {
                 Role::Tool => self.tool_result(s),
                 role => {
@@ -93,6 +136,7 @@ impl Builder {
         self.d
             .constraints
             .sort_by_key(|s| constrained.get(s).copied().unwrap_or(0));
+        self.d.statements = std::mem::take(&mut self.facts).into_statements();
         self.d
     }
 
@@ -114,6 +158,27 @@ impl Builder {
         scan_literals(head, false, &mut |t, k| {
             self.literal(t, k, Origin::Tool, group.as_deref());
         });
+        // Labels with their values and table rows; the same label of the same operation is
+        // replaced by its newest value.
+        let scope = op.map_or_else(|| "tool".to_string(), |i| i.to_string());
+        for l in read_output(head) {
+            self.labelled(l, Origin::Tool, group.clone(), &scope);
+        }
+    }
+
+    fn labelled(&mut self, l: Labelled, origin: Origin, group: Option<String>, scope: &str) {
+        let st = Statement {
+            seq: self.seq,
+            origin,
+            kind: l.kind,
+            text: l.text,
+            replaces: None,
+            recurring: None,
+            group,
+            last_seen: self.clock,
+        };
+        self.facts
+            .add_labelled(st, format!("{scope}\u{0}{}", l.key));
     }
 
     fn tool_call(&mut self, call: &ToolCall) {
@@ -162,11 +227,28 @@ impl Builder {
                 self.d.goal.push(g);
             }
         }
+        let origin = if user { Origin::User } else { Origin::Prose };
+        // Literals once for the whole message; statements take their spans.
+        let mut lits: Vec<Span> = Vec::new();
+        scan_literals(text, true, &mut |t, k| {
+            let at = t.as_ptr() as usize - text.as_ptr() as usize;
+            lits.push((at, at + t.len()));
+            self.literal(t, k, origin, None);
+        });
+        lits.sort_unstable();
+        let mut blocks = blocks(text);
+        let scope = if user { "user" } else { "assistant" };
+        for l in std::mem::take(&mut blocks.facts) {
+            self.labelled(l, origin, None, scope);
+        }
+        let mut restating = false;
         for sentence in sentences(text) {
             let sentence = sentence.trim();
             if sentence.is_empty() {
                 continue;
             }
+            let at = sentence.as_ptr() as usize - text.as_ptr() as usize;
+            let in_block = blocks.contains(at);
             if is_todo(sentence) {
                 let key = todo_key(sentence);
                 match self.todo_at.get(&key) {
@@ -179,6 +261,10 @@ impl Builder {
                 continue;
             }
             let cues = Cues::of(sentence);
+            let restated =
+                !user && !in_block && (restates(sentence) || restating && is_list_item(sentence));
+            restating = restated && (opens_list(sentence) || restating);
+            let mut home = Home::Listed;
             if !whole_goal && cues.goal {
                 let g = truncate(sentence, SENTENCE_CHARS);
                 if self.seen_goal.insert(g.clone()) {
@@ -192,11 +278,12 @@ impl Builder {
                     .insert(c.clone(), self.statements)
                     .is_none()
                 {
-                    self.d.constraints.push(c);
+                    self.d.constraints.push(c.clone());
                 } else {
-                    *self.d.stated.entry(c).or_insert(1) += 1;
+                    *self.d.stated.entry(c.clone()).or_insert(1) += 1;
                 }
-            } else if cues.decision {
+                home = Home::Constraint(c);
+            } else if cues.decision && !restated {
                 let c = truncate(sentence, SENTENCE_CHARS);
                 self.statements += 1;
                 if self
@@ -204,14 +291,155 @@ impl Builder {
                     .insert(c.clone(), self.statements)
                     .is_none()
                 {
-                    self.d.decisions.push(c);
+                    self.d.decisions.push(c.clone());
                 } else {
-                    *self.d.stated.entry(c).or_insert(1) += 1;
+                    *self.d.stated.entry(c.clone()).or_insert(1) += 1;
+                }
+                home = Home::Decision(c);
+            }
+            if in_block {
+                continue;
+            }
+            if user {
+                self.user_statements(sentence, at, &lits, home);
+            } else if restated {
+                self.restatement(sentence);
+            } else if home == Home::Listed
+                && let Some((label, value)) = label_line(sentence)
+            {
+                // A report line of the agent's: "Churn rate: 3.4%".
+                let l = Labelled {
+                    key: label.to_string(),
+                    text: format!("{label}: {value}"),
+                    kind: StatementKind::Labelled,
+                };
+                self.labelled(l, origin, None, scope);
+            }
+        }
+    }
+
+    /// The user's clauses that state a value, each a statement (or, inside a constraint or
+    /// decision, a clause a later correction can patch there).
+    fn user_statements(&mut self, sentence: &str, at: usize, lits: &[Span], home: Home) {
+        if sentence.len() > MAX_STATEMENT_SENTENCE {
+            return;
+        }
+        let end = at + sentence.len();
+        let first = lits.partition_point(|&(s, _)| s < at);
+        let inner: Vec<Span> = lits[first..]
+            .iter()
+            .take_while(|&&(s, _)| s < end)
+            .filter(|&&(_, e)| e <= end)
+            .map(|&(s, e)| (s - at, e - at))
+            .collect();
+        let mut values = value_spans(sentence, &inner);
+        // A word for a value ("the output format should be parquet", "报告币种是欧元") in a
+        // part of the sentence that states no other value, when the subject names something.
+        let mut part_start = 0;
+        for part in sentence.split_inclusive([',', ';', '，', '；']) {
+            let part_end = part_start + part.len();
+            let has_value = values.iter().any(|&(s, e)| s < part_end && e > part_start);
+            if !has_value
+                && let Some((s, e)) = copula_value(part)
+                && subject_in(part, &[(s, e)]).specific
+            {
+                values.push((part_start + s, part_start + e));
+            }
+            part_start = part_end;
+        }
+        if values.is_empty() {
+            return;
+        }
+        values.sort_unstable();
+        let question = sentence.ends_with('?') || sentence.ends_with('？');
+        for c in clauses(sentence, &values) {
+            if c.values.is_empty() {
+                continue;
+            }
+            let text = clause_text(sentence, &c);
+            let analysis = if text.len() == c.end - c.start {
+                let rel: Vec<Span> = inner
+                    .iter()
+                    .filter(|&&(s, e)| s >= c.start && e <= c.end)
+                    .map(|&(s, e)| (s - c.start, e - c.start))
+                    .collect();
+                analyse_with(&text, &rel)
+            } else {
+                analyse(&text)
+            };
+            if question && analysis.correction.is_none() {
+                continue;
+            }
+            let st = Statement {
+                seq: self.seq,
+                origin: Origin::User,
+                kind: StatementKind::Stated,
+                text: text.into_owned(),
+                replaces: None,
+                recurring: None,
+                group: None,
+                last_seen: self.clock,
+            };
+            let patches = self.facts.add_clause(st, &analysis, home.clone());
+            self.apply(patches);
+        }
+    }
+
+    /// An assistant sentence that restates what the user wants.
+    fn restatement(&mut self, sentence: &str) {
+        let text = if sentence.len() > MAX_STATEMENT_SENTENCE {
+            truncate(sentence, SENTENCE_CHARS)
+        } else {
+            sentence.to_string()
+        };
+        let analysis = analyse(&text);
+        let st = Statement {
+            seq: self.seq,
+            origin: Origin::Prose,
+            kind: StatementKind::Restated,
+            text,
+            replaces: None,
+            recurring: None,
+            group: None,
+            last_seen: self.clock,
+        };
+        let patches = self.facts.add_clause(st, &analysis, Home::Listed);
+        self.apply(patches);
+    }
+
+    /// Rewrites the goal, constraint or decision sentences a correction changed.
+    fn apply(&mut self, patches: Vec<Patch>) {
+        for p in patches {
+            match p.home {
+                Home::Listed => {
+                    for g in &mut self.d.goal {
+                        if g.contains(p.old.as_str()) {
+                            *g = g.replacen(p.old.as_str(), &p.new, 1);
+                        }
+                    }
+                }
+                Home::Constraint(sentence) => {
+                    patch_list(
+                        &mut self.d.constraints,
+                        &mut self.seen_constraints,
+                        &mut self.d.stated,
+                        &sentence,
+                        &p.old,
+                        &p.new,
+                    );
+                }
+                Home::Decision(sentence) => {
+                    patch_list(
+                        &mut self.d.decisions,
+                        &mut self.seen_decisions,
+                        &mut self.d.stated,
+                        &sentence,
+                        &p.old,
+                        &p.new,
+                    );
                 }
             }
         }
-        let origin = if user { Origin::User } else { Origin::Prose };
-        scan_literals(text, true, &mut |t, k| self.literal(t, k, origin, None));
     }
 
     fn literal(&mut self, text: &str, kind: LiteralKind, origin: Origin, group: Option<&str>) {
@@ -277,12 +505,14 @@ mod tests {
                 content: "",
                 tool_calls: &calls,
                 tool_call_id: None,
+                seq: None,
             },
             Source {
                 role: Role::Tool,
                 content: "exit_code=2\nno such file\n",
                 tool_calls: &[],
                 tool_call_id: Some("c1"),
+                seq: None,
             },
             src(Role::Assistant, "- [x] load data"),
         ];

@@ -1,12 +1,13 @@
 //! Every renderable item of a digest, in priority order: the candidates a layout chooses from,
 //! with the section each goes in and the digest item it renders.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
+use super::facts::{REPLACED_SEP, REPLACES, analyse};
 use super::operations::OpRow;
 use super::statements::{RowKind, grouped_line, statement_rows};
 use super::text::{item_line, one_line, truncate};
-use super::{Detail, Digest, GOAL_CHARS, Origin};
+use super::{Detail, Digest, GOAL_CHARS, Origin, Statement, StatementKind};
 
 /// Result lines kept for the most recent operations (standard detail).
 const DETAILED_OPS: usize = 3;
@@ -88,15 +89,73 @@ impl Digest {
                 .last_seen
                 .cmp(&self.literals[*a].last_seen)
         };
+        // Values a correction replaced are not listed as if current; the statement that
+        // replaced them notes them.
+        let stale: HashSet<&str> = self
+            .statements
+            .iter()
+            .filter_map(|s| s.replaces.as_deref())
+            .flat_map(|r| r.split(REPLACED_SEP))
+            .collect();
         let mut user: Vec<usize> = Vec::new();
         let mut prose: Vec<usize> = Vec::new();
         let mut tool: Vec<usize> = Vec::new();
         for (i, l) in self.literals.iter().enumerate() {
+            if l.origin != Origin::Tool && stale.contains(l.text.as_str()) {
+                continue;
+            }
             match l.origin {
                 Origin::User => user.push(i),
                 Origin::Prose => prose.push(i),
                 Origin::Tool => tool.push(i),
             }
+        }
+        // Statements, newest first: the user's, then the assistant's restatements, then the
+        // agent's own report lines; tools' statements go with their operations below.
+        let mut by_rank: [Vec<usize>; 3] = Default::default();
+        let mut tool_statements: Vec<usize> = Vec::new();
+        for (i, st) in self.statements.iter().enumerate() {
+            match (st.origin, st.kind) {
+                (Origin::User, _) => by_rank[0].push(i),
+                (Origin::Prose, StatementKind::Restated) => by_rank[1].push(i),
+                (Origin::Prose, _) => by_rank[2].push(i),
+                (Origin::Tool, _) => tool_statements.push(i),
+            }
+        }
+        let statement_newest_first = |a: &usize, b: &usize| {
+            self.statements[*b]
+                .last_seen
+                .cmp(&self.statements[*a].last_seen)
+        };
+        for list in &mut by_rank {
+            list.sort_by(statement_newest_first);
+        }
+        let fact = |i: usize, sec: Sec| {
+            let st = &self.statements[i];
+            let mut texts = vec![statement_line(st, "- ")];
+            if let Some(short) = compact_line(st, "- ")
+                && short.len() < texts[0].len()
+            {
+                texts.push(short);
+            }
+            let mut c = Cand::new(
+                sec,
+                (st.last_seen, i as u64),
+                texts,
+                CandKind::Statement(i),
+                true,
+            )
+            .src(Src::Statement(i));
+            if st.origin == Origin::User {
+                // Kept with the goal when the goal message says it.
+                c.plain = st.text.clone();
+            }
+            c.shrinks = sec == Sec::Facts
+                && (st.origin == Origin::User || st.kind == StatementKind::Restated);
+            c
+        };
+        for &i in by_rank[0].iter().chain(&by_rank[1]) {
+            out.push(fact(i, Sec::Facts));
         }
         user.sort_by(newest_first);
         prose.sort_by(newest_first);
@@ -186,6 +245,9 @@ impl Digest {
             }
         }
         // Tier D: what the agent stated, newest first.
+        for &i in &by_rank[2] {
+            out.push(fact(i, Sec::Facts));
+        }
         for &i in &prose {
             out.push(flat_lit(i));
         }
@@ -194,22 +256,33 @@ impl Digest {
         // operation repeated thousands of times cannot crowd out a command that ran once. A
         // literal is shown under its operation's row, which it brings in if needed; the rows
         // not chosen so far come after these literals.
-        let mut groups: Vec<(u64, Vec<usize>)> = Vec::new();
+        // A group's statements come before its bare literals.
+        let mut sorted_statements = tool_statements.clone();
+        sorted_statements.sort_by(statement_newest_first);
+        let mut sorted_tool = tool.clone();
+        sorted_tool.sort_by(newest_first);
+        let items = sorted_statements
+            .iter()
+            .map(|&i| {
+                let st = &self.statements[i];
+                (st.group.as_deref(), st.last_seen, ToolItem::Statement(i))
+            })
+            .chain(sorted_tool.iter().map(|&i| {
+                let l = &self.literals[i];
+                (l.group.as_deref(), l.last_seen, ToolItem::Literal(i))
+            }));
+        let mut groups: Vec<(u64, Vec<ToolItem>)> = Vec::new();
         let mut group_at: HashMap<Option<&str>, usize> = HashMap::new();
-        for &i in &tool {
-            let key = self.literals[i].group.as_deref();
+        for (key, last_seen, item) in items {
             let g = *group_at.entry(key).or_insert_with(|| {
                 groups.push((0, Vec::new()));
                 groups.len() - 1
             });
-            groups[g].0 = groups[g].0.max(self.literals[i].last_seen);
-            groups[g].1.push(i);
-        }
-        for g in &mut groups {
-            g.1.sort_by(newest_first);
+            groups[g].0 = groups[g].0.max(last_seen);
+            groups[g].1.push(item);
         }
         groups.sort_by_key(|g| std::cmp::Reverse(g.0));
-        let tool_count = tool.len();
+        let tool_count = tool.len() + tool_statements.len();
         let late_base = out.len() + tool_count;
         for (j, (r, _)) in later_rows.iter().enumerate() {
             row_at.insert(*r, late_base + j);
@@ -221,31 +294,50 @@ impl Digest {
         let deepest = groups.iter().map(|g| g.1.len()).max().unwrap_or(0);
         for depth in 0..deepest {
             for g in &groups {
-                let Some(&i) = g.1.get(depth) else {
+                let Some(&item) = g.1.get(depth) else {
                     continue;
                 };
-                let l = &self.literals[i];
-                let row = l
-                    .group
+                let (group, last_seen) = match item {
+                    ToolItem::Literal(i) => (&self.literals[i].group, self.literals[i].last_seen),
+                    ToolItem::Statement(i) => {
+                        (&self.statements[i].group, self.statements[i].last_seen)
+                    }
+                };
+                let row = group
                     .as_ref()
                     .and_then(|s| row_of_shape.get(s))
                     .and_then(|r| row_at.get(r).map(|&c| (*r, c)))
                     .filter(|&(_, c)| listed(c, &out));
-                let cand = match row {
-                    Some((r, c)) => {
+                let cand = match (row, item) {
+                    (Some((r, c)), _) => {
+                        let (text, kind, src, scan) = match item {
+                            ToolItem::Literal(i) => (
+                                format!("  - {}\n", one_line(&self.literals[i].text)),
+                                CandKind::Literal(i),
+                                Src::Literal(i),
+                                false,
+                            ),
+                            ToolItem::Statement(i) => (
+                                statement_line(&self.statements[i], "  - "),
+                                CandKind::Statement(i),
+                                Src::Statement(i),
+                                true,
+                            ),
+                        };
                         let mut cand = Cand::new(
                             Sec::Operations,
-                            (rows[r].key, 2 + l.last_seen),
-                            vec![format!("  - {}\n", one_line(&l.text))],
-                            CandKind::Literal(i),
-                            false,
+                            (rows[r].key, 2 + last_seen),
+                            vec![text],
+                            kind,
+                            scan,
                         )
-                        .src(Src::Literal(i));
+                        .src(src);
                         cand.parent = Some(c);
                         cand.needs_parent = true;
                         cand
                     }
-                    None => flat_lit(i),
+                    (None, ToolItem::Literal(i)) => flat_lit(i),
+                    (None, ToolItem::Statement(i)) => fact(i, Sec::ToolFacts),
                 };
                 out.push(cand);
             }
@@ -290,11 +382,20 @@ pub(super) enum Sec {
     Todo,
     Decisions,
     Constraints,
+    Facts,
     Note(usize),
     Operations,
     UserLiterals,
     Literals,
+    ToolFacts,
     ToolLiterals,
+}
+
+/// A tool's statement or literal, shared round-robin between operations.
+#[derive(Debug, Clone, Copy)]
+enum ToolItem {
+    Statement(usize),
+    Literal(usize),
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -303,6 +404,9 @@ pub(super) enum CandKind {
     /// A decision or constraint: skipped when the chosen goal text already contains it.
     Contained,
     Literal(usize),
+    /// A statement: folded into a count when it is not chosen, skipped when the chosen goal
+    /// text already says it.
+    Statement(usize),
     /// An operation row: tool and runs, folded into counts when it is not chosen.
     Op(String, u64),
     Other,
@@ -320,6 +424,7 @@ pub(super) enum Src {
     Constraints(Vec<usize>),
     Note(usize, usize),
     Literal(usize),
+    Statement(usize),
     Ops(Vec<usize>),
 }
 
@@ -340,6 +445,10 @@ pub(super) struct Cand {
     pub(super) needs_parent: bool,
     /// The digest item it renders.
     pub(super) src: Src,
+    /// A statement ranked with the goal: its full line is taken only while the statements
+    /// after it still fit in their shortest form, so under a tight budget the older ones
+    /// shrink to subject and value instead of being dropped.
+    pub(super) shrinks: bool,
 }
 
 impl Cand {
@@ -354,6 +463,7 @@ impl Cand {
             parent: None,
             needs_parent: false,
             src: Src::None,
+            shrinks: false,
         }
     }
 
@@ -361,6 +471,54 @@ impl Cand {
         self.src = src;
         self
     }
+}
+
+/// The line of a statement: `- (seq 12, user) the churn window is 45 days`, with the value it
+/// replaced as a note; `prefix` is the bullet (indented under an operation).
+pub(super) fn statement_line(st: &Statement, prefix: &str) -> String {
+    let who = match st.origin {
+        Origin::User => "user",
+        Origin::Prose => "assistant",
+        Origin::Tool => "tool",
+    };
+    let mut out = String::with_capacity(st.text.len() + 32);
+    out.push_str(prefix);
+    match st.seq {
+        Some(seq) => out.push_str(&format!("(seq {seq}, {who}) ")),
+        None => out.push_str(&format!("({who}) ")),
+    }
+    out.push_str(&one_line(&st.text));
+    if let Some((stated, variants)) = st.recurring {
+        // `grouped_line` appends the counts to the text.
+        out.push_str(&grouped_line("", stated, variants));
+    }
+    if let Some(old) = &st.replaces {
+        out.push_str(&format!(" ({REPLACES} {})", one_line(old)));
+    }
+    out.push('\n');
+    out
+}
+
+/// A shorter line for a user's statement or a restatement under a tight budget: its subject
+/// and its values, `- (seq 12, user) churn window: 45 days`; none when the clause names no
+/// subject.
+fn compact_line(st: &Statement, prefix: &str) -> Option<String> {
+    if st.origin == Origin::Tool
+        || st.kind == StatementKind::Labelled
+        || st.kind == StatementKind::Row
+    {
+        return None;
+    }
+    let a = analyse(&st.text);
+    if a.subject.key.is_empty() || a.values.is_empty() {
+        return None;
+    }
+    let values: Vec<&str> = a.values.iter().map(|&(s, e)| &st.text[s..e]).collect();
+    let short = Statement {
+        text: format!("{}: {}", a.subject.key, values.join(", ")),
+        ..st.clone()
+    };
+    Some(statement_line(&short, prefix))
 }
 
 fn short_variants(s: &str) -> Vec<String> {

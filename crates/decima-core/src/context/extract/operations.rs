@@ -279,12 +279,14 @@ mod tests {
                 content: "",
                 tool_calls: std::slice::from_ref(c),
                 tool_call_id: None,
+                seq: None,
             });
             sources.push(Source {
                 role: Role::Tool,
                 content: out,
                 tool_calls: &[],
                 tool_call_id: Some(&c.id),
+                seq: None,
             });
         }
         sources.push(src(

@@ -1,0 +1,309 @@
+//! Corrections: a clause that replaces a value said earlier ("sorry, it is 15, not 12",
+//! "actually the window is 60 days", "scratch that, make it 20", "阈值改成0.85", "不对，应该是
+//! 15，不是12"). What matters is how sure the cue is, and which of the clause's values, if any,
+//! is the old one; the caller relates the clause to the statement it corrects.
+
+use super::values::Span;
+
+/// How a clause corrects an earlier statement.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Correction {
+    /// Strong cues ("sorry", "correction", "make that", "改成", "不对") may correct the latest
+    /// statement even when the clause does not say what it is about; weak ones ("actually",
+    /// "instead") only a statement of the same subject.
+    pub(super) strong: bool,
+    /// The index (into the clause's values) of the value it names as replaced ("not 12",
+    /// "instead of 12", "from 12 to 15", "12改成15").
+    pub(super) old: Option<usize>,
+}
+
+fn strong_word(w: &str) -> bool {
+    matches!(
+        w,
+        "sorry"
+            | "correction"
+            | "corrected"
+            | "correcting"
+            | "oops"
+            | "typo"
+            | "meant"
+            | "scratch"
+            | "wrong"
+            | "mistake"
+            | "mistyped"
+            | "misspoke"
+            | "misread"
+            | "amend"
+            | "amended"
+            | "erratum"
+            | "revised"
+            | "apologies"
+    )
+}
+
+fn weak_word(w: &str) -> bool {
+    matches!(
+        w,
+        "actually" | "instead" | "rather" | "updated" | "changed" | "moved" | "revise"
+    )
+}
+
+fn strong_pair(w: &str, n: &str) -> bool {
+    matches!(
+        (w, n),
+        ("make", "that")
+            | ("make", "it")
+            | ("change", "that")
+            | ("change", "it")
+            | ("should", "have")
+            | ("no", "wait")
+            | ("my", "bad")
+            | ("i", "meant")
+            | ("not", "but")
+    )
+}
+
+fn change_word(w: &str) -> bool {
+    matches!(
+        w,
+        "change"
+            | "changed"
+            | "changes"
+            | "move"
+            | "moved"
+            | "went"
+            | "go"
+            | "goes"
+            | "bump"
+            | "bumped"
+            | "raise"
+            | "raised"
+            | "lower"
+            | "lowered"
+            | "increase"
+            | "increased"
+            | "decrease"
+            | "decreased"
+            | "drop"
+            | "dropped"
+            | "update"
+            | "updated"
+            | "switch"
+            | "switched"
+            | "adjust"
+            | "adjusted"
+    )
+}
+
+const ZH_STRONG: &[&str] = &[
+    "改成",
+    "改为",
+    "改到",
+    "换成",
+    "不对",
+    "更正",
+    "纠正",
+    "修正",
+    "订正",
+    "说错",
+    "写错",
+    "搞错",
+    "弄错",
+    "打错",
+    "抱歉",
+    "不好意思",
+    "应改为",
+];
+/// "而非"/"而不是" ("rather than") name an alternative, which may or may not be the old value.
+const ZH_WEAK: &[&str] = &[
+    "其实是",
+    "应该是",
+    "实际上",
+    "现在是",
+    "调整为",
+    "更新为",
+    "而非",
+    "而不是",
+];
+
+/// Words right before a value that mark it as the old one; a short noun may sit between
+/// ("instead of option 8", "而非方案8").
+fn marks_old_before(before: &str) -> bool {
+    let b = before.trim_end().to_lowercase();
+    if marks_old_right_before(&b, false) {
+        return true;
+    }
+    // Up to four CJK characters between the marker and the value ("而非方案8").
+    let mut cut = b.as_str();
+    for _ in 0..4 {
+        match cut.chars().next_back() {
+            Some(c) if ('\u{4e00}'..='\u{9fff}').contains(&c) => {
+                cut = &cut[..cut.len() - c.len_utf8()];
+                if marks_old_right_before(cut, true) {
+                    return true;
+                }
+            }
+            _ => break,
+        }
+    }
+    // Or one word ("instead of option 4").
+    b.is_ascii()
+        && b.rfind(' ')
+            .is_some_and(|p| marks_old_right_before(b[..p].trim_end(), true))
+}
+
+/// Markers right before an old value; `loose` ones may have a short noun in between.
+const OLD_MARKERS: &[(&str, bool)] = &[
+    ("not", false),
+    ("isn't", false),
+    ("instead of", true),
+    ("rather than", true),
+    ("replacing", true),
+    ("replaces", true),
+    ("不是", true),
+    ("而不是", true),
+    ("而非", true),
+    ("原来是", false),
+    ("原先是", false),
+    ("之前是", false),
+];
+
+fn marks_old_right_before(b: &str, loose_only: bool) -> bool {
+    let b = b
+        .strip_suffix(" the")
+        .or_else(|| b.strip_suffix(" a"))
+        .unwrap_or(b)
+        .trim_end();
+    OLD_MARKERS
+        .iter()
+        .filter(|(_, loose)| *loose || !loose_only)
+        .any(|(m, _)| b.ends_with(m) && (!m.is_ascii() || word_start(b, m)))
+}
+
+fn word_start(b: &str, m: &str) -> bool {
+    let at = b.len() - m.len();
+    at == 0 || !b.as_bytes()[at - 1].is_ascii_alphanumeric()
+}
+
+/// Words right after a value that mark it as the old one.
+fn marks_old_after(after: &str) -> bool {
+    let a = after.trim_start().to_lowercase();
+    [
+        "改成",
+        "改为",
+        "改到",
+        "换成",
+        "→",
+        "->",
+        "=>",
+        "is wrong",
+        "was wrong",
+        "是错的",
+        "不对",
+        "should be",
+        "应该是",
+        "应为",
+    ]
+    .iter()
+    .any(|m| a.starts_with(m))
+}
+
+/// Whether `text` (a clause, with value spans `values`) is a correction, and how.
+pub(super) fn correction(text: &str, values: &[Span]) -> Option<Correction> {
+    let lower = if text.is_ascii() {
+        text.to_ascii_lowercase()
+    } else {
+        text.to_lowercase().replace('’', "'")
+    };
+    let mut strong = false;
+    let mut weak = false;
+    if !text.is_ascii() {
+        strong = ZH_STRONG.iter().any(|m| text.contains(m));
+        weak = ZH_WEAK.iter().any(|m| text.contains(m));
+    }
+    let words: Vec<&str> = lower
+        .split(|c: char| !(c.is_alphanumeric() || c == '\''))
+        .filter(|w| !w.is_empty())
+        .collect();
+    for (i, w) in words.iter().enumerate() {
+        strong |= strong_word(w) || words.get(i + 1).is_some_and(|n| strong_pair(w, n));
+        weak |= weak_word(w);
+    }
+    let changes =
+        words.iter().any(|w| change_word(w)) || text.contains('改') || text.contains('调');
+    // "No, it's 15": a leading no.
+    strong |= lower.starts_with("no,") || lower.starts_with("no ") && words.len() <= 6;
+    // The old value: one marked by the words around it, when another value is the new one.
+    let old = if values.len() >= 2 {
+        values.iter().enumerate().find_map(|(i, &(s, e))| {
+            let before_old = marks_old_before(&text[..s]);
+            // "changed from 12 to 15": `from` marks the old value only with a later value after
+            // `to` and a verb of change ("from 2026-01-01 to 2026-03-31" is a range).
+            let from = text[..s].trim_end().to_lowercase().ends_with("from");
+            let ok = if from {
+                changes
+                    && values
+                        .get(i + 1)
+                        .is_some_and(|&(ns, _)| text[e..ns].trim().to_lowercase().ends_with("to"))
+            } else {
+                before_old || marks_old_after(&text[e..])
+            };
+            ok.then_some(i)
+        })
+    } else {
+        None
+    };
+    (strong || weak || old.is_some()).then_some(Correction {
+        strong: strong || old.is_some(),
+        old,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::values::value_spans;
+    use super::*;
+
+    fn corr(s: &str) -> Option<(bool, Option<String>)> {
+        let v = value_spans(s, &[]);
+        correction(s, &v).map(|c| (c.strong, c.old.map(|i| s[v[i].0..v[i].1].to_string())))
+    }
+
+    #[test]
+    fn corrections_and_their_old_values() {
+        assert_eq!(
+            corr("sorry, it is 15, not 12"),
+            Some((true, Some("12".into())))
+        );
+        assert_eq!(corr("make that 15"), Some((true, None)));
+        assert_eq!(
+            corr("use 15 instead of 12"),
+            Some((true, Some("12".into())))
+        );
+        assert_eq!(corr("not 12 but 15"), Some((true, Some("12".into()))));
+        assert_eq!(
+            corr("it went from 12 to 15"),
+            Some((true, Some("12".into())))
+        );
+        assert_eq!(corr("Actually the window is 60 days"), Some((false, None)));
+        assert_eq!(corr("阈值改成15"), Some((true, None)));
+        assert_eq!(corr("把12改成15"), Some((true, Some("12".into()))));
+        assert_eq!(
+            corr("不对，应该是15，不是12"),
+            Some((true, Some("12".into())))
+        );
+        assert_eq!(corr("The window is 60 days."), None);
+        assert_eq!(corr("Do not exceed 50 MB."), None);
+        assert_eq!(corr("Do not exceed 50 MB or 3 files."), None);
+        assert_eq!(corr("Copy rows 10 to 20 from 3 files"), None);
+        assert_eq!(corr("Only use data from 2026-01-01 to 2026-03-31."), None);
+        assert_eq!(
+            corr("用户确认选择方案7（而非方案8）"),
+            Some((true, Some("8".into())))
+        );
+        assert_eq!(
+            corr("go with option 3 instead of option 4"),
+            Some((true, Some("4".into())))
+        );
+    }
+}

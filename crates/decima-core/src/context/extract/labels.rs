@@ -1,0 +1,389 @@
+//! Labelled values in tool output and code: `label: value`, `label = value`, `label ....
+//! value`, `label<TAB>value`, YAML nesting (`source:` then `  brokers: …` is
+//! `source.brokers`), `key=value` pairs of a log line, and JSON objects (`"key": value`, nested
+//! keys joined with dots, objects in an array read as table rows); tables go to [`super::tables`].
+//! Each becomes a statement that keeps the label with its value. One pass over the lines; JSON is
+//! read by a small tokenizer, so a truncated document still yields what it holds.
+
+use super::StatementKind;
+use super::tables::{Row, table_at};
+
+/// Statements read from one text at most: the rest is left to the literal scanner.
+const MAX_FACTS: usize = 48;
+const MAX_LABEL_CHARS: usize = 48;
+const MAX_VALUE_CHARS: usize = 160;
+
+/// A statement read from output or code: its key (the label, or a row's key cell with its
+/// header), its text, and whether it is a label or a row.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct Labelled {
+    pub(super) key: String,
+    pub(super) text: String,
+    pub(super) kind: StatementKind,
+}
+
+/// Reads the labelled values and table rows of `text`.
+pub(super) fn read_output(text: &str) -> Vec<Labelled> {
+    let mut out = Vec::new();
+    let trimmed = text.trim_start();
+    if trimmed.starts_with('{') || trimmed.starts_with('[') {
+        json(trimmed, &mut out);
+        if !out.is_empty() {
+            return out;
+        }
+    }
+    let lines: Vec<&str> = text.lines().collect();
+    let mut parents: Vec<(usize, String)> = Vec::new();
+    let mut i = 0;
+    while i < lines.len() && out.len() < MAX_FACTS {
+        if let Some((next, rows)) = table_at(&lines, i) {
+            out.extend(rows.iter().map(row_fact));
+            i = next;
+            parents.clear();
+            continue;
+        }
+        let line = lines[i];
+        i += 1;
+        let indent = line.len() - line.trim_start().len();
+        let body = strip_bullet(line.trim());
+        if body.is_empty() || body.len() > 300 || body.starts_with("//") || body.starts_with('#') {
+            continue;
+        }
+        if body.starts_with('{') && body.contains("\":") {
+            json(body, &mut out);
+            continue;
+        }
+        while parents.last().is_some_and(|(d, _)| *d >= indent) {
+            parents.pop();
+        }
+        match pair(body) {
+            Some((label, "")) => {
+                // A YAML mapping's key: the lines indented under it belong to it.
+                parents.push((indent, label.to_string()));
+            }
+            Some((label, value)) => {
+                let mut path = String::new();
+                for (_, p) in &parents {
+                    path.push_str(p);
+                    path.push('.');
+                }
+                path.push_str(label);
+                push_pair(&mut out, path, value);
+            }
+            None => logfmt(body, &mut out),
+        }
+    }
+    out.truncate(MAX_FACTS);
+    out
+}
+
+/// A report line of the form `Label: value` whose value holds a digit, as an agent states a
+/// result ("- Churn rate: 3.4%").
+pub(super) fn label_line(line: &str) -> Option<(&str, &str)> {
+    let body = strip_bullet(line.trim());
+    if body.len() > 160 || !body.contains(": ") {
+        return None;
+    }
+    let (label, value) = pair(body)?;
+    (!value.is_empty() && value.bytes().any(|b| b.is_ascii_digit())).then_some((label, value))
+}
+
+fn row_fact(r: &Row) -> Labelled {
+    let key = if r.key_header.is_empty() {
+        r.key.clone()
+    } else {
+        format!("{} {}", r.key_header, r.key)
+    };
+    Labelled {
+        key,
+        text: r.text(),
+        kind: StatementKind::Row,
+    }
+}
+
+/// Labels the operation line already reports (its exit code).
+fn exit_label(label: &str) -> bool {
+    let l = label.to_ascii_lowercase().replace([' ', '-'], "_");
+    matches!(
+        l.as_str(),
+        "exit_code"
+            | "exit"
+            | "exit_status"
+            | "exitcode"
+            | "returncode"
+            | "return_code"
+            | "rc"
+            | "status_code"
+    )
+}
+
+fn push_pair(out: &mut Vec<Labelled>, label: String, value: &str) {
+    if value.chars().count() > MAX_VALUE_CHARS
+        || label.chars().count() > MAX_LABEL_CHARS * 2
+        || exit_label(&label)
+    {
+        return;
+    }
+    out.push(Labelled {
+        text: format!("{label}: {value}"),
+        key: label,
+        kind: StatementKind::Labelled,
+    });
+}
+
+fn strip_bullet(s: &str) -> &str {
+    for b in ["- ", "* ", "• "] {
+        if let Some(r) = s.strip_prefix(b) {
+            return r.trim_start();
+        }
+    }
+    s
+}
+
+/// A label: a short name, not a sentence, a number, a time or a URL scheme.
+fn label_ok(label: &str) -> bool {
+    let l = label.trim();
+    let words = l.split_whitespace().count();
+    !l.is_empty()
+        && l.chars().count() <= MAX_LABEL_CHARS
+        && (1..=6).contains(&words)
+        && l.chars()
+            .next()
+            .is_some_and(|c| c.is_alphabetic() || c == '_')
+        && !l.ends_with(['.', '!', '?'])
+        && !l.contains(['(', '{', '[', '<', '>', '"', '`'])
+        && !matches!(
+            l.to_ascii_lowercase().as_str(),
+            "http" | "https" | "ftp" | "s3" | "file" | "mailto" | "jdbc" | "redis" | "postgres"
+        )
+}
+
+/// A value: something said, not code being called.
+fn value_ok(v: &str) -> bool {
+    let v = v.trim();
+    let call = v.contains('(') && v.ends_with(')') && !v.contains(' ') && v.contains('.');
+    !(v.is_empty() || v.chars().count() > MAX_VALUE_CHARS || call || v.ends_with(['{', '[']))
+}
+
+/// `label: value`, `label = value`, `label .... value`, `label<TAB>value`; a value may be empty
+/// (a YAML mapping's key). Quoted labels lose their quotes, trailing commas go.
+fn pair(body: &str) -> Option<(&str, &str)> {
+    let body = body.trim_end_matches(',');
+    let cands = [
+        body.find(": ").map(|p| (p, 2)),
+        body.strip_suffix(':').map(|b| (b.len(), 1)),
+        body.find(" = ").map(|p| (p, 3)),
+        body.find('=')
+            .filter(|&p| !body[..p].contains(' ') && p > 0)
+            .map(|p| (p, 1)),
+        body.find("....").map(|p| {
+            let dots = body[p..]
+                .bytes()
+                .take_while(|&b| b == b'.' || b == b' ')
+                .count();
+            (p, dots)
+        }),
+        body.find('\t').map(|p| (p, 1)),
+    ];
+    let (p, len) = cands.into_iter().flatten().min_by_key(|&(p, _)| p)?;
+    let label = body[..p].trim().trim_matches(['"', '\'']).trim();
+    let value = body[p + len..].trim().trim_matches('"');
+    // `key=value` with several pairs on the line is a log line, read as such.
+    if len == 1 && body[p..].starts_with('=') && body[p + 1..].contains('=') {
+        return None;
+    }
+    if !label_ok(label) || label.contains("://") || (!value.is_empty() && !value_ok(value)) {
+        return None;
+    }
+    Some((label, value))
+}
+
+/// `key=value` pairs of a log line: `level=info rows=1234 elapsed=3.2s`.
+fn logfmt(line: &str, out: &mut Vec<Labelled>) {
+    let pairs: Vec<(&str, &str)> = line
+        .split_whitespace()
+        .filter_map(|t| t.split_once('='))
+        .filter(|(k, v)| {
+            !v.is_empty()
+                && !k.is_empty()
+                && k.bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-'))
+                && k.as_bytes()[0].is_ascii_alphabetic()
+        })
+        .collect();
+    if pairs.len() >= 2 || pairs.len() == 1 && line.split_whitespace().count() <= 3 {
+        for (k, v) in pairs {
+            if out.len() < MAX_FACTS {
+                push_pair(out, k.to_string(), v.trim_matches('"'));
+            }
+        }
+    }
+}
+
+/// One open JSON container: its name in its parent, and for an object inside an array (a row)
+/// the scalars read so far.
+struct Frame {
+    name: String,
+    array: bool,
+    row: bool,
+    scalars: Vec<(String, String)>,
+}
+
+/// The dotted path of `last` inside the open containers (the outermost has no name).
+fn json_path(stack: &[Frame], last: &str) -> String {
+    let mut p: Vec<&str> = stack
+        .iter()
+        .map(|f| f.name.as_str())
+        .filter(|n| !n.is_empty())
+        .collect();
+    if !last.is_empty() {
+        p.push(last);
+    }
+    p.join(".")
+}
+
+/// A small JSON tokenizer: emits scalars under their dotted path, objects inside arrays as rows,
+/// arrays of scalars as one list; stops quietly where the text ends or stops being JSON.
+fn json(text: &str, out: &mut Vec<Labelled>) {
+    let b = text.as_bytes();
+    let mut stack: Vec<Frame> = Vec::new();
+    let mut key: Option<String> = None;
+    let mut i = 0;
+    while i < b.len() && out.len() < MAX_FACTS {
+        let value = match b[i] {
+            b'{' | b'[' => {
+                let row = b[i] == b'{' && stack.last().is_some_and(|f| f.array);
+                stack.push(Frame {
+                    name: key.take().unwrap_or_default(),
+                    array: b[i] == b'[',
+                    row,
+                    scalars: Vec::new(),
+                });
+                i += 1;
+                continue;
+            }
+            b'}' | b']' => {
+                let Some(f) = stack.pop() else { break };
+                close(f, &stack, out);
+                i += 1;
+                continue;
+            }
+            b'"' => {
+                let (s, next) = read_string(text, i);
+                i = next;
+                let in_object = stack.last().is_some_and(|f| !f.array);
+                if in_object && key.is_none() && text[i..].trim_start().starts_with(':') {
+                    key = Some(s);
+                    continue;
+                }
+                s
+            }
+            c if c == b'-' || c.is_ascii_alphanumeric() => {
+                let end = text[i..]
+                    .find([',', '}', ']', ' ', '\n', '\r', '\t'])
+                    .map_or(b.len(), |p| i + p);
+                let s = text[i..end].to_string();
+                i = end;
+                s
+            }
+            _ => {
+                i += 1;
+                continue;
+            }
+        };
+        let k = key.take().unwrap_or_default();
+        match stack.last_mut() {
+            Some(f) if (f.array || f.row) && f.scalars.len() < 64 => f.scalars.push((k, value)),
+            Some(f) if f.array || f.row => {}
+            Some(_) if !k.is_empty() => {
+                let label = json_path(&stack, &k);
+                push_pair(out, label, &value);
+            }
+            _ => {}
+        }
+    }
+    while let Some(f) = stack.pop() {
+        close(f, &stack, out);
+    }
+}
+
+/// What a closed container leaves: a row for an object in an array, a list for an array of
+/// scalars.
+fn close(f: Frame, stack: &[Frame], out: &mut Vec<Labelled>) {
+    if f.array {
+        if !f.scalars.is_empty() {
+            let items: Vec<&str> = f.scalars.iter().map(|(_, v)| v.as_str()).collect();
+            push_pair(out, json_path(stack, &f.name), &items.join(", "));
+        }
+        return;
+    }
+    if f.row {
+        let mut cells = f.scalars.into_iter();
+        let Some((key_header, key)) = cells.next() else {
+            return;
+        };
+        let row = Row {
+            key_header,
+            key,
+            cells: cells.take(8).collect(),
+        };
+        if !row.cells.is_empty() {
+            out.push(row_fact(&row));
+        }
+    }
+}
+
+/// A JSON string starting at `b[i] == '"'`: its text (escapes kept as written) and the index
+/// after its closing quote.
+fn read_string(text: &str, i: usize) -> (String, usize) {
+    let b = text.as_bytes();
+    let mut j = i + 1;
+    while j < b.len() && b[j] != b'"' {
+        j += if b[j] == b'\\' { 2 } else { 1 };
+    }
+    let end = j.min(b.len());
+    let s = text.get(i + 1..end).unwrap_or("").to_string();
+    (s, (end + 1).min(b.len()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn texts(s: &str) -> Vec<String> {
+        read_output(s).into_iter().map(|l| l.text).collect()
+    }
+
+    #[test]
+    fn labels_keep_their_values() {
+        assert_eq!(
+            texts("Rows scanned ........ 1,204,331\nerrors: 0\nelapsed = 3.2 s\n"),
+            vec!["Rows scanned: 1,204,331", "errors: 0", "elapsed: 3.2 s"]
+        );
+        assert_eq!(
+            texts("ingest:\n  batch_rows: 5000\nsource:\n  brokers: kafka-3.acme.internal:9092\n"),
+            vec![
+                "ingest.batch_rows: 5000",
+                "source.brokers: kafka-3.acme.internal:9092"
+            ]
+        );
+        assert_eq!(
+            texts(r#"{"status":"ok","build":"1.2.3-rc.4","db":{"pool":12}}"#),
+            vec!["status: ok", "build: 1.2.3-rc.4", "db.pool: 12"]
+        );
+        assert_eq!(
+            texts(r#"[{"region":"EMEA","churn":0.034},{"region":"APAC","churn":0.051}]"#),
+            vec!["region EMEA: churn 0.034", "region APAC: churn 0.051"]
+        );
+        assert_eq!(
+            texts("2026-10-28 09:12:44 INFO scoring level=info rows=1234 p95_ms=87\n"),
+            vec!["level: info", "rows: 1234", "p95_ms: 87"]
+        );
+        assert_eq!(
+            texts("CHURN_WINDOW_DAYS = 45\ndf = pd.read_csv(path)\n"),
+            vec!["CHURN_WINDOW_DAYS: 45"]
+        );
+        assert!(texts("see https://x.example.com/a for details\n").is_empty());
+        assert!(texts("The job finished. Nothing to report.\n").is_empty());
+    }
+}

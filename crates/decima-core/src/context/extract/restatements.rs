@@ -1,0 +1,148 @@
+//! An assistant sentence that restates what the user wants ("To confirm, you want the report in
+//! EUR only", "So the requirement is that every invoice above €10 000 is flagged", "你的意思是
+//! 只看欧盟区", "确认一下：阈值是 0.85"). It is the agent's reading of a requirement, worth
+//! keeping beside the user's own words; a restatement that ends with a colon introduces a list,
+//! whose items restate too.
+
+const EN_CUES: &[&str] = &[
+    "to confirm",
+    "confirming",
+    "to be clear",
+    "to clarify",
+    "so you want",
+    "you want",
+    "you'd like",
+    "you would like",
+    "you need",
+    "you asked",
+    "you said",
+    "you mentioned",
+    "you prefer",
+    "you expect",
+    "you mean",
+    "you're asking",
+    "you are asking",
+    "your requirement",
+    "your request",
+    "the requirement",
+    "requirements are",
+    "requirement is",
+    "as requested",
+    "as you requested",
+    "per your request",
+    "if i understand",
+    "if i understood",
+    "so the rule is",
+    "let me restate",
+    "restating",
+    "to recap",
+    "in other words",
+    "my understanding",
+    "i understand that",
+    "understood:",
+];
+
+const ZH_CUES: &[&str] = &[
+    "你的意思是",
+    "你是说",
+    "确认一下",
+    "跟你确认",
+    "和你确认",
+    "向你确认",
+    "你要的是",
+    "你要求",
+    "你希望",
+    "你需要",
+    "你想要",
+    "按你说的",
+    "按照你的要求",
+    "按你的要求",
+    "您的要求",
+    "你的要求",
+    "您希望",
+    "您需要",
+    "您的意思",
+    "需求是",
+    "要求是",
+    "也就是说",
+    "总结一下你的",
+    "你刚才说",
+    "我理解的是",
+    "我的理解是",
+];
+
+/// Whether an assistant sentence restates what the user wants. Questions do not: "Do you want
+/// the EU numbers too?" asks.
+pub(super) fn restates(sentence: &str) -> bool {
+    let t = sentence.trim_end();
+    if t.ends_with('?') || t.ends_with('？') {
+        return false;
+    }
+    if !t.is_ascii() && ZH_CUES.iter().any(|c| t.contains(c)) {
+        return true;
+    }
+    let lower = if t.is_ascii() {
+        t.to_ascii_lowercase()
+    } else {
+        t.to_lowercase().replace('’', "'")
+    };
+    EN_CUES.iter().any(|c| {
+        lower.match_indices(c).any(|(at, _)| {
+            let before_ok = at == 0 || !lower.as_bytes()[at - 1].is_ascii_alphanumeric();
+            let end = at + c.len();
+            let after_ok = end == lower.len()
+                || !lower.as_bytes()[end].is_ascii_alphanumeric()
+                || c.ends_with([':', ',']);
+            before_ok && after_ok
+        })
+    })
+}
+
+/// Whether a restatement introduces a list of items ("To confirm, you want:").
+pub(super) fn opens_list(sentence: &str) -> bool {
+    let t = sentence.trim_end();
+    t.ends_with(':') || t.ends_with('：')
+}
+
+/// Whether a sentence is an item of a list (`- x`, `* x`, `• x`, `1. x`, `2) x`).
+pub(super) fn is_list_item(sentence: &str) -> bool {
+    let t = sentence.trim_start();
+    if ["- ", "* ", "• ", "· "].iter().any(|b| t.starts_with(b)) {
+        return true;
+    }
+    let digits = t.bytes().take_while(u8::is_ascii_digit).count();
+    (1..=2).contains(&digits) && (t[digits..].starts_with(". ") || t[digits..].starts_with(") "))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn restatements_in_both_languages() {
+        for s in [
+            "To confirm, you want the report in EUR only.",
+            "So the requirement is that every invoice above €10 000 gets flagged.",
+            "Just to be clear: the churn window is 45 days.",
+            "If I understand correctly, only EU accounts count.",
+            "你的意思是只看欧盟区的账户。",
+            "确认一下：阈值是 0.85。",
+            "按你说的，报告用欧元。",
+        ] {
+            assert!(restates(s), "{s}");
+        }
+        for s in [
+            "Do you want the EU numbers too?",
+            "The totals reconcile within rounding.",
+            "I need a minute to rerun this.",
+            "需要我再跑一遍吗？",
+            "Your wanted list is long.",
+        ] {
+            assert!(!restates(s), "{s}");
+        }
+        assert!(opens_list("To confirm, you want:"));
+        assert!(is_list_item("- EUR only"));
+        assert!(is_list_item("2) no charts"));
+        assert!(!is_list_item("2026 was good"));
+    }
+}

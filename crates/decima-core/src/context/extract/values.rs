@@ -1,0 +1,274 @@
+//! The values a sentence states: the literals the recogniser found in it, and what a literal
+//! list does not keep but a statement must: bare numbers ("make that 15", "45天"), and names
+//! after a linking word ("the contact is Jean Dupont", "the report language is German"). A
+//! capitalised word elsewhere is more often what the sentence is about ("the SLA", "VPN") than
+//! its value, so it is left to the subject.
+
+/// A value: a byte span of the sentence.
+pub(super) type Span = (usize, usize);
+
+/// Words after which a capitalised run is a value.
+fn links_to_value(w: &str) -> bool {
+    matches!(
+        w,
+        "is" | "are"
+            | "was"
+            | "were"
+            | "be"
+            | "called"
+            | "named"
+            | "to"
+            | "as"
+            | "from"
+            | "by"
+            | "with"
+            | "under"
+            | "for"
+            | "means"
+    )
+}
+
+/// Small words that may sit inside a name ("Banco de la Nación", "Ludwig van Beethoven").
+fn name_particle(w: &str) -> bool {
+    matches!(
+        w,
+        "de" | "da"
+            | "del"
+            | "der"
+            | "di"
+            | "du"
+            | "la"
+            | "le"
+            | "van"
+            | "von"
+            | "y"
+            | "bin"
+            | "al"
+            | "&"
+            | "and"
+            | "of"
+    )
+}
+
+fn capitalised(w: &str) -> bool {
+    let mut chars = w.chars();
+    let Some(first) = chars.next() else {
+        return false;
+    };
+    first.is_uppercase() && w != "I" && !matches!(w, "OK" | "FYI" | "BTW" | "ASAP" | "PS")
+}
+
+pub(super) fn is_cjk(c: char) -> bool {
+    matches!(c as u32, 0x3000..=0x303F | 0x3400..=0x4DBF | 0x4E00..=0x9FFF | 0xFF00..=0xFFEF)
+}
+
+/// Whether `pos` falls inside one of `spans` (sorted, disjoint).
+fn inside(spans: &[Span], pos: usize) -> bool {
+    let k = spans.partition_point(|&(s, _)| s <= pos);
+    k > 0 && pos < spans[k - 1].1
+}
+
+/// The values of `sentence`, sorted and disjoint: the literal spans given (byte offsets into the
+/// sentence), then bare numbers and names outside them.
+pub(super) fn value_spans(sentence: &str, literals: &[Span]) -> Vec<Span> {
+    let mut lits: Vec<Span> = literals.to_vec();
+    lits.sort_unstable();
+    let bytes = sentence.as_bytes();
+    // Bare numbers: a run of digits (with inner `.`, `,`, `:`, `/` or `-` between digits) that
+    // is a word of its own, or sits next to CJK text.
+    let mut numbers: Vec<Span> = Vec::new();
+    let mut i = 0;
+    while i < bytes.len() {
+        if !bytes[i].is_ascii_digit() || inside(&lits, i) {
+            i += 1;
+            continue;
+        }
+        let starts_word = i == 0 || !bytes[i - 1].is_ascii_alphabetic() && bytes[i - 1] != b'_';
+        let mut j = i;
+        while j < bytes.len()
+            && (bytes[j].is_ascii_digit()
+                || matches!(bytes[j], b'.' | b',' | b':' | b'/' | b'-')
+                    && bytes.get(j + 1).is_some_and(u8::is_ascii_digit))
+        {
+            j += 1;
+        }
+        let ends_word = bytes
+            .get(j)
+            .is_none_or(|b| !b.is_ascii_alphabetic() && *b != b'_');
+        let next_literal = lits.partition_point(|&(s, _)| s < i);
+        let clear = lits.get(next_literal).is_none_or(|&(s, _)| s >= j);
+        if starts_word && ends_word && clear {
+            numbers.push((i, j));
+        }
+        i = j.max(i + 1);
+    }
+    let mut out = lits;
+    out.extend(numbers);
+    out.sort_unstable();
+    // Names after a linking word.
+    let words = word_spans(sentence);
+    let mut names: Vec<Span> = Vec::new();
+    let mut k = 0;
+    while k < words.len() {
+        let (ws, we) = words[k];
+        let w = &sentence[ws..we];
+        if !links_to_value(&w.to_ascii_lowercase()) {
+            k += 1;
+            continue;
+        }
+        let mut first = k + 1;
+        if words
+            .get(first)
+            .is_some_and(|&(s, e)| matches!(&sentence[s..e], "the" | "a" | "an"))
+        {
+            first += 1;
+        }
+        let mut last = None;
+        let mut m = first;
+        while let Some(&(s, e)) = words.get(m) {
+            let name = &sentence[s..e];
+            if capitalised(name) && !inside(&out, s) {
+                last = Some(m);
+            } else if !(last.is_some() && name_particle(name)) {
+                break;
+            }
+            // A name ends at punctuation.
+            if sentence[e..].starts_with([',', ';', '.', ':', '!', '?', ')']) {
+                break;
+            }
+            m += 1;
+        }
+        match last {
+            Some(l) => {
+                names.push((words[first].0, words[l].1));
+                k = l + 1;
+            }
+            None => k += 1,
+        }
+    }
+    out.extend(names);
+    out.sort_unstable();
+    out.dedup();
+    out
+}
+
+/// Characters before 是 that make it something other than "is" (还是, 就是, 不是, …).
+const ZH_NOT_COPULA: &[char] = &[
+    '还', '就', '也', '都', '但', '可', '于', '总', '只', '不', '要', '若', '倒', '正', '算', '凡',
+    '真', '像', '或', '即', '便', '硬', '老', '先', '而', '然', '么', '这', '那', '它', '他', '她',
+];
+
+/// A value that is a word or short phrase, in a sentence without numbers or names: what
+/// follows "is", "are", "should be" or "是" when something is said before it ("the output
+/// format should be parquet", "报告币种是欧元"). At most six words (twelve CJK characters), up
+/// to the next punctuation; the caller checks that the subject names something.
+pub(super) fn copula_value(sentence: &str) -> Option<Span> {
+    let lower = sentence.to_ascii_lowercase();
+    let end_of = |from: usize| {
+        sentence[from..]
+            .find([
+                '.', ',', ';', '!', '?', '。', '，', '；', '！', '？', '、', '(', '（',
+            ])
+            .map_or(sentence.len(), |p| from + p)
+    };
+    for link in [" should be ", " must be ", " will be ", " is ", " are "] {
+        if let Some(p) = lower.find(link) {
+            let start = p + link.len();
+            let end = end_of(start);
+            let value = sentence[start..end].trim();
+            let words = value.split_whitespace().count();
+            if p > 0 && (1..=6).contains(&words) && !value.is_empty() {
+                let s =
+                    start + (sentence[start..end].len() - sentence[start..end].trim_start().len());
+                return Some((s, s + value.len()));
+            }
+        }
+    }
+    if sentence.is_ascii() {
+        return None;
+    }
+    for (p, _) in sentence.match_indices('是') {
+        let before = sentence[..p].chars().next_back();
+        if before.is_none_or(|c| !is_cjk(c) || ZH_NOT_COPULA.contains(&c))
+            || sentence[..p].chars().count() < 2
+        {
+            continue;
+        }
+        let start = p + '是'.len_utf8();
+        let end = end_of(start);
+        let value = sentence[start..end].trim();
+        let n = value.chars().count();
+        if (1..=12).contains(&n) {
+            let s = start + (sentence[start..end].len() - sentence[start..end].trim_start().len());
+            return Some((s, s + value.len()));
+        }
+    }
+    None
+}
+
+/// Word spans: runs of letters, digits and `-`, `'`, `_`, `.` or `&` (trailing dots dropped).
+pub(super) fn word_spans(s: &str) -> Vec<Span> {
+    let mut out = Vec::new();
+    let mut start: Option<usize> = None;
+    for (i, c) in s.char_indices() {
+        let inner = c.is_alphanumeric() && !is_cjk(c) || matches!(c, '-' | '\'' | '_' | '.' | '&');
+        match (inner, start) {
+            (true, None) => start = Some(i),
+            (false, Some(st)) => {
+                push_word(s, st, i, &mut out);
+                start = None;
+            }
+            _ => {}
+        }
+    }
+    if let Some(st) = start {
+        push_word(s, st, s.len(), &mut out);
+    }
+    out
+}
+
+fn push_word(s: &str, start: usize, end: usize, out: &mut Vec<Span>) {
+    let w = s[start..end].trim_end_matches(['.', '\'', '-']);
+    let lead = w.len() - w.trim_start_matches(['.', '\'', '-']).len();
+    if w.len() > lead {
+        out.push((start + lead, start + w.len()));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn values(s: &str) -> Vec<&str> {
+        value_spans(s, &[])
+            .into_iter()
+            .map(|(a, b)| &s[a..b])
+            .collect()
+    }
+
+    #[test]
+    fn bare_numbers_and_names_are_values() {
+        assert_eq!(values("sorry, it is 15, not 12"), vec!["15", "12"]);
+        assert_eq!(values("流失窗口是45天。"), vec!["45"]);
+        assert_eq!(values("Q3 and 3rd and x86 and batch-17"), vec!["17"]);
+        assert_eq!(
+            values("The account manager is Jean-Luc Picard, not Riker."),
+            vec!["Jean-Luc Picard"]
+        );
+        assert_eq!(values("The report language is German."), vec!["German"]);
+        assert_eq!(
+            values("Send it to the Banco de la Nación team"),
+            vec!["Banco de la Nación"]
+        );
+        assert_eq!(values("他们的 SLA 是 99.5"), vec!["99.5"]);
+        assert!(values("I think it is fine.").is_empty());
+        let copula = |s: &'static str| copula_value(s).map(|(a, b)| &s[a..b]);
+        assert_eq!(
+            copula("The output format should be parquet."),
+            Some("parquet")
+        );
+        assert_eq!(copula("报告币种是欧元，别弄错。"), Some("欧元"));
+        assert_eq!(copula("这还是老问题。"), None);
+        assert_eq!(copula("Is it done"), None);
+    }
+}
