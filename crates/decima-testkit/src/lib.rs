@@ -1,7 +1,9 @@
 //! Shared test support for Decima.
 //!
 //! A deterministic builder of long conversations with planted facts, so store, export and
-//! context tests can check that nothing important gets lost; and the wire-level LLM server
+//! context tests can check that nothing important gets lost; sessions whose facts are
+//! statements (a subject with its value) and a checker that scores summaries by statement
+//! ([`fact_sessions`]); and the wire-level LLM server
 //! ([`LlmServer`]), the project's one test double, which speaks the OpenAI and Anthropic streaming
 //! protocols from scripts and injects faults; and workspaces for agent tests ([`workspace`]).
 
@@ -9,6 +11,7 @@
 
 pub mod analyst_conversation;
 mod conversation;
+pub mod fact_sessions;
 pub mod llm_server;
 pub mod workspace;
 
