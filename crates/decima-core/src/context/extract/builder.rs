@@ -5,12 +5,13 @@ use std::collections::BTreeMap;
 
 use super::blocks::blocks;
 use super::clauses::{clause_text, clauses, subject_in};
+use super::corrections::{correction, text_correction};
 use super::cues::{Cues, is_todo, says_goal, sentences, todo_key};
 use super::facts::{Facts, Home, Patch, analyse, analyse_with};
 use super::labels::{Labelled, label_line, read_output};
 use super::literals::{Literal, LiteralKind, Origin, scan_literals};
-use super::operations::{exit_code, key_argument, shape_of};
-use super::restatements::{is_list_item, opens_list, restates};
+use super::operations::{MAX_VARIANT_LINES, exit_code, key_argument, shape_of};
+use super::restatements::{asks_to_confirm, is_list_item, opens_list, restates};
 use super::text::{FastMap, FastSet, first_lines, prefix_bytes, truncate};
 use super::values::{Span, copula_value, value_spans};
 use super::{Digest, GOAL_CHARS, LINE_CHARS, Operation, Source, Statement, StatementKind};
@@ -27,6 +28,37 @@ const TOOL_SCAN_BYTES: usize = 4_096;
 /// A "sentence" longer than this (a pasted blob without punctuation) is kept for its literals,
 /// not read for statements.
 const MAX_STATEMENT_SENTENCE: usize = 4_000;
+
+/// The literal spans of `lits` (message offsets, sorted) inside the sentence at `at` of `len`
+/// bytes, as sentence offsets.
+fn literals_in(lits: &[Span], at: usize, len: usize) -> Vec<Span> {
+    let end = at + len;
+    let first = lits.partition_point(|&(s, _)| s < at);
+    lits[first..]
+        .iter()
+        .take_while(|&&(s, _)| s < end)
+        .filter(|&&(_, e)| e <= end)
+        .map(|&(s, e)| (s - at, e - at))
+        .collect()
+}
+
+/// The label of a command's one-line answer.
+const OUTPUT: &str = "output";
+
+/// A tool result of one line (exit-code lines aside) that holds a literal, at most a line long.
+fn one_line_answer(head: &str) -> Option<&str> {
+    let mut lines = head
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && exit_code(l).is_none());
+    let line = lines.next()?;
+    if lines.next().is_some() || line.chars().count() > LINE_CHARS {
+        return None;
+    }
+    let mut literal = false;
+    scan_literals(line, false, &mut |_, _| literal = true);
+    literal.then_some(line)
+}
 
 /// Rewrites the sentence `sentence` of `list` with `old` replaced by `new`, keeping its place,
 /// its time and its count.
@@ -88,6 +120,8 @@ struct Builder {
     op_shapes: Vec<String>,
     /// The statements, with what each replaced.
     facts: Facts,
+    /// How many distinct commands each operation shape stands for.
+    shape_variants: FastMap<String, u64>,
     /// The seq of the source being read.
     seq: Option<i64>,
 }
@@ -109,6 +143,7 @@ impl Builder {
             lit_at: FastMap::default(),
             op_shapes: Vec::new(),
             facts: Facts::default(),
+            shape_variants: FastMap::default(),
             seq: None,
         }
     }
@@ -136,7 +171,21 @@ impl Builder {
         self.d
             .constraints
             .sort_by_key(|s| constrained.get(s).copied().unwrap_or(0));
-        self.d.statements = std::mem::take(&mut self.facts).into_statements();
+        // A one-line answer is kept for commands run in a few variants; for a command polled
+        // in many (`wc -l part-N.csv`), its answers are what the literals and counts say.
+        let variants = &self.shape_variants;
+        let output = format!("{OUTPUT}: ");
+        self.d.statements = std::mem::take(&mut self.facts)
+            .into_statements()
+            .into_iter()
+            .filter(|s| {
+                !s.text.starts_with(&output)
+                    || s.group
+                        .as_ref()
+                        .and_then(|g| variants.get(g))
+                        .is_none_or(|&n| n <= MAX_VARIANT_LINES)
+            })
+            .collect();
         self.d
     }
 
@@ -161,7 +210,22 @@ impl Builder {
         // Labels with their values and table rows; the same label of the same operation is
         // replaced by its newest value.
         let scope = op.map_or_else(|| "tool".to_string(), |i| i.to_string());
-        for l in read_output(head) {
+        let facts = read_output(head);
+        if facts.is_empty()
+            && op.is_some()
+            && let Some(line) = one_line_answer(head)
+        {
+            // A command's one-line answer ("Python 3.11.9", a commit and its date) is its
+            // value: run again, the new answer replaces the old, which its note keeps.
+            let l = Labelled {
+                key: OUTPUT.to_string(),
+                text: format!("{OUTPUT}: {line}"),
+                kind: StatementKind::Labelled,
+            };
+            self.labelled(l, Origin::Tool, group, &scope);
+            return;
+        }
+        for l in facts {
             self.labelled(l, Origin::Tool, group.clone(), &scope);
         }
     }
@@ -201,7 +265,9 @@ impl Builder {
                     first_lines: Vec::new(),
                     last_seen: self.clock,
                 });
-                self.op_shapes.push(shape_of(&line));
+                let shape = shape_of(&line);
+                *self.shape_variants.entry(shape.clone()).or_default() += 1;
+                self.op_shapes.push(shape);
                 i
             }
         };
@@ -242,7 +308,8 @@ impl Builder {
             self.labelled(l, origin, None, scope);
         }
         let mut restating = false;
-        for sentence in sentences(text) {
+        let all = sentences(text);
+        for (k, sentence) in all.iter().enumerate() {
             let sentence = sentence.trim();
             if sentence.is_empty() {
                 continue;
@@ -261,8 +328,13 @@ impl Builder {
                 continue;
             }
             let cues = Cues::of(sentence);
-            let restated =
-                !user && !in_block && (restates(sentence) || restating && is_list_item(sentence));
+            // A restatement says so, or is followed by a request to confirm it ("Shout if
+            // that's wrong."), or is an item of a list a restatement opened.
+            let restated = !user
+                && !in_block
+                && (restates(sentence)
+                    || all.get(k + 1).is_some_and(|next| asks_to_confirm(next))
+                    || restating && is_list_item(sentence));
             restating = restated && (opens_list(sentence) || restating);
             let mut home = Home::Listed;
             if !whole_goal && cues.goal {
@@ -305,6 +377,7 @@ impl Builder {
             } else if restated {
                 self.restatement(sentence);
             } else if home == Home::Listed
+                && !asks_to_confirm(sentence)
                 && let Some((label, value)) = label_line(sentence)
             {
                 // A report line of the agent's: "Churn rate: 3.4%".
@@ -314,6 +387,8 @@ impl Builder {
                     kind: StatementKind::Labelled,
                 };
                 self.labelled(l, origin, None, scope);
+            } else if home == Home::Listed {
+                self.assistant_statements(sentence, at, &lits);
             }
         }
     }
@@ -321,18 +396,23 @@ impl Builder {
     /// The user's clauses that state a value, each a statement (or, inside a constraint or
     /// decision, a clause a later correction can patch there).
     fn user_statements(&mut self, sentence: &str, at: usize, lits: &[Span], home: Home) {
-        if sentence.len() > MAX_STATEMENT_SENTENCE {
+        if sentence.len() > MAX_STATEMENT_SENTENCE
+            || sentence.ends_with('?')
+            || sentence.ends_with('？')
+        {
             return;
         }
-        let end = at + sentence.len();
-        let first = lits.partition_point(|&(s, _)| s < at);
-        let inner: Vec<Span> = lits[first..]
-            .iter()
-            .take_while(|&&(s, _)| s < end)
-            .filter(|&&(_, e)| e <= end)
-            .map(|&(s, e)| (s - at, e - at))
-            .collect();
+        let inner = literals_in(lits, at, sentence.len());
         let mut values = value_spans(sentence, &inner);
+        // A correction in words ("sorry, it's the median, not the mean").
+        if values.len() < 2
+            && let Some((new, old)) = text_correction(sentence)
+            && correction(sentence, &values).is_some()
+        {
+            values.retain(|&(s, e)| e <= new.0.min(old.0) || s >= new.1.max(old.1));
+            values.extend([new, old]);
+            values.sort_unstable();
+        }
         // A word for a value ("the output format should be parquet", "报告币种是欧元") in a
         // part of the sentence that states no other value, when the subject names something.
         let mut part_start = 0;
@@ -351,7 +431,6 @@ impl Builder {
             return;
         }
         values.sort_unstable();
-        let question = sentence.ends_with('?') || sentence.ends_with('？');
         for c in clauses(sentence, &values) {
             if c.values.is_empty() {
                 continue;
@@ -367,7 +446,17 @@ impl Builder {
             } else {
                 analyse(&text)
             };
-            if question && analysis.correction.is_none() {
+            // A bare number not joined to a subject by a linking word is chatter ("back in 10",
+            // "in meetings till 2"), unless it corrects something.
+            let bare = |&(s, e): &Span| {
+                text[s..e]
+                    .bytes()
+                    .all(|b| b.is_ascii_digit() || matches!(b, b'.' | b',' | b':' | b'/' | b'-'))
+            };
+            if analysis.correction.is_none()
+                && !analysis.subject.linked
+                && analysis.values.iter().all(bare)
+            {
                 continue;
             }
             let st = Statement {
@@ -381,6 +470,46 @@ impl Builder {
                 last_seen: self.clock,
             };
             let patches = self.facts.add_clause(st, &analysis, home.clone());
+            self.apply(patches);
+        }
+    }
+
+    /// An assistant clause that states a literal with inner spaces or a name ("the vendor
+    /// contact is Dana Whitfield, +49 30 086659 84"): the value would be cut or lose what it is
+    /// without its clause.
+    fn assistant_statements(&mut self, sentence: &str, at: usize, lits: &[Span]) {
+        if sentence.len() > MAX_STATEMENT_SENTENCE || !sentence.contains(' ') {
+            return;
+        }
+        let inner = literals_in(lits, at, sentence.len());
+        let values = value_spans(sentence, &inner);
+        // Words joined by spaces, not a number and its unit ("20.3 min").
+        let spaced = |&(s, e): &Span| {
+            let v = &sentence[s..e];
+            v.contains(' ')
+                && !(v.split(' ').count() == 2
+                    && v.starts_with(|c: char| c.is_ascii_digit() || "€$£¥".contains(c)))
+        };
+        if !values.iter().any(spaced) {
+            return;
+        }
+        for c in clauses(sentence, &values) {
+            if !c.values.iter().any(spaced) {
+                continue;
+            }
+            let text = clause_text(sentence, &c).into_owned();
+            let analysis = analyse(&text);
+            let st = Statement {
+                seq: self.seq,
+                origin: Origin::Prose,
+                kind: StatementKind::Stated,
+                text,
+                replaces: None,
+                recurring: None,
+                group: None,
+                last_seen: self.clock,
+            };
+            let patches = self.facts.add_clause(st, &analysis, Home::Listed);
             self.apply(patches);
         }
     }

@@ -244,19 +244,17 @@ impl Digest {
                 );
             }
         }
-        // Tier D: what the agent stated, newest first.
+        // Tier D: what the agent stated, newest first: its statements here, its bare literals
+        // after the tools' statements.
         for &i in &by_rank[2] {
             out.push(fact(i, Sec::Facts));
         }
-        for &i in &prose {
-            out.push(flat_lit(i));
-        }
-        // Tier E: what tools printed, shared fairly between operations: the newest literal of
-        // every operation, then the second newest of every operation, and so on, so a noisy
-        // operation repeated thousands of times cannot crowd out a command that ran once. A
-        // literal is shown under its operation's row, which it brings in if needed; the rows
-        // not chosen so far come after these literals.
-        // A group's statements come before its bare literals.
+        // Tier E: what tools printed, shared fairly between operations: the newest statement
+        // of every operation, then the second newest of every operation, and so on, so a noisy
+        // operation repeated thousands of times cannot crowd out a command that ran once; then
+        // the agent's bare literals; then the tools' bare literals, shared the same way. An
+        // item is shown under its operation's row, which it brings in if needed; the rows not
+        // chosen so far come after these.
         let mut sorted_statements = tool_statements.clone();
         sorted_statements.sort_by(statement_newest_first);
         let mut sorted_tool = tool.clone();
@@ -271,18 +269,20 @@ impl Digest {
                 let l = &self.literals[i];
                 (l.group.as_deref(), l.last_seen, ToolItem::Literal(i))
             }));
-        let mut groups: Vec<(u64, Vec<ToolItem>)> = Vec::new();
+        // Per operation: its recency, its statements and its literals, newest first.
+        let mut groups: Vec<(u64, [Vec<ToolItem>; 2])> = Vec::new();
         let mut group_at: HashMap<Option<&str>, usize> = HashMap::new();
         for (key, last_seen, item) in items {
             let g = *group_at.entry(key).or_insert_with(|| {
-                groups.push((0, Vec::new()));
+                groups.push((0, [Vec::new(), Vec::new()]));
                 groups.len() - 1
             });
             groups[g].0 = groups[g].0.max(last_seen);
-            groups[g].1.push(item);
+            let pass = usize::from(matches!(item, ToolItem::Literal(_)));
+            groups[g].1[pass].push(item);
         }
         groups.sort_by_key(|g| std::cmp::Reverse(g.0));
-        let tool_count = tool.len() + tool_statements.len();
+        let tool_count = tool.len() + tool_statements.len() + prose.len();
         let late_base = out.len() + tool_count;
         for (j, (r, _)) in later_rows.iter().enumerate() {
             row_at.insert(*r, late_base + j);
@@ -291,58 +291,116 @@ impl Digest {
             Some(j) => !later_rows[j].1.texts.is_empty(),
             None => !out[c].texts.is_empty(),
         };
-        let deepest = groups.iter().map(|g| g.1.len()).max().unwrap_or(0);
-        for depth in 0..deepest {
-            for g in &groups {
-                let Some(&item) = g.1.get(depth) else {
-                    continue;
-                };
-                let (group, last_seen) = match item {
-                    ToolItem::Literal(i) => (&self.literals[i].group, self.literals[i].last_seen),
-                    ToolItem::Statement(i) => {
-                        (&self.statements[i].group, self.statements[i].last_seen)
-                    }
-                };
-                let row = group
-                    .as_ref()
-                    .and_then(|s| row_of_shape.get(s))
-                    .and_then(|r| row_at.get(r).map(|&c| (*r, c)))
-                    .filter(|&(_, c)| listed(c, &out));
-                let cand = match (row, item) {
-                    (Some((r, c)), _) => {
-                        let (text, kind, src, scan) = match item {
-                            ToolItem::Literal(i) => (
-                                format!("  - {}\n", one_line(&self.literals[i].text)),
-                                CandKind::Literal(i),
-                                Src::Literal(i),
-                                false,
-                            ),
-                            ToolItem::Statement(i) => (
-                                statement_line(&self.statements[i], "  - "),
-                                CandKind::Statement(i),
-                                Src::Statement(i),
-                                true,
-                            ),
-                        };
-                        let mut cand = Cand::new(
-                            Sec::Operations,
-                            (rows[r].key, 2 + last_seen),
-                            vec![text],
-                            kind,
-                            scan,
-                        )
-                        .src(src);
-                        cand.parent = Some(c);
-                        cand.needs_parent = true;
-                        cand
-                    }
-                    (None, ToolItem::Literal(i)) => flat_lit(i),
-                    (None, ToolItem::Statement(i)) => fact(i, Sec::ToolFacts),
-                };
-                out.push(cand);
+        // Tool statements whose operation row is not shown go under a line naming it.
+        let mut heads_seen: HashSet<&str> = HashSet::new();
+        let mut pending_heads: Vec<&str> = Vec::new();
+        let mut under_head: Vec<(usize, &str)> = Vec::new();
+        for pass in 0..2 {
+            if pass == 1 {
+                for &i in &prose {
+                    out.push(flat_lit(i));
+                }
+            }
+            let deepest = groups.iter().map(|g| g.1[pass].len()).max().unwrap_or(0);
+            for depth in 0..deepest {
+                for g in &groups {
+                    let Some(&item) = g.1[pass].get(depth) else {
+                        continue;
+                    };
+                    let (group, last_seen) = match item {
+                        ToolItem::Literal(i) => {
+                            (&self.literals[i].group, self.literals[i].last_seen)
+                        }
+                        ToolItem::Statement(i) => {
+                            (&self.statements[i].group, self.statements[i].last_seen)
+                        }
+                    };
+                    let row = group
+                        .as_ref()
+                        .and_then(|s| row_of_shape.get(s))
+                        .and_then(|r| row_at.get(r).map(|&c| (*r, c)))
+                        .filter(|&(_, c)| listed(c, &out));
+                    let cand = match (row, item) {
+                        (Some((r, c)), _) => {
+                            let (text, kind, src, scan) = match item {
+                                ToolItem::Literal(i) => (
+                                    format!("  - {}\n", one_line(&self.literals[i].text)),
+                                    CandKind::Literal(i),
+                                    Src::Literal(i),
+                                    false,
+                                ),
+                                ToolItem::Statement(i) => (
+                                    statement_line(&self.statements[i], "  - "),
+                                    CandKind::Statement(i),
+                                    Src::Statement(i),
+                                    true,
+                                ),
+                            };
+                            let mut cand = Cand::new(
+                                Sec::Operations,
+                                (rows[r].key, 2 + last_seen),
+                                vec![text],
+                                kind,
+                                scan,
+                            )
+                            .src(src);
+                            cand.parent = Some(c);
+                            cand.needs_parent = true;
+                            cand
+                        }
+                        (None, ToolItem::Literal(i)) => flat_lit(i),
+                        (None, ToolItem::Statement(i)) => match group {
+                            // Under a line naming its operation, so it keeps what printed it.
+                            Some(g) => {
+                                if heads_seen.insert(g.as_str()) {
+                                    pending_heads.push(g.as_str());
+                                }
+                                let mut cand = Cand::new(
+                                    Sec::ToolFacts,
+                                    (0, 2 + last_seen),
+                                    vec![statement_line(&self.statements[i], "  - ")],
+                                    CandKind::Statement(i),
+                                    true,
+                                )
+                                .src(Src::Statement(i));
+                                cand.needs_parent = true;
+                                under_head.push((out.len(), g.as_str()));
+                                cand
+                            }
+                            None => {
+                                // Before the groups, oldest first.
+                                let mut cand = fact(i, Sec::ToolFacts);
+                                cand.key = (0, last_seen);
+                                cand
+                            }
+                        },
+                    };
+                    out.push(cand);
+                }
             }
         }
         out.extend(later_rows.into_iter().map(|(_, c)| c));
+        // The group lines, each shown only with a statement under it.
+        let heads_at = out.len();
+        let mut head_index: HashMap<&str, usize> = HashMap::new();
+        for (k, g) in pending_heads.iter().enumerate() {
+            head_index.insert(g, heads_at + k);
+            let mut head = Cand::new(
+                Sec::ToolFacts,
+                (k as u64 + 1, 0),
+                vec![format!("- {}\n", one_line(g))],
+                CandKind::Other,
+                false,
+            );
+            head.only_as_parent = true;
+            out.push(head);
+        }
+        for (c, g) in under_head {
+            if let Some(&h) = head_index.get(g) {
+                out[c].key.0 = out[h].key.0;
+                out[c].parent = Some(h);
+            }
+        }
         // Tier F: the result lines of the last operations.
         if detail == Detail::Standard {
             for &r in by_recency
@@ -445,6 +503,8 @@ pub(super) struct Cand {
     pub(super) needs_parent: bool,
     /// The digest item it renders.
     pub(super) src: Src,
+    /// A line shown only as the parent of another candidate (a group line of tool facts).
+    pub(super) only_as_parent: bool,
     /// A statement ranked with the goal: its full line is taken only while the statements
     /// after it still fit in their shortest form, so under a tight budget the older ones
     /// shrink to subject and value instead of being dropped.
@@ -463,6 +523,7 @@ impl Cand {
             parent: None,
             needs_parent: false,
             src: Src::None,
+            only_as_parent: false,
             shrinks: false,
         }
     }

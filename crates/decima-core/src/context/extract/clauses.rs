@@ -238,6 +238,19 @@ fn stopword(w: &str) -> bool {
             | "here's"
             | "stands"
             | "sits"
+            | "before"
+            | "earlier"
+            | "previously"
+            | "today"
+            | "yesterday"
+            | "tomorrow"
+            | "ago"
+            | "later"
+            | "ugh"
+            | "lol"
+            | "throughout"
+            | "anyway"
+            | "though"
             | "came"
             | "comes"
             | "come"
@@ -467,14 +480,31 @@ pub(super) fn subject_in(text: &str, values: &[Span]) -> Subject {
         return subject_of(text, "");
     };
     let linked = links(&text[..first]);
-    let mut s = subject_of(&text[..first], "");
-    if s.key.is_empty() && last > first_end {
-        // "use the 90-day window instead of 60": the subject sits between the values.
-        s = subject_of(&text[first_end..last], "");
-    }
-    if s.key.is_empty() {
-        s = subject_of("", &text[last_end..]);
-    }
+    let before = &text[..first];
+    let after = &text[last_end..];
+    const PUNCT: [char; 14] = [
+        ',', ';', ':', '(', ')', '—', '!', '?', '，', '；', '：', '（', '）', '。',
+    ];
+    // Nearest first: the words right before the value; those between its values ("use the
+    // 90-day window instead of 60"); those right after it ("use 20% for holdout"); then the
+    // rest of the sentence before and after.
+    let near_before = before.rsplit(PUNCT).next().unwrap_or(before);
+    let near_after = after.split(PUNCT).next().unwrap_or(after);
+    let between = if last > first_end {
+        &text[first_end..last]
+    } else {
+        ""
+    };
+    let s = [
+        subject_of(near_before, ""),
+        subject_of(between, ""),
+        subject_of("", near_after),
+        subject_of(before, ""),
+        subject_of("", after),
+    ]
+    .into_iter()
+    .find(|s| !s.key.is_empty())
+    .unwrap_or_default();
     Subject { linked, ..s }
 }
 

@@ -259,6 +259,126 @@ pub(super) fn correction(text: &str, values: &[Span]) -> Option<Correction> {
     })
 }
 
+/// Where a phrase value ends: at punctuation or the end, after at most `max` words.
+fn phrase_end(text: &str, from: usize, max: usize) -> Option<usize> {
+    let rest = &text[from..];
+    let end = rest
+        .find([
+            '.', ',', ';', '!', '?', '(', '—', '。', '，', '；', '！', '？', '（',
+        ])
+        .unwrap_or(rest.len());
+    let phrase = rest[..end].trim_end();
+    let words = if phrase.is_ascii() {
+        phrase.split_whitespace().count()
+    } else {
+        phrase.chars().count().div_ceil(3)
+    };
+    (!phrase.is_empty() && words <= max).then(|| from + phrase.len())
+}
+
+/// Where a phrase value that ends at `to` begins: after the last linking word or sign before it
+/// ("it's", "is", "use", "make it", "go with", ":", "—", "是", "用").
+fn phrase_start(text: &str, to: usize) -> Option<usize> {
+    let before = &text[..to];
+    let lower = before.to_lowercase();
+    if lower.len() != before.len() {
+        return None;
+    }
+    let words = [
+        "it's",
+        "it is",
+        "that's",
+        "is",
+        "use",
+        "make it",
+        "make that",
+        "go with",
+        "be",
+        "to",
+    ];
+    let signs = [":", "—", " - ", "是", "用", "为", "改成", "改为", "换成"];
+    let boundary = |i: usize| i == 0 || !lower.as_bytes()[i - 1].is_ascii_alphanumeric();
+    let at = words
+        .iter()
+        .filter_map(|w| {
+            lower
+                .match_indices(w)
+                .filter(|(i, _)| boundary(*i) && lower[i + w.len()..].starts_with(' '))
+                .map(|(i, _)| i + w.len())
+                .last()
+        })
+        .chain(
+            signs
+                .iter()
+                .filter_map(|s| lower.rfind(s).map(|p| p + s.len())),
+        )
+        .max()?;
+    let start = at + (before[at..].len() - before[at..].trim_start().len());
+    (start < to && !before[start..].trim().is_empty()).then_some(start)
+}
+
+/// A correction whose values are words ("sorry, it's clip at p99.5, not log-transform", "use
+/// the median instead of the mean", "不是均值，是中位数"): the spans of its new and its old
+/// value, in that order.
+pub(super) fn text_correction(text: &str) -> Option<(Span, Span)> {
+    let lower = text.to_lowercase();
+    // NEW …, not OLD / NEW instead of OLD / NEW rather than OLD.
+    for marker in [
+        ", not ",
+        " not ",
+        " instead of ",
+        " rather than ",
+        "，不是",
+        "，而不是",
+        "而不是",
+        "而非",
+    ] {
+        let Some(m) = lower.find(marker) else {
+            continue;
+        };
+        let old_start = m + marker.len();
+        let old_start =
+            old_start + (text[old_start..].len() - text[old_start..].trim_start().len());
+        let old_start = ["the ", "a "]
+            .iter()
+            .find_map(|a| {
+                lower[old_start..]
+                    .starts_with(a)
+                    .then(|| old_start + a.len())
+            })
+            .unwrap_or(old_start);
+        let Some(old_end) = phrase_end(text, old_start, 6) else {
+            continue;
+        };
+        let new_end = text[..m].trim_end_matches([',', ' ', '，']).len();
+        if let Some(new_start) = phrase_start(text, new_end)
+            && new_end - new_start <= 60
+        {
+            return Some(((new_start, new_end), (old_start, old_end)));
+        }
+    }
+    // not OLD but NEW / 不是OLD，是NEW / 不是OLD，而是NEW.
+    for (first, second) in [("not ", " but "), ("不是", "是")] {
+        let Some(m) = lower.find(first) else {
+            continue;
+        };
+        let old_start = m + first.len();
+        let Some(b) = lower[old_start..].find(second).map(|p| old_start + p) else {
+            continue;
+        };
+        let old_end = text[..b].trim_end_matches([',', ' ', '，', '而']).len();
+        let new_start = b + second.len();
+        let new_start =
+            new_start + (text[new_start..].len() - text[new_start..].trim_start().len());
+        if old_end > old_start
+            && let Some(new_end) = phrase_end(text, new_start, 6)
+        {
+            return Some(((new_start, new_end), (old_start, old_end)));
+        }
+    }
+    None
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::values::value_spans;
@@ -305,5 +425,20 @@ mod tests {
             corr("go with option 3 instead of option 4"),
             Some((true, Some("4".into())))
         );
+        let tc = |s: &'static str| text_correction(s).map(|(n, o)| (&s[n.0..n.1], &s[o.0..o.1]));
+        assert_eq!(
+            tc("sorry, it's clip at p99.5, not log-transform"),
+            Some(("clip at p99.5", "log-transform"))
+        );
+        assert_eq!(
+            tc("use the median instead of the mean."),
+            Some(("the median", "mean"))
+        );
+        assert_eq!(
+            tc("not the mean but the median"),
+            Some(("the median", "the mean"))
+        );
+        assert_eq!(tc("不是均值，是中位数。"), Some(("中位数", "均值")));
+        assert_eq!(tc("The totals are fine."), None);
     }
 }

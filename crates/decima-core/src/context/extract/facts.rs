@@ -17,11 +17,11 @@
 
 use super::clauses::clauses;
 use super::clauses::{Subject, same_subject, subject_in};
-use super::corrections::{Correction, correction};
+use super::corrections::{Correction, correction, text_correction};
 use super::literals::{Origin, scan_literals};
 use super::operations::{MAX_VARIANT_LINES, shape_of};
 use super::text::FastMap;
-use super::values::{Span, value_spans};
+use super::values::{Span, copula_value, value_spans};
 use super::{Statement, StatementKind};
 
 /// How many recent user statements a correction without a subject looks back over.
@@ -49,9 +49,27 @@ pub(super) fn analyse(text: &str) -> Analysis {
 
 /// Analyses a clause whose literal spans are known.
 pub(super) fn analyse_with(text: &str, literals: &[Span]) -> Analysis {
-    let values = value_spans(text, literals);
+    let mut values = value_spans(text, literals);
+    let mut correction = correction(text, &values);
+    if values.is_empty() || correction.is_some_and(|c| c.old.is_none()) && values.len() < 2 {
+        // A correction in words: its new and its old value are phrases.
+        if let Some((new, old)) = text_correction(text)
+            && (correction.is_some() || values.is_empty())
+        {
+            values = vec![new, old];
+            values.sort_unstable();
+            correction = Some(Correction {
+                strong: true,
+                old: values.iter().position(|v| *v == old),
+            });
+        }
+    }
+    if values.is_empty()
+        && let Some(v) = copula_value(text)
+    {
+        values.push(v);
+    }
     let subject = subject_in(text, &values);
-    let correction = correction(text, &values);
     Analysis {
         values,
         subject,
@@ -154,6 +172,8 @@ pub(super) struct Facts {
     by_head: FastMap<String, Vec<usize>>,
     by_value: FastMap<String, Vec<usize>>,
     by_label: FastMap<String, usize>,
+    /// Clauses by their text: one said again word for word is the same statement, newer.
+    by_text: FastMap<String, usize>,
     recent_user: Vec<usize>,
     /// User statements by shape (numbers and ids as `*`): how often each was stated, in how
     /// many variants, and the live ones.
@@ -244,6 +264,9 @@ impl Facts {
         for v in &value_keys {
             self.by_value.entry(v.clone()).or_default().push(i);
         }
+        if st.origin != Origin::Tool {
+            self.by_text.insert(st.text.clone(), i);
+        }
         if st.origin == Origin::User {
             if self.recent_user.len() == RECENT {
                 self.recent_user.remove(0);
@@ -263,11 +286,30 @@ impl Facts {
     }
 
     /// Adds a tool's or a code block's labelled value or table row: it replaces the same `key`
-    /// (label or row key, prefixed by whatever scopes it, e.g. the operation) in place.
-    pub(super) fn add_labelled(&mut self, st: Statement, scoped_key: String) {
+    /// (label or row key, prefixed by whatever scopes it, e.g. the operation) in place, and a
+    /// label whose value changed notes the values it had (`status: done (replaces running)`).
+    pub(super) fn add_labelled(&mut self, mut st: Statement, scoped_key: String) {
         if let Some(&i) = self.by_label.get(&scoped_key)
             && let Some(e) = self.entries.get_mut(i)
         {
+            let value = |s: &Statement| s.text.split_once(": ").map(|(_, v)| v.to_string());
+            if st.kind == StatementKind::Labelled
+                && st.replaces.is_none()
+                && let (Some(old), Some(new)) = (value(&e.st), value(&st))
+            {
+                if old != new {
+                    let mut parts = vec![old];
+                    if let Some(prev) = &e.st.replaces {
+                        parts.extend(prev.split(REPLACED_SEP).map(str::to_string));
+                    }
+                    parts.dedup();
+                    parts.retain(|p| *p != new);
+                    parts.truncate(MAX_REPLACED);
+                    st.replaces = Some(parts.join(REPLACED_SEP));
+                } else {
+                    st.replaces = e.st.replaces.clone();
+                }
+            }
             e.st = st;
             return;
         }
@@ -359,6 +401,16 @@ impl Facts {
     pub(super) fn add_clause(&mut self, mut st: Statement, a: &Analysis, home: Home) -> Vec<Patch> {
         let user = st.origin == Origin::User;
         let text = st.text.clone();
+        if let Some(&j) = self.by_text.get(&text)
+            && self.open(j)
+            && self.entries[j].st.origin == st.origin
+        {
+            // Said again word for word: the older statement goes, its note with it.
+            self.entries[j].alive = false;
+            if st.replaces.is_none() {
+                st.replaces = self.entries[j].st.replaces.clone();
+            }
+        }
         let values = current_values(&text, a);
         // A statement carried over from a summary already says what it replaced: it relates to
         // that value or its subject, never to whatever was said last.
@@ -402,7 +454,10 @@ impl Facts {
                 if !key.is_empty() {
                     target = self.latest_with_subject(&key, corr.is_none());
                 }
-                if target.is_none() && corr.is_some_and(|c| c.strong) && !a.subject.specific {
+                // Only a correction that says nothing of its subject ("make that 15") falls
+                // back to the user's latest statement: one that names a subject nobody stated
+                // corrects nothing known.
+                if target.is_none() && corr.is_some_and(|c| c.strong) && key.is_empty() {
                     target = self.latest_user(values.first().map(|v| v.1));
                 }
             }

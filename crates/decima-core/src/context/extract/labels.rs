@@ -42,10 +42,16 @@ pub(super) fn read_output(text: &str) -> Vec<Labelled> {
             parents.clear();
             continue;
         }
+        // A one-column result: a name over a rule over values (`count` / `-----` / `8522163`).
+        if let Some((next, facts)) = single_column(&lines, i) {
+            out.extend(facts);
+            i = next;
+            continue;
+        }
         let line = lines[i];
         i += 1;
         let indent = line.len() - line.trim_start().len();
-        let body = strip_bullet(line.trim());
+        let body = strip_log_prefix(strip_bullet(line.trim()));
         if body.is_empty() || body.len() > 300 || body.starts_with("//") || body.starts_with('#') {
             continue;
         }
@@ -86,6 +92,63 @@ pub(super) fn label_line(line: &str) -> Option<(&str, &str)> {
     }
     let (label, value) = pair(body)?;
     (!value.is_empty() && value.bytes().any(|b| b.is_ascii_digit())).then_some((label, value))
+}
+
+/// What a log line says before its message: `[dedupe] `, `2026-10-05 14:01:22 `,
+/// `12:01:14 `, `INFO `, in any order.
+fn strip_log_prefix(body: &str) -> &str {
+    let mut b = body;
+    loop {
+        let before = b.len();
+        if b.starts_with('[')
+            && let Some(end) = b.find("] ")
+            && end <= 40
+        {
+            b = b[end + 2..].trim_start();
+        }
+        let first = b.split(' ').next().unwrap_or("");
+        let stamp = first.len() >= 5
+            && first.starts_with(|c: char| c.is_ascii_digit())
+            && first.bytes().all(|c| {
+                c.is_ascii_digit() || matches!(c, b'-' | b':' | b'.' | b'T' | b'Z' | b'+' | b',')
+            })
+            && first.contains([':', '-']);
+        let level = matches!(
+            first.trim_end_matches(':'),
+            "INFO" | "DEBUG" | "WARN" | "WARNING" | "ERROR" | "TRACE" | "NOTICE"
+        );
+        if (stamp || level) && b.len() > first.len() {
+            b = b[first.len()..].trim_start();
+        }
+        if b.len() == before {
+            return b;
+        }
+    }
+}
+
+/// A result of one column: a name, a rule under it, then one or more values; each value is a
+/// statement `name: value`.
+fn single_column(lines: &[&str], i: usize) -> Option<(usize, Vec<Labelled>)> {
+    let name = lines.get(i)?.trim();
+    let rule = lines.get(i + 1)?.trim();
+    if name.is_empty()
+        || name.contains(char::is_whitespace)
+        || !label_ok(name)
+        || rule.len() < 3
+        || !rule.bytes().all(|b| b == b'-' || b == b'=')
+    {
+        return None;
+    }
+    let mut facts = Vec::new();
+    let mut j = i + 2;
+    while let Some(v) = lines.get(j).map(|l| l.trim()) {
+        if v.is_empty() || v.starts_with('(') || facts.len() >= 20 {
+            break;
+        }
+        push_pair(&mut facts, name.to_string(), v);
+        j += 1;
+    }
+    (!facts.is_empty()).then_some((j, facts))
 }
 
 fn row_fact(r: &Row) -> Labelled {
@@ -151,7 +214,8 @@ fn label_ok(label: &str) -> bool {
             .next()
             .is_some_and(|c| c.is_alphabetic() || c == '_')
         && !l.ends_with(['.', '!', '?'])
-        && !l.contains(['(', '{', '[', '<', '>', '"', '`'])
+        && !l.contains(['{', '[', '<', '>', '"', '`'])
+        && l.matches('(').count() == l.matches(')').count()
         && !matches!(
             l.to_ascii_lowercase().as_str(),
             "http" | "https" | "ftp" | "s3" | "file" | "mailto" | "jdbc" | "redis" | "postgres"
@@ -165,10 +229,13 @@ fn value_ok(v: &str) -> bool {
     !(v.is_empty() || v.chars().count() > MAX_VALUE_CHARS || call || v.ends_with(['{', '[']))
 }
 
-/// `label: value`, `label = value`, `label .... value`, `label<TAB>value`; a value may be empty
-/// (a YAML mapping's key). Quoted labels lose their quotes, trailing commas go.
+/// `label: value`, `label = value`, `label .... value`, `label<TAB>value`, `label | value`,
+/// `name:value` and `name   value` for a name without spaces (`used_memory_human:2.99G`,
+/// `spark.sql.shuffle.partitions     1000`); a value may be empty (a YAML mapping's key).
+/// Quoted labels lose their quotes, trailing commas go.
 fn pair(body: &str) -> Option<(&str, &str)> {
     let body = body.trim_end_matches(',');
+    let first_space = body.find(' ').unwrap_or(body.len());
     let cands = [
         body.find(": ").map(|p| (p, 2)),
         body.strip_suffix(':').map(|b| (b.len(), 1)),
@@ -184,10 +251,24 @@ fn pair(body: &str) -> Option<(&str, &str)> {
             (p, dots)
         }),
         body.find('\t').map(|p| (p, 1)),
+        (body.matches('|').count() == 1)
+            .then(|| body.find('|').map(|p| (p, 1)))
+            .flatten(),
+        body.find(':')
+            .filter(|&p| p >= 2 && p < first_space && !body[p + 1..].starts_with(['/', ' ']))
+            .map(|p| (p, 1)),
+        body.find("  ")
+            .filter(|&p| p == first_space && p > 0)
+            .map(|p| (p, body[p..].len() - body[p..].trim_start().len())),
     ];
     let (p, len) = cands.into_iter().flatten().min_by_key(|&(p, _)| p)?;
     let label = body[..p].trim().trim_matches(['"', '\'']).trim();
-    let value = body[p + len..].trim().trim_matches('"');
+    // Aligned columns may still show a separator after the spaces: `customers   | 37981`.
+    let value = body[p + len..]
+        .trim()
+        .trim_start_matches(['|', ':', '='])
+        .trim()
+        .trim_matches('"');
     // `key=value` with several pairs on the line is a log line, read as such.
     if len == 1 && body[p..].starts_with('=') && body[p + 1..].contains('=') {
         return None;
@@ -384,6 +465,27 @@ mod tests {
             vec!["CHURN_WINDOW_DAYS: 45"]
         );
         assert!(texts("see https://x.example.com/a for details\n").is_empty());
+        assert_eq!(
+            texts(
+                "skipped (currency mismatch): 673\nused_memory_human:2.99G\nspark.sql.shuffle.partitions     1000\n"
+            ),
+            vec![
+                "skipped (currency mismatch): 673",
+                "used_memory_human: 2.99G",
+                "spark.sql.shuffle.partitions: 1000"
+            ]
+        );
+        assert_eq!(
+            texts(
+                "-[ RECORD 1 ]-----+------\ncustomers        | 37981\n[dedupe] rows_dropped: 788\n12:01:14 INFO loader: done\n"
+            ),
+            vec!["customers: 37981", "rows_dropped: 788", "loader: done"]
+        );
+        assert_eq!(
+            texts(" active_subscribers\n--------------------\n   128305\n(1 row)\n"),
+            vec!["active_subscribers: 128305"]
+        );
+        assert!(texts("12:30 sharp\nC:\\Users\\x\n").is_empty());
         assert!(texts("The job finished. Nothing to report.\n").is_empty());
     }
 }

@@ -31,6 +31,8 @@ struct Parser {
     seen: HashMap<&'static str, HashSet<String>>,
     todo_at: HashMap<String, usize>,
     lit_at: HashMap<String, usize>,
+    /// Under "Tool facts": the operation the statements that follow were printed by.
+    tool_group: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -74,6 +76,22 @@ impl Parser {
                     s
                 }
             };
+            if current == PSec::ToolFacts
+                && let Some(item) = line.strip_prefix("  - ")
+                && let Some(st) = statement(item.trim(), self.clock)
+            {
+                // A statement a tool printed, under the line naming its operation.
+                let group = self.tool_group.clone();
+                self.add_statement(Statement { group, ..st });
+                continue;
+            }
+            if current == PSec::ToolFacts
+                && let Some(item) = line.strip_prefix("- ")
+                && statement(item.trim(), self.clock).is_none()
+            {
+                self.tool_group = Some(shape_of(item.trim()));
+                continue;
+            }
             if current == PSec::Ops
                 && let Some(lit) = line.strip_prefix("  - ")
             {

@@ -222,7 +222,7 @@ impl Digest {
         }
         for ci in 0..cands.len() {
             let cand = &cands[ci];
-            if chosen[ci].is_some() {
+            if chosen[ci].is_some() || cand.only_as_parent {
                 continue;
             }
             if let CandKind::Literal(i) = cand.kind

@@ -40,6 +40,23 @@ const EN_CUES: &[&str] = &[
     "my understanding",
     "i understand that",
     "understood:",
+    "play that back",
+    "play it back",
+    "playing back",
+    "play back",
+    "read that back",
+    "read back",
+    "repeat back",
+    "echo back",
+    "so we're aligned",
+    "on the same page",
+    "as i understand it",
+    "if i've got this right",
+    "if i have this right",
+    "just so i'm clear",
+    "so i'm clear",
+    "what i heard",
+    "what you're after",
 ];
 
 const ZH_CUES: &[&str] = &[
@@ -69,6 +86,43 @@ const ZH_CUES: &[&str] = &[
     "你刚才说",
     "我理解的是",
     "我的理解是",
+    "我复述一下",
+    "复述一下",
+    "我重复一下",
+    "按我的理解",
+    "我理解为",
+    "你是想",
+    "你想要的是",
+];
+
+const EN_CONFIRM: &[&str] = &[
+    "correct me if",
+    "shout if",
+    "let me know if that",
+    "let me know if this",
+    "let me know if i",
+    "tell me if that",
+    "tell me if i",
+    "stop me if",
+    "flag it if",
+    "is that right",
+    "is that correct",
+    "did i get that right",
+    "have i got that right",
+    "does that match",
+    "right?",
+];
+
+const ZH_CONFIRM: &[&str] = &[
+    "如有不对",
+    "如果不对",
+    "不对的话",
+    "有问题告诉我",
+    "有误请",
+    "对吗",
+    "没错吧",
+    "是这样吗",
+    "对不对",
 ];
 
 /// Whether an assistant sentence restates what the user wants. Questions do not: "Do you want
@@ -96,6 +150,17 @@ pub(super) fn restates(sentence: &str) -> bool {
             before_ok && after_ok
         })
     })
+}
+
+/// Whether a sentence asks the user to confirm what was just said ("Shout if that's wrong.",
+/// "Correct me if I'm off.", "对吗？"): the sentence before it restates.
+pub(super) fn asks_to_confirm(sentence: &str) -> bool {
+    let t = sentence.trim();
+    if !t.is_ascii() && ZH_CONFIRM.iter().any(|c| t.contains(c)) {
+        return true;
+    }
+    let lower = t.to_lowercase().replace('’', "'");
+    EN_CONFIRM.iter().any(|c| lower.contains(c))
 }
 
 /// Whether a restatement introduces a list of items ("To confirm, you want:").
@@ -141,6 +206,9 @@ mod tests {
             assert!(!restates(s), "{s}");
         }
         assert!(opens_list("To confirm, you want:"));
+        assert!(asks_to_confirm("Shout if that's wrong."));
+        assert!(asks_to_confirm("对吗？"));
+        assert!(!asks_to_confirm("The totals match."));
         assert!(is_list_item("- EUR only"));
         assert!(is_list_item("2) no charts"));
         assert!(!is_list_item("2026 was good"));

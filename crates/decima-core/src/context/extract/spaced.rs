@@ -95,7 +95,7 @@ fn phone(text: &str, words: Words<'_>, i: usize, first: &str) -> Option<usize> {
         let Some(n) = word(text, words, last + 1).and_then(digit_group) else {
             break;
         };
-        if !(2..=5).contains(&n) {
+        if !(2..=8).contains(&n) {
             break;
         }
         digits += n;
@@ -220,6 +220,7 @@ mod tests {
                 "GB29 NWBK 6016 1331 9268 19",
             ),
             ("Call +1 415 555 0132 after lunch.", "+1 415 555 0132"),
+            ("Dana Whitfield, +49 30 086659 84.", "+49 30 086659 84"),
             ("他的手机是 +86 138 0013 8000。", "+86 138 0013 8000"),
             ("Festnetz 0171 234 5678, bitte.", "0171 234 5678"),
             ("or 415 555 0132 in the US", "415 555 0132"),

@@ -148,6 +148,19 @@ pub(super) fn table_at(lines: &[&str], i: usize) -> Option<(usize, Vec<Row>)> {
     let width = header.len();
     let mut rows = Vec::new();
     let mut j = first_row;
+    // pandas prints the index's name alone on the line under the header.
+    let mut index_name = String::new();
+    if matches!(style, Style::Spaced | Style::Words)
+        && let Some(line) = lines.get(j)
+        && split(line, style).len() == 1
+        && is_name(line.trim())
+        && lines
+            .get(j + 1)
+            .is_some_and(|next| split(next, style).len() == width + 1)
+    {
+        index_name = line.trim().to_string();
+        j += 1;
+    }
     while let Some(line) = lines.get(j) {
         if line.trim().is_empty() || is_rule(line) && style == Style::Pipes {
             break;
@@ -157,7 +170,7 @@ pub(super) fn table_at(lines: &[&str], i: usize) -> Option<(usize, Vec<Row>)> {
         let (key_header, key, rest): (&str, &str, &[&str]) = if cells.len() == width {
             (header[0], cells[0], &cells[1..])
         } else if cells.len() == width + 1 && matches!(style, Style::Spaced | Style::Words) {
-            ("", cells[0], &cells[1..])
+            (index_name.as_str(), cells[0], &cells[1..])
         } else {
             break;
         };
@@ -271,6 +284,14 @@ mod tests {
         assert_eq!(
             rows(kubectl),
             vec!["NAME web-1: READY 1/1; STATUS Running; RESTARTS 3"]
+        );
+        let grouped = "            n_accounts  churn_rate\nplan_tier\nBasic             3512      0.0821\nEnterprise        1602      0.0860\n";
+        assert_eq!(
+            rows(grouped),
+            vec![
+                "plan_tier Basic: n_accounts 3512; churn_rate 0.0821",
+                "plan_tier Enterprise: n_accounts 1602; churn_rate 0.0860"
+            ]
         );
         assert!(
             rows("Nothing unusual in the last batch.\nTotals reconcile with finance.\n").is_empty()

@@ -105,52 +105,98 @@ pub(super) fn value_spans(sentence: &str, literals: &[Span]) -> Vec<Span> {
     let mut out = lits;
     out.extend(numbers);
     out.sort_unstable();
-    // Names after a linking word.
+    // Names: a run of capitalised words (particles allowed inside) of two or more words that
+    // does not open the sentence ("Dana Whitfield", "Northwind Data Services B.V."), or of any
+    // length a few lowercase words after a linking word ("issued to the legal entity Acme").
     let words = word_spans(sentence);
     let mut names: Vec<Span> = Vec::new();
+    let mut since_link: Option<usize> = None;
     let mut k = 0;
     while k < words.len() {
         let (ws, we) = words[k];
         let w = &sentence[ws..we];
-        if !links_to_value(&w.to_ascii_lowercase()) {
+        if !capitalised(w) || inside(&out, ws) {
+            if links_to_value(&w.to_ascii_lowercase()) {
+                since_link = Some(0);
+            } else if let Some(n) = since_link.as_mut() {
+                *n += 1;
+                if *n > 3 || sentence[we..].starts_with([',', ';', '.', ':', '!', '?']) {
+                    since_link = None;
+                }
+            }
             k += 1;
             continue;
         }
-        let mut first = k + 1;
-        if words
-            .get(first)
-            .is_some_and(|&(s, e)| matches!(&sentence[s..e], "the" | "a" | "an"))
-        {
-            first += 1;
-        }
-        let mut last = None;
-        let mut m = first;
-        while let Some(&(s, e)) = words.get(m) {
-            let name = &sentence[s..e];
-            if capitalised(name) && !inside(&out, s) {
-                last = Some(m);
-            } else if !(last.is_some() && name_particle(name)) {
+        let mut last = k;
+        let mut m = k;
+        loop {
+            // A name ends at punctuation.
+            let end = words[m].1;
+            if sentence[end..].starts_with([',', ';', ':', '!', '?', ')']) {
                 break;
             }
-            // A name ends at punctuation.
-            if sentence[e..].starts_with([',', ';', '.', ':', '!', '?', ')']) {
+            let Some(&(s, e)) = words.get(m + 1) else {
+                break;
+            };
+            let next = &sentence[s..e];
+            if capitalised(next) && !inside(&out, s) {
+                last = m + 1;
+            } else if !name_particle(next) {
                 break;
             }
             m += 1;
         }
-        match last {
-            Some(l) => {
-                names.push((words[first].0, words[l].1));
-                k = l + 1;
-            }
-            None => k += 1,
+        let length = last - k + 1;
+        if length >= 2 && k > 0 || since_link.is_some() {
+            names.push((words[k].0, words[last].1));
         }
+        since_link = None;
+        k = last + 1;
     }
     out.extend(names);
     out.sort_unstable();
     out.dedup();
     out
 }
+
+/// Words that, before a colon, announce a sentence rather than label a value.
+const ANNOUNCING: &[&str] = &[
+    "goal",
+    "task",
+    "objective",
+    "decision",
+    "decided",
+    "constraint",
+    "remember",
+    "note",
+    "todo",
+    "fyi",
+    "btw",
+    "update",
+    "correction",
+    "reminder",
+    "important",
+    "ps",
+    "nb",
+    "context",
+    "background",
+    "question",
+    "answer",
+    "summary",
+    "plan",
+    "next",
+    "also",
+    "first",
+    "second",
+    "third",
+    "finally",
+    "then",
+    "so",
+    "ok",
+    "okay",
+    "yes",
+    "no",
+];
 
 /// Characters before 是 that make it something other than "is" (还是, 就是, 不是, …).
 const ZH_NOT_COPULA: &[char] = &[
@@ -171,13 +217,25 @@ pub(super) fn copula_value(sentence: &str) -> Option<Span> {
             ])
             .map_or(sentence.len(), |p| from + p)
     };
-    for link in [" should be ", " must be ", " will be ", " is ", " are "] {
+    for link in [
+        " should be ",
+        " must be ",
+        " will be ",
+        " is ",
+        " are ",
+        ": ",
+    ] {
         if let Some(p) = lower.find(link) {
             let start = p + link.len();
             let end = end_of(start);
             let value = sentence[start..end].trim();
             let words = value.split_whitespace().count();
-            if p > 0 && (1..=6).contains(&words) && !value.is_empty() {
+            // "Goal: …", "Note: …" announce a sentence; "Decision on outliers: …" labels a value.
+            let label = &lower[..p];
+            let announces = link == ": "
+                && (label.split_whitespace().count() > 5
+                    || !label.contains(' ') && ANNOUNCING.contains(&label.trim()));
+            if p > 0 && (1..=6).contains(&words) && !value.is_empty() && !announces {
                 let s =
                     start + (sentence[start..end].len() - sentence[start..end].trim_start().len());
                 return Some((s, s + value.len()));
@@ -262,6 +320,18 @@ mod tests {
         );
         assert_eq!(values("他们的 SLA 是 99.5"), vec!["99.5"]);
         assert!(values("I think it is fine.").is_empty());
+        assert_eq!(
+            values("I found the vendor contact in the contract PDF: Dana Whitfield, then left."),
+            vec!["Dana Whitfield"]
+        );
+        assert_eq!(
+            values(
+                "The invoices are issued to the legal entity Northwind Data Services B.V., not the brand."
+            ),
+            vec!["Northwind Data Services B.V"]
+        );
+        assert!(values("Could you double-check the EU numbers").is_empty());
+        assert!(values("Google Sheet works for me").is_empty());
         let copula = |s: &'static str| copula_value(s).map(|(a, b)| &s[a..b]);
         assert_eq!(
             copula("The output format should be parquet."),
