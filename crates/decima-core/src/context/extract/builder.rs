@@ -73,7 +73,7 @@ fn patch_list(
     let Some(item) = list.iter_mut().find(|s| s.as_str() == sentence) else {
         return;
     };
-    if !item.contains(old) {
+    if !item.contains(old) || item.contains(new) {
         return;
     }
     let patched = item.replacen(old, new, 1);
@@ -309,6 +309,23 @@ impl Builder {
         }
         let mut restating = false;
         let all = sentences(text);
+        // A request to confirm ("Shout if that's wrong.", "没问题的话我就开始了。") makes what
+        // it follows a restatement: the sentence before it, or the list before it and the line
+        // that opened the list.
+        let mut confirmed = vec![false; all.len()];
+        if !user {
+            for k in 1..all.len() {
+                if !asks_to_confirm(all[k]) || restates(all[k]) {
+                    continue;
+                }
+                let mut j = k - 1;
+                confirmed[j] = true;
+                while j > 0 && is_list_item(all[j]) {
+                    j -= 1;
+                    confirmed[j] = true;
+                }
+            }
+        }
         for (k, sentence) in all.iter().enumerate() {
             let sentence = sentence.trim();
             if sentence.is_empty() {
@@ -332,9 +349,7 @@ impl Builder {
             // that's wrong."), or is an item of a list a restatement opened.
             let restated = !user
                 && !in_block
-                && (restates(sentence)
-                    || all.get(k + 1).is_some_and(|next| asks_to_confirm(next))
-                    || restating && is_list_item(sentence));
+                && (restates(sentence) || confirmed[k] || restating && is_list_item(sentence));
             restating = restated && (opens_list(sentence) || restating);
             let mut home = Home::Listed;
             if !whole_goal && cues.goal {
@@ -413,6 +428,7 @@ impl Builder {
             values.extend([new, old]);
             values.sort_unstable();
         }
+        let corrects = correction(sentence, &values).is_some();
         // A word for a value ("the output format should be parquet", "报告币种是欧元") in a
         // part of the sentence that states no other value, when the subject names something.
         let mut part_start = 0;
@@ -421,7 +437,7 @@ impl Builder {
             let has_value = values.iter().any(|&(s, e)| s < part_end && e > part_start);
             if !has_value
                 && let Some((s, e)) = copula_value(part)
-                && subject_in(part, &[(s, e)]).specific
+                && (subject_in(part, &[(s, e)]).specific || corrects)
             {
                 values.push((part_start + s, part_start + e));
             }
@@ -542,7 +558,7 @@ impl Builder {
             match p.home {
                 Home::Listed => {
                     for g in &mut self.d.goal {
-                        if g.contains(p.old.as_str()) {
+                        if g.contains(p.old.as_str()) && !g.contains(p.new.as_str()) {
                             *g = g.replacen(p.old.as_str(), &p.new, 1);
                         }
                     }

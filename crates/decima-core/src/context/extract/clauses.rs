@@ -286,6 +286,17 @@ fn pronoun(w: &str) -> bool {
 
 /// Chinese words a subject does not end with (linking verbs, copulas) or begin with (cues).
 const ZH_TRAILING: &[&str] = &[
+    "有误",
+    "有错",
+    "记错了",
+    "说错了",
+    "为准",
+    "执行",
+    "按",
+    "以",
+    "采用",
+    "改用",
+    "还是",
     "应该是",
     "应当是",
     "其实是",
@@ -319,6 +330,20 @@ const ZH_TRAILING: &[&str] = &[
     "的",
 ];
 const ZH_LEADING: &[&str] = &[
+    "之前说的",
+    "刚才说的",
+    "之前",
+    "刚才",
+    "关于",
+    "对于",
+    "本次分析的",
+    "本次",
+    "需要说明的是",
+    "天",
+    "个月",
+    "小时",
+    "分钟",
+    "元",
     "而不是",
     "并不是",
     "不是",
@@ -576,12 +601,18 @@ fn singular(w: &str) -> String {
 }
 
 fn zh_subject(text: &str) -> Subject {
-    // The part after the last separator before the value.
-    let part = text
-        .rsplit(['，', ',', '：', ':', '；', ';', '。', '！', '？', '（', '('])
-        .map(str::trim)
-        .find(|p| !p.is_empty())
-        .unwrap_or("");
+    // The parts between separators, nearest the value first; the first that names something.
+    text.rsplit([
+        '，', ',', '：', ':', '；', ';', '。', '！', '？', '（', '(', '）', ')',
+    ])
+    .map(str::trim)
+    .filter(|p| !p.is_empty())
+    .map(zh_part_subject)
+    .find(|s| s.specific)
+    .unwrap_or_default()
+}
+
+fn zh_part_subject(part: &str) -> Subject {
     let mut s: String = part
         .chars()
         .filter(|c| c.is_alphanumeric() || *c == '_' || *c == '-' || *c == ' ')

@@ -113,6 +113,12 @@ const ZH_STRONG: &[&str] = &[
     "抱歉",
     "不好意思",
     "应改为",
+    "有误",
+    "记错",
+    "说反",
+    "口误",
+    "笔误",
+    "搞混",
 ];
 /// "而非"/"而不是" ("rather than") name an alternative, which may or may not be the old value.
 const ZH_WEAK: &[&str] = &[
@@ -267,7 +273,9 @@ fn phrase_end(text: &str, from: usize, max: usize) -> Option<usize> {
             '.', ',', ';', '!', '?', '(', '—', '。', '，', '；', '！', '？', '（',
         ])
         .unwrap_or(rest.len());
-    let phrase = rest[..end].trim_end();
+    let phrase = rest[..end]
+        .trim_end()
+        .trim_end_matches(['吧', '了', '呢', '啊', '吗']);
     let words = if phrase.is_ascii() {
         phrase.split_whitespace().count()
     } else {
@@ -332,6 +340,10 @@ pub(super) fn text_correction(text: &str) -> Option<(Span, Span)> {
         "，而不是",
         "而不是",
         "而非",
+        "，不用",
+        "，不要",
+        "，别用",
+        "，不再用",
     ] {
         let Some(m) = lower.find(marker) else {
             continue;

@@ -156,6 +156,15 @@ fn en_decision_pair(w: &str, n: &str) -> bool {
             | ("okay", "we")
             | ("sounds", "good")
             | ("pick", "the")
+            | ("i'll", "use")
+            | ("i'll", "go")
+            | ("i'll", "stick")
+            | ("i'll", "switch")
+            | ("i'll", "treat")
+            | ("i'm", "using")
+            | ("i'm", "switching")
+            | ("going", "forward")
+            | ("from", "here")
     )
 }
 const ZH_DECISION: &[&str] = &[

@@ -21,7 +21,7 @@ use super::corrections::{Correction, correction, text_correction};
 use super::literals::{Origin, scan_literals};
 use super::operations::{MAX_VARIANT_LINES, shape_of};
 use super::text::FastMap;
-use super::values::{Span, copula_value, value_spans};
+use super::values::{Span, copula_value, value_spans, with_unit};
 use super::{Statement, StatementKind};
 
 /// How many recent user statements a correction without a subject looks back over.
@@ -192,6 +192,12 @@ struct ShapeStat {
     variants: FastMap<String, ()>,
     carried_variants: u64,
     live: Vec<usize>,
+}
+
+/// A value as a reader would quote it: with the unit that follows a bare number ("53 天").
+fn quoted(text: &str, span: Span) -> String {
+    let (s, e) = with_unit(text, span);
+    text[s..e].to_string()
 }
 
 /// The key two spellings of one value share: numbers without separators or units, other values
@@ -436,9 +442,9 @@ impl Facts {
                     .iter()
                     .enumerate()
                     .find(|(i, _)| Some(*i) != c.old)
-                    .map(|(_, &(s, e))| text[s..e].to_string())
+                    .map(|(_, &span)| quoted(&text, span))
             })
-            .or_else(|| a.values.first().map(|&(s, e)| text[s..e].to_string()));
+            .or_else(|| a.values.first().map(|&span| quoted(&text, span)));
         let key = a.subject.key.clone();
         let mut target = None;
         if corr.is_some()
@@ -497,7 +503,7 @@ impl Facts {
                 Some(0)
             })
             .and_then(|p| t_analysis.values.get(p).copied());
-        let old_text = old_span.map(|(s, e)| t_text[s..e].to_string());
+        let old_text = old_span.map(|span| quoted(&t_text, span));
         if new_value.as_deref().map(value_key) == old_text.as_deref().map(value_key)
             && corr.is_none()
         {
@@ -730,7 +736,7 @@ mod tests {
         let s = shown(f);
         assert_eq!(
             s[1],
-            (Some(7), "不对，流失窗口改成60天".into(), Some("45".into()))
+            (Some(7), "不对，流失窗口改成60天".into(), Some("45天".into()))
         );
         assert_eq!(s.len(), 2);
 

@@ -26,7 +26,12 @@ pub(super) struct Labelled {
 pub(super) fn read_output(text: &str) -> Vec<Labelled> {
     let mut out = Vec::new();
     let trimmed = text.trim_start();
-    if trimmed.starts_with('{') || trimmed.starts_with('[') {
+    let json_like = trimmed.starts_with('{')
+        || trimmed.starts_with('[')
+            && trimmed[1..].trim_start().starts_with([
+                '{', '[', '"', ']', '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9',
+            ]);
+    if json_like {
         json(trimmed, &mut out);
         if !out.is_empty() {
             return out;
@@ -182,6 +187,7 @@ fn exit_label(label: &str) -> bool {
 
 fn push_pair(out: &mut Vec<Labelled>, label: String, value: &str) {
     if value.chars().count() > MAX_VALUE_CHARS
+        || label.trim().is_empty()
         || label.chars().count() > MAX_LABEL_CHARS * 2
         || exit_label(&label)
     {
@@ -238,6 +244,7 @@ fn pair(body: &str) -> Option<(&str, &str)> {
     let first_space = body.find(' ').unwrap_or(body.len());
     let cands = [
         body.find(": ").map(|p| (p, 2)),
+        body.find('：').map(|p| (p, '：'.len_utf8())),
         body.strip_suffix(':').map(|b| (b.len(), 1)),
         body.find(" = ").map(|p| (p, 3)),
         body.find('=')
@@ -486,6 +493,14 @@ mod tests {
             vec!["active_subscribers: 128305"]
         );
         assert!(texts("12:30 sharp\nC:\\Users\\x\n").is_empty());
+        assert_eq!(
+            texts("[dedupe] rows_in: 559413\n[dedupe] rows_dropped: 788\n"),
+            vec!["rows_in: 559413", "rows_dropped: 788"]
+        );
+        assert_eq!(
+            texts("本季度总收入（元）：18,691,357.17\n"),
+            vec!["本季度总收入（元）: 18,691,357.17"]
+        );
         assert!(texts("The job finished. Nothing to report.\n").is_empty());
     }
 }

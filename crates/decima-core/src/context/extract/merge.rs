@@ -178,7 +178,7 @@ impl Digest {
         let list = match &p.home {
             Home::Listed => {
                 for g in &mut self.goal {
-                    if g.contains(p.old.as_str()) {
+                    if g.contains(p.old.as_str()) && !g.contains(p.new.as_str()) {
                         *g = g.replacen(p.old.as_str(), &p.new, 1);
                     }
                 }
@@ -192,6 +192,7 @@ impl Digest {
         };
         if let Some(item) = list.iter_mut().find(|s| *s == sentence)
             && item.contains(p.old.as_str())
+            && !item.contains(p.new.as_str())
         {
             let patched = item.replacen(p.old.as_str(), &p.new, 1);
             if let Some(n) = self.stated.remove(sentence) {

@@ -57,6 +57,8 @@ const EN_CUES: &[&str] = &[
     "so i'm clear",
     "what i heard",
     "what you're after",
+    "check the requirements",
+    "check the brief",
 ];
 
 const ZH_CUES: &[&str] = &[
@@ -93,6 +95,10 @@ const ZH_CUES: &[&str] = &[
     "我理解为",
     "你是想",
     "你想要的是",
+    "对一下需求",
+    "核对一下需求",
+    "确认需求",
+    "需求确认",
 ];
 
 const EN_CONFIRM: &[&str] = &[
@@ -110,7 +116,9 @@ const EN_CONFIRM: &[&str] = &[
     "did i get that right",
     "have i got that right",
     "does that match",
-    "right?",
+    ", right?",
+    ", correct?",
+    ", yes?",
 ];
 
 const ZH_CONFIRM: &[&str] = &[
@@ -123,13 +131,18 @@ const ZH_CONFIRM: &[&str] = &[
     "没错吧",
     "是这样吗",
     "对不对",
+    "没问题的话",
+    "如果没问题",
+    "有问题的话",
+    "对吧",
 ];
 
 /// Whether an assistant sentence restates what the user wants. Questions do not: "Do you want
 /// the EU numbers too?" asks.
 pub(super) fn restates(sentence: &str) -> bool {
     let t = sentence.trim_end();
-    if t.ends_with('?') || t.ends_with('？') {
+    // A question asks, unless it only asks to confirm what it says: "…, right?", "…，对吗？".
+    if (t.ends_with('?') || t.ends_with('？')) && !asks_to_confirm(t) {
         return false;
     }
     if !t.is_ascii() && ZH_CUES.iter().any(|c| t.contains(c)) {

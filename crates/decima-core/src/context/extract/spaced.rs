@@ -95,7 +95,9 @@ fn phone(text: &str, words: Words<'_>, i: usize, first: &str) -> Option<usize> {
         let Some(n) = word(text, words, last + 1).and_then(digit_group) else {
             break;
         };
-        if !(2..=8).contains(&n) {
+        // "+33 1 72 91 77 33": the group after a country code may be one digit.
+        let min = if plus.is_some() && groups == 1 { 1 } else { 2 };
+        if !(min..=8).contains(&n) {
             break;
         }
         digits += n;
@@ -221,6 +223,7 @@ mod tests {
             ),
             ("Call +1 415 555 0132 after lunch.", "+1 415 555 0132"),
             ("Dana Whitfield, +49 30 086659 84.", "+49 30 086659 84"),
+            ("客户经理电话 +33 1 72 91 77 33。", "+33 1 72 91 77 33"),
             ("他的手机是 +86 138 0013 8000。", "+86 138 0013 8000"),
             ("Festnetz 0171 234 5678, bitte.", "0171 234 5678"),
             ("or 415 555 0132 in the US", "415 555 0132"),

@@ -147,7 +147,8 @@ pub(super) fn value_spans(sentence: &str, literals: &[Span]) -> Vec<Span> {
             m += 1;
         }
         let length = last - k + 1;
-        if length >= 2 && k > 0 || since_link.is_some() {
+        let opens = sentence[..ws].trim().is_empty();
+        if length >= 2 && !opens || since_link.is_some() {
             names.push((words[k].0, words[last].1));
         }
         since_link = None;
@@ -217,6 +218,25 @@ pub(super) fn copula_value(sentence: &str) -> Option<Span> {
             ])
             .map_or(sentence.len(), |p| from + p)
     };
+    // "use X for Y", "go with X for Y": X is the value, Y the subject.
+    for verb in ["use ", "go with ", "switch to ", "stick with ", "pick "] {
+        let Some(p) = lower
+            .match_indices(verb)
+            .map(|(p, _)| p)
+            .find(|&p| p == 0 || !lower.as_bytes()[p - 1].is_ascii_alphanumeric())
+        else {
+            continue;
+        };
+        let start = p + verb.len();
+        let end = end_of(start);
+        if let Some(f) = lower[start..end].find(" for ") {
+            let value = sentence[start..start + f].trim();
+            let words = value.split_whitespace().count();
+            if (1..=5).contains(&words) {
+                return Some((start, start + value.len()));
+            }
+        }
+    }
     for link in [
         " should be ",
         " must be ",
@@ -245,6 +265,17 @@ pub(super) fn copula_value(sentence: &str) -> Option<Span> {
     if sentence.is_ascii() {
         return None;
     }
+    // "关于异常值：采用取对数": what follows a full-width colon.
+    if let Some(p) = sentence.find('：') {
+        let start = p + '：'.len_utf8();
+        let end = end_of(start);
+        let value = sentence[start..end].trim();
+        let n = value.chars().count();
+        if (1..=12).contains(&n) && sentence[..p].chars().count() >= 2 {
+            let s = start + (sentence[start..end].len() - sentence[start..end].trim_start().len());
+            return Some((s, s + value.len()));
+        }
+    }
     for (p, _) in sentence.match_indices('是') {
         let before = sentence[..p].chars().next_back();
         if before.is_none_or(|c| !is_cjk(c) || ZH_NOT_COPULA.contains(&c))
@@ -262,6 +293,33 @@ pub(super) fn copula_value(sentence: &str) -> Option<Span> {
         }
     }
     None
+}
+
+/// Units a bare number carries in Chinese text ("53 天", "3个月").
+const ZH_UNITS: &[&str] = &[
+    "个月", "小时", "分钟", "天", "月", "年", "周", "秒", "元", "万", "亿", "次", "人", "行", "个",
+    "倍", "家", "份", "条", "笔", "户", "席",
+];
+
+/// The span of a value with the unit that follows a bare number ("53 天", "45 days"), as a
+/// reader would quote it.
+pub(super) fn with_unit(text: &str, (s, e): Span) -> Span {
+    let v = &text[s..e];
+    if !v
+        .bytes()
+        .all(|b| b.is_ascii_digit() || matches!(b, b'.' | b','))
+    {
+        return (s, e);
+    }
+    let rest = &text[e..];
+    let gap = rest.len() - rest.trim_start_matches(' ').len();
+    let after = &rest[gap..];
+    if gap <= 1
+        && let Some(u) = ZH_UNITS.iter().find(|u| after.starts_with(*u))
+    {
+        return (s, e + gap + u.len());
+    }
+    (s, e)
 }
 
 /// Word spans: runs of letters, digits and `-`, `'`, `_`, `.` or `&` (trailing dots dropped).
@@ -333,6 +391,21 @@ mod tests {
         assert!(values("Could you double-check the EU numbers").is_empty());
         assert!(values("Google Sheet works for me").is_empty());
         let copula = |s: &'static str| copula_value(s).map(|(a, b)| &s[a..b]);
+        assert_eq!(
+            values("发票抬头是法律主体 Northwind Data Services B.V.，不是品牌名"),
+            vec!["Northwind Data Services B.V"]
+        );
+        assert_eq!(
+            copula("please use cancellation date for churn date; it is"),
+            Some("cancellation date")
+        );
+        assert_eq!(
+            copula("关于异常值：采用取对数，后续不再调整。"),
+            Some("采用取对数")
+        );
+        let t = "流失窗口为 51 天，今早";
+        let v = with_unit(t, (t.find('5').unwrap(), t.find('5').unwrap() + 2));
+        assert_eq!(&t[v.0..v.1], "51 天");
         assert_eq!(
             copula("The output format should be parquet."),
             Some("parquet")
