@@ -42,6 +42,13 @@ fn literals_in(lits: &[Span], at: usize, len: usize) -> Vec<Span> {
         .collect()
 }
 
+/// A correction that names its subject but states no value: "the refund window I gave you
+/// earlier was the draft figure".
+fn names_a_correction(sentence: &str) -> bool {
+    let a = analyse(sentence);
+    a.values.is_empty() && a.correction.is_some_and(|c| c.strong) && a.subject.specific
+}
+
 /// The label of a command's one-line answer.
 const OUTPUT: &str = "output";
 
@@ -308,6 +315,7 @@ impl Builder {
             self.labelled(l, origin, None, scope);
         }
         let mut restating = false;
+        let mut carry: Option<&str> = None;
         let all = sentences(text);
         // A request to confirm ("Shout if that's wrong.", "没问题的话我就开始了。") makes what
         // it follows a restatement: the sentence before it, or the list before it and the line
@@ -388,16 +396,37 @@ impl Builder {
                 continue;
             }
             if user {
-                self.user_statements(sentence, at, &lits, home);
+                // "the refund window I gave you was the draft figure. the signed-off one is 21
+                // days": a correction naming its subject, then its value in the next sentence.
+                match carry.take() {
+                    Some(before) => {
+                        let joined = format!("{before} {sentence}");
+                        let mut inner: Vec<Span> = Vec::new();
+                        scan_literals(&joined, true, &mut |t, _| {
+                            let s = t.as_ptr() as usize - joined.as_ptr() as usize;
+                            inner.push((s, s + t.len()));
+                        });
+                        inner.sort_unstable();
+                        self.user_statements(&joined, &inner, home);
+                    }
+                    None => {
+                        let inner = literals_in(&lits, at, sentence.len());
+                        let stated = self.user_statements(sentence, &inner, home);
+                        if !stated && names_a_correction(sentence) {
+                            carry = Some(sentence);
+                        }
+                    }
+                }
             } else if restated {
                 self.restatement(sentence);
             } else if home == Home::Listed
                 && !asks_to_confirm(sentence)
                 && let Some((label, value)) = label_line(sentence)
             {
-                // A report line of the agent's: "Churn rate: 3.4%".
+                // A report line of the agent's: "Churn rate: 3.4%"; each line its own (an
+                // "Updated:" line does not replace the last one).
                 let l = Labelled {
-                    key: label.to_string(),
+                    key: format!("{label}: {value}"),
                     text: format!("{label}: {value}"),
                     kind: StatementKind::Labelled,
                 };
@@ -410,14 +439,16 @@ impl Builder {
 
     /// The user's clauses that state a value, each a statement (or, inside a constraint or
     /// decision, a clause a later correction can patch there).
-    fn user_statements(&mut self, sentence: &str, at: usize, lits: &[Span], home: Home) {
+    /// Returns whether the sentence stated a value (so a correction that names its subject in
+    /// one sentence and its value in the next can be read as one).
+    fn user_statements(&mut self, sentence: &str, inner: &[Span], home: Home) -> bool {
         if sentence.len() > MAX_STATEMENT_SENTENCE
             || sentence.ends_with('?')
             || sentence.ends_with('？')
         {
-            return;
+            return true;
         }
-        let inner = literals_in(lits, at, sentence.len());
+        let inner = inner.to_vec();
         let mut values = value_spans(sentence, &inner);
         // A correction in words ("sorry, it's the median, not the mean").
         if values.len() < 2
@@ -444,7 +475,7 @@ impl Builder {
             part_start = part_end;
         }
         if values.is_empty() {
-            return;
+            return false;
         }
         values.sort_unstable();
         for c in clauses(sentence, &values) {
@@ -488,6 +519,7 @@ impl Builder {
             let patches = self.facts.add_clause(st, &analysis, home.clone());
             self.apply(patches);
         }
+        true
     }
 
     /// An assistant clause that states a literal with inner spaces or a name ("the vendor

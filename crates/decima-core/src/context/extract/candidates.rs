@@ -4,6 +4,7 @@
 use std::collections::{HashMap, HashSet};
 
 use super::facts::{REPLACED_SEP, REPLACES, analyse};
+use super::values::as_quoted;
 use super::operations::OpRow;
 use super::statements::{RowKind, grouped_line, statement_rows};
 use super::text::{item_line, one_line, truncate};
@@ -561,8 +562,8 @@ pub(super) fn statement_line(st: &Statement, prefix: &str) -> String {
 }
 
 /// A shorter line for a user's statement or a restatement under a tight budget: its subject
-/// and its values, `- (seq 12, user) churn window: 45 days`; none when the clause names no
-/// subject.
+/// as written and its current values as quoted, `- (seq 12, user) churn window: 45 days`; none
+/// when the clause names no subject or states more than two values (a list is not shortened).
 fn compact_line(st: &Statement, prefix: &str) -> Option<String> {
     if st.origin == Origin::Tool
         || st.kind == StatementKind::Labelled
@@ -571,15 +572,49 @@ fn compact_line(st: &Statement, prefix: &str) -> Option<String> {
         return None;
     }
     let a = analyse(&st.text);
-    if a.subject.key.is_empty() || a.values.is_empty() {
+    let old = a.correction.and_then(|c| c.old);
+    let values: Vec<String> = a
+        .values
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| Some(*i) != old)
+        .map(|(_, &span)| {
+            let (s, e) = as_quoted(&st.text, span);
+            st.text[s..e].to_string()
+        })
+        .collect();
+    if a.subject.key.is_empty() || values.is_empty() || values.len() > 2 {
         return None;
     }
-    let values: Vec<&str> = a.values.iter().map(|&(s, e)| &st.text[s..e]).collect();
+    let subject = subject_as_written(&st.text, &a.subject.key).unwrap_or(&a.subject.key);
     let short = Statement {
-        text: format!("{}: {}", a.subject.key, values.join(", ")),
+        text: format!("{subject}: {}", values.join(", ")),
         ..st.clone()
     };
     Some(statement_line(&short, prefix))
+}
+
+/// The words of `text` that a subject key was made of, as written: from its first key word to
+/// its last ("Globex contract renews" for `globex contract renew`).
+fn subject_as_written<'a>(text: &'a str, key: &str) -> Option<&'a str> {
+    let lower = text.to_lowercase();
+    if lower.len() != text.len() {
+        // Case folding changed byte offsets; the key stands in.
+        return None;
+    }
+    if !key.is_ascii() {
+        return lower.find(key).map(|p| &text[p..p + key.len()]);
+    }
+    let words: Vec<&str> = key.split(' ').collect();
+    let (first, last) = (words.first()?, words.last()?);
+    let start = lower.find(first)?;
+    let last_at = lower[start..].find(last).map(|p| start + p)?;
+    let mut end = last_at + last.len();
+    // The word goes on to its end ("renew" → "renews").
+    end += lower[end..]
+        .find(|c: char| !(c.is_alphanumeric() || c == '-' || c == '_'))
+        .unwrap_or(lower.len() - end);
+    (end - start <= 60).then(|| &text[start..end])
 }
 
 fn short_variants(s: &str) -> Vec<String> {

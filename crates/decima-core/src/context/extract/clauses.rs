@@ -238,6 +238,18 @@ fn stopword(w: &str) -> bool {
             | "here's"
             | "stands"
             | "sits"
+            | "decision"
+            | "decided"
+            | "mind"
+            | "record"
+            | "draft"
+            | "figure"
+            | "signed-off"
+            | "gave"
+            | "given"
+            | "told"
+            | "mentioned"
+            | "wrote"
             | "before"
             | "earlier"
             | "previously"
@@ -528,7 +540,11 @@ pub(super) fn subject_in(text: &str, values: &[Span]) -> Subject {
         subject_of("", after),
     ]
     .into_iter()
-    .find(|s| !s.key.is_empty())
+    .filter(|s| !s.key.is_empty())
+    .fold(None::<Subject>, |best, s| match best {
+        Some(b) if b.specific || !s.specific => Some(b),
+        _ => Some(s),
+    })
     .unwrap_or_default();
     Subject { linked, ..s }
 }
@@ -544,13 +560,19 @@ fn en_subject(text: &str, nearest_last: bool) -> Subject {
     } else {
         parts
     };
-    for part in ordered {
-        let s = part_subject(part, nearest_last);
-        if !s.key.is_empty() {
-            return s;
-        }
+    // The nearest part that names its subject without a pronoun, else the nearest that names
+    // one at all ("Update on the refresh time: finance moved it to 03:30" is about the refresh
+    // time).
+    let subjects: Vec<Subject> = ordered
+        .into_iter()
+        .map(|part| part_subject(part, nearest_last))
+        .filter(|s| !s.key.is_empty())
+        .collect();
+    let specific = subjects.iter().position(|s| s.specific);
+    match specific {
+        Some(i) => subjects.into_iter().nth(i).unwrap_or_default(),
+        None => subjects.into_iter().next().unwrap_or_default(),
     }
-    Subject::default()
 }
 
 fn part_subject(part: &str, nearest_last: bool) -> Subject {

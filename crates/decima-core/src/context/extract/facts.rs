@@ -21,7 +21,7 @@ use super::corrections::{Correction, correction, text_correction};
 use super::literals::{Origin, scan_literals};
 use super::operations::{MAX_VARIANT_LINES, shape_of};
 use super::text::FastMap;
-use super::values::{Span, copula_value, value_spans, with_unit};
+use super::values::{Span, as_quoted, copula_value, value_spans};
 use super::{Statement, StatementKind};
 
 /// How many recent user statements a correction without a subject looks back over.
@@ -196,7 +196,7 @@ struct ShapeStat {
 
 /// A value as a reader would quote it: with the unit that follows a bare number ("53 天").
 fn quoted(text: &str, span: Span) -> String {
-    let (s, e) = with_unit(text, span);
+    let (s, e) = as_quoted(text, span);
     text[s..e].to_string()
 }
 

@@ -324,7 +324,7 @@ fn dropped_statements_are_counted_and_the_budget_is_kept() {
     assert_eq!(kept + folded, 80, "{small}");
     // More fit as subject and value than whole: all that are kept are shrunk, newest first.
     assert!(
-        small.contains("(seq 81, user) quota team: 79, 179 GB"),
+        small.contains("(seq 81, user) quota for team: 79, 179 GB"),
         "{small}"
     );
     assert!(kept > 20, "{small}");

@@ -157,6 +157,26 @@ pub(super) fn value_spans(sentence: &str, literals: &[Span]) -> Vec<Span> {
     out.extend(names);
     out.sort_unstable();
     out.dedup();
+    // A parenthesised list of values is one value: "(account_id, period_start)".
+    let mut from = 0;
+    while let Some(open) = sentence[from..].find('(').map(|p| from + p) {
+        from = open + 1;
+        let Some(close) = sentence[open..]
+            .find(')')
+            .map(|p| open + p)
+            .filter(|&c| c - open <= 80 && !sentence[open + 1..c].contains('('))
+        else {
+            continue;
+        };
+        let inner = &sentence[open + 1..close];
+        if !inner.contains(',') || !out.iter().any(|&(s, e)| s > open && e <= close) {
+            continue;
+        }
+        out.retain(|&(s, e)| e <= open || s > close);
+        out.push((open, close + 1));
+        out.sort_unstable();
+        from = close + 1;
+    }
     out
 }
 
@@ -320,6 +340,42 @@ pub(super) fn with_unit(text: &str, (s, e): Span) -> Span {
         return (s, e + gap + u.len());
     }
     (s, e)
+}
+
+/// Words that end the words a number is quoted with ("10 business hours, not 11").
+fn ends_quote(w: &str) -> bool {
+    matches!(
+        w,
+        "for" | "to" | "not" | "and" | "or" | "as" | "in" | "of" | "per" | "from" | "instead"
+            | "rather" | "than" | "the" | "a" | "an" | "is" | "was" | "are" | "were" | "be"
+            | "with" | "by" | "at" | "on" | "but" | "so" | "if" | "when" | "which" | "that"
+            | "this" | "it" | "please" | "now" | "then" | "after" | "before" | "until" | "since"
+    )
+}
+
+/// The span of a value as a reader would quote it: a bare number with the unit or the few
+/// lowercase words that say what it counts ("53 天", "10 business hours").
+pub(super) fn as_quoted(text: &str, span: Span) -> Span {
+    let (s, e) = with_unit(text, span);
+    if e != span.1 || !text[s..e].bytes().all(|b| b.is_ascii_digit() || matches!(b, b'.' | b',')) {
+        return (s, e);
+    }
+    let mut end = e;
+    for _ in 0..3 {
+        let rest = &text[end..];
+        let Some(after) = rest.strip_prefix(' ') else {
+            break;
+        };
+        let w_len = after
+            .find(|c: char| !c.is_ascii_lowercase() && c != '-')
+            .unwrap_or(after.len());
+        let w = &after[..w_len];
+        if w.len() < 2 || ends_quote(w) {
+            break;
+        }
+        end += 1 + w_len;
+    }
+    (s, end)
 }
 
 /// Word spans: runs of letters, digits and `-`, `'`, `_`, `.` or `&` (trailing dots dropped).
