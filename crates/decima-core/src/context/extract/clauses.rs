@@ -396,6 +396,7 @@ fn has_cjk(s: &str) -> bool {
 
 /// Separators between clauses, longest first.
 const SEPARATORS: &[&str] = &[
+    ": ",
     "; ", ", and ", ", but ", " and ", " but ", " while ", ", ", "；", "，", " — ", " – ",
 ];
 
@@ -575,6 +576,18 @@ fn en_subject(text: &str, nearest_last: bool) -> Subject {
     }
 }
 
+/// Words of a correction's cue, which say nothing of its subject.
+fn cue_word(w: &str) -> bool {
+    matches!(
+        w,
+        "misspoke" | "mistyped" | "misread" | "apologies" | "apologize" | "oops" | "typo"
+            | "scratch" | "corrected" | "correcting" | "amend" | "amended" | "erratum"
+            | "revised" | "revise" | "disregard" | "ignore" | "forget" | "scrap" | "agreed"
+            | "agree" | "settled" | "chose" | "picked" | "go" | "going" | "let's" | "lets"
+            | "talking" | "talked" | "spoke" | "after" | "all"
+    )
+}
+
 fn part_subject(part: &str, nearest_last: bool) -> Subject {
     let lower = part.to_lowercase().replace('’', "'");
     let mut words: Vec<&str> = lower
@@ -592,7 +605,7 @@ fn part_subject(part: &str, nearest_last: bool) -> Subject {
             saw_pronoun = true;
             continue;
         }
-        if stopword(w) || w.bytes().all(|b| b.is_ascii_digit()) {
+        if stopword(w) || cue_word(w) || w.bytes().all(|b| b.is_ascii_digit()) {
             continue;
         }
         if key.len() < 4 {
@@ -669,8 +682,8 @@ fn zh_part_subject(part: &str) -> Subject {
     }
 }
 
-/// Whether two subject keys name the same thing: equal, or one's words (CJK: characters) are
-/// all in the other's, sharing the last word ("threshold" and "alert threshold").
+/// Whether two subject keys name the same thing: equal, or one's words are all in the other's
+/// ("threshold" and "alert threshold"); in Chinese, one ends with the other (阈值, 风险阈值).
 pub(super) fn same_subject(a: &str, b: &str) -> bool {
     if a.is_empty() || b.is_empty() {
         return false;
@@ -692,7 +705,9 @@ pub(super) fn same_subject(a: &str, b: &str) -> bool {
     } else {
         (wb, wa)
     };
-    short.last() == long.last() && short.iter().all(|w| long.contains(w))
+    // Every word of the shorter key is in the longer one ("first cohort" and "first cohort
+    // agreed"); "churn window" and "retry window" differ.
+    short.iter().all(|w| long.contains(w))
 }
 
 #[cfg(test)]

@@ -38,6 +38,9 @@ fn strong_word(w: &str) -> bool {
             | "erratum"
             | "revised"
             | "apologies"
+            | "disregard"
+            | "scrap"
+            | "retract"
     )
 }
 

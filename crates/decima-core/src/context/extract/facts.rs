@@ -206,22 +206,30 @@ pub(super) fn value_key(v: &str) -> String {
     let v = v.trim();
     let digits = v.find(|c: char| c.is_ascii_digit());
     if let Some(start) = digits {
+        // Dates and times keep their separators: 2026-01-21 is not 2026.
         let num: String = v[start..]
             .chars()
-            .take_while(|c| c.is_ascii_digit() || matches!(c, '.' | ',' | ' ' | '\u{a0}'))
-            .filter(|c| c.is_ascii_digit() || *c == '.' || *c == ',')
+            .take_while(|c| {
+                c.is_ascii_digit() || matches!(c, '.' | ',' | ' ' | '\u{a0}' | '-' | '/' | ':')
+            })
+            .filter(|c| c.is_ascii_digit() || matches!(c, '.' | ',' | '-' | '/' | ':'))
             .collect();
         return num.trim_end_matches(['.', ',']).replace(',', ".");
     }
     v.to_lowercase().split_whitespace().collect()
 }
 
-fn head(key: &str) -> String {
+/// What a subject key is looked up by: each of its words; in Chinese, its last two characters
+/// (a shorter key a longer one ends with shares them).
+fn heads(key: &str) -> Vec<String> {
+    if key.is_empty() {
+        return Vec::new();
+    }
     if key.is_ascii() {
-        key.rsplit(' ').next().unwrap_or(key).to_string()
+        key.split(' ').map(str::to_string).collect()
     } else {
         let chars: Vec<char> = key.chars().collect();
-        chars[chars.len().saturating_sub(2)..].iter().collect()
+        vec![chars[chars.len().saturating_sub(2)..].iter().collect()]
     }
 }
 
@@ -264,8 +272,8 @@ impl Facts {
     ) -> usize {
         let (value_keys, sorts): (Vec<String>, Vec<&'static str>) = values.into_iter().unzip();
         let i = self.entries.len();
-        if !key.is_empty() {
-            self.by_head.entry(head(&key)).or_default().push(i);
+        for h in heads(&key) {
+            self.by_head.entry(h).or_default().push(i);
         }
         for v in &value_keys {
             self.by_value.entry(v.clone()).or_default().push(i);
@@ -623,14 +631,19 @@ impl Facts {
     /// The newest live statement about `key`; an update without a cue (`plain`) replaces only
     /// the user's own listed statements.
     fn latest_with_subject(&self, key: &str, plain: bool) -> Option<usize> {
-        let list = self.by_head.get(&head(key))?;
-        list.iter().rev().take(LOOKBACK).copied().find(|&i| {
-            let e = &self.entries[i];
-            self.open(i)
-                && e.st.origin != Origin::Tool
-                && (!plain || e.st.origin == Origin::User && e.home == Home::Listed)
-                && same_subject(&e.key, key)
-        })
+        heads(key)
+            .iter()
+            .filter_map(|h| self.by_head.get(h))
+            .filter_map(|list| {
+                list.iter().rev().take(LOOKBACK).copied().find(|&i| {
+                    let e = &self.entries[i];
+                    self.open(i)
+                        && e.st.origin != Origin::Tool
+                        && (!plain || e.st.origin == Origin::User && e.home == Home::Listed)
+                        && same_subject(&e.key, key)
+                })
+            })
+            .max()
     }
 
     /// The latest live user statement, preferring one with a value of the same sort (a
