@@ -4,10 +4,10 @@
 use std::collections::{HashMap, HashSet};
 
 use super::facts::{REPLACED_SEP, REPLACES, analyse};
-use super::values::as_quoted;
 use super::operations::OpRow;
 use super::statements::{RowKind, grouped_line, statement_rows};
 use super::text::{item_line, one_line, truncate};
+use super::values::as_quoted;
 use super::{Detail, Digest, GOAL_CHARS, Origin, Statement, StatementKind};
 
 /// Result lines kept for the most recent operations (standard detail).

@@ -44,9 +44,11 @@ fn links(before: &str) -> bool {
             .map(str::trim_end)
     })
     .unwrap_or(&b);
-    ["=", ":", "：", "是", "为", "成", "到", "至"]
-        .iter()
-        .any(|m| b.ends_with(m))
+    [
+        "=", ":", "：", "是", "为", "成", "到", "至", "按", "以", "用", "定", "取", "约",
+    ]
+    .iter()
+    .any(|m| b.ends_with(m))
         || b.rsplit(|c: char| !c.is_alphanumeric() && c != '\'')
             .next()
             .is_some_and(|w| {
@@ -298,6 +300,20 @@ fn pronoun(w: &str) -> bool {
 
 /// Chinese words a subject does not end with (linking verbs, copulas) or begin with (cues).
 const ZH_TRAILING: &[&str] = &[
+    "现在",
+    "目前",
+    "仍然",
+    "最后",
+    "最终",
+    "还是",
+    "那个数",
+    "这个数",
+    "那个值",
+    "这个值",
+    "那个",
+    "这个",
+    "我",
+    "请",
     "有误",
     "有错",
     "记错了",
@@ -396,8 +412,7 @@ fn has_cjk(s: &str) -> bool {
 
 /// Separators between clauses, longest first.
 const SEPARATORS: &[&str] = &[
-    ": ",
-    "; ", ", and ", ", but ", " and ", " but ", " while ", ", ", "；", "，", " — ", " – ",
+    ": ", "; ", ", and ", ", but ", " and ", " but ", " while ", ", ", "；", "，", " — ", " – ",
 ];
 
 /// Cuts `sentence` into clauses, one per value-bearing subject; `values` are its value spans.
@@ -580,11 +595,39 @@ fn en_subject(text: &str, nearest_last: bool) -> Subject {
 fn cue_word(w: &str) -> bool {
     matches!(
         w,
-        "misspoke" | "mistyped" | "misread" | "apologies" | "apologize" | "oops" | "typo"
-            | "scratch" | "corrected" | "correcting" | "amend" | "amended" | "erratum"
-            | "revised" | "revise" | "disregard" | "ignore" | "forget" | "scrap" | "agreed"
-            | "agree" | "settled" | "chose" | "picked" | "go" | "going" | "let's" | "lets"
-            | "talking" | "talked" | "spoke" | "after" | "all"
+        "misspoke"
+            | "mistyped"
+            | "misread"
+            | "apologies"
+            | "apologize"
+            | "oops"
+            | "typo"
+            | "scratch"
+            | "corrected"
+            | "correcting"
+            | "amend"
+            | "amended"
+            | "erratum"
+            | "revised"
+            | "revise"
+            | "disregard"
+            | "ignore"
+            | "forget"
+            | "scrap"
+            | "agreed"
+            | "agree"
+            | "settled"
+            | "chose"
+            | "picked"
+            | "go"
+            | "going"
+            | "let's"
+            | "lets"
+            | "talking"
+            | "talked"
+            | "spoke"
+            | "after"
+            | "all"
     )
 }
 
@@ -654,22 +697,25 @@ fn zh_part_subject(part: &str) -> Subject {
         .collect::<String>()
         .trim()
         .to_lowercase();
+    // One word at a time, the longest listed first, until none is left at either end.
     loop {
         let before = s.len();
-        for l in ZH_LEADING {
-            if let Some(r) = s.strip_prefix(l) {
-                s = r.trim_start().to_string();
-            }
+        if let Some(r) = ZH_LEADING.iter().find_map(|l| s.strip_prefix(l)) {
+            s = r.trim_start().to_string();
         }
-        for t in ZH_TRAILING {
-            if let Some(r) = s.strip_suffix(t) {
-                s = r.trim_end().to_string();
-            }
+        if let Some(r) = ZH_TRAILING.iter().find_map(|t| s.strip_suffix(t)) {
+            s = r.trim_end().to_string();
         }
         if s.len() == before {
             break;
         }
     }
+    // Latin words before the Chinese subject are chatter ("keep in mind 风险阈值"); a Latin word
+    // after a space is the subject's own ("客服 SLA").
+    let s = match s.rsplit_once(' ') {
+        Some((_, tail)) if tail.chars().count() >= 2 => tail.to_string(),
+        _ => s,
+    };
     let chars: Vec<char> = s.chars().collect();
     let key: String = chars[chars.len().saturating_sub(8)..].iter().collect();
     let key = key.trim().to_string();

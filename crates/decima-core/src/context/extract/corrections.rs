@@ -241,13 +241,18 @@ pub(super) fn correction(text: &str, values: &[Span]) -> Option<Correction> {
     let changes =
         words.iter().any(|w| change_word(w)) || text.contains('改') || text.contains('调');
     // "No, it's 15", "hmm no, …": a leading no, after any filler.
-    let opening = lower.trim_start_matches(|c: char| {
-        c.is_whitespace() || c == ',' || c.is_ascii_punctuation()
-    });
-    let opening = ["hmm", "oh", "ah", "uh", "um", "well", "ok", "okay", "lol", "ugh"]
-        .iter()
-        .find_map(|f| opening.strip_prefix(f).filter(|r| r.starts_with([' ', ','])))
-        .map_or(opening, |r| r.trim_start_matches([' ', ',']));
+    let opening = lower
+        .trim_start_matches(|c: char| c.is_whitespace() || c == ',' || c.is_ascii_punctuation());
+    let opening = [
+        "hmm", "oh", "ah", "uh", "um", "well", "ok", "okay", "lol", "ugh",
+    ]
+    .iter()
+    .find_map(|f| {
+        opening
+            .strip_prefix(f)
+            .filter(|r| r.starts_with([' ', ',']))
+    })
+    .map_or(opening, |r| r.trim_start_matches([' ', ',']));
     strong |= opening.starts_with("no,") || opening.starts_with("no ") && words.len() <= 6;
     // The old value: one marked by the words around it, when another value is the new one.
     let old = if values.len() >= 2 {
@@ -347,6 +352,7 @@ pub(super) fn text_correction(text: &str) -> Option<(Span, Span)> {
         " instead of ",
         " rather than ",
         "，不是",
+        " 不是",
         "，而不是",
         "而不是",
         "而非",

@@ -749,7 +749,11 @@ mod tests {
         let s = shown(f);
         assert_eq!(
             s[1],
-            (Some(7), "不对，流失窗口改成60天".into(), Some("45天".into()))
+            (
+                Some(7),
+                "不对，流失窗口改成60天".into(),
+                Some("45天".into())
+            )
         );
         assert_eq!(s.len(), 2);
 

@@ -296,14 +296,22 @@ pub(super) fn copula_value(sentence: &str) -> Option<Span> {
             return Some((s, s + value.len()));
         }
     }
-    for (p, _) in sentence.match_indices('是') {
+    // "是", or a verb of choosing ("请采用取对数", "最后还是定按天"), not negated (不用).
+    let links = ["是", "采用", "改用", "选用", "定为", "定按", "定", "用"];
+    let mut found: Vec<(usize, usize)> = links
+        .iter()
+        .flat_map(|l| sentence.match_indices(l).map(move |(p, _)| (p, l.len())))
+        .collect();
+    found.sort_unstable();
+    for (p, len) in found {
         let before = sentence[..p].chars().next_back();
-        if before.is_none_or(|c| !is_cjk(c) || ZH_NOT_COPULA.contains(&c))
+        if before
+            .is_none_or(|c| !is_cjk(c) || ZH_NOT_COPULA.contains(&c) || "没别使改选".contains(c))
             || sentence[..p].chars().count() < 2
         {
             continue;
         }
-        let start = p + '是'.len_utf8();
+        let start = p + len;
         let end = end_of(start);
         let value = sentence[start..end].trim();
         let n = value.chars().count();
@@ -337,7 +345,15 @@ pub(super) fn with_unit(text: &str, (s, e): Span) -> Span {
     if gap <= 1
         && let Some(u) = ZH_UNITS.iter().find(|u| after.starts_with(*u))
     {
-        return (s, e + gap + u.len());
+        // The unit and the words that qualify it ("4 个工作小时"), up to a pause.
+        let mut end = e + gap + u.len();
+        for c in text[end..].chars().take(4) {
+            if !is_cjk(c) || "，。；、！？（）：不是的为".contains(c) {
+                break;
+            }
+            end += c.len_utf8();
+        }
+        return (s, end);
     }
     (s, e)
 }
@@ -346,10 +362,46 @@ pub(super) fn with_unit(text: &str, (s, e): Span) -> Span {
 fn ends_quote(w: &str) -> bool {
     matches!(
         w,
-        "for" | "to" | "not" | "and" | "or" | "as" | "in" | "of" | "per" | "from" | "instead"
-            | "rather" | "than" | "the" | "a" | "an" | "is" | "was" | "are" | "were" | "be"
-            | "with" | "by" | "at" | "on" | "but" | "so" | "if" | "when" | "which" | "that"
-            | "this" | "it" | "please" | "now" | "then" | "after" | "before" | "until" | "since"
+        "for"
+            | "to"
+            | "not"
+            | "and"
+            | "or"
+            | "as"
+            | "in"
+            | "of"
+            | "per"
+            | "from"
+            | "instead"
+            | "rather"
+            | "than"
+            | "the"
+            | "a"
+            | "an"
+            | "is"
+            | "was"
+            | "are"
+            | "were"
+            | "be"
+            | "with"
+            | "by"
+            | "at"
+            | "on"
+            | "but"
+            | "so"
+            | "if"
+            | "when"
+            | "which"
+            | "that"
+            | "this"
+            | "it"
+            | "please"
+            | "now"
+            | "then"
+            | "after"
+            | "before"
+            | "until"
+            | "since"
     )
 }
 
@@ -357,7 +409,11 @@ fn ends_quote(w: &str) -> bool {
 /// lowercase words that say what it counts ("53 天", "10 business hours").
 pub(super) fn as_quoted(text: &str, span: Span) -> Span {
     let (s, e) = with_unit(text, span);
-    if e != span.1 || !text[s..e].bytes().all(|b| b.is_ascii_digit() || matches!(b, b'.' | b',')) {
+    if e != span.1
+        || !text[s..e]
+            .bytes()
+            .all(|b| b.is_ascii_digit() || matches!(b, b'.' | b','))
+    {
         return (s, e);
     }
     let mut end = e;
