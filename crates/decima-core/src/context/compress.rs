@@ -282,12 +282,18 @@ fn share_out(
 ) -> Option<Vec<Summary>> {
     let last = msgs.last()?;
     let room = budget.segments().saturating_sub(segment_tokens);
-    let whole = summary_tokens(&new_digest.render(detail), counter).saturating_add(header_tokens(
-        SummaryLevel::Segment,
-        start,
-        last.seq,
-        counter,
-    ));
+    // A digest whose text alone is far beyond the room need not be rendered to know it.
+    let estimate = new_digest.text_bytes() / 4;
+    let whole = if estimate > room as usize * 2 {
+        u32::try_from(estimate).unwrap_or(u32::MAX)
+    } else {
+        summary_tokens(&new_digest.render(detail), counter).saturating_add(header_tokens(
+            SummaryLevel::Segment,
+            start,
+            last.seq,
+            counter,
+        ))
+    };
     let mut combined = Digest::default();
     for s in old {
         combined.merge(Digest::parse(&s.text));
@@ -305,7 +311,13 @@ fn share_out(
         let end = old.iter().map(|s| s.end_seq).max().unwrap_or(start - 1);
         (first, end, start)
     };
-    combined.merge(new_digest.clone());
+    // With nothing older, the new digest is the whole content: no copy.
+    let combined: &Digest = if old.is_empty() {
+        new_digest
+    } else {
+        combined.merge(new_digest.clone());
+        &combined
+    };
     let strategy = fold_strategy(old.iter().map(|s| s.strategy), Strategy::Extract);
     let strategy = if old.is_empty() {
         Strategy::Extract
@@ -313,8 +325,13 @@ fn share_out(
         strategy
     };
     let header = header_tokens(SummaryLevel::Global, global_start, global_end, counter);
-    let (text, tokens, rest) =
-        combined.render_budgeted_spill(detail, budget.global().saturating_sub(header), counter);
+    let global_room = budget.global().saturating_sub(header);
+    // The combined digest holds at least the new range, which alone is `whole`.
+    let (text, tokens, rest) = if whole > global_room {
+        combined.render_spill_over(detail, global_room, counter)
+    } else {
+        combined.render_budgeted_spill(detail, global_room, counter)
+    };
     let mut out = Vec::new();
     if rest == Digest::default() {
         // Everything fits the global summary: it covers the whole range alone.
@@ -341,16 +358,25 @@ fn share_out(
         tokens: tokens.saturating_add(header),
         strategy,
     });
-    out.push(make_summary(
-        SummaryLevel::Segment,
-        segment_start,
-        last.seq,
-        Strategy::Extract,
-        Body::Digest(&rest),
-        detail,
-        budget.segments(),
-        counter,
-    ));
+    // What the global summary left, about: everything less what it holds.
+    let old_tokens: u32 = old.iter().map(|s| s.tokens).sum();
+    let left = whole.saturating_add(old_tokens).saturating_sub(tokens);
+    let segment_header = header_tokens(SummaryLevel::Segment, segment_start, last.seq, counter);
+    let segment_room = budget.segments().saturating_sub(segment_header);
+    let (text, tokens) = if left > segment_room.saturating_mul(2) {
+        rest.render_over(detail, segment_room, counter)
+    } else {
+        rest.render_budgeted(detail, segment_room, counter)
+    };
+    out.push(Summary {
+        id: Uuid::now_v7().to_string(),
+        level: SummaryLevel::Segment,
+        start_seq: segment_start,
+        end_seq: last.seq,
+        text,
+        tokens: tokens.saturating_add(segment_header),
+        strategy: Strategy::Extract,
+    });
     Some(out)
 }
 

@@ -2,18 +2,19 @@
 //! constraints, statements, tool operations and every exact literal.
 
 use std::collections::BTreeMap;
+use std::hash::BuildHasher;
 
 use super::blocks::blocks;
 use super::clauses::{clause_text, clauses, subject_in};
-use super::corrections::{correction, text_correction};
+use super::corrections::{correction, marks_alternative, text_correction};
 use super::cues::{Cues, is_todo, says_goal, sentences, todo_key};
-use super::facts::{Facts, Home, Patch, analyse, analyse_with};
+use super::facts::{Facts, Home, Patch, analyse, analyse_values};
 use super::labels::{Labelled, label_line, read_output};
 use super::literals::{Literal, LiteralKind, Origin, scan_literals};
 use super::operations::{MAX_VARIANT_LINES, exit_code, key_argument, shape_of};
 use super::restatements::{asks_to_confirm, is_list_item, opens_list, restates};
 use super::text::{FastMap, FastSet, first_lines, prefix_bytes, truncate};
-use super::values::{Span, copula_value, value_spans};
+use super::values::{Span, copula_value, might_state, might_state_spaced, value_spans};
 use super::{Digest, GOAL_CHARS, LINE_CHARS, Operation, Source, Statement, StatementKind};
 use crate::{Role, ToolCall};
 
@@ -45,26 +46,24 @@ fn literals_in(lits: &[Span], at: usize, len: usize) -> Vec<Span> {
 /// A correction that names its subject but states no value: "the refund window I gave you
 /// earlier was the draft figure".
 fn names_a_correction(sentence: &str) -> bool {
+    if correction(sentence, &[]).is_none_or(|c| !c.strong) {
+        return false;
+    }
     let a = analyse(sentence);
-    a.values.is_empty() && a.correction.is_some_and(|c| c.strong) && a.subject.specific
+    a.values.is_empty() && a.correction.is_some_and(|c| c.strong) && !a.subject.key.is_empty()
 }
 
 /// The label of a command's one-line answer.
 const OUTPUT: &str = "output";
 
-/// A tool result of one line (exit-code lines aside) that holds a literal, at most a line long.
+/// A tool result of one line (exit-code lines aside), at most a line long.
 fn one_line_answer(head: &str) -> Option<&str> {
     let mut lines = head
         .lines()
         .map(str::trim)
         .filter(|l| !l.is_empty() && exit_code(l).is_none());
     let line = lines.next()?;
-    if lines.next().is_some() || line.chars().count() > LINE_CHARS {
-        return None;
-    }
-    let mut literal = false;
-    scan_literals(line, false, &mut |_, _| literal = true);
-    literal.then_some(line)
+    (lines.next().is_none() && line.chars().count() <= LINE_CHARS).then_some(line)
 }
 
 /// Rewrites the sentence `sentence` of `list` with `old` replaced by `new`, keeping its place,
@@ -129,6 +128,9 @@ struct Builder {
     facts: Facts,
     /// How many distinct commands each operation shape stands for.
     shape_variants: FastMap<String, u64>,
+    /// Per sentence said (by hash, with whether the user said it): its cues, and whether it
+    /// was found to say nothing else worth reading.
+    memo: FastMap<u64, (Cues, bool)>,
     /// The seq of the source being read.
     seq: Option<i64>,
 }
@@ -151,6 +153,7 @@ impl Builder {
             op_shapes: Vec::new(),
             facts: Facts::default(),
             shape_variants: FastMap::default(),
+            memo: FastMap::default(),
             seq: None,
         }
     }
@@ -211,15 +214,24 @@ impl Builder {
                 .collect();
         }
         let group = op.and_then(|i| self.op_shapes.get(i).cloned());
+        let mut literals = 0usize;
         scan_literals(head, false, &mut |t, k| {
+            literals += 1;
             self.literal(t, k, Origin::Tool, group.as_deref());
         });
         // Labels with their values and table rows; the same label of the same operation is
         // replaced by its newest value.
         let scope = op.map_or_else(|| "tool".to_string(), |i| i.to_string());
         let facts = read_output(head);
+        // Only for a command run in a few variants (see `run`), and with a literal in it.
+        let few = group
+            .as_ref()
+            .and_then(|g| self.shape_variants.get(g))
+            .is_none_or(|&n| n <= MAX_VARIANT_LINES);
         if facts.is_empty()
             && op.is_some()
+            && few
+            && literals > 0
             && let Some(line) = one_line_answer(head)
         {
             // A command's one-line answer ("Python 3.11.9", a commit and its date) is its
@@ -245,6 +257,7 @@ impl Builder {
             text: l.text,
             replaces: None,
             recurring: None,
+            short: None,
             group,
             last_seen: self.clock,
         };
@@ -352,12 +365,19 @@ impl Builder {
                 }
                 continue;
             }
-            let cues = Cues::of(sentence);
+            // Chat repeats itself ("Any progress?", the same report line): what a sentence says
+            // on its own is read once.
+            let h = self.memo.hasher().hash_one((user, sentence));
+            let (cues, quiet) = match self.memo.get(&h) {
+                Some(&(cues, quiet)) => (cues, quiet),
+                None => (Cues::of(sentence), false),
+            };
             // A restatement says so, or is followed by a request to confirm it ("Shout if
             // that's wrong."), or is an item of a list a restatement opened.
+            let says_so = !user && !quiet && cues.may_restate && restates(sentence);
             let restated = !user
                 && !in_block
-                && (restates(sentence) || confirmed[k] || restating && is_list_item(sentence));
+                && (says_so || confirmed[k] || restating && is_list_item(sentence));
             restating = restated && (opens_list(sentence) || restating);
             let mut home = Home::Listed;
             if !whole_goal && cues.goal {
@@ -392,9 +412,11 @@ impl Builder {
                 }
                 home = Home::Decision(c);
             }
-            if in_block {
+            self.memo.entry(h).or_insert((cues, false));
+            if in_block || quiet && !restated {
                 continue;
             }
+            let mut stated = true;
             if user {
                 // "the refund window I gave you was the draft figure. the signed-off one is 21
                 // days": a correction naming its subject, then its value in the next sentence.
@@ -407,13 +429,14 @@ impl Builder {
                             inner.push((s, s + t.len()));
                         });
                         inner.sort_unstable();
-                        self.user_statements(&joined, &inner, home);
+                        self.user_statements(&joined, &inner, home.clone());
                     }
                     None => {
                         let inner = literals_in(&lits, at, sentence.len());
-                        let stated = self.user_statements(sentence, &inner, home);
+                        stated = self.user_statements(sentence, &inner, home.clone());
                         if !stated && names_a_correction(sentence) {
                             carry = Some(sentence);
+                            stated = true;
                         }
                     }
                 }
@@ -432,7 +455,11 @@ impl Builder {
                 };
                 self.labelled(l, origin, None, scope);
             } else if home == Home::Listed {
-                self.assistant_statements(sentence, at, &lits);
+                stated = self.assistant_statements(sentence, at, &lits);
+            }
+            if !stated && home == Home::Listed && !says_so {
+                // Nothing to read in it: the next time it is said, it is skipped.
+                self.memo.insert(h, (cues, true));
             }
         }
     }
@@ -448,18 +475,30 @@ impl Builder {
         {
             return true;
         }
-        let inner = inner.to_vec();
-        let mut values = value_spans(sentence, &inner);
+        if !might_state(sentence) {
+            return false;
+        }
+        let mut values = value_spans(sentence, inner);
+        let mut cue = None;
+        let mut cue_known = false;
+        let mut cue_of = |values: &[Span]| {
+            if !cue_known {
+                cue = correction(sentence, values);
+                cue_known = true;
+            }
+            cue
+        };
         // A correction in words ("sorry, it's the median, not the mean").
         if values.len() < 2
+            && marks_alternative(sentence)
+            && cue_of(&values).is_some()
             && let Some((new, old)) = text_correction(sentence)
-            && correction(sentence, &values).is_some()
         {
             values.retain(|&(s, e)| e <= new.0.min(old.0) || s >= new.1.max(old.1));
             values.extend([new, old]);
             values.sort_unstable();
         }
-        let corrects = correction(sentence, &values).is_some();
+        let corrects = cue_of(&values).is_some();
         // A word for a value ("the output format should be parquet", "报告币种是欧元") in a
         // part of the sentence that states no other value, when the subject names something.
         let mut part_start = 0;
@@ -484,12 +523,12 @@ impl Builder {
             }
             let text = clause_text(sentence, &c);
             let analysis = if text.len() == c.end - c.start {
-                let rel: Vec<Span> = inner
+                let rel: Vec<Span> = c
+                    .values
                     .iter()
-                    .filter(|&&(s, e)| s >= c.start && e <= c.end)
                     .map(|&(s, e)| (s - c.start, e - c.start))
                     .collect();
-                analyse_with(&text, &rel)
+                analyse_values(&text, rel)
             } else {
                 analyse(&text)
             };
@@ -513,6 +552,7 @@ impl Builder {
                 text: text.into_owned(),
                 replaces: None,
                 recurring: None,
+                short: None,
                 group: None,
                 last_seen: self.clock,
             };
@@ -525,9 +565,9 @@ impl Builder {
     /// An assistant clause that states a literal with inner spaces or a name ("the vendor
     /// contact is Dana Whitfield, +49 30 086659 84"): the value would be cut or lose what it is
     /// without its clause.
-    fn assistant_statements(&mut self, sentence: &str, at: usize, lits: &[Span]) {
-        if sentence.len() > MAX_STATEMENT_SENTENCE || !sentence.contains(' ') {
-            return;
+    fn assistant_statements(&mut self, sentence: &str, at: usize, lits: &[Span]) -> bool {
+        if sentence.len() > MAX_STATEMENT_SENTENCE || !might_state_spaced(sentence) {
+            return false;
         }
         let inner = literals_in(lits, at, sentence.len());
         let values = value_spans(sentence, &inner);
@@ -539,7 +579,7 @@ impl Builder {
                     && v.starts_with(|c: char| c.is_ascii_digit() || "€$£¥".contains(c)))
         };
         if !values.iter().any(spaced) {
-            return;
+            return false;
         }
         for c in clauses(sentence, &values) {
             if !c.values.iter().any(spaced) {
@@ -554,12 +594,14 @@ impl Builder {
                 text,
                 replaces: None,
                 recurring: None,
+                short: None,
                 group: None,
                 last_seen: self.clock,
             };
             let patches = self.facts.add_clause(st, &analysis, Home::Listed);
             self.apply(patches);
         }
+        true
     }
 
     /// An assistant sentence that restates what the user wants.
@@ -577,6 +619,7 @@ impl Builder {
             text,
             replaces: None,
             recurring: None,
+            short: None,
             group: None,
             last_seen: self.clock,
         };

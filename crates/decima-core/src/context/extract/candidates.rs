@@ -3,7 +3,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use super::facts::{REPLACED_SEP, REPLACES, analyse};
+use super::facts::{Analysis, REPLACED_SEP, REPLACES, analyse};
 use super::operations::OpRow;
 use super::statements::{RowKind, grouped_line, statement_rows};
 use super::text::{item_line, one_line, truncate};
@@ -25,7 +25,9 @@ const FOLDED_OPS: usize = 5;
 
 impl Digest {
     /// Every renderable item, in priority order.
-    pub(super) fn candidates(&self, detail: Detail) -> Vec<Cand> {
+    /// `budgeted`: whether a layout may pick shorter renderings (an unlimited one never does,
+    /// so they are not made).
+    pub(super) fn candidates(&self, detail: Detail, budgeted: bool) -> Vec<Cand> {
         let mut out = Vec::new();
         // Tier A: goal, constraints, decisions, the user's literals.
         for (i, g) in self.goal.iter().enumerate() {
@@ -134,7 +136,8 @@ impl Digest {
         let fact = |i: usize, sec: Sec| {
             let st = &self.statements[i];
             let mut texts = vec![statement_line(st, "- ")];
-            if let Some(short) = compact_line(st, "- ")
+            if budgeted
+                && let Some(short) = compact_line(st, "- ")
                 && short.len() < texts[0].len()
             {
                 texts.push(short);
@@ -562,8 +565,8 @@ pub(super) fn statement_line(st: &Statement, prefix: &str) -> String {
 }
 
 /// A shorter line for a user's statement or a restatement under a tight budget: its subject
-/// as written and its current values as quoted, `- (seq 12, user) churn window: 45 days`; none
-/// when the clause names no subject or states more than two values (a list is not shortened).
+/// as written and its current values as quoted, `- (seq 12, user) churn window: 45 days` (see
+/// [`Statement::short`]).
 fn compact_line(st: &Statement, prefix: &str) -> Option<String> {
     if st.origin == Origin::Tool
         || st.kind == StatementKind::Labelled
@@ -571,27 +574,32 @@ fn compact_line(st: &Statement, prefix: &str) -> Option<String> {
     {
         return None;
     }
-    let a = analyse(&st.text);
+    let text = match &st.short {
+        Some(t) => t.clone(),
+        None => short_text(&st.text, &analyse(&st.text))?,
+    };
+    let short = Statement { text, ..st.clone() };
+    Some(statement_line(&short, prefix))
+}
+
+/// The short form of a clause (see [`Statement::short`]) from its analysis.
+pub(super) fn short_text(text: &str, a: &Analysis) -> Option<String> {
     let old = a.correction.and_then(|c| c.old);
-    let values: Vec<String> = a
+    let values: Vec<&str> = a
         .values
         .iter()
         .enumerate()
         .filter(|(i, _)| Some(*i) != old)
         .map(|(_, &span)| {
-            let (s, e) = as_quoted(&st.text, span);
-            st.text[s..e].to_string()
+            let (s, e) = as_quoted(text, span);
+            &text[s..e]
         })
         .collect();
     if a.subject.key.is_empty() || values.is_empty() || values.len() > 2 {
         return None;
     }
-    let subject = subject_as_written(&st.text, &a.subject.key).unwrap_or(&a.subject.key);
-    let short = Statement {
-        text: format!("{subject}: {}", values.join(", ")),
-        ..st.clone()
-    };
-    Some(statement_line(&short, prefix))
+    let subject = subject_as_written(text, &a.subject.key).unwrap_or(&a.subject.key);
+    Some(format!("{subject}: {}", values.join(", ")))
 }
 
 /// The words of `text` that a subject key was made of, as written: from its first key word to

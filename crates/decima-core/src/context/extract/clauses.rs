@@ -5,7 +5,7 @@
 //! the churn window should be 60 days" → `churn window`). A clause whose subject is only a
 //! pronoun ("sorry, it is 15") has no specific subject: a correction finds its target otherwise.
 
-use super::values::{Span, is_cjk};
+use super::values::{Span, as_quoted, is_cjk};
 
 /// A statement's text is cut around its values beyond this many bytes.
 pub(super) const CLAUSE_BYTES: usize = 320;
@@ -534,6 +534,8 @@ pub(super) fn subject_in(text: &str, values: &[Span]) -> Subject {
     };
     let linked = links(&text[..first]);
     let before = &text[..first];
+    // What counts the value ("4,300 credits") is part of it, not its subject.
+    let last_end = as_quoted(text, (last, last_end)).1;
     let after = &text[last_end..];
     const PUNCT: [char; 14] = [
         ',', ';', ':', '(', ')', '—', '!', '?', '，', '；', '：', '（', '）', '。',
@@ -548,21 +550,31 @@ pub(super) fn subject_in(text: &str, values: &[Span]) -> Subject {
     } else {
         ""
     };
-    let s = [
-        subject_of(near_before, ""),
-        subject_of(between, ""),
-        subject_of("", near_after),
-        subject_of(before, ""),
-        subject_of("", after),
-    ]
-    .into_iter()
-    .filter(|s| !s.key.is_empty())
-    .fold(None::<Subject>, |best, s| match best {
-        Some(b) if b.specific || !s.specific => Some(b),
-        _ => Some(s),
-    })
-    .unwrap_or_default();
-    Subject { linked, ..s }
+    // The first specific subject, else the first found; looked for lazily, nearest first.
+    let mut first: Option<Subject> = None;
+    let places = [
+        (near_before, ""),
+        (between, ""),
+        ("", near_after),
+        (before, ""),
+        ("", after),
+    ];
+    for (b, a) in places {
+        if b.trim().is_empty() && a.trim().is_empty() {
+            continue;
+        }
+        let s = subject_of(b, a);
+        if s.specific {
+            return Subject { linked, ..s };
+        }
+        if first.is_none() && !s.key.is_empty() {
+            first = Some(s);
+        }
+    }
+    Subject {
+        linked,
+        ..first.unwrap_or_default()
+    }
 }
 
 /// The subject in English: the content words of the part (between punctuation) nearest the
@@ -632,7 +644,11 @@ fn cue_word(w: &str) -> bool {
 }
 
 fn part_subject(part: &str, nearest_last: bool) -> Subject {
-    let lower = part.to_lowercase().replace('’', "'");
+    let lower = if part.is_ascii() {
+        part.to_ascii_lowercase()
+    } else {
+        part.to_lowercase().replace('’', "'")
+    };
     let mut words: Vec<&str> = lower
         .split(|c: char| !(c.is_alphanumeric() || c == '\'' || c == '-' || c == '_'))
         .map(|w| w.trim_matches(['\'', '-']))

@@ -244,7 +244,7 @@ pub(super) fn correction(text: &str, values: &[Span]) -> Option<Correction> {
     let opening = lower
         .trim_start_matches(|c: char| c.is_whitespace() || c == ',' || c.is_ascii_punctuation());
     let opening = [
-        "hmm", "oh", "ah", "uh", "um", "well", "ok", "okay", "lol", "ugh",
+        "hmm", "oh", "ah", "uh", "um", "well", "ok", "okay", "lol", "ugh", "wait",
     ]
     .iter()
     .find_map(|f| {
@@ -338,6 +338,21 @@ fn phrase_start(text: &str, to: usize) -> Option<usize> {
         .max()?;
     let start = at + (before[at..].len() - before[at..].trim_start().len());
     (start < to && !before[start..].trim().is_empty()).then_some(start)
+}
+
+/// Whether a text holds what a correction in words needs: "not", "instead", "rather", "不是",
+/// "而非", "不用", "不要", "别用".
+pub(super) fn marks_alternative(text: &str) -> bool {
+    if !text.is_ascii() {
+        return ["不是", "而非", "不用", "不要", "别用", "不再用"]
+            .iter()
+            .any(|m| text.contains(m));
+    }
+    text.split(|c: char| !c.is_ascii_alphabetic()).any(|w| {
+        ["not", "instead", "rather"]
+            .iter()
+            .any(|m| w.eq_ignore_ascii_case(m))
+    })
 }
 
 /// A correction whose values are words ("sorry, it's clip at p99.5, not log-transform", "use

@@ -404,12 +404,45 @@ fn keep_idiom(after: &[(&str, bool)]) -> bool {
     }
 }
 
-/// What a sentence signals: a goal, a decision or a constraint.
+/// What a sentence signals: a goal, a decision or a constraint; and whether it may restate what
+/// the user wants (worth the full test in `restatements`).
 #[derive(Debug, Default, Clone, Copy)]
 pub(super) struct Cues {
     pub(super) goal: bool,
     pub(super) decision: bool,
     pub(super) constraint: bool,
+    pub(super) may_restate: bool,
+}
+
+/// Words without which an English sentence restates nothing.
+fn restate_hint(w: &str) -> bool {
+    matches!(
+        w,
+        "you"
+            | "your"
+            | "you'd"
+            | "you're"
+            | "confirm"
+            | "confirming"
+            | "requirement"
+            | "requirements"
+            | "request"
+            | "clear"
+            | "clarify"
+            | "recap"
+            | "restate"
+            | "restating"
+            | "back"
+            | "page"
+            | "aligned"
+            | "understand"
+            | "understood"
+            | "understanding"
+            | "rule"
+            | "words"
+            | "brief"
+            | "heard"
+    )
 }
 
 impl Cues {
@@ -448,6 +481,12 @@ impl Cues {
             let spaced = lower[last_end..s].trim().is_empty();
             words.push((lower[s..].trim_matches('\''), spaced));
         }
+        cues.may_restate = if sentence.is_ascii() {
+            words.iter().any(|&(w, _)| restate_hint(w))
+        } else {
+            sentence.chars().any(|c| "你您需要确复理也按总".contains(c))
+                || words.iter().any(|&(w, _)| restate_hint(w))
+        };
         for (i, &(w, _)) in words.iter().enumerate() {
             let next = words
                 .get(i + 1)

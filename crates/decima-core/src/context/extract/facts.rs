@@ -15,6 +15,7 @@
 //! sentence where it stands. Lookups go through maps keyed by subject head, value and label, so
 //! adding a statement costs about the same at 100 statements as at 100,000.
 
+use super::candidates::short_text;
 use super::clauses::clauses;
 use super::clauses::{Subject, same_subject, subject_in};
 use super::corrections::{Correction, correction, text_correction};
@@ -45,6 +46,17 @@ pub(super) fn analyse(text: &str) -> Analysis {
         lits.push((s, s + t.len()));
     });
     analyse_with(text, &lits)
+}
+
+/// Analyses a clause whose values are known.
+pub(super) fn analyse_values(text: &str, values: Vec<Span>) -> Analysis {
+    let correction = correction(text, &values);
+    let subject = subject_in(text, &values);
+    Analysis {
+        values,
+        subject,
+        correction,
+    }
 }
 
 /// Analyses a clause whose literal spans are known.
@@ -344,7 +356,10 @@ impl Facts {
 
     /// Registers a clause already related to the others (read back from a summary, or a
     /// clause of a constraint or decision sentence), without looking for what it replaces.
-    pub(super) fn push_clause(&mut self, st: Statement, a: &Analysis, home: Home) -> usize {
+    pub(super) fn push_clause(&mut self, mut st: Statement, a: &Analysis, home: Home) -> usize {
+        if st.short.is_none() && home == Home::Listed {
+            st.short = short_text(&st.text, a);
+        }
         let values = current_values(&st.text, a);
         let i = self.push(st, a.subject.key.clone(), values, home);
         if self.entries[i].st.recurring.is_some() {
@@ -402,6 +417,7 @@ impl Facts {
                 text: text.to_string(),
                 replaces: None,
                 recurring: None,
+                short: None,
                 group: None,
                 last_seen: 0,
             };
@@ -478,6 +494,9 @@ impl Facts {
         }
         let mut patches = Vec::new();
         let Some(t) = target else {
+            if home == Home::Listed {
+                st.short = short_text(&st.text, a);
+            }
             let i = self.push(st, key, values, home);
             self.recur(i);
             return patches;
@@ -528,8 +547,8 @@ impl Facts {
                 parts.join(REPLACED_SEP)
             });
         }
-        let (current_text, current_key, home) = if names_subject || corr.is_none() {
-            (text, key, home)
+        let (current_text, current_key, home, substituted) = if names_subject || corr.is_none() {
+            (text, key, home, false)
         } else {
             match (old_span, &new_value) {
                 // Restated with the new value, it is a statement of its own wherever the
@@ -538,12 +557,21 @@ impl Facts {
                     replace_value(&t_text, span, new),
                     t_key.clone(),
                     Home::Listed,
+                    true,
                 ),
-                _ => (text, key, home),
+                _ => (text, key, home, false),
             }
         };
         st.text = current_text.clone();
-        let current = current_values(&current_text, &analyse(&current_text));
+        let current_analysis = if substituted {
+            analyse(&current_text)
+        } else {
+            a.clone()
+        };
+        let current = current_values(&current_text, &current_analysis);
+        if home == Home::Listed {
+            st.short = short_text(&current_text, &current_analysis);
+        }
         // Everything else that states the old value of this subject goes with the target.
         let mut gone = vec![t];
         if let Some(old) = old_text.as_deref().map(value_key)
@@ -708,6 +736,7 @@ mod tests {
             text: text.into(),
             replaces: None,
             recurring: None,
+            short: None,
             group: None,
             last_seen: seq as u64,
         }

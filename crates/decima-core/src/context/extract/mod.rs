@@ -121,6 +121,10 @@ pub struct Statement {
     /// and again ("Continue with batch 7"): how many times its shape was stated and in how many
     /// variants; this statement is the newest, the only current one.
     pub recurring: Option<(u64, u64)>,
+    /// The statement shortened to its subject as written and its current values (`churn
+    /// window: 45 days`), for a tight budget; none when it names no subject or lists more than
+    /// two values. Made with the statement; a statement read back gets it when rendered.
+    pub short: Option<String>,
     /// For a statement a tool printed: the shape of its operation (see
     /// [`Operation::line`]), under which it is rendered.
     pub group: Option<String>,
@@ -223,6 +227,26 @@ impl Digest {
     pub fn recurring_from(&mut self, earlier_summary: &str) {
         self.recurring
             .extend(statements::recurring_shapes(earlier_summary));
+    }
+
+    /// The bytes of text the digest holds (goal, decisions, constraints, statements, literals,
+    /// notes, operation lines): a cheap lower bound of its rendering's size, so a caller can
+    /// tell a digest far beyond a budget without rendering it.
+    pub fn text_bytes(&self) -> usize {
+        let lists = [&self.goal, &self.todos, &self.decisions, &self.constraints];
+        lists
+            .iter()
+            .flat_map(|l| l.iter())
+            .map(String::len)
+            .chain(self.statements.iter().map(|s| s.text.len()))
+            .chain(self.literals.iter().map(|l| l.text.len()))
+            .chain(
+                self.notes
+                    .iter()
+                    .flat_map(|n| n.lines.iter().map(String::len)),
+            )
+            .chain(self.operations.iter().map(|o| o.line.len()))
+            .sum()
     }
 
     /// The literals a model-written summary must carry, in first-seen order: all those the

@@ -139,6 +139,7 @@ impl Parser {
                             text: item.to_string(),
                             replaces: None,
                             recurring: None,
+                            short: None,
                             group: None,
                             last_seen: self.clock,
                         });
@@ -349,6 +350,7 @@ fn statement(item: &str, clock: u64) -> Option<Statement> {
         text: text.to_string(),
         replaces: replaces.map(str::to_string),
         recurring,
+        short: None,
         group: None,
         last_seen: clock,
     })

@@ -13,7 +13,7 @@ impl Digest {
     /// Renders the whole digest at `detail`, with fixed section headings; empty sections are
     /// left out. Every literal appears: those the kept prose does not carry are listed.
     pub fn render(&self, detail: Detail) -> String {
-        self.layout(&self.candidates(detail), None, None)
+        self.layout(&self.candidates(detail, false), None, None)
     }
 
     /// Renders the digest at `detail` within `max_tokens` (counted as one message by
@@ -33,7 +33,30 @@ impl Digest {
         max_tokens: u32,
         counter: &dyn TokenCounter,
     ) -> (String, u32) {
-        let (text, tokens, _) = self.fit(detail, max_tokens, counter, false);
+        let (text, tokens, _) = self.fit(detail, max_tokens, counter, false, false);
+        (text, tokens)
+    }
+
+    /// Like [`Digest::render_budgeted_spill`], for a digest the caller knows does not fit
+    /// `max_tokens` whole: the whole rendering is not tried first.
+    pub(crate) fn render_spill_over(
+        &self,
+        detail: Detail,
+        max_tokens: u32,
+        counter: &dyn TokenCounter,
+    ) -> (String, u32, Digest) {
+        self.fit(detail, max_tokens, counter, true, true)
+    }
+
+    /// Like [`Digest::render_budgeted`], for a digest the caller knows does not fit
+    /// `max_tokens` whole.
+    pub(crate) fn render_over(
+        &self,
+        detail: Detail,
+        max_tokens: u32,
+        counter: &dyn TokenCounter,
+    ) -> (String, u32) {
+        let (text, tokens, _) = self.fit(detail, max_tokens, counter, false, true);
         (text, tokens)
     }
 
@@ -46,15 +69,18 @@ impl Digest {
         max_tokens: u32,
         counter: &dyn TokenCounter,
     ) -> (String, u32, Digest) {
-        self.fit(detail, max_tokens, counter, true)
+        self.fit(detail, max_tokens, counter, true, false)
     }
 
+    /// Renders within `max_tokens`: whole if it fits (unless `over` says it cannot), else by
+    /// priority, shrinking the room until the counter agrees.
     fn fit(
         &self,
         detail: Detail,
         max_tokens: u32,
         counter: &dyn TokenCounter,
         spill: bool,
+        over: bool,
     ) -> (String, u32, Digest) {
         let cost = |text: &str| {
             counter
@@ -62,11 +88,13 @@ impl Digest {
                 .saturating_add(counter.message_overhead())
         };
         let mut dropped = HashSet::new();
-        let cands = self.candidates(detail);
-        let full = self.layout(&cands, None, spill.then_some(&mut dropped));
-        let full_tokens = cost(&full);
-        if full_tokens <= max_tokens {
-            return (full, full_tokens, self.leftover(&dropped));
+        let cands = self.candidates(detail, true);
+        if !over {
+            let full = self.layout(&cands, None, spill.then_some(&mut dropped));
+            let full_tokens = cost(&full);
+            if full_tokens <= max_tokens {
+                return (full, full_tokens, self.leftover(&dropped));
+            }
         }
         let overhead = counter.message_overhead();
         let mut room = max_tokens.saturating_sub(overhead);

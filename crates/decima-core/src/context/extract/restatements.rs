@@ -141,6 +141,9 @@ const ZH_CONFIRM: &[&str] = &[
 /// the EU numbers too?" asks.
 pub(super) fn restates(sentence: &str) -> bool {
     let t = sentence.trim_end();
+    if !hints_at_restating(t) {
+        return false;
+    }
     // A question asks, unless it only asks to confirm what it says: "…, right?", "…，对吗？".
     if (t.ends_with('?') || t.ends_with('？')) && !asks_to_confirm(t) {
         return false;
@@ -165,10 +168,41 @@ pub(super) fn restates(sentence: &str) -> bool {
     })
 }
 
+/// A cheap test before the cue lists: a restatement speaks of "you", of a requirement, or says
+/// it confirms, clarifies, recaps or plays back; in Chinese, of 你/您, 需求/要求 or 确认/复述/理解.
+fn hints_at_restating(t: &str) -> bool {
+    if !t.is_ascii() && t.chars().any(|c| "你您需要确复理也按总".contains(c)) {
+        return true;
+    }
+    let lower = t.to_lowercase();
+    [
+        "you",
+        "confirm",
+        "requir",
+        "request",
+        "clear",
+        "clarif",
+        "recap",
+        "restat",
+        "back",
+        "same page",
+        "aligned",
+        "understand",
+        "rule is",
+        "words",
+        "brief",
+    ]
+    .iter()
+    .any(|h| lower.contains(h))
+}
+
 /// Whether a sentence asks the user to confirm what was just said ("Shout if that's wrong.",
 /// "Correct me if I'm off.", "对吗？"): the sentence before it restates.
 pub(super) fn asks_to_confirm(sentence: &str) -> bool {
     let t = sentence.trim();
+    if t.is_ascii() && !t.ends_with('?') && !t.contains("if ") {
+        return false;
+    }
     if !t.is_ascii() && ZH_CONFIRM.iter().any(|c| t.contains(c)) {
         return true;
     }

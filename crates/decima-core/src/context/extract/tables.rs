@@ -123,7 +123,21 @@ fn header_ok(cells: &[&str]) -> bool {
 pub(super) fn table_at(lines: &[&str], i: usize) -> Option<(usize, Vec<Row>)> {
     let head = *lines.get(i)?;
     let next = *lines.get(i + 1)?;
-    if head.trim().is_empty() || head.len() > 400 {
+    if head.trim().is_empty() || head.len() > 400 || next.trim().is_empty() {
+        return None;
+    }
+    // A header holds two separators at least, and starts with a name.
+    let t = head.trim();
+    let separators = t
+        .bytes()
+        .filter(|&c| matches!(c, b'|' | b'\t' | b',' | b' '))
+        .count();
+    if separators < 1
+        || !t
+            .trim_start_matches('|')
+            .trim_start()
+            .starts_with(|c: char| c.is_alphabetic() || c == '_' || c == '#')
+    {
         return None;
     }
     let (style, first_row) = if head.contains('|') && is_rule(next) {

@@ -108,6 +108,11 @@ pub(super) fn value_spans(sentence: &str, literals: &[Span]) -> Vec<Span> {
     // Names: a run of capitalised words (particles allowed inside) of two or more words that
     // does not open the sentence ("Dana Whitfield", "Northwind Data Services B.V."), or of any
     // length a few lowercase words after a linking word ("issued to the legal entity Acme").
+    // Without a capital past the first letter there is none.
+    let trimmed = sentence.trim_start();
+    if trimmed.is_ascii() && !trimmed.bytes().skip(1).any(|b| b.is_ascii_uppercase()) {
+        return out;
+    }
     let words = word_spans(sentence);
     let mut names: Vec<Span> = Vec::new();
     let mut since_link: Option<usize> = None;
@@ -230,6 +235,9 @@ const ZH_NOT_COPULA: &[char] = &[
 /// format should be parquet", "报告币种是欧元"). At most six words (twelve CJK characters), up
 /// to the next punctuation; the caller checks that the subject names something.
 pub(super) fn copula_value(sentence: &str) -> Option<Span> {
+    if sentence.is_ascii() && !has_link_word(sentence) {
+        return None;
+    }
     let lower = sentence.to_ascii_lowercase();
     let end_of = |from: usize| {
         sentence[from..]
@@ -275,7 +283,13 @@ pub(super) fn copula_value(sentence: &str) -> Option<Span> {
             let announces = link == ": "
                 && (label.split_whitespace().count() > 5
                     || !label.contains(' ') && ANNOUNCING.contains(&label.trim()));
-            if p > 0 && (1..=6).contains(&words) && !value.is_empty() && !announces {
+            // After "is"/"are", a verb ("are excluded from the join") says what happens, not
+            // what something is.
+            let first = value.split_whitespace().next().unwrap_or("");
+            let verb = link != ": "
+                && first.len() > 4
+                && (first.ends_with("ed") || first.ends_with("ing"));
+            if p > 0 && (1..=6).contains(&words) && !value.is_empty() && !announces && !verb {
                 let s =
                     start + (sentence[start..end].len() - sentence[start..end].trim_start().len());
                 return Some((s, s + value.len()));
@@ -432,6 +446,52 @@ pub(super) fn as_quoted(text: &str, span: Span) -> Span {
         end += 1 + w_len;
     }
     (s, end)
+}
+
+/// Whether a user sentence may state a value at all: it holds a digit, a quote, a capital past
+/// its first letter, a linking word or a Chinese linking character. A cheap test that spares
+/// most chatter the full reading.
+pub(super) fn might_state(sentence: &str) -> bool {
+    let b = sentence.trim_start().as_bytes();
+    if b.iter()
+        .any(|c| c.is_ascii_digit() || matches!(c, b'"' | b'`' | b'\''))
+        || b.iter().skip(1).any(u8::is_ascii_uppercase)
+    {
+        return true;
+    }
+    if !sentence.is_ascii() && sentence.chars().any(|c| "是用定按为：“「『".contains(c)) {
+        return true;
+    }
+    has_link_word(sentence)
+}
+
+/// Whether an ASCII text holds a linking word or sign ("is", "are", "be", "was", "use", "go",
+/// "switch", "stick", "pick", "it's", ": "), read word by word without allocating.
+fn has_link_word(text: &str) -> bool {
+    text.contains(": ")
+        || text
+            .split(|c: char| !(c.is_ascii_alphabetic() || c == '\''))
+            .any(|w| {
+                [
+                    "is", "are", "be", "was", "use", "go", "switch", "stick", "pick", "it's",
+                ]
+                .iter()
+                .any(|l| w.eq_ignore_ascii_case(l))
+            })
+}
+
+/// Whether an assistant sentence may hold a literal with inner spaces or a name: two capitals,
+/// or a digit followed by a space and another digit.
+pub(super) fn might_state_spaced(sentence: &str) -> bool {
+    let b = sentence.trim_start().as_bytes();
+    // Capitals that start a word, past the first.
+    let capitals = b
+        .windows(2)
+        .filter(|w| !w[0].is_ascii_alphanumeric() && w[1].is_ascii_uppercase())
+        .count();
+    capitals >= 2
+        || b.windows(3)
+            .any(|w| w[0].is_ascii_digit() && w[1] == b' ' && w[2].is_ascii_digit())
 }
 
 /// Word spans: runs of letters, digits and `-`, `'`, `_`, `.` or `&` (trailing dots dropped).
