@@ -140,6 +140,18 @@ pub(super) fn scan_literals(text: &str, prose: bool, out: &mut dyn FnMut(&str, L
             let (ps, pe) = (words[j - 1].1, words.get(j)?.0);
             (pe == ps + 1 && text.as_bytes()[ps] == b' ').then(|| &text[words[j].0..words[j].1])
         };
+        // A plain word of letters is no literal (only a month may open a date, a currency code
+        // an amount): most words end here.
+        let letters = w.bytes().all(|b| b.is_ascii_alphabetic());
+        if letters && !(w.len() == 3 && w.bytes().all(|b| b.is_ascii_uppercase())) {
+            if let Some(end) = month_date(text, &words, i) {
+                out(&text[ws..end.1], LiteralKind::Time);
+                i = end.0 + 1;
+            } else {
+                i += 1;
+            }
+            continue;
+        }
         // An IBAN, a phone number or an amount written with spaces, kept whole.
         if let Some((last, kind)) = spaced_literal(text, &words, i) {
             out(&text[ws..words[last].1], kind);

@@ -424,10 +424,8 @@ impl Digest {
                 present.insert(lit.to_string());
             });
         }
-        match cand.kind {
-            CandKind::Goal => said.goal.push(text.clone()),
-            CandKind::Contained => said.sentences.push(text.clone()),
-            _ => {}
+        if matches!(cand.kind, CandKind::Goal) {
+            said.goal.push(text.clone());
         }
         open.insert(cand.sec);
     }
@@ -476,26 +474,19 @@ impl Digest {
     }
 }
 
-/// The goal, constraint and decision texts a layout has chosen so far.
+/// The goal texts a layout has chosen so far.
 #[derive(Default)]
 struct Said {
     goal: Vec<String>,
-    sentences: Vec<String>,
 }
 
 impl Said {
-    /// Whether a candidate of `kind` with text `plain` is already said: a constraint or
-    /// decision by the goal, a statement by the goal, a constraint or a decision.
+    /// Whether a constraint, decision or statement with text `plain` is already said by the
+    /// goal. (A clause of a constraint or decision is no statement of its own, so only the goal
+    /// can repeat one.)
     fn says(&self, kind: &CandKind, plain: &str) -> bool {
-        match kind {
-            CandKind::Contained => self.goal.iter().any(|g| g.contains(plain)),
-            CandKind::Statement(_) => self
-                .goal
-                .iter()
-                .chain(&self.sentences)
-                .any(|g| g.contains(plain)),
-            _ => false,
-        }
+        matches!(kind, CandKind::Contained | CandKind::Statement(_))
+            && self.goal.iter().any(|g| g.contains(plain))
     }
 }
 
