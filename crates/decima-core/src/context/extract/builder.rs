@@ -6,13 +6,13 @@ use std::hash::BuildHasher;
 
 use super::blocks::blocks;
 use super::clauses::{clause_text, clauses, subject_in};
-use super::corrections::{correction, marks_alternative, text_correction};
+use super::corrections::{Correction, correction, marks_alternative, text_correction};
 use super::cues::{Cues, is_todo, says_goal, sentences, todo_key};
 use super::facts::{Facts, Home, Patch, analyse, analyse_values};
 use super::labels::{Labelled, label_line, read_output};
 use super::literals::{Literal, LiteralKind, Origin, scan_literals};
 use super::operations::{MAX_VARIANT_LINES, exit_code, key_argument, shape_of};
-use super::restatements::{asks_to_confirm, is_list_item, opens_list, restates};
+use super::restatements::{asks_to_confirm, is_list_item, opens_list, restates, strip_list_marker};
 use super::text::{FastMap, FastSet, first_lines, prefix_bytes, truncate};
 use super::values::{Span, copula_value, might_state, might_state_spaced, value_spans};
 use super::{Digest, GOAL_CHARS, LINE_CHARS, Operation, Source, Statement, StatementKind};
@@ -43,15 +43,29 @@ fn literals_in(lits: &[Span], at: usize, len: usize) -> Vec<Span> {
         .collect()
 }
 
-/// A correction that names its subject but states no value: "the refund window I gave you
-/// earlier was the draft figure".
-fn names_a_correction(sentence: &str) -> bool {
+/// Where a correction that names its subject but states no value begins ("hmm no, the refund
+/// window I gave you earlier was the draft figure"): a strong cue, no value, and the words of
+/// a subject stated before (`named`, found by the registry), from the part that names it.
+fn names_a_correction<'s>(sentence: &'s str, named: &str) -> Option<&'s str> {
     if correction(sentence, &[]).is_none_or(|c| !c.strong) {
-        return false;
+        return None;
     }
-    let a = analyse(sentence);
-    a.values.is_empty() && a.correction.is_some_and(|c| c.strong) && !a.subject.key.is_empty()
+    let lower = sentence.to_lowercase();
+    if lower.len() != sentence.len() {
+        return None;
+    }
+    let first_word = named.split(' ').next().unwrap_or(named);
+    let at = lower.find(first_word)?;
+    let part = lower[..at]
+        .rfind([',', ';', '，', '；', '—'])
+        .map_or(0, |p| {
+            p + lower[p..].chars().next().map_or(1, char::len_utf8)
+        });
+    Some(sentence[part..].trim_start())
 }
+
+/// An assistant sentence up to this long that states a spaced literal is kept whole.
+const WHOLE_SENTENCE_CHARS: usize = 200;
 
 /// The label of a command's one-line answer.
 const OUTPUT: &str = "output";
@@ -133,6 +147,10 @@ struct Builder {
     memo: FastMap<u64, (Cues, bool)>,
     /// The seq of the source being read.
     seq: Option<i64>,
+    /// The subject a correction named in the sentence before the one being read, which states
+    /// its value ("the refund window I gave you was the draft figure. the signed-off one is 21
+    /// days").
+    named: Option<String>,
 }
 
 impl Builder {
@@ -155,6 +173,7 @@ impl Builder {
             shape_variants: FastMap::default(),
             memo: FastMap::default(),
             seq: None,
+            named: None,
         }
     }
 
@@ -328,7 +347,7 @@ impl Builder {
             self.labelled(l, origin, None, scope);
         }
         let mut restating = false;
-        let mut carry: Option<&str> = None;
+        let mut carry: Option<(&str, String)> = None;
         let all = sentences(text);
         // A request to confirm ("Shout if that's wrong.", "没问题的话我就开始了。") makes what
         // it follows a restatement: the sentence before it, or the list before it and the line
@@ -421,7 +440,7 @@ impl Builder {
                 // "the refund window I gave you was the draft figure. the signed-off one is 21
                 // days": a correction naming its subject, then its value in the next sentence.
                 match carry.take() {
-                    Some(before) => {
+                    Some((before, named)) => {
                         let joined = format!("{before} {sentence}");
                         let mut inner: Vec<Span> = Vec::new();
                         scan_literals(&joined, true, &mut |t, _| {
@@ -429,13 +448,20 @@ impl Builder {
                             inner.push((s, s + t.len()));
                         });
                         inner.sort_unstable();
-                        self.user_statements(&joined, &inner, home.clone());
+                        // A statement of its own: the sentence alone says nothing of its
+                        // subject, wherever it is listed.
+                        self.named = Some(named);
+                        self.user_statements(&joined, &inner, Home::Listed);
+                        self.named = None;
                     }
                     None => {
                         let inner = literals_in(&lits, at, sentence.len());
                         stated = self.user_statements(sentence, &inner, home.clone());
-                        if !stated && names_a_correction(sentence) {
-                            carry = Some(sentence);
+                        if !stated
+                            && let Some(named) = self.facts.subject_named_in(sentence)
+                            && let Some(part) = names_a_correction(sentence, &named)
+                        {
+                            carry = Some((part, named));
                             stated = true;
                         }
                     }
@@ -467,7 +493,8 @@ impl Builder {
     /// The user's clauses that state a value, each a statement (or, inside a constraint or
     /// decision, a clause a later correction can patch there).
     /// Returns whether the sentence stated a value (so a correction that names its subject in
-    /// one sentence and its value in the next can be read as one).
+    /// one sentence and its value in the next can be read as one); chatter around a bare number
+    /// ("in meetings till 2") states none.
     fn user_statements(&mut self, sentence: &str, inner: &[Span], home: Home) -> bool {
         if sentence.len() > MAX_STATEMENT_SENTENCE
             || sentence.ends_with('?')
@@ -475,7 +502,7 @@ impl Builder {
         {
             return true;
         }
-        if !might_state(sentence) {
+        if !might_state(sentence) && !marks_alternative(sentence) {
             return false;
         }
         let mut values = value_spans(sentence, inner);
@@ -489,9 +516,9 @@ impl Builder {
             cue
         };
         // A correction in words ("sorry, it's the median, not the mean").
+        // "X, not Y" says by itself that X replaces Y.
         if values.len() < 2
             && marks_alternative(sentence)
-            && cue_of(&values).is_some()
             && let Some((new, old)) = text_correction(sentence)
         {
             values.retain(|&(s, e)| e <= new.0.min(old.0) || s >= new.1.max(old.1));
@@ -517,12 +544,13 @@ impl Builder {
             return false;
         }
         values.sort_unstable();
+        let mut added = false;
         for c in clauses(sentence, &values) {
             if c.values.is_empty() {
                 continue;
             }
             let text = clause_text(sentence, &c);
-            let analysis = if text.len() == c.end - c.start {
+            let mut analysis = if text.len() == c.end - c.start {
                 let rel: Vec<Span> = c
                     .values
                     .iter()
@@ -539,12 +567,33 @@ impl Builder {
                     .bytes()
                     .all(|b| b.is_ascii_digit() || matches!(b, b'.' | b',' | b':' | b'/' | b'-'))
             };
+            if let Some(named) = &self.named {
+                // The value of a correction whose subject the sentence before named.
+                analysis.subject.key.clone_from(named);
+                analysis.subject.specific = true;
+                analysis.subject.linked = true;
+                analysis.correction.get_or_insert(Correction {
+                    strong: true,
+                    old: None,
+                });
+            }
             if analysis.correction.is_none()
                 && !analysis.subject.linked
                 && analysis.values.iter().all(bare)
             {
                 continue;
             }
+            // "in meetings till 2, hmm no, the first cohort I gave you was the draft figure":
+            // the correction after a bare number is about a subject named after it.
+            if self.named.is_none()
+                && analysis.values.iter().all(bare)
+                && let Some(&(_, last)) = c.values.last()
+                && correction(&sentence[last..], &[]).is_some_and(|c| c.strong)
+                && self.facts.subject_named_in(&sentence[last..]).is_some()
+            {
+                continue;
+            }
+            added = true;
             let st = Statement {
                 seq: self.seq,
                 origin: Origin::User,
@@ -559,7 +608,7 @@ impl Builder {
             let patches = self.facts.add_clause(st, &analysis, home.clone());
             self.apply(patches);
         }
-        true
+        added
     }
 
     /// An assistant clause that states a literal with inner spaces or a name ("the vendor
@@ -581,11 +630,18 @@ impl Builder {
         if !values.iter().any(spaced) {
             return false;
         }
-        for c in clauses(sentence, &values) {
-            if !c.values.iter().any(spaced) {
-                continue;
-            }
-            let text = clause_text(sentence, &c).into_owned();
+        // A short sentence is one statement: what the value is ("the vendor's account manager:
+        // Dana Whitfield, phone +33 1 72 91 77 33") may sit in the clause before it.
+        let texts: Vec<String> = if sentence.chars().count() <= WHOLE_SENTENCE_CHARS {
+            vec![sentence.to_string()]
+        } else {
+            clauses(sentence, &values)
+                .iter()
+                .filter(|c| c.values.iter().any(spaced))
+                .map(|c| clause_text(sentence, c).into_owned())
+                .collect()
+        };
+        for text in texts {
             let analysis = analyse(&text);
             let st = Statement {
                 seq: self.seq,
@@ -606,12 +662,17 @@ impl Builder {
 
     /// An assistant sentence that restates what the user wants.
     fn restatement(&mut self, sentence: &str) {
+        let sentence = strip_list_marker(sentence);
         let text = if sentence.len() > MAX_STATEMENT_SENTENCE {
             truncate(sentence, SENTENCE_CHARS)
         } else {
             sentence.to_string()
         };
         let analysis = analyse(&text);
+        if opens_list(&text) && analysis.values.is_empty() {
+            // "Here's what I'm working from:" says nothing its items do not.
+            return;
+        }
         let st = Statement {
             seq: self.seq,
             origin: Origin::Prose,

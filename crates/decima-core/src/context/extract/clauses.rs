@@ -300,6 +300,10 @@ fn pronoun(w: &str) -> bool {
 
 /// Chinese words a subject does not end with (linking verbs, copulas) or begin with (cues).
 const ZH_TRAILING: &[&str] = &[
+    "最后还是定",
+    "还是定",
+    "最终定",
+    "就定",
     "现在",
     "目前",
     "仍然",
@@ -358,6 +362,11 @@ const ZH_TRAILING: &[&str] = &[
     "的",
 ];
 const ZH_LEADING: &[&str] = &[
+    "前面说的",
+    "上面说的",
+    "刚刚说的",
+    "之前提到的",
+    "前面提到的",
     "之前说的",
     "刚才说的",
     "之前",
@@ -401,6 +410,7 @@ const ZH_LEADING: &[&str] = &[
     "请",
     "那",
     "这",
+    "的",
 ];
 const ZH_PRONOUNS: &[&str] = &[
     "它", "这", "那", "这个", "那个", "这些", "那些", "他", "她", "他们",
@@ -640,6 +650,16 @@ fn cue_word(w: &str) -> bool {
             | "spoke"
             | "after"
             | "all"
+            | "wait"
+            | "hm"
+            | "ah"
+            | "uh"
+            | "um"
+            | "ugh"
+            | "lol"
+            | "nope"
+            | "yeah"
+            | "yep"
     )
 }
 
@@ -681,7 +701,8 @@ fn part_subject(part: &str, nearest_last: bool) -> Subject {
     }
 }
 
-fn singular(w: &str) -> String {
+/// A word without its plural `s`, as subject keys hold it.
+pub(super) fn singular(w: &str) -> String {
     if w.len() > 3
         && w.ends_with('s')
         && !w.ends_with("ss")

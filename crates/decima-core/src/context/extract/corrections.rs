@@ -172,6 +172,10 @@ const OLD_MARKERS: &[(&str, bool)] = &[
     ("不是", true),
     ("而不是", true),
     ("而非", true),
+    ("不用", true),
+    ("不要", true),
+    ("别用", true),
+    ("不再用", true),
     ("原来是", false),
     ("原先是", false),
     ("之前是", false),
@@ -217,6 +221,11 @@ fn marks_old_after(after: &str) -> bool {
     .any(|m| a.starts_with(m))
 }
 
+/// Words people say before a "no" that takes back what they said.
+const FILLERS: &[&str] = &[
+    "hmm", "oh", "ah", "uh", "um", "well", "ok", "okay", "lol", "ugh", "wait",
+];
+
 /// Whether `text` (a clause, with value spans `values`) is a correction, and how.
 pub(super) fn correction(text: &str, values: &[Span]) -> Option<Correction> {
     let lower = if text.is_ascii() {
@@ -237,22 +246,22 @@ pub(super) fn correction(text: &str, values: &[Span]) -> Option<Correction> {
     for (i, w) in words.iter().enumerate() {
         strong |= strong_word(w) || words.get(i + 1).is_some_and(|n| strong_pair(w, n));
         weak |= weak_word(w);
+        // "… hmm no, the window I gave you …": a no after a filler, anywhere.
+        strong |= *w == "no" && i > 0 && FILLERS.contains(&words[i - 1]);
     }
     let changes =
         words.iter().any(|w| change_word(w)) || text.contains('改') || text.contains('调');
     // "No, it's 15", "hmm no, …": a leading no, after any filler.
     let opening = lower
         .trim_start_matches(|c: char| c.is_whitespace() || c == ',' || c.is_ascii_punctuation());
-    let opening = [
-        "hmm", "oh", "ah", "uh", "um", "well", "ok", "okay", "lol", "ugh", "wait",
-    ]
-    .iter()
-    .find_map(|f| {
-        opening
-            .strip_prefix(f)
-            .filter(|r| r.starts_with([' ', ',']))
-    })
-    .map_or(opening, |r| r.trim_start_matches([' ', ',']));
+    let opening = FILLERS
+        .iter()
+        .find_map(|f| {
+            opening
+                .strip_prefix(f)
+                .filter(|r| r.starts_with([' ', ',']))
+        })
+        .map_or(opening, |r| r.trim_start_matches([' ', ',']));
     strong |= opening.starts_with("no,") || opening.starts_with("no ") && words.len() <= 6;
     // The old value: one marked by the words around it, when another value is the new one.
     let old = if values.len() >= 2 {
@@ -343,10 +352,12 @@ fn phrase_start(text: &str, to: usize) -> Option<usize> {
 /// Whether a text holds what a correction in words needs: "not", "instead", "rather", "不是",
 /// "而非", "不用", "不要", "别用".
 pub(super) fn marks_alternative(text: &str) -> bool {
-    if !text.is_ascii() {
-        return ["不是", "而非", "不用", "不要", "别用", "不再用"]
+    if !text.is_ascii()
+        && ["不是", "而非", "不用", "不要", "别用", "不再用"]
             .iter()
-            .any(|m| text.contains(m));
+            .any(|m| text.contains(m))
+    {
+        return true;
     }
     text.split(|c: char| !c.is_ascii_alphabetic()).any(|w| {
         ["not", "instead", "rather"]
@@ -397,6 +408,12 @@ pub(super) fn text_correction(text: &str) -> Option<(Span, Span)> {
         if let Some(new_start) = phrase_start(text, new_end)
             && new_end - new_start <= 60
         {
+            // "first payment month for cohort bucketing, not signup week": what follows "for"
+            // is the subject.
+            let new_end = lower[new_start..new_end]
+                .find(" for ")
+                .filter(|&f| f > 0)
+                .map_or(new_end, |f| new_start + f);
             return Some(((new_start, new_end), (old_start, old_end)));
         }
     }

@@ -13,6 +13,7 @@ pub(super) fn sentences(text: &str) -> Vec<&str> {
         let b = bytes[i];
         let cut = match b {
             b'\n' => Some((i, i + 1)),
+            b'.' if bytes.get(i + 1) == Some(&b' ') && abbreviation(&bytes[start..i]) => None,
             b'.' | b'!' | b'?' => {
                 let next = bytes.get(i + 1).copied();
                 if next.is_none_or(|n| n == b' ' || n == b'\n' || n == b'\t' || n == b'\r') {
@@ -49,6 +50,25 @@ pub(super) fn sentences(text: &str) -> Vec<&str> {
         out.push(s);
     }
     out
+}
+
+/// Whether the word that ends `before` (the text up to a dot) is an abbreviation a sentence
+/// does not end with: "Globex Trading GmbH & Co. KG", "e.g. the", "Dr. Weber", "J. Smith".
+fn abbreviation(before: &[u8]) -> bool {
+    let word_len = before
+        .iter()
+        .rev()
+        .take_while(|b| b.is_ascii_alphabetic() || **b == b'.')
+        .count();
+    let word = &before[before.len() - word_len..];
+    if word.len() == 1 && word[0].is_ascii_uppercase() {
+        return true;
+    }
+    const ABBREVIATIONS: &[&[u8]] = &[
+        b"Co", b"Inc", b"Ltd", b"Corp", b"Bros", b"Mr", b"Mrs", b"Ms", b"Dr", b"Prof", b"St",
+        b"Jr", b"Sr", b"No", b"vs", b"e.g", b"i.e", b"approx", b"cf", b"Nr", b"Abs",
+    ];
+    ABBREVIATIONS.contains(&word)
 }
 
 pub(super) fn is_todo(s: &str) -> bool {

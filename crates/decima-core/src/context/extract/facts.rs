@@ -17,8 +17,8 @@
 
 use super::candidates::short_text;
 use super::clauses::clauses;
-use super::clauses::{Subject, same_subject, subject_in};
-use super::corrections::{Correction, correction, text_correction};
+use super::clauses::{Subject, same_subject, singular, subject_in};
+use super::corrections::{Correction, correction, marks_alternative, text_correction};
 use super::literals::{Origin, scan_literals};
 use super::operations::{MAX_VARIANT_LINES, shape_of};
 use super::text::FastMap;
@@ -63,11 +63,9 @@ pub(super) fn analyse_values(text: &str, values: Vec<Span>) -> Analysis {
 pub(super) fn analyse_with(text: &str, literals: &[Span]) -> Analysis {
     let mut values = value_spans(text, literals);
     let mut correction = correction(text, &values);
-    if values.is_empty() || correction.is_some_and(|c| c.old.is_none()) && values.len() < 2 {
+    if values.len() < 2 && correction.is_none_or(|c| c.old.is_none()) && marks_alternative(text) {
         // A correction in words: its new and its old value are phrases.
-        if let Some((new, old)) = text_correction(text)
-            && (correction.is_some() || values.is_empty())
-        {
+        if let Some((new, old)) = text_correction(text) {
             values = vec![new, old];
             values.sort_unstable();
             correction = Some(Correction {
@@ -389,11 +387,18 @@ impl Facts {
     }
 
     /// Registers the value-bearing clauses of a constraint or decision sentence, which a later
-    /// correction may patch where they stand.
-    pub(super) fn add_hidden_sentence(&mut self, sentence: &str, home: Home) {
+    /// correction may patch where they stand. With `relate`, a clause that corrects something
+    /// registered before replaces it, and the sentences to rewrite are returned.
+    pub(super) fn add_hidden_sentence(
+        &mut self,
+        sentence: &str,
+        home: Home,
+        relate: bool,
+    ) -> Vec<Patch> {
         let a = analyse(sentence);
+        let mut patches = Vec::new();
         if a.values.is_empty() {
-            return;
+            return patches;
         }
         for c in clauses(sentence, &a.values) {
             if c.values.is_empty() {
@@ -405,11 +410,6 @@ impl Facts {
                 .iter()
                 .map(|&(s, e)| (s - c.start, e - c.start))
                 .collect();
-            let analysis = Analysis {
-                subject: subject_in(text, &rel),
-                values: rel,
-                correction: None,
-            };
             let st = Statement {
                 seq: None,
                 origin: Origin::User,
@@ -421,8 +421,19 @@ impl Facts {
                 group: None,
                 last_seen: 0,
             };
-            self.push_clause(st, &analysis, home.clone());
+            if relate {
+                let analysis = analyse_values(text, rel);
+                patches.extend(self.add_clause(st, &analysis, home.clone()));
+            } else {
+                let analysis = Analysis {
+                    subject: subject_in(text, &rel),
+                    values: rel,
+                    correction: None,
+                };
+                self.push_clause(st, &analysis, home.clone());
+            }
         }
+        patches
     }
 
     /// Adds a user clause or an assistant restatement (`st.text` is the clause, `a` its
@@ -476,10 +487,16 @@ impl Facts {
         {
             if let Some(old) = &old_key {
                 // A correction that names the value it replaces corrects the statement that
-                // holds that value now (of its subject, when it names one), or nothing.
+                // holds that value now (of its subject, when it names one), else the latest
+                // statement of the subject it names, or nothing.
                 target = self
                     .latest_with_value(old, &key)
-                    .filter(|&t| key.is_empty() || same_subject(&self.entries[t].key, &key));
+                    .filter(|&t| key.is_empty() || same_subject(&self.entries[t].key, &key))
+                    .or_else(|| {
+                        (a.subject.specific && corr.is_some_and(|c| c.strong))
+                            .then(|| self.latest_with_subject(&key, false))
+                            .flatten()
+                    });
             } else {
                 if !key.is_empty() {
                     target = self.latest_with_subject(&key, corr.is_none());
@@ -656,8 +673,47 @@ impl Facts {
             .or_else(|| live().next())
     }
 
+    /// The subject of an earlier statement that `text` names by its words ("hmm no, the refund
+    /// window I gave you earlier was the draft figure" names "refund window"): the longest key
+    /// among the live statements looked up by the text's words (in Chinese, by each pair of
+    /// characters), newest first.
+    pub(super) fn subject_named_in(&self, text: &str) -> Option<String> {
+        let lower = text.to_lowercase();
+        let words: Vec<String> = lower
+            .split(|c: char| !(c.is_alphanumeric() || c == '\'' || c == '-' || c == '_'))
+            .filter(|w| !w.is_empty() && w.is_ascii())
+            .map(singular)
+            .collect();
+        let chars: Vec<char> = lower.chars().collect();
+        let pairs = chars
+            .windows(2)
+            .filter(|w| !w[0].is_ascii() && !w[1].is_ascii())
+            .map(|w| w.iter().collect::<String>());
+        let mut best: Option<&str> = None;
+        for head in words.iter().cloned().chain(pairs) {
+            let Some(list) = self.by_head.get(&head) else {
+                continue;
+            };
+            for &i in list.iter().rev().take(LOOKBACK) {
+                let e = &self.entries[i];
+                if !self.open(i) || e.st.origin == Origin::Tool || e.key.is_empty() {
+                    continue;
+                }
+                let named = if e.key.is_ascii() {
+                    e.key.split(' ').all(|k| words.iter().any(|w| w == k))
+                } else {
+                    lower.contains(&e.key)
+                };
+                if named && best.is_none_or(|b| e.key.len() > b.len()) {
+                    best = Some(&e.key);
+                }
+            }
+        }
+        best.map(str::to_string)
+    }
+
     /// The newest live statement about `key`; an update without a cue (`plain`) replaces only
-    /// the user's own listed statements.
+    /// the user's own statements (a clause of a constraint or decision among them).
     fn latest_with_subject(&self, key: &str, plain: bool) -> Option<usize> {
         heads(key)
             .iter()
@@ -667,7 +723,7 @@ impl Facts {
                     let e = &self.entries[i];
                     self.open(i)
                         && e.st.origin != Origin::Tool
-                        && (!plain || e.st.origin == Origin::User && e.home == Home::Listed)
+                        && (!plain || e.st.origin == Origin::User)
                         && same_subject(&e.key, key)
                 })
             })

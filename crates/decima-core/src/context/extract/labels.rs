@@ -55,6 +55,10 @@ pub(super) fn read_output(text: &str) -> Vec<Labelled> {
         }
         let line = lines[i];
         i += 1;
+        if let Some((command, schedule)) = cron_line(line.trim()) {
+            push_pair(&mut out, command.to_string(), &schedule);
+            continue;
+        }
         let indent = line.len() - line.trim_start().len();
         let body = strip_log_prefix(strip_bullet(line.trim()));
         if body.is_empty() || body.len() > 300 || body.starts_with("//") || body.starts_with('#') {
@@ -62,6 +66,10 @@ pub(super) fn read_output(text: &str) -> Vec<Labelled> {
         }
         if body.starts_with('{') && body.contains("\":") {
             json(body, &mut out);
+            continue;
+        }
+        if let Some((name, status)) = status_line(body) {
+            push_pair(&mut out, name.to_string(), &status);
             continue;
         }
         while parents.last().is_some_and(|(d, _)| *d >= indent) {
@@ -86,6 +94,68 @@ pub(super) fn read_output(text: &str) -> Vec<Labelled> {
     }
     out.truncate(MAX_FACTS);
     out
+}
+
+/// A crontab entry: five schedule fields (or `@daily` and the like), then the command; the
+/// command's first word is the label, the schedule its value
+/// (`25 5 * * 5 /opt/etl/run_weekly_churn.sh` → `/opt/etl/run_weekly_churn.sh: 25 5 * * 5`).
+fn cron_line(line: &str) -> Option<(&str, String)> {
+    let field = |t: &str| {
+        !t.is_empty()
+            && t.bytes()
+                .all(|b| b.is_ascii_digit() || matches!(b, b'*' | b'/' | b',' | b'-'))
+    };
+    let mut tokens = line.split_whitespace();
+    let first = tokens.next()?;
+    let schedule = if first.starts_with('@') && first.len() > 2 {
+        first.to_string()
+    } else {
+        let rest: Vec<&str> = tokens.by_ref().take(4).collect();
+        if !field(first) || rest.len() < 4 || !rest.iter().all(|t| field(t)) {
+            return None;
+        }
+        // A row of numbers is not a schedule: one field at least is a `*` or a step.
+        if !std::iter::once(first)
+            .chain(rest.iter().copied())
+            .any(|t| t.contains(['*', '/']))
+        {
+            return None;
+        }
+        format!("{first} {}", rest.join(" "))
+    };
+    let command = tokens.next()?;
+    command
+        .bytes()
+        .any(|b| b.is_ascii_alphabetic())
+        .then_some((command, schedule))
+}
+
+/// A test runner's result line: a status word, the count it found, and the test's name
+/// (`2 of 3 FAIL 384 unique_subscriptions_id ....` → `unique_subscriptions_id: FAIL 384`).
+fn status_line(body: &str) -> Option<(&str, String)> {
+    const STATUSES: [&str; 8] = [
+        "PASS", "PASSED", "FAIL", "FAILED", "ERROR", "WARN", "SKIP", "SKIPPED",
+    ];
+    let tokens: Vec<&str> = body.split_whitespace().take(8).collect();
+    let k = tokens.iter().position(|t| STATUSES.contains(t))?;
+    let mut j = k + 1;
+    let mut status = tokens[k].to_string();
+    if let Some(n) = tokens
+        .get(j)
+        .filter(|t| t.bytes().all(|b| b.is_ascii_digit()))
+    {
+        status.push(' ');
+        status.push_str(n);
+        j += 1;
+    }
+    let name = tokens.get(j)?;
+    let identifier = name.len() >= 3
+        && name.bytes().any(|b| b.is_ascii_alphabetic())
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b':' | b'/' | b'-'))
+        && !name.contains("..");
+    identifier.then_some((name, status))
 }
 
 /// A report line of the form `Label: value` whose value holds a digit, as an agent states a
@@ -502,5 +572,34 @@ mod tests {
             vec!["本季度总收入（元）: 18,691,357.17"]
         );
         assert!(texts("The job finished. Nothing to report.\n").is_empty());
+    }
+
+    #[test]
+    fn schedules_and_test_results_keep_what_they_are_for() {
+        assert_eq!(
+            texts(
+                "# m h dom mon dow  command\n*/15 * * * * /opt/poll.sh >> /var/log/poll.log 2>&1\n30 4 * * 1-5 /opt/etl/nightly_export.sh\n@daily /opt/rotate.sh\n"
+            ),
+            vec![
+                "/opt/poll.sh: */15 * * * *",
+                "/opt/etl/nightly_export.sh: 30 4 * * 1-5",
+                "/opt/rotate.sh: @daily"
+            ]
+        );
+        // Numbers in columns are a table, not a schedule.
+        assert!(
+            !texts("1 2 3 4 5 total\n")
+                .iter()
+                .any(|t| t.contains("total:"))
+        );
+        assert_eq!(
+            texts(
+                "09:14:02  4 of 7 FAIL 12 accepted_values_orders_status .... [FAIL 12 in 0.31s]\n09:14:03  5 of 7 PASS not_null_orders_id ..... [PASS in 0.2s]\n"
+            ),
+            vec![
+                "accepted_values_orders_status: FAIL 12",
+                "not_null_orders_id: PASS"
+            ]
+        );
     }
 }

@@ -75,22 +75,35 @@ impl Digest {
         };
         self.stated.extend(counts);
         self.recurring.extend(later.recurring);
-        merge_restated(&mut self.decisions, later.decisions);
-        merge_restated(&mut self.constraints, later.constraints);
         // Statements: the later ones relate to the earlier ones (and to the clauses of the
-        // earlier constraints and decisions) as when they were first said.
+        // earlier constraints and decisions) as when they were first said, and so do the
+        // clauses of the later constraints and decisions ("不对，流失窗口应该是 81天").
         let mut facts = Facts::default();
         for c in &self.constraints {
-            facts.add_hidden_sentence(c, Home::Constraint(c.clone()));
+            facts.add_hidden_sentence(c, Home::Constraint(c.clone()), false);
         }
         for c in &self.decisions {
-            facts.add_hidden_sentence(c, Home::Decision(c.clone()));
+            facts.add_hidden_sentence(c, Home::Decision(c.clone()), false);
         }
         for st in std::mem::take(&mut self.statements) {
             facts.add_read_back(st, false);
         }
         facts.freeze();
         let mut patches: Vec<Patch> = Vec::new();
+        let earlier: HashSet<String> = self
+            .constraints
+            .iter()
+            .chain(&self.decisions)
+            .cloned()
+            .collect();
+        for c in later.constraints.iter().filter(|c| !earlier.contains(*c)) {
+            patches.extend(facts.add_hidden_sentence(c, Home::Constraint(c.clone()), true));
+        }
+        for c in later.decisions.iter().filter(|c| !earlier.contains(*c)) {
+            patches.extend(facts.add_hidden_sentence(c, Home::Decision(c.clone()), true));
+        }
+        merge_restated(&mut self.decisions, later.decisions);
+        merge_restated(&mut self.constraints, later.constraints);
         for mut st in later.statements {
             st.last_seen += offset;
             patches.extend(facts.add_read_back(st, true));

@@ -135,6 +135,10 @@ const ZH_CONFIRM: &[&str] = &[
     "如果没问题",
     "有问题的话",
     "对吧",
+    "是否正确",
+    "有遗漏吗",
+    "有没有遗漏",
+    "没问题吧",
 ];
 
 /// Whether an assistant sentence restates what the user wants. Questions do not: "Do you want
@@ -207,13 +211,53 @@ pub(super) fn asks_to_confirm(sentence: &str) -> bool {
         return true;
     }
     let lower = t.to_lowercase().replace('’', "'");
-    EN_CONFIRM.iter().any(|c| lower.contains(c))
+    EN_CONFIRM.iter().any(|c| lower.contains(c)) || short_check(&lower)
+}
+
+/// A short question that only asks whether what came before holds: "Correct?", "Right?",
+/// "Sound good?", "Anything I missed?", "All correct?".
+fn short_check(lower: &str) -> bool {
+    let Some(q) = lower.strip_suffix('?') else {
+        return false;
+    };
+    let words: Vec<&str> = q
+        .split(|c: char| !(c.is_alphanumeric() || c == '\''))
+        .filter(|w| !w.is_empty())
+        .collect();
+    (1..=4).contains(&words.len())
+        && words.iter().any(|w| {
+            matches!(
+                *w,
+                "correct"
+                    | "right"
+                    | "ok"
+                    | "okay"
+                    | "agreed"
+                    | "accurate"
+                    | "good"
+                    | "fine"
+                    | "missed"
+                    | "missing"
+                    | "wrong"
+                    | "yes"
+            )
+        })
 }
 
 /// Whether a restatement introduces a list of items ("To confirm, you want:").
 pub(super) fn opens_list(sentence: &str) -> bool {
     let t = sentence.trim_end();
     t.ends_with(':') || t.ends_with('：')
+}
+
+/// The item without its list marker ("- EUR only" → "EUR only").
+pub(super) fn strip_list_marker(sentence: &str) -> &str {
+    let t = sentence.trim_start();
+    if !is_list_item(t) {
+        return sentence;
+    }
+    let cut = t.find(' ').map_or(0, |p| p + 1);
+    t[cut..].trim_start()
 }
 
 /// Whether a sentence is an item of a list (`- x`, `* x`, `• x`, `1. x`, `2) x`).
@@ -255,6 +299,9 @@ mod tests {
         assert!(opens_list("To confirm, you want:"));
         assert!(asks_to_confirm("Shout if that's wrong."));
         assert!(asks_to_confirm("对吗？"));
+        assert!(asks_to_confirm("Correct?"));
+        assert!(asks_to_confirm("Anything I missed?"));
+        assert!(!asks_to_confirm("Which region is wrong in the export?"));
         assert!(!asks_to_confirm("The totals match."));
         assert!(is_list_item("- EUR only"));
         assert!(is_list_item("2) no charts"));

@@ -334,3 +334,187 @@ fn dropped_statements_are_counted_and_the_budget_is_kept() {
         "newest whole when all fit:\n{roomy}"
     );
 }
+
+#[test]
+fn corrections_that_name_no_value_or_hide_it_in_chatter() {
+    // A bare "no" after a filler takes back the number before it; the clause it corrects is
+    // restated with the new value.
+    let d = Digest::from_sources([
+        at(1, Role::User, "Goal: size the pilot."),
+        at(
+            2,
+            Role::User,
+            "For sizing, the pilot group is 340 seats, keep that in mind.",
+        ),
+        at(3, Role::Assistant, "Noted."),
+        at(4, Role::User, "hmm no — 280. 340 included the contractors"),
+    ]);
+    let text = d.render(Detail::Standard);
+    assert!(
+        text.contains("(seq 4, user) For sizing, the pilot group is 280 seats"),
+        "{text}"
+    );
+    for line in text.lines().filter(|l| l.contains("340 seats")) {
+        assert!(
+            line.contains("(replaces 340 seats)") || line.contains("(replaced by 280 at seq 4)"),
+            "stale: {line}\n{text}"
+        );
+    }
+
+    // The subject in one sentence (after chatter with a number of its own), the value in the
+    // next.
+    let d = Digest::from_sources([
+        at(1, Role::User, "Goal: renew the support plan."),
+        at(
+            5,
+            Role::User,
+            "The response target is 8 hours for P2 tickets.",
+        ),
+        at(
+            9,
+            Role::User,
+            "back at 3, carry on — oh no, the response target I sent was the old draft. the agreed one is 6 hours",
+        ),
+    ]);
+    let text = d.render(Detail::Standard);
+    assert!(
+        text.contains("the response target I sent was the old draft. the agreed one is 6 hours (replaces 8 hours)"),
+        "{text}"
+    );
+    assert!(!text.contains("back at 3"), "{text}");
+    for line in text.lines().filter(|l| l.contains("8 hours")) {
+        assert!(line.contains("replaces 8 hours"), "stale: {line}\n{text}");
+    }
+}
+
+#[test]
+fn a_correction_in_words_patches_the_decision_it_replaces() {
+    let d = Digest::from_sources([
+        at(1, Role::User, "Goal: publish the pricing study."),
+        at(3, Role::User, "Decision on the chart type: stacked bars."),
+        at(
+            8,
+            Role::User,
+            "forget that — small multiples for the chart type, not stacked bars.",
+        ),
+    ]);
+    let text = d.render(Detail::Standard);
+    assert!(
+        text.contains(
+            "Decision on the chart type: stacked bars. (replaced by small multiples at seq 8)"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains("(seq 8, user) forget that — small multiples for the chart type, not stacked bars. (replaces stacked bars)"),
+        "{text}"
+    );
+}
+
+#[test]
+fn chinese_corrections_that_give_only_the_new_value_or_a_word() {
+    let d = Digest::from_sources([
+        at(1, Role::User, "目标：整理续约材料。"),
+        at(2, Role::User, "汇报格式请采用幻灯片，和上次一致。"),
+        at(4, Role::User, "改为 Excel 表格"),
+        at(6, Role::User, "关于计费周期：采用自然月，之后不再改。"),
+        at(8, Role::User, "想了想，计费周期用合同月，不用自然月。"),
+        at(10, Role::User, "本次的试用期按 30 天 计算。"),
+        at(12, Role::User, "前面说的试用期有误，以 14天 为准。"),
+    ]);
+    let text = d.render(Detail::Standard);
+    assert!(
+        text.contains("汇报格式请采用幻灯片，和上次一致。 (replaced by Excel 表格 at seq 4)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("采用自然月，之后不再改。 (replaced by 合同月 at seq 8)"),
+        "{text}"
+    );
+    // The corrected statement is gone or marked; the correction stands.
+    for line in text.lines().filter(|l| l.contains("30 天")) {
+        assert!(
+            line.contains("(replaced by 14天 at seq 12)"),
+            "stale: {line}\n{text}"
+        );
+    }
+    assert!(text.contains("以 14天 为准"), "{text}");
+    // 用 inside 试用期 links nothing: the goal keeps its own value.
+    assert!(text.contains("目标：整理续约材料。"), "{text}");
+    assert!(!text.contains("目标：期有误"), "{text}");
+}
+
+#[test]
+fn a_later_range_that_corrects_a_decision_of_an_earlier_summary_marks_it() {
+    let first = Digest::from_sources([
+        at(1, Role::User, "Goal: prepare the audit sample."),
+        at(2, Role::User, "We decided the sample size is 120 invoices."),
+    ]);
+    let back = Digest::parse(&first.render(Detail::Standard));
+    let later = Digest::from_continuation([at(
+        70,
+        Role::User,
+        "Correction: the sample size should be 150 invoices, not 120.",
+    )]);
+    let mut merged = back;
+    merged.merge(later);
+    let text = merged.render(Detail::Folded);
+    for line in text.lines().filter(|l| l.contains("120 invoices")) {
+        assert!(
+            line.contains("replaced by 150") || line.contains("(replaces 120"),
+            "stale: {line}\n{text}"
+        );
+    }
+    assert!(
+        text.contains("(replaced by 150 invoices at seq 70)"),
+        "{text}"
+    );
+    assert!(text.contains("150 invoices"), "{text}");
+}
+
+#[test]
+fn a_playback_list_confirmed_by_a_short_question_is_kept_item_by_item() {
+    let d = Digest::from_sources([
+        at(1, Role::User, "Goal: write the board memo."),
+        at(
+            2,
+            Role::Assistant,
+            "Here's my brief before I start:\n- audience: the audit committee\n- length: two pages\n- tone: neutral\nRight?",
+        ),
+    ]);
+    let text = d.render(Detail::Standard);
+    for item in [
+        "(seq 2, assistant) audience: the audit committee",
+        "(seq 2, assistant) length: two pages",
+        "(seq 2, assistant) tone: neutral",
+    ] {
+        assert!(text.contains(item), "{item}\n{text}");
+    }
+    assert!(!text.contains("Here's my brief"), "{text}");
+}
+
+#[test]
+fn company_names_with_abbreviations_and_chinese_phone_lines_stay_whole() {
+    let d = Digest::from_sources([
+        at(1, Role::User, "Goal: send the invoices."),
+        at(
+            2,
+            Role::Assistant,
+            "The contract names Hartmann Logistik GmbH & Co. KG as the payer, so invoices go there.",
+        ),
+        at(
+            3,
+            Role::Assistant,
+            "合同里写的对接人是采购部的 Lena Vogt，座机 +49 40 3012 7788。",
+        ),
+    ]);
+    let text = d.render(Detail::Standard);
+    assert!(
+        text.contains("Hartmann Logistik GmbH & Co. KG as the payer"),
+        "{text}"
+    );
+    assert!(
+        text.contains("对接人是采购部的 Lena Vogt，座机 +49 40 3012 7788"),
+        "{text}"
+    );
+}

@@ -143,6 +143,10 @@ pub(super) fn value_spans(sentence: &str, literals: &[Span]) -> Vec<Span> {
             let Some(&(s, e)) = words.get(m + 1) else {
                 break;
             };
+            // Only spaces between the words of a name ("Legacy 档用专业版（Q1" is none).
+            if !sentence[end..s].bytes().all(|b| b == b' ') {
+                break;
+            }
             let next = &sentence[s..e];
             if capitalised(next) && !inside(&out, s) {
                 last = m + 1;
@@ -239,12 +243,22 @@ pub(super) fn copula_value(sentence: &str) -> Option<Span> {
         return None;
     }
     let lower = sentence.to_ascii_lowercase();
+    // A value ends at punctuation; a dot between letters or digits ("p99.5", "v1.2") is its
+    // own.
     let end_of = |from: usize| {
+        let b = sentence.as_bytes();
         sentence[from..]
-            .find([
-                '.', ',', ';', '!', '?', '。', '，', '；', '！', '？', '、', '(', '（',
-            ])
-            .map_or(sentence.len(), |p| from + p)
+            .char_indices()
+            .find(|&(k, c)| {
+                let at = from + k;
+                match c {
+                    '.' => !b.get(at + 1).is_some_and(u8::is_ascii_alphanumeric),
+                    ',' | ';' | '!' | '?' | '。' | '，' | '；' | '！' | '？' | '、' | '('
+                    | '（' => true,
+                    _ => false,
+                }
+            })
+            .map_or(sentence.len(), |(k, _)| from + k)
     };
     // "use X for Y", "go with X for Y": X is the value, Y the subject.
     for verb in ["use ", "go with ", "switch to ", "stick with ", "pick "] {
@@ -304,10 +318,35 @@ pub(super) fn copula_value(sentence: &str) -> Option<Span> {
         let start = p + '：'.len_utf8();
         let end = end_of(start);
         let value = sentence[start..end].trim();
+        // The verb of choosing is not part of the value ("关于流失日期：采用账期结束日").
+        let value = ["采用", "改用", "选用", "定为", "用", "是", "为"]
+            .iter()
+            .find_map(|l| value.strip_prefix(l).filter(|v| !v.trim().is_empty()))
+            .map_or(value, str::trim_start);
         let n = value.chars().count();
         if (1..=12).contains(&n) && sentence[..p].chars().count() >= 2 {
-            let s = start + (sentence[start..end].len() - sentence[start..end].trim_start().len());
+            let s = end
+                - (sentence[start..end].len() - sentence[start..end].trim_end().len())
+                - value.len();
             return Some((s, s + value.len()));
+        }
+    }
+    // A correction that gives only its new value ("改成 Word 文档", "不对，改为按周"): what
+    // follows the verb of changing, at the start of a clause.
+    for verb in ["改成", "改为", "换成", "换为"] {
+        for (p, _) in sentence.match_indices(verb) {
+            let opens = sentence[..p]
+                .chars()
+                .next_back()
+                .is_none_or(|c| !is_cjk(c) || "，。；：！、".contains(c));
+            let start = p + verb.len();
+            let end = end_of(start);
+            let value = sentence[start..end].trim();
+            if opens && (1..=12).contains(&value.chars().count()) {
+                let s =
+                    start + (sentence[start..end].len() - sentence[start..end].trim_start().len());
+                return Some((s, s + value.len()));
+            }
         }
     }
     // "是", or a verb of choosing ("请采用取对数", "最后还是定按天"), not negated (不用).
@@ -319,8 +358,16 @@ pub(super) fn copula_value(sentence: &str) -> Option<Span> {
     found.sort_unstable();
     for (p, len) in found {
         let before = sentence[..p].chars().next_back();
-        if before
-            .is_none_or(|c| !is_cjk(c) || ZH_NOT_COPULA.contains(&c) || "没别使改选".contains(c))
+        let after = sentence[p + len..].chars().next();
+        // 用 inside a word (试用期, 费用, 使用, 用户) links nothing.
+        let in_word = sentence[p..].starts_with('用')
+            && (before
+                .is_some_and(|c| "试使费应信采作适通效常实享占动运利引启任录租启调".contains(c))
+                || after.is_some_and(|c| "户量途时法品语例于".contains(c)));
+        if in_word
+            || before.is_none_or(|c| {
+                !is_cjk(c) || ZH_NOT_COPULA.contains(&c) || "没别使改选".contains(c)
+            })
             || sentence[..p].chars().count() < 2
         {
             continue;
@@ -573,7 +620,7 @@ mod tests {
         );
         assert_eq!(
             copula("关于异常值：采用取对数，后续不再调整。"),
-            Some("采用取对数")
+            Some("取对数")
         );
         let t = "流失窗口为 51 天，今早";
         let v = with_unit(t, (t.find('5').unwrap(), t.find('5').unwrap() + 2));
