@@ -6,7 +6,7 @@ use std::hash::BuildHasher;
 
 use super::blocks::blocks;
 use super::clauses::{clause_text, clauses, subject_in};
-use super::corrections::{Correction, correction, marks_alternative, text_correction};
+use super::corrections::{Correction, add_text_correction, correction, marks_alternative};
 use super::cues::{Cues, is_todo, says_goal, sentences, todo_key};
 use super::facts::{Facts, Home, Patch, analyse, analyse_values};
 use super::labels::{Labelled, label_line, read_output};
@@ -14,7 +14,10 @@ use super::literals::{Literal, LiteralKind, Origin, scan_literals};
 use super::operations::{MAX_VARIANT_LINES, exit_code, key_argument, shape_of};
 use super::restatements::{asks_to_confirm, is_list_item, opens_list, restates, strip_list_marker};
 use super::text::{FastMap, FastSet, first_lines, prefix_bytes, truncate};
-use super::values::{Span, copula_value, might_state, might_state_spaced, value_spans};
+use super::values::{
+    Span, copula_value, is_cjk, might_state, might_state_spaced, new_value_only, value_spans,
+    widen_to_phrase,
+};
 use super::{Digest, GOAL_CHARS, LINE_CHARS, Operation, Source, Statement, StatementKind};
 use crate::{Role, ToolCall};
 
@@ -47,7 +50,7 @@ fn literals_in(lits: &[Span], at: usize, len: usize) -> Vec<Span> {
 /// window I gave you earlier was the draft figure"): a strong cue, no value, and the words of
 /// a subject stated before (`named`, found by the registry), from the part that names it.
 fn names_a_correction<'s>(sentence: &'s str, named: &str) -> Option<&'s str> {
-    if correction(sentence, &[]).is_none_or(|c| !c.strong) {
+    if correction(sentence, &[]).is_none_or(|c| !c.strong) && !retracts(sentence) {
         return None;
     }
     let lower = sentence.to_lowercase();
@@ -62,6 +65,48 @@ fn names_a_correction<'s>(sentence: &'s str, named: &str) -> Option<&'s str> {
             p + lower[p..].chars().next().map_or(1, char::len_utf8)
         });
     Some(sentence[part..].trim_start())
+}
+
+/// Whether a sentence takes something back ("let's not do log-transform for outliers", "别用
+/// 折线图"): its replacement may follow in the next sentence.
+fn retracts(sentence: &str) -> bool {
+    if !sentence.is_ascii()
+        && ["不要", "不用", "别用", "不做", "先不"]
+            .iter()
+            .any(|m| sentence.contains(m))
+    {
+        return true;
+    }
+    sentence
+        .split(|c: char| !(c.is_ascii_alphabetic() || c == '\'' || c == '’'))
+        .any(|w| {
+            let w = w.to_ascii_lowercase();
+            matches!(
+                w.as_str(),
+                "not" | "don't" | "dont" | "don’t" | "skip" | "drop"
+            )
+        })
+}
+
+/// How many sentences before it a decision that refers back ("let's do that") takes in.
+const REFERRED_SENTENCES: usize = 3;
+
+/// A short sentence that decides on what was just said ("let's do that", "go with it", "就这么
+/// 定了", "就按这个来").
+fn refers_back(sentence: &str) -> bool {
+    if !sentence.is_ascii() {
+        return sentence.chars().filter(|c| is_cjk(*c)).count() <= 8
+            && ["这", "那", "就这样"].iter().any(|p| sentence.contains(p));
+    }
+    let words: Vec<String> = sentence
+        .split(|c: char| !(c.is_ascii_alphabetic() || c == '\''))
+        .filter(|w| !w.is_empty())
+        .map(str::to_ascii_lowercase)
+        .collect();
+    words.len() <= 5
+        && words
+            .iter()
+            .any(|w| matches!(w.as_str(), "that" | "this" | "it"))
 }
 
 /// An assistant sentence up to this long that states a spaced literal is kept whole.
@@ -367,11 +412,11 @@ impl Builder {
             }
         }
         for (k, sentence) in all.iter().enumerate() {
-            let sentence = sentence.trim();
+            let mut sentence = sentence.trim();
             if sentence.is_empty() {
                 continue;
             }
-            let at = sentence.as_ptr() as usize - text.as_ptr() as usize;
+            let mut at = sentence.as_ptr() as usize - text.as_ptr() as usize;
             let in_block = blocks.contains(at);
             if is_todo(sentence) {
                 let key = todo_key(sentence);
@@ -404,7 +449,11 @@ impl Builder {
                 if self.seen_goal.insert(g.clone()) {
                     self.d.goal.push(g);
                 }
-            } else if user && cues.constraint {
+            } else if user
+                && cues.constraint
+                // "改主意了，日切时区用UTC，不用Asia/Shanghai": a correction, not a rule.
+                && correction(sentence, &[]).is_none_or(|c| !c.strong)
+            {
                 let c = truncate(sentence, SENTENCE_CHARS);
                 self.statements += 1;
                 if self
@@ -418,6 +467,14 @@ impl Builder {
                 }
                 home = Home::Constraint(c);
             } else if cues.decision && !restated {
+                // "let's do that" decides what the sentences before it said: they are the
+                // decision ("I think Pro for Legacy tier? yes. Pro. let's do that").
+                if k > 0 && refers_back(sentence) {
+                    let first = all[k.saturating_sub(REFERRED_SENTENCES)];
+                    let from = first.as_ptr() as usize - text.as_ptr() as usize;
+                    sentence = text[from..at + sentence.len()].trim();
+                    at = from + (text[from..].len() - text[from..].trim_start().len());
+                }
                 let c = truncate(sentence, SENTENCE_CHARS);
                 self.statements += 1;
                 if self
@@ -517,14 +574,7 @@ impl Builder {
         };
         // A correction in words ("sorry, it's the median, not the mean").
         // "X, not Y" says by itself that X replaces Y.
-        if values.len() < 2
-            && marks_alternative(sentence)
-            && let Some((new, old)) = text_correction(sentence)
-        {
-            values.retain(|&(s, e)| e <= new.0.min(old.0) || s >= new.1.max(old.1));
-            values.extend([new, old]);
-            values.sort_unstable();
-        }
+        add_text_correction(sentence, &mut values);
         let corrects = cue_of(&values).is_some();
         // A word for a value ("the output format should be parquet", "报告币种是欧元") in a
         // part of the sentence that states no other value, when the subject names something.
@@ -533,7 +583,8 @@ impl Builder {
             let part_end = part_start + part.len();
             let has_value = values.iter().any(|&(s, e)| s < part_end && e > part_start);
             if !has_value
-                && let Some((s, e)) = copula_value(part)
+                && let Some((s, e)) =
+                    copula_value(part).or_else(|| corrects.then(|| new_value_only(part)).flatten())
                 && (subject_in(part, &[(s, e)]).specific || corrects)
             {
                 values.push((part_start + s, part_start + e));
@@ -544,6 +595,7 @@ impl Builder {
             return false;
         }
         values.sort_unstable();
+        widen_to_phrase(sentence, &mut values, corrects);
         let mut added = false;
         for c in clauses(sentence, &values) {
             if c.values.is_empty() {

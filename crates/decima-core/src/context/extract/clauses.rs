@@ -400,6 +400,10 @@ const ZH_LEADING: &[&str] = &[
     "确认一下",
     "你的意思是",
     "也就是说",
+    "你是希望",
+    "你希望",
+    "是希望",
+    "希望",
     "所以",
     "那么",
     "我们",
@@ -663,12 +667,38 @@ fn cue_word(w: &str) -> bool {
     )
 }
 
+/// Phrases that announce what follows and say nothing of its subject ("keep in mind the refund
+/// window is …").
+const ANNOUNCES: &[&str] = &[
+    "keep in mind",
+    "bear in mind",
+    "remember that",
+    "note that",
+    "for the record",
+    "just so you know",
+    "heads up",
+    "by the way",
+    "reminder",
+    "fyi",
+    "btw",
+];
+
 fn part_subject(part: &str, nearest_last: bool) -> Subject {
-    let lower = if part.is_ascii() {
+    let mut lower = if part.is_ascii() {
         part.to_ascii_lowercase()
     } else {
         part.to_lowercase().replace('’', "'")
     };
+    // Before the value, only what follows an announcing phrase; after it, what precedes one.
+    for a in ANNOUNCES {
+        if let Some(p) = lower.rfind(a) {
+            lower = if nearest_last {
+                lower[p + a.len()..].to_string()
+            } else {
+                lower[..p].to_string()
+            };
+        }
+    }
     let mut words: Vec<&str> = lower
         .split(|c: char| !(c.is_alphanumeric() || c == '\'' || c == '-' || c == '_'))
         .map(|w| w.trim_matches(['\'', '-']))
@@ -727,7 +757,21 @@ fn zh_subject(text: &str) -> Subject {
     .unwrap_or_default()
 }
 
+/// Words that admit a slip ("打错了", "刚才那个数说错了"): what follows them is no subject, and
+/// what precedes them is one only if it names something ("阈值说错了").
+const ZH_SLIPS: &[&str] = &[
+    "说错", "写错", "搞错", "弄错", "打错", "记错", "口误", "笔误", "说反", "搞混", "有误",
+];
+
+/// What points at a number without naming it ("那个数", "这个值").
+const ZH_POINTERS: &[&str] = &["个数", "个值", "个数字", "数字", "个"];
+
 fn zh_part_subject(part: &str) -> Subject {
+    let part = ZH_SLIPS
+        .iter()
+        .filter_map(|m| part.find(m))
+        .min()
+        .map_or(part, |at| &part[..at]);
     let mut s: String = part
         .chars()
         .filter(|c| c.is_alphanumeric() || *c == '_' || *c == '-' || *c == ' ')
@@ -757,7 +801,9 @@ fn zh_part_subject(part: &str) -> Subject {
     let key: String = chars[chars.len().saturating_sub(8)..].iter().collect();
     let key = key.trim().to_string();
     // One character says too little to be what a value measures.
-    let specific = key.chars().count() >= 2 && !ZH_PRONOUNS.contains(&key.as_str());
+    let specific = key.chars().count() >= 2
+        && !ZH_PRONOUNS.contains(&key.as_str())
+        && !ZH_POINTERS.contains(&key.as_str());
     Subject {
         key: if specific { key } else { String::new() },
         specific,

@@ -122,6 +122,8 @@ const ZH_STRONG: &[&str] = &[
     "口误",
     "笔误",
     "搞混",
+    "改主意",
+    "改口",
 ];
 /// "而非"/"而不是" ("rather than") name an alternative, which may or may not be the old value.
 const ZH_WEAK: &[&str] = &[
@@ -328,7 +330,9 @@ fn phrase_start(text: &str, to: usize) -> Option<usize> {
         "be",
         "to",
     ];
-    let signs = [":", "—", " - ", "是", "用", "为", "改成", "改为", "换成"];
+    let signs = [
+        ": ", "：", "—", " - ", "是", "用", "为", "改成", "改为", "换成",
+    ];
     let boundary = |i: usize| i == 0 || !lower.as_bytes()[i - 1].is_ascii_alphanumeric();
     let at = words
         .iter()
@@ -364,6 +368,30 @@ pub(super) fn marks_alternative(text: &str) -> bool {
             .iter()
             .any(|m| w.eq_ignore_ascii_case(m))
     })
+}
+
+/// Adds the values of a correction in words ("X, not Y") to the `values` found in `text`
+/// (sorted): the old phrase, and the new one unless a value found already stands there (the
+/// phrase would cut it: "run it in the 21:00–07:00 CET window, not during office hours").
+/// Returns the index of the old value.
+pub(super) fn add_text_correction(text: &str, values: &mut Vec<Span>) -> Option<usize> {
+    if values.len() >= 2 || !marks_alternative(text) {
+        return None;
+    }
+    let (new, old) = text_correction(text)?;
+    let overlaps = |(a, b): Span, values: &[Span]| values.iter().any(|&(s, e)| s < b && e > a);
+    if overlaps(old, values) {
+        return None;
+    }
+    // A value inside the new phrase is part of it ("clip at p99.5"); one the phrase would cut
+    // stands as found.
+    values.retain(|&(s, e)| !(s >= new.0 && e <= new.1));
+    if !overlaps(new, values) {
+        values.push(new);
+    }
+    values.push(old);
+    values.sort_unstable();
+    values.iter().position(|v| *v == old)
 }
 
 /// A correction whose values are words ("sorry, it's clip at p99.5, not log-transform", "use

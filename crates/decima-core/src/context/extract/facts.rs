@@ -18,11 +18,11 @@
 use super::candidates::short_text;
 use super::clauses::clauses;
 use super::clauses::{Subject, same_subject, singular, subject_in};
-use super::corrections::{Correction, correction, marks_alternative, text_correction};
+use super::corrections::{Correction, add_text_correction, correction};
 use super::literals::{Origin, scan_literals};
 use super::operations::{MAX_VARIANT_LINES, shape_of};
 use super::text::FastMap;
-use super::values::{Span, as_quoted, copula_value, value_spans};
+use super::values::{Span, as_quoted, copula_value, new_value_only, value_spans, widen_to_phrase};
 use super::{Statement, StatementKind};
 
 /// How many recent user statements a correction without a subject looks back over.
@@ -63,19 +63,22 @@ pub(super) fn analyse_values(text: &str, values: Vec<Span>) -> Analysis {
 pub(super) fn analyse_with(text: &str, literals: &[Span]) -> Analysis {
     let mut values = value_spans(text, literals);
     let mut correction = correction(text, &values);
-    if values.len() < 2 && correction.is_none_or(|c| c.old.is_none()) && marks_alternative(text) {
+    if correction.is_none_or(|c| c.old.is_none())
+        && let Some(old) = add_text_correction(text, &mut values)
+    {
         // A correction in words: its new and its old value are phrases.
-        if let Some((new, old)) = text_correction(text) {
-            values = vec![new, old];
-            values.sort_unstable();
-            correction = Some(Correction {
-                strong: true,
-                old: values.iter().position(|v| *v == old),
-            });
-        }
+        correction = Some(Correction {
+            strong: true,
+            old: Some(old),
+        });
     }
+    widen_to_phrase(text, &mut values, correction.is_some_and(|c| c.strong));
     if values.is_empty()
-        && let Some(v) = copula_value(text)
+        && let Some(v) = copula_value(text).or_else(|| {
+            correction
+                .filter(|c| c.strong)
+                .and_then(|_| new_value_only(text))
+        })
     {
         values.push(v);
     }
@@ -372,7 +375,13 @@ impl Facts {
     pub(super) fn add_read_back(&mut self, st: Statement, relate: bool) -> Vec<Patch> {
         let clause = st.origin == Origin::User || st.kind == StatementKind::Restated;
         if !clause {
-            let key = st.text.split(": ").next().unwrap_or(&st.text);
+            // An agent's report lines are keyed by their whole text, as when first read: one
+            // "Updated: …" line never replaces another.
+            let key = if st.origin == Origin::Prose {
+                st.text.as_str()
+            } else {
+                st.text.split(": ").next().unwrap_or(&st.text)
+            };
             let scoped = format!("{}\u{0}{key}", st.group.as_deref().unwrap_or(""));
             self.add_labelled(st, scoped);
             return Vec::new();

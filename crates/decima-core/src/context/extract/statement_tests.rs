@@ -518,3 +518,103 @@ fn company_names_with_abbreviations_and_chinese_phone_lines_stay_whole() {
         "{text}"
     );
 }
+
+#[test]
+fn a_correction_that_gives_only_its_new_value_replaces_the_latest_choice() {
+    let d = Digest::from_sources([
+        at(1, Role::User, "Goal: split churn by plan tier."),
+        at(
+            2,
+            Role::User,
+            "Having compared both, please use a row of its own for Legacy tier.",
+        ),
+        at(3, Role::Assistant, "Makes sense."),
+        at(4, Role::User, "scratch that, use Pro"),
+    ]);
+    let text = d.render(Detail::Standard);
+    assert!(text.contains("use Pro for Legacy tier"), "{text}");
+    assert!(text.contains("(replaces a row of its own)"), "{text}");
+
+    // In Chinese: the words that admit the slip name no subject, so the correction replaces
+    // the decision stated before it, and a value with a word set off by a space stays whole.
+    let d = Digest::from_sources([
+        at(1, Role::User, "目标：按套餐拆分流失。"),
+        at(
+            2,
+            Role::User,
+            "经过比较，Legacy 档请采用单独一行，与董事会材料口径一致。",
+        ),
+        at(3, Role::Assistant, "了解。"),
+        at(4, Role::User, "刚才那个数说错了，用 专业版"),
+        at(5, Role::User, "关于异常值：采用取对数，后续不再调整。"),
+        at(6, Role::User, "不对，应该是 p99.5 截断"),
+    ]);
+    let text = d.render(Detail::Standard);
+    assert!(text.contains("(replaced by 专业版 at seq 4)"), "{text}");
+    assert!(text.contains("(replaced by p99.5 截断 at seq 6)"), "{text}");
+    assert!(!text.contains("打错"), "{text}");
+}
+
+#[test]
+fn a_chinese_correction_with_both_values_replaces_the_one_it_names() {
+    let d = Digest::from_sources([
+        at(1, Role::User, "目标：核对汇率。"),
+        at(
+            2,
+            Role::User,
+            "需要说明的是，本次分析的美元兑欧元汇率按 0.9358 执行。",
+        ),
+        at(3, Role::User, "数仓刷新时间是 03:40 UTC。"),
+        at(4, Role::User, "打错了，是 0.9115 不是 0.9358"),
+        at(
+            5,
+            Role::User,
+            "经过比较，日切时区请采用Asia/Shanghai，与董事会材料口径一致。",
+        ),
+        at(
+            6,
+            Role::User,
+            "改主意了，日切时区用UTC，不用Asia/Shanghai。",
+        ),
+    ]);
+    let text = d.render(Detail::Standard);
+    let current: Vec<&str> = text
+        .lines()
+        .filter(|l| l.contains("0.9358") && !l.contains("replace"))
+        .collect();
+    assert!(current.is_empty(), "stale: {current:?}\n{text}");
+    assert!(text.contains("03:40 UTC"), "{text}");
+    assert!(!text.contains("03:40 UTC (replaced"), "{text}");
+    // The change of mind is a correction of the decision, not a new rule.
+    let constraints = text
+        .split("## ")
+        .find(|s| s.starts_with("Constraints"))
+        .unwrap_or("");
+    assert!(!constraints.contains("改主意"), "{text}");
+    assert!(text.contains("(replaced by UTC at seq 6)"), "{text}");
+}
+
+#[test]
+fn an_agents_report_lines_read_back_from_a_summary_never_replace_each_other() {
+    let first = Digest::from_sources([
+        at(
+            1,
+            Role::User,
+            "Goal: settle the outlier rule and the holdout.",
+        ),
+        at(2, Role::Assistant, "Updated: outliers → clip at p99.5."),
+    ]);
+    let mut merged = Digest::parse(&first.render(Detail::Standard));
+    merged.merge(Digest::from_continuation([at(
+        9,
+        Role::Assistant,
+        "Updated: holdout → 10%.",
+    )]));
+    let text = merged.render(Detail::Standard);
+    assert!(
+        text.contains("Updated: outliers → clip at p99.5."),
+        "{text}"
+    );
+    assert!(text.contains("Updated: holdout → 10%."), "{text}");
+    assert!(!text.contains("replaces outliers"), "{text}");
+}

@@ -83,7 +83,12 @@ pub(super) fn value_spans(sentence: &str, literals: &[Span]) -> Vec<Span> {
             i += 1;
             continue;
         }
-        let starts_word = i == 0 || !bytes[i - 1].is_ascii_alphabetic() && bytes[i - 1] != b'_';
+        // A percentile ("p99.5", "P95") is a value of its own; "Q3" names a period.
+        let lettered = i >= 1
+            && matches!(bytes[i - 1], b'p' | b'P')
+            && (i == 1 || !bytes[i - 2].is_ascii_alphanumeric() && bytes[i - 2] != b'_');
+        let starts_word =
+            i == 0 || lettered || !bytes[i - 1].is_ascii_alphabetic() && bytes[i - 1] != b'_';
         let mut j = i;
         while j < bytes.len()
             && (bytes[j].is_ascii_digit()
@@ -98,7 +103,7 @@ pub(super) fn value_spans(sentence: &str, literals: &[Span]) -> Vec<Span> {
         let next_literal = lits.partition_point(|&(s, _)| s < i);
         let clear = lits.get(next_literal).is_none_or(|&(s, _)| s >= j);
         if starts_word && ends_word && clear {
-            numbers.push((i, j));
+            numbers.push((if lettered { i - 1 } else { i }, j));
         }
         i = j.max(i + 1);
     }
@@ -111,6 +116,8 @@ pub(super) fn value_spans(sentence: &str, literals: &[Span]) -> Vec<Span> {
     // Without a capital past the first letter there is none.
     let trimmed = sentence.trim_start();
     if trimmed.is_ascii() && !trimmed.bytes().skip(1).any(|b| b.is_ascii_uppercase()) {
+        join_ranges(sentence, &mut out);
+        group_parenthesised(sentence, &mut out);
         return out;
     }
     let words = word_spans(sentence);
@@ -143,8 +150,14 @@ pub(super) fn value_spans(sentence: &str, literals: &[Span]) -> Vec<Span> {
             let Some(&(s, e)) = words.get(m + 1) else {
                 break;
             };
-            // Only spaces between the words of a name ("Legacy 档用专业版（Q1" is none).
-            if !sentence[end..s].bytes().all(|b| b == b' ') {
+            // Only spaces between the words of a name, or a dash between spaces ("SMB – Self
+            // Serve"); "Legacy 档用专业版（Q1" is none.
+            let gap = &sentence[end..s];
+            let dashed = gap.len() > 2
+                && gap.starts_with(' ')
+                && gap.ends_with(' ')
+                && matches!(gap.trim(), "–" | "—" | "-" | "/");
+            if !gap.bytes().all(|b| b == b' ') && !(dashed && capitalised(&sentence[s..e])) {
                 break;
             }
             let next = &sentence[s..e];
@@ -157,7 +170,14 @@ pub(super) fn value_spans(sentence: &str, literals: &[Span]) -> Vec<Span> {
         }
         let length = last - k + 1;
         let opens = sentence[..ws].trim().is_empty();
-        if length >= 2 && !opens || since_link.is_some() {
+        // One capitalised word that a lowercase noun follows names what the noun is about
+        // ("for Legacy tier"), not a value.
+        let qualifies = length == 1
+            && sentence[words[last].1..].starts_with(' ')
+            && words
+                .get(last + 1)
+                .is_some_and(|&(s, _)| sentence[s..].starts_with(|c: char| c.is_lowercase()));
+        if length >= 2 && !opens || since_link.is_some() && !qualifies {
             names.push((words[k].0, words[last].1));
         }
         since_link = None;
@@ -166,7 +186,50 @@ pub(super) fn value_spans(sentence: &str, literals: &[Span]) -> Vec<Span> {
     out.extend(names);
     out.sort_unstable();
     out.dedup();
-    // A parenthesised list of values is one value: "(account_id, period_start)".
+    join_ranges(sentence, &mut out);
+    group_parenthesised(sentence, &mut out);
+    out
+}
+
+/// A range is one value: "21:00–07:00 CET", "2026-01-01 – 2026-03-31", "3-5 days"; a time
+/// keeps the time zone written after it.
+fn join_ranges(sentence: &str, out: &mut Vec<Span>) {
+    let mut k = 0;
+    while k + 1 < out.len() {
+        let (s, e) = out[k];
+        let (s2, e2) = out[k + 1];
+        let gap = sentence[e..s2].trim_matches(' ');
+        if e <= s2 && sentence[e..s2].len() <= 3 && matches!(gap, "–" | "—" | "-" | "~" | "～")
+        {
+            out[k] = (s, e2);
+            out.remove(k + 1);
+        } else {
+            k += 1;
+        }
+    }
+    for span in out.iter_mut() {
+        let (s, e) = *span;
+        let v = &sentence[s..e];
+        if !v.ends_with(|c: char| c.is_ascii_digit()) || !v.contains(':') {
+            continue;
+        }
+        let rest = &sentence[e..];
+        let Some(word) = rest.strip_prefix(' ') else {
+            continue;
+        };
+        let zone = word.bytes().take_while(|b| b.is_ascii_uppercase()).count();
+        let ends = word
+            .as_bytes()
+            .get(zone)
+            .is_none_or(|b| !b.is_ascii_alphanumeric());
+        if (2..=5).contains(&zone) && ends {
+            *span = (s, e + 1 + zone);
+        }
+    }
+}
+
+/// A parenthesised list of values is one value: "(account_id, period_start)".
+fn group_parenthesised(sentence: &str, out: &mut Vec<Span>) {
     let mut from = 0;
     while let Some(open) = sentence[from..].find('(').map(|p| from + p) {
         from = open + 1;
@@ -186,7 +249,6 @@ pub(super) fn value_spans(sentence: &str, literals: &[Span]) -> Vec<Span> {
         out.sort_unstable();
         from = close + 1;
     }
-    out
 }
 
 /// Words that, before a colon, announce a sentence rather than label a value.
@@ -234,6 +296,127 @@ const ZH_NOT_COPULA: &[char] = &[
     '真', '像', '或', '即', '便', '硬', '老', '先', '而', '然', '么', '这', '那', '它', '他', '她',
 ];
 
+/// The value of a correction that gives only its new value in English ("scratch that, use
+/// Pro", "no, make it weekly"): the words after a verb of choosing that opens a clause, up to
+/// the clause's end.
+pub(super) fn new_value_only(sentence: &str) -> Option<Span> {
+    if !sentence.is_ascii() {
+        return zh_new_value_only(sentence);
+    }
+    let lower = sentence.to_ascii_lowercase();
+    for verb in [
+        "use ",
+        "make it ",
+        "make that ",
+        "go with ",
+        "switch to ",
+        "change it to ",
+        "it should be ",
+        "it's ",
+        "it is ",
+    ] {
+        for (p, _) in lower.match_indices(verb) {
+            let opens = lower[..p].trim_end().is_empty()
+                || lower[..p]
+                    .trim_end()
+                    .ends_with([',', ';', ':', '.', '-', '—']);
+            if !opens {
+                continue;
+            }
+            let start = p + verb.len();
+            let b = sentence.as_bytes();
+            let end = (start..b.len())
+                .find(|&k| match b[k] {
+                    b',' | b';' | b'!' | b'?' | b'(' => true,
+                    // "0.85" and "p99.5" keep their dot.
+                    b'.' => !b.get(k + 1).is_some_and(u8::is_ascii_alphanumeric),
+                    _ => false,
+                })
+                .unwrap_or(b.len());
+            let value = sentence[start..end].trim();
+            if (1..=4).contains(&value.split_whitespace().count()) {
+                let s =
+                    start + (sentence[start..end].len() - sentence[start..end].trim_start().len());
+                return Some((s, s + value.len()));
+            }
+        }
+    }
+    None
+}
+
+/// The Chinese form of [`new_value_only`] ("刚才那个数说错了，用 专业版", "不对，应该是 p99.5 截断"):
+/// what follows a verb of choosing or a copula that opens a clause, up to its end.
+fn zh_new_value_only(sentence: &str) -> Option<Span> {
+    let mut start = 0;
+    for part in sentence.split_inclusive(['，', '。', '；', '！', ',', ';']) {
+        let clause = part.trim_start();
+        let at = start + (part.len() - clause.len());
+        start += part.len();
+        let Some(verb) = ["应该是", "应为", "改用", "用", "是"]
+            .iter()
+            .find(|v| clause.starts_with(**v))
+        else {
+            continue;
+        };
+        let value = clause[verb.len()..].trim_end_matches(['，', '。', '；', '！', ',', ';', ' ']);
+        let lead = value.len() - value.trim_start().len();
+        let value = value.trim_start();
+        if short_phrase(value) {
+            let s = at + verb.len() + lead;
+            return Some((s, s + value.len()));
+        }
+    }
+    None
+}
+
+/// In Chinese, a value written with a word after it ("截止时间是 周二 10:30", "应该是 p99.5
+/// 截断") is the whole phrase after the copula: the spans it holds become that one span.
+pub(super) fn widen_to_phrase(sentence: &str, values: &mut Vec<Span>, corrects: bool) {
+    if sentence.is_ascii() || values.is_empty() {
+        return;
+    }
+    let mut start = 0;
+    for part in sentence.split_inclusive(['，', '。', '；', '！', '？', ',', ';']) {
+        let offset = start;
+        start += part.len();
+        let Some((s, e)) = copula_value(part)
+            .or_else(|| corrects.then(|| zh_new_value_only(part)).flatten())
+            .map(|(s, e)| (offset + s, offset + e))
+        else {
+            continue;
+        };
+        let inside = |&(a, b): &Span| a >= s && b <= e && (a, b) != (s, e);
+        // Only a phrase of the value and a few words around it, never a clause.
+        // One value, not a correction's pair ("是 0.9115 不是 0.9358"), with words set off by a
+        // space ("为0.85" is the value 0.85).
+        let spaced = values.iter().filter(|v| inside(v)).all(|&(a, b)| {
+            (a == s || sentence[..a].ends_with(' ')) && (b == e || sentence[b..].starts_with(' '))
+        });
+        if values.iter().filter(|v| inside(v)).count() == 1
+            && spaced
+            && !["不是", "而非", "并非"]
+                .iter()
+                .any(|m| sentence[s..e].contains(m))
+            && !values
+                .iter()
+                .any(|&(a, b)| a < e && b > s && !inside(&(a, b)))
+            && sentence[s..e].chars().count() <= 16
+        {
+            values.retain(|v| !inside(v));
+            values.push((s, e));
+            values.sort_unstable();
+        }
+    }
+}
+
+/// A value after a Chinese copula: up to 12 Chinese characters, or a longer Latin one
+/// ("Asia/Shanghai", "finance-review@acme.example").
+fn short_phrase(value: &str) -> bool {
+    let all = value.chars().count();
+    let cjk = value.chars().filter(|c| is_cjk(*c)).count();
+    all >= 1 && cjk <= 12 && all <= 40
+}
+
 /// A value that is a word or short phrase, in a sentence without numbers or names: what
 /// follows "is", "are", "should be" or "是" when something is said before it ("the output
 /// format should be parquet", "报告币种是欧元"). At most six words (twelve CJK characters), up
@@ -260,8 +443,19 @@ pub(super) fn copula_value(sentence: &str) -> Option<Span> {
             })
             .map_or(sentence.len(), |(k, _)| from + k)
     };
-    // "use X for Y", "go with X for Y": X is the value, Y the subject.
-    for verb in ["use ", "go with ", "switch to ", "stick with ", "pick "] {
+    // "use X for Y", "go with X for Y", "I think X for Y": X is the value, Y the subject.
+    for verb in [
+        "use ",
+        "go with ",
+        "switch to ",
+        "stick with ",
+        "pick ",
+        "think ",
+        "prefer ",
+        "suggest ",
+        "propose ",
+        "recommend ",
+    ] {
         let Some(p) = lower
             .match_indices(verb)
             .map(|(p, _)| p)
@@ -323,8 +517,7 @@ pub(super) fn copula_value(sentence: &str) -> Option<Span> {
             .iter()
             .find_map(|l| value.strip_prefix(l).filter(|v| !v.trim().is_empty()))
             .map_or(value, str::trim_start);
-        let n = value.chars().count();
-        if (1..=12).contains(&n) && sentence[..p].chars().count() >= 2 {
+        if short_phrase(value) && sentence[..p].chars().count() >= 2 {
             let s = end
                 - (sentence[start..end].len() - sentence[start..end].trim_end().len())
                 - value.len();
@@ -342,7 +535,7 @@ pub(super) fn copula_value(sentence: &str) -> Option<Span> {
             let start = p + verb.len();
             let end = end_of(start);
             let value = sentence[start..end].trim();
-            if opens && (1..=12).contains(&value.chars().count()) {
+            if opens && short_phrase(value) {
                 let s =
                     start + (sentence[start..end].len() - sentence[start..end].trim_start().len());
                 return Some((s, s + value.len()));
@@ -375,8 +568,7 @@ pub(super) fn copula_value(sentence: &str) -> Option<Span> {
         let start = p + len;
         let end = end_of(start);
         let value = sentence[start..end].trim();
-        let n = value.chars().count();
-        if (1..=12).contains(&n) {
+        if short_phrase(value) {
             let s = start + (sentence[start..end].len() - sentence[start..end].trim_start().len());
             return Some((s, s + value.len()));
         }
@@ -513,14 +705,28 @@ pub(super) fn might_state(sentence: &str) -> bool {
 }
 
 /// Whether an ASCII text holds a linking word or sign ("is", "are", "be", "was", "use", "go",
-/// "switch", "stick", "pick", "it's", ": "), read word by word without allocating.
+/// "switch", "stick", "pick", "it's", "think", ": "), read word by word without allocating.
 fn has_link_word(text: &str) -> bool {
     text.contains(": ")
         || text
             .split(|c: char| !(c.is_ascii_alphabetic() || c == '\''))
             .any(|w| {
                 [
-                    "is", "are", "be", "was", "use", "go", "switch", "stick", "pick", "it's",
+                    "is",
+                    "are",
+                    "be",
+                    "was",
+                    "use",
+                    "go",
+                    "switch",
+                    "stick",
+                    "pick",
+                    "it's",
+                    "think",
+                    "prefer",
+                    "suggest",
+                    "propose",
+                    "recommend",
                 ]
                 .iter()
                 .any(|l| w.eq_ignore_ascii_case(l))
@@ -586,6 +792,7 @@ mod tests {
         assert_eq!(values("sorry, it is 15, not 12"), vec!["15", "12"]);
         assert_eq!(values("流失窗口是45天。"), vec!["45"]);
         assert_eq!(values("Q3 and 3rd and x86 and batch-17"), vec!["17"]);
+        assert_eq!(values("clip at p99.5, alert on P95"), vec!["p99.5", "P95"]);
         assert_eq!(
             values("The account manager is Jean-Luc Picard, not Riker."),
             vec!["Jean-Luc Picard"]
