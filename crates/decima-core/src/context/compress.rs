@@ -226,6 +226,160 @@ fn whole_tokens(
     text_tokens.saturating_add(header_tokens(level, start_seq, end_seq, counter))
 }
 
+/// Where a range with no summary before it splits in two, so that a global summary can take the
+/// first part: at the middle message, moved on past tool results so no call is parted from its
+/// result. `None` when the range is a single unit.
+fn split_point(msgs: &[Message]) -> Option<usize> {
+    let mut k = msgs.len() / 2;
+    while k < msgs.len() && msgs[k].role == crate::Role::Tool {
+        k += 1;
+    }
+    (k > 0 && k < msgs.len()).then_some(k)
+}
+
+/// Whether the new digest corrects or updates a statement an older summary holds: that summary
+/// would go on presenting the old value as current, so it is folded with the new range.
+fn corrects_older(old: &Digest, new: &Digest) -> bool {
+    if old.statements.is_empty() && old.constraints.is_empty() && old.decisions.is_empty() {
+        return false;
+    }
+    let mut merged = old.clone();
+    merged.merge(new.clone());
+    let kept = |s: &crate::context::extract::Statement| {
+        merged
+            .statements
+            .iter()
+            .any(|m| m.seq == s.seq && m.text == s.text)
+    };
+    !old.statements.iter().all(kept)
+        || merged.goal.iter().zip(&old.goal).any(|(a, b)| a != b)
+        || merged
+            .constraints
+            .iter()
+            .any(|c| !old.constraints.contains(c) && !new.constraints.contains(c))
+        || merged
+            .decisions
+            .iter()
+            .any(|c| !old.decisions.contains(c) && !new.decisions.contains(c))
+}
+
+/// The extract strategy's way of sharing the summaries' room: when the new range does not fit
+/// the segment room left, or corrects what an older summary says, the older summaries and the
+/// new range are combined and fill the global share first, by priority, then the whole segment
+/// share; only what neither holds is folded into counts. With no summary yet, the range splits
+/// in two: the global summary covers the first part, the segment the rest. `None` when the new
+/// range fits as it is (or cannot be split), so the caller makes a plain segment.
+#[allow(clippy::too_many_arguments)]
+fn share_out(
+    msgs: &[Message],
+    old: &[&Summary],
+    start: i64,
+    new_digest: &Digest,
+    detail: Detail,
+    budget: HistoryBudget,
+    counter: &dyn TokenCounter,
+    segment_tokens: u32,
+) -> Option<Vec<Summary>> {
+    let last = msgs.last()?;
+    let room = budget.segments().saturating_sub(segment_tokens);
+    // A digest whose text alone is far beyond the room need not be rendered to know it.
+    let estimate = new_digest.text_bytes() / 4;
+    let whole = if estimate > room as usize * 2 {
+        u32::try_from(estimate).unwrap_or(u32::MAX)
+    } else {
+        summary_tokens(&new_digest.render(detail), counter).saturating_add(header_tokens(
+            SummaryLevel::Segment,
+            start,
+            last.seq,
+            counter,
+        ))
+    };
+    let mut combined = Digest::default();
+    for s in old {
+        combined.merge(Digest::parse(&s.text));
+    }
+    if whole <= room && !corrects_older(&combined, new_digest) {
+        return None;
+    }
+    // The global summary covers what the older summaries covered (or, with none, the first
+    // part of the range); the segment covers the rest.
+    let (global_start, global_end, segment_start) = if old.is_empty() {
+        let k = split_point(msgs)?;
+        (msgs[0].seq, msgs[k - 1].seq, msgs[k].seq)
+    } else {
+        let first = old.iter().map(|s| s.start_seq).min().unwrap_or(start);
+        let end = old.iter().map(|s| s.end_seq).max().unwrap_or(start - 1);
+        (first, end, start)
+    };
+    // With nothing older, the new digest is the whole content: no copy.
+    let combined: &Digest = if old.is_empty() {
+        new_digest
+    } else {
+        combined.merge(new_digest.clone());
+        &combined
+    };
+    let strategy = fold_strategy(old.iter().map(|s| s.strategy), Strategy::Extract);
+    let strategy = if old.is_empty() {
+        Strategy::Extract
+    } else {
+        strategy
+    };
+    let header = header_tokens(SummaryLevel::Global, global_start, global_end, counter);
+    let global_room = budget.global().saturating_sub(header);
+    // The combined digest holds at least the new range, which alone is `whole`.
+    let (text, tokens, rest) = if whole > global_room {
+        combined.render_spill_over(detail, global_room, counter)
+    } else {
+        combined.render_budgeted_spill(detail, global_room, counter)
+    };
+    let mut out = Vec::new();
+    if rest == Digest::default() {
+        // Everything fits the global summary: it covers the whole range alone.
+        let header = header_tokens(SummaryLevel::Global, global_start, last.seq, counter);
+        let (text, tokens) =
+            combined.render_budgeted(detail, budget.global().saturating_sub(header), counter);
+        out.push(Summary {
+            id: Uuid::now_v7().to_string(),
+            level: SummaryLevel::Global,
+            start_seq: global_start,
+            end_seq: last.seq,
+            text,
+            tokens: tokens.saturating_add(header),
+            strategy,
+        });
+        return Some(out);
+    }
+    out.push(Summary {
+        id: Uuid::now_v7().to_string(),
+        level: SummaryLevel::Global,
+        start_seq: global_start,
+        end_seq: global_end,
+        text,
+        tokens: tokens.saturating_add(header),
+        strategy,
+    });
+    // What the global summary left, about: everything less what it holds.
+    let old_tokens: u32 = old.iter().map(|s| s.tokens).sum();
+    let left = whole.saturating_add(old_tokens).saturating_sub(tokens);
+    let segment_header = header_tokens(SummaryLevel::Segment, segment_start, last.seq, counter);
+    let segment_room = budget.segments().saturating_sub(segment_header);
+    let (text, tokens) = if left > segment_room.saturating_mul(2) {
+        rest.render_over(detail, segment_room, counter)
+    } else {
+        rest.render_budgeted(detail, segment_room, counter)
+    };
+    out.push(Summary {
+        id: Uuid::now_v7().to_string(),
+        level: SummaryLevel::Segment,
+        start_seq: segment_start,
+        end_seq: last.seq,
+        text,
+        tokens: tokens.saturating_add(segment_header),
+        strategy: Strategy::Extract,
+    });
+    Some(out)
+}
+
 /// Plans a compaction. The oldest uncovered messages become a new segment summary. When it
 /// does not fit the room the segments have left, the older segments (and the global summary)
 /// fold into a new global summary within the global share, and the new segment gets the whole
@@ -330,6 +484,21 @@ pub fn plan(input: PlanInput<'_>) -> Result<CompactionPlan, CoreError> {
                 budget.global(),
                 counter,
             ));
+        } else if written.is_none()
+            && let Some(shares) = share_out(
+                msgs,
+                &old,
+                start,
+                new_digest,
+                detail,
+                budget,
+                counter,
+                before.segment_tokens,
+            )
+        {
+            // The extract strategy fills the global share before anything is dropped.
+            superseded = old.iter().map(|s| s.id.clone()).collect();
+            new_summaries.extend(shares);
         } else {
             let room = budget.segments().saturating_sub(before.segment_tokens);
             let whole = whole_tokens(

@@ -85,6 +85,7 @@ impl ExecutionHistoryManager {
                 content: text,
                 tool_calls: &[],
                 tool_call_id: None,
+                seq: None,
             }));
             match &mut self.summary {
                 Some(s) => s.merge(digest),

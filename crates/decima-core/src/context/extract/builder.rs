@@ -1,13 +1,24 @@
 //! Extracting a digest from history in one pass: the goal, todos, decisions, the user's
-//! constraints, tool operations and every exact literal.
+//! constraints, statements, tool operations and every exact literal.
 
 use std::collections::BTreeMap;
+use std::hash::BuildHasher;
 
+use super::blocks::blocks;
+use super::clauses::{clause_text, clauses, subject_in};
+use super::corrections::{Correction, add_text_correction, correction, marks_alternative};
 use super::cues::{Cues, is_todo, says_goal, sentences, todo_key};
+use super::facts::{Facts, Home, Patch, analyse, analyse_values};
+use super::labels::{Labelled, label_line, read_output};
 use super::literals::{Literal, LiteralKind, Origin, scan_literals};
-use super::operations::{exit_code, key_argument, shape_of};
+use super::operations::{MAX_VARIANT_LINES, exit_code, key_argument, shape_of};
+use super::restatements::{asks_to_confirm, is_list_item, opens_list, restates, strip_list_marker};
 use super::text::{FastMap, FastSet, first_lines, prefix_bytes, truncate};
-use super::{Digest, GOAL_CHARS, LINE_CHARS, Operation, Source};
+use super::values::{
+    Span, copula_value, is_cjk, might_state, might_state_spaced, new_value_only, value_spans,
+    widen_to_phrase,
+};
+use super::{Digest, GOAL_CHARS, LINE_CHARS, Operation, Source, Statement, StatementKind};
 use crate::{Role, ToolCall};
 
 const FIRST_LINES: usize = 3;
@@ -15,8 +26,130 @@ const FIRST_LINES: usize = 3;
 /// Sentences kept as decisions or constraints are cut here.
 const SENTENCE_CHARS: usize = 600;
 
-/// Only this much of a tool result is searched for literals and exit codes.
+/// Only this much of a tool result is searched for literals, exit codes and labels.
 const TOOL_SCAN_BYTES: usize = 4_096;
+
+/// A "sentence" longer than this (a pasted blob without punctuation) is kept for its literals,
+/// not read for statements.
+const MAX_STATEMENT_SENTENCE: usize = 4_000;
+
+/// The literal spans of `lits` (message offsets, sorted) inside the sentence at `at` of `len`
+/// bytes, as sentence offsets.
+fn literals_in(lits: &[Span], at: usize, len: usize) -> Vec<Span> {
+    let end = at + len;
+    let first = lits.partition_point(|&(s, _)| s < at);
+    lits[first..]
+        .iter()
+        .take_while(|&&(s, _)| s < end)
+        .filter(|&&(_, e)| e <= end)
+        .map(|&(s, e)| (s - at, e - at))
+        .collect()
+}
+
+/// Where a correction that names its subject but states no value begins ("hmm no, the refund
+/// window I gave you earlier was the draft figure"): a strong cue, no value, and the words of
+/// a subject stated before (`named`, found by the registry), from the part that names it.
+fn names_a_correction<'s>(sentence: &'s str, named: &str) -> Option<&'s str> {
+    if correction(sentence, &[]).is_none_or(|c| !c.strong) && !retracts(sentence) {
+        return None;
+    }
+    let lower = sentence.to_lowercase();
+    if lower.len() != sentence.len() {
+        return None;
+    }
+    let first_word = named.split(' ').next().unwrap_or(named);
+    let at = lower.find(first_word)?;
+    let part = lower[..at]
+        .rfind([',', ';', '，', '；', '—'])
+        .map_or(0, |p| {
+            p + lower[p..].chars().next().map_or(1, char::len_utf8)
+        });
+    Some(sentence[part..].trim_start())
+}
+
+/// Whether a sentence takes something back ("let's not do log-transform for outliers", "别用
+/// 折线图"): its replacement may follow in the next sentence.
+fn retracts(sentence: &str) -> bool {
+    if !sentence.is_ascii()
+        && ["不要", "不用", "别用", "不做", "先不"]
+            .iter()
+            .any(|m| sentence.contains(m))
+    {
+        return true;
+    }
+    sentence
+        .split(|c: char| !(c.is_ascii_alphabetic() || c == '\'' || c == '’'))
+        .any(|w| {
+            let w = w.to_ascii_lowercase();
+            matches!(
+                w.as_str(),
+                "not" | "don't" | "dont" | "don’t" | "skip" | "drop"
+            )
+        })
+}
+
+/// How many sentences before it a decision that refers back ("let's do that") takes in.
+const REFERRED_SENTENCES: usize = 3;
+
+/// A short sentence that decides on what was just said ("let's do that", "go with it", "就这么
+/// 定了", "就按这个来").
+fn refers_back(sentence: &str) -> bool {
+    if !sentence.is_ascii() {
+        return sentence.chars().filter(|c| is_cjk(*c)).count() <= 8
+            && ["这", "那", "就这样"].iter().any(|p| sentence.contains(p));
+    }
+    let words: Vec<String> = sentence
+        .split(|c: char| !(c.is_ascii_alphabetic() || c == '\''))
+        .filter(|w| !w.is_empty())
+        .map(str::to_ascii_lowercase)
+        .collect();
+    words.len() <= 5
+        && words
+            .iter()
+            .any(|w| matches!(w.as_str(), "that" | "this" | "it"))
+}
+
+/// An assistant sentence up to this long that states a spaced literal is kept whole.
+const WHOLE_SENTENCE_CHARS: usize = 200;
+
+/// The label of a command's one-line answer.
+const OUTPUT: &str = "output";
+
+/// A tool result of one line (exit-code lines aside), at most a line long.
+fn one_line_answer(head: &str) -> Option<&str> {
+    let mut lines = head
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && exit_code(l).is_none());
+    let line = lines.next()?;
+    (lines.next().is_none() && line.chars().count() <= LINE_CHARS).then_some(line)
+}
+
+/// Rewrites the sentence `sentence` of `list` with `old` replaced by `new`, keeping its place,
+/// its time and its count.
+fn patch_list(
+    list: &mut [String],
+    seen: &mut FastMap<String, u64>,
+    stated: &mut BTreeMap<String, u64>,
+    sentence: &str,
+    old: &str,
+    new: &str,
+) {
+    let Some(item) = list.iter_mut().find(|s| s.as_str() == sentence) else {
+        return;
+    };
+    if !item.contains(old) || item.contains(new) {
+        return;
+    }
+    let patched = item.replacen(old, new, 1);
+    if let Some(t) = seen.remove(sentence) {
+        seen.insert(patched.clone(), t);
+    }
+    if let Some(n) = stated.remove(sentence) {
+        stated.insert(patched.clone(), n);
+    }
+    *item = patched;
+}
 
 impl Digest {
     /// Extracts a digest from history in seq order, starting at the conversation's beginning:
@@ -50,6 +183,19 @@ struct Builder {
     lit_at: FastMap<String, usize>,
     /// The shape of each operation, computed once.
     op_shapes: Vec<String>,
+    /// The statements, with what each replaced.
+    facts: Facts,
+    /// How many distinct commands each operation shape stands for.
+    shape_variants: FastMap<String, u64>,
+    /// Per sentence said (by hash, with whether the user said it): its cues, and whether it
+    /// was found to say nothing else worth reading.
+    memo: FastMap<u64, (Cues, bool)>,
+    /// The seq of the source being read.
+    seq: Option<i64>,
+    /// The subject a correction named in the sentence before the one being read, which states
+    /// its value ("the refund window I gave you was the draft figure. the signed-off one is 21
+    /// days").
+    named: Option<String>,
 }
 
 impl Builder {
@@ -68,12 +214,18 @@ impl Builder {
             calls: FastMap::default(),
             lit_at: FastMap::default(),
             op_shapes: Vec::new(),
+            facts: Facts::default(),
+            shape_variants: FastMap::default(),
+            memo: FastMap::default(),
+            seq: None,
+            named: None,
         }
     }
 
     fn run<'a>(mut self, sources: impl IntoIterator<Item = Source<'a>>) -> Digest {
         for s in sources {
             self.clock += 1;
+            self.seq = s.seq;
             match s.role {
                 Role::Tool => self.tool_result(s),
                 role => {
@@ -93,6 +245,21 @@ impl Builder {
         self.d
             .constraints
             .sort_by_key(|s| constrained.get(s).copied().unwrap_or(0));
+        // A one-line answer is kept for commands run in a few variants; for a command polled
+        // in many (`wc -l part-N.csv`), its answers are what the literals and counts say.
+        let variants = &self.shape_variants;
+        let output = format!("{OUTPUT}: ");
+        self.d.statements = std::mem::take(&mut self.facts)
+            .into_statements()
+            .into_iter()
+            .filter(|s| {
+                !s.text.starts_with(&output)
+                    || s.group
+                        .as_ref()
+                        .and_then(|g| variants.get(g))
+                        .is_none_or(|&n| n <= MAX_VARIANT_LINES)
+            })
+            .collect();
         self.d
     }
 
@@ -111,9 +278,55 @@ impl Builder {
                 .collect();
         }
         let group = op.and_then(|i| self.op_shapes.get(i).cloned());
+        let mut literals = 0usize;
         scan_literals(head, false, &mut |t, k| {
+            literals += 1;
             self.literal(t, k, Origin::Tool, group.as_deref());
         });
+        // Labels with their values and table rows; the same label of the same operation is
+        // replaced by its newest value.
+        let scope = op.map_or_else(|| "tool".to_string(), |i| i.to_string());
+        let facts = read_output(head);
+        // Only for a command run in a few variants (see `run`), and with a literal in it.
+        let few = group
+            .as_ref()
+            .and_then(|g| self.shape_variants.get(g))
+            .is_none_or(|&n| n <= MAX_VARIANT_LINES);
+        if facts.is_empty()
+            && op.is_some()
+            && few
+            && literals > 0
+            && let Some(line) = one_line_answer(head)
+        {
+            // A command's one-line answer ("Python 3.11.9", a commit and its date) is its
+            // value: run again, the new answer replaces the old, which its note keeps.
+            let l = Labelled {
+                key: OUTPUT.to_string(),
+                text: format!("{OUTPUT}: {line}"),
+                kind: StatementKind::Labelled,
+            };
+            self.labelled(l, Origin::Tool, group, &scope);
+            return;
+        }
+        for l in facts {
+            self.labelled(l, Origin::Tool, group.clone(), &scope);
+        }
+    }
+
+    fn labelled(&mut self, l: Labelled, origin: Origin, group: Option<String>, scope: &str) {
+        let st = Statement {
+            seq: self.seq,
+            origin,
+            kind: l.kind,
+            text: l.text,
+            replaces: None,
+            recurring: None,
+            short: None,
+            group,
+            last_seen: self.clock,
+        };
+        self.facts
+            .add_labelled(st, format!("{scope}\u{0}{}", l.key));
     }
 
     fn tool_call(&mut self, call: &ToolCall) {
@@ -136,7 +349,9 @@ impl Builder {
                     first_lines: Vec::new(),
                     last_seen: self.clock,
                 });
-                self.op_shapes.push(shape_of(&line));
+                let shape = shape_of(&line);
+                *self.shape_variants.entry(shape.clone()).or_default() += 1;
+                self.op_shapes.push(shape);
                 i
             }
         };
@@ -162,11 +377,47 @@ impl Builder {
                 self.d.goal.push(g);
             }
         }
-        for sentence in sentences(text) {
-            let sentence = sentence.trim();
+        let origin = if user { Origin::User } else { Origin::Prose };
+        // Literals once for the whole message; statements take their spans.
+        let mut lits: Vec<Span> = Vec::new();
+        scan_literals(text, true, &mut |t, k| {
+            let at = t.as_ptr() as usize - text.as_ptr() as usize;
+            lits.push((at, at + t.len()));
+            self.literal(t, k, origin, None);
+        });
+        lits.sort_unstable();
+        let mut blocks = blocks(text);
+        let scope = if user { "user" } else { "assistant" };
+        for l in std::mem::take(&mut blocks.facts) {
+            self.labelled(l, origin, None, scope);
+        }
+        let mut restating = false;
+        let mut carry: Option<(&str, String)> = None;
+        let all = sentences(text);
+        // A request to confirm ("Shout if that's wrong.", "没问题的话我就开始了。") makes what
+        // it follows a restatement: the sentence before it, or the list before it and the line
+        // that opened the list.
+        let mut confirmed = vec![false; all.len()];
+        if !user {
+            for k in 1..all.len() {
+                if !asks_to_confirm(all[k]) || restates(all[k]) {
+                    continue;
+                }
+                let mut j = k - 1;
+                confirmed[j] = true;
+                while j > 0 && is_list_item(all[j]) {
+                    j -= 1;
+                    confirmed[j] = true;
+                }
+            }
+        }
+        for (k, sentence) in all.iter().enumerate() {
+            let mut sentence = sentence.trim();
             if sentence.is_empty() {
                 continue;
             }
+            let mut at = sentence.as_ptr() as usize - text.as_ptr() as usize;
+            let in_block = blocks.contains(at);
             if is_todo(sentence) {
                 let key = todo_key(sentence);
                 match self.todo_at.get(&key) {
@@ -178,13 +429,31 @@ impl Builder {
                 }
                 continue;
             }
-            let cues = Cues::of(sentence);
+            // Chat repeats itself ("Any progress?", the same report line): what a sentence says
+            // on its own is read once.
+            let h = self.memo.hasher().hash_one((user, sentence));
+            let (cues, quiet) = match self.memo.get(&h) {
+                Some(&(cues, quiet)) => (cues, quiet),
+                None => (Cues::of(sentence), false),
+            };
+            // A restatement says so, or is followed by a request to confirm it ("Shout if
+            // that's wrong."), or is an item of a list a restatement opened.
+            let says_so = !user && !quiet && cues.may_restate && restates(sentence);
+            let restated = !user
+                && !in_block
+                && (says_so || confirmed[k] || restating && is_list_item(sentence));
+            restating = restated && (opens_list(sentence) || restating);
+            let mut home = Home::Listed;
             if !whole_goal && cues.goal {
                 let g = truncate(sentence, SENTENCE_CHARS);
                 if self.seen_goal.insert(g.clone()) {
                     self.d.goal.push(g);
                 }
-            } else if user && cues.constraint {
+            } else if user
+                && cues.constraint
+                // "改主意了，日切时区用UTC，不用Asia/Shanghai": a correction, not a rule.
+                && correction(sentence, &[]).is_none_or(|c| !c.strong)
+            {
                 let c = truncate(sentence, SENTENCE_CHARS);
                 self.statements += 1;
                 if self
@@ -192,11 +461,20 @@ impl Builder {
                     .insert(c.clone(), self.statements)
                     .is_none()
                 {
-                    self.d.constraints.push(c);
+                    self.d.constraints.push(c.clone());
                 } else {
-                    *self.d.stated.entry(c).or_insert(1) += 1;
+                    *self.d.stated.entry(c.clone()).or_insert(1) += 1;
                 }
-            } else if cues.decision {
+                home = Home::Constraint(c);
+            } else if cues.decision && !restated {
+                // "let's do that" decides what the sentences before it said: they are the
+                // decision ("I think Pro for Legacy tier? yes. Pro. let's do that").
+                if k > 0 && refers_back(sentence) {
+                    let first = all[k.saturating_sub(REFERRED_SENTENCES)];
+                    let from = first.as_ptr() as usize - text.as_ptr() as usize;
+                    sentence = text[from..at + sentence.len()].trim();
+                    at = from + (text[from..].len() - text[from..].trim_start().len());
+                }
                 let c = truncate(sentence, SENTENCE_CHARS);
                 self.statements += 1;
                 if self
@@ -204,14 +482,297 @@ impl Builder {
                     .insert(c.clone(), self.statements)
                     .is_none()
                 {
-                    self.d.decisions.push(c);
+                    self.d.decisions.push(c.clone());
                 } else {
-                    *self.d.stated.entry(c).or_insert(1) += 1;
+                    *self.d.stated.entry(c.clone()).or_insert(1) += 1;
+                }
+                home = Home::Decision(c);
+            }
+            self.memo.entry(h).or_insert((cues, false));
+            if in_block || quiet && !restated {
+                continue;
+            }
+            let mut stated = true;
+            if user {
+                // "the refund window I gave you was the draft figure. the signed-off one is 21
+                // days": a correction naming its subject, then its value in the next sentence.
+                match carry.take() {
+                    Some((before, named)) => {
+                        let joined = format!("{before} {sentence}");
+                        let mut inner: Vec<Span> = Vec::new();
+                        scan_literals(&joined, true, &mut |t, _| {
+                            let s = t.as_ptr() as usize - joined.as_ptr() as usize;
+                            inner.push((s, s + t.len()));
+                        });
+                        inner.sort_unstable();
+                        // A statement of its own: the sentence alone says nothing of its
+                        // subject, wherever it is listed.
+                        self.named = Some(named);
+                        self.user_statements(&joined, &inner, Home::Listed);
+                        self.named = None;
+                    }
+                    None => {
+                        let inner = literals_in(&lits, at, sentence.len());
+                        stated = self.user_statements(sentence, &inner, home.clone());
+                        if !stated
+                            && let Some(named) = self.facts.subject_named_in(sentence)
+                            && let Some(part) = names_a_correction(sentence, &named)
+                        {
+                            carry = Some((part, named));
+                            stated = true;
+                        }
+                    }
+                }
+            } else if restated {
+                self.restatement(sentence);
+            } else if home == Home::Listed
+                && !asks_to_confirm(sentence)
+                && let Some((label, value)) = label_line(sentence)
+            {
+                // A report line of the agent's: "Churn rate: 3.4%"; each line its own (an
+                // "Updated:" line does not replace the last one).
+                let l = Labelled {
+                    key: format!("{label}: {value}"),
+                    text: format!("{label}: {value}"),
+                    kind: StatementKind::Labelled,
+                };
+                self.labelled(l, origin, None, scope);
+            } else if home == Home::Listed {
+                stated = self.assistant_statements(sentence, at, &lits);
+            }
+            if !stated && home == Home::Listed && !says_so {
+                // Nothing to read in it: the next time it is said, it is skipped.
+                self.memo.insert(h, (cues, true));
+            }
+        }
+    }
+
+    /// The user's clauses that state a value, each a statement (or, inside a constraint or
+    /// decision, a clause a later correction can patch there).
+    /// Returns whether the sentence stated a value (so a correction that names its subject in
+    /// one sentence and its value in the next can be read as one); chatter around a bare number
+    /// ("in meetings till 2") states none.
+    fn user_statements(&mut self, sentence: &str, inner: &[Span], home: Home) -> bool {
+        if sentence.len() > MAX_STATEMENT_SENTENCE
+            || sentence.ends_with('?')
+            || sentence.ends_with('？')
+        {
+            return true;
+        }
+        if !might_state(sentence) && !marks_alternative(sentence) {
+            return false;
+        }
+        let mut values = value_spans(sentence, inner);
+        let mut cue = None;
+        let mut cue_known = false;
+        let mut cue_of = |values: &[Span]| {
+            if !cue_known {
+                cue = correction(sentence, values);
+                cue_known = true;
+            }
+            cue
+        };
+        // A correction in words ("sorry, it's the median, not the mean").
+        // "X, not Y" says by itself that X replaces Y.
+        add_text_correction(sentence, &mut values);
+        let corrects = cue_of(&values).is_some();
+        // A word for a value ("the output format should be parquet", "报告币种是欧元") in a
+        // part of the sentence that states no other value, when the subject names something.
+        let mut part_start = 0;
+        for part in sentence.split_inclusive([',', ';', '，', '；']) {
+            let part_end = part_start + part.len();
+            let has_value = values.iter().any(|&(s, e)| s < part_end && e > part_start);
+            if !has_value
+                && let Some((s, e)) =
+                    copula_value(part).or_else(|| corrects.then(|| new_value_only(part)).flatten())
+                && (subject_in(part, &[(s, e)]).specific || corrects)
+            {
+                values.push((part_start + s, part_start + e));
+            }
+            part_start = part_end;
+        }
+        if values.is_empty() {
+            return false;
+        }
+        values.sort_unstable();
+        widen_to_phrase(sentence, &mut values, corrects);
+        let mut added = false;
+        for c in clauses(sentence, &values) {
+            if c.values.is_empty() {
+                continue;
+            }
+            let text = clause_text(sentence, &c);
+            let mut analysis = if text.len() == c.end - c.start {
+                let rel: Vec<Span> = c
+                    .values
+                    .iter()
+                    .map(|&(s, e)| (s - c.start, e - c.start))
+                    .collect();
+                analyse_values(&text, rel)
+            } else {
+                analyse(&text)
+            };
+            // A bare number not joined to a subject by a linking word is chatter ("back in 10",
+            // "in meetings till 2"), unless it corrects something.
+            let bare = |&(s, e): &Span| {
+                text[s..e]
+                    .bytes()
+                    .all(|b| b.is_ascii_digit() || matches!(b, b'.' | b',' | b':' | b'/' | b'-'))
+            };
+            if let Some(named) = &self.named {
+                // The value of a correction whose subject the sentence before named.
+                analysis.subject.key.clone_from(named);
+                analysis.subject.specific = true;
+                analysis.subject.linked = true;
+                analysis.correction.get_or_insert(Correction {
+                    strong: true,
+                    old: None,
+                });
+            }
+            if analysis.correction.is_none()
+                && !analysis.subject.linked
+                && analysis.values.iter().all(bare)
+            {
+                continue;
+            }
+            // "in meetings till 2, hmm no, the first cohort I gave you was the draft figure":
+            // the correction after a bare number is about a subject named after it.
+            if self.named.is_none()
+                && analysis.values.iter().all(bare)
+                && let Some(&(_, last)) = c.values.last()
+                && correction(&sentence[last..], &[]).is_some_and(|c| c.strong)
+                && self.facts.subject_named_in(&sentence[last..]).is_some()
+            {
+                continue;
+            }
+            added = true;
+            let st = Statement {
+                seq: self.seq,
+                origin: Origin::User,
+                kind: StatementKind::Stated,
+                text: text.into_owned(),
+                replaces: None,
+                recurring: None,
+                short: None,
+                group: None,
+                last_seen: self.clock,
+            };
+            let patches = self.facts.add_clause(st, &analysis, home.clone());
+            self.apply(patches);
+        }
+        added
+    }
+
+    /// An assistant clause that states a literal with inner spaces or a name ("the vendor
+    /// contact is Dana Whitfield, +49 30 086659 84"): the value would be cut or lose what it is
+    /// without its clause.
+    fn assistant_statements(&mut self, sentence: &str, at: usize, lits: &[Span]) -> bool {
+        if sentence.len() > MAX_STATEMENT_SENTENCE || !might_state_spaced(sentence) {
+            return false;
+        }
+        let inner = literals_in(lits, at, sentence.len());
+        let values = value_spans(sentence, &inner);
+        // Words joined by spaces, not a number and its unit ("20.3 min").
+        let spaced = |&(s, e): &Span| {
+            let v = &sentence[s..e];
+            v.contains(' ')
+                && !(v.split(' ').count() == 2
+                    && v.starts_with(|c: char| c.is_ascii_digit() || "€$£¥".contains(c)))
+        };
+        if !values.iter().any(spaced) {
+            return false;
+        }
+        // A short sentence is one statement: what the value is ("the vendor's account manager:
+        // Dana Whitfield, phone +33 1 72 91 77 33") may sit in the clause before it.
+        let texts: Vec<String> = if sentence.chars().count() <= WHOLE_SENTENCE_CHARS {
+            vec![sentence.to_string()]
+        } else {
+            clauses(sentence, &values)
+                .iter()
+                .filter(|c| c.values.iter().any(spaced))
+                .map(|c| clause_text(sentence, c).into_owned())
+                .collect()
+        };
+        for text in texts {
+            let analysis = analyse(&text);
+            let st = Statement {
+                seq: self.seq,
+                origin: Origin::Prose,
+                kind: StatementKind::Stated,
+                text,
+                replaces: None,
+                recurring: None,
+                short: None,
+                group: None,
+                last_seen: self.clock,
+            };
+            let patches = self.facts.add_clause(st, &analysis, Home::Listed);
+            self.apply(patches);
+        }
+        true
+    }
+
+    /// An assistant sentence that restates what the user wants.
+    fn restatement(&mut self, sentence: &str) {
+        let sentence = strip_list_marker(sentence);
+        let text = if sentence.len() > MAX_STATEMENT_SENTENCE {
+            truncate(sentence, SENTENCE_CHARS)
+        } else {
+            sentence.to_string()
+        };
+        let analysis = analyse(&text);
+        if opens_list(&text) && analysis.values.is_empty() {
+            // "Here's what I'm working from:" says nothing its items do not.
+            return;
+        }
+        let st = Statement {
+            seq: self.seq,
+            origin: Origin::Prose,
+            kind: StatementKind::Restated,
+            text,
+            replaces: None,
+            recurring: None,
+            short: None,
+            group: None,
+            last_seen: self.clock,
+        };
+        let patches = self.facts.add_clause(st, &analysis, Home::Listed);
+        self.apply(patches);
+    }
+
+    /// Rewrites the goal, constraint or decision sentences a correction changed.
+    fn apply(&mut self, patches: Vec<Patch>) {
+        for p in patches {
+            match p.home {
+                Home::Listed => {
+                    for g in &mut self.d.goal {
+                        if g.contains(p.old.as_str()) && !g.contains(p.new.as_str()) {
+                            *g = g.replacen(p.old.as_str(), &p.new, 1);
+                        }
+                    }
+                }
+                Home::Constraint(sentence) => {
+                    patch_list(
+                        &mut self.d.constraints,
+                        &mut self.seen_constraints,
+                        &mut self.d.stated,
+                        &sentence,
+                        &p.old,
+                        &p.new,
+                    );
+                }
+                Home::Decision(sentence) => {
+                    patch_list(
+                        &mut self.d.decisions,
+                        &mut self.seen_decisions,
+                        &mut self.d.stated,
+                        &sentence,
+                        &p.old,
+                        &p.new,
+                    );
                 }
             }
         }
-        let origin = if user { Origin::User } else { Origin::Prose };
-        scan_literals(text, true, &mut |t, k| self.literal(t, k, origin, None));
     }
 
     fn literal(&mut self, text: &str, kind: LiteralKind, origin: Origin, group: Option<&str>) {
@@ -277,12 +838,14 @@ mod tests {
                 content: "",
                 tool_calls: &calls,
                 tool_call_id: None,
+                seq: None,
             },
             Source {
                 role: Role::Tool,
                 content: "exit_code=2\nno such file\n",
                 tool_calls: &[],
                 tool_call_id: Some("c1"),
+                seq: None,
             },
             src(Role::Assistant, "- [x] load data"),
         ];

@@ -1,12 +1,14 @@
 //! Every renderable item of a digest, in priority order: the candidates a layout chooses from,
 //! with the section each goes in and the digest item it renders.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
+use super::facts::{Analysis, REPLACED_SEP, REPLACES, analyse};
 use super::operations::OpRow;
 use super::statements::{RowKind, grouped_line, statement_rows};
 use super::text::{item_line, one_line, truncate};
-use super::{Detail, Digest, GOAL_CHARS, Origin};
+use super::values::as_quoted;
+use super::{Detail, Digest, GOAL_CHARS, Origin, Statement, StatementKind};
 
 /// Result lines kept for the most recent operations (standard detail).
 const DETAILED_OPS: usize = 3;
@@ -23,7 +25,9 @@ const FOLDED_OPS: usize = 5;
 
 impl Digest {
     /// Every renderable item, in priority order.
-    pub(super) fn candidates(&self, detail: Detail) -> Vec<Cand> {
+    /// `budgeted`: whether a layout may pick shorter renderings (an unlimited one never does,
+    /// so they are not made).
+    pub(super) fn candidates(&self, detail: Detail, budgeted: bool) -> Vec<Cand> {
         let mut out = Vec::new();
         // Tier A: goal, constraints, decisions, the user's literals.
         for (i, g) in self.goal.iter().enumerate() {
@@ -88,15 +92,74 @@ impl Digest {
                 .last_seen
                 .cmp(&self.literals[*a].last_seen)
         };
+        // Values a correction replaced are not listed as if current; the statement that
+        // replaced them notes them.
+        let stale: HashSet<&str> = self
+            .statements
+            .iter()
+            .filter_map(|s| s.replaces.as_deref())
+            .flat_map(|r| r.split(REPLACED_SEP))
+            .collect();
         let mut user: Vec<usize> = Vec::new();
         let mut prose: Vec<usize> = Vec::new();
         let mut tool: Vec<usize> = Vec::new();
         for (i, l) in self.literals.iter().enumerate() {
+            if l.origin != Origin::Tool && stale.contains(l.text.as_str()) {
+                continue;
+            }
             match l.origin {
                 Origin::User => user.push(i),
                 Origin::Prose => prose.push(i),
                 Origin::Tool => tool.push(i),
             }
+        }
+        // Statements, newest first: the user's, then the assistant's restatements, then the
+        // agent's own report lines; tools' statements go with their operations below.
+        let mut by_rank: [Vec<usize>; 3] = Default::default();
+        let mut tool_statements: Vec<usize> = Vec::new();
+        for (i, st) in self.statements.iter().enumerate() {
+            match (st.origin, st.kind) {
+                (Origin::User, _) => by_rank[0].push(i),
+                (Origin::Prose, StatementKind::Restated) => by_rank[1].push(i),
+                (Origin::Prose, _) => by_rank[2].push(i),
+                (Origin::Tool, _) => tool_statements.push(i),
+            }
+        }
+        let statement_newest_first = |a: &usize, b: &usize| {
+            self.statements[*b]
+                .last_seen
+                .cmp(&self.statements[*a].last_seen)
+        };
+        for list in &mut by_rank {
+            list.sort_by(statement_newest_first);
+        }
+        let fact = |i: usize, sec: Sec| {
+            let st = &self.statements[i];
+            let mut texts = vec![statement_line(st, "- ")];
+            if budgeted
+                && let Some(short) = compact_line(st, "- ")
+                && short.len() < texts[0].len()
+            {
+                texts.push(short);
+            }
+            let mut c = Cand::new(
+                sec,
+                (st.last_seen, i as u64),
+                texts,
+                CandKind::Statement(i),
+                true,
+            )
+            .src(Src::Statement(i));
+            if st.origin == Origin::User {
+                // Kept with the goal when the goal message says it.
+                c.plain = st.text.clone();
+            }
+            c.shrinks = sec == Sec::Facts
+                && (st.origin == Origin::User || st.kind == StatementKind::Restated);
+            c
+        };
+        for &i in by_rank[0].iter().chain(&by_rank[1]) {
+            out.push(fact(i, Sec::Facts));
         }
         user.sort_by(newest_first);
         prose.sort_by(newest_first);
@@ -185,31 +248,45 @@ impl Digest {
                 );
             }
         }
-        // Tier D: what the agent stated, newest first.
-        for &i in &prose {
-            out.push(flat_lit(i));
+        // Tier D: what the agent stated, newest first: its statements here, its bare literals
+        // after the tools' statements.
+        for &i in &by_rank[2] {
+            out.push(fact(i, Sec::Facts));
         }
-        // Tier E: what tools printed, shared fairly between operations: the newest literal of
-        // every operation, then the second newest of every operation, and so on, so a noisy
-        // operation repeated thousands of times cannot crowd out a command that ran once. A
-        // literal is shown under its operation's row, which it brings in if needed; the rows
-        // not chosen so far come after these literals.
-        let mut groups: Vec<(u64, Vec<usize>)> = Vec::new();
+        // Tier E: what tools printed, shared fairly between operations: the newest statement
+        // of every operation, then the second newest of every operation, and so on, so a noisy
+        // operation repeated thousands of times cannot crowd out a command that ran once; then
+        // the agent's bare literals; then the tools' bare literals, shared the same way. An
+        // item is shown under its operation's row, which it brings in if needed; the rows not
+        // chosen so far come after these.
+        let mut sorted_statements = tool_statements.clone();
+        sorted_statements.sort_by(statement_newest_first);
+        let mut sorted_tool = tool.clone();
+        sorted_tool.sort_by(newest_first);
+        let items = sorted_statements
+            .iter()
+            .map(|&i| {
+                let st = &self.statements[i];
+                (st.group.as_deref(), st.last_seen, ToolItem::Statement(i))
+            })
+            .chain(sorted_tool.iter().map(|&i| {
+                let l = &self.literals[i];
+                (l.group.as_deref(), l.last_seen, ToolItem::Literal(i))
+            }));
+        // Per operation: its recency, its statements and its literals, newest first.
+        let mut groups: Vec<(u64, [Vec<ToolItem>; 2])> = Vec::new();
         let mut group_at: HashMap<Option<&str>, usize> = HashMap::new();
-        for &i in &tool {
-            let key = self.literals[i].group.as_deref();
+        for (key, last_seen, item) in items {
             let g = *group_at.entry(key).or_insert_with(|| {
-                groups.push((0, Vec::new()));
+                groups.push((0, [Vec::new(), Vec::new()]));
                 groups.len() - 1
             });
-            groups[g].0 = groups[g].0.max(self.literals[i].last_seen);
-            groups[g].1.push(i);
-        }
-        for g in &mut groups {
-            g.1.sort_by(newest_first);
+            groups[g].0 = groups[g].0.max(last_seen);
+            let pass = usize::from(matches!(item, ToolItem::Literal(_)));
+            groups[g].1[pass].push(item);
         }
         groups.sort_by_key(|g| std::cmp::Reverse(g.0));
-        let tool_count = tool.len();
+        let tool_count = tool.len() + tool_statements.len() + prose.len();
         let late_base = out.len() + tool_count;
         for (j, (r, _)) in later_rows.iter().enumerate() {
             row_at.insert(*r, late_base + j);
@@ -218,39 +295,116 @@ impl Digest {
             Some(j) => !later_rows[j].1.texts.is_empty(),
             None => !out[c].texts.is_empty(),
         };
-        let deepest = groups.iter().map(|g| g.1.len()).max().unwrap_or(0);
-        for depth in 0..deepest {
-            for g in &groups {
-                let Some(&i) = g.1.get(depth) else {
-                    continue;
-                };
-                let l = &self.literals[i];
-                let row = l
-                    .group
-                    .as_ref()
-                    .and_then(|s| row_of_shape.get(s))
-                    .and_then(|r| row_at.get(r).map(|&c| (*r, c)))
-                    .filter(|&(_, c)| listed(c, &out));
-                let cand = match row {
-                    Some((r, c)) => {
-                        let mut cand = Cand::new(
-                            Sec::Operations,
-                            (rows[r].key, 2 + l.last_seen),
-                            vec![format!("  - {}\n", one_line(&l.text))],
-                            CandKind::Literal(i),
-                            false,
-                        )
-                        .src(Src::Literal(i));
-                        cand.parent = Some(c);
-                        cand.needs_parent = true;
-                        cand
-                    }
-                    None => flat_lit(i),
-                };
-                out.push(cand);
+        // Tool statements whose operation row is not shown go under a line naming it.
+        let mut heads_seen: HashSet<&str> = HashSet::new();
+        let mut pending_heads: Vec<&str> = Vec::new();
+        let mut under_head: Vec<(usize, &str)> = Vec::new();
+        for pass in 0..2 {
+            if pass == 1 {
+                for &i in &prose {
+                    out.push(flat_lit(i));
+                }
+            }
+            let deepest = groups.iter().map(|g| g.1[pass].len()).max().unwrap_or(0);
+            for depth in 0..deepest {
+                for g in &groups {
+                    let Some(&item) = g.1[pass].get(depth) else {
+                        continue;
+                    };
+                    let (group, last_seen) = match item {
+                        ToolItem::Literal(i) => {
+                            (&self.literals[i].group, self.literals[i].last_seen)
+                        }
+                        ToolItem::Statement(i) => {
+                            (&self.statements[i].group, self.statements[i].last_seen)
+                        }
+                    };
+                    let row = group
+                        .as_ref()
+                        .and_then(|s| row_of_shape.get(s))
+                        .and_then(|r| row_at.get(r).map(|&c| (*r, c)))
+                        .filter(|&(_, c)| listed(c, &out));
+                    let cand = match (row, item) {
+                        (Some((r, c)), _) => {
+                            let (text, kind, src, scan) = match item {
+                                ToolItem::Literal(i) => (
+                                    format!("  - {}\n", one_line(&self.literals[i].text)),
+                                    CandKind::Literal(i),
+                                    Src::Literal(i),
+                                    false,
+                                ),
+                                ToolItem::Statement(i) => (
+                                    statement_line(&self.statements[i], "  - "),
+                                    CandKind::Statement(i),
+                                    Src::Statement(i),
+                                    true,
+                                ),
+                            };
+                            let mut cand = Cand::new(
+                                Sec::Operations,
+                                (rows[r].key, 2 + last_seen),
+                                vec![text],
+                                kind,
+                                scan,
+                            )
+                            .src(src);
+                            cand.parent = Some(c);
+                            cand.needs_parent = true;
+                            cand
+                        }
+                        (None, ToolItem::Literal(i)) => flat_lit(i),
+                        (None, ToolItem::Statement(i)) => match group {
+                            // Under a line naming its operation, so it keeps what printed it.
+                            Some(g) => {
+                                if heads_seen.insert(g.as_str()) {
+                                    pending_heads.push(g.as_str());
+                                }
+                                let mut cand = Cand::new(
+                                    Sec::ToolFacts,
+                                    (0, 2 + last_seen),
+                                    vec![statement_line(&self.statements[i], "  - ")],
+                                    CandKind::Statement(i),
+                                    true,
+                                )
+                                .src(Src::Statement(i));
+                                cand.needs_parent = true;
+                                under_head.push((out.len(), g.as_str()));
+                                cand
+                            }
+                            None => {
+                                // Before the groups, oldest first.
+                                let mut cand = fact(i, Sec::ToolFacts);
+                                cand.key = (0, last_seen);
+                                cand
+                            }
+                        },
+                    };
+                    out.push(cand);
+                }
             }
         }
         out.extend(later_rows.into_iter().map(|(_, c)| c));
+        // The group lines, each shown only with a statement under it.
+        let heads_at = out.len();
+        let mut head_index: HashMap<&str, usize> = HashMap::new();
+        for (k, g) in pending_heads.iter().enumerate() {
+            head_index.insert(g, heads_at + k);
+            let mut head = Cand::new(
+                Sec::ToolFacts,
+                (k as u64 + 1, 0),
+                vec![format!("- {}\n", one_line(g))],
+                CandKind::Other,
+                false,
+            );
+            head.only_as_parent = true;
+            out.push(head);
+        }
+        for (c, g) in under_head {
+            if let Some(&h) = head_index.get(g) {
+                out[c].key.0 = out[h].key.0;
+                out[c].parent = Some(h);
+            }
+        }
         // Tier F: the result lines of the last operations.
         if detail == Detail::Standard {
             for &r in by_recency
@@ -290,11 +444,20 @@ pub(super) enum Sec {
     Todo,
     Decisions,
     Constraints,
+    Facts,
     Note(usize),
     Operations,
     UserLiterals,
     Literals,
+    ToolFacts,
     ToolLiterals,
+}
+
+/// A tool's statement or literal, shared round-robin between operations.
+#[derive(Debug, Clone, Copy)]
+enum ToolItem {
+    Statement(usize),
+    Literal(usize),
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -303,6 +466,9 @@ pub(super) enum CandKind {
     /// A decision or constraint: skipped when the chosen goal text already contains it.
     Contained,
     Literal(usize),
+    /// A statement: folded into a count when it is not chosen, skipped when the chosen goal
+    /// text already says it.
+    Statement(usize),
     /// An operation row: tool and runs, folded into counts when it is not chosen.
     Op(String, u64),
     Other,
@@ -320,6 +486,7 @@ pub(super) enum Src {
     Constraints(Vec<usize>),
     Note(usize, usize),
     Literal(usize),
+    Statement(usize),
     Ops(Vec<usize>),
 }
 
@@ -340,6 +507,12 @@ pub(super) struct Cand {
     pub(super) needs_parent: bool,
     /// The digest item it renders.
     pub(super) src: Src,
+    /// A line shown only as the parent of another candidate (a group line of tool facts).
+    pub(super) only_as_parent: bool,
+    /// A statement ranked with the goal: its full line is taken only while the statements
+    /// after it still fit in their shortest form, so under a tight budget the older ones
+    /// shrink to subject and value instead of being dropped.
+    pub(super) shrinks: bool,
 }
 
 impl Cand {
@@ -354,6 +527,8 @@ impl Cand {
             parent: None,
             needs_parent: false,
             src: Src::None,
+            only_as_parent: false,
+            shrinks: false,
         }
     }
 
@@ -361,6 +536,93 @@ impl Cand {
         self.src = src;
         self
     }
+}
+
+/// The line of a statement: `- (seq 12, user) the churn window is 45 days`, with the value it
+/// replaced as a note; `prefix` is the bullet (indented under an operation).
+pub(super) fn statement_line(st: &Statement, prefix: &str) -> String {
+    let who = match st.origin {
+        Origin::User => "user",
+        Origin::Prose => "assistant",
+        Origin::Tool => "tool",
+    };
+    let mut out = String::with_capacity(st.text.len() + 32);
+    out.push_str(prefix);
+    match st.seq {
+        Some(seq) => out.push_str(&format!("(seq {seq}, {who}) ")),
+        None => out.push_str(&format!("({who}) ")),
+    }
+    out.push_str(&one_line(&st.text));
+    if let Some((stated, variants)) = st.recurring {
+        // `grouped_line` appends the counts to the text.
+        out.push_str(&grouped_line("", stated, variants));
+    }
+    if let Some(old) = &st.replaces {
+        out.push_str(&format!(" ({REPLACES} {})", one_line(old)));
+    }
+    out.push('\n');
+    out
+}
+
+/// A shorter line for a user's statement or a restatement under a tight budget: its subject
+/// as written and its current values as quoted, `- (seq 12, user) churn window: 45 days` (see
+/// [`Statement::short`]).
+fn compact_line(st: &Statement, prefix: &str) -> Option<String> {
+    if st.origin == Origin::Tool
+        || st.kind == StatementKind::Labelled
+        || st.kind == StatementKind::Row
+    {
+        return None;
+    }
+    let text = match &st.short {
+        Some(t) => t.clone(),
+        None => short_text(&st.text, &analyse(&st.text))?,
+    };
+    let short = Statement { text, ..st.clone() };
+    Some(statement_line(&short, prefix))
+}
+
+/// The short form of a clause (see [`Statement::short`]) from its analysis.
+pub(super) fn short_text(text: &str, a: &Analysis) -> Option<String> {
+    let old = a.correction.and_then(|c| c.old);
+    let values: Vec<&str> = a
+        .values
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| Some(*i) != old)
+        .map(|(_, &span)| {
+            let (s, e) = as_quoted(text, span);
+            &text[s..e]
+        })
+        .collect();
+    if a.subject.key.is_empty() || values.is_empty() || values.len() > 2 {
+        return None;
+    }
+    let subject = subject_as_written(text, &a.subject.key).unwrap_or(&a.subject.key);
+    Some(format!("{subject}: {}", values.join(", ")))
+}
+
+/// The words of `text` that a subject key was made of, as written: from its first key word to
+/// its last ("Globex contract renews" for `globex contract renew`).
+fn subject_as_written<'a>(text: &'a str, key: &str) -> Option<&'a str> {
+    let lower = text.to_lowercase();
+    if lower.len() != text.len() {
+        // Case folding changed byte offsets; the key stands in.
+        return None;
+    }
+    if !key.is_ascii() {
+        return lower.find(key).map(|p| &text[p..p + key.len()]);
+    }
+    let words: Vec<&str> = key.split(' ').collect();
+    let (first, last) = (words.first()?, words.last()?);
+    let start = lower.find(first)?;
+    let last_at = lower[start..].find(last).map(|p| start + p)?;
+    let mut end = last_at + last.len();
+    // The word goes on to its end ("renew" → "renews").
+    end += lower[end..]
+        .find(|c: char| !(c.is_alphanumeric() || c == '-' || c == '_'))
+        .unwrap_or(lower.len() - end);
+    (end - start <= 60).then(|| &text[start..end])
 }
 
 fn short_variants(s: &str) -> Vec<String> {

@@ -347,6 +347,19 @@ fn number_literal(w: &str) -> Option<bool> {
         return None;
     }
     let dots = num.matches('.').count();
+    if let Some((int, frac)) = num.rsplit_once(',')
+        && (1..=2).contains(&frac.len())
+    {
+        // A decimal comma, with dots (or nothing) grouping the thousands: `567,89`,
+        // `1.234.567,89`.
+        let groups: Vec<&str> = int.split('.').collect();
+        let grouped = groups[0].len() <= 3 && groups[1..].iter().all(|g| g.len() == 3);
+        return (frac.bytes().all(|b| b.is_ascii_digit())
+            && !int.contains(',')
+            && (groups.len() == 1 || grouped)
+            && (suffix.is_empty() || is_unit(suffix) || suffix == "%"))
+            .then_some(true);
+    }
     if dots > 1 {
         return None;
     }

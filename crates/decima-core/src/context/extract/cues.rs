@@ -13,6 +13,7 @@ pub(super) fn sentences(text: &str) -> Vec<&str> {
         let b = bytes[i];
         let cut = match b {
             b'\n' => Some((i, i + 1)),
+            b'.' if bytes.get(i + 1) == Some(&b' ') && abbreviation(&bytes[start..i]) => None,
             b'.' | b'!' | b'?' => {
                 let next = bytes.get(i + 1).copied();
                 if next.is_none_or(|n| n == b' ' || n == b'\n' || n == b'\t' || n == b'\r') {
@@ -49,6 +50,25 @@ pub(super) fn sentences(text: &str) -> Vec<&str> {
         out.push(s);
     }
     out
+}
+
+/// Whether the word that ends `before` (the text up to a dot) is an abbreviation a sentence
+/// does not end with: "Globex Trading GmbH & Co. KG", "e.g. the", "Dr. Weber", "J. Smith".
+fn abbreviation(before: &[u8]) -> bool {
+    let word_len = before
+        .iter()
+        .rev()
+        .take_while(|b| b.is_ascii_alphabetic() || **b == b'.')
+        .count();
+    let word = &before[before.len() - word_len..];
+    if word.len() == 1 && word[0].is_ascii_uppercase() {
+        return true;
+    }
+    const ABBREVIATIONS: &[&[u8]] = &[
+        b"Co", b"Inc", b"Ltd", b"Corp", b"Bros", b"Mr", b"Mrs", b"Ms", b"Dr", b"Prof", b"St",
+        b"Jr", b"Sr", b"No", b"vs", b"e.g", b"i.e", b"approx", b"cf", b"Nr", b"Abs",
+    ];
+    ABBREVIATIONS.contains(&word)
 }
 
 pub(super) fn is_todo(s: &str) -> bool {
@@ -156,6 +176,15 @@ fn en_decision_pair(w: &str, n: &str) -> bool {
             | ("okay", "we")
             | ("sounds", "good")
             | ("pick", "the")
+            | ("i'll", "use")
+            | ("i'll", "go")
+            | ("i'll", "stick")
+            | ("i'll", "switch")
+            | ("i'll", "treat")
+            | ("i'm", "using")
+            | ("i'm", "switching")
+            | ("going", "forward")
+            | ("from", "here")
     )
 }
 const ZH_DECISION: &[&str] = &[
@@ -395,12 +424,45 @@ fn keep_idiom(after: &[(&str, bool)]) -> bool {
     }
 }
 
-/// What a sentence signals: a goal, a decision or a constraint.
+/// What a sentence signals: a goal, a decision or a constraint; and whether it may restate what
+/// the user wants (worth the full test in `restatements`).
 #[derive(Debug, Default, Clone, Copy)]
 pub(super) struct Cues {
     pub(super) goal: bool,
     pub(super) decision: bool,
     pub(super) constraint: bool,
+    pub(super) may_restate: bool,
+}
+
+/// Words without which an English sentence restates nothing.
+fn restate_hint(w: &str) -> bool {
+    matches!(
+        w,
+        "you"
+            | "your"
+            | "you'd"
+            | "you're"
+            | "confirm"
+            | "confirming"
+            | "requirement"
+            | "requirements"
+            | "request"
+            | "clear"
+            | "clarify"
+            | "recap"
+            | "restate"
+            | "restating"
+            | "back"
+            | "page"
+            | "aligned"
+            | "understand"
+            | "understood"
+            | "understanding"
+            | "rule"
+            | "words"
+            | "brief"
+            | "heard"
+    )
 }
 
 impl Cues {
@@ -439,6 +501,12 @@ impl Cues {
             let spaced = lower[last_end..s].trim().is_empty();
             words.push((lower[s..].trim_matches('\''), spaced));
         }
+        cues.may_restate = if sentence.is_ascii() {
+            words.iter().any(|&(w, _)| restate_hint(w))
+        } else {
+            sentence.chars().any(|c| "你您需要确复理也按总".contains(c))
+                || words.iter().any(|&(w, _)| restate_hint(w))
+        };
         for (i, &(w, _)) in words.iter().enumerate() {
             let next = words
                 .get(i + 1)

@@ -7,6 +7,7 @@
 //! The classifier per word is in the `classify` module.
 
 use super::classify::{classify, ends_with_zone, is_date, is_plain_int, is_time, is_unit, is_zone};
+use super::spaced::spaced_literal;
 
 /// What kind of exact literal a token is; used to fold dropped literals into counts per kind.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -139,6 +140,24 @@ pub(super) fn scan_literals(text: &str, prose: bool, out: &mut dyn FnMut(&str, L
             let (ps, pe) = (words[j - 1].1, words.get(j)?.0);
             (pe == ps + 1 && text.as_bytes()[ps] == b' ').then(|| &text[words[j].0..words[j].1])
         };
+        // A plain word of letters is no literal (only a month may open a date, a currency code
+        // an amount): most words end here.
+        let letters = w.bytes().all(|b| b.is_ascii_alphabetic());
+        if letters && !(w.len() == 3 && w.bytes().all(|b| b.is_ascii_uppercase())) {
+            if let Some(end) = month_date(text, &words, i) {
+                out(&text[ws..end.1], LiteralKind::Time);
+                i = end.0 + 1;
+            } else {
+                i += 1;
+            }
+            continue;
+        }
+        // An IBAN, a phone number or an amount written with spaces, kept whole.
+        if let Some((last, kind)) = spaced_literal(text, &words, i) {
+            out(&text[ws..words[last].1], kind);
+            i = last + 1;
+            continue;
+        }
         // A month name with a day (and year): "Nov 3, 2026", "3 November 2026".
         if let Some(end) = month_date(text, &words, i) {
             out(&text[ws..end.1], LiteralKind::Time);

@@ -3,6 +3,7 @@
 use std::collections::{HashMap, HashSet};
 
 use super::cues::todo_key;
+use super::facts::{Facts, Home, Patch};
 use super::{Digest, Origin};
 
 impl Digest {
@@ -14,7 +15,13 @@ impl Digest {
             .map(|o| o.last_seen)
             .max()
             .unwrap_or(0);
-        lits.max(ops)
+        let statements = self
+            .statements
+            .iter()
+            .map(|s| s.last_seen)
+            .max()
+            .unwrap_or(0);
+        lits.max(ops).max(statements)
     }
 
     /// Appends a later digest to this one: items are deduplicated, todos keep their latest
@@ -68,8 +75,43 @@ impl Digest {
         };
         self.stated.extend(counts);
         self.recurring.extend(later.recurring);
+        // Statements: the later ones relate to the earlier ones (and to the clauses of the
+        // earlier constraints and decisions) as when they were first said, and so do the
+        // clauses of the later constraints and decisions ("不对，流失窗口应该是 81天").
+        let mut facts = Facts::default();
+        for c in &self.constraints {
+            facts.add_hidden_sentence(c, Home::Constraint(c.clone()), false);
+        }
+        for c in &self.decisions {
+            facts.add_hidden_sentence(c, Home::Decision(c.clone()), false);
+        }
+        for st in std::mem::take(&mut self.statements) {
+            facts.add_read_back(st, false);
+        }
+        facts.freeze();
+        let mut patches: Vec<Patch> = Vec::new();
+        let earlier: HashSet<String> = self
+            .constraints
+            .iter()
+            .chain(&self.decisions)
+            .cloned()
+            .collect();
+        for c in later.constraints.iter().filter(|c| !earlier.contains(*c)) {
+            patches.extend(facts.add_hidden_sentence(c, Home::Constraint(c.clone()), true));
+        }
+        for c in later.decisions.iter().filter(|c| !earlier.contains(*c)) {
+            patches.extend(facts.add_hidden_sentence(c, Home::Decision(c.clone()), true));
+        }
         merge_restated(&mut self.decisions, later.decisions);
         merge_restated(&mut self.constraints, later.constraints);
+        for mut st in later.statements {
+            st.last_seen += offset;
+            patches.extend(facts.add_read_back(st, true));
+        }
+        self.statements = facts.into_statements();
+        for p in patches {
+            self.patch(p);
+        }
         for note in later.notes {
             match self.notes.iter_mut().find(|n| n.heading == note.heading) {
                 Some(n) => merge_unique(&mut n.lines, note.lines),
@@ -138,6 +180,38 @@ impl Digest {
         }
         for (kind, n) in later.folded_literals {
             *self.folded_literals.entry(kind).or_default() += n;
+        }
+    }
+}
+
+impl Digest {
+    /// Rewrites the sentence a correction changed: a goal that says the corrected clause, or
+    /// the constraint or decision it stands in.
+    pub(super) fn patch(&mut self, p: Patch) {
+        let list = match &p.home {
+            Home::Listed => {
+                for g in &mut self.goal {
+                    if g.contains(p.old.as_str()) && !g.contains(p.new.as_str()) {
+                        *g = g.replacen(p.old.as_str(), &p.new, 1);
+                    }
+                }
+                return;
+            }
+            Home::Constraint(_) => &mut self.constraints,
+            Home::Decision(_) => &mut self.decisions,
+        };
+        let (Home::Constraint(sentence) | Home::Decision(sentence)) = &p.home else {
+            return;
+        };
+        if let Some(item) = list.iter_mut().find(|s| *s == sentence)
+            && item.contains(p.old.as_str())
+            && !item.contains(p.new.as_str())
+        {
+            let patched = item.replacen(p.old.as_str(), &p.new, 1);
+            if let Some(n) = self.stated.remove(sentence) {
+                self.stated.insert(patched.clone(), n);
+            }
+            *item = patched;
         }
     }
 }

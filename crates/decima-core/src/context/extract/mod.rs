@@ -2,34 +2,54 @@
 //!
 //! It keeps what an agent cannot afford to lose: the goal (the whole message), the todo state,
 //! the decisions, the user's constraints (an instruction that recurs with only its numbers
-//! changed is kept once, the newest, with counts), tool digests (distinct commands grouped with
+//! changed is kept once, the newest, with counts), statements (a fact with what it is about:
+//! the user's clause that states a value, an assistant's restatement of what the user wants, a
+//! tool's `label: value`, a table row with its headers, each with the seq it was said at; a
+//! correction replaces the value it corrects), tool digests (distinct commands grouped with
 //! counts and exit codes) and the exact literals people paste (numbers with decimals or units,
 //! hosts and ports, URLs, e-mail addresses, hashes, versions, dates and times, ticket ids, quoted
-//! and backticked tokens, paths). The output has fixed section headings and parses back into a
-//! [`Digest`], which is how summaries of summaries keep what they fold; model-written summaries
-//! parse too, their unknown sections kept as notes.
+//! and backticked tokens, paths, IBANs, phone numbers and amounts written with spaces). The
+//! output has fixed section headings and parses back into a [`Digest`], which is how summaries
+//! of summaries keep what they fold; model-written summaries parse too, their unknown sections
+//! kept as notes.
 //!
 //! Rendering fills a token budget by priority (see [`Digest::render_budgeted`]): the goal,
-//! constraints, decisions and the user's literals first, then todos and recent operations, the
-//! older variants of decisions and constraints stated in many variants, notes, the other
-//! literals newest first, and the remaining detail. What does not fit is folded into counts
-//! ("shell×12", "path×30"), never silently dropped.
+//! constraints, decisions, the user's statements and the assistant's restatements, and the
+//! user's literals no statement carries first, then todos and recent operations, the older
+//! variants of decisions and constraints stated in many variants, notes, the other statements
+//! and literals newest first, and the remaining detail. What does not fit is folded into counts
+//! ("shell×12", "path×30", "statement×4"), never silently dropped.
 
-// History → digest (`builder`, with `cues` for sentences and `literals`/`classify` for exact
-// tokens, `operations` for tool calls); digest → text (`candidates` in priority order, laid out
-// by `render`, with `statements` grouping decisions and constraints that recur with small
-// differences); text → digest (`parse`); digest + digest (`merge`); `text` has string helpers.
+// History → digest (`builder`, with `cues` for sentences and `literals`/`classify`/`spaced` for
+// exact tokens, `operations` for tool calls); facts → statements (`values` finds the values of a
+// sentence, `clauses` cuts it into clauses and names their subjects, `corrections` and
+// `restatements` read the cues, `labels`, `tables` and `blocks` read tool output and code,
+// `facts` keeps the current statement of each subject); digest → text (`candidates` in priority
+// order, laid out by `render`, with `statements` grouping decisions and constraints that recur
+// with small differences); text → digest (`parse`); digest + digest (`merge`); `text` has string
+// helpers.
+mod blocks;
 mod builder;
 mod candidates;
 mod classify;
+mod clauses;
+mod corrections;
 mod cues;
+mod facts;
+mod labels;
 mod literals;
 mod merge;
 mod operations;
 mod parse;
 mod render;
+mod restatements;
+mod spaced;
+#[cfg(test)]
+mod statement_tests;
 mod statements;
+mod tables;
 mod text;
+mod values;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
@@ -49,6 +69,8 @@ pub struct Source<'a> {
     pub tool_calls: &'a [ToolCall],
     /// For tool results: the call they answer, so exit code and first lines join its digest.
     pub tool_call_id: Option<&'a str>,
+    /// The message's seq, which the statements taken from it cite; step records have none.
+    pub seq: Option<i64>,
 }
 
 impl<'a> From<&'a Message> for Source<'a> {
@@ -58,8 +80,56 @@ impl<'a> From<&'a Message> for Source<'a> {
             content: &m.content,
             tool_calls: &m.tool_calls,
             tool_call_id: m.tool_call_id.as_deref(),
+            seq: Some(m.seq),
         }
     }
+}
+
+/// What a statement is, which decides where it ranks when the budget is short.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum StatementKind {
+    /// A clause of the user's that states a value ("the churn window is 45 days").
+    Stated,
+    /// An assistant sentence that restates what the user wants ("to confirm, you want …").
+    Restated,
+    /// A `label: value` pair from a tool's output, a code block or a report line.
+    Labelled,
+    /// A table row with its column headers.
+    Row,
+}
+
+/// A fact with what it is about: the subject and the value stay together on one line, with the
+/// seq of the message that said it, so a reader can tell what a number measures and which of
+/// two values is current.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Statement {
+    /// The seq of the message that stated it (for a correction, the correction's); none for
+    /// step records.
+    pub seq: Option<i64>,
+    /// Who stated it: the user, the assistant (`Prose`) or a tool.
+    pub origin: Origin,
+    /// What kind of statement it is.
+    pub kind: StatementKind,
+    /// The statement: the clause as said, `label: value`, or `key: header cell; header cell`
+    /// for a table row. A correction that does not name its subject ("sorry, make that 15") is
+    /// the corrected statement with the new value in place of the old.
+    pub text: String,
+    /// The value this statement replaced, when it corrects or updates an earlier statement of
+    /// the same subject: rendered as a note, so the old value is never presented as current.
+    pub replaces: Option<String>,
+    /// For an instruction the user repeats with only its numbers changed, each variant again
+    /// and again ("Continue with batch 7"): how many times its shape was stated and in how many
+    /// variants; this statement is the newest, the only current one.
+    pub recurring: Option<(u64, u64)>,
+    /// The statement shortened to its subject as written and its current values (`churn
+    /// window: 45 days`), for a tight budget; none when it names no subject or lists more than
+    /// two values. Made with the statement; a statement read back gets it when rendered.
+    pub short: Option<String>,
+    /// For a statement a tool printed: the shape of its operation (see
+    /// [`Operation::line`]), under which it is rendered.
+    pub group: Option<String>,
+    /// When it was last stated (larger is more recent).
+    pub last_seen: u64,
 }
 
 /// How much detail a rendered digest keeps at most. A budget can always cut it further (by
@@ -131,6 +201,9 @@ pub struct Digest {
     pub operations: Vec<Operation>,
     /// Operations already folded into counts, per tool.
     pub folded_ops: BTreeMap<String, u64>,
+    /// The current statements, in the order they were made; a statement another corrected or
+    /// updated is gone, its value kept as the newer one's [`Statement::replaces`].
+    pub statements: Vec<Statement>,
     /// Every exact literal seen, in first-seen order.
     pub literals: Vec<Literal>,
     /// Literals already folded into counts, per kind.
@@ -154,6 +227,26 @@ impl Digest {
     pub fn recurring_from(&mut self, earlier_summary: &str) {
         self.recurring
             .extend(statements::recurring_shapes(earlier_summary));
+    }
+
+    /// The bytes of text the digest holds (goal, decisions, constraints, statements, literals,
+    /// notes, operation lines): a cheap lower bound of its rendering's size, so a caller can
+    /// tell a digest far beyond a budget without rendering it.
+    pub fn text_bytes(&self) -> usize {
+        let lists = [&self.goal, &self.todos, &self.decisions, &self.constraints];
+        lists
+            .iter()
+            .flat_map(|l| l.iter())
+            .map(String::len)
+            .chain(self.statements.iter().map(|s| s.text.len()))
+            .chain(self.literals.iter().map(|l| l.text.len()))
+            .chain(
+                self.notes
+                    .iter()
+                    .flat_map(|n| n.lines.iter().map(String::len)),
+            )
+            .chain(self.operations.iter().map(|o| o.line.len()))
+            .sum()
     }
 
     /// The literals a model-written summary must carry, in first-seen order: all those the
@@ -205,5 +298,15 @@ fn src(role: Role, content: &str) -> Source<'_> {
         content,
         tool_calls: &[],
         tool_call_id: None,
+        seq: None,
+    }
+}
+
+/// A source with text and a seq, for the tests of the submodules.
+#[cfg(test)]
+fn at(seq: i64, role: Role, content: &str) -> Source<'_> {
+    Source {
+        seq: Some(seq),
+        ..src(role, content)
     }
 }

@@ -227,8 +227,49 @@ pub(super) fn exit_code(text: &str) -> Option<String> {
     Some(if neg { format!("-{digits}") } else { digits })
 }
 
+/// The first of [`KEY_ARGS`] an argument object has, with its value, read without building the
+/// other values; `None` when it has none of them (or is not an object).
+fn known_key(arguments: &str) -> Option<(usize, serde_json::Value)> {
+    struct Pick;
+    impl<'de> serde::de::Visitor<'de> for Pick {
+        type Value = Option<(usize, serde_json::Value)>;
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("an object")
+        }
+        fn visit_map<A: serde::de::MapAccess<'de>>(
+            self,
+            mut map: A,
+        ) -> Result<Self::Value, A::Error> {
+            let mut best: Option<(usize, serde_json::Value)> = None;
+            while let Some(key) = map.next_key::<String>()? {
+                match KEY_ARGS.iter().position(|k| *k == key) {
+                    Some(i) if best.as_ref().is_none_or(|(b, _)| i < *b) => {
+                        best = Some((i, map.next_value()?));
+                    }
+                    _ => {
+                        map.next_value::<serde::de::IgnoredAny>()?;
+                    }
+                }
+            }
+            Ok(best)
+        }
+    }
+    let mut de = serde_json::Deserializer::from_str(arguments);
+    let picked = serde::Deserializer::deserialize_map(&mut de, Pick).ok()?;
+    de.end().ok()?;
+    picked
+}
+
 /// `cmd=...`, `path=...` or the first argument; raw text when the arguments are not JSON.
 pub(super) fn key_argument(arguments: &str) -> String {
+    if let Some((i, v)) = known_key(arguments) {
+        return match v {
+            serde_json::Value::String(s) => {
+                format!("{}={}", KEY_ARGS[i], truncate(&one_line(&s), LINE_CHARS))
+            }
+            v => format!("{}={}", KEY_ARGS[i], truncate(&v.to_string(), LINE_CHARS)),
+        };
+    }
     match serde_json::from_str::<serde_json::Value>(arguments) {
         Ok(serde_json::Value::Object(map)) => {
             let pick = KEY_ARGS
@@ -279,12 +320,14 @@ mod tests {
                 content: "",
                 tool_calls: std::slice::from_ref(c),
                 tool_call_id: None,
+                seq: None,
             });
             sources.push(Source {
                 role: Role::Tool,
                 content: out,
                 tool_calls: &[],
                 tool_call_id: Some(&c.id),
+                seq: None,
             });
         }
         sources.push(src(

@@ -5,9 +5,12 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 
 use super::classify::classify_whole;
 use super::cues::todo_key;
+use super::facts::split_note;
 use super::literals::{Literal, LiteralKind, Origin, scan_literals};
 use super::operations::shape_of;
-use super::{Digest, Note, Operation};
+use super::restatements::restates;
+use super::statements::split_grouped;
+use super::{Digest, Note, Operation, Statement, StatementKind};
 
 impl Digest {
     /// Parses a rendered digest back, so a summary can be folded again without losing what it
@@ -28,6 +31,8 @@ struct Parser {
     seen: HashMap<&'static str, HashSet<String>>,
     todo_at: HashMap<String, usize>,
     lit_at: HashMap<String, usize>,
+    /// Under "Tool facts": the operation the statements that follow were printed by.
+    tool_group: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -36,6 +41,8 @@ enum PSec {
     Todo,
     Decisions,
     Constraints,
+    Facts,
+    ToolFacts,
     Ops,
     UserLits,
     Lits,
@@ -69,11 +76,32 @@ impl Parser {
                     s
                 }
             };
+            if current == PSec::ToolFacts
+                && let Some(item) = line.strip_prefix("  - ")
+                && let Some(st) = statement(item.trim(), self.clock)
+            {
+                // A statement a tool printed, under the line naming its operation.
+                let group = self.tool_group.clone();
+                self.add_statement(Statement { group, ..st });
+                continue;
+            }
+            if current == PSec::ToolFacts
+                && let Some(item) = line.strip_prefix("- ")
+                && statement(item.trim(), self.clock).is_none()
+            {
+                self.tool_group = Some(shape_of(item.trim()));
+                continue;
+            }
             if current == PSec::Ops
                 && let Some(lit) = line.strip_prefix("  - ")
             {
-                // A literal a tool printed, under its operation.
                 let group = self.d.operations.last().map(|o| shape_of(&o.line));
+                if let Some(st) = statement(lit.trim(), self.clock) {
+                    // A statement a tool printed, under its operation.
+                    self.add_statement(Statement { group, ..st });
+                    continue;
+                }
+                // A literal a tool printed, under its operation.
                 let kind = classify_whole(lit.trim()).unwrap_or(LiteralKind::Quoted);
                 self.add_literal(lit.trim().to_string(), kind, Origin::Tool, group);
                 continue;
@@ -95,6 +123,28 @@ impl Parser {
                 PSec::Goal => self.item("goal", item, Origin::User),
                 PSec::Decisions => self.item("decisions", item, Origin::Prose),
                 PSec::Constraints => self.item("constraints", item, Origin::User),
+                PSec::Facts | PSec::ToolFacts => match statement(item, self.clock) {
+                    Some(st) => self.add_statement(st),
+                    None => {
+                        // A line a model wrote under the heading: a statement of unknown origin.
+                        let origin = if current == PSec::Facts {
+                            Origin::Prose
+                        } else {
+                            Origin::Tool
+                        };
+                        self.add_statement(Statement {
+                            seq: None,
+                            origin,
+                            kind: StatementKind::Labelled,
+                            text: item.to_string(),
+                            replaces: None,
+                            recurring: None,
+                            short: None,
+                            group: None,
+                            last_seen: self.clock,
+                        });
+                    }
+                },
                 PSec::Todo => {
                     let key = todo_key(item);
                     match self.todo_at.get(&key) {
@@ -163,6 +213,8 @@ impl Parser {
                 PSec::Decisions
             }
             "constraints" | "constraint" | "约束" | "限制" => PSec::Constraints,
+            "facts" | "statements" | "事实" => PSec::Facts,
+            "tool facts" => PSec::ToolFacts,
             "operations" | "tool operations" | "操作" => PSec::Ops,
             "user literals" => PSec::UserLits,
             "literals" | "字面量" => PSec::Lits,
@@ -191,6 +243,18 @@ impl Parser {
             target.push(item.to_string());
         }
         self.scan(item, origin);
+    }
+
+    /// A statement read back; its literals are known literals too.
+    fn add_statement(&mut self, st: Statement) {
+        let origin = st.origin;
+        let key = format!("{:?}\u{0}{}", st.seq, st.text);
+        if !self.seen.entry("statements").or_default().insert(key) {
+            return;
+        }
+        let text = st.text.clone();
+        self.d.statements.push(st);
+        self.scan(&text, origin);
     }
 
     fn scan(&mut self, text: &str, origin: Origin) {
@@ -250,6 +314,46 @@ impl Parser {
             }
         }
     }
+}
+
+/// A rendered statement, `(seq 12, user) the churn window is 45 days (replaces 30 days)`:
+/// `None` when the line does not start with such a citation.
+fn statement(item: &str, clock: u64) -> Option<Statement> {
+    let rest = item.strip_prefix('(')?;
+    let (cite, body) = rest.split_once(") ")?;
+    let (seq, who) = match cite.strip_prefix("seq ") {
+        Some(c) => {
+            let (n, who) = c.split_once(", ")?;
+            (Some(n.trim().parse::<i64>().ok()?), who.trim())
+        }
+        None => (None, cite.trim()),
+    };
+    let origin = match who {
+        "user" => Origin::User,
+        "assistant" => Origin::Prose,
+        "tool" => Origin::Tool,
+        _ => return None,
+    };
+    let (text, replaces) = split_note(body.trim());
+    let (text, stated, variants) = split_grouped(text);
+    let recurring = (variants > 1).then_some((stated, variants));
+    let kind = match origin {
+        Origin::User => StatementKind::Stated,
+        Origin::Prose if restates(text) => StatementKind::Restated,
+        _ if text.contains("; ") => StatementKind::Row,
+        _ => StatementKind::Labelled,
+    };
+    Some(Statement {
+        seq,
+        origin,
+        kind,
+        text: text.to_string(),
+        replaces: replaces.map(str::to_string),
+        recurring,
+        short: None,
+        group: None,
+        last_seen: clock,
+    })
 }
 
 /// A Markdown heading (`#` to `####`) or a line that is only bold text, as models write them.
@@ -328,6 +432,7 @@ mod tests {
                 content: "",
                 tool_calls: std::slice::from_ref(c),
                 tool_call_id: None,
+                seq: None,
             });
             sources.push(Source {
                 role: Role::Tool,
@@ -338,6 +443,7 @@ mod tests {
                 },
                 tool_calls: &[],
                 tool_call_id: Some(&c.id),
+                seq: None,
             });
         }
         let d = Digest::from_sources(sources);

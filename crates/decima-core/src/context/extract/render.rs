@@ -13,7 +13,7 @@ impl Digest {
     /// Renders the whole digest at `detail`, with fixed section headings; empty sections are
     /// left out. Every literal appears: those the kept prose does not carry are listed.
     pub fn render(&self, detail: Detail) -> String {
-        self.layout(&self.candidates(detail), None, None)
+        self.layout(&self.candidates(detail, false), None, None)
     }
 
     /// Renders the digest at `detail` within `max_tokens` (counted as one message by
@@ -33,7 +33,30 @@ impl Digest {
         max_tokens: u32,
         counter: &dyn TokenCounter,
     ) -> (String, u32) {
-        let (text, tokens, _) = self.fit(detail, max_tokens, counter, false);
+        let (text, tokens, _) = self.fit(detail, max_tokens, counter, false, false);
+        (text, tokens)
+    }
+
+    /// Like [`Digest::render_budgeted_spill`], for a digest the caller knows does not fit
+    /// `max_tokens` whole: the whole rendering is not tried first.
+    pub(crate) fn render_spill_over(
+        &self,
+        detail: Detail,
+        max_tokens: u32,
+        counter: &dyn TokenCounter,
+    ) -> (String, u32, Digest) {
+        self.fit(detail, max_tokens, counter, true, true)
+    }
+
+    /// Like [`Digest::render_budgeted`], for a digest the caller knows does not fit
+    /// `max_tokens` whole.
+    pub(crate) fn render_over(
+        &self,
+        detail: Detail,
+        max_tokens: u32,
+        counter: &dyn TokenCounter,
+    ) -> (String, u32) {
+        let (text, tokens, _) = self.fit(detail, max_tokens, counter, false, true);
         (text, tokens)
     }
 
@@ -46,15 +69,18 @@ impl Digest {
         max_tokens: u32,
         counter: &dyn TokenCounter,
     ) -> (String, u32, Digest) {
-        self.fit(detail, max_tokens, counter, true)
+        self.fit(detail, max_tokens, counter, true, false)
     }
 
+    /// Renders within `max_tokens`: whole if it fits (unless `over` says it cannot), else by
+    /// priority, shrinking the room until the counter agrees.
     fn fit(
         &self,
         detail: Detail,
         max_tokens: u32,
         counter: &dyn TokenCounter,
         spill: bool,
+        over: bool,
     ) -> (String, u32, Digest) {
         let cost = |text: &str| {
             counter
@@ -62,11 +88,13 @@ impl Digest {
                 .saturating_add(counter.message_overhead())
         };
         let mut dropped = HashSet::new();
-        let cands = self.candidates(detail);
-        let full = self.layout(&cands, None, spill.then_some(&mut dropped));
-        let full_tokens = cost(&full);
-        if full_tokens <= max_tokens {
-            return (full, full_tokens, self.leftover(&dropped));
+        let cands = self.candidates(detail, true);
+        if !over {
+            let full = self.layout(&cands, None, spill.then_some(&mut dropped));
+            let full_tokens = cost(&full);
+            if full_tokens <= max_tokens {
+                return (full, full_tokens, self.leftover(&dropped));
+            }
         }
         let overhead = counter.message_overhead();
         let mut room = max_tokens.saturating_sub(overhead);
@@ -166,6 +194,13 @@ impl Digest {
                 .filter_map(|i| self.operations.get(i).cloned())
                 .collect(),
             folded_ops: BTreeMap::new(),
+            statements: self
+                .statements
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| dropped.contains(&Src::Statement(*i)))
+                .map(|(_, s)| s.clone())
+                .collect(),
             literals: self
                 .literals
                 .iter()
@@ -191,7 +226,7 @@ impl Digest {
         let mut present: FastSet<String> = FastSet::default();
         let mut folded_ops = self.folded_ops.clone();
         let mut folded_lits = self.folded_literals.clone();
-        let mut goal_texts: Vec<String> = Vec::new();
+        let mut said = Said::default();
         let (budget, counter) = match limit {
             Some((room, counter)) => {
                 let reserve = self.fold_reserve(cands, counter);
@@ -201,9 +236,21 @@ impl Digest {
         };
         let mut used: u32 = 0;
         let mut goal_used: u32 = 0;
+        // What the statements that shrink need after each candidate, in their shortest form.
+        let mut shrunk_after: Vec<u32> = vec![0; cands.len() + 1];
+        if let Some(counter) = counter {
+            for ci in (0..cands.len()).rev() {
+                let c = &cands[ci];
+                let own = match (c.shrinks, c.texts.last()) {
+                    (true, Some(t)) => counter.count_text(t),
+                    _ => 0,
+                };
+                shrunk_after[ci] = shrunk_after[ci + 1].saturating_add(own);
+            }
+        }
         for ci in 0..cands.len() {
             let cand = &cands[ci];
-            if chosen[ci].is_some() {
+            if chosen[ci].is_some() || cand.only_as_parent {
                 continue;
             }
             if let CandKind::Literal(i) = cand.kind
@@ -211,10 +258,9 @@ impl Digest {
             {
                 continue;
             }
-            if let CandKind::Contained = cand.kind
-                && goal_texts.iter().any(|g| g.contains(cand.plain.as_str()))
-            {
-                // A constraint or decision stated in the goal message, kept with the goal.
+            if !cand.plain.is_empty() && said.says(&cand.kind, &cand.plain) {
+                // Said by the chosen goal (or, for a statement, by a chosen constraint or
+                // decision): kept there.
                 continue;
             }
             // Lines under an operation row need the row: its cost joins theirs.
@@ -251,7 +297,11 @@ impl Digest {
                         let within_goal_cap = !matches!(cand.kind, CandKind::Goal)
                             || vi + 1 == cand.texts.len()
                             || goal_used.saturating_add(c) <= budget / 2;
-                        if within_goal_cap && used.saturating_add(c) <= budget {
+                        let leaves_room = !cand.shrinks
+                            || vi + 1 == cand.texts.len()
+                            || used.saturating_add(c).saturating_add(shrunk_after[ci + 1])
+                                <= budget;
+                        if within_goal_cap && leaves_room && used.saturating_add(c) <= budget {
                             used += c;
                             if matches!(cand.kind, CandKind::Goal) {
                                 goal_used += c;
@@ -271,10 +321,10 @@ impl Digest {
             match pick {
                 Some((vi, pv)) => {
                     if let (Some(p), Some(pv)) = (parent, pv) {
-                        self.take(&cands[p], pv, &mut present, &mut goal_texts, &mut open);
+                        self.take(&cands[p], pv, &mut present, &mut said, &mut open);
                         chosen[p] = Some(pv);
                     }
-                    self.take(cand, vi, &mut present, &mut goal_texts, &mut open);
+                    self.take(cand, vi, &mut present, &mut said, &mut open);
                     chosen[ci] = Some(vi);
                 }
                 None if spill.is_some() => {
@@ -288,6 +338,9 @@ impl Digest {
                     CandKind::Literal(i) => {
                         let kind = self.literals[i].kind.as_str().to_string();
                         *folded_lits.entry(kind).or_default() += 1;
+                    }
+                    CandKind::Statement(_) => {
+                        *folded_lits.entry(STATEMENT.to_string()).or_default() += 1;
                     }
                     CandKind::Op(ref tool, n) => {
                         *folded_ops.entry(tool.clone()).or_default() += n;
@@ -305,7 +358,12 @@ impl Digest {
         let last_literal_sec = picked
             .iter()
             .map(|c| c.0)
-            .filter(|s| matches!(s, Sec::UserLiterals | Sec::Literals | Sec::ToolLiterals))
+            .filter(|s| {
+                matches!(
+                    s,
+                    Sec::UserLiterals | Sec::Literals | Sec::ToolFacts | Sec::ToolLiterals
+                )
+            })
             .max();
         let mut out = String::new();
         let mut current: Option<Sec> = None;
@@ -350,14 +408,14 @@ impl Digest {
         out
     }
 
-    /// Records a chosen rendering: its section opens, its literals count as present, and a goal
-    /// is remembered so constraints inside it are not repeated.
+    /// Records a chosen rendering: its section opens, its literals count as present, and a goal,
+    /// constraint or decision is remembered so what it says is not repeated.
     fn take(
         &self,
         cand: &Cand,
         variant: usize,
         present: &mut FastSet<String>,
-        goal_texts: &mut Vec<String>,
+        said: &mut Said,
         open: &mut HashSet<Sec>,
     ) {
         let text = &cand.texts[variant];
@@ -367,7 +425,7 @@ impl Digest {
             });
         }
         if matches!(cand.kind, CandKind::Goal) {
-            goal_texts.push(text.clone());
+            said.goal.push(text.clone());
         }
         open.insert(cand.sec);
     }
@@ -384,6 +442,7 @@ impl Digest {
                         .entry(self.literals[*i].kind.as_str().to_string())
                         .or_default() += 1
                 }
+                CandKind::Statement(_) => *lits.entry(STATEMENT.to_string()).or_default() += 1,
                 _ => {}
             }
         }
@@ -403,6 +462,8 @@ impl Digest {
             Sec::Todo => "Todo",
             Sec::Decisions => "Decisions",
             Sec::Constraints => "Constraints",
+            Sec::Facts => "Facts",
+            Sec::ToolFacts => "Tool facts",
             Sec::Note(i) => self.notes.get(i).map_or("Notes", |n| n.heading.as_str()),
             Sec::Operations => "Operations",
             Sec::UserLiterals => "User literals",
@@ -412,6 +473,25 @@ impl Digest {
         format!("## {name}\n")
     }
 }
+
+/// The goal texts a layout has chosen so far.
+#[derive(Default)]
+struct Said {
+    goal: Vec<String>,
+}
+
+impl Said {
+    /// Whether a constraint, decision or statement with text `plain` is already said by the
+    /// goal. (A clause of a constraint or decision is no statement of its own, so only the goal
+    /// can repeat one.)
+    fn says(&self, kind: &CandKind, plain: &str) -> bool {
+        matches!(kind, CandKind::Contained | CandKind::Statement(_))
+            && self.goal.iter().any(|g| g.contains(plain))
+    }
+}
+
+/// The kind under which dropped statements are counted in the "folded literals" line.
+const STATEMENT: &str = "statement";
 
 fn folded_ops_line(counts: &BTreeMap<String, u64>) -> String {
     let parts: Vec<String> = counts.iter().map(|(t, n)| format!("{t}×{n}")).collect();

@@ -1,0 +1,908 @@
+//! Clauses and their subjects. A sentence that states several values ("the churn window is 45
+//! days, and the minimum tenure is 3 months") is cut into one clause per subject, so each can
+//! be corrected on its own; the subject of a clause is what it says before its value ("churn
+//! window"), normalised into a key that a later statement of the same subject shares ("Actually
+//! the churn window should be 60 days" → `churn window`). A clause whose subject is only a
+//! pronoun ("sorry, it is 15") has no specific subject: a correction finds its target otherwise.
+
+use super::values::{Span, as_quoted, is_cjk};
+
+/// A statement's text is cut around its values beyond this many bytes.
+pub(super) const CLAUSE_BYTES: usize = 320;
+
+/// One clause of a sentence: a byte range and the values in it (sentence offsets).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct Clause {
+    pub(super) start: usize,
+    pub(super) end: usize,
+    pub(super) values: Vec<Span>,
+}
+
+/// What a clause is about, as a key two statements of the same subject share.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub(super) struct Subject {
+    /// Lowercased content words (or CJK characters) nearest to the value.
+    pub(super) key: String,
+    /// False when the clause names its subject only by a pronoun, or not at all.
+    pub(super) specific: bool,
+    /// Whether a linking word or sign joins the subject to the value ("is", "=", "set to",
+    /// "是"): a clause that only mentions a value ("use ticket OPS-1 for this") does not say
+    /// what its subject now is, so it updates nothing.
+    pub(super) linked: bool,
+}
+
+/// Whether the text before a value ends with a linking word or sign.
+fn links(before: &str) -> bool {
+    let b = before.trim_end().to_lowercase();
+    let b = [
+        "the", "a", "an", "about", "around", "roughly", "exactly", "only",
+    ]
+    .iter()
+    .find_map(|a| {
+        b.strip_suffix(a)
+            .filter(|r| r.is_empty() || r.ends_with(' '))
+            .map(str::trim_end)
+    })
+    .unwrap_or(&b);
+    [
+        "=", ":", "：", "是", "为", "成", "到", "至", "按", "以", "用", "定", "取", "约",
+    ]
+    .iter()
+    .any(|m| b.ends_with(m))
+        || b.rsplit(|c: char| !c.is_alphanumeric() && c != '\'')
+            .next()
+            .is_some_and(|w| {
+                matches!(
+                    w,
+                    "is" | "are"
+                        | "was"
+                        | "were"
+                        | "be"
+                        | "to"
+                        | "at"
+                        | "now"
+                        | "equals"
+                        | "it's"
+                        | "that's"
+                        | "'s"
+                )
+            })
+}
+
+/// Words that say nothing about what a value measures.
+fn stopword(w: &str) -> bool {
+    matches!(
+        w,
+        "a" | "an"
+            | "the"
+            | "my"
+            | "our"
+            | "your"
+            | "their"
+            | "his"
+            | "her"
+            | "its"
+            | "is"
+            | "are"
+            | "was"
+            | "were"
+            | "be"
+            | "been"
+            | "being"
+            | "am"
+            | "s"
+            | "re"
+            | "m"
+            | "do"
+            | "does"
+            | "did"
+            | "has"
+            | "have"
+            | "had"
+            | "will"
+            | "would"
+            | "shall"
+            | "should"
+            | "can"
+            | "could"
+            | "may"
+            | "might"
+            | "must"
+            | "to"
+            | "of"
+            | "for"
+            | "at"
+            | "in"
+            | "on"
+            | "by"
+            | "from"
+            | "with"
+            | "as"
+            | "into"
+            | "than"
+            | "then"
+            | "so"
+            | "and"
+            | "or"
+            | "but"
+            | "also"
+            | "just"
+            | "now"
+            | "currently"
+            | "still"
+            | "already"
+            | "please"
+            | "fyi"
+            | "btw"
+            | "ok"
+            | "okay"
+            | "hey"
+            | "hi"
+            | "well"
+            | "oh"
+            | "hmm"
+            | "yes"
+            | "no"
+            | "not"
+            | "set"
+            | "change"
+            | "changed"
+            | "move"
+            | "moved"
+            | "update"
+            | "updated"
+            | "use"
+            | "using"
+            | "used"
+            | "make"
+            | "made"
+            | "put"
+            | "bump"
+            | "bumped"
+            | "raise"
+            | "raised"
+            | "lower"
+            | "lowered"
+            | "increase"
+            | "increased"
+            | "decrease"
+            | "decreased"
+            | "go"
+            | "goes"
+            | "went"
+            | "got"
+            | "get"
+            | "gets"
+            | "keep"
+            | "want"
+            | "wants"
+            | "need"
+            | "needs"
+            | "like"
+            | "think"
+            | "guess"
+            | "let"
+            | "let's"
+            | "here"
+            | "there"
+            | "what"
+            | "which"
+            | "where"
+            | "when"
+            | "how"
+            | "right"
+            | "about"
+            | "around"
+            | "up"
+            | "down"
+            | "out"
+            | "again"
+            | "yet"
+            | "very"
+            | "really"
+            | "said"
+            | "say"
+            | "says"
+            | "sorry"
+            | "actually"
+            | "correction"
+            | "oops"
+            | "typo"
+            | "meant"
+            | "mean"
+            | "means"
+            | "instead"
+            | "rather"
+            | "scratch"
+            | "wrong"
+            | "mistake"
+            | "confirm"
+            | "confirming"
+            | "confirmed"
+            | "understand"
+            | "understood"
+            | "note"
+            | "heads"
+            | "quick"
+            | "small"
+            | "big"
+            | "last"
+            | "new"
+            | "old"
+            | "should've"
+            | "it's"
+            | "that's"
+            | "i'm"
+            | "we're"
+            | "you're"
+            | "they're"
+            | "there's"
+            | "here's"
+            | "stands"
+            | "sits"
+            | "decision"
+            | "decided"
+            | "mind"
+            | "record"
+            | "draft"
+            | "figure"
+            | "signed-off"
+            | "gave"
+            | "given"
+            | "told"
+            | "mentioned"
+            | "wrote"
+            | "before"
+            | "earlier"
+            | "previously"
+            | "today"
+            | "yesterday"
+            | "tomorrow"
+            | "ago"
+            | "later"
+            | "ugh"
+            | "lol"
+            | "throughout"
+            | "anyway"
+            | "though"
+            | "came"
+            | "comes"
+            | "come"
+            | "at's"
+            | "equal"
+            | "equals"
+    )
+}
+
+fn pronoun(w: &str) -> bool {
+    matches!(
+        w,
+        "it" | "this"
+            | "that"
+            | "these"
+            | "those"
+            | "they"
+            | "them"
+            | "we"
+            | "you"
+            | "i"
+            | "he"
+            | "she"
+            | "me"
+            | "us"
+            | "him"
+            | "one"
+            | "it's"
+            | "that's"
+            | "this's"
+    )
+}
+
+/// Chinese words a subject does not end with (linking verbs, copulas) or begin with (cues).
+const ZH_TRAILING: &[&str] = &[
+    "最后还是定",
+    "还是定",
+    "最终定",
+    "就定",
+    "现在",
+    "目前",
+    "仍然",
+    "最后",
+    "最终",
+    "还是",
+    "那个数",
+    "这个数",
+    "那个值",
+    "这个值",
+    "那个",
+    "这个",
+    "我",
+    "请",
+    "有误",
+    "有错",
+    "记错了",
+    "说错了",
+    "为准",
+    "执行",
+    "按",
+    "以",
+    "采用",
+    "改用",
+    "还是",
+    "应该是",
+    "应当是",
+    "其实是",
+    "改成",
+    "改为",
+    "改到",
+    "换成",
+    "设为",
+    "设置为",
+    "设成",
+    "调到",
+    "调成",
+    "定为",
+    "定成",
+    "更新为",
+    "是",
+    "为",
+    "到",
+    "成",
+    "在",
+    "约",
+    "大概",
+    "了",
+    "就",
+    "都",
+    "还",
+    "也",
+    "要",
+    "用",
+    "叫",
+    "的",
+];
+const ZH_LEADING: &[&str] = &[
+    "前面说的",
+    "上面说的",
+    "刚刚说的",
+    "之前提到的",
+    "前面提到的",
+    "之前说的",
+    "刚才说的",
+    "之前",
+    "刚才",
+    "关于",
+    "对于",
+    "本次分析的",
+    "本次",
+    "需要说明的是",
+    "天",
+    "个月",
+    "小时",
+    "分钟",
+    "元",
+    "而不是",
+    "并不是",
+    "不是",
+    "而非",
+    "并非",
+    "不对",
+    "更正",
+    "更正一下",
+    "纠正",
+    "抱歉",
+    "不好意思",
+    "其实",
+    "另外",
+    "还有",
+    "顺便说一下",
+    "提醒一下",
+    "确认一下",
+    "你的意思是",
+    "也就是说",
+    "你是希望",
+    "你希望",
+    "是希望",
+    "希望",
+    "所以",
+    "那么",
+    "我们",
+    "我",
+    "你",
+    "把",
+    "将",
+    "请",
+    "那",
+    "这",
+    "的",
+];
+const ZH_PRONOUNS: &[&str] = &[
+    "它", "这", "那", "这个", "那个", "这些", "那些", "他", "她", "他们",
+];
+
+fn has_cjk(s: &str) -> bool {
+    !s.is_ascii() && s.chars().any(is_cjk)
+}
+
+/// Separators between clauses, longest first.
+const SEPARATORS: &[&str] = &[
+    ": ", "; ", ", and ", ", but ", " and ", " but ", " while ", ", ", "；", "，", " — ", " – ",
+];
+
+/// Cuts `sentence` into clauses, one per value-bearing subject; `values` are its value spans.
+pub(super) fn clauses(sentence: &str, values: &[Span]) -> Vec<Clause> {
+    let mut out: Vec<Clause> = Vec::new();
+    let mut start = 0;
+    let mut current: Vec<Span> = Vec::new();
+    for (i, &v) in values.iter().enumerate() {
+        current.push(v);
+        let Some(&next) = values.get(i + 1) else {
+            break;
+        };
+        let gap = &sentence[v.1..next.0];
+        let cut = SEPARATORS
+            .iter()
+            .filter_map(|sep| gap.rfind(sep).map(|p| (p, sep.len())))
+            .max_by_key(|&(p, len)| (p + len, len));
+        if let Some((p, len)) = cut {
+            let after = &gap[p + len..];
+            if !subject_of(after, "").key.is_empty() {
+                out.push(Clause {
+                    start,
+                    end: v.1 + p,
+                    values: std::mem::take(&mut current),
+                });
+                start = v.1 + p + len;
+            }
+        }
+    }
+    let mut end = sentence.len();
+    if let Some(&(_, last_end)) = current.last() {
+        // A remark after the last value, set apart by a semicolon or a dash, is not part of it.
+        let tail = &sentence[last_end..];
+        if let Some(p) = ["; ", "；", " — ", " – "]
+            .iter()
+            .filter_map(|sep| tail.find(sep))
+            .min()
+        {
+            end = last_end + p;
+        }
+    }
+    out.push(Clause {
+        start,
+        end,
+        values: current,
+    });
+    for c in &mut out {
+        let text = &sentence[c.start..c.end];
+        let trimmed_start = text.len() - text.trim_start().len();
+        c.start += trimmed_start;
+        let t = sentence[c.start..c.end].trim_end_matches([' ', ',', ';', '，', '；', '、']);
+        c.end = c.start + t.len();
+    }
+    out
+}
+
+/// The text of a clause, cut around its values when it is longer than [`CLAUSE_BYTES`]; a value
+/// is never cut.
+pub(super) fn clause_text<'a>(sentence: &'a str, c: &Clause) -> std::borrow::Cow<'a, str> {
+    let text = &sentence[c.start..c.end];
+    if text.len() <= CLAUSE_BYTES {
+        return text.into();
+    }
+    let first = c.values.first().map_or(c.start, |v| v.0);
+    let last = c.values.last().map_or(c.start, |v| v.1).max(first);
+    let mut from = first.saturating_sub(CLAUSE_BYTES / 2).max(c.start);
+    let mut to = (last + CLAUSE_BYTES / 4).min(c.end).max(last);
+    while !sentence.is_char_boundary(from) {
+        from -= 1;
+    }
+    while !sentence.is_char_boundary(to) {
+        to += 1;
+    }
+    // Whole words at the cut ends.
+    if from > c.start
+        && let Some(sp) = sentence[from..first].find(' ')
+    {
+        from += sp + 1;
+    }
+    if to < c.end
+        && let Some(sp) = sentence[last..to].rfind(' ')
+    {
+        to = last + sp;
+    }
+    let mut out = String::new();
+    if from > c.start {
+        out.push('…');
+    }
+    out.push_str(sentence[from..to].trim());
+    if to < c.end {
+        out.push('…');
+    }
+    out.into()
+}
+
+/// The subject of a clause whose text before its first value is `before` and after its last
+/// value is `after`.
+pub(super) fn subject_of(before: &str, after: &str) -> Subject {
+    if has_cjk(before) || has_cjk(after) {
+        let s = zh_subject(before);
+        if !s.key.is_empty() {
+            return s;
+        }
+        return zh_subject(after);
+    }
+    let s = en_subject(before, true);
+    if !s.key.is_empty() {
+        return s;
+    }
+    let s2 = en_subject(after, false);
+    if s2.key.is_empty() { s } else { s2 }
+}
+
+/// The subject of the clause `text` with value spans `values` (offsets into `text`).
+pub(super) fn subject_in(text: &str, values: &[Span]) -> Subject {
+    let (Some(&(first, first_end)), Some(&(last, last_end))) = (values.first(), values.last())
+    else {
+        return subject_of(text, "");
+    };
+    let linked = links(&text[..first]);
+    let before = &text[..first];
+    // What counts the value ("4,300 credits") is part of it, not its subject.
+    let last_end = as_quoted(text, (last, last_end)).1;
+    let after = &text[last_end..];
+    const PUNCT: [char; 14] = [
+        ',', ';', ':', '(', ')', '—', '!', '?', '，', '；', '：', '（', '）', '。',
+    ];
+    // Nearest first: the words right before the value; those between its values ("use the
+    // 90-day window instead of 60"); those right after it ("use 20% for holdout"); then the
+    // rest of the sentence before and after.
+    let near_before = before.rsplit(PUNCT).next().unwrap_or(before);
+    let near_after = after.split(PUNCT).next().unwrap_or(after);
+    let between = if last > first_end {
+        &text[first_end..last]
+    } else {
+        ""
+    };
+    // The first specific subject, else the first found; looked for lazily, nearest first.
+    let mut first: Option<Subject> = None;
+    let places = [
+        (near_before, ""),
+        (between, ""),
+        ("", near_after),
+        (before, ""),
+        ("", after),
+    ];
+    for (b, a) in places {
+        if b.trim().is_empty() && a.trim().is_empty() {
+            continue;
+        }
+        let s = subject_of(b, a);
+        if s.specific {
+            return Subject { linked, ..s };
+        }
+        if first.is_none() && !s.key.is_empty() {
+            first = Some(s);
+        }
+    }
+    Subject {
+        linked,
+        ..first.unwrap_or_default()
+    }
+}
+
+/// The subject in English: the content words of the part (between punctuation) nearest the
+/// value; a pronoun in that part makes it unspecific ("the knob you want is …").
+fn en_subject(text: &str, nearest_last: bool) -> Subject {
+    let parts: Vec<&str> = text
+        .split([',', ';', ':', '(', ')', '—', '!', '?'])
+        .collect();
+    let ordered: Vec<&str> = if nearest_last {
+        parts.into_iter().rev().collect()
+    } else {
+        parts
+    };
+    // The nearest part that names its subject without a pronoun, else the nearest that names
+    // one at all ("Update on the refresh time: finance moved it to 03:30" is about the refresh
+    // time).
+    let subjects: Vec<Subject> = ordered
+        .into_iter()
+        .map(|part| part_subject(part, nearest_last))
+        .filter(|s| !s.key.is_empty())
+        .collect();
+    let specific = subjects.iter().position(|s| s.specific);
+    match specific {
+        Some(i) => subjects.into_iter().nth(i).unwrap_or_default(),
+        None => subjects.into_iter().next().unwrap_or_default(),
+    }
+}
+
+/// Words of a correction's cue, which say nothing of its subject.
+fn cue_word(w: &str) -> bool {
+    matches!(
+        w,
+        "misspoke"
+            | "mistyped"
+            | "misread"
+            | "apologies"
+            | "apologize"
+            | "oops"
+            | "typo"
+            | "scratch"
+            | "corrected"
+            | "correcting"
+            | "amend"
+            | "amended"
+            | "erratum"
+            | "revised"
+            | "revise"
+            | "disregard"
+            | "ignore"
+            | "forget"
+            | "scrap"
+            | "agreed"
+            | "agree"
+            | "settled"
+            | "chose"
+            | "picked"
+            | "go"
+            | "going"
+            | "let's"
+            | "lets"
+            | "talking"
+            | "talked"
+            | "spoke"
+            | "after"
+            | "all"
+            | "wait"
+            | "hm"
+            | "ah"
+            | "uh"
+            | "um"
+            | "ugh"
+            | "lol"
+            | "nope"
+            | "yeah"
+            | "yep"
+    )
+}
+
+/// Phrases that announce what follows and say nothing of its subject ("keep in mind the refund
+/// window is …").
+const ANNOUNCES: &[&str] = &[
+    "keep in mind",
+    "bear in mind",
+    "remember that",
+    "note that",
+    "for the record",
+    "just so you know",
+    "heads up",
+    "by the way",
+    "reminder",
+    "fyi",
+    "btw",
+];
+
+fn part_subject(part: &str, nearest_last: bool) -> Subject {
+    let mut lower = if part.is_ascii() {
+        part.to_ascii_lowercase()
+    } else {
+        part.to_lowercase().replace('’', "'")
+    };
+    // Before the value, only what follows an announcing phrase; after it, what precedes one.
+    for a in ANNOUNCES {
+        if let Some(p) = lower.rfind(a) {
+            lower = if nearest_last {
+                lower[p + a.len()..].to_string()
+            } else {
+                lower[..p].to_string()
+            };
+        }
+    }
+    let mut words: Vec<&str> = lower
+        .split(|c: char| !(c.is_alphanumeric() || c == '\'' || c == '-' || c == '_'))
+        .map(|w| w.trim_matches(['\'', '-']))
+        .filter(|w| !w.is_empty())
+        .collect();
+    if nearest_last {
+        words.reverse();
+    }
+    let mut key: Vec<String> = Vec::new();
+    let mut saw_pronoun = false;
+    for w in words {
+        if pronoun(w) {
+            saw_pronoun = true;
+            continue;
+        }
+        if stopword(w) || cue_word(w) || w.bytes().all(|b| b.is_ascii_digit()) {
+            continue;
+        }
+        if key.len() < 4 {
+            key.push(singular(w));
+        }
+    }
+    if nearest_last {
+        key.reverse();
+    }
+    Subject {
+        specific: !key.is_empty() && !saw_pronoun,
+        key: key.join(" "),
+        linked: false,
+    }
+}
+
+/// A word without its plural `s`, as subject keys hold it.
+pub(super) fn singular(w: &str) -> String {
+    if w.len() > 3
+        && w.ends_with('s')
+        && !w.ends_with("ss")
+        && !w.ends_with("us")
+        && !w.ends_with("is")
+    {
+        w[..w.len() - 1].to_string()
+    } else {
+        w.to_string()
+    }
+}
+
+fn zh_subject(text: &str) -> Subject {
+    // The parts between separators, nearest the value first; the first that names something.
+    text.rsplit([
+        '，', ',', '：', ':', '；', ';', '。', '！', '？', '（', '(', '）', ')',
+    ])
+    .map(str::trim)
+    .filter(|p| !p.is_empty())
+    .map(zh_part_subject)
+    .find(|s| s.specific)
+    .unwrap_or_default()
+}
+
+/// Words that admit a slip ("打错了", "刚才那个数说错了"): what follows them is no subject, and
+/// what precedes them is one only if it names something ("阈值说错了").
+const ZH_SLIPS: &[&str] = &[
+    "说错", "写错", "搞错", "弄错", "打错", "记错", "口误", "笔误", "说反", "搞混", "有误",
+];
+
+/// What points at a number without naming it ("那个数", "这个值").
+const ZH_POINTERS: &[&str] = &["个数", "个值", "个数字", "数字", "个"];
+
+fn zh_part_subject(part: &str) -> Subject {
+    let part = ZH_SLIPS
+        .iter()
+        .filter_map(|m| part.find(m))
+        .min()
+        .map_or(part, |at| &part[..at]);
+    let mut s: String = part
+        .chars()
+        .filter(|c| c.is_alphanumeric() || *c == '_' || *c == '-' || *c == ' ')
+        .collect::<String>()
+        .trim()
+        .to_lowercase();
+    // One word at a time, the longest listed first, until none is left at either end.
+    loop {
+        let before = s.len();
+        if let Some(r) = ZH_LEADING.iter().find_map(|l| s.strip_prefix(l)) {
+            s = r.trim_start().to_string();
+        }
+        if let Some(r) = ZH_TRAILING.iter().find_map(|t| s.strip_suffix(t)) {
+            s = r.trim_end().to_string();
+        }
+        if s.len() == before {
+            break;
+        }
+    }
+    // Latin words before the Chinese subject are chatter ("keep in mind 风险阈值"); a Latin word
+    // after a space is the subject's own ("客服 SLA").
+    let s = match s.rsplit_once(' ') {
+        Some((_, tail)) if tail.chars().count() >= 2 => tail.to_string(),
+        _ => s,
+    };
+    let chars: Vec<char> = s.chars().collect();
+    let key: String = chars[chars.len().saturating_sub(8)..].iter().collect();
+    let key = key.trim().to_string();
+    // One character says too little to be what a value measures.
+    let specific = key.chars().count() >= 2
+        && !ZH_PRONOUNS.contains(&key.as_str())
+        && !ZH_POINTERS.contains(&key.as_str());
+    Subject {
+        key: if specific { key } else { String::new() },
+        specific,
+        linked: false,
+    }
+}
+
+/// Whether two subject keys name the same thing: equal, or one's words are all in the other's
+/// ("threshold" and "alert threshold"); in Chinese, one ends with the other (阈值, 风险阈值).
+pub(super) fn same_subject(a: &str, b: &str) -> bool {
+    if a.is_empty() || b.is_empty() {
+        return false;
+    }
+    if a == b {
+        return true;
+    }
+    if has_cjk(a) || has_cjk(b) {
+        let (short, long) = if a.chars().count() <= b.chars().count() {
+            (a, b)
+        } else {
+            (b, a)
+        };
+        return short.chars().count() >= 2 && long.ends_with(short);
+    }
+    let (wa, wb): (Vec<&str>, Vec<&str>) = (a.split(' ').collect(), b.split(' ').collect());
+    let (short, long) = if wa.len() <= wb.len() {
+        (wa, wb)
+    } else {
+        (wb, wa)
+    };
+    // Every word of the shorter key is in the longer one ("first cohort" and "first cohort
+    // agreed"); "churn window" and "retry window" differ.
+    short.iter().all(|w| long.contains(w))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::values::value_spans;
+    use super::*;
+
+    fn split(s: &str) -> Vec<(String, String)> {
+        let values = value_spans(s, &[]);
+        clauses(s, &values)
+            .into_iter()
+            .map(|c| {
+                let text = &s[c.start..c.end];
+                let rel: Vec<Span> = c
+                    .values
+                    .iter()
+                    .map(|v| (v.0 - c.start, v.1 - c.start))
+                    .collect();
+                (text.to_string(), subject_in(text, &rel).key)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn clauses_keep_their_subjects() {
+        assert_eq!(
+            split("The churn window is 45 days, and the minimum tenure is 3 months."),
+            vec![
+                ("The churn window is 45 days".into(), "churn window".into()),
+                (
+                    "the minimum tenure is 3 months.".into(),
+                    "minimum tenure".into()
+                ),
+            ]
+        );
+        assert_eq!(
+            split("sorry, it is 15, not 12"),
+            vec![("sorry, it is 15, not 12".into(), String::new())]
+        );
+        assert_eq!(
+            split("Actually, set the alert thresholds to 15 ms; the rest stays."),
+            vec![(
+                "Actually, set the alert thresholds to 15 ms".into(),
+                "alert threshold".into()
+            )]
+        );
+        assert_eq!(
+            split("不对，流失窗口应该是60天，最短在网时长是3个月。"),
+            vec![
+                ("不对，流失窗口应该是60天".into(), "流失窗口".into()),
+                ("最短在网时长是3个月。".into(), "最短在网时长".into()),
+            ]
+        );
+        assert_eq!(split("改成15")[0].1, "");
+        let linked = |s: &str| {
+            let v = value_spans(s, &[]);
+            subject_in(s, &v).linked
+        };
+        assert!(linked("The churn window is 45 days"));
+        assert!(linked("set the retry limit to 4"));
+        assert!(linked("流失窗口是45天"));
+        assert!(!linked("Use ticket OPS-1 for this"));
+        assert!(!linked("Rerun batch 7 tonight"));
+        assert!(same_subject("threshold", "alert threshold"));
+        assert!(!same_subject("churn window", "retry window"));
+        assert!(same_subject("阈值", "风险阈值"));
+        assert!(!same_subject("window", ""));
+    }
+}

@@ -1,0 +1,843 @@
+//! The values a sentence states: the literals the recogniser found in it, and what a literal
+//! list does not keep but a statement must: bare numbers ("make that 15", "45天"), and names
+//! after a linking word ("the contact is Jean Dupont", "the report language is German"). A
+//! capitalised word elsewhere is more often what the sentence is about ("the SLA", "VPN") than
+//! its value, so it is left to the subject.
+
+/// A value: a byte span of the sentence.
+pub(super) type Span = (usize, usize);
+
+/// Words after which a capitalised run is a value.
+fn links_to_value(w: &str) -> bool {
+    matches!(
+        w,
+        "is" | "are"
+            | "was"
+            | "were"
+            | "be"
+            | "called"
+            | "named"
+            | "to"
+            | "as"
+            | "from"
+            | "by"
+            | "with"
+            | "under"
+            | "for"
+            | "means"
+    )
+}
+
+/// Small words that may sit inside a name ("Banco de la Nación", "Ludwig van Beethoven").
+fn name_particle(w: &str) -> bool {
+    matches!(
+        w,
+        "de" | "da"
+            | "del"
+            | "der"
+            | "di"
+            | "du"
+            | "la"
+            | "le"
+            | "van"
+            | "von"
+            | "y"
+            | "bin"
+            | "al"
+            | "&"
+            | "and"
+            | "of"
+    )
+}
+
+fn capitalised(w: &str) -> bool {
+    let mut chars = w.chars();
+    let Some(first) = chars.next() else {
+        return false;
+    };
+    first.is_uppercase() && w != "I" && !matches!(w, "OK" | "FYI" | "BTW" | "ASAP" | "PS")
+}
+
+pub(super) fn is_cjk(c: char) -> bool {
+    matches!(c as u32, 0x3000..=0x303F | 0x3400..=0x4DBF | 0x4E00..=0x9FFF | 0xFF00..=0xFFEF)
+}
+
+/// Whether `pos` falls inside one of `spans` (sorted, disjoint).
+fn inside(spans: &[Span], pos: usize) -> bool {
+    let k = spans.partition_point(|&(s, _)| s <= pos);
+    k > 0 && pos < spans[k - 1].1
+}
+
+/// The values of `sentence`, sorted and disjoint: the literal spans given (byte offsets into the
+/// sentence), then bare numbers and names outside them.
+pub(super) fn value_spans(sentence: &str, literals: &[Span]) -> Vec<Span> {
+    let mut lits: Vec<Span> = literals.to_vec();
+    lits.sort_unstable();
+    let bytes = sentence.as_bytes();
+    // Bare numbers: a run of digits (with inner `.`, `,`, `:`, `/` or `-` between digits) that
+    // is a word of its own, or sits next to CJK text.
+    let mut numbers: Vec<Span> = Vec::new();
+    let mut i = 0;
+    while i < bytes.len() {
+        if !bytes[i].is_ascii_digit() || inside(&lits, i) {
+            i += 1;
+            continue;
+        }
+        // A percentile ("p99.5", "P95") is a value of its own; "Q3" names a period.
+        let lettered = i >= 1
+            && matches!(bytes[i - 1], b'p' | b'P')
+            && (i == 1 || !bytes[i - 2].is_ascii_alphanumeric() && bytes[i - 2] != b'_');
+        let starts_word =
+            i == 0 || lettered || !bytes[i - 1].is_ascii_alphabetic() && bytes[i - 1] != b'_';
+        let mut j = i;
+        while j < bytes.len()
+            && (bytes[j].is_ascii_digit()
+                || matches!(bytes[j], b'.' | b',' | b':' | b'/' | b'-')
+                    && bytes.get(j + 1).is_some_and(u8::is_ascii_digit))
+        {
+            j += 1;
+        }
+        let ends_word = bytes
+            .get(j)
+            .is_none_or(|b| !b.is_ascii_alphabetic() && *b != b'_');
+        let next_literal = lits.partition_point(|&(s, _)| s < i);
+        let clear = lits.get(next_literal).is_none_or(|&(s, _)| s >= j);
+        if starts_word && ends_word && clear {
+            numbers.push((if lettered { i - 1 } else { i }, j));
+        }
+        i = j.max(i + 1);
+    }
+    let mut out = lits;
+    out.extend(numbers);
+    out.sort_unstable();
+    // Names: a run of capitalised words (particles allowed inside) of two or more words that
+    // does not open the sentence ("Dana Whitfield", "Northwind Data Services B.V."), or of any
+    // length a few lowercase words after a linking word ("issued to the legal entity Acme").
+    // Without a capital past the first letter there is none.
+    let trimmed = sentence.trim_start();
+    if trimmed.is_ascii() && !trimmed.bytes().skip(1).any(|b| b.is_ascii_uppercase()) {
+        join_ranges(sentence, &mut out);
+        group_parenthesised(sentence, &mut out);
+        return out;
+    }
+    let words = word_spans(sentence);
+    let mut names: Vec<Span> = Vec::new();
+    let mut since_link: Option<usize> = None;
+    let mut k = 0;
+    while k < words.len() {
+        let (ws, we) = words[k];
+        let w = &sentence[ws..we];
+        if !capitalised(w) || inside(&out, ws) {
+            if links_to_value(&w.to_ascii_lowercase()) {
+                since_link = Some(0);
+            } else if let Some(n) = since_link.as_mut() {
+                *n += 1;
+                if *n > 3 || sentence[we..].starts_with([',', ';', '.', ':', '!', '?']) {
+                    since_link = None;
+                }
+            }
+            k += 1;
+            continue;
+        }
+        let mut last = k;
+        let mut m = k;
+        loop {
+            // A name ends at punctuation.
+            let end = words[m].1;
+            if sentence[end..].starts_with([',', ';', ':', '!', '?', ')']) {
+                break;
+            }
+            let Some(&(s, e)) = words.get(m + 1) else {
+                break;
+            };
+            // Only spaces between the words of a name, or a dash between spaces ("SMB – Self
+            // Serve"); "Legacy 档用专业版（Q1" is none.
+            let gap = &sentence[end..s];
+            let dashed = gap.len() > 2
+                && gap.starts_with(' ')
+                && gap.ends_with(' ')
+                && matches!(gap.trim(), "–" | "—" | "-" | "/");
+            if !gap.bytes().all(|b| b == b' ') && !(dashed && capitalised(&sentence[s..e])) {
+                break;
+            }
+            let next = &sentence[s..e];
+            if capitalised(next) && !inside(&out, s) {
+                last = m + 1;
+            } else if !name_particle(next) {
+                break;
+            }
+            m += 1;
+        }
+        let length = last - k + 1;
+        let opens = sentence[..ws].trim().is_empty();
+        // One capitalised word that a lowercase noun follows names what the noun is about
+        // ("for Legacy tier"), not a value.
+        let qualifies = length == 1
+            && sentence[words[last].1..].starts_with(' ')
+            && words
+                .get(last + 1)
+                .is_some_and(|&(s, _)| sentence[s..].starts_with(|c: char| c.is_lowercase()));
+        if length >= 2 && !opens || since_link.is_some() && !qualifies {
+            names.push((words[k].0, words[last].1));
+        }
+        since_link = None;
+        k = last + 1;
+    }
+    out.extend(names);
+    out.sort_unstable();
+    out.dedup();
+    join_ranges(sentence, &mut out);
+    group_parenthesised(sentence, &mut out);
+    out
+}
+
+/// A range is one value: "21:00–07:00 CET", "2026-01-01 – 2026-03-31", "3-5 days"; a time
+/// keeps the time zone written after it.
+fn join_ranges(sentence: &str, out: &mut Vec<Span>) {
+    let mut k = 0;
+    while k + 1 < out.len() {
+        let (s, e) = out[k];
+        let (s2, e2) = out[k + 1];
+        let gap = sentence[e..s2].trim_matches(' ');
+        if e <= s2 && sentence[e..s2].len() <= 3 && matches!(gap, "–" | "—" | "-" | "~" | "～")
+        {
+            out[k] = (s, e2);
+            out.remove(k + 1);
+        } else {
+            k += 1;
+        }
+    }
+    for span in out.iter_mut() {
+        let (s, e) = *span;
+        let v = &sentence[s..e];
+        if !v.ends_with(|c: char| c.is_ascii_digit()) || !v.contains(':') {
+            continue;
+        }
+        let rest = &sentence[e..];
+        let Some(word) = rest.strip_prefix(' ') else {
+            continue;
+        };
+        let zone = word.bytes().take_while(|b| b.is_ascii_uppercase()).count();
+        let ends = word
+            .as_bytes()
+            .get(zone)
+            .is_none_or(|b| !b.is_ascii_alphanumeric());
+        if (2..=5).contains(&zone) && ends {
+            *span = (s, e + 1 + zone);
+        }
+    }
+}
+
+/// A parenthesised list of values is one value: "(account_id, period_start)".
+fn group_parenthesised(sentence: &str, out: &mut Vec<Span>) {
+    let mut from = 0;
+    while let Some(open) = sentence[from..].find('(').map(|p| from + p) {
+        from = open + 1;
+        let Some(close) = sentence[open..]
+            .find(')')
+            .map(|p| open + p)
+            .filter(|&c| c - open <= 80 && !sentence[open + 1..c].contains('('))
+        else {
+            continue;
+        };
+        let inner = &sentence[open + 1..close];
+        if !inner.contains(',') || !out.iter().any(|&(s, e)| s > open && e <= close) {
+            continue;
+        }
+        out.retain(|&(s, e)| e <= open || s > close);
+        out.push((open, close + 1));
+        out.sort_unstable();
+        from = close + 1;
+    }
+}
+
+/// Words that, before a colon, announce a sentence rather than label a value.
+const ANNOUNCING: &[&str] = &[
+    "goal",
+    "task",
+    "objective",
+    "decision",
+    "decided",
+    "constraint",
+    "remember",
+    "note",
+    "todo",
+    "fyi",
+    "btw",
+    "update",
+    "correction",
+    "reminder",
+    "important",
+    "ps",
+    "nb",
+    "context",
+    "background",
+    "question",
+    "answer",
+    "summary",
+    "plan",
+    "next",
+    "also",
+    "first",
+    "second",
+    "third",
+    "finally",
+    "then",
+    "so",
+    "ok",
+    "okay",
+    "yes",
+    "no",
+];
+
+/// Characters before 是 that make it something other than "is" (还是, 就是, 不是, …).
+const ZH_NOT_COPULA: &[char] = &[
+    '还', '就', '也', '都', '但', '可', '于', '总', '只', '不', '要', '若', '倒', '正', '算', '凡',
+    '真', '像', '或', '即', '便', '硬', '老', '先', '而', '然', '么', '这', '那', '它', '他', '她',
+];
+
+/// The value of a correction that gives only its new value in English ("scratch that, use
+/// Pro", "no, make it weekly"): the words after a verb of choosing that opens a clause, up to
+/// the clause's end.
+pub(super) fn new_value_only(sentence: &str) -> Option<Span> {
+    if !sentence.is_ascii() {
+        return zh_new_value_only(sentence);
+    }
+    let lower = sentence.to_ascii_lowercase();
+    for verb in [
+        "use ",
+        "make it ",
+        "make that ",
+        "go with ",
+        "switch to ",
+        "change it to ",
+        "it should be ",
+        "it's ",
+        "it is ",
+    ] {
+        for (p, _) in lower.match_indices(verb) {
+            let opens = lower[..p].trim_end().is_empty()
+                || lower[..p]
+                    .trim_end()
+                    .ends_with([',', ';', ':', '.', '-', '—']);
+            if !opens {
+                continue;
+            }
+            let start = p + verb.len();
+            let b = sentence.as_bytes();
+            let end = (start..b.len())
+                .find(|&k| match b[k] {
+                    b',' | b';' | b'!' | b'?' | b'(' => true,
+                    // "0.85" and "p99.5" keep their dot.
+                    b'.' => !b.get(k + 1).is_some_and(u8::is_ascii_alphanumeric),
+                    _ => false,
+                })
+                .unwrap_or(b.len());
+            let value = sentence[start..end].trim();
+            if (1..=4).contains(&value.split_whitespace().count()) {
+                let s =
+                    start + (sentence[start..end].len() - sentence[start..end].trim_start().len());
+                return Some((s, s + value.len()));
+            }
+        }
+    }
+    None
+}
+
+/// The Chinese form of [`new_value_only`] ("刚才那个数说错了，用 专业版", "不对，应该是 p99.5 截断"):
+/// what follows a verb of choosing or a copula that opens a clause, up to its end.
+fn zh_new_value_only(sentence: &str) -> Option<Span> {
+    let mut start = 0;
+    for part in sentence.split_inclusive(['，', '。', '；', '！', ',', ';']) {
+        let clause = part.trim_start();
+        let at = start + (part.len() - clause.len());
+        start += part.len();
+        let Some(verb) = ["应该是", "应为", "改用", "用", "是"]
+            .iter()
+            .find(|v| clause.starts_with(**v))
+        else {
+            continue;
+        };
+        let value = clause[verb.len()..].trim_end_matches(['，', '。', '；', '！', ',', ';', ' ']);
+        let lead = value.len() - value.trim_start().len();
+        let value = value.trim_start();
+        if short_phrase(value) {
+            let s = at + verb.len() + lead;
+            return Some((s, s + value.len()));
+        }
+    }
+    None
+}
+
+/// In Chinese, a value written with a word after it ("截止时间是 周二 10:30", "应该是 p99.5
+/// 截断") is the whole phrase after the copula: the spans it holds become that one span.
+pub(super) fn widen_to_phrase(sentence: &str, values: &mut Vec<Span>, corrects: bool) {
+    if sentence.is_ascii() || values.is_empty() {
+        return;
+    }
+    let mut start = 0;
+    for part in sentence.split_inclusive(['，', '。', '；', '！', '？', ',', ';']) {
+        let offset = start;
+        start += part.len();
+        let Some((s, e)) = copula_value(part)
+            .or_else(|| corrects.then(|| zh_new_value_only(part)).flatten())
+            .map(|(s, e)| (offset + s, offset + e))
+        else {
+            continue;
+        };
+        let inside = |&(a, b): &Span| a >= s && b <= e && (a, b) != (s, e);
+        // Only a phrase of the value and a few words around it, never a clause.
+        // One value, not a correction's pair ("是 0.9115 不是 0.9358"), with words set off by a
+        // space ("为0.85" is the value 0.85).
+        let spaced = values.iter().filter(|v| inside(v)).all(|&(a, b)| {
+            (a == s || sentence[..a].ends_with(' ')) && (b == e || sentence[b..].starts_with(' '))
+        });
+        if values.iter().filter(|v| inside(v)).count() == 1
+            && spaced
+            && !["不是", "而非", "并非"]
+                .iter()
+                .any(|m| sentence[s..e].contains(m))
+            && !values
+                .iter()
+                .any(|&(a, b)| a < e && b > s && !inside(&(a, b)))
+            && sentence[s..e].chars().count() <= 16
+        {
+            values.retain(|v| !inside(v));
+            values.push((s, e));
+            values.sort_unstable();
+        }
+    }
+}
+
+/// A value after a Chinese copula: up to 12 Chinese characters, or a longer Latin one
+/// ("Asia/Shanghai", "finance-review@acme.example").
+fn short_phrase(value: &str) -> bool {
+    let all = value.chars().count();
+    let cjk = value.chars().filter(|c| is_cjk(*c)).count();
+    all >= 1 && cjk <= 12 && all <= 40
+}
+
+/// A value that is a word or short phrase, in a sentence without numbers or names: what
+/// follows "is", "are", "should be" or "是" when something is said before it ("the output
+/// format should be parquet", "报告币种是欧元"). At most six words (twelve CJK characters), up
+/// to the next punctuation; the caller checks that the subject names something.
+pub(super) fn copula_value(sentence: &str) -> Option<Span> {
+    if sentence.is_ascii() && !has_link_word(sentence) {
+        return None;
+    }
+    let lower = sentence.to_ascii_lowercase();
+    // A value ends at punctuation; a dot between letters or digits ("p99.5", "v1.2") is its
+    // own.
+    let end_of = |from: usize| {
+        let b = sentence.as_bytes();
+        sentence[from..]
+            .char_indices()
+            .find(|&(k, c)| {
+                let at = from + k;
+                match c {
+                    '.' => !b.get(at + 1).is_some_and(u8::is_ascii_alphanumeric),
+                    ',' | ';' | '!' | '?' | '。' | '，' | '；' | '！' | '？' | '、' | '('
+                    | '（' => true,
+                    _ => false,
+                }
+            })
+            .map_or(sentence.len(), |(k, _)| from + k)
+    };
+    // "use X for Y", "go with X for Y", "I think X for Y": X is the value, Y the subject.
+    for verb in [
+        "use ",
+        "go with ",
+        "switch to ",
+        "stick with ",
+        "pick ",
+        "think ",
+        "prefer ",
+        "suggest ",
+        "propose ",
+        "recommend ",
+    ] {
+        let Some(p) = lower
+            .match_indices(verb)
+            .map(|(p, _)| p)
+            .find(|&p| p == 0 || !lower.as_bytes()[p - 1].is_ascii_alphanumeric())
+        else {
+            continue;
+        };
+        let start = p + verb.len();
+        let end = end_of(start);
+        if let Some(f) = lower[start..end].find(" for ") {
+            let value = sentence[start..start + f].trim();
+            let words = value.split_whitespace().count();
+            if (1..=5).contains(&words) {
+                return Some((start, start + value.len()));
+            }
+        }
+    }
+    for link in [
+        " should be ",
+        " must be ",
+        " will be ",
+        " is ",
+        " are ",
+        ": ",
+    ] {
+        if let Some(p) = lower.find(link) {
+            let start = p + link.len();
+            let end = end_of(start);
+            let value = sentence[start..end].trim();
+            let words = value.split_whitespace().count();
+            // "Goal: …", "Note: …" announce a sentence; "Decision on outliers: …" labels a value.
+            let label = &lower[..p];
+            let announces = link == ": "
+                && (label.split_whitespace().count() > 5
+                    || !label.contains(' ') && ANNOUNCING.contains(&label.trim()));
+            // After "is"/"are", a verb ("are excluded from the join") says what happens, not
+            // what something is.
+            let first = value.split_whitespace().next().unwrap_or("");
+            let verb = link != ": "
+                && first.len() > 4
+                && (first.ends_with("ed") || first.ends_with("ing"));
+            if p > 0 && (1..=6).contains(&words) && !value.is_empty() && !announces && !verb {
+                let s =
+                    start + (sentence[start..end].len() - sentence[start..end].trim_start().len());
+                return Some((s, s + value.len()));
+            }
+        }
+    }
+    if sentence.is_ascii() {
+        return None;
+    }
+    // "关于异常值：采用取对数": what follows a full-width colon.
+    if let Some(p) = sentence.find('：') {
+        let start = p + '：'.len_utf8();
+        let end = end_of(start);
+        let value = sentence[start..end].trim();
+        // The verb of choosing is not part of the value ("关于流失日期：采用账期结束日").
+        let value = ["采用", "改用", "选用", "定为", "用", "是", "为"]
+            .iter()
+            .find_map(|l| value.strip_prefix(l).filter(|v| !v.trim().is_empty()))
+            .map_or(value, str::trim_start);
+        if short_phrase(value) && sentence[..p].chars().count() >= 2 {
+            let s = end
+                - (sentence[start..end].len() - sentence[start..end].trim_end().len())
+                - value.len();
+            return Some((s, s + value.len()));
+        }
+    }
+    // A correction that gives only its new value ("改成 Word 文档", "不对，改为按周"): what
+    // follows the verb of changing, at the start of a clause.
+    for verb in ["改成", "改为", "换成", "换为"] {
+        for (p, _) in sentence.match_indices(verb) {
+            let opens = sentence[..p]
+                .chars()
+                .next_back()
+                .is_none_or(|c| !is_cjk(c) || "，。；：！、".contains(c));
+            let start = p + verb.len();
+            let end = end_of(start);
+            let value = sentence[start..end].trim();
+            if opens && short_phrase(value) {
+                let s =
+                    start + (sentence[start..end].len() - sentence[start..end].trim_start().len());
+                return Some((s, s + value.len()));
+            }
+        }
+    }
+    // "是", or a verb of choosing ("请采用取对数", "最后还是定按天"), not negated (不用).
+    let links = ["是", "采用", "改用", "选用", "定为", "定按", "定", "用"];
+    let mut found: Vec<(usize, usize)> = links
+        .iter()
+        .flat_map(|l| sentence.match_indices(l).map(move |(p, _)| (p, l.len())))
+        .collect();
+    found.sort_unstable();
+    for (p, len) in found {
+        let before = sentence[..p].chars().next_back();
+        let after = sentence[p + len..].chars().next();
+        // 用 inside a word (试用期, 费用, 使用, 用户) links nothing.
+        let in_word = sentence[p..].starts_with('用')
+            && (before
+                .is_some_and(|c| "试使费应信采作适通效常实享占动运利引启任录租启调".contains(c))
+                || after.is_some_and(|c| "户量途时法品语例于".contains(c)));
+        if in_word
+            || before.is_none_or(|c| {
+                !is_cjk(c) || ZH_NOT_COPULA.contains(&c) || "没别使改选".contains(c)
+            })
+            || sentence[..p].chars().count() < 2
+        {
+            continue;
+        }
+        let start = p + len;
+        let end = end_of(start);
+        let value = sentence[start..end].trim();
+        if short_phrase(value) {
+            let s = start + (sentence[start..end].len() - sentence[start..end].trim_start().len());
+            return Some((s, s + value.len()));
+        }
+    }
+    None
+}
+
+/// Units a bare number carries in Chinese text ("53 天", "3个月").
+const ZH_UNITS: &[&str] = &[
+    "个月", "小时", "分钟", "天", "月", "年", "周", "秒", "元", "万", "亿", "次", "人", "行", "个",
+    "倍", "家", "份", "条", "笔", "户", "席",
+];
+
+/// The span of a value with the unit that follows a bare number ("53 天", "45 days"), as a
+/// reader would quote it.
+pub(super) fn with_unit(text: &str, (s, e): Span) -> Span {
+    let v = &text[s..e];
+    if !v
+        .bytes()
+        .all(|b| b.is_ascii_digit() || matches!(b, b'.' | b','))
+    {
+        return (s, e);
+    }
+    let rest = &text[e..];
+    let gap = rest.len() - rest.trim_start_matches(' ').len();
+    let after = &rest[gap..];
+    if gap <= 1
+        && let Some(u) = ZH_UNITS.iter().find(|u| after.starts_with(*u))
+    {
+        // The unit and the words that qualify it ("4 个工作小时"), up to a pause.
+        let mut end = e + gap + u.len();
+        for c in text[end..].chars().take(4) {
+            if !is_cjk(c) || "，。；、！？（）：不是的为".contains(c) {
+                break;
+            }
+            end += c.len_utf8();
+        }
+        return (s, end);
+    }
+    (s, e)
+}
+
+/// Words that end the words a number is quoted with ("10 business hours, not 11").
+fn ends_quote(w: &str) -> bool {
+    matches!(
+        w,
+        "for"
+            | "to"
+            | "not"
+            | "and"
+            | "or"
+            | "as"
+            | "in"
+            | "of"
+            | "per"
+            | "from"
+            | "instead"
+            | "rather"
+            | "than"
+            | "the"
+            | "a"
+            | "an"
+            | "is"
+            | "was"
+            | "are"
+            | "were"
+            | "be"
+            | "with"
+            | "by"
+            | "at"
+            | "on"
+            | "but"
+            | "so"
+            | "if"
+            | "when"
+            | "which"
+            | "that"
+            | "this"
+            | "it"
+            | "please"
+            | "now"
+            | "then"
+            | "after"
+            | "before"
+            | "until"
+            | "since"
+    )
+}
+
+/// The span of a value as a reader would quote it: a bare number with the unit or the few
+/// lowercase words that say what it counts ("53 天", "10 business hours").
+pub(super) fn as_quoted(text: &str, span: Span) -> Span {
+    let (s, e) = with_unit(text, span);
+    if e != span.1
+        || !text[s..e]
+            .bytes()
+            .all(|b| b.is_ascii_digit() || matches!(b, b'.' | b','))
+    {
+        return (s, e);
+    }
+    let mut end = e;
+    for _ in 0..3 {
+        let rest = &text[end..];
+        let Some(after) = rest.strip_prefix(' ') else {
+            break;
+        };
+        let w_len = after
+            .find(|c: char| !c.is_ascii_lowercase() && c != '-')
+            .unwrap_or(after.len());
+        let w = &after[..w_len];
+        if w.len() < 2 || ends_quote(w) {
+            break;
+        }
+        end += 1 + w_len;
+    }
+    (s, end)
+}
+
+/// Whether a user sentence may state a value at all: it holds a digit, a quote, a capital past
+/// its first letter, a linking word or a Chinese linking character. A cheap test that spares
+/// most chatter the full reading.
+pub(super) fn might_state(sentence: &str) -> bool {
+    let b = sentence.trim_start().as_bytes();
+    if b.iter()
+        .any(|c| c.is_ascii_digit() || matches!(c, b'"' | b'`' | b'\''))
+        || b.iter().skip(1).any(u8::is_ascii_uppercase)
+    {
+        return true;
+    }
+    if !sentence.is_ascii() && sentence.chars().any(|c| "是用定按为：“「『".contains(c)) {
+        return true;
+    }
+    has_link_word(sentence)
+}
+
+/// Whether an ASCII text holds a linking word or sign ("is", "are", "be", "was", "use", "go",
+/// "switch", "stick", "pick", "it's", "think", ": "), read word by word without allocating.
+fn has_link_word(text: &str) -> bool {
+    text.contains(": ")
+        || text
+            .split(|c: char| !(c.is_ascii_alphabetic() || c == '\''))
+            .any(|w| {
+                [
+                    "is",
+                    "are",
+                    "be",
+                    "was",
+                    "use",
+                    "go",
+                    "switch",
+                    "stick",
+                    "pick",
+                    "it's",
+                    "think",
+                    "prefer",
+                    "suggest",
+                    "propose",
+                    "recommend",
+                ]
+                .iter()
+                .any(|l| w.eq_ignore_ascii_case(l))
+            })
+}
+
+/// Whether an assistant sentence may hold a literal with inner spaces or a name: two capitals,
+/// or a digit followed by a space and another digit.
+pub(super) fn might_state_spaced(sentence: &str) -> bool {
+    let b = sentence.trim_start().as_bytes();
+    // Capitals that start a word, past the first.
+    let capitals = b
+        .windows(2)
+        .filter(|w| !w[0].is_ascii_alphanumeric() && w[1].is_ascii_uppercase())
+        .count();
+    capitals >= 2
+        || b.windows(3)
+            .any(|w| w[0].is_ascii_digit() && w[1] == b' ' && w[2].is_ascii_digit())
+}
+
+/// Word spans: runs of letters, digits and `-`, `'`, `_`, `.` or `&` (trailing dots dropped).
+pub(super) fn word_spans(s: &str) -> Vec<Span> {
+    let mut out = Vec::new();
+    let mut start: Option<usize> = None;
+    for (i, c) in s.char_indices() {
+        let inner = c.is_alphanumeric() && !is_cjk(c) || matches!(c, '-' | '\'' | '_' | '.' | '&');
+        match (inner, start) {
+            (true, None) => start = Some(i),
+            (false, Some(st)) => {
+                push_word(s, st, i, &mut out);
+                start = None;
+            }
+            _ => {}
+        }
+    }
+    if let Some(st) = start {
+        push_word(s, st, s.len(), &mut out);
+    }
+    out
+}
+
+fn push_word(s: &str, start: usize, end: usize, out: &mut Vec<Span>) {
+    let w = s[start..end].trim_end_matches(['.', '\'', '-']);
+    let lead = w.len() - w.trim_start_matches(['.', '\'', '-']).len();
+    if w.len() > lead {
+        out.push((start + lead, start + w.len()));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn values(s: &str) -> Vec<&str> {
+        value_spans(s, &[])
+            .into_iter()
+            .map(|(a, b)| &s[a..b])
+            .collect()
+    }
+
+    #[test]
+    fn bare_numbers_and_names_are_values() {
+        assert_eq!(values("sorry, it is 15, not 12"), vec!["15", "12"]);
+        assert_eq!(values("流失窗口是45天。"), vec!["45"]);
+        assert_eq!(values("Q3 and 3rd and x86 and batch-17"), vec!["17"]);
+        assert_eq!(values("clip at p99.5, alert on P95"), vec!["p99.5", "P95"]);
+        assert_eq!(
+            values("The account manager is Jean-Luc Picard, not Riker."),
+            vec!["Jean-Luc Picard"]
+        );
+        assert_eq!(values("The report language is German."), vec!["German"]);
+        assert_eq!(
+            values("Send it to the Banco de la Nación team"),
+            vec!["Banco de la Nación"]
+        );
+        assert_eq!(values("他们的 SLA 是 99.5"), vec!["99.5"]);
+        assert!(values("I think it is fine.").is_empty());
+        assert_eq!(
+            values("I found the vendor contact in the contract PDF: Dana Whitfield, then left."),
+            vec!["Dana Whitfield"]
+        );
+        assert_eq!(
+            values(
+                "The invoices are issued to the legal entity Northwind Data Services B.V., not the brand."
+            ),
+            vec!["Northwind Data Services B.V"]
+        );
+        assert!(values("Could you double-check the EU numbers").is_empty());
+        assert!(values("Google Sheet works for me").is_empty());
+        let copula = |s: &'static str| copula_value(s).map(|(a, b)| &s[a..b]);
+        assert_eq!(
+            values("发票抬头是法律主体 Northwind Data Services B.V.，不是品牌名"),
+            vec!["Northwind Data Services B.V"]
+        );
+        assert_eq!(
+            copula("please use cancellation date for churn date; it is"),
+            Some("cancellation date")
+        );
+        assert_eq!(
+            copula("关于异常值：采用取对数，后续不再调整。"),
+            Some("取对数")
+        );
+        let t = "流失窗口为 51 天，今早";
+        let v = with_unit(t, (t.find('5').unwrap(), t.find('5').unwrap() + 2));
+        assert_eq!(&t[v.0..v.1], "51 天");
+        assert_eq!(
+            copula("The output format should be parquet."),
+            Some("parquet")
+        );
+        assert_eq!(copula("报告币种是欧元，别弄错。"), Some("欧元"));
+        assert_eq!(copula("这还是老问题。"), None);
+        assert_eq!(copula("Is it done"), None);
+    }
+}
