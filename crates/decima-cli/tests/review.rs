@@ -1168,12 +1168,9 @@ async fn statements_of_a_10000_message_session_reach_the_reviewer() {
     statements_reach_the_reviewer(10_000, 128_000, Language::Chinese, false).await;
 }
 
-/// The gap the summary made for a quick review still has: the extract strategy does not yet
-/// take every value a user states (plain integers, spaced literals cut at the first space,
-/// decisions phrased outside its cue lists). It is improved on its own branch; this test is the
-/// check for it.
+/// Every value a user states reaches a quick review through the summary made for it: plain
+/// integers, spaced literals whole, decisions and rules phrased outside the usual cue words.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "needs the extract strategy's statement work (branch extract-statements)"]
 async fn every_value_the_user_stated_reaches_a_quick_review_through_the_summary() {
     statements_reach_the_reviewer(2_000, 32_000, Language::English, true).await;
     statements_reach_the_reviewer(10_000, 128_000, Language::Chinese, true).await;

@@ -20,6 +20,10 @@
 
 use std::time::Duration;
 
+/// The allocator the CLI and the window ship with.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use decima_core::NewMessage;
 use decima_core::context::{

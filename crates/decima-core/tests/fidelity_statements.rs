@@ -213,7 +213,7 @@ fn floor(kind: FactKind) -> f64 {
     match kind {
         FactKind::UserClause => 85.0,
         FactKind::Correction => 80.0,
-        FactKind::ToolLabel | FactKind::TableCell | FactKind::CodeValue => 95.0,
+        FactKind::ToolLabel | FactKind::TableCell | FactKind::CodeValue => 90.0,
         FactKind::SpacedLiteral | FactKind::Decision => 90.0,
         FactKind::Constraint => 80.0,
         FactKind::Restatement => 75.0,

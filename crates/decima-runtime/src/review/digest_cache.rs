@@ -28,7 +28,7 @@ pub const BLOCK_SEQS: i64 = 1_024;
 
 /// The format of the cached texts: a change to how they are made bumps it, and older rows are
 /// ignored and replaced.
-pub const DIGEST_VERSION: u32 = 1;
+pub const DIGEST_VERSION: u32 = 2;
 
 /// A summary of the live messages `from..=through`, made for a review.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -371,6 +371,7 @@ fn block_digest(
         content: &m.content,
         tool_calls: &m.tool_calls,
         tool_call_id: m.tool_call_id.as_deref(),
+        seq: Some(m.seq),
     });
     let digest = match earlier {
         Some(text) => {

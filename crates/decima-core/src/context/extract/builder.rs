@@ -109,6 +109,29 @@ fn refers_back(sentence: &str) -> bool {
             .any(|w| matches!(w.as_str(), "that" | "this" | "it"))
 }
 
+/// Whether `sentence` confirms the choice the question before it proposed ("…用账单国家吧？" then
+/// "嗯，就账单国家"; "Pro for Legacy tier?" then "yes, Pro"): it opens with a yes and names
+/// again something the question said.
+fn answers_own_question(question: &str, sentence: &str) -> bool {
+    let question = question.trim();
+    if !(question.ends_with('?') || question.ends_with('？')) || sentence.chars().count() > 40 {
+        return false;
+    }
+    let lower = sentence.trim().to_lowercase();
+    let Some(rest) = ["嗯", "对", "好", "是的", "yes", "yeah", "yep", "ok", "okay", "right"]
+        .iter()
+        .find_map(|y| lower.strip_prefix(y))
+    else {
+        return false;
+    };
+    let rest = rest
+        .trim_start_matches(|c: char| c.is_whitespace() || ",，.。!！".contains(c))
+        .trim_start_matches("就")
+        .trim_start_matches("then ")
+        .trim_end_matches(|c: char| c.is_whitespace() || ",，.。!！".contains(c));
+    rest.chars().count() >= 2 && question.to_lowercase().contains(rest)
+}
+
 /// An assistant sentence up to this long that states a spaced literal is kept whole.
 const WHOLE_SENTENCE_CHARS: usize = 200;
 
@@ -431,11 +454,21 @@ impl Builder {
             }
             // Chat repeats itself ("Any progress?", the same report line): what a sentence says
             // on its own is read once.
+            // "缺失地区还是用账单国家吧？嗯，就账单国家": the user answers their own question by
+            // naming its choice again; both together are the decision.
+            let answered = user && k > 0 && answers_own_question(all[k - 1], sentence);
+            if answered {
+                let question = all[k - 1].trim_start();
+                let from = question.as_ptr() as usize - text.as_ptr() as usize;
+                sentence = text[from..at + sentence.len()].trim();
+                at = from;
+            }
             let h = self.memo.hasher().hash_one((user, sentence));
-            let (cues, quiet) = match self.memo.get(&h) {
+            let (mut cues, quiet) = match self.memo.get(&h) {
                 Some(&(cues, quiet)) => (cues, quiet),
                 None => (Cues::of(sentence), false),
             };
+            cues.decision |= answered;
             // A restatement says so, or is followed by a request to confirm it ("Shout if
             // that's wrong."), or is an item of a list a restatement opened.
             let says_so = !user && !quiet && cues.may_restate && restates(sentence);

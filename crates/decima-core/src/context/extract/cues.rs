@@ -263,6 +263,13 @@ fn en_constraint_word(w: &str) -> bool {
             | "refrain"
     )
 }
+/// A verb that, opening a sentence, sets how results are presented.
+fn presentation_rule(w: &str) -> bool {
+    matches!(
+        w,
+        "round" | "report" | "express" | "format" | "present" | "sort" | "cap" | "convert"
+    )
+}
 fn en_constraint_pair(w: &str, n: &str) -> bool {
     matches!(
         (w, n),
@@ -380,6 +387,7 @@ fn no_stopword(w: &str) -> bool {
     )
 }
 const ZH_CONSTRAINT: &[&str] = &[
+    "四舍五入",
     "约束",
     "限制",
     "必须",
@@ -536,6 +544,14 @@ impl Cues {
         {
             cues.constraint = words[at + 1..].iter().any(|&(w, _)| w == "out");
         }
+        // "Round everything to whole numbers", "Report amounts in EUR": an instruction on how
+        // results are presented holds for the whole task.
+        if !cues.constraint
+            && !question
+            && let Some(&(w, _)) = words.first()
+        {
+            cues.constraint = presentation_rule(w);
+        }
         cues
     }
 }
@@ -568,12 +584,17 @@ mod tests {
             "禁止外发。",
             "不得超过 3 页。",
             "Only use the EU region.",
+            "Round everything in the memo to whole numbers; finance hates false precision.",
+            "Report all amounts in EUR.",
+            "金额四舍五入到整数。",
         ];
         for s in cases_constraint {
             assert!(Cues::of(s).constraint, "{s}");
         }
         assert!(!Cues::of("Can we go with Parquet?").decision);
         assert!(!Cues::of("No, thanks.").constraint);
+        assert!(!Cues::of("Report back when the batch is done?").constraint);
+        assert!(!Cues::of("The report is in the shared folder.").constraint);
         for s in [
             "Continue with batch 4; keep notes of anything above the threshold.",
             "Keep going with the next batch.",

@@ -618,3 +618,23 @@ fn an_agents_report_lines_read_back_from_a_summary_never_replace_each_other() {
     assert!(text.contains("Updated: holdout → 10%."), "{text}");
     assert!(!text.contains("replaces outliers"), "{text}");
 }
+
+#[test]
+fn a_choice_the_user_asks_about_then_confirms_is_a_decision() {
+    let d = Digest::from_sources([
+        at(1, Role::User, "目标：补全地区。"),
+        at(
+            2,
+            Role::User,
+            "我想了一晚上，缺失地区还是用账单国家吧？嗯，就账单国家",
+        ),
+        at(3, Role::User, "Should the holdout be 20%? yes, 20%"),
+    ]);
+    let text = d.render(Detail::Standard);
+    let decisions = text
+        .split("## ")
+        .find(|s| s.starts_with("Decisions"))
+        .unwrap_or("");
+    assert!(decisions.contains("缺失地区还是用账单国家吧？嗯，就账单国家"), "{text}");
+    assert!(decisions.contains("holdout be 20%? yes, 20%"), "{text}");
+}
