@@ -118,10 +118,11 @@ fn answers_own_question(question: &str, sentence: &str) -> bool {
         return false;
     }
     let lower = sentence.trim().to_lowercase();
-    let Some(rest) = ["嗯", "对", "好", "是的", "yes", "yeah", "yep", "ok", "okay", "right"]
-        .iter()
-        .find_map(|y| lower.strip_prefix(y))
-    else {
+    let Some(rest) = [
+        "嗯", "对", "好", "是的", "yes", "yeah", "yep", "ok", "okay", "right",
+    ]
+    .iter()
+    .find_map(|y| lower.strip_prefix(y)) else {
         return false;
     };
     let rest = rest

@@ -635,6 +635,9 @@ fn a_choice_the_user_asks_about_then_confirms_is_a_decision() {
         .split("## ")
         .find(|s| s.starts_with("Decisions"))
         .unwrap_or("");
-    assert!(decisions.contains("缺失地区还是用账单国家吧？嗯，就账单国家"), "{text}");
+    assert!(
+        decisions.contains("缺失地区还是用账单国家吧？嗯，就账单国家"),
+        "{text}"
+    );
     assert!(decisions.contains("holdout be 20%? yes, 20%"), "{text}");
 }

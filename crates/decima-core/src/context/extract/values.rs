@@ -157,7 +157,7 @@ pub(super) fn value_spans(sentence: &str, literals: &[Span]) -> Vec<Span> {
                 && gap.starts_with(' ')
                 && gap.ends_with(' ')
                 && matches!(gap.trim(), "–" | "—" | "-" | "/");
-            if !gap.bytes().all(|b| b == b' ') && !(dashed && capitalised(&sentence[s..e])) {
+            if !(gap.bytes().all(|b| b == b' ') || dashed && capitalised(&sentence[s..e])) {
                 break;
             }
             let next = &sentence[s..e];
