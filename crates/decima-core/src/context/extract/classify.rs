@@ -55,8 +55,9 @@ pub(super) fn classify(w: &str) -> Option<(LiteralKind, (usize, usize))> {
         return (scheme_ok && rest.len() >= 2).then_some((LiteralKind::Url, whole));
     }
     if let Some((k, v)) = w.split_once('=') {
-        // key=value: the value is the literal.
-        if !k.is_empty() && !v.is_empty() && !v.contains('=') {
+        // key=value: the value is the literal; so is "=6%" after a key in Chinese ("增值税率=6%"),
+        // where the word starts at the sign.
+        if !v.is_empty() && !v.contains('=') {
             let off = k.len() + 1;
             return classify(v).map(|(kind, (s, e))| (kind, (s + off, e + off)));
         }

@@ -750,8 +750,11 @@ impl Facts {
                 .filter(|&i| self.open(i) && !self.entries[i].value_keys.is_empty())
         };
         let numeric = |s: &&str| *s != "text";
+        // A sort that names a kind ("15 ms", "20%", a date) finds the latest value of that
+        // kind; text and unclassed values ("p99.5 截断") say nothing of what they correct.
+        let telling = sort.filter(|s| !matches!(*s, "text" | "other"));
         live()
-            .find(|&i| sort.is_some_and(|s| self.entries[i].sorts.contains(&s)))
+            .find(|&i| telling.is_some_and(|s| self.entries[i].sorts.contains(&s)))
             .or_else(|| {
                 // A bare number corrects the latest number, whatever its unit.
                 live().find(|&i| {

@@ -641,3 +641,31 @@ fn a_choice_the_user_asks_about_then_confirms_is_a_decision() {
     );
     assert!(decisions.contains("holdout be 20%? yes, 20%"), "{text}");
 }
+
+#[test]
+fn a_correction_naming_nothing_replaces_the_latest_choice_not_a_value_of_another_kind() {
+    let d = Digest::from_sources([
+        at(1, Role::User, "目标：分析流失。"),
+        at(
+            2,
+            Role::User,
+            "收款账户的 IBAN 是 NL38 ABNA 9263 6348 03，别弄错。",
+        ),
+        at(
+            3,
+            Role::User,
+            "哈哈好。关于异常值：采用取对数，后续不再调整。",
+        ),
+        at(4, Role::Assistant, "收到。"),
+        at(5, Role::User, "不对，应该是 p99.5 截断"),
+        at(6, Role::User, "增值税率=6%（Jonas 说的）"),
+    ]);
+    let text = d.render(Detail::Standard);
+    assert!(
+        text.contains("NL38 ABNA 9263 6348 03，别弄错。\n"),
+        "{text}"
+    );
+    assert!(text.contains("(replaced by p99.5 截断 at seq 5)"), "{text}");
+    let d = Digest::from_sources([at(1, Role::User, "增值税率=6%（Jonas 说的）")]);
+    assert_eq!(d.literal_texts(), vec!["6%".to_string()]);
+}
