@@ -683,6 +683,16 @@ const ANNOUNCES: &[&str] = &[
     "btw",
 ];
 
+/// `haystack.rfind(needle)` for the short parts of a sentence, without building a searcher
+/// for every phrase (that setup was most of its cost).
+fn rfind_short(haystack: &str, needle: &str) -> Option<usize> {
+    let (h, n) = (haystack.as_bytes(), needle.as_bytes());
+    let first = *n.first()?;
+    (0..=h.len().checked_sub(n.len())?)
+        .rev()
+        .find(|&i| h[i] == first && h[i..].starts_with(n))
+}
+
 fn part_subject(part: &str, nearest_last: bool) -> Subject {
     let mut lower = if part.is_ascii() {
         part.to_ascii_lowercase()
@@ -691,7 +701,7 @@ fn part_subject(part: &str, nearest_last: bool) -> Subject {
     };
     // Before the value, only what follows an announcing phrase; after it, what precedes one.
     for a in ANNOUNCES {
-        if let Some(p) = lower.rfind(a) {
+        if let Some(p) = rfind_short(&lower, a) {
             lower = if nearest_last {
                 lower[p + a.len()..].to_string()
             } else {
@@ -843,6 +853,20 @@ pub(super) fn same_subject(a: &str, b: &str) -> bool {
 mod tests {
     use super::super::values::value_spans;
     use super::*;
+
+    #[test]
+    fn the_short_reverse_search_finds_what_rfind_finds() {
+        for (h, n) in [
+            ("keep in mind the window, keep in mind", "keep in mind"),
+            ("note that 风险 note", "note"),
+            ("fyi", "fyi"),
+            ("fy", "fyi"),
+            ("", "btw"),
+            ("提醒一下 btw", "btw"),
+        ] {
+            assert_eq!(rfind_short(h, n), h.rfind(n), "{h:?} {n:?}");
+        }
+    }
 
     fn split(s: &str) -> Vec<(String, String)> {
         let values = value_spans(s, &[]);

@@ -24,6 +24,7 @@ use super::operations::{MAX_VARIANT_LINES, shape_of};
 use super::text::FastMap;
 use super::values::{Span, as_quoted, copula_value, new_value_only, value_spans, widen_to_phrase};
 use super::{Statement, StatementKind};
+use std::cell::RefCell;
 
 /// How many recent user statements a correction without a subject looks back over.
 const RECENT: usize = 8;
@@ -38,8 +39,33 @@ pub(super) struct Analysis {
     pub(super) correction: Option<Correction>,
 }
 
+/// How many analyses a thread remembers before it starts afresh.
+const ANALYSES_KEPT: usize = 8_192;
+
+thread_local! {
+    /// The analyses of texts read before: every merge of summaries reads the earlier summary's
+    /// decisions, constraints and statements again, and the same sentences recur across the
+    /// blocks a long history is summarised in. An analysis depends on the text alone.
+    static ANALYSED: RefCell<FastMap<String, Analysis>> = RefCell::new(FastMap::default());
+}
+
 /// Analyses a clause on its own (for statements read back from a summary).
 pub(super) fn analyse(text: &str) -> Analysis {
+    if let Some(a) = ANALYSED.with(|m| m.borrow().get(text).cloned()) {
+        return a;
+    }
+    let a = analyse_fresh(text);
+    ANALYSED.with(|m| {
+        let mut m = m.borrow_mut();
+        if m.len() >= ANALYSES_KEPT {
+            m.clear();
+        }
+        m.insert(text.to_string(), a.clone());
+    });
+    a
+}
+
+fn analyse_fresh(text: &str) -> Analysis {
     let mut lits: Vec<Span> = Vec::new();
     scan_literals(text, true, &mut |t, _| {
         let s = t.as_ptr() as usize - text.as_ptr() as usize;
