@@ -334,7 +334,22 @@ pub(super) fn new_value_only(sentence: &str) -> Option<Span> {
                 })
                 .unwrap_or(b.len());
             let value = sentence[start..end].trim();
-            if (1..=4).contains(&value.split_whitespace().count()) {
+            // "sorry, it's fine" judges; it gives no value.
+            let verdict = matches!(
+                value.to_ascii_lowercase().as_str(),
+                "fine"
+                    | "ok"
+                    | "okay"
+                    | "good"
+                    | "done"
+                    | "correct"
+                    | "right"
+                    | "wrong"
+                    | "that"
+                    | "this"
+                    | "it"
+            );
+            if (1..=4).contains(&value.split_whitespace().count()) && !verdict {
                 let s =
                     start + (sentence[start..end].len() - sentence[start..end].trim_start().len());
                 return Some((s, s + value.len()));
@@ -793,6 +808,11 @@ mod tests {
         assert_eq!(values("流失窗口是45天。"), vec!["45"]);
         assert_eq!(values("Q3 and 3rd and x86 and batch-17"), vec!["17"]);
         assert_eq!(values("clip at p99.5, alert on P95"), vec!["p99.5", "P95"]);
+        let only = |s: &'static str| new_value_only(s).map(|(a, b)| &s[a..b]);
+        assert_eq!(only("scratch that, use Pro"), Some("Pro"));
+        assert_eq!(only("no, make it 0.85."), Some("0.85"));
+        assert_eq!(only("sorry, it's fine"), None);
+        assert_eq!(only("we use Pro"), None);
         assert_eq!(
             values("The account manager is Jean-Luc Picard, not Riker."),
             vec!["Jean-Luc Picard"]
