@@ -453,8 +453,6 @@ impl Builder {
                 }
                 continue;
             }
-            // Chat repeats itself ("Any progress?", the same report line): what a sentence says
-            // on its own is read once.
             // "缺失地区还是用账单国家吧？嗯，就账单国家": the user answers their own question by
             // naming its choice again; both together are the decision.
             let answered = user && k > 0 && answers_own_question(all[k - 1], sentence);
@@ -464,6 +462,8 @@ impl Builder {
                 sentence = text[from..at + sentence.len()].trim();
                 at = from;
             }
+            // Chat repeats itself ("Any progress?", the same report line): what a sentence says
+            // on its own is read once.
             let h = self.memo.hasher().hash_one((user, sentence));
             let (mut cues, quiet) = match self.memo.get(&h) {
                 Some(&(cues, quiet)) => (cues, quiet),
