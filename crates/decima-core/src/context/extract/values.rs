@@ -198,9 +198,9 @@ fn join_ranges(sentence: &str, out: &mut Vec<Span>) {
     while k + 1 < out.len() {
         let (s, e) = out[k];
         let (s2, e2) = out[k + 1];
-        let gap = sentence[e..s2].trim_matches(' ');
-        if e <= s2 && sentence[e..s2].len() <= 3 && matches!(gap, "–" | "—" | "-" | "~" | "～")
-        {
+        // Spans may overlap (a name around a number); only a short gap between them joins.
+        let gap = sentence.get(e..s2).unwrap_or("x").trim_matches(' ');
+        if e <= s2 && s2 - e <= 5 && matches!(gap, "–" | "—" | "-" | "~" | "～") {
             out[k] = (s, e2);
             out.remove(k + 1);
         } else {
@@ -809,6 +809,10 @@ mod tests {
         assert_eq!(values("Q3 and 3rd and x86 and batch-17"), vec!["17"]);
         assert_eq!(values("clip at p99.5, alert on P95"), vec!["p99.5", "P95"]);
         let only = |s: &'static str| new_value_only(s).map(|(a, b)| &s[a..b]);
+        assert_eq!(
+            values("heavy jobs in the 21:00–07:00 CET window, from 2026-01-01 – 2026-03-31"),
+            vec!["21:00–07:00 CET", "2026-01-01 – 2026-03-31"]
+        );
         assert_eq!(only("scratch that, use Pro"), Some("Pro"));
         assert_eq!(only("no, make it 0.85."), Some("0.85"));
         assert_eq!(only("sorry, it's fine"), None);
