@@ -10,31 +10,8 @@ use decima_core::context::compress::PlanInput;
 use decima_core::context::{
     CompressionLevel, HistoryBudget, Strategy, Summary, SummaryLevel, pinned_units, plan, select,
 };
-use decima_core::{
-    ConversationId, EstimateCounter, Message, MessageId, NewMessage, Role, Timestamp, TokenCounter,
-    ToolCall,
-};
-
-fn to_message(seq: i64, draft: NewMessage) -> Message {
-    let tokens = EstimateCounter.count_message(&draft);
-    Message {
-        id: MessageId::new(),
-        conversation_id: ConversationId::new(),
-        execution_id: draft.execution_id,
-        seq,
-        role: draft.role,
-        name: draft.name,
-        content: draft.content,
-        reasoning: draft.reasoning,
-        reasoning_signature: draft.reasoning_signature,
-        tool_calls: draft.tool_calls,
-        tool_call_id: draft.tool_call_id,
-        tokens,
-        pinned: draft.pinned,
-        created_at: Timestamp(0),
-        deleted_at: None,
-    }
-}
+use decima_core::{EstimateCounter, Message, NewMessage, Role, TokenCounter, ToolCall};
+use decima_testkit::stored;
 
 fn prose(seq: i64) -> Message {
     let role = if seq % 2 == 0 {
@@ -42,7 +19,7 @@ fn prose(seq: i64) -> Message {
     } else {
         Role::Assistant
     };
-    to_message(
+    stored(
         seq,
         NewMessage::new(
             role,
@@ -169,7 +146,7 @@ fn a_pinned_call_without_result_never_blocks_selection() {
     let mut messages: Vec<Message> = drafts
         .into_iter()
         .enumerate()
-        .map(|(i, d)| to_message(i as i64 + 1, d))
+        .map(|(i, d)| stored(i as i64 + 1, d))
         .collect();
     messages.extend((3..=80).map(prose));
     let pinned = pinned_units(&messages);
@@ -264,7 +241,7 @@ fn repeated_instruction_session(len: usize) -> Vec<Message> {
     drafts
         .into_iter()
         .enumerate()
-        .map(|(i, d)| to_message(i as i64 + 1, d))
+        .map(|(i, d)| stored(i as i64 + 1, d))
         .collect()
 }
 
@@ -397,7 +374,7 @@ fn repeated_instructions_in_a_long_analyst_session() {
                     d.content = format!("{}\n{extra}", d.content).trim().to_string();
                 }
             }
-            to_message(i as i64 + 1, d)
+            stored(i as i64 + 1, d)
         })
         .collect();
     let budget = HistoryBudget::new(16_000);

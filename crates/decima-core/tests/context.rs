@@ -9,33 +9,10 @@ use decima_core::context::{
     CompactionPlan, CompressionLevel, HistoryBudget, Strategy as SummaryStrategy, Summary,
     pinned_units, plan, select,
 };
-use decima_core::{
-    ConversationId, EstimateCounter, Message, MessageId, NewMessage, Role, Timestamp, TokenCounter,
-    ToolCall,
-};
+use decima_core::{EstimateCounter, Message, NewMessage, Role, ToolCall};
+use decima_testkit::stored;
 use decima_testkit::{ConversationBuilder, FactKind};
 use proptest::prelude::*;
-
-fn to_message(seq: i64, draft: NewMessage) -> Message {
-    let tokens = EstimateCounter.count_message(&draft);
-    Message {
-        id: MessageId::new(),
-        conversation_id: ConversationId::new(),
-        execution_id: draft.execution_id,
-        seq,
-        role: draft.role,
-        name: draft.name,
-        content: draft.content,
-        reasoning: draft.reasoning,
-        reasoning_signature: draft.reasoning_signature,
-        tool_calls: draft.tool_calls,
-        tool_call_id: draft.tool_call_id,
-        tokens,
-        pinned: draft.pinned,
-        created_at: Timestamp(0),
-        deleted_at: None,
-    }
-}
 
 fn compress(
     messages: &[Message],
@@ -89,7 +66,7 @@ fn fidelity_after_standard_and_deep_extract_compression() {
             .iter()
             .cloned()
             .enumerate()
-            .map(|(i, d)| to_message(i as i64 + 1, d))
+            .map(|(i, d)| stored(i as i64 + 1, d))
             .collect();
         let pinned = pinned_units(&messages);
         let total: u32 = messages.iter().map(|m| m.tokens).sum();
@@ -157,7 +134,7 @@ fn selection_cost_depends_on_the_window_not_the_history() {
     let mut visits = Vec::new();
     for n in [1_000i64, 100_000] {
         let messages: Vec<Message> = (1..=n)
-            .map(|seq| to_message(seq, NewMessage::new(Role::User, "x".repeat(40))))
+            .map(|seq| stored(seq, NewMessage::new(Role::User, "x".repeat(40))))
             .collect();
         let summaries = vec![Summary {
             id: "g".into(),
@@ -183,7 +160,7 @@ fn arb_history() -> impl Strategy<Value = Vec<Message>> {
         for (i, (kind, tokens, pinned)) in units.into_iter().enumerate() {
             let mut push = |d: NewMessage| {
                 seq += 1;
-                let mut m = to_message(seq, d);
+                let mut m = stored(seq, d);
                 m.tokens = tokens;
                 out.push(m);
             };
@@ -318,7 +295,7 @@ fn the_newest_message_is_never_summarised_away() {
     let messages: Vec<Message> = drafts
         .into_iter()
         .enumerate()
-        .map(|(i, d)| to_message(i as i64 + 1, d))
+        .map(|(i, d)| stored(i as i64 + 1, d))
         .collect();
     // Even with nothing to keep, and a newest message larger than any budget, it stays uncovered.
     let range = decima_core::context::choose_range(&messages, 0, 0).unwrap();

@@ -17,39 +17,17 @@ use decima_core::context::compress::PlanInput;
 use decima_core::context::{
     CompressionLevel, HistoryBudget, Selection, Strategy, Summary, pinned_units, plan, select,
 };
-use decima_core::{
-    ConversationId, EstimateCounter, Message, MessageId, NewMessage, Timestamp, TokenCounter,
-};
+use decima_core::{EstimateCounter, Message, TokenCounter};
 use decima_testkit::analyst_conversation::{
     AnalystConversationBuilder, AnalystFact, AnalystFactKind, Language,
 };
+use decima_testkit::stored;
 
 /// The history budget: what a small (24k-token) window leaves for history after the answer's
 /// reserve and the fixed layers. Global 1.6k, segments 4.8k, recent 9.6k tokens. (The suite
 /// also passes at 8k; try `FIDELITY_BUDGET=8000`.)
 const BUDGET: u32 = 16_000;
 const ROUNDS: usize = 8;
-
-fn to_message(seq: i64, draft: NewMessage) -> Message {
-    let tokens = EstimateCounter.count_message(&draft);
-    Message {
-        id: MessageId::new(),
-        conversation_id: ConversationId::new(),
-        execution_id: draft.execution_id,
-        seq,
-        role: draft.role,
-        name: draft.name,
-        content: draft.content,
-        reasoning: draft.reasoning,
-        reasoning_signature: draft.reasoning_signature,
-        tool_calls: draft.tool_calls,
-        tool_call_id: draft.tool_call_id,
-        tokens,
-        pinned: draft.pinned,
-        created_at: Timestamp(0),
-        deleted_at: None,
-    }
-}
 
 fn compress(
     messages: &[Message],
@@ -264,7 +242,7 @@ fn run_size(size: usize) {
             .iter()
             .cloned()
             .enumerate()
-            .map(|(i, d)| to_message(i as i64 + 1, d))
+            .map(|(i, d)| stored(i as i64 + 1, d))
             .collect();
         assert!(pinned_units(&messages).is_empty());
         let generated = started.elapsed().as_secs_f64();

@@ -13,6 +13,7 @@ pub mod analyst_conversation;
 mod conversation;
 pub mod fact_sessions;
 pub mod llm_server;
+mod stored;
 pub mod workspace;
 
 pub use conversation::{BuiltConversation, ConversationBuilder, FactKind, PlantedFact};
@@ -20,3 +21,4 @@ pub use llm_server::{
     ErrorReply, LlmServer, LlmServerError, ReasoningField, RecordedRequest, Reply,
     ScriptedToolCall, StreamFault, StreamOptions, Turn, refused_base_url,
 };
+pub use stored::stored;
