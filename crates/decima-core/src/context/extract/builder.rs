@@ -339,15 +339,8 @@ impl Builder {
 
     fn labelled(&mut self, l: Labelled, origin: Origin, group: Option<String>, scope: &str) {
         let st = Statement {
-            seq: self.seq,
-            origin,
-            kind: l.kind,
-            text: l.text,
-            replaces: None,
-            recurring: None,
-            short: None,
             group,
-            last_seen: self.clock,
+            ..self.statement(origin, l.kind, l.text)
         };
         self.facts
             .add_labelled(st, format!("{scope}\u{0}{}", l.key));
@@ -680,17 +673,7 @@ impl Builder {
                 continue;
             }
             added = true;
-            let st = Statement {
-                seq: self.seq,
-                origin: Origin::User,
-                kind: StatementKind::Stated,
-                text: text.into_owned(),
-                replaces: None,
-                recurring: None,
-                short: None,
-                group: None,
-                last_seen: self.clock,
-            };
+            let st = self.statement(Origin::User, StatementKind::Stated, text.into_owned());
             let patches = self.facts.add_clause(st, &analysis, home.clone());
             self.apply(patches);
         }
@@ -729,17 +712,7 @@ impl Builder {
         };
         for text in texts {
             let analysis = analyse(&text);
-            let st = Statement {
-                seq: self.seq,
-                origin: Origin::Prose,
-                kind: StatementKind::Stated,
-                text,
-                replaces: None,
-                recurring: None,
-                short: None,
-                group: None,
-                last_seen: self.clock,
-            };
+            let st = self.statement(Origin::Prose, StatementKind::Stated, text);
             let patches = self.facts.add_clause(st, &analysis, Home::Listed);
             self.apply(patches);
         }
@@ -759,19 +732,18 @@ impl Builder {
             // "Here's what I'm working from:" says nothing its items do not.
             return;
         }
-        let st = Statement {
-            seq: self.seq,
-            origin: Origin::Prose,
-            kind: StatementKind::Restated,
-            text,
-            replaces: None,
-            recurring: None,
-            short: None,
-            group: None,
-            last_seen: self.clock,
-        };
+        let st = self.statement(Origin::Prose, StatementKind::Restated, text);
         let patches = self.facts.add_clause(st, &analysis, Home::Listed);
         self.apply(patches);
+    }
+
+    /// A statement of the message being read, said now.
+    fn statement(&self, origin: Origin, kind: StatementKind, text: String) -> Statement {
+        Statement {
+            seq: self.seq,
+            last_seen: self.clock,
+            ..Statement::new(origin, kind, text)
+        }
     }
 
     /// Rewrites the goal, constraint or decision sentences a correction changed.

@@ -445,17 +445,7 @@ impl Facts {
                 .iter()
                 .map(|&(s, e)| (s - c.start, e - c.start))
                 .collect();
-            let st = Statement {
-                seq: None,
-                origin: Origin::User,
-                kind: StatementKind::Stated,
-                text: text.to_string(),
-                replaces: None,
-                recurring: None,
-                short: None,
-                group: None,
-                last_seen: 0,
-            };
+            let st = Statement::new(Origin::User, StatementKind::Stated, text.to_string());
             if relate {
                 let analysis = analyse_values(text, rel);
                 patches.extend(self.add_clause(st, &analysis, home.clone()));

@@ -132,6 +132,23 @@ pub struct Statement {
     pub last_seen: u64,
 }
 
+impl Statement {
+    /// A statement as first read: no seq or time yet, nothing replaced, no note, no group.
+    pub(super) fn new(origin: Origin, kind: StatementKind, text: String) -> Statement {
+        Statement {
+            seq: None,
+            origin,
+            kind,
+            text,
+            replaces: None,
+            recurring: None,
+            short: None,
+            group: None,
+            last_seen: 0,
+        }
+    }
+}
+
 /// How much detail a rendered digest keeps at most. A budget can always cut it further (by
 /// priority); a deeper detail is shorter even without one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
