@@ -5,6 +5,7 @@
 //! the churn window should be 60 days" → `churn window`). A clause whose subject is only a
 //! pronoun ("sorry, it is 15") has no specific subject: a correction finds its target otherwise.
 
+use super::corrections::ZH_SLIPS;
 use super::values::{Span, as_quoted, is_cjk};
 
 /// A statement's text is cut around its values beyond this many bytes.
@@ -766,12 +767,6 @@ fn zh_subject(text: &str) -> Subject {
     .find(|s| s.specific)
     .unwrap_or_default()
 }
-
-/// Words that admit a slip ("打错了", "刚才那个数说错了"): what follows them is no subject, and
-/// what precedes them is one only if it names something ("阈值说错了").
-const ZH_SLIPS: &[&str] = &[
-    "说错", "写错", "搞错", "弄错", "打错", "记错", "口误", "笔误", "说反", "搞混", "有误",
-];
 
 /// What points at a number without naming it ("那个数", "这个值").
 const ZH_POINTERS: &[&str] = &["个数", "个值", "个数字", "数字", "个"];

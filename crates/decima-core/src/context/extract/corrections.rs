@@ -98,6 +98,13 @@ fn change_word(w: &str) -> bool {
     )
 }
 
+/// Words that admit a slip ("打错了", "刚才那个数说错了"): what follows them is no subject, and
+/// what precedes them is one only if it names something ("阈值说错了").
+pub(super) const ZH_SLIPS: &[&str] = &[
+    "说错", "写错", "搞错", "弄错", "打错", "记错", "口误", "笔误", "说反", "搞混", "有误",
+];
+
+/// Strong correction cues in Chinese besides the slips.
 const ZH_STRONG: &[&str] = &[
     "改成",
     "改为",
@@ -108,20 +115,9 @@ const ZH_STRONG: &[&str] = &[
     "纠正",
     "修正",
     "订正",
-    "说错",
-    "写错",
-    "搞错",
-    "弄错",
-    "打错",
     "抱歉",
     "不好意思",
     "应改为",
-    "有误",
-    "记错",
-    "说反",
-    "口误",
-    "笔误",
-    "搞混",
     "改主意",
     "改口",
 ];
@@ -238,7 +234,7 @@ pub(super) fn correction(text: &str, values: &[Span]) -> Option<Correction> {
     let mut strong = false;
     let mut weak = false;
     if !text.is_ascii() {
-        strong = ZH_STRONG.iter().any(|m| text.contains(m));
+        strong = ZH_STRONG.iter().chain(ZH_SLIPS).any(|m| text.contains(m));
         weak = ZH_WEAK.iter().any(|m| text.contains(m));
     }
     let words: Vec<&str> = lower
