@@ -191,7 +191,7 @@ pub enum RunEvent {
     Recovered {
         /// The failure.
         failure_id: String,
-        /// The choices the failure offers, best first: retry, skip, replan, rollback or abort.
+        /// The choice taken, one the failure offered: retry, skip, replan, rollback or abort.
         choice: String,
     },
     /// A subagent started.

@@ -592,7 +592,7 @@ failureId: string } |
 { type: "recovered"; 
 /**  The failure. */
 failureId: string; 
-/**  The choices the failure offers, best first: retry, skip, replan, rollback or abort. */
+/**  The choice taken, one the failure offered: retry, skip, replan, rollback or abort. */
 choice: string } | 
 /**  A subagent started. */
 { type: "subagentStarted"; 
