@@ -229,7 +229,7 @@ async fn make(
     while !queue.is_empty() {
         merge_next(&mut queue, &mut merged, &mut fresh_rows).await?;
     }
-    let (text, tokens) = render_within(&merged, max_tokens, counter);
+    let (text, tokens) = merged.render_fitted(Detail::Standard, max_tokens, counter);
     let rendered = ReviewDigest {
         from_seq: from,
         through_seq: through,
@@ -258,61 +258,6 @@ async fn make(
         read,
         cached: false,
     })
-}
-
-/// Counts by bytes at a rate measured on the text being rendered: the renderer counts every
-/// line it places, and counting a 10k-message digest (some 250 KB) with the tokenizer takes
-/// longer than making it.
-struct ByteRate {
-    bytes_per_token: f64,
-    overhead: u32,
-}
-
-impl TokenCounter for ByteRate {
-    fn count_text(&self, text: &str) -> u32 {
-        (text.len() as f64 / self.bytes_per_token).ceil() as u32
-    }
-
-    fn message_overhead(&self) -> u32 {
-        self.overhead
-    }
-}
-
-/// `digest` rendered within `max` tokens as `counter` counts them. The renderer plans with a
-/// byte-rate estimate, and only its result is counted with `counter`: when it is over, or
-/// well under, the rate is corrected from that count and the digest rendered again (three
-/// tries at most); if none fits, the renderer runs with `counter` itself. The result never
-/// exceeds `max` (unless even an empty text does).
-fn render_within(digest: &Digest, max: u32, counter: &dyn TokenCounter) -> (String, u32) {
-    let overhead = counter.message_overhead();
-    let mut rate = ByteRate {
-        bytes_per_token: 3.0,
-        overhead,
-    };
-    let mut best: Option<(String, u32)> = None;
-    for _ in 0..3 {
-        let (text, _) = digest.render_budgeted(Detail::Standard, max, &rate);
-        let real = counter.count_text(&text).saturating_add(overhead);
-        // The rate this text really has.
-        let measured =
-            (text.len() as f64 / f64::from(real.saturating_sub(overhead).max(1))).clamp(1.0, 8.0);
-        if real <= max {
-            if best.as_ref().is_some_and(|(t, _)| text.len() <= t.len()) {
-                // Another try gave no more: the digest is whole, or the rate is right.
-                break;
-            }
-            let full = u64::from(real) * 10 >= u64::from(max) * 9;
-            best = Some((text, real));
-            if full {
-                break;
-            }
-            rate.bytes_per_token = measured;
-        } else {
-            // A little lower, so the next try lands under.
-            rate.bytes_per_token = measured * 0.97;
-        }
-    }
-    best.unwrap_or_else(|| digest.render_budgeted(Detail::Standard, max, counter))
 }
 
 /// A block's digest being made on a blocking thread, with its whole text when it is new (to

@@ -146,18 +146,23 @@ fn digits(s: &str) -> bool {
 
 /// YYYY-MM-DD, YYYY/MM/DD, DD.MM.YYYY, DD/MM/YYYY.
 pub(super) fn is_date(w: &str) -> bool {
-    for sep in ['-', '/', '.'] {
-        let parts: Vec<&str> = w.split(sep).collect();
-        if parts.len() == 3 && parts.iter().all(|p| digits(p)) {
-            let l: Vec<usize> = parts.iter().map(|p| p.len()).collect();
-            let ymd = l[0] == 4 && (1..=2).contains(&l[1]) && (1..=2).contains(&l[2]);
-            let dmy = (1..=2).contains(&l[0]) && (1..=2).contains(&l[1]) && l[2] == 4;
-            if ymd || dmy {
-                return true;
-            }
-        }
+    // "2026-1-3" to "2026-11-03": most words are ruled out by their length alone.
+    if !(8..=10).contains(&w.len()) {
+        return false;
     }
-    false
+    ['-', '/', '.'].into_iter().any(|sep| {
+        let mut parts = w.split(sep);
+        let (Some(a), Some(b), Some(c), None) =
+            (parts.next(), parts.next(), parts.next(), parts.next())
+        else {
+            return false;
+        };
+        if !(digits(a) && digits(b) && digits(c)) {
+            return false;
+        }
+        let short = |p: &str| (1..=2).contains(&p.len());
+        (a.len() == 4 && short(b) && short(c)) || (short(a) && short(b) && c.len() == 4)
+    })
 }
 
 /// hh:mm, hh:mm:ss, hh:mm:ss.fff, with an optional attached zone (Z, +08:00).

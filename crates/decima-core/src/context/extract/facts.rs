@@ -65,6 +65,50 @@ pub(super) fn analyse(text: &str) -> Analysis {
     a
 }
 
+thread_local! {
+    /// The value-bearing clauses of constraint and decision sentences, as every merge of
+    /// summaries registers the earlier summary's sentences again.
+    static HIDDEN: RefCell<FastMap<String, Vec<(Span, Analysis)>>> =
+        RefCell::new(FastMap::default());
+}
+
+/// The clauses of `sentence` that state a value, with their spans and analyses (values
+/// relative to the clause, no correction: they are registered as said).
+fn hidden_clauses(sentence: &str) -> Vec<(Span, Analysis)> {
+    if let Some(found) = HIDDEN.with(|m| m.borrow().get(sentence).cloned()) {
+        return found;
+    }
+    let a = analyse(sentence);
+    let mut out = Vec::new();
+    if !a.values.is_empty() {
+        for c in clauses(sentence, &a.values) {
+            if c.values.is_empty() {
+                continue;
+            }
+            let text = &sentence[c.start..c.end];
+            let rel: Vec<Span> = c
+                .values
+                .iter()
+                .map(|&(s, e)| (s - c.start, e - c.start))
+                .collect();
+            let analysis = Analysis {
+                subject: subject_in(text, &rel),
+                values: rel,
+                correction: None,
+            };
+            out.push(((c.start, c.end), analysis));
+        }
+    }
+    HIDDEN.with(|m| {
+        let mut m = m.borrow_mut();
+        if m.len() >= ANALYSES_KEPT {
+            m.clear();
+        }
+        m.insert(sentence.to_string(), out.clone());
+    });
+    out
+}
+
 fn analyse_fresh(text: &str) -> Analysis {
     let mut lits: Vec<Span> = Vec::new();
     scan_literals(text, true, &mut |t, _| {
@@ -165,7 +209,13 @@ fn current_values(text: &str, a: &Analysis) -> Vec<(String, &'static str)> {
 /// The sort of a value: a percentage, an amount of money, a number with a unit (the unit), a
 /// date, a bare number, or text.
 pub(super) fn value_sort(v: &str) -> &'static str {
-    let lower = v.to_lowercase();
+    // Most values are digits and lowercase already: no copy for those.
+    let lower: std::borrow::Cow<'_, str> =
+        if v.is_ascii() && !v.bytes().any(|b| b.is_ascii_uppercase()) {
+            std::borrow::Cow::Borrowed(v)
+        } else {
+            std::borrow::Cow::Owned(v.to_lowercase())
+        };
     if lower.ends_with('%') || lower.ends_with("percent") {
         return "%";
     }
@@ -430,6 +480,17 @@ impl Facts {
         home: Home,
         relate: bool,
     ) -> Vec<Patch> {
+        if !relate {
+            for (span, analysis) in hidden_clauses(sentence) {
+                let st = Statement::new(
+                    Origin::User,
+                    StatementKind::Stated,
+                    sentence[span.0..span.1].to_string(),
+                );
+                self.push_clause(st, &analysis, home.clone());
+            }
+            return Vec::new();
+        }
         let a = analyse(sentence);
         let mut patches = Vec::new();
         if a.values.is_empty() {
@@ -446,17 +507,8 @@ impl Facts {
                 .map(|&(s, e)| (s - c.start, e - c.start))
                 .collect();
             let st = Statement::new(Origin::User, StatementKind::Stated, text.to_string());
-            if relate {
-                let analysis = analyse_values(text, rel);
-                patches.extend(self.add_clause(st, &analysis, home.clone()));
-            } else {
-                let analysis = Analysis {
-                    subject: subject_in(text, &rel),
-                    values: rel,
-                    correction: None,
-                };
-                self.push_clause(st, &analysis, home.clone());
-            }
+            let analysis = analyse_values(text, rel);
+            patches.extend(self.add_clause(st, &analysis, home.clone()));
         }
         patches
     }

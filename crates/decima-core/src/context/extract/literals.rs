@@ -219,32 +219,29 @@ pub(super) fn scan_literals(text: &str, prose: bool, out: &mut dyn FnMut(&str, L
 }
 
 fn is_word_break(c: char) -> bool {
+    if c.is_ascii() {
+        return c.is_ascii_whitespace()
+            || matches!(
+                c,
+                '\x0b'
+                    | '('
+                    | ')'
+                    | '['
+                    | ']'
+                    | '{'
+                    | '}'
+                    | '<'
+                    | '>'
+                    | '"'
+                    | '\''
+                    | '`'
+                    | '|'
+                    | ';'
+            );
+    }
     c.is_whitespace()
         || is_cjk(c)
-        || matches!(
-            c,
-            '(' | ')'
-                | '['
-                | ']'
-                | '{'
-                | '}'
-                | '<'
-                | '>'
-                | '"'
-                | '\''
-                | '`'
-                | '|'
-                | ';'
-                | '“'
-                | '”'
-                | '‘'
-                | '’'
-                | '«'
-                | '»'
-                | '，'
-                | '。'
-                | '、'
-        )
+        || matches!(c, '“' | '”' | '‘' | '’' | '«' | '»' | '，' | '。' | '、')
 }
 
 /// CJK ideographs, kana, hangul, CJK punctuation and fullwidth forms.
@@ -296,6 +293,10 @@ fn words(text: &str) -> Vec<(usize, usize)> {
 /// and `…`, on one line and not too long to be a token.
 fn quoted_spans(text: &str) -> Vec<(usize, usize)> {
     let mut out = Vec::new();
+    if !has_quote(text) {
+        // Most texts quote nothing: no need to index their characters.
+        return out;
+    }
     let chars: Vec<(usize, char)> = text.char_indices().collect();
     let mut k = 0;
     while k < chars.len() {
@@ -364,6 +365,19 @@ fn quoted_spans(text: &str) -> Vec<(usize, usize)> {
         }
     }
     out
+}
+
+/// Whether `text` holds any opening delimiter [`quoted_spans`] knows, by its UTF-8 bytes:
+/// `"`, `'`, `` ` ``, « (C2 AB), “ ‘ (E2 80 9C/98), 「 『 (E3 80 8C/8E).
+fn has_quote(text: &str) -> bool {
+    let b = text.as_bytes();
+    b.iter().enumerate().any(|(i, &c)| match c {
+        b'"' | b'\'' | b'`' => true,
+        0xC2 => b.get(i + 1) == Some(&0xAB),
+        0xE2 => b.get(i + 1) == Some(&0x80) && matches!(b.get(i + 2), Some(0x9C | 0x98)),
+        0xE3 => b.get(i + 1) == Some(&0x80) && matches!(b.get(i + 2), Some(0x8C | 0x8E)),
+        _ => false,
+    })
 }
 
 /// "2026年11月3日", "11月3日", optionally followed by a time.
@@ -485,6 +499,22 @@ mod tests {
         let mut v = Vec::new();
         scan_literals(text, prose, &mut |t, _| v.push(t.to_string()));
         v
+    }
+
+    #[test]
+    fn every_opening_delimiter_is_seen_before_the_characters_are_indexed() {
+        for open in ['"', '\'', '`', '«', '“', '‘', '「', '『'] {
+            let text = format!("见 {open}x");
+            assert!(has_quote(&text), "{text}");
+        }
+        // CJK punctuation and other E2/E3 characters are no quotes.
+        for text in ["核对。发票，阈值 0.8", "a — b … c", "plain"] {
+            assert!(!has_quote(text), "{text}");
+        }
+        assert_eq!(
+            lits("取「账单国家」和 『ACME-7』", true),
+            ["「账单国家」", "『ACME-7』"]
+        );
     }
 
     #[test]

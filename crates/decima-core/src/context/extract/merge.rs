@@ -1,9 +1,10 @@
 //! Appending a later digest to an earlier one.
 
-use std::collections::{HashMap, HashSet};
+use std::hash::BuildHasher;
 
 use super::cues::todo_key;
 use super::facts::{Facts, Home, Patch};
+use super::text::{FastMap, FastSet};
 use super::{Digest, Origin};
 
 impl Digest {
@@ -30,13 +31,13 @@ impl Digest {
     /// stated in both moves to its later place, and counts both statements).
     pub fn merge(&mut self, later: Digest) {
         let offset = self.clock() + 1;
-        let mut goals: HashSet<String> = self.goal.iter().cloned().collect();
+        let mut goals: FastSet<String> = self.goal.iter().cloned().collect();
         for g in later.goal {
             if goals.insert(g.clone()) {
                 self.goal.push(g);
             }
         }
-        let mut todo_at: HashMap<String, usize> = self
+        let mut todo_at: FastMap<String, usize> = self
             .todos
             .iter()
             .enumerate()
@@ -56,7 +57,7 @@ impl Digest {
         let counts: Vec<(String, u64)> = {
             let mine = |s: &String| self.stated.get(s).copied().unwrap_or(1);
             let theirs = |s: &String| later.stated.get(s).copied().unwrap_or(1);
-            let earlier: HashSet<&String> =
+            let earlier: FastSet<&String> =
                 self.decisions.iter().chain(&self.constraints).collect();
             later
                 .decisions
@@ -90,17 +91,15 @@ impl Digest {
         }
         facts.freeze();
         let mut patches: Vec<Patch> = Vec::new();
-        let earlier: HashSet<String> = self
-            .constraints
-            .iter()
-            .chain(&self.decisions)
-            .cloned()
-            .collect();
-        for c in later.constraints.iter().filter(|c| !earlier.contains(*c)) {
-            patches.extend(facts.add_hidden_sentence(c, Home::Constraint(c.clone()), true));
-        }
-        for c in later.decisions.iter().filter(|c| !earlier.contains(*c)) {
-            patches.extend(facts.add_hidden_sentence(c, Home::Decision(c.clone()), true));
+        {
+            let earlier: FastSet<&String> =
+                self.constraints.iter().chain(&self.decisions).collect();
+            for c in later.constraints.iter().filter(|c| !earlier.contains(*c)) {
+                patches.extend(facts.add_hidden_sentence(c, Home::Constraint(c.clone()), true));
+            }
+            for c in later.decisions.iter().filter(|c| !earlier.contains(*c)) {
+                patches.extend(facts.add_hidden_sentence(c, Home::Decision(c.clone()), true));
+            }
         }
         merge_restated(&mut self.decisions, later.decisions);
         merge_restated(&mut self.constraints, later.constraints);
@@ -118,16 +117,24 @@ impl Digest {
                 None => self.notes.push(note),
             }
         }
-        let mut op_at: HashMap<String, usize> = self
+        // Operations and literals are found by a hash of their line or text (checked on a hit),
+        // so the earlier digest's thousands of texts are not copied at every merge.
+        let hashes = foldhash::fast::RandomState::default();
+        let mut op_at: FastMap<u64, usize> = self
             .operations
             .iter()
             .enumerate()
-            .map(|(i, o)| (o.line.clone(), i))
+            .map(|(i, o)| (hashes.hash_one(&o.line), i))
             .collect();
         for mut op in later.operations {
             op.last_seen += offset;
-            match op_at.get(&op.line) {
-                Some(&i) => {
+            let h = hashes.hash_one(&op.line);
+            match op_at
+                .get(&h)
+                .copied()
+                .filter(|&i| self.operations[i].line == op.line)
+            {
+                Some(i) => {
                     let mine = &mut self.operations[i];
                     mine.count += op.count;
                     if op.variants > 1 || mine.variants > 1 {
@@ -142,7 +149,7 @@ impl Digest {
                     mine.last_seen = op.last_seen;
                 }
                 None => {
-                    op_at.insert(op.line.clone(), self.operations.len());
+                    op_at.insert(h, self.operations.len());
                     self.operations.push(op);
                 }
             }
@@ -150,16 +157,21 @@ impl Digest {
         for (tool, n) in later.folded_ops {
             *self.folded_ops.entry(tool).or_default() += n;
         }
-        let mut lit_at: HashMap<String, usize> = self
+        let mut lit_at: FastMap<u64, usize> = self
             .literals
             .iter()
             .enumerate()
-            .map(|(i, l)| (l.text.clone(), i))
+            .map(|(i, l)| (hashes.hash_one(&l.text), i))
             .collect();
         for mut lit in later.literals {
             lit.last_seen += offset;
-            match lit_at.get(&lit.text) {
-                Some(&i) => {
+            let h = hashes.hash_one(&lit.text);
+            match lit_at
+                .get(&h)
+                .copied()
+                .filter(|&i| self.literals[i].text == lit.text)
+            {
+                Some(i) => {
                     let mine = &mut self.literals[i];
                     if lit.origin < mine.origin {
                         mine.group = lit.group;
@@ -173,7 +185,7 @@ impl Digest {
                     mine.last_seen = lit.last_seen;
                 }
                 None => {
-                    lit_at.insert(lit.text.clone(), self.literals.len());
+                    lit_at.insert(h, self.literals.len());
                     self.literals.push(lit);
                 }
             }
@@ -219,13 +231,13 @@ impl Digest {
 /// Appends the later items; one stated in both moves to its later place, so the list stays in
 /// the order of last statement (the newest of a group of variants is the one its line shows).
 fn merge_restated(list: &mut Vec<String>, later: Vec<String>) {
-    let restated: HashSet<&String> = later.iter().collect();
+    let restated: FastSet<&String> = later.iter().collect();
     list.retain(|x| !restated.contains(x));
     merge_unique(list, later);
 }
 
 fn merge_unique(list: &mut Vec<String>, later: Vec<String>) {
-    let mut seen: HashSet<String> = list.iter().cloned().collect();
+    let mut seen: FastSet<String> = list.iter().cloned().collect();
     for x in later {
         if seen.insert(x.clone()) {
             list.push(x);

@@ -36,6 +36,7 @@ mod clauses;
 mod corrections;
 mod cues;
 mod facts;
+mod fitting;
 mod labels;
 mod literals;
 mod merge;

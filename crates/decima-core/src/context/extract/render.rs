@@ -215,7 +215,7 @@ impl Digest {
     /// Lays the digest out; with a limit, chooses items by priority until `room` tokens are
     /// used (estimated per line, headings included) and folds the rest into counts, or, with
     /// `spill`, records what was left out there instead.
-    fn layout(
+    pub(super) fn layout(
         &self,
         cands: &[Cand],
         limit: Option<(u32, &dyn TokenCounter)>,
