@@ -103,6 +103,41 @@ fn import_prints_only_the_id_and_list_shows_it() {
 }
 
 #[test]
+fn an_imported_history_is_digested_for_reviews_block_by_block() {
+    let env = Env::new();
+    let built = ConversationBuilder::new(3, 2_100)
+        .content_chars(160)
+        .build();
+    let id = env.import(&env.file("long.jsonl", built.to_jsonl()));
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let rows = rt.block_on(async {
+        let store =
+            decima_store::Store::open_in_dir(&env.data(), decima_llm::tokens::store_counter())
+                .await
+                .unwrap();
+        store
+            .review_digests()
+            .within(
+                id.parse().unwrap(),
+                decima_runtime::review::digest_cache::DIGEST_VERSION,
+                1,
+                2_100,
+                0,
+            )
+            .await
+            .unwrap()
+    });
+    let mut blocks: Vec<(i64, i64)> = rows.iter().map(|r| (r.from_seq, r.through_seq)).collect();
+    blocks.sort_unstable();
+    // The two full blocks; the third, still filling, is left to the first review.
+    assert_eq!(blocks, [(1, 1_024), (1_025, 2_048)]);
+    assert!(rows.iter().all(|r| r.text.contains("## ")), "{rows:?}");
+}
+
+#[test]
 fn jsonl_export_round_trips_byte_for_byte() {
     let env = Env::new();
     let built = ConversationBuilder::new(2, 300).build();

@@ -9,6 +9,7 @@ use decima_store::Store;
 
 use super::conversation_id;
 use decima_runtime::agent::{self, DockerConfig};
+use decima_runtime::review;
 
 use crate::args::{ConversationCommand, SandboxSettingsArgs};
 use crate::error::CliError;
@@ -183,6 +184,12 @@ async fn import(
         .conversations()
         .import(&title, preset, &messages)
         .await?;
+    // A long history is digested for the tenth man now, block by block, rather than while the
+    // analyst waits for the first review. It is a cache: failing to fill it fails nothing.
+    let last = i64::try_from(conversation.message_count).unwrap_or(i64::MAX);
+    if let Err(e) = review::digest_cache::warm(store, conversation.id, 0, last).await {
+        tracing::warn!(error = %e, "the imported history was not digested ahead for reviews");
+    }
     output::print(&format!("{}\n", conversation.id))
 }
 

@@ -139,16 +139,23 @@ async fn block_candidates(
         .collect())
 }
 
-/// Makes the summary from block digests (cached, extended or extracted), renders it within
-/// `max_tokens`, and caches what it made.
-async fn make(
+/// What to do for each block of a range, measured against the live messages now.
+struct BlockPlans {
+    /// The whole range's fingerprint.
+    whole: SeqFingerprint,
+    /// Each block, what to do for it, and its fingerprint.
+    blocks: Vec<((i64, i64), Plan, SeqFingerprint)>,
+    /// Cached rows that no longer hold (replaced by what is made).
+    stale: Vec<(i64, i64, u32)>,
+}
+
+/// Plans the blocks of `from..=through` from the cached rows that may serve them, checked
+/// against the live counts in one aggregate.
+async fn plan_blocks(
     store: &Store,
     conversation: ConversationId,
     (from, through): (i64, i64),
-    max_tokens: u32,
-    counter: &dyn TokenCounter,
-) -> Result<ReviewSummary> {
-    let digests = store.review_digests();
+) -> Result<BlockPlans> {
     let ranges = blocks(from, through);
     let candidates = block_candidates(store, conversation, &ranges).await?;
     // The whole range, each candidate's own range, then each block's, in one aggregate.
@@ -158,21 +165,24 @@ async fn make(
         asked.push((c.from_seq, c.through_seq));
     }
     asked.extend(ranges.iter().copied());
-    let measured = digests.fingerprints(conversation, &asked).await?;
+    let measured = store
+        .review_digests()
+        .fingerprints(conversation, &asked)
+        .await?;
     let whole = measured.first().copied().unwrap_or_default();
     let rest = measured.get(1..).unwrap_or_default();
     let (of_candidates, of_blocks) = rest.split_at(rest.len().saturating_sub(ranges.len()));
     let mut of_candidates = of_candidates.iter();
     let mut stale: Vec<(i64, i64, u32)> = Vec::new();
-    let mut plans = Vec::with_capacity(ranges.len());
-    for ((_, b), candidate) in ranges.iter().zip(candidates) {
+    let mut planned = Vec::with_capacity(ranges.len());
+    for ((range, candidate), fingerprint) in ranges.iter().zip(candidates).zip(of_blocks) {
         let plan = match candidate {
             Some(c) => {
                 let now = of_candidates.next().copied().unwrap_or_default();
                 if now != c.fingerprint {
                     stale.push((c.from_seq, c.through_seq, 0));
                     Plan::Fresh
-                } else if c.through_seq == *b {
+                } else if c.through_seq == range.1 {
                     Plan::Cached(c)
                 } else {
                     stale.push((c.from_seq, c.through_seq, 0));
@@ -182,35 +192,141 @@ async fn make(
             }
             None => Plan::Fresh,
         };
-        plans.push(plan);
+        planned.push((*range, plan, *fingerprint));
     }
-    // Reading and extracting overlap: blocks are parsed and extracted on blocking threads, a
-    // few at a time, while the next ones are read; they are merged in seq order.
+    Ok(BlockPlans {
+        whole,
+        blocks: planned,
+        stale,
+    })
+}
+
+/// Makes the summary from block digests (cached, extended or extracted), renders it within
+/// `max_tokens`, and caches what it made.
+async fn make(
+    store: &Store,
+    conversation: ConversationId,
+    (from, through): (i64, i64),
+    max_tokens: u32,
+    counter: &dyn TokenCounter,
+) -> Result<ReviewSummary> {
+    let plans = plan_blocks(store, conversation, (from, through)).await?;
+    let count = plans.blocks.len();
+    let made = digest_blocks(store, conversation, plans.blocks, true).await?;
+    let (text, tokens) = made
+        .merged
+        .render_fitted(Detail::Standard, max_tokens, counter);
+    let mut rows = made.rows;
+    rows.push(ReviewDigest {
+        from_seq: from,
+        through_seq: through,
+        budget: max_tokens,
+        fingerprint: plans.whole,
+        text: text.clone(),
+        tokens,
+    });
+    store
+        .review_digests()
+        .put(conversation, DIGEST_VERSION, &rows, &plans.stale)
+        .await?;
+    debug!(
+        from,
+        through,
+        read = made.read,
+        blocks = count,
+        "review summary made"
+    );
+    Ok(ReviewSummary {
+        from,
+        through,
+        text,
+        tokens,
+        messages: plans.whole.messages,
+        read: made.read,
+        cached: false,
+    })
+}
+
+/// Digests, ahead of any review, the full blocks of `after + 1..=last` that no valid cached
+/// row covers (`after`: where the stored summaries end). A full block does not change short
+/// of a rollback or an edit, which its fingerprint catches, so a later review merges these
+/// digests instead of extracting the whole history while the analyst waits; the newest block,
+/// still filling, is left to the review. Returns the messages read.
+pub async fn warm(
+    store: &Store,
+    conversation: ConversationId,
+    after: i64,
+    last: i64,
+) -> Result<u64> {
+    let through = last / BLOCK_SEQS * BLOCK_SEQS;
+    if through <= after {
+        return Ok(0);
+    }
+    let plans = plan_blocks(store, conversation, (after + 1, through)).await?;
+    let made = digest_blocks(store, conversation, plans.blocks, false).await?;
+    if !made.rows.is_empty() {
+        store
+            .review_digests()
+            .put(conversation, DIGEST_VERSION, &made.rows, &plans.stale)
+            .await?;
+    }
+    debug!(
+        after,
+        through,
+        read = made.read,
+        digested = made.rows.len(),
+        "review digests made ahead"
+    );
+    Ok(made.read)
+}
+
+/// What [`digest_blocks`] made.
+struct Made {
+    /// The blocks' digests merged in seq order (empty unless asked for).
+    merged: Digest,
+    /// The rows of the blocks digested anew, to cache.
+    rows: Vec<ReviewDigest>,
+    /// Messages read from the store.
+    read: u64,
+}
+
+/// Carries out the plans: blocks are read, parsed and extracted on blocking threads, a few at
+/// a time, while the next ones are read. With `merge`, their digests are merged in seq order;
+/// without, cached blocks are left alone and only the new rows are returned.
+async fn digest_blocks(
+    store: &Store,
+    conversation: ConversationId,
+    plans: Vec<((i64, i64), Plan, SeqFingerprint)>,
+    merge: bool,
+) -> Result<Made> {
     let parallel = std::thread::available_parallelism().map_or(1, |n| n.get().clamp(1, 4));
-    let mut merged = Digest::default();
-    let mut fresh_rows: Vec<ReviewDigest> = Vec::new();
-    let mut read = 0u64;
+    let mut made = Made {
+        merged: Digest::default(),
+        rows: Vec::new(),
+        read: 0,
+    };
     let mut queue: VecDeque<Pending> = VecDeque::new();
-    for (((a, b), plan), fingerprint) in ranges.iter().zip(plans).zip(of_blocks.iter().copied()) {
+    for ((a, b), plan, fingerprint) in plans {
         let job: Extraction = match plan {
+            Plan::Cached(_) if !merge => continue,
             Plan::Cached(c) => {
                 tokio::task::spawn_blocking(move || Ok((Digest::parse(&c.text), None)))
             }
             Plan::Extend(c, next) => {
                 let texts = store
                     .messages()
-                    .texts_between(conversation, next, *b)
+                    .texts_between(conversation, next, b)
                     .await?;
-                read += texts.len();
+                made.read += texts.len();
                 tokio::task::spawn_blocking(move || {
                     let messages = texts.parse()?;
                     Ok(block_digest(&messages, Some(&c.text), false))
                 })
             }
             Plan::Fresh => {
-                let texts = store.messages().texts_between(conversation, *a, *b).await?;
-                read += texts.len();
-                let opens = *a == 1;
+                let texts = store.messages().texts_between(conversation, a, b).await?;
+                made.read += texts.len();
+                let opens = a == 1;
                 tokio::task::spawn_blocking(move || {
                     let messages = texts.parse()?;
                     Ok(block_digest(&messages, None, opens))
@@ -219,45 +335,17 @@ async fn make(
         };
         queue.push_back(Pending {
             job,
-            block: (*a, *b),
+            block: (a, b),
             fingerprint,
         });
         while queue.len() > parallel {
-            merge_next(&mut queue, &mut merged, &mut fresh_rows).await?;
+            merge_next(&mut queue, &mut made, merge).await?;
         }
     }
     while !queue.is_empty() {
-        merge_next(&mut queue, &mut merged, &mut fresh_rows).await?;
+        merge_next(&mut queue, &mut made, merge).await?;
     }
-    let (text, tokens) = merged.render_fitted(Detail::Standard, max_tokens, counter);
-    let rendered = ReviewDigest {
-        from_seq: from,
-        through_seq: through,
-        budget: max_tokens,
-        fingerprint: whole,
-        text: text.clone(),
-        tokens,
-    };
-    fresh_rows.push(rendered);
-    digests
-        .put(conversation, DIGEST_VERSION, &fresh_rows, &stale)
-        .await?;
-    debug!(
-        from,
-        through,
-        read,
-        blocks = ranges.len(),
-        "review summary made"
-    );
-    Ok(ReviewSummary {
-        from,
-        through,
-        text,
-        tokens,
-        messages: whole.messages,
-        read,
-        cached: false,
-    })
+    Ok(made)
 }
 
 /// A block's digest being made on a blocking thread, with its whole text when it is new (to
@@ -271,13 +359,9 @@ struct Pending {
     fingerprint: SeqFingerprint,
 }
 
-/// Waits for the oldest block in the queue, merges its digest, and keeps its row to cache
-/// when it is new.
-async fn merge_next(
-    queue: &mut VecDeque<Pending>,
-    merged: &mut Digest,
-    rows: &mut Vec<ReviewDigest>,
-) -> Result<()> {
+/// Waits for the oldest block in the queue, merges its digest (when asked to), and keeps its
+/// row to cache when it is new.
+async fn merge_next(queue: &mut VecDeque<Pending>, made: &mut Made, merge: bool) -> Result<()> {
     let Some(Pending {
         job,
         block: (a, b),
@@ -289,9 +373,11 @@ async fn merge_next(
     let (digest, text) = job
         .await
         .map_err(|e| RuntimeError::Review(format!("summarising for the review failed: {e}")))??;
-    merged.merge(digest);
+    if merge {
+        made.merged.merge(digest);
+    }
     if let Some(text) = text {
-        rows.push(ReviewDigest {
+        made.rows.push(ReviewDigest {
             from_seq: a,
             through_seq: b,
             budget: 0,

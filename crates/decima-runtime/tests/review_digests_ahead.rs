@@ -1,0 +1,91 @@
+//! Review digests made ahead, against a real SQLite file: the full blocks of an imported
+//! history are digested once, as a review would digest them, and a later review's summary
+//! reads only the block still filling.
+
+// Test code: a failed setup step should panic right where it happened.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use decima_runtime::review::digest_cache::{BLOCK_SEQS, DIGEST_VERSION, summarise, warm};
+use decima_store::Store;
+use decima_testkit::ConversationBuilder;
+
+const MESSAGES: i64 = 3_000;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn full_blocks_digested_ahead_are_the_reviews_own_and_spare_it_reading_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let counter = decima_llm::tokens::store_counter();
+    let store = Store::open(&dir.path().join("decima.db"), counter.clone())
+        .await
+        .unwrap();
+    let built = ConversationBuilder::new(11, MESSAGES as usize)
+        .content_chars(160)
+        .build();
+    let ahead = store
+        .conversations()
+        .import("ahead", None, &built.messages)
+        .await
+        .unwrap();
+    let cold = store
+        .conversations()
+        .import("cold", None, &built.messages)
+        .await
+        .unwrap();
+
+    // The two full blocks are read and cached; the third, still filling, is not.
+    let read = warm(&store, ahead.id, 0, MESSAGES).await.unwrap();
+    assert_eq!(read, 2 * BLOCK_SEQS as u64);
+    let blocks_of = |conversation| {
+        let store = &store;
+        async move {
+            let mut rows: Vec<(i64, i64, String)> = store
+                .review_digests()
+                .within(conversation, DIGEST_VERSION, 1, MESSAGES, 0)
+                .await
+                .unwrap()
+                .into_iter()
+                .filter(|r| r.budget == 0)
+                .map(|r| (r.from_seq, r.through_seq, r.text))
+                .collect();
+            rows.sort_unstable();
+            rows
+        }
+    };
+    let made_ahead = blocks_of(ahead.id).await;
+    let ranges: Vec<(i64, i64)> = made_ahead.iter().map(|r| (r.0, r.1)).collect();
+    assert_eq!(ranges, [(1, BLOCK_SEQS), (BLOCK_SEQS + 1, 2 * BLOCK_SEQS)]);
+    // Nothing changed: nothing to do again.
+    assert_eq!(warm(&store, ahead.id, 0, MESSAGES).await.unwrap(), 0);
+    // Below one full block there is nothing to make ahead.
+    assert_eq!(warm(&store, cold.id, 0, BLOCK_SEQS - 1).await.unwrap(), 0);
+
+    let budget = 6_000;
+    let from_ahead = summarise(&store, ahead.id, 1, MESSAGES, budget, counter.as_ref())
+        .await
+        .unwrap();
+    assert_eq!(
+        from_ahead.read,
+        (MESSAGES - 2 * BLOCK_SEQS) as u64,
+        "only the block still filling is read"
+    );
+    let from_nothing = summarise(&store, cold.id, 1, MESSAGES, budget, counter.as_ref())
+        .await
+        .unwrap();
+    assert_eq!(from_nothing.read, MESSAGES as u64);
+    // The review made the same digests of the full blocks as were made ahead.
+    let made_by_review = blocks_of(cold.id).await;
+    assert_eq!(
+        made_by_review.len(),
+        3,
+        "the two full blocks and the one filling"
+    );
+    assert_eq!(made_by_review[..2], made_ahead[..]);
+    for summary in [&from_ahead, &from_nothing] {
+        assert!(summary.tokens <= budget, "{}", summary.tokens);
+        assert!(
+            summary.text.contains("reconcile the Q3 invoices"),
+            "{}",
+            summary.text
+        );
+    }
+}
