@@ -1,6 +1,6 @@
 //! Review digests made ahead, against a real SQLite file: the full blocks of an imported
 //! history are digested once, as a review would digest them, and a later review's summary
-//! reads only the block still filling.
+//! reads only the block still filling and is the summary a review made from nothing gives.
 
 // Test code: a failed setup step should panic right where it happened.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -80,6 +80,8 @@ async fn full_blocks_digested_ahead_are_the_reviews_own_and_spare_it_reading_the
         "the two full blocks and the one filling"
     );
     assert_eq!(made_by_review[..2], made_ahead[..]);
+    assert_eq!(from_ahead.text, from_nothing.text);
+    assert_eq!(from_ahead.tokens, from_nothing.tokens);
     for summary in [&from_ahead, &from_nothing] {
         assert!(summary.tokens <= budget, "{}", summary.tokens);
         assert!(

@@ -391,7 +391,7 @@ async fn merge_next(queue: &mut VecDeque<Pending>, made: &mut Made, merge: bool)
 
 /// The digest of one block: its messages, after the cached digest of its beginning when there
 /// is one. `opens` says the block opens the conversation (its first user message is the goal).
-/// Returns the digest and its whole text, which parses back.
+/// Returns the digest as its whole text parses back, and that text.
 fn block_digest(
     messages: &[MessageText],
     earlier: Option<&str>,
@@ -414,7 +414,9 @@ fn block_digest(
         None => Digest::from_continuation(sources),
     };
     let text = digest.render(Detail::Standard);
-    (digest, Some(text))
+    // Merged as a later review reads it back from the cache (the text keeps no recency beyond
+    // its order), so a summary is the same whether its blocks were cached or made now.
+    (Digest::parse(&text), Some(text))
 }
 
 #[cfg(test)]

@@ -254,11 +254,18 @@ fn is_cjk(c: char) -> bool {
 /// Word spans, trimmed of trailing sentence punctuation. A comma breaks words except between
 /// digits ("1,234").
 fn words(text: &str) -> Vec<(usize, usize)> {
-    let mut out = Vec::new();
+    let mut out = Vec::with_capacity(text.len() / 6 + 1);
     let bytes = text.as_bytes();
     let mut start: Option<usize> = None;
     let push = |s: usize, e: usize, out: &mut Vec<(usize, usize)>| {
         let w = &text[s..e];
+        let b = w.as_bytes();
+        if b.first().is_some_and(|&c| c != b'*') && b.last().is_some_and(u8::is_ascii_alphanumeric)
+        {
+            // Most words have nothing to trim.
+            out.push((s, e));
+            return;
+        }
         let trimmed_end = w.trim_end_matches(['.', ',', ':', '!', '?', '*', '…', '：']);
         let trimmed = trimmed_end.trim_start_matches('*');
         if !trimmed.is_empty() {
