@@ -15,7 +15,7 @@
 
 use std::collections::VecDeque;
 
-use decima_core::context::{Detail, Digest, Source};
+use decima_core::context::{Detail, Digest, Merger, Source};
 use decima_core::{ConversationId, TokenCounter};
 use decima_store::{MessageText, ReviewDigest, SeqFingerprint, Store};
 use tracing::debug;
@@ -213,9 +213,8 @@ async fn make(
     let plans = plan_blocks(store, conversation, (from, through)).await?;
     let count = plans.blocks.len();
     let made = digest_blocks(store, conversation, plans.blocks, true).await?;
-    let (text, tokens) = made
-        .merged
-        .render_fitted(Detail::Standard, max_tokens, counter);
+    let merged = made.merger.finish();
+    let (text, tokens) = merged.render_fitted(Detail::Standard, max_tokens, counter);
     let mut rows = made.rows;
     rows.push(ReviewDigest {
         from_seq: from,
@@ -282,8 +281,8 @@ pub async fn warm(
 
 /// What [`digest_blocks`] made.
 struct Made {
-    /// The blocks' digests merged in seq order (empty unless asked for).
-    merged: Digest,
+    /// The blocks' digests merged in seq order (nothing unless asked for).
+    merger: Merger,
     /// The rows of the blocks digested anew, to cache.
     rows: Vec<ReviewDigest>,
     /// Messages read from the store.
@@ -301,7 +300,7 @@ async fn digest_blocks(
 ) -> Result<Made> {
     let parallel = std::thread::available_parallelism().map_or(1, |n| n.get().clamp(1, 4));
     let mut made = Made {
-        merged: Digest::default(),
+        merger: Merger::new(Digest::default()),
         rows: Vec::new(),
         read: 0,
     };
@@ -374,7 +373,7 @@ async fn merge_next(queue: &mut VecDeque<Pending>, made: &mut Made, merge: bool)
         .await
         .map_err(|e| RuntimeError::Review(format!("summarising for the review failed: {e}")))??;
     if merge {
-        made.merged.merge(digest);
+        made.merger.push(digest);
     }
     if let Some(text) = text {
         made.rows.push(ReviewDigest {

@@ -420,6 +420,19 @@ impl Facts {
         self.by_label.insert(scoped_key, i);
     }
 
+    /// The clauses registered as standing in the sentence `home` names stand in `rewritten`
+    /// now that a correction rewrote it, so a later correction of another of them finds it.
+    pub(super) fn rehome(&mut self, home: &Home, rewritten: &str) {
+        let new = match home {
+            Home::Listed => return,
+            Home::Constraint(_) => Home::Constraint(rewritten.to_string()),
+            Home::Decision(_) => Home::Decision(rewritten.to_string()),
+        };
+        for e in self.entries.iter_mut().filter(|e| e.home == *home) {
+            e.home = new.clone();
+        }
+    }
+
     /// From now on, statements added relate only to those registered so far, not to each
     /// other.
     pub(super) fn freeze(&mut self) {
