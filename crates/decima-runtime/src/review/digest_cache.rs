@@ -158,9 +158,9 @@ async fn plan_blocks(
 ) -> Result<BlockPlans> {
     let ranges = blocks(from, through);
     let candidates = block_candidates(store, conversation, &ranges).await?;
-    // The whole range, each candidate's own range, then each block's, in one aggregate.
-    let mut asked: Vec<(i64, i64)> = Vec::with_capacity(ranges.len() * 2 + 1);
-    asked.push((from, through));
+    // Each candidate's own range, then each block's, in one aggregate. The blocks partition
+    // the range, so its fingerprint is theirs summed (counts and sums add up).
+    let mut asked: Vec<(i64, i64)> = Vec::with_capacity(ranges.len() * 2);
     for c in candidates.iter().flatten() {
         asked.push((c.from_seq, c.through_seq));
     }
@@ -169,9 +169,14 @@ async fn plan_blocks(
         .review_digests()
         .fingerprints(conversation, &asked)
         .await?;
-    let whole = measured.first().copied().unwrap_or_default();
-    let rest = measured.get(1..).unwrap_or_default();
-    let (of_candidates, of_blocks) = rest.split_at(rest.len().saturating_sub(ranges.len()));
+    let (of_candidates, of_blocks) = measured.split_at(measured.len().saturating_sub(ranges.len()));
+    let whole = of_blocks
+        .iter()
+        .fold(SeqFingerprint::default(), |sum, f| SeqFingerprint {
+            messages: sum.messages + f.messages,
+            tokens: sum.tokens + f.tokens,
+            seq_sum: sum.seq_sum + f.seq_sum,
+        });
     let mut of_candidates = of_candidates.iter();
     let mut stale: Vec<(i64, i64, u32)> = Vec::new();
     let mut planned = Vec::with_capacity(ranges.len());
