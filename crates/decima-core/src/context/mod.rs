@@ -14,7 +14,7 @@ pub mod summary;
 pub mod window;
 
 pub use compress::{CompactionPlan, choose_range, compaction_range, plan, with_missing_literals};
-pub use extract::{Detail, Digest, Merger, Source, Statement, StatementKind, extract_messages};
+pub use extract::{Detail, Digest, Source, Statement, StatementKind, extract_messages};
 pub use fold::{fold_summaries, render_within};
 pub use measure::{ContextReport, Layer};
 pub use steps::{ExecutionHistoryManager, StepKind, StepRecord};

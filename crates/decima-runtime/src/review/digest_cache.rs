@@ -15,7 +15,7 @@
 
 use std::collections::VecDeque;
 
-use decima_core::context::{Detail, Digest, Merger, Source};
+use decima_core::context::{Detail, Digest, Source};
 use decima_core::{ConversationId, TokenCounter};
 use decima_store::{MessageText, ReviewDigest, SeqFingerprint, Store};
 use tracing::debug;
@@ -218,8 +218,9 @@ async fn make(
     let plans = plan_blocks(store, conversation, (from, through)).await?;
     let count = plans.blocks.len();
     let made = digest_blocks(store, conversation, plans.blocks, true).await?;
-    let merged = made.merger.finish();
-    let (text, tokens) = merged.render_fitted(Detail::Standard, max_tokens, counter);
+    let (text, tokens) = made
+        .merged
+        .render_fitted(Detail::Standard, max_tokens, counter);
     let mut rows = made.rows;
     rows.push(ReviewDigest {
         from_seq: from,
@@ -286,8 +287,8 @@ pub async fn warm(
 
 /// What [`digest_blocks`] made.
 struct Made {
-    /// The blocks' digests merged in seq order (nothing unless asked for).
-    merger: Merger,
+    /// The blocks' digests merged in seq order (empty unless asked for).
+    merged: Digest,
     /// The rows of the blocks digested anew, to cache.
     rows: Vec<ReviewDigest>,
     /// Messages read from the store.
@@ -305,7 +306,7 @@ async fn digest_blocks(
 ) -> Result<Made> {
     let parallel = std::thread::available_parallelism().map_or(1, |n| n.get().clamp(1, 4));
     let mut made = Made {
-        merger: Merger::new(Digest::default()),
+        merged: Digest::default(),
         rows: Vec::new(),
         read: 0,
     };
@@ -378,7 +379,7 @@ async fn merge_next(queue: &mut VecDeque<Pending>, made: &mut Made, merge: bool)
         .await
         .map_err(|e| RuntimeError::Review(format!("summarising for the review failed: {e}")))??;
     if merge {
-        made.merger.push(digest);
+        made.merged.merge(digest);
     }
     if let Some(text) = text {
         made.rows.push(ReviewDigest {

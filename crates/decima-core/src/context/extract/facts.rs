@@ -78,27 +78,17 @@ fn hidden_clauses(sentence: &str) -> Vec<(Span, Analysis)> {
     if let Some(found) = HIDDEN.with(|m| m.borrow().get(sentence).cloned()) {
         return found;
     }
-    let a = analyse(sentence);
-    let mut out = Vec::new();
-    if !a.values.is_empty() {
-        for c in clauses(sentence, &a.values) {
-            if c.values.is_empty() {
-                continue;
-            }
-            let text = &sentence[c.start..c.end];
-            let rel: Vec<Span> = c
-                .values
-                .iter()
-                .map(|&(s, e)| (s - c.start, e - c.start))
-                .collect();
+    let out: Vec<(Span, Analysis)> = value_clauses(sentence)
+        .into_iter()
+        .map(|(span, values)| {
             let analysis = Analysis {
-                subject: subject_in(text, &rel),
-                values: rel,
+                subject: subject_in(&sentence[span.0..span.1], &values),
+                values,
                 correction: None,
             };
-            out.push(((c.start, c.end), analysis));
-        }
-    }
+            (span, analysis)
+        })
+        .collect();
     HIDDEN.with(|m| {
         let mut m = m.borrow_mut();
         if m.len() >= ANALYSES_KEPT {
@@ -107,6 +97,27 @@ fn hidden_clauses(sentence: &str) -> Vec<(Span, Analysis)> {
         m.insert(sentence.to_string(), out.clone());
     });
     out
+}
+
+/// The clauses of `sentence` that state a value: each clause's span, and its values relative
+/// to the clause.
+fn value_clauses(sentence: &str) -> Vec<(Span, Vec<Span>)> {
+    let a = analyse(sentence);
+    if a.values.is_empty() {
+        return Vec::new();
+    }
+    clauses(sentence, &a.values)
+        .into_iter()
+        .filter(|c| !c.values.is_empty())
+        .map(|c| {
+            let rel = c
+                .values
+                .iter()
+                .map(|&(s, e)| (s - c.start, e - c.start))
+                .collect();
+            ((c.start, c.end), rel)
+        })
+        .collect()
 }
 
 fn analyse_fresh(text: &str) -> Analysis {
@@ -420,19 +431,6 @@ impl Facts {
         self.by_label.insert(scoped_key, i);
     }
 
-    /// The clauses registered as standing in the sentence `home` names stand in `rewritten`
-    /// now that a correction rewrote it, so a later correction of another of them finds it.
-    pub(super) fn rehome(&mut self, home: &Home, rewritten: &str) {
-        let new = match home {
-            Home::Listed => return,
-            Home::Constraint(_) => Home::Constraint(rewritten.to_string()),
-            Home::Decision(_) => Home::Decision(rewritten.to_string()),
-        };
-        for e in self.entries.iter_mut().filter(|e| e.home == *home) {
-            e.home = new.clone();
-        }
-    }
-
     /// From now on, statements added relate only to those registered so far, not to each
     /// other.
     pub(super) fn freeze(&mut self) {
@@ -504,23 +502,11 @@ impl Facts {
             }
             return Vec::new();
         }
-        let a = analyse(sentence);
         let mut patches = Vec::new();
-        if a.values.is_empty() {
-            return patches;
-        }
-        for c in clauses(sentence, &a.values) {
-            if c.values.is_empty() {
-                continue;
-            }
-            let text = &sentence[c.start..c.end];
-            let rel: Vec<Span> = c
-                .values
-                .iter()
-                .map(|&(s, e)| (s - c.start, e - c.start))
-                .collect();
+        for ((start, end), values) in value_clauses(sentence) {
+            let text = &sentence[start..end];
             let st = Statement::new(Origin::User, StatementKind::Stated, text.to_string());
-            let analysis = analyse_values(text, rel);
+            let analysis = analyse_values(text, values);
             patches.extend(self.add_clause(st, &analysis, home.clone()));
         }
         patches

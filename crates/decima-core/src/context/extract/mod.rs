@@ -57,7 +57,6 @@ use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use crate::{Message, Role, ToolCall};
 
 pub use literals::{Literal, LiteralKind, Origin};
-pub use merge::Merger;
 
 /// One piece of history to summarise: a message, or a step record dressed as one.
 #[derive(Debug, Clone, Copy)]
