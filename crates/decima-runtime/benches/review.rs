@@ -1,8 +1,9 @@
 //! The tenth man's costs that are Decima's own: building the reviewer's input for a
 //! 10k-message conversation, compressed or not, and answering a review from the cache. The
 //! uncompressed history does not fit: its input holds a summary made for the review, built cold
-//! (extract over the blocks, nothing cached), from cached block digests (merged and rendered
-//! again), or reused whole from the cache; a full review plans it in passes. The naive input
+//! (extract over the blocks, nothing cached), as Decima writes a history (its full blocks
+//! digested as they filled, the one still filling extracted), from cached block digests
+//! (merged and rendered again), or reused whole from the cache; a full review plans it in passes. The naive input
 //! (the whole history as text, cut by bytes to the same budget) is measured in the same run to
 //! compare.
 //!
@@ -16,7 +17,7 @@ use std::time::Duration;
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
 use decima_core::export::{ExportFormat, render_message};
 use decima_runtime::NoEvents;
-use decima_runtime::review::digest_cache::summarise;
+use decima_runtime::review::digest_cache::{summarise, warm};
 use decima_runtime::review::input::{Input, Parts, build};
 use decima_runtime::review::{
     ReviewContext, ReviewMode, ReviewRequest, ReviewTrigger, ReviewType, review,
@@ -85,6 +86,18 @@ fn reviews(c: &mut Criterion) {
     group.bench_function("input_10k_raw_cold", |b| {
         b.iter_batched(
             || forget(&raw, false),
+            |()| input(&raw, false),
+            BatchSize::PerIteration,
+        )
+    });
+    // As Decima writes a history (runs, chat turns, imports): its full blocks were digested as
+    // they filled, and the review extracts only the part of the block still filling it needs.
+    group.bench_function("input_10k_raw_written", |b| {
+        b.iter_batched(
+            || {
+                forget(&raw, false);
+                rt.block_on(warm(&store, raw.id, 0, 10_000)).unwrap();
+            },
             |()| input(&raw, false),
             BatchSize::PerIteration,
         )

@@ -122,6 +122,7 @@ async fn run_turn(
         seq: stored.seq,
         role: stored.role.as_str(),
     });
+    crate::review::digest_cache::warm_when_full(store, id, stored.seq);
 
     let preset = preset_of(store, &conversation).await?;
     let mut calibration = match store.calibrations().get(&config.model).await? {
@@ -232,6 +233,7 @@ async fn run_turn(
         seq: answer.seq,
         role: answer.role.as_str(),
     });
+    crate::review::digest_cache::warm_when_full(store, id, answer.seq);
     if let Some(usage) = completion.usage {
         calibration.update(estimate, usage.prompt_tokens);
         store

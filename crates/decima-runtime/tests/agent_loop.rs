@@ -933,3 +933,58 @@ async fn the_loop_runs_two_calls_per_answer_against_every_server_profile() {
         );
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_that_fills_a_history_block_has_it_digested_for_reviews_in_the_background() {
+    use decima_runtime::review::digest_cache::{BLOCK_SEQS, DIGEST_VERSION};
+    let f = Fixture::new().await;
+    // Two short of a full block: the run's task and its answer fill it.
+    let built = decima_testkit::ConversationBuilder::new(9, BLOCK_SEQS as usize - 2)
+        .content_chars(40)
+        .build();
+    let conversation = f
+        .store
+        .conversations()
+        .import("growing", None, &built.messages)
+        .await
+        .unwrap();
+    f.say("Both sources agree.");
+    let outcome = agent::run(
+        &f.session(&StopOnFailure),
+        RunRequest {
+            conversation: Some(conversation.id),
+            workspace: Some(f.workspace()),
+            task: "Check that both sources agree".into(),
+            options: RunOptions {
+                tenth_man: decima_runtime::review::TenthManMode::Off,
+                ..RunOptions::default()
+            },
+            ..RunRequest::default()
+        },
+    )
+    .await
+    .unwrap();
+    assert_eq!(outcome.execution.status, ExecutionStatus::Succeeded);
+    let last = f.messages_of(&outcome).await.last().unwrap().seq;
+    assert!(last >= BLOCK_SEQS, "the run filled the block: {last}");
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        let rows = f
+            .store
+            .review_digests()
+            .within(conversation.id, DIGEST_VERSION, 1, BLOCK_SEQS, 0)
+            .await
+            .unwrap();
+        if rows
+            .iter()
+            .any(|r| r.budget == 0 && r.from_seq == 1 && r.through_seq == BLOCK_SEQS)
+        {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the full block was never digested"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}

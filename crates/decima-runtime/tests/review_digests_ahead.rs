@@ -91,3 +91,94 @@ async fn full_blocks_digested_ahead_are_the_reviews_own_and_spare_it_reading_the
         );
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_chat_turn_that_fills_a_block_has_it_digested_in_the_background() {
+    use decima_runtime::CollectEvents;
+    use decima_runtime::chat::{ChatTurn, chat_turn};
+    use decima_store::NewProvider;
+    use decima_testkit::{LlmServer, Reply, Turn};
+
+    let server = LlmServer::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let counter = decima_llm::tokens::store_counter();
+    let store = Store::open(&dir.path().join("decima.db"), counter.clone())
+        .await
+        .unwrap();
+    store
+        .providers()
+        .create(NewProvider {
+            name: "local".into(),
+            kind: "openai".into(),
+            preset: None,
+            base_url: server.openai_base_url(),
+            model: "qwen3".into(),
+            context_window: 1_000_000,
+            settings: serde_json::json!({}),
+        })
+        .await
+        .unwrap();
+    // Two short of a full block: the turn's question and answer fill it.
+    let built = ConversationBuilder::new(5, BLOCK_SEQS as usize - 2)
+        .content_chars(40)
+        .build();
+    let conversation = store
+        .conversations()
+        .import("growing", None, &built.messages)
+        .await
+        .unwrap();
+    let full_blocks = || {
+        let store = &store;
+        async move {
+            store
+                .review_digests()
+                .within(conversation.id, DIGEST_VERSION, 1, BLOCK_SEQS, 0)
+                .await
+                .unwrap()
+                .into_iter()
+                .filter(|r| r.budget == 0 && r.from_seq == 1 && r.through_seq == BLOCK_SEQS)
+                .count()
+        }
+    };
+    assert_eq!(full_blocks().await, 0, "nothing is digested on import here");
+
+    server.enqueue(Reply::Stream(Turn {
+        text: vec!["The totals match.".into()],
+        ..Turn::default()
+    }));
+    let events = CollectEvents::default();
+    let outcome = chat_turn(ChatTurn {
+        store: &store,
+        data_dir: dir.path(),
+        provider: Some("local"),
+        conversation: Some(conversation.id),
+        message: "Do the totals match?".into(),
+        events: &events,
+    })
+    .await
+    .unwrap();
+    assert_eq!(outcome.answer.seq, BLOCK_SEQS, "the answer fills the block");
+
+    // The digest is made off the turn's path: wait for it, within reason.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while full_blocks().await == 0 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the full block was never digested"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    // A review now reads none of the block's messages.
+    let summary = summarise(
+        &store,
+        conversation.id,
+        1,
+        BLOCK_SEQS,
+        4_000,
+        counter.as_ref(),
+    )
+    .await
+    .unwrap();
+    assert_eq!(summary.read, 0, "the review merged the digest made ahead");
+    assert_eq!(summary.messages, BLOCK_SEQS as u64);
+}

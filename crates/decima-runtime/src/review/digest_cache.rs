@@ -18,8 +18,9 @@ use std::collections::VecDeque;
 use decima_core::context::{Detail, Digest, Source};
 use decima_core::{ConversationId, TokenCounter};
 use decima_store::{MessageText, ReviewDigest, SeqFingerprint, Store};
-use tracing::debug;
+use tracing::{debug, warn};
 
+use crate::context::frontier_of;
 use crate::error::{Result, RuntimeError};
 
 /// Seqs per cached block. Small enough that a rollback or a grown block costs little to redo,
@@ -285,6 +286,32 @@ pub async fn warm(
     Ok(made.read)
 }
 
+/// Digests ahead, on a background task, the full blocks behind the stored summaries when the
+/// message at `seq` has just filled a block: as messages are written (a run's steps, chat
+/// turns), so that a review of a long history Decima wrote merges digests made while it grew
+/// instead of extracting the whole history while the analyst waits. A block that no trigger
+/// saw fill (a message stored by another path landed on its boundary) is made by the next one,
+/// which plans every full block. It is a cache: failing to fill it fails nothing.
+pub fn warm_when_full(store: &Store, conversation: ConversationId, seq: i64) {
+    if seq <= 0 || seq % BLOCK_SEQS != 0 {
+        return;
+    }
+    let Ok(handle) = tokio::runtime::Handle::try_current() else {
+        return;
+    };
+    let store = store.clone();
+    handle.spawn(async move {
+        let made = async {
+            let summaries = store.compactions().live_summaries(conversation).await?;
+            warm(&store, conversation, frontier_of(&summaries), seq).await
+        }
+        .await;
+        if let Err(e) = made {
+            warn!(error = %e, "full blocks were not digested ahead for reviews");
+        }
+    });
+}
+
 /// What [`digest_blocks`] made.
 struct Made {
     /// The blocks' digests merged in seq order (empty unless asked for).
@@ -312,6 +339,7 @@ async fn digest_blocks(
     };
     let mut queue: VecDeque<Pending> = VecDeque::new();
     for ((a, b), plan, fingerprint) in plans {
+        let extracts = !matches!(plan, Plan::Cached(_));
         let job: Extraction = match plan {
             Plan::Cached(_) if !merge => continue,
             Plan::Cached(c) => {
@@ -342,8 +370,11 @@ async fn digest_blocks(
             job,
             block: (a, b),
             fingerprint,
+            extracts,
         });
-        while queue.len() > parallel {
+        // Only extractions are bounded: a cached block's parse is cheap, so the blocks after a
+        // run of cached ones (the newest, still filling) start extracting while those merge.
+        while queue.iter().filter(|p| p.extracts).count() > parallel {
             merge_next(&mut queue, &mut made, merge).await?;
         }
     }
@@ -362,6 +393,8 @@ struct Pending {
     job: Extraction,
     block: (i64, i64),
     fingerprint: SeqFingerprint,
+    /// Whether it extracts messages (rather than parsing a cached digest).
+    extracts: bool,
 }
 
 /// Waits for the oldest block in the queue, merges its digest (when asked to), and keeps its
@@ -371,6 +404,7 @@ async fn merge_next(queue: &mut VecDeque<Pending>, made: &mut Made, merge: bool)
         job,
         block: (a, b),
         fingerprint,
+        ..
     }) = queue.pop_front()
     else {
         return Ok(());

@@ -550,6 +550,11 @@ impl<'s, 'a> Runner<'s, 'a> {
         if let Ok(mut since) = self.stored_since.lock() {
             since.push(message.clone());
         }
+        crate::review::digest_cache::warm_when_full(
+            self.store(),
+            self.conversation.id,
+            message.seq,
+        );
         self.emit(Event::MessageStored {
             seq: message.seq,
             role: message.role.as_str(),
