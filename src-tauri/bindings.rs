@@ -9,7 +9,8 @@ use specta_typescript::Typescript;
 use tauri_specta::{Builder, collect_commands};
 
 use crate::commands::{
-    compression, context, conversations, executions, library, messages, reviews, runs, settings,
+    compression, context, conversations, executions, export, library, messages, reviews, runs,
+    settings,
 };
 
 /// Where the generated bindings live, relative to the workspace root.
@@ -49,7 +50,9 @@ pub fn builder() -> Builder<tauri::Wry> {
             library::provider_test,
             library::preset_list,
             library::preset_import,
-            library::conversation_export,
+            export::conversation_export,
+            export::export_open,
+            export::export_reveal,
             library::sandbox_status,
             settings::settings_get,
             settings::settings_save,
@@ -103,7 +106,7 @@ mod tests {
             .skip(1)
             .filter_map(|rest| rest.split('"').next())
             .collect();
-        assert_eq!(invoked.len(), 31, "{invoked:?}");
+        assert_eq!(invoked.len(), 33, "{invoked:?}");
         for command in invoked {
             assert!(
                 build_rs.contains(&format!("\"{command}\"")),

@@ -29,6 +29,8 @@ fn main() {
         "preset_list",
         "preset_import",
         "conversation_export",
+        "export_open",
+        "export_reveal",
         "sandbox_status",
         "settings_get",
         "settings_save",

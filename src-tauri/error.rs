@@ -49,6 +49,11 @@ impl AppError {
         Self::new(ErrorCode::InvalidInput, message)
     }
 
+    /// Something that should not happen, said plainly.
+    pub fn internal(message: impl ToString) -> Self {
+        Self::new(ErrorCode::Internal, message)
+    }
+
     /// Something that is not there (any more).
     pub fn not_found(message: impl ToString) -> Self {
         Self::new(ErrorCode::NotFound, message)

@@ -1,6 +1,6 @@
 //! What the commands share.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
@@ -21,6 +21,9 @@ pub struct AppState {
     /// The model-written summary of each conversation's last compression preview, so that
     /// confirming it stores the text the person read rather than a second, different one.
     pub previews: Mutex<HashMap<ConversationId, WrittenSummary>>,
+    /// The files this window exported: the only ones it opens or shows in their folder, so a
+    /// page cannot ask it to open any path it likes.
+    pub exported: Mutex<HashSet<PathBuf>>,
 }
 
 impl AppState {
@@ -31,6 +34,7 @@ impl AppState {
             data_dir,
             runs: Arc::default(),
             previews: Mutex::default(),
+            exported: Mutex::default(),
         }
     }
 }

@@ -1,12 +1,11 @@
-//! Providers, presets and exports: the settings and library side of the window. Every rule
+//! Providers, presets and the sandbox: the settings and library side of the window. Every rule
 //! lives in `decima-runtime`; these only carry the request and the answer.
 
-use decima_core::export::ExportFormat;
 use decima_llm::secrets::SecretString;
 use decima_runtime::providers::{self, ProviderDraft};
 use tauri::State;
 
-use crate::dto::{ExportView, PresetView, ProviderProbe, ProviderView, SandboxStatus};
+use crate::dto::{PresetView, ProviderProbe, ProviderView, SandboxStatus};
 use crate::{AppError, AppState};
 
 /// The configured providers, with whether each has a key (never the key).
@@ -113,34 +112,6 @@ pub async fn preset_import(
         .map(|n| n.to_string_lossy().into_owned());
     let record = decima_runtime::presets::import(&state.store, name.as_deref(), &bytes).await?;
     Ok(PresetView::from(&record))
-}
-
-/// Exports a conversation as md, jsonl or text to `DATA_DIR/exports/`, and says where.
-#[tauri::command]
-#[specta::specta]
-#[tracing::instrument(name = "command", skip_all, fields(name = "conversation_export"))]
-pub async fn conversation_export(
-    state: State<'_, AppState>,
-    conversation_id: String,
-    format: String,
-) -> Result<ExportView, AppError> {
-    let id = super::conversation_id(&conversation_id)?;
-    let (format, extension) = match format.as_str() {
-        "md" => (ExportFormat::Markdown, "md"),
-        "jsonl" => (ExportFormat::Jsonl, "jsonl"),
-        "text" => (ExportFormat::Text, "txt"),
-        _ => return Err(AppError::invalid("unknown format: use md, jsonl or text")),
-    };
-    let conversation = state.store.conversations().get(id).await?;
-    let dir = state.data_dir.join("exports");
-    let path = dir.join(format!("{id}.{extension}"));
-    let outcome =
-        decima_runtime::export::export_to_file(&state.store, &conversation, format, &path, true)
-            .await?;
-    Ok(ExportView {
-        path: outcome.path.display().to_string(),
-        messages: u32::try_from(outcome.messages).unwrap_or(u32::MAX),
-    })
 }
 
 /// Whether the Docker engine answers, so the settings screen can offer the Docker sandbox or

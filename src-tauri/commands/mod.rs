@@ -4,6 +4,7 @@ pub mod compression;
 pub mod context;
 pub mod conversations;
 pub mod executions;
+pub mod export;
 pub mod library;
 pub mod messages;
 pub mod reviews;

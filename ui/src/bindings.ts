@@ -94,8 +94,16 @@ export const commands = {
 	presetList: () => typedError<PresetView[], AppError>(__TAURI_INVOKE("preset_list")),
 	/**  Imports a SillyTavern card (JSON or PNG) or prompt preset dropped on or picked in the window. */
 	presetImport: (fileName: string, bytes: number[]) => typedError<PresetView, AppError>(__TAURI_INVOKE("preset_import", { fileName, bytes })),
-	/**  Exports a conversation as md, jsonl or text to `DATA_DIR/exports/`, and says where. */
-	conversationExport: (conversationId: string, format: string) => typedError<ExportView, AppError>(__TAURI_INVOKE("conversation_export", { conversationId, format })),
+	/**
+	 *  Asks where to export the conversation (md, jsonl or text), with the title and the date as
+	 *  the file's name, and writes it there. `today` is the webview's local date (`YYYY-MM-DD`), so
+	 *  the name carries the analyst's day rather than UTC's. `None` when the dialog was cancelled.
+	 */
+	conversationExport: (conversationId: string, format: string, today: string) => typedError<ExportView | null, AppError>(__TAURI_INVOKE("conversation_export", { conversationId, format, today })),
+	/**  Opens a file this window exported, with the system's default app for it. */
+	exportOpen: (path: string) => typedError<null, AppError>(__TAURI_INVOKE("export_open", { path })),
+	/**  Shows a file this window exported in the system's file manager. */
+	exportReveal: (path: string) => typedError<null, AppError>(__TAURI_INVOKE("export_reveal", { path })),
 	/**
 	 *  Whether the Docker engine answers, so the settings screen can offer the Docker sandbox or
 	 *  say why not. Runs on the host need nothing.

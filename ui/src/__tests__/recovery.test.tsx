@@ -178,7 +178,9 @@ describe("the recovery panel", () => {
     backendWith({ executions: { c1: [waitingOn(stepBudget())] } });
     const { user } = await openC1();
     await screen.findByRole("alertdialog", { name: "Failure recovery" });
-    await user.click(screen.getByRole("button", { name: "中文" }));
+    // The panel is modal: the language is switched from outside it, as Settings would.
+    await act(() => setLanguage("zh"));
+    void user;
     const panel = await screen.findByRole("alertdialog", { name: "故障恢复" });
     expect(choiceNames(panel)).toEqual(["重试", "重新规划", "回滚", "中止"]);
     expect(within(panel).getByRole("button", { name: "回滚" })).toHaveAccessibleDescription(
@@ -187,5 +189,22 @@ describe("the recovery panel", () => {
     expect(within(panel).getByTestId("recovery-changes")).toHaveTextContent(
       "自此待办开始以来：创建了 2 个文件，修改了 1 个文件，存储了 4 条消息。",
     );
+  });
+
+  it("takes focus to its best choice, keeps it inside, and Escape sets it aside without choosing", async () => {
+    const backend = backendWith({ executions: { c1: [waitingOn(stepBudget())] } });
+    const { user } = await openC1();
+    const panel = await screen.findByRole("alertdialog", { name: "Failure recovery" });
+    await waitFor(() => expect(within(panel).getByRole("button", { name: "Retry" })).toHaveFocus());
+    for (let i = 0; i < 8; i++) {
+      await user.tab();
+      expect(panel.contains(document.activeElement)).toBe(true);
+    }
+    await user.keyboard("{Escape}");
+    expect(screen.queryByRole("alertdialog")).not.toBeInTheDocument();
+    expect(await screen.findByTestId("recovery-aside")).toHaveTextContent("waits for your choice");
+    expect(backend.callsOf("execution_recover")).toHaveLength(0);
+    await user.click(screen.getByTestId("recovery-reopen"));
+    expect(await screen.findByRole("alertdialog", { name: "Failure recovery" })).toBeInTheDocument();
   });
 });

@@ -1,3 +1,4 @@
+import { localDate } from "../components/ExportMenu";
 import { act, screen, waitFor, within } from "@testing-library/react";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { setLanguage } from "../i18n";
@@ -246,7 +247,8 @@ describe("Chinese", () => {
   it("names the meter, the dialogs and the buttons in Chinese; test ids stay", async () => {
     const backend = backendWith({ executions: { c1: [execution({ id: "e1", conversationId: "c1", status: "awaiting_user", waitingOn: failureReport() })] } });
     const { user } = await openC1();
-    await user.click(screen.getByRole("button", { name: "中文" }));
+    // The recovery panel is modal: the language is switched from outside it, as Settings would.
+    await act(() => setLanguage("zh"));
     expect(await screen.findByRole("meter", { name: "上下文用量" })).toHaveAttribute("data-testid", "context-usage");
     const panel = screen.getByRole("alertdialog", { name: "故障恢复" });
     for (const name of ["重试", "跳过", "重新规划", "中止"]) {
@@ -256,6 +258,7 @@ describe("Chinese", () => {
     expect(screen.getByRole("textbox", { name: "任务" })).toBeInTheDocument();
     expect(screen.getByTestId("send")).toHaveTextContent("发送");
     void backend;
+    void user;
   });
 });
 
@@ -516,12 +519,86 @@ describe("settings and library", () => {
     expect(document.documentElement.dataset.theme).toBe("light");
   });
 
-  it("exports the open conversation and says where", async () => {
+  it("exports through the save dialog, then opens the file or shows its folder", async () => {
     const backend = backendWith();
     const { user } = await openC1();
-    await user.click(screen.getByText("Export"));
+    await user.click(screen.getByTestId("export-button"));
+    expect(screen.getByRole("menu")).toBeInTheDocument();
     await user.click(screen.getByTestId("export-jsonl"));
-    expect(await screen.findByTestId("export-done")).toHaveTextContent("2 messages written to /data/exports/c1.jsonl");
-    expect(backend.callsOf("conversation_export")[0]?.args).toEqual({ conversationId: "c1", format: "jsonl" });
+    // The menu closes once a format is picked.
+    expect(screen.queryByRole("menu")).not.toBeInTheDocument();
+    const today = localDate();
+    expect(await screen.findByTestId("export-done")).toHaveTextContent(
+      `2 messages written to /home/ana/Documents/c1 ${today}.jsonl`,
+    );
+    expect(backend.callsOf("conversation_export")[0]?.args).toEqual({ conversationId: "c1", format: "jsonl", today });
+    expect(today).toMatch(/^\d{4}-\d{2}-\d{2}$/);
+    await user.click(screen.getByTestId("export-open"));
+    await user.click(screen.getByTestId("export-reveal"));
+    const path = `/home/ana/Documents/c1 ${today}.jsonl`;
+    expect(backend.callsOf("export_open")[0]?.args).toEqual({ path });
+    expect(backend.callsOf("export_reveal")[0]?.args).toEqual({ path });
+    await user.click(screen.getByTestId("export-dismiss"));
+    expect(screen.queryByTestId("export-done")).not.toBeInTheDocument();
+  });
+
+  it("says nothing when the save dialog is cancelled, and shows a failure beside the export", async () => {
+    const backend = backendWith();
+    backend.exportCancelled = true;
+    const { user } = await openC1();
+    await user.click(screen.getByTestId("export-button"));
+    await user.click(screen.getByTestId("export-md"));
+    await waitFor(() => expect(backend.callsOf("conversation_export")).toHaveLength(1));
+    expect(screen.queryByTestId("export-done")).not.toBeInTheDocument();
+    backend.fail("conversation_export", { code: "invalid_input", message: "cannot create /data/exports: read-only file system" });
+    await user.click(screen.getByTestId("export-button"));
+    await user.click(screen.getByTestId("export-md"));
+    expect(await screen.findByTestId("export-error")).toHaveTextContent("The export failed: cannot create /data/exports");
+    expect(screen.queryByTestId("error-banner")).not.toBeInTheDocument();
+  });
+
+  it("closes the export menu on Escape, on a press outside and when a dialog opens", async () => {
+    backendWith();
+    const { user } = await openC1();
+    const trigger = screen.getByTestId("export-button");
+    await user.click(trigger);
+    expect(screen.getByRole("menu")).toBeInTheDocument();
+    await user.keyboard("{Escape}");
+    expect(screen.queryByRole("menu")).not.toBeInTheDocument();
+    expect(trigger).toHaveFocus();
+    await user.click(trigger);
+    await user.click(screen.getByTestId("app-name"));
+    expect(screen.queryByRole("menu")).not.toBeInTheDocument();
+    await user.click(trigger);
+    await user.click(screen.getByRole("button", { name: "Settings" }));
+    expect(screen.queryByRole("menu")).not.toBeInTheDocument();
+  });
+
+  it("moves focus into Settings, keeps it there, and gives it back on Escape", async () => {
+    backendWith();
+    const { user } = renderApp();
+    const opener = await screen.findByRole("button", { name: "Settings" });
+    await user.click(opener);
+    const dialog = screen.getByRole("dialog", { name: "Settings" });
+    await waitFor(() => expect(dialog.contains(document.activeElement)).toBe(true));
+    for (let i = 0; i < 30; i++) {
+      await user.tab();
+      expect(dialog.contains(document.activeElement)).toBe(true);
+    }
+    await user.keyboard("{Escape}");
+    expect(screen.queryByRole("dialog", { name: "Settings" })).not.toBeInTheDocument();
+    expect(opener).toHaveFocus();
+  });
+
+  it("closes the review sheet on Escape and gives focus back", async () => {
+    backendWith();
+    const { user } = await openC1();
+    const review = screen.getByTestId("tenth-man-review-button");
+    await user.click(review);
+    const sheet = screen.getByRole("dialog", { name: "Tenth man review" });
+    await waitFor(() => expect(sheet.contains(document.activeElement)).toBe(true));
+    await user.keyboard("{Escape}");
+    expect(screen.queryByTestId("tenth-man-review-dialog")).not.toBeInTheDocument();
+    expect(review).toHaveFocus();
   });
 });

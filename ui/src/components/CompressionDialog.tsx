@@ -1,4 +1,5 @@
-import { useState } from "react";
+import { useRef, useState } from "react";
+import { useModal } from "../hooks/useModal";
 import { useTranslation } from "react-i18next";
 import { call } from "../api/call";
 import { commands, type CompressionPreview } from "../bindings";
@@ -17,6 +18,8 @@ type Props = {
 export function CompressionDialog({ conversationId, onClose, onDone, report }: Props) {
   const { t, i18n } = useTranslation();
   const lang = i18n.resolvedLanguage ?? "en";
+  const dialog = useRef<HTMLDivElement>(null);
+  useModal(dialog, onClose);
   const [level, setLevel] = useState("standard");
   const [strategy, setStrategy] = useState("extract");
   const [preview, setPreview] = useState<CompressionPreview | null>(null);
@@ -40,7 +43,7 @@ export function CompressionDialog({ conversationId, onClose, onDone, report }: P
 
   return (
     <div className="overlay">
-      <div className="dialog compression-dialog" role="dialog" aria-modal="true" aria-label={t("compress.label")} data-testid="compress-context-dialog">
+      <div ref={dialog} className="dialog compression-dialog" role="dialog" aria-modal="true" aria-label={t("compress.label")} data-testid="compress-context-dialog">
         <h2>{t("compress.label")}</h2>
         <div className="review-form">
           <label>

@@ -175,6 +175,8 @@ export function ConversationView(props: Props) {
   const showRecovery =
     failure !== null &&
     (answering === failure.id || (run.live ? run.awaiting?.failureId === failure.id : true));
+  // Escape puts the panel aside; the failure stays unresolved and a bar brings it back.
+  const [setAside, setSetAside] = useState<string | null>(null);
   const choose = async (choice: Choice) => {
     if (!waiting || !failure) return null;
     setAnswering(failure.id);
@@ -207,7 +209,7 @@ export function ConversationView(props: Props) {
             >
               {t("review.label")}
             </button>
-            <ExportMenu conversationId={conversation.id} report={report} />
+            <ExportMenu conversationId={conversation.id} />
           </div>
         </div>
         <div className="conversation-header-meta">
@@ -261,7 +263,17 @@ export function ConversationView(props: Props) {
           </aside>
         )}
       </div>
-      {showRecovery && failure && <RecoveryPanel key={failure.id} report={failure} onChoose={choose} />}
+      {showRecovery && failure && setAside !== failure.id && (
+        <RecoveryPanel key={failure.id} report={failure} onChoose={choose} onDismiss={() => setSetAside(failure.id)} />
+      )}
+      {showRecovery && failure && setAside === failure.id && (
+        <div className="recovery-aside" role="status" data-testid="recovery-aside">
+          <span>{t("recovery.aside")}</span>
+          <button type="button" className="button button-small button-primary" data-testid="recovery-reopen" onClick={() => setSetAside(null)}>
+            {t("recovery.reopen")}
+          </button>
+        </div>
+      )}
       {compressOpen && (
         <CompressionDialog
           conversationId={conversation.id}

@@ -1,38 +1,103 @@
 import { useState } from "react";
 import { useTranslation } from "react-i18next";
 import { call } from "../api/call";
-import { commands } from "../bindings";
-import type { ReportError } from "../hooks/useErrorBanner";
+import { commands, type AppError, type ExportView } from "../bindings";
+import { usePopover } from "../hooks/usePopover";
 
 const FORMATS = ["md", "jsonl", "text"] as const;
 
-/** Exports the conversation to the data directory's exports/ and says where. */
-export function ExportMenu({ conversationId, report }: { conversationId: string; report: ReportError }) {
+/** The analyst's local date, `YYYY-MM-DD`, for the exported file's default name. */
+export function localDate(now = new Date()): string {
+  const pad = (n: number) => String(n).padStart(2, "0");
+  return `${now.getFullYear()}-${pad(now.getMonth() + 1)}-${pad(now.getDate())}`;
+}
+
+/**
+ * Exports the conversation to a file the analyst picks in the system's save dialog, then offers
+ * to open it or show it in its folder. A failure shows here, where the export was asked for.
+ */
+export function ExportMenu({ conversationId }: { conversationId: string }) {
   const { t } = useTranslation();
-  const [done, setDone] = useState<string | null>(null);
+  const menu = usePopover();
+  const [done, setDone] = useState<ExportView | null>(null);
+  const [error, setError] = useState<AppError | null>(null);
+  const [busy, setBusy] = useState(false);
+
+  async function exportAs(format: (typeof FORMATS)[number]) {
+    menu.setOpen(false);
+    setError(null);
+    setDone(null);
+    setBusy(true);
+    const res = await call(() => commands.conversationExport(conversationId, format, localDate()));
+    setBusy(false);
+    if (res.status === "error") setError(res.error);
+    else if (res.data) setDone(res.data);
+  }
+
+  async function follow(action: "open" | "reveal", path: string) {
+    const res = await call(() => (action === "open" ? commands.exportOpen(path) : commands.exportReveal(path)));
+    setError(res.status === "error" ? res.error : null);
+  }
+
   return (
-    <details className="export-menu" data-testid="export-menu">
-      <summary className="button">{t("export.label")}</summary>
-      <div className="export-options">
-        {FORMATS.map((format) => (
-          <button
-            key={format}
-            type="button"
-            className="button button-small"
-            data-testid={`export-${format}`}
-            onClick={() => {
-              void (async () => {
-                const res = await call(() => commands.conversationExport(conversationId, format));
-                if (res.status === "ok") setDone(t("export.done", { path: res.data.path, count: res.data.messages }));
-                else report(res.error);
-              })();
-            }}
-          >
-            {format}
-          </button>
-        ))}
-        {done && <p data-testid="export-done">{done}</p>}
-      </div>
-    </details>
+    <div className="export-menu" data-testid="export-menu" ref={menu.container}>
+      <button
+        type="button"
+        className="button"
+        ref={menu.trigger}
+        aria-haspopup="menu"
+        aria-expanded={menu.open}
+        disabled={busy}
+        data-testid="export-button"
+        onClick={menu.toggle}
+      >
+        {busy ? t("export.busy") : t("export.label")}
+      </button>
+      {menu.open && (
+        <div className="export-options" role="menu" aria-label={t("export.label")}>
+          {FORMATS.map((format) => (
+            <button
+              key={format}
+              type="button"
+              role="menuitem"
+              className="button button-small"
+              data-testid={`export-${format}`}
+              onClick={() => void exportAs(format)}
+            >
+              {t(`export.formats.${format}`)}
+            </button>
+          ))}
+        </div>
+      )}
+      {(done || error) && (
+        <div className="export-result" role={error ? "alert" : "status"} data-testid={error ? "export-error" : "export-done"}>
+          {done && !error && <p className="export-path">{t("export.done", { path: done.path, count: done.messages })}</p>}
+          {error && <p className="export-failed">{t("export.failed", { message: error.message })}</p>}
+          <div className="export-actions">
+            {done && (
+              <>
+                <button type="button" className="button button-small" data-testid="export-open" onClick={() => void follow("open", done.path)}>
+                  {t("export.open")}
+                </button>
+                <button type="button" className="button button-small" data-testid="export-reveal" onClick={() => void follow("reveal", done.path)}>
+                  {t("export.reveal")}
+                </button>
+              </>
+            )}
+            <button
+              type="button"
+              className="button button-small"
+              data-testid="export-dismiss"
+              onClick={() => {
+                setDone(null);
+                setError(null);
+              }}
+            >
+              {t("export.dismiss")}
+            </button>
+          </div>
+        </div>
+      )}
+    </div>
   );
 }

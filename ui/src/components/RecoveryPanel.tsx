@@ -1,4 +1,5 @@
-import { useId, useState } from "react";
+import { useId, useRef, useState } from "react";
+import { useModal } from "../hooks/useModal";
 import { useTranslation } from "react-i18next";
 import type { AppError, FailureReport } from "../bindings";
 import { isChoice, type Choice } from "../run/useRuns";
@@ -8,6 +9,8 @@ type Props = {
   report: FailureReport;
   /** Resolves to the error that refused the choice, if any. */
   onChoose: (choice: Choice) => Promise<AppError | null>;
+  /** Puts the panel aside (Escape) without choosing: the failure stays unresolved. */
+  onDismiss: () => void;
 };
 
 /**
@@ -15,7 +18,7 @@ type Props = {
  * back or what the todo changed, and exactly the choices this failure offers, best first. A
  * refused choice keeps the panel open and says why.
  */
-export function RecoveryPanel({ report, onChoose }: Props) {
+export function RecoveryPanel({ report, onChoose, onDismiss }: Props) {
   const { t } = useTranslation();
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<AppError | null>(null);
@@ -29,9 +32,14 @@ export function RecoveryPanel({ report, onChoose }: Props) {
     setError(refused);
   };
 
+  const panel = useRef<HTMLDivElement>(null);
+  // Focus lands on the first choice (the best), not on the Stop button behind the panel.
+  useModal(panel, onDismiss, "[data-recovery-choice]");
+
   return (
     <div className="overlay">
       <div
+        ref={panel}
         className="dialog recovery-panel"
         role="alertdialog"
         aria-modal="true"
@@ -125,6 +133,7 @@ function ChoiceButton(props: { choice: Choice; primary: boolean; disabled: boole
         type="button"
         className={props.primary ? "button button-primary" : "button"}
         data-testid={`recovery-${choice}`}
+        data-recovery-choice
         aria-describedby={explanation}
         disabled={props.disabled}
         onClick={() => props.onChoose(choice)}

@@ -1,4 +1,5 @@
-import { useEffect, useState, type DragEvent } from "react";
+import { useEffect, useRef, useState, type DragEvent } from "react";
+import { useModal } from "../hooks/useModal";
 import { useTranslation } from "react-i18next";
 import { call } from "../api/call";
 import { commands, type PresetView, type ProviderView, type SandboxStatus } from "../bindings";
@@ -84,6 +85,9 @@ export function SettingsDialog({ onClose, report }: Props) {
     } else report(res.error);
   };
 
+  const dialog = useRef<HTMLDivElement>(null);
+  useModal(dialog, onClose);
+
   const onDrop = (e: DragEvent<HTMLDivElement>) => {
     e.preventDefault();
     const file = e.dataTransfer.files[0];
@@ -92,7 +96,7 @@ export function SettingsDialog({ onClose, report }: Props) {
 
   return (
     <div className="overlay">
-      <div className="dialog settings-dialog" role="dialog" aria-modal="true" aria-label={t("settings.label")} data-testid="settings-dialog">
+      <div ref={dialog} className="dialog settings-dialog" role="dialog" aria-modal="true" aria-label={t("settings.label")} data-testid="settings-dialog">
         <h2>{t("settings.label")}</h2>
 
         <section aria-label={t("settings.providers")}>

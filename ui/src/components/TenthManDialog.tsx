@@ -1,4 +1,5 @@
-import { useState } from "react";
+import { useRef, useState } from "react";
+import { useSheet } from "../hooks/useModal";
 import { useTranslation } from "react-i18next";
 import { call } from "../api/call";
 import { commands, type FindingView, type ReviewView } from "../bindings";
@@ -46,6 +47,8 @@ function Finding({ finding, onEvidence }: { finding: FindingView; onEvidence: (s
 /** The tenth man: an adversarial review of the whole conversation, on demand. */
 export function TenthManDialog({ conversationId, onClose, onEvidence, report }: Props) {
   const { t } = useTranslation();
+  const sheet = useRef<HTMLDivElement>(null);
+  useSheet(sheet, onClose);
   const [type, setType] = useState("full");
   const [focus, setFocus] = useState("");
   const [busy, setBusy] = useState(false);
@@ -62,6 +65,7 @@ export function TenthManDialog({ conversationId, onClose, onEvidence, report }: 
   return (
     <div className="side-sheet">
       <div
+        ref={sheet}
         className="dialog review-dialog"
         role="dialog"
         aria-modal="false"

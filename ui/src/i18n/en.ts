@@ -137,6 +137,8 @@ const en = {
     },
   },
   recovery: {
+    aside: "A failed step waits for your choice; nothing runs until you make it.",
+    reopen: "Choose how to recover",
     label: "Failure recovery",
     whereLabel: "Where",
     whyLabel: "Why",
@@ -266,8 +268,14 @@ const en = {
   },
   export: {
     label: "Export",
+    busy: "Exporting…",
+    formats: { md: "Markdown", jsonl: "JSON Lines", text: "Plain text" },
     done_one: "{{count}} message written to {{path}}",
     done_other: "{{count}} messages written to {{path}}",
+    failed: "The export failed: {{message}}",
+    open: "Open",
+    reveal: "Show in folder",
+    dismiss: "Dismiss",
   },
   interrupted: {
     label: "Interrupted runs",

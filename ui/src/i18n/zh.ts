@@ -139,6 +139,8 @@ const zh: Messages = {
     },
   },
   recovery: {
+    aside: "有一步失败，正等待你的选择；在你选择之前不会继续运行。",
+    reopen: "选择恢复方式",
     label: "故障恢复",
     whereLabel: "位置",
     whyLabel: "原因",
@@ -268,8 +270,14 @@ const zh: Messages = {
   },
   export: {
     label: "导出",
+    busy: "正在导出…",
+    formats: { md: "Markdown", jsonl: "JSON Lines", text: "纯文本" },
     done_one: "已将 {{count}} 条消息写入 {{path}}",
     done_other: "已将 {{count}} 条消息写入 {{path}}",
+    failed: "导出失败：{{message}}",
+    open: "打开",
+    reveal: "在文件夹中显示",
+    dismiss: "关闭",
   },
   interrupted: {
     label: "已中断的运行",

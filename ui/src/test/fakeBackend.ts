@@ -43,6 +43,8 @@ export class FakeBackend {
   /** The workbench settings settings_get answers and settings_save replaces. */
   settings: WorkbenchSettings = { provider: null, reviewerProvider: null, sandbox: "host" };
   presets: { id: string; name: string; kind: string; source: string | null; createdAt: string }[] = [];
+  /** Whether the export's save dialog is cancelled. */
+  exportCancelled = false;
   /** Compactions in force, by conversation id. */
   compactions: Record<string, CompactionMarker[]> = {};
   /** What conversation_busy answers, by conversation id; run_start refuses a busy one. */
@@ -247,7 +249,12 @@ export class FakeBackend {
         return preset;
       }
       case "conversation_export":
-        return { path: `/data/exports/${String(args.conversationId)}.${args.format === "text" ? "txt" : String(args.format)}`, messages: 2 };
+        // What the save dialog answers: a path, or null when the analyst cancelled it.
+        if (this.exportCancelled) return null;
+        return { path: `/home/ana/Documents/${String(args.conversationId)} ${String(args.today)}.${args.format === "text" ? "txt" : String(args.format)}`, messages: 2 };
+      case "export_open":
+      case "export_reveal":
+        return null;
       case "compaction_list":
         return this.compactions[String(args.conversationId)] ?? [];
       case "compression_preview":
