@@ -13,6 +13,7 @@ import { useConversations } from "./hooks/useConversations";
 import { useErrorBanner } from "./hooks/useErrorBanner";
 import { useExecutions, useInterrupted } from "./hooks/useExecutions";
 import { useMessages } from "./hooks/useMessages";
+import { useSidebar } from "./hooks/useSidebar";
 import { idle } from "./run/state";
 import { useRuns } from "./run/useRuns";
 
@@ -33,6 +34,8 @@ export function App() {
   const notices = useCompressionNotices(runs.runs);
   // Bumped when what is stored changed here outside a run (a compression, an undo).
   const [edits, setEdits] = useState(0);
+  const sidebar = useSidebar();
+  const { fold } = sidebar;
 
   const open =
     conv.conversations.find((c) => c.id === openId) ?? (opened && opened.id === openId ? opened : null);
@@ -100,7 +103,7 @@ export function App() {
 
   return (
     <div className="app">
-      <Header onSettings={() => setSettingsOpen(true)} />
+      <Header onSettings={() => setSettingsOpen(true)} sidebar={{ shown: sidebar.shown, onToggle: sidebar.toggle }} />
       {settingsOpen && (
         <SettingsDialog
           onClose={() => {
@@ -120,14 +123,17 @@ export function App() {
           void runs.resume(e.conversationId, e.id);
         }}
       />
-      <div className="app-body">
+      <div className="app-body" data-sidebar={sidebar.shown ? "shown" : "hidden"} data-narrow={sidebar.narrow}>
         <Sidebar
           conversations={conv.conversations}
           loading={conv.loading}
           openId={openId}
           deleted={conv.deleted}
           onCreate={handleCreate}
-          onOpen={setOpenId}
+          onOpen={(id) => {
+            setOpenId(id);
+            fold();
+          }}
           onRename={conv.rename}
           onDelete={handleDelete}
           onUndoDelete={handleUndo}

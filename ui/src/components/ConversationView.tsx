@@ -189,7 +189,7 @@ export function ConversationView(props: Props) {
     <section className="conversation-view" data-testid="conversation-view" data-conversation-id={conversation.id}>
       <header className="conversation-header">
         <div className="conversation-heading-row">
-          <h2 className="conversation-heading" data-testid="conversation-title">
+          <h2 className="conversation-heading" data-testid="conversation-title" title={title}>
             {title}
           </h2>
           <div className="conversation-tools">

@@ -1,13 +1,36 @@
 import { useTranslation } from "react-i18next";
+import { SidebarIcon } from "./Icons";
 import { LanguageSwitch } from "./LanguageSwitch";
 
-export function Header({ onSettings }: { onSettings?: () => void }) {
+type Props = {
+  onSettings?: () => void;
+  /** Shows or hides the conversations; absent where there is no sidebar. */
+  sidebar?: { shown: boolean; onToggle: () => void };
+};
+
+export function Header({ onSettings, sidebar }: Props) {
   const { t } = useTranslation();
   return (
     <header className="app-header">
-      <h1 className="app-name" data-testid="app-name">
-        {t("app.name")}
-      </h1>
+      <div className="header-start">
+        {sidebar && (
+          <button
+            type="button"
+            className="button button-small icon-button"
+            data-testid="sidebar-toggle"
+            aria-controls="conversations-sidebar"
+            aria-expanded={sidebar.shown}
+            title={sidebar.shown ? t("sidebar.hide") : t("sidebar.show")}
+            aria-label={sidebar.shown ? t("sidebar.hide") : t("sidebar.show")}
+            onClick={sidebar.onToggle}
+          >
+            <SidebarIcon />
+          </button>
+        )}
+        <h1 className="app-name" data-testid="app-name">
+          {t("app.name")}
+        </h1>
+      </div>
       <div className="header-tools">
         {onSettings && (
           <button type="button" className="button button-small" data-testid="settings-button" aria-haspopup="dialog" onClick={onSettings}>

@@ -23,6 +23,15 @@ function Svg({ className, children }: IconProps & { children: ReactNode }) {
   );
 }
 
+export function SidebarIcon(props: IconProps) {
+  return (
+    <Svg {...props}>
+      <rect x="2" y="3" width="12" height="10" rx="1.5" />
+      <path d="M6 3v10" />
+    </Svg>
+  );
+}
+
 export function PencilIcon(props: IconProps) {
   return (
     <Svg {...props}>

@@ -23,7 +23,7 @@ export function Sidebar(props: Props) {
   const { t } = useTranslation();
   useMinuteTick();
   return (
-    <aside className="sidebar" data-testid="sidebar">
+    <aside className="sidebar" id="conversations-sidebar" data-testid="sidebar" aria-label={t("sidebar.heading")}>
       <NewConversationForm onCreate={props.onCreate} />
       <h2 className="sidebar-heading">{t("sidebar.heading")}</h2>
       <div className="sidebar-scroll">

@@ -8,6 +8,8 @@ const en = {
     zh: "中文",
   },
   sidebar: {
+    show: "Show conversations",
+    hide: "Hide conversations",
     heading: "Conversations",
     loading: "Loading conversations…",
     empty: "No conversations yet.",

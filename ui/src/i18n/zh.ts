@@ -10,6 +10,8 @@ const zh: Messages = {
     zh: "中文",
   },
   sidebar: {
+    show: "显示对话列表",
+    hide: "隐藏对话列表",
     heading: "对话",
     loading: "正在加载对话…",
     empty: "还没有对话。",

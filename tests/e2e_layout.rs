@@ -1,0 +1,190 @@
+//! The window at the sizes an analyst uses it, in both languages, in the real app: 720×600 (the
+//! smallest the window allows is 720 wide), 900×700 and 1,280×800. Nothing scrolls sideways,
+//! the header keeps its height, a long title ends in an ellipsis with the whole title in its
+//! tooltip, and below 1,000 px the sidebar folds away behind a button. A screenshot of each size
+//! and language lands in `target/e2e-artifacts/layout-*.png` for the person reviewing the run.
+//!
+//! Needs a display (scripts/test.sh runs it under `xvfb-run -a`); without one it fails.
+
+// Test code: a failed setup step should panic right where it happened.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod support;
+
+use decima_core::{NewMessage, Role};
+use decima_store::Store;
+use support::{Driver, click, connect, shot, wait_for_text, wait_until};
+
+const LONG_TITLE: &str = "Reconcile the Q3 supplier invoices against the general ledger and \
+                          explain every difference above five hundred euros";
+
+/// Measures the page as laid out now, in one script.
+async fn measure(client: &fantoccini::Client) -> serde_json::Value {
+    client
+        .execute(
+            "const d = document.documentElement;\
+             const box = (s) => { const e = document.querySelector(s); if (!e) return null;\
+               const r = e.getBoundingClientRect(); return { w: r.width, h: r.height,\
+               left: r.left, right: r.right, visible: r.width > 0 && r.height > 0 }; };\
+             const h = document.querySelector('[data-testid=conversation-title]');\
+             const style = h ? getComputedStyle(h) : null;\
+             return { innerWidth: window.innerWidth, innerHeight: window.innerHeight,\
+               scrollWidth: Math.max(d.scrollWidth, document.body.scrollWidth),\
+               clientWidth: d.clientWidth,\
+               header: box('.conversation-header'), title: box('[data-testid=conversation-title]'),\
+               titleLine: style ? parseFloat(style.lineHeight) || 24 : 0,\
+               titleOverflow: style ? style.textOverflow : null,\
+               titleTip: h ? h.getAttribute('title') : null,\
+               sidebar: box('[data-testid=sidebar]'), toggle: box('[data-testid=sidebar-toggle]'),\
+               composer: box('[data-testid=send]') };",
+            vec![],
+        )
+        .await
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_window_holds_at_720_900_and_1280_wide_in_english_and_chinese() {
+    let data = tempfile::tempdir().unwrap();
+    let conversation = {
+        let store = Store::open_in_dir(data.path(), decima_llm::tokens::store_counter())
+            .await
+            .unwrap();
+        let messages = [
+            NewMessage::new(Role::User, "Which invoices do not match the ledger?"),
+            NewMessage::new(
+                Role::Assistant,
+                "Three do not match:\n\n```\nINV-2026-000123  supplier=Nordwind GmbH  amount=12,480.00 EUR  ledger=11,980.00 EUR  difference=500.00 EUR\n```\n\n| invoice | difference |\n| --- | --- |\n| INV-2026-000123 | 500.00 EUR |",
+            ),
+        ];
+        let c = store
+            .conversations()
+            .import(LONG_TITLE, None, &messages)
+            .await
+            .unwrap();
+        store
+            .conversations()
+            .import(
+                "季度供应商发票与总账核对，逐项说明超过五百欧元的差异",
+                None,
+                &messages,
+            )
+            .await
+            .unwrap();
+        store.close().await;
+        c.id
+    };
+
+    let driver = Driver::start();
+    let client = connect(&driver, data.path()).await;
+    let item = format!("[data-testid=conversation-item][data-conversation-id='{conversation}']");
+    wait_for_text(&client, &item, "Reconcile the Q3").await;
+    click(
+        &client,
+        &format!("{item} [data-testid=conversation-title-button]"),
+    )
+    .await;
+    wait_for_text(
+        &client,
+        "[data-testid=conversation-title]",
+        "Reconcile the Q3",
+    )
+    .await;
+
+    for (lang, switch) in [("en", None), ("zh", Some("中文"))] {
+        if let Some(label) = switch {
+            support::click_text(&client, "[data-testid=language-switch] button", label).await;
+            wait_until(&client, "the window switched to Chinese", || async {
+                support::attr(&client, "html", "lang").await.as_deref() == Some("zh-CN")
+            })
+            .await;
+        }
+        for (width, height) in [(1280u32, 800u32), (900, 700), (720, 600)] {
+            client.set_window_size(width, height).await.unwrap();
+            wait_until(
+                &client,
+                &format!("the window became {width} wide"),
+                || async {
+                    measure(&client).await["innerWidth"].as_u64() == Some(u64::from(width))
+                },
+            )
+            .await;
+            let m = measure(&client).await;
+            shot(&client, &format!("layout-{lang}-{width}x{height}.png")).await;
+            let at = format!("{lang} at {width}×{height}: {m}");
+            assert!(
+                m["scrollWidth"].as_f64().unwrap() <= m["clientWidth"].as_f64().unwrap() + 0.5,
+                "the page scrolls sideways, {at}"
+            );
+            let header = &m["header"];
+            assert!(
+                header["h"].as_f64().unwrap() <= 140.0,
+                "the conversation header grew too tall, {at}"
+            );
+            let title = &m["title"];
+            assert!(
+                title["h"].as_f64().unwrap() <= m["titleLine"].as_f64().unwrap() * 1.6,
+                "the title wraps or stacks instead of ending in an ellipsis, {at}"
+            );
+            assert!(
+                title["w"].as_f64().unwrap() >= 120.0,
+                "the title is squeezed to nothing, {at}"
+            );
+            assert_eq!(m["titleOverflow"], "ellipsis", "{at}");
+            assert_eq!(
+                m["titleTip"], LONG_TITLE,
+                "the tooltip holds the whole title, {at}"
+            );
+            assert!(
+                m["composer"]["visible"].as_bool().unwrap(),
+                "no Send button, {at}"
+            );
+            assert!(
+                m["composer"]["right"].as_f64().unwrap() <= f64::from(width) + 0.5,
+                "Send lies outside the window, {at}"
+            );
+            let sidebar_shown = m["sidebar"]["visible"].as_bool() == Some(true);
+            assert!(
+                m["toggle"]["visible"].as_bool().unwrap(),
+                "no button to show or hide the conversations, {at}"
+            );
+            if width >= 1000 {
+                assert!(
+                    sidebar_shown,
+                    "the sidebar is hidden on a wide window, {at}"
+                );
+            } else {
+                assert!(
+                    !sidebar_shown,
+                    "the sidebar takes a narrow window's room, {at}"
+                );
+                // The button brings it back over the conversation, and opening one folds it.
+                click(&client, "[data-testid=sidebar-toggle]").await;
+                wait_until(&client, "the sidebar opened over the page", || async {
+                    measure(&client).await["sidebar"]["visible"].as_bool() == Some(true)
+                })
+                .await;
+                let m = measure(&client).await;
+                assert!(
+                    m["scrollWidth"].as_f64().unwrap() <= m["clientWidth"].as_f64().unwrap() + 0.5,
+                    "the open sidebar pushes the page sideways, {lang} at {width}: {m}"
+                );
+                shot(
+                    &client,
+                    &format!("layout-{lang}-{width}x{height}-sidebar.png"),
+                )
+                .await;
+                click(
+                    &client,
+                    &format!("{item} [data-testid=conversation-title-button]"),
+                )
+                .await;
+                wait_until(&client, "the sidebar folded after opening", || async {
+                    measure(&client).await["sidebar"]["visible"].as_bool() != Some(true)
+                })
+                .await;
+            }
+        }
+    }
+    client.close().await.unwrap();
+}
