@@ -22,6 +22,11 @@ pub enum ErrorCode {
     /// The conversation is in use (an active run, a run waiting for a choice, a chat turn or a
     /// compression): nothing was stored. `conversation_busy` says by what.
     Busy,
+    /// No model provider is set up: the window says so where it matters, with the way to add
+    /// one.
+    NoProvider,
+    /// Several providers are set up and none is the default: the window asks for a choice.
+    NoDefaultProvider,
     /// A bug: something that should not happen.
     Internal,
 }
@@ -47,6 +52,22 @@ impl AppError {
     /// A request the command refuses, with what to do instead.
     pub fn invalid(message: impl ToString) -> Self {
         Self::new(ErrorCode::InvalidInput, message)
+    }
+
+    /// No provider to measure or run with (`several`: none of them is the default), in the
+    /// window's words.
+    pub fn no_provider(several: bool) -> Self {
+        if several {
+            Self::new(
+                ErrorCode::NoDefaultProvider,
+                "Several providers are set up and none is the default: choose one in Settings.",
+            )
+        } else {
+            Self::new(
+                ErrorCode::NoProvider,
+                "No model provider yet: add one in Settings.",
+            )
+        }
     }
 
     /// Something that should not happen, said plainly.

@@ -19,7 +19,15 @@ pub async fn context_usage(
     let conversation = store.conversations().get(id).await?;
     let preset = decima_runtime::context::preset_of(store, &conversation).await?;
     let provider = super::settings::provider_in_force(&state).await?;
-    let window = decima_runtime::settings::window_settings(store, provider.as_deref()).await?;
+    let window = match decima_runtime::settings::window_settings(store, provider.as_deref()).await {
+        Ok(window) => window,
+        // The runtime's wording is the CLI's (flags, variables): the window names its own way.
+        Err(decima_runtime::RuntimeError::Config(_)) if provider.is_none() => {
+            let set_up = store.providers().list().await?.len();
+            return Err(AppError::no_provider(set_up > 0));
+        }
+        Err(e) => return Err(e.into()),
+    };
     let scale = decima_runtime::settings::calibration_scale(store, provider.as_deref()).await?;
     let built =
         decima_runtime::context::build(store, &conversation, &preset, &window, scale).await?;

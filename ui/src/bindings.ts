@@ -251,6 +251,13 @@ export type ErrorCode =
  *  compression): nothing was stored. `conversation_busy` says by what.
  */
 "busy" | 
+/**
+ *  No model provider is set up: the window says so where it matters, with the way to add
+ *  one.
+ */
+"no_provider" | 
+/**  Several providers are set up and none is the default: the window asks for a choice. */
+"no_default_provider" | 
 /**  A bug: something that should not happen. */
 "internal";
 

@@ -601,4 +601,13 @@ describe("settings and library", () => {
     expect(screen.queryByTestId("tenth-man-review-dialog")).not.toBeInTheDocument();
     expect(review).toHaveFocus();
   });
+
+  it("says inline that no provider is set up, in the window's words, with no error banner", async () => {
+    const backend = backendWith();
+    backend.noProviderForUsage = true;
+    await openC1();
+    expect(await screen.findByTestId("context-no-provider")).toHaveTextContent("No model provider yet: add one in Settings.");
+    expect(screen.queryByTestId("error-banner")).not.toBeInTheDocument();
+    expect(screen.queryByTestId("context-usage")).not.toBeInTheDocument();
+  });
 });

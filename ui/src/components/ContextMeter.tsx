@@ -31,14 +31,21 @@ export function ContextMeter({ conversationId, liveUsage, refreshKey, report, on
   const lang = i18n.resolvedLanguage ?? "en";
   const [usage, setUsage] = useState<ContextUsage | null>(null);
   const [open, setOpen] = useState(false);
+  // No provider in force: said here, beside where the meter would be, not as an error banner.
+  const [noProvider, setNoProvider] = useState<string | null>(null);
 
   useEffect(() => {
     let alive = true;
     void (async () => {
       const res = await call(() => commands.contextUsage(conversationId));
       if (!alive) return;
-      if (res.status === "ok") setUsage(res.data);
-      else report(res.error);
+      if (res.status === "ok") {
+        setUsage(res.data);
+        setNoProvider(null);
+      } else if (res.error.code === "no_provider" || res.error.code === "no_default_provider") {
+        setUsage(null);
+        setNoProvider(res.error.code === "no_default_provider" ? "several" : "none");
+      } else report(res.error);
     })();
     return () => {
       alive = false;
@@ -48,6 +55,13 @@ export function ContextMeter({ conversationId, liveUsage, refreshKey, report, on
   }, [conversationId, refreshKey]);
 
   const fraction = liveUsage ?? usage?.usage ?? null;
+  if (fraction === null && noProvider) {
+    return (
+      <p className="context-no-provider" data-testid="context-no-provider" role="status">
+        {noProvider === "several" ? t("context.noDefaultProvider") : t("context.noProvider")}
+      </p>
+    );
+  }
   if (fraction === null) return null;
   const percent = Math.round(fraction * 100);
   const state = meterState(percent);

@@ -99,6 +99,8 @@ const en = {
     contested: "The final tenth-man review contests this answer: read its findings before relying on it.",
   },
   context: {
+    noProvider: "No model provider yet: add one in Settings.",
+    noDefaultProvider: "Choose a default provider in Settings to measure the context.",
     label: "Context usage",
     valueText: "{{percent}} percent of the context window",
     hint: "How full the context is; it is compressed automatically at 85%.",

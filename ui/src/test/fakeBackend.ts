@@ -28,6 +28,8 @@ export class FakeBackend {
   messages: Record<string, MessageView[]>;
   /** What context_usage answers; null rejects it as not found. */
   usage: ContextUsage | null = usageAt(0.3);
+  /** Whether context_usage refuses for want of a provider while none is set up. */
+  noProviderForUsage = false;
   /** executionList answers, by conversation id. */
   executions: Record<string, ExecutionView[]> = {};
   interrupted: ExecutionView[] = [];
@@ -161,6 +163,8 @@ export class FakeBackend {
         return { messages: page, hasMore: older.length > page.length, total: all.length };
       }
       case "context_usage":
+        if (this.providers.length === 0 && this.noProviderForUsage)
+          throw { code: "no_provider", message: "No model provider yet: add one in Settings." } satisfies AppError;
         if (!this.usage) throw notFound(String(args.conversationId));
         return this.usage;
       case "execution_list":
