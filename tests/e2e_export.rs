@@ -80,14 +80,25 @@ async fn a_fresh_data_folder_exports_through_the_save_dialogs_default_place() {
     let client = connect(&driver, data.path()).await;
     let item = format!("[data-testid=conversation-item][data-conversation-id='{conversation}']");
     wait_for_text(&client, &item, TITLE).await;
-    click(&client, &format!("{item} [data-testid=conversation-title-button]")).await;
+    click(
+        &client,
+        &format!("{item} [data-testid=conversation-title-button]"),
+    )
+    .await;
     wait_for_text(&client, "[data-testid=conversation-title]", TITLE).await;
 
     click(&client, "[data-testid=export-button]").await;
     click(&client, "[data-testid=export-md]").await;
-    tokio::task::spawn_blocking(accept_save_dialog).await.unwrap();
+    tokio::task::spawn_blocking(accept_save_dialog)
+        .await
+        .unwrap();
 
-    let done = wait_for_text(&client, "[data-testid=export-done]", "2 messages written to").await;
+    let done = wait_for_text(
+        &client,
+        "[data-testid=export-done]",
+        "2 messages written to",
+    )
+    .await;
     let said = done.text().await.unwrap();
     let written: Vec<_> = std::fs::read_dir(&exports)
         .expect("exports/ was made for the dialog")
@@ -102,9 +113,15 @@ async fn a_fresh_data_folder_exports_through_the_save_dialogs_default_place() {
         "{name}"
     );
     assert!(!name.contains(&conversation.to_string()), "{name}");
-    assert!(said.contains(&name), "the window names the file it wrote: {said}");
+    assert!(
+        said.contains(&name),
+        "the window names the file it wrote: {said}"
+    );
     let text = std::fs::read_to_string(file).unwrap();
-    assert!(text.contains("INV-2026-000123 differs by 500.00 EUR."), "{text}");
+    assert!(
+        text.contains("INV-2026-000123 differs by 500.00 EUR."),
+        "{text}"
+    );
     // What to do with it next.
     wait_for_text(&client, "[data-testid=export-open]", "Open").await;
     wait_for_text(&client, "[data-testid=export-reveal]", "Show in folder").await;

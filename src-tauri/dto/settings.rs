@@ -23,6 +23,9 @@ pub struct ProviderView {
     pub context_window: u32,
     /// Whether the secret store holds a key for it.
     pub has_api_key: bool,
+    /// Where the key is kept, so the window says it truthfully: the keyring, or the file
+    /// readable only by the user where no keyring service runs (with the file's path).
+    pub key_file: Option<String>,
     /// Where its meter warns and compression starts (the ones in force).
     pub thresholds: ThresholdsView,
 }
@@ -42,6 +45,12 @@ impl ProviderView {
             model: record.model,
             context_window: record.context_window,
             has_api_key: listed.has_api_key,
+            key_file: match listed.key_place {
+                Some(decima_llm::secrets::SecretBackend::File(path)) => {
+                    Some(path.display().to_string())
+                }
+                _ => None,
+            },
             thresholds: ThresholdsView::from(thresholds),
         }
     }

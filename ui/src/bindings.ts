@@ -447,6 +447,11 @@ export type ProviderView = {
 	contextWindow: number,
 	/**  Whether the secret store holds a key for it. */
 	hasApiKey: boolean,
+	/**
+	 *  Where the key is kept, so the window says it truthfully: the keyring, or the file
+	 *  readable only by the user where no keyring service runs (with the file's path).
+	 */
+	keyFile: string | null,
 	/**  Where its meter warns and compression starts (the ones in force). */
 	thresholds: ThresholdsView,
 };

@@ -311,7 +311,21 @@ impl SecretStore {
     /// The provider's key, if one is stored. With the keyring in use, a key left in the file
     /// (written while the keyring was away) is still found. Blocks: see [`SecretStore::get_async`].
     pub fn get(&self, provider: &str) -> Result<Option<SecretString>> {
-        self.inner.get(provider)
+        Ok(self.inner.get_located(provider)?.map(|(key, _)| key))
+    }
+
+    /// Where the provider's key is stored, if anywhere: settings say so truthfully (a machine
+    /// without a keyring service keeps keys in the 0600 file). Blocks: see
+    /// [`SecretStore::locate_async`].
+    pub fn locate(&self, provider: &str) -> Result<Option<SecretBackend>> {
+        Ok(self.inner.get_located(provider)?.map(|(_, place)| place))
+    }
+
+    /// [`SecretStore::locate`] on the blocking pool, for async code.
+    pub async fn locate_async(&self, provider: &str) -> Result<Option<SecretBackend>> {
+        let store = self.clone();
+        let provider = provider.to_string();
+        blocking(move || store.locate(&provider)).await
     }
 
     /// Stores or replaces the provider's key. Surrounding whitespace (a pasted newline) is
@@ -365,11 +379,13 @@ where
 }
 
 impl Inner {
-    fn get(&self, provider: &str) -> Result<Option<SecretString>> {
+    fn get_located(&self, provider: &str) -> Result<Option<(SecretString, SecretBackend)>> {
         validate_provider_name(provider)?;
         if let Some(keyring) = self.active_keyring() {
             match keyring.get(provider) {
-                Ok(Some(secret)) => return Ok(Some(SecretString(secret))),
+                Ok(Some(secret)) => {
+                    return Ok(Some((SecretString(secret), SecretBackend::Keyring)));
+                }
                 Ok(None) => {
                     if !self.file.exists() {
                         return Ok(None);
@@ -378,7 +394,10 @@ impl Inner {
                 Err(e) => self.keyring_failed(e, "read", provider)?,
             }
         }
-        self.file.get(provider)
+        Ok(self
+            .file
+            .get(provider)?
+            .map(|key| (key, SecretBackend::File(self.file.path.clone()))))
     }
 
     fn set(&self, provider: &str, key: &SecretString) -> Result<()> {
@@ -777,6 +796,35 @@ mod tests {
         store.set("qwen", &"sk-new".into()).unwrap();
         assert!(FileVault::new(dir.path()).get("qwen").unwrap().is_none());
         assert_eq!(store.get("qwen").unwrap().unwrap().expose(), "sk-new");
+    }
+
+    #[test]
+    fn each_key_is_located_where_it_really_is() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(SECRETS_FILE);
+        // A key written while the keyring was away stays in the file until set again.
+        FileVault::new(dir.path())
+            .set("qwen", "sk-from-file")
+            .unwrap();
+        let store = store_with(dir.path(), Box::new(MemoryKeyring::default()), true);
+        store.set("openai", &"sk-in-keyring".into()).unwrap();
+        assert_eq!(
+            store.locate("openai").unwrap(),
+            Some(SecretBackend::Keyring)
+        );
+        assert_eq!(
+            store.locate("qwen").unwrap(),
+            Some(SecretBackend::File(path.clone()))
+        );
+        assert_eq!(store.locate("absent").unwrap(), None);
+        // No keyring service at all: every key is in the file, and says so.
+        let bare = tempfile::tempdir().unwrap();
+        let store = store_with(bare.path(), Box::new(FailingKeyring(no_bus)), true);
+        store.set("deepseek", &"sk-fallback".into()).unwrap();
+        assert_eq!(
+            store.locate("deepseek").unwrap(),
+            Some(SecretBackend::File(bare.path().join(SECRETS_FILE)))
+        );
     }
 
     #[test]

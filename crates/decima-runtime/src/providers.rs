@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use decima_core::Role;
 use decima_core::context::Thresholds;
-use decima_llm::secrets::{SecretStore, SecretString};
+use decima_llm::secrets::{SecretBackend, SecretStore, SecretString};
 use decima_llm::{
     ChatMessage, ChatRequest, HttpProvider, Protocol, Provider, ProviderConfig, Usage, collect,
     presets,
@@ -155,6 +155,8 @@ pub struct Listed {
     pub record: ProviderRecord,
     /// Whether the secret store holds a key for it.
     pub has_api_key: bool,
+    /// Where that key is: the keyring, or the 0600 file (with its path).
+    pub key_place: Option<SecretBackend>,
 }
 
 /// Every live provider, with whether a key is stored.
@@ -163,10 +165,11 @@ pub async fn list(store: &Store, data_dir: &Path) -> Result<Vec<Listed>> {
     let (secrets, _warning) = SecretStore::open_async(data_dir).await?;
     let mut rows = Vec::with_capacity(records.len());
     for record in records {
-        let has_api_key = secrets.get_async(&record.name).await?.is_some();
+        let key_place = secrets.locate_async(&record.name).await?;
         rows.push(Listed {
             record,
-            has_api_key,
+            has_api_key: key_place.is_some(),
+            key_place,
         });
     }
     Ok(rows)

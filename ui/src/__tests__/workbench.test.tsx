@@ -610,4 +610,23 @@ describe("settings and library", () => {
     expect(screen.queryByTestId("error-banner")).not.toBeInTheDocument();
     expect(screen.queryByTestId("context-usage")).not.toBeInTheDocument();
   });
+
+  it("says where each key is kept: the keyring, or the file only the analyst can read", async () => {
+    const backend = backendWith();
+    backend.providers = [
+      { name: "kept", model: "m", baseUrl: "http://a", contextWindow: 128000, hasApiKey: true },
+      { name: "filed", model: "m", baseUrl: "http://b", contextWindow: 128000, hasApiKey: true, keyFile: "/home/ana/.local/share/decima/secrets.json" },
+      { name: "bare", model: "m", baseUrl: "http://c", contextWindow: 128000, hasApiKey: false },
+    ];
+    const { user } = renderApp();
+    await user.click(await screen.findByRole("button", { name: "Settings" }));
+    const key = async (name: string) =>
+      within((await screen.findAllByTestId("provider")).find((p) => p.dataset.name === name)!).getByTestId("provider-key");
+    expect(await key("kept")).toHaveTextContent("key in the keyring");
+    expect(await key("filed")).toHaveTextContent(
+      "key in /home/ana/.local/share/decima/secrets.json, a file only you can read (this machine has no keyring service)",
+    );
+    expect(await key("filed")).not.toHaveTextContent("keyring service)key in the keyring");
+    expect(await key("bare")).toHaveTextContent("no key");
+  });
 });

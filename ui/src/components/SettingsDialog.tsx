@@ -105,7 +105,13 @@ export function SettingsDialog({ onClose, report }: Props) {
             {providers.map((p) => (
               <li key={p.name} data-testid="provider" data-name={p.name}>
                 <strong>{p.name}</strong> {p.model} · {p.baseUrl} · {t("settings.window", { tokens: p.contextWindow })} ·{" "}
-                {p.hasApiKey ? t("settings.keyStored") : t("settings.noKey")}
+                <span data-testid="provider-key">
+                  {!p.hasApiKey
+                    ? t("settings.noKey")
+                    : p.keyFile
+                      ? t("settings.keyInFile", { path: p.keyFile })
+                      : t("settings.keyStored")}
+                </span>
                 <button type="button" className="button button-small" data-testid="provider-test" onClick={() => void test(p.name)}>
                   {t("settings.test")}
                 </button>

@@ -234,6 +234,7 @@ const en = {
     providers: "Providers",
     window: "{{tokens}}-token window",
     keyStored: "key in the keyring",
+    keyInFile: "key in {{path}}, a file only you can read (this machine has no keyring service)",
     noKey: "no key",
     test: "Test",
     testing: "testing…",

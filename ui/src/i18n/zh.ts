@@ -236,6 +236,7 @@ const zh: Messages = {
     providers: "模型服务",
     window: "{{tokens}} 令牌窗口",
     keyStored: "密钥在钥匙串中",
+    keyInFile: "密钥保存在 {{path}}，这是只有你能读取的文件（本机没有钥匙串服务）",
     noKey: "无密钥",
     test: "测试",
     testing: "测试中…",

@@ -40,11 +40,14 @@ export class FakeBackend {
     baseUrl: string;
     contextWindow: number;
     hasApiKey: boolean;
+    keyFile?: string | null;
     thresholds?: ThresholdsView;
   }[] = [];
   /** The workbench settings settings_get answers and settings_save replaces. */
   settings: WorkbenchSettings = { provider: null, reviewerProvider: null, sandbox: "host" };
   presets: { id: string; name: string; kind: string; source: string | null; createdAt: string }[] = [];
+  /** Where keys go when no keyring service runs (null: the keyring). */
+  keyFile: string | null = null;
   /** Whether the export's save dialog is cancelled. */
   exportCancelled = false;
   /** Compactions in force, by conversation id. */
@@ -74,7 +77,7 @@ export class FakeBackend {
   }
 
   private providerView(p: FakeBackend["providers"][number]) {
-    return { thresholds: { warn: 0.7, compress: 0.85, deep: 0.9, enabled: true }, ...p, kind: "openai", preset: null };
+    return { thresholds: { warn: 0.7, compress: 0.85, deep: 0.9, enabled: true }, keyFile: null, ...p, kind: "openai", preset: null };
   }
 
   /** Every later call of `cmd` rejects with `error` until `succeed(cmd)`. */
@@ -232,6 +235,7 @@ export class FakeBackend {
           baseUrl: String(args.baseUrl ?? "http://x"),
           contextWindow: Number(args.contextWindow ?? 128000),
           hasApiKey: args.apiKey !== null && args.apiKey !== undefined,
+          keyFile: this.keyFile && args.apiKey ? this.keyFile : null,
         };
         this.providers.push(added);
         return this.providerView(added);
