@@ -110,6 +110,31 @@ describe("context meter", () => {
   });
 });
 
+describe("context meter popovers", () => {
+  it("closes the warning with its ×, brings it back only when fuller, and closes the breakdown on Escape", async () => {
+    const backend = backendWith({ usage: usageAt(0.72) });
+    const { user } = await openC1();
+    expect(await screen.findByTestId("context-warning")).toHaveTextContent("over 70%");
+    await user.click(screen.getByTestId("context-warning-close"));
+    expect(screen.queryByTestId("context-warning")).toBeNull();
+    const toggle = screen.getByTestId("context-breakdown-toggle");
+    await user.click(toggle);
+    expect(screen.getByTestId("context-breakdown")).toBeInTheDocument();
+    await user.keyboard("{Escape}");
+    expect(screen.queryByTestId("context-breakdown")).toBeNull();
+    expect(toggle).toHaveFocus();
+    // Still dismissed at the same level; back once the context is fuller.
+    expect(screen.queryByTestId("context-warning")).toBeNull();
+    await user.type(screen.getByRole("textbox", { name: "Task" }), "go");
+    await user.click(screen.getByRole("button", { name: "Send" }));
+    await waitFor(() => expect(backend.channels).toHaveLength(1));
+    act(() => backend.emit({ type: "contextUsage", usage: 0.74, used: 7400, inputRoom: 10000, layers: [] }));
+    expect(screen.queryByTestId("context-warning")).toBeNull();
+    act(() => backend.emit({ type: "contextUsage", usage: 0.86, used: 8600, inputRoom: 10000, layers: [] }));
+    expect(screen.getByTestId("context-warning")).toHaveTextContent("over 85%");
+  });
+});
+
 describe("plan and subagents", () => {
   it("shows todos by phase with checkpoint and snapshot markers, and live changes", async () => {
     const backend = backendWith({

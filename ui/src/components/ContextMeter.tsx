@@ -3,6 +3,7 @@ import { useTranslation } from "react-i18next";
 import { call } from "../api/call";
 import { commands, type ContextUsage } from "../bindings";
 import type { ReportError } from "../hooks/useErrorBanner";
+import { usePopover } from "../hooks/usePopover";
 import { formatNumber } from "../lib/format";
 
 /** The colour bands of the meter: warn at 70%, compress at 85%, deep at 90%. */
@@ -30,7 +31,10 @@ export function ContextMeter({ conversationId, liveUsage, refreshKey, report, on
   const { t, i18n } = useTranslation();
   const lang = i18n.resolvedLanguage ?? "en";
   const [usage, setUsage] = useState<ContextUsage | null>(null);
-  const [open, setOpen] = useState(false);
+  const breakdown = usePopover();
+  const open = breakdown.open;
+  // The warning closes with its × or Escape, and comes back only when the context gets fuller.
+  const [dismissed, setDismissed] = useState<string | null>(null);
   // No provider in force: said here, beside where the meter would be, not as an error banner.
   const [noProvider, setNoProvider] = useState<string | null>(null);
 
@@ -65,9 +69,11 @@ export function ContextMeter({ conversationId, liveUsage, refreshKey, report, on
   if (fraction === null) return null;
   const percent = Math.round(fraction * 100);
   const state = meterState(percent);
+  const rank = ["ok", "warn", "compress", "deep"];
+  const warningShown = state !== "ok" && (dismissed === null || rank.indexOf(state) > rank.indexOf(dismissed));
 
   return (
-    <div className="context-meter-wrap">
+    <div className="context-meter-wrap" ref={breakdown.container}>
       <div
         className={`context-meter state-${state}`}
         role="meter"
@@ -87,16 +93,34 @@ export function ContextMeter({ conversationId, liveUsage, refreshKey, report, on
         type="button"
         className="button button-small"
         aria-expanded={open}
+        ref={breakdown.trigger}
         data-testid="context-breakdown-toggle"
-        onClick={() => setOpen((o) => !o)}
+        onClick={breakdown.toggle}
       >
         {t("context.breakdown")}
       </button>
-      {state !== "ok" && (
-        <p className={`context-warning state-${state}`} data-testid="context-warning" role="status">
+      {warningShown && !open && (
+        <p
+          className={`context-warning state-${state}`}
+          data-testid="context-warning"
+          role="status"
+          onKeyDown={(e) => {
+            if (e.key === "Escape") setDismissed(state);
+          }}
+        >
           {state === "warn" ? t("context.warn") : t("context.compressing")}{" "}
           <button type="button" className="link-button" data-testid="context-compress" onClick={onCompress}>
             {t("compress.open")}
+          </button>
+          <button
+            type="button"
+            className="context-warning-close"
+            data-testid="context-warning-close"
+            aria-label={t("context.dismissWarning")}
+            title={t("context.dismissWarning")}
+            onClick={() => setDismissed(state)}
+          >
+            ×
           </button>
         </p>
       )}

@@ -105,6 +105,7 @@ const en = {
     valueText: "{{percent}} percent of the context window",
     hint: "How full the context is; it is compressed automatically at 85%.",
     breakdown: "Breakdown",
+    dismissWarning: "Hide this warning",
     warn: "The context is over 70% full; it will be compressed automatically at 85%.",
     compressing: "The context is over 85% full: it is compressed before the next request.",
     total: "{{used}} of {{room}} tokens the prompt may use ({{window}}-token window)",

@@ -106,6 +106,7 @@ const zh: Messages = {
     label: "上下文用量",
     valueText: "上下文窗口的 {{percent}}%",
     hint: "上下文的占用；达到 85% 时自动压缩。",
+    dismissWarning: "隐藏此提示",
     breakdown: "明细",
     warn: "上下文已超过 70%，达到 85% 时将自动压缩。",
     compressing: "上下文已超过 85%：下一次请求前会先压缩。",
