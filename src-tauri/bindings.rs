@@ -40,6 +40,7 @@ pub fn builder() -> Builder<tauri::Wry> {
             executions::execution_list,
             executions::execution_interrupted,
             reviews::review_run,
+            reviews::review_latest,
             compression::compression_preview,
             compression::compression_apply,
             compression::compression_undo,
@@ -106,7 +107,7 @@ mod tests {
             .skip(1)
             .filter_map(|rest| rest.split('"').next())
             .collect();
-        assert_eq!(invoked.len(), 33, "{invoked:?}");
+        assert_eq!(invoked.len(), 34, "{invoked:?}");
         for command in invoked {
             assert!(
                 build_rs.contains(&format!("\"{command}\"")),

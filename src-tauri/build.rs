@@ -18,6 +18,7 @@ fn main() {
         "execution_list",
         "execution_interrupted",
         "review_run",
+        "review_latest",
         "compression_preview",
         "compression_apply",
         "compression_undo",

@@ -411,7 +411,31 @@ async fn an_agent_run_with_a_failure_a_subagent_and_a_tenth_man_review_in_the_re
         count(&client, dialog).await == 1
     })
     .await;
+    // It opens on the stored review, the run's contested final one, without asking again.
+    wait_for_text(
+        &client,
+        "[data-testid=review-when]",
+        "The run's automatic final review",
+    )
+    .await;
+    shot(&client, "workbench-tenth-man-stored.png").await;
+    let asked_before = db_row(
+        &db,
+        "SELECT CAST(COUNT(*) AS TEXT), '' FROM reviews WHERE trigger = 'user'",
+    )
+    .await;
+    assert_eq!(
+        asked_before[0].0, "0",
+        "opening the panel asked for no review"
+    );
+    click(&client, "[data-testid=review-new]").await;
     click(&client, "[data-testid=review-start]").await;
+    wait_for_text(
+        &client,
+        "[data-testid=review-when]",
+        "Asked for in the window",
+    )
+    .await;
     wait_for_text(
         &client,
         "[data-testid=finding]",

@@ -5,7 +5,7 @@ use decima_runtime::review::{
 };
 use tauri::State;
 
-use crate::dto::{FindingView, ReviewView};
+use crate::dto::ReviewView;
 use crate::{AppError, AppState};
 
 /// Reviews the conversation's history against its current conclusion. `review_type` is quick
@@ -49,20 +49,24 @@ pub async fn review_run(
         },
     )
     .await?;
-    let reviewed = &outcome.review;
-    Ok(ReviewView {
-        id: reviewed.id.clone(),
-        risk_level: reviewed.risk_level.clone(),
-        summary: reviewed.summary.clone(),
-        review_type: reviewed.review_type.clone(),
-        focus,
-        findings: reviewed.findings.iter().map(FindingView::from).collect(),
-        open_questions: reviewed.open_questions.clone(),
-        earlier_open_findings: earlier
-            .iter()
-            .filter(|f| f.review_id != reviewed.id)
-            .map(FindingView::from)
-            .collect(),
-        cached: outcome.cached,
-    })
+    Ok(ReviewView::of(&outcome.review, &earlier, outcome.cached))
+}
+
+/// The newest review of the conversation (asked for in the window, by the agent, or a run's
+/// final review), so the review panel opens on it without asking the model again. `None` when
+/// it was never reviewed.
+#[tauri::command]
+#[specta::specta]
+#[tracing::instrument(name = "command", skip_all, fields(name = "review_latest"))]
+pub async fn review_latest(
+    state: State<'_, AppState>,
+    conversation_id: String,
+) -> Result<Option<ReviewView>, AppError> {
+    let conversation = super::conversation_id(&conversation_id)?;
+    let store = &state.store;
+    let Some(latest) = store.reviews().list(conversation).await?.pop() else {
+        return Ok(None);
+    };
+    let earlier = store.reviews().open_findings(conversation, None).await?;
+    Ok(Some(ReviewView::of(&latest, &earlier, false)))
 }

@@ -245,4 +245,38 @@ pub struct ReviewView {
     pub earlier_open_findings: Vec<FindingView>,
     /// Found in the cache: the history had not changed.
     pub cached: bool,
+    /// What asked for it: user, tool or final (a run's automatic last review).
+    pub trigger: String,
+    /// When it was written, RFC 3339, UTC.
+    pub created_at: String,
+    /// The last seq of the history when it ran.
+    pub reviewed_through_seq: u32,
+}
+
+impl ReviewView {
+    /// The view of a stored review, beside the findings earlier reviews left open.
+    pub fn of(
+        review: &decima_store::Review,
+        earlier: &[decima_store::Finding],
+        cached: bool,
+    ) -> Self {
+        Self {
+            id: review.id.clone(),
+            risk_level: review.risk_level.clone(),
+            summary: review.summary.clone(),
+            review_type: review.review_type.clone(),
+            focus: review.focus.clone(),
+            findings: review.findings.iter().map(FindingView::from).collect(),
+            open_questions: review.open_questions.clone(),
+            earlier_open_findings: earlier
+                .iter()
+                .filter(|f| f.review_id != review.id)
+                .map(FindingView::from)
+                .collect(),
+            cached,
+            trigger: review.trigger.clone(),
+            created_at: review.created_at.to_rfc3339(),
+            reviewed_through_seq: u32::try_from(review.reviewed_through_seq).unwrap_or(u32::MAX),
+        }
+    }
 }

@@ -67,6 +67,12 @@ export const commands = {
 	 *  or full (the default); `focus` narrows what the reviewer looks at.
 	 */
 	reviewRun: (conversationId: string, reviewType: string | null, focus: string | null) => typedError<ReviewView, AppError>(__TAURI_INVOKE("review_run", { conversationId, reviewType, focus })),
+	/**
+	 *  The newest review of the conversation (asked for in the window, by the agent, or a run's
+	 *  final review), so the review panel opens on it without asking the model again. `None` when
+	 *  it was never reviewed.
+	 */
+	reviewLatest: (conversationId: string) => typedError<ReviewView | null, AppError>(__TAURI_INVOKE("review_latest", { conversationId })),
 	/**  What compressing at `level` with `strategy` would do; nothing is stored. */
 	compressionPreview: (conversationId: string, level: string, strategy: string) => typedError<CompressionPreview, AppError>(__TAURI_INVOKE("compression_preview", { conversationId, level, strategy })),
 	/**
@@ -476,6 +482,12 @@ export type ReviewView = {
 	earlierOpenFindings: FindingView[],
 	/**  Found in the cache: the history had not changed. */
 	cached: boolean,
+	/**  What asked for it: user, tool or final (a run's automatic last review). */
+	trigger: string,
+	/**  When it was written, RFC 3339, UTC. */
+	createdAt: string,
+	/**  The last seq of the history when it ran. */
+	reviewedThroughSeq: number,
 };
 
 /**  The role names the webview switches on. */

@@ -73,8 +73,13 @@ describe("composer and live run", () => {
     expect(screen.getByTestId("live-text")).toHaveTextContent("draft answer");
     act(() => backend.emit({ type: "messageStored", seq: 3, role: "assistant" }));
     expect(screen.getByTestId("live-text")).not.toHaveTextContent("draft answer");
+    backend.latestReview = review({ id: "r", trigger: "system" });
     act(() => backend.emit({ type: "reviewFinished", reviewId: "r", riskLevel: "high", findings: 1, contested: true }));
     expect(screen.getByTestId("run-contested")).toBeInTheDocument();
+    // The banner leads to the review that contests the answer.
+    await user.click(screen.getByTestId("run-contested-open"));
+    expect(await screen.findByTestId("review-result")).toHaveTextContent("The count ignores the ledger.");
+    expect(backend.callsOf("review_run")).toHaveLength(0);
   });
 });
 
@@ -228,6 +233,32 @@ describe("failure recovery", () => {
 });
 
 describe("tenth man", () => {
+  it("opens on the newest stored review without asking again, and starts a new one from a button", async () => {
+    const backend = backendWith();
+    backend.latestReview = review({ trigger: "system", reviewedThroughSeq: 2 });
+    const { user } = await openC1();
+    await user.click(screen.getByTestId("tenth-man-review-button"));
+    expect(await screen.findByTestId("review-result")).toHaveTextContent("The count ignores the ledger.");
+    expect(screen.getByTestId("review-when")).toHaveTextContent("The run's automatic final review · through message #2");
+    expect(screen.getAllByTestId("finding")).toHaveLength(1);
+    expect(backend.callsOf("review_run")).toHaveLength(0);
+    expect(screen.queryByTestId("review-start")).toBeNull();
+    backend.review = review({ id: "r2", riskLevel: "low", summary: "Nothing stands against it now.", findings: [] });
+    await user.click(screen.getByTestId("review-new"));
+    await user.click(screen.getByTestId("review-start"));
+    expect(await screen.findByText("Nothing stands against it now.")).toBeInTheDocument();
+    expect(backend.callsOf("review_run")).toHaveLength(1);
+  });
+
+  it("shows a failed review in the panel, not as a banner", async () => {
+    backendWith();
+    const { user } = await openC1();
+    await user.click(screen.getByTestId("tenth-man-review-button"));
+    await user.click(await screen.findByTestId("review-start"));
+    expect(await screen.findByTestId("review-error")).toHaveTextContent("no reviewer answered");
+    expect(screen.queryByTestId("error-banner")).toBeNull();
+  });
+
   it("reviews on demand and scrolls to and highlights the cited message", async () => {
     const backend = backendWith({ review: review() });
     const { user } = await openC1();

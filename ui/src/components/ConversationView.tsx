@@ -237,7 +237,7 @@ export function ConversationView(props: Props) {
                 <EmptyState testId="no-messages">{t("main.noMessages")}</EmptyState>
               ) : null
             }
-            footer={<LiveRun run={run} />}
+            footer={<LiveRun run={run} onOpenReview={() => setReviewOpen(true)} />}
             footerKey={`${run.text.length}:${run.reasoning.length}:${run.tools.length}:${run.tools.filter((x) => x.done).length}`}
             runLive={run.live}
           />

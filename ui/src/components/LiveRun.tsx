@@ -32,7 +32,7 @@ function ToolCard({ tool }: { tool: LiveTool }) {
 }
 
 /** What the running agent is doing right now: its streaming answer and its tool calls. */
-export function LiveRun({ run }: { run: RunState }) {
+export function LiveRun({ run, onOpenReview }: { run: RunState; onOpenReview?: () => void }) {
   const { t } = useTranslation();
   const showTools = run.tools.length > 0;
   if (!run.live && !run.contested && run.warnings.length === 0) return null;
@@ -40,7 +40,12 @@ export function LiveRun({ run }: { run: RunState }) {
     <section className="live-run" data-testid="live-run" aria-label={t("run.label")} aria-live="polite">
       {run.contested && (
         <p className="run-contested" data-testid="run-contested" role="status">
-          {t("run.contested")}
+          {t("run.contested")}{" "}
+          {onOpenReview && (
+            <button type="button" className="link-button" data-testid="run-contested-open" onClick={onOpenReview}>
+              {t("run.readReview")}
+            </button>
+          )}
         </p>
       )}
       {run.warnings.map((w, i) => (

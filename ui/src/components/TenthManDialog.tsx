@@ -1,4 +1,4 @@
-import { useRef, useState } from "react";
+import { useEffect, useRef, useState } from "react";
 import { useSheet } from "../hooks/useModal";
 import { useTranslation } from "react-i18next";
 import { call } from "../api/call";
@@ -46,21 +46,46 @@ function Finding({ finding, onEvidence }: { finding: FindingView; onEvidence: (s
 
 /** The tenth man: an adversarial review of the whole conversation, on demand. */
 export function TenthManDialog({ conversationId, onClose, onEvidence, report }: Props) {
-  const { t } = useTranslation();
+  const { t, i18n } = useTranslation();
   const sheet = useRef<HTMLDivElement>(null);
   useSheet(sheet, onClose);
   const [type, setType] = useState("full");
   const [focus, setFocus] = useState("");
   const [busy, setBusy] = useState(false);
   const [review, setReview] = useState<ReviewView | null>(null);
+  // The panel opens on the newest stored review; the form for a new one is a button away.
+  const [loaded, setLoaded] = useState(false);
+  const [asking, setAsking] = useState(false);
+  const [error, setError] = useState<string | null>(null);
+  const lang = i18n.resolvedLanguage ?? "en";
+
+  useEffect(() => {
+    let alive = true;
+    void (async () => {
+      const res = await call(() => commands.reviewLatest(conversationId));
+      if (!alive) return;
+      if (res.status === "ok") setReview(res.data);
+      else report(res.error);
+      setLoaded(true);
+    })();
+    return () => {
+      alive = false;
+    };
+    // report is stable enough: the newest review is read once per opening.
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [conversationId]);
 
   const start = async () => {
     setBusy(true);
+    setError(null);
     const res = await call(() => commands.reviewRun(conversationId, type, focus.trim() || null));
     setBusy(false);
-    if (res.status === "ok") setReview(res.data);
-    else report(res.error);
+    if (res.status === "ok") {
+      setReview(res.data);
+      setAsking(false);
+    } else setError(res.error.message);
   };
+  const showForm = loaded && (asking || review === null);
 
   return (
     <div className="side-sheet">
@@ -73,29 +98,48 @@ export function TenthManDialog({ conversationId, onClose, onEvidence, report }: 
         data-testid="tenth-man-review-dialog"
       >
         <h2>{t("review.label")}</h2>
-        <div className="review-form">
-          <label>
-            {t("review.type")}
-            <select data-testid="review-type" value={type} onChange={(e) => setType(e.target.value)}>
-              <option value="full">{t("review.full")}</option>
-              <option value="quick">{t("review.quick")}</option>
-            </select>
-          </label>
-          <label>
-            {t("review.focus")}
-            <input
-              data-testid="review-focus"
-              value={focus}
-              placeholder={t("review.focusPlaceholder")}
-              onChange={(e) => setFocus(e.target.value)}
-            />
-          </label>
-          <button type="button" className="button button-primary" data-testid="review-start" disabled={busy} onClick={() => void start()}>
-            {busy ? t("review.running") : t("review.start")}
+        {showForm && (
+          <>
+          <div className="review-form">
+            <label>
+              {t("review.type")}
+              <select data-testid="review-type" value={type} onChange={(e) => setType(e.target.value)}>
+                <option value="full">{t("review.full")}</option>
+                <option value="quick">{t("review.quick")}</option>
+              </select>
+            </label>
+            <label>
+              {t("review.focus")}
+              <input
+                data-testid="review-focus"
+                value={focus}
+                placeholder={t("review.focusPlaceholder")}
+                onChange={(e) => setFocus(e.target.value)}
+              />
+            </label>
+            <button type="button" className="button button-primary" data-testid="review-start" disabled={busy} onClick={() => void start()}>
+              {busy ? t("review.running") : t("review.start")}
+            </button>
+          </div>
+            {error && (
+              <p className="review-error" role="alert" data-testid="review-error">
+                {error}
+              </p>
+            )}
+          </>
+        )}
+        {!showForm && loaded && (
+          <button type="button" className="button" data-testid="review-new" onClick={() => setAsking(true)}>
+            {t("review.new")}
           </button>
-        </div>
+        )}
         {review && (
           <div className="review-result" data-testid="review-result">
+            <p className="review-when" data-testid="review-when">
+              {t(`review.trigger.${review.trigger}`, { defaultValue: review.trigger })} ·{" "}
+              {t("review.through", { seq: review.reviewedThroughSeq })} ·{" "}
+              {new Date(review.createdAt).toLocaleString(lang === "zh" ? "zh-CN" : "en")}
+            </p>
             <p className={`review-risk risk-${review.riskLevel}`} data-testid="review-risk" data-risk={review.riskLevel}>
               {t("review.risk", { level: review.riskLevel })}
               {review.cached && <span className="review-cached"> · {t("review.cached")}</span>}

@@ -88,6 +88,7 @@ const en = {
     },
   },
   run: {
+    readReview: "Read the review",
     label: "Running agent",
     running: "running…",
     exitCode: "exit {{code}}",
@@ -205,6 +206,9 @@ const en = {
     openQuestions: "Open questions",
     earlier: "Open findings of earlier reviews",
     close: "Close",
+    new: "New review",
+    through: "through message #{{seq}}",
+    trigger: { user: "Asked for in the window", tool: "Asked for by the agent", system: "The run's automatic final review" },
   },
   compress: {
     label: "Compress context",

@@ -90,6 +90,7 @@ const zh: Messages = {
     },
   },
   run: {
+    readReview: "查看审查",
     label: "运行中的代理",
     running: "运行中…",
     exitCode: "退出码 {{code}}",
@@ -207,6 +208,9 @@ const zh: Messages = {
     openQuestions: "未决问题",
     earlier: "早先审查中未关闭的发现",
     close: "关闭",
+    new: "新的审查",
+    through: "截至第 {{seq}} 条消息",
+    trigger: { user: "在窗口中发起", tool: "由代理发起", system: "运行结束时的自动审查" },
   },
   compress: {
     label: "压缩上下文",

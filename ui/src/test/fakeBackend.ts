@@ -34,6 +34,8 @@ export class FakeBackend {
   executions: Record<string, ExecutionView[]> = {};
   interrupted: ExecutionView[] = [];
   review: ReviewView | null = null;
+  /** The newest stored review, what review_latest answers. */
+  latestReview: ReviewView | null = null;
   providers: {
     name: string;
     model: string;
@@ -304,7 +306,10 @@ export class FakeBackend {
         return null;
       case "review_run":
         if (!this.review) throw { code: "provider", message: "no reviewer answered" } satisfies AppError;
+        this.latestReview = this.review;
         return this.review;
+      case "review_latest":
+        return this.latestReview;
       default:
         throw { code: "internal", message: `unknown command ${cmd}` } satisfies AppError;
     }

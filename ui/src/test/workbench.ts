@@ -60,6 +60,9 @@ export function review(overrides: Partial<ReviewView> = {}): ReviewView {
     openQuestions: ["Where did the ledger go?"],
     earlierOpenFindings: [],
     cached: false,
+    trigger: "user",
+    createdAt: "2026-03-01T12:00:00Z",
+    reviewedThroughSeq: 2,
     ...overrides,
   };
 }
