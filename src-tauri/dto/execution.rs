@@ -38,6 +38,20 @@ pub struct ExecutionView {
     pub waiting_on: Option<FailureReport>,
     /// RFC 3339, UTC.
     pub created_at: String,
+    /// How the analyst ended it, if they did: the conversation shows a row where it ended.
+    pub ending: Option<RunEndingView>,
+}
+
+/// "Stopped by you at step 4", "Aborted after a failure at step 7", after message `after_seq`.
+#[derive(Debug, Clone, Serialize, Type)]
+#[serde(rename_all = "camelCase")]
+pub struct RunEndingView {
+    /// stop or abort.
+    pub by: String,
+    /// The steps the run had taken.
+    pub step: u32,
+    /// The last message when it ended: the row goes after it.
+    pub after_seq: u32,
 }
 
 impl ExecutionView {
@@ -65,6 +79,11 @@ impl ExecutionView {
             snapshot_todo_ids,
             waiting_on: waiting_on.map(FailureReport::from),
             created_at: execution.created_at.to_rfc3339(),
+            ending: execution.ending.map(|e| RunEndingView {
+                by: e.by.as_str().to_owned(),
+                step: e.step,
+                after_seq: u32::try_from(e.after_seq).unwrap_or(u32::MAX),
+            }),
         }
     }
 }

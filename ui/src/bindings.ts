@@ -295,6 +295,8 @@ export type ExecutionView = {
 	waitingOn: FailureReport | null,
 	/**  RFC 3339, UTC. */
 	createdAt: string,
+	/**  How the analyst ended it, if they did: the conversation shows a row where it ended. */
+	ending: RunEndingView | null,
 };
 
 /**  Where an export went. */
@@ -500,6 +502,16 @@ export type Role =
 "assistant" | 
 /**  A tool result. */
 "tool";
+
+/**  "Stopped by you at step 4", "Aborted after a failure at step 7", after message `after_seq`. */
+export type RunEndingView = {
+	/**  stop or abort. */
+	by: string,
+	/**  The steps the run had taken. */
+	step: number,
+	/**  The last message when it ended: the row goes after it. */
+	afterSeq: number,
+};
 
 /**  A run's progress, in the order it happened. `runEnded` is always the last one. */
 export type RunEvent = 

@@ -341,6 +341,16 @@ async fn a_logic_failure_is_replanned_once_automatically_then_waits_and_abort_ca
     assert_eq!(failures[0].resolution, Some(Resolution::Replan));
     assert_eq!(failures[1].resolution, Some(Resolution::Abort));
     assert_eq!(failures[1].class, FailureClass::Logic);
+    let stored = f
+        .store
+        .executions()
+        .get(outcome.execution.id)
+        .await
+        .unwrap();
+    let ending = stored.ending.expect("the ending is recorded");
+    assert_eq!(ending.by, decima_store::EndedBy::Abort);
+    let last = f.messages_of(&outcome).await.last().unwrap().seq;
+    assert_eq!(ending.after_seq, last);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -516,6 +526,7 @@ async fn hostile_tool_input_gets_clear_tool_errors_and_the_run_goes_on() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cancelling_kills_the_command_and_ends_the_run_cancelled() {
     let f = Fixture::new().await;
+    f.call("todo_write", todos(&[("wait for it", "in_progress")]));
     f.call("shell", json!({"command": "echo $$ > pid; sleep 600"}));
     let session = f.session(&StopOnFailure);
     let cancel = session.cancel.clone();
@@ -550,6 +561,27 @@ async fn cancelling_kills_the_command_and_ends_the_run_cancelled() {
     );
     let live = f.messages_of(&outcome).await;
     assert!(live.last().unwrap().content.contains("[cancelled]"));
+    // The state it leaves: where the analyst stopped it, and no todo still "in progress".
+    let stored = f
+        .store
+        .executions()
+        .get(outcome.execution.id)
+        .await
+        .unwrap();
+    let ending = stored.ending.expect("the ending is recorded");
+    assert_eq!(ending.by, decima_store::EndedBy::Stop);
+    assert_eq!(ending.step, 2, "cancelled during its second step");
+    assert_eq!(ending.after_seq, live.last().unwrap().seq);
+    assert_eq!(
+        stored.error.as_deref(),
+        Some("stopped by the analyst at step 2")
+    );
+    let plan = f.store.todos().plan(outcome.execution.id).await.unwrap();
+    assert_eq!(plan[0].status, TodoStatus::Cancelled);
+    assert_eq!(
+        plan[0].reason.as_deref(),
+        Some("stopped by the analyst at step 2")
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -194,6 +194,38 @@ pub struct Execution {
     pub updated_at: Timestamp,
     /// A high or critical final review argued against its result (which stays as it was).
     pub contested: bool,
+    /// How the analyst ended it, where they did: the conversation shows it in place.
+    pub ending: Option<RunEnding>,
+}
+
+/// The analyst ended a run: with Stop, or by aborting it after a failure.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RunEnding {
+    /// How.
+    pub by: EndedBy,
+    /// The steps it had taken.
+    pub step: u32,
+    /// The conversation's last seq when it ended: the row goes after it.
+    pub after_seq: i64,
+}
+
+/// Which of the analyst's actions ended a run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EndedBy {
+    /// The Stop button or Ctrl-C.
+    Stop,
+    /// Abort, as the answer to a failure.
+    Abort,
+}
+
+impl EndedBy {
+    /// The text stored in `executions.ended_by`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Stop => "stop",
+            Self::Abort => "abort",
+        }
+    }
 }
 
 #[derive(FromRow)]
@@ -215,13 +247,16 @@ struct ExecutionRow {
     finished_at: Option<i64>,
     updated_at: i64,
     contested: bool,
+    ended_by: Option<String>,
+    ended_at_step: Option<i64>,
+    ended_after_seq: Option<i64>,
 }
 
 macro_rules! execution_columns {
     () => {
         "id, conversation_id, parent_id, depth, task, status, sandbox_kind, \
      provider_id, workspace, options, result, error, created_at, started_at, finished_at, \
-     updated_at, contested"
+     updated_at, contested, ended_by, ended_at_step, ended_after_seq"
     };
 }
 
@@ -261,6 +296,22 @@ impl TryFrom<ExecutionRow> for Execution {
             finished_at: row.finished_at.map(Timestamp),
             updated_at: Timestamp(row.updated_at),
             contested: row.contested,
+            ending: match (
+                row.ended_by.as_deref(),
+                row.ended_at_step,
+                row.ended_after_seq,
+            ) {
+                (Some(by), Some(step), Some(after_seq)) => Some(RunEnding {
+                    by: match by {
+                        "stop" => EndedBy::Stop,
+                        "abort" => EndedBy::Abort,
+                        other => return Err(corrupt("run ending", other)),
+                    },
+                    step: u32::try_from(step).map_err(|e| corrupt("run ending step", e))?,
+                    after_seq,
+                }),
+                _ => None,
+            },
         })
     }
 }
@@ -280,6 +331,29 @@ impl<'s> Executions<'s> {
             .bind(id.to_string())
             .execute(self.store.pool())
             .await?;
+        if done.rows_affected() == 0 {
+            return Err(StoreError::not_found("execution", id));
+        }
+        Ok(())
+    }
+
+    /// Records that the analyst ended the run (`by`) at `step`, with the conversation's last
+    /// live seq then (a rollback may have removed later ones), so the conversation can show
+    /// where.
+    pub async fn record_ending(&self, id: ExecutionId, by: EndedBy, step: u32) -> Result<()> {
+        let done = sqlx::query(
+            "UPDATE executions SET ended_by = ?, ended_at_step = ?, \
+             ended_after_seq = (SELECT COALESCE(MAX(seq), 0) FROM messages \
+                                WHERE messages.conversation_id = executions.conversation_id \
+                                  AND deleted_at IS NULL), \
+             updated_at = ? WHERE id = ?",
+        )
+        .bind(by.as_str())
+        .bind(i64::from(step))
+        .bind(Timestamp::now().0)
+        .bind(id.to_string())
+        .execute(self.store.pool())
+        .await?;
         if done.rows_affected() == 0 {
             return Err(StoreError::not_found("execution", id));
         }

@@ -44,7 +44,9 @@ pub use conversations::{Conversation, Conversations};
 pub use data_dir::{DATABASE_FILE, default_data_dir};
 pub use error::StoreError;
 pub use events::{Event, Events};
-pub use executions::{Execution, ExecutionStatus, Executions, NewExecution, SandboxKind};
+pub use executions::{
+    EndedBy, Execution, ExecutionStatus, Executions, NewExecution, RunEnding, SandboxKind,
+};
 pub use exports::{Exports, HistoryExport};
 pub use failures::{Failure, Failures, NewFailure, Resolution};
 pub use messages::{MessageText, MessageTexts, Messages, SeqTotals, StepNotes};

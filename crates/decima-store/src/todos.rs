@@ -58,16 +58,20 @@ pub enum TodoStatus {
     Failed,
     /// Deliberately not done.
     Skipped,
+    /// In progress when the analyst stopped the run or aborted it: set by Decima, never by the
+    /// model. The todo's `reason` says how the run ended.
+    Cancelled,
 }
 
 impl TodoStatus {
     /// Every status.
-    pub const ALL: [TodoStatus; 5] = [
+    pub const ALL: [TodoStatus; 6] = [
         Self::Pending,
         Self::InProgress,
         Self::Completed,
         Self::Failed,
         Self::Skipped,
+        Self::Cancelled,
     ];
 
     /// The text stored in `todos.status` and used by the todo_write tool.
@@ -78,6 +82,7 @@ impl TodoStatus {
             Self::Completed => "completed",
             Self::Failed => "failed",
             Self::Skipped => "skipped",
+            Self::Cancelled => "cancelled",
         }
     }
 }
@@ -97,7 +102,7 @@ impl std::str::FromStr for TodoStatus {
             .find(|status| status.as_str() == s)
             .ok_or_else(|| {
                 StoreError::InvalidInput(format!(
-                    "{:?} is not a todo status (pending, in_progress, completed, failed, skipped)",
+                    "{:?} is not a todo status (pending, in_progress, completed, failed, skipped, cancelled)",
                     echo_untrusted(s)
                 ))
             })
@@ -289,6 +294,21 @@ impl Todos<'_> {
         }
         tx.commit().await?;
         self.plan(execution).await
+    }
+
+    /// Marks the execution's todos still in progress `cancelled`, with `reason`: the run ended
+    /// at the analyst's word, so nothing is being worked on any more. Returns how many.
+    pub async fn cancel_open(&self, execution: ExecutionId, reason: &str) -> Result<u64> {
+        let done = sqlx::query(
+            "UPDATE todos SET status = 'cancelled', reason = ?, updated_at = ? \
+             WHERE execution_id = ? AND status = 'in_progress' AND deleted_at IS NULL",
+        )
+        .bind(reason)
+        .bind(Timestamp::now().0)
+        .bind(execution.to_string())
+        .execute(self.store.pool())
+        .await?;
+        Ok(done.rows_affected())
     }
 
     /// The live plan of an execution, in order.

@@ -140,6 +140,40 @@ describe("context meter popovers", () => {
   });
 });
 
+describe("runs the analyst ended", () => {
+  it("shows where a run was stopped and where one was aborted, and the todo it left as cancelled", async () => {
+    backendWith({
+      executions: {
+        c1: [
+          execution({
+            id: "e2",
+            conversationId: "c1",
+            status: "cancelled",
+            ending: { by: "abort", step: 7, afterSeq: 2 },
+            todos: [
+              { id: "a", title: "Gather", status: "completed", phase: null, checkpoint: false, pinned: false, reason: null },
+              { id: "b", title: "Report", status: "cancelled", phase: null, checkpoint: false, pinned: false, reason: "aborted by the analyst after a failure, at step 7" },
+            ],
+          }),
+          execution({ id: "e1", conversationId: "c1", status: "cancelled", ending: { by: "stop", step: 3, afterSeq: 1 } }),
+        ],
+      },
+    });
+    await openC1();
+    const stopped = await screen.findByText("Stopped by you at step 3");
+    const aborted = screen.getByText("Aborted by you after a failure, at step 7");
+    // In reading order: message 1, the stop, message 2, the abort.
+    const order = [...document.querySelectorAll("[data-testid=message], [data-testid=run-ended]")].map(
+      (e) => e.getAttribute("data-seq") ?? e.getAttribute("data-ended-by"),
+    );
+    expect(order).toEqual(["1", "stop", "2", "abort"]);
+    expect(stopped.closest("[data-testid=run-ended]")).toHaveAttribute("data-execution-id", "e1");
+    expect(aborted.closest("[data-testid=run-ended]")).toHaveAttribute("data-execution-id", "e2");
+    const plan = screen.getByTestId("todo-panel");
+    expect(within(plan).getByText("Report").closest("li")).toHaveTextContent("cancelled");
+  });
+});
+
 describe("plan and subagents", () => {
   it("shows todos by phase with checkpoint and snapshot markers, and live changes", async () => {
     const backend = backendWith({

@@ -1,4 +1,4 @@
-import { useEffect, useState } from "react";
+import { useEffect, useMemo, useState } from "react";
 import { useTranslation } from "react-i18next";
 import { call } from "../api/call";
 import {
@@ -149,6 +149,14 @@ export function ConversationView(props: Props) {
   // The newest run the analyst started here, and what the panels show of it.
   const root = executions.find((e) => e.parentId === null) ?? null;
   const todos = run.todos ?? root?.todos ?? [];
+  // Runs the analyst stopped or aborted in this conversation, each shown where it ended.
+  const ends = useMemo(
+    () =>
+      executions.flatMap((e) =>
+        e.conversationId === conversation.id && e.ending ? [{ executionId: e.id, ending: e.ending }] : [],
+      ),
+    [executions, conversation.id],
+  );
   const snapshots = [...new Set([...(root?.snapshotTodoIds ?? []), ...run.snapshotTodoIds])];
   const stored: SubagentNode[] = executions
     .filter((e) => e.depth > 0)
@@ -227,6 +235,7 @@ export function ConversationView(props: Props) {
             conversationId={conversation.id}
             messages={messages}
             markers={markers}
+            ends={ends}
             highlighted={highlighted}
             onUndo={(id) => void undo(id)}
             loadEarlier={loadEarlier}

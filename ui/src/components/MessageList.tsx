@@ -1,15 +1,27 @@
 import { useVirtualizer } from "@tanstack/react-virtual";
 import { memo, useEffect, useMemo, useRef, type ReactNode } from "react";
 import { useTranslation } from "react-i18next";
-import type { CompactionMarker, MessageView } from "../bindings";
+import type { CompactionMarker, MessageView, RunEndingView } from "../bindings";
 import { useFollowEnd } from "../hooks/useFollowEnd";
 import { MessageItem } from "./MessageItem";
 
-/** One row of the list: a stored message, or the marker of a compaction whose summary ends there. */
-type Row = { kind: "marker"; key: string; marker: CompactionMarker } | { kind: "message"; key: string; message: MessageView };
+/** A run the analyst ended, and where: its row follows the last message stored before it ended. */
+export type RunEnd = { executionId: string; ending: RunEndingView };
 
-/** Rows in reading order: each marker stands before the first message after its summary's end. */
-export function rowsOf(messages: MessageView[], markers: CompactionMarker[]): Row[] {
+/**
+ * One row of the list: a stored message, the marker of a compaction whose summary ends there,
+ * or where the analyst stopped or aborted a run.
+ */
+type Row =
+  | { kind: "marker"; key: string; marker: CompactionMarker }
+  | { kind: "message"; key: string; message: MessageView }
+  | { kind: "ended"; key: string; end: RunEnd };
+
+/**
+ * Rows in reading order: each marker stands before the first message after its summary's end;
+ * each run's end follows the last message at or before its seq (when that message is loaded).
+ */
+export function rowsOf(messages: MessageView[], markers: CompactionMarker[], ends: RunEnd[] = []): Row[] {
   const rows: Row[] = [];
   messages.forEach((message, i) => {
     const previousSeq = i === 0 ? null : (messages[i - 1]?.seq ?? null);
@@ -19,6 +31,13 @@ export function rowsOf(messages: MessageView[], markers: CompactionMarker[]): Ro
       }
     }
     rows.push({ kind: "message", key: `m:${message.id}`, message });
+    const nextSeq = messages[i + 1]?.seq ?? null;
+    for (const end of ends) {
+      const after = end.ending.afterSeq;
+      if (after >= message.seq && (nextSeq === null || after < nextSeq)) {
+        rows.push({ kind: "ended", key: `e:${end.executionId}`, end });
+      }
+    }
   });
   return rows;
 }
@@ -33,6 +52,8 @@ type Props = {
   conversationId: string;
   messages: MessageView[];
   markers: CompactionMarker[];
+  /** Runs the analyst stopped or aborted, shown where they ended. */
+  ends?: RunEnd[];
   /** The seq of the message to bring into view and highlight, if any. */
   highlighted: number | null;
   onUndo: (compactionId: string) => void;
@@ -58,7 +79,8 @@ type Props = {
 export function MessageList(props: Props) {
   const { conversationId, messages, markers, highlighted, onUndo, loadEarlier, placeholder } = props;
   const scrollRef = useRef<HTMLDivElement>(null);
-  const rows = useMemo(() => rowsOf(messages, markers), [messages, markers]);
+  const ends = props.ends;
+  const rows = useMemo(() => rowsOf(messages, markers, ends), [messages, markers, ends]);
   const virtualizer = useVirtualizer({
     count: rows.length,
     getScrollElement: () => scrollRef.current,
@@ -131,6 +153,8 @@ export function MessageList(props: Props) {
               const place = { ref: virtualizer.measureElement, index: item.index, start: item.start };
               return row.kind === "marker" ? (
                 <MarkerRow key={row.key} marker={row.marker} onUndo={onUndo} {...place} />
+              ) : row.kind === "ended" ? (
+                <EndedRow key={row.key} end={row.end} {...place} />
               ) : (
                 <MessageItem key={row.key} message={row.message} highlighted={row.message.seq === highlighted} {...place} />
               );
@@ -153,6 +177,32 @@ function JumpToLatest({ onJump }: { onJump: () => void }) {
     </button>
   );
 }
+
+/** Where the analyst stopped or aborted a run. */
+const EndedRow = memo(function EndedRow(props: {
+  end: RunEnd;
+  ref: (node: HTMLLIElement | null) => void;
+  index: number;
+  start: number;
+}) {
+  const { t } = useTranslation();
+  const { ending } = props.end;
+  return (
+    <li
+      ref={props.ref}
+      data-index={props.index}
+      style={{ transform: `translateY(${props.start}px)` }}
+      className="list-row run-ended-row"
+      data-testid="run-ended"
+      data-ended-by={ending.by}
+      data-execution-id={props.end.executionId}
+    >
+      <div className="run-ended">
+        {ending.by === "abort" ? t("run.aborted", { step: ending.step }) : t("run.stopped", { step: ending.step })}
+      </div>
+    </li>
+  );
+});
 
 /** Where a compaction's summary stands in the conversation, with undo while it is allowed. */
 const MarkerRow = memo(function MarkerRow(props: {

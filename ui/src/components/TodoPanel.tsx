@@ -9,6 +9,7 @@ const MARK: Record<string, string> = {
   completed: "●",
   failed: "✕",
   skipped: "↷",
+  cancelled: "⊘",
 };
 
 /** The plan: todos by phase, with their status, checkpoints and snapshots. */

@@ -89,6 +89,8 @@ const en = {
   },
   run: {
     readReview: "Read the review",
+    stopped: "Stopped by you at step {{step}}",
+    aborted: "Aborted by you after a failure, at step {{step}}",
     label: "Running agent",
     running: "running…",
     exitCode: "exit {{code}}",
@@ -129,6 +131,7 @@ const en = {
       completed: "completed",
       failed: "failed",
       skipped: "skipped",
+      cancelled: "cancelled",
     },
   },
   subagents: {

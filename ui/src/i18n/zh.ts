@@ -91,6 +91,8 @@ const zh: Messages = {
   },
   run: {
     readReview: "查看审查",
+    stopped: "你在第 {{step}} 步停止了运行",
+    aborted: "失败后你在第 {{step}} 步中止了运行",
     label: "运行中的代理",
     running: "运行中…",
     exitCode: "退出码 {{code}}",
@@ -131,6 +133,7 @@ const zh: Messages = {
       completed: "已完成",
       failed: "失败",
       skipped: "已跳过",
+      cancelled: "已取消",
     },
   },
   subagents: {

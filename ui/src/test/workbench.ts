@@ -36,6 +36,7 @@ export function execution(overrides: Partial<ExecutionView> & { id: string; conv
     snapshotTodoIds: [],
     waitingOn: null,
     createdAt: "2026-01-01T10:00:00Z",
+    ending: null,
     ...overrides,
   };
 }

@@ -81,13 +81,20 @@ pub fn parse_todo_write(raw: &str, current: &[Todo]) -> Result<Vec<TodoInput>, S
     let by_id: HashMap<&str, &Todo> = current.iter().map(|t| (t.id.as_str(), t)).collect();
     let mut plan = Vec::with_capacity(args.todos.len());
     for (i, entry) in args.todos.into_iter().enumerate() {
-        let status: TodoStatus = entry.status.parse().map_err(|_| {
-            format!(
-                "todo {} has status {:?}; use pending, in_progress, completed, failed or skipped",
-                i + 1,
-                echo_untrusted(&entry.status)
-            )
-        })?;
+        let status: TodoStatus = entry
+            .status
+            .parse()
+            .ok()
+            // Decima marks a todo cancelled when the analyst ends the run; the model never does.
+            .filter(|s| *s != TodoStatus::Cancelled)
+            .ok_or_else(|| {
+                format!(
+                    "todo {} has status {:?}; use pending, in_progress, completed, failed or \
+                     skipped",
+                    i + 1,
+                    echo_untrusted(&entry.status)
+                )
+            })?;
         if entry.title.trim().is_empty() {
             return Err(format!("todo {} has an empty title", i + 1));
         }
@@ -230,4 +237,22 @@ pub fn as_inputs(plan: &[Todo]) -> Vec<TodoInput> {
             reason: t.reason.clone(),
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_model_cannot_mark_a_todo_cancelled() {
+        let refused = parse_todo_write(
+            r#"{"todos": [{"title": "fit", "status": "cancelled"}]}"#,
+            &[],
+        )
+        .unwrap_err();
+        assert!(refused.contains("use pending, in_progress"), "{refused}");
+        assert!(
+            parse_todo_write(r#"{"todos": [{"title": "fit", "status": "skipped"}]}"#, &[]).is_ok()
+        );
+    }
 }

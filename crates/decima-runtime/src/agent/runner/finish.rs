@@ -51,7 +51,10 @@ impl Runner<'_, '_> {
         })
     }
 
-    pub(super) async fn finish_cancelled(&mut self) -> Result<RunOutcome> {
+    /// Ends the run at the analyst's word (`by`: Stop, or Abort after a failure): open calls
+    /// are answered, the todo in progress becomes cancelled, and where it ended is recorded
+    /// for the conversation to show.
+    pub(super) async fn finish_cancelled(&mut self, by: EndedBy) -> Result<RunOutcome> {
         // A cancellation between a stored answer and its results leaves calls open.
         for call in dangling::unanswered(self.store(), self.conversation.id).await? {
             self.answer_unrun(
@@ -61,6 +64,20 @@ impl Runner<'_, '_> {
             )
             .await?;
         }
+        let step = self.steps_taken;
+        let reason = match by {
+            EndedBy::Stop => format!("stopped by the analyst at step {step}"),
+            EndedBy::Abort => format!("aborted by the analyst after a failure, at step {step}"),
+        };
+        let todos = self.store().todos();
+        if todos.cancel_open(self.execution.id, &reason).await? > 0 {
+            let plan = self.plan().await?;
+            self.emit_plan(&plan);
+        }
+        self.store()
+            .executions()
+            .record_ending(self.execution.id, by, step)
+            .await?;
         self.execution = self
             .store()
             .executions()
@@ -68,7 +85,7 @@ impl Runner<'_, '_> {
                 self.execution.id,
                 ExecutionStatus::Cancelled,
                 None,
-                Some("cancelled"),
+                Some(&reason),
             )
             .await?;
         info!(steps = self.steps_taken, "execution cancelled");

@@ -31,8 +31,8 @@ use decima_llm::tokens::{Calibration, counter_for_model, estimate_request};
 use decima_llm::{Completion, LlmError, ProviderConfig};
 use decima_sandbox::{HostLimits, HostSandbox, Sandbox};
 use decima_store::{
-    Conversation, Execution, ExecutionStatus, Failure, NewExecution, NewFailure, Resolution,
-    SandboxKind, SnapshotReason, Store, Todo, TodoStatus,
+    Conversation, EndedBy, Execution, ExecutionStatus, Failure, NewExecution, NewFailure,
+    Resolution, SandboxKind, SnapshotReason, Store, Todo, TodoStatus,
 };
 use serde_json::json;
 use tracing::{Instrument as _, debug, info, info_span, warn};
@@ -616,7 +616,7 @@ impl<'s, 'a> Runner<'s, 'a> {
     async fn steps(&mut self) -> Result<RunOutcome> {
         loop {
             if self.session.cancel.is_cancelled() {
-                return self.finish_cancelled().await;
+                return self.finish_cancelled(EndedBy::Stop).await;
             }
             if self.steps_taken >= self.step_limit {
                 let pending = Pending {
@@ -638,7 +638,7 @@ impl<'s, 'a> Runner<'s, 'a> {
             self.waited = StepWait::default();
             let completion = match self.model_step().await {
                 Ok(Some(completion)) => completion,
-                Ok(None) => return self.finish_cancelled().await,
+                Ok(None) => return self.finish_cancelled(EndedBy::Stop).await,
                 Err(StepError::Failed(pending)) => match self.fail(pending).await? {
                     Flow::Continue => continue,
                     Flow::Stop(outcome) => return Ok(*outcome),
@@ -665,7 +665,7 @@ impl<'s, 'a> Runner<'s, 'a> {
             let failed = match end {
                 CallsEnd::Done(None) => self.replan_not_taken().await?,
                 CallsEnd::Done(Some(pending)) => Some(pending),
-                CallsEnd::Cancelled => return self.finish_cancelled().await,
+                CallsEnd::Cancelled => return self.finish_cancelled(EndedBy::Stop).await,
             };
             if let Some(pending) = failed
                 && let Flow::Stop(outcome) = self.fail(pending).await?

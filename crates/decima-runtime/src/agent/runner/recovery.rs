@@ -303,7 +303,7 @@ impl Runner<'_, '_> {
         }
         if choice == Resolution::Abort {
             return self
-                .finish_cancelled()
+                .finish_cancelled(EndedBy::Abort)
                 .await
                 .map(|o| Chosen::Go(Flow::Stop(Box::new(o))));
         }
