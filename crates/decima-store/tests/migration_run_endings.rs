@@ -38,7 +38,10 @@ async fn old_database(path: &Path) -> SqlitePool {
 }
 
 async fn exec(pool: &SqlitePool, sql: String) {
-    sqlx::raw_sql(sqlx::AssertSqlSafe(sql)).execute(pool).await.unwrap();
+    sqlx::raw_sql(sqlx::AssertSqlSafe(sql))
+        .execute(pool)
+        .await
+        .unwrap();
 }
 
 #[tokio::test]
