@@ -29,7 +29,7 @@ ensure_apt() {
 ensure_app_packages() {
     ensure_apt build-essential pkg-config curl file libssl-dev \
         libwebkit2gtk-4.1-dev libgtk-3-dev librsvg2-dev libayatana-appindicator3-dev libxdo-dev \
-        fonts-noto-cjk
+        fonts-noto-cjk fonts-dejavu-core
 }
 
 ensure_toolchains() {

@@ -99,6 +99,30 @@ async fn the_window_holds_at_720_900_and_1280_wide_in_english_and_chinese() {
             })
             .await;
         }
+        // Curly quotes: drawn by a Latin font in English (narrow), by a CJK one in Chinese
+        // (full-width, as Chinese text sets them).
+        let quotes = client
+            .execute(
+                "const s = document.createElement('span'); s.textContent = '“”“”';\
+                 document.body.appendChild(s); const w = s.getBoundingClientRect().width;\
+                 const em = parseFloat(getComputedStyle(s).fontSize); s.remove(); return w / em;",
+                vec![],
+            )
+            .await
+            .unwrap()
+            .as_f64()
+            .unwrap();
+        if lang == "en" {
+            assert!(
+                quotes < 2.5,
+                "four curly quotes take {quotes:.2} em in English: a CJK font draws them"
+            );
+        } else {
+            assert!(
+                quotes > 3.0,
+                "four curly quotes take {quotes:.2} em in Chinese"
+            );
+        }
         for (width, height) in [(1280u32, 800u32), (900, 700), (720, 600)] {
             client.set_window_size(width, height).await.unwrap();
             wait_until(
