@@ -17,6 +17,9 @@ import { useSidebar } from "./hooks/useSidebar";
 import { idle } from "./run/state";
 import { useRuns } from "./run/useRuns";
 
+/** How often a run's stored messages may refresh the conversation counts. */
+const COUNTS_EVERY_MS = 1000;
+
 export function App() {
   const { t } = useTranslation();
   const { error, report, dismiss } = useErrorBanner();
@@ -60,6 +63,18 @@ export function App() {
     if (wasLive.current && !runLive) void reload();
     wasLive.current = runLive;
   }, [runLive, reload]);
+  // And while it runs: the counts follow the stored messages, read again at most once a second.
+  const storedByRun = run.stored;
+  const lastCount = useRef(0);
+  useEffect(() => {
+    if (!runLive || storedByRun === 0) return;
+    const wait = Math.max(0, COUNTS_EVERY_MS - (Date.now() - lastCount.current));
+    const timer = window.setTimeout(() => {
+      lastCount.current = Date.now();
+      void reload();
+    }, wait);
+    return () => window.clearTimeout(timer);
+  }, [storedByRun, runLive, reload]);
 
   const handleCreate = useCallback(
     async (title: string) => {

@@ -140,6 +140,22 @@ describe("context meter popovers", () => {
   });
 });
 
+describe("counts during a run", () => {
+  it("follow the stored messages in the header while the run goes on", async () => {
+    const backend = backendWith();
+    const { user } = await openC1();
+    expect(screen.getByTestId("conversation-view")).toHaveTextContent("2 messages");
+    await user.type(screen.getByRole("textbox", { name: "Task" }), "go");
+    await user.click(screen.getByRole("button", { name: "Send" }));
+    await waitFor(() => expect(backend.channels).toHaveLength(1));
+    backend.conversations[0] = { ...backend.conversations[0]!, messageCount: 4, tokens: 512 };
+    act(() => backend.emit({ type: "messageStored", seq: 3, role: "user" }));
+    act(() => backend.emit({ type: "messageStored", seq: 4, role: "assistant" }));
+    await waitFor(() => expect(screen.getByTestId("conversation-view")).toHaveTextContent("4 messages"), { timeout: 3000 });
+    expect(screen.getByTestId("live-run")).toBeInTheDocument();
+  });
+});
+
 describe("runs the analyst ended", () => {
   it("shows where a run was stopped and where one was aborted, and the todo it left as cancelled", async () => {
     backendWith({
