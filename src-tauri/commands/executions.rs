@@ -93,10 +93,14 @@ async fn view(
     } else {
         None
     };
-    Ok(ExecutionView::new(
-        execution,
-        &todos,
-        snapshot_todos,
-        waiting_on.as_ref(),
-    ))
+    let mut view = ExecutionView::new(execution, &todos, snapshot_todos, waiting_on.as_ref());
+    // A subagent's conversation can be deleted on its own: the tree then shows it, unopenable.
+    if execution.parent_id.is_some() {
+        view.conversation_deleted = store
+            .conversations()
+            .find(execution.conversation_id)
+            .await?
+            .is_none_or(|c| c.deleted_at.is_some());
+    }
+    Ok(view)
 }

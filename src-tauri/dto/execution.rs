@@ -40,6 +40,8 @@ pub struct ExecutionView {
     pub created_at: String,
     /// How the analyst ended it, if they did: the conversation shows a row where it ended.
     pub ending: Option<RunEndingView>,
+    /// Its conversation was deleted (a subagent's, deleted on its own): shown, not opened.
+    pub conversation_deleted: bool,
 }
 
 /// "Stopped by you at step 4", "Aborted after a failure at step 7", after message `after_seq`.
@@ -79,6 +81,7 @@ impl ExecutionView {
             snapshot_todo_ids,
             waiting_on: waiting_on.map(FailureReport::from),
             created_at: execution.created_at.to_rfc3339(),
+            conversation_deleted: false,
             ending: execution.ending.map(|e| RunEndingView {
                 by: e.by.as_str().to_owned(),
                 step: e.step,

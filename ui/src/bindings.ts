@@ -297,6 +297,8 @@ export type ExecutionView = {
 	createdAt: string,
 	/**  How the analyst ended it, if they did: the conversation shows a row where it ended. */
 	ending: RunEndingView | null,
+	/**  Its conversation was deleted (a subagent's, deleted on its own): shown, not opened. */
+	conversationDeleted: boolean,
 };
 
 /**  Where an export went. */

@@ -241,6 +241,25 @@ describe("plan and subagents", () => {
     expect(await screen.findByText("The ledger holds 2 files")).toBeInTheDocument();
     expect(screen.getByTestId("conversation-view")).toHaveAttribute("data-conversation-id", "child-c");
   });
+
+  it("lists a subagent whose conversation was deleted without offering to open it", async () => {
+    backendWith({
+      executions: {
+        c1: [
+          execution({ id: "e1", conversationId: "c1" }),
+          execution({ id: "e2", conversationId: "gone-c", parentId: "e1", depth: 1, task: "Check the ledger", status: "succeeded", conversationDeleted: true }),
+        ],
+      },
+    });
+    const { user } = await openC1();
+    const tree = await screen.findByRole("region", { name: "Subagents" });
+    const node = within(tree).getByTestId("subagent");
+    expect(node).toHaveTextContent("Check the ledger");
+    expect(node).toHaveTextContent("conversation deleted");
+    expect(within(tree).queryByRole("button")).toBeNull();
+    await user.click(node);
+    expect(screen.getByTestId("conversation-view")).toHaveAttribute("data-conversation-id", "c1");
+  });
 });
 
 describe("failure recovery", () => {

@@ -168,6 +168,7 @@ export function ConversationView(props: Props) {
       task: e.task,
       // A live status is newer than the listed one.
       status: run.subagents.find((s) => s.executionId === e.id)?.status ?? e.status,
+      deleted: e.conversationDeleted,
     }));
   const subagents: SubagentNode[] = [
     ...stored,

@@ -7,6 +7,8 @@ export type SubagentNode = {
   depth: number;
   task: string;
   status: string;
+  /** Its conversation was deleted: listed, but there is nothing to open. */
+  deleted?: boolean;
 };
 
 type Props = { nodes: SubagentNode[]; onOpen: (conversationId: string, task: string) => void };
@@ -21,6 +23,12 @@ export function SubagentTree({ nodes, onOpen }: Props) {
       <ul>
         {nodes.map((node) => (
           <li key={node.executionId} className={`subagent-row depth-${Math.min(node.depth, 6)}`}>
+            {node.deleted ? (
+              <span className="subagent subagent-deleted" data-testid="subagent" data-depth={node.depth} data-deleted="true">
+                <span className="subagent-task">{node.task}</span>
+                <span className="subagent-status">{t("subagents.deleted")}</span>
+              </span>
+            ) : (
             <button
               type="button"
               className={`subagent status-${node.status}`}
@@ -32,6 +40,7 @@ export function SubagentTree({ nodes, onOpen }: Props) {
               <span className="subagent-task">{node.task}</span>
               <span className="subagent-status">{t(`subagents.status.${node.status}`, { defaultValue: node.status })}</span>
             </button>
+            )}
           </li>
         ))}
       </ul>

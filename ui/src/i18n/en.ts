@@ -136,6 +136,7 @@ const en = {
   },
   subagents: {
     label: "Subagents",
+    deleted: "conversation deleted",
     status: {
       running: "running",
       succeeded: "done",

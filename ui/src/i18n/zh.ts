@@ -137,6 +137,7 @@ const zh: Messages = {
     },
   },
   subagents: {
+    deleted: "对话已删除",
     label: "子代理",
     status: {
       running: "运行中",

@@ -37,6 +37,7 @@ export function execution(overrides: Partial<ExecutionView> & { id: string; conv
     waitingOn: null,
     createdAt: "2026-01-01T10:00:00Z",
     ending: null,
+    conversationDeleted: false,
     ...overrides,
   };
 }
