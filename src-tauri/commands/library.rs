@@ -1,11 +1,13 @@
 //! Providers, presets and the sandbox: the settings and library side of the window. Every rule
 //! lives in `decima-runtime`; these only carry the request and the answer.
 
+use decima_llm::LlmError;
 use decima_llm::secrets::SecretString;
+use decima_runtime::RuntimeError;
 use decima_runtime::providers::{self, ProviderDraft};
 use tauri::State;
 
-use crate::dto::{PresetView, ProviderProbe, ProviderView, SandboxStatus};
+use crate::dto::{PresetView, ProbeFailure, ProviderProbe, ProviderView, SandboxStatus};
 use crate::{AppError, AppState};
 
 /// The configured providers, with whether each has a key (never the key).
@@ -82,11 +84,56 @@ pub async fn provider_test(
     state: State<'_, AppState>,
     name: String,
 ) -> Result<ProviderProbe, AppError> {
-    let probe = providers::test(&state.store, &state.data_dir, &name).await?;
-    Ok(ProviderProbe {
-        elapsed_ms: u32::try_from(probe.elapsed.as_millis()).unwrap_or(u32::MAX),
-        prompt_tokens: probe.usage.map(|u| u.prompt_tokens),
-    })
+    let started = std::time::Instant::now();
+    let elapsed =
+        |since: std::time::Instant| u32::try_from(since.elapsed().as_millis()).unwrap_or(u32::MAX);
+    match providers::test(&state.store, &state.data_dir, &name).await {
+        Ok(probe) => Ok(ProviderProbe {
+            elapsed_ms: u32::try_from(probe.elapsed.as_millis()).unwrap_or(u32::MAX),
+            prompt_tokens: probe.usage.map(|u| u.prompt_tokens),
+            failure: None,
+        }),
+        // The provider failed the test: that is the test's answer, not the command's failure.
+        Err(RuntimeError::Llm(e)) => {
+            let url = state
+                .store
+                .providers()
+                .get_by_name(&name)
+                .await
+                .map(|p| p.base_url)
+                .unwrap_or_default();
+            Ok(ProviderProbe {
+                elapsed_ms: elapsed(started),
+                prompt_tokens: None,
+                failure: Some(probe_failure(&e, url)),
+            })
+        }
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// What kind of failure a provider test met, for the window's plain sentence.
+fn probe_failure(error: &LlmError, url: String) -> ProbeFailure {
+    let (kind, status) = match error {
+        LlmError::Connect { .. } => ("unreachable", None),
+        LlmError::Http { status, .. } => (
+            match status {
+                401 | 403 => "unauthorized",
+                404 => "not_found",
+                429 => "rate_limited",
+                _ => "http",
+            },
+            Some(*status),
+        ),
+        LlmError::IdleTimeout { .. } | LlmError::TotalTimeout { .. } => ("timeout", None),
+        _ => ("other", None),
+    };
+    ProbeFailure {
+        kind: kind.to_owned(),
+        url,
+        status,
+        detail: error.to_string(),
+    }
 }
 
 /// The preset library.
@@ -132,4 +179,35 @@ pub async fn sandbox_status(state: State<'_, AppState>) -> Result<SandboxStatus,
             },
         },
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_failed_test_is_named_by_what_went_wrong() {
+        let url = "http://127.0.0.1:9/v1".to_owned();
+        let connect = LlmError::Connect {
+            provider: "local".into(),
+            url: url.clone(),
+            detail: "connection refused".into(),
+        };
+        let failure = probe_failure(&connect, url.clone());
+        assert_eq!(failure.kind, "unreachable");
+        assert_eq!(failure.url, url);
+        assert!(failure.detail.contains("connection refused"));
+        let http = |status| LlmError::Http {
+            provider: "local".into(),
+            status,
+            message: "no".into(),
+            retry_after: None,
+            class: decima_core::FailureClass::Permission,
+        };
+        assert_eq!(probe_failure(&http(401), url.clone()).kind, "unauthorized");
+        assert_eq!(probe_failure(&http(404), url.clone()).kind, "not_found");
+        assert_eq!(probe_failure(&http(429), url.clone()).kind, "rate_limited");
+        let other = probe_failure(&http(500), url);
+        assert_eq!((other.kind.as_str(), other.status), ("http", Some(500)));
+    }
 }

@@ -118,10 +118,27 @@ impl From<decima_runtime::preferences::Preferences> for WorkbenchSettings {
 #[derive(Debug, Clone, Serialize, Type)]
 #[serde(rename_all = "camelCase")]
 pub struct ProviderProbe {
-    /// From sending to the end of the answer.
+    /// From sending to the end of the answer (or to the failure).
     pub elapsed_ms: u32,
     /// Prompt tokens, when the provider reported usage.
     pub prompt_tokens: Option<u32>,
+    /// Why the test failed, when it did: the window says it in one plain sentence in its own
+    /// language, with the details folded under it.
+    pub failure: Option<ProbeFailure>,
+}
+
+/// A provider test that failed, by kind.
+#[derive(Debug, Clone, Serialize, Type)]
+#[serde(rename_all = "camelCase")]
+pub struct ProbeFailure {
+    /// unreachable, unauthorized, not_found, rate_limited, http, timeout or other.
+    pub kind: String,
+    /// The provider's base URL.
+    pub url: String,
+    /// The HTTP status, when it answered with one.
+    pub status: Option<u16>,
+    /// The whole error, for the folded details.
+    pub detail: String,
 }
 
 /// A preset in the library.

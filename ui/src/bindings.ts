@@ -430,12 +430,29 @@ export type PresetView = {
 	createdAt: string,
 };
 
+/**  A provider test that failed, by kind. */
+export type ProbeFailure = {
+	/**  unreachable, unauthorized, not_found, rate_limited, http, timeout or other. */
+	kind: string,
+	/**  The provider's base URL. */
+	url: string,
+	/**  The HTTP status, when it answered with one. */
+	status: number | null,
+	/**  The whole error, for the folded details. */
+	detail: string,
+};
+
 /**  What a connection test measured. */
 export type ProviderProbe = {
-	/**  From sending to the end of the answer. */
+	/**  From sending to the end of the answer (or to the failure). */
 	elapsedMs: number,
 	/**  Prompt tokens, when the provider reported usage. */
 	promptTokens: number | null,
+	/**
+	 *  Why the test failed, when it did: the window says it in one plain sentence in its own
+	 *  language, with the details folded under it.
+	 */
+	failure: ProbeFailure | null,
 };
 
 /**

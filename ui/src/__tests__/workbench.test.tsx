@@ -746,12 +746,37 @@ describe("settings and library", () => {
     const { user } = renderApp();
     await user.click(await screen.findByRole("button", { name: "Settings" }));
     const key = async (name: string) =>
-      within((await screen.findAllByTestId("provider")).find((p) => p.dataset.name === name)!).getByTestId("provider-key");
+      within((await screen.findAllByTestId("provider")).find((p) => p.dataset.name === name)!).getByTestId("provider-key-place");
     expect(await key("kept")).toHaveTextContent("key in the keyring");
     expect(await key("filed")).toHaveTextContent(
       "key in /home/ana/.local/share/decima/secrets.json, a file only you can read (this machine has no keyring service)",
     );
     expect(await key("filed")).not.toHaveTextContent("keyring service)key in the keyring");
     expect(await key("bare")).toHaveTextContent("no key");
+  });
+
+  it("says a failed provider test in one plain sentence, in the window's language, with the details folded", async () => {
+    const backend = backendWith();
+    backend.providers = [{ name: "local", model: "m", baseUrl: "http://127.0.0.1:9/v1", contextWindow: 128000, hasApiKey: false }];
+    backend.probeFailure = {
+      kind: "unreachable",
+      url: "http://127.0.0.1:9/v1",
+      status: null,
+      detail: "cannot reach local at http://127.0.0.1:9/v1/chat/completions: connection refused",
+    };
+    const { user } = renderApp();
+    await user.click(await screen.findByRole("button", { name: "Settings" }));
+    const row = await screen.findByTestId("provider");
+    await user.click(within(row).getByTestId("provider-test"));
+    const result = await within(row).findByTestId("provider-test-result");
+    expect(result).toHaveAttribute("data-state", "failed");
+    expect(result).toHaveTextContent("Nothing answered at http://127.0.0.1:9/v1: is the server running?");
+    const details = within(result).getByText("Details").closest("details")!;
+    expect(details).not.toHaveAttribute("open");
+    expect(details).toHaveTextContent("connection refused");
+    await act(() => setLanguage("zh"));
+    await user.click(within(row).getByTestId("provider-test"));
+    await waitFor(() => expect(within(row).getByTestId("provider-test-result")).toHaveTextContent("http://127.0.0.1:9/v1 没有应答：服务器在运行吗？"));
+    await act(() => setLanguage("en"));
   });
 });

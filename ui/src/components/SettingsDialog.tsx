@@ -1,8 +1,9 @@
 import { useEffect, useRef, useState, type DragEvent } from "react";
 import { useModal } from "../hooks/useModal";
+import type { TFunction } from "i18next";
 import { useTranslation } from "react-i18next";
 import { call } from "../api/call";
-import { commands, type PresetView, type ProviderView, type SandboxStatus } from "../bindings";
+import { commands, type PresetView, type ProbeFailure, type ProviderView, type SandboxStatus } from "../bindings";
 import type { ReportError } from "../hooks/useErrorBanner";
 import { applyTheme, savedTheme, THEMES, type Theme } from "../lib/theme";
 import { LanguageSwitch } from "./LanguageSwitch";
@@ -10,6 +11,40 @@ import { RunSettings } from "./settings/RunSettings";
 import { ThresholdsEditor } from "./settings/ThresholdsEditor";
 
 type Props = { onClose: () => void; report: ReportError };
+
+/** A provider test's state: going, passed, or failed with a plain sentence and its details. */
+type Tested = { state: "testing" } | { state: "passed" | "failed"; sentence: string; detail: string | null };
+
+/** One plain sentence for a failed provider test, in the window's language. */
+export function probeSentence(failure: ProbeFailure, t: TFunction): string {
+  const known = ["unreachable", "unauthorized", "not_found", "rate_limited", "http", "timeout"] as const;
+  const kind = known.find((k) => k === failure.kind) ?? "other";
+  return t(`settings.probe.${kind}`, { url: failure.url, status: failure.status ?? "" });
+}
+
+/** Pass or fail at a glance, the sentence beside it, the details folded. */
+function TestResult({ result }: { result: Tested }) {
+  const { t } = useTranslation();
+  if (result.state === "testing") {
+    return (
+      <span className="provider-test-result" data-testid="provider-test-result" data-state="testing">
+        {" "}
+        {t("settings.testing")}
+      </span>
+    );
+  }
+  return (
+    <div className={`provider-test-result test-${result.state}`} data-testid="provider-test-result" data-state={result.state} role="status">
+      <span aria-hidden="true">{result.state === "passed" ? "✓" : "✗"}</span> {result.sentence}
+      {result.detail && (
+        <details className="provider-test-detail">
+          <summary>{t("settings.probe.details")}</summary>
+          <code>{result.detail}</code>
+        </details>
+      )}
+    </div>
+  );
+}
 
 /**
  * Providers (keys go to the keyring) with their thresholds, what runs use (provider, reviewer,
@@ -21,7 +56,7 @@ export function SettingsDialog({ onClose, report }: Props) {
   const [presets, setPresets] = useState<PresetView[]>([]);
   const [sandbox, setSandbox] = useState<SandboxStatus | null>(null);
   const [theme, setTheme] = useState<Theme>(savedTheme());
-  const [tested, setTested] = useState<Record<string, string>>({});
+  const [tested, setTested] = useState<Record<string, Tested>>({});
   const [draft, setDraft] = useState({ name: "", preset: "", baseUrl: "", model: "", window: "", apiKey: "" });
   const [imported, setImported] = useState<string | null>(null);
 
@@ -62,11 +97,16 @@ export function SettingsDialog({ onClose, report }: Props) {
   };
 
   const test = async (name: string) => {
-    setTested((all) => ({ ...all, [name]: t("settings.testing") }));
+    setTested((all) => ({ ...all, [name]: { state: "testing" } }));
     const res = await call(() => commands.providerTest(name));
     setTested((all) => ({
       ...all,
-      [name]: res.status === "ok" ? t("settings.testOk", { ms: res.data.elapsedMs }) : res.error.message,
+      [name]:
+        res.status === "error"
+          ? { state: "failed", sentence: res.error.message, detail: null }
+          : res.data.failure
+            ? { state: "failed", sentence: probeSentence(res.data.failure, t), detail: res.data.failure.detail }
+            : { state: "passed", sentence: t("settings.testOk", { ms: res.data.elapsedMs }), detail: null },
     }));
   };
 
@@ -105,7 +145,7 @@ export function SettingsDialog({ onClose, report }: Props) {
             {providers.map((p) => (
               <li key={p.name} data-testid="provider" data-name={p.name}>
                 <strong>{p.name}</strong> {p.model} · {p.baseUrl} · {t("settings.window", { tokens: p.contextWindow })} ·{" "}
-                <span data-testid="provider-key">
+                <span data-testid="provider-key-place">
                   {!p.hasApiKey
                     ? t("settings.noKey")
                     : p.keyFile
@@ -118,7 +158,7 @@ export function SettingsDialog({ onClose, report }: Props) {
                 <button type="button" className="button button-small" data-testid="provider-remove" onClick={() => void remove(p.name)}>
                   {t("settings.remove")}
                 </button>
-                {tested[p.name] && <span data-testid="provider-test-result"> {tested[p.name]}</span>}
+                {tested[p.name] && <TestResult result={tested[p.name]!} />}
                 <ThresholdsEditor
                   key={JSON.stringify(p.thresholds)}
                   provider={p}

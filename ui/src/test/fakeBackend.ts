@@ -50,6 +50,8 @@ export class FakeBackend {
   presets: { id: string; name: string; kind: string; source: string | null; createdAt: string }[] = [];
   /** Where keys go when no keyring service runs (null: the keyring). */
   keyFile: string | null = null;
+  /** How provider_test fails, if it does. */
+  probeFailure: { kind: string; url: string; status: number | null; detail: string } | null = null;
   /** Whether the export's save dialog is cancelled. */
   exportCancelled = false;
   /** Compactions in force, by conversation id. */
@@ -243,7 +245,8 @@ export class FakeBackend {
         return this.providerView(added);
       }
       case "provider_test":
-        return { elapsedMs: 42, promptTokens: 12 };
+        if (this.probeFailure) return { elapsedMs: 3, promptTokens: null, failure: this.probeFailure };
+        return { elapsedMs: 42, promptTokens: 12, failure: null };
       case "provider_remove":
         this.providers = this.providers.filter((p) => p.name !== args.name);
         return null;
