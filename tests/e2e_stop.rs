@@ -1,6 +1,6 @@
-//! Stop leaves a trace, in the real app: a run stopped during a long command ends with a row
-//! in the conversation ("Stopped by you at step 2") and its todo in progress shows cancelled,
-//! in the window and in the SQLite file.
+//! Stop leaves a trace, in the real app: a run sent with Enter and stopped during a long
+//! command ends with a row in the conversation ("Stopped by you at step 2") and its todo in
+//! progress shows cancelled, in the window and in the SQLite file.
 //!
 //! Needs a display (scripts/test.sh runs it under `xvfb-run -a`); without one it fails.
 
@@ -71,8 +71,8 @@ async fn stop_leaves_a_row_in_the_conversation_and_the_todo_cancelled() {
         .find(Locator::Css("[data-testid=composer-input]"))
         .await
         .unwrap();
-    input.send_keys("Load the ledger").await.unwrap();
-    click(&client, "[data-testid=send]").await;
+    // Enter sends (U+E007 is WebDriver's Enter key), as in the chat apps analysts use.
+    input.send_keys("Load the ledger\u{E007}").await.unwrap();
     // The long command is running: the plan shows the todo in progress.
     wait_for_text(&client, "[data-testid=todo-panel]", "Load the ledger").await;
     wait_until(&client, "the long command never started", || async {

@@ -1,5 +1,5 @@
 import { localDate } from "../components/ExportMenu";
-import { act, screen, waitFor, within } from "@testing-library/react";
+import { act, fireEvent, screen, waitFor, within } from "@testing-library/react";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { setLanguage } from "../i18n";
 import { meterState } from "../components/ContextMeter";
@@ -778,5 +778,37 @@ describe("settings and library", () => {
     await user.click(within(row).getByTestId("provider-test"));
     await waitFor(() => expect(within(row).getByTestId("provider-test-result")).toHaveTextContent("http://127.0.0.1:9/v1 没有应答：服务器在运行吗？"));
     await act(() => setLanguage("en"));
+  });
+
+  it("sends with Enter and adds a line with Shift+Enter, or sends with Ctrl+Enter when chosen; never mid-composition", async () => {
+    window.localStorage.removeItem("decima.sendKey");
+    const backend = backendWith();
+    const { user } = await openC1();
+    const box = screen.getByRole("textbox", { name: "Task" });
+    expect(box).toHaveAttribute("placeholder", "What should the agent do? (Enter sends, Shift+Enter adds a line)");
+    await user.type(box, "count{Shift>}{Enter}{/Shift}the invoices");
+    expect(box).toHaveValue("count\nthe invoices");
+    // An Enter that confirms an input method's composition (Chinese) does not send.
+    fireEvent.keyDown(box, { key: "Enter", keyCode: 229, isComposing: true });
+    expect(backend.callsOf("run_start")).toHaveLength(0);
+    await user.keyboard("{Enter}");
+    await waitFor(() => expect(backend.callsOf("run_start")).toHaveLength(1));
+    expect(backend.callsOf("run_start")[0]?.args).toMatchObject({ task: "count\nthe invoices" });
+  });
+
+  it("takes Ctrl+Enter to send once chosen in Settings, and Enter then adds a line", async () => {
+    window.localStorage.removeItem("decima.sendKey");
+    const backend = backendWith();
+    const { user } = await openC1();
+    await user.click(screen.getByRole("button", { name: "Settings" }));
+    await user.click(within(screen.getByTestId("send-key-switch")).getByRole("button", { name: "Ctrl+Enter sends" }));
+    await user.keyboard("{Escape}");
+    const box = screen.getByRole("textbox", { name: "Task" });
+    await user.type(box, "one{Enter}two");
+    expect(box).toHaveValue("one\ntwo");
+    expect(backend.callsOf("run_start")).toHaveLength(0);
+    await user.keyboard("{Control>}{Enter}{/Control}");
+    await waitFor(() => expect(backend.callsOf("run_start")).toHaveLength(1));
+    window.localStorage.removeItem("decima.sendKey");
   });
 });

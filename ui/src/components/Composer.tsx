@@ -1,4 +1,5 @@
-import { useId, useState } from "react";
+import { useEffect, useId, useState } from "react";
+import { onSendKeyChange, savedSendKey, sends } from "../lib/sendKey";
 import { useTranslation } from "react-i18next";
 
 type Props = {
@@ -15,6 +16,8 @@ export function Composer({ live, busyReason, onSend, onStop }: Props) {
   const { t } = useTranslation();
   const [task, setTask] = useState("");
   const [sending, setSending] = useState(false);
+  const [sendKey, setSendKey] = useState(savedSendKey);
+  useEffect(() => onSendKeyChange(setSendKey), []);
   const reasonId = useId();
   const empty = task.trim() === "";
   const blocked = busyReason !== null && !live;
@@ -44,13 +47,13 @@ export function Composer({ live, busyReason, onSend, onStop }: Props) {
         <textarea
           className="composer-input"
           aria-label={t("composer.label")}
-          placeholder={t("composer.placeholder")}
+          placeholder={sendKey === "enter" ? t("composer.placeholderEnter") : t("composer.placeholder")}
           data-testid="composer-input"
           value={task}
           rows={2}
           onChange={(e) => setTask(e.target.value)}
           onKeyDown={(e) => {
-            if (e.key === "Enter" && (e.ctrlKey || e.metaKey)) {
+            if (sends(e, sendKey)) {
               e.preventDefault();
               void send();
             }

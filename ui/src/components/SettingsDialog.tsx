@@ -5,6 +5,7 @@ import { useTranslation } from "react-i18next";
 import { call } from "../api/call";
 import { commands, type PresetView, type ProbeFailure, type ProviderView, type SandboxStatus } from "../bindings";
 import type { ReportError } from "../hooks/useErrorBanner";
+import { saveSendKey, savedSendKey, SEND_KEYS, type SendKey } from "../lib/sendKey";
 import { applyTheme, savedTheme, THEMES, type Theme } from "../lib/theme";
 import { LanguageSwitch } from "./LanguageSwitch";
 import { RunSettings } from "./settings/RunSettings";
@@ -56,6 +57,7 @@ export function SettingsDialog({ onClose, report }: Props) {
   const [presets, setPresets] = useState<PresetView[]>([]);
   const [sandbox, setSandbox] = useState<SandboxStatus | null>(null);
   const [theme, setTheme] = useState<Theme>(savedTheme());
+  const [sendKey, setSendKey] = useState<SendKey>(savedSendKey);
   const [tested, setTested] = useState<Record<string, Tested>>({});
   const [draft, setDraft] = useState({ name: "", preset: "", baseUrl: "", model: "", window: "", apiKey: "" });
   const [imported, setImported] = useState<string | null>(null);
@@ -206,6 +208,23 @@ export function SettingsDialog({ onClose, report }: Props) {
                 }}
               >
                 {t(`settings.themes.${th}`)}
+              </button>
+            ))}
+          </div>
+          <div className="segmented" role="group" aria-label={t("settings.sendKey")} data-testid="send-key-switch">
+            {SEND_KEYS.map((key) => (
+              <button
+                key={key}
+                type="button"
+                data-send-key={key}
+                aria-pressed={sendKey === key}
+                className={sendKey === key ? "segmented-item active" : "segmented-item"}
+                onClick={() => {
+                  saveSendKey(key);
+                  setSendKey(key);
+                }}
+              >
+                {t(`settings.sendKeys.${key}`)}
               </button>
             ))}
           </div>

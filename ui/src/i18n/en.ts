@@ -76,6 +76,7 @@ const en = {
   composer: {
     label: "Task",
     placeholder: "What should the agent do? (Ctrl+Enter sends)",
+    placeholderEnter: "What should the agent do? (Enter sends, Shift+Enter adds a line)",
     send: "Send",
     stop: "Stop",
     busy: {
@@ -285,6 +286,8 @@ const en = {
     saveThresholds: "Save",
     appearance: "Language and theme",
     theme: "Theme",
+    sendKey: "Sending a task",
+    sendKeys: { enter: "Enter sends", "ctrl-enter": "Ctrl+Enter sends" },
     themes: { light: "Light", dark: "Dark", system: "System" },
     presets: "Presets",
     importHint: "Drop a SillyTavern card or preset here, or pick a file:",

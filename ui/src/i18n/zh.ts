@@ -78,6 +78,7 @@ const zh: Messages = {
   composer: {
     label: "任务",
     placeholder: "要代理做什么？（Ctrl+Enter 发送）",
+    placeholderEnter: "要代理做什么？（Enter 发送，Shift+Enter 换行）",
     send: "发送",
     stop: "停止",
     busy: {
@@ -287,6 +288,8 @@ const zh: Messages = {
     saveThresholds: "保存",
     appearance: "语言与主题",
     theme: "主题",
+    sendKey: "发送任务",
+    sendKeys: { enter: "Enter 发送", "ctrl-enter": "Ctrl+Enter 发送" },
     themes: { light: "浅色", dark: "深色", system: "跟随系统" },
     presets: "预设",
     importHint: "把 SillyTavern 角色卡或预设拖到这里，或选择文件：",
