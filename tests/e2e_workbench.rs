@@ -472,6 +472,13 @@ async fn an_agent_run_with_a_failure_a_subagent_and_a_tenth_man_review_in_the_re
         },
     )
     .await;
+    // Beside the sheet, not under it: the middle of the cited message is the message itself.
+    wait_until(
+        &client,
+        "the cited message is covered by the review sheet",
+        || async { support::on_screen(&client, &cited).await },
+    )
+    .await;
     shot(&client, "workbench-tenth-man.png").await;
     let reviews = db_row(
         &db,

@@ -1,4 +1,5 @@
 import { useEffect, useMemo, useState } from "react";
+import { NARROW } from "../hooks/useSidebar";
 import { useTranslation } from "react-i18next";
 import { call } from "../api/call";
 import {
@@ -229,7 +230,8 @@ export function ConversationView(props: Props) {
           <RelativeTime iso={updatedAt} />
         </div>
       </header>
-      <div className="workbench">
+      {/* Beside the review sheet, not under it: the message its evidence scrolls to stays in sight. */}
+      <div className={reviewOpen ? "workbench beside-sheet" : "workbench"}>
         <div className="workbench-main">
           <MessageList
             key={conversation.id}
@@ -296,7 +298,12 @@ export function ConversationView(props: Props) {
         <TenthManDialog
           conversationId={conversation.id}
           onClose={() => setReviewOpen(false)}
-          onEvidence={(seq) => setSeeking(seq)}
+          onEvidence={(seq) => {
+            setSeeking(seq);
+            // On a narrow window the sheet takes the width: it closes to show the message, and
+            // opens again on the same stored review.
+            if (typeof window.matchMedia === "function" && window.matchMedia(NARROW).matches) setReviewOpen(false);
+          }}
           report={report}
         />
       )}
