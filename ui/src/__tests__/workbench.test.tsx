@@ -811,4 +811,20 @@ describe("settings and library", () => {
     await waitFor(() => expect(backend.callsOf("run_start")).toHaveLength(1));
     window.localStorage.removeItem("decima.sendKey");
   });
+
+  it("counts tokens the same way in the sidebar and the header, in both languages", async () => {
+    const backend = backendWith();
+    backend.conversations[0] = { ...backend.conversations[0]!, tokens: 12345 };
+    await openC1();
+    const item = (await screen.findAllByTestId("conversation-item")).find((e) => e.dataset.conversationId === "c1")!;
+    const header = screen.getByTestId("conversation-tokens");
+    expect(header).toHaveTextContent("12.3K tokens");
+    expect(item).toHaveTextContent("12.3K tokens");
+    expect(header).toHaveAttribute("title", "12,345 tokens");
+    await act(() => setLanguage("zh"));
+    const zhHeader = screen.getByTestId("conversation-tokens").textContent ?? "";
+    expect(zhHeader).toMatch(/万|千/);
+    expect(item).toHaveTextContent(zhHeader);
+    await act(() => setLanguage("en"));
+  });
 });

@@ -15,7 +15,7 @@ import type { CompressionNotice } from "../hooks/useCompressionNotices";
 import { useConversationBusy } from "../hooks/useConversationBusy";
 import type { ReportError } from "../hooks/useErrorBanner";
 import { busyReason } from "../lib/busy";
-import { formatNumber } from "../lib/format";
+import { formatCompact, formatNumber } from "../lib/format";
 import type { RunState } from "../run/state";
 import type { Choice } from "../run/useRuns";
 import { Composer } from "./Composer";
@@ -225,7 +225,10 @@ export function ConversationView(props: Props) {
         <div className="conversation-header-meta">
           <span>{t("conversation.messages", { count: messageCount })}</span>
           <span aria-hidden="true">·</span>
-          <span>{t("conversation.tokens", { count: tokens, formatted: formatNumber(tokens, lang) })}</span>
+          {/* The same short form as the sidebar's, the exact count in the tooltip. */}
+          <span data-testid="conversation-tokens" title={t("conversation.tokens", { count: tokens, formatted: formatNumber(tokens, lang) })}>
+            {t("conversation.tokens", { count: tokens, formatted: formatCompact(tokens, lang) })}
+          </span>
           <span aria-hidden="true">·</span>
           <RelativeTime iso={updatedAt} />
         </div>
