@@ -112,7 +112,11 @@ describe("the open conversation", () => {
     expect(within(calls[1]!).getByTestId("tool-call-name")).toHaveTextContent("shell");
     expect(within(calls[1]!).getByTestId("tool-call-arguments").textContent).toBe("{not json");
 
-    expect(within(tool).getByTestId("tool-result-label")).toHaveTextContent("Result of call_1");
+    // Internal ids are not shown: the result names its tool, the id is in the tooltip.
+    expect(tool).not.toHaveTextContent("call_1");
+    expect(within(tool).getByTestId("message-name")).toHaveAttribute("title", "call_1");
+    expect(within(calls[1]!).getByTestId("tool-call-name")).toHaveAttribute("title", "call_2");
+    expect(assistant).not.toHaveTextContent("call_2");
     // The output is folded under its first line and size.
     const output = within(tool).getByTestId("tool-output");
     expect(output.tagName).toBe("DETAILS");

@@ -40,7 +40,12 @@ export const MessageItem = memo(function MessageItem({ message, highlighted = fa
         <span className={`role-badge role-${role}`} data-testid="message-role">
           {t(`message.roles.${role}`)}
         </span>
-        {name && <span className="message-name">{name}</span>}
+        {/* A tool result names its tool; the call's id stays in the tooltip. */}
+        {name && (
+          <span className="message-name" data-testid="message-name" title={toolCallId ?? undefined}>
+            {name}
+          </span>
+        )}
         <span className="message-seq" data-testid="message-seq">
           #{seq}
         </span>
@@ -58,11 +63,6 @@ export const MessageItem = memo(function MessageItem({ message, highlighted = fa
         )}
       </div>
 
-      {toolCallId !== null && (
-        <div className="tool-result-label" data-testid="tool-result-label">
-          {t("message.toolResult", { id: toolCallId })}
-        </div>
-      )}
 
       {reasoning !== null && reasoning !== "" && (
         <details className="reasoning" data-testid="reasoning">

@@ -8,10 +8,10 @@ export function ToolCallCard({ call }: { call: ToolCallView }) {
   return (
     <div className="tool-call" data-testid="tool-call" data-tool-call-id={call.id}>
       <div className="tool-call-head">
-        <span className="tool-call-name" data-testid="tool-call-name">
+        {/* The call's id is the provider's bookkeeping: in the tooltip, not the text. */}
+        <span className="tool-call-name" data-testid="tool-call-name" title={call.id}>
           {call.name}
         </span>
-        <span className="tool-call-id">{call.id}</span>
         {!args.ok && <span className="tool-call-warning">{t("message.invalidJson")}</span>}
       </div>
       <pre className="tool-call-args" data-testid="tool-call-arguments" data-valid-json={args.ok}>

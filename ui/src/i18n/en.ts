@@ -67,7 +67,6 @@ const en = {
     toolCalls: "Tool calls",
     outputSize_one: "({{count}} line, {{chars}} characters)",
     outputSize_other: "({{count}} lines, {{chars}} characters)",
-    toolResult: "Result of {{id}}",
     invalidJson: "not valid JSON, shown as sent",
     truncated: "Showing the first {{shown}} of {{total}} characters.",
     showAll: "Show all",

@@ -69,7 +69,6 @@ const zh: Messages = {
     toolCalls: "工具调用",
     outputSize_one: "（{{count}} 行，{{chars}} 个字符）",
     outputSize_other: "（{{count}} 行，{{chars}} 个字符）",
-    toolResult: "{{id}} 的结果",
     invalidJson: "不是有效的 JSON，按原样显示",
     truncated: "仅显示前 {{shown}} 个字符，共 {{total}} 个。",
     showAll: "显示全部",
