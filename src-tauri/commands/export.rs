@@ -17,7 +17,8 @@ const STEM_CHARS: usize = 80;
 
 /// Asks where to export the conversation (md, jsonl or text), with the title and the date as
 /// the file's name, and writes it there. `today` is the webview's local date (`YYYY-MM-DD`), so
-/// the name carries the analyst's day rather than UTC's. `None` when the dialog was cancelled.
+/// the name carries the analyst's day rather than UTC's; `dialog_title` is the dialog's title in
+/// the window's language. `None` when the dialog was cancelled.
 #[tauri::command]
 #[specta::specta]
 #[tracing::instrument(name = "command", skip_all, fields(name = "conversation_export"))]
@@ -27,6 +28,7 @@ pub async fn conversation_export(
     conversation_id: String,
     format: String,
     today: String,
+    dialog_title: String,
 ) -> Result<Option<ExportView>, AppError> {
     let id = super::conversation_id(&conversation_id)?;
     let (format, extension, kind) = match format.as_str() {
@@ -46,7 +48,7 @@ pub async fn conversation_export(
     let (tx, rx) = tokio::sync::oneshot::channel();
     app.dialog()
         .file()
-        .set_title("Export the conversation")
+        .set_title(dialog_title_or_default(&dialog_title))
         .set_directory(&folder)
         .set_file_name(&name)
         .add_filter(kind, &[extension])
@@ -167,6 +169,21 @@ pub fn default_name(title: &str, today: &str, extension: &str) -> String {
     format!("{stem} {today}.{extension}")
 }
 
+/// The dialog's title as the window worded it: one short line, or English where it sent none.
+fn dialog_title_or_default(title: &str) -> String {
+    let line: String = title
+        .chars()
+        .filter(|c| !c.is_control())
+        .take(120)
+        .collect();
+    let line = line.trim();
+    if line.is_empty() {
+        "Export the conversation".to_owned()
+    } else {
+        line.to_owned()
+    }
+}
+
 /// Whether `text` reads `YYYY-MM-DD`.
 fn is_date(text: &str) -> bool {
     let b = text.as_bytes();
@@ -205,6 +222,14 @@ mod tests {
             default_name(&long, "2026-11-26", "md").chars().count(),
             STEM_CHARS + " 2026-11-26.md".len()
         );
+    }
+
+    #[test]
+    fn the_dialog_title_is_one_short_line() {
+        assert_eq!(dialog_title_or_default("导出对话"), "导出对话");
+        assert_eq!(dialog_title_or_default(" \n "), "Export the conversation");
+        assert_eq!(dialog_title_or_default("a\nb"), "ab");
+        assert_eq!(dialog_title_or_default(&"x".repeat(500)).len(), 120);
     }
 
     #[test]

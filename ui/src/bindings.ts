@@ -103,9 +103,10 @@ export const commands = {
 	/**
 	 *  Asks where to export the conversation (md, jsonl or text), with the title and the date as
 	 *  the file's name, and writes it there. `today` is the webview's local date (`YYYY-MM-DD`), so
-	 *  the name carries the analyst's day rather than UTC's. `None` when the dialog was cancelled.
+	 *  the name carries the analyst's day rather than UTC's; `dialog_title` is the dialog's title in
+	 *  the window's language. `None` when the dialog was cancelled.
 	 */
-	conversationExport: (conversationId: string, format: string, today: string) => typedError<ExportView | null, AppError>(__TAURI_INVOKE("conversation_export", { conversationId, format, today })),
+	conversationExport: (conversationId: string, format: string, today: string, dialogTitle: string) => typedError<ExportView | null, AppError>(__TAURI_INVOKE("conversation_export", { conversationId, format, today, dialogTitle })),
 	/**  Opens a file this window exported, with the system's default app for it. */
 	exportOpen: (path: string) => typedError<null, AppError>(__TAURI_INVOKE("export_open", { path })),
 	/**  Shows a file this window exported in the system's file manager. */

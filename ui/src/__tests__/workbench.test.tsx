@@ -656,7 +656,12 @@ describe("settings and library", () => {
     expect(await screen.findByTestId("export-done")).toHaveTextContent(
       `2 messages written to /home/ana/Documents/c1 ${today}.jsonl`,
     );
-    expect(backend.callsOf("conversation_export")[0]?.args).toEqual({ conversationId: "c1", format: "jsonl", today });
+    expect(backend.callsOf("conversation_export")[0]?.args).toEqual({
+      conversationId: "c1",
+      format: "jsonl",
+      today,
+      dialogTitle: "Export the conversation",
+    });
     expect(today).toMatch(/^\d{4}-\d{2}-\d{2}$/);
     await user.click(screen.getByTestId("export-open"));
     await user.click(screen.getByTestId("export-reveal"));

@@ -28,7 +28,7 @@ export function ExportMenu({ conversationId }: { conversationId: string }) {
     setError(null);
     setDone(null);
     setBusy(true);
-    const res = await call(() => commands.conversationExport(conversationId, format, localDate()));
+    const res = await call(() => commands.conversationExport(conversationId, format, localDate(), t("export.dialogTitle")));
     setBusy(false);
     if (res.status === "error") setError(res.error);
     else if (res.data) setDone(res.data);

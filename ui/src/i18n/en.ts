@@ -295,6 +295,7 @@ const en = {
   export: {
     label: "Export",
     busy: "Exporting…",
+    dialogTitle: "Export the conversation",
     formats: { md: "Markdown", jsonl: "JSON Lines", text: "Plain text" },
     done_one: "{{count}} message written to {{path}}",
     done_other: "{{count}} messages written to {{path}}",

@@ -297,6 +297,7 @@ const zh: Messages = {
   export: {
     label: "导出",
     busy: "正在导出…",
+    dialogTitle: "导出对话",
     formats: { md: "Markdown", jsonl: "JSON Lines", text: "纯文本" },
     done_one: "已将 {{count}} 条消息写入 {{path}}",
     done_other: "已将 {{count}} 条消息写入 {{path}}",
