@@ -207,4 +207,16 @@ describe("the recovery panel", () => {
     await user.click(screen.getByTestId("recovery-reopen"));
     expect(await screen.findByRole("alertdialog", { name: "Failure recovery" })).toBeInTheDocument();
   });
+
+  it("says the failure's class and what triggered it in words, not the runtime's codes", async () => {
+    backendWith({ executions: { c1: [waitingOn(stepBudget())] } });
+    await openC1();
+    const why = await screen.findByTestId("recovery-why");
+    expect(why).toHaveTextContent("A logic problem");
+    expect(why).toHaveTextContent("the run used up its step budget");
+    expect(why).not.toHaveTextContent("step_budget");
+    await act(() => setLanguage("zh"));
+    expect(screen.getByTestId("recovery-why")).toHaveTextContent("运行用完了步数预算");
+    await act(() => setLanguage("en"));
+  });
 });

@@ -106,10 +106,20 @@ function FailurePlace({ report }: { report: FailureReport }) {
 
 /** The failure's class, message, trigger, likely causes and the call that failed. */
 function FailureCause({ report }: { report: FailureReport }) {
+  const { t } = useTranslation();
+  // The runtime's codes (`logic`, `step_budget`) in words; an unknown one as it came.
   return (
     <>
-      <span className={`failure-class class-${report.class}`}>{report.class}</span> {report.message}
-      {report.trigger && <span className="recovery-trigger"> ({report.trigger})</span>}
+      <span className={`failure-class class-${report.class}`} data-class={report.class}>
+        {t(`recovery.classes.${report.class}`, { defaultValue: report.class })}
+      </span>{" "}
+      {report.message}
+      {report.trigger && (
+        <span className="recovery-trigger" data-trigger={report.trigger}>
+          {" "}
+          ({t(`recovery.triggers.${report.trigger}`, { defaultValue: report.trigger })})
+        </span>
+      )}
       {report.likelyCauses.length > 0 && (
         <ul>
           {report.likelyCauses.map((c, i) => (

@@ -147,6 +147,23 @@ const en = {
     },
   },
   recovery: {
+    classes: {
+      transient: "A passing failure",
+      data: "A data problem",
+      logic: "A logic problem",
+      permission: "Not allowed",
+      system: "A system failure",
+      context_overflow: "The context overflowed",
+      cancelled: "Cancelled",
+    },
+    triggers: {
+      todo_failed: "the agent marked the todo failed",
+      stuck_loop: "the agent repeated the same call with the same result",
+      model_request: "the request to the model failed",
+      tool_failure: "a tool failed",
+      step_budget: "the run used up its step budget",
+      still_failed: "the todo was still failed after the automatic replan",
+    },
     aside: "A failed step waits for your choice; nothing runs until you make it.",
     reopen: "Choose how to recover",
     label: "Failure recovery",

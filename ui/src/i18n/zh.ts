@@ -149,6 +149,23 @@ const zh: Messages = {
     },
   },
   recovery: {
+    classes: {
+      transient: "暂时性故障",
+      data: "数据问题",
+      logic: "逻辑问题",
+      permission: "不被允许",
+      system: "系统故障",
+      context_overflow: "上下文溢出",
+      cancelled: "已取消",
+    },
+    triggers: {
+      todo_failed: "代理把待办标记为失败",
+      stuck_loop: "代理以相同结果重复了同一调用",
+      model_request: "对模型的请求失败",
+      tool_failure: "工具失败",
+      step_budget: "运行用完了步数预算",
+      still_failed: "自动重新规划后待办仍然失败",
+    },
     aside: "有一步失败，正等待你的选择；在你选择之前不会继续运行。",
     reopen: "选择恢复方式",
     label: "故障恢复",
