@@ -100,6 +100,13 @@ describe("context meter", () => {
     const breakdown = screen.getByTestId("context-breakdown");
     expect(within(breakdown).getAllByTestId("context-layer")).toHaveLength(2);
     expect(breakdown).toHaveTextContent("System and preset");
+    // In plain words, with a bar per layer against the room the prompt has.
+    expect(breakdown).toHaveTextContent("Using 6.9K of 10K tokens (the model's window is 12K; the rest is kept for its answer).");
+    const bars = breakdown.querySelectorAll("meter.context-layer-bar");
+    expect([...bars].map((b) => [b.getAttribute("value"), b.getAttribute("max")])).toEqual([
+      ["500", "10000"],
+      ["6400", "10000"],
+    ]);
 
     await user.type(screen.getByRole("textbox", { name: "Task" }), "go");
     await user.click(screen.getByRole("button", { name: "Send" }));

@@ -4,7 +4,7 @@ import { call } from "../api/call";
 import { commands, type ContextUsage } from "../bindings";
 import type { ReportError } from "../hooks/useErrorBanner";
 import { usePopover } from "../hooks/usePopover";
-import { formatNumber } from "../lib/format";
+import { formatCompact, formatNumber } from "../lib/format";
 
 /** The colour bands of the meter: warn at 70%, compress at 85%, deep at 90%. */
 export function meterState(percent: number): "ok" | "warn" | "compress" | "deep" {
@@ -128,16 +128,17 @@ export function ContextMeter({ conversationId, liveUsage, refreshKey, report, on
         <div className="context-breakdown" data-testid="context-breakdown">
           <p>
             {t("context.total", {
-              used: formatNumber(usage.tokens, lang),
-              room: formatNumber(usage.inputRoom, lang),
-              window: formatNumber(usage.window, lang),
+              used: formatCompact(usage.tokens, lang),
+              room: formatCompact(usage.inputRoom, lang),
+              window: formatCompact(usage.window, lang),
             })}
           </p>
           <ul>
             {usage.layers.map((layer) => (
               <li key={layer.name} data-testid="context-layer" data-layer={layer.name}>
-                <span>{t(`context.layers.${layer.name}`, { defaultValue: layer.name })}</span>
-                <span>{formatNumber(layer.tokens, lang)}</span>
+                <span className="context-layer-name">{t(`context.layers.${layer.name}`, { defaultValue: layer.name })}</span>
+                <meter className="context-layer-bar" min={0} max={Math.max(usage.inputRoom, 1)} value={layer.tokens} aria-hidden="true" />
+                <span className="context-layer-tokens">{formatNumber(layer.tokens, lang)}</span>
               </li>
             ))}
           </ul>

@@ -111,7 +111,7 @@ const en = {
     dismissWarning: "Hide this warning",
     warn: "The context is over 70% full; it will be compressed automatically at 85%.",
     compressing: "The context is over 85% full: it is compressed before the next request.",
-    total: "{{used}} of {{room}} tokens the prompt may use ({{window}}-token window)",
+    total: "Using {{used}} of {{room}} tokens (the model's window is {{window}}; the rest is kept for its answer).",
     layers: {
       system_constants: "System and preset",
       session_context: "Summaries and plan",

@@ -113,7 +113,7 @@ const zh: Messages = {
     breakdown: "明细",
     warn: "上下文已超过 70%，达到 85% 时将自动压缩。",
     compressing: "上下文已超过 85%：下一次请求前会先压缩。",
-    total: "提示可用 {{room}} 个令牌，已用 {{used}}（窗口 {{window}}）",
+    total: "已用 {{used}} / {{room}} 个 token（模型窗口为 {{window}}，其余留给回答）。",
     layers: {
       system_constants: "系统与预设",
       session_context: "摘要与计划",
