@@ -215,6 +215,8 @@ describe("plan and subagents", () => {
         ],
       },
     });
+    // A later run without a plan (listed first, newest first) leaves this plan in sight.
+    backend.executions.c1!.unshift(execution({ id: "e0", conversationId: "c1", status: "succeeded" }));
     const { user } = await openC1();
     const panel = await screen.findByRole("region", { name: "Plan" });
     const todos = within(panel).getAllByTestId("todo");
@@ -222,6 +224,10 @@ describe("plan and subagents", () => {
     expect(within(panel).getAllByTestId("todo-phase")).toHaveLength(2);
     expect(within(todos[0]!).getByTestId("todo-snapshot")).toBeInTheDocument();
     expect(within(todos[1]!).getByTestId("todo-checkpoint")).toBeInTheDocument();
+    // In words: done, and what the marks mean.
+    expect(within(todos[0]!).getByTestId("todo-status")).toHaveTextContent("done");
+    expect(within(todos[0]!).getByTestId("todo-snapshot")).toHaveTextContent("can roll back here");
+    expect(within(todos[1]!).getByTestId("todo-checkpoint")).toHaveTextContent("checkpoint");
 
     const tree = screen.getByRole("region", { name: "Subagents" });
     const node = within(tree).getByTestId("subagent");

@@ -147,8 +147,9 @@ export function ConversationView(props: Props) {
     return () => window.clearTimeout(timer);
   }, [highlighted]);
 
-  // The newest run the analyst started here, and what the panels show of it.
-  const root = executions.find((e) => e.parentId === null) ?? null;
+  // The newest run the analyst started here that has a plan, and what the panels show of it:
+  // a later run without todos leaves the last plan in sight.
+  const root = executions.find((e) => e.parentId === null && e.todos.length > 0) ?? executions.find((e) => e.parentId === null) ?? null;
   const todos = run.todos ?? root?.todos ?? [];
   // Runs the analyst stopped or aborted in this conversation, each shown where it ended.
   const ends = useMemo(

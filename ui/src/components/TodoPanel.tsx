@@ -37,15 +37,18 @@ export function TodoPanel({ todos, snapshotTodoIds }: Props) {
                     {MARK[todo.status] ?? "○"}
                   </span>
                   <span className="todo-title">{todo.title}</span>
-                  <span className="visually-hidden">{t(`plan.status.${todo.status}`, { defaultValue: todo.status })}</span>
+                  {/* Its state and marks in words, not only as symbols. */}
+                  <span className={`todo-chip chip-${todo.status}`} data-testid="todo-status">
+                    {t(`plan.status.${todo.status}`, { defaultValue: todo.status })}
+                  </span>
                   {todo.checkpoint && (
-                    <span className="todo-badge" data-testid="todo-checkpoint" title={t("plan.checkpoint")}>
-                      ⚑
+                    <span className="todo-chip" data-testid="todo-checkpoint" title={t("plan.checkpoint")}>
+                      {t("plan.chips.checkpoint")}
                     </span>
                   )}
                   {snapshotTodoIds.includes(todo.id) && (
-                    <span className="todo-badge" data-testid="todo-snapshot" title={t("plan.snapshot")}>
-                      ⎘
+                    <span className="todo-chip" data-testid="todo-snapshot" title={t("plan.snapshot")}>
+                      {t("plan.chips.snapshot")}
                     </span>
                   )}
                   {todo.reason && <p className="todo-reason">{todo.reason}</p>}

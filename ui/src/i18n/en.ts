@@ -125,10 +125,11 @@ const en = {
     empty: "No plan yet.",
     checkpoint: "Checkpoint: completing it takes a snapshot",
     snapshot: "Snapshot taken: a failure rolls back to here",
+    chips: { checkpoint: "checkpoint", snapshot: "can roll back here" },
     status: {
       pending: "pending",
       in_progress: "in progress",
-      completed: "completed",
+      completed: "done",
       failed: "failed",
       skipped: "skipped",
       cancelled: "cancelled",

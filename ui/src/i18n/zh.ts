@@ -127,6 +127,7 @@ const zh: Messages = {
     empty: "还没有计划。",
     checkpoint: "检查点：完成时会保存快照",
     snapshot: "已保存快照：失败时回滚到这里",
+    chips: { checkpoint: "检查点", snapshot: "可回滚到此" },
     status: {
       pending: "待办",
       in_progress: "进行中",
