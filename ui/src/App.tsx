@@ -13,7 +13,11 @@ import { useConversations } from "./hooks/useConversations";
 import { useErrorBanner } from "./hooks/useErrorBanner";
 import { useExecutions, useInterrupted } from "./hooks/useExecutions";
 import { useMessages } from "./hooks/useMessages";
+import { useShortcuts } from "./hooks/useShortcuts";
 import { useSidebar } from "./hooks/useSidebar";
+import { COMPOSER_INPUT } from "./components/Composer";
+import { NEW_CONVERSATION_INPUT } from "./components/NewConversationForm";
+import { ShortcutsDialog } from "./components/ShortcutsDialog";
 import { idle } from "./run/state";
 import { useRuns } from "./run/useRuns";
 
@@ -39,6 +43,7 @@ export function App() {
   const [edits, setEdits] = useState(0);
   const sidebar = useSidebar();
   const { fold } = sidebar;
+  const [shortcutsOpen, setShortcutsOpen] = useState(false);
 
   const open =
     conv.conversations.find((c) => c.id === openId) ?? (opened && opened.id === openId ? opened : null);
@@ -116,9 +121,29 @@ export function App() {
     [open, runs],
   );
 
+  // Keyboard shortcuts: the fields are found by id once they are on screen (the sidebar may
+  // have to unfold first).
+  const focusById = (id: string) => window.setTimeout(() => document.getElementById(id)?.focus(), 0);
+  useShortcuts({
+    newConversation: () => {
+      sidebar.show();
+      focusById(NEW_CONVERSATION_INPUT);
+    },
+    focusComposer: () => focusById(COMPOSER_INPUT),
+    stopRun: () => {
+      if (open && run.live) void runs.stop(open.id);
+    },
+    showShortcuts: () => setShortcutsOpen(true),
+  });
+
   return (
     <div className="app">
-      <Header onSettings={() => setSettingsOpen(true)} sidebar={{ shown: sidebar.shown, onToggle: sidebar.toggle }} />
+      <Header
+        onSettings={() => setSettingsOpen(true)}
+        onShortcuts={() => setShortcutsOpen(true)}
+        sidebar={{ shown: sidebar.shown, onToggle: sidebar.toggle }}
+      />
+      {shortcutsOpen && <ShortcutsDialog onClose={() => setShortcutsOpen(false)} />}
       {settingsOpen && (
         <SettingsDialog
           onClose={() => {

@@ -845,4 +845,27 @@ describe("settings and library", () => {
     expect(item).toHaveTextContent(zhHeader);
     await act(() => setLanguage("en"));
   });
+
+  it("answers the keyboard shortcuts: new conversation, the task field, stop, and their list", async () => {
+    const backend = backendWith();
+    const { user } = await openC1();
+    await user.keyboard("{Control>}n{/Control}");
+    await waitFor(() => expect(screen.getByTestId("new-conversation-title")).toHaveFocus());
+    await user.keyboard("{Shift>}{Escape}{/Shift}");
+    await waitFor(() => expect(screen.getByRole("textbox", { name: "Task" })).toHaveFocus());
+    await user.keyboard("go{Enter}");
+    await waitFor(() => expect(backend.channels).toHaveLength(1));
+    await user.keyboard("{Control>}.{/Control}");
+    await waitFor(() => expect(backend.callsOf("run_stop")).toHaveLength(1));
+    await user.keyboard("{Control>}/{/Control}");
+    const list = await screen.findByRole("dialog", { name: "Keyboard shortcuts" });
+    expect(within(list).getAllByTestId("shortcut").map((s) => s.textContent)).toEqual([
+      "Ctrl+NNew conversation",
+      "Shift+EscGo to the task field",
+      "Ctrl+.Stop the run",
+      "Ctrl+/Show these shortcuts",
+    ]);
+    await user.keyboard("{Escape}");
+    expect(screen.queryByRole("dialog", { name: "Keyboard shortcuts" })).toBeNull();
+  });
 });

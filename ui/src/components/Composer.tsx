@@ -11,6 +11,9 @@ type Props = {
   onStop: () => void;
 };
 
+/** The task field's id, which the focus-the-composer shortcut focuses. */
+export const COMPOSER_INPUT = "composer-input";
+
 /** Where the analyst gives the agent a task, and stops it. */
 export function Composer({ live, busyReason, onSend, onStop }: Props) {
   const { t } = useTranslation();
@@ -46,6 +49,7 @@ export function Composer({ live, busyReason, onSend, onStop }: Props) {
       >
         <textarea
           className="composer-input"
+          id={COMPOSER_INPUT}
           aria-label={t("composer.label")}
           placeholder={sendKey === "enter" ? t("composer.placeholderEnter") : t("composer.placeholder")}
           data-testid="composer-input"

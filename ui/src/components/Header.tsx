@@ -4,11 +4,13 @@ import { LanguageSwitch } from "./LanguageSwitch";
 
 type Props = {
   onSettings?: () => void;
+  /** Opens the list of keyboard shortcuts. */
+  onShortcuts?: () => void;
   /** Shows or hides the conversations; absent where there is no sidebar. */
   sidebar?: { shown: boolean; onToggle: () => void };
 };
 
-export function Header({ onSettings, sidebar }: Props) {
+export function Header({ onSettings, onShortcuts, sidebar }: Props) {
   const { t } = useTranslation();
   return (
     <header className="app-header">
@@ -32,6 +34,18 @@ export function Header({ onSettings, sidebar }: Props) {
         </h1>
       </div>
       <div className="header-tools">
+        {onShortcuts && (
+          <button
+            type="button"
+            className="button button-small"
+            data-testid="shortcuts-button"
+            aria-haspopup="dialog"
+            title={t("shortcuts.label")}
+            onClick={onShortcuts}
+          >
+            {t("shortcuts.button")}
+          </button>
+        )}
         {onSettings && (
           <button type="button" className="button button-small" data-testid="settings-button" aria-haspopup="dialog" onClick={onSettings}>
             {t("settings.label")}

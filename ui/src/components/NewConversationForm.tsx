@@ -1,6 +1,9 @@
 import { useState, type FormEvent } from "react";
 import { useTranslation } from "react-i18next";
 
+/** The title field's id, which the new-conversation shortcut focuses. */
+export const NEW_CONVERSATION_INPUT = "new-conversation-title";
+
 type Props = {
   /** Resolves true when the conversation was created (then the field is cleared). */
   onCreate: (title: string) => Promise<boolean>;
@@ -27,6 +30,7 @@ export function NewConversationForm({ onCreate }: Props) {
       <input
         type="text"
         className="text-input"
+        id={NEW_CONVERSATION_INPUT}
         data-testid="new-conversation-title"
         aria-label={t("newConversation.label")}
         placeholder={t("newConversation.placeholder")}

@@ -12,7 +12,7 @@ function matches(): boolean {
  * it; on a narrow one it is folded until asked for, then lies over the conversation and folds
  * again when a conversation is opened or on Escape. Crossing the width resets it.
  */
-export function useSidebar(): { shown: boolean; narrow: boolean; toggle: () => void; fold: () => void } {
+export function useSidebar(): { shown: boolean; narrow: boolean; toggle: () => void; fold: () => void; show: () => void } {
   const [narrow, setNarrow] = useState(matches);
   const [choice, setChoice] = useState<"auto" | "shown" | "hidden">("auto");
   useEffect(() => {
@@ -38,6 +38,7 @@ export function useSidebar(): { shown: boolean; narrow: boolean; toggle: () => v
     shown,
     narrow,
     toggle: () => setChoice(shown ? "hidden" : "shown"),
+    show: () => setChoice("shown"),
     fold: () => {
       if (narrow) setChoice("auto");
     },

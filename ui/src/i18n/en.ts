@@ -120,6 +120,17 @@ const en = {
       pending: "Not yet summarised",
     },
   },
+  shortcuts: {
+    label: "Keyboard shortcuts",
+    button: "Shortcuts",
+    close: "Close",
+    actions: {
+      newConversation: "New conversation",
+      focusComposer: "Go to the task field",
+      stopRun: "Stop the run",
+      showShortcuts: "Show these shortcuts",
+    },
+  },
   plan: {
     label: "Plan",
     empty: "No plan yet.",

@@ -122,6 +122,17 @@ const zh: Messages = {
       pending: "尚未摘要",
     },
   },
+  shortcuts: {
+    label: "键盘快捷键",
+    button: "快捷键",
+    close: "关闭",
+    actions: {
+      newConversation: "新建对话",
+      focusComposer: "转到任务输入框",
+      stopRun: "停止运行",
+      showShortcuts: "显示这些快捷键",
+    },
+  },
   plan: {
     label: "计划",
     empty: "还没有计划。",
