@@ -23,6 +23,8 @@ import { useRuns } from "./run/useRuns";
 
 /** How often a run's stored messages may refresh the conversation counts. */
 const COUNTS_EVERY_MS = 1000;
+/** How often the list is read again for what other processes changed (the CLI, another window). */
+const OUTSIDE_EVERY_MS = 4000;
 
 export function App() {
   const { t } = useTranslation();
@@ -52,7 +54,12 @@ export function App() {
     messages,
     loading: messagesLoading,
     loadEarlier,
-  } = useMessages(open ? open.id : null, report, `${run.stored}:${edits}`);
+  } = useMessages(
+    open ? open.id : null,
+    report,
+    // Also when another process stored messages here: the list's count for it moves.
+    `${run.stored}:${edits}:${open?.messageCount ?? 0}`,
+  );
   const executions = useExecutions(
     open ? open.id : null,
     `${run.stored}:${run.awaiting?.failureId ?? ""}:${run.subagents.length}:${run.live}`,
@@ -68,6 +75,14 @@ export function App() {
     if (wasLive.current && !runLive) void reload();
     wasLive.current = runLive;
   }, [runLive, reload]);
+  // Outside changes (a CLI import, a run of another process) appear without a reload: the list
+  // is read again every few seconds while the window is visible.
+  useEffect(() => {
+    const timer = window.setInterval(() => {
+      if (document.visibilityState === "visible") void reload();
+    }, OUTSIDE_EVERY_MS);
+    return () => window.clearInterval(timer);
+  }, [reload]);
   // And while it runs: the counts follow the stored messages, read again at most once a second.
   const storedByRun = run.stored;
   const lastCount = useRef(0);

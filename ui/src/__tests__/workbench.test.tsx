@@ -5,7 +5,7 @@ import { setLanguage } from "../i18n";
 import { meterState } from "../components/ContextMeter";
 import { C1, backendWith, inView, openC1, shownMessage } from "../test/conversation";
 import { FakeBackend, usageAt } from "../test/fakeBackend";
-import { message } from "../test/fixtures";
+import { conversation, message } from "../test/fixtures";
 import { renderApp } from "../test/render";
 import { execution, failureReport, review } from "../test/workbench";
 
@@ -868,4 +868,14 @@ describe("settings and library", () => {
     await user.keyboard("{Escape}");
     expect(screen.queryByRole("dialog", { name: "Keyboard shortcuts" })).toBeNull();
   });
+
+  it("shows what another process changed without a reload: a new conversation and new messages", async () => {
+    const backend = backendWith();
+    await openC1();
+    backend.conversations.push(conversation({ id: "c9", title: "Imported by the CLI", messageCount: 1 }));
+    backend.messages.c1 = [...backend.messages.c1!, message({ id: "m3", seq: 3, role: "assistant", content: "Written by the CLI's run" })];
+    backend.conversations[0] = { ...backend.conversations[0]!, messageCount: 3 };
+    expect(await screen.findByText("Imported by the CLI", {}, { timeout: 6000 })).toBeInTheDocument();
+    expect(await screen.findByText("Written by the CLI's run", {}, { timeout: 6000 })).toBeInTheDocument();
+  }, 15000);
 });
