@@ -9,15 +9,12 @@
 
 mod common;
 
-use std::path::Path;
-use std::str::FromStr;
 use std::time::Duration;
 
 use decima_core::{ConversationId, ExecutionId};
 use decima_store::{
     Busy, ClaimKind, ExecutionStatus, Holder, NewExecution, SandboxKind, Store, StoreError,
 };
-use sqlx::sqlite::{SqliteConnectOptions, SqlitePoolOptions};
 
 const MINUTE: Duration = Duration::from_secs(60);
 
@@ -301,19 +298,7 @@ async fn a_lapsed_claim_is_taken_over_and_its_old_holder_cannot_free_the_new_one
 async fn the_migration_keeps_the_newest_of_two_active_runs_and_interrupts_the_other() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("decima.db");
-    let options = SqliteConnectOptions::from_str("sqlite:")
-        .unwrap()
-        .filename(&path)
-        .create_if_missing(true)
-        .foreign_keys(true);
-    let pool = SqlitePoolOptions::new()
-        .max_connections(1)
-        .connect_with(options)
-        .await
-        .unwrap();
-    let migrations = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../migrations");
-    let migrator = sqlx::migrate::Migrator::new(migrations).await.unwrap();
-    migrator.run_to(20261128000000, &pool).await.unwrap();
+    let pool = common::database_at(&path, 20261128000000).await;
     for sql in [
         "INSERT INTO conversations (id, title, created_at, updated_at) VALUES \
          ('0190f3e2-7c1a-7d3e-9a4b-1c2d3e4f5ac1', 'two runs', 1, 1)",

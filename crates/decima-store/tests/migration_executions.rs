@@ -7,31 +7,15 @@
 mod common;
 
 use std::path::Path;
-use std::str::FromStr;
 
 use decima_core::ExecutionId;
 use decima_store::ExecutionStatus;
-use sqlx::sqlite::{SqliteConnectOptions, SqlitePoolOptions};
 use sqlx::{Row, SqlitePool};
 
 const BEFORE_REBUILD: i64 = 20261123000000;
 
-/// A database at the schema before the rebuild, as an older Decima left it.
 async fn old_database(path: &Path) -> SqlitePool {
-    let options = SqliteConnectOptions::from_str("sqlite:")
-        .unwrap()
-        .filename(path)
-        .create_if_missing(true)
-        .foreign_keys(true);
-    let pool = SqlitePoolOptions::new()
-        .max_connections(1)
-        .connect_with(options)
-        .await
-        .unwrap();
-    let migrations = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../migrations");
-    let migrator = sqlx::migrate::Migrator::new(migrations).await.unwrap();
-    migrator.run_to(BEFORE_REBUILD, &pool).await.unwrap();
-    pool
+    common::database_at(path, BEFORE_REBUILD).await
 }
 
 async fn exec(pool: &SqlitePool, sql: &'static str) {

@@ -8,12 +8,10 @@
 mod common;
 
 use std::path::Path;
-use std::str::FromStr;
 
 use decima_core::ExecutionId;
 use decima_store::TodoStatus;
 use sqlx::SqlitePool;
-use sqlx::sqlite::{SqliteConnectOptions, SqlitePoolOptions};
 
 const BEFORE: i64 = 20261130000000;
 const CONVERSATION: &str = "0190f3e2-7c1a-7d3e-9a4b-1c2d3e4f5ac1";
@@ -21,20 +19,7 @@ const CANCELLED: &str = "0190f3e2-7c1a-7d3e-9a4b-1c2d3e4f5a01";
 const INTERRUPTED: &str = "0190f3e2-7c1a-7d3e-9a4b-1c2d3e4f5a02";
 
 async fn old_database(path: &Path) -> SqlitePool {
-    let options = SqliteConnectOptions::from_str("sqlite:")
-        .unwrap()
-        .filename(path)
-        .create_if_missing(true)
-        .foreign_keys(true);
-    let pool = SqlitePoolOptions::new()
-        .max_connections(1)
-        .connect_with(options)
-        .await
-        .unwrap();
-    let migrations = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../migrations");
-    let migrator = sqlx::migrate::Migrator::new(migrations).await.unwrap();
-    migrator.run_to(BEFORE, &pool).await.unwrap();
-    pool
+    common::database_at(path, BEFORE).await
 }
 
 async fn exec(pool: &SqlitePool, sql: String) {
