@@ -1020,3 +1020,56 @@ async fn a_run_that_fills_a_history_block_has_it_digested_for_reviews_in_the_bac
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_full_block_no_trigger_saw_fill_is_digested_when_a_run_ends() {
+    use decima_runtime::review::digest_cache::{BLOCK_SEQS, DIGEST_VERSION};
+    let f = Fixture::new().await;
+    // A whole block imported through the store: no message of the run lands on its boundary.
+    let built = decima_testkit::ConversationBuilder::new(13, BLOCK_SEQS as usize)
+        .content_chars(40)
+        .build();
+    let conversation = f
+        .store
+        .conversations()
+        .import("imported", None, &built.messages)
+        .await
+        .unwrap();
+    f.say("Checked.");
+    let outcome = agent::run(
+        &f.session(&StopOnFailure),
+        RunRequest {
+            conversation: Some(conversation.id),
+            workspace: Some(f.workspace()),
+            task: "Check it".into(),
+            options: RunOptions {
+                tenth_man: decima_runtime::review::TenthManMode::Off,
+                ..RunOptions::default()
+            },
+            ..RunRequest::default()
+        },
+    )
+    .await
+    .unwrap();
+    assert_eq!(outcome.execution.status, ExecutionStatus::Succeeded);
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        let rows = f
+            .store
+            .review_digests()
+            .within(conversation.id, DIGEST_VERSION, 1, BLOCK_SEQS, 0)
+            .await
+            .unwrap();
+        if rows
+            .iter()
+            .any(|r| r.budget == 0 && r.from_seq == 1 && r.through_seq == BLOCK_SEQS)
+        {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the full block was never digested"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}

@@ -296,14 +296,35 @@ pub fn warm_when_full(store: &Store, conversation: ConversationId, seq: i64) {
     if seq <= 0 || seq % BLOCK_SEQS != 0 {
         return;
     }
+    spawn_warm(store, conversation, Some(seq));
+}
+
+/// Digests, on a background task, every full block of the conversation that no valid row
+/// covers: what the history holds, not what just changed, so blocks that filled through a path
+/// no trigger watches (an import through the store, a review's message on a boundary) are made
+/// too. Called when a run ends; a block already cached costs one aggregate.
+pub fn warm_behind(store: &Store, conversation: ConversationId) {
+    spawn_warm(store, conversation, None);
+}
+
+/// Spawns [`warm`] from the stored summaries' frontier through `last` (the newest live seq when
+/// `None`), logging a failure: the cache is an optimisation.
+fn spawn_warm(store: &Store, conversation: ConversationId, last: Option<i64>) {
     let Ok(handle) = tokio::runtime::Handle::try_current() else {
         return;
     };
     let store = store.clone();
     handle.spawn(async move {
         let made = async {
+            let last = match last {
+                Some(seq) => seq,
+                None => match store.messages().nth_newest_seq(conversation, 1).await? {
+                    Some(seq) => seq,
+                    None => return Ok(0),
+                },
+            };
             let summaries = store.compactions().live_summaries(conversation).await?;
-            warm(&store, conversation, frontier_of(&summaries), seq).await
+            warm(&store, conversation, frontier_of(&summaries), last).await
         }
         .await;
         if let Err(e) = made {

@@ -590,7 +590,11 @@ impl<'s, 'a> Runner<'s, 'a> {
     /// no process behind it.
     async fn drive(&mut self) -> Result<RunOutcome> {
         match self.steps().await {
-            Ok(outcome) => Ok(outcome),
+            Ok(outcome) => {
+                // Whatever the run's messages landed on, every full block is digested after it.
+                crate::review::digest_cache::warm_behind(self.store(), self.conversation.id);
+                Ok(outcome)
+            }
             Err(e) => {
                 warn!(error = %e, "the run stopped on an error; marking it interrupted");
                 if self.execution.status == ExecutionStatus::Running
