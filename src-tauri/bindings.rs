@@ -10,7 +10,7 @@ use tauri_specta::{Builder, collect_commands};
 
 use crate::commands::{
     compression, context, conversations, executions, export, library, messages, reviews, runs,
-    settings,
+    search, settings,
 };
 
 /// Where the generated bindings live, relative to the workspace root.
@@ -31,6 +31,8 @@ pub fn builder() -> Builder<tauri::Wry> {
             conversations::conversation_restore,
             conversations::conversation_busy,
             messages::message_page,
+            search::search_messages,
+            search::find_in_conversation,
             context::context_usage,
             runs::run_start,
             runs::run_stop,
@@ -107,7 +109,7 @@ mod tests {
             .skip(1)
             .filter_map(|rest| rest.split('"').next())
             .collect();
-        assert_eq!(invoked.len(), 34, "{invoked:?}");
+        assert_eq!(invoked.len(), 36, "{invoked:?}");
         for command in invoked {
             assert!(
                 build_rs.contains(&format!("\"{command}\"")),

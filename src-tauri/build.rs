@@ -9,6 +9,8 @@ fn main() {
         "conversation_restore",
         "conversation_busy",
         "message_page",
+        "search_messages",
+        "find_in_conversation",
         "context_usage",
         "run_start",
         "run_stop",

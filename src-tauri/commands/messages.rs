@@ -1,41 +1,80 @@
-//! Message commands: reading a conversation.
+//! Message commands: reading a conversation a page at a time, from its end, from its start or
+//! around one message.
 
+use decima_core::{ConversationId, Message};
 use tauri::State;
 
-use crate::dto::MessagePage;
+use crate::dto::{MessagePage, PageAt};
 use crate::{AppError, AppState, MessageView};
 
 /// The most a page may hold: a screenful many times over, and still a small IPC message.
 const MAX_PAGE: u32 = 1_000;
 
-/// A page of the conversation's live messages: the newest `limit` before `before_seq` (the
-/// newest of all when absent). The view opens at the end and reads upwards page by page, so a
-/// conversation of 100k messages opens as fast as one of a hundred.
+/// A page of the conversation's live messages at `at`. The view opens at the end and reads up
+/// and down from what it shows, so a conversation of 100k messages opens as fast as one of a
+/// hundred, and a jump to its first message reads one page, not every page above the end.
 #[tauri::command]
 #[specta::specta]
 #[tracing::instrument(name = "command", skip_all, fields(name = "message_page"))]
 pub async fn message_page(
     state: State<'_, AppState>,
     conversation_id: String,
-    before_seq: Option<u32>,
+    at: PageAt,
     limit: u32,
 ) -> Result<MessagePage, AppError> {
     let id = super::conversation_id(&conversation_id)?;
     let conversation = state.store.conversations().get(id).await?;
     let limit = limit.clamp(1, MAX_PAGE);
-    // One more than asked tells whether anything is left above.
-    let mut messages = state
-        .store
-        .messages()
-        .page_before(id, 0, before_seq.map_or(i64::MAX, i64::from), limit + 1)
-        .await?;
-    let has_more = messages.len() > limit as usize;
-    if has_more {
-        messages.remove(0);
-    }
+    let messages = read_page(&state, id, at, limit).await?;
+    let (has_earlier, has_later) = match (messages.first(), messages.last()) {
+        (Some(first), Some(last)) => {
+            let store = state.store.messages();
+            (
+                store.any_live_beyond(id, first.seq, true).await?,
+                store.any_live_beyond(id, last.seq, false).await?,
+            )
+        }
+        _ => (false, false),
+    };
     Ok(MessagePage {
         messages: messages.into_iter().map(MessageView::from).collect(),
-        has_more,
+        has_earlier,
+        has_later,
         total: u32::try_from(conversation.message_count).unwrap_or(u32::MAX),
+    })
+}
+
+/// The messages of one page, in seq order.
+async fn read_page(
+    state: &AppState,
+    id: ConversationId,
+    at: PageAt,
+    limit: u32,
+) -> Result<Vec<Message>, AppError> {
+    let store = state.store.messages();
+    Ok(match at {
+        PageAt::End => store.page_before(id, 0, i64::MAX, limit).await?,
+        PageAt::Before { seq } => store.page_before(id, 0, i64::from(seq), limit).await?,
+        PageAt::After { seq } => store.page_after(id, i64::from(seq), limit).await?,
+        PageAt::Around { seq } => {
+            // The target and the half page above it, then what follows; near either end of
+            // the conversation the other side fills the page.
+            let above = limit.div_ceil(2);
+            let mut page = store.page_before(id, 0, i64::from(seq) + 1, above).await?;
+            let below = limit - u32::try_from(page.len()).unwrap_or(above);
+            let after = page.last().map_or(i64::from(seq), |m| m.seq);
+            page.extend(store.page_after(id, after, below).await?);
+            let short = limit as usize - page.len();
+            if short > 0
+                && let Some(first) = page.first().map(|m| m.seq)
+            {
+                let mut earlier = store
+                    .page_before(id, 0, first, u32::try_from(short).unwrap_or(0))
+                    .await?;
+                earlier.append(&mut page);
+                page = earlier;
+            }
+            page
+        }
     })
 }

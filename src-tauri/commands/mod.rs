@@ -9,6 +9,7 @@ pub mod library;
 pub mod messages;
 pub mod reviews;
 pub mod runs;
+pub mod search;
 pub mod settings;
 
 use decima_core::{ConversationId, ExecutionId};

@@ -17,7 +17,7 @@ pub use settings::{
 
 use decima_core::{Message, Role};
 use decima_store::Conversation;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use specta::Type;
 
 /// What keeps a conversation busy, for the composer's disabled Send and its reason.
@@ -198,9 +198,85 @@ pub struct MessagePage {
     /// The messages, in seq order.
     pub messages: Vec<MessageView>,
     /// Older live messages exist before the first of these.
-    pub has_more: bool,
+    pub has_earlier: bool,
+    /// Newer live messages exist after the last of these: the view jumped away from the end.
+    pub has_later: bool,
     /// Live messages in the whole conversation.
     pub total: u32,
+}
+
+/// Which page of a conversation to read: the view opens at the end, reads up and down from
+/// what it shows, and jumps to a message (a search hit, a citation, "go to", the start).
+#[derive(Debug, Clone, Copy, Deserialize, Type)]
+#[serde(tag = "kind", rename_all = "camelCase")]
+pub enum PageAt {
+    /// The newest messages.
+    End,
+    /// The newest messages before this seq.
+    Before {
+        /// Exclusive upper bound.
+        seq: u32,
+    },
+    /// The oldest messages after this seq (0 reads from the start).
+    After {
+        /// Exclusive lower bound.
+        seq: u32,
+    },
+    /// A page with this seq (or the nearest live message) in its middle.
+    Around {
+        /// The message to show.
+        seq: u32,
+    },
+}
+
+/// A snippet of a message around a search match, split so the view marks the match as text.
+#[derive(Debug, Clone, Serialize, Type)]
+#[serde(rename_all = "camelCase")]
+pub struct SnippetView {
+    /// Text before the match.
+    pub before: String,
+    /// The match as the message spells it.
+    pub matched: String,
+    /// Text after the match.
+    pub after: String,
+}
+
+/// One message found by a search: enough to list it and open its conversation there.
+#[derive(Debug, Clone, Serialize, Type)]
+#[serde(rename_all = "camelCase")]
+pub struct SearchHitView {
+    /// The conversation the message is in.
+    pub conversation_id: String,
+    /// That conversation's title.
+    pub conversation_title: String,
+    /// The message's seq: where the conversation opens.
+    pub seq: u32,
+    /// Who wrote it: "user", "assistant", "tool" or "system".
+    pub role: String,
+    /// When it was stored (RFC 3339).
+    pub created_at: String,
+    /// The text around the first match.
+    pub snippet: SnippetView,
+}
+
+/// A page of search hits, newest first.
+#[derive(Debug, Clone, Serialize, Type)]
+#[serde(rename_all = "camelCase")]
+pub struct SearchPageView {
+    /// The hits.
+    pub hits: Vec<SearchHitView>,
+    /// Pass back as `after` for the next page; absent on the last.
+    pub next: Option<String>,
+}
+
+/// The seqs in one conversation that match, for stepping through them (find in conversation).
+#[derive(Debug, Clone, Serialize, Type)]
+#[serde(rename_all = "camelCase")]
+pub struct FindView {
+    /// Matching seqs, oldest first.
+    pub seqs: Vec<u32>,
+    /// More matched than are listed.
+    pub truncated: bool,
 }
 
 /// One layer of the context meter.

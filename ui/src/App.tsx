@@ -1,13 +1,14 @@
 import { useCallback, useEffect, useRef, useState } from "react";
 import { useTranslation } from "react-i18next";
-import type { ConversationSummary } from "./bindings";
+import type { ConversationSummary, SearchHitView } from "./bindings";
 import { ConversationView } from "./components/ConversationView";
 import { EmptyState } from "./components/EmptyState";
 import { ErrorBanner } from "./components/ErrorBanner";
 import { Header } from "./components/Header";
 import { SettingsDialog } from "./components/SettingsDialog";
 import { InterruptedNotice } from "./components/InterruptedNotice";
-import { Sidebar } from "./components/Sidebar";
+import { SEARCH_INPUT, Sidebar } from "./components/Sidebar";
+import type { Mark } from "./components/MessageList";
 import { useCompressionNotices } from "./hooks/useCompressionNotices";
 import { useConversations } from "./hooks/useConversations";
 import { useErrorBanner } from "./hooks/useErrorBanner";
@@ -46,19 +47,20 @@ export function App() {
   const sidebar = useSidebar();
   const { fold } = sidebar;
   const [shortcutsOpen, setShortcutsOpen] = useState(false);
+  // Bumped by Ctrl+F: the open conversation's find bar opens.
+  const [findRequest, setFindRequest] = useState(0);
+  // A search hit to open at: its conversation opens on the page around it.
+  const [revealRequest, setRevealRequest] = useState<(Mark & { conversationId: string }) | null>(null);
 
   const open =
     conv.conversations.find((c) => c.id === openId) ?? (opened && opened.id === openId ? opened : null);
   const run = (open && runs.runs[open.id]) || idle;
-  const {
-    messages,
-    loading: messagesLoading,
-    loadEarlier,
-  } = useMessages(
+  const { messages, loading: messagesLoading, ...pages } = useMessages(
     open ? open.id : null,
     report,
     // Also when another process stored messages here: the list's count for it moves.
     `${run.stored}:${edits}:${open?.messageCount ?? 0}`,
+    revealRequest,
   );
   const executions = useExecutions(
     open ? open.id : null,
@@ -148,8 +150,23 @@ export function App() {
     stopRun: () => {
       if (open && run.live) void runs.stop(open.id);
     },
+    findInConversation: () => {
+      if (open) setFindRequest((n) => n + 1);
+    },
+    searchAll: () => {
+      sidebar.show();
+      focusById(SEARCH_INPUT);
+    },
     showShortcuts: () => setShortcutsOpen(true),
   });
+
+  const openHit = (hit: SearchHitView) => {
+    if (!conv.conversations.some((c) => c.id === hit.conversationId)) {
+      openConversation(hit.conversationId, hit.conversationTitle);
+    } else setOpenId(hit.conversationId);
+    setRevealRequest({ conversationId: hit.conversationId, seq: hit.seq, nonce: Date.now() });
+    fold();
+  };
 
   return (
     <div className="app">
@@ -193,6 +210,7 @@ export function App() {
           onDelete={handleDelete}
           onUndoDelete={handleUndo}
           onDismissUndo={conv.dismissUndo}
+          onOpenHit={openHit}
         />
         <main className="main-pane" data-testid="main-pane">
           {open ? (
@@ -201,7 +219,9 @@ export function App() {
               conversation={open}
               messages={messages}
               loading={messagesLoading}
-              loadEarlier={loadEarlier}
+              window={pages}
+              findRequest={findRequest}
+              revealRequest={revealRequest?.conversationId === open.id ? revealRequest : null}
               run={run}
               executions={executions}
               refreshKey={run.stored}

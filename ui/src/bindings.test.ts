@@ -27,9 +27,9 @@ describe("bindings.commands", () => {
     ["conversationRestore", () => commands.conversationRestore("c-3"), "conversation_restore", { id: "c-3" }],
     [
       "messagePage",
-      () => commands.messagePage("c-4", 17, 200),
+      () => commands.messagePage("c-4", { kind: "before", seq: 17 }, 200),
       "message_page",
-      { conversationId: "c-4", beforeSeq: 17, limit: 200 },
+      { conversationId: "c-4", at: { kind: "before", seq: 17 }, limit: 200 },
     ],
     [
       "runStart",

@@ -23,11 +23,18 @@ export const commands = {
 	 */
 	conversationBusy: (id: string) => typedError<ConversationBusy | null, AppError>(__TAURI_INVOKE("conversation_busy", { id })),
 	/**
-	 *  A page of the conversation's live messages: the newest `limit` before `before_seq` (the
-	 *  newest of all when absent). The view opens at the end and reads upwards page by page, so a
-	 *  conversation of 100k messages opens as fast as one of a hundred.
+	 *  A page of the conversation's live messages at `at`. The view opens at the end and reads up
+	 *  and down from what it shows, so a conversation of 100k messages opens as fast as one of a
+	 *  hundred, and a jump to its first message reads one page, not every page above the end.
 	 */
-	messagePage: (conversationId: string, beforeSeq: number | null, limit: number) => typedError<MessagePage, AppError>(__TAURI_INVOKE("message_page", { conversationId, beforeSeq, limit })),
+	messagePage: (conversationId: string, at: PageAt, limit: number) => typedError<MessagePage, AppError>(__TAURI_INVOKE("message_page", { conversationId, at, limit })),
+	/**
+	 *  A page of messages holding every word of `text`, newest first, across every live
+	 *  conversation or within one. `after` is the previous page's `next`.
+	 */
+	searchMessages: (text: string, conversationId: string | null, after: string | null, limit: number) => typedError<SearchPageView, AppError>(__TAURI_INVOKE("search_messages", { text, conversationId, after, limit })),
+	/**  The seqs of one conversation's messages that hold every word of `text`, oldest first. */
+	findInConversation: (conversationId: string, text: string) => typedError<FindView, AppError>(__TAURI_INVOKE("find_in_conversation", { conversationId, text })),
 	/**
 	 *  How full the conversation's context is, per layer, against the window of the provider chosen
 	 *  in the settings (else the only configured one, or `DECIMA_CONTEXT_WINDOW`).
@@ -357,6 +364,14 @@ export type FailureReport = {
 	changes: TodoChangesView | null,
 };
 
+/**  The seqs in one conversation that match, for stepping through them (find in conversation). */
+export type FindView = {
+	/**  Matching seqs, oldest first. */
+	seqs: number[],
+	/**  More matched than are listed. */
+	truncated: boolean,
+};
+
 /**  A tenth-man finding, with the seqs of the messages it cites. */
 export type FindingView = {
 	/**  Its id. */
@@ -386,7 +401,9 @@ export type MessagePage = {
 	/**  The messages, in seq order. */
 	messages: MessageView[],
 	/**  Older live messages exist before the first of these. */
-	hasMore: boolean,
+	hasEarlier: boolean,
+	/**  Newer live messages exist after the last of these: the view jumped away from the end. */
+	hasLater: boolean,
 	/**  Live messages in the whole conversation. */
 	total: number,
 };
@@ -416,6 +433,26 @@ export type MessageView = {
 	/**  RFC 3339, UTC. */
 	createdAt: string,
 };
+
+/**
+ *  Which page of a conversation to read: the view opens at the end, reads up and down from
+ *  what it shows, and jumps to a message (a search hit, a citation, "go to", the start).
+ */
+export type PageAt = 
+/**  The newest messages. */
+{ kind: "end" } | 
+/**  The newest messages before this seq. */
+{ kind: "before"; 
+/**  Exclusive upper bound. */
+seq: number } | 
+/**  The oldest messages after this seq (0 reads from the start). */
+{ kind: "after"; 
+/**  Exclusive lower bound. */
+seq: number } | 
+/**  A page with this seq (or the nearest live message) in its middle. */
+{ kind: "around"; 
+/**  The message to show. */
+seq: number };
 
 /**  A preset in the library. */
 export type PresetView = {
@@ -713,6 +750,40 @@ export type SandboxStatus = {
 	dockerAvailable: boolean,
 	/**  Why not, in words a person can act on; empty when it is available. */
 	detail: string,
+};
+
+/**  One message found by a search: enough to list it and open its conversation there. */
+export type SearchHitView = {
+	/**  The conversation the message is in. */
+	conversationId: string,
+	/**  That conversation's title. */
+	conversationTitle: string,
+	/**  The message's seq: where the conversation opens. */
+	seq: number,
+	/**  Who wrote it: "user", "assistant", "tool" or "system". */
+	role: string,
+	/**  When it was stored (RFC 3339). */
+	createdAt: string,
+	/**  The text around the first match. */
+	snippet: SnippetView,
+};
+
+/**  A page of search hits, newest first. */
+export type SearchPageView = {
+	/**  The hits. */
+	hits: SearchHitView[],
+	/**  Pass back as `after` for the next page; absent on the last. */
+	next: string | null,
+};
+
+/**  A snippet of a message around a search match, split so the view marks the match as text. */
+export type SnippetView = {
+	/**  Text before the match. */
+	before: string,
+	/**  The match as the message spells it. */
+	matched: string,
+	/**  Text after the match. */
+	after: string,
 };
 
 /**  A summary a compression writes. */

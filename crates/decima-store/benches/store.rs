@@ -9,6 +9,11 @@
 //! - `export_incremental/one_new_message`: what `decima export -o` does when one message is new:
 //!   read the export record and the new messages, render, append, record.
 //!
+//! - `import_10k/store_without_search_index`: the same import with the full-text index's
+//!   triggers dropped, so the two figures together show what indexing costs.
+//! - `search_100k/*`: the first page of full-text hits over 100,000 messages, beside a `LIKE`
+//!   scan (the search without an index).
+//!
 //! Run: `cargo bench -p decima-store --bench store`
 
 // Test code: a failed setup step should panic right where it happened.
@@ -139,6 +144,34 @@ fn import_10k(c: &mut Criterion) {
             }
         })
     });
+    // The same import with the search index's triggers dropped: what indexing costs.
+    group.bench_function("store_without_search_index", |b| {
+        b.to_async(&rt).iter_custom(|iters| {
+            let messages = &built.messages;
+            async move {
+                let mut total = Duration::ZERO;
+                for _ in 0..iters {
+                    let (_dir, store) = fresh_store().await;
+                    sqlx::raw_sql(
+                        "DROP TRIGGER messages_fts_insert; DROP TRIGGER messages_fts_delete; \
+                         DROP TRIGGER messages_fts_update;",
+                    )
+                    .execute(store.pool())
+                    .await
+                    .unwrap();
+                    let started = Instant::now();
+                    store
+                        .conversations()
+                        .import("bench", None, messages)
+                        .await
+                        .unwrap();
+                    total += started.elapsed();
+                    store.close().await;
+                }
+                total
+            }
+        })
+    });
     group.bench_function("raw_sqlx", |b| {
         b.to_async(&rt).iter_custom(|iters| {
             let messages = &built.messages;
@@ -256,5 +289,76 @@ fn export_incremental_one(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, append_one, import_10k, export_incremental_one);
+/// Full-text search over 100,000 messages in ten conversations: the first page of hits (30) for
+/// a literal stated once near the start, for a word in most messages, and for a two-character
+/// Chinese term (below the trigram's reach, so a scan). The anchor is what search was without
+/// the index: a `LIKE` scan from the newest row.
+fn search_100k(c: &mut Criterion) {
+    use decima_store::SearchQuery;
+    let rt = Runtime::new().unwrap();
+    let (_dir, store) = rt.block_on(async {
+        let (dir, store) = fresh_store().await;
+        for seed in 0..10u64 {
+            let mut messages = ConversationBuilder::new(100 + seed, 10_000)
+                .build()
+                .messages;
+            if seed == 0 {
+                messages[4] = NewMessage::new(
+                    Role::User,
+                    "Pay the refund to IBAN DE44 5001 0517 5407 3249 31, not the old account.",
+                );
+                messages[9] = NewMessage::new(Role::User, "华东区的客户流失率在九月上升。");
+            }
+            store
+                .conversations()
+                .import("bench", None, &messages)
+                .await
+                .unwrap();
+        }
+        (dir, store)
+    });
+    let mut group = c.benchmark_group("search_100k");
+    for (name, text) in [
+        ("rare_literal", "5407 3249"),
+        ("common_word", "the"),
+        ("two_chinese_characters", "流失"),
+    ] {
+        group.bench_function(name, |b| {
+            b.to_async(&rt).iter(|| async {
+                let page = store
+                    .search()
+                    .messages(&SearchQuery {
+                        text,
+                        conversation: None,
+                        before: None,
+                        limit: 30,
+                    })
+                    .await
+                    .unwrap();
+                assert!(!page.hits.is_empty());
+            })
+        });
+    }
+    group.bench_function("like_scan_anchor", |b| {
+        b.to_async(&rt).iter(|| async {
+            let rows: Vec<(i64,)> = sqlx::query_as(
+                "SELECT rowid FROM messages WHERE content LIKE '%5407 3249%' \
+                 AND deleted_at IS NULL ORDER BY rowid DESC LIMIT 31",
+            )
+            .fetch_all(store.pool())
+            .await
+            .unwrap();
+            assert_eq!(rows.len(), 1);
+        })
+    });
+    group.finish();
+}
+
+criterion_group!(
+    benches,
+    append_one,
+    import_10k,
+    export_incremental_one,
+    search_100k
+);
 criterion_main!(benches);

@@ -25,6 +25,7 @@ mod providers;
 mod review_digests;
 mod reviews;
 mod rows;
+mod search;
 mod snapshots;
 mod steps;
 mod todos;
@@ -54,6 +55,10 @@ pub use presets::{PRESET_KINDS, PresetRecord, Presets};
 pub use providers::{NewProvider, ProviderRecord, Providers};
 pub use review_digests::{ReviewDigest, ReviewDigests, SeqFingerprint};
 pub use reviews::{Finding, NewFinding, NewReview, Review, ReviewPass, Reviews};
+pub use search::{
+    MAX_PAGE as MAX_SEARCH_PAGE, MAX_QUERY_CHARS, Search, SearchHit, SearchPage, SearchQuery,
+    SeqMatches, Snippet,
+};
 pub use snapshots::{NewSnapshot, Snapshot, SnapshotReason, Snapshots};
 pub use steps::{Step, StepKind, Steps};
 pub use todos::{PinnedTodo, Todo, TodoInput, TodoStatus, Todos};
@@ -98,6 +103,11 @@ impl Store {
     /// Messages: append with gapless seqs, read ranges, pin, soft-delete after a seq.
     pub fn messages(&self) -> Messages<'_> {
         Messages::new(self)
+    }
+
+    /// Full-text search, through the index the migrations keep in step with every write.
+    pub fn search(&self) -> Search<'_> {
+        Search::new(self)
     }
 
     /// Providers: the LLM endpoints the user configured. Their keys live in the keyring, not here.

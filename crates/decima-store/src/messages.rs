@@ -462,6 +462,52 @@ impl<'s> Messages<'s> {
         Ok(messages)
     }
 
+    /// The oldest live messages with `seq > after`, at most `limit`, in seq order: the window
+    /// reads downwards from a message it jumped to.
+    pub async fn page_after(
+        &self,
+        conversation: ConversationId,
+        after: i64,
+        limit: u32,
+    ) -> Result<Vec<Message>> {
+        let sql = concat!(
+            "SELECT ",
+            message_columns!(),
+            " FROM messages WHERE conversation_id = ? AND seq > ? \
+             AND deleted_at IS NULL ORDER BY seq LIMIT ?"
+        );
+        let rows: Vec<MessageRow> = sqlx::query_as(sql)
+            .bind(conversation.to_string())
+            .bind(after)
+            .bind(i64::from(limit))
+            .fetch_all(self.store.pool())
+            .await?;
+        rows.into_iter().map(Message::try_from).collect()
+    }
+
+    /// Whether a live message exists below (`earlier`) or above `seq`: whether a page has
+    /// anything left to read on that side. One probe of the (conversation, seq) index.
+    pub async fn any_live_beyond(
+        &self,
+        conversation: ConversationId,
+        seq: i64,
+        earlier: bool,
+    ) -> Result<bool> {
+        let sql = if earlier {
+            "SELECT EXISTS (SELECT 1 FROM messages WHERE conversation_id = ? AND seq < ? \
+             AND deleted_at IS NULL)"
+        } else {
+            "SELECT EXISTS (SELECT 1 FROM messages WHERE conversation_id = ? AND seq > ? \
+             AND deleted_at IS NULL)"
+        };
+        let found: bool = sqlx::query_scalar(sql)
+            .bind(conversation.to_string())
+            .bind(seq)
+            .fetch_one(self.store.pool())
+            .await?;
+        Ok(found)
+    }
+
     /// The seq of the `n`-th newest live message (the newest is the first), or of the oldest
     /// when there are fewer: where "the last n messages" start. `None` without messages.
     pub async fn nth_newest_seq(

@@ -62,7 +62,7 @@ describe("conversation list", () => {
 
     expect(await screen.findByTestId("conversation-title")).toHaveTextContent("Alpha");
     expect(item("c1")).toHaveAttribute("aria-current", "true");
-    expect(backend.callsOf("message_page")).toEqual([{ cmd: "message_page", args: { conversationId: "c1", beforeSeq: null, limit: 200 } }]);
+    expect(backend.callsOf("message_page")).toEqual([{ cmd: "message_page", args: { conversationId: "c1", at: { kind: "end" }, limit: 200 } }]);
   });
 });
 
@@ -86,7 +86,7 @@ describe("creating a conversation", () => {
     expect(await screen.findByTestId("conversation-title")).toHaveTextContent("Project plan");
     expect(item("new-1")).toHaveAttribute("aria-current", "true");
     await waitFor(() =>
-      expect(backend.callsOf("message_page")).toEqual([{ cmd: "message_page", args: { conversationId: "new-1", beforeSeq: null, limit: 200 } }]),
+      expect(backend.callsOf("message_page")).toEqual([{ cmd: "message_page", args: { conversationId: "new-1", at: { kind: "end" }, limit: 200 } }]),
     );
     expect(await screen.findByTestId("no-messages")).toHaveTextContent(
       "No messages yet: give the agent a task below.",

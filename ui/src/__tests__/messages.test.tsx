@@ -58,7 +58,7 @@ describe("the open conversation", () => {
     await open(user, "a");
 
     await waitFor(() => expect(screen.getAllByTestId("message")).toHaveLength(4));
-    expect(backend.callsOf("message_page")).toEqual([{ cmd: "message_page", args: { conversationId: "a", beforeSeq: null, limit: 200 } }]);
+    expect(backend.callsOf("message_page")).toEqual([{ cmd: "message_page", args: { conversationId: "a", at: { kind: "end" }, limit: 200 } }]);
     const messages = screen.getAllByTestId("message");
     expect(messages.map((m) => m.getAttribute("data-seq"))).toEqual(["1", "2", "3", "4"]);
     expect(messages.map((m) => within(m).getByTestId("message-role").textContent)).toEqual([
@@ -156,8 +156,8 @@ describe("the open conversation", () => {
     expect(screen.getByTestId("message")).toHaveAttribute("data-seq", "7");
     expect(screen.getByTestId("conversation-title")).toHaveTextContent("Empty one");
     expect(backend.callsOf("message_page").map((c) => c.args)).toEqual([
-      { conversationId: "a", beforeSeq: null, limit: 200 },
-      { conversationId: "b", beforeSeq: null, limit: 200 },
+      { conversationId: "a", at: { kind: "end" }, limit: 200 },
+      { conversationId: "b", at: { kind: "end" }, limit: 200 },
     ]);
   });
 

@@ -426,18 +426,114 @@ describe("long conversations", () => {
     act(() => viewport.scrollTo({ top: 0 }));
     const firstInView = topSeq();
     await waitFor(() => expect(list).toHaveAttribute("data-count", "400"));
-    expect(backend.callsOf("message_page")[1]?.args).toEqual({ conversationId: "c1", beforeSeq: 251, limit: 200 });
+    expect(backend.callsOf("message_page")[1]?.args).toEqual({ conversationId: "c1", at: { kind: "before", seq: 251 }, limit: 200 });
     expect(topSeq()).toBe(firstInView);
     expect(screen.getAllByTestId("message").length).toBeLessThan(40);
 
-    // A cited message above everything loaded: read upwards to it, bring it into view, highlight it.
+    // A cited message above everything loaded: one read of the page around it (not every page
+    // in between), brought into view and highlighted.
     await user.click(screen.getByRole("button", { name: "Tenth man review" }));
     await user.click(screen.getByTestId("review-start"));
+    const readsBefore = backend.pageReads.length;
     await user.click(await screen.findByTestId("finding-evidence"));
     await waitFor(() => expect(shownMessage(3)).toHaveAttribute("data-highlighted", "true"));
-    expect(list).toHaveAttribute("data-count", "450");
+    const jumpReads = backend.pageReads.slice(readsBefore);
+    expect(jumpReads[0]).toEqual({ kind: "around", seq: 3 });
+    expect(jumpReads.filter((r) => r.kind === "before")).toEqual([]);
+    expect(Number(list.getAttribute("data-count"))).toBeLessThan(450);
     await waitFor(() => expect(inView(shownMessage(3)!)).toBe(true));
     expect(screen.getAllByTestId("message").length).toBeLessThan(40);
+
+    // The newest messages are no longer loaded: "Jump to latest" reads them and goes there.
+    await user.click(screen.getByRole("button", { name: "Close" }));
+    await user.click(screen.getByTestId("jump-to-latest"));
+    await waitFor(() => expect(inView(shownMessage(450)!)).toBe(true));
+    expect(backend.pageReads.at(-1)).toEqual({ kind: "end" });
+    expect(screen.queryByTestId("jump-to-latest")).toBeNull();
+  });
+
+  it("finds through the index, steps from the newest match up, goes to a number and to either end", async () => {
+    const messages = many(3000).map((m) => (m.seq % 1000 === 7 ? { ...m, content: `Refund to IBAN DE44 (#${m.seq})` } : m));
+    const backend = new FakeBackend({ conversations: [C1], messages: { c1: messages } });
+    backend.install();
+    const { user } = renderApp();
+    await user.click(await screen.findByTestId("conversation-item"));
+    await screen.findByText("line 3000");
+
+    await user.keyboard("{Control>}f{/Control}");
+    const find = await screen.findByTestId("find-input");
+    await waitFor(() => expect(find).toHaveFocus());
+    await user.type(find, "iban de44");
+    // Three matches; the newest is shown first, read as the page around it.
+    await waitFor(() => expect(screen.getByTestId("find-count")).toHaveTextContent("3 of 3"));
+    expect(backend.callsOf("find_in_conversation").at(-1)?.args).toEqual({ conversationId: "c1", text: "iban de44" });
+    await waitFor(() => expect(shownMessage(2007)).toHaveAttribute("data-highlighted", "true"));
+    await user.keyboard("{Enter}");
+    await waitFor(() => expect(shownMessage(1007)).toHaveAttribute("data-highlighted", "true"));
+    expect(screen.getByTestId("find-count")).toHaveTextContent("2 of 3");
+    await user.keyboard("{Enter}");
+    await waitFor(() => expect(shownMessage(7)).toHaveAttribute("data-highlighted", "true"));
+    expect(backend.pageReads.at(-1)).toEqual({ kind: "around", seq: 7 });
+    await user.keyboard("{Shift>}{Enter}{/Shift}");
+    await waitFor(() => expect(shownMessage(1007)).toHaveAttribute("data-highlighted", "true"));
+
+    await user.clear(find);
+    await user.type(find, "no such words");
+    await waitFor(() => expect(screen.getByTestId("find-count")).toHaveTextContent("No matches"));
+    expect(find).toHaveAttribute("aria-invalid", "true");
+
+    await user.type(screen.getByTestId("go-to-seq"), "1500{Enter}");
+    await waitFor(() => expect(shownMessage(1500)).toHaveAttribute("data-highlighted", "true"));
+
+    await user.click(screen.getByTestId("jump-to-start"));
+    await waitFor(() => expect(inView(shownMessage(1)!)).toBe(true));
+    expect(backend.pageReads.at(-1)).toEqual({ kind: "after", seq: 0 });
+    await user.click(screen.getByTestId("jump-to-end"));
+    await waitFor(() => expect(inView(shownMessage(3000)!)).toBe(true));
+
+    await user.click(find);
+    await user.keyboard("{Escape}");
+    expect(screen.queryByTestId("find-bar")).toBeNull();
+  });
+
+  it("searches every conversation from the sidebar and opens a hit at its message", async () => {
+    const second = { ...C1, id: "c2", title: "Vendor audit" };
+    const backend = new FakeBackend({
+      conversations: [C1, second],
+      messages: {
+        c1: many(10),
+        c2: many(5000).map((m) => (m.seq === 42 ? { ...m, content: "vendor 8812 is a duplicate" } : m)),
+      },
+    });
+    backend.install();
+    const { user } = renderApp();
+    await screen.findAllByTestId("conversation-item");
+    await user.keyboard("{Control>}k{/Control}");
+    const search = screen.getByTestId("sidebar-search");
+    await waitFor(() => expect(search).toHaveFocus());
+    await user.type(search, "8812");
+    // No title holds it; one message does, shown with its conversation and the words marked.
+    expect(await screen.findByTestId("no-title-matches")).toBeInTheDocument();
+    const hit = await screen.findByTestId("search-hit");
+    expect(hit).toHaveTextContent("Vendor audit");
+    expect(hit).toHaveTextContent("#42");
+    expect(within(hit).getByText("8812").tagName).toBe("MARK");
+    await user.click(hit);
+    await waitFor(() => expect(shownMessage(42)).toHaveAttribute("data-highlighted", "true"));
+    expect(screen.getByTestId("conversation-title")).toHaveTextContent("Vendor audit");
+    expect(backend.pageReads.at(-1)).toEqual({ kind: "around", seq: 42 });
+    await waitFor(() => expect(inView(shownMessage(42)!)).toBe(true));
+
+    // The filter narrows the titles at once; Escape clears it.
+    await user.clear(search);
+    await user.type(search, "audit");
+    await waitFor(() => expect(screen.getAllByTestId("conversation-item")).toHaveLength(1));
+    await user.keyboard("{Escape}");
+    await waitFor(() => expect(screen.getAllByTestId("conversation-item")).toHaveLength(2));
+
+    backend.searchFailure = { code: "invalid_input", message: "A search is at most 500 characters." };
+    await user.type(search, "x");
+    expect(await screen.findByTestId("search-error")).toHaveTextContent("at most 500 characters");
   });
 });
 
@@ -863,6 +959,8 @@ describe("settings and library", () => {
       "Ctrl+NNew conversation",
       "Shift+EscGo to the task field",
       "Ctrl+.Stop the run",
+      "Ctrl+FFind in this conversation",
+      "Ctrl+KSearch all conversations",
       "Ctrl+/Show these shortcuts",
     ]);
     await user.keyboard("{Escape}");

@@ -1,4 +1,4 @@
-import { useEffect, useMemo, useState } from "react";
+import { useEffect, useMemo, useRef, useState } from "react";
 import { NARROW } from "../hooks/useSidebar";
 import { useTranslation } from "react-i18next";
 import { call } from "../api/call";
@@ -13,6 +13,7 @@ import {
 } from "../bindings";
 import type { CompressionNotice } from "../hooks/useCompressionNotices";
 import { useConversationBusy } from "../hooks/useConversationBusy";
+import type { MessageWindow } from "../hooks/useMessages";
 import type { ReportError } from "../hooks/useErrorBanner";
 import { busyReason } from "../lib/busy";
 import { formatCompact, formatNumber } from "../lib/format";
@@ -24,8 +25,9 @@ import { CompressionNoticeBar } from "./CompressionNoticeBar";
 import { ContextMeter } from "./ContextMeter";
 import { EmptyState } from "./EmptyState";
 import { ExportMenu } from "./ExportMenu";
+import { FIND_INPUT, FindBar } from "./FindBar";
 import { LiveRun } from "./LiveRun";
-import { MessageList } from "./MessageList";
+import { MessageList, type Mark } from "./MessageList";
 import { RecoveryPanel } from "./RecoveryPanel";
 import { RelativeTime } from "./RelativeTime";
 import { SubagentTree, type SubagentNode } from "./SubagentTree";
@@ -36,8 +38,12 @@ type Props = {
   conversation: ConversationSummary;
   messages: MessageView[];
   loading: boolean;
-  /** Reads the page above the first loaded message; true when it added any. */
-  loadEarlier: () => Promise<boolean>;
+  /** Reads and jumps through the conversation's pages. */
+  window: MessageWindow;
+  /** Bumped by the find shortcut: the find bar opens (or takes focus). */
+  findRequest: number;
+  /** A message to open at (a search hit), with a nonce so the same seq can be asked twice. */
+  revealRequest: Mark | null;
   run: RunState;
   executions: ExecutionView[];
   refreshKey: number;
@@ -62,7 +68,8 @@ type Props = {
 const HIGHLIGHT_MS = 4000;
 
 export function ConversationView(props: Props) {
-  const { conversation, messages, loading, run, executions, refreshKey, report, loadEarlier } = props;
+  const { conversation, messages, loading, run, executions, refreshKey, report } = props;
+  const pages = props.window;
   const { t, i18n } = useTranslation();
   const lang = i18n.resolvedLanguage ?? "en";
   const { title, messageCount, tokens, updatedAt } = conversation;
@@ -121,31 +128,44 @@ export function ConversationView(props: Props) {
     report(error);
     return false;
   };
-  const [highlighted, setHighlighted] = useState<number | null>(null);
-
-  // Evidence may cite a message above the loaded pages: read upwards until it is there.
-  const [seeking, setSeeking] = useState<number | null>(null);
-  useEffect(() => {
-    if (seeking === null) return;
-    const first = messages[0];
-    if (!first || first.seq <= seeking) {
-      setHighlighted(seeking);
-      setSeeking(null);
-      return;
-    }
-    void loadEarlier().then((added) => {
-      if (!added) {
-        setHighlighted(seeking);
-        setSeeking(null);
-      }
-    });
-  }, [seeking, messages, loadEarlier]);
-
+  // A cited message, a search hit, a find match, "go to": its page is read (wherever it is)
+  // and the message brought into view and marked for a while.
+  const [highlighted, setHighlighted] = useState<Mark | null>(null);
+  const reveal = async (seq: number) => {
+    if (await pages.showAt(seq)) setHighlighted({ seq, nonce: Date.now() });
+  };
   useEffect(() => {
     if (highlighted === null) return;
     const timer = window.setTimeout(() => setHighlighted(null), HIGHLIGHT_MS);
     return () => window.clearTimeout(timer);
   }, [highlighted]);
+  // A search hit: the messages hook reads its page; once it is shown, it is marked.
+  const { revealRequest } = props;
+  const revealed = useRef(0);
+  useEffect(() => {
+    if (!revealRequest || revealed.current === revealRequest.nonce) return;
+    const first = messages[0];
+    const last = messages[messages.length - 1];
+    if (!first || !last || first.seq > revealRequest.seq || last.seq < revealRequest.seq) return;
+    revealed.current = revealRequest.nonce;
+    setHighlighted({ seq: revealRequest.seq, nonce: revealRequest.nonce });
+  }, [revealRequest, messages]);
+
+  const [finding, setFinding] = useState(false);
+  useEffect(() => {
+    if (props.findRequest === 0) return;
+    setFinding(true);
+    window.setTimeout(() => document.getElementById(FIND_INPUT)?.focus(), 0);
+  }, [props.findRequest]);
+  // Jumps to either end; the list follows new messages again from the end.
+  const [startRequest, setStartRequest] = useState(0);
+  const [endRequest, setEndRequest] = useState(0);
+  const toStart = async () => {
+    if (await pages.showStart()) setStartRequest((n) => n + 1);
+  };
+  const toEnd = async () => {
+    if (await pages.showEnd()) setEndRequest((n) => n + 1);
+  };
 
   // The newest run the analyst started here that has a plan, and what the panels show of it:
   // a later run without todos leaves the last plan in sight.
@@ -220,6 +240,16 @@ export function ConversationView(props: Props) {
             >
               {t("review.label")}
             </button>
+            <button
+              type="button"
+              className="button"
+              data-testid="find-button"
+              aria-expanded={finding}
+              title={t("find.shortcut")}
+              onClick={() => setFinding((f) => !f)}
+            >
+              {t("find.button")}
+            </button>
             <ExportMenu conversationId={conversation.id} />
           </div>
         </div>
@@ -234,6 +264,15 @@ export function ConversationView(props: Props) {
           <RelativeTime iso={updatedAt} />
         </div>
       </header>
+      {finding && (
+        <FindBar
+          conversationId={conversation.id}
+          onReveal={(seq) => void reveal(seq)}
+          onStart={() => void toStart()}
+          onEnd={() => void toEnd()}
+          onClose={() => setFinding(false)}
+        />
+      )}
       {/* Beside the review sheet, not under it: the message its evidence scrolls to stays in sight. */}
       <div className={reviewOpen ? "workbench beside-sheet" : "workbench"}>
         <div className="workbench-main">
@@ -245,7 +284,12 @@ export function ConversationView(props: Props) {
             ends={ends}
             highlighted={highlighted}
             onUndo={(id) => void undo(id)}
-            loadEarlier={loadEarlier}
+            loadEarlier={pages.loadEarlier}
+            hasLater={pages.hasLater}
+            loadLater={pages.loadLater}
+            onJumpToEnd={() => void toEnd()}
+            startRequest={startRequest}
+            endRequest={endRequest}
             placeholder={
               loading ? (
                 <EmptyState testId="messages-loading">{t("main.loading")}</EmptyState>
@@ -303,7 +347,7 @@ export function ConversationView(props: Props) {
           conversationId={conversation.id}
           onClose={() => setReviewOpen(false)}
           onEvidence={(seq) => {
-            setSeeking(seq);
+            void reveal(seq);
             // On a narrow window the sheet takes the width: it closes to show the message, and
             // opens again on the same stored review.
             if (typeof window.matchMedia === "function" && window.matchMedia(NARROW).matches) setReviewOpen(false);

@@ -42,23 +42,40 @@ export function rowsOf(messages: MessageView[], markers: CompactionMarker[], end
   return rows;
 }
 
+/** A message to bring into view and mark; the nonce lets the same message be asked for again. */
+export type Mark = { seq: number; nonce: number };
+
 /** A first guess at a row's height before it is measured; messages vary, markers are short. */
 const ESTIMATE_PX = 120;
 /** Rows rendered beyond the viewport on each side, so a fast scroll does not show blanks. */
 const OVERSCAN = 6;
-/** Within this many pixels of the top, the page above is read. */
+/** Within this many pixels of the top (or the bottom), the page above (or below) is read. */
 const READ_EARLIER_PX = 400;
+const READ_LATER_PX = 400;
+/** After a jump, scroll events are the jump settling, not the reader: no page is read for this
+ *  long, or a page read above would shift the rows under the scroll that is still landing. */
+const JUMP_SETTLE_MS = 400;
 type Props = {
   conversationId: string;
   messages: MessageView[];
   markers: CompactionMarker[];
   /** Runs the analyst stopped or aborted, shown where they ended. */
   ends?: RunEnd[];
-  /** The seq of the message to bring into view and highlight, if any. */
-  highlighted: number | null;
+  /** The message to bring into view and highlight, if any. */
+  highlighted: Mark | null;
   onUndo: (compactionId: string) => void;
   /** Reads the page above the first loaded message. */
   loadEarlier: () => Promise<boolean>;
+  /** Newer messages exist below the loaded ones: the view jumped away from the end. */
+  hasLater?: boolean;
+  /** Reads the page below the last loaded message. */
+  loadLater?: () => Promise<boolean>;
+  /** "Jump to latest" when the newest messages are not loaded: read them, then go there. */
+  onJumpToEnd?: () => void;
+  /** Bumped when the first messages were loaded to be shown: the view goes to the top. */
+  startRequest?: number;
+  /** Bumped when the newest messages were loaded to be shown: the view goes to the end. */
+  endRequest?: number;
   /** Shown instead of the list when there is nothing to list (loading, empty). */
   placeholder: ReactNode | null;
   /** What follows the stored messages: the live run. */
@@ -94,6 +111,10 @@ export function MessageList(props: Props) {
   const listRef = useRef<HTMLOListElement>(null);
   const footerRef = useRef<HTMLDivElement>(null);
   const reading = useRef(false);
+  const settleUntil = useRef(0);
+  const settle = () => {
+    settleUntil.current = performance.now() + JUMP_SETTLE_MS;
+  };
   const follow = useFollowEnd({
     scrollRef,
     listRef,
@@ -102,6 +123,7 @@ export function MessageList(props: Props) {
     conversationId,
     contentKey: `${rows.length}:${totalSize}:${String(props.footerKey)}`,
     listShown: placeholder === null,
+    detached: props.hasLater ?? false,
   });
 
   // A run started here (a task sent, a choice made, a resume): show it from its start.
@@ -113,27 +135,46 @@ export function MessageList(props: Props) {
     // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [props.runLive]);
 
-  // A cited message: bring it to the middle of the view.
+  // A cited message: bring it to the middle of the view (or the nearest live one after it, when
+  // it was rolled back).
   useEffect(() => {
     if (highlighted === null) return;
-    const index = rows.findIndex((r) => r.kind === "message" && r.message.seq === highlighted);
+    let index = rows.findIndex((r) => r.kind === "message" && r.message.seq >= highlighted.seq);
+    if (index < 0) index = rows.length - 1;
     if (index < 0) return;
     follow.release();
+    settle();
     virtualizer.scrollToIndex(index, { align: "center" });
     // Only a new citation moves the view; rows read meanwhile must not pull it back.
     // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [highlighted]);
 
+  useEffect(() => {
+    if (!props.startRequest) return;
+    follow.release();
+    settle();
+    virtualizer.scrollToIndex(0, { align: "start" });
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [props.startRequest]);
+
+  useEffect(() => {
+    if (!props.endRequest) return;
+    follow.jumpToEnd();
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [props.endRequest]);
+
   const onScroll = () => {
     const el = scrollRef.current;
     if (!el) return;
     follow.onScroll();
-    if (el.scrollTop < READ_EARLIER_PX && !reading.current && rows.length > 0) {
-      reading.current = true;
-      void loadEarlier().finally(() => {
-        reading.current = false;
-      });
-    }
+    if (reading.current || rows.length === 0 || performance.now() < settleUntil.current) return;
+    const below = el.scrollHeight - el.scrollTop - el.clientHeight;
+    const side = el.scrollTop < READ_EARLIER_PX ? loadEarlier : props.hasLater && below < READ_LATER_PX ? props.loadLater : undefined;
+    if (!side) return;
+    reading.current = true;
+    void side().finally(() => {
+      reading.current = false;
+    });
   };
 
   return (
@@ -156,14 +197,16 @@ export function MessageList(props: Props) {
               ) : row.kind === "ended" ? (
                 <EndedRow key={row.key} end={row.end} {...place} />
               ) : (
-                <MessageItem key={row.key} message={row.message} highlighted={row.message.seq === highlighted} {...place} />
+                <MessageItem key={row.key} message={row.message} highlighted={row.message.seq === highlighted?.seq} {...place} />
               );
             })}
           </ol>
         )}
         <div ref={footerRef}>{props.footer}</div>
       </div>
-      {follow.away && rows.length > 0 && <JumpToLatest onJump={follow.jumpToEnd} />}
+      {(follow.away || props.hasLater) && rows.length > 0 && (
+        <JumpToLatest onJump={props.hasLater && props.onJumpToEnd ? props.onJumpToEnd : follow.jumpToEnd} />
+      )}
     </div>
   );
 }

@@ -18,6 +18,8 @@ type Options = {
   contentKey: unknown;
   /** Whether the list is shown (not a placeholder), so there is a list to observe. */
   listShown: boolean;
+  /** The loaded messages stop short of the newest: their end is not the conversation's. */
+  detached?: boolean;
 };
 
 /**
@@ -33,6 +35,8 @@ type Options = {
  */
 export function useFollowEnd(options: Options) {
   const { scrollRef, listRef, footerRef, conversationId, contentKey, listShown } = options;
+  const detached = useRef(options.detached ?? false);
+  detached.current = options.detached ?? false;
   const following = useRef(true);
   // Shown: the reader is away from the end, so "Jump to latest" is offered.
   const [away, setAway] = useState(false);
@@ -46,7 +50,7 @@ export function useFollowEnd(options: Options) {
 
   const stickToEnd = useCallback(() => {
     const el = scrollRef.current;
-    if (!el || !following.current) return;
+    if (!el || !following.current || detached.current) return;
     const end = Math.max(0, el.scrollHeight - el.clientHeight);
     if (Math.abs(el.scrollTop - end) >= 1) el.scrollTo({ top: end });
   }, [scrollRef]);

@@ -1,75 +1,165 @@
 import { useCallback, useEffect, useRef, useState } from "react";
 import { call } from "../api/call";
-import { commands, type MessageView } from "../bindings";
+import { commands, type MessagePage, type MessageView, type PageAt } from "../bindings";
 import type { ReportError } from "./useErrorBanner";
 
 /** Messages fetched at a time: a few screens. A conversation opens with its newest page. */
 export const PAGE = 200;
-/** The most one refresh re-reads; older pages are read again when scrolled to. */
+/** The most one refresh re-reads; other pages are read again when scrolled to. */
 const MAX_REFRESH = 1000;
 
+/** What the view shows of a conversation: one run of consecutive live messages. */
+type Shown = { messages: MessageView[]; hasEarlier: boolean; hasLater: boolean };
+const NOTHING: Shown = { messages: [], hasEarlier: false, hasLater: false };
+
 /**
- * The open conversation's messages, read from its end upwards a page at a time, so a
- * conversation of 100k messages opens as fast as a short one. Refetched when the id changes;
- * `refreshKey` re-reads what is loaded (a run stored messages, or rolled some back).
+ * The open conversation's messages: one contiguous stretch of them, read a page at a time. It
+ * opens at the end; scrolling reads the page above or below; a jump (a search hit, a citation,
+ * the first message) replaces the stretch with the page around its target, so going to seq 1
+ * of 100k messages reads one page, not every page in between. While the stretch reaches the
+ * end (`hasLater` false) the view follows new messages.
+ *
+ * `refreshKey` re-reads what is shown (a run stored messages, or rolled some back).
  */
-export function useMessages(conversationId: string | null, report: ReportError, refreshKey: unknown = 0) {
-  const [messages, setMessages] = useState<MessageView[]>([]);
-  const [hasMore, setHasMore] = useState(false);
+export function useMessages(
+  conversationId: string | null,
+  report: ReportError,
+  refreshKey: unknown = 0,
+  /** A message to open at (a search hit): the conversation's first read is the page around it. */
+  reveal: { conversationId: string; seq: number; nonce: number } | null = null,
+) {
+  const [shown, setShown] = useState<Shown>(NOTHING);
   const [loading, setLoading] = useState(false);
   const reportRef = useRef(report);
   reportRef.current = report;
-  const shownRef = useRef<string | null>(null);
-  const loadedRef = useRef(0);
-  loadedRef.current = messages.length;
+  const shownRef = useRef<Shown>(NOTHING);
+  shownRef.current = shown;
+  const openRef = useRef<string | null>(null);
+  // Every read that replaces the stretch takes a number; a slower, older read is dropped.
+  const generation = useRef(0);
   const busyRef = useRef(false);
 
+  const read = useCallback(async (id: string, at: PageAt, limit: number): Promise<MessagePage | null> => {
+    const res = await call(() => commands.messagePage(id, at, limit));
+    if (openRef.current !== id) return null; // another conversation was opened meanwhile
+    if (res.status === "error") {
+      reportRef.current(res.error);
+      return null;
+    }
+    return res.data;
+  }, []);
+
+  /** Replaces the stretch with the page at `at`; true once it is shown. */
+  const replace = useCallback(
+    async (at: PageAt, limit = PAGE) => {
+      const id = openRef.current;
+      if (id === null) return false;
+      const mine = ++generation.current;
+      const page = await read(id, at, limit);
+      if (mine !== generation.current) return false; // a newer read replaced this one
+      setLoading(false);
+      if (page === null) return false;
+      setShown({ messages: page.messages, hasEarlier: page.hasEarlier, hasLater: page.hasLater });
+      return true;
+    },
+    [read],
+  );
+
   useEffect(() => {
-    // A refresh of the same conversation keeps what is shown until the new list arrives.
-    const sameConversation = shownRef.current === conversationId;
-    shownRef.current = conversationId;
-    if (!sameConversation) {
-      setMessages([]);
-      setHasMore(false);
-      loadedRef.current = 0;
+    // A refresh of the same conversation keeps what is shown until the new page arrives.
+    const same = openRef.current === conversationId;
+    openRef.current = conversationId;
+    if (!same) {
+      generation.current++;
+      setShown(NOTHING);
+      shownRef.current = NOTHING;
     }
     if (conversationId === null) {
       setLoading(false);
       return;
     }
-    let alive = true;
-    if (!sameConversation) setLoading(true);
-    const limit = Math.min(Math.max(PAGE, loadedRef.current), MAX_REFRESH);
-    void (async () => {
-      const res = await call(() => commands.messagePage(conversationId, null, limit));
-      if (!alive) return; // another conversation was opened meanwhile
-      if (res.status === "ok") {
-        setMessages(res.data.messages);
-        setHasMore(res.data.hasMore);
-      } else reportRef.current(res.error);
-      setLoading(false);
-    })();
-    return () => {
-      alive = false;
-    };
-  }, [conversationId, refreshKey]);
+    if (!same) setLoading(true);
+    const now = shownRef.current;
+    const limit = Math.min(Math.max(PAGE, now.messages.length), MAX_REFRESH);
+    const first = now.messages[0];
+    // Away from the end, the same stretch is read again; at the end, the newest messages.
+    const at: PageAt = now.hasLater && first ? { kind: "after", seq: first.seq - 1 } : { kind: "end" };
+    void replace(at, limit);
+  }, [conversationId, refreshKey, replace]);
 
-  /** Reads the page above the first loaded message; true when it added any. */
-  const loadEarlier = useCallback(async () => {
-    const first = messages[0];
-    if (conversationId === null || !hasMore || !first || busyRef.current) return false;
-    busyRef.current = true;
-    const res = await call(() => commands.messagePage(conversationId, first.seq, PAGE));
-    busyRef.current = false;
-    if (shownRef.current !== conversationId) return false;
-    if (res.status === "error") {
-      reportRef.current(res.error);
-      return false;
-    }
-    setMessages((now) => [...res.data.messages.filter((m) => m.seq < (now[0]?.seq ?? Infinity)), ...now]);
-    setHasMore(res.data.hasMore);
-    return res.data.messages.length > 0;
-  }, [conversationId, hasMore, messages]);
+  /** Reads the page on one side of the stretch; true when it added any. */
+  const extend = useCallback(
+    async (earlier: boolean) => {
+      const id = openRef.current;
+      const now = shownRef.current;
+      const edge = earlier ? now.messages[0] : now.messages[now.messages.length - 1];
+      if (id === null || !edge || busyRef.current || !(earlier ? now.hasEarlier : now.hasLater)) return false;
+      busyRef.current = true;
+      const mine = generation.current;
+      const at: PageAt = earlier ? { kind: "before", seq: edge.seq } : { kind: "after", seq: edge.seq };
+      const page = await read(id, at, PAGE).finally(() => {
+        busyRef.current = false;
+      });
+      if (page === null || mine !== generation.current) return false;
+      setShown((s) => {
+        if (earlier) {
+          const top = s.messages[0]?.seq ?? Infinity;
+          return { ...s, messages: [...page.messages.filter((m) => m.seq < top), ...s.messages], hasEarlier: page.hasEarlier };
+        }
+        const bottom = s.messages[s.messages.length - 1]?.seq ?? -Infinity;
+        return { ...s, messages: [...s.messages, ...page.messages.filter((m) => m.seq > bottom)], hasLater: page.hasLater };
+      });
+      return page.messages.length > 0;
+    },
+    [read],
+  );
 
-  return { messages, loading, hasMore, loadEarlier };
+  const loadEarlier = useCallback(() => extend(true), [extend]);
+  const loadLater = useCallback(() => extend(false), [extend]);
+
+  /** Brings `seq` into the stretch (reading the page around it unless it is there already). */
+  const showAt = useCallback(
+    async (seq: number) => {
+      const list = shownRef.current.messages;
+      const first = list[0];
+      const last = list[list.length - 1];
+      if (first && last && first.seq <= seq && seq <= last.seq) return true;
+      return replace({ kind: "around", seq });
+    },
+    [replace],
+  );
+
+  /** The conversation's first messages. */
+  const showStart = useCallback(async () => {
+    if (shownRef.current.messages.length > 0 && !shownRef.current.hasEarlier) return true;
+    return replace({ kind: "after", seq: 0 });
+  }, [replace]);
+
+  /** Its newest messages (read again only when the stretch does not reach them). */
+  const showEnd = useCallback(async () => {
+    if (!shownRef.current.hasLater) return true;
+    return replace({ kind: "end" });
+  }, [replace]);
+
+  // Declared after the effect above, so it runs after it: the page around the hit replaces
+  // the newest page that opening the conversation asked for.
+  useEffect(() => {
+    if (reveal && reveal.conversationId === openRef.current) void showAt(reveal.seq);
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [reveal]);
+
+  return {
+    messages: shown.messages,
+    loading,
+    hasEarlier: shown.hasEarlier,
+    hasLater: shown.hasLater,
+    loadEarlier,
+    loadLater,
+    showAt,
+    showStart,
+    showEnd,
+  };
 }
+
+/** What the conversation view needs of [`useMessages`]. */
+export type MessageWindow = Omit<ReturnType<typeof useMessages>, "messages" | "loading">;

@@ -5,6 +5,8 @@ export type ShortcutActions = {
   newConversation: () => void;
   focusComposer: () => void;
   stopRun: () => void;
+  findInConversation: () => void;
+  searchAll: () => void;
   showShortcuts: () => void;
 };
 
@@ -13,6 +15,8 @@ export const SHORTCUTS: { keys: string; action: keyof ShortcutActions }[] = [
   { keys: "Ctrl+N", action: "newConversation" },
   { keys: "Shift+Esc", action: "focusComposer" },
   { keys: "Ctrl+.", action: "stopRun" },
+  { keys: "Ctrl+F", action: "findInConversation" },
+  { keys: "Ctrl+K", action: "searchAll" },
   { keys: "Ctrl+/", action: "showShortcuts" },
 ];
 
@@ -22,6 +26,8 @@ export function shortcutOf(event: KeyboardEvent): keyof ShortcutActions | null {
   if (ctrl && !event.shiftKey && !event.altKey && event.key.toLowerCase() === "n") return "newConversation";
   if (event.shiftKey && !ctrl && event.key === "Escape") return "focusComposer";
   if (ctrl && event.key === ".") return "stopRun";
+  if (ctrl && !event.shiftKey && !event.altKey && event.key.toLowerCase() === "f") return "findInConversation";
+  if (ctrl && !event.shiftKey && !event.altKey && event.key.toLowerCase() === "k") return "searchAll";
   if (ctrl && event.key === "/") return "showShortcuts";
   return null;
 }

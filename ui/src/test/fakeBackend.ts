@@ -8,14 +8,48 @@ import type {
   ConversationBusy,
   ConversationSummary,
   ExecutionView,
+  MessagePage,
   MessageView,
+  PageAt,
   ReviewView,
   RunEvent,
+  SearchHitView,
   ThresholdsView,
   WorkbenchSettings,
 } from "../bindings";
 
 export type Call = { cmd: string; args: Record<string, unknown> };
+
+/** The page of `all` (a conversation's live messages, in seq order) that message_page reads. */
+export function pageOf(all: MessageView[], at: PageAt, limit: number): MessagePage {
+  let page: MessageView[];
+  if (at.kind === "end" || at.kind === "before") {
+    const bound = at.kind === "end" ? Infinity : at.seq;
+    const older = all.filter((m) => m.seq < bound);
+    page = older.slice(Math.max(0, older.length - limit));
+  } else if (at.kind === "after") {
+    page = all.filter((m) => m.seq > at.seq).slice(0, limit);
+  } else {
+    const upTo = all.filter((m) => m.seq <= at.seq);
+    const above = upTo.slice(Math.max(0, upTo.length - Math.ceil(limit / 2)));
+    const below = all.filter((m) => m.seq > at.seq).slice(0, limit - above.length);
+    page = [...above, ...below];
+    const short = limit - page.length;
+    const first = page[0];
+    if (short > 0 && first) {
+      const earlier = all.filter((m) => m.seq < first.seq);
+      page = [...earlier.slice(Math.max(0, earlier.length - short)), ...page];
+    }
+  }
+  const first = page[0];
+  const last = page[page.length - 1];
+  return {
+    messages: page,
+    hasEarlier: first !== undefined && all.some((m) => m.seq < first.seq),
+    hasLater: last !== undefined && all.some((m) => m.seq > last.seq),
+    total: all.length,
+  };
+}
 
 /**
  * An in-memory stand-in for the Rust commands, installed through mockIPC.
@@ -36,6 +70,10 @@ export class FakeBackend {
   review: ReviewView | null = null;
   /** The newest stored review, what review_latest answers. */
   latestReview: ReviewView | null = null;
+  /** Every page message_page was asked for, in order. */
+  readonly pageReads: PageAt[] = [];
+  /** What search_messages refuses with, when set. */
+  searchFailure: AppError | null = null;
   providers: {
     name: string;
     model: string;
@@ -162,12 +200,46 @@ export class FakeBackend {
         return { ...found };
       }
       case "message_page": {
-        const all = this.messages[String(args.conversationId)] ?? [];
-        const before = args.beforeSeq === null || args.beforeSeq === undefined ? Infinity : Number(args.beforeSeq);
-        const older = all.filter((m) => m.seq < before);
+        this.pageReads.push(args.at as PageAt);
+        return pageOf(this.messages[String(args.conversationId)] ?? [], args.at as PageAt, Number(args.limit));
+      }
+      case "search_messages": {
+        if (this.searchFailure) throw this.searchFailure;
+        const words = String(args.text).toLowerCase().split(/\s+/).filter((w) => w !== "");
+        const scope = args.conversationId === null ? null : String(args.conversationId);
+        const hits: SearchHitView[] = [];
+        for (const c of this.conversations) {
+          if (scope !== null && c.id !== scope) continue;
+          for (const m of this.messages[c.id] ?? []) {
+            const lower = m.content.toLowerCase();
+            if (!words.every((w) => lower.includes(w))) continue;
+            const at = lower.indexOf(words[0] ?? "");
+            hits.push({
+              conversationId: c.id,
+              conversationTitle: c.title,
+              seq: m.seq,
+              role: m.role,
+              createdAt: m.createdAt,
+              snippet: {
+                before: m.content.slice(0, at),
+                matched: m.content.slice(at, at + (words[0]?.length ?? 0)),
+                after: m.content.slice(at + (words[0]?.length ?? 0)),
+              },
+            });
+          }
+        }
+        hits.sort((a, b) => b.createdAt.localeCompare(a.createdAt) || b.seq - a.seq);
+        const from = args.after === null ? 0 : Number(args.after);
         const limit = Number(args.limit);
-        const page = older.slice(Math.max(0, older.length - limit));
-        return { messages: page, hasMore: older.length > page.length, total: all.length };
+        const page = hits.slice(from, from + limit);
+        return { hits: page, next: from + limit < hits.length ? String(from + limit) : null };
+      }
+      case "find_in_conversation": {
+        const words = String(args.text).toLowerCase().split(/\s+/).filter((w) => w !== "");
+        const seqs = (this.messages[String(args.conversationId)] ?? [])
+          .filter((m) => words.every((w) => m.content.toLowerCase().includes(w)))
+          .map((m) => m.seq);
+        return { seqs, truncated: false };
       }
       case "context_usage":
         if (this.providers.length === 0 && this.noProviderForUsage)
