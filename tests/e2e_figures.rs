@@ -1,5 +1,6 @@
 //! The desktop's figures, measured on the real app in WebKit (docs/PERFORMANCE.md): cold start
-//! to the first paint, idle memory, opening a 100k-message conversation, and how long a token
+//! to the first paint, idle memory, opening a 100k-message conversation, scrolling it, jumping
+//! to its first message and back, and how long a token
 //! delta takes from Rust to the screen. It checks that each thing happens (the 100k
 //! conversation opens at its last message, the deltas arrive) and prints what it took; the
 //! goals are compared in the docs, not asserted, since these machines are noisy.
@@ -277,6 +278,38 @@ async fn cold_start_idle_memory_and_a_100k_message_conversation() {
     println!(
         "figure: after scrolling, {loaded} messages loaded and at most {most} rows in the DOM"
     );
+
+    // Jumps in the 100k conversation, from the click to the message on screen: to seq 1 (the
+    // find bar's "First message"), then back to the end ("Latest"). Each reads one page.
+    click(&client, "[data-testid=find-button]").await;
+    for (button, seq) in [("jump-to-start", 1), ("jump-to-end", MESSAGES)] {
+        let took = client
+            .execute_async(
+                "const [button, seq, done] = arguments;\
+                 const t0 = performance.now();\
+                 document.querySelector(`[data-testid=${button}]`).click();\
+                 const visible = () => {\
+                   const e = document.querySelector(`[data-testid=message][data-seq=\"${seq}\"]`);\
+                   if (!e) return false;\
+                   const r = e.getBoundingClientRect();\
+                   const v = document.querySelector('[data-testid=message-scroll]').getBoundingClientRect();\
+                   return r.height > 0 && r.top >= v.top - 1 && r.top < v.bottom;\
+                 };\
+                 const poll = () => {\
+                   if (visible()) { requestAnimationFrame(() => done(performance.now() - t0)); }\
+                   else if (performance.now() - t0 > 30000) { done(null); }\
+                   else { requestAnimationFrame(poll); }\
+                 };\
+                 poll();",
+                vec![serde_json::json!(button), serde_json::json!(seq)],
+            )
+            .await
+            .unwrap();
+        let took = took
+            .as_f64()
+            .unwrap_or_else(|| panic!("{button} never showed message {seq}"));
+        println!("figure: jump to seq {seq} of {MESSAGES} ({button}) {took:.0} ms");
+    }
 
     // A delta's way to the screen: Rust stamps each text delta as it forwards it; the page
     // notes when the frame that shows it is painted.

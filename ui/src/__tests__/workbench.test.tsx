@@ -448,7 +448,7 @@ describe("long conversations", () => {
     await user.click(screen.getByRole("button", { name: "Close" }));
     await user.click(screen.getByTestId("jump-to-latest"));
     await waitFor(() => expect(inView(shownMessage(450)!)).toBe(true));
-    expect(backend.pageReads.at(-1)).toEqual({ kind: "end" });
+    expect(backend.pageReads[backend.pageReads.length - 1]).toEqual({ kind: "end" });
     expect(screen.queryByTestId("jump-to-latest")).toBeNull();
   });
 
@@ -466,14 +466,14 @@ describe("long conversations", () => {
     await user.type(find, "iban de44");
     // Three matches; the newest is shown first, read as the page around it.
     await waitFor(() => expect(screen.getByTestId("find-count")).toHaveTextContent("3 of 3"));
-    expect(backend.callsOf("find_in_conversation").at(-1)?.args).toEqual({ conversationId: "c1", text: "iban de44" });
+    expect(backend.callsOf("find_in_conversation").slice(-1)[0]?.args).toEqual({ conversationId: "c1", text: "iban de44" });
     await waitFor(() => expect(shownMessage(2007)).toHaveAttribute("data-highlighted", "true"));
     await user.keyboard("{Enter}");
     await waitFor(() => expect(shownMessage(1007)).toHaveAttribute("data-highlighted", "true"));
     expect(screen.getByTestId("find-count")).toHaveTextContent("2 of 3");
     await user.keyboard("{Enter}");
     await waitFor(() => expect(shownMessage(7)).toHaveAttribute("data-highlighted", "true"));
-    expect(backend.pageReads.at(-1)).toEqual({ kind: "around", seq: 7 });
+    expect(backend.pageReads[backend.pageReads.length - 1]).toEqual({ kind: "around", seq: 7 });
     await user.keyboard("{Shift>}{Enter}{/Shift}");
     await waitFor(() => expect(shownMessage(1007)).toHaveAttribute("data-highlighted", "true"));
 
@@ -487,7 +487,7 @@ describe("long conversations", () => {
 
     await user.click(screen.getByTestId("jump-to-start"));
     await waitFor(() => expect(inView(shownMessage(1)!)).toBe(true));
-    expect(backend.pageReads.at(-1)).toEqual({ kind: "after", seq: 0 });
+    expect(backend.pageReads[backend.pageReads.length - 1]).toEqual({ kind: "after", seq: 0 });
     await user.click(screen.getByTestId("jump-to-end"));
     await waitFor(() => expect(inView(shownMessage(3000)!)).toBe(true));
 
@@ -521,7 +521,7 @@ describe("long conversations", () => {
     await user.click(hit);
     await waitFor(() => expect(shownMessage(42)).toHaveAttribute("data-highlighted", "true"));
     expect(screen.getByTestId("conversation-title")).toHaveTextContent("Vendor audit");
-    expect(backend.pageReads.at(-1)).toEqual({ kind: "around", seq: 42 });
+    expect(backend.pageReads[backend.pageReads.length - 1]).toEqual({ kind: "around", seq: 42 });
     await waitFor(() => expect(inView(shownMessage(42)!)).toBe(true));
 
     // The filter narrows the titles at once; Escape clears it.

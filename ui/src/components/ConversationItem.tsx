@@ -44,7 +44,7 @@ export function ConversationItem({ conversation, active, onOpen, onRename, onDel
         </button>
       )}
       <div className="conversation-meta">
-        <span>{t("conversation.messages", { count: messageCount })}</span>
+        <span>{t("conversation.messages", { count: messageCount, formatted: formatNumber(messageCount, lang) })}</span>
         <span aria-hidden="true">·</span>
         <span title={t("conversation.tokens", { count: tokens, formatted: formatNumber(tokens, lang) })}>
           {t("conversation.tokens", { count: tokens, formatted: formatCompact(tokens, lang) })}

@@ -254,7 +254,7 @@ export function ConversationView(props: Props) {
           </div>
         </div>
         <div className="conversation-header-meta">
-          <span>{t("conversation.messages", { count: messageCount })}</span>
+          <span>{t("conversation.messages", { count: messageCount, formatted: formatNumber(messageCount, lang) })}</span>
           <span aria-hidden="true">·</span>
           {/* The same short form as the sidebar's, the exact count in the tooltip. */}
           <span data-testid="conversation-tokens" title={t("conversation.tokens", { count: tokens, formatted: formatNumber(tokens, lang) })}>

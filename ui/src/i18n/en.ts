@@ -22,8 +22,8 @@ const en = {
     defaultTitle: "Untitled conversation",
   },
   conversation: {
-    messages_one: "{{count}} message",
-    messages_other: "{{count}} messages",
+    messages_one: "{{formatted}} message",
+    messages_other: "{{formatted}} messages",
     tokens_one: "{{formatted}} token",
     tokens_other: "{{formatted}} tokens",
     updated: "Updated {{when}}",

@@ -24,8 +24,8 @@ const zh: Messages = {
     defaultTitle: "未命名对话",
   },
   conversation: {
-    messages_one: "{{count}} 条消息",
-    messages_other: "{{count}} 条消息",
+    messages_one: "{{formatted}} 条消息",
+    messages_other: "{{formatted}} 条消息",
     tokens_one: "{{formatted}} 个 token",
     tokens_other: "{{formatted}} 个 token",
     updated: "更新于 {{when}}",
