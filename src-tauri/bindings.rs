@@ -9,8 +9,8 @@ use specta_typescript::Typescript;
 use tauri_specta::{Builder, collect_commands};
 
 use crate::commands::{
-    compression, context, conversations, executions, export, library, messages, reviews, runs,
-    search, settings,
+    compression, context, conversations, executions, export, import, library, messages, reviews,
+    runs, search, settings,
 };
 
 /// Where the generated bindings live, relative to the workspace root.
@@ -56,6 +56,8 @@ pub fn builder() -> Builder<tauri::Wry> {
             export::conversation_export,
             export::export_open,
             export::export_reveal,
+            import::conversation_import,
+            import::conversation_import_dropped,
             library::sandbox_status,
             settings::settings_get,
             settings::settings_save,
@@ -109,7 +111,7 @@ mod tests {
             .skip(1)
             .filter_map(|rest| rest.split('"').next())
             .collect();
-        assert_eq!(invoked.len(), 36, "{invoked:?}");
+        assert_eq!(invoked.len(), 38, "{invoked:?}");
         for command in invoked {
             assert!(
                 build_rs.contains(&format!("\"{command}\"")),

@@ -34,6 +34,8 @@ fn main() {
         "conversation_export",
         "export_open",
         "export_reveal",
+        "conversation_import",
+        "conversation_import_dropped",
         "sandbox_status",
         "settings_get",
         "settings_save",

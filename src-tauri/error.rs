@@ -107,9 +107,9 @@ impl From<decima_runtime::RuntimeError> for AppError {
         match e {
             RuntimeError::Core(e) => e.into(),
             RuntimeError::Store(e) => e.into(),
-            e @ (RuntimeError::Config(_) | RuntimeError::ChoiceNotOffered(_)) => {
-                Self::new(ErrorCode::InvalidInput, e)
-            }
+            e @ (RuntimeError::Config(_)
+            | RuntimeError::ChoiceNotOffered(_)
+            | RuntimeError::ImportLine { .. }) => Self::new(ErrorCode::InvalidInput, e),
             e @ (RuntimeError::Io { .. } | RuntimeError::Sandbox(_)) => {
                 Self::new(ErrorCode::Storage, e)
             }

@@ -24,6 +24,9 @@ pub struct AppState {
     /// The files this window exported: the only ones it opens or shows in their folder, so a
     /// page cannot ask it to open any path it likes.
     pub exported: Mutex<HashSet<PathBuf>>,
+    /// The paths of the latest drop on the window: the only files a drop may import, so a page
+    /// cannot ask it to read any path it likes.
+    pub dropped: Mutex<HashSet<PathBuf>>,
 }
 
 impl AppState {
@@ -35,6 +38,7 @@ impl AppState {
             runs: Arc::default(),
             previews: Mutex::default(),
             exported: Mutex::default(),
+            dropped: Mutex::default(),
         }
     }
 }

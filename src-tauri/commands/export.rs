@@ -48,7 +48,7 @@ pub async fn conversation_export(
     let (tx, rx) = tokio::sync::oneshot::channel();
     app.dialog()
         .file()
-        .set_title(dialog_title_or_default(&dialog_title))
+        .set_title(dialog_title_or(&dialog_title, "Export the conversation"))
         .set_directory(&folder)
         .set_file_name(&name)
         .add_filter(kind, &[extension])
@@ -169,8 +169,9 @@ pub fn default_name(title: &str, today: &str, extension: &str) -> String {
     format!("{stem} {today}.{extension}")
 }
 
-/// The dialog's title as the window worded it: one short line, or English where it sent none.
-fn dialog_title_or_default(title: &str) -> String {
+/// A dialog's title as the window worded it: one short line, or `fallback` (English) where it
+/// sent none.
+pub(super) fn dialog_title_or(title: &str, fallback: &str) -> String {
     let line: String = title
         .chars()
         .filter(|c| !c.is_control())
@@ -178,7 +179,7 @@ fn dialog_title_or_default(title: &str) -> String {
         .collect();
     let line = line.trim();
     if line.is_empty() {
-        "Export the conversation".to_owned()
+        fallback.to_owned()
     } else {
         line.to_owned()
     }
@@ -226,10 +227,11 @@ mod tests {
 
     #[test]
     fn the_dialog_title_is_one_short_line() {
-        assert_eq!(dialog_title_or_default("导出对话"), "导出对话");
-        assert_eq!(dialog_title_or_default(" \n "), "Export the conversation");
-        assert_eq!(dialog_title_or_default("a\nb"), "ab");
-        assert_eq!(dialog_title_or_default(&"x".repeat(500)).len(), 120);
+        let title = |t: &str| dialog_title_or(t, "Export the conversation");
+        assert_eq!(title("导出对话"), "导出对话");
+        assert_eq!(title(" \n "), "Export the conversation");
+        assert_eq!(title("a\nb"), "ab");
+        assert_eq!(title(&"x".repeat(500)).len(), 120);
     }
 
     #[test]

@@ -5,6 +5,7 @@ pub mod context;
 pub mod conversations;
 pub mod executions;
 pub mod export;
+pub mod import;
 pub mod library;
 pub mod messages;
 pub mod reviews;

@@ -337,3 +337,15 @@ impl From<&decima_runtime::context::Built> for ContextUsage {
         }
     }
 }
+
+/// What became of one file dropped on the window for import.
+#[derive(Debug, Clone, Serialize, Type)]
+#[serde(rename_all = "camelCase")]
+pub struct DroppedImport {
+    /// The file's name, to say which one.
+    pub name: String,
+    /// The new conversation, when it was imported.
+    pub conversation: Option<ConversationSummary>,
+    /// Why it was not, in a sentence.
+    pub error: Option<String>,
+}

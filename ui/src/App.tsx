@@ -1,6 +1,8 @@
 import { useCallback, useEffect, useRef, useState } from "react";
 import { useTranslation } from "react-i18next";
-import type { ConversationSummary, SearchHitView } from "./bindings";
+import { call } from "./api/call";
+import { commands, type ConversationSummary, type SearchHitView } from "./bindings";
+import type { ImportNotice } from "./components/ImportControl";
 import { ConversationView } from "./components/ConversationView";
 import { EmptyState } from "./components/EmptyState";
 import { ErrorBanner } from "./components/ErrorBanner";
@@ -13,6 +15,7 @@ import { useCompressionNotices } from "./hooks/useCompressionNotices";
 import { useConversations } from "./hooks/useConversations";
 import { useErrorBanner } from "./hooks/useErrorBanner";
 import { useExecutions, useInterrupted } from "./hooks/useExecutions";
+import { useFileDrop } from "./hooks/useFileDrop";
 import { useMessages } from "./hooks/useMessages";
 import { useShortcuts } from "./hooks/useShortcuts";
 import { useSidebar } from "./hooks/useSidebar";
@@ -160,6 +163,33 @@ export function App() {
     showShortcuts: () => setShortcutsOpen(true),
   });
 
+  // Importing conversations: through the open dialog, or files dropped on the window. What
+  // failed is said beside the import button, file by file; what worked opens.
+  const [importNotice, setImportNotice] = useState<ImportNotice | null>(null);
+  const imported = async (conversations: ConversationSummary[], failed: ImportNotice["failed"]) => {
+    await reload();
+    const last = conversations[conversations.length - 1];
+    if (last) setOpenId(last.id);
+    setImportNotice(failed.length > 0 || conversations.length > 1 ? { imported: conversations.length, failed } : null);
+  };
+  const importPicked = async () => {
+    const res = await call(() => commands.conversationImport(t("import.dialogTitle"), t("import.filter")));
+    if (res.status === "error") setImportNotice({ imported: 0, failed: [{ name: null, error: res.error.message }] });
+    else if (res.data) await imported([res.data], []);
+  };
+  const dropOver = useFileDrop((paths) => {
+    void (async () => {
+      const res = await call(() => commands.conversationImportDropped(paths));
+      if (res.status === "error") {
+        setImportNotice({ imported: 0, failed: [{ name: null, error: res.error.message }] });
+        return;
+      }
+      const done = res.data.flatMap((d) => (d.conversation ? [d.conversation] : []));
+      const failed = res.data.flatMap((d) => (d.error !== null ? [{ name: d.name, error: d.error }] : []));
+      await imported(done, failed);
+    })();
+  });
+
   const openHit = (hit: SearchHitView) => {
     if (!conv.conversations.some((c) => c.id === hit.conversationId)) {
       openConversation(hit.conversationId, hit.conversationTitle);
@@ -211,6 +241,9 @@ export function App() {
           onUndoDelete={handleUndo}
           onDismissUndo={conv.dismissUndo}
           onOpenHit={openHit}
+          onImport={() => void importPicked()}
+          importNotice={importNotice}
+          onDismissImportNotice={() => setImportNotice(null)}
         />
         <main className="main-pane" data-testid="main-pane">
           {open ? (
@@ -241,6 +274,11 @@ export function App() {
           )}
         </main>
       </div>
+      {dropOver && (
+        <div className="drop-overlay" data-testid="drop-overlay" aria-hidden="true">
+          <p>{t("import.drop")}</p>
+        </div>
+      )}
     </div>
   );
 }

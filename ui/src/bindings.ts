@@ -119,6 +119,16 @@ export const commands = {
 	/**  Shows a file this window exported in the system's file manager. */
 	exportReveal: (path: string) => typedError<null, AppError>(__TAURI_INVOKE("export_reveal", { path })),
 	/**
+	 *  Asks for a JSONL history file and imports it as a new conversation, titled by the file's
+	 *  name. `None` when the dialog was cancelled. Nothing is stored unless every line reads.
+	 */
+	conversationImport: (dialogTitle: string, filterName: string) => typedError<ConversationSummary | null, AppError>(__TAURI_INVOKE("conversation_import", { dialogTitle, filterName })),
+	/**
+	 *  Imports the files dropped on the window, each on its own: one bad file does not keep the
+	 *  others out. Each answer says what became of one file.
+	 */
+	conversationImportDropped: (paths: string[]) => typedError<DroppedImport[], AppError>(__TAURI_INVOKE("conversation_import_dropped", { paths })),
+	/**
 	 *  Whether the Docker engine answers, so the settings screen can offer the Docker sandbox or
 	 *  say why not. Runs on the host need nothing.
 	 */
@@ -246,6 +256,16 @@ export type ConversationSummary = {
 	createdAt: string,
 	/**  RFC 3339, UTC. */
 	updatedAt: string,
+};
+
+/**  What became of one file dropped on the window for import. */
+export type DroppedImport = {
+	/**  The file's name, to say which one. */
+	name: string,
+	/**  The new conversation, when it was imported. */
+	conversation: ConversationSummary | null,
+	/**  Why it was not, in a sentence. */
+	error: string | null,
 };
 
 /**  A stable, machine-readable reason, so the UI can react without parsing messages. */

@@ -171,6 +171,15 @@ impl From<RuntimeError> for CliError {
             RuntimeError::ChoiceNotOffered(message) => CliError::ChoiceNotOffered(message),
             RuntimeError::Llm(e) => CliError::Llm(e),
             RuntimeError::Config(message) => CliError::Provider(message),
+            RuntimeError::ImportLine {
+                path,
+                line,
+                problem,
+            } => CliError::BadLine {
+                path,
+                line,
+                problem,
+            },
             RuntimeError::Io {
                 action,
                 path,

@@ -35,4 +35,12 @@ pub enum CoreError {
         /// Why, with any quoted input shortened by `names::echo_untrusted`.
         reason: String,
     },
+    /// One line of a JSONL history that cannot be read: the caller names the file.
+    #[error("line {line}: {problem}")]
+    BadLine {
+        /// 1-based line number.
+        line: usize,
+        /// What is wrong with it.
+        problem: String,
+    },
 }

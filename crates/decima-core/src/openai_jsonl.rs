@@ -71,6 +71,33 @@ struct WireFunctionOut<'a> {
     arguments: &'a str,
 }
 
+/// Parses a whole JSONL history: one chat message per line, blank lines skipped, CRLF
+/// accepted. The first bad line fails it all ([`CoreError::BadLine`]), so an import stores
+/// either every message or none.
+pub fn parse_document(bytes: &[u8]) -> Result<Vec<NewMessage>, CoreError> {
+    let mut messages = Vec::new();
+    for (index, raw) in bytes.split(|b| *b == b'\n').enumerate() {
+        let line = index + 1;
+        let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
+        let text = std::str::from_utf8(raw).map_err(|e| CoreError::BadLine {
+            line,
+            problem: format!(
+                "not valid UTF-8 (first bad byte at column {})",
+                e.valid_up_to() + 1
+            ),
+        })?;
+        if text.trim().is_empty() {
+            continue;
+        }
+        let message = parse_line(text).map_err(|e| CoreError::BadLine {
+            line,
+            problem: e.to_string(),
+        })?;
+        messages.push(message);
+    }
+    Ok(messages)
+}
+
 /// Parses one line into a validated draft. The error says what is wrong with the line; the caller
 /// adds the line number.
 pub fn parse_line(line: &str) -> Result<NewMessage, CoreError> {

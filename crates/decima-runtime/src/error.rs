@@ -60,6 +60,16 @@ pub enum RuntimeError {
     /// The reviewer's answer could not be used, even after one repair request.
     #[error("[data] {0}")]
     Review(String),
+    /// A line of a history file being imported cannot be read; nothing was stored.
+    #[error("{}, line {line}: {problem}", path.display())]
+    ImportLine {
+        /// The file.
+        path: PathBuf,
+        /// 1-based line number.
+        line: usize,
+        /// What is wrong with it.
+        problem: String,
+    },
     /// A file could not be read or written.
     #[error("cannot {action} {}: {source}", path.display())]
     Io {

@@ -11,6 +11,7 @@ pub mod context;
 pub mod error;
 pub mod events;
 pub mod export;
+pub mod import;
 pub mod logging;
 pub mod memo;
 pub mod preferences;

@@ -241,8 +241,8 @@ impl<'a> Search<'a> {
         );
         sql.push(INDEXED_CHARS.to_string());
         sql.push(") AS content, m.tool_calls ");
-        push_matching(&mut sql, &terms, query.conversation, query.before);
-        sql.push(" ORDER BY m.rowid DESC LIMIT ");
+        let key = push_matching(&mut sql, &terms, query.conversation, query.before);
+        sql.push(format!(" ORDER BY {key} DESC LIMIT "));
         sql.push_bind(i64::from(limit) + 1);
         let mut rows: Vec<HitRow> = sql.build_query_as().fetch_all(self.store.pool()).await?;
         let next = (rows.len() > limit as usize).then(|| {
@@ -292,7 +292,7 @@ impl<'a> Search<'a> {
             return Ok(SeqMatches::default());
         };
         let mut sql = QueryBuilder::<Sqlite>::new("SELECT m.seq ");
-        push_matching(&mut sql, &terms, Some(conversation), None);
+        let _ = push_matching(&mut sql, &terms, Some(conversation), None);
         sql.push(" ORDER BY m.seq LIMIT ");
         sql.push_bind(i64::from(limit) + 1);
         let mut seqs: Vec<i64> = sql
@@ -306,13 +306,20 @@ impl<'a> Search<'a> {
 }
 
 /// `FROM … WHERE …` for the live messages that hold every term: through the index when a term
-/// is long enough, else a scan from the newest row.
+/// is long enough, else a scan from the newest row. Returns the rowid column to order by: the
+/// index's own, when it drives, so FTS5 hands rows over newest first and a page stops early
+/// instead of sorting every match (a common word matches most of the history).
 fn push_matching(
     sql: &mut QueryBuilder<Sqlite>,
     terms: &Terms,
     conversation: Option<ConversationId>,
     before: Option<i64>,
-) {
+) -> &'static str {
+    let key = if terms.indexed.is_some() {
+        "messages_fts.rowid"
+    } else {
+        "m.rowid"
+    };
     match &terms.indexed {
         Some(fts) => {
             sql.push(
@@ -334,7 +341,7 @@ fn push_matching(
         sql.push_bind(id.to_string());
     }
     if let Some(cursor) = before {
-        sql.push(" AND m.rowid < ");
+        sql.push(format!(" AND {key} < "));
         sql.push_bind(cursor);
     }
     for pattern in &terms.scanned {
@@ -344,6 +351,7 @@ fn push_matching(
         sql.push_bind(pattern.clone());
         sql.push(" ESCAPE '\\')");
     }
+    key
 }
 
 #[cfg(test)]

@@ -6,6 +6,7 @@ import type { DeletedConversation } from "../hooks/useConversations";
 import { ConversationList } from "./ConversationList";
 import { NewConversationForm } from "./NewConversationForm";
 import { SearchResults } from "./SearchResults";
+import { ImportControl, type ImportNotice } from "./ImportControl";
 import { UndoBar } from "./UndoBar";
 
 type Props = {
@@ -21,6 +22,11 @@ type Props = {
   onDismissUndo: () => void;
   /** Opens a search hit's conversation at its message. */
   onOpenHit: (hit: SearchHitView) => void;
+  /** Opens the dialog that imports a conversation from a JSONL file. */
+  onImport: () => void;
+  /** What the last import (picked or dropped) left to say, if anything. */
+  importNotice: ImportNotice | null;
+  onDismissImportNotice: () => void;
 };
 
 /** The id of the search field, for the shortcut that focuses it. */
@@ -46,6 +52,7 @@ export function Sidebar(props: Props) {
   return (
     <aside className="sidebar" id="conversations-sidebar" data-testid="sidebar" aria-label={t("sidebar.heading")}>
       <NewConversationForm onCreate={props.onCreate} />
+      <ImportControl onImport={props.onImport} notice={props.importNotice} onDismiss={props.onDismissImportNotice} />
       <div className="sidebar-search">
         <input
           id={SEARCH_INPUT}

@@ -120,6 +120,16 @@ const en = {
       pending: "Not yet summarised",
     },
   },
+  import: {
+    button: "Import a conversation…",
+    hint: "A .jsonl history: Decima's JSONL export, or one chat message per line. You can also drop files on the window.",
+    dialogTitle: "Import a conversation",
+    filter: "Conversation history (JSONL)",
+    drop: "Drop .jsonl files to import them as conversations",
+    imported_one: "Imported {{count}} conversation.",
+    imported_other: "Imported {{count}} conversations.",
+    dismiss: "Dismiss",
+  },
   search: {
     label: "Search conversations and messages",
     placeholder: "Search all conversations",

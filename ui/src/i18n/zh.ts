@@ -122,6 +122,16 @@ const zh: Messages = {
       pending: "尚未摘要",
     },
   },
+  import: {
+    button: "导入对话…",
+    hint: ".jsonl 历史：Decima 的 JSONL 导出，或每行一条聊天消息。也可以把文件拖到窗口上。",
+    dialogTitle: "导入对话",
+    filter: "对话历史（JSONL）",
+    drop: "松开即可把 .jsonl 文件导入为对话",
+    imported_one: "已导入 {{count}} 个对话。",
+    imported_other: "已导入 {{count}} 个对话。",
+    dismiss: "关闭",
+  },
   search: {
     label: "搜索对话和消息",
     placeholder: "搜索全部对话",

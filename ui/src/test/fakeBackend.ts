@@ -1,4 +1,4 @@
-import { mockIPC } from "@tauri-apps/api/mocks";
+import { mockIPC, mockWindows } from "@tauri-apps/api/mocks";
 import type { Channel } from "@tauri-apps/api/core";
 import type {
   AppError,
@@ -72,6 +72,11 @@ export class FakeBackend {
   latestReview: ReviewView | null = null;
   /** Every page message_page was asked for, in order. */
   readonly pageReads: PageAt[] = [];
+  /** What the open dialog picks: a file's contents as conversation_import reads them (null
+   *  cancels the dialog), or the error the import fails with. */
+  picked: { title: string; messages: MessageView[] } | AppError | null = null;
+  /** Dropped files by path: the conversation each imports as, or the error it fails with. */
+  droppable: Record<string, { title: string; messages: MessageView[] } | string> = {};
   /** What search_messages refuses with, when set. */
   searchFailure: AppError | null = null;
   providers: {
@@ -114,8 +119,28 @@ export class FakeBackend {
     // Real IPC serialises every answer, so the webview never shares an object with the backend:
     // answer with a copy, or a list changed here in place would look unchanged to React.
     const copy = (value: unknown) => (value === undefined ? undefined : JSON.parse(JSON.stringify(value)));
-    mockIPC(async (cmd, payload) => copy(await this.handle(cmd, (payload ?? {}) as Record<string, unknown>)));
+    mockIPC(async (cmd, payload) => copy(await this.handle(cmd, (payload ?? {}) as Record<string, unknown>)), {
+      shouldMockEvents: true,
+    });
+    // The window the app runs in, so it can listen to its drag-and-drop events.
+    mockWindows("main");
     return this;
+  }
+
+  /** Stores an imported conversation, as conversation_import does. */
+  private imported(title: string, messages: MessageView[]): ConversationSummary {
+    const at = this.now();
+    const created: ConversationSummary = {
+      id: `imported-${this.nextId++}`,
+      title,
+      messageCount: messages.length,
+      tokens: messages.reduce((n, m) => n + m.tokens, 0),
+      createdAt: at,
+      updatedAt: at,
+    };
+    this.conversations.unshift(created);
+    this.messages[created.id] = messages;
+    return created;
   }
 
   private providerView(p: FakeBackend["providers"][number]) {
@@ -168,6 +193,20 @@ export class FakeBackend {
     switch (cmd) {
       case "conversation_list":
         return [...this.conversations];
+      case "conversation_import": {
+        const picked = this.picked;
+        if (picked === null) return null;
+        if ("code" in picked) throw picked;
+        return this.imported(picked.title, picked.messages);
+      }
+      case "conversation_import_dropped":
+        return (args.paths as string[]).map((path) => {
+          const name = path.split("/").pop() ?? path;
+          const file = this.droppable[path];
+          if (file === undefined) return { name, conversation: null, error: "only a file dropped on this window can be imported from it" };
+          if (typeof file === "string") return { name, conversation: null, error: file };
+          return { name, conversation: this.imported(file.title, file.messages), error: null };
+        });
       case "conversation_create": {
         const at = this.now();
         const created: ConversationSummary = {

@@ -3,7 +3,6 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
-use decima_core::NewMessage;
 use decima_core::export::{ExportFormat, render_message};
 use decima_store::Store;
 
@@ -168,22 +167,8 @@ async fn import(
     preset: Option<&str>,
 ) -> Result<(), CliError> {
     let preset = checked_preset(store, preset).await?;
-    let bytes = std::fs::read(file).map_err(|source| CliError::Io {
-        action: "read",
-        path: file.to_path_buf(),
-        source,
-    })?;
-    let messages = parse_jsonl(file, &bytes)?;
-    let title = title.unwrap_or_else(|| {
-        file.file_stem()
-            .map(|s| s.to_string_lossy().into_owned())
-            .filter(|s| !s.trim().is_empty())
-            .unwrap_or_else(|| "Imported conversation".into())
-    });
-    let conversation = store
-        .conversations()
-        .import(&title, preset, &messages)
-        .await?;
+    let conversation =
+        decima_runtime::import::conversation_file(store, file, title, preset).await?;
     // A long history is digested for the tenth man now, block by block, rather than while the
     // analyst waits for the first review. It is a cache: failing to fill it fails nothing.
     let last = i64::try_from(conversation.message_count).unwrap_or(i64::MAX);
@@ -191,33 +176,6 @@ async fn import(
         tracing::warn!(error = %e, "the imported history was not digested ahead for reviews");
     }
     output::print(&format!("{}\n", conversation.id))
-}
-
-/// One chat message per line; blank lines are skipped; CRLF is accepted.
-fn parse_jsonl(file: &Path, bytes: &[u8]) -> Result<Vec<NewMessage>, CliError> {
-    let mut messages = Vec::new();
-    for (index, raw) in bytes.split(|b| *b == b'\n').enumerate() {
-        let line_no = index + 1;
-        let bad = |problem: String| CliError::BadLine {
-            path: file.to_path_buf(),
-            line: line_no,
-            problem,
-        };
-        let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
-        let line = std::str::from_utf8(raw).map_err(|e| {
-            bad(format!(
-                "not valid UTF-8 (first bad byte at column {})",
-                e.valid_up_to() + 1
-            ))
-        })?;
-        if line.trim().is_empty() {
-            continue;
-        }
-        let message =
-            decima_core::openai_jsonl::parse_line(line).map_err(|e| bad(e.to_string()))?;
-        messages.push(message);
-    }
-    Ok(messages)
 }
 
 async fn list(store: &Store, json: bool, deleted: bool) -> Result<(), CliError> {
