@@ -51,6 +51,25 @@ async function open(user: ReturnType<typeof renderApp>["user"], id: string) {
   await user.click(li);
 }
 
+describe("tool results", () => {
+  it("folds a long output under its first line and size", async () => {
+    const long = Array.from({ length: 30 }, (_, i) => `row ${i + 1}`).join("\n");
+    new FakeBackend({
+      conversations: [conversation({ id: "a", title: "Long output", messageCount: 1 })],
+      messages: { a: [message({ id: "t1", seq: 1, role: "tool", name: "shell", toolCallId: "call_9", content: long })] },
+    }).install();
+    const { user } = renderApp();
+    await open(user, "a");
+    const output = await screen.findByTestId("tool-output");
+    expect(output.tagName).toBe("DETAILS");
+    expect(output).not.toHaveAttribute("open");
+    const summary = output.querySelector("summary")!;
+    expect(summary).toHaveTextContent("row 1 (30 lines, 200 characters)");
+    await user.click(summary);
+    expect(output).toHaveAttribute("open");
+  });
+});
+
 describe("the open conversation", () => {
   it("shows its messages read-only with roles, seq, tokens and pin", async () => {
     const backend = backendWithChat();
@@ -106,6 +125,12 @@ describe("the open conversation", () => {
     const calls = within(assistant).getAllByTestId("tool-call");
     expect(calls).toHaveLength(2);
     expect(within(calls[0]!).getByTestId("tool-call-name")).toHaveTextContent("read_file");
+    // One readable line per call; the JSON is folded under it until asked for.
+    expect(within(calls[0]!).getByTestId("tool-call-line")).toHaveTextContent("/tmp/a.txt");
+    expect(calls[0]!.tagName).toBe("DETAILS");
+    expect(calls[0]).not.toHaveAttribute("open");
+    await user.click(calls[0]!.querySelector("summary")!);
+    expect(calls[0]).toHaveAttribute("open");
     expect(within(calls[0]!).getByTestId("tool-call-arguments").textContent).toBe(
       '{\n  "path": "/tmp/a.txt",\n  "lines": [\n    1,\n    2\n  ]\n}',
     );
@@ -115,16 +140,11 @@ describe("the open conversation", () => {
     // Internal ids are not shown: the result names its tool, the id is in the tooltip.
     expect(tool).not.toHaveTextContent("call_1");
     expect(within(tool).getByTestId("message-name")).toHaveAttribute("title", "call_1");
-    expect(within(calls[1]!).getByTestId("tool-call-name")).toHaveAttribute("title", "call_2");
+    expect(calls[1]!.querySelector("summary")).toHaveAttribute("title", "call_2");
     expect(assistant).not.toHaveTextContent("call_2");
-    // The output is folded under its first line and size.
-    const output = within(tool).getByTestId("tool-output");
-    expect(output.tagName).toBe("DETAILS");
-    expect(output).not.toHaveAttribute("open");
-    const summary = output.querySelector("summary")!;
-    expect(summary).toHaveTextContent("hello (1 line, 5 characters)");
-    await user.click(summary);
-    expect(output).toHaveAttribute("open");
+    // A short output shows in full.
+    expect(within(tool).queryByTestId("tool-output")).toBeNull();
+    expect(within(tool).getByTestId("message-content")).toHaveTextContent("hello");
     expect(within(assistant).queryByTestId("tool-result-label")).not.toBeInTheDocument();
     expect(messages[0]!.querySelector("details")).toBeNull();
   });

@@ -1,8 +1,10 @@
 import { useTranslation } from "react-i18next";
+import { toolLine } from "../lib/toolLine";
 import type { LiveTool, RunState } from "../run/state";
 
 function ToolCard({ tool }: { tool: LiveTool }) {
   const { t } = useTranslation();
+  const line = toolLine(tool.name, tool.arguments, (total, inProgress) => t("message.todoLine", { count: total, inProgress }));
   let args = tool.arguments;
   try {
     args = JSON.stringify(JSON.parse(tool.arguments), null, 2);
@@ -13,6 +15,7 @@ function ToolCard({ tool }: { tool: LiveTool }) {
     <li className={`live-tool ${tool.done ? "done" : "running"}`} data-testid="live-tool-card" data-call-id={tool.callId}>
       <div className="live-tool-head">
         <span className="live-tool-name">{tool.name}</span>
+        {line.detail !== "" && <span className="tool-call-line" data-testid="live-tool-line">{line.detail}</span>}
         {!tool.done && <span className="live-tool-running">{t("run.running")}</span>}
         {tool.done && tool.exitCode !== null && (
           <span className={tool.exitCode === 0 ? "exit ok" : "exit bad"} data-testid="tool-exit-code">

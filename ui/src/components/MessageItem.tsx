@@ -2,6 +2,7 @@ import { memo } from "react";
 import { useTranslation } from "react-i18next";
 import type { MessageView } from "../bindings";
 import { formatFullTime, formatMessageTime, formatNumber } from "../lib/format";
+import { isShortResult } from "../lib/toolLine";
 import { PinIcon } from "./Icons";
 import { MessageContent } from "./MessageContent";
 import { ToolCallCard } from "./ToolCallCard";
@@ -72,8 +73,10 @@ export const MessageItem = memo(function MessageItem({ message, highlighted = fa
       )}
 
       {content !== "" &&
-        (role === "tool" ? (
-          // A tool's output can be long: folded, with its first line and size in the summary.
+        (role === "tool" && isShortResult(content) ? (
+          <MessageContent text={content} className="tool-output-short" testId="message-content" />
+        ) : role === "tool" ? (
+          // A long output: folded, with its first line and size in the summary.
           <details className="tool-output" data-testid="tool-output">
             <summary>
               <span className="tool-output-head">{firstLine(content)}</span>{" "}

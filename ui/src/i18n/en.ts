@@ -68,6 +68,8 @@ const en = {
     outputSize_one: "({{count}} line, {{chars}} characters)",
     outputSize_other: "({{count}} lines, {{chars}} characters)",
     invalidJson: "not valid JSON, shown as sent",
+    todoLine_one: "{{count}} todo, {{inProgress}} in progress",
+    todoLine_other: "{{count}} todos, {{inProgress}} in progress",
     truncated: "Showing the first {{shown}} of {{total}} characters.",
     showAll: "Show all",
     jumpToLatest: "Jump to latest",

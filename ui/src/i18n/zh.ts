@@ -70,6 +70,8 @@ const zh: Messages = {
     outputSize_one: "（{{count}} 行，{{chars}} 个字符）",
     outputSize_other: "（{{count}} 行，{{chars}} 个字符）",
     invalidJson: "不是有效的 JSON，按原样显示",
+    todoLine_one: "{{count}} 个待办，{{inProgress}} 个进行中",
+    todoLine_other: "{{count}} 个待办，{{inProgress}} 个进行中",
     truncated: "仅显示前 {{shown}} 个字符，共 {{total}} 个。",
     showAll: "显示全部",
     jumpToLatest: "跳到最新",
