@@ -23,6 +23,17 @@ export function MessageContent({ text, testId, className, markdown = false }: Pr
   const shown = truncated ? text.slice(0, PREVIEW_CHARS) : text;
 
   const classes = className ? `message-content ${className}` : "message-content";
+  if (markdown && isPlainProse(text)) {
+    // Nothing markdown would change: the same paragraphs without the parser, which is most of
+    // what a row costs when it scrolls into view.
+    return (
+      <div className={`${classes} markdown`} data-testid={testId}>
+        {text.split(/\n[ \t]*\n/).map((paragraph, i) =>
+          paragraph.trim() === "" ? null : <p key={i}>{paragraph.trim()}</p>,
+        )}
+      </div>
+    );
+  }
   if (markdown && text.length <= MARKDOWN_CHARS) {
     // Until the markdown chunk is loaded (once per session), the text shows as it is.
     return (
@@ -53,4 +64,13 @@ export function MessageContent({ text, testId, className, markdown = false }: Pr
       )}
     </>
   );
+}
+
+/** Characters and line starts that make markdown differ from plain paragraphs (emphasis, code,
+ *  headings, tables, links and autolinks, HTML and entities, escapes, lists, quotes, rules). */
+const MARKUP = /[*_`#|[\]<>~&\\]|https?:|www\.|^\s*([-+]|\d+[.)])(\s|$)|^\s*(=+|-+)\s*$|^ {4}|^\t/m;
+
+/** Whether markdown would render `text` as nothing but its paragraphs. */
+export function isPlainProse(text: string): boolean {
+  return text.length <= MARKDOWN_CHARS && !MARKUP.test(text);
 }

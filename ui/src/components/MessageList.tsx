@@ -105,6 +105,7 @@ export function MessageList(props: Props) {
     getItemKey: (index) => rows[index]?.key ?? index,
     overscan: OVERSCAN,
     anchorTo: "end",
+    useFlushSync: false,
   });
   const totalSize = virtualizer.getTotalSize();
 
