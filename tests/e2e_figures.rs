@@ -22,6 +22,8 @@ use support::{Driver, app_pid, click, connect, wait_for_text};
 
 const MESSAGES: usize = 100_000;
 const DELTAS: usize = 20;
+/// Messages of the conversation in markdown with tool calls, scrolled like the 100k one.
+const MIXED: usize = 3_000;
 
 /// When a process started, in milliseconds since the epoch (10 ms resolution).
 fn started_at_ms(pid: u32) -> f64 {
@@ -151,6 +153,11 @@ async fn cold_start_idle_memory_and_a_100k_message_conversation() {
             .create("Short one", None)
             .await
             .unwrap();
+        store
+            .conversations()
+            .import("Markdown and tools", None, &mixed_messages(MIXED))
+            .await
+            .unwrap();
         store.close().await;
     }
 
@@ -222,62 +229,7 @@ async fn cold_start_idle_memory_and_a_100k_message_conversation() {
         "the list is virtualized: only the rows near the view are rendered, not {shown}"
     );
 
-    // Scrolling up through it: first still (the baseline frame), then at a mouse wheel's pace
-    // (100 px a frame), then a fling (half a screen a frame) that reads earlier pages on the
-    // way. What each frame took, and the rows in the DOM, which must stay few however much is
-    // loaded.
-    let scrolled = client
-        .execute_async(
-            "const done = arguments[arguments.length - 1];\
-             const el = document.querySelector('[data-testid=message-scroll]');\
-             const phases = [['still', 60, () => 0], ['wheel', 120, () => 100],\
-                             ['fling', 240, () => el.clientHeight / 2]];\
-             const out = {}; let most = 0; let p = 0; let n = 0; let last = performance.now();\
-             const step = () => {\
-               const now = performance.now(); const [name, frames, by] = phases[p];\
-               (out[name] ??= []).push(now - last); last = now;\
-               most = Math.max(most, document.querySelectorAll('[data-testid=message]').length);\
-               el.scrollTop = Math.max(0, el.scrollTop - by());\
-               if (++n >= frames) { n = 0; p += 1; }\
-               if (p < phases.length) { requestAnimationFrame(step); return; }\
-               const list = document.querySelector('[data-testid=message-list]');\
-               done({...out, most, loaded: Number(list.dataset.count)});\
-             };\
-             requestAnimationFrame(step);",
-            vec![],
-        )
-        .await
-        .unwrap();
-    let most = scrolled["most"].as_u64().unwrap();
-    let loaded = scrolled["loaded"].as_u64().unwrap();
-    assert!(
-        loaded > 400,
-        "scrolling up read earlier pages: {loaded} loaded"
-    );
-    assert!(
-        most < 100,
-        "the DOM stays small while {loaded} messages are loaded: {most} rows"
-    );
-    for phase in ["still", "wheel", "fling"] {
-        let mut frames: Vec<f64> = scrolled[phase]
-            .as_array()
-            .unwrap()
-            .iter()
-            .skip(1)
-            .filter_map(serde_json::Value::as_f64)
-            .collect();
-        frames.sort_by(f64::total_cmp);
-        println!(
-            "figure: frame time, {phase} ({} frames): median {:.1} ms, p95 {:.1} ms, max {:.1} ms",
-            frames.len(),
-            frames[frames.len() / 2],
-            frames[frames.len() * 95 / 100],
-            frames[frames.len() - 1],
-        );
-    }
-    println!(
-        "figure: after scrolling, {loaded} messages loaded and at most {most} rows in the DOM"
-    );
+    scroll_and_report(&client, "plain prose").await;
 
     // Jumps in the 100k conversation, from the click to the message on screen: to seq 1 (the
     // find bar's "First message"), then back to the end ("Latest"). Each reads one page.
@@ -310,6 +262,17 @@ async fn cold_start_idle_memory_and_a_100k_message_conversation() {
             .unwrap_or_else(|| panic!("{button} never showed message {seq}"));
         println!("figure: jump to seq {seq} of {MESSAGES} ({button}) {took:.0} ms");
     }
+
+    // The same scroll through markdown, tables, code and tool cards: what rows cost to render.
+    support::click_text(
+        &client,
+        "[data-testid=conversation-item]",
+        "Markdown and tools",
+    )
+    .await;
+    wait_for_text(&client, "[data-testid=message]", "compare with").await;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    scroll_and_report(&client, "markdown and tools").await;
 
     // A delta's way to the screen: Rust stamps each text delta as it forwards it; the page
     // notes when the frame that shows it is painted.
@@ -362,4 +325,126 @@ async fn cold_start_idle_memory_and_a_100k_message_conversation() {
     );
     client.close().await.unwrap();
     drop(driver);
+}
+
+/// Scrolls the open conversation up: first still (the baseline frame), then at a mouse wheel's
+/// pace (100 px a frame), then a fling (half a screen a frame) that reads earlier pages on the
+/// way. Prints what each frame took, and checks that the rows in the DOM stay few however much
+/// is loaded.
+async fn scroll_and_report(client: &fantoccini::Client, what: &str) {
+    let scrolled = client
+        .execute_async(
+            "const done = arguments[arguments.length - 1];\
+             const el = document.querySelector('[data-testid=message-scroll]');\
+             const phases = [['still', 60, () => 0], ['wheel', 120, () => 100],\
+                             ['fling', 240, () => el.clientHeight / 2]];\
+             const out = {}; let most = 0; let p = 0; let n = 0; let last = performance.now();\
+             const step = () => {\
+               const now = performance.now(); const [name, frames, by] = phases[p];\
+               (out[name] ??= []).push(now - last); last = now;\
+               most = Math.max(most, document.querySelectorAll('[data-testid=message]').length);\
+               el.scrollTop = Math.max(0, el.scrollTop - by());\
+               if (++n >= frames) { n = 0; p += 1; }\
+               if (p < phases.length) { requestAnimationFrame(step); return; }\
+               const list = document.querySelector('[data-testid=message-list]');\
+               done({...out, most, loaded: Number(list.dataset.count)});\
+             };\
+             requestAnimationFrame(step);",
+            vec![],
+        )
+        .await
+        .unwrap();
+    let most = scrolled["most"].as_u64().unwrap();
+    let loaded = scrolled["loaded"].as_u64().unwrap();
+    assert!(
+        loaded > 400,
+        "scrolling up read earlier pages: {loaded} loaded"
+    );
+    assert!(
+        most < 100,
+        "the DOM stays small while {loaded} messages are loaded: {most} rows"
+    );
+    for phase in ["still", "wheel", "fling"] {
+        let mut frames: Vec<f64> = scrolled[phase]
+            .as_array()
+            .unwrap()
+            .iter()
+            .skip(1)
+            .filter_map(serde_json::Value::as_f64)
+            .collect();
+        frames.sort_by(f64::total_cmp);
+        println!(
+            "figure: frame time ({what}), {phase} ({} frames): median {:.1} ms, p95 {:.1} ms, max {:.1} ms",
+            frames.len(),
+            frames[frames.len() / 2],
+            frames[frames.len() * 95 / 100],
+            frames[frames.len() - 1],
+        );
+    }
+    println!(
+        "figure: after scrolling ({what}), {loaded} messages loaded and at most {most} rows in the DOM"
+    );
+}
+
+/// An analyst's conversation as it looks on screen: assistant answers in markdown (tables,
+/// code, lists, emphasis, links), tool calls, and tool results short and long.
+fn mixed_messages(count: usize) -> Vec<NewMessage> {
+    (1..=count)
+        .map(|i| {
+            let region = i % 97;
+            match i % 4 {
+                1 => NewMessage::new(
+                    Role::User,
+                    format!("Step {i}: compare region R-{region} with last year."),
+                ),
+                2 => NewMessage::new(Role::Assistant, markdown_answer(i, region)),
+                3 => NewMessage {
+                    tool_calls: vec![decima_core::ToolCall {
+                        id: format!("call_{i}"),
+                        name: "shell".into(),
+                        arguments: serde_json::json!({
+                            "command": format!("duckdb -c \"select count(*) from ledger where region = 'R-{region}'\"")
+                        })
+                        .to_string(),
+                        signature: None,
+                    }],
+                    ..NewMessage::new(Role::Assistant, "")
+                },
+                _ => NewMessage {
+                    name: Some("shell".into()),
+                    tool_call_id: Some(format!("call_{}", i - 1)),
+                    ..NewMessage::new(Role::Tool, tool_output(i))
+                },
+            }
+        })
+        .collect()
+}
+
+fn markdown_answer(i: usize, region: usize) -> String {
+    match (i / 4) % 3 {
+        0 => format!(
+            "Totals for **R-{region}**:\n\n| month | 2025 | 2026 |\n| --- | ---: | ---: |\n\
+             | Jan | 1,204 | 1,310 |\n| Feb | 1,190 | 1,275 |\n| Mar | 1,402 | 1,198 |\n\n\
+             March is *down 14.5%*; see `ledger_q1.csv`."
+        ),
+        1 => format!(
+            "The query I ran:\n\n```sql\nselect region, sum(amount) as total\n\
+             from ledger where region = 'R-{region}'\ngroup by region;\n```\n\n\
+             It returns one row per region."
+        ),
+        _ => "Next:\n\n- check the **duplicates** in batch 9690\n- re-run the join without \
+              `customer_id` nulls\n- compare with [the March report](https://example.org/march)"
+            .to_owned(),
+    }
+}
+
+fn tool_output(i: usize) -> String {
+    if i % 8 == 0 {
+        (1..=40)
+            .map(|r| format!("R-{r},{},{}", r * 31, r * 17))
+            .collect::<Vec<_>>()
+            .join("\n")
+    } else {
+        format!("exit_code=0\n{}", i * 7)
+    }
 }
