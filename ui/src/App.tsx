@@ -1,7 +1,7 @@
 import { useCallback, useEffect, useRef, useState } from "react";
 import { useTranslation } from "react-i18next";
 import { call } from "./api/call";
-import { commands, type ConversationSummary, type SearchHitView } from "./bindings";
+import { commands, type AppError, type ConversationSummary, type SearchHitView } from "./bindings";
 import type { ImportNotice } from "./components/ImportControl";
 import { ConversationView } from "./components/ConversationView";
 import { EmptyState } from "./components/EmptyState";
@@ -104,28 +104,35 @@ export function App() {
   const handleCreate = useCallback(
     async (title: string) => {
       const created = await create(title);
-      if (created) setOpenId(created.id);
-      return created !== null;
+      if ("code" in created) return created;
+      setOpenId(created.id);
+      return null;
     },
     [create],
   );
 
   const handleDelete = useCallback(
-    (id: string) => {
-      void (async () => {
-        const wasOpen = id === openId;
-        if (await remove(id)) {
-          setReopenAfterUndo(wasOpen);
-          if (wasOpen) setOpenId(null);
-        }
-      })();
+    async (id: string) => {
+      const wasOpen = id === openId;
+      const failed = await remove(id);
+      if (failed) return failed;
+      setUndoError(null);
+      setReopenAfterUndo(wasOpen);
+      if (wasOpen) setOpenId(null);
+      return null;
     },
     [remove, openId],
   );
 
+  const [undoError, setUndoError] = useState<AppError | null>(null);
   const handleUndo = useCallback(() => {
     void (async () => {
       const restored = await undoDelete();
+      if (restored && "code" in restored) {
+        setUndoError(restored);
+        return;
+      }
+      setUndoError(null);
       if (restored && reopenAfterUndo) setOpenId(restored.id);
     })();
   }, [undoDelete, reopenAfterUndo]);
@@ -212,7 +219,6 @@ export function App() {
             setSettingsOpen(false);
             setSettingsKey((n) => n + 1);
           }}
-          report={report}
         />
       )}
       {error && <ErrorBanner error={error} onDismiss={dismiss} />}
@@ -239,6 +245,7 @@ export function App() {
           onRename={conv.rename}
           onDelete={handleDelete}
           onUndoDelete={handleUndo}
+          undoError={undoError}
           onDismissUndo={conv.dismissUndo}
           onOpenHit={openHit}
           onImport={() => void importPicked()}

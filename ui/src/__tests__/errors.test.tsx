@@ -6,7 +6,7 @@ import { conversation } from "../test/fixtures";
 import { renderApp } from "../test/render";
 
 describe("backend errors", () => {
-  it("shows a dismissible banner and keeps the typed title when create fails", async () => {
+  it("says under the form why create failed, keeps the typed title, and clears the error on success", async () => {
     const backend = new FakeBackend({ conversations: [conversation({ id: "c1", title: "Old" })] }).install();
     backend.fail("conversation_create", { code: "storage", message: "disk full" });
     const { user } = renderApp();
@@ -16,20 +16,20 @@ describe("backend errors", () => {
     await user.type(input, "Keep me");
     await user.click(screen.getByTestId("new-conversation-submit"));
 
-    const banner = await screen.findByTestId("error-banner");
-    expect(banner).toHaveTextContent("disk full");
-    expect(banner).toHaveTextContent("Storage error");
+    const error = await screen.findByTestId("new-conversation-error");
+    expect(error).toHaveTextContent("disk full");
+    expect(error).toHaveTextContent("Storage error");
+    expect(error).toHaveAttribute("role", "alert");
+    expect(screen.queryByTestId("error-banner")).not.toBeInTheDocument();
     expect(input).toHaveValue("Keep me");
     expect(screen.getAllByTestId("conversation-item")).toHaveLength(1);
     expect(screen.getByTestId("empty-state")).toBeInTheDocument();
 
-    await user.click(within(banner).getByTestId("error-dismiss"));
-    expect(screen.queryByTestId("error-banner")).not.toBeInTheDocument();
-
-    // The kept text can be submitted again once the backend recovers.
+    // The kept text can be submitted again once the backend recovers; the error goes.
     backend.succeed("conversation_create");
     await user.click(screen.getByTestId("new-conversation-submit"));
     await waitFor(() => expect(screen.getAllByTestId("conversation-item")).toHaveLength(2));
+    expect(screen.queryByTestId("new-conversation-error")).not.toBeInTheDocument();
     expect(backend.callsOf("conversation_create").map((c) => c.args)).toEqual([
       { title: "Keep me" },
       { title: "Keep me" },
@@ -56,9 +56,17 @@ describe("backend errors", () => {
     await user.clear(input);
     await user.type(input, "New name{Enter}");
 
-    expect(await screen.findByTestId("error-banner")).toHaveTextContent("title too long");
+    expect(await within(item).findByTestId("rename-error")).toHaveTextContent("title too long");
+    expect(screen.queryByTestId("error-banner")).not.toBeInTheDocument();
     expect(within(item).getByTestId("rename-input")).toHaveValue("New name");
     expect(backend.callsOf("conversation_rename")).toHaveLength(1);
+
+    // Typing again clears it; a save that works closes the editor.
+    backend.succeed("conversation_rename");
+    await user.type(within(item).getByTestId("rename-input"), "!");
+    expect(within(item).queryByTestId("rename-error")).not.toBeInTheDocument();
+    await user.keyboard("{Enter}");
+    await waitFor(() => expect(within(item).queryByTestId("rename-input")).not.toBeInTheDocument());
   });
 
   it("keeps the item when delete fails", async () => {
@@ -69,7 +77,8 @@ describe("backend errors", () => {
 
     await user.click(within(item).getByTestId("delete-conversation"));
 
-    expect(await screen.findByTestId("error-banner")).toHaveTextContent("gone already");
+    expect(await within(item).findByTestId("delete-error")).toHaveTextContent("gone already");
+    expect(screen.queryByTestId("error-banner")).not.toBeInTheDocument();
     expect(screen.getByTestId("conversation-item")).toHaveTextContent("Stay");
     expect(screen.queryByTestId("undo-delete")).not.toBeInTheDocument();
   });

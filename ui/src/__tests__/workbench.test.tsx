@@ -717,7 +717,9 @@ describe("settings and library", () => {
     await user.clear(within(form).getByTestId("threshold-compress"));
     await user.type(within(form).getByTestId("threshold-compress"), "95");
     await user.click(within(form).getByTestId("thresholds-save"));
-    expect(await screen.findByRole("alert")).toHaveTextContent("increasing");
+    // Said under the thresholds, inside the dialog, not in a banner behind it.
+    expect(await within(form).findByTestId("thresholds-error")).toHaveTextContent("increasing");
+    expect(screen.queryByTestId("error-banner")).toBeNull();
     expect(backend.providers[1]?.thresholds).toBeUndefined();
 
     await user.clear(within(form).getByTestId("threshold-compress"));
@@ -728,7 +730,7 @@ describe("settings and library", () => {
     expect(backend.callsOf("provider_thresholds_save")[1]?.args).toEqual({
       name: "careful",
       thresholds: { warn: 0.7, compress: 0.8, deep: 0.9, enabled: false },
-    });
+    });    expect(within(form).queryByTestId("thresholds-error")).toBeNull();
   });
 
   it("keeps showing a saved provider that was removed, so the user sees what to fix", async () => {

@@ -1,11 +1,15 @@
 import { useEffect, useId, useState } from "react";
 import { onSendKeyChange, savedSendKey, sends } from "../lib/sendKey";
 import { useTranslation } from "react-i18next";
+import type { AppError } from "../bindings";
+import { InlineError } from "./InlineError";
 
 type Props = {
   live: boolean;
   /** Why the conversation cannot take a task now (another run, a chat turn…), if it cannot. */
   busyReason: string | null;
+  /** Why the last send failed, said above the field until the next send works. */
+  error?: AppError | null;
   /** Resolves to whether the task was started (the text is then cleared). */
   onSend: (task: string) => Promise<boolean>;
   onStop: () => void;
@@ -15,7 +19,7 @@ type Props = {
 export const COMPOSER_INPUT = "composer-input";
 
 /** Where the analyst gives the agent a task, and stops it. */
-export function Composer({ live, busyReason, onSend, onStop }: Props) {
+export function Composer({ live, busyReason, onSend, onStop, error = null }: Props) {
   const { t } = useTranslation();
   const [task, setTask] = useState("");
   const [sending, setSending] = useState(false);
@@ -35,6 +39,7 @@ export function Composer({ live, busyReason, onSend, onStop }: Props) {
 
   return (
     <>
+      <InlineError error={error} testId="send-error" />
       {blocked && (
         <p className="composer-busy" id={reasonId} role="status" data-testid="composer-busy">
           {busyReason}

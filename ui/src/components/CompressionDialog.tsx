@@ -2,8 +2,8 @@ import { useRef, useState } from "react";
 import { useModal } from "../hooks/useModal";
 import { useTranslation } from "react-i18next";
 import { call } from "../api/call";
-import { commands, type CompressionPreview } from "../bindings";
-import type { ReportError } from "../hooks/useErrorBanner";
+import { commands, type AppError, type CompressionPreview } from "../bindings";
+import { InlineError } from "./InlineError";
 import { formatNumber } from "../lib/format";
 
 type Props = {
@@ -11,11 +11,10 @@ type Props = {
   onClose: () => void;
   /** A compaction was stored: what it did, with its id for undo. */
   onDone: (applied: CompressionPreview) => void;
-  report: ReportError;
 };
 
 /** Compress context: preview what a level and strategy keep, then confirm. */
-export function CompressionDialog({ conversationId, onClose, onDone, report }: Props) {
+export function CompressionDialog({ conversationId, onClose, onDone }: Props) {
   const { t, i18n } = useTranslation();
   const lang = i18n.resolvedLanguage ?? "en";
   const dialog = useRef<HTMLDivElement>(null);
@@ -24,6 +23,7 @@ export function CompressionDialog({ conversationId, onClose, onDone, report }: P
   const [strategy, setStrategy] = useState("extract");
   const [preview, setPreview] = useState<CompressionPreview | null>(null);
   const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<AppError | null>(null);
 
   const run = async (apply: boolean) => {
     setBusy(true);
@@ -33,10 +33,9 @@ export function CompressionDialog({ conversationId, onClose, onDone, report }: P
         : commands.compressionPreview(conversationId, level, strategy),
     );
     setBusy(false);
-    if (res.status === "error") {
-      report(res.error);
-      return;
-    }
+    // A failure is said in the dialog, where the preview or the confirmation was asked for.
+    setError(res.status === "error" ? res.error : null);
+    if (res.status === "error") return;
     if (apply) onDone(res.data);
     else setPreview(res.data);
   };
@@ -79,6 +78,7 @@ export function CompressionDialog({ conversationId, onClose, onDone, report }: P
             {t("compress.preview")}
           </button>
         </div>
+        <InlineError error={error} testId="compress-error" />
         {preview && (
           <div className="compress-preview" data-testid="compress-preview-result">
             {preview.empty ? (

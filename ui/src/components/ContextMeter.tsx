@@ -1,8 +1,7 @@
 import { useEffect, useState } from "react";
 import { useTranslation } from "react-i18next";
 import { call } from "../api/call";
-import { commands, type ContextUsage } from "../bindings";
-import type { ReportError } from "../hooks/useErrorBanner";
+import { commands, type AppError, type ContextUsage } from "../bindings";
 import { usePopover } from "../hooks/usePopover";
 import { formatCompact, formatNumber } from "../lib/format";
 
@@ -21,13 +20,12 @@ type Props = {
   /** Changes whenever the conversation changed: the usage is fetched again. */
   /** Changes whenever the usage may have changed (messages stored, a compression, the settings). */
   refreshKey: string;
-  report: ReportError;
   /** Opens the compression dialog. */
   onCompress: () => void;
 };
 
 /** How full the open conversation's context is, against the model's window, per layer. */
-export function ContextMeter({ conversationId, liveUsage, refreshKey, report, onCompress }: Props) {
+export function ContextMeter({ conversationId, liveUsage, refreshKey, onCompress }: Props) {
   const { t, i18n } = useTranslation();
   const lang = i18n.resolvedLanguage ?? "en";
   const [usage, setUsage] = useState<ContextUsage | null>(null);
@@ -37,6 +35,8 @@ export function ContextMeter({ conversationId, liveUsage, refreshKey, report, on
   const [dismissed, setDismissed] = useState<string | null>(null);
   // No provider in force: said here, beside where the meter would be, not as an error banner.
   const [noProvider, setNoProvider] = useState<string | null>(null);
+  // Any other failure to measure is said in the meter's place too.
+  const [failure, setFailure] = useState<AppError | null>(null);
 
   useEffect(() => {
     let alive = true;
@@ -46,16 +46,16 @@ export function ContextMeter({ conversationId, liveUsage, refreshKey, report, on
       if (res.status === "ok") {
         setUsage(res.data);
         setNoProvider(null);
+        setFailure(null);
       } else if (res.error.code === "no_provider" || res.error.code === "no_default_provider") {
         setUsage(null);
         setNoProvider(res.error.code === "no_default_provider" ? "several" : "none");
-      } else report(res.error);
+        setFailure(null);
+      } else setFailure(res.error);
     })();
     return () => {
       alive = false;
     };
-    // report is stable enough; refetch only when the conversation or its content changes.
-    // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [conversationId, refreshKey]);
 
   const fraction = liveUsage ?? usage?.usage ?? null;
@@ -63,6 +63,13 @@ export function ContextMeter({ conversationId, liveUsage, refreshKey, report, on
     return (
       <p className="context-no-provider" data-testid="context-no-provider" role="status">
         {noProvider === "several" ? t("context.noDefaultProvider") : t("context.noProvider")}
+      </p>
+    );
+  }
+  if (fraction === null && failure) {
+    return (
+      <p className="context-no-provider context-failed" data-testid="context-failed" role="alert" title={failure.message}>
+        {t("context.failed")}
       </p>
     );
   }

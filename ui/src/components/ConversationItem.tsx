@@ -1,6 +1,7 @@
 import { useState } from "react";
 import { useTranslation } from "react-i18next";
-import type { ConversationSummary } from "../bindings";
+import type { AppError, ConversationSummary } from "../bindings";
+import { InlineError } from "./InlineError";
 import { formatCompact, formatNumber } from "../lib/format";
 import { PencilIcon, TrashIcon } from "./Icons";
 import { RelativeTime } from "./RelativeTime";
@@ -10,20 +11,22 @@ type Props = {
   conversation: ConversationSummary;
   active: boolean;
   onOpen: (id: string) => void;
-  onRename: (id: string, title: string) => Promise<boolean>;
-  onDelete: (id: string) => void;
+  onRename: (id: string, title: string) => Promise<AppError | null>;
+  /** Resolves to the error that kept the conversation, if any: shown on its row. */
+  onDelete: (id: string) => Promise<AppError | null>;
 };
 
 export function ConversationItem({ conversation, active, onOpen, onRename, onDelete }: Props) {
   const { t, i18n } = useTranslation();
   const lang = i18n.resolvedLanguage ?? "en";
   const [editing, setEditing] = useState(false);
+  const [deleteError, setDeleteError] = useState<AppError | null>(null);
   const { id, title, messageCount, tokens, updatedAt } = conversation;
 
   async function save(newTitle: string) {
-    const ok = await onRename(id, newTitle);
-    if (ok) setEditing(false);
-    return ok;
+    const failed = await onRename(id, newTitle);
+    if (failed === null) setEditing(false);
+    return failed;
   }
 
   return (
@@ -75,11 +78,16 @@ export function ConversationItem({ conversation, active, onOpen, onRename, onDel
             title={t("conversation.delete")}
             onClick={(e) => {
               e.stopPropagation();
-              onDelete(id);
+              void onDelete(id).then(setDeleteError);
             }}
           >
             <TrashIcon />
           </button>
+        </div>
+      )}
+      {deleteError && (
+        <div className="conversation-error">
+          <InlineError error={deleteError} testId="delete-error" />
         </div>
       )}
     </li>

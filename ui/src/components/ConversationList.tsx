@@ -1,5 +1,5 @@
 import { useTranslation } from "react-i18next";
-import type { ConversationSummary } from "../bindings";
+import type { AppError, ConversationSummary } from "../bindings";
 import { ConversationItem } from "./ConversationItem";
 
 type Props = {
@@ -7,8 +7,8 @@ type Props = {
   loading: boolean;
   openId: string | null;
   onOpen: (id: string) => void;
-  onRename: (id: string, title: string) => Promise<boolean>;
-  onDelete: (id: string) => void;
+  onRename: (id: string, title: string) => Promise<AppError | null>;
+  onDelete: (id: string) => Promise<AppError | null>;
 };
 
 export function ConversationList({ conversations, loading, openId, onOpen, onRename, onDelete }: Props) {

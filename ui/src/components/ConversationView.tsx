@@ -25,6 +25,7 @@ import { CompressionNoticeBar } from "./CompressionNoticeBar";
 import { ContextMeter } from "./ContextMeter";
 import { EmptyState } from "./EmptyState";
 import { ExportMenu } from "./ExportMenu";
+import { InlineError } from "./InlineError";
 import { FIND_INPUT, FindBar } from "./FindBar";
 import { LiveRun } from "./LiveRun";
 import { MessageList, type Mark } from "./MessageList";
@@ -93,10 +94,12 @@ export function ConversationView(props: Props) {
   }, [conversation.id, refreshKey, compressions]);
 
   const { compressionNotice: notice, onDismissCompressionNotice, onMessagesChanged } = props;
+  // A failed undo is said where the list is, over the marker the analyst clicked.
+  const [undoError, setUndoError] = useState<AppError | null>(null);
   const undo = async (compactionId: string) => {
     const res = await call(() => commands.compressionUndo(compactionId));
-    if (res.status === "error") report(res.error);
-    else if (notice?.compactionId === compactionId) onDismissCompressionNotice();
+    setUndoError(res.status === "error" ? res.error : null);
+    if (res.status === "ok" && notice?.compactionId === compactionId) onDismissCompressionNotice();
     // The markers, the meter and the list read again, whatever happened.
     setCompressions((n) => n + 1);
     onMessagesChanged();
@@ -120,12 +123,15 @@ export function ConversationView(props: Props) {
 
   // Send is disabled, with the reason, while something else holds the conversation.
   const { busy, refresh: refreshBusy } = useConversationBusy(conversation.id, run.live);
+  // A send that failed says why above the task field; the next one that works clears it.
+  const [sendError, setSendError] = useState<AppError | null>(null);
   const send = async (task: string) => {
     const error = await props.onSend(task);
+    setSendError(null);
     if (error === null) return true;
     // Refused as busy: the composer says by what, as it does for a busy conversation it knew of.
     if (error.code === "busy" && (await refreshBusy()) !== null) return false;
-    report(error);
+    setSendError(error);
     return false;
   };
   // A cited message, a search hit, a find match, "go to": its page is read (wherever it is)
@@ -228,7 +234,6 @@ export function ConversationView(props: Props) {
               conversationId={conversation.id}
               liveUsage={run.live ? run.usage : null}
               refreshKey={`${refreshKey}:${compressions}:${props.settingsKey}`}
-              report={report}
               onCompress={() => setCompressOpen(true)}
             />
             <button
@@ -301,6 +306,11 @@ export function ConversationView(props: Props) {
             footerKey={`${run.text.length}:${run.reasoning.length}:${run.tools.length}:${run.tools.filter((x) => x.done).length}`}
             runLive={run.live}
           />
+          {undoError && (
+            <div className="workbench-error">
+              <InlineError error={undoError} testId="compaction-undo-error" />
+            </div>
+          )}
           {notice && (
             <CompressionNoticeBar
               notice={notice}
@@ -312,6 +322,7 @@ export function ConversationView(props: Props) {
           <Composer
             live={run.live}
             busyReason={busy ? busyReason(busy, t, lang) : null}
+            error={sendError}
             onSend={send}
             onStop={props.onStop}
           />
@@ -339,7 +350,6 @@ export function ConversationView(props: Props) {
           conversationId={conversation.id}
           onClose={() => setCompressOpen(false)}
           onDone={compressed}
-          report={report}
         />
       )}
       {reviewOpen && (
@@ -352,7 +362,6 @@ export function ConversationView(props: Props) {
             // opens again on the same stored review.
             if (typeof window.matchMedia === "function" && window.matchMedia(NARROW).matches) setReviewOpen(false);
           }}
-          report={report}
         />
       )}
     </section>

@@ -1,11 +1,14 @@
 import { useEffect, useRef, useState, type KeyboardEvent } from "react";
 import { useTranslation } from "react-i18next";
+import type { AppError } from "../bindings";
+import { InlineError } from "./InlineError";
 import { CheckIcon, CloseIcon } from "./Icons";
 
 type Props = {
   initial: string;
-  /** Resolves true when saved; on false the editor stays open with the typed text. */
-  onSave: (title: string) => Promise<boolean>;
+  /** Resolves to null when saved; on an error the editor stays open with the typed text and
+   *  says why under it. */
+  onSave: (title: string) => Promise<AppError | null>;
   onCancel: () => void;
 };
 
@@ -14,6 +17,7 @@ export function RenameEditor({ initial, onSave, onCancel }: Props) {
   const { t } = useTranslation();
   const [value, setValue] = useState(initial);
   const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<AppError | null>(null);
   const inputRef = useRef<HTMLInputElement>(null);
 
   useEffect(() => {
@@ -29,9 +33,10 @@ export function RenameEditor({ initial, onSave, onCancel }: Props) {
       return;
     }
     setBusy(true);
-    const ok = await onSave(trimmed);
+    const failed = await onSave(trimmed);
     setBusy(false);
-    if (!ok) inputRef.current?.focus();
+    setError(failed);
+    if (failed) inputRef.current?.focus();
   }
 
   function onKeyDown(event: KeyboardEvent<HTMLInputElement>) {
@@ -55,7 +60,10 @@ export function RenameEditor({ initial, onSave, onCancel }: Props) {
         aria-label={t("conversation.renameLabel", { title: initial })}
         value={value}
         readOnly={busy}
-        onChange={(e) => setValue(e.target.value)}
+        onChange={(e) => {
+          setValue(e.target.value);
+          setError(null);
+        }}
         onKeyDown={onKeyDown}
       />
       <button
@@ -79,6 +87,9 @@ export function RenameEditor({ initial, onSave, onCancel }: Props) {
       >
         <CloseIcon />
       </button>
+      <div className="rename-error">
+        <InlineError error={error} testId="rename-error" />
+      </div>
     </div>
   );
 }

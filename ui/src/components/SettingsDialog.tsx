@@ -3,15 +3,15 @@ import { useModal } from "../hooks/useModal";
 import type { TFunction } from "i18next";
 import { useTranslation } from "react-i18next";
 import { call } from "../api/call";
-import { commands, type PresetView, type ProbeFailure, type ProviderView, type SandboxStatus } from "../bindings";
-import type { ReportError } from "../hooks/useErrorBanner";
+import { commands, type AppError, type PresetView, type ProbeFailure, type ProviderView, type SandboxStatus } from "../bindings";
+import { InlineError } from "./InlineError";
 import { saveSendKey, savedSendKey, SEND_KEYS, type SendKey } from "../lib/sendKey";
 import { applyTheme, savedTheme, THEMES, type Theme } from "../lib/theme";
 import { LanguageSwitch } from "./LanguageSwitch";
 import { RunSettings } from "./settings/RunSettings";
 import { ThresholdsEditor } from "./settings/ThresholdsEditor";
 
-type Props = { onClose: () => void; report: ReportError };
+type Props = { onClose: () => void };
 
 /** A provider test's state: going, passed, or failed with a plain sentence and its details. */
 type Tested = { state: "testing" } | { state: "passed" | "failed"; sentence: string; detail: string | null };
@@ -51,7 +51,7 @@ function TestResult({ result }: { result: Tested }) {
  * Providers (keys go to the keyring) with their thresholds, what runs use (provider, reviewer,
  * sandbox), the language, the theme, the presets.
  */
-export function SettingsDialog({ onClose, report }: Props) {
+export function SettingsDialog({ onClose }: Props) {
   const { t } = useTranslation();
   const [providers, setProviders] = useState<ProviderView[]>([]);
   const [presets, setPresets] = useState<PresetView[]>([]);
@@ -61,6 +61,11 @@ export function SettingsDialog({ onClose, report }: Props) {
   const [tested, setTested] = useState<Record<string, Tested>>({});
   const [draft, setDraft] = useState({ name: "", preset: "", baseUrl: "", model: "", window: "", apiKey: "" });
   const [imported, setImported] = useState<string | null>(null);
+  // Errors where they happened: reading the lists, adding, removing a provider, importing.
+  const [loadError, setLoadError] = useState<AppError | null>(null);
+  const [addError, setAddError] = useState<AppError | null>(null);
+  const [removeErrors, setRemoveErrors] = useState<Record<string, AppError>>({});
+  const [importError, setImportError] = useState<AppError | null>(null);
 
   const load = async () => {
     const [p, s, l] = await Promise.all([
@@ -69,10 +74,9 @@ export function SettingsDialog({ onClose, report }: Props) {
       call(() => commands.presetList()),
     ]);
     if (p.status === "ok") setProviders(p.data);
-    else report(p.error);
     if (s.status === "ok") setSandbox(s.data);
     if (l.status === "ok") setPresets(l.data);
-    else report(l.error);
+    setLoadError(p.status === "error" ? p.error : l.status === "error" ? l.error : null);
   };
   useEffect(() => {
     void load();
@@ -92,10 +96,11 @@ export function SettingsDialog({ onClose, report }: Props) {
         draft.apiKey || null,
       ),
     );
+    setAddError(res.status === "error" ? res.error : null);
     if (res.status === "ok") {
       setDraft({ name: "", preset: "", baseUrl: "", model: "", window: "", apiKey: "" });
       await load();
-    } else report(res.error);
+    }
   };
 
   const test = async (name: string) => {
@@ -114,17 +119,18 @@ export function SettingsDialog({ onClose, report }: Props) {
 
   const remove = async (name: string) => {
     const res = await call(() => commands.providerRemove(name));
+    setRemoveErrors(({ [name]: _, ...rest }) => (res.status === "error" ? { ...rest, [name]: res.error } : rest));
     if (res.status === "ok") await load();
-    else report(res.error);
   };
 
   const importFile = async (file: File) => {
     const bytes = Array.from(new Uint8Array(await file.arrayBuffer()));
     const res = await call(() => commands.presetImport(file.name, bytes));
+    setImportError(res.status === "error" ? res.error : null);
     if (res.status === "ok") {
       setImported(res.data.name);
       await load();
-    } else report(res.error);
+    }
   };
 
   const dialog = useRef<HTMLDivElement>(null);
@@ -140,6 +146,7 @@ export function SettingsDialog({ onClose, report }: Props) {
     <div className="overlay">
       <div ref={dialog} className="dialog settings-dialog" role="dialog" aria-modal="true" aria-label={t("settings.label")} data-testid="settings-dialog">
         <h2>{t("settings.label")}</h2>
+        <InlineError error={loadError} testId="settings-load-error" />
 
         <section aria-label={t("settings.providers")}>
           <h3>{t("settings.providers")}</h3>
@@ -161,10 +168,10 @@ export function SettingsDialog({ onClose, report }: Props) {
                   {t("settings.remove")}
                 </button>
                 {tested[p.name] && <TestResult result={tested[p.name]!} />}
+                <InlineError error={removeErrors[p.name] ?? null} testId="provider-remove-error" />
                 <ThresholdsEditor
                   key={JSON.stringify(p.thresholds)}
                   provider={p}
-                  report={report}
                   onSaved={(updated) => setProviders((all) => all.map((x) => (x.name === updated.name ? updated : x)))}
                 />
               </li>
@@ -187,9 +194,10 @@ export function SettingsDialog({ onClose, report }: Props) {
               {t("settings.add")}
             </button>
           </form>
+          <InlineError error={addError} testId="provider-add-error" />
         </section>
 
-        <RunSettings providers={providers} sandbox={sandbox} report={report} />
+        <RunSettings providers={providers} sandbox={sandbox} />
 
         <section aria-label={t("settings.appearance")}>
           <h3>{t("settings.appearance")}</h3>
@@ -246,6 +254,7 @@ export function SettingsDialog({ onClose, report }: Props) {
               />
             </label>
           </div>
+          <InlineError error={importError} testId="preset-import-error" />
           {imported && <p data-testid="preset-imported">{t("settings.imported", { name: imported })}</p>}
           <ul className="settings-list">
             {presets.map((p) => (

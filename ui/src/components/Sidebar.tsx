@@ -1,7 +1,7 @@
 import { useState } from "react";
 import { useTranslation } from "react-i18next";
 import { useMinuteTick } from "../hooks/useMinuteTick";
-import type { ConversationSummary, SearchHitView } from "../bindings";
+import type { AppError, ConversationSummary, SearchHitView } from "../bindings";
 import type { DeletedConversation } from "../hooks/useConversations";
 import { ConversationList } from "./ConversationList";
 import { NewConversationForm } from "./NewConversationForm";
@@ -14,11 +14,13 @@ type Props = {
   loading: boolean;
   openId: string | null;
   deleted: DeletedConversation | null;
-  onCreate: (title: string) => Promise<boolean>;
+  onCreate: (title: string) => Promise<AppError | null>;
   onOpen: (id: string) => void;
-  onRename: (id: string, title: string) => Promise<boolean>;
-  onDelete: (id: string) => void;
+  onRename: (id: string, title: string) => Promise<AppError | null>;
+  onDelete: (id: string) => Promise<AppError | null>;
   onUndoDelete: () => void;
+  /** Why the last Undo failed, shown in its bar. */
+  undoError: AppError | null;
   onDismissUndo: () => void;
   /** Opens a search hit's conversation at its message. */
   onOpenHit: (hit: SearchHitView) => void;
@@ -93,6 +95,7 @@ export function Sidebar(props: Props) {
         <UndoBar
           title={props.deleted.conversation.title}
           onUndo={props.onUndoDelete}
+          error={props.undoError}
           onDismiss={props.onDismissUndo}
         />
       )}

@@ -3,13 +3,11 @@ import { useSheet } from "../hooks/useModal";
 import { useTranslation } from "react-i18next";
 import { call } from "../api/call";
 import { commands, type FindingView, type ReviewView } from "../bindings";
-import type { ReportError } from "../hooks/useErrorBanner";
 
 type Props = {
   conversationId: string;
   onClose: () => void;
   onEvidence: (seq: number) => void;
-  report: ReportError;
 };
 
 function Finding({ finding, onEvidence }: { finding: FindingView; onEvidence: (seq: number) => void }) {
@@ -45,7 +43,7 @@ function Finding({ finding, onEvidence }: { finding: FindingView; onEvidence: (s
 }
 
 /** The tenth man: an adversarial review of the whole conversation, on demand. */
-export function TenthManDialog({ conversationId, onClose, onEvidence, report }: Props) {
+export function TenthManDialog({ conversationId, onClose, onEvidence }: Props) {
   const { t, i18n } = useTranslation();
   const sheet = useRef<HTMLDivElement>(null);
   useSheet(sheet, onClose);
@@ -65,14 +63,12 @@ export function TenthManDialog({ conversationId, onClose, onEvidence, report }: 
       const res = await call(() => commands.reviewLatest(conversationId));
       if (!alive) return;
       if (res.status === "ok") setReview(res.data);
-      else report(res.error);
+      else setError(res.error.message);
       setLoaded(true);
     })();
     return () => {
       alive = false;
     };
-    // report is stable enough: the newest review is read once per opening.
-    // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [conversationId]);
 
   const start = async () => {

@@ -1,12 +1,19 @@
 import { useTranslation } from "react-i18next";
+import type { AppError } from "../bindings";
 import { CloseIcon } from "./Icons";
+import { InlineError } from "./InlineError";
 
-type Props = { title: string; onUndo: () => void; onDismiss: () => void };
+type Props = { title: string; onUndo: () => void; onDismiss: () => void; error?: AppError | null };
 
-export function UndoBar({ title, onUndo, onDismiss }: Props) {
+export function UndoBar({ title, onUndo, onDismiss, error = null }: Props) {
   const { t } = useTranslation();
   return (
     <div className="undo-bar" role="status" data-testid="undo-delete">
+      {error && (
+        <div className="undo-error">
+          <InlineError error={error} testId="undo-error" />
+        </div>
+      )}
       <span className="undo-text" title={title}>
         {t("undo.deleted", { title })}
       </span>

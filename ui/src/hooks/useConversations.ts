@@ -1,6 +1,6 @@
 import { useCallback, useEffect, useRef, useState } from "react";
 import { call } from "../api/call";
-import { commands, type ConversationSummary } from "../bindings";
+import { commands, type AppError, type ConversationSummary } from "../bindings";
 import type { ReportError } from "./useErrorBanner";
 
 export type DeletedConversation = {
@@ -12,7 +12,8 @@ export type DeletedConversation = {
 /**
  * The sidebar's conversation list, kept in the order the backend returns
  * (newest updated first) and patched locally after each successful command.
- * Nothing changes locally when a command fails; the error is reported.
+ * Nothing changes locally when a command fails; the error is returned to the control that
+ * asked, which shows it there (only a failed read of the list goes to the banner).
  */
 export function useConversations(report: ReportError) {
   const [conversations, setConversations] = useState<ConversationSummary[]>([]);
@@ -36,49 +37,37 @@ export function useConversations(report: ReportError) {
     void reload();
   }, [reload]);
 
-  const create = useCallback(async (title: string): Promise<ConversationSummary | null> => {
+  const create = useCallback(async (title: string): Promise<ConversationSummary | AppError> => {
     const res = await call(() => commands.conversationCreate(title));
-    if (res.status === "error") {
-      reportRef.current(res.error);
-      return null;
-    }
+    if (res.status === "error") return res.error;
     const created = res.data;
     setConversations((list) => [created, ...list.filter((c) => c.id !== created.id)]);
     return created;
   }, []);
 
-  const rename = useCallback(async (id: string, title: string): Promise<boolean> => {
+  const rename = useCallback(async (id: string, title: string): Promise<AppError | null> => {
     const res = await call(() => commands.conversationRename(id, title));
-    if (res.status === "error") {
-      reportRef.current(res.error);
-      return false;
-    }
+    if (res.status === "error") return res.error;
     const renamed = res.data;
     setConversations((list) => list.map((c) => (c.id === renamed.id ? renamed : c)));
-    return true;
+    return null;
   }, []);
 
-  const remove = useCallback(async (id: string): Promise<boolean> => {
+  const remove = useCallback(async (id: string): Promise<AppError | null> => {
     const index = listRef.current.findIndex((c) => c.id === id);
     const conversation = listRef.current[index];
-    if (!conversation) return false;
+    if (!conversation) return null;
     const res = await call(() => commands.conversationDelete(id));
-    if (res.status === "error") {
-      reportRef.current(res.error);
-      return false;
-    }
+    if (res.status === "error") return res.error;
     setConversations((list) => list.filter((c) => c.id !== id));
     setDeleted({ conversation, index });
-    return true;
+    return null;
   }, []);
 
-  const undoDelete = useCallback(async (): Promise<ConversationSummary | null> => {
+  const undoDelete = useCallback(async (): Promise<ConversationSummary | AppError | null> => {
     if (!deleted) return null;
     const res = await call(() => commands.conversationRestore(deleted.conversation.id));
-    if (res.status === "error") {
-      reportRef.current(res.error);
-      return null;
-    }
+    if (res.status === "error") return res.error;
     const restored = res.data;
     setConversations((list) => {
       const rest = list.filter((c) => c.id !== restored.id);

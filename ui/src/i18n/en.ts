@@ -104,6 +104,7 @@ const en = {
     contested: "The final tenth-man review contests this answer: read its findings before relying on it.",
   },
   context: {
+    failed: "Context usage could not be measured",
     noProvider: "No model provider yet: add one in Settings.",
     noDefaultProvider: "Choose a default provider in Settings to measure the context.",
     label: "Context usage",

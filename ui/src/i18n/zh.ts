@@ -106,6 +106,7 @@ const zh: Messages = {
     contested: "最终的第十人审查对这个答案提出异议：依赖它之前请先阅读审查结论。",
   },
   context: {
+    failed: "无法测量上下文用量",
     noProvider: "还没有模型提供方：请在设置中添加。",
     noDefaultProvider: "请在设置中选择默认提供方，以衡量上下文用量。",
     label: "上下文用量",

@@ -1,21 +1,22 @@
 import { useEffect, useState } from "react";
 import { useTranslation } from "react-i18next";
 import { call } from "../../api/call";
-import { commands, type ProviderView, type SandboxStatus, type WorkbenchSettings } from "../../bindings";
-import type { ReportError } from "../../hooks/useErrorBanner";
+import { commands, type AppError, type ProviderView, type SandboxStatus, type WorkbenchSettings } from "../../bindings";
+import { InlineError } from "../InlineError";
 
 const SANDBOXES = ["host", "docker"] as const;
 
-type Props = { providers: ProviderView[]; sandbox: SandboxStatus | null; report: ReportError };
+type Props = { providers: ProviderView[]; sandbox: SandboxStatus | null };
 
 /**
  * What new runs use: the provider, the tenth man's provider, and where tools run. Each change
  * is saved at once (the runtime checks the names); a run already going keeps its own.
  */
-export function RunSettings({ providers, sandbox, report }: Props) {
+export function RunSettings({ providers, sandbox }: Props) {
   const { t } = useTranslation();
   const [settings, setSettings] = useState<WorkbenchSettings | null>(null);
   const [saved, setSaved] = useState(false);
+  const [error, setError] = useState<AppError | null>(null);
 
   useEffect(() => {
     let alive = true;
@@ -23,7 +24,7 @@ export function RunSettings({ providers, sandbox, report }: Props) {
       const res = await call(() => commands.settingsGet());
       if (!alive) return;
       if (res.status === "ok") setSettings(res.data);
-      else report(res.error);
+      else setError(res.error);
     })();
     return () => {
       alive = false;
@@ -35,13 +36,21 @@ export function RunSettings({ providers, sandbox, report }: Props) {
   const save = async (next: WorkbenchSettings) => {
     setSaved(false);
     const res = await call(() => commands.settingsSave(next.provider, next.reviewerProvider, next.sandbox));
+    setError(res.status === "error" ? res.error : null);
     if (res.status === "ok") {
       setSettings(res.data);
       setSaved(true);
-    } else report(res.error);
+    }
   };
 
-  if (settings === null) return null;
+  if (settings === null) {
+    return error ? (
+      <section aria-label={t("settings.runs")} data-testid="run-settings">
+        <h3>{t("settings.runs")}</h3>
+        <InlineError error={error} testId="run-settings-error" />
+      </section>
+    ) : null;
+  }
   const choices = providers.map((p) => p.name);
   // A saved name the list no longer has stays visible, so the user sees what needs fixing.
   const withSaved = (name: string | null) => (name !== null && !choices.includes(name) ? [...choices, name] : choices);
@@ -83,6 +92,7 @@ export function RunSettings({ providers, sandbox, report }: Props) {
       <p data-testid="sandbox-status">
         {sandbox === null ? "…" : sandbox.dockerAvailable ? t("settings.dockerOk") : t("settings.dockerMissing", { detail: sandbox.detail })}
       </p>
+      <InlineError error={error} testId="run-settings-error" />
       {saved && (
         <p className="muted" role="status" data-testid="run-settings-saved">
           {t("settings.saved")}

@@ -1,10 +1,10 @@
 import { useState } from "react";
 import { useTranslation } from "react-i18next";
 import { call } from "../../api/call";
-import { commands, type ProviderView, type ThresholdsView } from "../../bindings";
-import type { ReportError } from "../../hooks/useErrorBanner";
+import { commands, type AppError, type ProviderView, type ThresholdsView } from "../../bindings";
+import { InlineError } from "../InlineError";
 
-type Props = { provider: ProviderView; onSaved: (updated: ProviderView) => void; report: ReportError };
+type Props = { provider: ProviderView; onSaved: (updated: ProviderView) => void };
 
 const FIELDS = [
   ["warn", "settings.warnAt"],
@@ -19,9 +19,10 @@ const percent = (fraction: number | null) => (fraction === null ? "" : String(Ma
  * A provider's thresholds, in percent of its window, and whether it compresses on its own. The
  * runtime refuses thresholds that do not increase, and the error says so.
  */
-export function ThresholdsEditor({ provider, onSaved, report }: Props) {
+export function ThresholdsEditor({ provider, onSaved }: Props) {
   const { t } = useTranslation();
   const initial = provider.thresholds;
+  const [error, setError] = useState<AppError | null>(null);
   const [draft, setDraft] = useState({
     warn: percent(initial.warn),
     compress: percent(initial.compress),
@@ -37,8 +38,9 @@ export function ThresholdsEditor({ provider, onSaved, report }: Props) {
       enabled: draft.enabled,
     };
     const res = await call(() => commands.providerThresholdsSave(provider.name, thresholds));
+    // Refused thresholds are said under them; saved ones clear it.
+    setError(res.status === "error" ? res.error : null);
     if (res.status === "ok") onSaved(res.data);
-    else report(res.error);
   };
 
   return (
@@ -75,6 +77,7 @@ export function ThresholdsEditor({ provider, onSaved, report }: Props) {
       <button type="submit" className="button button-small" data-testid="thresholds-save">
         {t("settings.saveThresholds")}
       </button>
+      <InlineError error={error} testId="thresholds-error" />
     </form>
   );
 }

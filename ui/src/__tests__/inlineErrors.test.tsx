@@ -1,0 +1,66 @@
+import { screen, waitFor, within } from "@testing-library/react";
+import { beforeEach, describe, expect, it } from "vitest";
+import { setLanguage } from "../i18n";
+import { backendWith, openC1 } from "../test/conversation";
+import { usageAt } from "../test/fakeBackend";
+import { renderApp } from "../test/render";
+
+beforeEach(async () => {
+  await setLanguage("en");
+});
+
+/** Errors show where the action was taken, never in the banner behind it, and clear on success. */
+describe("errors where they happen", () => {
+  it("a refused send is said above the task field and cleared by the next send", async () => {
+    const backend = backendWith();
+    backend.fail("run_start", { code: "provider", message: "Nothing answered at http://localhost:9/v1" });
+    const { user } = await openC1();
+    await user.type(screen.getByRole("textbox", { name: "Task" }), "Count the invoices");
+    await user.click(screen.getByRole("button", { name: "Send" }));
+    const error = await screen.findByTestId("send-error");
+    expect(error).toHaveTextContent("Nothing answered at http://localhost:9/v1");
+    expect(screen.queryByTestId("error-banner")).toBeNull();
+    // The task stays for the retry.
+    expect(screen.getByRole("textbox", { name: "Task" })).toHaveValue("Count the invoices");
+    backend.succeed("run_start");
+    await user.click(screen.getByRole("button", { name: "Send" }));
+    await waitFor(() => expect(screen.queryByTestId("send-error")).toBeNull());
+  });
+
+  it("a failed preview is said in the compression dialog", async () => {
+    const backend = backendWith({ usage: usageAt(0.75) });
+    backend.fail("compression_preview", { code: "provider", message: "the summariser timed out" });
+    const { user } = await openC1();
+    await user.click(await screen.findByTestId("context-compress"));
+    const dialog = screen.getByRole("dialog", { name: "Compress context" });
+    await user.click(within(dialog).getByTestId("compress-preview"));
+    expect(await within(dialog).findByTestId("compress-error")).toHaveTextContent("the summariser timed out");
+    expect(screen.queryByTestId("error-banner")).toBeNull();
+    backend.succeed("compression_preview");
+    await user.click(within(dialog).getByTestId("compress-preview"));
+    await within(dialog).findByTestId("compress-preview-result");
+    expect(within(dialog).queryByTestId("compress-error")).toBeNull();
+  });
+
+  it("a provider that cannot be added is said under the form, inside Settings", async () => {
+    const backend = backendWith();
+    backend.fail("provider_add", { code: "invalid_input", message: "a provider named local exists already" });
+    const { user } = renderApp();
+    await user.click(await screen.findByRole("button", { name: "Settings" }));
+    const dialog = await screen.findByTestId("settings-dialog");
+    await user.type(within(dialog).getByTestId("provider-name"), "local");
+    await user.click(within(dialog).getByTestId("provider-add"));
+    expect(await within(dialog).findByTestId("provider-add-error")).toHaveTextContent("exists already");
+    expect(screen.queryByTestId("error-banner")).toBeNull();
+  });
+
+  it("a context that cannot be measured is said in the meter's place", async () => {
+    const backend = backendWith();
+    backend.fail("context_usage", { code: "storage", message: "database is locked" });
+    await openC1();
+    const failed = await screen.findByTestId("context-failed");
+    expect(failed).toHaveTextContent("Context usage could not be measured");
+    expect(failed).toHaveAttribute("title", "database is locked");
+    expect(screen.queryByTestId("error-banner")).toBeNull();
+  });
+});
