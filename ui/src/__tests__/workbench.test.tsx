@@ -730,7 +730,7 @@ describe("settings and library", () => {
     expect(backend.callsOf("provider_thresholds_save")[1]?.args).toEqual({
       name: "careful",
       thresholds: { warn: 0.7, compress: 0.8, deep: 0.9, enabled: false },
-    });    expect(within(form).queryByTestId("thresholds-error")).toBeNull();
+    });    expect(within(careful).queryByTestId("thresholds-error")).toBeNull();
   });
 
   it("keeps showing a saved provider that was removed, so the user sees what to fix", async () => {
