@@ -439,7 +439,7 @@ fn markdown_answer(i: usize, region: usize) -> String {
 }
 
 fn tool_output(i: usize) -> String {
-    if i % 8 == 0 {
+    if i.is_multiple_of(8) {
         (1..=40)
             .map(|r| format!("R-{r},{},{}", r * 31, r * 17))
             .collect::<Vec<_>>()

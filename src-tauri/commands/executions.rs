@@ -94,6 +94,20 @@ async fn view(
         None
     };
     let mut view = ExecutionView::new(execution, &todos, snapshot_todos, waiting_on.as_ref());
+    // The run history shows the final review's risk: the newest the system made for this run.
+    view.review_risk = store
+        .reviews()
+        .list_for_execution(execution.id)
+        .await?
+        .into_iter()
+        .rev()
+        .find(|r| r.trigger == "system")
+        .map(|r| r.risk_level);
+    view.first_seq = store
+        .messages()
+        .first_seq_of_execution(execution.id)
+        .await?
+        .and_then(|seq| u32::try_from(seq).ok());
     // A subagent's conversation can be deleted on its own: the tree then shows it, unopenable.
     if execution.parent_id.is_some() {
         view.conversation_deleted = store

@@ -26,6 +26,7 @@ pub async fn run_start(
     state: State<'_, AppState>,
     conversation_id: Option<String>,
     task: String,
+    rewind_from: Option<u32>,
     on_event: Channel<RunEvent>,
 ) -> Result<String, AppError> {
     let conversation = conversation_id
@@ -44,6 +45,13 @@ pub async fn run_start(
         if let Some(busy) = state.store.claims().busy(id).await? {
             return Err(decima_store::StoreError::Busy(Box::new(busy)).into());
         }
+        if let Some(seq) = rewind_from {
+            rewind(&state.store, id, seq).await?;
+        }
+    } else if rewind_from.is_some() {
+        return Err(AppError::invalid(
+            "only a conversation's own messages can be run again",
+        ));
     }
     // The settings' choices, checked now: a removed provider is an error the user can act on.
     let chosen = preferences::load(&state.store).await?;
@@ -68,6 +76,33 @@ pub async fn run_start(
             .await
         })
     }))
+}
+
+/// Edit-and-run-again and regenerate: the conversation's last user message and everything
+/// after it leave the live history (soft-deleted, so they stay in the database as the record of
+/// what was there), and the run that follows starts from the task again. Only the last user
+/// message may be the point: an earlier one would drop answers the analyst did not see go.
+async fn rewind(
+    store: &decima_store::Store,
+    conversation: decima_core::ConversationId,
+    seq: u32,
+) -> Result<(), AppError> {
+    let last = store
+        .messages()
+        .last_live_of_role(conversation, decima_core::Role::User)
+        .await?;
+    if last != Some(i64::from(seq)) {
+        return Err(AppError::invalid(
+            "only the last message you sent can be edited or run again; the conversation \
+             moved on, so read it again first",
+        ));
+    }
+    let hidden = store
+        .messages()
+        .soft_delete_after(conversation, i64::from(seq) - 1)
+        .await?;
+    tracing::info!(hidden, "messages set aside to run the last task again");
+    Ok(())
 }
 
 /// Stops a run: the model's stream is dropped, a running command's process group is killed,

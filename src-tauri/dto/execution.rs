@@ -1,6 +1,7 @@
 //! Executions as the workbench shows them: the run list, the subagent tree, the todo panel
 //! and the recovery panel.
 
+use decima_core::Timestamp;
 use decima_runtime::agent;
 use decima_store::{Execution, Failure, Todo};
 use serde::Serialize;
@@ -42,6 +43,20 @@ pub struct ExecutionView {
     pub ending: Option<RunEndingView>,
     /// Its conversation was deleted (a subagent's, deleted on its own): shown, not opened.
     pub conversation_deleted: bool,
+    /// When it first ran (RFC 3339): the run history's start and duration.
+    pub started_at: Option<String>,
+    /// When it ended (RFC 3339), once it did.
+    pub finished_at: Option<String>,
+    /// Model calls it made.
+    pub model_calls: u32,
+    /// Tokens those calls sent, as the provider reported them.
+    pub tokens_in: u32,
+    /// Tokens they received.
+    pub tokens_out: u32,
+    /// The risk its final review found ("low" … "critical"), when one ran.
+    pub review_risk: Option<String>,
+    /// The seq of its first message in the conversation: where the run history opens it.
+    pub first_seq: Option<u32>,
 }
 
 /// "Stopped by you at step 4", "Aborted after a failure at step 7", after message `after_seq`.
@@ -82,6 +97,13 @@ impl ExecutionView {
             waiting_on: waiting_on.map(FailureReport::from),
             created_at: execution.created_at.to_rfc3339(),
             conversation_deleted: false,
+            started_at: execution.started_at.map(Timestamp::to_rfc3339),
+            finished_at: execution.finished_at.map(Timestamp::to_rfc3339),
+            model_calls: execution.usage.model_calls,
+            tokens_in: u32::try_from(execution.usage.tokens_in).unwrap_or(u32::MAX),
+            tokens_out: u32::try_from(execution.usage.tokens_out).unwrap_or(u32::MAX),
+            review_risk: None,
+            first_seq: None,
             ending: execution.ending.map(|e| RunEndingView {
                 by: e.by.as_str().to_owned(),
                 step: e.step,

@@ -85,6 +85,8 @@ pub struct ConversationSummary {
     pub created_at: String,
     /// RFC 3339, UTC.
     pub updated_at: String,
+    /// The conversation whose run spawned this one (a subagent's): the sidebar nests it there.
+    pub parent_id: Option<String>,
 }
 
 impl From<&Conversation> for ConversationSummary {
@@ -96,6 +98,7 @@ impl From<&Conversation> for ConversationSummary {
             tokens: u32::try_from(c.tokens).unwrap_or(u32::MAX),
             created_at: c.created_at.to_rfc3339(),
             updated_at: c.updated_at.to_rfc3339(),
+            parent_id: c.parent_id.map(|p| p.to_string()),
         }
     }
 }

@@ -139,12 +139,12 @@ export function App() {
 
   const openConversation = useCallback((id: string, title: string) => {
     const now = new Date().toISOString();
-    setOpened({ id, title, messageCount: 0, tokens: 0, createdAt: now, updatedAt: now });
+    setOpened({ id, title, messageCount: 0, tokens: 0, createdAt: now, updatedAt: now, parentId: null });
     setOpenId(id);
   }, []);
 
   const send = useCallback(
-    async (task: string) => (open ? runs.start(open.id, task) : null),
+    async (task: string, rewindFrom: number | null = null) => (open ? runs.start(open.id, task, rewindFrom) : null),
     [open, runs],
   );
 
@@ -257,6 +257,7 @@ export function App() {
             <ConversationView
               key={open.id}
               conversation={open}
+              parent={open.parentId ? (conv.conversations.find((c) => c.id === open.parentId) ?? null) : null}
               messages={messages}
               loading={messagesLoading}
               window={pages}

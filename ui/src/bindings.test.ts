@@ -33,9 +33,9 @@ describe("bindings.commands", () => {
     ],
     [
       "runStart",
-      () => commands.runStart("c-5", "count", null as never),
+      () => commands.runStart("c-5", "count", 12, null as never),
       "run_start",
-      { conversationId: "c-5", task: "count", onEvent: null },
+      { conversationId: "c-5", task: "count", rewindFrom: 12, onEvent: null },
     ],
   ] as const)("%s invokes %s with the right argument keys", async (_name, run, cmd, args) => {
     const received = record({ some: "data" });

@@ -41,7 +41,7 @@ export const commands = {
 	 */
 	contextUsage: (conversationId: string) => typedError<ContextUsage, AppError>(__TAURI_INVOKE("context_usage", { conversationId })),
 	/**  Starts an agent run on `task`, in the conversation (or a new one titled from the task). */
-	runStart: (conversationId: string | null, task: string, onEvent: Channel<RunEvent>) => typedError<string, AppError>(__TAURI_INVOKE("run_start", { conversationId, task, onEvent })),
+	runStart: (conversationId: string | null, task: string, rewindFrom: number | null, onEvent: Channel<RunEvent>) => typedError<string, AppError>(__TAURI_INVOKE("run_start", { conversationId, task, rewindFrom, onEvent })),
 	/**
 	 *  Stops a run: the model's stream is dropped, a running command's process group is killed,
 	 *  and the execution ends `cancelled` (or stays waiting, when it waited for a choice).
@@ -256,6 +256,8 @@ export type ConversationSummary = {
 	createdAt: string,
 	/**  RFC 3339, UTC. */
 	updatedAt: string,
+	/**  The conversation whose run spawned this one (a subagent's): the sidebar nests it there. */
+	parentId: string | null,
 };
 
 /**  What became of one file dropped on the window for import. */
@@ -327,6 +329,20 @@ export type ExecutionView = {
 	ending: RunEndingView | null,
 	/**  Its conversation was deleted (a subagent's, deleted on its own): shown, not opened. */
 	conversationDeleted: boolean,
+	/**  When it first ran (RFC 3339): the run history's start and duration. */
+	startedAt: string | null,
+	/**  When it ended (RFC 3339), once it did. */
+	finishedAt: string | null,
+	/**  Model calls it made. */
+	modelCalls: number,
+	/**  Tokens those calls sent, as the provider reported them. */
+	tokensIn: number,
+	/**  Tokens they received. */
+	tokensOut: number,
+	/**  The risk its final review found ("low" … "critical"), when one ran. */
+	reviewRisk: string | null,
+	/**  The seq of its first message in the conversation: where the run history opens it. */
+	firstSeq: number | null,
 };
 
 /**  Where an export went. */

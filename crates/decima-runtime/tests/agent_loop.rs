@@ -1073,3 +1073,36 @@ async fn a_full_block_no_trigger_saw_fill_is_digested_when_a_run_ends() {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }
+
+/// The run history's cost: each answered model call is counted with the tokens the provider
+/// reported, and a call that reported none still counts.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_keeps_its_model_calls_and_the_tokens_they_carried() {
+    let f = Fixture::new().await;
+    f.server.enqueue(Reply::Stream(Turn {
+        tool_calls: vec![ScriptedToolCall {
+            id: "call_usage_0".into(),
+            name: "shell".into(),
+            argument_chunks: vec![json!({"command": "echo 42"}).to_string()],
+        }],
+        usage: Some((1_200, 30)),
+        ..Turn::default()
+    }));
+    f.server.enqueue(Reply::Stream(Turn {
+        text: vec!["It printed 42.".into()],
+        usage: Some((1_500, 12)),
+        ..Turn::default()
+    }));
+    let outcome = f.run("Print 42", RunOptions::default()).await;
+    assert_eq!(outcome.execution.status, ExecutionStatus::Succeeded);
+    let stored = f
+        .store
+        .executions()
+        .get(outcome.execution.id)
+        .await
+        .unwrap();
+    assert_eq!(f.server.requests().len(), 2);
+    assert_eq!(stored.usage.model_calls, 2);
+    assert_eq!(stored.usage.tokens_in, 2_700);
+    assert_eq!(stored.usage.tokens_out, 42);
+}

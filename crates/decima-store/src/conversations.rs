@@ -29,6 +29,9 @@ pub struct Conversation {
     pub updated_at: Timestamp,
     /// Set while it sits in the trash.
     pub deleted_at: Option<Timestamp>,
+    /// The conversation whose run spawned this one (a subagent's), if any: the window nests it
+    /// there.
+    pub parent_id: Option<ConversationId>,
 }
 
 /// Conversation operations, borrowed from a [`Store`].

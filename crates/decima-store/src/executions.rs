@@ -196,6 +196,19 @@ pub struct Execution {
     pub contested: bool,
     /// How the analyst ended it, where they did: the conversation shows it in place.
     pub ending: Option<RunEnding>,
+    /// What it cost: model calls and the tokens they carried.
+    pub usage: RunUsage,
+}
+
+/// A run's model calls and the tokens the provider reported for them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct RunUsage {
+    /// Requests answered by the model.
+    pub model_calls: u32,
+    /// Tokens sent (the provider's prompt tokens, summed over the calls).
+    pub tokens_in: u64,
+    /// Tokens received.
+    pub tokens_out: u64,
 }
 
 /// The analyst ended a run: with Stop, or by aborting it after a failure.
@@ -250,13 +263,17 @@ struct ExecutionRow {
     ended_by: Option<String>,
     ended_at_step: Option<i64>,
     ended_after_seq: Option<i64>,
+    model_calls: i64,
+    tokens_in: i64,
+    tokens_out: i64,
 }
 
 macro_rules! execution_columns {
     () => {
         "id, conversation_id, parent_id, depth, task, status, sandbox_kind, \
      provider_id, workspace, options, result, error, created_at, started_at, finished_at, \
-     updated_at, contested, ended_by, ended_at_step, ended_after_seq"
+     updated_at, contested, ended_by, ended_at_step, ended_after_seq, model_calls, tokens_in, \
+     tokens_out"
     };
 }
 
@@ -312,6 +329,12 @@ impl TryFrom<ExecutionRow> for Execution {
                 }),
                 _ => None,
             },
+            usage: RunUsage {
+                model_calls: u32::try_from(row.model_calls)
+                    .map_err(|e| corrupt("model call count", e))?,
+                tokens_in: u64::try_from(row.tokens_in).map_err(|e| corrupt("tokens in", e))?,
+                tokens_out: u64::try_from(row.tokens_out).map_err(|e| corrupt("tokens out", e))?,
+            },
         })
     }
 }
@@ -351,6 +374,29 @@ impl<'s> Executions<'s> {
         .bind(by.as_str())
         .bind(i64::from(step))
         .bind(Timestamp::now().0)
+        .bind(id.to_string())
+        .execute(self.store.pool())
+        .await?;
+        if done.rows_affected() == 0 {
+            return Err(StoreError::not_found("execution", id));
+        }
+        Ok(())
+    }
+
+    /// Adds one answered model call and the tokens the provider reported for it (`None` when
+    /// it reported none: the call still counts).
+    pub async fn add_model_call(
+        &self,
+        id: ExecutionId,
+        tokens_in: Option<u32>,
+        tokens_out: Option<u32>,
+    ) -> Result<()> {
+        let done = sqlx::query(
+            "UPDATE executions SET model_calls = model_calls + 1, tokens_in = tokens_in + ?, \
+             tokens_out = tokens_out + ? WHERE id = ?",
+        )
+        .bind(i64::from(tokens_in.unwrap_or(0)))
+        .bind(i64::from(tokens_out.unwrap_or(0)))
         .bind(id.to_string())
         .execute(self.store.pool())
         .await?;

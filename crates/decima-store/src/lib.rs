@@ -46,7 +46,7 @@ pub use data_dir::{DATABASE_FILE, default_data_dir};
 pub use error::StoreError;
 pub use events::{Event, Events};
 pub use executions::{
-    EndedBy, Execution, ExecutionStatus, Executions, NewExecution, RunEnding, SandboxKind,
+    EndedBy, Execution, ExecutionStatus, Executions, NewExecution, RunEnding, RunUsage, SandboxKind,
 };
 pub use exports::{Exports, HistoryExport};
 pub use failures::{Failure, Failures, NewFailure, Resolution};

@@ -485,6 +485,36 @@ impl<'s> Messages<'s> {
         rows.into_iter().map(Message::try_from).collect()
     }
 
+    /// The seq of the first live message a run stored, if any: where the run history opens
+    /// the conversation to show that run.
+    pub async fn first_seq_of_execution(&self, execution: ExecutionId) -> Result<Option<i64>> {
+        let seq: Option<i64> = sqlx::query_scalar(
+            "SELECT MIN(seq) FROM messages WHERE execution_id = ? AND deleted_at IS NULL",
+        )
+        .bind(execution.to_string())
+        .fetch_one(self.store.pool())
+        .await?;
+        Ok(seq)
+    }
+
+    /// The seq of the conversation's newest live message from `role`, if any: what "edit the
+    /// last message" and "regenerate" start again from.
+    pub async fn last_live_of_role(
+        &self,
+        conversation: ConversationId,
+        role: Role,
+    ) -> Result<Option<i64>> {
+        let seq: Option<i64> = sqlx::query_scalar(
+            "SELECT MAX(seq) FROM messages WHERE conversation_id = ? AND role = ? \
+             AND deleted_at IS NULL",
+        )
+        .bind(conversation.to_string())
+        .bind(role.as_str())
+        .fetch_one(self.store.pool())
+        .await?;
+        Ok(seq)
+    }
+
     /// Whether a live message exists below (`earlier`) or above `seq`: whether a page has
     /// anything left to read on that side. One probe of the (conversation, seq) index.
     pub async fn any_live_beyond(

@@ -96,13 +96,18 @@ pub(crate) struct ConversationRow {
     created_at: i64,
     updated_at: i64,
     deleted_at: Option<i64>,
+    parent_id: Option<String>,
 }
 
 /// Selects [`ConversationRow`]s; callers append a WHERE clause on `c`.
 macro_rules! conversation_select {
     () => {
         "SELECT c.id, c.title, c.preset_id, c.live_messages AS message_count, \
-     c.live_tokens AS tokens, c.created_at, c.updated_at, c.deleted_at FROM conversations c"
+     c.live_tokens AS tokens, c.created_at, c.updated_at, c.deleted_at, \
+     (SELECT p.conversation_id FROM executions e JOIN executions p ON p.id = e.parent_id \
+       WHERE e.conversation_id = c.id AND e.parent_id IS NOT NULL \
+       ORDER BY e.created_at LIMIT 1) AS parent_id \
+     FROM conversations c"
     };
 }
 pub(crate) use conversation_select;
@@ -123,6 +128,11 @@ impl TryFrom<ConversationRow> for Conversation {
             created_at: Timestamp(row.created_at),
             updated_at: Timestamp(row.updated_at),
             deleted_at: row.deleted_at.map(Timestamp),
+            parent_id: row
+                .parent_id
+                .map(|p| p.parse::<ConversationId>())
+                .transpose()
+                .map_err(|e| corrupt("parent conversation id", e))?,
         })
     }
 }

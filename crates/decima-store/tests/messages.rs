@@ -373,3 +373,37 @@ async fn pages_read_upwards_from_the_end_and_skip_deleted_messages() {
             .is_empty()
     );
 }
+
+#[tokio::test]
+async fn the_last_message_of_a_role_and_a_runs_first_message_skip_rolled_back_ones() {
+    let (_dir, store) = common::temp_store().await;
+    let c = store.conversations().create("rerun", None).await.unwrap();
+    let msgs = store.messages();
+    for (role, text) in [
+        (Role::User, "count"),
+        (Role::Assistant, "12"),
+        (Role::User, "only unpaid"),
+        (Role::Assistant, "3"),
+    ] {
+        msgs.append(c.id, NewMessage::new(role, text))
+            .await
+            .unwrap();
+    }
+    assert_eq!(
+        msgs.last_live_of_role(c.id, Role::User).await.unwrap(),
+        Some(3)
+    );
+    assert_eq!(
+        msgs.last_live_of_role(c.id, Role::Tool).await.unwrap(),
+        None
+    );
+    msgs.soft_delete_after(c.id, 2).await.unwrap();
+    assert_eq!(
+        msgs.last_live_of_role(c.id, Role::User).await.unwrap(),
+        Some(1)
+    );
+    assert_eq!(
+        msgs.last_live_of_role(c.id, Role::Assistant).await.unwrap(),
+        Some(2)
+    );
+}

@@ -14,9 +14,11 @@ type Props = {
   onRename: (id: string, title: string) => Promise<AppError | null>;
   /** Resolves to the error that kept the conversation, if any: shown on its row. */
   onDelete: (id: string) => Promise<AppError | null>;
+  /** How deep under its parent conversation it sits (a subagent's, 1 and more). */
+  depth?: number;
 };
 
-export function ConversationItem({ conversation, active, onOpen, onRename, onDelete }: Props) {
+export function ConversationItem({ conversation, active, onOpen, onRename, onDelete, depth = 0 }: Props) {
   const { t, i18n } = useTranslation();
   const lang = i18n.resolvedLanguage ?? "en";
   const [editing, setEditing] = useState(false);
@@ -31,7 +33,9 @@ export function ConversationItem({ conversation, active, onOpen, onRename, onDel
 
   return (
     <li
-      className={active ? "conversation-item active" : "conversation-item"}
+      className={`conversation-item${active ? " active" : ""}${depth > 0 ? " child" : ""}`}
+      data-depth={depth}
+      style={depth > 0 ? { marginInlineStart: `${Math.min(depth, 4) * 14}px` } : undefined}
       data-testid="conversation-item"
       data-conversation-id={id}
       aria-current={active ? "true" : undefined}

@@ -1,4 +1,4 @@
-import { useEffect, useMemo, useRef, useState } from "react";
+import { useCallback, useEffect, useMemo, useRef, useState } from "react";
 import { NARROW } from "../hooks/useSidebar";
 import { useTranslation } from "react-i18next";
 import { call } from "../api/call";
@@ -29,6 +29,9 @@ import { InlineError } from "./InlineError";
 import { FIND_INPUT, FindBar } from "./FindBar";
 import { LiveRun } from "./LiveRun";
 import { MessageList, type Mark } from "./MessageList";
+import type { MessageAction } from "./MessageItem";
+import { RerunDialog } from "./RerunDialog";
+import { RunHistory } from "./RunHistory";
 import { RecoveryPanel } from "./RecoveryPanel";
 import { RelativeTime } from "./RelativeTime";
 import { SubagentTree, type SubagentNode } from "./SubagentTree";
@@ -37,6 +40,8 @@ import { TodoPanel } from "./TodoPanel";
 
 type Props = {
   conversation: ConversationSummary;
+  /** The conversation whose run spawned this one (a subagent's), when it is listed. */
+  parent?: ConversationSummary | null;
   messages: MessageView[];
   loading: boolean;
   /** Reads and jumps through the conversation's pages. */
@@ -51,8 +56,9 @@ type Props = {
   /** Bumped when the settings close: the provider, and so the window, may have changed. */
   settingsKey: number;
   report: ReportError;
-  /** Starts a run; resolves to the error that refused it, if any. */
-  onSend: (task: string) => Promise<AppError | null>;
+  /** Starts a run; resolves to the error that refused it, if any. With `rewindFrom`, the last
+   *  message sent and what followed are set aside first (edit and run again, regenerate). */
+  onSend: (task: string, rewindFrom?: number | null) => Promise<AppError | null>;
   onStop: () => void;
   /** Answers a failure; resolves to the error that refused the choice, if any. */
   onChoose: (executionId: string, choice: Choice) => Promise<AppError | null>;
@@ -157,6 +163,28 @@ export function ConversationView(props: Props) {
     setHighlighted({ seq: revealRequest.seq, nonce: revealRequest.nonce });
   }, [revealRequest, messages]);
 
+  // Edit the last message sent, or regenerate the answer to it: offered while nothing runs and
+  // the list shows the conversation's end, where those messages are.
+  const rerunnable = useMemo(() => {
+    if (run.live || busy || pages.hasLater) return null;
+    const user = [...messages].reverse().find((m) => m.role === "user");
+    if (!user) return null;
+    const answer = [...messages].reverse().find((m) => m.role === "assistant" && m.content.trim() !== "");
+    return { userSeq: user.seq, answerSeq: answer && answer.seq > user.seq ? answer.seq : null };
+  }, [messages, run.live, busy, pages.hasLater]);
+  const [rerun, setRerun] = useState<{ mode: MessageAction; text: string; seq: number } | null>(null);
+  const rerunRef = useRef(rerunnable);
+  rerunRef.current = rerunnable;
+  const messagesRef = useRef(messages);
+  messagesRef.current = messages;
+  const onMessageAction = useCallback((action: MessageAction, message: MessageView) => {
+    const point = rerunRef.current;
+    if (!point) return;
+    const user = messagesRef.current.find((m) => m.seq === point.userSeq);
+    if (!user) return;
+    setRerun({ mode: action, text: user.content, seq: user.seq });
+  }, []);
+
   const [finding, setFinding] = useState(false);
   useEffect(() => {
     if (props.findRequest === 0) return;
@@ -225,6 +253,20 @@ export function ConversationView(props: Props) {
   return (
     <section className="conversation-view" data-testid="conversation-view" data-conversation-id={conversation.id}>
       <header className="conversation-header">
+        {props.parent && (
+          <nav className="breadcrumb" aria-label={t("subagents.breadcrumb")} data-testid="breadcrumb">
+            <button
+              type="button"
+              className="link-button"
+              data-testid="breadcrumb-parent"
+              onClick={() => props.parent && props.onOpenConversation(props.parent.id, props.parent.title)}
+            >
+              {props.parent.title}
+            </button>
+            <span aria-hidden="true"> › </span>
+            <span>{t("subagents.childNote")}</span>
+          </nav>
+        )}
         <div className="conversation-heading-row">
           <h2 className="conversation-heading" data-testid="conversation-title" title={title}>
             {title}
@@ -255,6 +297,7 @@ export function ConversationView(props: Props) {
             >
               {t("find.button")}
             </button>
+            <RunHistory executions={executions.filter((e) => e.conversationId === conversation.id)} onOpen={(seq) => void reveal(seq)} />
             <ExportMenu conversationId={conversation.id} />
           </div>
         </div>
@@ -305,6 +348,9 @@ export function ConversationView(props: Props) {
             footer={<LiveRun run={run} onOpenReview={() => setReviewOpen(true)} />}
             footerKey={`${run.text.length}:${run.reasoning.length}:${run.tools.length}:${run.tools.filter((x) => x.done).length}`}
             runLive={run.live}
+            rerunnable={rerunnable}
+            brief={props.parent ? { seq: messages.find((m) => m.role === "user")?.seq ?? -1, from: props.parent.title } : null}
+            onMessageAction={onMessageAction}
           />
           {undoError && (
             <div className="workbench-error">
@@ -344,6 +390,19 @@ export function ConversationView(props: Props) {
             {t("recovery.reopen")}
           </button>
         </div>
+      )}
+      {rerun && (
+        <RerunDialog
+          mode={rerun.mode}
+          text={rerun.text}
+          setAside={messages.filter((m) => m.seq >= rerun.seq).length}
+          onRun={async (text) => {
+            const failed = await props.onSend(text, rerun.seq);
+            if (failed === null) onMessagesChanged();
+            return failed;
+          }}
+          onClose={() => setRerun(null)}
+        />
       )}
       {compressOpen && (
         <CompressionDialog

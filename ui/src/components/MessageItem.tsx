@@ -3,13 +3,22 @@ import { useTranslation } from "react-i18next";
 import type { MessageView } from "../bindings";
 import { formatFullTime, formatMessageTime, formatNumber } from "../lib/format";
 import { isShortResult } from "../lib/toolLine";
+import { CopyButton } from "./CopyButton";
 import { PinIcon } from "./Icons";
 import { MessageContent } from "./MessageContent";
 import { ToolCallCard } from "./ToolCallCard";
 
+/** What can be done again from a message: edit the last one sent, regenerate the last answer. */
+export type MessageAction = "edit" | "regenerate";
+
 type Props = {
   message: MessageView;
   highlighted?: boolean;
+  /** The actions this message offers besides Copy (only the last ones have any). */
+  actions?: readonly MessageAction[];
+  onAction?: (action: MessageAction, message: MessageView) => void;
+  /** The title of the parent conversation whose brief this message is (a subagent's first). */
+  briefFrom?: string;
   /** Set by a virtualized list: it measures the row and places it `start` pixels down. */
   ref?: (node: HTMLLIElement | null) => void;
   index?: number;
@@ -20,7 +29,7 @@ type Props = {
  * One stored message. Memoized: a scrolling list re-renders on every frame, and a row whose
  * message and place did not change must not parse its markdown again.
  */
-export const MessageItem = memo(function MessageItem({ message, highlighted = false, ref, index, start }: Props) {
+export const MessageItem = memo(function MessageItem({ message, highlighted = false, ref, index, start, actions = NONE, onAction, briefFrom }: Props) {
   const { t, i18n } = useTranslation();
   const lang = i18n.resolvedLanguage ?? "en";
   const { seq, role, name, content, reasoning, toolCalls, toolCallId, tokens, pinned, createdAt } = message;
@@ -38,8 +47,8 @@ export const MessageItem = memo(function MessageItem({ message, highlighted = fa
       data-message-id={message.id}
     >
       <div className="message-meta">
-        <span className={`role-badge role-${role}`} data-testid="message-role">
-          {t(`message.roles.${role}`)}
+        <span className={`role-badge role-${briefFrom === undefined ? role : "brief"}`} data-testid="message-role">
+          {briefFrom === undefined ? t(`message.roles.${role}`) : t("message.briefFrom", { title: briefFrom })}
         </span>
         {/* A tool result names its tool; the call's id stays in the tooltip. */}
         {name && (
@@ -62,6 +71,20 @@ export const MessageItem = memo(function MessageItem({ message, highlighted = fa
             {t("message.pinned")}
           </span>
         )}
+        <span className="message-actions">
+          {actions.map((action) => (
+            <button
+              key={action}
+              type="button"
+              className="link-button"
+              data-testid={`message-${action}`}
+              onClick={() => onAction?.(action, message)}
+            >
+              {t(`message.actions.${action}`)}
+            </button>
+          ))}
+          <CopyButton text={() => copyable(message)} testId="copy-message" />
+        </span>
       </div>
 
 
@@ -98,6 +121,14 @@ export const MessageItem = memo(function MessageItem({ message, highlighted = fa
     </li>
   );
 });
+
+const NONE: readonly MessageAction[] = [];
+
+/** What Copy takes from a message: its text, or its tool calls when it has no text. */
+function copyable(message: MessageView): string {
+  if (message.content !== "") return message.content;
+  return message.toolCalls.map((c) => `${c.name} ${c.arguments}`).join("\n");
+}
 
 /** The first non-empty line, cut to a summary's width. */
 function firstLine(text: string): string {

@@ -3,7 +3,10 @@ import { memo, useEffect, useMemo, useRef, type ReactNode } from "react";
 import { useTranslation } from "react-i18next";
 import type { CompactionMarker, MessageView, RunEndingView } from "../bindings";
 import { useFollowEnd } from "../hooks/useFollowEnd";
-import { MessageItem } from "./MessageItem";
+import { MessageItem, type MessageAction } from "./MessageItem";
+
+const EDIT: readonly MessageAction[] = ["edit"];
+const REGENERATE: readonly MessageAction[] = ["regenerate"];
 
 /** A run the analyst ended, and where: its row follows the last message stored before it ended. */
 export type RunEnd = { executionId: string; ending: RunEndingView };
@@ -84,6 +87,12 @@ type Props = {
   footerKey: unknown;
   /** Whether this window runs something here; when a run starts, the view goes to its end. */
   runLive?: boolean;
+  /** The last message sent and the answer to it, which can be edited or regenerated. */
+  rerunnable?: { userSeq: number; answerSeq: number | null } | null;
+  /** A subagent's first message is its parent's brief: where it is and whose. */
+  brief?: { seq: number; from: string } | null;
+  /** Stable across renders, so rows stay memoized. */
+  onMessageAction?: (action: MessageAction, message: MessageView) => void;
 };
 
 /**
@@ -198,7 +207,21 @@ export function MessageList(props: Props) {
               ) : row.kind === "ended" ? (
                 <EndedRow key={row.key} end={row.end} {...place} />
               ) : (
-                <MessageItem key={row.key} message={row.message} highlighted={row.message.seq === highlighted?.seq} {...place} />
+                <MessageItem
+                  key={row.key}
+                  message={row.message}
+                  highlighted={row.message.seq === highlighted?.seq}
+                  actions={
+                    row.message.seq === props.rerunnable?.userSeq
+                      ? EDIT
+                      : row.message.seq === props.rerunnable?.answerSeq
+                        ? REGENERATE
+                        : undefined
+                  }
+                  onAction={props.onMessageAction}
+                  briefFrom={row.message.seq === props.brief?.seq ? props.brief.from : undefined}
+                  {...place}
+                />
               );
             })}
           </ol>

@@ -184,12 +184,31 @@ export function SettingsDialog({ onClose }: Props) {
               void add();
             }}
           >
-            <input aria-label={t("settings.name")} placeholder={t("settings.name")} data-testid="provider-name" value={draft.name} onChange={(e) => setDraft({ ...draft, name: e.target.value })} />
-            <input aria-label={t("settings.preset")} placeholder={t("settings.presetHint")} data-testid="provider-preset" value={draft.preset} onChange={(e) => setDraft({ ...draft, preset: e.target.value })} />
-            <input aria-label={t("settings.baseUrl")} placeholder={t("settings.baseUrl")} data-testid="provider-base-url" value={draft.baseUrl} onChange={(e) => setDraft({ ...draft, baseUrl: e.target.value })} />
-            <input aria-label={t("settings.model")} placeholder={t("settings.model")} data-testid="provider-model" value={draft.model} onChange={(e) => setDraft({ ...draft, model: e.target.value })} />
-            <input aria-label={t("settings.contextWindow")} placeholder={t("settings.contextWindow")} inputMode="numeric" data-testid="provider-window" value={draft.window} onChange={(e) => setDraft({ ...draft, window: e.target.value.replace(/\D/g, "") })} />
-            <input type="password" autoComplete="off" aria-label={t("settings.apiKey")} placeholder={t("settings.apiKey")} data-testid="provider-key" value={draft.apiKey} onChange={(e) => setDraft({ ...draft, apiKey: e.target.value })} />
+            {/* Each field has a visible label: a placeholder alone disappears as one types. */}
+            <label className="settings-field">
+              <span>{t("settings.name")}</span>
+              <input data-testid="provider-name" value={draft.name} onChange={(e) => setDraft({ ...draft, name: e.target.value })} />
+            </label>
+            <label className="settings-field">
+              <span>{t("settings.preset")}</span>
+              <input placeholder={t("settings.presetHint")} data-testid="provider-preset" value={draft.preset} onChange={(e) => setDraft({ ...draft, preset: e.target.value })} />
+            </label>
+            <label className="settings-field">
+              <span>{t("settings.baseUrl")}</span>
+              <input placeholder="https://…/v1" data-testid="provider-base-url" value={draft.baseUrl} onChange={(e) => setDraft({ ...draft, baseUrl: e.target.value })} />
+            </label>
+            <label className="settings-field">
+              <span>{t("settings.model")}</span>
+              <input data-testid="provider-model" value={draft.model} onChange={(e) => setDraft({ ...draft, model: e.target.value })} />
+            </label>
+            <label className="settings-field">
+              <span>{t("settings.contextWindow")}</span>
+              <input inputMode="numeric" data-testid="provider-window" value={draft.window} onChange={(e) => setDraft({ ...draft, window: e.target.value.replace(/\D/g, "") })} />
+            </label>
+            <label className="settings-field">
+              <span>{t("settings.apiKey")}</span>
+              <input type="password" autoComplete="off" data-testid="provider-key" value={draft.apiKey} onChange={(e) => setDraft({ ...draft, apiKey: e.target.value })} />
+            </label>
             <button type="submit" className="button button-primary" data-testid="provider-add" disabled={draft.name.trim() === ""}>
               {t("settings.add")}
             </button>

@@ -82,6 +82,7 @@ export function Sidebar(props: Props) {
         ) : (
         <ConversationList
           conversations={shown}
+          flat={searching}
           loading={props.loading}
           openId={props.openId}
           onOpen={props.onOpen}

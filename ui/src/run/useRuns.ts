@@ -60,10 +60,14 @@ export function useRuns(report: ReportError) {
     [apply],
   );
 
-  /** Starts a run on `task`; resolves to the error that refused it (e.g. `busy`), if any. */
+  /**
+   * Starts a run on `task`; resolves to the error that refused it (e.g. `busy`), if any. With
+   * `rewindFrom` (the seq of the last message the analyst sent), that message and what followed
+   * it are set aside first: edit and run again, or regenerate.
+   */
   const start = useCallback(
-    (conversationId: string, task: string) =>
-      launch(conversationId, (ch) => commands.runStart(conversationId, task, ch), false),
+    (conversationId: string, task: string, rewindFrom: number | null = null) =>
+      launch(conversationId, (ch) => commands.runStart(conversationId, task, rewindFrom, ch), false),
     [launch],
   );
 

@@ -137,6 +137,7 @@ export class FakeBackend {
       tokens: messages.reduce((n, m) => n + m.tokens, 0),
       createdAt: at,
       updatedAt: at,
+      parentId: null,
     };
     this.conversations.unshift(created);
     this.messages[created.id] = messages;
@@ -216,6 +217,7 @@ export class FakeBackend {
           tokens: 0,
           createdAt: at,
           updatedAt: at,
+          parentId: null,
         };
         this.conversations.unshift(created);
         return created;
@@ -298,6 +300,14 @@ export class FakeBackend {
           cmd === "run_start" ? String(args.conversationId) : this.executionById(String(args.executionId))?.conversationId;
         const busy = conversationId === undefined ? null : this.busy[conversationId];
         if (cmd === "run_start" && busy) throw { code: "busy", message: busy.message } satisfies AppError;
+        if (cmd === "run_start" && args.rewindFrom !== null && args.rewindFrom !== undefined && conversationId !== undefined) {
+          // The runtime's rule: only the last user message can be the point to run again from.
+          const live = this.messages[conversationId] ?? [];
+          const lastUser = [...live].reverse().find((m) => m.role === "user");
+          if (lastUser?.seq !== Number(args.rewindFrom))
+            throw { code: "invalid_input", message: "only the last message you sent can be edited or run again" } satisfies AppError;
+          this.messages[conversationId] = live.filter((m) => m.seq < Number(args.rewindFrom));
+        }
         if (cmd === "execution_recover") this.checkChoice(this.executionById(String(args.executionId)), String(args.choice));
         this.channels.push(args.onEvent as Channel<RunEvent>);
         const runId = `run-${this.nextId++}`;

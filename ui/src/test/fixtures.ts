@@ -7,6 +7,7 @@ export function conversation(overrides: Partial<ConversationSummary> & { id: str
     tokens: 0,
     createdAt: "2026-01-01T10:00:00Z",
     updatedAt: "2026-01-01T10:00:00Z",
+    parentId: null,
     ...overrides,
   };
 }

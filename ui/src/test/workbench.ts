@@ -38,6 +38,13 @@ export function execution(overrides: Partial<ExecutionView> & { id: string; conv
     createdAt: "2026-01-01T10:00:00Z",
     ending: null,
     conversationDeleted: false,
+    startedAt: "2026-01-01T10:00:00Z",
+    finishedAt: null,
+    modelCalls: 0,
+    tokensIn: 0,
+    tokensOut: 0,
+    reviewRisk: null,
+    firstSeq: null,
     ...overrides,
   };
 }

@@ -35,6 +35,16 @@ impl Runner<'_, '_> {
             };
             match result {
                 Ok(completion) => {
+                    // The run history's cost: every answered call, with what the provider
+                    // said it carried.
+                    self.store()
+                        .executions()
+                        .add_model_call(
+                            self.execution.id,
+                            completion.usage.map(|u| u.prompt_tokens),
+                            completion.usage.map(|u| u.completion_tokens),
+                        )
+                        .await?;
                     if let Some(usage) = completion.usage {
                         self.calibration.update(estimate, usage.prompt_tokens);
                         // Saved while it is still learning, then every few samples: a crash

@@ -1,0 +1,86 @@
+import { screen, waitFor, within } from "@testing-library/react";
+import { beforeEach, describe, expect, it } from "vitest";
+import { formatDuration } from "../components/RunHistory";
+import i18n, { setLanguage } from "../i18n";
+import { FakeBackend } from "../test/fakeBackend";
+import { conversation, message } from "../test/fixtures";
+import { renderApp } from "../test/render";
+import { execution } from "../test/workbench";
+
+beforeEach(async () => {
+  await setLanguage("en");
+});
+
+const many = (n: number) => Array.from({ length: n }, (_, i) => message({ id: `m${i + 1}`, seq: i + 1, content: `line ${i + 1}` }));
+
+describe("the run history", () => {
+  it("lists each run with its status, calls, tokens, duration and review risk, and opens its messages", async () => {
+    const backend = new FakeBackend({
+      conversations: [conversation({ id: "c1", title: "Invoices", messageCount: 600 })],
+      messages: { c1: many(600) },
+    });
+    backend.executions = {
+      c1: [
+        execution({
+          id: "e2",
+          conversationId: "c1",
+          task: "Only the unpaid ones",
+          status: "succeeded",
+          startedAt: "2026-01-01T10:05:00Z",
+          finishedAt: "2026-01-01T10:07:05Z",
+          modelCalls: 7,
+          tokensIn: 48_210,
+          tokensOut: 1_904,
+          reviewRisk: "high",
+          firstSeq: 590,
+        }),
+        execution({ id: "e2a", conversationId: "c1-child", parentId: "e2", depth: 1, task: "subagent", status: "succeeded" }),
+        execution({
+          id: "e1",
+          conversationId: "c1",
+          task: "Count the invoices",
+          status: "failed",
+          startedAt: "2026-01-01T10:00:00Z",
+          finishedAt: "2026-01-01T10:00:42Z",
+          modelCalls: 3,
+          tokensIn: 9_000,
+          tokensOut: 400,
+          firstSeq: 12,
+        }),
+      ],
+    };
+    backend.install();
+    const { user } = renderApp();
+    await user.click(await screen.findByTestId("conversation-item"));
+    await screen.findByText("line 600");
+    const button = await screen.findByTestId("run-history-button");
+    await waitFor(() => expect(button).toHaveTextContent("2 runs"));
+    await user.click(button);
+    const rows = within(screen.getByTestId("run-history")).getAllByTestId("run-row");
+    expect(rows).toHaveLength(2);
+    expect(rows[0]).toHaveTextContent("Only the unpaid ones");
+    expect(within(rows[0]!).getByTestId("run-status")).toHaveTextContent("done");
+    expect(within(rows[0]!).getByTestId("run-meta")).toHaveTextContent("2 min 5 s");
+    expect(within(rows[0]!).getByTestId("run-meta")).toHaveTextContent("7 model calls");
+    expect(within(rows[0]!).getByTestId("run-meta")).toHaveTextContent("48.2K in · 1.9K out");
+    expect(within(rows[0]!).getByTestId("run-risk")).toHaveTextContent("high");
+    expect(within(rows[1]!).getByTestId("run-status")).toHaveTextContent("failed");
+    expect(within(rows[1]!).getByTestId("run-meta")).toHaveTextContent("42 s");
+    expect(within(rows[1]!).queryByTestId("run-risk")).toBeNull();
+
+    // A click shows the run's first message, read as the page around it.
+    await user.click(rows[1]!);
+    await waitFor(() =>
+      expect(screen.getAllByTestId("message").find((m) => m.getAttribute("data-seq") === "12")).toHaveAttribute("data-highlighted", "true"),
+    );
+    expect(screen.queryByTestId("run-history")).toBeNull();
+  });
+
+  it("says durations in words in both languages", async () => {
+    const t = i18n.t.bind(i18n) as Parameters<typeof formatDuration>[1];
+    expect(formatDuration(42_000, t)).toBe("42 s");
+    expect(formatDuration(3_725_000, t)).toBe("1 h 2 min");
+    await setLanguage("zh");
+    expect(formatDuration(125_000, t)).toBe("2 分 5 秒");
+  });
+});

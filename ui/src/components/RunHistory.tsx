@@ -1,0 +1,101 @@
+import { useTranslation } from "react-i18next";
+import type { ExecutionView } from "../bindings";
+import { usePopover } from "../hooks/usePopover";
+import { formatCompact, formatFullTime, formatMessageTime, formatNumber, parseTime } from "../lib/format";
+
+type Props = {
+  /** The conversation's executions, as listed (roots and their subagents). */
+  executions: ExecutionView[];
+  /** Brings a run's first message into view. */
+  onOpen: (seq: number) => void;
+};
+
+/** A run's length in words: "42 s", "3 min 5 s", "1 h 2 min". */
+export function formatDuration(ms: number, t: (key: "runs.seconds" | "runs.minutes" | "runs.hours", o: Record<string, number>) => string): string {
+  const s = Math.max(0, Math.round(ms / 1000));
+  if (s < 60) return t("runs.seconds", { s });
+  if (s < 3600) return t("runs.minutes", { m: Math.floor(s / 60), s: s % 60 });
+  return t("runs.hours", { h: Math.floor(s / 3600), m: Math.floor((s % 3600) / 60) });
+}
+
+/**
+ * The conversation's runs, newest first: each with its status, model calls, tokens in and out,
+ * how long it took and its final review's risk. A click shows the run's messages.
+ */
+export function RunHistory({ executions, onOpen }: Props) {
+  const { t, i18n } = useTranslation();
+  const lang = i18n.resolvedLanguage ?? "en";
+  const popover = usePopover();
+  const runs = executions.filter((e) => e.depth === 0);
+  return (
+    <div className="run-history-wrap" ref={popover.container}>
+      <button
+        ref={popover.trigger}
+        type="button"
+        className="button"
+        data-testid="run-history-button"
+        aria-expanded={popover.open}
+        aria-haspopup="true"
+        onClick={popover.toggle}
+      >
+        {t("runs.button", { count: runs.length })}
+      </button>
+      {popover.open && (
+        <div className="run-history" role="region" aria-label={t("runs.label")} data-testid="run-history">
+          {runs.length === 0 ? (
+            <p className="muted">{t("runs.none")}</p>
+          ) : (
+            <ol className="run-list">
+              {runs.map((run) => {
+                const started = parseTime(run.startedAt ?? run.createdAt);
+                const finished = run.finishedAt ? parseTime(run.finishedAt) : null;
+                const duration = started && finished ? formatDuration(finished.getTime() - started.getTime(), t) : null;
+                return (
+                  <li key={run.id}>
+                    <button
+                      type="button"
+                      className="run-row"
+                      data-testid="run-row"
+                      data-execution-id={run.id}
+                      disabled={run.firstSeq === null}
+                      onClick={() => {
+                        if (run.firstSeq !== null) {
+                          onOpen(run.firstSeq);
+                          popover.setOpen(false);
+                        }
+                      }}
+                    >
+                      <span className="run-row-head">
+                        <span className={`run-status status-${run.status}`} data-testid="run-status">
+                          {t(`subagents.status.${run.status as "running"}`, { defaultValue: run.status })}
+                        </span>
+                        <span className="run-task" title={run.task}>
+                          {run.task}
+                        </span>
+                        {run.reviewRisk && (
+                          <span className={`risk-badge risk-${run.reviewRisk}`} data-testid="run-risk">
+                            {t("review.risk", { level: run.reviewRisk })}
+                          </span>
+                        )}
+                      </span>
+                      <span className="run-row-meta" data-testid="run-meta">
+                        <time dateTime={run.startedAt ?? run.createdAt} title={formatFullTime(run.startedAt ?? run.createdAt, lang)}>
+                          {formatMessageTime(run.startedAt ?? run.createdAt, lang)}
+                        </time>
+                        {duration && <span>{duration}</span>}
+                        <span>{t("runs.calls", { count: run.modelCalls, formatted: formatNumber(run.modelCalls, lang) })}</span>
+                        <span title={t("runs.tokensExact", { tokensIn: formatNumber(run.tokensIn, lang), tokensOut: formatNumber(run.tokensOut, lang) })}>
+                          {t("runs.tokens", { tokensIn: formatCompact(run.tokensIn, lang), tokensOut: formatCompact(run.tokensOut, lang) })}
+                        </span>
+                      </span>
+                    </button>
+                  </li>
+                );
+              })}
+            </ol>
+          )}
+        </div>
+      )}
+    </div>
+  );
+}
