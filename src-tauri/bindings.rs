@@ -10,7 +10,7 @@ use tauri_specta::{Builder, collect_commands};
 
 use crate::commands::{
     compression, context, conversations, executions, export, import, library, messages, reviews,
-    runs, search, settings,
+    run_options, runs, search, settings,
 };
 
 /// Where the generated bindings live, relative to the workspace root.
@@ -62,6 +62,8 @@ pub fn builder() -> Builder<tauri::Wry> {
             settings::settings_get,
             settings::settings_save,
             settings::provider_thresholds_save,
+            run_options::run_options_get,
+            run_options::run_options_save,
         ])
 }
 
@@ -111,7 +113,7 @@ mod tests {
             .skip(1)
             .filter_map(|rest| rest.split('"').next())
             .collect();
-        assert_eq!(invoked.len(), 38, "{invoked:?}");
+        assert_eq!(invoked.len(), 40, "{invoked:?}");
         for command in invoked {
             assert!(
                 build_rs.contains(&format!("\"{command}\"")),

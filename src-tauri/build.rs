@@ -40,6 +40,8 @@ fn main() {
         "settings_get",
         "settings_save",
         "provider_thresholds_save",
+        "run_options_get",
+        "run_options_save",
     ]);
     let attributes = tauri_build::Attributes::new()
         .capabilities_path_pattern("./src-tauri/capabilities/**/*")

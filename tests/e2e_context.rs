@@ -158,14 +158,17 @@ async fn the_meter_crosses_70_and_85_percent_then_compression_is_previewed_confi
     let client = connect(&driver, data.path()).await;
     click_text(&client, "[data-testid=conversation-item]", "Long notes").await;
     // Two providers and no choice yet: the meter cannot know the window, and says where to
-    // choose.
+    // choose, in its own place rather than in a banner.
     wait_for_text(
         &client,
-        "[role=alert][data-testid=error-banner]",
-        "choose the one runs use in Settings",
+        "[data-testid=context-no-provider]",
+        "Choose a default provider in Settings",
     )
     .await;
-    click(&client, "[data-testid=error-dismiss]").await;
+    assert_eq!(
+        support::count(&client, "[data-testid=error-banner]").await,
+        0
+    );
     click(&client, "[data-testid=settings-button]").await;
     let select = wait_for_text(&client, "[data-testid=run-provider]", "spare").await;
     select.select_by_value("local").await.unwrap();

@@ -105,7 +105,7 @@ async fn run(
     let store = &state.store;
     let conversation = store.conversations().get(id).await?;
     let preset = context::preset_of(store, &conversation).await?;
-    let provider = super::settings::provider_in_force(state).await?;
+    let provider = super::settings::provider_in_force(state, id).await?;
     let window = settings::window_settings(store, provider.as_deref()).await?;
     let ctx = CompressContext {
         store,

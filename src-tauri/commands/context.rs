@@ -18,7 +18,7 @@ pub async fn context_usage(
     let store = &state.store;
     let conversation = store.conversations().get(id).await?;
     let preset = decima_runtime::context::preset_of(store, &conversation).await?;
-    let provider = super::settings::provider_in_force(&state).await?;
+    let provider = super::settings::provider_in_force(&state, id).await?;
     let window = match decima_runtime::settings::window_settings(store, provider.as_deref()).await {
         Ok(window) => window,
         // The runtime's wording is the CLI's (flags, variables): the window names its own way.

@@ -9,6 +9,7 @@ pub mod import;
 pub mod library;
 pub mod messages;
 pub mod reviews;
+pub mod run_options;
 pub mod runs;
 pub mod search;
 pub mod settings;

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use decima_runtime::agent::{self, RunOutcome, RunRequest, Session};
-use decima_runtime::preferences;
+use decima_runtime::{conversation_options, preferences};
 use decima_store::{Resolution, Store};
 use tauri::State;
 use tauri::ipc::Channel;
@@ -53,11 +53,20 @@ pub async fn run_start(
             "only a conversation's own messages can be run again",
         ));
     }
-    // The settings' choices, checked now: a removed provider is an error the user can act on.
+    // The conversation's own run options over the settings', checked now: a removed provider
+    // is an error the user can act on.
     let chosen = preferences::load(&state.store).await?;
-    let provider = chosen.provider_in_force(&state.store).await?;
+    let own = match conversation {
+        Some(id) => conversation_options::load(&state.store, id).await?,
+        None => conversation_options::ConversationOptions::default(),
+    };
+    let in_force = own.in_force(&state.store, &chosen).await?;
+    let provider = in_force.provider;
     let reviewer_provider = chosen.reviewer_in_force(&state.store).await?;
-    let sandbox = chosen.sandbox;
+    let sandbox = in_force.sandbox;
+    let defaults = agent::RunOptions::default();
+    let max_steps = in_force.max_steps.unwrap_or(defaults.max_steps);
+    let tenth_man = in_force.tenth_man.unwrap_or(defaults.tenth_man);
     Ok(spawn_run(&state, app, on_event, provider, move |session| {
         Box::pin(async move {
             agent::run(
@@ -69,6 +78,8 @@ pub async fn run_start(
                     sandbox,
                     options: agent::RunOptions {
                         reviewer_provider,
+                        max_steps,
+                        tenth_man,
                         ..agent::RunOptions::default()
                     },
                 },

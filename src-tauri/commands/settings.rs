@@ -61,8 +61,20 @@ pub async fn provider_thresholds_save(
         .ok_or_else(|| AppError::not_found("the provider vanished while its thresholds were saved"))
 }
 
-/// The provider the window's meter and compression use: the one chosen in the settings.
-pub(crate) async fn provider_in_force(state: &AppState) -> Result<Option<String>, AppError> {
+/// The provider the window's meter and compression use for a conversation: its own choice,
+/// else the one chosen in the settings.
+pub(crate) async fn provider_in_force(
+    state: &AppState,
+    conversation: decima_core::ConversationId,
+) -> Result<Option<String>, AppError> {
     let chosen = preferences::load(&state.store).await?;
-    Ok(chosen.provider_in_force(&state.store).await?)
+    let own = decima_runtime::conversation_options::load(&state.store, conversation).await?;
+    // Several providers and no choice anywhere: said in the window's words, where the meter is.
+    if own.provider.is_none()
+        && chosen.provider.is_none()
+        && state.store.providers().list().await?.len() > 1
+    {
+        return Err(AppError::no_provider(true));
+    }
+    Ok(own.in_force(&state.store, &chosen).await?.provider)
 }

@@ -352,3 +352,26 @@ pub struct DroppedImport {
     /// Why it was not, in a sentence.
     pub error: Option<String>,
 }
+
+/// A conversation's own run options (`None`: follows the settings or the default), with what
+/// each unset one follows, so the window can say "Settings (local)".
+#[derive(Debug, Clone, Serialize, Type)]
+#[serde(rename_all = "camelCase")]
+pub struct RunOptionsView {
+    /// The provider its runs use.
+    pub provider: Option<String>,
+    /// Where their tools run: "host" or "docker".
+    pub sandbox: Option<String>,
+    /// Model calls a run may make.
+    pub max_steps: Option<u32>,
+    /// Where the tenth man runs: "hybrid", "tool_only", "system_only" or "off".
+    pub tenth_man: Option<String>,
+    /// The settings' provider (`None`: the only one configured).
+    pub settings_provider: Option<String>,
+    /// The settings' sandbox.
+    pub settings_sandbox: String,
+    /// The runtime's step budget.
+    pub default_max_steps: u32,
+    /// The runtime's tenth man mode.
+    pub default_tenth_man: String,
+}

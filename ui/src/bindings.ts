@@ -145,6 +145,13 @@ export const commands = {
 	 *  its own.
 	 */
 	providerThresholdsSave: (name: string, thresholds: ThresholdsView) => typedError<ProviderView, AppError>(__TAURI_INVOKE("provider_thresholds_save", { name, thresholds })),
+	/**  The conversation's run options, and what each unset one follows. */
+	runOptionsGet: (conversationId: string) => typedError<RunOptionsView, AppError>(__TAURI_INVOKE("run_options_get", { conversationId })),
+	/**
+	 *  Saves the conversation's run options; `null` (or blank) follows the settings. Runs started
+	 *  afterwards use them.
+	 */
+	runOptionsSave: (conversationId: string, provider: string | null, sandbox: string | null, maxSteps: number | null, tenthMan: string | null) => typedError<RunOptionsView, AppError>(__TAURI_INVOKE("run_options_save", { conversationId, provider, sandbox, maxSteps, tenthMan })),
 };
 
 /* Types */
@@ -779,6 +786,29 @@ status: string | null;
 answer: string | null; 
 /**  Why it could not go on, when it ended in an error. */
 error: AppError | null };
+
+/**
+ *  A conversation's own run options (`None`: follows the settings or the default), with what
+ *  each unset one follows, so the window can say "Settings (local)".
+ */
+export type RunOptionsView = {
+	/**  The provider its runs use. */
+	provider: string | null,
+	/**  Where their tools run: "host" or "docker". */
+	sandbox: string | null,
+	/**  Model calls a run may make. */
+	maxSteps: number | null,
+	/**  Where the tenth man runs: "hybrid", "tool_only", "system_only" or "off". */
+	tenthMan: string | null,
+	/**  The settings' provider (`None`: the only one configured). */
+	settingsProvider: string | null,
+	/**  The settings' sandbox. */
+	settingsSandbox: string,
+	/**  The runtime's step budget. */
+	defaultMaxSteps: number,
+	/**  The runtime's tenth man mode. */
+	defaultTenthMan: string,
+};
 
 /**  Whether runs can use the Docker sandbox, for the settings screen. */
 export type SandboxStatus = {

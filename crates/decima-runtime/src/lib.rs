@@ -8,6 +8,7 @@ pub mod busy;
 pub mod chat;
 pub mod compression;
 pub mod context;
+pub mod conversation_options;
 pub mod error;
 pub mod events;
 pub mod export;

@@ -82,7 +82,7 @@ pub async fn save(store: &Store, preferences: Preferences) -> Result<Preferences
     Ok(preferences)
 }
 
-async fn check_exists(store: &Store, name: Option<&str>, used_by: &str) -> Result<()> {
+pub(crate) async fn check_exists(store: &Store, name: Option<&str>, used_by: &str) -> Result<()> {
     let Some(name) = name else { return Ok(()) };
     match store.providers().get_by_name(name).await {
         Ok(_) => Ok(()),

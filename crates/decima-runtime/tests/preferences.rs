@@ -233,3 +233,86 @@ async fn thresholds_are_checked_then_kept_with_the_provider_and_read_by_the_wind
     );
     assert!(set_thresholds(&store, "gone", chosen).await.is_err());
 }
+
+/// A conversation's own run options: unset ones follow the settings, set ones win, and a
+/// choice a run could not start with is refused when saved and when it stopped holding.
+#[tokio::test]
+async fn a_conversations_run_options_win_over_the_settings_and_are_checked() {
+    use decima_runtime::conversation_options::{
+        self as options, ConversationOptions, MAX_STEPS_LIMIT,
+    };
+    use decima_runtime::review::TenthManMode;
+    let (_dir, store) = store_with(&["local", "careful"]).await;
+    let c = store.conversations().create("q3", None).await.unwrap();
+    let other = store.conversations().create("q4", None).await.unwrap();
+    let settings = Preferences {
+        provider: Some("local".into()),
+        reviewer_provider: None,
+        sandbox: SandboxKind::Host,
+    };
+
+    let unset = options::load(&store, c.id).await.unwrap();
+    assert_eq!(unset, ConversationOptions::default());
+    let follows = unset.in_force(&store, &settings).await.unwrap();
+    assert_eq!(follows.provider.as_deref(), Some("local"));
+    assert_eq!(follows.sandbox, SandboxKind::Host);
+    assert_eq!((follows.max_steps, follows.tenth_man), (None, None));
+
+    let saved = options::save(
+        &store,
+        c.id,
+        ConversationOptions {
+            provider: Some(" careful ".into()),
+            sandbox: Some("docker".into()),
+            max_steps: Some(120),
+            tenth_man: Some(TenthManMode::Off),
+        },
+    )
+    .await
+    .unwrap();
+    assert_eq!(saved.provider.as_deref(), Some("careful"));
+    let own = options::load(&store, c.id).await.unwrap();
+    assert_eq!(own, saved);
+    let wins = own.in_force(&store, &settings).await.unwrap();
+    assert_eq!(wins.provider.as_deref(), Some("careful"));
+    assert_eq!(wins.sandbox, SandboxKind::Docker);
+    assert_eq!(wins.max_steps, Some(120));
+    assert_eq!(wins.tenth_man, Some(TenthManMode::Off));
+    // Another conversation is untouched.
+    assert_eq!(
+        options::load(&store, other.id).await.unwrap(),
+        ConversationOptions::default()
+    );
+
+    for bad in [
+        ConversationOptions {
+            provider: Some("gone".into()),
+            ..ConversationOptions::default()
+        },
+        ConversationOptions {
+            sandbox: Some("vm".into()),
+            ..ConversationOptions::default()
+        },
+        ConversationOptions {
+            max_steps: Some(0),
+            ..ConversationOptions::default()
+        },
+        ConversationOptions {
+            max_steps: Some(MAX_STEPS_LIMIT + 1),
+            ..ConversationOptions::default()
+        },
+    ] {
+        let err = options::save(&store, c.id, bad.clone()).await.unwrap_err();
+        assert!(matches!(err, RuntimeError::Config(_)), "{bad:?}: {err}");
+    }
+    assert_eq!(
+        options::load(&store, c.id).await.unwrap(),
+        saved,
+        "a refusal keeps what was saved"
+    );
+
+    // The chosen provider is removed: the next run is refused with a reason, not switched.
+    store.providers().remove("careful").await.unwrap();
+    let err = own.in_force(&store, &settings).await.unwrap_err();
+    assert!(err.to_string().contains("careful"), "{err}");
+}

@@ -32,6 +32,7 @@ import { MessageList, type Mark } from "./MessageList";
 import type { MessageAction } from "./MessageItem";
 import { RerunDialog } from "./RerunDialog";
 import { RunHistory } from "./RunHistory";
+import { RunOptions } from "./RunOptions";
 import { RecoveryPanel } from "./RecoveryPanel";
 import { RelativeTime } from "./RelativeTime";
 import { SubagentTree, type SubagentNode } from "./SubagentTree";
@@ -372,6 +373,7 @@ export function ConversationView(props: Props) {
             onSend={send}
             onStop={props.onStop}
           />
+          <RunOptions conversationId={conversation.id} disabled={run.live} />
         </div>
         {(todos.length > 0 || subagents.length > 0) && (
           <aside className="workbench-side">

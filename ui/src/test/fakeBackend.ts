@@ -77,6 +77,8 @@ export class FakeBackend {
   picked: { title: string; messages: MessageView[] } | AppError | null = null;
   /** Dropped files by path: the conversation each imports as, or the error it fails with. */
   droppable: Record<string, { title: string; messages: MessageView[] } | string> = {};
+  /** Each conversation's own run options, as run_options_save stored them. */
+  runOptions: Record<string, { provider: string | null; sandbox: string | null; maxSteps: number | null; tenthMan: string | null }> = {};
   /** What search_messages refuses with, when set. */
   searchFailure: AppError | null = null;
   providers: {
@@ -208,6 +210,27 @@ export class FakeBackend {
           if (typeof file === "string") return { name, conversation: null, error: file };
           return { name, conversation: this.imported(file.title, file.messages), error: null };
         });
+      case "run_options_get":
+      case "run_options_save": {
+        const id = String(args.conversationId);
+        if (cmd === "run_options_save") {
+          const provider = typeof args.provider === "string" && args.provider.trim() !== "" ? args.provider : null;
+          if (provider !== null && !this.providers.some((p) => p.name === provider))
+            throw { code: "invalid_input", message: `the provider '${provider}' chosen for this conversation is not configured` } satisfies AppError;
+          const maxSteps = args.maxSteps === null ? null : Number(args.maxSteps);
+          if (maxSteps !== null && (maxSteps < 1 || maxSteps > 1000))
+            throw { code: "invalid_input", message: `a run may make between 1 and 1000 model calls, not ${maxSteps}` } satisfies AppError;
+          this.runOptions[id] = { provider, sandbox: (args.sandbox as string | null) ?? null, maxSteps, tenthMan: (args.tenthMan as string | null) ?? null };
+        }
+        const own = this.runOptions[id] ?? { provider: null, sandbox: null, maxSteps: null, tenthMan: null };
+        return {
+          ...own,
+          settingsProvider: this.settings.provider,
+          settingsSandbox: this.settings.sandbox,
+          defaultMaxSteps: 50,
+          defaultTenthMan: "hybrid",
+        };
+      }
       case "conversation_create": {
         const at = this.now();
         const created: ConversationSummary = {
