@@ -51,6 +51,8 @@ pub fn builder() -> Builder<tauri::Wry> {
             library::provider_add,
             library::provider_remove,
             library::provider_test,
+            library::provider_presets,
+            library::provider_models,
             library::preset_list,
             library::preset_import,
             export::conversation_export,
@@ -113,7 +115,7 @@ mod tests {
             .skip(1)
             .filter_map(|rest| rest.split('"').next())
             .collect();
-        assert_eq!(invoked.len(), 40, "{invoked:?}");
+        assert_eq!(invoked.len(), 42, "{invoked:?}");
         for command in invoked {
             assert!(
                 build_rs.contains(&format!("\"{command}\"")),

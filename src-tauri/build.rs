@@ -29,6 +29,8 @@ fn main() {
         "provider_add",
         "provider_remove",
         "provider_test",
+        "provider_presets",
+        "provider_models",
         "preset_list",
         "preset_import",
         "conversation_export",

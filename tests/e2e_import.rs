@@ -24,8 +24,10 @@ use support::{Driver, WAIT, click, connect, rows, wait_for_text};
 fn pick_in_open_dialog(file: &Path) {
     let started = Instant::now();
     let window = loop {
+        // Visible windows only: GTK creates the dialog's window before it maps it, and an
+        // unmapped window cannot take the keyboard.
         let found = Command::new("xdotool")
-            .args(["search", "--name", "Import a conversation"])
+            .args(["search", "--onlyvisible", "--name", "Import a conversation"])
             .output()
             .expect("xdotool is needed to answer the open dialog (scripts/lib.sh installs it)");
         let ids = String::from_utf8_lossy(&found.stdout).trim().to_owned();
@@ -40,7 +42,18 @@ fn pick_in_open_dialog(file: &Path) {
         let ok = Command::new("xdotool").args(args).status().unwrap();
         assert!(ok.success(), "xdotool {args:?} failed");
     };
-    xdotool(&["windowfocus", "--sync", &window]);
+    // The window may still be settling: focus it until it takes the keyboard.
+    let focused = (0..20).any(|_| {
+        let ok = Command::new("xdotool")
+            .args(["windowfocus", "--sync", &window])
+            .status()
+            .is_ok_and(|s| s.success());
+        if !ok {
+            std::thread::sleep(Duration::from_millis(200));
+        }
+        ok
+    });
+    assert!(focused, "cannot focus the open dialog");
     xdotool(&["key", "--clearmodifiers", "ctrl+l"]);
     std::thread::sleep(Duration::from_millis(300));
     xdotool(&[

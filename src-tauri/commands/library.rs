@@ -7,7 +7,10 @@ use decima_runtime::RuntimeError;
 use decima_runtime::providers::{self, ProviderDraft};
 use tauri::State;
 
-use crate::dto::{PresetView, ProbeFailure, ProviderProbe, ProviderView, SandboxStatus};
+use crate::dto::{
+    PresetView, ProbeFailure, ProviderModels, ProviderPresetView, ProviderProbe, ProviderView,
+    SandboxStatus,
+};
 use crate::{AppError, AppState};
 
 /// The configured providers, with whether each has a key (never the key).
@@ -109,6 +112,76 @@ pub async fn provider_test(
             })
         }
         Err(e) => Err(e.into()),
+    }
+}
+
+/// The provider presets, for the first-start setup's choice of server.
+#[tauri::command]
+#[specta::specta]
+#[tracing::instrument(name = "command", skip_all, fields(name = "provider_presets"))]
+pub async fn provider_presets() -> Result<Vec<ProviderPresetView>, AppError> {
+    Ok(decima_llm::presets::all()
+        .iter()
+        .map(|p| ProviderPresetView {
+            name: p.name.clone(),
+            label: p.label.clone(),
+            kind: match p.protocol {
+                decima_llm::Protocol::OpenAi => "openai",
+                decima_llm::Protocol::Anthropic => "anthropic",
+            }
+            .to_owned(),
+            base_url: p.base_url.clone(),
+            default_model: p.default_model.clone(),
+            context_window: p.context_window,
+            needs_api_key: p.needs_api_key,
+        })
+        .collect())
+}
+
+/// The models the server at `base_url` lists (`kind`: openai or anthropic), for the setup's
+/// model picker. A server that does not answer is the answer's `failure`, in the provider
+/// test's terms, not the command's error: the analyst can still type a model.
+#[tauri::command]
+#[specta::specta]
+#[tracing::instrument(name = "command", skip_all, fields(name = "provider_models"))]
+pub async fn provider_models(
+    kind: String,
+    base_url: String,
+    api_key: Option<String>,
+) -> Result<ProviderModels, AppError> {
+    let protocol = decima_runtime::settings::protocol(&kind)?;
+    let base_url = base_url.trim().to_owned();
+    let url = reqwest_like_check(&base_url)?;
+    let mut config = decima_llm::ProviderConfig::new("the server", protocol, url, "");
+    config.api_key = api_key
+        .map(|k| k.trim().to_owned())
+        .filter(|k| !k.is_empty())
+        .map(SecretString::from);
+    match decima_llm::models::list(&config).await {
+        Ok(models) => Ok(ProviderModels {
+            models,
+            failure: None,
+        }),
+        Err(e) => Ok(ProviderModels {
+            models: Vec::new(),
+            failure: Some(probe_failure(&e, base_url)),
+        }),
+    }
+}
+
+/// The base URL, when it reads as one: http or https, with a host.
+fn reqwest_like_check(base_url: &str) -> Result<String, AppError> {
+    let ok = (base_url.starts_with("http://") || base_url.starts_with("https://"))
+        && base_url
+            .split("://")
+            .nth(1)
+            .is_some_and(|rest| !rest.is_empty());
+    if ok {
+        Ok(base_url.to_owned())
+    } else {
+        Err(AppError::invalid(
+            "the base URL must start with http:// or https://, e.g. http://localhost:11434/v1",
+        ))
     }
 }
 

@@ -188,3 +188,33 @@ pub struct SandboxStatus {
     /// Why not, in words a person can act on; empty when it is available.
     pub detail: String,
 }
+
+/// A provider preset the first-start setup offers: where it is, its default model and window.
+#[derive(Debug, Clone, Serialize, Type)]
+#[serde(rename_all = "camelCase")]
+pub struct ProviderPresetView {
+    /// The preset's name (what `provider_add` takes).
+    pub name: String,
+    /// How a person calls it.
+    pub label: String,
+    /// "openai" (OpenAI-compatible) or "anthropic".
+    pub kind: String,
+    /// Its base URL.
+    pub base_url: String,
+    /// The model it uses unless told otherwise.
+    pub default_model: String,
+    /// Its context window.
+    pub context_window: u32,
+    /// Whether it needs a key.
+    pub needs_api_key: bool,
+}
+
+/// The models a server lists, or why it did not.
+#[derive(Debug, Clone, Serialize, Type)]
+#[serde(rename_all = "camelCase")]
+pub struct ProviderModels {
+    /// Model ids, sorted.
+    pub models: Vec<String>,
+    /// Why there are none, when the server did not answer the listing.
+    pub failure: Option<ProbeFailure>,
+}

@@ -22,6 +22,7 @@ import { useSidebar } from "./hooks/useSidebar";
 import { COMPOSER_INPUT } from "./components/Composer";
 import { NEW_CONVERSATION_INPUT } from "./components/NewConversationForm";
 import { ShortcutsDialog } from "./components/ShortcutsDialog";
+import { ProviderSetup } from "./components/ProviderSetup";
 import { idle } from "./run/state";
 import { useRuns } from "./run/useRuns";
 
@@ -50,6 +51,16 @@ export function App() {
   const sidebar = useSidebar();
   const { fold } = sidebar;
   const [shortcutsOpen, setShortcutsOpen] = useState(false);
+  // First start: without a provider nothing can run, so the window says so and offers a setup.
+  const [providerCount, setProviderCount] = useState<number | null>(null);
+  const [setupOpen, setSetupOpen] = useState(false);
+  const countProviders = useCallback(async () => {
+    const res = await call(() => commands.providerList());
+    if (res.status === "ok") setProviderCount(res.data.length);
+  }, []);
+  useEffect(() => {
+    void countProviders();
+  }, [countProviders, settingsKey]);
   // Bumped by Ctrl+F: the open conversation's find bar opens.
   const [findRequest, setFindRequest] = useState(0);
   // A search hit to open at: its conversation opens on the page around it.
@@ -213,6 +224,15 @@ export function App() {
         sidebar={{ shown: sidebar.shown, onToggle: sidebar.toggle }}
       />
       {shortcutsOpen && <ShortcutsDialog onClose={() => setShortcutsOpen(false)} />}
+      {setupOpen && (
+        <ProviderSetup
+          onClose={(added) => {
+            setSetupOpen(false);
+            if (added) setSettingsKey((n) => n + 1);
+            void countProviders();
+          }}
+        />
+      )}
       {settingsOpen && (
         <SettingsDialog
           onClose={() => {
@@ -277,8 +297,17 @@ export function App() {
               onDismissCompressionNotice={() => notices.dismiss(open.id)}
               onMessagesChanged={() => setEdits((n) => n + 1)}
             />
+          ) : providerCount === 0 ? (
+            <EmptyState testId="first-start">
+              <p>{t("setup.needed")}</p>
+              <button type="button" className="button button-primary" data-testid="first-start-setup" onClick={() => setSetupOpen(true)}>
+                {t("setup.open")}
+              </button>
+            </EmptyState>
           ) : (
-            <EmptyState testId="empty-state">{t("main.empty")}</EmptyState>
+            <EmptyState testId="empty-state">
+              {conv.conversations.length === 0 && !conv.loading ? t("main.firstConversation") : t("main.empty")}
+            </EmptyState>
           )}
         </main>
       </div>

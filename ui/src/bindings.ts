@@ -103,6 +103,14 @@ export const commands = {
 	providerRemove: (name: string) => typedError<null, AppError>(__TAURI_INVOKE("provider_remove", { name })),
 	/**  Sends a tiny request through the provider: proves the URL, the model and the key together. */
 	providerTest: (name: string) => typedError<ProviderProbe, AppError>(__TAURI_INVOKE("provider_test", { name })),
+	/**  The provider presets, for the first-start setup's choice of server. */
+	providerPresets: () => typedError<ProviderPresetView[], AppError>(__TAURI_INVOKE("provider_presets")),
+	/**
+	 *  The models the server at `base_url` lists (`kind`: openai or anthropic), for the setup's
+	 *  model picker. A server that does not answer is the answer's `failure`, in the provider
+	 *  test's terms, not the command's error: the analyst can still type a model.
+	 */
+	providerModels: (kind: string, baseUrl: string, apiKey: string | null) => typedError<ProviderModels, AppError>(__TAURI_INVOKE("provider_models", { kind, baseUrl, apiKey })),
 	/**  The preset library. */
 	presetList: () => typedError<PresetView[], AppError>(__TAURI_INVOKE("preset_list")),
 	/**  Imports a SillyTavern card (JSON or PNG) or prompt preset dropped on or picked in the window. */
@@ -521,6 +529,32 @@ export type ProbeFailure = {
 	status: number | null,
 	/**  The whole error, for the folded details. */
 	detail: string,
+};
+
+/**  The models a server lists, or why it did not. */
+export type ProviderModels = {
+	/**  Model ids, sorted. */
+	models: string[],
+	/**  Why there are none, when the server did not answer the listing. */
+	failure: ProbeFailure | null,
+};
+
+/**  A provider preset the first-start setup offers: where it is, its default model and window. */
+export type ProviderPresetView = {
+	/**  The preset's name (what `provider_add` takes). */
+	name: string,
+	/**  How a person calls it. */
+	label: string,
+	/**  "openai" (OpenAI-compatible) or "anthropic". */
+	kind: string,
+	/**  Its base URL. */
+	baseUrl: string,
+	/**  The model it uses unless told otherwise. */
+	defaultModel: string,
+	/**  Its context window. */
+	contextWindow: number,
+	/**  Whether it needs a key. */
+	needsApiKey: boolean,
 };
 
 /**  What a connection test measured. */

@@ -9,6 +9,7 @@
 
 pub mod anthropic;
 mod error;
+pub mod models;
 pub mod openai;
 mod pairing;
 pub mod presets;

@@ -142,7 +142,7 @@ impl HttpProvider {
 /// step and a subagent spawn each build a provider). Idle connections are not pooled: a pooled
 /// connection belongs to the async runtime that opened it, and a process may run several (the
 /// desktop app's commands, the tests); every request opens its own, as before.
-fn shared_client(connect: Duration) -> Result<reqwest::Client, reqwest::Error> {
+pub(crate) fn shared_client(connect: Duration) -> Result<reqwest::Client, reqwest::Error> {
     static CLIENTS: std::sync::Mutex<Option<HashMap<Duration, reqwest::Client>>> =
         std::sync::Mutex::new(None);
     let mut clients = CLIENTS.lock().unwrap_or_else(|p| p.into_inner());

@@ -663,7 +663,7 @@ fn timeout_error(config: &ProviderConfig, deadline: Instant) -> LlmError {
 }
 
 /// Removes the API key from text that came from the network or from reqwest.
-fn redact(config: &ProviderConfig, text: &str) -> String {
+pub(crate) fn redact(config: &ProviderConfig, text: &str) -> String {
     redact_key(text, config.api_key.as_ref().map(|k| k.expose()))
 }
 

@@ -1,7 +1,7 @@
 import { screen, waitFor, within } from "@testing-library/react";
 import { describe, expect, it } from "vitest";
 import { FakeBackend } from "../test/fakeBackend";
-import { conversation } from "../test/fixtures";
+import { LOCAL_PROVIDER, conversation } from "../test/fixtures";
 import { renderApp } from "../test/render";
 
 function items() {
@@ -25,6 +25,7 @@ function threeConversations() {
       conversation({ id: "c1", title: "Alpha", messageCount: 1, tokens: 1, updatedAt: "2026-02-02T10:00:00Z" }),
       conversation({ id: "c3", title: "Gamma", messageCount: 0, tokens: 0, updatedAt: "2026-02-01T10:00:00Z" }),
     ],
+    providers: [LOCAL_PROVIDER],
   }).install();
 }
 

@@ -2,12 +2,12 @@ import { mockIPC } from "@tauri-apps/api/mocks";
 import { screen, waitFor, within } from "@testing-library/react";
 import { describe, expect, it } from "vitest";
 import { FakeBackend } from "../test/fakeBackend";
-import { conversation } from "../test/fixtures";
+import { LOCAL_PROVIDER, conversation } from "../test/fixtures";
 import { renderApp } from "../test/render";
 
 describe("backend errors", () => {
   it("says under the form why create failed, keeps the typed title, and clears the error on success", async () => {
-    const backend = new FakeBackend({ conversations: [conversation({ id: "c1", title: "Old" })] }).install();
+    const backend = new FakeBackend({ conversations: [conversation({ id: "c1", title: "Old" })], providers: [LOCAL_PROVIDER] }).install();
     backend.fail("conversation_create", { code: "storage", message: "disk full" });
     const { user } = renderApp();
     await screen.findByTestId("conversation-item");

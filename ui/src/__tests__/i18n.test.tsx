@@ -2,12 +2,12 @@ import { screen, waitFor, within } from "@testing-library/react";
 import { describe, expect, it } from "vitest";
 import { LANGUAGE_STORAGE_KEY, initialLanguage } from "../i18n";
 import { FakeBackend } from "../test/fakeBackend";
-import { conversation } from "../test/fixtures";
+import { LOCAL_PROVIDER, conversation } from "../test/fixtures";
 import { renderApp } from "../test/render";
 
 describe("language switch", () => {
   it("renders Chinese labels, saves the choice and switches back", async () => {
-    new FakeBackend({ conversations: [conversation({ id: "c1", title: "Hello", messageCount: 2 })] }).install();
+    new FakeBackend({ conversations: [conversation({ id: "c1", title: "Hello", messageCount: 2 })], providers: [LOCAL_PROVIDER] }).install();
     const { user } = renderApp();
     await screen.findByTestId("conversation-item");
     const sw = screen.getByTestId("language-switch");

@@ -79,6 +79,8 @@ export class FakeBackend {
   droppable: Record<string, { title: string; messages: MessageView[] } | string> = {};
   /** Each conversation's own run options, as run_options_save stored them. */
   runOptions: Record<string, { provider: string | null; sandbox: string | null; maxSteps: number | null; tenthMan: string | null }> = {};
+  /** What provider_models lists (null: the server does not answer). */
+  modelList: string[] | null = null;
   /** What search_messages refuses with, when set. */
   searchFailure: AppError | null = null;
   providers: {
@@ -112,9 +114,12 @@ export class FakeBackend {
   private nextId = 1;
   private clock = Date.parse("2026-03-01T12:00:00Z");
 
-  constructor(init: { conversations?: ConversationSummary[]; messages?: Record<string, MessageView[]> } = {}) {
+  constructor(
+    init: { conversations?: ConversationSummary[]; messages?: Record<string, MessageView[]>; providers?: FakeBackend["providers"] } = {},
+  ) {
     this.conversations = [...(init.conversations ?? [])];
     this.messages = { ...(init.messages ?? {}) };
+    this.providers = [...(init.providers ?? [])];
   }
 
   install(): this {
@@ -388,6 +393,15 @@ export class FakeBackend {
         this.providers.push(added);
         return this.providerView(added);
       }
+      case "provider_presets":
+        return [
+          { name: "ollama", label: "Ollama (local)", kind: "openai", baseUrl: "http://localhost:11434/v1", defaultModel: "qwen3:8b", contextWindow: 32768, needsApiKey: false },
+          { name: "anthropic", label: "Anthropic", kind: "anthropic", baseUrl: "https://api.anthropic.com", defaultModel: "claude-sonnet-4-5", contextWindow: 200000, needsApiKey: true },
+        ];
+      case "provider_models":
+        if (this.modelList === null)
+          return { models: [], failure: { kind: "unreachable", url: String(args.baseUrl), status: null, detail: "connection refused" } };
+        return { models: this.modelList, failure: null };
       case "provider_test":
         if (this.probeFailure) return { elapsedMs: 3, promptTokens: null, failure: this.probeFailure };
         return { elapsedMs: 42, promptTokens: 12, failure: null };

@@ -26,3 +26,6 @@ export function message(overrides: Partial<MessageView> & { id: string; seq: num
     ...overrides,
   };
 }
+
+/** A configured provider, as the fake backend keeps it: with one, the window is past its first start. */
+export const LOCAL_PROVIDER = { name: "local", model: "qwen3", baseUrl: "http://localhost:8080/v1", contextWindow: 32000, hasApiKey: false };
