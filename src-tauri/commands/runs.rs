@@ -62,6 +62,13 @@ pub async fn run_start(
     };
     let in_force = own.in_force(&state.store, &chosen).await?;
     let provider = in_force.provider;
+    // No provider at all: said in the window's words (the runtime's name the CLI's commands).
+    if provider.is_none()
+        && std::env::var_os("DECIMA_PROVIDER_KIND").is_none()
+        && state.store.providers().list().await?.is_empty()
+    {
+        return Err(AppError::no_provider(false));
+    }
     let reviewer_provider = chosen.reviewer_in_force(&state.store).await?;
     let sandbox = in_force.sandbox;
     let defaults = agent::RunOptions::default();

@@ -74,7 +74,7 @@ pub async fn add(store: &Store, data_dir: &Path, draft: ProviderDraft) -> Result
             })?;
             if preset.needs_api_key && draft.api_key.is_none() {
                 return Err(RuntimeError::Config(format!(
-                    "the {} preset needs an API key: pass --api-key-env VAR or --api-key-stdin",
+                    "the {} preset needs an API key",
                     preset.label
                 )));
             }
@@ -103,7 +103,8 @@ pub async fn add(store: &Store, data_dir: &Path, draft: ProviderDraft) -> Result
         None => {
             let Some(protocol) = draft.protocol else {
                 return Err(RuntimeError::Config(
-                    "pass --preset P, or --kind and --base-url".into(),
+                    "choose a preset, or give the kind of server (openai or anthropic) and its base URL"
+                        .into(),
                 ));
             };
             NewProvider {
@@ -112,7 +113,7 @@ pub async fn add(store: &Store, data_dir: &Path, draft: ProviderDraft) -> Result
                 preset: None,
                 base_url: draft.base_url.clone().unwrap_or_default(),
                 model: draft.model.clone().ok_or_else(|| {
-                    RuntimeError::Config("a custom provider needs --model".into())
+                    RuntimeError::Config("a provider without a preset needs its model's name".into())
                 })?,
                 context_window: draft.context_window.unwrap_or(DEFAULT_WINDOW),
                 settings: ProviderSettings::default().to_value(),
