@@ -50,6 +50,7 @@ pub fn builder() -> Builder<tauri::Wry> {
             library::provider_list,
             library::provider_add,
             library::provider_remove,
+            library::provider_update,
             library::provider_test,
             library::provider_presets,
             library::provider_models,
@@ -115,7 +116,7 @@ mod tests {
             .skip(1)
             .filter_map(|rest| rest.split('"').next())
             .collect();
-        assert_eq!(invoked.len(), 42, "{invoked:?}");
+        assert_eq!(invoked.len(), 43, "{invoked:?}");
         for command in invoked {
             assert!(
                 build_rs.contains(&format!("\"{command}\"")),

@@ -28,6 +28,7 @@ fn main() {
         "provider_list",
         "provider_add",
         "provider_remove",
+        "provider_update",
         "provider_test",
         "provider_presets",
         "provider_models",

@@ -284,3 +284,39 @@ mod tests {
         assert_eq!((other.kind.as_str(), other.status), ("http", Some(500)));
     }
 }
+
+/// Changes a provider's base URL, model and window, and its key when a new one is given (blank
+/// keeps the stored key).
+#[tauri::command]
+#[specta::specta]
+#[tracing::instrument(name = "command", skip_all, fields(name = "provider_update"))]
+pub async fn provider_update(
+    state: State<'_, AppState>,
+    name: String,
+    base_url: String,
+    model: String,
+    context_window: u32,
+    api_key: Option<String>,
+) -> Result<ProviderView, AppError> {
+    let record = providers::update(
+        &state.store,
+        &state.data_dir,
+        &name,
+        providers::ProviderEdit {
+            base_url,
+            model,
+            context_window,
+            api_key: api_key
+                .map(|k| k.trim().to_owned())
+                .filter(|k| !k.is_empty())
+                .map(SecretString::from),
+        },
+    )
+    .await?;
+    let listed = providers::list(&state.store, &state.data_dir).await?;
+    listed
+        .into_iter()
+        .find(|l| l.record.id == record.id)
+        .map(ProviderView::of)
+        .ok_or_else(|| AppError::not_found("the provider vanished while it was saved"))
+}

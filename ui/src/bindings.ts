@@ -101,6 +101,11 @@ export const commands = {
 	providerAdd: (name: string, preset: string | null, protocol: string | null, baseUrl: string | null, model: string | null, contextWindow: number | null, apiKey: string | null) => typedError<ProviderView, AppError>(__TAURI_INVOKE("provider_add", { name, preset, protocol, baseUrl, model, contextWindow, apiKey })),
 	/**  Removes a provider and its key. */
 	providerRemove: (name: string) => typedError<null, AppError>(__TAURI_INVOKE("provider_remove", { name })),
+	/**
+	 *  Changes a provider's base URL, model and window, and its key when a new one is given (blank
+	 *  keeps the stored key).
+	 */
+	providerUpdate: (name: string, baseUrl: string, model: string, contextWindow: number, apiKey: string | null) => typedError<ProviderView, AppError>(__TAURI_INVOKE("provider_update", { name, baseUrl, model, contextWindow, apiKey })),
 	/**  Sends a tiny request through the provider: proves the URL, the model and the key together. */
 	providerTest: (name: string) => typedError<ProviderProbe, AppError>(__TAURI_INVOKE("provider_test", { name })),
 	/**  The provider presets, for the first-start setup's choice of server. */

@@ -113,7 +113,9 @@ pub async fn add(store: &Store, data_dir: &Path, draft: ProviderDraft) -> Result
                 preset: None,
                 base_url: draft.base_url.clone().unwrap_or_default(),
                 model: draft.model.clone().ok_or_else(|| {
-                    RuntimeError::Config("a provider without a preset needs its model's name".into())
+                    RuntimeError::Config(
+                        "a provider without a preset needs its model's name".into(),
+                    )
                 })?,
                 context_window: draft.context_window.unwrap_or(DEFAULT_WINDOW),
                 settings: ProviderSettings::default().to_value(),
@@ -174,6 +176,48 @@ pub async fn list(store: &Store, data_dir: &Path) -> Result<Vec<Listed>> {
         });
     }
     Ok(rows)
+}
+
+/// What the window's settings change on a provider: its address, model and window, and its
+/// key when a new one is given (`None` keeps the stored key).
+#[derive(Debug)]
+pub struct ProviderEdit {
+    /// The base URL.
+    pub base_url: String,
+    /// The model.
+    pub model: String,
+    /// The context window, in tokens.
+    pub context_window: u32,
+    /// A new key, replacing the stored one.
+    pub api_key: Option<SecretString>,
+}
+
+/// Changes a provider's endpoint (checked as `add` checks it) and, when given, its key.
+pub async fn update(
+    store: &Store,
+    data_dir: &Path,
+    name: &str,
+    edit: ProviderEdit,
+) -> Result<ProviderRecord> {
+    let current = store.providers().get_by_name(name).await?;
+    let mut probe = ProviderConfig::new(
+        name,
+        settings::protocol(&current.kind)?,
+        edit.base_url.trim(),
+        edit.model.trim(),
+    );
+    probe.context_window = edit.context_window;
+    HttpProvider::new(probe)?;
+    let record = store
+        .providers()
+        .update_endpoint(name, &edit.base_url, &edit.model, edit.context_window)
+        .await?;
+    if let Some(key) = &edit.api_key {
+        let (secrets, _fallback) = SecretStore::open_async(data_dir).await?;
+        secrets.set_async(name, key).await?;
+    }
+    info!(provider = %name, "provider edited");
+    Ok(record)
 }
 
 /// Removes a provider and its key.

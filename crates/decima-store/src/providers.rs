@@ -231,6 +231,42 @@ impl<'s> Providers<'s> {
         Ok(())
     }
 
+    /// Changes a live provider's address, model and window (what the analyst edits in the
+    /// window's settings) and returns the updated provider.
+    pub async fn update_endpoint(
+        &self,
+        name: &str,
+        base_url: &str,
+        model: &str,
+        context_window: u32,
+    ) -> Result<ProviderRecord> {
+        check_name(name)?;
+        let base_url = checked_base_url(base_url)?;
+        let model = checked_model(model)?;
+        if context_window == 0 {
+            return Err(StoreError::InvalidInput(
+                "a provider's context window must be above zero".into(),
+            ));
+        }
+        let sql = concat!(
+            "UPDATE providers SET base_url = ?, model = ?, context_window = ?, updated_at = ? \
+             WHERE name = ? AND deleted_at IS NULL RETURNING ",
+            provider_columns!()
+        );
+        let rows: Vec<ProviderRow> = sqlx::query_as(sql)
+            .bind(&base_url)
+            .bind(&model)
+            .bind(i64::from(context_window))
+            .bind(Timestamp::now().0)
+            .bind(name)
+            .fetch_all(self.store.pool())
+            .await?;
+        match rows.into_iter().next() {
+            Some(row) => row.try_into(),
+            None => Err(StoreError::not_found("provider", name)),
+        }
+    }
+
     /// Replaces a live provider's settings object and returns the updated provider.
     pub async fn update_settings(
         &self,

@@ -304,3 +304,50 @@ async fn app_settings_refuse_secrets_odd_keys_and_non_objects_and_keep_what_was_
         "a refused write changes nothing"
     );
 }
+
+#[tokio::test]
+async fn an_edited_endpoint_is_checked_like_a_new_one_and_kept() {
+    let (_dir, store) = common::temp_store().await;
+    store.providers().create(deepseek("ds")).await.unwrap();
+    let edited = store
+        .providers()
+        .update_endpoint("ds", " http://gpu-box:8000/v1 ", " qwen3-32b ", 65_536)
+        .await
+        .unwrap();
+    assert_eq!(
+        (
+            edited.base_url.as_str(),
+            edited.model.as_str(),
+            edited.context_window
+        ),
+        ("http://gpu-box:8000/v1", "qwen3-32b", 65_536)
+    );
+    let read = store.providers().get_by_name("ds").await.unwrap();
+    assert_eq!(read.model, "qwen3-32b");
+    for (url, model, window) in [
+        ("gpu-box:8000", "m", 1),
+        ("http://x/v1", "  ", 1),
+        ("http://x/v1", "m", 0),
+    ] {
+        assert!(
+            store
+                .providers()
+                .update_endpoint("ds", url, model, window)
+                .await
+                .is_err(),
+            "{url} {model} {window}"
+        );
+    }
+    assert!(
+        store
+            .providers()
+            .update_endpoint("missing", "http://x/v1", "m", 1)
+            .await
+            .is_err()
+    );
+    assert_eq!(
+        store.providers().get_by_name("ds").await.unwrap().model,
+        "qwen3-32b",
+        "a refused edit changes nothing"
+    );
+}

@@ -64,3 +64,35 @@ describe("errors where they happen", () => {
     expect(screen.queryByTestId("error-banner")).toBeNull();
   });
 });
+
+describe("editing a provider", () => {
+  it("changes its address, model and window in place, and a bad address is said under the form", async () => {
+    const backend = backendWith();
+    backend.providers = [{ name: "local", model: "qwen3", baseUrl: "http://localhost:8080/v1", contextWindow: 32000, hasApiKey: false }];
+    const { user } = renderApp();
+    await user.click(await screen.findByRole("button", { name: "Settings" }));
+    const row = await screen.findByTestId("provider");
+    await user.click(within(row).getByTestId("provider-edit"));
+    const form = within(row).getByTestId("provider-editor");
+    expect(within(form).getByTestId("edit-model")).toHaveValue("qwen3");
+    await user.clear(within(form).getByTestId("edit-base-url"));
+    await user.type(within(form).getByTestId("edit-base-url"), "localhost:9000");
+    await user.click(within(form).getByTestId("edit-save"));
+    expect(await within(form).findByTestId("edit-error")).toHaveTextContent("invalid base URL");
+
+    await user.clear(within(form).getByTestId("edit-base-url"));
+    await user.type(within(form).getByTestId("edit-base-url"), "http://gpu-box:8000/v1");
+    await user.clear(within(form).getByTestId("edit-model"));
+    await user.type(within(form).getByTestId("edit-model"), "qwen3-32b");
+    await user.click(within(form).getByTestId("edit-save"));
+    await waitFor(() => expect(screen.queryByTestId("provider-editor")).toBeNull());
+    expect(backend.callsOf("provider_update").slice(-1)[0]?.args).toEqual({
+      name: "local",
+      baseUrl: "http://gpu-box:8000/v1",
+      model: "qwen3-32b",
+      contextWindow: 32000,
+      apiKey: null,
+    });
+    await waitFor(() => expect(screen.getByTestId("provider")).toHaveTextContent("qwen3-32b · http://gpu-box:8000/v1"));
+  });
+});

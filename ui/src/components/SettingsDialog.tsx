@@ -8,6 +8,7 @@ import { InlineError } from "./InlineError";
 import { saveSendKey, savedSendKey, SEND_KEYS, type SendKey } from "../lib/sendKey";
 import { applyTheme, savedTheme, THEMES, type Theme } from "../lib/theme";
 import { LanguageSwitch } from "./LanguageSwitch";
+import { ProviderEditor } from "./settings/ProviderEditor";
 import { RunSettings } from "./settings/RunSettings";
 import { ThresholdsEditor } from "./settings/ThresholdsEditor";
 
@@ -66,6 +67,7 @@ export function SettingsDialog({ onClose }: Props) {
   const [addError, setAddError] = useState<AppError | null>(null);
   const [removeErrors, setRemoveErrors] = useState<Record<string, AppError>>({});
   const [importError, setImportError] = useState<AppError | null>(null);
+  const [editing, setEditing] = useState<string | null>(null);
 
   const load = async () => {
     const [p, s, l] = await Promise.all([
@@ -164,9 +166,29 @@ export function SettingsDialog({ onClose }: Props) {
                 <button type="button" className="button button-small" data-testid="provider-test" onClick={() => void test(p.name)}>
                   {t("settings.test")}
                 </button>
+                <button
+                  type="button"
+                  className="button button-small"
+                  data-testid="provider-edit"
+                  aria-expanded={editing === p.name}
+                  onClick={() => setEditing(editing === p.name ? null : p.name)}
+                >
+                  {t("settings.edit")}
+                </button>
                 <button type="button" className="button button-small" data-testid="provider-remove" onClick={() => void remove(p.name)}>
                   {t("settings.remove")}
                 </button>
+                {editing === p.name && (
+                  <ProviderEditor
+                    provider={p}
+                    onCancel={() => setEditing(null)}
+                    onSaved={() => {
+                      setEditing(null);
+                      setTested(({ [p.name]: _, ...rest }) => rest);
+                      void load();
+                    }}
+                  />
+                )}
                 {tested[p.name] && <TestResult result={tested[p.name]!} />}
                 <InlineError error={removeErrors[p.name] ?? null} testId="provider-remove-error" />
                 <ThresholdsEditor

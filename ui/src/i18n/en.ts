@@ -378,6 +378,10 @@ const en = {
     dismiss: "Dismiss",
   },
   settings: {
+    edit: "Edit",
+    save: "Save",
+    newKey: "New API key",
+    keepKey: "blank keeps the stored key",
     label: "Settings",
     providers: "Providers",
     window: "{{tokens}}-token window",

@@ -380,6 +380,10 @@ const zh: Messages = {
     dismiss: "关闭",
   },
   settings: {
+    edit: "编辑",
+    save: "保存",
+    newKey: "新的 API 密钥",
+    keepKey: "留空则保留已存的密钥",
     label: "设置",
     providers: "模型服务",
     window: "{{tokens}} 令牌窗口",

@@ -405,6 +405,17 @@ export class FakeBackend {
       case "provider_test":
         if (this.probeFailure) return { elapsedMs: 3, promptTokens: null, failure: this.probeFailure };
         return { elapsedMs: 42, promptTokens: 12, failure: null };
+      case "provider_update": {
+        const found = this.providers.find((p) => p.name === args.name);
+        if (!found) throw notFound(String(args.name));
+        if (!/^https?:\/\/./.test(String(args.baseUrl)))
+          throw { code: "invalid_input", message: "invalid base URL: it must start with http:// or https://" } satisfies AppError;
+        found.baseUrl = String(args.baseUrl);
+        found.model = String(args.model);
+        found.contextWindow = Number(args.contextWindow);
+        if (args.apiKey) found.hasApiKey = true;
+        return this.providerView(found);
+      }
       case "provider_remove":
         this.providers = this.providers.filter((p) => p.name !== args.name);
         return null;
