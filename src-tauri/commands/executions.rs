@@ -82,14 +82,13 @@ async fn view(
         .collect();
     snapshot_todos.sort();
     snapshot_todos.dedup();
+    let failures = store.failures().list(execution.id).await?;
     let waiting_on = if execution.status == ExecutionStatus::AwaitingUser {
-        store
-            .failures()
-            .list(execution.id)
-            .await?
-            .into_iter()
+        failures
+            .iter()
             .rev()
             .find(|f| f.resolution.is_none())
+            .cloned()
     } else {
         None
     };
@@ -103,6 +102,17 @@ async fn view(
         .rev()
         .find(|r| r.trigger == "system")
         .map(|r| r.risk_level);
+    for failure in failures.iter().filter(|f| f.resolution.is_some()) {
+        let at = failure.resolved_at.unwrap_or(failure.created_at);
+        let after = store
+            .messages()
+            .last_live_seq_at(execution.conversation_id, at)
+            .await?;
+        view.answered.push(crate::dto::AnsweredFailure {
+            report: crate::dto::FailureReport::from(failure),
+            after_seq: u32::try_from(after).unwrap_or(u32::MAX),
+        });
+    }
     view.first_seq = store
         .messages()
         .first_seq_of_execution(execution.id)

@@ -57,6 +57,19 @@ pub struct ExecutionView {
     pub review_risk: Option<String>,
     /// The seq of its first message in the conversation: where the run history opens it.
     pub first_seq: Option<u32>,
+    /// The failures the analyst answered, each with where in the conversation the answer was
+    /// given: the conversation keeps a row for each.
+    pub answered: Vec<AnsweredFailure>,
+}
+
+/// A failure and the analyst's choice, for the row the conversation keeps where it was made.
+#[derive(Debug, Clone, Serialize, Type)]
+#[serde(rename_all = "camelCase")]
+pub struct AnsweredFailure {
+    /// What failed and what was rolled back; `resolution` is the choice.
+    pub report: FailureReport,
+    /// The conversation's last live message when the choice was made: the row follows it.
+    pub after_seq: u32,
 }
 
 /// "Stopped by you at step 4", "Aborted after a failure at step 7", after message `after_seq`.
@@ -104,6 +117,7 @@ impl ExecutionView {
             tokens_out: u32::try_from(execution.usage.tokens_out).unwrap_or(u32::MAX),
             review_risk: None,
             first_seq: None,
+            answered: Vec::new(),
             ending: execution.ending.map(|e| RunEndingView {
                 by: e.by.as_str().to_owned(),
                 step: e.step,

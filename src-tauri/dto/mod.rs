@@ -8,7 +8,7 @@ mod run_event;
 mod settings;
 
 pub use compression::{CompactionMarker, CompressionPreview, SummaryPreview};
-pub use execution::{ExecutionView, FailureReport, FindingView, ReviewView};
+pub use execution::{AnsweredFailure, ExecutionView, FailureReport, FindingView, ReviewView};
 pub use run_event::{LayerTokens, RunEvent, TodoItem};
 pub use settings::{
     ExportView, PresetView, ProbeFailure, ProviderModels, ProviderPresetView, ProviderProbe,

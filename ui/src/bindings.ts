@@ -168,6 +168,14 @@ export const commands = {
 };
 
 /* Types */
+/**  A failure and the analyst's choice, for the row the conversation keeps where it was made. */
+export type AnsweredFailure = {
+	/**  What failed and what was rolled back; `resolution` is the choice. */
+	report: FailureReport,
+	/**  The conversation's last live message when the choice was made: the row follows it. */
+	afterSeq: number,
+};
+
 /**  Every command's error: a code for the UI's logic and a message for the person. */
 export type AppError = {
 	/**  What kind of failure. */
@@ -363,6 +371,11 @@ export type ExecutionView = {
 	reviewRisk: string | null,
 	/**  The seq of its first message in the conversation: where the run history opens it. */
 	firstSeq: number | null,
+	/**
+	 *  The failures the analyst answered, each with where in the conversation the answer was
+	 *  given: the conversation keeps a row for each.
+	 */
+	answered: AnsweredFailure[],
 };
 
 /**  Where an export went. */

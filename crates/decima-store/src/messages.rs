@@ -497,6 +497,24 @@ impl<'s> Messages<'s> {
         Ok(seq)
     }
 
+    /// The seq of the newest live message stored at or before `at`: where something that
+    /// happened then (a recovery choice) stands in the conversation. 0 when none.
+    pub async fn last_live_seq_at(
+        &self,
+        conversation: ConversationId,
+        at: Timestamp,
+    ) -> Result<i64> {
+        let seq: Option<i64> = sqlx::query_scalar(
+            "SELECT MAX(seq) FROM messages WHERE conversation_id = ? AND created_at <= ? \
+             AND deleted_at IS NULL",
+        )
+        .bind(conversation.to_string())
+        .bind(at.0)
+        .fetch_one(self.store.pool())
+        .await?;
+        Ok(seq.unwrap_or(0))
+    }
+
     /// The seq of the conversation's newest live message from `role`, if any: what "edit the
     /// last message" and "regenerate" start again from.
     pub async fn last_live_of_role(

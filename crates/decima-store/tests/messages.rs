@@ -407,3 +407,30 @@ async fn the_last_message_of_a_role_and_a_runs_first_message_skip_rolled_back_on
         Some(2)
     );
 }
+
+#[tokio::test]
+async fn what_happened_at_a_time_stands_after_the_last_live_message_stored_by_then() {
+    use decima_core::Timestamp;
+    let (_dir, store) = common::temp_store().await;
+    let c = store.conversations().create("when", None).await.unwrap();
+    let msgs = store.messages();
+    assert_eq!(
+        msgs.last_live_seq_at(c.id, Timestamp::now()).await.unwrap(),
+        0
+    );
+    msgs.append(c.id, NewMessage::new(Role::User, "a"))
+        .await
+        .unwrap();
+    msgs.append(c.id, NewMessage::new(Role::Assistant, "b"))
+        .await
+        .unwrap();
+    let between = Timestamp::now();
+    tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    msgs.append(c.id, NewMessage::new(Role::User, "c"))
+        .await
+        .unwrap();
+    assert_eq!(msgs.last_live_seq_at(c.id, between).await.unwrap(), 2);
+    // A rolled-back message no longer counts.
+    msgs.soft_delete_after(c.id, 1).await.unwrap();
+    assert_eq!(msgs.last_live_seq_at(c.id, between).await.unwrap(), 1);
+}

@@ -5,7 +5,7 @@ import i18n, { setLanguage } from "../i18n";
 import { FakeBackend } from "../test/fakeBackend";
 import { conversation, message } from "../test/fixtures";
 import { renderApp } from "../test/render";
-import { execution } from "../test/workbench";
+import { execution, failureReport } from "../test/workbench";
 
 beforeEach(async () => {
   await setLanguage("en");
@@ -82,5 +82,34 @@ describe("the run history", () => {
     expect(formatDuration(3_725_000, t)).toBe("1 h 2 min");
     await setLanguage("zh");
     expect(formatDuration(125_000, t)).toBe("2 分 5 秒");
+  });
+});
+
+describe("a recovery choice", () => {
+  it("leaves a row where it was made: what failed, what was rolled back, what was chosen", async () => {
+    const backend = new FakeBackend({
+      conversations: [conversation({ id: "c1", title: "Invoices", messageCount: 4 })],
+      messages: { c1: many(4) },
+    });
+    backend.executions = {
+      c1: [
+        execution({
+          id: "e1",
+          conversationId: "c1",
+          status: "succeeded",
+          answered: [{ report: failureReport({ resolution: "skip" }), afterSeq: 2 }],
+        }),
+      ],
+    };
+    backend.install();
+    const { user } = renderApp();
+    await user.click(await screen.findByTestId("conversation-item"));
+    const row = await screen.findByTestId("failure-answered");
+    expect(row).toHaveTextContent("A data problem in “Gather the invoices”.");
+    expect(row).toHaveTextContent("Rolled back: 2 files restored, 1 removed, 6 messages undone.");
+    expect(row).toHaveTextContent("You chose: Skip.");
+    // It stands after message 2, before message 3.
+    const order = [...screen.getByTestId("message-list").children].map((e) => e.getAttribute("data-seq") ?? e.getAttribute("data-testid"));
+    expect(order).toEqual(["1", "2", "failure-answered", "3", "4"]);
   });
 });

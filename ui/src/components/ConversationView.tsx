@@ -214,6 +214,14 @@ export function ConversationView(props: Props) {
       ),
     [executions, conversation.id],
   );
+  // Failures the analyst answered in this conversation, each kept as a row where they chose.
+  const answers = useMemo(
+    () =>
+      executions.flatMap((e) =>
+        e.conversationId === conversation.id ? e.answered.map((answered) => ({ executionId: e.id, answered })) : [],
+      ),
+    [executions, conversation.id],
+  );
   const snapshots = [...new Set([...(root?.snapshotTodoIds ?? []), ...run.snapshotTodoIds])];
   const stored: SubagentNode[] = executions
     .filter((e) => e.depth > 0)
@@ -331,6 +339,7 @@ export function ConversationView(props: Props) {
             messages={messages}
             markers={markers}
             ends={ends}
+            answers={answers}
             highlighted={highlighted}
             onUndo={(id) => void undo(id)}
             loadEarlier={pages.loadEarlier}

@@ -1,7 +1,7 @@
 import { useVirtualizer } from "@tanstack/react-virtual";
 import { memo, useEffect, useMemo, useRef, type ReactNode } from "react";
 import { useTranslation } from "react-i18next";
-import type { CompactionMarker, MessageView, RunEndingView } from "../bindings";
+import type { AnsweredFailure, CompactionMarker, MessageView, RunEndingView } from "../bindings";
 import { useFollowEnd } from "../hooks/useFollowEnd";
 import { MessageItem, type MessageAction } from "./MessageItem";
 
@@ -11,20 +11,24 @@ const REGENERATE: readonly MessageAction[] = ["regenerate"];
 /** A run the analyst ended, and where: its row follows the last message stored before it ended. */
 export type RunEnd = { executionId: string; ending: RunEndingView };
 
+/** A failure the analyst answered: its row says what failed, what was rolled back, the choice. */
+export type Answered = { executionId: string; answered: AnsweredFailure };
+
 /**
  * One row of the list: a stored message, the marker of a compaction whose summary ends there,
- * or where the analyst stopped or aborted a run.
+ * where the analyst stopped or aborted a run, or where they answered a failure.
  */
 type Row =
   | { kind: "marker"; key: string; marker: CompactionMarker }
   | { kind: "message"; key: string; message: MessageView }
-  | { kind: "ended"; key: string; end: RunEnd };
+  | { kind: "ended"; key: string; end: RunEnd }
+  | { kind: "answered"; key: string; answer: Answered };
 
 /**
  * Rows in reading order: each marker stands before the first message after its summary's end;
  * each run's end follows the last message at or before its seq (when that message is loaded).
  */
-export function rowsOf(messages: MessageView[], markers: CompactionMarker[], ends: RunEnd[] = []): Row[] {
+export function rowsOf(messages: MessageView[], markers: CompactionMarker[], ends: RunEnd[] = [], answers: Answered[] = []): Row[] {
   const rows: Row[] = [];
   messages.forEach((message, i) => {
     const previousSeq = i === 0 ? null : (messages[i - 1]?.seq ?? null);
@@ -35,6 +39,12 @@ export function rowsOf(messages: MessageView[], markers: CompactionMarker[], end
     }
     rows.push({ kind: "message", key: `m:${message.id}`, message });
     const nextSeq = messages[i + 1]?.seq ?? null;
+    for (const answer of answers) {
+      const after = answer.answered.afterSeq;
+      if (after >= message.seq && (nextSeq === null || after < nextSeq)) {
+        rows.push({ kind: "answered", key: `a:${answer.answered.report.id}`, answer });
+      }
+    }
     for (const end of ends) {
       const after = end.ending.afterSeq;
       if (after >= message.seq && (nextSeq === null || after < nextSeq)) {
@@ -64,6 +74,8 @@ type Props = {
   markers: CompactionMarker[];
   /** Runs the analyst stopped or aborted, shown where they ended. */
   ends?: RunEnd[];
+  /** Failures the analyst answered, shown where they chose. */
+  answers?: Answered[];
   /** The message to bring into view and highlight, if any. */
   highlighted: Mark | null;
   onUndo: (compactionId: string) => void;
@@ -105,8 +117,8 @@ type Props = {
 export function MessageList(props: Props) {
   const { conversationId, messages, markers, highlighted, onUndo, loadEarlier, placeholder } = props;
   const scrollRef = useRef<HTMLDivElement>(null);
-  const ends = props.ends;
-  const rows = useMemo(() => rowsOf(messages, markers, ends), [messages, markers, ends]);
+  const { ends, answers } = props;
+  const rows = useMemo(() => rowsOf(messages, markers, ends, answers), [messages, markers, ends, answers]);
   const virtualizer = useVirtualizer({
     count: rows.length,
     getScrollElement: () => scrollRef.current,
@@ -206,6 +218,8 @@ export function MessageList(props: Props) {
                 <MarkerRow key={row.key} marker={row.marker} onUndo={onUndo} {...place} />
               ) : row.kind === "ended" ? (
                 <EndedRow key={row.key} end={row.end} {...place} />
+              ) : row.kind === "answered" ? (
+                <AnsweredRow key={row.key} answer={row.answer} {...place} />
               ) : (
                 <MessageItem
                   key={row.key}
@@ -266,6 +280,44 @@ const EndedRow = memo(function EndedRow(props: {
     >
       <div className="run-ended">
         {ending.by === "abort" ? t("run.aborted", { step: ending.step }) : t("run.stopped", { step: ending.step })}
+      </div>
+    </li>
+  );
+});
+
+/** Where the analyst answered a failure: what failed, what was rolled back, what they chose. */
+const AnsweredRow = memo(function AnsweredRow(props: {
+  answer: Answered;
+  ref: (node: HTMLLIElement | null) => void;
+  index: number;
+  start: number;
+}) {
+  const { t } = useTranslation();
+  const r = props.answer.answered.report;
+  const choice = r.resolution ?? "";
+  return (
+    <li
+      ref={props.ref}
+      data-index={props.index}
+      style={{ transform: `translateY(${props.start}px)` }}
+      className="list-row run-ended-row"
+      data-testid="failure-answered"
+      data-choice={choice}
+      data-execution-id={props.answer.executionId}
+    >
+      <div className="run-ended answered">
+        <span>
+          {t("recovery.row.failed", {
+            what: t(`recovery.classes.${r.class as "data"}`, { defaultValue: r.class }),
+            where: r.todoTitle ?? t("recovery.row.noTodo"),
+          })}
+        </span>{" "}
+        <span>
+          {r.rolledBack
+            ? t("recovery.row.rolledBack", { restored: r.filesRestored, removed: r.filesRemoved, messages: r.messagesRemoved })
+            : t("recovery.row.nothingRolledBack")}
+        </span>{" "}
+        <strong>{t("recovery.row.chose", { choice: t(`recovery.choices.${choice as "retry"}`, { defaultValue: choice }) })}</strong>
       </div>
     </li>
   );

@@ -269,6 +269,13 @@ const en = {
     },
   },
   recovery: {
+    row: {
+      failed: "{{what}} in “{{where}}”.",
+      noTodo: "no todo",
+      rolledBack: "Rolled back: {{restored}} files restored, {{removed}} removed, {{messages}} messages undone.",
+      nothingRolledBack: "Nothing was rolled back.",
+      chose: "You chose: {{choice}}.",
+    },
     classes: {
       transient: "A passing failure",
       data: "A data problem",

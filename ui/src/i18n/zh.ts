@@ -271,6 +271,13 @@ const zh: Messages = {
     },
   },
   recovery: {
+    row: {
+      failed: "“{{where}}”中出现{{what}}。",
+      noTodo: "无待办",
+      rolledBack: "已回滚：恢复 {{restored}} 个文件，删除 {{removed}} 个，撤销 {{messages}} 条消息。",
+      nothingRolledBack: "没有回滚任何内容。",
+      chose: "你的选择：{{choice}}。",
+    },
     classes: {
       transient: "暂时性故障",
       data: "数据问题",

@@ -45,6 +45,7 @@ export function execution(overrides: Partial<ExecutionView> & { id: string; conv
     tokensOut: 0,
     reviewRisk: null,
     firstSeq: null,
+    answered: [],
     ...overrides,
   };
 }
