@@ -67,6 +67,9 @@ pub fn builder() -> Builder<tauri::Wry> {
             settings::provider_thresholds_save,
             run_options::run_options_get,
             run_options::run_options_save,
+            run_options::workspace_choose,
+            run_options::workspace_use_default,
+            run_options::workspace_open,
         ])
 }
 
@@ -116,7 +119,7 @@ mod tests {
             .skip(1)
             .filter_map(|rest| rest.split('"').next())
             .collect();
-        assert_eq!(invoked.len(), 43, "{invoked:?}");
+        assert_eq!(invoked.len(), 46, "{invoked:?}");
         for command in invoked {
             assert!(
                 build_rs.contains(&format!("\"{command}\"")),

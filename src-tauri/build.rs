@@ -45,6 +45,9 @@ fn main() {
         "provider_thresholds_save",
         "run_options_get",
         "run_options_save",
+        "workspace_choose",
+        "workspace_use_default",
+        "workspace_open",
     ]);
     let attributes = tauri_build::Attributes::new()
         .capabilities_path_pattern("./src-tauri/capabilities/**/*")

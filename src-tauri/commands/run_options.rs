@@ -2,9 +2,12 @@
 //! step budget and the tenth man's mode. The rules live in
 //! `decima_runtime::conversation_options`; these carry the request and the answer.
 
+use decima_core::ConversationId;
 use decima_runtime::conversation_options::{self, ConversationOptions};
 use decima_runtime::review::TenthManMode;
-use tauri::State;
+use tauri::{AppHandle, State};
+use tauri_plugin_dialog::DialogExt;
+use tauri_plugin_opener::OpenerExt;
 
 use crate::dto::RunOptionsView;
 use crate::{AppError, AppState};
@@ -19,7 +22,7 @@ pub async fn run_options_get(
 ) -> Result<RunOptionsView, AppError> {
     let id = super::conversation_id(&conversation_id)?;
     let own = conversation_options::load(&state.store, id).await?;
-    view(&state, own).await
+    view(&state, id, own).await
 }
 
 /// Saves the conversation's run options; `null` (or blank) follows the settings. Runs started
@@ -36,6 +39,10 @@ pub async fn run_options_save(
     tenth_man: Option<String>,
 ) -> Result<RunOptionsView, AppError> {
     let id = super::conversation_id(&conversation_id)?;
+    // The folder is kept as it is: only the folder dialog sets it, never a path the page names.
+    let kept = conversation_options::load(&state.store, id)
+        .await?
+        .workspace;
     let tenth_man = tenth_man
         .filter(|m| !m.trim().is_empty())
         .map(|m| {
@@ -58,13 +65,111 @@ pub async fn run_options_save(
             sandbox: sandbox.filter(|s| !s.trim().is_empty()),
             max_steps,
             tenth_man,
+            workspace: kept,
         },
     )
     .await?;
-    view(&state, saved).await
+    view(&state, id, saved).await
 }
 
-async fn view(state: &AppState, own: ConversationOptions) -> Result<RunOptionsView, AppError> {
+/// Asks for the folder this conversation's host runs work in (the system's folder dialog), and
+/// keeps it. `None` when the dialog was cancelled.
+#[tauri::command]
+#[specta::specta]
+#[tracing::instrument(name = "command", skip_all, fields(name = "workspace_choose"))]
+pub async fn workspace_choose(
+    app: AppHandle,
+    state: State<'_, AppState>,
+    conversation_id: String,
+    dialog_title: String,
+) -> Result<Option<RunOptionsView>, AppError> {
+    let id = super::conversation_id(&conversation_id)?;
+    let own = conversation_options::load(&state.store, id).await?;
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    app.dialog()
+        .file()
+        .set_title(super::export::dialog_title_or(
+            &dialog_title,
+            "Choose the conversation's workspace folder",
+        ))
+        .pick_folder(move |picked| {
+            let _ = tx.send(picked);
+        });
+    let picked = rx
+        .await
+        .map_err(|_| AppError::internal("the folder dialog closed without an answer"))?;
+    let Some(picked) = picked else {
+        return Ok(None);
+    };
+    let folder = picked
+        .into_path()
+        .map_err(|e| AppError::invalid(format!("that is not a folder on this computer: {e}")))?;
+    let saved = conversation_options::save(
+        &state.store,
+        id,
+        ConversationOptions {
+            workspace: Some(folder.display().to_string()),
+            ..own
+        },
+    )
+    .await?;
+    Ok(Some(view(&state, id, saved).await?))
+}
+
+/// Goes back to the data folder's own workspace for this conversation.
+#[tauri::command]
+#[specta::specta]
+#[tracing::instrument(name = "command", skip_all, fields(name = "workspace_use_default"))]
+pub async fn workspace_use_default(
+    state: State<'_, AppState>,
+    conversation_id: String,
+) -> Result<RunOptionsView, AppError> {
+    let id = super::conversation_id(&conversation_id)?;
+    let own = conversation_options::load(&state.store, id).await?;
+    let saved = conversation_options::save(
+        &state.store,
+        id,
+        ConversationOptions {
+            workspace: None,
+            ..own
+        },
+    )
+    .await?;
+    view(&state, id, saved).await
+}
+
+/// Opens the conversation's workspace in the file manager (made first when it is the data
+/// folder's own and no run has made it yet, so files can be put there before the first run).
+#[tauri::command]
+#[specta::specta]
+#[tracing::instrument(name = "command", skip_all, fields(name = "workspace_open"))]
+pub async fn workspace_open(
+    app: AppHandle,
+    state: State<'_, AppState>,
+    conversation_id: String,
+) -> Result<(), AppError> {
+    let id = super::conversation_id(&conversation_id)?;
+    let own = conversation_options::load(&state.store, id).await?;
+    let folder = match own.workspace {
+        Some(folder) => std::path::PathBuf::from(folder),
+        None => {
+            let folder = decima_runtime::agent::default_workspace(&state.data_dir, id);
+            std::fs::create_dir_all(&folder).map_err(|e| {
+                AppError::invalid(format!("cannot create {}: {e}", folder.display()))
+            })?;
+            folder
+        }
+    };
+    app.opener()
+        .open_path(folder.to_string_lossy(), None::<&str>)
+        .map_err(|e| AppError::invalid(format!("no file manager opened {}: {e}", folder.display())))
+}
+
+async fn view(
+    state: &AppState,
+    id: ConversationId,
+    own: ConversationOptions,
+) -> Result<RunOptionsView, AppError> {
     let settings = decima_runtime::preferences::load(&state.store).await?;
     let defaults = decima_runtime::agent::RunOptions::default();
     Ok(RunOptionsView {
@@ -76,6 +181,10 @@ async fn view(state: &AppState, own: ConversationOptions) -> Result<RunOptionsVi
         settings_sandbox: settings.sandbox.as_str().to_owned(),
         default_max_steps: defaults.max_steps,
         default_tenth_man: mode_name(defaults.tenth_man),
+        default_workspace: decima_runtime::agent::default_workspace(&state.data_dir, id)
+            .display()
+            .to_string(),
+        workspace: own.workspace,
     })
 }
 

@@ -74,13 +74,19 @@ pub async fn run_start(
     let defaults = agent::RunOptions::default();
     let max_steps = in_force.max_steps.unwrap_or(defaults.max_steps);
     let tenth_man = in_force.tenth_man.unwrap_or(defaults.tenth_man);
+    let workspace = in_force.workspace;
     Ok(spawn_run(&state, app, on_event, provider, move |session| {
         Box::pin(async move {
             agent::run(
                 session,
                 RunRequest {
                     conversation,
-                    workspace: None,
+                    // A chosen folder is where host runs work; a Docker run's workspace lives
+                    // in its container.
+                    workspace: match sandbox {
+                        decima_store::SandboxKind::Host => workspace,
+                        decima_store::SandboxKind::Docker => None,
+                    },
                     task,
                     sandbox,
                     options: agent::RunOptions {

@@ -374,4 +374,8 @@ pub struct RunOptionsView {
     pub default_max_steps: u32,
     /// The runtime's tenth man mode.
     pub default_tenth_man: String,
+    /// The folder host runs work in, when the analyst chose one.
+    pub workspace: Option<String>,
+    /// The data folder's own workspace for this conversation, used otherwise.
+    pub default_workspace: String,
 }

@@ -165,6 +165,18 @@ export const commands = {
 	 *  afterwards use them.
 	 */
 	runOptionsSave: (conversationId: string, provider: string | null, sandbox: string | null, maxSteps: number | null, tenthMan: string | null) => typedError<RunOptionsView, AppError>(__TAURI_INVOKE("run_options_save", { conversationId, provider, sandbox, maxSteps, tenthMan })),
+	/**
+	 *  Asks for the folder this conversation's host runs work in (the system's folder dialog), and
+	 *  keeps it. `None` when the dialog was cancelled.
+	 */
+	workspaceChoose: (conversationId: string, dialogTitle: string) => typedError<RunOptionsView | null, AppError>(__TAURI_INVOKE("workspace_choose", { conversationId, dialogTitle })),
+	/**  Goes back to the data folder's own workspace for this conversation. */
+	workspaceUseDefault: (conversationId: string) => typedError<RunOptionsView, AppError>(__TAURI_INVOKE("workspace_use_default", { conversationId })),
+	/**
+	 *  Opens the conversation's workspace in the file manager (made first when it is the data
+	 *  folder's own and no run has made it yet, so files can be put there before the first run).
+	 */
+	workspaceOpen: (conversationId: string) => typedError<null, AppError>(__TAURI_INVOKE("workspace_open", { conversationId })),
 };
 
 /* Types */
@@ -860,6 +872,10 @@ export type RunOptionsView = {
 	defaultMaxSteps: number,
 	/**  The runtime's tenth man mode. */
 	defaultTenthMan: string,
+	/**  The folder host runs work in, when the analyst chose one. */
+	workspace: string | null,
+	/**  The data folder's own workspace for this conversation, used otherwise. */
+	defaultWorkspace: string,
 };
 
 /**  Whether runs can use the Docker sandbox, for the settings screen. */

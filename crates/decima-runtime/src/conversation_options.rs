@@ -26,6 +26,9 @@ pub struct ConversationOptions {
     pub max_steps: Option<u32>,
     /// Where the tenth man runs.
     pub tenth_man: Option<TenthManMode>,
+    /// The folder its host runs work in (absolute); unset: the data folder's
+    /// `workspaces/<conversation id>`.
+    pub workspace: Option<String>,
 }
 
 /// The options a run of this conversation starts with, the settings filled in.
@@ -39,6 +42,8 @@ pub struct InForce {
     pub max_steps: Option<u32>,
     /// Where the tenth man runs, when the conversation set it.
     pub tenth_man: Option<TenthManMode>,
+    /// The folder host runs work in, when the conversation chose one.
+    pub workspace: Option<std::path::PathBuf>,
 }
 
 impl ConversationOptions {
@@ -69,17 +74,26 @@ impl ConversationOptions {
                 "a run may make between 1 and {MAX_STEPS_LIMIT} model calls, not {steps}"
             )));
         }
+        if let Some(folder) = &self.workspace {
+            let path = std::path::Path::new(folder);
+            if !path.is_absolute() || !path.is_dir() {
+                return Err(RuntimeError::Config(format!(
+                    "the workspace {} is not a folder on this computer; choose another",
+                    decima_core::names::echo_untrusted(folder)
+                )));
+            }
+        }
         Ok(())
     }
 
     /// These options over the settings: what a run of the conversation starts with. The
     /// conversation's provider is checked again, since it may have been removed since.
     pub async fn in_force(&self, store: &Store, settings: &Preferences) -> Result<InForce> {
+        if self.provider.is_some() || self.workspace.is_some() {
+            self.check(store).await?;
+        }
         let provider = match &self.provider {
-            Some(_) => {
-                self.check(store).await?;
-                self.provider.clone()
-            }
+            Some(_) => self.provider.clone(),
             None => settings.provider_in_force(store).await?,
         };
         Ok(InForce {
@@ -87,6 +101,7 @@ impl ConversationOptions {
             sandbox: self.sandbox_kind()?.unwrap_or(settings.sandbox),
             max_steps: self.max_steps,
             tenth_man: self.tenth_man,
+            workspace: self.workspace.as_ref().map(std::path::PathBuf::from),
         })
     }
 }

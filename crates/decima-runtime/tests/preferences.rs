@@ -266,6 +266,7 @@ async fn a_conversations_run_options_win_over_the_settings_and_are_checked() {
             sandbox: Some("docker".into()),
             max_steps: Some(120),
             tenth_man: Some(TenthManMode::Off),
+            workspace: None,
         },
     )
     .await
@@ -315,4 +316,43 @@ async fn a_conversations_run_options_win_over_the_settings_and_are_checked() {
     store.providers().remove("careful").await.unwrap();
     let err = own.in_force(&store, &settings).await.unwrap_err();
     assert!(err.to_string().contains("careful"), "{err}");
+}
+
+/// A conversation's workspace folder must be a folder on this computer, given as a full path.
+#[tokio::test]
+async fn a_conversations_workspace_is_an_existing_absolute_folder() {
+    use decima_runtime::conversation_options::{self as options, ConversationOptions};
+    let (dir, store) = store_with(&["local"]).await;
+    let c = store.conversations().create("q3", None).await.unwrap();
+    let settings = Preferences::default();
+    let folder = dir.path().join("analyst-q3");
+    std::fs::create_dir(&folder).unwrap();
+    let saved = options::save(
+        &store,
+        c.id,
+        ConversationOptions {
+            workspace: Some(folder.display().to_string()),
+            ..ConversationOptions::default()
+        },
+    )
+    .await
+    .unwrap();
+    let in_force = saved.in_force(&store, &settings).await.unwrap();
+    assert_eq!(in_force.workspace.as_deref(), Some(folder.as_path()));
+    for bad in ["relative/folder", "/no/such/folder/anywhere"] {
+        let err = options::save(
+            &store,
+            c.id,
+            ConversationOptions {
+                workspace: Some(bad.into()),
+                ..ConversationOptions::default()
+            },
+        )
+        .await
+        .unwrap_err();
+        assert!(err.to_string().contains("not a folder"), "{bad}: {err}");
+    }
+    // The folder is removed after it was chosen: the next run is refused, not sent elsewhere.
+    std::fs::remove_dir(&folder).unwrap();
+    assert!(saved.in_force(&store, &settings).await.is_err());
 }

@@ -43,4 +43,27 @@ describe("a conversation's run options", () => {
     await waitFor(() => expect(within(form).queryByTestId("run-options-error")).toBeNull());
     await waitFor(() => expect(button).toHaveTextContent("120 calls"));
   });
+
+  it("show where host runs work, take a folder only from the dialog, and go back to the default", async () => {
+    const backend = backendWith();
+    backend.providers = [{ name: "local", model: "qwen3", baseUrl: "http://localhost:8080/v1", contextWindow: 32000, hasApiKey: false }];
+    const { user } = await openC1();
+    await user.click(await screen.findByTestId("run-options-button"));
+    const form = screen.getByTestId("run-options");
+    expect(within(form).getByTestId("workspace-path")).toHaveTextContent("/data/workspaces/c1");
+    backend.pickedFolder = "/home/analyst/q3";
+    await user.click(within(form).getByTestId("workspace-choose"));
+    await waitFor(() => expect(within(form).getByTestId("workspace-path")).toHaveTextContent("/home/analyst/q3"));
+    expect(backend.callsOf("workspace_choose")[0]?.args).toEqual({
+      conversationId: "c1",
+      dialogTitle: "Choose the conversation's workspace folder",
+    });
+    await user.click(within(form).getByTestId("workspace-open"));
+    expect(backend.callsOf("workspace_open")).toHaveLength(1);
+    await user.click(within(form).getByTestId("workspace-default"));
+    await waitFor(() => expect(within(form).getByTestId("workspace-path")).toHaveTextContent("/data/workspaces/c1"));
+    // In Docker the folder does not apply, and the form says so.
+    await user.selectOptions(within(form).getByTestId("run-options-sandbox"), "docker");
+    await waitFor(() => expect(within(form).getByTestId("run-options-workspace")).toHaveTextContent("container's /workspace"));
+  });
 });

@@ -52,6 +52,22 @@ export function RunOptions({ conversationId, disabled = false }: Props) {
     }
   };
 
+  // The workspace: only the folder dialog names a folder, never the page.
+  const chooseFolder = async () => {
+    const res = await call(() => commands.workspaceChoose(conversationId, t("runOptions.chooseTitle")));
+    setError(res.status === "error" ? res.error : null);
+    if (res.status === "ok" && res.data) setOptions(res.data);
+  };
+  const useDefault = async () => {
+    const res = await call(() => commands.workspaceUseDefault(conversationId));
+    setError(res.status === "error" ? res.error : null);
+    if (res.status === "ok") setOptions(res.data);
+  };
+  const openFolder = async () => {
+    const res = await call(() => commands.workspaceOpen(conversationId));
+    setError(res.status === "error" ? res.error : null);
+  };
+
   if (!options) return error ? <InlineError error={error} testId="run-options-error" /> : null;
   const provider = options.provider ?? options.settingsProvider;
   const sandbox = options.sandbox ?? options.settingsSandbox;
@@ -142,6 +158,31 @@ export function RunOptions({ conversationId, disabled = false }: Props) {
               ))}
             </select>
           </label>
+          <div className="settings-field run-options-workspace" data-testid="run-options-workspace">
+            <span>{t("runOptions.workspace")}</span>
+            {sandbox === "docker" ? (
+              <p className="muted">{t("runOptions.workspaceDocker")}</p>
+            ) : (
+              <>
+                <code className="workspace-path" data-testid="workspace-path" title={options.workspace ?? options.defaultWorkspace}>
+                  {options.workspace ?? options.defaultWorkspace}
+                </code>
+                <span className="workspace-actions">
+                  <button type="button" className="button button-small" data-testid="workspace-choose" onClick={() => void chooseFolder()}>
+                    {t("runOptions.chooseFolder")}
+                  </button>
+                  <button type="button" className="button button-small" data-testid="workspace-open" onClick={() => void openFolder()}>
+                    {t("runOptions.openFolder")}
+                  </button>
+                  {options.workspace !== null && (
+                    <button type="button" className="button button-small" data-testid="workspace-default" onClick={() => void useDefault()}>
+                      {t("runOptions.useDefault")}
+                    </button>
+                  )}
+                </span>
+              </>
+            )}
+          </div>
           <InlineError error={error} testId="run-options-error" />
         </div>
       )}

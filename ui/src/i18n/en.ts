@@ -165,6 +165,12 @@ const en = {
     hours: "{{h}} h {{m}} min",
   },
   runOptions: {
+    workspace: "Workspace (where host runs work)",
+    workspaceDocker: "In Docker, runs work in the container's /workspace.",
+    chooseFolder: "Choose folder…",
+    chooseTitle: "Choose the conversation's workspace folder",
+    openFolder: "Open",
+    useDefault: "Use the default",
     label: "This conversation's run options",
     provider: "Provider",
     sandbox: "Tools run in",

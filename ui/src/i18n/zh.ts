@@ -167,6 +167,12 @@ const zh: Messages = {
     hours: "{{h}} 小时 {{m}} 分",
   },
   runOptions: {
+    workspace: "工作区（主机运行的目录）",
+    workspaceDocker: "在 Docker 中，运行在容器的 /workspace 中进行。",
+    chooseFolder: "选择文件夹…",
+    chooseTitle: "选择对话的工作区文件夹",
+    openFolder: "打开",
+    useDefault: "使用默认位置",
     label: "本对话的运行选项",
     provider: "提供方",
     sandbox: "工具运行于",

@@ -79,6 +79,10 @@ export class FakeBackend {
   droppable: Record<string, { title: string; messages: MessageView[] } | string> = {};
   /** Each conversation's own run options, as run_options_save stored them. */
   runOptions: Record<string, { provider: string | null; sandbox: string | null; maxSteps: number | null; tenthMan: string | null }> = {};
+  /** Each conversation's chosen workspace folder. */
+  workspaces: Record<string, string> = {};
+  /** What the folder dialog picks (null cancels it). */
+  pickedFolder: string | null = null;
   /** What provider_models lists (null: the server does not answer). */
   modelList: string[] | null = null;
   /** What search_messages refuses with, when set. */
@@ -230,12 +234,23 @@ export class FakeBackend {
         const own = this.runOptions[id] ?? { provider: null, sandbox: null, maxSteps: null, tenthMan: null };
         return {
           ...own,
+          workspace: this.workspaces[id] ?? null,
+          defaultWorkspace: `/data/workspaces/${id}`,
           settingsProvider: this.settings.provider,
           settingsSandbox: this.settings.sandbox,
           defaultMaxSteps: 50,
           defaultTenthMan: "hybrid",
         };
       }
+      case "workspace_choose":
+        if (this.pickedFolder === null) return null;
+        this.workspaces[String(args.conversationId)] = this.pickedFolder;
+        return this.handle("run_options_get", { conversationId: args.conversationId });
+      case "workspace_use_default":
+        delete this.workspaces[String(args.conversationId)];
+        return this.handle("run_options_get", { conversationId: args.conversationId });
+      case "workspace_open":
+        return null;
       case "conversation_create": {
         const at = this.now();
         const created: ConversationSummary = {
