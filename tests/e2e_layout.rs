@@ -167,6 +167,9 @@ async fn the_window_holds_at_720_900_and_1280_wide_in_english_and_chinese() {
                 m["composer"]["right"].as_f64().unwrap() <= f64::from(width) + 0.5,
                 "Send lies outside the window, {at}"
             );
+            if width != 900 {
+                open_each_view(&client, lang, width).await;
+            }
             let sidebar_shown = m["sidebar"]["visible"].as_bool() == Some(true);
             assert!(
                 m["toggle"]["visible"].as_bool().unwrap(),
@@ -211,4 +214,40 @@ async fn the_window_holds_at_720_900_and_1280_wide_in_english_and_chinese() {
         }
     }
     client.close().await.unwrap();
+}
+
+/// Opens the views a conversation has besides its messages (the find bar, the run history, the
+/// run options) one at a time, checks that none pushes the page sideways, and keeps a
+/// screenshot of each for the person reviewing the run (`view-*.png`).
+async fn open_each_view(client: &fantoccini::Client, lang: &str, width: u32) {
+    for (button, view, close) in [
+        ("find-button", "find-bar", "[data-testid=find-close]"),
+        (
+            "run-history-button",
+            "run-history",
+            "[data-testid=run-history-button]",
+        ),
+        (
+            "run-options-button",
+            "run-options",
+            "[data-testid=run-options-button]",
+        ),
+    ] {
+        click(client, &format!("[data-testid={button}]")).await;
+        wait_until(client, &format!("{view} did not open"), || async {
+            support::count(client, &format!("[data-testid={view}]")).await == 1
+        })
+        .await;
+        let m = measure(client).await;
+        assert!(
+            m["scrollWidth"].as_f64().unwrap() <= m["clientWidth"].as_f64().unwrap() + 0.5,
+            "{view} pushes the page sideways, {lang} at {width}: {m}"
+        );
+        shot(client, &format!("view-{lang}-{width}-{view}.png")).await;
+        click(client, close).await;
+        wait_until(client, &format!("{view} did not close"), || async {
+            support::count(client, &format!("[data-testid={view}]")).await == 0
+        })
+        .await;
+    }
 }
