@@ -625,13 +625,19 @@ fn measure(
     scale: Scale,
     window: &WindowSettings,
 ) -> ContextReport {
+    // A system message from the history is shown with the system layer, where a person looks
+    // for the system prompt; the budgets keep counting it with the history.
+    let moved = u64::from(assembled.history_system);
     let mut layers: Vec<ReportLayer> = Layer::ALL
         .iter()
         .map(|l| {
-            ReportLayer::new(
-                l.name(),
-                scale.to_model(u64::from(*assembled.tokens.get(*l))),
-            )
+            let raw = u64::from(*assembled.tokens.get(*l));
+            let raw = match l {
+                Layer::SystemConstants => raw.saturating_add(moved),
+                Layer::WorkingContext => raw.saturating_sub(moved),
+                _ => raw,
+            };
+            ReportLayer::new(l.name(), scale.to_model(raw))
         })
         .collect();
     layers.push(ReportLayer::new("pending", scale.to_model(history.pending)));

@@ -451,3 +451,57 @@ async fn confirming_a_preview_stores_the_summary_it_showed_unless_the_range_chan
     assert!(fresh.text.contains("second, different"), "{}", fresh.text);
     assert_eq!(server.requests().len(), 2);
 }
+
+/// The meter's breakdown shows a conversation's own system message with the system layer,
+/// where a person looks for the system prompt, and the total stays what is sent.
+#[tokio::test]
+async fn a_conversations_own_system_message_is_counted_with_the_system_layer() {
+    let (_dir, store) = open().await;
+    let system = "You are the ledger agent. Answer in EUR and cite the invoice numbers you used.";
+    let plain = store
+        .conversations()
+        .import(
+            "plain",
+            None,
+            &[NewMessage::new(Role::User, "How many invoices are unpaid?")],
+        )
+        .await
+        .unwrap();
+    let with_system = store
+        .conversations()
+        .import(
+            "with system",
+            None,
+            &[
+                NewMessage::new(Role::System, system),
+                NewMessage::new(Role::User, "How many invoices are unpaid?"),
+            ],
+        )
+        .await
+        .unwrap();
+    let preset = Preset::default();
+    let window = WindowSettings::new(32_000);
+    let layer = |built: &decima_runtime::context::Built, name: &str| {
+        built
+            .report
+            .layers
+            .iter()
+            .find(|l| l.name == name)
+            .map(|l| l.tokens)
+            .unwrap()
+    };
+    let a = build(&store, &plain, &preset, &window, Scale::ONE)
+        .await
+        .unwrap();
+    let b = build(&store, &with_system, &preset, &window, Scale::ONE)
+        .await
+        .unwrap();
+    let added = b.report.total - a.report.total;
+    assert!(added > 10, "the system message is sent: +{added}");
+    assert_eq!(
+        layer(&b, "system_constants") - layer(&a, "system_constants"),
+        added,
+        "all of it shows with the system layer"
+    );
+    assert_eq!(layer(&b, "working_context"), layer(&a, "working_context"));
+}

@@ -187,6 +187,10 @@ pub struct Assembled {
     pub total: u32,
     /// Layers over their budget.
     pub overflows: Vec<LayerOverflow>,
+    /// Tokens of system messages that came from the history (a conversation's own system
+    /// prompt, an imported chat's): counted in `working_context` for its budget, and shown by
+    /// the meter with the system layer, where a person looks for them.
+    pub history_system: u32,
 }
 
 impl Assembled {
@@ -496,6 +500,10 @@ pub fn assemble(
         })
         .collect();
 
+    let history_system = parts
+        .iter()
+        .filter(|p| p.layer == Layer::WorkingContext && p.message.role == Role::System)
+        .fold(0u32, |acc, p| acc.saturating_add(p.tokens));
     let messages = if input.system_first {
         hoist_system(parts)
     } else {
@@ -513,6 +521,7 @@ pub fn assemble(
         tokens,
         total,
         overflows,
+        history_system,
     }
 }
 
@@ -817,6 +826,26 @@ mod tests {
         assert_eq!(out.messages[0].source, "merged_system");
         // Accounting is per layer, before merging.
         assert!(out.tokens.session_context > 0 && out.tokens.instant_context > 0);
+        assert_eq!(
+            out.history_system, 0,
+            "no system message came from the history"
+        );
+    }
+
+    #[test]
+    fn a_system_message_from_the_history_is_counted_apart() {
+        let p = Preset::simple("SYS");
+        let h = vec![
+            NewMessage::new(Role::System, "You are the ledger agent. Answer in EUR."),
+            NewMessage::new(Role::User, "How many invoices?"),
+        ];
+        let hs = shared(&h);
+        let input = AssembleInput::new(&hs);
+        let out = assemble(&p, &input, &EstimateCounter);
+        let system = EstimateCounter.count_message(&h[0]);
+        assert_eq!(out.history_system, system);
+        // Its budget is the history's: the layer counts stay as they were.
+        assert!(out.tokens.working_context >= system);
     }
 
     #[test]
