@@ -48,6 +48,7 @@ pub fn builder() -> Builder<tauri::Wry> {
             compression::compression_undo,
             compression::compaction_list,
             library::provider_list,
+            library::provider_names,
             library::provider_add,
             library::provider_remove,
             library::provider_update,
@@ -119,7 +120,7 @@ mod tests {
             .skip(1)
             .filter_map(|rest| rest.split('"').next())
             .collect();
-        assert_eq!(invoked.len(), 46, "{invoked:?}");
+        assert_eq!(invoked.len(), 47, "{invoked:?}");
         for command in invoked {
             assert!(
                 build_rs.contains(&format!("\"{command}\"")),

@@ -26,6 +26,7 @@ fn main() {
         "compression_undo",
         "compaction_list",
         "provider_list",
+        "provider_names",
         "provider_add",
         "provider_remove",
         "provider_update",

@@ -8,8 +8,8 @@ use decima_runtime::providers::{self, ProviderDraft};
 use tauri::State;
 
 use crate::dto::{
-    PresetView, ProbeFailure, ProviderModels, ProviderPresetView, ProviderProbe, ProviderView,
-    SandboxStatus,
+    PresetView, ProbeFailure, ProviderModels, ProviderName, ProviderPresetView, ProviderProbe,
+    ProviderView, SandboxStatus,
 };
 use crate::{AppError, AppState};
 
@@ -20,6 +20,26 @@ use crate::{AppError, AppState};
 pub async fn provider_list(state: State<'_, AppState>) -> Result<Vec<ProviderView>, AppError> {
     let listed = providers::list(&state.store, &state.data_dir).await?;
     Ok(listed.into_iter().map(ProviderView::of).collect())
+}
+
+/// The configured providers' names and models, read from the store alone: what the first
+/// start and the run options need, without opening the keyring (which costs the app process
+/// a D-Bus connection it otherwise does not need until Settings opens).
+#[tauri::command]
+#[specta::specta]
+#[tracing::instrument(name = "command", skip_all, fields(name = "provider_names"))]
+pub async fn provider_names(state: State<'_, AppState>) -> Result<Vec<ProviderName>, AppError> {
+    Ok(state
+        .store
+        .providers()
+        .list()
+        .await?
+        .into_iter()
+        .map(|p| ProviderName {
+            name: p.name,
+            model: p.model,
+        })
+        .collect())
 }
 
 /// Adds a provider from a preset (with overrides) or a custom endpoint. The key goes to the

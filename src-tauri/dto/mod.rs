@@ -11,8 +11,8 @@ pub use compression::{CompactionMarker, CompressionPreview, SummaryPreview};
 pub use execution::{AnsweredFailure, ExecutionView, FailureReport, FindingView, ReviewView};
 pub use run_event::{LayerTokens, RunEvent, TodoItem};
 pub use settings::{
-    ExportView, PresetView, ProbeFailure, ProviderModels, ProviderPresetView, ProviderProbe,
-    ProviderView, SandboxStatus, ThresholdsView, WorkbenchSettings,
+    ExportView, PresetView, ProbeFailure, ProviderModels, ProviderName, ProviderPresetView,
+    ProviderProbe, ProviderView, SandboxStatus, ThresholdsView, WorkbenchSettings,
 };
 
 use decima_core::{Message, Role};

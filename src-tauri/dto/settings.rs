@@ -218,3 +218,13 @@ pub struct ProviderModels {
     /// Why there are none, when the server did not answer the listing.
     pub failure: Option<ProbeFailure>,
 }
+
+/// A configured provider by name, with its model: enough to choose it.
+#[derive(Debug, Clone, Serialize, Type)]
+#[serde(rename_all = "camelCase")]
+pub struct ProviderName {
+    /// Its name.
+    pub name: String,
+    /// The model it uses.
+    pub model: String,
+}

@@ -55,7 +55,7 @@ export function App() {
   const [providerCount, setProviderCount] = useState<number | null>(null);
   const [setupOpen, setSetupOpen] = useState(false);
   const countProviders = useCallback(async () => {
-    const res = await call(() => commands.providerList());
+    const res = await call(() => commands.providerNames());
     if (res.status === "ok") setProviderCount(res.data.length);
   }, []);
   useEffect(() => {

@@ -95,6 +95,12 @@ export const commands = {
 	/**  The configured providers, with whether each has a key (never the key). */
 	providerList: () => typedError<ProviderView[], AppError>(__TAURI_INVOKE("provider_list")),
 	/**
+	 *  The configured providers' names and models, read from the store alone: what the first
+	 *  start and the run options need, without opening the keyring (which costs the app process
+	 *  a D-Bus connection it otherwise does not need until Settings opens).
+	 */
+	providerNames: () => typedError<ProviderName[], AppError>(__TAURI_INVOKE("provider_names")),
+	/**
 	 *  Adds a provider from a preset (with overrides) or a custom endpoint. The key goes to the
 	 *  keyring (or the 0600 file where no keyring runs), never to the database.
 	 */
@@ -567,6 +573,14 @@ export type ProviderModels = {
 	models: string[],
 	/**  Why there are none, when the server did not answer the listing. */
 	failure: ProbeFailure | null,
+};
+
+/**  A configured provider by name, with its model: enough to choose it. */
+export type ProviderName = {
+	/**  Its name. */
+	name: string,
+	/**  The model it uses. */
+	model: string,
 };
 
 /**  A provider preset the first-start setup offers: where it is, its default model and window. */

@@ -1,7 +1,7 @@
 import { useEffect, useState } from "react";
 import { useTranslation } from "react-i18next";
 import { call } from "../api/call";
-import { commands, type AppError, type ProviderView, type RunOptionsView } from "../bindings";
+import { commands, type AppError, type ProviderName, type RunOptionsView } from "../bindings";
 import { usePopover } from "../hooks/usePopover";
 import { InlineError } from "./InlineError";
 
@@ -23,14 +23,14 @@ export function RunOptions({ conversationId, disabled = false }: Props) {
   const { t } = useTranslation();
   const popover = usePopover();
   const [options, setOptions] = useState<RunOptionsView | null>(null);
-  const [providers, setProviders] = useState<ProviderView[]>([]);
+  const [providers, setProviders] = useState<ProviderName[]>([]);
   const [error, setError] = useState<AppError | null>(null);
   const [steps, setSteps] = useState("");
 
   useEffect(() => {
     let alive = true;
     void (async () => {
-      const [o, p] = await Promise.all([call(() => commands.runOptionsGet(conversationId)), call(() => commands.providerList())]);
+      const [o, p] = await Promise.all([call(() => commands.runOptionsGet(conversationId)), call(() => commands.providerNames())]);
       if (!alive) return;
       if (o.status === "ok") {
         setOptions(o.data);

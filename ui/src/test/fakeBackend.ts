@@ -365,6 +365,8 @@ export class FakeBackend {
       }
       case "run_stop":
         return null;
+      case "provider_names":
+        return this.providers.map((p) => ({ name: p.name, model: p.model }));
       case "provider_list":
         return this.providers.map((p) => this.providerView(p));
       case "settings_get":
