@@ -136,7 +136,7 @@ async fn rebuild_keeps_every_row_index_trigger_and_reference() {
     let (objects_after, executions_after) = fingerprint(pool).await;
     // Every object is back; the only new ones are what later migrations add (the tenth man's,
     // the app settings, one active execution per conversation and the conversation claims,
-    // the tenth man's cached summaries).
+    // the tenth man's cached summaries, the full-text index and its triggers).
     let added: Vec<&String> = objects_after
         .iter()
         .filter(|o| !objects_before.contains(o))
@@ -159,8 +159,16 @@ async fn rebuild_keeps_every_row_index_trigger_and_reference() {
             "index sqlite_autoindex_review_findings_2",
             "table app_settings",
             "table conversation_claims",
+            "table messages_fts",
+            "table messages_fts_config",
+            "table messages_fts_data",
+            "table messages_fts_docsize",
+            "table messages_fts_idx",
             "table review_digests",
             "table review_findings",
+            "trigger messages_fts_delete",
+            "trigger messages_fts_insert",
+            "trigger messages_fts_update",
         ],
         "objects no migration after the rebuild explains"
     );
