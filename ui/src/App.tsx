@@ -280,7 +280,7 @@ export function App() {
               parent={open.parentId ? (conv.conversations.find((c) => c.id === open.parentId) ?? null) : null}
               messages={messages}
               loading={messagesLoading}
-              window={pages}
+              pages={pages}
               findRequest={findRequest}
               revealRequest={revealRequest?.conversationId === open.id ? revealRequest : null}
               run={run}

@@ -46,7 +46,7 @@ type Props = {
   messages: MessageView[];
   loading: boolean;
   /** Reads and jumps through the conversation's pages. */
-  window: MessageWindow;
+  pages: MessageWindow;
   /** Bumped by the find shortcut: the find bar opens (or takes focus). */
   findRequest: number;
   /** A message to open at (a search hit), with a nonce so the same seq can be asked twice. */
@@ -77,7 +77,7 @@ const HIGHLIGHT_MS = 4000;
 
 export function ConversationView(props: Props) {
   const { conversation, messages, loading, run, executions, refreshKey, report } = props;
-  const pages = props.window;
+  const { pages } = props;
   const { t, i18n } = useTranslation();
   const lang = i18n.resolvedLanguage ?? "en";
   const { title, messageCount, tokens, updatedAt } = conversation;
