@@ -93,15 +93,6 @@ async fn view(
         None
     };
     let mut view = ExecutionView::new(execution, &todos, snapshot_todos, waiting_on.as_ref());
-    // The run history shows the final review's risk: the newest the system made for this run.
-    view.review_risk = store
-        .reviews()
-        .list_for_execution(execution.id)
-        .await?
-        .into_iter()
-        .rev()
-        .find(|r| r.trigger == "system")
-        .map(|r| r.risk_level);
     for failure in failures.iter().filter(|f| f.resolution.is_some()) {
         let at = failure.resolved_at.unwrap_or(failure.created_at);
         let after = store
@@ -113,11 +104,23 @@ async fn view(
             after_seq: u32::try_from(after).unwrap_or(u32::MAX),
         });
     }
-    view.first_seq = store
-        .messages()
-        .first_seq_of_execution(execution.id)
-        .await?
-        .and_then(|seq| u32::try_from(seq).ok());
+    // Only runs the analyst started are in the run history: its risk and first message are
+    // read for them, not for every subagent in the tree, on each refresh.
+    if execution.parent_id.is_none() {
+        view.review_risk = store
+            .reviews()
+            .list_for_execution(execution.id)
+            .await?
+            .into_iter()
+            .rev()
+            .find(|r| r.trigger == "system")
+            .map(|r| r.risk_level);
+        view.first_seq = store
+            .messages()
+            .first_seq_of_execution(execution.id)
+            .await?
+            .and_then(|seq| u32::try_from(seq).ok());
+    }
     // A subagent's conversation can be deleted on its own: the tree then shows it, unopenable.
     if execution.parent_id.is_some() {
         view.conversation_deleted = store
