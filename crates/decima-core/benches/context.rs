@@ -222,5 +222,69 @@ fn export_10k(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, context_build, extract_10k, export_10k);
+/// The stages of a review summary's block (1,024 messages, as `decima-runtime` digests them):
+/// extracting the digest, rendering it to the text that is cached, parsing that text back, and
+/// merging nine blocks' digests into one, so that a change to one stage shows in its own figure.
+fn digest_block(c: &mut Criterion) {
+    let messages = history(10_240);
+    let block = &messages[1_024..2_048];
+    let sources = || block.iter().map(decima_core::context::Source::from);
+    let digest = decima_core::context::Digest::from_continuation(sources());
+    let text = digest.render(decima_core::context::Detail::Standard);
+    let parsed: Vec<_> = messages
+        .chunks(1_024)
+        .take(9)
+        .map(|b| {
+            let d = decima_core::context::Digest::from_continuation(
+                b.iter().map(decima_core::context::Source::from),
+            );
+            decima_core::context::Digest::parse(&d.render(decima_core::context::Detail::Standard))
+        })
+        .collect();
+    let mut group = c.benchmark_group("digest_block");
+    group.sample_size(30);
+    // On a new thread each time: the extractor remembers the sentences it analysed per
+    // thread, and a review meets a block's text for the first time.
+    group.bench_function("extract_1024", |b| {
+        b.iter(|| {
+            std::thread::scope(|scope| {
+                scope
+                    .spawn(|| decima_core::context::Digest::from_continuation(sources()))
+                    .join()
+                    .unwrap()
+            })
+        })
+    });
+    group.bench_function("extract_1024_warm", |b| {
+        b.iter(|| decima_core::context::Digest::from_continuation(sources()))
+    });
+    group.bench_function("render_1024", |b| {
+        b.iter(|| digest.render(decima_core::context::Detail::Standard))
+    });
+    group.bench_function("parse_1024", |b| {
+        b.iter(|| decima_core::context::Digest::parse(&text))
+    });
+    group.bench_function("merge_9_blocks", |b| {
+        b.iter_batched(
+            || parsed.clone(),
+            |blocks| {
+                let mut merged = decima_core::context::Digest::default();
+                for d in blocks {
+                    merged.merge(d);
+                }
+                merged
+            },
+            criterion::BatchSize::LargeInput,
+        )
+    });
+    group.finish();
+}
+
+criterion_group!(
+    benches,
+    context_build,
+    extract_10k,
+    export_10k,
+    digest_block
+);
 criterion_main!(benches);

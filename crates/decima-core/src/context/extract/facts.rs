@@ -217,6 +217,9 @@ fn current_values(text: &str, a: &Analysis) -> Vec<(String, &'static str)> {
         .collect()
 }
 
+/// Currency codes that make a value an amount of money.
+const CURRENCY_CODES: [&str; 7] = ["eur", "usd", "gbp", "chf", "cny", "rmb", "jpy"];
+
 /// The sort of a value: a percentage, an amount of money, a number with a unit (the unit), a
 /// date, a bare number, or text.
 pub(super) fn value_sort(v: &str) -> &'static str {
@@ -230,10 +233,12 @@ pub(super) fn value_sort(v: &str) -> &'static str {
     if lower.ends_with('%') || lower.ends_with("percent") {
         return "%";
     }
+    // One pass over the words: a value may be a long phrase, and this runs for every value
+    // of every statement each time summaries merge.
     if v.contains(['€', '$', '£', '¥', '元'])
-        || ["eur", "usd", "gbp", "chf", "cny", "rmb", "jpy"]
-            .iter()
-            .any(|c| lower.split(|ch: char| !ch.is_alphabetic()).any(|w| w == *c))
+        || lower
+            .split(|ch: char| !ch.is_alphabetic())
+            .any(|w| w.len() == 3 && CURRENCY_CODES.contains(&w))
     {
         return "money";
     }

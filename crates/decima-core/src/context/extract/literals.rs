@@ -144,7 +144,10 @@ pub(super) fn scan_literals(text: &str, prose: bool, out: &mut dyn FnMut(&str, L
         // an amount): most words end here.
         let letters = w.bytes().all(|b| b.is_ascii_alphabetic());
         if letters && !(w.len() == 3 && w.bytes().all(|b| b.is_ascii_uppercase())) {
-            if let Some(end) = month_date(text, &words, i) {
+            // Only a capitalised month name opens a date among plain words.
+            if w.starts_with(|c: char| c.is_ascii_uppercase())
+                && let Some(end) = month_date(text, &words, i)
+            {
                 out(&text[ws..end.1], LiteralKind::Time);
                 i = end.0 + 1;
             } else {
