@@ -184,16 +184,41 @@ describe("runs the analyst ended", () => {
     });
     await openC1();
     const stopped = await screen.findByText("Stopped by you at step 3");
-    const aborted = screen.getByText("Aborted by you after a failure, at step 7");
+    // Once in the conversation where it ended, once as the reason of the todo it cancelled.
+    const [aborted, reason] = screen.getAllByText("Aborted by you after a failure, at step 7");
+    expect(reason!.closest("[data-testid=todo]")).toHaveTextContent("Report");
     // In reading order: message 1, the stop, message 2, the abort.
     const order = [...document.querySelectorAll("[data-testid=message], [data-testid=run-ended]")].map(
       (e) => e.getAttribute("data-seq") ?? e.getAttribute("data-ended-by"),
     );
     expect(order).toEqual(["1", "stop", "2", "abort"]);
     expect(stopped.closest("[data-testid=run-ended]")).toHaveAttribute("data-execution-id", "e1");
-    expect(aborted.closest("[data-testid=run-ended]")).toHaveAttribute("data-execution-id", "e2");
+    expect(aborted!.closest("[data-testid=run-ended]")).toHaveAttribute("data-execution-id", "e2");
     const plan = screen.getByTestId("todo-panel");
     expect(within(plan).getByText("Report").closest("li")).toHaveTextContent("cancelled");
+  });
+
+  it("words the analyst's cancellation of a todo in the window's language, and keeps a model's own reason", async () => {
+    const todos = [
+      { id: "b", title: "Report", status: "cancelled", phase: null, checkpoint: false, pinned: false, reason: "stopped by the analyst at step 4" },
+      { id: "c", title: "Chart", status: "cancelled", phase: null, checkpoint: false, pinned: false, reason: "not needed: the table says it" },
+    ];
+    backendWith({
+      executions: {
+        c1: [execution({ id: "e1", conversationId: "c1", status: "cancelled", ending: { by: "stop", step: 4, afterSeq: 2 }, todos })],
+      },
+    });
+    await act(() => setLanguage("zh"));
+    try {
+      await openC1();
+      const plan = await screen.findByTestId("todo-panel");
+      const report = within(plan).getByText("Report").closest("li")!;
+      expect(report).toHaveTextContent("你在第 4 步停止了运行");
+      expect(report).not.toHaveTextContent("stopped by the analyst");
+      expect(within(plan).getByText("Chart").closest("li")).toHaveTextContent("not needed: the table says it");
+    } finally {
+      await act(() => setLanguage("en"));
+    }
   });
 });
 

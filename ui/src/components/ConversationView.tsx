@@ -206,6 +206,9 @@ export function ConversationView(props: Props) {
   // a later run without todos leaves the last plan in sight.
   const root = executions.find((e) => e.parentId === null && e.todos.length > 0) ?? executions.find((e) => e.parentId === null) ?? null;
   const todos = run.todos ?? root?.todos ?? [];
+  // The run the plan shown belongs to (the live one's plan may be newer than the list).
+  const firstTodo = todos[0];
+  const planOwner = firstTodo ? executions.find((e) => e.todos.some((x) => x.id === firstTodo.id)) : undefined;
   // Runs the analyst stopped or aborted in this conversation, each shown where it ended.
   const ends = useMemo(
     () =>
@@ -386,7 +389,7 @@ export function ConversationView(props: Props) {
         </div>
         {(todos.length > 0 || subagents.length > 0) && (
           <aside className="workbench-side">
-            {todos.length > 0 && <TodoPanel todos={todos} snapshotTodoIds={snapshots} />}
+            {todos.length > 0 && <TodoPanel todos={todos} snapshotTodoIds={snapshots} ending={planOwner?.ending ?? null} />}
             <SubagentTree nodes={subagents} onOpen={props.onOpenConversation} />
           </aside>
         )}

@@ -1,7 +1,8 @@
 import { useTranslation } from "react-i18next";
-import type { TodoItem } from "../bindings";
+import type { RunEndingView, TodoItem } from "../bindings";
 
-type Props = { todos: TodoItem[]; snapshotTodoIds: string[] };
+/** `ending`: how the analyst ended the run these todos belong to, if they did. */
+type Props = { todos: TodoItem[]; snapshotTodoIds: string[]; ending?: RunEndingView | null };
 
 const MARK: Record<string, string> = {
   pending: "○",
@@ -12,9 +13,19 @@ const MARK: Record<string, string> = {
   cancelled: "⊘",
 };
 
+/** How the runtime records a todo cancelled by the analyst's Stop or Abort. */
+const ENDED_BY_ANALYST = /^(stopped|aborted) by the analyst\b/;
+
 /** The plan: todos by phase, with their status, checkpoints and snapshots. */
-export function TodoPanel({ todos, snapshotTodoIds }: Props) {
+export function TodoPanel({ todos, snapshotTodoIds, ending = null }: Props) {
   const { t } = useTranslation();
+  // The runtime words the analyst's Stop or Abort in English for the record (finish.rs); the
+  // analyst reads it in the window's language, from how the run ended. A reason the model gave
+  // is shown as it wrote it.
+  const reasonOf = (todo: TodoItem) =>
+    todo.status === "cancelled" && ending && ENDED_BY_ANALYST.test(todo.reason ?? "")
+      ? t(ending.by === "abort" ? "run.aborted" : "run.stopped", { step: ending.step })
+      : todo.reason;
   const phases: { phase: string | null; todos: TodoItem[] }[] = [];
   for (const todo of todos) {
     const last = phases[phases.length - 1];
@@ -51,7 +62,7 @@ export function TodoPanel({ todos, snapshotTodoIds }: Props) {
                       {t("plan.chips.snapshot")}
                     </span>
                   )}
-                  {todo.reason && <p className="todo-reason">{todo.reason}</p>}
+                  {reasonOf(todo) && <p className="todo-reason">{reasonOf(todo)}</p>}
                 </li>
               ))}
             </ol>
