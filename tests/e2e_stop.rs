@@ -99,6 +99,13 @@ async fn stop_leaves_a_row_in_the_conversation_and_the_todo_cancelled() {
             .contains("cancelled")
     })
     .await;
+    // The stored reason is the runtime's record; the plan words it as the window does.
+    wait_until(&client, "the cancelled todo did not say why", || async {
+        text_of(&client, "[data-testid=todo-panel]")
+            .await
+            .contains("Stopped by you at step 2")
+    })
+    .await;
     shot(&client, "stop-row.png").await;
     let todo: Vec<(String, String)> = support::rows(
         &db,
