@@ -62,6 +62,7 @@ pub fn builder() -> Builder<tauri::Wry> {
             export::export_reveal,
             import::conversation_import,
             import::conversation_import_dropped,
+            import::file_drags_watch,
             library::sandbox_status,
             settings::settings_get,
             settings::settings_save,

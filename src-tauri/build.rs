@@ -40,6 +40,7 @@ fn main() {
         "export_reveal",
         "conversation_import",
         "conversation_import_dropped",
+        "file_drags_watch",
         "sandbox_status",
         "settings_get",
         "settings_save",

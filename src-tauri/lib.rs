@@ -89,13 +89,13 @@ pub fn run() -> ExitCode {
         .plugin(tauri_plugin_dialog::init())
         .plugin(tauri_plugin_opener::init())
         .invoke_handler(builder.invoke_handler())
-        // Files dropped on the window: their paths are recorded here, from the window's own
-        // event, before the page asks to import them.
+        // Files dragged over the window: a drop's paths are recorded here, from the window's
+        // own event, before the page hears of them and asks to import them.
         .on_window_event(|window, event| {
-            if let tauri::WindowEvent::DragDrop(tauri::DragDropEvent::Drop { paths, .. }) = event
+            if let tauri::WindowEvent::DragDrop(drag) = event
                 && let Some(state) = window.try_state::<AppState>()
             {
-                commands::import::record_drop(&state, paths);
+                commands::import::on_drag(&state, drag);
             }
         })
         .setup(move |app| {

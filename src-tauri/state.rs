@@ -7,7 +7,9 @@ use std::sync::{Arc, Mutex};
 use decima_core::ConversationId;
 use decima_runtime::compression::WrittenSummary;
 use decima_store::Store;
+use tauri::ipc::Channel;
 
+use crate::commands::import::FileDrag;
 use crate::runs::Runs;
 
 /// Managed by Tauri and handed to every command.
@@ -27,6 +29,8 @@ pub struct AppState {
     /// The paths of the latest drop on the window: the only files a drop may import, so a page
     /// cannot ask it to read any path it likes.
     pub dropped: Mutex<HashSet<PathBuf>>,
+    /// Where the page hears of drags of files over the window, once it asked.
+    pub drag_watcher: Mutex<Option<Channel<FileDrag>>>,
 }
 
 impl AppState {
@@ -39,6 +43,7 @@ impl AppState {
             previews: Mutex::default(),
             exported: Mutex::default(),
             dropped: Mutex::default(),
+            drag_watcher: Mutex::default(),
         }
     }
 }

@@ -7,7 +7,9 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use decima_store::{Conversation, Store};
-use tauri::{AppHandle, State};
+use serde::Serialize;
+use tauri::ipc::Channel;
+use tauri::{AppHandle, DragDropEvent, State};
 use tauri_plugin_dialog::DialogExt;
 
 use crate::dto::{ConversationSummary, DroppedImport};
@@ -15,8 +17,9 @@ use crate::{AppError, AppState};
 
 /// The extension of the files imported: Decima's JSONL export and OpenAI-style chat logs.
 const EXTENSION: &str = "jsonl";
-/// How long a drop's import waits for the window's drop event to be recorded: the webview hears
-/// of the drop through the same event, so the record is normally there already.
+/// How long a drop's import waits for the window's drop event to be recorded: the page hears of
+/// the drop after it is recorded, so the record is there already unless the page was told of
+/// the paths some other way.
 const DROP_RECORD_WAIT: Duration = Duration::from_secs(2);
 
 /// Asks for a JSONL history file and imports it as a new conversation, titled by the file's
@@ -103,9 +106,64 @@ pub async fn conversation_import_dropped(
     Ok(answers)
 }
 
+/// What files dragged over the window are doing, for the page to show where a drop goes and to
+/// import what was dropped.
+#[derive(Debug, Clone, Serialize, specta::Type)]
+#[serde(tag = "type", rename_all = "camelCase")]
+pub enum FileDrag {
+    /// Files came over the window.
+    Entered,
+    /// They left it without a drop.
+    Left,
+    /// They were dropped: the only paths [`conversation_import_dropped`] then accepts.
+    Dropped {
+        /// The files, as the window's drop event named them.
+        paths: Vec<String>,
+    },
+}
+
+/// Hands the window's drags of files to the page through `on_drag`, from now on (a later call
+/// replaces an earlier channel). A channel rather than Tauri's drag events: listening to an
+/// event makes the app evaluate script in the webview at once, which wakes WebKit's
+/// JavaScript engine in the app's own process (about 5 MiB, for as long as it runs); a channel
+/// costs nothing until a drag happens.
+#[tauri::command]
+#[specta::specta]
+#[tracing::instrument(name = "command", skip_all, fields(name = "file_drags_watch"))]
+pub fn file_drags_watch(state: State<'_, AppState>, on_drag: Channel<FileDrag>) {
+    if let Ok(mut watcher) = state.drag_watcher.lock() {
+        *watcher = Some(on_drag);
+    }
+}
+
+/// Tells the page what a drag over the window did; a drop's paths are recorded first, for
+/// [`conversation_import_dropped`] to check. Moves within the window are not sent.
+pub fn on_drag(state: &AppState, event: &DragDropEvent) {
+    let drag = match event {
+        DragDropEvent::Enter { .. } => FileDrag::Entered,
+        DragDropEvent::Leave => FileDrag::Left,
+        DragDropEvent::Drop { paths, .. } => {
+            record_drop(state, paths);
+            FileDrag::Dropped {
+                paths: paths
+                    .iter()
+                    .map(|p| p.to_string_lossy().into_owned())
+                    .collect(),
+            }
+        }
+        _ => return,
+    };
+    let watcher = state.drag_watcher.lock().ok().and_then(|w| w.clone());
+    if let Some(channel) = watcher
+        && let Err(e) = channel.send(drag)
+    {
+        tracing::warn!(error = %e, "the page was not told of a drag over the window");
+    }
+}
+
 /// Records the paths of a drop on the window, for [`conversation_import_dropped`] to check.
 /// Only the latest drop is kept.
-pub fn record_drop(state: &AppState, paths: &[PathBuf]) {
+fn record_drop(state: &AppState, paths: &[PathBuf]) {
     if let Ok(mut dropped) = state.dropped.lock() {
         dropped.clear();
         dropped.extend(paths.iter().cloned());

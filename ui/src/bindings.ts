@@ -148,6 +148,14 @@ export const commands = {
 	 */
 	conversationImportDropped: (paths: string[]) => typedError<DroppedImport[], AppError>(__TAURI_INVOKE("conversation_import_dropped", { paths })),
 	/**
+	 *  Hands the window's drags of files to the page through `on_drag`, from now on (a later call
+	 *  replaces an earlier channel). A channel rather than Tauri's drag events: listening to an
+	 *  event makes the app evaluate script in the webview at once, which wakes WebKit's
+	 *  JavaScript engine in the app's own process (about 5 MiB, for as long as it runs); a channel
+	 *  costs nothing until a drag happens.
+	 */
+	fileDragsWatch: (onDrag: Channel<FileDrag>) => __TAURI_INVOKE<void>("file_drags_watch", { onDrag }),
+	/**
 	 *  Whether the Docker engine answers, so the settings screen can offer the Docker sandbox or
 	 *  say why not. Runs on the host need nothing.
 	 */
@@ -450,6 +458,20 @@ export type FailureReport = {
 	 */
 	changes: TodoChangesView | null,
 };
+
+/**
+ *  What files dragged over the window are doing, for the page to show where a drop goes and to
+ *  import what was dropped.
+ */
+export type FileDrag = 
+/**  Files came over the window. */
+{ type: "entered" } | 
+/**  They left it without a drop. */
+{ type: "left" } | 
+/**  They were dropped: the only paths [`conversation_import_dropped`] then accepts. */
+{ type: "dropped"; 
+/**  The files, as the window's drop event named them. */
+paths: string[] };
 
 /**  The seqs in one conversation that match, for stepping through them (find in conversation). */
 export type FindView = {

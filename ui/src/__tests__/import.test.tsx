@@ -1,4 +1,3 @@
-import { emit } from "@tauri-apps/api/event";
 import { act, screen, waitFor, within } from "@testing-library/react";
 import { describe, expect, it } from "vitest";
 import { FakeBackend } from "../test/fakeBackend";
@@ -53,11 +52,10 @@ describe("importing conversations", () => {
     renderApp();
     await screen.findAllByTestId("conversation-item");
     // Files over the window: it says where they go.
-    await act(() => emit("tauri://drag-enter", { paths: ["/home/a/ledger.jsonl"], position: { x: 10, y: 10 } }));
+    await waitFor(() => expect(b.dragWatcher).not.toBeNull());
+    act(() => b.drag({ type: "entered" }));
     expect(await screen.findByTestId("drop-overlay")).toHaveTextContent("Drop .jsonl files");
-    await act(() =>
-      emit("tauri://drag-drop", { paths: ["/home/a/ledger.jsonl", "/home/a/notes.md"], position: { x: 10, y: 10 } }),
-    );
+    act(() => b.drag({ type: "dropped", paths: ["/home/a/ledger.jsonl", "/home/a/notes.md"] }));
     await waitFor(() => expect(screen.queryByTestId("drop-overlay")).toBeNull());
     expect(b.callsOf("conversation_import_dropped")[0]?.args).toEqual({
       paths: ["/home/a/ledger.jsonl", "/home/a/notes.md"],
@@ -68,9 +66,9 @@ describe("importing conversations", () => {
     expect(within(notice).getByTestId("import-error")).toHaveTextContent("notes.md: notes.md is not a conversation history");
 
     // A drag that leaves takes its overlay with it.
-    await act(() => emit("tauri://drag-enter", { paths: ["/x.jsonl"], position: { x: 1, y: 1 } }));
+    act(() => b.drag({ type: "entered" }));
     await screen.findByTestId("drop-overlay");
-    await act(() => emit("tauri://drag-leave", null));
+    act(() => b.drag({ type: "left" }));
     await waitFor(() => expect(screen.queryByTestId("drop-overlay")).toBeNull());
   });
 });

@@ -1,42 +1,33 @@
-import { getCurrentWebview } from "@tauri-apps/api/webview";
+import { Channel } from "@tauri-apps/api/core";
 import { useEffect, useRef, useState } from "react";
+import { commands, type FileDrag } from "../bindings";
 
 /**
  * Files dragged onto the window: whether some are over it now (to show where they will go),
- * and the paths of each drop. The paths come from the window's own drop event; Rust imports
- * only paths it saw in that event.
+ * and the paths of each drop. Rust tells of drags through a channel, from the window's own drop
+ * event, and imports only paths it saw in that event. A channel, not Tauri's drag events: see
+ * `file_drags_watch` for what listening to events costs the app's memory.
  */
 export function useFileDrop(onDrop: (paths: string[]) => void): boolean {
   const [over, setOver] = useState(false);
   const handler = useRef(onDrop);
   handler.current = onDrop;
   useEffect(() => {
-    let unlisten: (() => void) | null = null;
     let alive = true;
-    let webview;
-    try {
-      webview = getCurrentWebview();
-    } catch {
-      return; // not inside the app's window (a plain browser): nothing is dropped here
-    }
-    void webview
-      .onDragDropEvent((event) => {
-        const payload = event.payload;
-        if (payload.type === "enter" || payload.type === "over") setOver(true);
-        else if (payload.type === "leave") setOver(false);
-        else {
-          setOver(false);
-          if (payload.paths.length > 0) handler.current(payload.paths);
-        }
-      })
-      .then((stop) => {
-        if (alive) unlisten = stop;
-        else stop();
-      })
-      .catch(() => undefined);
+    const channel = new Channel<FileDrag>();
+    channel.onmessage = (drag) => {
+      if (!alive) return;
+      if (drag.type === "entered") setOver(true);
+      else if (drag.type === "left") setOver(false);
+      else {
+        setOver(false);
+        if (drag.paths.length > 0) handler.current(drag.paths);
+      }
+    };
+    // Outside the app's window (a plain browser) nothing answers, and nothing is dropped.
+    commands.fileDragsWatch(channel).catch(() => undefined);
     return () => {
       alive = false;
-      unlisten?.();
     };
   }, []);
   return over;

@@ -1,4 +1,4 @@
-import { mockIPC, mockWindows } from "@tauri-apps/api/mocks";
+import { mockIPC } from "@tauri-apps/api/mocks";
 import type { Channel } from "@tauri-apps/api/core";
 import type {
   AppError,
@@ -8,6 +8,7 @@ import type {
   ConversationBusy,
   ConversationSummary,
   ExecutionView,
+  FileDrag,
   MessagePage,
   MessageView,
   PageAt,
@@ -109,6 +110,8 @@ export class FakeBackend {
   compactions: Record<string, CompactionMarker[]> = {};
   /** What conversation_busy answers, by conversation id; run_start refuses a busy one. */
   busy: Record<string, ConversationBusy | null> = {};
+  /** Where the page hears of drags over the window, once it asked. */
+  dragWatcher: Channel<FileDrag> | null = null;
   /** The channels runs were started with, newest last. */
   readonly channels: Channel<RunEvent>[] = [];
   /** The conversation of each run started, by run id. */
@@ -130,11 +133,7 @@ export class FakeBackend {
     // Real IPC serialises every answer, so the webview never shares an object with the backend:
     // answer with a copy, or a list changed here in place would look unchanged to React.
     const copy = (value: unknown) => (value === undefined ? undefined : JSON.parse(JSON.stringify(value)));
-    mockIPC(async (cmd, payload) => copy(await this.handle(cmd, (payload ?? {}) as Record<string, unknown>)), {
-      shouldMockEvents: true,
-    });
-    // The window the app runs in, so it can listen to its drag-and-drop events.
-    mockWindows("main");
+    mockIPC(async (cmd, payload) => copy(await this.handle(cmd, (payload ?? {}) as Record<string, unknown>)));
     return this;
   }
 
@@ -175,6 +174,12 @@ export class FakeBackend {
     return () => release();
   }
 
+  /** Tells the page of a drag over the window through its watch channel, as the window would. */
+  drag(drag: FileDrag): void {
+    if (!this.dragWatcher) throw new Error("the page does not watch drags");
+    this.dragWatcher.onmessage(drag);
+  }
+
   /** Delivers a run event through the newest run's channel, as the Rust side would. */
   emit(event: RunEvent): void {
     const channel = this.channels[this.channels.length - 1];
@@ -211,6 +216,9 @@ export class FakeBackend {
         if ("code" in picked) throw picked;
         return this.imported(picked.title, picked.messages);
       }
+      case "file_drags_watch":
+        this.dragWatcher = args.onDrag as Channel<FileDrag>;
+        return null;
       case "conversation_import_dropped":
         return (args.paths as string[]).map((path) => {
           const name = path.split("/").pop() ?? path;
