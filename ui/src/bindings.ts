@@ -151,7 +151,7 @@ export const commands = {
 	 *  Hands the window's drags of files to the page through `on_drag`, from now on (a later call
 	 *  replaces an earlier channel). A channel rather than Tauri's drag events: listening to an
 	 *  event makes the app evaluate script in the webview at once, which wakes WebKit's
-	 *  JavaScript engine in the app's own process (about 5 MiB, for as long as it runs); a channel
+	 *  JavaScript engine in the app's own process (about 4 MiB, for as long as it runs); a channel
 	 *  costs nothing until a drag happens.
 	 */
 	fileDragsWatch: (onDrag: Channel<FileDrag>) => __TAURI_INVOKE<void>("file_drags_watch", { onDrag }),
