@@ -9,6 +9,7 @@ use tauri::{AppHandle, State};
 use tauri_plugin_dialog::DialogExt;
 use tauri_plugin_opener::OpenerExt;
 
+use super::dialogs::{answered_path, dialog_title_or};
 use crate::dto::ExportView;
 use crate::{AppError, AppState};
 
@@ -45,25 +46,22 @@ pub async fn conversation_export(
         directories::UserDirs::new().and_then(|u| u.document_dir().map(Path::to_path_buf));
     let folder = default_folder(documents, &state.data_dir)?;
     let name = default_name(&conversation.title, &today, extension);
-    let (tx, rx) = tokio::sync::oneshot::channel();
-    app.dialog()
+    let dialog = app
+        .dialog()
         .file()
         .set_title(dialog_title_or(&dialog_title, "Export the conversation"))
         .set_directory(&folder)
         .set_file_name(&name)
-        .add_filter(kind, &[extension])
-        .save_file(move |picked| {
-            let _ = tx.send(picked);
-        });
-    let picked = rx
-        .await
-        .map_err(|_| AppError::internal("the save dialog closed without an answer"))?;
-    let Some(picked) = picked else {
+        .add_filter(kind, &[extension]);
+    let Some(path) = answered_path(
+        |answer| dialog.save_file(answer),
+        "save",
+        "that place cannot hold a file",
+    )
+    .await?
+    else {
         return Ok(None);
     };
-    let path = picked
-        .into_path()
-        .map_err(|e| AppError::invalid(format!("that place cannot hold a file: {e}")))?;
     let outcome =
         decima_runtime::export::export_to_file(&state.store, &conversation, format, &path, true)
             .await?;
@@ -167,22 +165,6 @@ pub fn default_name(title: &str, today: &str, extension: &str) -> String {
         stem = "Conversation".to_owned();
     }
     format!("{stem} {today}.{extension}")
-}
-
-/// A dialog's title as the window worded it: one short line, or `fallback` (English) where it
-/// sent none.
-pub(super) fn dialog_title_or(title: &str, fallback: &str) -> String {
-    let line: String = title
-        .chars()
-        .filter(|c| !c.is_control())
-        .take(120)
-        .collect();
-    let line = line.trim();
-    if line.is_empty() {
-        fallback.to_owned()
-    } else {
-        line.to_owned()
-    }
 }
 
 /// Whether `text` reads `YYYY-MM-DD`.

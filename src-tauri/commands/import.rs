@@ -12,6 +12,7 @@ use tauri::ipc::Channel;
 use tauri::{AppHandle, DragDropEvent, State};
 use tauri_plugin_dialog::DialogExt;
 
+use super::dialogs::{answered_path, dialog_title_or};
 use crate::dto::{ConversationSummary, DroppedImport};
 use crate::{AppError, AppState};
 
@@ -33,16 +34,12 @@ pub async fn conversation_import(
     dialog_title: String,
     filter_name: String,
 ) -> Result<Option<ConversationSummary>, AppError> {
-    let (tx, rx) = tokio::sync::oneshot::channel();
     let mut dialog = app
         .dialog()
         .file()
-        .set_title(super::export::dialog_title_or(
-            &dialog_title,
-            "Import a conversation",
-        ))
+        .set_title(dialog_title_or(&dialog_title, "Import a conversation"))
         .add_filter(
-            super::export::dialog_title_or(&filter_name, "Conversation history (JSONL)"),
+            dialog_title_or(&filter_name, "Conversation history (JSONL)"),
             &[EXTENSION],
         );
     if let Some(documents) = directories::UserDirs::new()
@@ -51,18 +48,15 @@ pub async fn conversation_import(
     {
         dialog = dialog.set_directory(documents);
     }
-    dialog.pick_file(move |picked| {
-        let _ = tx.send(picked);
-    });
-    let picked = rx
-        .await
-        .map_err(|_| AppError::internal("the open dialog closed without an answer"))?;
-    let Some(picked) = picked else {
+    let Some(path) = answered_path(
+        |answer| dialog.pick_file(answer),
+        "open",
+        "that is not a file on this computer",
+    )
+    .await?
+    else {
         return Ok(None);
     };
-    let path = picked
-        .into_path()
-        .map_err(|e| AppError::invalid(format!("that is not a file on this computer: {e}")))?;
     let conversation = import_file(&state.store, &path).await?;
     Ok(Some(ConversationSummary::from(&conversation)))
 }

@@ -3,6 +3,7 @@
 pub mod compression;
 pub mod context;
 pub mod conversations;
+mod dialogs;
 pub mod executions;
 pub mod export;
 pub mod import;

@@ -9,6 +9,7 @@ use tauri::{AppHandle, State};
 use tauri_plugin_dialog::DialogExt;
 use tauri_plugin_opener::OpenerExt;
 
+use super::dialogs::{answered_path, dialog_title_or};
 use crate::dto::RunOptionsView;
 use crate::{AppError, AppState};
 
@@ -85,25 +86,19 @@ pub async fn workspace_choose(
 ) -> Result<Option<RunOptionsView>, AppError> {
     let id = super::conversation_id(&conversation_id)?;
     let own = conversation_options::load(&state.store, id).await?;
-    let (tx, rx) = tokio::sync::oneshot::channel();
-    app.dialog()
-        .file()
-        .set_title(super::export::dialog_title_or(
-            &dialog_title,
-            "Choose the conversation's workspace folder",
-        ))
-        .pick_folder(move |picked| {
-            let _ = tx.send(picked);
-        });
-    let picked = rx
-        .await
-        .map_err(|_| AppError::internal("the folder dialog closed without an answer"))?;
-    let Some(picked) = picked else {
+    let dialog = app.dialog().file().set_title(dialog_title_or(
+        &dialog_title,
+        "Choose the conversation's workspace folder",
+    ));
+    let Some(folder) = answered_path(
+        |answer| dialog.pick_folder(answer),
+        "folder",
+        "that is not a folder on this computer",
+    )
+    .await?
+    else {
         return Ok(None);
     };
-    let folder = picked
-        .into_path()
-        .map_err(|e| AppError::invalid(format!("that is not a folder on this computer: {e}")))?;
     let saved = conversation_options::save(
         &state.store,
         id,

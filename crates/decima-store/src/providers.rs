@@ -261,10 +261,7 @@ impl<'s> Providers<'s> {
             .bind(name)
             .fetch_all(self.store.pool())
             .await?;
-        match rows.into_iter().next() {
-            Some(row) => row.try_into(),
-            None => Err(StoreError::not_found("provider", name)),
-        }
+        updated(rows, name)
     }
 
     /// Replaces a live provider's settings object and returns the updated provider.
@@ -286,10 +283,7 @@ impl<'s> Providers<'s> {
             .bind(name)
             .fetch_all(self.store.pool())
             .await?;
-        match rows.into_iter().next() {
-            Some(row) => row.try_into(),
-            None => Err(StoreError::not_found("provider", name)),
-        }
+        updated(rows, name)
     }
 }
 
@@ -418,6 +412,14 @@ pub(crate) fn secret_key(value: &serde_json::Value) -> Option<String> {
 
 fn settings_text(settings: &serde_json::Value) -> Result<String> {
     serde_json::to_string(settings).map_err(|e| StoreError::InvalidInput(e.to_string()))
+}
+
+/// The provider an `UPDATE … RETURNING` changed: none means no live provider has that name.
+fn updated(rows: Vec<ProviderRow>, name: &str) -> Result<ProviderRecord> {
+    match rows.into_iter().next() {
+        Some(row) => row.try_into(),
+        None => Err(StoreError::not_found("provider", name)),
+    }
 }
 
 #[cfg(test)]

@@ -3,6 +3,7 @@ import { memo, useEffect, useMemo, useRef, type ReactNode } from "react";
 import { useTranslation } from "react-i18next";
 import type { AnsweredFailure, CompactionMarker, MessageView, RunEndingView } from "../bindings";
 import { useFollowEnd } from "../hooks/useFollowEnd";
+import { endedText } from "../lib/runEnding";
 import { MessageItem, type MessageAction } from "./MessageItem";
 
 const EDIT: readonly MessageAction[] = ["edit"];
@@ -259,27 +260,30 @@ function JumpToLatest({ onJump }: { onJump: () => void }) {
   );
 }
 
+/** Where the virtualizer puts a row: measured through `ref`, moved down to `start`. */
+type Placement = { ref: (node: HTMLLIElement | null) => void; index: number; start: number };
+
+/** A placed row's own attributes. */
+function placed({ ref, index, start }: Placement) {
+  return { ref, "data-index": index, style: { transform: `translateY(${start}px)` } };
+}
+
 /** Where the analyst stopped or aborted a run. */
 const EndedRow = memo(function EndedRow(props: {
   end: RunEnd;
-  ref: (node: HTMLLIElement | null) => void;
-  index: number;
-  start: number;
-}) {
+} & Placement) {
   const { t } = useTranslation();
   const { ending } = props.end;
   return (
     <li
-      ref={props.ref}
-      data-index={props.index}
-      style={{ transform: `translateY(${props.start}px)` }}
+      {...placed(props)}
       className="list-row run-ended-row"
       data-testid="run-ended"
       data-ended-by={ending.by}
       data-execution-id={props.end.executionId}
     >
       <div className="run-ended">
-        {ending.by === "abort" ? t("run.aborted", { step: ending.step }) : t("run.stopped", { step: ending.step })}
+        {endedText(t, ending)}
       </div>
     </li>
   );
@@ -288,18 +292,13 @@ const EndedRow = memo(function EndedRow(props: {
 /** Where the analyst answered a failure: what failed, what was rolled back, what they chose. */
 const AnsweredRow = memo(function AnsweredRow(props: {
   answer: Answered;
-  ref: (node: HTMLLIElement | null) => void;
-  index: number;
-  start: number;
-}) {
+} & Placement) {
   const { t } = useTranslation();
   const r = props.answer.answered.report;
   const choice = r.resolution ?? "";
   return (
     <li
-      ref={props.ref}
-      data-index={props.index}
-      style={{ transform: `translateY(${props.start}px)` }}
+      {...placed(props)}
       className="list-row run-ended-row"
       data-testid="failure-answered"
       data-choice={choice}
@@ -327,17 +326,12 @@ const AnsweredRow = memo(function AnsweredRow(props: {
 const MarkerRow = memo(function MarkerRow(props: {
   marker: CompactionMarker;
   onUndo: (compactionId: string) => void;
-  ref: (node: HTMLLIElement | null) => void;
-  index: number;
-  start: number;
-}) {
+} & Placement) {
   const { t } = useTranslation();
   const { marker: m } = props;
   return (
     <li
-      ref={props.ref}
-      data-index={props.index}
-      style={{ transform: `translateY(${props.start}px)` }}
+      {...placed(props)}
       className="list-row compaction-row"
       data-testid="compaction-marker"
       data-compaction-id={m.id}

@@ -1,5 +1,6 @@
 import { useTranslation } from "react-i18next";
 import type { RunEndingView, TodoItem } from "../bindings";
+import { endedText } from "../lib/runEnding";
 
 /** `ending`: how the analyst ended the run these todos belong to, if they did. */
 type Props = { todos: TodoItem[]; snapshotTodoIds: string[]; ending?: RunEndingView | null };
@@ -24,7 +25,7 @@ export function TodoPanel({ todos, snapshotTodoIds, ending = null }: Props) {
   // is shown as it wrote it.
   const reasonOf = (todo: TodoItem) =>
     todo.status === "cancelled" && ending && ENDED_BY_ANALYST.test(todo.reason ?? "")
-      ? t(ending.by === "abort" ? "run.aborted" : "run.stopped", { step: ending.step })
+      ? endedText(t, ending)
       : todo.reason;
   const phases: { phase: string | null; todos: TodoItem[] }[] = [];
   for (const todo of todos) {
