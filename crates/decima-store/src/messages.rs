@@ -5,7 +5,9 @@ use decima_core::{
 };
 use sqlx::{QueryBuilder, Sqlite, Transaction};
 
-use crate::rows::{MessageRow, corrupt, message_columns, message_columns_m};
+use crate::rows::{
+    MessageRow, corrupt, message_columns, message_columns_m, message_json, messages_from_json,
+};
 use crate::{Result, Store, StoreError};
 
 /// Rows per multi-row INSERT: 14 columns × 64 rows stays far below SQLite's 32,766 bind limit,
@@ -442,23 +444,21 @@ impl<'s> Messages<'s> {
         limit: u32,
     ) -> Result<Vec<Message>> {
         let sql = concat!(
-            "SELECT ",
-            message_columns!(),
-            " FROM messages WHERE conversation_id = ? AND seq > ? AND seq < ? \
-             AND deleted_at IS NULL ORDER BY seq DESC LIMIT ?"
+            "SELECT COALESCE(json_group_array(",
+            message_json!(),
+            "), '[]') FROM (SELECT * FROM messages WHERE conversation_id = ? AND seq > ? \
+             AND seq < ? AND deleted_at IS NULL ORDER BY seq DESC LIMIT ?)"
         );
-        let rows: Vec<MessageRow> = sqlx::query_as(sql)
+        let json: String = sqlx::query_scalar(sql)
             .bind(conversation.to_string())
             .bind(after)
             .bind(before)
             .bind(i64::from(limit))
-            .fetch_all(self.store.pool())
+            .fetch_one(self.store.pool())
             .await?;
-        let mut messages = rows
-            .into_iter()
-            .map(Message::try_from)
-            .collect::<Result<Vec<_>>>()?;
-        messages.reverse();
+        let mut messages = messages_from_json(&json)?;
+        // An aggregate's order follows its subquery's in SQLite; sorting does not rely on it.
+        messages.sort_unstable_by_key(|m| m.seq);
         Ok(messages)
     }
 

@@ -6,8 +6,9 @@ use sqlx::FromRow;
 use crate::conversations::Conversation;
 use crate::{Result, StoreError};
 
-/// The columns of `messages`, in the order of `message_columns!()`.
-#[derive(FromRow)]
+/// The columns of `messages`, in the order of `message_columns!()`. A page of rows also comes
+/// as one JSON array of arrays in that order (`message_json!()`), which deserialises into it.
+#[derive(FromRow, serde::Deserialize)]
 pub(crate) struct MessageRow {
     id: String,
     conversation_id: String,
@@ -34,6 +35,25 @@ macro_rules! message_columns {
     };
 }
 pub(crate) use message_columns;
+
+/// One message's columns as a JSON array in the order of [`MessageRow`]: a page aggregated with
+/// `json_group_array` crosses from SQLite's worker as one value, not one row at a time, which
+/// makes reading a page of a thousand messages several times cheaper.
+macro_rules! message_json {
+    () => {
+        "json_array(id, conversation_id, execution_id, seq, role, name, content, reasoning, \
+         reasoning_signature, tool_calls, tool_call_id, tokens, \
+         CASE WHEN pinned THEN json('true') ELSE json('false') END, created_at, deleted_at)"
+    };
+}
+pub(crate) use message_json;
+
+/// The messages of a page aggregated as `json_group_array(message_json!())`, in its order.
+pub(crate) fn messages_from_json(json: &str) -> Result<Vec<Message>> {
+    let rows: Vec<MessageRow> =
+        serde_json::from_str(json).map_err(|e| corrupt("message page", e))?;
+    rows.into_iter().map(Message::try_from).collect()
+}
 
 /// The same columns qualified by the alias `m`, for joins.
 macro_rules! message_columns_m {
