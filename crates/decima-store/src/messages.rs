@@ -8,7 +8,7 @@ use sqlx::{QueryBuilder, Sqlite, Transaction};
 use crate::rows::{
     MessageRow, corrupt, message_columns, message_columns_m, message_json, messages_from_json,
 };
-use crate::{Result, Store, StoreError};
+use crate::{Result, SeqFingerprint, Store, StoreError};
 
 /// Rows per multi-row INSERT: 14 columns × 64 rows stays far below SQLite's 32,766 bind limit,
 /// and amortises the per-statement cost that dominates bulk imports.
@@ -575,17 +575,19 @@ impl<'s> Messages<'s> {
     }
 
     /// The texts of the live messages `from..=through` (see [`MessageTexts`]): one row that
-    /// SQLite builds, for a summary of thousands of messages.
+    /// SQLite builds, for a summary of thousands of messages, with the fingerprint of what it
+    /// read, so a digest of them is cached against exactly those messages.
     pub async fn texts_between(
         &self,
         conversation: ConversationId,
         from: i64,
         through: i64,
     ) -> Result<MessageTexts> {
-        let (count, json): (i64, String) = sqlx::query_as(
-            "SELECT COUNT(*), COALESCE(json_group_array(json_array(seq, role, content, \
-             json(tool_calls), tool_call_id)), '[]') FROM (SELECT seq, role, content, tool_calls, \
-             tool_call_id FROM messages WHERE conversation_id = ? AND seq >= ? AND seq <= ? \
+        let (count, tokens, seq_sum, json): (i64, i64, i64, String) = sqlx::query_as(
+            "SELECT COUNT(*), COALESCE(SUM(tokens), 0), COALESCE(SUM(seq), 0), \
+             COALESCE(json_group_array(json_array(seq, role, content, json(tool_calls), \
+             tool_call_id)), '[]') FROM (SELECT seq, role, content, tool_calls, tool_call_id, \
+             tokens FROM messages WHERE conversation_id = ? AND seq >= ? AND seq <= ? \
              AND deleted_at IS NULL ORDER BY seq)",
         )
         .bind(conversation.to_string())
@@ -595,7 +597,11 @@ impl<'s> Messages<'s> {
         .await?;
         Ok(MessageTexts {
             json,
-            count: u64::try_from(count).unwrap_or(0),
+            fingerprint: SeqFingerprint {
+                messages: u64::try_from(count).map_err(|e| corrupt("count", e))?,
+                tokens: u64::try_from(tokens).map_err(|e| corrupt("tokens", e))?,
+                seq_sum,
+            },
         })
     }
 
@@ -674,7 +680,7 @@ impl<'s> Messages<'s> {
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct MessageTexts {
     json: String,
-    count: u64,
+    fingerprint: SeqFingerprint,
 }
 
 /// One message's text, as [`MessageTexts::parse`] gives it.
@@ -695,12 +701,17 @@ pub struct MessageText {
 impl MessageTexts {
     /// How many messages it holds.
     pub fn len(&self) -> u64 {
-        self.count
+        self.fingerprint.messages
     }
 
     /// Whether it holds none.
     pub fn is_empty(&self) -> bool {
-        self.count == 0
+        self.fingerprint.messages == 0
+    }
+
+    /// The live count, tokens and seq sum of the messages it holds, read with them.
+    pub fn fingerprint(&self) -> SeqFingerprint {
+        self.fingerprint
     }
 
     /// The messages, in seq order.

@@ -29,6 +29,19 @@ pub struct SeqFingerprint {
     pub seq_sum: i64,
 }
 
+/// Two adjacent ranges' fingerprints add up to their union's: counts and sums add.
+impl std::ops::Add for SeqFingerprint {
+    type Output = Self;
+
+    fn add(self, other: Self) -> Self {
+        Self {
+            messages: self.messages + other.messages,
+            tokens: self.tokens + other.tokens,
+            seq_sum: self.seq_sum + other.seq_sum,
+        }
+    }
+}
+
 /// One cached summary of the live messages `from_seq..=through_seq`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ReviewDigest {

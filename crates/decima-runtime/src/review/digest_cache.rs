@@ -142,16 +142,15 @@ async fn block_candidates(
 
 /// What to do for each block of a range, measured against the live messages now.
 struct BlockPlans {
-    /// The whole range's fingerprint.
-    whole: SeqFingerprint,
-    /// Each block, what to do for it, and its fingerprint.
-    blocks: Vec<((i64, i64), Plan, SeqFingerprint)>,
+    /// Each block and what to do for it.
+    blocks: Vec<((i64, i64), Plan)>,
     /// Cached rows that no longer hold (replaced by what is made).
     stale: Vec<(i64, i64, u32)>,
 }
 
 /// Plans the blocks of `from..=through` from the cached rows that may serve them, checked
-/// against the live counts in one aggregate.
+/// against the live counts in one aggregate over the candidates' ranges. A block without a
+/// candidate is measured as it is read, so a cold history costs no aggregate at all.
 async fn plan_blocks(
     store: &Store,
     conversation: ConversationId,
@@ -159,32 +158,22 @@ async fn plan_blocks(
 ) -> Result<BlockPlans> {
     let ranges = blocks(from, through);
     let candidates = block_candidates(store, conversation, &ranges).await?;
-    // Each candidate's own range, then each block's, in one aggregate. The blocks partition
-    // the range, so its fingerprint is theirs summed (counts and sums add up).
-    let mut asked: Vec<(i64, i64)> = Vec::with_capacity(ranges.len() * 2);
-    for c in candidates.iter().flatten() {
-        asked.push((c.from_seq, c.through_seq));
-    }
-    asked.extend(ranges.iter().copied());
+    let asked: Vec<(i64, i64)> = candidates
+        .iter()
+        .flatten()
+        .map(|c| (c.from_seq, c.through_seq))
+        .collect();
     let measured = store
         .review_digests()
         .fingerprints(conversation, &asked)
         .await?;
-    let (of_candidates, of_blocks) = measured.split_at(measured.len().saturating_sub(ranges.len()));
-    let whole = of_blocks
-        .iter()
-        .fold(SeqFingerprint::default(), |sum, f| SeqFingerprint {
-            messages: sum.messages + f.messages,
-            tokens: sum.tokens + f.tokens,
-            seq_sum: sum.seq_sum + f.seq_sum,
-        });
-    let mut of_candidates = of_candidates.iter();
+    let mut measured = measured.into_iter();
     let mut stale: Vec<(i64, i64, u32)> = Vec::new();
     let mut planned = Vec::with_capacity(ranges.len());
-    for ((range, candidate), fingerprint) in ranges.iter().zip(candidates).zip(of_blocks) {
+    for (range, candidate) in ranges.into_iter().zip(candidates) {
         let plan = match candidate {
             Some(c) => {
-                let now = of_candidates.next().copied().unwrap_or_default();
+                let now = measured.next().unwrap_or_default();
                 if now != c.fingerprint {
                     stale.push((c.from_seq, c.through_seq, 0));
                     Plan::Fresh
@@ -198,10 +187,9 @@ async fn plan_blocks(
             }
             None => Plan::Fresh,
         };
-        planned.push((*range, plan, *fingerprint));
+        planned.push((range, plan));
     }
     Ok(BlockPlans {
-        whole,
         blocks: planned,
         stale,
     })
@@ -219,6 +207,7 @@ async fn make(
     let plans = plan_blocks(store, conversation, (from, through)).await?;
     let count = plans.blocks.len();
     let made = digest_blocks(store, conversation, plans.blocks, true).await?;
+    let whole = made.fingerprint;
     let (text, tokens) = made
         .merged
         .render_fitted(Detail::Standard, max_tokens, counter);
@@ -227,7 +216,7 @@ async fn make(
         from_seq: from,
         through_seq: through,
         budget: max_tokens,
-        fingerprint: plans.whole,
+        fingerprint: whole,
         text: text.clone(),
         tokens,
     });
@@ -247,7 +236,7 @@ async fn make(
         through,
         text,
         tokens,
-        messages: plans.whole.messages,
+        messages: whole.messages,
         read: made.read,
         cached: false,
     })
@@ -341,6 +330,8 @@ struct Made {
     rows: Vec<ReviewDigest>,
     /// Messages read from the store.
     read: u64,
+    /// The live messages of every block (cached, extended or read), summed.
+    fingerprint: SeqFingerprint,
 }
 
 /// Carries out the plans: blocks are read, parsed and extracted on blocking threads, a few at
@@ -349,7 +340,7 @@ struct Made {
 async fn digest_blocks(
     store: &Store,
     conversation: ConversationId,
-    plans: Vec<((i64, i64), Plan, SeqFingerprint)>,
+    plans: Vec<((i64, i64), Plan)>,
     merge: bool,
 ) -> Result<Made> {
     let parallel = std::thread::available_parallelism().map_or(1, |n| n.get().clamp(1, 4));
@@ -357,14 +348,20 @@ async fn digest_blocks(
         merged: Digest::default(),
         rows: Vec::new(),
         read: 0,
+        fingerprint: SeqFingerprint::default(),
     };
     let mut queue: VecDeque<Pending> = VecDeque::new();
-    for ((a, b), plan, fingerprint) in plans {
+    for ((a, b), plan) in plans {
         let extracts = !matches!(plan, Plan::Cached(_));
-        let job: Extraction = match plan {
-            Plan::Cached(_) if !merge => continue,
+        let (job, fingerprint): (Extraction, SeqFingerprint) = match plan {
+            Plan::Cached(c) if !merge => {
+                made.fingerprint = made.fingerprint + c.fingerprint;
+                continue;
+            }
             Plan::Cached(c) => {
-                tokio::task::spawn_blocking(move || Ok((Digest::parse(&c.text), None)))
+                let fingerprint = c.fingerprint;
+                let job = tokio::task::spawn_blocking(move || Ok((Digest::parse(&c.text), None)));
+                (job, fingerprint)
             }
             Plan::Extend(c, next) => {
                 let texts = store
@@ -372,21 +369,26 @@ async fn digest_blocks(
                     .texts_between(conversation, next, b)
                     .await?;
                 made.read += texts.len();
-                tokio::task::spawn_blocking(move || {
+                let fingerprint = c.fingerprint + texts.fingerprint();
+                let job = tokio::task::spawn_blocking(move || {
                     let messages = texts.parse()?;
                     Ok(block_digest(&messages, Some(&c.text), false))
-                })
+                });
+                (job, fingerprint)
             }
             Plan::Fresh => {
                 let texts = store.messages().texts_between(conversation, a, b).await?;
                 made.read += texts.len();
+                let fingerprint = texts.fingerprint();
                 let opens = a == 1;
-                tokio::task::spawn_blocking(move || {
+                let job = tokio::task::spawn_blocking(move || {
                     let messages = texts.parse()?;
                     Ok(block_digest(&messages, None, opens))
-                })
+                });
+                (job, fingerprint)
             }
         };
+        made.fingerprint = made.fingerprint + fingerprint;
         queue.push_back(Pending {
             job,
             block: (a, b),
