@@ -27,6 +27,14 @@ pub const REPLY_PRIMING: u32 = 3;
 /// text is cut at a point where the tokenizer would split anyway, so counts stay exact.
 const MAX_RUN: usize = 64 * 1024;
 
+/// Texts at least this long are counted in two halves on two threads, cut where the tokenizer
+/// would split anyway: a summary rendered for the reviewer (some 100 KB) is counted while the
+/// analyst waits, on a machine whose other cores are idle then.
+const PARALLEL_MIN: usize = 32 * 1024;
+
+/// How far past the middle a safe cut is looked for before counting on one thread.
+const CUT_SEARCH: usize = 8 * 1024;
+
 /// The BPE a model uses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Encoding {
@@ -250,8 +258,34 @@ impl TiktokenCounter {
         total
     }
 
-    /// Tokens of a text, special-token markers counted as text.
+    /// Tokens of a text, special-token markers counted as text; a long one in two halves at
+    /// once when the machine has a second core.
     fn count(&self, text: &str) -> u32 {
+        if text.len() >= PARALLEL_MIN
+            && cores() > 1
+            && let Some(cut) = safe_cut_after(text, text.len() / 2)
+        {
+            let (first, second) = text.split_at(cut);
+            return std::thread::scope(|scope| {
+                let other = std::thread::Builder::new()
+                    .name("token-count".into())
+                    .spawn_scoped(scope, || self.count_serial(second));
+                let head = self.count_serial(first);
+                let tail = match other {
+                    Ok(handle) => handle
+                        .join()
+                        .unwrap_or_else(|_| EstimateCounter.count_text(second)),
+                    // No thread to be had: count it here.
+                    Err(_) => self.count_serial(second),
+                };
+                head.saturating_add(tail)
+            });
+        }
+        self.count_serial(text)
+    }
+
+    /// [`Self::count`] on the calling thread.
+    fn count_serial(&self, text: &str) -> u32 {
         let bpe = self.encoding.bpe();
         let total = if text.len() <= MAX_RUN {
             count_piece(bpe, text)
@@ -285,6 +319,27 @@ impl TokenCounter for TiktokenCounter {
             message.tool_call_id.as_deref(),
         )
     }
+}
+
+/// The cores this process may use, asked once.
+fn cores() -> usize {
+    static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+}
+
+/// The first safe boundary (see [`is_safe_boundary`]: a space after a non-space) at or after
+/// byte `from`, within [`CUT_SEARCH`] bytes, where counting the two sides apart gives exactly
+/// the count of the whole.
+fn safe_cut_after(text: &str, from: usize) -> Option<usize> {
+    let bytes = text.as_bytes();
+    let end = from.saturating_add(CUT_SEARCH).min(bytes.len());
+    (from.max(1)..end).find(|&i| {
+        bytes[i] == b' '
+            && text[..i]
+                .chars()
+                .next_back()
+                .is_some_and(|prev| is_safe_boundary(prev, ' '))
+    })
 }
 
 /// One regex pass and BPE over a piece of bounded length. tiktoken unwraps regex errors; should
@@ -638,6 +693,28 @@ mod tests {
             assert_eq!(sum, raw(bpe, &text));
             assert_eq!(counter.count_text(&text), raw(bpe, &text));
         }
+    }
+
+    #[test]
+    fn a_long_text_counted_in_halves_counts_as_tiktoken_does() {
+        let sentence = "The churn window is 81 days, not 12 — 流失窗口应该是 81天。\n- status: done\n";
+        let text = sentence.repeat(PARALLEL_MIN / sentence.len() + 20);
+        let cut = safe_cut_after(&text, text.len() / 2).expect("a space to cut at");
+        assert!(cut >= text.len() / 2 && cut < text.len() / 2 + CUT_SEARCH);
+        for counter in [
+            TiktokenCounter::o200k_base(),
+            TiktokenCounter::cl100k_base(),
+        ] {
+            assert_eq!(counter.count_text(&text), raw(counter.encoding.bpe(), &text));
+        }
+        // No space to cut at: counted whole, still exactly.
+        let unbroken = "ab-".repeat(PARALLEL_MIN);
+        assert_eq!(safe_cut_after(&unbroken, unbroken.len() / 2), None);
+        let counter = TiktokenCounter::cl100k_base();
+        assert_eq!(
+            counter.count_text(&unbroken),
+            raw(counter.encoding.bpe(), &unbroken)
+        );
     }
 
     fn fragment() -> impl Strategy<Value = &'static str> {

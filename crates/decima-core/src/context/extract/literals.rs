@@ -223,29 +223,25 @@ pub(super) fn scan_literals(text: &str, prose: bool, out: &mut dyn FnMut(&str, L
 
 fn is_word_break(c: char) -> bool {
     if c.is_ascii() {
-        return c.is_ascii_whitespace()
-            || matches!(
-                c,
-                '\x0b'
-                    | '('
-                    | ')'
-                    | '['
-                    | ']'
-                    | '{'
-                    | '}'
-                    | '<'
-                    | '>'
-                    | '"'
-                    | '\''
-                    | '`'
-                    | '|'
-                    | ';'
-            );
+        return ASCII_BREAKS[c as usize];
     }
     c.is_whitespace()
         || is_cjk(c)
         || matches!(c, '“' | '”' | '‘' | '’' | '«' | '»' | '，' | '。' | '、')
 }
+
+/// The ASCII characters that break words, by code: whitespace (with the vertical tab), brackets,
+/// quotes, `|` and `;`. A table, as [`words`] asks it of every byte of every text.
+const ASCII_BREAKS: [bool; 128] = {
+    let mut table = [false; 128];
+    let breaks = b" \t\n\x0b\x0c\r()[]{}<>\"'`|;";
+    let mut i = 0;
+    while i < breaks.len() {
+        table[breaks[i] as usize] = true;
+        i += 1;
+    }
+    table
+};
 
 /// CJK ideographs, kana, hangul, CJK punctuation and fullwidth forms.
 fn is_cjk(c: char) -> bool {
@@ -276,13 +272,21 @@ fn words(text: &str) -> Vec<(usize, usize)> {
             out.push((ns, ns + trimmed.len()));
         }
     };
-    for (i, c) in text.char_indices() {
-        let brk = if c == ',' {
+    let mut i = 0;
+    while i < bytes.len() {
+        let b = bytes[i];
+        let (brk, len) = if b == b',' {
             let prev_digit = i > 0 && bytes[i - 1].is_ascii_digit();
             let next_digit = bytes.get(i + 1).is_some_and(u8::is_ascii_digit);
-            !(prev_digit && next_digit)
+            (!(prev_digit && next_digit), 1)
+        } else if b.is_ascii() {
+            (ASCII_BREAKS[usize::from(b)], 1)
         } else {
-            is_word_break(c)
+            // `i` is on a character's first byte: every step is a whole character.
+            match text[i..].chars().next() {
+                Some(c) => (is_word_break(c), c.len_utf8()),
+                None => break,
+            }
         };
         match (brk, start) {
             (true, Some(s)) => {
@@ -292,6 +296,7 @@ fn words(text: &str) -> Vec<(usize, usize)> {
             (false, None) => start = Some(i),
             _ => {}
         }
+        i += len;
     }
     if let Some(s) = start {
         push(s, text.len(), &mut out);
@@ -381,12 +386,16 @@ fn quoted_spans(text: &str) -> Vec<(usize, usize)> {
 /// `"`, `'`, `` ` ``, « (C2 AB), “ ‘ (E2 80 9C/98), 「 『 (E3 80 8C/8E).
 fn has_quote(text: &str) -> bool {
     let b = text.as_bytes();
-    b.iter().enumerate().any(|(i, &c)| match c {
-        b'"' | b'\'' | b'`' => true,
+    if memchr::memchr3(b'"', b'\'', b'`', b).is_some() {
+        return true;
+    }
+    if text.is_ascii() {
+        return false;
+    }
+    memchr::memchr3_iter(0xC2, 0xE2, 0xE3, b).any(|i| match b[i] {
         0xC2 => b.get(i + 1) == Some(&0xAB),
         0xE2 => b.get(i + 1) == Some(&0x80) && matches!(b.get(i + 2), Some(0x9C | 0x98)),
-        0xE3 => b.get(i + 1) == Some(&0x80) && matches!(b.get(i + 2), Some(0x8C | 0x8E)),
-        _ => false,
+        _ => b.get(i + 1) == Some(&0x80) && matches!(b.get(i + 2), Some(0x8C | 0x8E)),
     })
 }
 
