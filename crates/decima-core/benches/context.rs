@@ -277,6 +277,22 @@ fn digest_block(c: &mut Criterion) {
             criterion::BatchSize::LargeInput,
         )
     });
+    // The nine blocks merged, rendered within a review's summary share and counted by the
+    // store's tokenizer, as a review's summary is.
+    let mut merged = decima_core::context::Digest::default();
+    for d in parsed.iter().cloned() {
+        merged.merge(d);
+    }
+    let counter = decima_llm::tokens::store_counter();
+    group.bench_function("fitted_9_blocks_24k", |b| {
+        b.iter(|| {
+            merged.render_fitted(
+                decima_core::context::Detail::Standard,
+                24_000,
+                counter.as_ref(),
+            )
+        })
+    });
     group.finish();
 }
 

@@ -259,27 +259,17 @@ impl TiktokenCounter {
     }
 
     /// Tokens of a text, special-token markers counted as text; a long one in two halves at
-    /// once when the machine has a second core.
+    /// once when the machine has a second core, on rayon's pool: its threads live on, so the
+    /// tokenizer's regex caches stay warm (a new thread per count would rebuild them).
     fn count(&self, text: &str) -> u32 {
         if text.len() >= PARALLEL_MIN
             && cores() > 1
             && let Some(cut) = safe_cut_after(text, text.len() / 2)
         {
             let (first, second) = text.split_at(cut);
-            return std::thread::scope(|scope| {
-                let other = std::thread::Builder::new()
-                    .name("token-count".into())
-                    .spawn_scoped(scope, || self.count_serial(second));
-                let head = self.count_serial(first);
-                let tail = match other {
-                    Ok(handle) => handle
-                        .join()
-                        .unwrap_or_else(|_| EstimateCounter.count_text(second)),
-                    // No thread to be had: count it here.
-                    Err(_) => self.count_serial(second),
-                };
-                head.saturating_add(tail)
-            });
+            let (head, tail) =
+                rayon::join(|| self.count_serial(first), || self.count_serial(second));
+            return head.saturating_add(tail);
         }
         self.count_serial(text)
     }
@@ -697,7 +687,8 @@ mod tests {
 
     #[test]
     fn a_long_text_counted_in_halves_counts_as_tiktoken_does() {
-        let sentence = "The churn window is 81 days, not 12 — 流失窗口应该是 81天。\n- status: done\n";
+        let sentence =
+            "The churn window is 81 days, not 12 — 流失窗口应该是 81天。\n- status: done\n";
         let text = sentence.repeat(PARALLEL_MIN / sentence.len() + 20);
         let cut = safe_cut_after(&text, text.len() / 2).expect("a space to cut at");
         assert!(cut >= text.len() / 2 && cut < text.len() / 2 + CUT_SEARCH);
@@ -705,7 +696,10 @@ mod tests {
             TiktokenCounter::o200k_base(),
             TiktokenCounter::cl100k_base(),
         ] {
-            assert_eq!(counter.count_text(&text), raw(counter.encoding.bpe(), &text));
+            assert_eq!(
+                counter.count_text(&text),
+                raw(counter.encoding.bpe(), &text)
+            );
         }
         // No space to cut at: counted whole, still exactly.
         let unbroken = "ab-".repeat(PARALLEL_MIN);
