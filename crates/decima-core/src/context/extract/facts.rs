@@ -25,6 +25,7 @@ use super::text::FastMap;
 use super::values::{Span, as_quoted, copula_value, new_value_only, value_spans, widen_to_phrase};
 use super::{Statement, StatementKind};
 use std::cell::RefCell;
+use std::rc::Rc;
 
 /// How many recent user statements a correction without a subject looks back over.
 const RECENT: usize = 8;
@@ -42,19 +43,32 @@ pub(super) struct Analysis {
 /// How many analyses a thread remembers before it starts afresh.
 const ANALYSES_KEPT: usize = 8_192;
 
+/// A clause's analysis with the values it states as current, as a thread remembers them.
+pub(super) struct Analysed {
+    pub(super) analysis: Analysis,
+    pub(super) values: Rc<ValueKeys>,
+}
+
 thread_local! {
     /// The analyses of texts read before: every merge of summaries reads the earlier summary's
     /// decisions, constraints and statements again, and the same sentences recur across the
     /// blocks a long history is summarised in. An analysis depends on the text alone.
-    static ANALYSED: RefCell<FastMap<String, Analysis>> = RefCell::new(FastMap::default());
+    static ANALYSED: RefCell<FastMap<String, Rc<Analysed>>> = RefCell::new(FastMap::default());
 }
 
 /// Analyses a clause on its own (for statements read back from a summary).
 pub(super) fn analyse(text: &str) -> Analysis {
+    analysed(text).analysis.clone()
+}
+
+/// [`analyse`], shared with the thread's cache, with the values the clause states as current.
+pub(super) fn analysed(text: &str) -> Rc<Analysed> {
     if let Some(a) = ANALYSED.with(|m| m.borrow().get(text).cloned()) {
         return a;
     }
-    let a = analyse_fresh(text);
+    let analysis = analyse_fresh(text);
+    let values = current_values(text, &analysis);
+    let a = Rc::new(Analysed { analysis, values });
     ANALYSED.with(|m| {
         let mut m = m.borrow_mut();
         if m.len() >= ANALYSES_KEPT {
@@ -65,28 +79,41 @@ pub(super) fn analyse(text: &str) -> Analysis {
     a
 }
 
+/// A value-bearing clause of a constraint or decision sentence: its span in the sentence, its
+/// analysis (values relative to the clause, no correction) and its current values.
+struct HiddenClause {
+    span: Span,
+    analysis: Analysis,
+    values: Rc<ValueKeys>,
+}
+
 thread_local! {
     /// The value-bearing clauses of constraint and decision sentences, as every merge of
     /// summaries registers the earlier summary's sentences again.
-    static HIDDEN: RefCell<FastMap<String, Vec<(Span, Analysis)>>> =
+    static HIDDEN: RefCell<FastMap<String, Rc<[HiddenClause]>>> =
         RefCell::new(FastMap::default());
 }
 
 /// The clauses of `sentence` that state a value, with their spans and analyses (values
 /// relative to the clause, no correction: they are registered as said).
-fn hidden_clauses(sentence: &str) -> Vec<(Span, Analysis)> {
+fn hidden_clauses(sentence: &str) -> Rc<[HiddenClause]> {
     if let Some(found) = HIDDEN.with(|m| m.borrow().get(sentence).cloned()) {
         return found;
     }
-    let out: Vec<(Span, Analysis)> = value_clauses(sentence)
+    let out: Rc<[HiddenClause]> = value_clauses(sentence)
         .into_iter()
         .map(|(span, values)| {
+            let text = &sentence[span.0..span.1];
             let analysis = Analysis {
-                subject: subject_in(&sentence[span.0..span.1], &values),
+                subject: subject_in(text, &values),
                 values,
                 correction: None,
             };
-            (span, analysis)
+            HiddenClause {
+                span,
+                values: current_values(text, &analysis),
+                analysis,
+            }
         })
         .collect();
     HIDDEN.with(|m| {
@@ -192,13 +219,20 @@ pub(super) struct Patch {
     pub(super) new: String,
 }
 
-struct Entry {
-    st: Statement,
-    key: String,
-    value_keys: Vec<String>,
+/// The values a clause states as current (not the one it names as replaced).
+#[derive(Debug, Default)]
+pub(super) struct ValueKeys {
+    /// Each as a [`value_key`].
+    keys: Vec<String>,
     /// What sort of value each is (see [`value_sort`]), so a correction that gives only a value
     /// finds a statement of the same sort: "99.9%" corrects a percentage.
     sorts: Vec<&'static str>,
+}
+
+struct Entry {
+    st: Statement,
+    key: String,
+    values: Rc<ValueKeys>,
     home: Home,
     alive: bool,
     /// Whether it is one of the digest's statements: a clause of a constraint or decision is
@@ -207,14 +241,16 @@ struct Entry {
 }
 
 /// The values a clause states as current (not the one it names as replaced), as keys and sorts.
-fn current_values(text: &str, a: &Analysis) -> Vec<(String, &'static str)> {
+fn current_values(text: &str, a: &Analysis) -> Rc<ValueKeys> {
     let old_index = a.correction.and_then(|c| c.old);
-    a.values
+    let (keys, sorts) = a
+        .values
         .iter()
         .enumerate()
         .filter(|(i, _)| Some(*i) != old_index)
         .map(|(_, &(s, e))| (value_key(&text[s..e]), value_sort(&text[s..e])))
-        .collect()
+        .unzip();
+    Rc::new(ValueKeys { keys, sorts })
 }
 
 /// Currency codes that make a value an amount of money.
@@ -326,15 +362,25 @@ pub(super) fn value_key(v: &str) -> String {
 
 /// What a subject key is looked up by: each of its words; in Chinese, its last two characters
 /// (a shorter key a longer one ends with shares them).
-fn heads(key: &str) -> Vec<String> {
-    if key.is_empty() {
-        return Vec::new();
-    }
-    if key.is_ascii() {
-        key.split(' ').map(str::to_string).collect()
+fn heads(key: &str) -> impl Iterator<Item = &str> {
+    let (words, pair) = if key.is_empty() {
+        (None, None)
+    } else if key.is_ascii() {
+        (Some(key.split(' ')), None)
     } else {
-        let chars: Vec<char> = key.chars().collect();
-        vec![chars[chars.len().saturating_sub(2)..].iter().collect()]
+        let from = key.char_indices().rev().nth(1).map_or(0, |(i, _)| i);
+        (None, Some(&key[from..]))
+    };
+    words.into_iter().flatten().chain(pair)
+}
+
+/// Adds `i` under `key` in an index, copying the key only when it is new there.
+fn index_under(map: &mut FastMap<String, Vec<usize>>, key: &str, i: usize) {
+    match map.get_mut(key) {
+        Some(list) => list.push(i),
+        None => {
+            map.insert(key.to_string(), vec![i]);
+        }
     }
 }
 
@@ -368,20 +414,13 @@ impl Facts {
             .collect()
     }
 
-    fn push(
-        &mut self,
-        st: Statement,
-        key: String,
-        values: Vec<(String, &'static str)>,
-        home: Home,
-    ) -> usize {
-        let (value_keys, sorts): (Vec<String>, Vec<&'static str>) = values.into_iter().unzip();
+    fn push(&mut self, st: Statement, key: String, values: Rc<ValueKeys>, home: Home) -> usize {
         let i = self.entries.len();
         for h in heads(&key) {
-            self.by_head.entry(h).or_default().push(i);
+            index_under(&mut self.by_head, h, i);
         }
-        for v in &value_keys {
-            self.by_value.entry(v.clone()).or_default().push(i);
+        for v in &values.keys {
+            index_under(&mut self.by_value, v, i);
         }
         if st.origin != Origin::Tool {
             self.by_text.insert(st.text.clone(), i);
@@ -395,8 +434,7 @@ impl Facts {
         self.entries.push(Entry {
             st,
             key,
-            value_keys,
-            sorts,
+            values,
             emit: home == Home::Listed,
             home,
             alive: true,
@@ -432,7 +470,7 @@ impl Facts {
             e.st = st;
             return;
         }
-        let i = self.push(st, String::new(), Vec::new(), Home::Listed);
+        let i = self.push(st, String::new(), Rc::default(), Home::Listed);
         self.by_label.insert(scoped_key, i);
     }
 
@@ -449,11 +487,16 @@ impl Facts {
 
     /// Registers a clause already related to the others (read back from a summary, or a
     /// clause of a constraint or decision sentence), without looking for what it replaces.
-    pub(super) fn push_clause(&mut self, mut st: Statement, a: &Analysis, home: Home) -> usize {
+    fn push_clause(
+        &mut self,
+        mut st: Statement,
+        a: &Analysis,
+        values: Rc<ValueKeys>,
+        home: Home,
+    ) -> usize {
         if st.short.is_none() && home == Home::Listed {
             st.short = short_text(&st.text, a);
         }
-        let values = current_values(&st.text, a);
         let i = self.push(st, a.subject.key.clone(), values, home);
         if self.entries[i].st.recurring.is_some() {
             self.recur(i);
@@ -478,11 +521,11 @@ impl Facts {
             self.add_labelled(st, scoped);
             return Vec::new();
         }
-        let a = analyse(&st.text);
+        let a = analysed(&st.text);
         if relate {
-            self.add_clause(st, &a, Home::Listed)
+            self.add_clause(st, &a.analysis, Home::Listed)
         } else {
-            self.push_clause(st, &a, Home::Listed);
+            self.push_clause(st, &a.analysis, a.values.clone(), Home::Listed);
             Vec::new()
         }
     }
@@ -497,13 +540,13 @@ impl Facts {
         relate: bool,
     ) -> Vec<Patch> {
         if !relate {
-            for (span, analysis) in hidden_clauses(sentence) {
+            for c in hidden_clauses(sentence).iter() {
                 let st = Statement::new(
                     Origin::User,
                     StatementKind::Stated,
-                    sentence[span.0..span.1].to_string(),
+                    sentence[c.span.0..c.span.1].to_string(),
                 );
-                self.push_clause(st, &analysis, home.clone());
+                self.push_clause(st, &c.analysis, c.values.clone(), home.clone());
             }
             return Vec::new();
         }
@@ -586,7 +629,7 @@ impl Facts {
                 // back to the user's latest statement: one that names a subject nobody stated
                 // corrects nothing known.
                 if target.is_none() && corr.is_some_and(|c| c.strong) && key.is_empty() {
-                    target = self.latest_user(values.first().map(|v| v.1));
+                    target = self.latest_user(values.sorts.first().copied());
                 }
             }
         }
@@ -603,7 +646,7 @@ impl Facts {
         if self.entries[t].home != Home::Listed
             && new_key
                 .as_ref()
-                .is_some_and(|k| self.entries[t].value_keys.contains(k))
+                .is_some_and(|k| self.entries[t].values.keys.contains(k))
         {
             // A constraint or decision that already states the new value.
             self.push(st, key, values, home);
@@ -797,7 +840,6 @@ impl Facts {
     /// the user's own statements (a clause of a constraint or decision among them).
     fn latest_with_subject(&self, key: &str, plain: bool) -> Option<usize> {
         heads(key)
-            .iter()
             .filter_map(|h| self.by_head.get(h))
             .filter_map(|list| {
                 list.iter().rev().take(LOOKBACK).copied().find(|&i| {
@@ -819,18 +861,19 @@ impl Facts {
                 .iter()
                 .rev()
                 .copied()
-                .filter(|&i| self.open(i) && !self.entries[i].value_keys.is_empty())
+                .filter(|&i| self.open(i) && !self.entries[i].values.keys.is_empty())
         };
         let numeric = |s: &&str| *s != "text";
         // A sort that names a kind ("15 ms", "20%", a date) finds the latest value of that
         // kind; text and unclassed values ("p99.5 截断") say nothing of what they correct.
         let telling = sort.filter(|s| !matches!(*s, "text" | "other"));
         live()
-            .find(|&i| telling.is_some_and(|s| self.entries[i].sorts.contains(&s)))
+            .find(|&i| telling.is_some_and(|s| self.entries[i].values.sorts.contains(&s)))
             .or_else(|| {
                 // A bare number corrects the latest number, whatever its unit.
                 live().find(|&i| {
-                    sort.is_some_and(|s| s == "n") && self.entries[i].sorts.iter().any(numeric)
+                    sort.is_some_and(|s| s == "n")
+                        && self.entries[i].values.sorts.iter().any(numeric)
                 })
             })
             .or_else(|| live().next())
