@@ -62,13 +62,12 @@ pub async fn run_start(
     };
     let in_force = own.in_force(&state.store, &chosen).await?;
     let provider = in_force.provider;
-    // No provider at all: said in the window's words (the runtime's name the CLI's commands).
-    if provider.is_none()
-        && std::env::var_os("DECIMA_PROVIDER_KIND").is_none()
-        && state.store.providers().list().await?.is_empty()
-    {
-        return Err(AppError::no_provider(false));
-    }
+    has_a_provider(
+        &state.store,
+        provider.as_deref(),
+        std::env::var_os("DECIMA_PROVIDER_KIND").is_some(),
+    )
+    .await?;
     let reviewer_provider = chosen.reviewer_in_force(&state.store).await?;
     let sandbox = in_force.sandbox;
     let defaults = agent::RunOptions::default();
@@ -280,4 +279,72 @@ fn spawn_run(
         .instrument(span),
     );
     run_id
+}
+
+/// Refuses, in the window's words, a run with no provider to use: none set up, or several with
+/// none chosen for the conversation or as the default. The runtime takes the only provider when
+/// there is one, and one defined by `DECIMA_*` variables (`from_env`) when there is none; its own
+/// message for several names a CLI flag.
+async fn has_a_provider(
+    store: &Store,
+    chosen: Option<&str>,
+    from_env: bool,
+) -> Result<(), AppError> {
+    if chosen.is_some() {
+        return Ok(());
+    }
+    match store.providers().list().await?.len() {
+        1 => Ok(()),
+        0 if from_env => Ok(()),
+        set_up => Err(AppError::no_provider(set_up > 1)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use decima_store::NewProvider;
+
+    fn provider(name: &str) -> NewProvider {
+        NewProvider {
+            name: name.to_owned(),
+            kind: "openai".to_owned(),
+            preset: None,
+            base_url: "http://127.0.0.1:9/v1".to_owned(),
+            model: "qwen3".to_owned(),
+            context_window: 32_000,
+            settings: serde_json::Value::Null,
+        }
+    }
+
+    #[tokio::test]
+    async fn a_run_without_a_chosen_provider_is_refused_unless_one_is_set_up() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(
+            &dir.path().join("decima.db"),
+            decima_llm::tokens::store_counter(),
+        )
+        .await
+        .unwrap();
+        let code = |r: Result<(), AppError>| r.err().map(|e| e.code);
+        assert_eq!(
+            code(has_a_provider(&store, None, false).await),
+            Some(crate::error::ErrorCode::NoProvider)
+        );
+        assert_eq!(code(has_a_provider(&store, None, true).await), None);
+        store.providers().create(provider("local")).await.unwrap();
+        assert_eq!(code(has_a_provider(&store, None, false).await), None);
+        store.providers().create(provider("careful")).await.unwrap();
+        let several = has_a_provider(&store, None, false).await.unwrap_err();
+        assert_eq!(several.code, crate::error::ErrorCode::NoDefaultProvider);
+        assert!(!several.message.contains("--"), "{}", several.message);
+        assert_eq!(
+            code(has_a_provider(&store, None, true).await),
+            Some(crate::error::ErrorCode::NoDefaultProvider)
+        );
+        assert_eq!(
+            code(has_a_provider(&store, Some("careful"), false).await),
+            None
+        );
+    }
 }

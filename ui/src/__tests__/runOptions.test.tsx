@@ -26,6 +26,9 @@ describe("a conversation's run options", () => {
     await user.selectOptions(within(form).getByTestId("run-options-sandbox"), "docker");
     await user.selectOptions(within(form).getByTestId("run-options-tenth-man"), "off");
     await waitFor(() => expect(button).toHaveTextContent("careful · Docker · 50 calls · tenth man off"));
+    // A label cut at a narrow select's edge is whole in its tooltip.
+    expect(within(form).getByTestId("run-options-provider")).toHaveAttribute("title", "careful (claude)");
+    expect(within(form).getByTestId("run-options-sandbox")).toHaveAttribute("title", "Docker");
     expect(backend.callsOf("run_options_save").slice(-1)[0]?.args).toEqual({
       conversationId: "c1",
       provider: "careful",
@@ -65,5 +68,29 @@ describe("a conversation's run options", () => {
     // In Docker the folder does not apply, and the form says so.
     await user.selectOptions(within(form).getByTestId("run-options-sandbox"), "docker");
     await waitFor(() => expect(within(form).getByTestId("run-options-workspace")).toHaveTextContent("container's /workspace"));
+  });
+
+  it("say which provider a run will take when none is the default: the only one, or none of several", async () => {
+    const backend = backendWith();
+    backend.providers = [{ name: "local", model: "qwen3", baseUrl: "http://localhost:8080/v1", contextWindow: 32000, hasApiKey: false }];
+    backend.settings = { provider: null, reviewerProvider: null, sandbox: "host" };
+    await openC1();
+    expect(await screen.findByTestId("run-options-button")).toHaveTextContent(/^local · host/);
+  });
+
+  it("say that a run needs a choice when several providers are set up and none is the default", async () => {
+    const backend = backendWith();
+    backend.providers = [
+      { name: "local", model: "qwen3", baseUrl: "http://localhost:8080/v1", contextWindow: 32000, hasApiKey: false },
+      { name: "careful", model: "claude", baseUrl: "https://api.anthropic.com", contextWindow: 200000, hasApiKey: true },
+    ] as typeof backend.providers;
+    backend.settings = { provider: null, reviewerProvider: null, sandbox: "host" };
+    const { user } = await openC1();
+    const button = await screen.findByTestId("run-options-button");
+    await waitFor(() => expect(button).toHaveTextContent(/^no default provider: choose one · host/));
+    await user.click(button);
+    expect(within(screen.getByTestId("run-options")).getByTestId("run-options-provider")).toHaveDisplayValue(
+      "As in Settings (no default provider: choose one)",
+    );
   });
 });

@@ -69,12 +69,15 @@ export function RunOptions({ conversationId, disabled = false }: Props) {
   };
 
   if (!options) return error ? <InlineError error={error} testId="run-options-error" /> : null;
+  // With no default, a run takes the only provider set up, and refuses when there are several.
+  const only = providers.length === 1 ? providers[0] : undefined;
+  const unset = only ? only.name : providers.length === 0 ? t("runOptions.noProvider") : t("runOptions.noDefault");
   const provider = options.provider ?? options.settingsProvider;
   const sandbox = options.sandbox ?? options.settingsSandbox;
   const maxSteps = options.maxSteps ?? options.defaultMaxSteps;
   const mode = options.tenthMan ?? options.defaultTenthMan;
   const summary = [
-    provider ?? t("runOptions.onlyProvider"),
+    provider ?? unset,
     t(`runOptions.sandboxes.${sandbox as "host"}`, { defaultValue: sandbox }),
     t("runOptions.stepsShort", { count: maxSteps }),
     t(`runOptions.modes.${mode as "hybrid"}`, { defaultValue: mode }),
@@ -97,37 +100,34 @@ export function RunOptions({ conversationId, disabled = false }: Props) {
       </button>
       {popover.open && (
         <div className="run-options-form" role="group" aria-label={t("runOptions.label")} data-testid="run-options">
-          <label className="settings-field">
+          <label className="settings-field run-options-wide">
             <span>{t("runOptions.provider")}</span>
-            <select
-              data-testid="run-options-provider"
+            <ChoiceSelect
+              testId="run-options-provider"
               value={options.provider ?? ""}
-              onChange={(e) => void save({ ...own(options), provider: e.target.value || null })}
-            >
-              <option value="">{t("runOptions.fromSettings", { value: options.settingsProvider ?? t("runOptions.onlyProvider") })}</option>
-              {providers.map((p) => (
-                <option key={p.name} value={p.name}>
-                  {p.name} ({p.model})
-                </option>
-              ))}
-            </select>
+              choices={[
+                { value: "", label: t("runOptions.fromSettings", { value: options.settingsProvider ?? unset }) },
+                ...providers.map((p) => ({ value: p.name, label: `${p.name} (${p.model})` })),
+              ]}
+              onChange={(v) => void save({ ...own(options), provider: v || null })}
+            />
           </label>
           <label className="settings-field">
             <span>{t("runOptions.sandbox")}</span>
-            <select
-              data-testid="run-options-sandbox"
+            <ChoiceSelect
+              testId="run-options-sandbox"
               value={options.sandbox ?? ""}
-              onChange={(e) => void save({ ...own(options), sandbox: e.target.value || null })}
-            >
-              <option value="">
-                {t("runOptions.fromSettings", { value: t(`runOptions.sandboxes.${options.settingsSandbox as "host"}`, { defaultValue: options.settingsSandbox }) })}
-              </option>
-              {SANDBOXES.map((s) => (
-                <option key={s} value={s}>
-                  {t(`runOptions.sandboxes.${s}`)}
-                </option>
-              ))}
-            </select>
+              choices={[
+                {
+                  value: "",
+                  label: t("runOptions.fromSettings", {
+                    value: t(`runOptions.sandboxes.${options.settingsSandbox as "host"}`, { defaultValue: options.settingsSandbox }),
+                  }),
+                },
+                ...SANDBOXES.map((s) => ({ value: s, label: t(`runOptions.sandboxes.${s}`) })),
+              ]}
+              onChange={(v) => void save({ ...own(options), sandbox: v || null })}
+            />
           </label>
           <label className="settings-field">
             <span>{t("runOptions.maxSteps")}</span>
@@ -143,20 +143,17 @@ export function RunOptions({ conversationId, disabled = false }: Props) {
               }}
             />
           </label>
-          <label className="settings-field">
+          <label className="settings-field run-options-wide">
             <span>{t("runOptions.tenthMan")}</span>
-            <select
-              data-testid="run-options-tenth-man"
+            <ChoiceSelect
+              testId="run-options-tenth-man"
               value={options.tenthMan ?? ""}
-              onChange={(e) => void save({ ...own(options), tenthMan: e.target.value || null })}
-            >
-              <option value="">{t("runOptions.default", { value: t(`runOptions.modes.${options.defaultTenthMan as "hybrid"}`) })}</option>
-              {MODES.map((m) => (
-                <option key={m} value={m}>
-                  {t(`runOptions.modes.${m}`)}
-                </option>
-              ))}
-            </select>
+              choices={[
+                { value: "", label: t("runOptions.default", { value: t(`runOptions.modes.${options.defaultTenthMan as "hybrid"}`) }) },
+                ...MODES.map((m) => ({ value: m, label: t(`runOptions.modes.${m}`) })),
+              ]}
+              onChange={(v) => void save({ ...own(options), tenthMan: v || null })}
+            />
           </label>
           <div className="settings-field run-options-workspace" data-testid="run-options-workspace">
             <span>{t("runOptions.workspace")}</span>
@@ -187,5 +184,24 @@ export function RunOptions({ conversationId, disabled = false }: Props) {
         </div>
       )}
     </div>
+  );
+}
+
+type Choice = { value: string; label: string };
+
+/**
+ * A select whose chosen label is also its tooltip: in a narrow window a long label (a provider
+ * with its model) is cut at the select's edge, and the tooltip still says it whole.
+ */
+function ChoiceSelect({ testId, value, choices, onChange }: { testId: string; value: string; choices: Choice[]; onChange: (value: string) => void }) {
+  const chosen = choices.find((c) => c.value === value)?.label;
+  return (
+    <select data-testid={testId} value={value} title={chosen} onChange={(e) => onChange(e.target.value)}>
+      {choices.map((c) => (
+        <option key={c.value} value={c.value}>
+          {c.label}
+        </option>
+      ))}
+    </select>
   );
 }
