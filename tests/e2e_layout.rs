@@ -215,7 +215,7 @@ async fn the_window_holds_at_720_900_and_1280_wide_in_english_and_chinese() {
 }
 
 /// Opens the views a conversation has besides its messages (the find bar, the run history, the
-/// run options) one at a time, checks that none pushes the page sideways, and keeps a
+/// run options) and the settings one at a time, checks that none pushes the page sideways, and keeps a
 /// screenshot of each for the person reviewing the run (`view-*.png`).
 async fn open_each_view(client: &fantoccini::Client, lang: &str, width: u32) {
     for (button, view, close) in [
@@ -248,4 +248,40 @@ async fn open_each_view(client: &fantoccini::Client, lang: &str, width: u32) {
         })
         .await;
     }
+    // The settings: the add-provider form's fields are one line high (a flex basis once made
+    // each input 140 px tall), and nothing in the dialog is wider than the window.
+    click(client, "[data-testid=settings-button]").await;
+    wait_until(client, "the settings did not open", || async {
+        support::count(client, "[data-testid=settings-dialog]").await == 1
+    })
+    .await;
+    let fields = client
+        .execute(
+            "const d = document.querySelector('[data-testid=settings-dialog]');\
+             const inputs = [...d.querySelectorAll('.settings-form input')];\
+             return { count: inputs.length,\
+               tallest: Math.max(...inputs.map((i) => i.getBoundingClientRect().height)),\
+               right: d.getBoundingClientRect().right, innerWidth: window.innerWidth };",
+            vec![],
+        )
+        .await
+        .unwrap();
+    assert!(
+        fields["count"].as_u64().unwrap() >= 6,
+        "the add-provider form is missing, {lang} at {width}: {fields}"
+    );
+    assert!(
+        fields["tallest"].as_f64().unwrap() <= 40.0,
+        "a settings field is taller than a line, {lang} at {width}: {fields}"
+    );
+    assert!(
+        fields["right"].as_f64().unwrap() <= fields["innerWidth"].as_f64().unwrap() + 0.5,
+        "the settings are wider than the window, {lang} at {width}: {fields}"
+    );
+    shot(client, &format!("view-{lang}-{width}-settings.png")).await;
+    click(client, "[data-testid=settings-close]").await;
+    wait_until(client, "the settings did not close", || async {
+        support::count(client, "[data-testid=settings-dialog]").await == 0
+    })
+    .await;
 }

@@ -268,15 +268,39 @@ pub async fn sandbox_status(state: State<'_, AppState>) -> Result<SandboxStatus,
             },
             Err(e) => SandboxStatus {
                 docker_available: false,
-                detail: e.to_string(),
+                detail: docker_detail(e),
             },
         },
     )
 }
 
+/// What failed, for the settings screen: the cause alone where the engine did not answer, since
+/// the full message tells a terminal user what to type (`--sandbox host`, `dockerd &`), and the
+/// window says what to do in its own words.
+fn docker_detail(e: decima_sandbox::SandboxError) -> String {
+    match e {
+        decima_sandbox::SandboxError::DockerUnavailable { detail } => detail,
+        other => other.to_string(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_docker_status_names_the_cause_not_the_cli_s_advice() {
+        let detail = docker_detail(decima_sandbox::SandboxError::DockerUnavailable {
+            detail: "/var/run/docker.sock: connection refused".into(),
+        });
+        assert_eq!(detail, "/var/run/docker.sock: connection refused");
+        let full =
+            decima_sandbox::SandboxError::DockerUnavailable { detail: "x".into() }.to_string();
+        assert!(
+            full.contains("--sandbox host"),
+            "the CLI's message changed: {full}"
+        );
+    }
 
     #[test]
     fn a_failed_test_is_named_by_what_went_wrong() {

@@ -723,6 +723,8 @@ describe("settings and library", () => {
     await user.click(await screen.findByRole("button", { name: "Settings" }));
     const runs = await screen.findByTestId("run-settings");
     expect(within(runs).getByTestId("run-provider")).toHaveValue("");
+    // Two are set up and none is chosen: a run would not pick one by itself, and this says so.
+    expect(within(runs).getByTestId("run-provider")).toHaveDisplayValue("None (several are set up: choose one)");
     expect(within(runs).getByRole("radio", { name: "Host (the workspace folder)" })).toHaveAttribute("aria-checked", "true");
 
     await user.selectOptions(within(runs).getByTestId("run-provider"), "fast");

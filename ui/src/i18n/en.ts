@@ -431,6 +431,7 @@ const en = {
     runProvider: "Provider for runs",
     reviewerProvider: "Provider for the tenth man",
     automatic: "Automatic (the only configured provider)",
+    noDefault: "None (several are set up: choose one)",
     sameAsRun: "The run's own provider",
     sandboxes: { host: "Host (the workspace folder)", docker: "Docker container" },
     saved: "Saved.",

@@ -433,6 +433,7 @@ const zh: Messages = {
     runProvider: "运行使用的服务",
     reviewerProvider: "第十人使用的服务",
     automatic: "自动（唯一配置的服务）",
+    noDefault: "无（已配置多个服务：请选择一个）",
     sameAsRun: "与运行相同的服务",
     sandboxes: { host: "本机（工作区文件夹）", docker: "Docker 容器" },
     saved: "已保存。",

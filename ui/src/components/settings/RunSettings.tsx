@@ -61,7 +61,7 @@ export function RunSettings({ providers, sandbox }: Props) {
       <ProviderSelect
         testId="run-provider"
         label={t("settings.runProvider")}
-        none={t("settings.automatic")}
+        none={choices.length > 1 ? t("settings.noDefault") : t("settings.automatic")}
         value={settings.provider}
         choices={withSaved(settings.provider)}
         onChange={(provider) => void save({ ...settings, provider })}
