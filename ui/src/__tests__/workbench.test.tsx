@@ -346,6 +346,7 @@ describe("tenth man", () => {
     const { user } = await openC1();
     await user.click(screen.getByTestId("tenth-man-review-button"));
     expect(await screen.findByTestId("review-result")).toHaveTextContent("The count ignores the ledger.");
+    expect(screen.queryByTestId("review-none")).toBeNull();
     expect(screen.getByTestId("review-when")).toHaveTextContent("The run's automatic final review · through message #2");
     expect(screen.getAllByTestId("finding")).toHaveLength(1);
     expect(backend.callsOf("review_run")).toHaveLength(0);
@@ -361,6 +362,8 @@ describe("tenth man", () => {
     backendWith();
     const { user } = await openC1();
     await user.click(screen.getByTestId("tenth-man-review-button"));
+    // Nothing stored yet: the panel says what a review is before the form.
+    expect(await screen.findByTestId("review-none")).toHaveTextContent("No review of this conversation yet.");
     await user.click(await screen.findByTestId("review-start"));
     expect(await screen.findByTestId("review-error")).toHaveTextContent("no reviewer answered");
     expect(screen.queryByTestId("error-banner")).toBeNull();

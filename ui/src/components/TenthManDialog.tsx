@@ -94,6 +94,11 @@ export function TenthManDialog({ conversationId, onClose, onEvidence }: Props) {
         data-testid="tenth-man-review-dialog"
       >
         <h2>{t("review.label")}</h2>
+        {loaded && review === null && (
+          <p className="muted" data-testid="review-none">
+            {t("review.none")}
+          </p>
+        )}
         {showForm && (
           <>
           <div className="review-form">

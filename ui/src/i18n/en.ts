@@ -348,6 +348,7 @@ const en = {
   },
   review: {
     label: "Tenth man review",
+    none: "No review of this conversation yet. The tenth man reads the whole history and argues against its current conclusion: start one below.",
     type: "Type",
     full: "Full",
     quick: "Quick",

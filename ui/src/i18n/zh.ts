@@ -350,6 +350,7 @@ const zh: Messages = {
   },
   review: {
     label: "第十人审查",
+    none: "这个对话还没有审查。第十人会读完整个历史，并反驳当前的结论：在下面开始一次。",
     type: "类型",
     full: "完整",
     quick: "快速",
