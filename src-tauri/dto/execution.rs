@@ -53,6 +53,10 @@ pub struct ExecutionView {
     pub tokens_in: u32,
     /// Tokens they received.
     pub tokens_out: u32,
+    /// Of the tokens sent, those the provider read from its prompt cache.
+    pub cache_read_tokens: u32,
+    /// That share of the tokens sent, in percent.
+    pub cached_percent: u32,
     /// The risk its final review found ("low" … "critical"), when one ran.
     pub review_risk: Option<String>,
     /// The seq of its first message in the conversation: where the run history opens it.
@@ -115,6 +119,8 @@ impl ExecutionView {
             model_calls: execution.usage.model_calls,
             tokens_in: u32::try_from(execution.usage.tokens_in).unwrap_or(u32::MAX),
             tokens_out: u32::try_from(execution.usage.tokens_out).unwrap_or(u32::MAX),
+            cache_read_tokens: u32::try_from(execution.usage.cache_read_tokens).unwrap_or(u32::MAX),
+            cached_percent: execution.usage.cached_percent(),
             review_risk: None,
             first_seq: None,
             answered: Vec::new(),

@@ -393,6 +393,10 @@ export type ExecutionView = {
 	tokensIn: number,
 	/**  Tokens they received. */
 	tokensOut: number,
+	/**  Of the tokens sent, those the provider read from its prompt cache. */
+	cacheReadTokens: number,
+	/**  That share of the tokens sent, in percent. */
+	cachedPercent: number,
 	/**  The risk its final review found ("low" … "critical"), when one ran. */
 	reviewRisk: string | null,
 	/**  The seq of its first message in the conversation: where the run history opens it. */

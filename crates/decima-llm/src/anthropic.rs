@@ -186,6 +186,8 @@ pub struct Decoder {
     /// the output limit cut them off.
     closed_calls: Vec<(u64, PartialToolCall)>,
     input_tokens: u32,
+    /// The cache reads and writes `message_start` reported.
+    cache: (u32, u32),
     stop: Option<FinishReason>,
     stopped: bool,
 }
@@ -207,6 +209,7 @@ impl Decoder {
             "message_start" => {
                 let usage = value.pointer("/message/usage");
                 self.input_tokens = usage.map(input_tokens).unwrap_or(0);
+                self.cache = usage.map(cache_tokens).unwrap_or_default();
             }
             "content_block_start" => {
                 let index = value.get("index").and_then(Value::as_u64).unwrap_or(0);
@@ -319,9 +322,18 @@ impl Decoder {
                     .map(input_tokens)
                     .filter(|n| *n > 0)
                     .unwrap_or(self.input_tokens);
+                // The final usage repeats the cache figures where the API sends them again;
+                // otherwise those of `message_start` stand.
+                let (cache_read_tokens, cache_write_tokens) = value
+                    .get("usage")
+                    .map(cache_tokens)
+                    .filter(|(read, write)| read + write > 0)
+                    .unwrap_or(self.cache);
                 events.push(StreamEvent::Usage(Usage {
                     prompt_tokens: input,
                     completion_tokens: output,
+                    cache_read_tokens,
+                    cache_write_tokens,
                 }));
             }
             "message_stop" => {
@@ -398,6 +410,21 @@ impl Decoder {
 }
 
 /// Input tokens including prompt-cache reads and writes, which all count against the window.
+/// The cache reads and writes of a usage block: `(cache_read_input_tokens,
+/// cache_creation_input_tokens)`.
+fn cache_tokens(usage: &Value) -> (u32, u32) {
+    let count = |key: &str| {
+        usage
+            .get(key)
+            .and_then(Value::as_u64)
+            .map_or(0, |n| u32::try_from(n).unwrap_or(u32::MAX))
+    };
+    (
+        count("cache_read_input_tokens"),
+        count("cache_creation_input_tokens"),
+    )
+}
+
 fn input_tokens(usage: &Value) -> u32 {
     [
         "input_tokens",

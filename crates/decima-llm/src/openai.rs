@@ -391,9 +391,18 @@ fn reasoning(delta: &Value) -> Option<&str> {
 /// Usage, where an object has it.
 fn usage(object: &Value) -> Option<Usage> {
     let usage = object.get("usage").filter(|u| u.is_object())?;
+    // Cache hits: OpenAI's (and vLLM's, SGLang's, OpenRouter's) `prompt_tokens_details`, or
+    // DeepSeek's own field. Neither charges for writing the cache.
+    let cached = usage
+        .pointer("/prompt_tokens_details/cached_tokens")
+        .and_then(Value::as_u64)
+        .or_else(|| usage.get("prompt_cache_hit_tokens").and_then(Value::as_u64))
+        .map_or(0, |n| u32::try_from(n).unwrap_or(u32::MAX));
     Some(Usage {
         prompt_tokens: count(usage, "prompt_tokens"),
         completion_tokens: count(usage, "completion_tokens"),
+        cache_read_tokens: cached,
+        cache_write_tokens: 0,
     })
 }
 

@@ -100,6 +100,15 @@ pub struct Usage {
     pub prompt_tokens: u32,
     /// Tokens generated.
     pub completion_tokens: u32,
+    /// Of the request, the tokens read from the provider's prompt cache, which cost a fraction
+    /// of the input price: Anthropic's `cache_read_input_tokens`, OpenAI's
+    /// `prompt_tokens_details.cached_tokens`, DeepSeek's `prompt_cache_hit_tokens`.
+    #[serde(default)]
+    pub cache_read_tokens: u32,
+    /// Of the request, the tokens written to the cache, which cost more than plain input
+    /// (Anthropic's `cache_creation_input_tokens`; the others do not charge for writes).
+    #[serde(default)]
+    pub cache_write_tokens: u32,
 }
 
 /// Why generation stopped.

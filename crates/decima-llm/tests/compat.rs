@@ -156,7 +156,8 @@ async fn empty_finish_reasons_do_not_end_the_answer() {
         done.usage,
         Some(Usage {
             prompt_tokens: 30,
-            completion_tokens: 12
+            completion_tokens: 12,
+            ..Usage::default()
         })
     );
 }
@@ -303,7 +304,8 @@ async fn a_json_answer_to_a_stream_request_is_decoded_whole() {
         done.usage,
         Some(Usage {
             prompt_tokens: 30,
-            completion_tokens: 12
+            completion_tokens: 12,
+            ..Usage::default()
         })
     );
     assert_eq!(server.requests().len(), 1, "not retried");
@@ -554,7 +556,8 @@ async fn a_usage_chunk_with_empty_choices_and_no_done() {
         done.usage,
         Some(Usage {
             prompt_tokens: 30,
-            completion_tokens: 12
+            completion_tokens: 12,
+            ..Usage::default()
         })
     );
 }
@@ -736,7 +739,8 @@ async fn check_against(label: &str, server: &LlmServer, cfg: ProviderConfig, pro
         done.usage,
         Some(Usage {
             prompt_tokens: 30,
-            completion_tokens: 12
+            completion_tokens: 12,
+            ..Usage::default()
         }),
         "{label}"
     );
@@ -968,4 +972,54 @@ async fn gemini_takes_unsigned_calls_with_googles_stand_in_and_other_servers_see
     collect(provider(cfg).stream(&history)).await.unwrap();
     let sent = String::from_utf8(other.requests()[0].body.clone()).unwrap();
     assert!(!sent.contains("extra_content"), "{sent}");
+}
+
+/// Prompt-cache figures reach `Usage` from each server's own usage shape: OpenAI's
+/// `prompt_tokens_details.cached_tokens` (streamed and as one JSON body), DeepSeek's
+/// `prompt_cache_hit_tokens`, and Anthropic's `cache_read_input_tokens` and
+/// `cache_creation_input_tokens`, whose `input_tokens` leaves both out.
+#[tokio::test]
+async fn prompt_cache_hits_and_writes_are_read_from_every_usage_shape() {
+    let cached_turn = |openai: OpenAiQuirks| Turn {
+        text: vec!["Done.".into()],
+        usage: Some((2_000, 12)),
+        cached: Some((1_536, 300)),
+        openai,
+        ..Turn::default()
+    };
+    let server = LlmServer::start().await;
+    let expected_openai = Usage {
+        prompt_tokens: 2_000,
+        completion_tokens: 12,
+        cache_read_tokens: 1_536,
+        cache_write_tokens: 0,
+    };
+    for quirks in [
+        Profile::OpenAi.quirks(),
+        Profile::DeepSeek.quirks(),
+        OpenAiQuirks {
+            json_body: true,
+            ..OpenAiQuirks::default()
+        },
+    ] {
+        let shape = format!("{quirks:?}");
+        server.enqueue(Reply::Stream(cached_turn(quirks)));
+        let done = collect(provider(config(&server, Protocol::OpenAi)).stream(&request()))
+            .await
+            .unwrap();
+        assert_eq!(done.usage, Some(expected_openai), "{shape}");
+    }
+    server.enqueue(Reply::Stream(cached_turn(OpenAiQuirks::default())));
+    let done = collect(provider(config(&server, Protocol::Anthropic)).stream(&request()))
+        .await
+        .unwrap();
+    assert_eq!(
+        done.usage,
+        Some(Usage {
+            prompt_tokens: 2_000,
+            completion_tokens: 12,
+            cache_read_tokens: 1_536,
+            cache_write_tokens: 300,
+        })
+    );
 }

@@ -1075,7 +1075,7 @@ async fn a_full_block_no_trigger_saw_fill_is_digested_when_a_run_ends() {
 }
 
 /// The run history's cost: each answered model call is counted with the tokens the provider
-/// reported, and a call that reported none still counts.
+/// reported, cache reads among them, and a call that reported none still counts.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_run_keeps_its_model_calls_and_the_tokens_they_carried() {
     let f = Fixture::new().await;
@@ -1091,6 +1091,8 @@ async fn a_run_keeps_its_model_calls_and_the_tokens_they_carried() {
     f.server.enqueue(Reply::Stream(Turn {
         text: vec!["It printed 42.".into()],
         usage: Some((1_500, 12)),
+        // The second request repeated the first as its prefix: the server read it from its cache.
+        cached: Some((1_024, 0)),
         ..Turn::default()
     }));
     let outcome = f.run("Print 42", RunOptions::default()).await;
@@ -1105,4 +1107,19 @@ async fn a_run_keeps_its_model_calls_and_the_tokens_they_carried() {
     assert_eq!(stored.usage.model_calls, 2);
     assert_eq!(stored.usage.tokens_in, 2_700);
     assert_eq!(stored.usage.tokens_out, 42);
+    assert_eq!(stored.usage.cache_read_tokens, 1_024);
+    // `decima execution show --json` carries the sums and each call.
+    let view = serde_json::to_value(
+        decima_runtime::agent::view(&f.store, outcome.execution.id)
+            .await
+            .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(view["usage"]["cache_read_tokens"], 1_024, "{view}");
+    assert_eq!(view["usage"]["cached_percent"], 37, "{view}");
+    let calls = view["usage"]["calls"].as_array().unwrap();
+    assert_eq!(calls.len(), 2, "{view}");
+    assert_eq!(calls[0]["cache_read_tokens"], 0);
+    assert_eq!(calls[1]["tokens_in"], 1_500);
+    assert_eq!(calls[1]["cache_read_tokens"], 1_024);
 }

@@ -209,6 +209,47 @@ pub struct RunUsage {
     pub tokens_in: u64,
     /// Tokens received.
     pub tokens_out: u64,
+    /// Of the tokens sent, those the provider read from its prompt cache: what a request
+    /// layout that keeps its prefix stable saves.
+    pub cache_read_tokens: u64,
+    /// Of the tokens sent, those written to the provider's prompt cache.
+    pub cache_write_tokens: u64,
+}
+
+impl RunUsage {
+    /// The share of the tokens sent that were read from the cache, in percent (0 with none
+    /// sent).
+    pub fn cached_percent(&self) -> u32 {
+        if self.tokens_in == 0 {
+            return 0;
+        }
+        u32::try_from(self.cache_read_tokens.min(self.tokens_in) * 100 / self.tokens_in)
+            .unwrap_or(100)
+    }
+}
+
+/// What the provider reported for one model call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct CallUsage {
+    /// Prompt tokens, cache reads and writes included.
+    pub tokens_in: u32,
+    /// Tokens generated.
+    pub tokens_out: u32,
+    /// Of the prompt, read from the prompt cache.
+    pub cache_read_tokens: u32,
+    /// Of the prompt, written to the prompt cache.
+    pub cache_write_tokens: u32,
+}
+
+/// One model call of a run, as stored.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ModelCall {
+    /// 1, 2, ... within the run.
+    pub n: u32,
+    /// What the provider reported; `None` when it reported nothing.
+    pub usage: Option<CallUsage>,
+    /// When it was answered.
+    pub at: Timestamp,
 }
 
 /// The analyst ended a run: with Stop, or by aborting it after a failure.
@@ -266,6 +307,8 @@ struct ExecutionRow {
     model_calls: i64,
     tokens_in: i64,
     tokens_out: i64,
+    cache_read_tokens: i64,
+    cache_write_tokens: i64,
 }
 
 macro_rules! execution_columns {
@@ -273,7 +316,7 @@ macro_rules! execution_columns {
         "id, conversation_id, parent_id, depth, task, status, sandbox_kind, \
      provider_id, workspace, options, result, error, created_at, started_at, finished_at, \
      updated_at, contested, ended_by, ended_at_step, ended_after_seq, model_calls, tokens_in, \
-     tokens_out"
+     tokens_out, cache_read_tokens, cache_write_tokens"
     };
 }
 
@@ -334,6 +377,10 @@ impl TryFrom<ExecutionRow> for Execution {
                     .map_err(|e| corrupt("model call count", e))?,
                 tokens_in: u64::try_from(row.tokens_in).map_err(|e| corrupt("tokens in", e))?,
                 tokens_out: u64::try_from(row.tokens_out).map_err(|e| corrupt("tokens out", e))?,
+                cache_read_tokens: u64::try_from(row.cache_read_tokens)
+                    .map_err(|e| corrupt("cache read tokens", e))?,
+                cache_write_tokens: u64::try_from(row.cache_write_tokens)
+                    .map_err(|e| corrupt("cache write tokens", e))?,
             },
         })
     }
@@ -383,20 +430,21 @@ impl<'s> Executions<'s> {
         Ok(())
     }
 
-    /// Adds one answered model call and the tokens the provider reported for it (`None` when
-    /// it reported none: the call still counts).
-    pub async fn add_model_call(
-        &self,
-        id: ExecutionId,
-        tokens_in: Option<u32>,
-        tokens_out: Option<u32>,
-    ) -> Result<()> {
+    /// Adds one answered model call and what the provider reported for it (`None` when it
+    /// reported nothing: the call still counts). One statement: the call's number comes from
+    /// the run's count, and a trigger adds it to the run's sums.
+    pub async fn add_model_call(&self, id: ExecutionId, usage: Option<CallUsage>) -> Result<()> {
+        let figure = |f: fn(&CallUsage) -> u32| usage.as_ref().map(|u| i64::from(f(u)));
         let done = sqlx::query(
-            "UPDATE executions SET model_calls = model_calls + 1, tokens_in = tokens_in + ?, \
-             tokens_out = tokens_out + ? WHERE id = ?",
+            "INSERT INTO model_calls (execution_id, n, tokens_in, tokens_out, \
+             cache_read_tokens, cache_write_tokens, created_at) \
+             SELECT id, model_calls + 1, ?, ?, ?, ?, ? FROM executions WHERE id = ?",
         )
-        .bind(i64::from(tokens_in.unwrap_or(0)))
-        .bind(i64::from(tokens_out.unwrap_or(0)))
+        .bind(figure(|u| u.tokens_in))
+        .bind(figure(|u| u.tokens_out))
+        .bind(figure(|u| u.cache_read_tokens))
+        .bind(figure(|u| u.cache_write_tokens))
+        .bind(Timestamp::now().0)
         .bind(id.to_string())
         .execute(self.store.pool())
         .await?;
@@ -404,6 +452,62 @@ impl<'s> Executions<'s> {
             return Err(StoreError::not_found("execution", id));
         }
         Ok(())
+    }
+
+    /// A run's model calls, in order, with what each carried.
+    pub async fn model_calls(&self, id: ExecutionId) -> Result<Vec<ModelCall>> {
+        type Row = (i64, Option<i64>, Option<i64>, Option<i64>, Option<i64>, i64);
+        let rows: Vec<Row> = sqlx::query_as(
+            "SELECT n, tokens_in, tokens_out, cache_read_tokens, cache_write_tokens, created_at \
+             FROM model_calls WHERE execution_id = ? ORDER BY n",
+        )
+        .bind(id.to_string())
+        .fetch_all(self.store.pool())
+        .await?;
+        let count = |v: Option<i64>, what: &'static str| -> Result<u32> {
+            u32::try_from(v.unwrap_or(0)).map_err(|e| corrupt(what, e))
+        };
+        rows.into_iter()
+            .map(|(n, tokens_in, tokens_out, read, write, at)| {
+                let reported = tokens_in.is_some() || tokens_out.is_some();
+                Ok(ModelCall {
+                    n: u32::try_from(n).map_err(|e| corrupt("model call number", e))?,
+                    usage: if reported {
+                        Some(CallUsage {
+                            tokens_in: count(tokens_in, "tokens in")?,
+                            tokens_out: count(tokens_out, "tokens out")?,
+                            cache_read_tokens: count(read, "cache read tokens")?,
+                            cache_write_tokens: count(write, "cache write tokens")?,
+                        })
+                    } else {
+                        None
+                    },
+                    at: Timestamp(at),
+                })
+            })
+            .collect()
+    }
+
+    /// What a conversation's runs cost, summed (its subagents run in their own
+    /// conversations, and are not in it).
+    pub async fn conversation_usage(&self, conversation: ConversationId) -> Result<RunUsage> {
+        let (calls, tokens_in, tokens_out, read, write): (i64, i64, i64, i64, i64) =
+            sqlx::query_as(
+                "SELECT COALESCE(SUM(model_calls), 0), COALESCE(SUM(tokens_in), 0), \
+                 COALESCE(SUM(tokens_out), 0), COALESCE(SUM(cache_read_tokens), 0), \
+                 COALESCE(SUM(cache_write_tokens), 0) FROM executions WHERE conversation_id = ?",
+            )
+            .bind(conversation.to_string())
+            .fetch_one(self.store.pool())
+            .await?;
+        let total = |v: i64, what: &'static str| u64::try_from(v).map_err(|e| corrupt(what, e));
+        Ok(RunUsage {
+            model_calls: u32::try_from(calls).map_err(|e| corrupt("model call count", e))?,
+            tokens_in: total(tokens_in, "tokens in")?,
+            tokens_out: total(tokens_out, "tokens out")?,
+            cache_read_tokens: total(read, "cache read tokens")?,
+            cache_write_tokens: total(write, "cache write tokens")?,
+        })
     }
 
     /// Whether a final review contested the run's result.

@@ -46,7 +46,8 @@ pub use data_dir::{DATABASE_FILE, default_data_dir};
 pub use error::StoreError;
 pub use events::{Event, Events};
 pub use executions::{
-    EndedBy, Execution, ExecutionStatus, Executions, NewExecution, RunEnding, RunUsage, SandboxKind,
+    CallUsage, EndedBy, Execution, ExecutionStatus, Executions, ModelCall, NewExecution, RunEnding,
+    RunUsage, SandboxKind,
 };
 pub use exports::{Exports, HistoryExport};
 pub use failures::{Failure, Failures, NewFailure, Resolution};

@@ -8,7 +8,7 @@
 mod common;
 
 use decima_core::{ConversationId, ExecutionId};
-use decima_store::{Execution, NewExecution, RunUsage, SandboxKind, Store};
+use decima_store::{CallUsage, Execution, NewExecution, RunUsage, SandboxKind, Store};
 
 async fn execution(
     store: &Store,
@@ -32,19 +32,38 @@ async fn execution(
 }
 
 #[tokio::test]
-async fn a_runs_calls_and_tokens_add_up_and_a_call_without_usage_still_counts() {
+async fn a_runs_calls_tokens_and_cache_figures_add_up_and_a_call_without_usage_still_counts() {
     let (_dir, store) = common::temp_store().await;
     let c = store.conversations().create("usage", None).await.unwrap();
+    let other = store.conversations().create("other", None).await.unwrap();
     let run = execution(&store, c.id, None).await;
+    let second = execution(&store, c.id, None).await;
+    let elsewhere = execution(&store, other.id, None).await;
     assert_eq!(run.usage, RunUsage::default());
     let executions = store.executions();
+    let call = |tokens_in, tokens_out, cache_read_tokens, cache_write_tokens| {
+        Some(CallUsage {
+            tokens_in,
+            tokens_out,
+            cache_read_tokens,
+            cache_write_tokens,
+        })
+    };
     executions
-        .add_model_call(run.id, Some(1_200), Some(30))
+        .add_model_call(run.id, call(1_200, 30, 0, 1_000))
         .await
         .unwrap();
-    executions.add_model_call(run.id, None, None).await.unwrap();
+    executions.add_model_call(run.id, None).await.unwrap();
     executions
-        .add_model_call(run.id, Some(1_500), Some(12))
+        .add_model_call(run.id, call(1_500, 12, 1_000, 200))
+        .await
+        .unwrap();
+    executions
+        .add_model_call(second.id, call(2_000, 5, 1_800, 0))
+        .await
+        .unwrap();
+    executions
+        .add_model_call(elsewhere.id, call(9_999, 9, 9_000, 0))
         .await
         .unwrap();
     let read = executions.get(run.id).await.unwrap();
@@ -53,16 +72,32 @@ async fn a_runs_calls_and_tokens_add_up_and_a_call_without_usage_still_counts() 
         RunUsage {
             model_calls: 3,
             tokens_in: 2_700,
-            tokens_out: 42
+            tokens_out: 42,
+            cache_read_tokens: 1_000,
+            cache_write_tokens: 1_200,
         }
     );
+    assert_eq!(read.usage.cached_percent(), 37);
+    // Each call is kept as it was reported, in order; the one without usage says so.
+    let calls = executions.model_calls(run.id).await.unwrap();
+    assert_eq!(calls.iter().map(|c| c.n).collect::<Vec<_>>(), [1, 2, 3]);
+    assert_eq!(calls[1].usage, None);
+    assert_eq!(calls[2].usage, call(1_500, 12, 1_000, 200));
+    // A conversation's runs, summed; another conversation's are not in it.
+    let whole = executions.conversation_usage(c.id).await.unwrap();
+    assert_eq!(
+        (whole.model_calls, whole.tokens_in, whole.cache_read_tokens),
+        (4, 4_700, 2_800)
+    );
+    assert_eq!(whole.cached_percent(), 59);
     let missing = ExecutionId::new();
     assert!(
         executions
-            .add_model_call(missing, Some(1), Some(1))
+            .add_model_call(missing, call(1, 1, 0, 0))
             .await
             .is_err()
     );
+    assert!(executions.model_calls(missing).await.unwrap().is_empty());
 }
 
 #[tokio::test]

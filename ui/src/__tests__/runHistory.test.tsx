@@ -31,6 +31,8 @@ describe("the run history", () => {
           modelCalls: 7,
           tokensIn: 48_210,
           tokensOut: 1_904,
+          cacheReadTokens: 29_890,
+          cachedPercent: 62,
           reviewRisk: "high",
           firstSeq: 590,
         }),
@@ -63,6 +65,9 @@ describe("the run history", () => {
     expect(within(rows[0]!).getByTestId("run-meta")).toHaveTextContent("2 min 5 s");
     expect(within(rows[0]!).getByTestId("run-meta")).toHaveTextContent("7 model calls");
     expect(within(rows[0]!).getByTestId("run-meta")).toHaveTextContent("48.2K in · 1.9K out");
+    // What the provider's prompt cache served, where it served any.
+    expect(within(rows[0]!).getByTestId("run-cached")).toHaveTextContent("62% of input from cache");
+    expect(within(rows[1]!).queryByTestId("run-cached")).toBeNull();
     expect(within(rows[0]!).getByTestId("run-risk")).toHaveTextContent("high");
     expect(within(rows[1]!).getByTestId("run-status")).toHaveTextContent("failed");
     expect(within(rows[1]!).getByTestId("run-meta")).toHaveTextContent("42 s");

@@ -87,6 +87,11 @@ export function RunHistory({ executions, onOpen }: Props) {
                         <span title={t("runs.tokensExact", { tokensIn: formatNumber(run.tokensIn, lang), tokensOut: formatNumber(run.tokensOut, lang) })}>
                           {t("runs.tokens", { tokensIn: formatCompact(run.tokensIn, lang), tokensOut: formatCompact(run.tokensOut, lang) })}
                         </span>
+                        {run.cacheReadTokens > 0 && (
+                          <span data-testid="run-cached" title={t("runs.cachedExact", { tokens: formatNumber(run.cacheReadTokens, lang) })}>
+                            {t("runs.cached", { percent: run.cachedPercent })}
+                          </span>
+                        )}
                       </span>
                     </button>
                   </li>

@@ -160,6 +160,8 @@ const en = {
     calls_other: "{{formatted}} model calls",
     tokens: "{{tokensIn}} in · {{tokensOut}} out",
     tokensExact: "{{tokensIn}} tokens sent, {{tokensOut}} received",
+    cached: "{{percent}}% of input from cache",
+    cachedExact: "{{tokens}} tokens of the input were read from the provider's prompt cache",
     seconds: "{{s}} s",
     minutes: "{{m}} min {{s}} s",
     hours: "{{h}} h {{m}} min",

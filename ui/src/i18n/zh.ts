@@ -162,6 +162,8 @@ const zh: Messages = {
     calls_other: "{{formatted}} 次模型调用",
     tokens: "输入 {{tokensIn}} · 输出 {{tokensOut}}",
     tokensExact: "发送 {{tokensIn}} 个 token，接收 {{tokensOut}} 个",
+    cached: "{{percent}}% 输入来自缓存",
+    cachedExact: "输入中有 {{tokens}} 个 token 读自服务方的提示缓存",
     seconds: "{{s}} 秒",
     minutes: "{{m}} 分 {{s}} 秒",
     hours: "{{h}} 小时 {{m}} 分",

@@ -43,6 +43,8 @@ export function execution(overrides: Partial<ExecutionView> & { id: string; conv
     modelCalls: 0,
     tokensIn: 0,
     tokensOut: 0,
+    cacheReadTokens: 0,
+    cachedPercent: 0,
     reviewRisk: null,
     firstSeq: null,
     answered: [],

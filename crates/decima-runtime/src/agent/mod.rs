@@ -43,7 +43,8 @@ pub use subagent::{
 };
 pub use tools::{AgentTool, Registry, ToolOutcome};
 pub use view::{
-    ExecutionTree, ExecutionView, FailureView, SnapshotView, StepView, list, summary, tree, view,
+    CallView, ExecutionTree, ExecutionView, FailureView, SnapshotView, StepView, UsageView, list,
+    summary, tree, view,
 };
 
 use crate::error::Result;

@@ -53,6 +53,71 @@ pub struct ExecutionView {
     pub children: Vec<ExecutionView>,
     /// Its tenth-man reviews (the tool's, the final one), oldest first, with their findings.
     pub reviews: Vec<decima_store::Review>,
+    /// What its model calls carried, as the providers reported it.
+    pub usage: UsageView,
+}
+
+/// A run's model calls and tokens, with what the providers' prompt caches did for them.
+#[derive(Debug, Clone, Serialize)]
+pub struct UsageView {
+    /// Requests answered by the model.
+    pub model_calls: u32,
+    /// Prompt tokens, summed (cache reads and writes included).
+    pub tokens_in: u64,
+    /// Tokens generated, summed.
+    pub tokens_out: u64,
+    /// Of the prompt tokens, those read from the provider's cache.
+    pub cache_read_tokens: u64,
+    /// Of the prompt tokens, those written to the cache.
+    pub cache_write_tokens: u64,
+    /// `cache_read_tokens` as a share of `tokens_in`, in percent.
+    pub cached_percent: u32,
+    /// Each call, in order (only in a whole view; lists leave it empty).
+    pub calls: Vec<CallView>,
+}
+
+/// One model call's figures; all `null` when the provider reported none.
+#[derive(Debug, Clone, Serialize)]
+pub struct CallView {
+    /// 1, 2, ... within the run.
+    pub n: u32,
+    /// Prompt tokens.
+    pub tokens_in: Option<u32>,
+    /// Tokens generated.
+    pub tokens_out: Option<u32>,
+    /// Of the prompt, read from the cache.
+    pub cache_read_tokens: Option<u32>,
+    /// Of the prompt, written to the cache.
+    pub cache_write_tokens: Option<u32>,
+    /// When it was answered (milliseconds since the epoch).
+    pub at: i64,
+}
+
+impl From<&decima_store::RunUsage> for UsageView {
+    fn from(u: &decima_store::RunUsage) -> Self {
+        Self {
+            model_calls: u.model_calls,
+            tokens_in: u.tokens_in,
+            tokens_out: u.tokens_out,
+            cache_read_tokens: u.cache_read_tokens,
+            cache_write_tokens: u.cache_write_tokens,
+            cached_percent: u.cached_percent(),
+            calls: Vec::new(),
+        }
+    }
+}
+
+impl From<&decima_store::ModelCall> for CallView {
+    fn from(c: &decima_store::ModelCall) -> Self {
+        Self {
+            n: c.n,
+            tokens_in: c.usage.map(|u| u.tokens_in),
+            tokens_out: c.usage.map(|u| u.tokens_out),
+            cache_read_tokens: c.usage.map(|u| u.cache_read_tokens),
+            cache_write_tokens: c.usage.map(|u| u.cache_write_tokens),
+            at: c.at.0,
+        }
+    }
 }
 
 /// A snapshot as the view shows it.
@@ -136,7 +201,12 @@ pub async fn view(store: &Store, id: ExecutionId) -> Result<ExecutionView> {
     let snapshots = store.snapshots().list(id).await?;
     let steps = store.steps().list(id).await?;
     let failures = store.failures().list(id).await?;
+    let calls = store.executions().model_calls(id).await?;
     Ok(ExecutionView {
+        usage: UsageView {
+            calls: calls.iter().map(CallView::from).collect(),
+            ..UsageView::from(&execution.usage)
+        },
         todos: todos.iter().map(TodoView::from).collect(),
         snapshots: snapshots
             .iter()
@@ -234,6 +304,7 @@ pub fn summary(e: &Execution) -> ExecutionView {
         failures: Vec::new(),
         children: Vec::new(),
         reviews: Vec::new(),
+        usage: UsageView::from(&e.usage),
     }
 }
 

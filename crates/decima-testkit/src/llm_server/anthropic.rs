@@ -23,18 +23,27 @@ impl AnthropicQuirks {
 /// The events of one streamed turn, `message_start` to `message_stop`.
 pub(crate) fn render(turn: &Turn, ctx: &RenderCtx) -> Vec<SseEvent> {
     let model = turn_model(turn);
-    let (input_tokens, output_tokens) = turn.usage.unwrap_or((0, 0));
+    let (prompt_tokens, output_tokens) = turn.usage.unwrap_or((0, 0));
+    // Anthropic's `input_tokens` leaves out what was read from the cache or written to it.
+    let (cache_read, cache_write) = turn.cached.unwrap_or((0, 0));
+    let input_tokens = prompt_tokens
+        .saturating_sub(cache_read)
+        .saturating_sub(cache_write);
     let mut events = vec![SseEvent::named(
         "message_start",
         format!(
             concat!(
                 r#"{{"type":"message_start","message":{{"id":"msg_test{seq}","type":"message","#,
                 r#""role":"assistant","model":{model},"content":[],"stop_reason":null,"#,
-                r#""stop_sequence":null,"usage":{{"input_tokens":{input},"output_tokens":1}}}}}}"#
+                r#""stop_sequence":null,"usage":{{"input_tokens":{input},"#,
+                r#""cache_creation_input_tokens":{write},"cache_read_input_tokens":{read},"#,
+                r#""output_tokens":1}}}}}}"#
             ),
             seq = ctx.seq,
             model = json_str(&model),
             input = input_tokens,
+            write = cache_write,
+            read = cache_read,
         ),
     )];
     let mut index = 0usize;
@@ -178,7 +187,7 @@ pub(crate) fn render(turn: &Turn, ctx: &RenderCtx) -> Vec<SseEvent> {
     };
     let usage = if quirks.full_usage_in_message_delta {
         format!(
-            r#"{{"input_tokens":{input_tokens},"cache_creation_input_tokens":0,"cache_read_input_tokens":0,"output_tokens":{output_tokens}}}"#
+            r#"{{"input_tokens":{input_tokens},"cache_creation_input_tokens":{cache_write},"cache_read_input_tokens":{cache_read},"output_tokens":{output_tokens}}}"#
         )
     } else {
         format!(r#"{{"output_tokens":{output_tokens}}}"#)

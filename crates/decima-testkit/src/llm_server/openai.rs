@@ -5,7 +5,7 @@
 
 use super::script::{ErrorKind, ReasoningField, ScriptedToolCall, Turn};
 use super::sse::SseEvent;
-use super::{RenderCtx, json_str};
+use super::{OpenAiQuirks, RenderCtx, json_str};
 
 /// The chunks of one streamed turn, `data: [DONE]` included unless omitted, with the turn's
 /// [`super::OpenAiQuirks`] applied (none: exactly OpenAI's shape).
@@ -66,12 +66,9 @@ pub(crate) fn render(turn: &Turn, ctx: &RenderCtx) -> Vec<SseEvent> {
         None if turn.tool_calls.is_empty() => "stop".to_owned(),
         None => "tool_calls".to_owned(),
     };
-    let usage = turn.usage.map(|(prompt, completion)| {
-        format!(
-            r#"{{"prompt_tokens":{prompt},"completion_tokens":{completion},"total_tokens":{}}}"#,
-            u64::from(prompt) + u64::from(completion)
-        )
-    });
+    let usage = turn
+        .usage
+        .map(|usage| usage_json(usage, turn.cached, quirks));
     let choice_usage = match (&usage, quirks.usage_in_choice) {
         (Some(usage), true) => format!(r#","usage":{usage}"#),
         _ => String::new(),
@@ -233,13 +230,13 @@ pub(crate) fn completion_body(turn: &Turn, ctx: &RenderCtx) -> String {
         None if turn.tool_calls.is_empty() => "stop".to_owned(),
         None => "tool_calls".to_owned(),
     };
-    let (prompt, completion) = turn.usage.unwrap_or((0, 0));
+    let usage = usage_json(turn.usage.unwrap_or((0, 0)), turn.cached, &turn.openai);
     format!(
         concat!(
             r#"{{"id":"chatcmpl-{seq}","object":"chat.completion","created":{created},"model":{model},"#,
             r#""system_fingerprint":"fp_test","choices":[{{"index":0,"message":{{"role":"assistant","#,
             r#""content":{content}{reasoning}{calls}}},"logprobs":null,"finish_reason":{finish}}}],"#,
-            r#""usage":{{"prompt_tokens":{p},"completion_tokens":{c},"total_tokens":{t}}}}}"#
+            r#""usage":{usage}}}"#
         ),
         seq = ctx.seq,
         created = ctx.created,
@@ -248,9 +245,30 @@ pub(crate) fn completion_body(turn: &Turn, ctx: &RenderCtx) -> String {
         reasoning = reasoning,
         calls = calls,
         finish = json_str(&finish),
-        p = prompt,
-        c = completion,
-        t = u64::from(prompt) + u64::from(completion),
+        usage = usage,
+    )
+}
+
+/// A usage object: the prompt and completion tokens, and the cache hits among the prompt's in
+/// the server's own fields (see [`Turn::cached`]).
+fn usage_json(
+    (prompt, completion): (u32, u32),
+    cached: Option<(u32, u32)>,
+    quirks: &OpenAiQuirks,
+) -> String {
+    let cache = match cached {
+        None => String::new(),
+        Some((read, _)) if quirks.deepseek_cache_fields => format!(
+            r#","prompt_cache_hit_tokens":{read},"prompt_cache_miss_tokens":{}"#,
+            prompt.saturating_sub(read)
+        ),
+        Some((read, _)) => {
+            format!(r#","prompt_tokens_details":{{"cached_tokens":{read},"audio_tokens":0}}"#)
+        }
+    };
+    format!(
+        r#"{{"prompt_tokens":{prompt},"completion_tokens":{completion},"total_tokens":{}{cache}}}"#,
+        u64::from(prompt) + u64::from(completion)
     )
 }
 
@@ -360,5 +378,32 @@ pub(crate) fn error_reply(kind: &ErrorKind, model: &str) -> (u16, String) {
                 r#""context_length_exceeded""#,
             ),
         ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cache_hits_go_where_each_server_reports_them() {
+        let openai = usage_json((2_000, 12), Some((1_536, 0)), &OpenAiQuirks::default());
+        assert_eq!(
+            openai,
+            r#"{"prompt_tokens":2000,"completion_tokens":12,"total_tokens":2012,"prompt_tokens_details":{"cached_tokens":1536,"audio_tokens":0}}"#
+        );
+        let deepseek = usage_json(
+            (2_000, 12),
+            Some((1_536, 0)),
+            &super::super::Profile::DeepSeek.quirks(),
+        );
+        assert_eq!(
+            deepseek,
+            r#"{"prompt_tokens":2000,"completion_tokens":12,"total_tokens":2012,"prompt_cache_hit_tokens":1536,"prompt_cache_miss_tokens":464}"#
+        );
+        assert_eq!(
+            usage_json((10, 2), None, &OpenAiQuirks::default()),
+            r#"{"prompt_tokens":10,"completion_tokens":2,"total_tokens":12}"#
+        );
     }
 }

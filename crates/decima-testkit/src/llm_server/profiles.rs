@@ -62,6 +62,10 @@ pub struct OpenAiQuirks {
     /// completion (what the client must cope with; e.g. Ollama without streamed tool calls,
     /// earendil-works/pi#1125).
     pub json_body: bool,
+    /// Cache hits as DeepSeek reports them, `prompt_cache_hit_tokens` and
+    /// `prompt_cache_miss_tokens` beside `prompt_tokens` (api-docs.deepseek.com/guides/kv_cache),
+    /// instead of OpenAI's `prompt_tokens_details.cached_tokens`.
+    pub deepseek_cache_fields: bool,
 }
 
 /// A real server whose quirks the test server can reproduce. Decima's OpenAI-compatible presets
@@ -130,6 +134,7 @@ impl Profile {
             | Profile::LlamaCpp
             | Profile::OpenRouter => OpenAiQuirks {
                 reasoning_details: self == Profile::OpenRouter,
+                deepseek_cache_fields: self == Profile::DeepSeek,
                 ..none
             },
             Profile::Qwen => OpenAiQuirks {

@@ -128,6 +128,12 @@ pub struct Turn {
     /// chunk only if the request set `stream_options.include_usage`. Anthropic: in
     /// `message_start` / `message_delta`, 0 when None.
     pub usage: Option<(u32, u32)>,
+    /// Of the prompt tokens in `usage`, (read from the prompt cache, written to it), in each
+    /// server's own fields: Anthropic's `cache_read_input_tokens` and
+    /// `cache_creation_input_tokens` (its `input_tokens` is then the rest), OpenAI's
+    /// `prompt_tokens_details.cached_tokens`, DeepSeek's `prompt_cache_hit_tokens` and
+    /// `prompt_cache_miss_tokens`. The OpenAI-compatible servers report no writes.
+    pub cached: Option<(u32, u32)>,
     /// The finish / stop reason, sent verbatim; by default OpenAI "tool_calls" or "stop",
     /// Anthropic "tool_use" or "end_turn".
     pub finish: Option<String>,

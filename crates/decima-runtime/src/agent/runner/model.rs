@@ -41,8 +41,12 @@ impl Runner<'_, '_> {
                         .executions()
                         .add_model_call(
                             self.execution.id,
-                            completion.usage.map(|u| u.prompt_tokens),
-                            completion.usage.map(|u| u.completion_tokens),
+                            completion.usage.map(|u| decima_store::CallUsage {
+                                tokens_in: u.prompt_tokens,
+                                tokens_out: u.completion_tokens,
+                                cache_read_tokens: u.cache_read_tokens,
+                                cache_write_tokens: u.cache_write_tokens,
+                            }),
                         )
                         .await?;
                     if let Some(usage) = completion.usage {
