@@ -136,7 +136,8 @@ async fn rebuild_keeps_every_row_index_trigger_and_reference() {
     let (objects_after, executions_after) = fingerprint(pool).await;
     // Every object is back; the only new ones are what later migrations add (the tenth man's,
     // the app settings, one active execution per conversation and the conversation claims,
-    // the tenth man's cached summaries, the full-text index and its triggers).
+    // the tenth man's cached summaries, the full-text index and its triggers, each model call's
+    // usage and the trigger that sums it per run).
     let added: Vec<&String> = objects_after
         .iter()
         .filter(|o| !objects_before.contains(o))
@@ -164,11 +165,13 @@ async fn rebuild_keeps_every_row_index_trigger_and_reference() {
             "table messages_fts_data",
             "table messages_fts_docsize",
             "table messages_fts_idx",
+            "table model_calls",
             "table review_digests",
             "table review_findings",
             "trigger messages_fts_delete",
             "trigger messages_fts_insert",
             "trigger messages_fts_update",
+            "trigger model_calls_sum",
         ],
         "objects no migration after the rebuild explains"
     );
