@@ -35,15 +35,20 @@ pub(crate) fn render(turn: &Turn, ctx: &RenderCtx) -> Vec<SseEvent> {
             concat!(
                 r#"{{"type":"message_start","message":{{"id":"msg_test{seq}","type":"message","#,
                 r#""role":"assistant","model":{model},"content":[],"stop_reason":null,"#,
-                r#""stop_sequence":null,"usage":{{"input_tokens":{input},"#,
-                r#""cache_creation_input_tokens":{write},"cache_read_input_tokens":{read},"#,
+                r#""stop_sequence":null,"usage":{{"input_tokens":{input},{cache}"#,
                 r#""output_tokens":1}}}}}}"#
             ),
             seq = ctx.seq,
             model = json_str(&model),
             input = input_tokens,
-            write = cache_write,
-            read = cache_read,
+            // As in the documented example without a cache; the cache fields where it served.
+            cache = if turn.cached.is_some() {
+                format!(
+                    r#""cache_creation_input_tokens":{cache_write},"cache_read_input_tokens":{cache_read},"#
+                )
+            } else {
+                String::new()
+            },
         ),
     )];
     let mut index = 0usize;
