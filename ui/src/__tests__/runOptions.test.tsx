@@ -92,5 +92,11 @@ describe("a conversation's run options", () => {
     expect(within(screen.getByTestId("run-options")).getByTestId("run-options-provider")).toHaveDisplayValue(
       "As in Settings (no default provider: choose one)",
     );
+    await user.click(button);
+    // Chosen in Settings: the line says so once the settings close, without reopening anything.
+    await user.click(screen.getByRole("button", { name: "Settings" }));
+    await user.selectOptions(within(await screen.findByTestId("run-settings")).getByTestId("run-provider"), "careful");
+    await user.click(screen.getByTestId("settings-close"));
+    await waitFor(() => expect(button).toHaveTextContent(/^careful · host/));
   });
 });

@@ -385,7 +385,7 @@ export function ConversationView(props: Props) {
             onSend={send}
             onStop={props.onStop}
           />
-          <RunOptions conversationId={conversation.id} disabled={run.live} />
+          <RunOptions conversationId={conversation.id} disabled={run.live} settingsKey={props.settingsKey} />
         </div>
         {(todos.length > 0 || subagents.length > 0) && (
           <aside className="workbench-side">

@@ -12,6 +12,8 @@ type Props = {
   conversationId: string;
   /** Disabled while a run goes: it started with what was set. */
   disabled?: boolean;
+  /** Changes when the settings were saved: what an unset option follows is read again. */
+  settingsKey?: number;
 };
 
 /**
@@ -19,7 +21,7 @@ type Props = {
  * many model calls a run may make, and where the tenth man runs. Each unset one follows the
  * settings (or the runtime's default), and says which. Saved on change; the next run uses them.
  */
-export function RunOptions({ conversationId, disabled = false }: Props) {
+export function RunOptions({ conversationId, disabled = false, settingsKey = 0 }: Props) {
   const { t } = useTranslation();
   const popover = usePopover();
   const [options, setOptions] = useState<RunOptionsView | null>(null);
@@ -41,7 +43,7 @@ export function RunOptions({ conversationId, disabled = false }: Props) {
     return () => {
       alive = false;
     };
-  }, [conversationId, popover.open]);
+  }, [conversationId, popover.open, settingsKey]);
 
   const save = async (next: Pick<RunOptionsView, "provider" | "sandbox" | "maxSteps" | "tenthMan">) => {
     const res = await call(() => commands.runOptionsSave(conversationId, next.provider, next.sandbox, next.maxSteps, next.tenthMan));
