@@ -320,12 +320,9 @@ mod tests {
     #[tokio::test]
     async fn a_run_without_a_chosen_provider_is_refused_unless_one_is_set_up() {
         let dir = tempfile::tempdir().unwrap();
-        let store = Store::open(
-            &dir.path().join("decima.db"),
-            decima_llm::tokens::store_counter(),
-        )
-        .await
-        .unwrap();
+        let store = Store::open_in_dir(dir.path(), decima_llm::tokens::store_counter())
+            .await
+            .unwrap();
         let code = |r: Result<(), AppError>| r.err().map(|e| e.code);
         assert_eq!(
             code(has_a_provider(&store, None, false).await),

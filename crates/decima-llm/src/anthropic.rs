@@ -327,7 +327,7 @@ impl Decoder {
                 let (cache_read_tokens, cache_write_tokens) = value
                     .get("usage")
                     .map(cache_tokens)
-                    .filter(|(read, write)| read + write > 0)
+                    .filter(|&cache| cache != (0, 0))
                     .unwrap_or(self.cache);
                 events.push(StreamEvent::Usage(Usage {
                     prompt_tokens: input,
@@ -409,22 +409,24 @@ impl Decoder {
     }
 }
 
-/// Input tokens including prompt-cache reads and writes, which all count against the window.
+/// A token count of a usage block, 0 where it is absent.
+fn tokens_at(usage: &Value, key: &str) -> u32 {
+    usage
+        .get(key)
+        .and_then(Value::as_u64)
+        .map_or(0, |n| u32::try_from(n).unwrap_or(u32::MAX))
+}
+
 /// The cache reads and writes of a usage block: `(cache_read_input_tokens,
 /// cache_creation_input_tokens)`.
 fn cache_tokens(usage: &Value) -> (u32, u32) {
-    let count = |key: &str| {
-        usage
-            .get(key)
-            .and_then(Value::as_u64)
-            .map_or(0, |n| u32::try_from(n).unwrap_or(u32::MAX))
-    };
     (
-        count("cache_read_input_tokens"),
-        count("cache_creation_input_tokens"),
+        tokens_at(usage, "cache_read_input_tokens"),
+        tokens_at(usage, "cache_creation_input_tokens"),
     )
 }
 
+/// Input tokens including prompt-cache reads and writes, which all count against the window.
 fn input_tokens(usage: &Value) -> u32 {
     [
         "input_tokens",
@@ -432,8 +434,7 @@ fn input_tokens(usage: &Value) -> u32 {
         "cache_read_input_tokens",
     ]
     .iter()
-    .filter_map(|k| usage.get(*k).and_then(Value::as_u64))
-    .map(|n| u32::try_from(n).unwrap_or(u32::MAX))
+    .map(|k| tokens_at(usage, k))
     .fold(0u32, u32::saturating_add)
 }
 

@@ -18,7 +18,7 @@ use decima_llm::{
     collect, presets, with_retry,
 };
 use decima_testkit::llm_server::{
-    OpenAiQuirks, Profile, ReasoningField as ScriptReasoning, gemini,
+    AnthropicQuirks, OpenAiQuirks, Profile, ReasoningField as ScriptReasoning, gemini,
 };
 use decima_testkit::{LlmServer, Reply, ScriptedToolCall, StreamOptions, Turn};
 use futures_util::StreamExt;
@@ -1009,17 +1009,26 @@ async fn prompt_cache_hits_and_writes_are_read_from_every_usage_shape() {
             .unwrap();
         assert_eq!(done.usage, Some(expected_openai), "{shape}");
     }
-    server.enqueue(Reply::Stream(cached_turn(OpenAiQuirks::default())));
-    let done = collect(provider(config(&server, Protocol::Anthropic)).stream(&request()))
-        .await
-        .unwrap();
-    assert_eq!(
-        done.usage,
-        Some(Usage {
-            prompt_tokens: 2_000,
-            completion_tokens: 12,
-            cache_read_tokens: 1_536,
-            cache_write_tokens: 300,
-        })
-    );
+    // The documented stream, and the real API's, which repeats the cumulative usage (cache
+    // fields included) in `message_delta`.
+    for anthropic in [AnthropicQuirks::default(), AnthropicQuirks::real_api()] {
+        let shape = format!("{anthropic:?}");
+        server.enqueue(Reply::Stream(Turn {
+            anthropic,
+            ..cached_turn(OpenAiQuirks::default())
+        }));
+        let done = collect(provider(config(&server, Protocol::Anthropic)).stream(&request()))
+            .await
+            .unwrap();
+        assert_eq!(
+            done.usage,
+            Some(Usage {
+                prompt_tokens: 2_000,
+                completion_tokens: 12,
+                cache_read_tokens: 1_536,
+                cache_write_tokens: 300,
+            }),
+            "{shape}"
+        );
+    }
 }
