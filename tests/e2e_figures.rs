@@ -327,8 +327,8 @@ async fn cold_start_idle_memory_and_a_100k_message_conversation() {
     drop(driver);
 }
 
-/// Scrolls the open conversation up: first still (the baseline frame), then at a mouse wheel's
-/// pace (100 px a frame), then a fling (half a screen a frame) that reads earlier pages on the
+/// Scrolls the open conversation up as a reader does (a wheel event, then the scroll it makes):
+/// first still (the baseline frame), then at a mouse wheel's pace (100 px a frame), then a fling (half a screen a frame) that reads earlier pages on the
 /// way. Prints what each frame took, and checks that the rows in the DOM stay few however much
 /// is loaded.
 async fn scroll_and_report(client: &fantoccini::Client, what: &str) {
@@ -343,6 +343,7 @@ async fn scroll_and_report(client: &fantoccini::Client, what: &str) {
                const now = performance.now(); const [name, frames, by] = phases[p];\
                (out[name] ??= []).push(now - last); last = now;\
                most = Math.max(most, document.querySelectorAll('[data-testid=message]').length);\
+               el.dispatchEvent(new WheelEvent('wheel', {deltaY: -by(), bubbles: true}));\
                el.scrollTop = Math.max(0, el.scrollTop - by());\
                if (++n >= frames) { n = 0; p += 1; }\
                if (p < phases.length) { requestAnimationFrame(step); return; }\

@@ -1,7 +1,7 @@
 import { act, screen, waitFor, within } from "@testing-library/react";
 import { beforeEach, describe, expect, it } from "vitest";
 import { setLanguage } from "../i18n";
-import { C1, inView, manyMessages, shownMessage, startRun, storeMessage } from "../test/conversation";
+import { C1, inView, manyMessages, readerScrollsTo, shownMessage, startRun, storeMessage } from "../test/conversation";
 import { FakeBackend } from "../test/fakeBackend";
 import { message } from "../test/fixtures";
 import { renderApp } from "../test/render";
@@ -85,7 +85,7 @@ describe("the message list follows a live run", () => {
     const { user } = await openLongConversation(backend);
     await startRun(backend, user);
     const viewport = screen.getByTestId("message-scroll");
-    act(() => viewport.scrollTo({ top: 0 }));
+    readerScrollsTo(viewport, 0);
     const jump = await screen.findByRole("button", { name: "Jump to latest" });
     expect(inView(shownMessage(1)!)).toBe(true);
 
@@ -99,5 +99,22 @@ describe("the message list follows a live run", () => {
     await user.click(jump);
     await expectNewestInView(21);
     expect(screen.queryByRole("button", { name: "Jump to latest" })).toBeNull();
+  });
+
+  it("undoes a scroll the layout made, not the reader, and goes on following", async () => {
+    const backend = new FakeBackend({ conversations: [C1], messages: { c1: manyMessages(SEEDED) } });
+    const { user } = await openLongConversation(backend);
+    await startRun(backend, user);
+    const viewport = screen.getByTestId("message-scroll");
+    // A busy machine lays the list out late and the view lands above the end, with no wheel,
+    // key, touch or pointer of the reader's behind it.
+    act(() => viewport.scrollTo({ top: 0 }));
+    await waitFor(() => expect(viewport.scrollTop).toBeGreaterThan(0));
+    expect(screen.queryByTestId("jump-to-latest")).toBeNull();
+
+    storeMessage(backend, "c1", message({ id: "a", seq: 21, role: "assistant", content: "the answer" }));
+    act(() => backend.emit({ type: "runEnded", status: "succeeded", answer: "the answer", error: null }));
+    await expectNewestInView(21);
+    expect(screen.queryByTestId("jump-to-latest")).toBeNull();
   });
 });

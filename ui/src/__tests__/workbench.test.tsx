@@ -3,7 +3,7 @@ import { act, fireEvent, screen, waitFor, within } from "@testing-library/react"
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { setLanguage } from "../i18n";
 import { meterState } from "../components/ContextMeter";
-import { C1, backendWith, inView, openC1, shownMessage } from "../test/conversation";
+import { C1, backendWith, inView, openC1, readerScrollsTo, shownMessage } from "../test/conversation";
 import { FakeBackend, usageAt } from "../test/fakeBackend";
 import { conversation, message } from "../test/fixtures";
 import { renderApp } from "../test/render";
@@ -451,7 +451,7 @@ describe("long conversations", () => {
     // Scrolling to the top reads the page above, and what was in view stays in view.
     const viewport = screen.getByTestId("message-scroll");
     const topSeq = () => Number(screen.getAllByTestId("message").find(inView)?.getAttribute("data-seq"));
-    act(() => viewport.scrollTo({ top: 0 }));
+    readerScrollsTo(viewport, 0);
     const firstInView = topSeq();
     await waitFor(() => expect(list).toHaveAttribute("data-count", "400"));
     expect(backend.callsOf("message_page")[1]?.args).toEqual({ conversationId: "c1", at: { kind: "before", seq: 251 }, limit: 200 });

@@ -3,6 +3,15 @@ import { useCallback, useEffect, useLayoutEffect, useRef, useState, type RefObje
 /** Within this many pixels of the end, the reader is following the conversation. */
 export const AT_END_PX = 48;
 
+/**
+ * A scroll this long after the reader's wheel, touch, key or pointer is theirs (smooth scrolling
+ * goes on for a while after the input).
+ */
+export const INTENT_MS = 1500;
+
+/** Keys that scroll a focused page. */
+const SCROLL_KEYS = new Set(["ArrowUp", "ArrowDown", "PageUp", "PageDown", "Home", "End", " "]);
+
 type Options = {
   /** The scrolling viewport. */
   scrollRef: RefObject<HTMLElement | null>;
@@ -32,6 +41,11 @@ type Options = {
  * virtualizer moves the view itself when rows it measured differ from its estimate, before
  * the list's new height is rendered, and measured against that stale height the view looked
  * scrolled away, which used to stop the following for good.
+ *
+ * Only the reader leaves the end. A scroll that no wheel, touch, key or pointer of theirs
+ * started (the virtualizer correcting its estimates, the browser clamping a shrinking list, a
+ * layout that lands late on a busy machine) is undone while following, never taken as the
+ * reader scrolling away.
  */
 export function useFollowEnd(options: Options) {
   const { scrollRef, listRef, footerRef, conversationId, contentKey, listShown } = options;
@@ -55,6 +69,26 @@ export function useFollowEnd(options: Options) {
     if (Math.abs(el.scrollTop - end) >= 1) el.scrollTo({ top: end });
   }, [scrollRef]);
 
+  // When the reader last touched the viewport's scrolling.
+  const intentAt = useRef(Number.NEGATIVE_INFINITY);
+  useEffect(() => {
+    const el = scrollRef.current;
+    if (!el) return;
+    const mark = () => {
+      intentAt.current = performance.now();
+    };
+    const onKey = (event: KeyboardEvent) => {
+      if (SCROLL_KEYS.has(event.key)) mark();
+    };
+    const passive = { passive: true } as const;
+    for (const type of ["wheel", "touchstart", "touchmove", "pointerdown"] as const) el.addEventListener(type, mark, passive);
+    window.addEventListener("keydown", onKey);
+    return () => {
+      for (const type of ["wheel", "touchstart", "touchmove", "pointerdown"] as const) el.removeEventListener(type, mark);
+      window.removeEventListener("keydown", onKey);
+    };
+  }, [scrollRef, listShown]);
+
   /** Called on every scroll of the viewport. */
   const onScroll = useCallback(() => {
     const el = scrollRef.current;
@@ -64,8 +98,11 @@ export function useFollowEnd(options: Options) {
     const rendered = list ? parseFloat(list.style.height) || 0 : 0;
     const known = dom + (currentHeight.current() - rendered);
     const atEnd = Math.min(dom, known) < AT_END_PX;
-    if (atEnd !== following.current) setFollowing(atEnd);
-  }, [scrollRef, listRef, setFollowing]);
+    if (atEnd === following.current) return;
+    if (atEnd) setFollowing(true);
+    else if (performance.now() - intentAt.current <= INTENT_MS) setFollowing(false);
+    else stickToEnd();
+  }, [scrollRef, listRef, setFollowing, stickToEnd]);
 
   // A conversation opens at its end; then every change of the content keeps the end in view
   // while the reader follows.

@@ -1,4 +1,4 @@
-import { act, screen, waitFor } from "@testing-library/react";
+import { act, fireEvent, screen, waitFor } from "@testing-library/react";
 import { expect } from "vitest";
 import type { MessageView } from "../bindings";
 import { FakeBackend } from "./fakeBackend";
@@ -60,4 +60,15 @@ export function inView(row: HTMLElement): boolean {
   const viewport = screen.getByTestId("message-scroll");
   const top = Number(/translateY\((-?[\d.]+)px\)/.exec(row.style.transform)?.[1] ?? NaN);
   return top + 1 > viewport.scrollTop && top < viewport.scrollTop + viewport.clientHeight;
+}
+
+/**
+ * The reader scrolls the viewport: a wheel turn, then the scroll it makes. (A scroll without
+ * the reader's input is the layout's, which the list undoes while it follows the end.)
+ */
+export function readerScrollsTo(viewport: HTMLElement, top: number): void {
+  act(() => {
+    fireEvent.wheel(viewport, { deltaY: -100 });
+    viewport.scrollTo({ top });
+  });
 }
