@@ -17,7 +17,7 @@ pub use compress::{CompactionPlan, choose_range, compaction_range, plan, with_mi
 pub use extract::{Detail, Digest, Source, Statement, StatementKind, extract_messages};
 pub use fold::{fold_summaries, render_within};
 pub use measure::{ContextReport, Layer};
-pub use steps::{ExecutionHistoryManager, StepKind, StepRecord};
+pub use steps::{ExecutionHistoryManager, StepKind, StepRecord, describe_call};
 pub use summary::{
     CompressionLevel, HistoryBudget, Shares, Strategy, Summary, SummaryLevel, ThresholdState,
     Thresholds,

@@ -130,6 +130,63 @@ impl ExecutionHistoryManager {
     }
 }
 
+/// A tool call as a step record says it: the tool's name, then its arguments as `key: value`
+/// with bare keys. The step summary extracts literals from the records, and quoted JSON keys
+/// (`"todos"`, `"status"`) would fill it with names instead of what the step did. Arguments
+/// that are not JSON are kept as they came.
+pub fn describe_call(name: &str, arguments: &str) -> String {
+    match serde_json::from_str::<serde_json::Value>(arguments) {
+        Ok(serde_json::Value::Object(map)) if map.is_empty() => name.to_owned(),
+        Ok(value @ serde_json::Value::Object(_)) => {
+            let mut out = format!("{name}(");
+            describe_value(&value, &mut out, true);
+            out.push(')');
+            out
+        }
+        Ok(value) => {
+            let mut out = format!("{name} ");
+            describe_value(&value, &mut out, false);
+            out
+        }
+        Err(_) => format!("{name} {arguments}"),
+    }
+}
+
+fn describe_value(value: &serde_json::Value, out: &mut String, top: bool) {
+    use serde_json::Value;
+    match value {
+        Value::Object(map) => {
+            if !top {
+                out.push('(');
+            }
+            for (i, (key, v)) in map.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                out.push_str(key);
+                out.push_str(": ");
+                describe_value(v, out, false);
+            }
+            if !top {
+                out.push(')');
+            }
+        }
+        Value::Array(items) => {
+            out.push('[');
+            for (i, v) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push_str("; ");
+                }
+                describe_value(v, out, false);
+            }
+            out.push(']');
+        }
+        // A string is a value the step used: quoted, so one with spaces stays one literal.
+        Value::String(text) => out.push_str(&Value::String(text.clone()).to_string()),
+        other => out.push_str(&other.to_string()),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -157,5 +214,54 @@ mod tests {
         let json = serde_json::to_string(&h).unwrap();
         let back: ExecutionHistoryManager = serde_json::from_str(&json).unwrap();
         assert_eq!(back.history(), text);
+    }
+
+    #[test]
+    fn the_step_summary_keeps_what_steps_did_not_the_keys_of_their_json() {
+        let mut h = ExecutionHistoryManager::default();
+        let titles: Vec<String> = (1..=9)
+            .map(|q| format!("Reconcile the Q{q} ledger against bank statement BS-{q:04}"))
+            .collect();
+        for (step, title) in (1u32..).zip(&titles) {
+            let todos = format!(
+                r#"{{"todos":[{{"title":"{title}","status":"done","phase":"reconcile"}}]}}"#
+            );
+            let read = format!(r#"{{"path":"/data/ledger-q{step}.csv","limit":200}}"#);
+            h.push(StepRecord {
+                step,
+                kind: StepKind::Action,
+                content: format!(
+                    "{}; {}",
+                    describe_call("todo_update", &todos),
+                    describe_call("read_file", &read)
+                ),
+            });
+        }
+        assert!(h.summarised() >= 6, "the oldest steps were summarised");
+        let text = h.history();
+        for key in [
+            "\"todos\"",
+            "\"title\"",
+            "\"status\"",
+            "\"path\"",
+            "\"limit\"",
+        ] {
+            assert!(
+                !text.contains(key),
+                "a JSON key {key} in the step history:\n{text}"
+            );
+        }
+        for (step, title) in (1..).zip(&titles) {
+            assert!(text.contains(title.as_str()), "{title} lost:\n{text}");
+            assert!(
+                text.contains(&format!("/data/ledger-q{step}.csv")),
+                "{text}"
+            );
+        }
+        assert!(text.contains("status: \"done\""), "{text}");
+        // Arguments that are not JSON, and calls without any, read as they came.
+        assert_eq!(describe_call("shell", "ls -l"), "shell ls -l");
+        assert_eq!(describe_call("list_todos", "{}"), "list_todos");
+        assert_eq!(describe_call("echo", r#""hi""#), r#"echo "hi""#);
     }
 }

@@ -54,7 +54,7 @@ impl Runner<'_, '_> {
             message
                 .tool_calls
                 .iter()
-                .map(|c| format!("{} {}", c.name, c.arguments))
+                .map(|c| decima_core::context::describe_call(&c.name, &c.arguments))
                 .collect::<Vec<_>>()
                 .join("; ")
         };
