@@ -11,8 +11,8 @@ use crate::reasoning;
 use crate::tool_calls::{PartialToolCall, finish_call};
 use crate::transport::Decoded;
 use crate::{
-    ChatMessage, ChatRequest, CutOffToolCall, FinishReason, LlmError, StreamEvent, ToolChoice,
-    Usage,
+    CacheTtl, ChatMessage, ChatRequest, CutOffToolCall, FinishReason, LlmError, MAX_BREAKPOINTS,
+    StreamEvent, ToolChoice, Usage,
 };
 
 /// The API version this module speaks.
@@ -30,8 +30,10 @@ pub(crate) fn headers(config: &ProviderConfig) -> Vec<(&'static str, String)> {
 }
 
 /// The JSON body of a streamed Messages request. System messages become the `system` parameter;
-/// consecutive turns of one role are merged, as the API requires alternation.
-pub fn request_body(_config: &ProviderConfig, request: &ChatRequest) -> Value {
+/// consecutive turns of one role are merged, as the API requires alternation. The request's
+/// [`PromptCache`](crate::PromptCache) places `cache_control` breakpoints (at most four) and
+/// sends its volatile tail after the history, where it costs the cache nothing.
+pub fn request_body(config: &ProviderConfig, request: &ChatRequest) -> Value {
     let mut body = Map::new();
     body.insert("model".into(), json!(request.model));
     let mut max_tokens = request.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS);
@@ -43,16 +45,14 @@ pub fn request_body(_config: &ProviderConfig, request: &ChatRequest) -> Value {
         max_tokens = max_tokens.max(budget.saturating_add(1024));
     }
     body.insert("max_tokens".into(), json!(max_tokens));
-    let system: Vec<&str> = request
-        .messages
-        .iter()
-        .filter(|m| m.role == Role::System)
-        .map(|m| m.content.as_str())
-        .collect();
-    if !system.is_empty() {
-        body.insert("system".into(), json!(system.join("\n\n")));
+    let plan = CachePlan::of(request);
+    if let Some(system) = system(request, &plan, config.cache_ttl) {
+        body.insert("system".into(), system);
     }
-    body.insert("messages".into(), Value::Array(messages(&request.messages)));
+    body.insert(
+        "messages".into(),
+        Value::Array(messages(&request.messages, &plan, config.cache_ttl)),
+    );
     body.insert("stream".into(), json!(true));
     if !request.tools.is_empty() {
         let tools: Vec<Value> = request
@@ -84,10 +84,100 @@ pub fn request_body(_config: &ProviderConfig, request: &ChatRequest) -> Value {
     Value::Object(body)
 }
 
-fn messages(messages: &[std::sync::Arc<ChatMessage>]) -> Vec<Value> {
+/// The request's cache plan in the form the body needs: the breakpoints that fit the API's
+/// limit, and where the volatile tail starts.
+struct CachePlan {
+    breakpoints: Vec<usize>,
+    tail_from: usize,
+}
+
+impl CachePlan {
+    fn of(request: &ChatRequest) -> Self {
+        let n = request.messages.len();
+        let tail_from = n - request.cache.volatile_tail.min(n);
+        let mut breakpoints: Vec<usize> = Vec::with_capacity(MAX_BREAKPOINTS);
+        for &i in &request.cache.breakpoints {
+            if i < tail_from && !breakpoints.contains(&i) && breakpoints.len() < MAX_BREAKPOINTS {
+                breakpoints.push(i);
+            }
+        }
+        Self {
+            breakpoints,
+            tail_from,
+        }
+    }
+
+    fn breaks_at(&self, i: usize) -> bool {
+        self.breakpoints.contains(&i)
+    }
+}
+
+/// `cache_control` as the API takes it; the five-minute TTL is its default and is not named.
+fn cache_control(ttl: CacheTtl) -> Value {
+    match ttl {
+        CacheTtl::FiveMinutes => json!({ "type": "ephemeral" }),
+        CacheTtl::OneHour => json!({ "type": "ephemeral", "ttl": "1h" }),
+    }
+}
+
+/// Marks a block as the end of a cached prefix. Thinking blocks cannot carry a breakpoint.
+fn mark(block: &mut Value, ttl: CacheTtl) -> bool {
+    let Some(obj) = block.as_object_mut() else {
+        return false;
+    };
+    if matches!(
+        obj.get("type").and_then(Value::as_str),
+        Some("thinking" | "redacted_thinking")
+    ) {
+        return false;
+    }
+    obj.insert("cache_control".into(), cache_control(ttl));
+    true
+}
+
+/// The `system` parameter: the stable system messages, in order. A plain string, as before,
+/// unless a breakpoint falls on one of them; then one text block per message, so the
+/// breakpoints can end the preset's text and the summaries.
+fn system(request: &ChatRequest, plan: &CachePlan, ttl: CacheTtl) -> Option<Value> {
+    let stable = request.messages[..plan.tail_from]
+        .iter()
+        .enumerate()
+        .filter(|(_, m)| m.role == Role::System);
+    if !stable.clone().any(|(i, _)| plan.breaks_at(i)) {
+        let texts: Vec<&str> = stable.map(|(_, m)| m.content.as_str()).collect();
+        return (!texts.is_empty()).then(|| json!(texts.join("\n\n")));
+    }
+    let mut blocks: Vec<Value> = Vec::new();
+    for (i, m) in stable {
+        if !m.content.trim().is_empty() {
+            blocks.push(json!({ "type": "text", "text": m.content }));
+        }
+        if plan.breaks_at(i)
+            && let Some(last) = blocks.last_mut()
+        {
+            mark(last, ttl);
+        }
+    }
+    (!blocks.is_empty()).then_some(Value::Array(blocks))
+}
+
+/// A volatile system message as the last user turn says it: Anthropic has no system role in
+/// `messages`, and in `system` it would change the first thing sent at every request.
+fn reminder(text: &str) -> Value {
+    json!({ "type": "text", "text": format!("<system-reminder>\n{text}\n</system-reminder>") })
+}
+
+fn messages(
+    messages: &[std::sync::Arc<ChatMessage>],
+    plan: &CachePlan,
+    ttl: CacheTtl,
+) -> Vec<Value> {
     let mut out: Vec<(&'static str, Vec<Value>)> = Vec::new();
-    for m in messages {
+    for (i, m) in messages.iter().enumerate() {
         let (role, blocks) = match m.role {
+            Role::System if i >= plan.tail_from && !m.content.trim().is_empty() => {
+                ("user", vec![reminder(&m.content)])
+            }
             Role::System => continue,
             // The API refuses empty and whitespace-only text blocks: such a message has nothing
             // to say, and keeping it would poison every later request of the conversation.
@@ -109,6 +199,11 @@ fn messages(messages: &[std::sync::Arc<ChatMessage>]) -> Vec<Value> {
         match out.last_mut() {
             Some((last_role, last_blocks)) if *last_role == role => last_blocks.extend(blocks),
             _ => out.push((role, blocks)),
+        }
+        if plan.breaks_at(i)
+            && let Some(block) = out.last_mut().and_then(|(_, blocks)| blocks.last_mut())
+        {
+            mark(block, ttl);
         }
     }
     out.into_iter()

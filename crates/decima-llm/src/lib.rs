@@ -25,7 +25,7 @@ pub mod types;
 
 pub use error::{LlmError, classify_error_kind, classify_status, is_context_overflow};
 pub use pairing::check_tool_pairing;
-pub use presets::ReasoningField;
+pub use presets::{Prices, ReasoningField};
 pub use provider::{EventStream, HttpProvider, Provider, ProviderConfig, Timeouts, collect};
 pub use reasoning::ReasoningBlock;
 pub use retry::{RetryPolicy, with_retry};
@@ -35,6 +35,6 @@ pub use tool_calls::{
 pub use transport::{parse_retry_after, replay};
 
 pub use types::{
-    ChatMessage, ChatRequest, Completion, CutOffToolCall, FinishReason, JsonSchemaFormat, Protocol,
-    StreamEvent, ToolChoice, ToolSpec, Usage,
+    CacheTtl, ChatMessage, ChatRequest, Completion, CutOffToolCall, FinishReason, JsonSchemaFormat,
+    MAX_BREAKPOINTS, PromptCache, Protocol, StreamEvent, ToolChoice, ToolSpec, Usage,
 };

@@ -53,6 +53,13 @@ pub fn request_body(config: &ProviderConfig, request: &ChatRequest) -> Value {
     );
     body.insert("stream".into(), json!(true));
     body.insert("stream_options".into(), json!({ "include_usage": true }));
+    // OpenAI caches repeated prefixes on its own; the key routes a conversation's requests to
+    // where its prefix is. Strict servers refuse fields they do not know, so only where taken.
+    if config.prompt_cache_key
+        && let Some(key) = &request.cache.key
+    {
+        body.insert("prompt_cache_key".into(), json!(key));
+    }
     if !request.tools.is_empty() {
         let tools: Vec<Value> = request
             .tools

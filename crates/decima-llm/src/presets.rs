@@ -37,7 +37,7 @@ impl ReasoningField {
 
 /// The defaults a new provider row starts from, so a user picks "DeepSeek" instead of typing a
 /// URL, a model and a window size.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ProviderPreset {
     /// Stable id, also the default provider name and keyring account (e.g. `deepseek`).
@@ -61,6 +61,58 @@ pub struct ProviderPreset {
     pub supports_json_schema: bool,
     /// Where reasoning arrives in streamed deltas, if the provider streams it separately.
     pub reasoning_field: Option<ReasoningField>,
+    /// Whether the server takes OpenAI's `prompt_cache_key` (strict servers refuse it).
+    pub prompt_cache_key: bool,
+    /// The default model's published prices; `None` where they are not known (the user sets
+    /// them in Settings). Data, never fetched: Decima makes no request but to the provider.
+    pub prices: Option<Prices>,
+}
+
+/// What a provider charges, in US dollars per million tokens. The cost of a run is an estimate
+/// from these and the usage the provider reported.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Prices {
+    /// Input that no cache served.
+    pub input: f64,
+    /// Input read from the prompt cache.
+    pub cached_input: f64,
+    /// Input written to the prompt cache (Anthropic charges more; the others charge `input`).
+    pub cache_write: f64,
+    /// Output.
+    pub output: f64,
+}
+
+impl Prices {
+    /// The estimated cost, in US dollars, of `tokens_in` input tokens (of which `cache_read`
+    /// were read from the cache and `cache_write` written to it) and `tokens_out` output.
+    pub fn cost(&self, tokens_in: u64, cache_read: u64, cache_write: u64, tokens_out: u64) -> f64 {
+        let plain = tokens_in
+            .saturating_sub(cache_read)
+            .saturating_sub(cache_write);
+        (plain as f64 * self.input
+            + cache_read as f64 * self.cached_input
+            + cache_write as f64 * self.cache_write
+            + tokens_out as f64 * self.output)
+            / 1_000_000.0
+    }
+
+    /// Refuses negative and non-finite prices, which no provider charges.
+    pub fn validate(&self) -> Result<(), String> {
+        for (name, v) in [
+            ("input", self.input),
+            ("cached input", self.cached_input),
+            ("cache write", self.cache_write),
+            ("output", self.output),
+        ] {
+            if !v.is_finite() || v < 0.0 {
+                return Err(format!(
+                    "the {name} price must be a number of dollars per million tokens, 0 or more"
+                ));
+            }
+        }
+        Ok(())
+    }
 }
 
 /// Every preset, in the order the settings screen lists them.
@@ -172,6 +224,27 @@ mod tests {
         assert_eq!(find("anthropic").unwrap().protocol, Protocol::Anthropic);
         assert!(find("deepseek").unwrap().reasoning_echo);
         assert!(find("qwen").unwrap().reasoning_echo);
+    }
+
+    #[test]
+    fn prices_are_valid_and_a_cached_read_costs_less_than_input() {
+        for p in all() {
+            if let Some(prices) = p.prices {
+                prices.validate().unwrap();
+                assert!(prices.cached_input <= prices.input, "{}", p.name);
+            }
+        }
+        let anthropic = find("anthropic").unwrap().prices.unwrap();
+        // 1M input of which 800k read and 100k written, 10k out, at $3 / $0.30 / $3.75 / $15.
+        let cost = anthropic.cost(1_000_000, 800_000, 100_000, 10_000);
+        assert!((cost - (0.3 + 0.24 + 0.375 + 0.15)).abs() < 1e-9, "{cost}");
+        assert!(find("openai").unwrap().prompt_cache_key);
+        assert!(!find("vllm").unwrap().prompt_cache_key);
+        let bad = Prices {
+            output: -1.0,
+            ..Prices::default()
+        };
+        assert!(bad.validate().is_err());
     }
 
     #[test]

@@ -80,6 +80,10 @@ pub struct ProviderConfig {
     pub timeouts: Timeouts,
     /// The model's own `tokenizer.json`, for exact counts of non-OpenAI models.
     pub tokenizer_json: Option<std::path::PathBuf>,
+    /// The server takes OpenAI's `prompt_cache_key` (strict servers refuse unknown fields).
+    pub prompt_cache_key: bool,
+    /// How long Anthropic keeps what the breakpoints cache.
+    pub cache_ttl: crate::CacheTtl,
 }
 
 impl ProviderConfig {
@@ -102,6 +106,8 @@ impl ProviderConfig {
             supports_json_schema: false,
             timeouts: Timeouts::default(),
             tokenizer_json: None,
+            prompt_cache_key: false,
+            cache_ttl: crate::CacheTtl::default(),
         }
     }
 }

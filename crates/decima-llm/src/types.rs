@@ -91,6 +91,43 @@ pub struct ChatRequest {
     pub response_format: Option<JsonSchemaFormat>,
     /// Anthropic extended thinking budget in tokens.
     pub thinking_budget: Option<u32>,
+    /// Where the request's stable prefix ends and what changes at every request begins, so the
+    /// providers' prompt caches can serve the prefix again.
+    pub cache: PromptCache,
+}
+
+/// The request's shape as prompt caches see it. Providers cache a repeated prefix (Anthropic at
+/// marked breakpoints, OpenAI, DeepSeek and local servers on their own), so a request lists
+/// where its stable parts end and which trailing messages change at every request.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct PromptCache {
+    /// A key shared by the requests of one conversation: OpenAI's `prompt_cache_key`, which
+    /// routes them to the machine that holds their prefix. Sent only where the provider takes it.
+    pub key: Option<String>,
+    /// Indices of messages at whose end a cache breakpoint goes, most stable first: the end of
+    /// the preset's text, of the summaries, and of the last history messages. Anthropic takes
+    /// at most [`MAX_BREAKPOINTS`]; the others need none.
+    pub breakpoints: Vec<usize>,
+    /// How many messages at the end are the volatile tail (the step history, the todos, this
+    /// request's report): never cached, and on Anthropic sent after the history, not in
+    /// `system`.
+    pub volatile_tail: usize,
+}
+
+/// Anthropic's limit on `cache_control` breakpoints per request.
+pub const MAX_BREAKPOINTS: usize = 4;
+
+/// How long Anthropic keeps a cached prefix: five minutes by default, an hour at twice the
+/// write price, for runs whose steps wait longer (a long tool, a person's answer).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+pub enum CacheTtl {
+    /// `"5m"`, the default.
+    #[default]
+    #[serde(rename = "5m")]
+    FiveMinutes,
+    /// `"1h"`.
+    #[serde(rename = "1h")]
+    OneHour,
 }
 
 /// Token usage as the provider reports it: the ground truth for budgets and calibration.

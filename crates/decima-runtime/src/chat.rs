@@ -4,11 +4,12 @@
 use std::path::Path;
 use std::sync::Arc;
 
+use decima_core::prompt::{Assembled, Layer};
 use decima_core::{ConversationId, Message, NewMessage, Role};
 use decima_llm::tokens::{Calibration, TiktokenCounter, counter_for_model, estimate_request};
 use decima_llm::{
-    ChatRequest, Completion, HttpProvider, LlmError, ProviderConfig, RetryPolicy, StreamEvent,
-    Usage, with_retry,
+    ChatRequest, Completion, HttpProvider, LlmError, PromptCache, ProviderConfig, RetryPolicy,
+    StreamEvent, Usage, with_retry,
 };
 use decima_store::{ClaimKind, Conversation, Store};
 use futures_util::StreamExt;
@@ -147,7 +148,7 @@ async fn run_turn(
     {
         built = build(store, &conversation, &preset, &window, scale).await?;
     }
-    let (mut request, mut estimate) = request_for(&config, &built)?;
+    let (mut request, mut estimate) = request_for(&config, &built, id)?;
     let mut needed = calibration.apply(estimate);
     if needed > built.budgeting.input_room && built.assembled.total > 0 {
         // The model counts this request higher than the store's counts foresaw (another
@@ -165,7 +166,7 @@ async fn run_turn(
         {
             built = build(store, &conversation, &preset, &window, scale).await?;
         }
-        (request, estimate) = request_for(&config, &built)?;
+        (request, estimate) = request_for(&config, &built, id)?;
         needed = calibration.apply(estimate);
     }
     if built.compression_required() {
@@ -254,8 +255,12 @@ async fn run_turn(
 }
 
 /// The provider request for a built context, and the model's own estimate of its size.
-fn request_for(config: &ProviderConfig, built: &Built) -> Result<(ChatRequest, u32)> {
-    let request = chat_request(config, built, &[]);
+fn request_for(
+    config: &ProviderConfig,
+    built: &Built,
+    conversation: ConversationId,
+) -> Result<(ChatRequest, u32)> {
+    let request = chat_request(config, built, &[], conversation);
     let estimate = match &config.tokenizer_json {
         Some(path) => estimate_request(
             counter_for_model(&config.model, Some(path))?.as_ref(),
@@ -266,11 +271,13 @@ fn request_for(config: &ProviderConfig, built: &Built) -> Result<(ChatRequest, u
     Ok((request, estimate))
 }
 
-/// The provider request for a built context, offering `tools`.
+/// The provider request for a built context, offering `tools`, with its cache plan keyed by
+/// the conversation.
 pub(crate) fn chat_request(
     config: &ProviderConfig,
     built: &Built,
     tools: &[decima_llm::ToolSpec],
+    conversation: ConversationId,
 ) -> ChatRequest {
     ChatRequest {
         model: config.model.clone(),
@@ -281,7 +288,51 @@ pub(crate) fn chat_request(
             .map(|m| Arc::clone(&m.message))
             .collect(),
         tools: tools.to_vec(),
+        cache: cache_plan(&built.assembled, conversation),
         ..ChatRequest::default()
+    }
+}
+
+/// Where the request's stable parts end, for the providers' prompt caches: the preset's text
+/// (after which the tools and system are cached), the summaries (which change only with a
+/// compaction), the end of the history this request shares with the last one, and the end of
+/// its own history. The trailing instant context is the volatile tail.
+pub fn cache_plan(assembled: &Assembled, conversation: ConversationId) -> PromptCache {
+    let messages = &assembled.messages;
+    let volatile_tail = messages
+        .iter()
+        .rev()
+        .take_while(|m| m.layer == Layer::InstantContext)
+        .count();
+    let end = messages.len() - volatile_tail;
+    let history_start = messages[..end]
+        .iter()
+        .position(|m| m.layer == Layer::WorkingContext)
+        .unwrap_or(end);
+    let before_history = &messages[..history_start];
+    let preset_end = before_history
+        .iter()
+        .rposition(|m| m.layer == Layer::SystemConstants);
+    let summaries_end = before_history
+        .iter()
+        .rposition(|m| m.layer == Layer::SessionContext);
+    let last = (end > history_start).then(|| end - 1);
+    // The last request ended where this one's last answer begins.
+    let shared_end = last
+        .and_then(|last| {
+            messages[history_start..last]
+                .iter()
+                .rposition(|m| m.message.role == Role::Assistant)
+        })
+        .and_then(|answer| (history_start + answer).checked_sub(1))
+        .filter(|&i| i >= history_start);
+    PromptCache {
+        key: Some(conversation.to_string()),
+        breakpoints: [preset_end, summaries_end, shared_end, last]
+            .into_iter()
+            .flatten()
+            .collect(),
+        volatile_tail,
     }
 }
 

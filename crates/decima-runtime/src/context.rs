@@ -101,7 +101,8 @@ pub struct Budgeting {
     pub input_room_store: u32,
     /// The preset's fixed text (store tokens).
     pub system_constants: u32,
-    /// Session context beyond the summaries' own text: pinned todos and summary headers.
+    /// What the request holds beside the preset and the history: the summaries' headers and
+    /// the volatile tail (pinned todos, step history, this request's report).
     pub session_overhead: u32,
     /// What is left for the history (summaries, pinned, recent), in store tokens.
     pub history: HistoryBudget,
@@ -294,13 +295,14 @@ pub async fn build(
     .await
 }
 
-/// What an agent step adds to the stored conversation: its step history (session context, after
-/// the summaries) and the instant context of this one request (a failure report to replan from).
+/// What an agent step adds to the stored conversation: its step history and the instant context
+/// of this one request (a failure report to replan from). Both change at every step, so both go
+/// in the volatile tail, after the history, where they cost no provider's prompt cache anything.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Extras<'a> {
-    /// Appended to the session context.
+    /// The step history, after the pinned todos in the tail.
     pub session: &'a str,
-    /// The instant context: sent with this request only.
+    /// The instant context: sent with this request only, last.
     pub instant: &'a str,
 }
 
@@ -522,36 +524,40 @@ impl Loaded {
         let input_room = window.window.saturating_sub(output_reserve);
         let input_room_store = scale.to_store(input_room);
         let fixed = system_constants(preset, counter);
-        // Counted in parts: the summaries once per load, the todos and the step history (small)
-        // each time. A part's count may differ from the whole's by a token where they meet; the
-        // calibration absorbs that, as it does for the paragraph counts.
+        // The session context is the summaries alone: they change only with a compaction, so a
+        // request repeats the one before it up to the history's end. Everything that changes at
+        // every step (the pinned todos, the step history, this request's report) is the
+        // volatile tail, sent last. Each is counted in parts: the summaries once per load, the
+        // tail each time. A part's count may differ from the whole's by a token where they
+        // meet; the calibration absorbs that, as it does for the paragraph counts.
         let todos_text = render_todos(&self.todos);
-        let summaries_text = self
+        let session = self
             .summaries_text
-            .get_or_init(|| render_summaries(&self.summaries));
-        let session = join_session(&[&todos_text, summaries_text, extras.session]);
-        let session_text_tokens = [todos_text.as_str(), extras.session]
-            .iter()
-            .map(|part| part.trim_end())
-            .filter(|part| !part.is_empty())
-            .map(|part| counter.count_text(part))
-            .fold(0u32, u32::saturating_add)
-            .saturating_add(if summaries_text.is_empty() {
-                0
-            } else {
-                *self
-                    .summaries_count
-                    .get_or_init(|| counter.count_text(summaries_text))
-            });
-        let session_tokens = (!session.is_empty()).then(|| {
-            counter
-                .count_message(&NewMessage::new(decima_core::Role::System, ""))
-                .saturating_add(session_text_tokens)
-        });
+            .get_or_init(|| render_summaries(&self.summaries))
+            .as_str();
+        let tail = join_session(&[&todos_text, extras.session, extras.instant]);
+        let session_text_tokens = if session.is_empty() {
+            0
+        } else {
+            *self
+                .summaries_count
+                .get_or_init(|| counter.count_text(session))
+        };
+        let system_frame = counter.count_message(&NewMessage::new(decima_core::Role::System, ""));
+        let session_tokens =
+            (!session.is_empty()).then(|| system_frame.saturating_add(session_text_tokens));
+        let tail_tokens = if tail.is_empty() {
+            0
+        } else {
+            system_frame.saturating_add(counter.count_text(&tail))
+        };
         let summary_tokens: u64 = self.summaries.iter().map(|s| u64::from(s.tokens)).sum();
-        let session_overhead =
-            u32::try_from(u64::from(session_text_tokens).saturating_sub(summary_tokens))
-                .unwrap_or(u32::MAX);
+        let session_overhead = u32::try_from(
+            u64::from(session_text_tokens)
+                .saturating_sub(summary_tokens)
+                .saturating_add(u64::from(tail_tokens)),
+        )
+        .unwrap_or(u32::MAX);
         let mut history = HistoryBudget::new(
             input_room_store
                 .saturating_sub(fixed)
@@ -564,13 +570,8 @@ impl Loaded {
         let (assembled, breakdown) = loop {
             let selection = select(&self.tail, &self.pinned, &self.summaries, &history)?;
             let drafts = self.drafts(&selection);
-            let assembled = assemble_selection(
-                preset,
-                &drafts,
-                (&session, session_tokens),
-                extras.instant,
-                counter,
-            );
+            let assembled =
+                assemble_selection(preset, &drafts, (session, session_tokens), &tail, counter);
             let excess = assembled.total.saturating_sub(input_room_store);
             if excess > 0 && pass == 0 {
                 pass += 1;

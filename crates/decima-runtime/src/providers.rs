@@ -95,6 +95,8 @@ pub async fn add(store: &Store, data_dir: &Path, draft: ProviderDraft) -> Result
                     reasoning_echo: preset.reasoning_echo,
                     reasoning_field: preset.reasoning_field,
                     supports_json_schema: preset.supports_json_schema,
+                    prompt_cache_key: preset.prompt_cache_key,
+                    prices: preset.prices,
                     ..ProviderSettings::default()
                 }
                 .to_value(),
@@ -254,6 +256,29 @@ pub async fn set_thresholds(
         .await?;
     info!(provider = %name, warn = thresholds.warn, compress = thresholds.compress,
           deep = thresholds.deep, enabled = thresholds.enabled, "thresholds set");
+    Ok(updated)
+}
+
+/// Sets what a provider charges (`None` clears it: no cost is estimated) and how long Anthropic
+/// keeps its cached prefix; returns the updated row. Negative or non-finite prices are refused.
+pub async fn set_pricing(
+    store: &Store,
+    name: &str,
+    prices: Option<decima_llm::Prices>,
+    cache_ttl: Option<decima_llm::CacheTtl>,
+) -> Result<ProviderRecord> {
+    if let Some(prices) = &prices {
+        prices.validate().map_err(RuntimeError::Config)?;
+    }
+    let record = store.providers().get_by_name(name).await?;
+    let mut settings = ProviderSettings::from_record(&record)?;
+    settings.prices = prices;
+    settings.cache_ttl = cache_ttl;
+    let updated = store
+        .providers()
+        .update_settings(name, settings.to_value())
+        .await?;
+    info!(provider = %name, priced = prices.is_some(), "pricing set");
     Ok(updated)
 }
 

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use decima_core::context::Thresholds;
 use decima_llm::secrets::{SecretStore, SecretString};
-use decima_llm::{Protocol, ProviderConfig, ReasoningField};
+use decima_llm::{CacheTtl, Prices, Protocol, ProviderConfig, ReasoningField};
 use decima_store::{ProviderRecord, Store};
 use serde::{Deserialize, Serialize};
 
@@ -30,6 +30,13 @@ pub struct ProviderSettings {
     pub thresholds: Option<Thresholds>,
     /// Tokens kept free for the answer; `None` is a quarter of the window, at most 8,192.
     pub output_reserve: Option<u32>,
+    /// The server takes OpenAI's `prompt_cache_key`.
+    pub prompt_cache_key: bool,
+    /// How long Anthropic keeps a cached prefix; `None` is five minutes.
+    pub cache_ttl: Option<CacheTtl>,
+    /// What the provider charges, for the cost a run and a conversation show; `None` when the
+    /// user has not set any (the cost is then not estimated).
+    pub prices: Option<Prices>,
 }
 
 impl ProviderSettings {
@@ -99,6 +106,8 @@ pub async fn from_record(record: &ProviderRecord, data_dir: &Path) -> Result<Res
         config.reasoning_field = field;
     }
     config.tokenizer_json = settings.tokenizer_json.clone();
+    config.prompt_cache_key = settings.prompt_cache_key;
+    config.cache_ttl = settings.cache_ttl.unwrap_or_default();
     Ok(ResolvedProvider { config, settings })
 }
 

@@ -4,6 +4,7 @@
 // Test code: a failed setup step should panic right where it happened.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod cache_runs;
 mod common;
 
 use std::path::Path;
@@ -97,7 +98,7 @@ async fn a_planned_run_uses_tools_snapshots_each_todo_and_compresses_finished_ph
     );
     let results = f.tool_results(4);
     assert!(results[results.len() - 2].contains("a,b"), "{results:?}");
-    // Step records feed the session context of later requests.
+    // Step records feed the volatile tail of later requests.
     assert!(
         f.request_text(3).contains("Recent steps"),
         "{}",
@@ -127,6 +128,12 @@ async fn a_planned_run_uses_tools_snapshots_each_todo_and_compresses_finished_ph
     // ones compress only what makes the history smaller: the short second phase and the
     // checkpoint may have had nothing worth folding.
     assert_eq!(compactions.first(), Some(&"phase"), "{compactions:?}");
+    // The run history counts them: each made the providers' caches miss from the summaries on.
+    assert_eq!(
+        view.usage.compressions,
+        Some(u32::try_from(compactions.len()).unwrap()),
+        "{compactions:?}"
+    );
     assert!(
         compactions
             .iter()
@@ -1122,4 +1129,7 @@ async fn a_run_keeps_its_model_calls_and_the_tokens_they_carried() {
     assert_eq!(calls[0]["cache_read_tokens"], 0);
     assert_eq!(calls[1]["tokens_in"], 1_500);
     assert_eq!(calls[1]["cache_read_tokens"], 1_024);
+    // The provider has no prices: no estimate, rather than a cost of zero.
+    assert!(view["usage"]["cost_usd"].is_null(), "{view}");
+    assert_eq!(view["usage"]["compressions"], 0, "{view}");
 }

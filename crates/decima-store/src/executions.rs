@@ -214,6 +214,9 @@ pub struct RunUsage {
     pub cache_read_tokens: u64,
     /// Of the tokens sent, those written to the provider's prompt cache.
     pub cache_write_tokens: u64,
+    /// The estimated cost in millionths of a US dollar, from the provider's prices when each
+    /// call was answered; `None` when no call was priced (no prices set, or no usage reported).
+    pub cost_microdollars: Option<u64>,
 }
 
 impl RunUsage {
@@ -309,6 +312,7 @@ struct ExecutionRow {
     tokens_out: i64,
     cache_read_tokens: i64,
     cache_write_tokens: i64,
+    cost_microdollars: Option<i64>,
 }
 
 macro_rules! execution_columns {
@@ -316,7 +320,7 @@ macro_rules! execution_columns {
         "id, conversation_id, parent_id, depth, task, status, sandbox_kind, \
      provider_id, workspace, options, result, error, created_at, started_at, finished_at, \
      updated_at, contested, ended_by, ended_at_step, ended_after_seq, model_calls, tokens_in, \
-     tokens_out, cache_read_tokens, cache_write_tokens"
+     tokens_out, cache_read_tokens, cache_write_tokens, cost_microdollars"
     };
 }
 
@@ -381,6 +385,11 @@ impl TryFrom<ExecutionRow> for Execution {
                     .map_err(|e| corrupt("cache read tokens", e))?,
                 cache_write_tokens: u64::try_from(row.cache_write_tokens)
                     .map_err(|e| corrupt("cache write tokens", e))?,
+                cost_microdollars: row
+                    .cost_microdollars
+                    .map(u64::try_from)
+                    .transpose()
+                    .map_err(|e| corrupt("run cost", e))?,
             },
         })
     }
@@ -433,17 +442,27 @@ impl<'s> Executions<'s> {
     /// Adds one answered model call and what the provider reported for it (`None` when it
     /// reported nothing: the call still counts). One statement: the call's number comes from
     /// the run's count, and a trigger adds it to the run's sums.
-    pub async fn add_model_call(&self, id: ExecutionId, usage: Option<CallUsage>) -> Result<()> {
+    pub async fn add_model_call(
+        &self,
+        id: ExecutionId,
+        usage: Option<CallUsage>,
+        cost_microdollars: Option<u64>,
+    ) -> Result<()> {
         let figure = |f: fn(&CallUsage) -> u32| usage.as_ref().map(|u| i64::from(f(u)));
+        let cost = cost_microdollars
+            .map(i64::try_from)
+            .transpose()
+            .map_err(|_| StoreError::InvalidInput("a model call's cost is out of range".into()))?;
         let done = sqlx::query(
             "INSERT INTO model_calls (execution_id, n, tokens_in, tokens_out, \
-             cache_read_tokens, cache_write_tokens, created_at) \
-             SELECT id, model_calls + 1, ?, ?, ?, ?, ? FROM executions WHERE id = ?",
+             cache_read_tokens, cache_write_tokens, cost_microdollars, created_at) \
+             SELECT id, model_calls + 1, ?, ?, ?, ?, ?, ? FROM executions WHERE id = ?",
         )
         .bind(figure(|u| u.tokens_in))
         .bind(figure(|u| u.tokens_out))
         .bind(figure(|u| u.cache_read_tokens))
         .bind(figure(|u| u.cache_write_tokens))
+        .bind(cost)
         .bind(Timestamp::now().0)
         .bind(id.to_string())
         .execute(self.store.pool())
@@ -491,15 +510,16 @@ impl<'s> Executions<'s> {
     /// What a conversation's runs cost, summed (its subagents run in their own
     /// conversations, and are not in it).
     pub async fn conversation_usage(&self, conversation: ConversationId) -> Result<RunUsage> {
-        let (calls, tokens_in, tokens_out, read, write): (i64, i64, i64, i64, i64) =
-            sqlx::query_as(
-                "SELECT COALESCE(SUM(model_calls), 0), COALESCE(SUM(tokens_in), 0), \
+        type Row = (i64, i64, i64, i64, i64, Option<i64>);
+        let (calls, tokens_in, tokens_out, read, write, cost): Row = sqlx::query_as(
+            "SELECT COALESCE(SUM(model_calls), 0), COALESCE(SUM(tokens_in), 0), \
                  COALESCE(SUM(tokens_out), 0), COALESCE(SUM(cache_read_tokens), 0), \
-                 COALESCE(SUM(cache_write_tokens), 0) FROM executions WHERE conversation_id = ?",
-            )
-            .bind(conversation.to_string())
-            .fetch_one(self.store.pool())
-            .await?;
+                 COALESCE(SUM(cache_write_tokens), 0), SUM(cost_microdollars) \
+                 FROM executions WHERE conversation_id = ?",
+        )
+        .bind(conversation.to_string())
+        .fetch_one(self.store.pool())
+        .await?;
         let total = |v: i64, what: &'static str| u64::try_from(v).map_err(|e| corrupt(what, e));
         Ok(RunUsage {
             model_calls: u32::try_from(calls).map_err(|e| corrupt("model call count", e))?,
@@ -507,7 +527,23 @@ impl<'s> Executions<'s> {
             tokens_out: total(tokens_out, "tokens out")?,
             cache_read_tokens: total(read, "cache read tokens")?,
             cache_write_tokens: total(write, "cache write tokens")?,
+            cost_microdollars: cost.map(|c| total(c, "run cost")).transpose()?,
         })
+    }
+
+    /// How many compactions the run made: those of its conversation stored while it ran, that a
+    /// person did not ask for. Each one changes the summaries, so the providers' caches miss
+    /// from the first summary on at the next request; the run history shows the count. (A
+    /// conversation runs one execution at a time, so the window of time is the run's own.)
+    pub async fn compressions(&self, id: ExecutionId) -> Result<u32> {
+        let n: Option<i64> = sqlx::query_scalar(
+            "SELECT (SELECT COUNT(*) FROM compactions c                      WHERE c.conversation_id = e.conversation_id AND c.trigger <> 'manual'                        AND c.created_at >= COALESCE(e.started_at, e.created_at)                        AND (e.finished_at IS NULL OR c.created_at <= e.finished_at))              FROM executions e WHERE e.id = ?",
+        )
+        .bind(id.to_string())
+        .fetch_optional(self.store.pool())
+        .await?;
+        let n = n.ok_or_else(|| StoreError::not_found("execution", id))?;
+        u32::try_from(n).map_err(|e| corrupt("compression count", e))
     }
 
     /// Whether a final review contested the run's result.

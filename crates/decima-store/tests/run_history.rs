@@ -50,20 +50,21 @@ async fn a_runs_calls_tokens_and_cache_figures_add_up_and_a_call_without_usage_s
         })
     };
     executions
-        .add_model_call(run.id, call(1_200, 30, 0, 1_000))
+        .add_model_call(run.id, call(1_200, 30, 0, 1_000), Some(4_200))
         .await
         .unwrap();
-    executions.add_model_call(run.id, None).await.unwrap();
+    executions.add_model_call(run.id, None, None).await.unwrap();
     executions
-        .add_model_call(run.id, call(1_500, 12, 1_000, 200))
+        .add_model_call(run.id, call(1_500, 12, 1_000, 200), Some(1_530))
+        .await
+        .unwrap();
+    // A run on a provider without prices has no estimate: not "free".
+    executions
+        .add_model_call(second.id, call(2_000, 5, 1_800, 0), None)
         .await
         .unwrap();
     executions
-        .add_model_call(second.id, call(2_000, 5, 1_800, 0))
-        .await
-        .unwrap();
-    executions
-        .add_model_call(elsewhere.id, call(9_999, 9, 9_000, 0))
+        .add_model_call(elsewhere.id, call(9_999, 9, 9_000, 0), Some(99))
         .await
         .unwrap();
     let read = executions.get(run.id).await.unwrap();
@@ -75,7 +76,17 @@ async fn a_runs_calls_tokens_and_cache_figures_add_up_and_a_call_without_usage_s
             tokens_out: 42,
             cache_read_tokens: 1_000,
             cache_write_tokens: 1_200,
+            cost_microdollars: Some(5_730),
         }
+    );
+    assert_eq!(
+        executions
+            .get(second.id)
+            .await
+            .unwrap()
+            .usage
+            .cost_microdollars,
+        None
     );
     assert_eq!(read.usage.cached_percent(), 37);
     // Each call is kept as it was reported, in order; the one without usage says so.
@@ -90,10 +101,11 @@ async fn a_runs_calls_tokens_and_cache_figures_add_up_and_a_call_without_usage_s
         (4, 4_700, 2_800)
     );
     assert_eq!(whole.cached_percent(), 59);
+    assert_eq!(whole.cost_microdollars, Some(5_730), "the priced runs' sum");
     let missing = ExecutionId::new();
     assert!(
         executions
-            .add_model_call(missing, call(1, 1, 0, 0))
+            .add_model_call(missing, call(1, 1, 0, 0), None)
             .await
             .is_err()
     );

@@ -72,6 +72,12 @@ pub struct UsageView {
     pub cache_write_tokens: u64,
     /// `cache_read_tokens` as a share of `tokens_in`, in percent.
     pub cached_percent: u32,
+    /// The estimated cost in US dollars, at the provider's prices when each call was answered;
+    /// `null` when no call was priced.
+    pub cost_usd: Option<f64>,
+    /// Compressions the run made, each of which made the providers' caches miss from the
+    /// first summary on (only in a whole view).
+    pub compressions: Option<u32>,
     /// Each call, in order (only in a whole view; lists leave it empty).
     pub calls: Vec<CallView>,
 }
@@ -102,6 +108,8 @@ impl From<&decima_store::RunUsage> for UsageView {
             cache_read_tokens: u.cache_read_tokens,
             cache_write_tokens: u.cache_write_tokens,
             cached_percent: u.cached_percent(),
+            cost_usd: u.cost_microdollars.map(|c| c as f64 / 1_000_000.0),
+            compressions: None,
             calls: Vec::new(),
         }
     }
@@ -202,9 +210,11 @@ pub async fn view(store: &Store, id: ExecutionId) -> Result<ExecutionView> {
     let steps = store.steps().list(id).await?;
     let failures = store.failures().list(id).await?;
     let calls = store.executions().model_calls(id).await?;
+    let compressions = store.executions().compressions(id).await?;
     Ok(ExecutionView {
         usage: UsageView {
             calls: calls.iter().map(CallView::from).collect(),
+            compressions: Some(compressions),
             ..UsageView::from(&execution.usage)
         },
         todos: todos.iter().map(TodoView::from).collect(),

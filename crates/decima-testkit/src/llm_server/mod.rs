@@ -22,6 +22,7 @@ pub mod gemini;
 mod http;
 mod openai;
 mod profiles;
+mod prompt_cache;
 mod script;
 mod sse;
 
@@ -38,6 +39,7 @@ use tokio::task::{JoinHandle, JoinSet};
 
 pub use error::LlmServerError;
 pub use profiles::{OpenAiQuirks, Profile};
+pub use prompt_cache::{CacheUsage, MIN_CACHED_TOKENS};
 pub use script::{
     AnthropicQuirks, ErrorReply, InputInStart, ReasoningField, Reply, ScriptedToolCall,
     StreamFault, StreamOptions, ThinkingBlock, Turn,
@@ -114,6 +116,9 @@ struct Shared {
     changes: watch::Sender<u64>,
     /// Numbers requests from 1, for ids in responses.
     seq: AtomicU64,
+    /// When set, streamed replies report the usage this model of the providers' prompt caches
+    /// gives the request, instead of the script's.
+    prompt_cache: Mutex<Option<prompt_cache::PromptCacheModel>>,
 }
 
 /// Locks a mutex, taking the data even if a panicking test thread poisoned it.
@@ -167,6 +172,7 @@ impl LlmServer {
             requests: Mutex::new(Vec::new()),
             changes,
             seq: AtomicU64::new(0),
+            prompt_cache: Mutex::new(None),
         });
         let task = tokio::spawn(accept_loop(listener, Arc::clone(&shared)));
         Ok(LlmServer { addr, shared, task })
@@ -212,6 +218,13 @@ impl LlmServer {
         f: impl Fn(&RecordedRequest) -> Option<Reply> + Send + Sync + 'static,
     ) {
         *lock(&self.shared.check) = Some(Arc::new(f));
+    }
+
+    /// Makes streamed replies report usage as the providers' prompt caches would: every token of
+    /// the request as its input, and of them what the cache read and wrote (see the
+    /// `prompt_cache` module for the model). A script's output tokens are kept.
+    pub fn model_prompt_caches(&self) {
+        lock(&self.shared.prompt_cache).get_or_insert_with(Default::default);
     }
 
     /// How many queued replies no request has taken yet, to check a test used its whole script.
@@ -382,6 +395,10 @@ async fn handle(conn: &mut Conn, shared: &Shared, request: Request) -> bool {
         .and_then(|v| v.as_bool())
         .unwrap_or(false);
     let close = request.wants_close;
+    let cache_usage = match (protocol, &json, lock(&shared.prompt_cache).as_mut()) {
+        (Some(protocol), Some(json), Some(model)) => Some(model.serve(protocol, json)),
+        _ => None,
+    };
     let description = format!("{} {}", request.method, request.path);
     let index = shared.record(RecordedRequest {
         method: request.method,
@@ -448,7 +465,12 @@ async fn handle(conn: &mut Conn, shared: &Shared, request: Request) -> bool {
             };
             write_stream(conn, content_type, close, &request_id, Plan::raw(chunks)).await
         }
-        Ok(Reply::Stream(turn)) => {
+        Ok(Reply::Stream(mut turn)) => {
+            if let Some(usage) = cache_usage {
+                let output = turn.usage.map_or(1, |(_, output)| output);
+                turn.usage = Some((usage.prompt, output));
+                turn.cached = Some((usage.read, usage.written));
+            }
             let ctx = RenderCtx {
                 seq,
                 created: SystemTime::now()

@@ -81,6 +81,8 @@ struct Runner<'s, 'a> {
     execution: Execution,
     conversation: Conversation,
     config: ProviderConfig,
+    /// What the provider charges, for each call's estimated cost; `None` without prices.
+    prices: Option<decima_llm::Prices>,
     window: WindowSettings,
     preset: Preset,
     registry: Registry,
@@ -455,6 +457,7 @@ impl<'s, 'a> Runner<'s, 'a> {
             session,
             scale: Scale::new(calibration.factor),
             calibration,
+            prices: resolved.settings.prices,
             config: resolved.config,
             window,
             preset,

@@ -10,7 +10,7 @@ impl Runner<'_, '_> {
         let mut overflow_retried = false;
         loop {
             let built = self.build_context().await?;
-            let request = chat_request(&self.config, &built, &self.tools);
+            let request = chat_request(&self.config, &built, &self.tools, self.conversation.id);
             let estimate = self.estimate(&built);
             let needed = self.calibration.apply(estimate);
             let too_big = built.compression_required() || needed > built.budgeting.input_room;
@@ -36,18 +36,19 @@ impl Runner<'_, '_> {
             match result {
                 Ok(completion) => {
                     // The run history's cost: every answered call, with what the provider
-                    // said it carried.
+                    // said it carried and, at the provider's prices now, what it cost.
+                    let usage = completion.usage.map(|u| decima_store::CallUsage {
+                        tokens_in: u.prompt_tokens,
+                        tokens_out: u.completion_tokens,
+                        cache_read_tokens: u.cache_read_tokens,
+                        cache_write_tokens: u.cache_write_tokens,
+                    });
+                    let cost = usage
+                        .zip(self.prices)
+                        .map(|(u, prices)| call_cost(&u, &prices));
                     self.store()
                         .executions()
-                        .add_model_call(
-                            self.execution.id,
-                            completion.usage.map(|u| decima_store::CallUsage {
-                                tokens_in: u.prompt_tokens,
-                                tokens_out: u.completion_tokens,
-                                cache_read_tokens: u.cache_read_tokens,
-                                cache_write_tokens: u.cache_write_tokens,
-                            }),
-                        )
+                        .add_model_call(self.execution.id, usage, cost)
                         .await?;
                     if let Some(usage) = completion.usage {
                         self.calibration.update(estimate, usage.prompt_tokens);
@@ -224,4 +225,15 @@ impl Runner<'_, '_> {
             .count_request(built.assembled.messages.iter().map(|m| &m.message))
             .saturating_add(self.request_base)
     }
+}
+
+/// A call's estimated cost in millionths of a dollar, rounded to the nearest.
+pub(crate) fn call_cost(usage: &decima_store::CallUsage, prices: &decima_llm::Prices) -> u64 {
+    let dollars = prices.cost(
+        u64::from(usage.tokens_in),
+        u64::from(usage.cache_read_tokens),
+        u64::from(usage.cache_write_tokens),
+        u64::from(usage.tokens_out),
+    );
+    (dollars * 1_000_000.0).round() as u64
 }
