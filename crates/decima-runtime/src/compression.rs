@@ -5,7 +5,9 @@ use std::path::Path;
 
 use decima_core::FailureClass;
 use decima_core::context::compress::PlanInput;
-use decima_core::context::{CompactionPlan, CompressionLevel, Strategy, compaction_range, plan};
+use decima_core::context::{
+    CompactionPlan, CompressionLevel, HistoryBudget, Strategy, compaction_range, plan,
+};
 use decima_core::prompt::Preset;
 use decima_store::{ClaimKind, CompactionRecord, Conversation, Store};
 use tracing::{Instrument as _, info, info_span, warn};
@@ -163,6 +165,7 @@ async fn compress_claimed(
         run(
             ctx,
             &built,
+            built.budgeting.history,
             level,
             request.strategy,
             apply,
@@ -170,6 +173,31 @@ async fn compress_claimed(
             written,
         )
         .await
+    }
+}
+
+/// An automatic compression takes the request down to this fraction of the compression
+/// threshold (85% → 51% of the input room), not just under it. Every compression changes the
+/// summaries, so the providers' prompt caches miss from the first summary on at the next
+/// request; compressing only to just under the threshold compressed again a few steps later
+/// (16 times in a 200-step run), and each time the history was re-sent uncached.
+pub const COMPRESS_DOWN_TO: f64 = 0.6;
+
+/// The history budget an automatic compression plans with: what is left of
+/// [`COMPRESS_DOWN_TO`] of the threshold once the preset, the summaries' headers and the tail
+/// are counted, never more than the real budget and never under a quarter of it (a preset that
+/// fills most of the window must not squeeze the summaries to nothing).
+pub fn hysteresis_budget(built: &Built, compress_at: f64) -> HistoryBudget {
+    let b = &built.budgeting;
+    let fraction = (compress_at * COMPRESS_DOWN_TO).clamp(0.0, 1.0);
+    let target = (f64::from(b.input_room_store) * fraction).floor() as u32;
+    let tokens = target
+        .saturating_sub(b.system_constants)
+        .saturating_sub(b.session_overhead)
+        .clamp(b.history.tokens / 4, b.history.tokens);
+    HistoryBudget {
+        tokens,
+        shares: b.history.shares,
     }
 }
 
@@ -245,9 +273,18 @@ pub async fn compress_at(
     if !ctx.window.thresholds.enabled {
         return Ok(None);
     }
+    // A compression the usage or an overflow called for goes well below the threshold; one a
+    // finished phase or a checkpoint called for summarises what it finished, at the usual shares.
+    let budget = match level {
+        CompressionLevel::Standard | CompressionLevel::Deep => {
+            hysteresis_budget(built, ctx.window.thresholds.compress)
+        }
+        CompressionLevel::Phase | CompressionLevel::Checkpoint => built.budgeting.history,
+    };
     match run(
         ctx,
         built,
+        budget,
         level,
         Strategy::Extract,
         Apply::IfSmaller,
@@ -283,9 +320,11 @@ enum Apply {
     IfSmaller,
 }
 
+#[allow(clippy::too_many_arguments)]
 async fn run(
     ctx: &CompressContext<'_>,
     built: &Built,
+    budget: HistoryBudget,
     level: CompressionLevel,
     strategy: Strategy,
     apply: Apply,
@@ -306,7 +345,7 @@ async fn run(
         summaries: &built.summaries,
         level,
         strategy: Strategy::Extract,
-        budget: built.budgeting.history,
+        budget,
         counter: counter.as_ref(),
         written: None,
     };

@@ -250,6 +250,11 @@ impl ModelMemo {
         }
     }
 
+    /// The model's own counter, for a text that is budgeted in the model's tokens.
+    pub fn counter(&self) -> &dyn TokenCounter {
+        self.inner.as_ref()
+    }
+
     /// The count of a request's messages. Drafts seen in an earlier request are found by
     /// identity; the rest are counted (through the memo) and remembered. Once the memo holds
     /// twice what a request carries, what this request did not carry is forgotten, so the memo

@@ -18,7 +18,7 @@ pub mod workspace;
 
 pub use conversation::{BuiltConversation, ConversationBuilder, FactKind, PlantedFact};
 pub use llm_server::{
-    ErrorReply, LlmServer, LlmServerError, ReasoningField, RecordedRequest, Reply,
-    ScriptedToolCall, StreamFault, StreamOptions, Turn, refused_base_url,
+    CacheUsage, ErrorReply, LlmServer, LlmServerError, PromptCacheModel, ReasoningField,
+    RecordedRequest, Reply, ScriptedToolCall, StreamFault, StreamOptions, Turn, refused_base_url,
 };
 pub use stored::stored;

@@ -48,6 +48,10 @@ pub struct ExecutionHistoryManager {
     summary: Option<Digest>,
     summarised: usize,
     records: Vec<StepRecord>,
+    /// The summary as [`Self::history_within`] last rendered it: (records summarised, budget,
+    /// text). It changes only when a batch is summarised, and a step asks for it every time.
+    #[serde(skip)]
+    rendered: Option<(usize, u32, String)>,
 }
 
 impl Default for ExecutionHistoryManager {
@@ -67,6 +71,7 @@ impl ExecutionHistoryManager {
             summary: None,
             summarised: 0,
             records: Vec::new(),
+            rendered: None,
         }
     }
 
@@ -107,13 +112,44 @@ impl ExecutionHistoryManager {
 
     /// The history for a prompt: the summary of older steps, then the detailed records.
     pub fn history(&self) -> String {
+        let summary = self.summary.as_ref().map(|s| s.render(Detail::Deep));
+        self.history_with(summary.as_deref())
+    }
+
+    /// [`Self::history`] with the summary of older steps rendered within `max_tokens`: the
+    /// most important items that fit, the rest folded into counts. It goes into every request
+    /// of a run, and unbounded it grew with the run (1,400 tokens after 30 steps).
+    pub fn history_within(&mut self, max_tokens: u32, counter: &dyn crate::TokenCounter) -> String {
+        let key = (self.summarised, max_tokens);
+        let stale = self
+            .rendered
+            .as_ref()
+            .is_none_or(|(summarised, budget, _)| (*summarised, *budget) != key);
+        if stale {
+            let text = self.summary.as_ref().map_or_else(String::new, |s| {
+                crate::context::fold::render_within(s, Detail::Deep, max_tokens, counter).0
+            });
+            self.rendered = Some((key.0, key.1, text));
+        }
+        let summary = self
+            .rendered
+            .as_ref()
+            .map(|(_, _, text)| text.as_str())
+            .filter(|_| self.summary.is_some());
+        self.history_with(summary)
+    }
+
+    fn history_with(&self, summary: Option<&str>) -> String {
         let mut out = String::new();
-        if let Some(s) = &self.summary {
+        if let Some(s) = summary {
             out.push_str(&format!(
                 "# Earlier steps ({} summarised)\n",
                 self.summarised
             ));
-            out.push_str(&s.render(Detail::Deep));
+            out.push_str(s);
+            if !s.ends_with('\n') {
+                out.push('\n');
+            }
         }
         if !self.records.is_empty() {
             out.push_str("# Recent steps\n");
@@ -214,6 +250,43 @@ mod tests {
         let json = serde_json::to_string(&h).unwrap();
         let back: ExecutionHistoryManager = serde_json::from_str(&json).unwrap();
         assert_eq!(back.history(), text);
+    }
+
+    #[test]
+    fn the_summary_of_earlier_steps_stays_within_its_budget_however_long_the_run() {
+        use crate::TokenCounter;
+        let counter = crate::EstimateCounter;
+        let mut h = ExecutionHistoryManager::default();
+        let mut sizes = Vec::new();
+        for step in 1..=300u32 {
+            h.push(StepRecord {
+                step,
+                kind: StepKind::Action,
+                content: format!(
+                    "read_file(path: \"/data/ledger-{step}.csv\") found ACC-{:05} at {step}.{:02} EUR",
+                    step * 7,
+                    step % 100
+                ),
+            });
+            if step % 50 == 0 {
+                let text = h.history_within(400, &counter);
+                let summary = text.split("# Recent steps").next().unwrap();
+                sizes.push(counter.count_text(summary));
+                assert!(text.contains("# Earlier steps"), "{text}");
+                assert!(
+                    text.contains(&format!("/data/ledger-{step}.csv")),
+                    "the newest stay whole"
+                );
+            }
+        }
+        // The header and the budgeted summary: bounded, not growing with the run.
+        assert!(sizes.iter().all(|&s| s <= 420), "{sizes:?}");
+        assert!(h.history().len() > h.history_within(400, &counter).len() * 2);
+        // The same state gives the same text, which the cache keeps.
+        assert_eq!(
+            h.history_within(400, &counter),
+            h.history_within(400, &counter)
+        );
     }
 
     #[test]

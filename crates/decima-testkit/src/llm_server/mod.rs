@@ -39,7 +39,7 @@ use tokio::task::{JoinHandle, JoinSet};
 
 pub use error::LlmServerError;
 pub use profiles::{OpenAiQuirks, Profile};
-pub use prompt_cache::{CacheUsage, MIN_CACHED_TOKENS};
+pub use prompt_cache::{CacheUsage, MIN_CACHED_TOKENS, PromptCacheModel};
 pub use script::{
     AnthropicQuirks, ErrorReply, InputInStart, ReasoningField, Reply, ScriptedToolCall,
     StreamFault, StreamOptions, ThinkingBlock, Turn,

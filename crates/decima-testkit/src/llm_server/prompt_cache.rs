@@ -41,9 +41,11 @@ pub struct CacheUsage {
     pub written: u32,
 }
 
-/// The cache's state across requests.
+/// The cache's state across requests. The server keeps one (see
+/// [`super::LlmServer::model_prompt_caches`]); a benchmark can also replay request bodies
+/// through one of its own.
 #[derive(Debug, Default)]
-pub(crate) struct PromptCacheModel {
+pub struct PromptCacheModel {
     /// Anthropic: hashes of the prefixes written at breakpoints.
     written: HashSet<u64>,
     /// OpenAI: the rendered prompts seen, per cache key ("" without one).
@@ -92,7 +94,8 @@ impl PromptCacheModel {
         }
     }
 
-    fn serve_anthropic(&mut self, json: &Value) -> CacheUsage {
+    /// The usage of an Anthropic Messages request body.
+    pub fn serve_anthropic(&mut self, json: &Value) -> CacheUsage {
         let mut segments: Vec<Segment> = Vec::new();
         for tool in array(json, "tools") {
             segments.push(Segment::of(tool));
@@ -151,7 +154,8 @@ impl PromptCacheModel {
         }
     }
 
-    fn serve_openai(&mut self, json: &Value) -> CacheUsage {
+    /// The usage of an OpenAI chat-completions request body.
+    pub fn serve_openai(&mut self, json: &Value) -> CacheUsage {
         let mut prompt: Vec<u8> = Vec::new();
         for value in array(json, "tools").chain(array(json, "messages")) {
             prompt.extend(value.to_string().into_bytes());

@@ -60,6 +60,9 @@ use crate::settings::{self, WindowSettings};
 const STEP_WINDOW: usize = 6;
 /// Records summarised at a time.
 const STEP_BATCH: usize = 3;
+/// Tokens the summary of earlier steps may take in each request. It is in the volatile tail,
+/// which no prompt cache serves, so it is kept small however long the run.
+const STEP_SUMMARY_TOKENS: u32 = 600;
 /// Longest step record, in characters: records are notes, not transcripts.
 const RECORD_CHARS: usize = 400;
 /// Calibration samples saved one by one, while the factor still moves.

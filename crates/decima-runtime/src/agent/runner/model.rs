@@ -143,7 +143,9 @@ impl Runner<'_, '_> {
     /// step is kept and brought up to date with the messages stored since, so a step does not
     /// read its window from the store again.
     pub(super) async fn build_context(&mut self) -> Result<Built> {
-        let history = self.history.history();
+        let history = self
+            .history
+            .history_within(STEP_SUMMARY_TOKENS, self.model_memo.counter());
         let instant = self.instant.clone().unwrap_or_default();
         let extras = Extras {
             session: &history,
