@@ -52,6 +52,7 @@ pub fn builder() -> Builder<tauri::Wry> {
             library::provider_add,
             library::provider_remove,
             library::provider_update,
+            library::provider_pricing_save,
             library::provider_test,
             library::provider_presets,
             library::provider_models,
@@ -121,7 +122,7 @@ mod tests {
             .skip(1)
             .filter_map(|rest| rest.split('"').next())
             .collect();
-        assert_eq!(invoked.len(), 47, "{invoked:?}");
+        assert_eq!(invoked.len(), 48, "{invoked:?}");
         for command in invoked {
             assert!(
                 build_rs.contains(&format!("\"{command}\"")),

@@ -30,6 +30,7 @@ fn main() {
         "provider_add",
         "provider_remove",
         "provider_update",
+        "provider_pricing_save",
         "provider_test",
         "provider_presets",
         "provider_models",

@@ -71,6 +71,16 @@ async fn the_window_holds_at_720_900_and_1280_wide_in_english_and_chinese() {
             )
             .await
             .unwrap();
+        // A provider whose editor (prices, cache lifetime) the settings open below.
+        store
+            .providers()
+            .create(decima_store::NewProvider {
+                kind: "anthropic".into(),
+                model: "claude-sonnet-4-5".into(),
+                ..support::provider("claude", "https://api.anthropic.com".into(), 200_000)
+            })
+            .await
+            .unwrap();
         store.close().await;
         c.id
     };
@@ -279,6 +289,41 @@ async fn open_each_view(client: &fantoccini::Client, lang: &str, width: u32) {
         "the settings are wider than the window, {lang} at {width}: {fields}"
     );
     shot(client, &format!("view-{lang}-{width}-settings.png")).await;
+    // The provider's editor, with its four prices and the cache lifetime: one line each, and
+    // nothing wider than the window.
+    click(client, "[data-testid=provider-edit]").await;
+    wait_until(client, "the provider editor did not open", || async {
+        support::count(client, "[data-testid=edit-price-output]").await == 1
+    })
+    .await;
+    let editor = client
+        .execute(
+            "const d = document.querySelector('[data-testid=settings-dialog]');\
+             const e = d.querySelector('[data-testid=provider-editor]');\
+             const fields = [...e.querySelectorAll('input, select')];\
+             return { count: fields.length,\
+               tallest: Math.max(...fields.map((i) => i.getBoundingClientRect().height)),\
+               right: Math.max(...fields.map((i) => i.getBoundingClientRect().right)),\
+               dialog: d.getBoundingClientRect().right, innerWidth: window.innerWidth };",
+            vec![],
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        editor["count"], 9,
+        "address, model, window, 4 prices, lifetime, key: {editor}"
+    );
+    assert!(
+        editor["tallest"].as_f64().unwrap() <= 40.0,
+        "a provider field is taller than a line, {lang} at {width}: {editor}"
+    );
+    assert!(
+        editor["right"].as_f64().unwrap() <= editor["dialog"].as_f64().unwrap() + 0.5
+            && editor["dialog"].as_f64().unwrap() <= editor["innerWidth"].as_f64().unwrap() + 0.5,
+        "the provider editor is wider than the settings, {lang} at {width}: {editor}"
+    );
+    shot(client, &format!("view-{lang}-{width}-provider-editor.png")).await;
+    click(client, "[data-testid=provider-editor] button[type=button]").await;
     click(client, "[data-testid=settings-close]").await;
     wait_until(client, "the settings did not close", || async {
         support::count(client, "[data-testid=settings-dialog]").await == 0

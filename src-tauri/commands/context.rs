@@ -31,5 +31,10 @@ pub async fn context_usage(
     let scale = decima_runtime::settings::calibration_scale(store, provider.as_deref()).await?;
     let built =
         decima_runtime::context::build(store, &conversation, &preset, &window, scale).await?;
-    Ok(ContextUsage::from(&built))
+    let runs = store.executions().conversation_usage(id).await?;
+    Ok(ContextUsage {
+        cached_percent: (runs.tokens_in > 0).then(|| runs.cached_percent()),
+        cost_usd: runs.cost_microdollars.map(|c| c as f64 / 1_000_000.0),
+        ..ContextUsage::from(&built)
+    })
 }

@@ -107,6 +107,7 @@ async fn view(
     // Only runs the analyst started are in the run history: its risk and first message are
     // read for them, not for every subagent in the tree, on each refresh.
     if execution.parent_id.is_none() {
+        view.compressions = store.executions().compressions(execution.id).await?;
         view.review_risk = store
             .reviews()
             .list_for_execution(execution.id)

@@ -8,8 +8,8 @@ use decima_runtime::providers::{self, ProviderDraft};
 use tauri::State;
 
 use crate::dto::{
-    PresetView, ProbeFailure, ProviderModels, ProviderName, ProviderPresetView, ProviderProbe,
-    ProviderView, SandboxStatus,
+    PresetView, PricesView, ProbeFailure, ProviderModels, ProviderName, ProviderPresetView,
+    ProviderProbe, ProviderView, SandboxStatus,
 };
 use crate::{AppError, AppState};
 
@@ -327,6 +327,41 @@ mod tests {
         let other = probe_failure(&http(500), url);
         assert_eq!((other.kind.as_str(), other.status), ("http", Some(500)));
     }
+}
+
+/// Sets what a provider charges (`null` clears it: runs then show no cost) and, for Anthropic,
+/// how long its prompt cache keeps a prefix (`5m` or `1h`).
+#[tauri::command]
+#[specta::specta]
+#[tracing::instrument(name = "command", skip_all, fields(name = "provider_pricing_save"))]
+pub async fn provider_pricing_save(
+    state: State<'_, AppState>,
+    name: String,
+    prices: Option<PricesView>,
+    cache_ttl: String,
+) -> Result<ProviderView, AppError> {
+    let ttl = match cache_ttl.as_str() {
+        "5m" => decima_llm::CacheTtl::FiveMinutes,
+        "1h" => decima_llm::CacheTtl::OneHour,
+        _ => {
+            return Err(AppError::invalid(
+                "the cache lifetime is 5 minutes or 1 hour".to_owned(),
+            ));
+        }
+    };
+    let record = providers::set_pricing(
+        &state.store,
+        &name,
+        prices.map(decima_llm::Prices::from),
+        Some(ttl),
+    )
+    .await?;
+    let listed = providers::list(&state.store, &state.data_dir).await?;
+    listed
+        .into_iter()
+        .find(|l| l.record.id == record.id)
+        .map(ProviderView::of)
+        .ok_or_else(|| AppError::not_found("the provider vanished while it was saved"))
 }
 
 /// Changes a provider's base URL, model and window, and its key when a new one is given (blank

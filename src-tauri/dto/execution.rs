@@ -57,6 +57,11 @@ pub struct ExecutionView {
     pub cache_read_tokens: u32,
     /// That share of the tokens sent, in percent.
     pub cached_percent: u32,
+    /// The estimated cost in US dollars at the provider's prices; `null` when not priced.
+    pub cost_usd: Option<f64>,
+    /// Compressions the run made (read for the run history's runs only): each one made the
+    /// providers' prompt caches miss from the first summary on.
+    pub compressions: u32,
     /// The risk its final review found ("low" … "critical"), when one ran.
     pub review_risk: Option<String>,
     /// The seq of its first message in the conversation: where the run history opens it.
@@ -121,6 +126,11 @@ impl ExecutionView {
             tokens_out: u32::try_from(execution.usage.tokens_out).unwrap_or(u32::MAX),
             cache_read_tokens: u32::try_from(execution.usage.cache_read_tokens).unwrap_or(u32::MAX),
             cached_percent: execution.usage.cached_percent(),
+            cost_usd: execution
+                .usage
+                .cost_microdollars
+                .map(|c| c as f64 / 1_000_000.0),
+            compressions: 0,
             review_risk: None,
             first_seq: None,
             answered: Vec::new(),

@@ -11,8 +11,9 @@ pub use compression::{CompactionMarker, CompressionPreview, SummaryPreview};
 pub use execution::{AnsweredFailure, ExecutionView, FailureReport, FindingView, ReviewView};
 pub use run_event::{LayerTokens, RunEvent, TodoItem};
 pub use settings::{
-    ExportView, PresetView, ProbeFailure, ProviderModels, ProviderName, ProviderPresetView,
-    ProviderProbe, ProviderView, SandboxStatus, ThresholdsView, WorkbenchSettings,
+    ExportView, PresetView, PricesView, ProbeFailure, ProviderModels, ProviderName,
+    ProviderPresetView, ProviderProbe, ProviderView, SandboxStatus, ThresholdsView,
+    WorkbenchSettings,
 };
 
 use decima_core::{Message, Role};
@@ -312,6 +313,12 @@ pub struct ContextUsage {
     pub layers: Vec<ContextLayerView>,
     /// Messages that no longer fit: compression must run before the next request.
     pub pending_messages: u32,
+    /// Of the input the conversation's runs sent, the share the providers read from their
+    /// prompt caches, in percent; `null` before any run.
+    pub cached_percent: Option<u32>,
+    /// What the conversation's runs cost, estimated at their providers' prices; `null` when
+    /// none was priced.
+    pub cost_usd: Option<f64>,
 }
 
 impl From<&decima_runtime::context::Built> for ContextUsage {
@@ -337,6 +344,8 @@ impl From<&decima_runtime::context::Built> for ContextUsage {
                 })
                 .collect(),
             pending_messages: u32::try_from(built.history.pending_messages).unwrap_or(u32::MAX),
+            cached_percent: None,
+            cost_usd: None,
         }
     }
 }

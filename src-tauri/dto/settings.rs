@@ -28,14 +28,54 @@ pub struct ProviderView {
     pub key_file: Option<String>,
     /// Where its meter warns and compression starts (the ones in force).
     pub thresholds: ThresholdsView,
+    /// What it charges, for the cost runs show; `null` when not set.
+    pub prices: Option<PricesView>,
+    /// Anthropic: how long its prompt cache keeps a prefix, `5m` or `1h`.
+    pub cache_ttl: String,
+}
+
+/// A provider's prices, in US dollars per million tokens.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, Type)]
+#[serde(rename_all = "camelCase")]
+pub struct PricesView {
+    /// Input that no cache served.
+    pub input: f64,
+    /// Input read from the prompt cache.
+    pub cached_input: f64,
+    /// Input written to the prompt cache.
+    pub cache_write: f64,
+    /// Output.
+    pub output: f64,
+}
+
+impl From<decima_llm::Prices> for PricesView {
+    fn from(p: decima_llm::Prices) -> Self {
+        Self {
+            input: p.input,
+            cached_input: p.cached_input,
+            cache_write: p.cache_write,
+            output: p.output,
+        }
+    }
+}
+
+impl From<PricesView> for decima_llm::Prices {
+    fn from(p: PricesView) -> Self {
+        Self {
+            input: p.input,
+            cached_input: p.cached_input,
+            cache_write: p.cache_write,
+            output: p.output,
+        }
+    }
 }
 
 impl ProviderView {
     /// The view of a listed provider. Unreadable settings show the defaults in force.
     pub fn of(listed: decima_runtime::providers::Listed) -> Self {
-        let thresholds = decima_runtime::settings::ProviderSettings::from_record(&listed.record)
-            .map(|s| s.thresholds())
+        let settings = decima_runtime::settings::ProviderSettings::from_record(&listed.record)
             .unwrap_or_default();
+        let thresholds = settings.thresholds();
         let record = listed.record;
         Self {
             name: record.name,
@@ -52,6 +92,12 @@ impl ProviderView {
                 _ => None,
             },
             thresholds: ThresholdsView::from(thresholds),
+            prices: settings.prices.map(PricesView::from),
+            cache_ttl: match settings.cache_ttl.unwrap_or_default() {
+                decima_llm::CacheTtl::FiveMinutes => "5m",
+                decima_llm::CacheTtl::OneHour => "1h",
+            }
+            .to_owned(),
         }
     }
 }

@@ -112,6 +112,11 @@ export const commands = {
 	 *  keeps the stored key).
 	 */
 	providerUpdate: (name: string, baseUrl: string, model: string, contextWindow: number, apiKey: string | null) => typedError<ProviderView, AppError>(__TAURI_INVOKE("provider_update", { name, baseUrl, model, contextWindow, apiKey })),
+	/**
+	 *  Sets what a provider charges (`null` clears it: runs then show no cost) and, for Anthropic,
+	 *  how long its prompt cache keeps a prefix (`5m` or `1h`).
+	 */
+	providerPricingSave: (name: string, prices: PricesView | null, cacheTtl: string) => typedError<ProviderView, AppError>(__TAURI_INVOKE("provider_pricing_save", { name, prices, cacheTtl })),
 	/**  Sends a tiny request through the provider: proves the URL, the model and the key together. */
 	providerTest: (name: string) => typedError<ProviderProbe, AppError>(__TAURI_INVOKE("provider_test", { name })),
 	/**  The provider presets, for the first-start setup's choice of server. */
@@ -280,6 +285,16 @@ export type ContextUsage = {
 	layers: ContextLayerView[],
 	/**  Messages that no longer fit: compression must run before the next request. */
 	pendingMessages: number,
+	/**
+	 *  Of the input the conversation's runs sent, the share the providers read from their
+	 *  prompt caches, in percent; `null` before any run.
+	 */
+	cachedPercent: number | null,
+	/**
+	 *  What the conversation's runs cost, estimated at their providers' prices; `null` when
+	 *  none was priced.
+	 */
+	costUsd: number | null,
 };
 
 /**  What keeps a conversation busy, for the composer's disabled Send and its reason. */
@@ -397,6 +412,13 @@ export type ExecutionView = {
 	cacheReadTokens: number,
 	/**  That share of the tokens sent, in percent. */
 	cachedPercent: number,
+	/**  The estimated cost in US dollars at the provider's prices; `null` when not priced. */
+	costUsd: number | null,
+	/**
+	 *  Compressions the run made (read for the run history's runs only): each one made the
+	 *  providers' prompt caches miss from the first summary on.
+	 */
+	compressions: number,
 	/**  The risk its final review found ("low" … "critical"), when one ran. */
 	reviewRisk: string | null,
 	/**  The seq of its first message in the conversation: where the run history opens it. */
@@ -581,6 +603,18 @@ export type PresetView = {
 	createdAt: string,
 };
 
+/**  A provider's prices, in US dollars per million tokens. */
+export type PricesView = {
+	/**  Input that no cache served. */
+	input: number | null,
+	/**  Input read from the prompt cache. */
+	cachedInput: number | null,
+	/**  Input written to the prompt cache. */
+	cacheWrite: number | null,
+	/**  Output. */
+	output: number | null,
+};
+
 /**  A provider test that failed, by kind. */
 export type ProbeFailure = {
 	/**  unreachable, unauthorized, not_found, rate_limited, http, timeout or other. */
@@ -666,6 +700,10 @@ export type ProviderView = {
 	keyFile: string | null,
 	/**  Where its meter warns and compression starts (the ones in force). */
 	thresholds: ThresholdsView,
+	/**  What it charges, for the cost runs show; `null` when not set. */
+	prices: PricesView | null,
+	/**  Anthropic: how long its prompt cache keeps a prefix, `5m` or `1h`. */
+	cacheTtl: string,
 };
 
 /**  A tenth-man review and the findings earlier reviews left open. */

@@ -95,4 +95,35 @@ describe("editing a provider", () => {
     });
     await waitFor(() => expect(screen.getByTestId("provider")).toHaveTextContent("qwen3-32b · http://gpu-box:8000/v1"));
   });
+
+  it("edits a provider's prices and cache lifetime, and refuses a partial set of prices", async () => {
+    const backend = backendWith();
+    backend.providers = [
+      { name: "claude", kind: "anthropic", model: "claude-sonnet-4-5", baseUrl: "https://api.anthropic.com", contextWindow: 200000, hasApiKey: true },
+    ];
+    const { user } = renderApp();
+    await user.click(await screen.findByRole("button", { name: "Settings" }));
+    const row = await screen.findByTestId("provider");
+    await user.click(within(row).getByTestId("provider-edit"));
+    const form = within(row).getByTestId("provider-editor");
+    await user.type(within(form).getByTestId("edit-price-input"), "3");
+    await user.click(within(form).getByTestId("edit-save"));
+    expect(await within(form).findByTestId("edit-error")).toHaveTextContent("Give all four prices, or none.");
+    expect(backend.callsOf("provider_pricing_save")).toHaveLength(0);
+
+    await user.type(within(form).getByTestId("edit-price-cachedInput"), "0.3");
+    await user.type(within(form).getByTestId("edit-price-cacheWrite"), "3.75");
+    await user.type(within(form).getByTestId("edit-price-output"), "15");
+    await user.selectOptions(within(form).getByTestId("edit-cache-ttl"), "1h");
+    await user.click(within(form).getByTestId("edit-save"));
+    await waitFor(() => expect(screen.queryByTestId("provider-editor")).toBeNull());
+    expect(backend.callsOf("provider_pricing_save").slice(-1)[0]?.args).toEqual({
+      name: "claude",
+      prices: { input: 3, cachedInput: 0.3, cacheWrite: 3.75, output: 15 },
+      cacheTtl: "1h",
+    });
+    // Opened again, the form shows what was saved.
+    await user.click(within(screen.getByTestId("provider")).getByTestId("provider-edit"));
+    expect(within(screen.getByTestId("provider-editor")).getByTestId("edit-price-output")).toHaveValue("15");
+  });
 });

@@ -33,6 +33,8 @@ describe("the run history", () => {
           tokensOut: 1_904,
           cacheReadTokens: 29_890,
           cachedPercent: 62,
+          costUsd: 4.1735,
+          compressions: 2,
           reviewRisk: "high",
           firstSeq: 590,
         }),
@@ -68,6 +70,12 @@ describe("the run history", () => {
     // What the provider's prompt cache served, where it served any.
     expect(within(rows[0]!).getByTestId("run-cached")).toHaveTextContent("62% of input from cache");
     expect(within(rows[1]!).queryByTestId("run-cached")).toBeNull();
+    // Its estimated cost and the compressions that made the caches miss; a run on a provider
+    // without prices shows no cost rather than $0.
+    expect(within(rows[0]!).getByTestId("run-cost")).toHaveTextContent("≈ $4.17");
+    expect(within(rows[0]!).getByTestId("run-compressions")).toHaveTextContent("2 compressions");
+    expect(within(rows[1]!).queryByTestId("run-cost")).toBeNull();
+    expect(within(rows[1]!).queryByTestId("run-compressions")).toBeNull();
     expect(within(rows[0]!).getByTestId("run-risk")).toHaveTextContent("high");
     expect(within(rows[1]!).getByTestId("run-status")).toHaveTextContent("failed");
     expect(within(rows[1]!).getByTestId("run-meta")).toHaveTextContent("42 s");

@@ -89,7 +89,7 @@ describe("context meter", () => {
   });
 
   it("shows the fetched usage, its breakdown, the warning, and live updates", async () => {
-    const backend = backendWith({ usage: usageAt(0.69) });
+    const backend = backendWith({ usage: { ...usageAt(0.69), cachedPercent: 62, costUsd: 1.234 } });
     const { user } = await openC1();
     const meter = await screen.findByRole("meter", { name: "Context usage" });
     expect(meter).toHaveAttribute("aria-valuenow", "69");
@@ -102,6 +102,11 @@ describe("context meter", () => {
     expect(breakdown).toHaveTextContent("System and preset");
     // In plain words, with a bar per layer against the room the prompt has.
     expect(breakdown).toHaveTextContent("Using 6.9K of 10K tokens (the model's window is 12K; the rest is kept for its answer).");
+    // What the conversation's runs read from the providers' caches, and what they cost.
+    expect(within(breakdown).getByTestId("context-cache-share")).toHaveTextContent(
+      "62% of the input this conversation's runs sent was read from the providers' prompt caches.",
+    );
+    expect(within(breakdown).getByTestId("context-cost")).toHaveTextContent("Its runs cost about $1.23, at the prices in Settings.");
     const bars = breakdown.querySelectorAll("meter.context-layer-bar");
     expect([...bars].map((b) => [b.getAttribute("value"), b.getAttribute("max")])).toEqual([
       ["500", "10000"],

@@ -3,7 +3,7 @@ import { useTranslation } from "react-i18next";
 import { call } from "../api/call";
 import { commands, type AppError, type ContextUsage } from "../bindings";
 import { usePopover } from "../hooks/usePopover";
-import { formatCompact, formatNumber } from "../lib/format";
+import { formatCompact, formatCost, formatNumber } from "../lib/format";
 
 /** The colour bands of the meter: warn at 70%, compress at 85%, deep at 90%. */
 export function meterState(percent: number): "ok" | "warn" | "compress" | "deep" {
@@ -149,6 +149,10 @@ export function ContextMeter({ conversationId, liveUsage, refreshKey, onCompress
               </li>
             ))}
           </ul>
+          {usage.cachedPercent !== null && (
+            <p data-testid="context-cache-share">{t("context.cacheShare", { percent: usage.cachedPercent })}</p>
+          )}
+          {usage.costUsd !== null && <p data-testid="context-cost">{t("context.cost", { cost: formatCost(usage.costUsd, lang) })}</p>}
           <button type="button" className="button button-small" data-testid="breakdown-compress" onClick={onCompress}>
             {t("compress.open")}
           </button>

@@ -1,7 +1,7 @@
 import { useTranslation } from "react-i18next";
 import type { ExecutionView } from "../bindings";
 import { usePopover } from "../hooks/usePopover";
-import { formatCompact, formatFullTime, formatMessageTime, formatNumber, parseTime } from "../lib/format";
+import { formatCompact, formatCost, formatFullTime, formatMessageTime, formatNumber, parseTime } from "../lib/format";
 
 type Props = {
   /** The conversation's executions, as listed (roots and their subagents). */
@@ -90,6 +90,14 @@ export function RunHistory({ executions, onOpen }: Props) {
                         {run.cacheReadTokens > 0 && (
                           <span data-testid="run-cached" title={t("runs.cachedExact", { tokens: formatNumber(run.cacheReadTokens, lang) })}>
                             {t("runs.cached", { percent: run.cachedPercent })}
+                          </span>
+                        )}
+                        {run.compressions > 0 && (
+                          <span data-testid="run-compressions">{t("runs.compressions", { count: run.compressions })}</span>
+                        )}
+                        {run.costUsd !== null && (
+                          <span data-testid="run-cost" title={t("runs.costExact")}>
+                            {t("runs.cost", { cost: formatCost(run.costUsd, lang) })}
                           </span>
                         )}
                       </span>

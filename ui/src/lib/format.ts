@@ -56,6 +56,12 @@ export function formatNumber(n: number, lang: string): string {
   return new Intl.NumberFormat(lang).format(n);
 }
 
+/** An estimated cost in US dollars: cents from a dollar up, more digits below one. */
+export function formatCost(usd: number, lang: string): string {
+  const digits = usd >= 1 ? 2 : usd >= 0.01 ? 3 : 4;
+  return new Intl.NumberFormat(lang, { style: "currency", currency: "USD", maximumFractionDigits: digits }).format(usd);
+}
+
 /** 1234 → "1.2K" (en) / "1234" (zh); for dense lists. */
 export function formatCompact(n: number, lang: string): string {
   return new Intl.NumberFormat(lang, { notation: "compact", maximumFractionDigits: 1 }).format(n);

@@ -15,6 +15,7 @@ import type {
   ReviewView,
   RunEvent,
   SearchHitView,
+  PricesView,
   ThresholdsView,
   WorkbenchSettings,
 } from "../bindings";
@@ -96,6 +97,9 @@ export class FakeBackend {
     hasApiKey: boolean;
     keyFile?: string | null;
     thresholds?: ThresholdsView;
+    kind?: string;
+    prices?: PricesView | null;
+    cacheTtl?: string;
   }[] = [];
   /** The workbench settings settings_get answers and settings_save replaces. */
   settings: WorkbenchSettings = { provider: null, reviewerProvider: null, sandbox: "host" };
@@ -155,7 +159,7 @@ export class FakeBackend {
   }
 
   private providerView(p: FakeBackend["providers"][number]) {
-    return { thresholds: { warn: 0.7, compress: 0.85, deep: 0.9, enabled: true }, keyFile: null, ...p, kind: "openai", preset: null };
+    return { thresholds: { warn: 0.7, compress: 0.85, deep: 0.9, enabled: true }, keyFile: null, prices: null, cacheTtl: "5m", kind: "openai", ...p, preset: null };
   }
 
   /** Every later call of `cmd` rejects with `error` until `succeed(cmd)`. */
@@ -441,6 +445,13 @@ export class FakeBackend {
         if (args.apiKey) found.hasApiKey = true;
         return this.providerView(found);
       }
+      case "provider_pricing_save": {
+        const found = this.providers.find((p) => p.name === args.name);
+        if (!found) throw notFound(String(args.name));
+        found.prices = (args.prices as PricesView | null) ?? null;
+        found.cacheTtl = String(args.cacheTtl);
+        return this.providerView(found);
+      }
       case "provider_remove":
         this.providers = this.providers.filter((p) => p.name !== args.name);
         return null;
@@ -559,5 +570,7 @@ export function usageAt(fraction: number): ContextUsage {
       { name: "working_context", tokens: Math.round(fraction * inputRoom) - 500 },
     ],
     pendingMessages: 0,
+    cachedPercent: null,
+    costUsd: null,
   };
 }

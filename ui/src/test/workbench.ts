@@ -45,6 +45,8 @@ export function execution(overrides: Partial<ExecutionView> & { id: string; conv
     tokensOut: 0,
     cacheReadTokens: 0,
     cachedPercent: 0,
+    costUsd: null,
+    compressions: 0,
     reviewRisk: null,
     firstSeq: null,
     answered: [],

@@ -1,7 +1,7 @@
 import { useState } from "react";
 import { useTranslation } from "react-i18next";
 import { call } from "../../api/call";
-import { commands, type AppError, type ProviderView } from "../../bindings";
+import { commands, type AppError, type PricesView, type ProviderView } from "../../bindings";
 import { InlineError } from "../InlineError";
 
 type Props = {
@@ -10,9 +10,33 @@ type Props = {
   onCancel: () => void;
 };
 
+const PRICE_FIELDS = [
+  ["input", "settings.priceInput"],
+  ["cachedInput", "settings.priceCachedInput"],
+  ["cacheWrite", "settings.priceCacheWrite"],
+  ["output", "settings.priceOutput"],
+] as const;
+
+type PriceDraft = Record<keyof PricesView, string>;
+
+function priceDraft(prices: PricesView | null): PriceDraft {
+  const text = (v: number | null | undefined) => (v === undefined || v === null ? "" : String(v));
+  return { input: text(prices?.input), cachedInput: text(prices?.cachedInput), cacheWrite: text(prices?.cacheWrite), output: text(prices?.output) };
+}
+
+/** All four prices, none (`null`), or `undefined` when only some are given. */
+function pricesOf(draft: PriceDraft): PricesView | null | undefined {
+  const values = Object.values(draft).map((v) => v.trim());
+  if (values.every((v) => v === "")) return null;
+  if (values.some((v) => v === "" || !Number.isFinite(Number(v)) || Number(v) < 0)) return undefined;
+  return { input: Number(draft.input), cachedInput: Number(draft.cachedInput), cacheWrite: Number(draft.cacheWrite), output: Number(draft.output) };
+}
+
 /**
  * A provider's address, model and window, edited in place; a key typed here replaces the
  * stored one, a blank one keeps it. The runtime checks the address as it does when adding.
+ * Its prices (for the cost runs show) and, on Anthropic, its prompt cache's lifetime are
+ * edited here too; nothing is fetched to fill them.
  */
 export function ProviderEditor({ provider, onSaved, onCancel }: Props) {
   const { t } = useTranslation();
@@ -22,17 +46,25 @@ export function ProviderEditor({ provider, onSaved, onCancel }: Props) {
     window: String(provider.contextWindow),
     apiKey: "",
   });
+  const [prices, setPrices] = useState<PriceDraft>(() => priceDraft(provider.prices));
+  const [cacheTtl, setCacheTtl] = useState(provider.cacheTtl);
   const [error, setError] = useState<AppError | null>(null);
   const [busy, setBusy] = useState(false);
 
   const save = async () => {
+    const priced = pricesOf(prices);
+    if (priced === undefined) {
+      setError({ code: "invalid_input", message: t("settings.pricesIncomplete") });
+      return;
+    }
     setBusy(true);
     const res = await call(() =>
       commands.providerUpdate(provider.name, draft.baseUrl, draft.model, Number(draft.window) || 0, draft.apiKey || null),
     );
+    const saved = res.status === "ok" ? await call(() => commands.providerPricingSave(provider.name, priced, cacheTtl)) : res;
     setBusy(false);
-    setError(res.status === "error" ? res.error : null);
-    if (res.status === "ok") onSaved();
+    setError(saved.status === "error" ? saved.error : null);
+    if (saved.status === "ok") onSaved();
   };
 
   return (
@@ -62,6 +94,29 @@ export function ProviderEditor({ provider, onSaved, onCancel }: Props) {
           onChange={(e) => setDraft({ ...draft, window: e.target.value.replace(/\D/g, "") })}
         />
       </label>
+      <fieldset className="settings-field provider-prices" data-testid="edit-prices">
+        <legend>{t("settings.prices")}</legend>
+        {PRICE_FIELDS.map(([key, label]) => (
+          <label key={key}>
+            <span>{t(label)}</span>
+            <input
+              inputMode="decimal"
+              data-testid={`edit-price-${key}`}
+              value={prices[key]}
+              onChange={(e) => setPrices({ ...prices, [key]: e.target.value.replace(/[^\d.]/g, "") })}
+            />
+          </label>
+        ))}
+      </fieldset>
+      {provider.kind === "anthropic" && (
+        <label className="settings-field">
+          <span>{t("settings.cacheTtl")}</span>
+          <select data-testid="edit-cache-ttl" value={cacheTtl} onChange={(e) => setCacheTtl(e.target.value)}>
+            <option value="5m">{t("settings.cacheTtl5m")}</option>
+            <option value="1h">{t("settings.cacheTtl1h")}</option>
+          </select>
+        </label>
+      )}
       <label className="settings-field">
         <span>{t("settings.newKey")}</span>
         <input
