@@ -154,6 +154,13 @@ async fn recover_accepts_only_what_the_failure_offers_and_rollback_asks_again() 
         shown.contains("choices: retry, replan, rollback, abort"),
         "{shown}"
     );
+    // What the run cost so far: the test provider has no prices, so no estimate is made up.
+    assert!(
+        shown.contains("% of input from cache")
+            && shown.contains("0 compressions")
+            && shown.contains("no prices set, so no cost estimate"),
+        "{shown}"
+    );
 
     // Rollback puts the work back and asks again, now without rollback.
     let out = env.decima(&["recover", &id, "--choice", "rollback"]).await;

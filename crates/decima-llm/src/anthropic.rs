@@ -582,6 +582,80 @@ mod tests {
     }
 
     #[test]
+    fn breakpoints_end_the_preset_the_summaries_and_the_history_and_the_tail_goes_last() {
+        let mut config = ProviderConfig::new("a", Protocol::Anthropic, "http://x", "claude");
+        config.cache_ttl = CacheTtl::OneHour;
+        let mut result = ChatMessage::new(Role::Tool, "a.csv");
+        result.tool_call_id = Some("toolu_1".into());
+        let mut call = ChatMessage::new(Role::Assistant, "");
+        call.tool_calls.push(decima_core::ToolCall {
+            id: "toolu_1".into(),
+            name: "shell".into(),
+            arguments: "{}".into(),
+            signature: None,
+        });
+        let request = ChatRequest {
+            model: "claude".into(),
+            messages: [
+                ChatMessage::new(Role::System, "Be careful."),
+                ChatMessage::new(Role::System, "[global summary of messages 1–40]\nfacts"),
+                ChatMessage::new(Role::User, "List files"),
+                call,
+                result,
+                ChatMessage::new(Role::System, "# Recent steps\n[step 2 action] shell"),
+            ]
+            .map(std::sync::Arc::new)
+            .into(),
+            cache: crate::PromptCache {
+                key: Some("c1".into()),
+                // One too many, and one on the tail: both are dropped.
+                breakpoints: vec![0, 1, 2, 4, 5, 3],
+                volatile_tail: 1,
+            },
+            ..ChatRequest::default()
+        };
+        let body = request_body(&config, &request);
+        let ttl = json!({ "type": "ephemeral", "ttl": "1h" });
+        // The preset and the summaries are blocks of `system`, each ending a cached prefix; the
+        // tail is not in it.
+        assert_eq!(
+            body["system"],
+            json!([
+                { "type": "text", "text": "Be careful.", "cache_control": ttl },
+                { "type": "text", "text": "[global summary of messages 1–40]\nfacts", "cache_control": ttl },
+            ])
+        );
+        let messages = body["messages"].as_array().unwrap();
+        assert_eq!(messages[0]["content"][0]["cache_control"], ttl);
+        let last = messages.last().unwrap()["content"].as_array().unwrap();
+        assert_eq!(last[0]["type"], "tool_result");
+        assert_eq!(last[0]["cache_control"], ttl, "the history's end");
+        assert_eq!(
+            last[1],
+            json!({ "type": "text", "text": "<system-reminder>\n# Recent steps\n[step 2 action] shell\n</system-reminder>" }),
+            "the tail, after the history and never cached"
+        );
+        let marked = body.to_string().matches("cache_control").count();
+        assert_eq!(marked, 4, "at most four breakpoints: {body}");
+        assert!(body.get("prompt_cache_key").is_none(), "an OpenAI field");
+        // The five-minute TTL is the API's default and is not named.
+        config.cache_ttl = CacheTtl::FiveMinutes;
+        let body = request_body(&config, &request);
+        assert_eq!(
+            body["system"][0]["cache_control"],
+            json!({ "type": "ephemeral" })
+        );
+        // OpenAI takes the key where the provider accepts it, and never a breakpoint.
+        let mut openai = ProviderConfig::new("o", Protocol::OpenAi, "http://x/v1", "gpt");
+        let body = crate::openai::request_body(&openai, &request);
+        assert!(body.get("prompt_cache_key").is_none());
+        openai.prompt_cache_key = true;
+        let body = crate::openai::request_body(&openai, &request);
+        assert_eq!(body["prompt_cache_key"], "c1");
+        assert!(!body.to_string().contains("cache_control"));
+    }
+
+    #[test]
     fn system_goes_to_its_parameter_and_roles_alternate() {
         let config = ProviderConfig::new("a", Protocol::Anthropic, "http://x", "claude");
         let mut assistant = ChatMessage::new(Role::Assistant, "");

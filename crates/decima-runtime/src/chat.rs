@@ -380,3 +380,69 @@ pub fn title_from(message: &str) -> String {
     }
     title
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use decima_core::prompt::{AssembleInput, Preset, assemble};
+    use decima_core::{ConversationId, EstimateCounter, NewMessage, Role, ToolCall};
+
+    use super::cache_plan;
+
+    #[test]
+    fn the_cache_plan_ends_the_preset_the_summaries_and_both_histories_and_marks_the_tail() {
+        let mut call = NewMessage::new(Role::Assistant, "");
+        call.tool_calls.push(ToolCall {
+            id: "c1".into(),
+            name: "shell".into(),
+            arguments: "{}".into(),
+            signature: None,
+        });
+        let mut result = NewMessage::new(Role::Tool, "a.csv");
+        result.tool_call_id = Some("c1".into());
+        let history: Vec<Arc<NewMessage>> =
+            [NewMessage::new(Role::User, "List files"), call, result]
+                .into_iter()
+                .map(Arc::new)
+                .collect();
+        let mut input = AssembleInput::new(&history);
+        input.session_context = "[global summary of messages 1–40]";
+        input.instant_context = "# Recent steps";
+        let assembled = assemble(&Preset::simple("SYS"), &input, &EstimateCounter);
+        let texts: Vec<&str> = assembled
+            .messages
+            .iter()
+            .map(|m| m.message.content.as_str())
+            .collect();
+        assert_eq!(
+            texts,
+            [
+                "SYS",
+                "[global summary of messages 1–40]",
+                "List files",
+                "",
+                "a.csv",
+                "# Recent steps"
+            ]
+        );
+        let conversation = ConversationId::new();
+        let plan = cache_plan(&assembled, conversation);
+        // The preset, the summaries, the end of the last request (before its answer), this one's.
+        assert_eq!(plan.breakpoints, [0, 1, 2, 4]);
+        assert_eq!(plan.volatile_tail, 1);
+        assert_eq!(plan.key, Some(conversation.to_string()));
+
+        // Nothing but a history: its end is the only breakpoint, and there is no tail.
+        let bare = assemble(
+            &Preset::default(),
+            &AssembleInput::new(&history[..1]),
+            &EstimateCounter,
+        );
+        let plan = cache_plan(&bare, conversation);
+        assert_eq!(
+            (plan.breakpoints.as_slice(), plan.volatile_tail),
+            (&[0][..], 0)
+        );
+    }
+}

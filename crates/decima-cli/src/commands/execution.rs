@@ -81,6 +81,24 @@ async fn list(
     output::print(&text)
 }
 
+/// Model calls, tokens, what the prompt cache served, compressions and the estimated cost.
+fn usage_line(u: &decima_runtime::agent::UsageView) -> String {
+    let mut line = format!(
+        "{} model calls  ·  {} tokens in, {} out  ·  {}% of input from cache",
+        u.model_calls, u.tokens_in, u.tokens_out, u.cached_percent
+    );
+    if let Some(n) = u.compressions {
+        let _ = write!(line, "  ·  {n} compressions");
+    }
+    match u.cost_usd {
+        Some(cost) => {
+            let _ = write!(line, "  ·  about ${cost:.4}");
+        }
+        None => line.push_str("  ·  no prices set, so no cost estimate"),
+    }
+    line
+}
+
 /// `execution show` as text: a header, the plan, counts of snapshots and steps, and every
 /// failure report.
 fn render(v: &ExecutionView) -> String {
@@ -102,6 +120,7 @@ fn render(v: &ExecutionView) -> String {
         let _ = write!(times, "  ·  finished {}", time(t));
     }
     let _ = writeln!(text, "{times}");
+    let _ = writeln!(text, "{}", usage_line(&v.usage));
     if let Some(error) = &v.error {
         let _ = writeln!(text, "error: {}", one_line(error, 400));
     }
