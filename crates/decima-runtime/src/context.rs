@@ -155,7 +155,9 @@ impl Built {
     }
 }
 
-/// Renders the session context: the pinned todos verbatim, then the summaries, global first.
+/// The pinned todos verbatim, then the summaries, global first, as one text: what a step sent
+/// before the todos moved to the volatile tail (the step benchmark's full-reload baseline
+/// renders it).
 pub fn render_session_context(todos: &[PinnedTodo], summaries: &[Summary]) -> String {
     join_session(&[&render_todos(todos), &render_summaries(summaries)])
 }

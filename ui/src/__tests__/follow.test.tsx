@@ -106,15 +106,31 @@ describe("the message list follows a live run", () => {
     const { user } = await openLongConversation(backend);
     await startRun(backend, user);
     const viewport = screen.getByTestId("message-scroll");
-    // A busy machine lays the list out late and the view lands above the end, with no wheel,
-    // key, touch or pointer of the reader's behind it.
-    act(() => viewport.scrollTo({ top: 0 }));
-    await waitFor(() => expect(viewport.scrollTop).toBeGreaterThan(0));
+    // A busy machine lays a row out late: the content grows past the list's height and the view
+    // lands above the end, with no wheel, key, touch or pointer of the reader's behind it.
+    const height = viewport.scrollHeight;
+    Object.defineProperty(viewport, "scrollHeight", { configurable: true, value: height + 400 });
+    act(() => viewport.scrollTo({ top: height - 600 - 200 }));
+    await waitFor(() => expect(viewport.scrollTop).toBe(height + 400 - 600));
     expect(screen.queryByTestId("jump-to-latest")).toBeNull();
+    delete (viewport as { scrollHeight?: number }).scrollHeight;
 
     storeMessage(backend, "c1", message({ id: "a", seq: 21, role: "assistant", content: "the answer" }));
     act(() => backend.emit({ type: "runEnded", status: "succeeded", answer: "the answer", error: null }));
     await expectNewestInView(21);
     expect(screen.queryByTestId("jump-to-latest")).toBeNull();
+  });
+
+  it("leaves the end when something is brought into view while nothing moves", async () => {
+    const backend = new FakeBackend({ conversations: [C1], messages: { c1: manyMessages(SEEDED) } });
+    const { user } = await openLongConversation(backend);
+    await startRun(backend, user);
+    const viewport = screen.getByTestId("message-scroll");
+    // Assistive technology or automation scrolling a row into view: no input, a still layout.
+    act(() => viewport.scrollTo({ top: 0 }));
+    await screen.findByRole("button", { name: "Jump to latest" });
+    storeMessage(backend, "c1", message({ id: "a", seq: 21, role: "assistant", content: "the answer" }));
+    await waitFor(() => expect(screen.getByTestId("message-list")).toHaveAttribute("data-count", "21"));
+    expect(viewport.scrollTop).toBe(0);
   });
 });

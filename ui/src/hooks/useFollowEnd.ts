@@ -4,13 +4,22 @@ import { useCallback, useEffect, useLayoutEffect, useRef, useState, type RefObje
 export const AT_END_PX = 48;
 
 /**
- * A scroll this long after the reader's wheel, touch, key or pointer is theirs (smooth scrolling
- * goes on for a while after the input).
+ * A scroll this long after the reader's wheel, touch, key, pointer or focus is theirs (smooth
+ * scrolling goes on for a while after the input).
  */
 export const INTENT_MS = 1500;
 
-/** Keys that scroll a focused page. */
-const SCROLL_KEYS = new Set(["ArrowUp", "ArrowDown", "PageUp", "PageDown", "Home", "End", " "]);
+/** Keys that scroll the page or move the focus through it. */
+const MOVING_KEYS = new Set(["ArrowUp", "ArrowDown", "PageUp", "PageDown", "Home", "End", " ", "Tab"]);
+
+/** A key that moves the view: typing in a field (Enter in the composer) does not. */
+function movesTheView(event: KeyboardEvent): boolean {
+  if (!MOVING_KEYS.has(event.key)) return false;
+  const target = event.target as HTMLElement | null;
+  const typing = target?.isContentEditable || target?.tagName === "INPUT" || target?.tagName === "TEXTAREA";
+  return event.key === "Tab" || !typing;
+}
+
 
 type Options = {
   /** The scrolling viewport. */
@@ -42,10 +51,11 @@ type Options = {
  * the list's new height is rendered, and measured against that stale height the view looked
  * scrolled away, which used to stop the following for good.
  *
- * Only the reader leaves the end. A scroll that no wheel, touch, key or pointer of theirs
- * started (the virtualizer correcting its estimates, the browser clamping a shrinking list, a
- * layout that lands late on a busy machine) is undone while following, never taken as the
- * reader scrolling away.
+ * A scroll away from the end leaves it when the reader made it (a wheel, touch, key, pointer or
+ * focus of theirs just before) or when nothing was moving (the browser bringing an element into
+ * view for assistive technology or automation). One that came while the content's height was
+ * changing, with no input behind it (the virtualizer correcting its estimates, rows laid out
+ * late on a busy machine), is the layout's: it is undone while following.
  */
 export function useFollowEnd(options: Options) {
   const { scrollRef, listRef, footerRef, conversationId, contentKey, listShown } = options;
@@ -62,8 +72,13 @@ export function useFollowEnd(options: Options) {
     setAway(!value);
   }, []);
 
+  // The viewport's scroll height when it was last seen: a scroll with another height came
+  // while the layout was moving.
+  const seenHeight = useRef(0);
+
   const stickToEnd = useCallback(() => {
     const el = scrollRef.current;
+    if (el) seenHeight.current = el.scrollHeight;
     if (!el || !following.current || detached.current) return;
     const end = Math.max(0, el.scrollHeight - el.clientHeight);
     if (Math.abs(el.scrollTop - end) >= 1) el.scrollTo({ top: end });
@@ -78,13 +93,14 @@ export function useFollowEnd(options: Options) {
       intentAt.current = performance.now();
     };
     const onKey = (event: KeyboardEvent) => {
-      if (SCROLL_KEYS.has(event.key)) mark();
+      if (movesTheView(event)) mark();
     };
     const passive = { passive: true } as const;
-    for (const type of ["wheel", "touchstart", "touchmove", "pointerdown"] as const) el.addEventListener(type, mark, passive);
-    window.addEventListener("keydown", onKey);
+    const types = ["wheel", "touchstart", "touchmove", "pointerdown", "focusin"] as const;
+    for (const type of types) el.addEventListener(type, mark, passive);
+    window.addEventListener("keydown", onKey, passive);
     return () => {
-      for (const type of ["wheel", "touchstart", "touchmove", "pointerdown"] as const) el.removeEventListener(type, mark);
+      for (const type of types) el.removeEventListener(type, mark);
       window.removeEventListener("keydown", onKey);
     };
   }, [scrollRef, listShown]);
@@ -98,9 +114,11 @@ export function useFollowEnd(options: Options) {
     const rendered = list ? parseFloat(list.style.height) || 0 : 0;
     const known = dom + (currentHeight.current() - rendered);
     const atEnd = Math.min(dom, known) < AT_END_PX;
+    const layoutMoving = el.scrollHeight !== seenHeight.current || Math.abs(currentHeight.current() - rendered) >= 1;
+    seenHeight.current = el.scrollHeight;
     if (atEnd === following.current) return;
     if (atEnd) setFollowing(true);
-    else if (performance.now() - intentAt.current <= INTENT_MS) setFollowing(false);
+    else if (performance.now() - intentAt.current <= INTENT_MS || !layoutMoving) setFollowing(false);
     else stickToEnd();
   }, [scrollRef, listRef, setFollowing, stickToEnd]);
 
