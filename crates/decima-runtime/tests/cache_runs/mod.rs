@@ -52,6 +52,10 @@ fn script(f: &Fixture) {
 }
 
 async fn add(f: &Fixture, name: &str, kind: &str, settings: Value) {
+    add_with_window(f, name, kind, settings, 200_000).await;
+}
+
+async fn add_with_window(f: &Fixture, name: &str, kind: &str, settings: Value, window: u32) {
     let base_url = match kind {
         "anthropic" => f.server.anthropic_base_url(),
         _ => f.server.openai_base_url(),
@@ -64,7 +68,7 @@ async fn add(f: &Fixture, name: &str, kind: &str, settings: Value) {
             preset: None,
             base_url,
             model: "cache-model".into(),
-            context_window: 200_000,
+            context_window: window,
             settings,
         })
         .await
@@ -361,4 +365,69 @@ async fn a_long_anthropic_run_caches_at_its_breakpoints() {
         "the cache halves the input's cost at least: {cost} of {uncached}"
     );
     assert_eq!(view["usage"]["compressions"], 0);
+}
+
+/// The summaries' text in an Anthropic request, where the preset and the summaries are the
+/// blocks of `system`.
+fn summaries_block(json: &Value) -> Option<String> {
+    json["system"]
+        .as_array()?
+        .iter()
+        .filter_map(|b| b["text"].as_str())
+        .find(|t| t.contains(" summary of messages "))
+        .map(str::to_owned)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn across_compressions_the_summaries_end_a_cached_prefix_and_each_stretch_repeats_itself() {
+    let f = Fixture::new().await;
+    f.server.model_prompt_caches();
+    // A small window: the run compresses a few times.
+    add_with_window(&f, "claude", "anthropic", json!({}), 16_000).await;
+    script(&f);
+    let outcome = run_with_preset(&f, "claude").await;
+    assert_eq!(outcome.execution.status, ExecutionStatus::Succeeded);
+    let view = agent::view(&f.store, outcome.execution.id).await.unwrap();
+    let compressions = view.usage.compressions.unwrap();
+    assert!(compressions >= 1, "the run compressed");
+    let requests = f.server.requests();
+    let bodies: Vec<&Value> = requests.iter().map(|r| r.json.as_ref().unwrap()).collect();
+    let mut summarised = 0;
+    for (i, body) in bodies.iter().enumerate() {
+        let at = breakpoints(body);
+        assert!(at.len() <= 4, "request {i}: {at:?}");
+        if let Some(summaries) = summaries_block(body) {
+            summarised += 1;
+            // The preset's block and the summaries' block each end a cached prefix.
+            let system = body["system"].as_array().unwrap();
+            let last = system.last().unwrap();
+            assert_eq!(last["text"].as_str(), Some(summaries.as_str()));
+            assert!(last.get("cache_control").is_some(), "request {i}: {at:?}");
+            assert!(
+                system[0].get("cache_control").is_some(),
+                "request {i}: {at:?}"
+            );
+        }
+    }
+    assert!(
+        summarised > 0,
+        "requests after a compression carry summaries"
+    );
+    // Between two compressions (the summaries unchanged), each request starts with the one
+    // before it up to its tail; across one, the summaries change and the prefix with them.
+    let mut stretches = 0;
+    for (i, pair) in bodies.windows(2).enumerate() {
+        if summaries_block(pair[0]) != summaries_block(pair[1]) {
+            stretches += 1;
+            continue;
+        }
+        let before = anthropic_segments(pair[0]);
+        let after = anthropic_segments(pair[1]);
+        let kept = &before[..before.len() - usize::from(i > 0)];
+        assert_eq!(&after[..kept.len()], kept, "request {} vs {i}", i + 1);
+    }
+    assert!(
+        stretches >= 1 && stretches <= compressions as usize,
+        "{stretches} of {compressions}"
+    );
 }
