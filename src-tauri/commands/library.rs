@@ -329,6 +329,19 @@ mod tests {
     }
 }
 
+/// A provider just saved, as the settings list shows it (with where its key is kept).
+async fn saved_view(
+    state: &AppState,
+    record: &decima_store::ProviderRecord,
+) -> Result<ProviderView, AppError> {
+    let listed = providers::list(&state.store, &state.data_dir).await?;
+    listed
+        .into_iter()
+        .find(|l| l.record.id == record.id)
+        .map(ProviderView::of)
+        .ok_or_else(|| AppError::not_found("the provider vanished while it was saved"))
+}
+
 /// Sets what a provider charges (`null` clears it: runs then show no cost) and, for Anthropic,
 /// how long its prompt cache keeps a prefix (`5m` or `1h`).
 #[tauri::command]
@@ -356,12 +369,7 @@ pub async fn provider_pricing_save(
         Some(ttl),
     )
     .await?;
-    let listed = providers::list(&state.store, &state.data_dir).await?;
-    listed
-        .into_iter()
-        .find(|l| l.record.id == record.id)
-        .map(ProviderView::of)
-        .ok_or_else(|| AppError::not_found("the provider vanished while it was saved"))
+    saved_view(&state, &record).await
 }
 
 /// Changes a provider's base URL, model and window, and its key when a new one is given (blank
@@ -392,10 +400,5 @@ pub async fn provider_update(
         },
     )
     .await?;
-    let listed = providers::list(&state.store, &state.data_dir).await?;
-    listed
-        .into_iter()
-        .find(|l| l.record.id == record.id)
-        .map(ProviderView::of)
-        .ok_or_else(|| AppError::not_found("the provider vanished while it was saved"))
+    saved_view(&state, &record).await
 }

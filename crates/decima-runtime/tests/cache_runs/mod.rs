@@ -5,8 +5,7 @@
 
 use decima_core::ConversationId;
 use decima_core::prompt::Preset;
-use decima_runtime::agent::{self, RunOptions, RunOutcome, RunRequest, Session, StopOnFailure};
-use decima_runtime::review::TenthManMode;
+use decima_runtime::agent::{self, RunOutcome};
 use decima_store::{ExecutionStatus, NewProvider};
 use serde_json::{Value, json};
 
@@ -298,25 +297,8 @@ async fn run_with_preset(f: &Fixture, provider: &str) -> RunOutcome {
         .create("ledgers", Some(&record.id))
         .await
         .unwrap();
-    let session = Session {
-        provider: Some(provider),
-        ..f.session(&StopOnFailure)
-    };
-    agent::run(
-        &session,
-        RunRequest {
-            conversation: Some(conversation.id),
-            workspace: Some(f.workspace()),
-            task: "Reconcile the ledgers".into(),
-            options: RunOptions {
-                tenth_man: TenthManMode::Off,
-                ..RunOptions::default()
-            },
-            ..RunRequest::default()
-        },
-    )
-    .await
-    .unwrap()
+    f.run_in(provider, Some(conversation.id), "Reconcile the ledgers")
+        .await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

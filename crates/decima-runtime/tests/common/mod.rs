@@ -67,6 +67,16 @@ impl Fixture {
 
     /// Runs `task` in the workspace with the named provider.
     pub async fn run_with(&self, provider: &str, task: &str) -> RunOutcome {
+        self.run_in(provider, None, task).await
+    }
+
+    /// [`Self::run_with`] in a conversation that exists already (`None` starts one).
+    pub async fn run_in(
+        &self,
+        provider: &str,
+        conversation: Option<decima_core::ConversationId>,
+        task: &str,
+    ) -> RunOutcome {
         let session = Session {
             provider: Some(provider),
             ..self.session(&StopOnFailure)
@@ -74,6 +84,7 @@ impl Fixture {
         agent::run(
             &session,
             RunRequest {
+                conversation,
                 workspace: Some(self.workspace()),
                 task: task.into(),
                 options: RunOptions {
