@@ -1,4 +1,4 @@
-import { act, screen, waitFor, within } from "@testing-library/react";
+import { act, fireEvent, screen, waitFor, within } from "@testing-library/react";
 import { beforeEach, describe, expect, it } from "vitest";
 import { setLanguage } from "../i18n";
 import { C1, inView, manyMessages, readerScrollsTo, shownMessage, startRun, storeMessage } from "../test/conversation";
@@ -119,6 +119,21 @@ describe("the message list follows a live run", () => {
     act(() => backend.emit({ type: "runEnded", status: "succeeded", answer: "the answer", error: null }));
     await expectNewestInView(21);
     expect(screen.queryByTestId("jump-to-latest")).toBeNull();
+  });
+
+  it("takes a click on a row for a click, not a scroll, while the layout moves", async () => {
+    const backend = new FakeBackend({ conversations: [C1], messages: { c1: manyMessages(SEEDED) } });
+    const { user } = await openLongConversation(backend);
+    await startRun(backend, user);
+    const viewport = screen.getByTestId("message-scroll");
+    // A press on a row's button (the recovery panel's Skip, a Copy), then a late layout.
+    fireEvent.pointerDown(shownMessage(SEEDED)!);
+    const height = viewport.scrollHeight;
+    Object.defineProperty(viewport, "scrollHeight", { configurable: true, value: height + 400 });
+    act(() => viewport.scrollTo({ top: height - 800 }));
+    await waitFor(() => expect(viewport.scrollTop).toBe(height + 400 - 600));
+    expect(screen.queryByTestId("jump-to-latest")).toBeNull();
+    delete (viewport as { scrollHeight?: number }).scrollHeight;
   });
 
   it("leaves the end when something is brought into view while nothing moves", async () => {

@@ -4,8 +4,8 @@ import { useCallback, useEffect, useLayoutEffect, useRef, useState, type RefObje
 export const AT_END_PX = 48;
 
 /**
- * A scroll this long after the reader's wheel, touch, key, pointer or focus is theirs (smooth
- * scrolling goes on for a while after the input).
+ * A scroll this long after the reader's wheel, touch, scrolling key or press on the scrollbar is
+ * theirs (smooth scrolling goes on for a while after the input).
  */
 export const INTENT_MS = 1500;
 
@@ -51,8 +51,8 @@ type Options = {
  * the list's new height is rendered, and measured against that stale height the view looked
  * scrolled away, which used to stop the following for good.
  *
- * A scroll away from the end leaves it when the reader made it (a wheel, touch, key, pointer or
- * focus of theirs just before) or when nothing was moving (the browser bringing an element into
+ * A scroll away from the end leaves it when the reader made it (a wheel, touch, scrolling key or
+ * a press on the scrollbar just before) or when nothing was moving (the browser bringing an element into
  * view for assistive technology or automation). One that came while the content's height was
  * changing, with no input behind it (the virtualizer correcting its estimates, rows laid out
  * late on a busy machine), is the layout's: it is undone while following.
@@ -95,12 +95,19 @@ export function useFollowEnd(options: Options) {
     const onKey = (event: KeyboardEvent) => {
       if (movesTheView(event)) mark();
     };
+    // A press on the viewport itself is on its scrollbar; one on a button in a row is a click,
+    // not a scroll.
+    const onPointer = (event: PointerEvent) => {
+      if (event.target === el) mark();
+    };
     const passive = { passive: true } as const;
-    const types = ["wheel", "touchstart", "touchmove", "pointerdown", "focusin"] as const;
+    const types = ["wheel", "touchstart", "touchmove"] as const;
     for (const type of types) el.addEventListener(type, mark, passive);
+    el.addEventListener("pointerdown", onPointer, passive);
     window.addEventListener("keydown", onKey, passive);
     return () => {
       for (const type of types) el.removeEventListener(type, mark);
+      el.removeEventListener("pointerdown", onPointer);
       window.removeEventListener("keydown", onKey);
     };
   }, [scrollRef, listShown]);
