@@ -71,6 +71,48 @@ async fn the_window_holds_at_720_900_and_1280_wide_in_english_and_chinese() {
             )
             .await
             .unwrap();
+        // A finished run with what its calls carried and cost, for the run history's row and the
+        // meter's breakdown (the cache share, the cost).
+        let run = store
+            .executions()
+            .start(
+                decima_core::ExecutionId::new(),
+                &decima_store::NewExecution {
+                    conversation_id: c.id,
+                    parent_id: None,
+                    depth: 0,
+                    task: "Reconcile the Q3 invoices against the ledger".into(),
+                    sandbox: decima_store::SandboxKind::Host,
+                    provider_id: None,
+                    workspace: None,
+                    options: serde_json::json!({}),
+                },
+            )
+            .await
+            .unwrap();
+        for (tokens_in, read) in [(18_400, 0), (21_950, 18_300), (25_020, 21_900)] {
+            let usage = decima_store::CallUsage {
+                tokens_in,
+                tokens_out: 420,
+                cache_read_tokens: read,
+                cache_write_tokens: 0,
+            };
+            store
+                .executions()
+                .add_model_call(run.id, Some(usage), Some(u64::from(tokens_in) * 2))
+                .await
+                .unwrap();
+        }
+        store
+            .executions()
+            .finish(
+                run.id,
+                decima_store::ExecutionStatus::Succeeded,
+                Some("Three do not match."),
+                None,
+            )
+            .await
+            .unwrap();
         // A provider whose editor (prices, cache lifetime) the settings open below.
         store
             .providers()
@@ -239,6 +281,11 @@ async fn open_each_view(client: &fantoccini::Client, lang: &str, width: u32) {
             "run-options-button",
             "run-options",
             "[data-testid=run-options-button]",
+        ),
+        (
+            "context-breakdown-toggle",
+            "context-breakdown",
+            "[data-testid=context-breakdown-toggle]",
         ),
     ] {
         click(client, &format!("[data-testid={button}]")).await;

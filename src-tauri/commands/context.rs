@@ -34,7 +34,7 @@ pub async fn context_usage(
     let runs = store.executions().conversation_usage(id).await?;
     Ok(ContextUsage {
         cached_percent: (runs.tokens_in > 0).then(|| runs.cached_percent()),
-        cost_usd: runs.cost_microdollars.map(|c| c as f64 / 1_000_000.0),
+        cost_usd: runs.cost_usd(),
         ..ContextUsage::from(&built)
     })
 }

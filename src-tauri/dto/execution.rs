@@ -126,10 +126,7 @@ impl ExecutionView {
             tokens_out: u32::try_from(execution.usage.tokens_out).unwrap_or(u32::MAX),
             cache_read_tokens: u32::try_from(execution.usage.cache_read_tokens).unwrap_or(u32::MAX),
             cached_percent: execution.usage.cached_percent(),
-            cost_usd: execution
-                .usage
-                .cost_microdollars
-                .map(|c| c as f64 / 1_000_000.0),
+            cost_usd: execution.usage.cost_usd(),
             compressions: 0,
             review_risk: None,
             first_seq: None,

@@ -220,6 +220,12 @@ pub struct RunUsage {
 }
 
 impl RunUsage {
+    /// The estimated cost in US dollars, as the CLI and the window show it; `None` when no
+    /// call was priced.
+    pub fn cost_usd(&self) -> Option<f64> {
+        self.cost_microdollars.map(|c| c as f64 / 1_000_000.0)
+    }
+
     /// The share of the tokens sent that were read from the cache, in percent (0 with none
     /// sent).
     pub fn cached_percent(&self) -> u32 {

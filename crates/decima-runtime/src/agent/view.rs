@@ -108,7 +108,7 @@ impl From<&decima_store::RunUsage> for UsageView {
             cache_read_tokens: u.cache_read_tokens,
             cache_write_tokens: u.cache_write_tokens,
             cached_percent: u.cached_percent(),
-            cost_usd: u.cost_microdollars.map(|c| c as f64 / 1_000_000.0),
+            cost_usd: u.cost_usd(),
             compressions: None,
             calls: Vec::new(),
         }
