@@ -68,6 +68,25 @@ ensure_python_tiktoken() {
     fi
 }
 
+# The reference MCP servers the MCP client's tests run, at fixed versions, installed into
+# target/mcp-servers and run with `node` by path (never `npx -y`: nothing is fetched while
+# tests run). Tests find them through $DECIMA_MCP_SERVERS.
+MCP_SERVERS_VERSION=2026.8.31
+ensure_mcp_servers() {
+    local dir="$REPO_ROOT/target/mcp-servers"
+    local stamp="$dir/.installed-$MCP_SERVERS_VERSION"
+    if [ ! -f "$stamp" ]; then
+        say "Installing the reference MCP servers $MCP_SERVERS_VERSION"
+        mkdir -p "$dir"
+        (cd "$dir" && [ -f package.json ] || echo '{"private":true}' > package.json)
+        npm install --prefix "$dir" --no-audit --no-fund --silent \
+            "@modelcontextprotocol/server-everything@$MCP_SERVERS_VERSION" \
+            "@modelcontextprotocol/server-filesystem@$MCP_SERVERS_VERSION"
+        touch "$stamp"
+    fi
+    export DECIMA_MCP_SERVERS="$dir/node_modules/@modelcontextprotocol"
+}
+
 # tauri-driver bridges WebDriver clients to WebKitWebDriver for the end-to-end tests.
 ensure_tauri_driver() {
     # dbus, dunst and xdotool: a session bus, a real notification daemon, and a way to take the

@@ -23,6 +23,7 @@ ensure_app_packages
 ensure_tauri_driver
 ensure_python_tiktoken
 ensure_ui_deps
+ensure_mcp_servers
 
 say "UI: type check and unit tests"
 (cd ui && npm run --silent typecheck && npm test --silent)

@@ -1,0 +1,370 @@
+//! A running MCP server: the handshake (with the server's own timeout, which the SDK does not
+//! give), its tools, calls bounded by a timeout and a cancellation token (a dropped call sends
+//! `notifications/cancelled`), and a shutdown that closes the connection and then kills what
+//! is left of a host process.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use rmcp::ServiceExt as _;
+use rmcp::model::{CallToolRequestParams, ClientCapabilities, ClientConfig, Implementation};
+use rmcp::service::{RoleClient, RunningService};
+use rmcp::transport::streamable_http_client::{
+    StreamableHttpClientTransport, StreamableHttpClientTransportConfig,
+};
+use serde_json::{Map, Value};
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio_util::sync::CancellationToken;
+use tracing::{Instrument as _, debug, info_span, warn};
+
+use crate::config::{Place, ServerConfig, Transport};
+use crate::content::{McpOutput, read_result};
+use crate::error::{McpError, Result};
+use crate::host_process::{self, HostProcess, StderrTail};
+
+/// How long closing the connection may take before the process is killed anyway.
+const CLOSE_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// A tool as the server describes it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct McpTool {
+    /// The server's own name for it.
+    pub name: String,
+    /// What it does, for the model.
+    pub description: String,
+    /// Its input schema, as the server gave it.
+    pub input_schema: Value,
+    /// The server says it changes nothing (`readOnlyHint`). It informs the approval prompt;
+    /// it never skips it.
+    pub read_only: Option<bool>,
+    /// The server says it may destroy data (`destructiveHint`).
+    pub destructive: Option<bool>,
+}
+
+/// Where a host server runs and where its stderr goes.
+#[derive(Debug, Clone)]
+pub struct HostContext {
+    /// The working directory when the configuration sets none: the run's workspace.
+    pub workspace: PathBuf,
+    /// The server's stderr log file; `None` keeps only the last lines in memory.
+    pub log: Option<PathBuf>,
+}
+
+/// A connected server.
+pub struct McpClient {
+    name: String,
+    call_timeout: Duration,
+    service: Option<RunningService<RoleClient, ClientConfig>>,
+    process: Option<HostProcess>,
+    stderr: StderrTail,
+    tools: Vec<McpTool>,
+    /// How long the start took, handshake and tool list included.
+    pub started_in: Duration,
+}
+
+impl std::fmt::Debug for McpClient {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("McpClient")
+            .field("name", &self.name)
+            .field("tools", &self.tools.len())
+            .finish_non_exhaustive()
+    }
+}
+
+fn client_info() -> ClientConfig {
+    ClientConfig::new(
+        ClientCapabilities::default(),
+        Implementation::new("decima", env!("CARGO_PKG_VERSION")),
+    )
+}
+
+impl McpClient {
+    /// Starts a stdio server on the host or reaches an HTTP one, and lists its tools, within
+    /// the server's startup timeout. A server placed in Docker is started by the caller, which
+    /// owns the sandbox, through [`McpClient::over_streams`]. `bearer_token` is the HTTP
+    /// server's token, read by the caller from where it is kept.
+    pub async fn connect(
+        config: &ServerConfig,
+        host: &HostContext,
+        bearer_token: Option<&str>,
+    ) -> Result<Self> {
+        config.validate()?;
+        let span = info_span!("mcp.start", server = %config.name);
+        let started = Instant::now();
+        match &config.transport {
+            Transport::Stdio {
+                command,
+                args,
+                env,
+                cwd,
+                place,
+            } => {
+                if *place == Place::Docker {
+                    return Err(McpError::Config(format!(
+                        "MCP server {:?} runs in the Docker sandbox; it is started through the \
+                         sandbox, not on the host",
+                        config.name
+                    )));
+                }
+                let dir = match cwd {
+                    Some(c) => host.workspace.join(c),
+                    None => host.workspace.clone(),
+                };
+                let (process, stdout, stdin, stderr) =
+                    host_process::spawn(&config.name, command, args, env, &dir, host.log.clone())?;
+                Self::handshake(config, (stdout, stdin), Some(process), stderr, started)
+                    .instrument(span)
+                    .await
+            }
+            Transport::Http {
+                url,
+                headers,
+                bearer_token_env: _,
+            } => {
+                let mut transport_config =
+                    StreamableHttpClientTransportConfig::with_uri(url.as_str());
+                transport_config.auth_header = bearer_token.map(str::to_owned);
+                for (k, v) in headers {
+                    if let (Ok(name), Ok(value)) = (
+                        reqwest::header::HeaderName::from_bytes(k.as_bytes()),
+                        reqwest::header::HeaderValue::from_str(v),
+                    ) {
+                        transport_config.custom_headers.insert(name, value);
+                    }
+                }
+                let client = reqwest::Client::builder()
+                    .connect_timeout(config.startup_timeout())
+                    .build()
+                    .map_err(|e| McpError::Start {
+                        server: config.name.clone(),
+                        message: format!("no HTTP client could be made: {e}"),
+                    })?;
+                let transport =
+                    StreamableHttpClientTransport::with_client(client, transport_config);
+                Self::handshake(config, transport, None, StderrTail::default(), started)
+                    .instrument(span)
+                    .await
+            }
+        }
+    }
+
+    /// Speaks to a server over streams the caller opened (a Docker exec's stdout and stdin, an
+    /// in-process server), within the server's startup timeout.
+    pub async fn over_streams<R, W>(config: &ServerConfig, read: R, write: W) -> Result<Self>
+    where
+        R: AsyncRead + Send + Unpin + 'static,
+        W: AsyncWrite + Send + Unpin + 'static,
+    {
+        let span = info_span!("mcp.start", server = %config.name);
+        Self::handshake(
+            config,
+            (read, write),
+            None,
+            StderrTail::default(),
+            Instant::now(),
+        )
+        .instrument(span)
+        .await
+    }
+
+    async fn handshake<T, E, A>(
+        config: &ServerConfig,
+        transport: T,
+        mut process: Option<HostProcess>,
+        stderr: StderrTail,
+        started: Instant,
+    ) -> Result<Self>
+    where
+        T: rmcp::transport::IntoTransport<RoleClient, E, A> + Send + 'static,
+        E: std::error::Error + Send + Sync + 'static,
+    {
+        let timeout = config.startup_timeout();
+        let connected = tokio::time::timeout(timeout, async {
+            let service = client_info()
+                .serve(transport)
+                .await
+                .map_err(|e| format!("the handshake failed ({e})"))?;
+            let listed = service
+                .peer()
+                .list_all_tools()
+                .await
+                .map_err(|e| format!("it did not list its tools ({e})"));
+            Ok::<_, String>((service, listed))
+        })
+        .await;
+        let failed = |message: String, process: &mut Option<HostProcess>| {
+            let exited = process.as_mut().is_some_and(HostProcess::exited);
+            McpError::Handshake {
+                server: config.name.clone(),
+                message: format!(
+                    "{message}{}{}",
+                    if exited { "; the process exited" } else { "" },
+                    stderr.explain()
+                ),
+            }
+        };
+        let (service, listed) = match connected {
+            Err(_) => {
+                let e = failed(
+                    format!(
+                        "it did not finish the MCP handshake within {} s (is it an MCP server \
+                         speaking on stdout? raise --startup-timeout if it is slow to load)",
+                        timeout.as_secs()
+                    ),
+                    &mut process,
+                );
+                if let Some(p) = process {
+                    p.shutdown().await;
+                }
+                return Err(e);
+            }
+            Ok(Err(message)) => {
+                let e = failed(message, &mut process);
+                if let Some(p) = process {
+                    p.shutdown().await;
+                }
+                return Err(e);
+            }
+            Ok(Ok(pair)) => pair,
+        };
+        let mut client = Self {
+            name: config.name.clone(),
+            call_timeout: config.call_timeout(),
+            service: Some(service),
+            process,
+            stderr: stderr.clone(),
+            tools: Vec::new(),
+            started_in: started.elapsed(),
+        };
+        match listed {
+            Ok(tools) => {
+                client.tools = tools
+                    .iter()
+                    .filter_map(|t| serde_json::to_value(t).ok())
+                    .filter_map(|t| tool_of(&t))
+                    .collect();
+                debug!(
+                    tools = client.tools.len(),
+                    ms = client.started_in.as_millis() as u64,
+                    "MCP server ready"
+                );
+                Ok(client)
+            }
+            Err(message) => {
+                let e = failed(message, &mut client.process);
+                client.shutdown().await;
+                Err(e)
+            }
+        }
+    }
+
+    /// The server's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Its tools, as listed at the start.
+    pub fn tools(&self) -> &[McpTool] {
+        &self.tools
+    }
+
+    /// The last lines the server wrote to stderr (host servers).
+    pub fn stderr_tail(&self) -> Vec<String> {
+        self.stderr.lines()
+    }
+
+    /// Calls a tool with a JSON object of arguments. Cancelling `cancel`, or the call timeout,
+    /// abandons the call, which tells the server (`notifications/cancelled`).
+    pub async fn call(
+        &self,
+        tool: &str,
+        arguments: Map<String, Value>,
+        cancel: &CancellationToken,
+    ) -> Result<McpOutput> {
+        let Some(service) = &self.service else {
+            return Err(self.protocol("it was shut down".into()));
+        };
+        let mut params = CallToolRequestParams::new(tool.to_owned());
+        params.arguments = Some(arguments);
+        let call = service.peer().call_tool(params);
+        let outcome = tokio::select! {
+            biased;
+            () = cancel.cancelled() => return Err(McpError::Cancelled {
+                server: self.name.clone(),
+                tool: tool.to_owned(),
+            }),
+            r = tokio::time::timeout(self.call_timeout, call) => r,
+        };
+        match outcome {
+            Err(_) => Err(McpError::CallTimeout {
+                server: self.name.clone(),
+                tool: tool.to_owned(),
+                seconds: self.call_timeout.as_secs(),
+            }),
+            Ok(Err(rmcp::ServiceError::McpError(e))) => {
+                // A JSON-RPC error (unknown tool, invalid params): the model reads it.
+                Ok(McpOutput {
+                    text: format!("MCP error {}: {}", e.code.0, e.message),
+                    images: Vec::new(),
+                    is_error: true,
+                })
+            }
+            Ok(Err(rmcp::ServiceError::TransportClosed)) => Err(self.protocol(format!(
+                "the connection closed during the call to {tool} (did the server exit?){}",
+                self.stderr.explain()
+            ))),
+            Ok(Err(e)) => Err(self.protocol(format!("the call to {tool} failed: {e}"))),
+            Ok(Ok(result)) => {
+                let json = serde_json::to_value(&result)
+                    .map_err(|e| self.protocol(format!("its result could not be read: {e}")))?;
+                Ok(read_result(&json))
+            }
+        }
+    }
+
+    fn protocol(&self, message: String) -> McpError {
+        McpError::Protocol {
+            server: self.name.clone(),
+            message,
+        }
+    }
+
+    /// Closes the connection (for a host server, its stdin), then kills what is left of its
+    /// process group.
+    pub async fn shutdown(mut self) {
+        if let Some(mut service) = self.service.take()
+            && service.close_with_timeout(CLOSE_TIMEOUT).await.is_err()
+        {
+            warn!(server = %self.name, "closing an MCP connection failed");
+        }
+        if let Some(process) = self.process.take() {
+            process.shutdown().await;
+        }
+    }
+}
+
+/// A listed tool read from its JSON form.
+fn tool_of(t: &Value) -> Option<McpTool> {
+    let annotations = t.get("annotations");
+    let hint = |k: &str| annotations.and_then(|a| a.get(k)).and_then(Value::as_bool);
+    Some(McpTool {
+        name: t.get("name")?.as_str()?.to_owned(),
+        description: t
+            .get("description")
+            .and_then(Value::as_str)
+            .or_else(|| t.get("title").and_then(Value::as_str))
+            .unwrap_or("")
+            .to_owned(),
+        input_schema: t
+            .get("inputSchema")
+            .cloned()
+            .unwrap_or_else(|| serde_json::json!({"type": "object"})),
+        read_only: hint("readOnlyHint"),
+        destructive: hint("destructiveHint"),
+    })
+}
+
+/// The path of a server's stderr log under `dir`.
+pub fn log_path(dir: &Path, server: &str) -> PathBuf {
+    dir.join(format!("{server}.stderr.log"))
+}

@@ -1,0 +1,197 @@
+//! A stdio server run on the host: in its own process group (so a shutdown reaches every
+//! child it started), with the environment cleared but for a short whitelist and the
+//! variables the analyst set, and its stderr written to a capped log file whose last lines
+//! explain a failed start.
+
+use std::collections::{BTreeMap, VecDeque};
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use rustix::process::{Pid, Signal, kill_process_group};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::process::{Child, ChildStdin, ChildStdout, Command};
+use tracing::debug;
+
+use crate::error::{McpError, Result};
+
+/// Variables a host server keeps from Decima's own environment: what programs need to run
+/// at all, nothing that names a credential.
+const INHERITED: [&str; 9] = [
+    "PATH", "HOME", "USER", "LOGNAME", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TMPDIR",
+];
+/// Bytes of stderr kept in a server's log file; what comes after is counted, not written.
+const LOG_CAP: u64 = 1024 * 1024;
+/// Lines of stderr kept in memory for error messages.
+const TAIL_LINES: usize = 20;
+/// How long a server may take to exit after its stdin closed, before its group is killed.
+const EXIT_GRACE: Duration = Duration::from_secs(2);
+
+/// The last lines a server wrote to stderr.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct StderrTail(Arc<Mutex<VecDeque<String>>>);
+
+impl StderrTail {
+    fn push(&self, line: String) {
+        if let Ok(mut lines) = self.0.lock() {
+            if lines.len() == TAIL_LINES {
+                lines.pop_front();
+            }
+            lines.push_back(line);
+        }
+    }
+
+    /// The kept lines, oldest first.
+    pub(crate) fn lines(&self) -> Vec<String> {
+        self.0
+            .lock()
+            .map(|l| l.iter().cloned().collect())
+            .unwrap_or_default()
+    }
+
+    /// The last lines as a suffix for an error message, or nothing.
+    pub(crate) fn explain(&self) -> String {
+        let lines = self.lines();
+        let last: Vec<&str> = lines
+            .iter()
+            .rev()
+            .take(3)
+            .rev()
+            .map(String::as_str)
+            .collect();
+        if last.is_empty() {
+            String::new()
+        } else {
+            format!("; its stderr ended with: {}", last.join(" | "))
+        }
+    }
+}
+
+/// A running server process. Dropping it kills its whole process group.
+pub(crate) struct HostProcess {
+    child: Child,
+    pgid: Option<Pid>,
+}
+
+/// What [`spawn`] hands back: the process, and its stdout and stdin for the transport.
+pub(crate) type Spawned = (HostProcess, ChildStdout, ChildStdin, StderrTail);
+
+/// Starts `command` in `cwd` with only the whitelisted variables and `env`.
+pub(crate) fn spawn(
+    server: &str,
+    command: &str,
+    args: &[String],
+    env: &BTreeMap<String, String>,
+    cwd: &Path,
+    log: Option<PathBuf>,
+) -> Result<Spawned> {
+    let mut cmd = Command::new(command);
+    cmd.args(args)
+        .current_dir(cwd)
+        .env_clear()
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .kill_on_drop(true);
+    for key in INHERITED {
+        if let Some(value) = std::env::var_os(key) {
+            cmd.env(key, value);
+        }
+    }
+    cmd.envs(env);
+    let mut child = cmd.spawn().map_err(|e| McpError::Start {
+        server: server.to_owned(),
+        message: format!(
+            "{command:?} did not run in {} ({e}); check the command and that it is installed",
+            cwd.display()
+        ),
+    })?;
+    let pgid = child.id().and_then(|id| Pid::from_raw(id as i32));
+    let (Some(stdout), Some(stdin), Some(stderr)) =
+        (child.stdout.take(), child.stdin.take(), child.stderr.take())
+    else {
+        return Err(McpError::Start {
+            server: server.to_owned(),
+            message: "its standard streams could not be opened".into(),
+        });
+    };
+    let tail = StderrTail::default();
+    tokio::spawn(keep_stderr(stderr, log, tail.clone()));
+    Ok((HostProcess { child, pgid }, stdout, stdin, tail))
+}
+
+/// Copies stderr to the log file up to its cap and keeps the last lines.
+async fn keep_stderr(stderr: tokio::process::ChildStderr, log: Option<PathBuf>, tail: StderrTail) {
+    let mut file = match log {
+        Some(path) => {
+            if let Some(dir) = path.parent() {
+                let _ = tokio::fs::create_dir_all(dir).await;
+            }
+            tokio::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(&path)
+                .await
+                .ok()
+        }
+        None => None,
+    };
+    let mut written = 0u64;
+    let mut lines = BufReader::new(stderr).lines();
+    while let Ok(Some(line)) = lines.next_line().await {
+        if let Some(f) = &mut file
+            && written < LOG_CAP
+        {
+            written += line.len() as u64 + 1;
+            let _ = f.write_all(line.as_bytes()).await;
+            let _ = f.write_all(b"\n").await;
+            if written >= LOG_CAP {
+                let _ = f
+                    .write_all(b"[decima: the log reached its cap; later lines are not kept]\n")
+                    .await;
+            }
+        }
+        tail.push(line.chars().take(400).collect());
+    }
+    if let Some(f) = &mut file {
+        let _ = f.flush().await;
+    }
+}
+
+impl HostProcess {
+    /// Waits a moment for the server to exit on its own (its stdin is closed by now), then
+    /// kills its process group, and reaps it.
+    pub(crate) async fn shutdown(mut self) {
+        if tokio::time::timeout(EXIT_GRACE, self.child.wait())
+            .await
+            .is_err()
+        {
+            debug!("an MCP server did not exit after its stdin closed; killing its group");
+        }
+        self.kill_group();
+        let _ = self.child.wait().await;
+        // Reaped: the id may be reused from here on, so the drop must not signal it.
+        self.pgid = None;
+    }
+
+    /// Whether the process has exited.
+    pub(crate) fn exited(&mut self) -> bool {
+        matches!(self.child.try_wait(), Ok(Some(_)))
+    }
+
+    fn kill_group(&self) {
+        if let Some(pgid) = self.pgid {
+            let _ = kill_process_group(pgid, Signal::KILL);
+        }
+    }
+}
+
+impl Drop for HostProcess {
+    fn drop(&mut self) {
+        // The group, not only the leader: a server started through `npx` or a shell script
+        // runs its real process as a child.
+        self.kill_group();
+    }
+}
