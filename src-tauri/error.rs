@@ -108,9 +108,10 @@ impl From<decima_runtime::RuntimeError> for AppError {
             RuntimeError::Core(e) => e.into(),
             RuntimeError::Store(e) => e.into(),
             e @ (RuntimeError::Config(_)
+            | RuntimeError::Mcp(decima_mcp::McpError::Config(_))
             | RuntimeError::ChoiceNotOffered(_)
             | RuntimeError::ImportLine { .. }) => Self::new(ErrorCode::InvalidInput, e),
-            e @ (RuntimeError::Io { .. } | RuntimeError::Sandbox(_)) => {
+            e @ (RuntimeError::Io { .. } | RuntimeError::Sandbox(_) | RuntimeError::Mcp(_)) => {
                 Self::new(ErrorCode::Storage, e)
             }
             e @ (RuntimeError::Busy(_) | RuntimeError::Conflict(_)) => {

@@ -81,6 +81,10 @@ pub enum Command {
     /// Configure LLM providers: add, list, remove, test.
     #[command(subcommand)]
     Provider(ProviderCommand),
+    /// Configure MCP servers, whose tools runs offer beside the built-in ones: add, import,
+    /// list, remove, and list a server's tools.
+    #[command(subcommand)]
+    Mcp(McpCommand),
     /// Send one message and stream the answer to stdout; both are stored in the conversation.
     Chat {
         /// The provider to use; defaults to the only one configured, or to the DECIMA_* variables
@@ -189,6 +193,10 @@ pub struct RunArgs {
     /// or critical review holds the call once.
     #[arg(long)]
     pub review_risky: bool,
+    /// Approve MCP tools for this run by name or pattern (`mcp__db__*`); repeatable. Other
+    /// MCP calls ask on the terminal, or are refused when there is none.
+    #[arg(long, value_name = "PATTERN")]
+    pub allow_tool: Vec<String>,
     /// Print one JSON event per line on stdout instead of the answer.
     #[arg(long)]
     pub json: bool,
@@ -370,6 +378,13 @@ impl Command {
                 ProviderCommand::List { .. } => "provider list",
                 ProviderCommand::Remove { .. } => "provider remove",
                 ProviderCommand::Test { .. } => "provider test",
+            },
+            Command::Mcp(cmd) => match cmd {
+                McpCommand::Add(_) => "mcp add",
+                McpCommand::Import { .. } => "mcp import",
+                McpCommand::List { .. } => "mcp list",
+                McpCommand::Remove { .. } => "mcp remove",
+                McpCommand::Tools { .. } => "mcp tools",
             },
             Command::Chat { .. } => "chat",
             Command::Export { .. } => "export",
@@ -658,4 +673,87 @@ pub enum ExportFormatArg {
     Jsonl,
     /// Markdown for reading.
     Md,
+}
+
+/// `decima mcp …`.
+#[derive(Debug, Subcommand)]
+pub enum McpCommand {
+    /// Add a server: a command run over stdio (`decima mcp add NAME -- COMMAND ARGS…`) or a
+    /// streamable-HTTP endpoint (`--url`).
+    Add(McpAddArgs),
+    /// Import the servers of Claude Desktop's claude_desktop_config.json (its "mcpServers").
+    Import {
+        /// The file.
+        file: PathBuf,
+        /// Where its stdio servers run.
+        #[arg(long = "where", value_enum, default_value = "docker")]
+        place: McpPlaceArg,
+    },
+    /// List the servers.
+    List {
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Remove a server, its secret values and its approvals.
+    Remove {
+        /// The server's name.
+        name: String,
+    },
+    /// Start a server and list its tools with the tokens their schemas take.
+    Tools {
+        /// The server's name.
+        name: String,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+/// `decima mcp add`.
+#[derive(Debug, clap::Args)]
+pub struct McpAddArgs {
+    /// A name of your choice (letters, digits, '_', '-'; at most 32): tools are offered as
+    /// mcp__NAME__TOOL.
+    pub name: String,
+    /// Where a stdio server runs: in the conversation's Docker sandbox (seeing /workspace, no
+    /// network), or on this machine with your rights.
+    #[arg(
+        long = "where",
+        value_enum,
+        default_value = "docker",
+        conflicts_with = "url"
+    )]
+    pub place: McpPlaceArg,
+    /// A variable for a stdio server (its value is kept in the keyring, not in the database);
+    /// repeatable.
+    #[arg(long, value_name = "KEY=VALUE", conflicts_with = "url")]
+    pub env: Vec<String>,
+    /// Seconds the server may take to start and list its tools.
+    #[arg(long, value_name = "S", default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..))]
+    pub startup_timeout: u64,
+    /// Seconds one call may take.
+    #[arg(long, value_name = "S", default_value_t = 120, value_parser = clap::value_parser!(u64).range(1..))]
+    pub call_timeout: u64,
+    /// A streamable-HTTP endpoint instead of a command.
+    #[arg(long, value_name = "URL")]
+    pub url: Option<String>,
+    /// A header for an HTTP server (its value is kept in the keyring); repeatable.
+    #[arg(long, value_name = "K=V", requires = "url")]
+    pub header: Vec<String>,
+    /// The environment variable that holds an HTTP server's bearer token, read when it starts.
+    #[arg(long, value_name = "VAR", requires = "url")]
+    pub bearer_token_env: Option<String>,
+    /// The command and its arguments, after `--`.
+    #[arg(last = true, value_name = "COMMAND")]
+    pub command: Vec<String>,
+}
+
+/// `--where` for MCP servers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum McpPlaceArg {
+    /// In the conversation's Docker sandbox.
+    Docker,
+    /// On this machine, with your rights.
+    Host,
 }

@@ -82,6 +82,9 @@ pub enum CliError {
     /// The workspace sandbox or the snapshot store failed.
     #[error("{0}")]
     Sandbox(String),
+    /// An MCP server did not start or answer.
+    #[error("{0}")]
+    Mcp(String),
     /// An agent execution ended `failed`; the message is its stored error.
     #[error("execution {execution} failed: {message}")]
     RunFailed {
@@ -195,6 +198,10 @@ impl From<RuntimeError> for CliError {
             RuntimeError::Busy(message) => CliError::Busy(message),
             RuntimeError::Conflict(message) => CliError::Conflict(message),
             e @ RuntimeError::Sandbox(_) => CliError::Sandbox(e.to_string()),
+            RuntimeError::Mcp(e @ decima_mcp::McpError::Config(_)) => {
+                CliError::Provider(e.to_string())
+            }
+            RuntimeError::Mcp(e) => CliError::Mcp(e.to_string()),
         }
     }
 }
@@ -219,6 +226,7 @@ impl CliError {
             CliError::Cancelled { .. } => EXIT_CANCELLED,
             CliError::Conflict(_) | CliError::ChoiceNotOffered(_) => EXIT_INVALID_INPUT,
             CliError::Sandbox(_) => EXIT_STORAGE,
+            CliError::Mcp(_) => EXIT_FAILURE,
             CliError::Busy(_) | CliError::Stopped { .. } => EXIT_FAILURE,
             CliError::Provider(_) => EXIT_INVALID_INPUT,
             CliError::Io { .. } | CliError::Output(_) | CliError::Store(_) => EXIT_FAILURE,

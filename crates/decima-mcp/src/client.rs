@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use rmcp::ServiceExt as _;
 use rmcp::model::{CallToolRequestParams, ClientCapabilities, ClientConfig, Implementation};
-use rmcp::service::{RoleClient, RunningService};
+use rmcp::service::{Peer, RoleClient, RunningService};
 use rmcp::transport::streamable_http_client::{
     StreamableHttpClientTransport, StreamableHttpClientTransportConfig,
 };
@@ -54,8 +54,10 @@ pub struct HostContext {
 pub struct McpClient {
     name: String,
     call_timeout: Duration,
-    service: Option<RunningService<RoleClient, ClientConfig>>,
-    process: Option<HostProcess>,
+    peer: Peer<RoleClient>,
+    /// Taken by the shutdown, which may come from any holder of a shared client.
+    service: std::sync::Mutex<Option<RunningService<RoleClient, ClientConfig>>>,
+    process: std::sync::Mutex<Option<HostProcess>>,
     stderr: StderrTail,
     tools: Vec<McpTool>,
     /// How long the start took, handshake and tool list included.
@@ -230,8 +232,9 @@ impl McpClient {
         let mut client = Self {
             name: config.name.clone(),
             call_timeout: config.call_timeout(),
-            service: Some(service),
-            process,
+            peer: service.peer().clone(),
+            service: std::sync::Mutex::new(Some(service)),
+            process: std::sync::Mutex::new(process),
             stderr: stderr.clone(),
             tools: Vec::new(),
             started_in: started.elapsed(),
@@ -251,7 +254,11 @@ impl McpClient {
                 Ok(client)
             }
             Err(message) => {
-                let e = failed(message, &mut client.process);
+                let mut process = client.process.lock().ok().and_then(|mut p| p.take());
+                let e = failed(message, &mut process);
+                if let Some(p) = process {
+                    p.shutdown().await;
+                }
                 client.shutdown().await;
                 Err(e)
             }
@@ -281,12 +288,15 @@ impl McpClient {
         arguments: Map<String, Value>,
         cancel: &CancellationToken,
     ) -> Result<McpOutput> {
-        let Some(service) = &self.service else {
-            return Err(self.protocol("it was shut down".into()));
-        };
+        if self.peer.is_transport_closed() {
+            return Err(self.protocol(format!(
+                "the connection is closed, so {tool} was not called{}",
+                self.stderr.explain()
+            )));
+        }
         let mut params = CallToolRequestParams::new(tool.to_owned());
         params.arguments = Some(arguments);
-        let call = service.peer().call_tool(params);
+        let call = self.peer.call_tool(params);
         let outcome = tokio::select! {
             biased;
             () = cancel.cancelled() => return Err(McpError::Cancelled {
@@ -330,14 +340,16 @@ impl McpClient {
     }
 
     /// Closes the connection (for a host server, its stdin), then kills what is left of its
-    /// process group.
-    pub async fn shutdown(mut self) {
-        if let Some(mut service) = self.service.take()
+    /// process group. Later calls fail at once; a second shutdown does nothing.
+    pub async fn shutdown(&self) {
+        let service = self.service.lock().ok().and_then(|mut s| s.take());
+        if let Some(mut service) = service
             && service.close_with_timeout(CLOSE_TIMEOUT).await.is_err()
         {
             warn!(server = %self.name, "closing an MCP connection failed");
         }
-        if let Some(process) = self.process.take() {
+        let process = self.process.lock().ok().and_then(|mut p| p.take());
+        if let Some(process) = process {
             process.shutdown().await;
         }
     }

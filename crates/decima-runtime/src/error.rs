@@ -43,6 +43,9 @@ pub enum RuntimeError {
         /// The tools whose calls were cut off.
         calls: String,
     },
+    /// An MCP server's configuration, start or call failed outside a tool call.
+    #[error(transparent)]
+    Mcp(#[from] decima_mcp::McpError),
     /// The sandbox or the snapshot store failed (not a tool call: those are tool results).
     #[error("[system] {0}")]
     Sandbox(#[from] decima_sandbox::SandboxError),

@@ -14,6 +14,7 @@ pub mod events;
 pub mod export;
 pub mod import;
 pub mod logging;
+pub mod mcp;
 pub mod memo;
 pub mod preferences;
 pub mod presets;

@@ -18,6 +18,7 @@ mod events;
 mod executions;
 mod exports;
 mod failures;
+mod mcp_servers;
 mod messages;
 mod pool;
 mod presets;
@@ -51,6 +52,7 @@ pub use executions::{
 };
 pub use exports::{Exports, HistoryExport};
 pub use failures::{Failure, Failures, NewFailure, Resolution};
+pub use mcp_servers::{McpServerRecord, McpServers};
 pub use messages::{MessageText, MessageTexts, Messages, SeqTotals, StepNotes};
 pub use presets::{PRESET_KINDS, PresetRecord, Presets};
 pub use providers::{NewProvider, ProviderRecord, Providers};
@@ -119,6 +121,11 @@ impl Store {
     /// Installation-wide settings (the run's provider, the reviewer, the sandbox), by key.
     pub fn app_settings(&self) -> AppSettings<'_> {
         AppSettings::new(self)
+    }
+
+    /// The analyst's MCP servers, their per-conversation switches and tool approvals.
+    pub fn mcp_servers(&self) -> McpServers<'_> {
+        McpServers::new(self)
     }
 
     /// Token calibrations: per-model corrections learned from providers' reported usage.

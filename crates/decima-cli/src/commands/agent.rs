@@ -17,9 +17,10 @@ use std::sync::Mutex;
 use decima_core::ExecutionId;
 use decima_runtime::agent::{
     self, BoxFuture, CancellationToken, ChoiceSource, FailureView, RunOptions, RunOutcome,
-    RunRequest, Session, StopOnFailure, SubagentLimits, TODO_WRITE,
+    RunRequest, Session, SubagentLimits, TODO_WRITE,
 };
 use decima_runtime::events::TodoView;
+use decima_runtime::mcp::{Approval, ApprovalRequest};
 use decima_runtime::{Event, EventSink};
 use decima_store::{ExecutionStatus, Failure, Resolution, Store};
 
@@ -55,6 +56,7 @@ pub async fn run(store: &Store, data_dir: &Path, args: RunArgs) -> Result<(), Cl
         ..RunOptions::default()
     };
     options.risky_calls.enabled = args.review_risky;
+    options.allow_tools.clone_from(&args.allow_tool);
     if let Some(max_steps) = args.max_steps {
         options.max_steps = max_steps;
     }
@@ -133,11 +135,10 @@ async fn drive(
     };
     let ask = AskOnTerminal {
         cancel: cancel.clone(),
+        failures: on_failure == OnFailureArg::Ask,
+        approvals: std::io::stdin().is_terminal(),
     };
-    let choices: &dyn ChoiceSource = match on_failure {
-        OnFailureArg::Ask => &ask,
-        OnFailureArg::Stop => &StopOnFailure,
-    };
+    let choices: &dyn ChoiceSource = &ask;
     let session = Session {
         store,
         data_dir,
@@ -233,14 +234,54 @@ fn note(line: &str) {
     let _ = stderr.flush();
 }
 
-/// `--on-failure ask`: prints the failure report on stderr and reads the choice from stdin.
+/// The analyst at the terminal. With `--on-failure ask`, prints a failure's report on stderr
+/// and reads the choice from stdin; when stdin is a terminal, asks before an MCP call that no
+/// rule approved.
 struct AskOnTerminal {
     cancel: CancellationToken,
+    /// Whether failures are put to the analyst (else the run stops and waits).
+    failures: bool,
+    /// Whether MCP calls are (else they are refused with a tool error saying how to allow them).
+    approvals: bool,
 }
 
 impl ChoiceSource for AskOnTerminal {
+    fn approve<'a>(&'a self, request: &'a ApprovalRequest) -> BoxFuture<'a, Option<Approval>> {
+        Box::pin(async move {
+            if !self.approvals {
+                return None;
+            }
+            note(&format!("\n{}", request.describe()));
+            loop {
+                {
+                    let mut stderr = std::io::stderr().lock();
+                    let _ = write!(
+                        stderr,
+                        "run it? y = this call, c = always in this conversation, a = always, \
+                         n = no: "
+                    );
+                    let _ = stderr.flush();
+                }
+                let line = tokio::select! {
+                    line = read_line() => line,
+                    () = self.cancel.cancelled() => return None,
+                };
+                match line?.trim().to_ascii_lowercase().as_str() {
+                    "y" | "yes" => return Some(Approval::Once),
+                    "c" => return Some(Approval::Conversation),
+                    "a" => return Some(Approval::Always),
+                    "n" | "no" | "" => return Some(Approval::Deny),
+                    _ => note("please answer y, c, a or n"),
+                }
+            }
+        })
+    }
+
     fn choose<'a>(&'a self, failure: &'a Failure) -> BoxFuture<'a, Option<Resolution>> {
         Box::pin(async move {
+            if !self.failures {
+                return None;
+            }
             let mut report = String::from("\n");
             for line in failure_report(&FailureView::from(failure)) {
                 report.push_str(&line);

@@ -8,6 +8,7 @@ mod conversation;
 mod execution;
 mod export;
 mod import;
+mod mcp;
 mod preset;
 mod provider;
 mod review;
@@ -48,6 +49,7 @@ async fn dispatch(cli: Cli) -> Result<(), CliError> {
             full,
         } => export::run(&store, &id, format, output.as_deref(), full).await,
         Command::Provider(cmd) => provider::run(&store, &dir, cmd).await,
+        Command::Mcp(cmd) => mcp::run(&store, &dir, cmd).await,
         Command::Preset(cmd) => preset::run(&store, cmd).await,
         Command::Compress(args) => compress::run(&store, &dir, args).await,
         Command::Context { id, provider, json } => {

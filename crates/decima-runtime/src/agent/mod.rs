@@ -55,6 +55,17 @@ pub trait ChoiceSource: Send + Sync {
     /// The choice for this stored failure; `None` leaves the execution `awaiting_user`, to be
     /// continued later with [`recover`].
     fn choose<'a>(&'a self, failure: &'a Failure) -> BoxFuture<'a, Option<Resolution>>;
+
+    /// The analyst's answer to an MCP call that no rule approved yet; `None` when no one can
+    /// be asked (no terminal, no window), which refuses the call with a tool error saying how
+    /// to approve it. The run goes on either way.
+    fn approve<'a>(
+        &'a self,
+        request: &'a crate::mcp::ApprovalRequest,
+    ) -> BoxFuture<'a, Option<crate::mcp::Approval>> {
+        let _ = request;
+        Box::pin(async { None })
+    }
 }
 
 /// Never chooses: the execution stops and waits (`--on-failure stop`, scripts, tests).

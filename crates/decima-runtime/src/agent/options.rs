@@ -39,6 +39,9 @@ pub struct RunOptions {
     pub reviewer_provider: Option<String>,
     /// Whether risky calls get a quick review before they run, and which are risky.
     pub risky_calls: RiskyCalls,
+    /// Tools approved for this run by name or pattern (`mcp__db__*`): MCP calls that match
+    /// run without asking.
+    pub allow_tools: Vec<String>,
 }
 
 impl Default for RunOptions {
@@ -54,6 +57,7 @@ impl Default for RunOptions {
             tenth_man: TenthManMode::default(),
             reviewer_provider: None,
             risky_calls: RiskyCalls::default(),
+            allow_tools: Vec::new(),
         }
     }
 }

@@ -89,6 +89,8 @@ struct Runner<'s, 'a> {
     window: WindowSettings,
     preset: Preset,
     registry: Registry,
+    /// The run's MCP servers, whose tools are in the registry.
+    mcp: crate::mcp::McpSession,
     checkpoints: Checkpoints,
     options: RunOptions,
     history: ExecutionHistoryManager,
@@ -428,7 +430,19 @@ impl<'s, 'a> Runner<'s, 'a> {
             });
         }
         let step_limit = options.max_steps.max(1);
-        let registry = Registry::new(sandbox);
+        let mut registry = Registry::new(sandbox);
+        let mcp = crate::mcp::McpSession::start(crate::mcp::StartRequest {
+            store: session.store,
+            data_dir: session.data_dir,
+            conversation: conversation.id,
+            host_workspace: (execution.sandbox == SandboxKind::Host).then_some(workspace.as_path()),
+            protocol: resolved.config.protocol,
+            events: session.events,
+        })
+        .await?;
+        for tool in mcp.tools() {
+            registry.register(tool);
+        }
         let mut tools = registry.specs();
         if options.tenth_man.tool()
             && let Some(spec) =
@@ -449,6 +463,7 @@ impl<'s, 'a> Runner<'s, 'a> {
         );
         Ok(Self {
             registry,
+            mcp,
             tools,
             model_memo: ModelMemo::new(model_counter),
             paragraphs: ParagraphMemo::default(),
@@ -595,7 +610,10 @@ impl<'s, 'a> Runner<'s, 'a> {
     /// `interrupted`, so it can be resumed once the cause is fixed, rather than `running` with
     /// no process behind it.
     async fn drive(&mut self) -> Result<RunOutcome> {
-        match self.steps().await {
+        let stepped = self.steps().await;
+        // The run's servers stop with it, whatever ended it.
+        self.mcp.shutdown().await;
+        match stepped {
             Ok(outcome) => {
                 // Whatever the run's messages landed on, every full block is digested after it.
                 crate::review::digest_cache::warm_behind(self.store(), self.conversation.id);

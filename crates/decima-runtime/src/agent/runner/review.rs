@@ -14,10 +14,98 @@ impl Runner<'_, '_> {
         if call.name == TENTH_MAN_REVIEW {
             return self.review_tool(call).await;
         }
+        if let Some(refused) = self.unapproved(call).await {
+            return refused;
+        }
         if let Some(held) = self.review_if_risky(call).await {
             return held;
         }
         self.registry.call(&call.name, &call.arguments).await
+    }
+
+    /// An MCP call no rule approved and the analyst did not allow: refused as a tool error
+    /// that says how to approve it (the run goes on). `None` lets the call run.
+    async fn unapproved(&self, call: &ToolCall) -> Option<ToolOutcome> {
+        let offered = self.mcp.resolve(&call.name)?;
+        let started = Instant::now();
+        if self
+            .options
+            .allow_tools
+            .iter()
+            .any(|p| crate::mcp::pattern_matches(p, &call.name))
+        {
+            return None;
+        }
+        let approvals = self.store().mcp_servers();
+        match approvals
+            .approved(&offered.server, &offered.tool.name, self.conversation.id)
+            .await
+        {
+            Ok(true) => return None,
+            Ok(false) => {}
+            Err(e) => {
+                return Some(ToolOutcome::failed(
+                    FailureClass::System,
+                    &format!("the approvals could not be read: {e}"),
+                    started.elapsed(),
+                ));
+            }
+        }
+        let request = crate::mcp::ApprovalRequest {
+            server: offered.server.clone(),
+            tool: offered.tool.name.clone(),
+            offered: call.name.clone(),
+            arguments: call.arguments.clone(),
+            read_only: offered.tool.read_only,
+            destructive: offered.tool.destructive,
+        };
+        let answer = tokio::select! {
+            biased;
+            () = self.session.cancel.cancelled() => None,
+            answer = self.session.choices.approve(&request) => answer,
+        };
+        let scope = match answer {
+            Some(crate::mcp::Approval::Once) => return None,
+            Some(crate::mcp::Approval::Conversation) => Some(self.conversation.id),
+            Some(crate::mcp::Approval::Always) => None,
+            Some(crate::mcp::Approval::Deny) => {
+                return Some(ToolOutcome {
+                    refused: true,
+                    ..ToolOutcome::failed(
+                        FailureClass::Permission,
+                        &format!(
+                            "the analyst refused this call to {}; do not call it again unless \
+                             they ask for it",
+                            call.name
+                        ),
+                        started.elapsed(),
+                    )
+                });
+            }
+            None => {
+                return Some(ToolOutcome {
+                    refused: true,
+                    ..ToolOutcome::failed(
+                        FailureClass::Permission,
+                        &format!(
+                            "{} needs approval, and no one could be asked (no terminal or \
+                             window). The analyst can allow it for a run with `decima run \
+                             --allow-tool {}` (or a pattern such as `mcp__{}__*`), or approve \
+                             it in the window; go on without it",
+                            call.name, call.name, offered.server
+                        ),
+                        started.elapsed(),
+                    )
+                });
+            }
+        };
+        if let Err(e) = approvals
+            .approve(&offered.server, &offered.tool.name, scope)
+            .await
+        {
+            warn!(error = %e, "an approval could not be stored; the call runs this once");
+        }
+        None
     }
 
     fn review_ctx(&self) -> ReviewContext<'_> {

@@ -1,0 +1,239 @@
+//! The analyst's MCP servers as settings: one list for the app, stored in SQLite without secret
+//! values, which go to the secret store (the keyring, or the 0600 file where there is none)
+//! under the account `mcp.<server>`. Adding and importing validate everything before anything
+//! is stored; a duplicate name is refused.
+
+use std::path::Path;
+
+use decima_llm::secrets::{SecretStore, SecretString};
+use decima_mcp::config::Secrets;
+use decima_mcp::{Place, ServerConfig};
+use decima_store::{McpServerRecord, Store};
+
+use crate::error::{Result, RuntimeError};
+
+/// The secret store's account for a server's secret values.
+fn account(server: &str) -> String {
+    format!("mcp.{server}")
+}
+
+/// Every server with its secret values, in the order they were added.
+pub async fn list(store: &Store, data_dir: &Path) -> Result<Vec<ServerConfig>> {
+    let rows = store.mcp_servers().list().await?;
+    if rows.is_empty() {
+        return Ok(Vec::new());
+    }
+    let (secrets, _warning) = SecretStore::open_async(data_dir).await?;
+    let mut out = Vec::with_capacity(rows.len());
+    for row in rows {
+        let config: ServerConfig = serde_json::from_value(row.config).map_err(|e| {
+            RuntimeError::Config(format!(
+                "the stored MCP server {:?} cannot be read ({e}); remove it with `decima mcp \
+                 remove {}` and add it again",
+                row.name, row.name
+            ))
+        })?;
+        let kept = match secrets.get_async(&account(&config.name)).await? {
+            Some(text) => serde_json::from_str::<Secrets>(text.expose()).unwrap_or_default(),
+            None => Secrets::default(),
+        };
+        out.push(config.with_secrets(&kept));
+    }
+    Ok(out)
+}
+
+/// The stored servers without their secret values: for lists and the window, which never see
+/// a secret.
+pub async fn list_public(store: &Store) -> Result<Vec<ServerConfig>> {
+    let rows = store.mcp_servers().list().await?;
+    rows.into_iter()
+        .map(|row| {
+            serde_json::from_value(row.config).map_err(|e| {
+                RuntimeError::Config(format!(
+                    "the stored MCP server {:?} cannot be read ({e})",
+                    row.name
+                ))
+            })
+        })
+        .collect()
+}
+
+/// Adds servers: all or none. Their secret values are kept first, so a row never points at a
+/// secret that was not written; if the rows cannot be stored, the secrets are taken back.
+pub async fn add(store: &Store, data_dir: &Path, servers: &[ServerConfig]) -> Result<()> {
+    for s in servers {
+        s.validate()?;
+    }
+    for (i, s) in servers.iter().enumerate() {
+        if servers[..i].iter().any(|t| t.name == s.name) {
+            return Err(RuntimeError::Config(format!(
+                "the server name {:?} is given twice",
+                s.name
+            )));
+        }
+    }
+    let with_secrets: Vec<&ServerConfig> =
+        servers.iter().filter(|s| !s.secrets().is_empty()).collect();
+    let secrets = if with_secrets.is_empty() {
+        None
+    } else {
+        Some(SecretStore::open_async(data_dir).await?.0)
+    };
+    let existing: Vec<String> = store
+        .mcp_servers()
+        .list()
+        .await?
+        .into_iter()
+        .map(|r| r.name)
+        .collect();
+    if let Some(taken) = servers.iter().find(|s| existing.contains(&s.name)) {
+        return Err(RuntimeError::Store(decima_store::StoreError::Conflict(
+            format!(
+                "an MCP server named {:?} exists already; remove it first or pick another name",
+                taken.name
+            ),
+        )));
+    }
+    if let Some(vault) = &secrets {
+        for s in &with_secrets {
+            let text = serde_json::to_string(&s.secrets())
+                .map_err(|e| RuntimeError::Config(e.to_string()))?;
+            vault
+                .set_async(&account(&s.name), &SecretString::new(text))
+                .await?;
+        }
+    }
+    let rows: Vec<McpServerRecord> = servers
+        .iter()
+        .map(|s| McpServerRecord {
+            name: s.name.clone(),
+            config: serde_json::to_value(s.without_secrets()).unwrap_or_default(),
+        })
+        .collect();
+    if let Err(e) = store.mcp_servers().add(&rows).await {
+        if let Some(vault) = &secrets {
+            for s in &with_secrets {
+                let _ = vault.delete_async(&account(&s.name)).await;
+            }
+        }
+        return Err(e.into());
+    }
+    Ok(())
+}
+
+/// Replaces a stored server's settings that hold no secret (enabled, timeouts, lists), keeping
+/// its secret values.
+pub async fn update(store: &Store, server: &ServerConfig) -> Result<()> {
+    server.validate()?;
+    store
+        .mcp_servers()
+        .update(&McpServerRecord {
+            name: server.name.clone(),
+            config: serde_json::to_value(server.without_secrets()).unwrap_or_default(),
+        })
+        .await?;
+    Ok(())
+}
+
+/// Removes a server and its secret values; `false` when there was none.
+pub async fn remove(store: &Store, data_dir: &Path, name: &str) -> Result<bool> {
+    let removed = store.mcp_servers().remove(name).await?;
+    if removed {
+        let (vault, _warning) = SecretStore::open_async(data_dir).await?;
+        vault.delete_async(&account(name)).await?;
+    }
+    Ok(removed)
+}
+
+/// Imports Claude Desktop's `claude_desktop_config.json`: every server in it or, when one
+/// cannot be imported or its name is taken, none. Returns the names added.
+pub async fn import_claude_desktop(
+    store: &Store,
+    data_dir: &Path,
+    path: &Path,
+    place: Place,
+) -> Result<Vec<String>> {
+    let text = tokio::fs::read_to_string(path)
+        .await
+        .map_err(|source| RuntimeError::Io {
+            action: "read",
+            path: path.to_path_buf(),
+            source,
+        })?;
+    let servers = decima_mcp::claude_desktop::parse(&text, place)?;
+    add(store, data_dir, &servers).await?;
+    Ok(servers.into_iter().map(|s| s.name).collect())
+}
+
+/// What `decima mcp tools` shows of a server: its tools and what offering them costs.
+#[derive(Debug, Clone)]
+pub struct Probe {
+    /// The server's tools as it listed them, with the tokens each one's offer takes.
+    pub tools: Vec<(decima_mcp::McpTool, u32)>,
+    /// How long it took to start and list them.
+    pub started_in: std::time::Duration,
+}
+
+/// Starts a stored server on the host (in `cwd`), lists its tools with the tokens their
+/// schemas take as offered, and stops it. A server that does not answer in time is a clear
+/// error, and nothing is left running.
+pub async fn probe(store: &Store, data_dir: &Path, name: &str, cwd: &Path) -> Result<Probe> {
+    let config = list(store, data_dir)
+        .await?
+        .into_iter()
+        .find(|s| s.name == name)
+        .ok_or_else(|| {
+            RuntimeError::Store(decima_store::StoreError::NotFound {
+                entity: "MCP server",
+                id: name.to_owned(),
+            })
+        })?;
+    if matches!(
+        config.transport,
+        decima_mcp::Transport::Stdio {
+            place: Place::Docker,
+            ..
+        }
+    ) {
+        return Err(RuntimeError::Config(format!(
+            "MCP server {name:?} is set to run in the Docker sandbox, where this version of \
+             Decima cannot start MCP servers yet; remove it and add it again with --where host \
+             to run it on this machine"
+        )));
+    }
+    let host = decima_mcp::client::HostContext {
+        workspace: cwd.to_path_buf(),
+        log: Some(decima_mcp::client::log_path(
+            &data_dir.join("logs").join("mcp"),
+            name,
+        )),
+    };
+    let token = match &config.transport {
+        decima_mcp::Transport::Http {
+            bearer_token_env: Some(var),
+            ..
+        } => std::env::var(var).ok().map(|t| format!("Bearer {t}")),
+        _ => None,
+    };
+    let client = decima_mcp::McpClient::connect(&config, &host, token.as_deref()).await?;
+    let counter = decima_llm::tokens::store_counter();
+    let mut table = decima_mcp::ToolTable::new();
+    let tools = client
+        .tools()
+        .iter()
+        .map(|t| {
+            let offered = serde_json::json!({
+                "type": "function",
+                "function": {
+                    "name": table.insert(name, &t.name),
+                    "description": t.description,
+                    "parameters": decima_mcp::schema::adapt(&t.input_schema, decima_mcp::schema::Dialect::OpenAi),
+                }
+            });
+            (t.clone(), counter.count_text(&offered.to_string()))
+        })
+        .collect();
+    let started_in = client.started_in;
+    client.shutdown().await;
+    Ok(Probe { tools, started_in })
+}

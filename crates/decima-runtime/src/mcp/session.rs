@@ -1,0 +1,367 @@
+//! A run's MCP servers: started together when the run starts (each within its own startup
+//! timeout, none waiting on another), their tools offered through the registry under table
+//! names, and shut down when the run ends. A server that does not start costs the run its
+//! tools and a warning, never the run.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Instant;
+
+use decima_core::{ConversationId, FailureClass};
+use decima_llm::{Protocol, ToolSpec};
+use decima_mcp::client::{HostContext, log_path};
+use decima_mcp::schema::{Dialect, adapt};
+use decima_mcp::{McpClient, McpOutput, McpTool, ServerConfig, ToolTable, Transport};
+use decima_sandbox::host::BoxFuture;
+use decima_store::Store;
+use futures_util::future::join_all;
+use tokio_util::sync::CancellationToken;
+use tracing::{Instrument as _, info, info_span, warn};
+
+use crate::agent::{AgentTool, ToolOutcome};
+use crate::error::Result;
+use crate::events::{Event, EventSink};
+
+/// Text past this many bytes is saved to a file and shown as a head and a tail, as `shell`'s
+/// output is.
+const OUTPUT_CAP: usize = 1024 * 1024;
+/// Bytes of the head and of the tail shown of a capped result.
+const PREVIEW: usize = 16 * 1024;
+/// Where results' images and capped text are saved, relative to a host workspace.
+const SAVED_DIR: &str = ".decima/mcp";
+
+/// One offered tool: the server it belongs to and what it says about itself.
+#[derive(Clone)]
+pub struct OfferedTool {
+    /// The server's name.
+    pub server: String,
+    /// The tool as the server listed it.
+    pub tool: McpTool,
+    client: Arc<McpClient>,
+}
+
+/// The servers of one run.
+#[derive(Default)]
+pub struct McpSession {
+    clients: Vec<Arc<McpClient>>,
+    table: ToolTable,
+    offered: BTreeMap<String, OfferedTool>,
+    dialect: Option<Dialect>,
+    saved_dir: Option<PathBuf>,
+}
+
+/// What a run's servers need to start.
+pub struct StartRequest<'a> {
+    /// The store (the server list, the conversation's switches).
+    pub store: &'a Store,
+    /// The data directory (secret values, stderr logs).
+    pub data_dir: &'a Path,
+    /// The conversation whose switches apply.
+    pub conversation: ConversationId,
+    /// A host workspace: where host servers start and results' files are saved. `None` for a
+    /// Docker run.
+    pub host_workspace: Option<&'a Path>,
+    /// The provider's protocol, which decides how schemas are sent.
+    pub protocol: Protocol,
+    /// Where warnings go.
+    pub events: &'a dyn EventSink,
+}
+
+impl McpSession {
+    /// Starts every enabled server the conversation did not switch off, side by side.
+    pub async fn start(request: StartRequest<'_>) -> Result<Self> {
+        let servers = super::servers::list(request.store, request.data_dir).await?;
+        let off = request
+            .store
+            .mcp_servers()
+            .switched_off(request.conversation)
+            .await?;
+        let wanted: Vec<ServerConfig> = servers
+            .into_iter()
+            .filter(|s| s.enabled && !off.contains(&s.name))
+            .collect();
+        let dialect = match request.protocol {
+            Protocol::OpenAi => Dialect::OpenAi,
+            Protocol::Anthropic => Dialect::Anthropic,
+        };
+        let mut session = Self {
+            dialect: Some(dialect),
+            saved_dir: request.host_workspace.map(|w| w.join(SAVED_DIR)),
+            ..Self::default()
+        };
+        if wanted.is_empty() {
+            return Ok(session);
+        }
+        let started = Instant::now();
+        let logs = request.data_dir.join("logs").join("mcp");
+        let workspace = request
+            .host_workspace
+            .map_or_else(|| request.data_dir.to_path_buf(), Path::to_path_buf);
+        let (docker, wanted): (Vec<ServerConfig>, Vec<ServerConfig>) =
+            wanted.into_iter().partition(|s| {
+                matches!(
+                    s.transport,
+                    Transport::Stdio {
+                        place: decima_mcp::Place::Docker,
+                        ..
+                    }
+                )
+            });
+        for s in &docker {
+            request.events.emit(Event::Warning {
+                message: format!(
+                    "MCP server {:?} is set to run in the Docker sandbox, where this version of \
+                     Decima cannot start MCP servers yet; its tools are not offered. To run it \
+                     on this machine with your rights: `decima mcp remove {0}`, then add it \
+                     again with --where host",
+                    s.name
+                ),
+            });
+        }
+        let starts = wanted.iter().map(|config| {
+            let host = HostContext {
+                workspace: workspace.clone(),
+                log: Some(log_path(&logs, &config.name)),
+            };
+            async move {
+                let token = bearer_token(config);
+                let connected = McpClient::connect(config, &host, token.as_deref()).await;
+                (config, connected)
+            }
+        });
+        let span = info_span!("mcp.servers", count = wanted.len());
+        for (config, connected) in join_all(starts).instrument(span).await {
+            match connected {
+                Ok(client) => {
+                    let client = Arc::new(client);
+                    for tool in client.tools() {
+                        if !config.offers(&tool.name) {
+                            continue;
+                        }
+                        let name = session.table.insert(&config.name, &tool.name);
+                        session.offered.insert(
+                            name,
+                            OfferedTool {
+                                server: config.name.clone(),
+                                tool: tool.clone(),
+                                client: client.clone(),
+                            },
+                        );
+                    }
+                    session.clients.push(client);
+                }
+                Err(e) => {
+                    warn!(server = %config.name, error = %e, "an MCP server did not start");
+                    request.events.emit(Event::Warning {
+                        message: format!("{e}; its tools are not offered in this run"),
+                    });
+                }
+            }
+        }
+        info!(
+            servers = session.clients.len(),
+            tools = session.offered.len(),
+            ms = started.elapsed().as_millis() as u64,
+            "MCP servers ready"
+        );
+        Ok(session)
+    }
+
+    /// The offered tools, for the registry.
+    pub fn tools(&self) -> Vec<Arc<dyn AgentTool>> {
+        self.offered
+            .iter()
+            .map(|(name, offered)| {
+                Arc::new(McpToolHandle {
+                    offered_name: name.clone(),
+                    offered: offered.clone(),
+                    dialect: self.dialect.unwrap_or(Dialect::OpenAi),
+                    saved_dir: self.saved_dir.clone(),
+                }) as Arc<dyn AgentTool>
+            })
+            .collect()
+    }
+
+    /// The server and tool an offered name stands for, when it is an MCP tool of this run.
+    pub fn resolve(&self, offered: &str) -> Option<&OfferedTool> {
+        self.offered.get(offered)
+    }
+
+    /// Whether the run has any MCP tool.
+    pub fn is_empty(&self) -> bool {
+        self.offered.is_empty()
+    }
+
+    /// Closes every connection and stops what is left of host servers.
+    pub async fn shutdown(&self) {
+        join_all(self.clients.iter().map(|c| c.shutdown())).await;
+    }
+}
+
+/// An HTTP server's bearer token, from the environment variable its configuration names.
+fn bearer_token(config: &ServerConfig) -> Option<String> {
+    match &config.transport {
+        Transport::Http {
+            bearer_token_env: Some(var),
+            ..
+        } => std::env::var(var)
+            .ok()
+            .filter(|t| !t.is_empty())
+            .map(|t| format!("Bearer {t}")),
+        _ => None,
+    }
+}
+
+/// One MCP tool in the registry.
+struct McpToolHandle {
+    offered_name: String,
+    offered: OfferedTool,
+    dialect: Dialect,
+    saved_dir: Option<PathBuf>,
+}
+
+impl AgentTool for McpToolHandle {
+    fn spec(&self) -> ToolSpec {
+        let tool = &self.offered.tool;
+        let mut description = format!("(MCP server {}) {}", self.offered.server, tool.description);
+        if tool.read_only == Some(true) {
+            description.push_str(" [read-only]");
+        }
+        ToolSpec {
+            name: self.offered_name.clone(),
+            description,
+            parameters: adapt(&tool.input_schema, self.dialect),
+        }
+    }
+
+    fn call<'a>(&'a self, arguments: &'a str) -> BoxFuture<'a, ToolOutcome> {
+        let span = info_span!(
+            "mcp.call",
+            server = %self.offered.server,
+            tool = %self.offered.tool.name
+        );
+        Box::pin(
+            async move {
+                let started = Instant::now();
+                let parsed: serde_json::Value = if arguments.trim().is_empty() {
+                    serde_json::json!({})
+                } else {
+                    match serde_json::from_str(arguments) {
+                        Ok(v) => v,
+                        Err(e) => {
+                            return ToolOutcome::failed(
+                                FailureClass::Data,
+                                &format!("the arguments are not JSON ({e})"),
+                                started.elapsed(),
+                            );
+                        }
+                    }
+                };
+                let serde_json::Value::Object(map) = parsed else {
+                    return ToolOutcome::failed(
+                        FailureClass::Data,
+                        "the arguments must be one JSON object",
+                        started.elapsed(),
+                    );
+                };
+                // The run's own cancellation drops this future, which abandons the call and
+                // tells the server (`notifications/cancelled`).
+                let never = CancellationToken::new();
+                match self
+                    .offered
+                    .client
+                    .call(&self.offered.tool.name, map, &never)
+                    .await
+                {
+                    Ok(output) => self.outcome(output, started).await,
+                    Err(e) => ToolOutcome::failed(e.class(), &e.to_string(), started.elapsed()),
+                }
+            }
+            .instrument(span),
+        )
+    }
+}
+
+impl McpToolHandle {
+    /// A result as the model gets it: images saved (where there is a host workspace) and
+    /// named, long text capped with the whole saved.
+    async fn outcome(&self, output: McpOutput, started: Instant) -> ToolOutcome {
+        let McpOutput {
+            mut text,
+            images,
+            is_error,
+        } = output;
+        let stem = format!("{}-{}", self.offered_name, decima_core::Timestamp::now().0);
+        for (i, image) in images.iter().enumerate() {
+            let ext = image.mime.rsplit('/').next().unwrap_or("bin");
+            let ext: String = ext
+                .chars()
+                .filter(char::is_ascii_alphanumeric)
+                .take(8)
+                .collect();
+            let note = match self
+                .save(&format!("{stem}-{}.{ext}", i + 1), &image.data)
+                .await
+            {
+                Some(path) => format!("saved in the workspace as {path}"),
+                None => "not saved: this run has no host workspace".to_owned(),
+            };
+            text.push_str(&format!("\n[image {}: {note}]", i + 1));
+        }
+        if text.len() > OUTPUT_CAP {
+            let whole = self.save(&format!("{stem}.txt"), text.as_bytes()).await;
+            text = capped(&text, whole.as_deref());
+        }
+        let duration = started.elapsed();
+        if is_error {
+            ToolOutcome::failed(FailureClass::Data, &text, duration)
+        } else {
+            ToolOutcome::ok(text, duration)
+        }
+    }
+
+    /// Writes a file under the saved folder; its path relative to the workspace.
+    async fn save(&self, file: &str, bytes: &[u8]) -> Option<String> {
+        let dir = self.saved_dir.as_ref()?;
+        tokio::fs::create_dir_all(dir).await.ok()?;
+        tokio::fs::write(dir.join(file), bytes).await.ok()?;
+        Some(format!("{SAVED_DIR}/{file}"))
+    }
+}
+
+/// The head and the tail of a long text around a line naming where the whole is.
+fn capped(text: &str, saved: Option<&str>) -> String {
+    let mut head = PREVIEW.min(text.len());
+    while !text.is_char_boundary(head) {
+        head -= 1;
+    }
+    let mut tail = text.len().saturating_sub(PREVIEW);
+    while !text.is_char_boundary(tail) {
+        tail += 1;
+    }
+    let whole = match saved {
+        Some(path) => format!("the whole result is in {path}; search it with grep"),
+        None => "the whole result could not be saved".to_owned(),
+    };
+    format!(
+        "{}\n[… {} bytes cut; {whole} …]\n{}",
+        &text[..head],
+        tail - head,
+        &text[tail..]
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_long_result_keeps_its_head_and_tail_on_char_boundaries() {
+        let text = format!("{}{}", "é".repeat(OUTPUT_CAP), "end");
+        let c = capped(&text, Some(".decima/mcp/x.txt"));
+        assert!(c.len() < 3 * PREVIEW);
+        assert!(c.ends_with("end"));
+        assert!(c.contains(".decima/mcp/x.txt"));
+    }
+}

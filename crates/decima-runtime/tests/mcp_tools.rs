@@ -1,0 +1,278 @@
+//! MCP tools inside a run: the reference `server-everything` (from npm, run on the host with
+//! `node` by path) offers its tools beside the built-in ones, under table names; every call
+//! needs approval (a run pattern, a stored approval, or the analyst's answer), and a run with
+//! no one to ask refuses the call with a tool error and goes on. Nothing is left running when
+//! the run ends.
+
+// Test code: a failed setup step should panic right where it happened.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use std::path::PathBuf;
+use std::sync::Mutex;
+
+use common::Fixture;
+use decima_mcp::{Place, ServerConfig, Transport};
+use decima_runtime::agent::{self, ChoiceSource, RunOptions, RunRequest, StopOnFailure};
+use decima_runtime::mcp::{Approval, ApprovalRequest};
+use decima_sandbox::host::BoxFuture;
+use decima_store::{ExecutionStatus, Failure, Resolution};
+use serde_json::json;
+
+fn everything_script() -> PathBuf {
+    let dir = std::env::var_os("DECIMA_MCP_SERVERS").map_or_else(
+        || {
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("../../target/mcp-servers/node_modules/@modelcontextprotocol")
+        },
+        PathBuf::from,
+    );
+    let script = dir.join("server-everything/dist/index.js");
+    assert!(
+        script.is_file(),
+        "the reference MCP servers are not installed at {}: run scripts/test.sh, or `source \
+         scripts/lib.sh && ensure_mcp_servers`",
+        dir.display()
+    );
+    script
+}
+
+async fn with_everything(f: &Fixture) {
+    let mut config = ServerConfig::stdio(
+        "everything",
+        "node",
+        vec![everything_script().display().to_string(), "stdio".into()],
+    );
+    if let Transport::Stdio { place, env, .. } = &mut config.transport {
+        *place = Place::Host;
+        env.insert("EVERYTHING_TOKEN".into(), "s3cret-value".into());
+        env.insert("DECIMA_TEST_MARK".into(), mark(f));
+    }
+    decima_runtime::mcp::servers::add(&f.store, f.dir.path(), &[config])
+        .await
+        .unwrap();
+}
+
+/// Answers approvals from a list, and records what it was asked.
+struct Approver {
+    answers: Mutex<Vec<Approval>>,
+    asked: Mutex<Vec<ApprovalRequest>>,
+}
+
+impl ChoiceSource for Approver {
+    fn choose<'a>(&'a self, _failure: &'a Failure) -> BoxFuture<'a, Option<Resolution>> {
+        Box::pin(async { None })
+    }
+
+    fn approve<'a>(&'a self, request: &'a ApprovalRequest) -> BoxFuture<'a, Option<Approval>> {
+        self.asked.lock().unwrap().push(request.clone());
+        let next = self.answers.lock().unwrap().pop();
+        Box::pin(async move { next })
+    }
+}
+
+fn offered_tools(f: &Fixture, request: usize) -> Vec<String> {
+    f.server.requests()[request].json.as_ref().unwrap()["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+#[tokio::test]
+async fn an_allowed_mcp_call_runs_and_its_result_and_image_reach_the_model() {
+    let f = Fixture::new().await;
+    with_everything(&f).await;
+    f.call(
+        "mcp__everything__echo",
+        json!({"message": "revenue 1200 EUR"}),
+    );
+    f.call("mcp__everything__get-tiny-image", json!({}));
+    f.say("Done.");
+    let outcome = f
+        .run(
+            "Echo it",
+            RunOptions {
+                allow_tools: vec!["mcp__everything__*".into()],
+                ..RunOptions::default()
+            },
+        )
+        .await;
+    assert_eq!(outcome.execution.status, ExecutionStatus::Succeeded);
+    let tools = offered_tools(&f, 0);
+    assert!(
+        tools.contains(&"mcp__everything__echo".to_owned()),
+        "{tools:?}"
+    );
+    assert!(
+        tools.contains(&"shell".to_owned()),
+        "built-ins stay: {tools:?}"
+    );
+    let echo = f.server.requests()[0].json.as_ref().unwrap()["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["function"]["name"] == "mcp__everything__echo")
+        .unwrap()
+        .clone();
+    assert_eq!(
+        echo["function"]["parameters"]["properties"]["message"]["type"], "string",
+        "the server's schema, as it gave it"
+    );
+    assert_eq!(f.last_tool_result(1), "Echo: revenue 1200 EUR");
+    let image = f.last_tool_result(2);
+    assert!(image.contains("[image 1: image/png"), "{image}");
+    let saved = image
+        .split("saved in the workspace as ")
+        .nth(1)
+        .and_then(|s| s.split(']').next())
+        .unwrap();
+    let bytes = std::fs::read(f.workspace().join(saved)).unwrap();
+    assert_eq!(&bytes[1..4], b"PNG");
+
+    // The server's secret value never reached the database.
+    let db = std::fs::read(f.dir.path().join("decima.db")).unwrap();
+    assert!(
+        !db.windows(12).any(|w| w == b"s3cret-value"),
+        "a secret in SQLite"
+    );
+    assert!(
+        no_server_left(&mark(&f)),
+        "the run's server was stopped with the run"
+    );
+}
+
+#[tokio::test]
+async fn with_no_one_to_ask_an_mcp_call_is_refused_and_the_run_goes_on() {
+    let f = Fixture::new().await;
+    with_everything(&f).await;
+    f.call("mcp__everything__echo", json!({"message": "hi"}));
+    f.say("I could not use it.");
+    let outcome = f.run("Echo it", RunOptions::default()).await;
+    assert_eq!(outcome.execution.status, ExecutionStatus::Succeeded);
+    let refused = f.last_tool_result(1);
+    assert!(refused.contains("needs approval"), "{refused}");
+    assert!(
+        refused.contains("--allow-tool mcp__everything__echo"),
+        "{refused}"
+    );
+    assert!(!refused.contains("Echo: hi"), "it did not run");
+}
+
+#[tokio::test]
+async fn the_analysts_answers_run_refuse_and_remember_calls() {
+    let f = Fixture::new().await;
+    with_everything(&f).await;
+    // Answers are popped from the end: deny, then this conversation.
+    let approver = Approver {
+        answers: Mutex::new(vec![Approval::Conversation, Approval::Deny]),
+        asked: Mutex::new(Vec::new()),
+    };
+    f.call("mcp__everything__echo", json!({"message": "one"}));
+    f.call("mcp__everything__echo", json!({"message": "two"}));
+    f.call("mcp__everything__echo", json!({"message": "three"}));
+    f.say("Done.");
+    let session = f.session(&approver);
+    let outcome = agent::run(
+        &session,
+        RunRequest {
+            conversation: None,
+            workspace: Some(f.workspace()),
+            task: "Echo three times".into(),
+            sandbox: decima_store::SandboxKind::Host,
+            options: RunOptions {
+                tenth_man: decima_runtime::review::TenthManMode::Off,
+                ..RunOptions::default()
+            },
+        },
+    )
+    .await
+    .unwrap();
+    assert_eq!(outcome.execution.status, ExecutionStatus::Succeeded);
+    assert!(f.last_tool_result(1).contains("the analyst refused"));
+    assert_eq!(f.last_tool_result(2), "Echo: two");
+    assert_eq!(
+        f.last_tool_result(3),
+        "Echo: three",
+        "approved for the conversation: not asked again"
+    );
+    let asked = approver.asked.lock().unwrap().clone();
+    assert_eq!(asked.len(), 2);
+    assert_eq!(asked[0].tool, "echo");
+    assert_eq!(
+        asked[0].read_only,
+        Some(true),
+        "the hint is shown with the question"
+    );
+    assert!(
+        f.store
+            .mcp_servers()
+            .approved("everything", "echo", outcome.execution.conversation_id)
+            .await
+            .unwrap()
+    );
+}
+
+#[tokio::test]
+async fn a_server_that_does_not_start_costs_its_tools_and_a_warning_not_the_run() {
+    let f = Fixture::new().await;
+    let mut config = ServerConfig::stdio("broken", "/no/such/program", vec![]);
+    if let Transport::Stdio { place, .. } = &mut config.transport {
+        *place = Place::Host;
+    }
+    decima_runtime::mcp::servers::add(&f.store, f.dir.path(), &[config])
+        .await
+        .unwrap();
+    f.say("Fine without it.");
+    let session = f.session(&StopOnFailure);
+    let outcome = agent::run(
+        &session,
+        RunRequest {
+            conversation: None,
+            workspace: Some(f.workspace()),
+            task: "Anything".into(),
+            sandbox: decima_store::SandboxKind::Host,
+            options: RunOptions {
+                tenth_man: decima_runtime::review::TenthManMode::Off,
+                ..RunOptions::default()
+            },
+        },
+    )
+    .await
+    .unwrap();
+    assert_eq!(outcome.execution.status, ExecutionStatus::Succeeded);
+    let events = f.events.take();
+    let warned = events.iter().any(|e| {
+        matches!(e, decima_runtime::Event::Warning { message }
+            if message.contains("\"broken\"") && message.contains("not offered"))
+    });
+    assert!(warned, "{events:?}");
+    assert!(
+        !offered_tools(&f, 0).iter().any(|t| t.starts_with("mcp__")),
+        "no tool of a server that did not start"
+    );
+}
+
+/// A value set in the environment of this fixture's server, to find its process.
+fn mark(f: &Fixture) -> String {
+    f.dir.path().display().to_string()
+}
+
+/// Whether no live process carries `mark` in its environment.
+fn no_server_left(mark: &str) -> bool {
+    let needle = format!("DECIMA_TEST_MARK={mark}");
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| e.file_name().to_string_lossy().parse::<u32>().ok())
+        .all(|pid| {
+            let env = std::fs::read(format!("/proc/{pid}/environ")).unwrap_or_default();
+            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+            let state = stat
+                .rsplit_once(')')
+                .and_then(|(_, r)| r.split_whitespace().next());
+            state == Some("Z") || !env.split(|b| *b == 0).any(|v| v == needle.as_bytes())
+        })
+}

@@ -1,0 +1,221 @@
+//! The analyst's MCP servers, their per-conversation switches, and the approvals of their
+//! tools. The store keeps a server's configuration as an opaque JSON object (the runtime gives
+//! it its type) and refuses one that still carries a value of an environment variable or a
+//! header: those belong in the secret store, whatever their names.
+
+use decima_core::{ConversationId, Timestamp};
+use serde_json::Value;
+
+use crate::{Result, Store, StoreError};
+
+/// A stored server.
+#[derive(Debug, Clone, PartialEq)]
+pub struct McpServerRecord {
+    /// Its unique name.
+    pub name: String,
+    /// Its configuration, without secret values.
+    pub config: Value,
+}
+
+/// MCP server operations, borrowed from a [`Store`].
+pub struct McpServers<'s> {
+    store: &'s Store,
+}
+
+impl<'s> McpServers<'s> {
+    pub(crate) fn new(store: &'s Store) -> Self {
+        Self { store }
+    }
+
+    /// Every server, in the order they were added.
+    pub async fn list(&self) -> Result<Vec<McpServerRecord>> {
+        let rows: Vec<(String, String)> =
+            sqlx::query_as("SELECT name, config FROM mcp_servers ORDER BY position, name")
+                .fetch_all(self.store.pool())
+                .await?;
+        rows.into_iter()
+            .map(|(name, text)| {
+                let config = serde_json::from_str(&text).map_err(|e| StoreError::Corrupt {
+                    what: "MCP server",
+                    detail: e.to_string(),
+                })?;
+                Ok(McpServerRecord { name, config })
+            })
+            .collect()
+    }
+
+    /// Adds servers in one transaction: all of them or, when a name is taken (by a stored
+    /// server or twice in `servers`), none.
+    pub async fn add(&self, servers: &[McpServerRecord]) -> Result<()> {
+        for s in servers {
+            check(s)?;
+        }
+        let mut tx = self.store.begin_write().await?;
+        let (position,): (i64,) =
+            sqlx::query_as("SELECT ifnull(max(position), 0) FROM mcp_servers")
+                .fetch_one(&mut *tx)
+                .await?;
+        let now = Timestamp::now().0;
+        for (i, s) in servers.iter().enumerate() {
+            let taken: Option<(String,)> =
+                sqlx::query_as("SELECT name FROM mcp_servers WHERE name = ?")
+                    .bind(&s.name)
+                    .fetch_optional(&mut *tx)
+                    .await?;
+            if taken.is_some() {
+                return Err(StoreError::Conflict(format!(
+                    "an MCP server named {:?} exists already; remove it first or pick another \
+                     name",
+                    s.name
+                )));
+            }
+            sqlx::query(
+                "INSERT INTO mcp_servers (name, config, position, created_at, updated_at) \
+                 VALUES (?, ?, ?, ?, ?)",
+            )
+            .bind(&s.name)
+            .bind(s.config.to_string())
+            .bind(position + 1 + i as i64)
+            .bind(now)
+            .bind(now)
+            .execute(&mut *tx)
+            .await?;
+        }
+        tx.commit().await?;
+        Ok(())
+    }
+
+    /// Replaces a stored server's configuration (enable, timeouts, lists).
+    pub async fn update(&self, server: &McpServerRecord) -> Result<()> {
+        check(server)?;
+        let done = sqlx::query("UPDATE mcp_servers SET config = ?, updated_at = ? WHERE name = ?")
+            .bind(server.config.to_string())
+            .bind(Timestamp::now().0)
+            .bind(&server.name)
+            .execute(self.store.pool())
+            .await?;
+        if done.rows_affected() == 0 {
+            return Err(StoreError::not_found("MCP server", &server.name));
+        }
+        Ok(())
+    }
+
+    /// Removes a server with its switches and approvals; `false` when there was none.
+    pub async fn remove(&self, name: &str) -> Result<bool> {
+        let done = sqlx::query("DELETE FROM mcp_servers WHERE name = ?")
+            .bind(name)
+            .execute(self.store.pool())
+            .await?;
+        Ok(done.rows_affected() > 0)
+    }
+
+    /// Switches a server on or off for one conversation.
+    pub async fn set_for_conversation(
+        &self,
+        conversation: ConversationId,
+        server: &str,
+        enabled: bool,
+    ) -> Result<()> {
+        sqlx::query(
+            "INSERT INTO conversation_mcp_servers (conversation_id, server, enabled) \
+             VALUES (?, ?, ?) ON CONFLICT (conversation_id, server) \
+             DO UPDATE SET enabled = excluded.enabled",
+        )
+        .bind(conversation.to_string())
+        .bind(server)
+        .bind(enabled)
+        .execute(self.store.pool())
+        .await
+        .map_err(|e| foreign(e, server))?;
+        Ok(())
+    }
+
+    /// The servers a conversation switched off.
+    pub async fn switched_off(&self, conversation: ConversationId) -> Result<Vec<String>> {
+        let rows: Vec<(String,)> = sqlx::query_as(
+            "SELECT server FROM conversation_mcp_servers WHERE conversation_id = ? AND enabled = 0",
+        )
+        .bind(conversation.to_string())
+        .fetch_all(self.store.pool())
+        .await?;
+        Ok(rows.into_iter().map(|(s,)| s).collect())
+    }
+
+    /// Approves a server's tool for one conversation, or always when `conversation` is `None`.
+    pub async fn approve(
+        &self,
+        server: &str,
+        tool: &str,
+        conversation: Option<ConversationId>,
+    ) -> Result<()> {
+        sqlx::query(
+            "INSERT INTO mcp_approvals (server, tool, conversation_id, created_at) \
+             VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING",
+        )
+        .bind(server)
+        .bind(tool)
+        .bind(conversation.map(|c| c.to_string()))
+        .bind(Timestamp::now().0)
+        .execute(self.store.pool())
+        .await
+        .map_err(|e| foreign(e, server))?;
+        Ok(())
+    }
+
+    /// Whether a server's tool was approved always or for this conversation.
+    pub async fn approved(
+        &self,
+        server: &str,
+        tool: &str,
+        conversation: ConversationId,
+    ) -> Result<bool> {
+        let row: Option<(i64,)> = sqlx::query_as(
+            "SELECT 1 FROM mcp_approvals WHERE server = ? AND tool = ? \
+             AND (conversation_id IS NULL OR conversation_id = ?) LIMIT 1",
+        )
+        .bind(server)
+        .bind(tool)
+        .bind(conversation.to_string())
+        .fetch_optional(self.store.pool())
+        .await?;
+        Ok(row.is_some())
+    }
+}
+
+/// A server's row as the schema requires it, and without a secret value.
+fn check(server: &McpServerRecord) -> Result<()> {
+    if !server.config.is_object() {
+        return Err(StoreError::InvalidInput(format!(
+            "the configuration of MCP server {:?} must be a JSON object",
+            server.name
+        )));
+    }
+    let transport = server.config.get("transport");
+    for field in ["env", "headers"] {
+        let held = transport
+            .and_then(|t| t.get(field))
+            .and_then(Value::as_object)
+            .and_then(|m| {
+                m.iter()
+                    .find(|(_, v)| v.as_str().is_none_or(|s| !s.is_empty()))
+            });
+        if let Some((key, _)) = held {
+            return Err(StoreError::InvalidInput(format!(
+                "the configuration of MCP server {:?} holds the value of {key}; values of \
+                 environment variables and headers belong in the secret store",
+                server.name
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// A switch or an approval for a server that does not exist.
+fn foreign(e: sqlx::Error, server: &str) -> StoreError {
+    match &e {
+        sqlx::Error::Database(d) if d.is_foreign_key_violation() => {
+            StoreError::not_found("MCP server or conversation", server)
+        }
+        _ => e.into(),
+    }
+}
