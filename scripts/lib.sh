@@ -138,16 +138,39 @@ DECIMA_TEST_IMAGE=decima-test:busybox
 # busybox-static's /bin/busybox and a symlink per applet, a `decima` user (uid 1000) owning
 # /workspace, /tmp world-writable, imported with `docker import`. Rebuilt only when its content stamp
 # (busybox binary + this recipe) differs from the one stored in the image's `decima.stamp` label.
+# The users of the test images: the sandbox runs as 1000:1000.
+TEST_PASSWD='root:x:0:0:root:/root:/bin/sh
+decima:x:1000:1000:decima:/workspace:/bin/sh
+nobody:x:65534:65534:nobody:/nonexistent:/bin/false'
+TEST_GROUP='root:x:0:
+decima:x:1000:
+nogroup:x:65534:'
+
+# Fills the folder $1 with the busybox root filesystem the test images share ($2: /etc/passwd,
+# $3: /etc/group).
+busybox_rootfs() {
+    local rootfs=$1 busybox=/bin/busybox applet
+    mkdir -p "$rootfs"/{bin,etc,tmp,workspace,root,proc,sys,dev}
+    cp "$busybox" "$rootfs/bin/busybox"
+    for applet in $("$busybox" --list); do
+        [ "$applet" = busybox ] || ln -s busybox "$rootfs/bin/$applet"
+    done
+    for applet in sh grep cat head tail wc sed awk ls mkdir rm sleep timeout kill find id env echo \
+        true false chmod mv cp touch xargs ps sha256sum tar setsid realpath chown; do
+        [ -e "$rootfs/bin/$applet" ] || return 1
+    done
+    printf '%s\n' "$2" >"$rootfs/etc/passwd"
+    printf '%s\n' "$3" >"$rootfs/etc/group"
+    chmod 1777 "$rootfs/tmp"
+    chmod 700 "$rootfs/root"
+    chown 1000:1000 "$rootfs/workspace"
+}
+
 ensure_test_image() {
     local busybox=/bin/busybox
     [ -x "$busybox" ] && "$busybox" --list >/dev/null 2>&1 || die "$busybox is missing: install busybox-static"
     local recipe_version=1
-    local passwd='root:x:0:0:root:/root:/bin/sh
-decima:x:1000:1000:decima:/workspace:/bin/sh
-nobody:x:65534:65534:nobody:/nonexistent:/bin/false'
-    local group='root:x:0:
-decima:x:1000:
-nogroup:x:65534:'
+    local passwd=$TEST_PASSWD group=$TEST_GROUP
     local stamp
     stamp=$( { sha256sum "$busybox"; echo "$recipe_version"; echo "$passwd"; echo "$group"; } | sha256sum | cut -c1-16)
     local current
@@ -157,21 +180,7 @@ nogroup:x:65534:'
     say "Building the Docker test image $DECIMA_TEST_IMAGE"
     local rootfs
     rootfs=$(mktemp -d)
-    mkdir -p "$rootfs"/{bin,etc,tmp,workspace,root,proc,sys,dev}
-    cp "$busybox" "$rootfs/bin/busybox"
-    local applet
-    for applet in $("$busybox" --list); do
-        [ "$applet" = busybox ] || ln -s busybox "$rootfs/bin/$applet"
-    done
-    for applet in sh grep cat head tail wc sed awk ls mkdir rm sleep timeout kill find id env echo \
-        true false chmod mv cp touch xargs ps sha256sum tar setsid realpath chown; do
-        [ -e "$rootfs/bin/$applet" ] || { rm -rf "$rootfs"; die "busybox lacks the applet $applet"; }
-    done
-    printf '%s\n' "$passwd" >"$rootfs/etc/passwd"
-    printf '%s\n' "$group" >"$rootfs/etc/group"
-    chmod 1777 "$rootfs/tmp"
-    chmod 700 "$rootfs/root"
-    chown 1000:1000 "$rootfs/workspace"
+    busybox_rootfs "$rootfs" "$passwd" "$group" || { rm -rf "$rootfs"; die "busybox lacks an applet the tests need"; }
     tar -C "$rootfs" --numeric-owner -c . | as_root "$DOCKER" import \
         --change 'ENV PATH=/bin' --change 'WORKDIR /workspace' --change 'USER 1000:1000' \
         --change 'CMD ["/bin/sh"]' --change "LABEL decima.stamp=$stamp" \
@@ -186,4 +195,35 @@ ensure_sandbox_image() {
     as_root "$DOCKER" image inspect decima-sandbox:latest >/dev/null 2>&1 && return 0
     say "Tagging $DECIMA_TEST_IMAGE as decima-sandbox:latest (the Docker sandbox's default image)"
     as_root "$DOCKER" tag "$DECIMA_TEST_IMAGE" decima-sandbox:latest
+}
+
+# The image MCP servers are tested in inside the Docker sandbox: the busybox test image plus
+# this machine's `node` (with the libraries it links) and the reference MCP servers under
+# /opt/mcp. Needs ensure_docker and ensure_mcp_servers first.
+DECIMA_MCP_TEST_IMAGE=decima-test:node
+ensure_mcp_test_image() {
+    local node
+    node=$(readlink -f "$(command -v node)")
+    local servers="$REPO_ROOT/target/mcp-servers/node_modules"
+    [ -d "$servers" ] || die "the reference MCP servers are missing: run ensure_mcp_servers first"
+    local recipe_version=1 stamp current
+    stamp=$( { sha256sum /bin/busybox "$node"; echo "$recipe_version $MCP_SERVERS_VERSION"; echo "$TEST_PASSWD"; } | sha256sum | cut -c1-16)
+    current=$(as_root "$DOCKER" image inspect -f '{{index .Config.Labels "decima.stamp"}}' "$DECIMA_MCP_TEST_IMAGE" 2>/dev/null || true)
+    [ "$current" = "$stamp" ] && return 0
+
+    say "Building the Docker test image $DECIMA_MCP_TEST_IMAGE (busybox, node, the reference MCP servers)"
+    local rootfs lib
+    rootfs=$(mktemp -d)
+    busybox_rootfs "$rootfs" "$TEST_PASSWD" "$TEST_GROUP" || { rm -rf "$rootfs"; die "busybox lacks an applet the tests need"; }
+    mkdir -p "$rootfs/usr/bin" "$rootfs/opt/mcp"
+    cp "$node" "$rootfs/usr/bin/node"
+    for lib in $(ldd "$node" | grep -o '/[^ ]*'); do
+        cp --parents -L "$lib" "$rootfs"
+    done
+    cp -r "$servers" "$rootfs/opt/mcp/node_modules"
+    tar -C "$rootfs" --numeric-owner -c . | as_root "$DOCKER" import \
+        --change 'ENV PATH=/usr/bin:/bin' --change 'WORKDIR /workspace' --change 'USER 1000:1000' \
+        --change 'CMD ["/bin/sh"]' --change "LABEL decima.stamp=$stamp" \
+        - "$DECIMA_MCP_TEST_IMAGE" >/dev/null
+    rm -rf "$rootfs"
 }

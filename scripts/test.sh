@@ -38,6 +38,7 @@ cargo clippy --workspace --all-targets --locked -- -D warnings
 say "Docker: the engine and the test image (the Docker sandbox's tests need both)"
 ensure_docker
 ensure_test_image
+ensure_mcp_test_image
 
 say "Rust: unit, integration and end-to-end tests (under Xvfb)"
 xvfb-run -a --server-args="-screen 0 1280x900x24" cargo test --workspace --all-targets --locked --no-fail-fast

@@ -37,6 +37,7 @@ pub fn builder() -> Builder<tauri::Wry> {
             runs::run_start,
             runs::run_stop,
             runs::run_choose,
+            runs::run_approve,
             runs::execution_recover,
             runs::execution_resume,
             executions::execution_list,
@@ -122,7 +123,7 @@ mod tests {
             .skip(1)
             .filter_map(|rest| rest.split('"').next())
             .collect();
-        assert_eq!(invoked.len(), 48, "{invoked:?}");
+        assert_eq!(invoked.len(), 49, "{invoked:?}");
         for command in invoked {
             assert!(
                 build_rs.contains(&format!("\"{command}\"")),

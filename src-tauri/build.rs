@@ -15,6 +15,7 @@ fn main() {
         "run_start",
         "run_stop",
         "run_choose",
+        "run_approve",
         "execution_recover",
         "execution_resume",
         "execution_list",

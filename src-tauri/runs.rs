@@ -5,6 +5,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use decima_runtime::agent::{self, BoxFuture, CancellationToken, ChoiceSource};
+use decima_runtime::mcp::{Approval, ApprovalRequest};
 use decima_runtime::{Event, EventSink};
 use decima_store::{Failure, Resolution};
 use tauri::ipc::Channel;
@@ -34,6 +35,7 @@ impl Runs {
         let run = Arc::new(LiveRun {
             choices: WindowChoices {
                 pending: Mutex::default(),
+                approval: Mutex::default(),
                 cancel: cancel.clone(),
             },
             cancel,
@@ -63,6 +65,8 @@ impl Runs {
 /// `awaiting_user`).
 pub struct WindowChoices {
     pending: Mutex<Option<Waiting>>,
+    /// Where the answer to an MCP call waiting for approval goes.
+    approval: Mutex<Option<oneshot::Sender<Approval>>>,
     cancel: CancellationToken,
 }
 
@@ -81,6 +85,19 @@ pub enum ChoiceRefused {
 }
 
 impl WindowChoices {
+    /// Hands the analyst's answer to the MCP call waiting for approval.
+    pub fn approve(&self, answer: Approval) -> Result<(), ChoiceRefused> {
+        let waiting = self
+            .approval
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
+        match waiting {
+            Some(tx) => tx.send(answer).map_err(|_| ChoiceRefused::NotWaiting),
+            None => Err(ChoiceRefused::NotWaiting),
+        }
+    }
+
     /// Hands the analyst's choice to the waiting run, if its failure offers it; otherwise the
     /// run keeps waiting and nothing changes.
     pub fn choose(&self, choice: Resolution) -> Result<(), ChoiceRefused> {
@@ -100,6 +117,17 @@ impl WindowChoices {
 }
 
 impl ChoiceSource for WindowChoices {
+    fn approve<'a>(&'a self, _request: &'a ApprovalRequest) -> BoxFuture<'a, Option<Approval>> {
+        let (tx, rx) = oneshot::channel();
+        *self.approval.lock().unwrap_or_else(PoisonError::into_inner) = Some(tx);
+        Box::pin(async move {
+            tokio::select! {
+                answer = rx => answer.ok(),
+                () = self.cancel.cancelled() => None,
+            }
+        })
+    }
+
     fn choose<'a>(&'a self, failure: &'a Failure) -> BoxFuture<'a, Option<Resolution>> {
         let (tx, rx) = oneshot::channel();
         *self.pending.lock().unwrap_or_else(PoisonError::into_inner) = Some(Waiting {
@@ -229,6 +257,7 @@ mod tests {
     async fn the_panel_hands_over_only_a_choice_the_failure_offers() {
         let choices = WindowChoices {
             pending: Mutex::default(),
+            approval: Mutex::default(),
             cancel: CancellationToken::new(),
         };
         assert!(matches!(
@@ -249,6 +278,35 @@ mod tests {
         assert_eq!(waiting.await, Some(Resolution::Rollback));
         assert!(matches!(
             choices.choose(Resolution::Abort),
+            Err(ChoiceRefused::NotWaiting)
+        ));
+    }
+
+    #[tokio::test]
+    async fn an_approval_is_handed_to_the_waiting_call_once() {
+        use decima_runtime::mcp::{Approval, ApprovalRequest};
+        let choices = WindowChoices {
+            pending: Mutex::default(),
+            approval: Mutex::default(),
+            cancel: CancellationToken::new(),
+        };
+        assert!(matches!(
+            choices.approve(Approval::Once),
+            Err(ChoiceRefused::NotWaiting)
+        ));
+        let request = ApprovalRequest {
+            server: "db".into(),
+            tool: "query".into(),
+            offered: "mcp__db__query".into(),
+            arguments: "{}".into(),
+            read_only: Some(true),
+            destructive: None,
+        };
+        let waiting = ChoiceSource::approve(&choices, &request);
+        assert!(choices.approve(Approval::Conversation).is_ok());
+        assert_eq!(waiting.await, Some(Approval::Conversation));
+        assert!(matches!(
+            choices.approve(Approval::Deny),
             Err(ChoiceRefused::NotWaiting)
         ));
     }

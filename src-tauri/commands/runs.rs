@@ -160,6 +160,37 @@ pub async fn run_choose(
     }
 }
 
+/// Answers the MCP call a live run waits to have approved: `once`, `conversation` (this
+/// conversation from now on), `always` (this tool of this server), or `deny`.
+#[tauri::command]
+#[specta::specta]
+#[tracing::instrument(name = "command", skip_all, fields(name = "run_approve"))]
+pub async fn run_approve(
+    state: State<'_, AppState>,
+    run_id: String,
+    answer: String,
+) -> Result<(), AppError> {
+    use decima_runtime::mcp::Approval;
+    let answer = match answer.as_str() {
+        "once" => Approval::Once,
+        "conversation" => Approval::Conversation,
+        "always" => Approval::Always,
+        "deny" => Approval::Deny,
+        other => {
+            return Err(AppError::invalid(format!(
+                "{:?} is not an answer: once, conversation, always or deny",
+                decima_core::names::echo_untrusted(other)
+            )));
+        }
+    };
+    let run = live(&state.runs, &run_id)?;
+    run.choices.approve(answer).map_err(|_| {
+        AppError::invalid(
+            "this run is not waiting for an approval (it may have been answered already)",
+        )
+    })
+}
+
 /// Continues an execution that waits for a choice and has no live run (it stopped waiting
 /// when the app closed, or was started from the CLI).
 #[tauri::command]

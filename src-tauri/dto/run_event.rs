@@ -100,6 +100,22 @@ pub enum RunEvent {
         /// One line.
         message: String,
     },
+    /// An MCP call waits for the analyst: allow it once, for this conversation, always, or
+    /// refuse it (`run_approve`).
+    ApprovalAsked {
+        /// The call.
+        call_id: String,
+        /// The server.
+        server: String,
+        /// The server's own name for the tool.
+        tool: String,
+        /// The call's arguments as the model sent them.
+        arguments: String,
+        /// The server says the tool only reads.
+        read_only: Option<bool>,
+        /// The server says the tool may destroy data.
+        destructive: Option<bool>,
+    },
     /// The run's execution exists.
     ExecutionStarted {
         /// The execution.
@@ -291,6 +307,21 @@ impl RunEvent {
                 tokens_after,
             },
             Event::Warning { message } => Self::Warning { message },
+            Event::ApprovalAsked {
+                call_id,
+                server,
+                tool,
+                arguments,
+                read_only,
+                destructive,
+            } => Self::ApprovalAsked {
+                call_id,
+                server,
+                tool,
+                arguments,
+                read_only,
+                destructive,
+            },
             Event::ExecutionStarted {
                 execution_id,
                 conversation_id,

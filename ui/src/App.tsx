@@ -291,6 +291,7 @@ export function App() {
               onSend={send}
               onStop={() => void runs.stop(open.id)}
               onChoose={(executionId, choice) => runs.choose(open.id, executionId, choice)}
+              onApprove={(answer) => runs.approve(open.id, answer)}
               onOpenConversation={openConversation}
               compressionNotice={notices.notices[open.id] ?? null}
               onCompressed={(notice) => notices.show(open.id, notice)}

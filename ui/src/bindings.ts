@@ -53,6 +53,11 @@ export const commands = {
 	 */
 	runChoose: (runId: string, choice: string) => typedError<null, AppError>(__TAURI_INVOKE("run_choose", { runId, choice })),
 	/**
+	 *  Answers the MCP call a live run waits to have approved: `once`, `conversation` (this
+	 *  conversation from now on), `always` (this tool of this server), or `deny`.
+	 */
+	runApprove: (runId: string, answer: string) => typedError<null, AppError>(__TAURI_INVOKE("run_approve", { runId, answer })),
+	/**
 	 *  Continues an execution that waits for a choice and has no live run (it stopped waiting
 	 *  when the app closed, or was started from the CLI).
 	 */
@@ -796,6 +801,23 @@ tokensAfter: number } |
 { type: "warning"; 
 /**  One line. */
 message: string } | 
+/**
+ *  An MCP call waits for the analyst: allow it once, for this conversation, always, or
+ *  refuse it (`run_approve`).
+ */
+{ type: "approvalAsked"; 
+/**  The call. */
+callId: string; 
+/**  The server. */
+server: string; 
+/**  The server's own name for the tool. */
+tool: string; 
+/**  The call's arguments as the model sent them. */
+arguments: string; 
+/**  The server says the tool only reads. */
+readOnly: boolean | null; 
+/**  The server says the tool may destroy data. */
+destructive: boolean | null } | 
 /**  The run's execution exists. */
 { type: "executionStarted"; 
 /**  The execution. */

@@ -15,7 +15,7 @@ use std::time::Duration;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use decima_mcp::client::HostContext;
-use decima_mcp::{McpClient, Place, ServerConfig, Transport};
+use decima_mcp::{McpClient, Place, ServerConfig};
 use serde_json::json;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio_util::sync::CancellationToken;
@@ -32,15 +32,12 @@ fn script() -> PathBuf {
 }
 
 fn config() -> ServerConfig {
-    let mut c = ServerConfig::stdio(
+    ServerConfig::stdio(
         "everything",
         "node",
         vec![script().display().to_string(), "stdio".into()],
-    );
-    if let Transport::Stdio { place, .. } = &mut c.transport {
-        *place = Place::Host;
-    }
-    c
+    )
+    .at(Place::Host)
 }
 
 fn calls(c: &mut Criterion) {

@@ -20,7 +20,7 @@ use tracing::{Instrument as _, debug, info_span, warn};
 use crate::config::{Place, ServerConfig, Transport};
 use crate::content::{McpOutput, read_result};
 use crate::error::{McpError, Result};
-use crate::host_process::{self, HostProcess, StderrTail};
+use crate::host_process::{self, ServerProcess, StderrTail};
 
 /// How long closing the connection may take before the process is killed anyway.
 const CLOSE_TIMEOUT: Duration = Duration::from_secs(2);
@@ -57,7 +57,7 @@ pub struct McpClient {
     peer: Peer<RoleClient>,
     /// Taken by the shutdown, which may come from any holder of a shared client.
     service: std::sync::Mutex<Option<RunningService<RoleClient, ClientConfig>>>,
-    process: std::sync::Mutex<Option<HostProcess>>,
+    process: std::sync::Mutex<Option<Box<dyn ServerProcess>>>,
     stderr: StderrTail,
     tools: Vec<McpTool>,
     /// How long the start took, handshake and tool list included.
@@ -83,7 +83,7 @@ fn client_info() -> ClientConfig {
 impl McpClient {
     /// Starts a stdio server on the host or reaches an HTTP one, and lists its tools, within
     /// the server's startup timeout. A server placed in Docker is started by the caller, which
-    /// owns the sandbox, through [`McpClient::over_streams`]. `bearer_token` is the HTTP
+    /// owns the sandbox, through [`McpClient::attach`]. `bearer_token` is the HTTP
     /// server's token, read by the caller from where it is kept.
     pub async fn connect(
         config: &ServerConfig,
@@ -114,9 +114,15 @@ impl McpClient {
                 };
                 let (process, stdout, stdin, stderr) =
                     host_process::spawn(&config.name, command, args, env, &dir, host.log.clone())?;
-                Self::handshake(config, (stdout, stdin), Some(process), stderr, started)
-                    .instrument(span)
-                    .await
+                Self::handshake(
+                    config,
+                    (stdout, stdin),
+                    Some(Box::new(process)),
+                    stderr,
+                    started,
+                )
+                .instrument(span)
+                .await
             }
             Transport::Http {
                 url,
@@ -150,29 +156,30 @@ impl McpClient {
         }
     }
 
-    /// Speaks to a server over streams the caller opened (a Docker exec's stdout and stdin, an
-    /// in-process server), within the server's startup timeout.
-    pub async fn over_streams<R, W>(config: &ServerConfig, read: R, write: W) -> Result<Self>
+    /// Speaks to a server over streams the caller opened (a sandbox exec's stdout and stdin,
+    /// an in-process server), within the server's startup timeout. `process`, when given, is
+    /// stopped after the connection closes; `stderr` explains failures.
+    pub async fn attach<R, W>(
+        config: &ServerConfig,
+        read: R,
+        write: W,
+        stderr: StderrTail,
+        process: Option<Box<dyn ServerProcess>>,
+    ) -> Result<Self>
     where
         R: AsyncRead + Send + Unpin + 'static,
         W: AsyncWrite + Send + Unpin + 'static,
     {
         let span = info_span!("mcp.start", server = %config.name);
-        Self::handshake(
-            config,
-            (read, write),
-            None,
-            StderrTail::default(),
-            Instant::now(),
-        )
-        .instrument(span)
-        .await
+        Self::handshake(config, (read, write), process, stderr, Instant::now())
+            .instrument(span)
+            .await
     }
 
     async fn handshake<T, E, A>(
         config: &ServerConfig,
         transport: T,
-        mut process: Option<HostProcess>,
+        mut process: Option<Box<dyn ServerProcess>>,
         stderr: StderrTail,
         started: Instant,
     ) -> Result<Self>
@@ -194,8 +201,8 @@ impl McpClient {
             Ok::<_, String>((service, listed))
         })
         .await;
-        let failed = |message: String, process: &mut Option<HostProcess>| {
-            let exited = process.as_mut().is_some_and(HostProcess::exited);
+        let failed = |message: String, process: &mut Option<Box<dyn ServerProcess>>| {
+            let exited = process.as_mut().is_some_and(|p| p.exited());
             McpError::Handshake {
                 server: config.name.clone(),
                 message: format!(
@@ -216,14 +223,14 @@ impl McpClient {
                     &mut process,
                 );
                 if let Some(p) = process {
-                    p.shutdown().await;
+                    p.stop().await;
                 }
                 return Err(e);
             }
             Ok(Err(message)) => {
                 let e = failed(message, &mut process);
                 if let Some(p) = process {
-                    p.shutdown().await;
+                    p.stop().await;
                 }
                 return Err(e);
             }
@@ -257,7 +264,7 @@ impl McpClient {
                 let mut process = client.process.lock().ok().and_then(|mut p| p.take());
                 let e = failed(message, &mut process);
                 if let Some(p) = process {
-                    p.shutdown().await;
+                    p.stop().await;
                 }
                 client.shutdown().await;
                 Err(e)
@@ -350,7 +357,7 @@ impl McpClient {
         }
         let process = self.process.lock().ok().and_then(|mut p| p.take());
         if let Some(process) = process {
-            process.shutdown().await;
+            process.stop().await;
         }
     }
 }

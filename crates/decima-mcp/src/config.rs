@@ -166,6 +166,14 @@ impl ServerConfig {
         }
     }
 
+    /// The same stdio server placed at `place` (an HTTP server is unchanged).
+    pub fn at(mut self, place: Place) -> Self {
+        if let Transport::Stdio { place: p, .. } = &mut self.transport {
+            *p = place;
+        }
+        self
+    }
+
     /// The handshake's timeout.
     pub fn startup_timeout(&self) -> Duration {
         Duration::from_secs(self.startup_timeout_secs.max(1))

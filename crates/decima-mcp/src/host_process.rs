@@ -4,13 +4,15 @@
 //! explain a failed start.
 
 use std::collections::{BTreeMap, VecDeque};
+use std::future::Future;
 use std::path::{Path, PathBuf};
+use std::pin::Pin;
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use rustix::process::{Pid, Signal, kill_process_group};
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWriteExt, BufReader};
 use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 use tracing::debug;
 
@@ -28,9 +30,9 @@ const TAIL_LINES: usize = 20;
 /// How long a server may take to exit after its stdin closed, before its group is killed.
 const EXIT_GRACE: Duration = Duration::from_secs(2);
 
-/// The last lines a server wrote to stderr.
+/// The last lines a server wrote to stderr, for error messages.
 #[derive(Debug, Clone, Default)]
-pub(crate) struct StderrTail(Arc<Mutex<VecDeque<String>>>);
+pub struct StderrTail(Arc<Mutex<VecDeque<String>>>);
 
 impl StderrTail {
     fn push(&self, line: String) {
@@ -43,7 +45,7 @@ impl StderrTail {
     }
 
     /// The kept lines, oldest first.
-    pub(crate) fn lines(&self) -> Vec<String> {
+    pub fn lines(&self) -> Vec<String> {
         self.0
             .lock()
             .map(|l| l.iter().cloned().collect())
@@ -51,7 +53,7 @@ impl StderrTail {
     }
 
     /// The last lines as a suffix for an error message, or nothing.
-    pub(crate) fn explain(&self) -> String {
+    pub fn explain(&self) -> String {
         let lines = self.lines();
         let last: Vec<&str> = lines
             .iter()
@@ -117,13 +119,25 @@ pub(crate) fn spawn(
             message: "its standard streams could not be opened".into(),
         });
     };
-    let tail = StderrTail::default();
-    tokio::spawn(keep_stderr(stderr, log, tail.clone()));
+    let tail = keep_stderr(stderr, log);
     Ok((HostProcess { child, pgid }, stdout, stdin, tail))
 }
 
-/// Copies stderr to the log file up to its cap and keeps the last lines.
-async fn keep_stderr(stderr: tokio::process::ChildStderr, log: Option<PathBuf>, tail: StderrTail) {
+/// Copies a server's stderr to its log file (up to the cap) and keeps its last lines, on a
+/// task of its own until the stream ends.
+pub fn keep_stderr<R>(stderr: R, log: Option<PathBuf>) -> StderrTail
+where
+    R: AsyncRead + Send + Unpin + 'static,
+{
+    let tail = StderrTail::default();
+    tokio::spawn(copy_stderr(stderr, log, tail.clone()));
+    tail
+}
+
+async fn copy_stderr<R>(stderr: R, log: Option<PathBuf>, tail: StderrTail)
+where
+    R: AsyncRead + Send + Unpin + 'static,
+{
     let mut file = match log {
         Some(path) => {
             if let Some(dir) = path.parent() {
@@ -157,6 +171,25 @@ async fn keep_stderr(stderr: tokio::process::ChildStderr, log: Option<PathBuf>, 
     }
     if let Some(f) = &mut file {
         let _ = f.flush().await;
+    }
+}
+
+/// What is left to stop of a server once its connection is closed: a host process, or a
+/// process in a sandbox container.
+pub trait ServerProcess: Send {
+    /// Stops it: waits a moment for it to exit on its own, then kills what is left.
+    fn stop(self: Box<Self>) -> Pin<Box<dyn Future<Output = ()> + Send>>;
+    /// Whether it has exited already.
+    fn exited(&mut self) -> bool;
+}
+
+impl ServerProcess for HostProcess {
+    fn stop(self: Box<Self>) -> Pin<Box<dyn Future<Output = ()> + Send>> {
+        Box::pin(self.shutdown())
+    }
+
+    fn exited(&mut self) -> bool {
+        HostProcess::exited(self)
     }
 }
 

@@ -14,7 +14,7 @@ pub mod client;
 pub mod config;
 pub mod content;
 mod error;
-mod host_process;
+pub mod host_process;
 pub mod names;
 pub mod schema;
 

@@ -40,11 +40,10 @@ fn everything(name: &str) -> ServerConfig {
         "node",
         vec![script.display().to_string(), "stdio".into()],
     );
-    if let Transport::Stdio { place, env, .. } = &mut c.transport {
-        *place = Place::Host;
+    if let Transport::Stdio { env, .. } = &mut c.transport {
         env.insert("DECIMA_SET_BY_ANALYST".into(), "yes".into());
     }
-    c
+    c.at(Place::Host)
 }
 
 fn host(dir: &Path) -> HostContext {
@@ -276,9 +275,7 @@ async fn shutdown_leaves_no_process_behind() {
             format!("node {} stdio; : {marker}", script.display()),
         ],
     );
-    if let Transport::Stdio { place, .. } = &mut config.transport {
-        *place = Place::Host;
-    }
+    config = config.at(Place::Host);
     let client = McpClient::connect(&config, &host(dir.path()), None)
         .await
         .unwrap();
@@ -302,9 +299,7 @@ async fn a_server_that_never_answers_is_refused_in_time_and_killed() {
         vec!["-c".into(), format!("sleep 300; : {marker}")],
     );
     config.startup_timeout_secs = 1;
-    if let Transport::Stdio { place, .. } = &mut config.transport {
-        *place = Place::Host;
-    }
+    config = config.at(Place::Host);
     let context = host(dir.path());
     let connect = McpClient::connect(&config, &context, None);
     tokio::pin!(connect);
@@ -346,9 +341,7 @@ async fn a_server_that_writes_garbage_is_refused_with_its_stderr() {
         ],
     );
     config.startup_timeout_secs = 2;
-    if let Transport::Stdio { place, .. } = &mut config.transport {
-        *place = Place::Host;
-    }
+    config = config.at(Place::Host);
     let started = Instant::now();
     let e = McpClient::connect(&config, &host(dir.path()), None)
         .await
@@ -392,10 +385,8 @@ async fn a_server_that_exits_mid_call_fails_the_call_at_once() {
     let dir = tempfile::tempdir().unwrap();
     let script = dir.path().join("exits.js");
     std::fs::write(&script, EXITS_MID_CALL).unwrap();
-    let mut config = ServerConfig::stdio("exits", "node", vec![script.display().to_string()]);
-    if let Transport::Stdio { place, .. } = &mut config.transport {
-        *place = Place::Host;
-    }
+    let config =
+        ServerConfig::stdio("exits", "node", vec![script.display().to_string()]).at(Place::Host);
     let client = McpClient::connect(&config, &host(dir.path()), None)
         .await
         .unwrap();
@@ -426,9 +417,7 @@ async fn the_filesystem_server_works_in_the_workspace_and_refuses_outside_it() {
         "node",
         vec![script.display().to_string(), root.display().to_string()],
     );
-    if let Transport::Stdio { place, .. } = &mut config.transport {
-        *place = Place::Host;
-    }
+    config = config.at(Place::Host);
     let client = McpClient::connect(&config, &host(&root), None)
         .await
         .unwrap();

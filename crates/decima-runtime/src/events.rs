@@ -48,6 +48,21 @@ pub enum Event {
         /// And after.
         tokens_after: u32,
     },
+    /// An MCP call waits for the analyst's approval (no rule approved it).
+    ApprovalAsked {
+        /// The call.
+        call_id: String,
+        /// The server.
+        server: String,
+        /// The server's own name for the tool.
+        tool: String,
+        /// The call's arguments as the model sent them.
+        arguments: String,
+        /// The server says the tool only reads.
+        read_only: Option<bool>,
+        /// The server says the tool may destroy data.
+        destructive: Option<bool>,
+    },
     /// Something the person should know that did not stop the operation.
     Warning {
         /// One line.

@@ -44,12 +44,11 @@ async fn with_everything(f: &Fixture) {
         "node",
         vec![everything_script().display().to_string(), "stdio".into()],
     );
-    if let Transport::Stdio { place, env, .. } = &mut config.transport {
-        *place = Place::Host;
+    if let Transport::Stdio { env, .. } = &mut config.transport {
         env.insert("EVERYTHING_TOKEN".into(), "s3cret-value".into());
         env.insert("DECIMA_TEST_MARK".into(), mark(f));
     }
-    decima_runtime::mcp::servers::add(&f.store, f.dir.path(), &[config])
+    decima_runtime::mcp::servers::add(&f.store, f.dir.path(), &[config.at(Place::Host)])
         .await
         .unwrap();
 }
@@ -70,6 +69,25 @@ impl ChoiceSource for Approver {
         let next = self.answers.lock().unwrap().pop();
         Box::pin(async move { next })
     }
+}
+
+/// Runs `task` on the host with `choices` answering, the tenth man off.
+async fn run_asking(f: &Fixture, choices: &dyn ChoiceSource, task: &str) -> agent::RunOutcome {
+    agent::run(
+        &f.session(choices),
+        RunRequest {
+            conversation: None,
+            workspace: Some(f.workspace()),
+            task: task.into(),
+            sandbox: decima_store::SandboxKind::Host,
+            options: RunOptions {
+                tenth_man: decima_runtime::review::TenthManMode::Off,
+                ..RunOptions::default()
+            },
+        },
+    )
+    .await
+    .unwrap()
 }
 
 fn offered_tools(f: &Fixture, request: usize) -> Vec<String> {
@@ -174,22 +192,7 @@ async fn the_analysts_answers_run_refuse_and_remember_calls() {
     f.call("mcp__everything__echo", json!({"message": "two"}));
     f.call("mcp__everything__echo", json!({"message": "three"}));
     f.say("Done.");
-    let session = f.session(&approver);
-    let outcome = agent::run(
-        &session,
-        RunRequest {
-            conversation: None,
-            workspace: Some(f.workspace()),
-            task: "Echo three times".into(),
-            sandbox: decima_store::SandboxKind::Host,
-            options: RunOptions {
-                tenth_man: decima_runtime::review::TenthManMode::Off,
-                ..RunOptions::default()
-            },
-        },
-    )
-    .await
-    .unwrap();
+    let outcome = run_asking(&f, &approver, "Echo three times").await;
     assert_eq!(outcome.execution.status, ExecutionStatus::Succeeded);
     assert!(f.last_tool_result(1).contains("the analyst refused"));
     assert_eq!(f.last_tool_result(2), "Echo: two");
@@ -218,30 +221,12 @@ async fn the_analysts_answers_run_refuse_and_remember_calls() {
 #[tokio::test]
 async fn a_server_that_does_not_start_costs_its_tools_and_a_warning_not_the_run() {
     let f = Fixture::new().await;
-    let mut config = ServerConfig::stdio("broken", "/no/such/program", vec![]);
-    if let Transport::Stdio { place, .. } = &mut config.transport {
-        *place = Place::Host;
-    }
+    let config = ServerConfig::stdio("broken", "/no/such/program", vec![]).at(Place::Host);
     decima_runtime::mcp::servers::add(&f.store, f.dir.path(), &[config])
         .await
         .unwrap();
     f.say("Fine without it.");
-    let session = f.session(&StopOnFailure);
-    let outcome = agent::run(
-        &session,
-        RunRequest {
-            conversation: None,
-            workspace: Some(f.workspace()),
-            task: "Anything".into(),
-            sandbox: decima_store::SandboxKind::Host,
-            options: RunOptions {
-                tenth_man: decima_runtime::review::TenthManMode::Off,
-                ..RunOptions::default()
-            },
-        },
-    )
-    .await
-    .unwrap();
+    let outcome = run_asking(&f, &StopOnFailure, "Anything").await;
     assert_eq!(outcome.execution.status, ExecutionStatus::Succeeded);
     let events = f.events.take();
     let warned = events.iter().any(|e| {
@@ -275,4 +260,54 @@ fn no_server_left(mark: &str) -> bool {
                 .and_then(|(_, r)| r.split_whitespace().next());
             state == Some("Z") || !env.split(|b| *b == 0).any(|v| v == needle.as_bytes())
         })
+}
+
+#[tokio::test]
+async fn above_a_tenth_of_the_window_tools_are_found_by_search_and_then_offered() {
+    let f = Fixture::new().await;
+    // "everything" takes about 1,200 tokens of schemas: more than a tenth of 8,000.
+    f.add_provider("small", "openai", "qwen3", 8_000).await;
+    with_everything(&f).await;
+    f.call(
+        "search_tools",
+        json!({"query": "echo back the input string"}),
+    );
+    f.call("mcp__everything__echo", json!({"message": "found"}));
+    f.say("Done.");
+    let session = decima_runtime::agent::Session {
+        provider: Some("small"),
+        ..f.session(&StopOnFailure)
+    };
+    let outcome = agent::run(
+        &session,
+        RunRequest {
+            conversation: None,
+            workspace: Some(f.workspace()),
+            task: "Echo it".into(),
+            sandbox: decima_store::SandboxKind::Host,
+            options: RunOptions {
+                tenth_man: decima_runtime::review::TenthManMode::Off,
+                allow_tools: vec!["mcp__everything__echo".into()],
+                ..RunOptions::default()
+            },
+        },
+    )
+    .await
+    .unwrap();
+    assert_eq!(outcome.execution.status, ExecutionStatus::Succeeded);
+    let first = offered_tools(&f, 0);
+    assert!(first.contains(&"search_tools".to_owned()), "{first:?}");
+    assert!(!first.iter().any(|t| t.starts_with("mcp__")), "{first:?}");
+    let found = f.last_tool_result(1);
+    assert!(found.contains("mcp__everything__echo"), "{found}");
+    let second = offered_tools(&f, 1);
+    assert!(
+        second.contains(&"mcp__everything__echo".to_owned()),
+        "{second:?}"
+    );
+    assert!(
+        second.len() < first.len() + 9,
+        "only what the search found was added: {second:?}"
+    );
+    assert_eq!(f.last_tool_result(2), "Echo: found");
 }

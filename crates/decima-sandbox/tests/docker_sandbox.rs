@@ -676,3 +676,59 @@ async fn appended_files_send_only_their_new_bytes_and_a_differing_copy_is_replac
     assert!(sb.sync_appended("context", &bad).await.is_err());
     assert!(sb.sync_appended("a/b", &files(0, 0)).await.is_err());
 }
+
+#[tokio::test]
+async fn an_attached_process_talks_over_stdin_and_stdout_and_its_group_is_killed() {
+    use std::sync::Arc;
+    use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+
+    let sb = Arc::new(sandbox("attached").await);
+    let _c = cleanup(&sb);
+    // A child that outlives the server's own process unless the group is killed.
+    let script = "sleep 41 & echo ready >&2; while read l; do echo \"got $l\"; done";
+    let mut p = sb
+        .spawn_attached(
+            &["sh".into(), "-c".into(), script.into()],
+            &[("ANALYST_VAR".into(), "1".into())],
+            None,
+        )
+        .await
+        .unwrap();
+    p.stdin.write_all(b"one\n").await.unwrap();
+    p.stdin.flush().await.unwrap();
+    let mut lines = BufReader::new(p.stdout).lines();
+    let line = tokio::time::timeout(Duration::from_secs(10), lines.next_line())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(line.as_deref(), Some("got one"));
+    let mut err = BufReader::new(p.stderr);
+    let mut first = String::new();
+    tokio::time::timeout(Duration::from_secs(10), err.read_line(&mut first))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(first, "ready\n", "the wrapper's own report is taken out");
+    assert!(!p.handle.exited());
+
+    p.handle.kill().await.unwrap();
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while !p.handle.exited() {
+        assert!(
+            Instant::now() < deadline,
+            "the exec did not end after the kill"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let mut rest = String::new();
+    let _ = err.read_to_string(&mut rest).await;
+    let ps = run(&sb, "ps -o pid,args", 20).await;
+    assert!(!ps.output.contains("sleep 41"), "{}", ps.output);
+    assert!(!ps.output.contains("got $l"), "{}", ps.output);
+
+    // A directory outside the workspace is refused before anything starts.
+    let refused = sb
+        .spawn_attached(&["true".into()], &[], Some("../etc"))
+        .await;
+    assert!(refused.is_err());
+}

@@ -137,7 +137,8 @@ async fn rebuild_keeps_every_row_index_trigger_and_reference() {
     // Every object is back; the only new ones are what later migrations add (the tenth man's,
     // the app settings, one active execution per conversation and the conversation claims,
     // the tenth man's cached summaries, the full-text index and its triggers, each model call's
-    // usage and the trigger that sums it per run).
+    // usage and the trigger that sums it per run, the MCP servers with their switches and
+    // approvals).
     let added: Vec<&String> = objects_after
         .iter()
         .filter(|o| !objects_before.contains(o))
@@ -151,15 +152,21 @@ async fn rebuild_keeps_every_row_index_trigger_and_reference() {
         added,
         [
             "index executions_one_active",
+            "index mcp_approvals_scope",
             "index messages_live_tokens",
             "index review_findings_open",
             "index reviews_execution",
             "index sqlite_autoindex_app_settings_1",
             "index sqlite_autoindex_conversation_claims_1",
+            "index sqlite_autoindex_conversation_mcp_servers_1",
+            "index sqlite_autoindex_mcp_servers_1",
             "index sqlite_autoindex_review_findings_1",
             "index sqlite_autoindex_review_findings_2",
             "table app_settings",
             "table conversation_claims",
+            "table conversation_mcp_servers",
+            "table mcp_approvals",
+            "table mcp_servers",
             "table messages_fts",
             "table messages_fts_config",
             "table messages_fts_data",

@@ -18,7 +18,7 @@ import type { ReportError } from "../hooks/useErrorBanner";
 import { busyReason } from "../lib/busy";
 import { formatCompact, formatNumber } from "../lib/format";
 import type { RunState } from "../run/state";
-import type { Choice } from "../run/useRuns";
+import type { ApprovalAnswer, Choice } from "../run/useRuns";
 import { Composer } from "./Composer";
 import { CompressionDialog } from "./CompressionDialog";
 import { CompressionNoticeBar } from "./CompressionNoticeBar";
@@ -63,6 +63,8 @@ type Props = {
   onStop: () => void;
   /** Answers a failure; resolves to the error that refused the choice, if any. */
   onChoose: (executionId: string, choice: Choice) => Promise<AppError | null>;
+  /** Answers the MCP call the live run waits to have approved. */
+  onApprove: (answer: ApprovalAnswer) => Promise<AppError | null>;
   onOpenConversation: (conversationId: string, title: string) => void;
   /** The notice of the newest compression made here or by a run, until dismissed or undone. */
   compressionNotice: CompressionNotice | null;
@@ -358,8 +360,8 @@ export function ConversationView(props: Props) {
                 <EmptyState testId="no-messages">{t("main.noMessages")}</EmptyState>
               ) : null
             }
-            footer={<LiveRun run={run} onOpenReview={() => setReviewOpen(true)} />}
-            footerKey={`${run.text.length}:${run.reasoning.length}:${run.tools.length}:${run.tools.filter((x) => x.done).length}`}
+            footer={<LiveRun run={run} onOpenReview={() => setReviewOpen(true)} onApprove={props.onApprove} />}
+            footerKey={`${run.text.length}:${run.reasoning.length}:${run.tools.length}:${run.tools.filter((x) => x.done).length}:${run.approval?.callId ?? ""}`}
             runLive={run.live}
             rerunnable={rerunnable}
             brief={props.parent ? { seq: messages.find((m) => m.role === "user")?.seq ?? -1, from: props.parent.title } : null}

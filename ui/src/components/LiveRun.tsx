@@ -1,6 +1,9 @@
 import { useTranslation } from "react-i18next";
+import type { AppError } from "../bindings";
 import { toolLine } from "../lib/toolLine";
 import type { LiveTool, RunState } from "../run/state";
+import type { ApprovalAnswer } from "../run/useRuns";
+import { ApprovalPrompt } from "./ApprovalPrompt";
 
 function ToolCard({ tool }: { tool: LiveTool }) {
   const { t } = useTranslation();
@@ -35,7 +38,15 @@ function ToolCard({ tool }: { tool: LiveTool }) {
 }
 
 /** What the running agent is doing right now: its streaming answer and its tool calls. */
-export function LiveRun({ run, onOpenReview }: { run: RunState; onOpenReview?: () => void }) {
+export function LiveRun({
+  run,
+  onOpenReview,
+  onApprove,
+}: {
+  run: RunState;
+  onOpenReview?: () => void;
+  onApprove?: (answer: ApprovalAnswer) => Promise<AppError | null>;
+}) {
   const { t } = useTranslation();
   const showTools = run.tools.length > 0;
   if (!run.live && !run.contested && run.warnings.length === 0) return null;
@@ -65,6 +76,7 @@ export function LiveRun({ run, onOpenReview }: { run: RunState; onOpenReview?: (
               ))}
             </ol>
           )}
+          {run.approval && onApprove && <ApprovalPrompt approval={run.approval} onAnswer={onApprove} />}
           {run.reasoning && (
             <details className="live-reasoning" data-testid="live-reasoning">
               <summary>{t("message.reasoning")}</summary>

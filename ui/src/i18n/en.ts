@@ -108,6 +108,17 @@ const en = {
     },
   },
   run: {
+    approval: {
+      label: "Approval of an MCP call",
+      title: "{{server}} wants to run {{tool}}",
+      readOnly: "The server says this tool only reads. That is its own claim, not a check.",
+      destructive: "The server says this tool may destroy data.",
+      arguments: "With these arguments",
+      once: "Allow once",
+      conversation: "Allow in this conversation",
+      always: "Always allow this tool",
+      deny: "Deny",
+    },
     readReview: "Read the review",
     stopped: "Stopped by you at step {{step}}",
     aborted: "Aborted by you after a failure, at step {{step}}",

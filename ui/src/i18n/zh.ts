@@ -110,6 +110,17 @@ const zh: Messages = {
     },
   },
   run: {
+    approval: {
+      label: "批准 MCP 调用",
+      title: "{{server}} 想运行 {{tool}}",
+      readOnly: "服务器称此工具只读取数据。这是它自己的说法，并未经过核实。",
+      destructive: "服务器称此工具可能破坏数据。",
+      arguments: "参数",
+      once: "仅此一次",
+      conversation: "在此对话中允许",
+      always: "始终允许此工具",
+      deny: "拒绝",
+    },
     readReview: "查看审查",
     stopped: "你在第 {{step}} 步停止了运行",
     aborted: "失败后你在第 {{step}} 步中止了运行",

@@ -22,6 +22,16 @@ export type LiveSubagent = {
   status: string;
 };
 
+/** An MCP call waiting for the analyst's approval. */
+export type PendingApproval = {
+  callId: string;
+  server: string;
+  tool: string;
+  arguments: string;
+  readOnly: boolean | null;
+  destructive: boolean | null;
+};
+
 /** What the window knows about the run of one conversation. */
 export type RunState = {
   runId: string | null;
@@ -36,6 +46,8 @@ export type RunState = {
   snapshotTodoIds: string[];
   usage: number | null;
   awaiting: { executionId: string; failureId: string } | null;
+  /** The MCP call that waits for approval, if one does. */
+  approval: PendingApproval | null;
   contested: boolean;
   subagents: LiveSubagent[];
   warnings: string[];
@@ -58,6 +70,7 @@ export const idle: RunState = {
   snapshotTodoIds: [],
   usage: null,
   awaiting: null,
+  approval: null,
   contested: false,
   subagents: [],
   warnings: [],
@@ -129,6 +142,8 @@ export function reduce(state: RunState, event: RunEvent): RunState {
       });
       return {
         ...state,
+        // A call that finished is no longer waiting for approval (answered, or the run stopped).
+        approval: state.approval?.callId === event.callId ? null : state.approval,
         tools: known
           ? state.tools.map((t) => (t.callId === event.callId ? finished(t) : t))
           : [
@@ -183,6 +198,18 @@ export function reduce(state: RunState, event: RunEvent): RunState {
       return event.contested ? { ...state, contested: true } : state;
     case "warning":
       return { ...state, warnings: [...state.warnings.slice(-4), event.message] };
+    case "approvalAsked":
+      return {
+        ...state,
+        approval: {
+          callId: event.callId,
+          server: event.server,
+          tool: event.tool,
+          arguments: event.arguments,
+          readOnly: event.readOnly,
+          destructive: event.destructive,
+        },
+      };
     case "finished":
       return event.executionId === state.executionId ? { ...state, status: event.status } : state;
     case "runEnded":
@@ -194,6 +221,7 @@ export function reduce(state: RunState, event: RunEvent): RunState {
         reasoning: "",
         status: event.status ?? state.status,
         awaiting: event.status === "awaiting_user" ? state.awaiting : null,
+        approval: null,
         stored: state.stored + 1,
       };
     default:

@@ -7,6 +7,9 @@ import { idle, reduce, type RunState } from "./state";
 
 /** What the analyst can answer a failure with; a failure offers some of these (`suggestions`). */
 export const CHOICES = ["retry", "skip", "replan", "rollback", "abort"] as const;
+/** The answers to an MCP call waiting for approval. */
+export type ApprovalAnswer = "once" | "conversation" | "always" | "deny";
+
 export type Choice = (typeof CHOICES)[number];
 
 export function isChoice(value: string): value is Choice {
@@ -114,5 +117,25 @@ export function useRuns(report: ReportError) {
     [runs, launch],
   );
 
-  return { runs, start, stop, choose, resume };
+  /**
+   * Answers the MCP call a live run waits to have approved. Resolves to the error that refused
+   * the answer (the run no longer waits), if any.
+   */
+  const approve = useCallback(
+    async (conversationId: string, answer: ApprovalAnswer): Promise<AppError | null> => {
+      const run = runs[conversationId];
+      if (!run?.live || !run.runId || !run.approval) return null;
+      const runId = run.runId;
+      const asked = run.approval.callId;
+      const res = await call(() => commands.runApprove(runId, answer));
+      setRuns((all) => {
+        const now = all[conversationId] ?? idle;
+        return now.approval?.callId === asked ? { ...all, [conversationId]: { ...now, approval: null } } : all;
+      });
+      return res.status === "error" ? res.error : null;
+    },
+    [runs],
+  );
+
+  return { runs, start, stop, choose, resume, approve };
 }

@@ -369,6 +369,8 @@ export class FakeBackend {
         if (conversationId !== undefined) this.runConversations.set(runId, conversationId);
         return runId;
       }
+      case "run_approve":
+        return null;
       case "run_choose": {
         const conversationId = this.runConversations.get(String(args.runId));
         const waiting = (this.executions[conversationId ?? ""] ?? []).find((e) => this.waitsOn(e));

@@ -583,6 +583,8 @@ impl Human {
                 state.break_lines();
                 note(&format!("warning: {message}"));
             }
+            // The terminal prompt itself says what is asked.
+            Event::ApprovalAsked { .. } => state.break_lines(),
             Event::SubagentStarted {
                 execution_id,
                 depth,

@@ -123,6 +123,7 @@ impl EventSink for Terminal {
             | Event::Failure { .. }
             | Event::RolledBack { .. }
             | Event::AwaitingChoice { .. }
+            | Event::ApprovalAsked { .. }
             | Event::Recovered { .. }
             | Event::StepTimed { .. }
             | Event::SubagentStarted { .. }

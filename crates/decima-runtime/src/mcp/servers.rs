@@ -208,13 +208,7 @@ pub async fn probe(store: &Store, data_dir: &Path, name: &str, cwd: &Path) -> Re
             name,
         )),
     };
-    let token = match &config.transport {
-        decima_mcp::Transport::Http {
-            bearer_token_env: Some(var),
-            ..
-        } => std::env::var(var).ok().map(|t| format!("Bearer {t}")),
-        _ => None,
-    };
+    let token = super::session::bearer_token(&config);
     let client = decima_mcp::McpClient::connect(&config, &host, token.as_deref()).await?;
     let counter = decima_llm::tokens::store_counter();
     let mut table = decima_mcp::ToolTable::new();

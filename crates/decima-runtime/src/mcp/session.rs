@@ -11,14 +11,20 @@ use std::time::Instant;
 use decima_core::{ConversationId, FailureClass};
 use decima_llm::{Protocol, ToolSpec};
 use decima_mcp::client::{HostContext, log_path};
+use decima_mcp::host_process::ServerProcess;
 use decima_mcp::schema::{Dialect, adapt};
-use decima_mcp::{McpClient, McpOutput, McpTool, ServerConfig, ToolTable, Transport};
+use decima_mcp::{
+    McpClient, McpError, McpOutput, McpTool, Place, ServerConfig, ToolTable, Transport,
+};
+use decima_sandbox::DockerSandbox;
+use decima_sandbox::docker::AttachedHandle;
 use decima_sandbox::host::BoxFuture;
 use decima_store::Store;
 use futures_util::future::join_all;
 use tokio_util::sync::CancellationToken;
 use tracing::{Instrument as _, info, info_span, warn};
 
+use crate::agent::docker::LazyDocker;
 use crate::agent::{AgentTool, ToolOutcome};
 use crate::error::Result;
 use crate::events::{Event, EventSink};
@@ -64,6 +70,11 @@ pub struct StartRequest<'a> {
     pub host_workspace: Option<&'a Path>,
     /// The provider's protocol, which decides how schemas are sent.
     pub protocol: Protocol,
+    /// The run's Docker sandbox, when it runs in one; servers placed in Docker use it.
+    pub docker: Option<Arc<LazyDocker>>,
+    /// The conversation whose container a host run's Docker-placed servers start in (the
+    /// root of its tree of subagents).
+    pub root_conversation: ConversationId,
     /// Where warnings go.
     pub events: &'a dyn EventSink,
 }
@@ -98,35 +109,29 @@ impl McpSession {
         let workspace = request
             .host_workspace
             .map_or_else(|| request.data_dir.to_path_buf(), Path::to_path_buf);
-        let (docker, wanted): (Vec<ServerConfig>, Vec<ServerConfig>) =
-            wanted.into_iter().partition(|s| {
-                matches!(
-                    s.transport,
-                    Transport::Stdio {
-                        place: decima_mcp::Place::Docker,
-                        ..
-                    }
-                )
-            });
-        for s in &docker {
-            request.events.emit(Event::Warning {
-                message: format!(
-                    "MCP server {:?} is set to run in the Docker sandbox, where this version of \
-                     Decima cannot start MCP servers yet; its tools are not offered. To run it \
-                     on this machine with your rights: `decima mcp remove {0}`, then add it \
-                     again with --where host",
-                    s.name
-                ),
-            });
-        }
+        let sandbox = if wanted.iter().any(placed_in_docker) {
+            Some(docker_sandbox(&request).await)
+        } else {
+            None
+        };
         let starts = wanted.iter().map(|config| {
             let host = HostContext {
                 workspace: workspace.clone(),
                 log: Some(log_path(&logs, &config.name)),
             };
+            let sandbox = sandbox.clone();
+            let log = host.log.clone();
             async move {
-                let token = bearer_token(config);
-                let connected = McpClient::connect(config, &host, token.as_deref()).await;
+                let connected = if placed_in_docker(config) {
+                    match sandbox {
+                        Some(Ok(sandbox)) => start_in_docker(config, &sandbox, log).await,
+                        Some(Err(e)) => Err(docker_unavailable(&e)),
+                        None => Err(McpError::Config("no Docker sandbox".into())),
+                    }
+                } else {
+                    let token = bearer_token(config);
+                    McpClient::connect(config, &host, token.as_deref()).await
+                };
                 (config, connected)
             }
         });
@@ -188,6 +193,11 @@ impl McpSession {
         self.offered.get(offered)
     }
 
+    /// The servers that started, by name.
+    pub fn server_names(&self) -> Vec<String> {
+        self.clients.iter().map(|c| c.name().to_owned()).collect()
+    }
+
     /// Whether the run has any MCP tool.
     pub fn is_empty(&self) -> bool {
         self.offered.is_empty()
@@ -199,8 +209,108 @@ impl McpSession {
     }
 }
 
+/// Whether a server runs in the conversation's Docker sandbox.
+fn placed_in_docker(config: &ServerConfig) -> bool {
+    matches!(
+        config.transport,
+        Transport::Stdio {
+            place: Place::Docker,
+            ..
+        }
+    )
+}
+
+/// The run's Docker sandbox, or the conversation's for a host run, connected; an engine that
+/// cannot be reached is the error every Docker-placed server reports.
+async fn docker_sandbox(
+    request: &StartRequest<'_>,
+) -> std::result::Result<Arc<DockerSandbox>, String> {
+    let lazy = match &request.docker {
+        Some(lazy) => lazy.clone(),
+        None => Arc::new(
+            LazyDocker::new(request.store, request.data_dir, request.root_conversation)
+                .await
+                .map_err(|e| e.to_string())?,
+        ),
+    };
+    lazy.get().await.map_err(|e| e.to_string())
+}
+
+fn docker_unavailable(detail: &str) -> McpError {
+    McpError::Config(format!(
+        "the Docker sandbox that MCP servers placed in Docker run in is not available ({detail}); \
+         start the engine, or add the server with --where host to run it on this machine"
+    ))
+}
+
+/// Starts a stdio server inside the sandbox container as an attached exec: it sees
+/// `/workspace` and the container's network setting, and is stopped through its process group.
+async fn start_in_docker(
+    config: &ServerConfig,
+    sandbox: &Arc<DockerSandbox>,
+    log: Option<PathBuf>,
+) -> std::result::Result<McpClient, McpError> {
+    let Transport::Stdio {
+        command,
+        args,
+        env,
+        cwd,
+        ..
+    } = &config.transport
+    else {
+        return Err(McpError::Config(
+            "only stdio servers run in a sandbox".into(),
+        ));
+    };
+    let mut argv = vec![command.clone()];
+    argv.extend(args.iter().cloned());
+    let env: Vec<(String, String)> = env.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+    let attached = sandbox
+        .spawn_attached(&argv, &env, cwd.as_deref())
+        .await
+        .map_err(|e| McpError::Start {
+            server: config.name.clone(),
+            message: format!("it could not be started in the Docker sandbox: {e}"),
+        })?;
+    let stderr = decima_mcp::host_process::keep_stderr(attached.stderr, log);
+    let process = Box::new(InContainer(attached.handle));
+    McpClient::attach(
+        config,
+        attached.stdout,
+        attached.stdin,
+        stderr,
+        Some(process),
+    )
+    .await
+}
+
+/// A server's process in the sandbox container.
+struct InContainer(AttachedHandle);
+
+impl ServerProcess for InContainer {
+    fn stop(self: Box<Self>) -> std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>> {
+        Box::pin(async move {
+            // Its stdin is closed with the connection; a server that has not exited a moment
+            // later has its group killed.
+            for _ in 0..20 {
+                if self.0.exited() {
+                    break;
+                }
+                tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+            }
+            if let Err(e) = self.0.kill().await {
+                warn!(error = %e, "an MCP server in the sandbox could not be stopped");
+            }
+        })
+    }
+
+    fn exited(&mut self) -> bool {
+        self.0.exited()
+    }
+}
+
 /// An HTTP server's bearer token, from the environment variable its configuration names.
-fn bearer_token(config: &ServerConfig) -> Option<String> {
+pub(crate) fn bearer_token(config: &ServerConfig) -> Option<String> {
     match &config.transport {
         Transport::Http {
             bearer_token_env: Some(var),

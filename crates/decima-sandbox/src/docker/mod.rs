@@ -26,12 +26,14 @@
 //! - Every engine call has a timeout and every stream read its own: a missing or dead engine
 //!   is a `System` tool error saying how to start it, never a hang.
 
+mod attached;
 mod engine;
 mod exec;
 pub mod paths;
 mod sync;
 mod transfer;
 
+pub use attached::{AttachedHandle, AttachedProcess};
 pub use sync::AppendedFile;
 
 use std::collections::HashMap;

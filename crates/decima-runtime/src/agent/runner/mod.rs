@@ -17,6 +17,7 @@ mod recovery;
 mod resume;
 mod review;
 mod spawn;
+mod tool_search;
 
 pub(super) use recovery::not_offered;
 
@@ -91,6 +92,8 @@ struct Runner<'s, 'a> {
     registry: Registry,
     /// The run's MCP servers, whose tools are in the registry.
     mcp: crate::mcp::McpSession,
+    /// MCP tools offered through `search_tools` rather than all at once.
+    deferred: tool_search::Deferred,
     checkpoints: Checkpoints,
     options: RunOptions,
     history: ExecutionHistoryManager,
@@ -384,15 +387,17 @@ impl<'s, 'a> Runner<'s, 'a> {
                 execution.id
             )));
         }
+        let root = root_conversation(session.store, &execution).await?;
+        let mut run_docker = None;
         let (sandbox, source): (Arc<dyn Sandbox>, SnapshotSource) = match execution.sandbox {
             SandboxKind::Host => (
                 Arc::new(HostSandbox::new(workspace.clone(), HostLimits::default())),
                 SnapshotSource::Host(workspace.clone()),
             ),
             SandboxKind::Docker => {
-                let root = root_conversation(session.store, &execution).await?;
                 let docker =
                     Arc::new(LazyDocker::new(session.store, session.data_dir, root).await?);
+                run_docker = Some(docker.clone());
                 (docker.clone(), SnapshotSource::Container(docker))
             }
         };
@@ -437,6 +442,8 @@ impl<'s, 'a> Runner<'s, 'a> {
             conversation: conversation.id,
             host_workspace: (execution.sandbox == SandboxKind::Host).then_some(workspace.as_path()),
             protocol: resolved.config.protocol,
+            docker: run_docker,
+            root_conversation: root,
             events: session.events,
         })
         .await?;
@@ -454,6 +461,7 @@ impl<'s, 'a> Runner<'s, 'a> {
             &resolved.config.model,
             resolved.config.tokenizer_json.as_deref(),
         )?;
+        let deferred = defer_mcp_tools(&mut tools, &mcp, model_counter.as_ref(), window.window);
         let request_base = estimate_request(
             model_counter.as_ref(),
             &decima_llm::ChatRequest {
@@ -464,6 +472,7 @@ impl<'s, 'a> Runner<'s, 'a> {
         Ok(Self {
             registry,
             mcp,
+            deferred,
             tools,
             model_memo: ModelMemo::new(model_counter),
             paragraphs: ParagraphMemo::default(),
@@ -747,6 +756,37 @@ fn clip(text: &str, max: usize) -> String {
 
 /// The conversation at the root of an execution's tree: its Docker container and settings are
 /// the tree's.
+/// Holds the MCP tools back behind `search_tools` when their schemas would take more than
+/// [`tool_search::DIRECT_SHARE`] of the window.
+fn defer_mcp_tools(
+    tools: &mut Vec<decima_llm::ToolSpec>,
+    mcp: &crate::mcp::McpSession,
+    counter: &dyn decima_core::TokenCounter,
+    window: u32,
+) -> tool_search::Deferred {
+    let is_mcp = |s: &decima_llm::ToolSpec| mcp.resolve(&s.name).is_some();
+    let tokens: u64 = tools
+        .iter()
+        .filter(|s| is_mcp(s))
+        .map(|s| u64::from(counter.count_text(&serde_json::to_string(s).unwrap_or_default())))
+        .sum();
+    let budget = (f64::from(window) * tool_search::DIRECT_SHARE) as u64;
+    if tokens <= budget {
+        return tool_search::Deferred::default();
+    }
+    let (held, direct): (Vec<_>, Vec<_>) = std::mem::take(tools).into_iter().partition(is_mcp);
+    *tools = direct;
+    tools.push(tool_search::search_tools_spec(&mcp.server_names()));
+    info!(
+        tools = held.len(),
+        tokens, budget, "MCP tools are offered through search_tools"
+    );
+    tool_search::Deferred {
+        held,
+        ..tool_search::Deferred::default()
+    }
+}
+
 async fn root_conversation(store: &Store, execution: &Execution) -> Result<ConversationId> {
     let chain = super::subagent::lineage(store, execution).await?;
     Ok(chain

@@ -10,7 +10,8 @@ impl Runner<'_, '_> {
         let mut overflow_retried = false;
         loop {
             let built = self.build_context().await?;
-            let request = chat_request(&self.config, &built, &self.tools, self.conversation.id);
+            let tools = self.offered_tools();
+            let request = chat_request(&self.config, &built, &tools, self.conversation.id);
             let estimate = self.estimate(&built);
             let needed = self.calibration.apply(estimate);
             let too_big = built.compression_required() || needed > built.budgeting.input_room;
@@ -226,6 +227,7 @@ impl Runner<'_, '_> {
         self.model_memo
             .count_request(built.assembled.messages.iter().map(|m| &m.message))
             .saturating_add(self.request_base)
+            .saturating_add(self.loaded_tokens())
     }
 }
 

@@ -14,6 +14,9 @@ impl Runner<'_, '_> {
         if call.name == TENTH_MAN_REVIEW {
             return self.review_tool(call).await;
         }
+        if call.name == super::tool_search::SEARCH_TOOLS && !self.deferred.held.is_empty() {
+            return self.search_tools(call);
+        }
         if let Some(refused) = self.unapproved(call).await {
             return refused;
         }
@@ -59,6 +62,14 @@ impl Runner<'_, '_> {
             read_only: offered.tool.read_only,
             destructive: offered.tool.destructive,
         };
+        self.emit(Event::ApprovalAsked {
+            call_id: call.id.clone(),
+            server: request.server.clone(),
+            tool: request.tool.clone(),
+            arguments: request.arguments.clone(),
+            read_only: request.read_only,
+            destructive: request.destructive,
+        });
         let answer = tokio::select! {
             biased;
             () = self.session.cancel.cancelled() => None,
@@ -88,10 +99,11 @@ impl Runner<'_, '_> {
                     ..ToolOutcome::failed(
                         FailureClass::Permission,
                         &format!(
-                            "{} needs approval, and no one could be asked (no terminal or \
-                             window). The analyst can allow it for a run with `decima run \
-                             --allow-tool {}` (or a pattern such as `mcp__{}__*`), or approve \
-                             it in the window; go on without it",
+                            "{} needs approval, and no one could be asked. The analyst can \
+                             allow it for a run with `decima run --allow-tool {}` (or a pattern \
+                             such as `mcp__{}__*`), or answer the prompt of a run started on a \
+                             terminal (this call, this conversation, or always); go on without \
+                             it",
                             call.name, call.name, offered.server
                         ),
                         started.elapsed(),

@@ -1,0 +1,304 @@
+//! `decima mcp` and MCP tools in `decima run`, through the real binary: servers added, listed
+//! (without secret values), probed and removed; Claude Desktop's file imported; a server that
+//! never answers refused in time; and a run whose MCP server runs inside the conversation's
+//! Docker sandbox (the default place), on the real engine and the `decima-test:node` image
+//! that `scripts/test.sh` builds.
+
+// Test code: a failed setup step should panic right where it happened.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use common::{DockerCleanup, Env, text};
+use serde_json::{Value, json};
+
+/// The image with node and the reference servers (built by `ensure_mcp_test_image`).
+const NODE_IMAGE: &str = "decima-test:node";
+/// Where that image holds the reference servers.
+const IN_IMAGE: &str =
+    "/opt/mcp/node_modules/@modelcontextprotocol/server-everything/dist/index.js";
+
+fn everything_on_host() -> PathBuf {
+    let dir = std::env::var_os("DECIMA_MCP_SERVERS").map_or_else(
+        || {
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("../../target/mcp-servers/node_modules/@modelcontextprotocol")
+        },
+        PathBuf::from,
+    );
+    let script = dir.join("server-everything/dist/index.js");
+    assert!(
+        script.is_file(),
+        "the reference MCP servers are not installed at {}: run scripts/test.sh, or `source \
+         scripts/lib.sh && ensure_mcp_servers`",
+        dir.display()
+    );
+    script
+}
+
+#[tokio::test]
+async fn servers_are_added_listed_without_secrets_probed_and_removed() {
+    let env = Env::new().await;
+    let script = everything_on_host().display().to_string();
+    let out = env
+        .decima(&[
+            "mcp",
+            "add",
+            "everything",
+            "--where",
+            "host",
+            "--env",
+            "API_TOKEN=tok-9f8e7d",
+            "--",
+            "node",
+            &script,
+            "stdio",
+        ])
+        .await;
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("with your rights"),
+        "{}",
+        text(&out.stderr)
+    );
+
+    let out = env
+        .decima(&[
+            "mcp",
+            "add",
+            "everything",
+            "--where",
+            "host",
+            "--",
+            "node",
+            "x.js",
+        ])
+        .await;
+    assert_eq!(out.status.code(), Some(2), "a taken name");
+    assert!(
+        text(&out.stderr).contains("exists already"),
+        "{}",
+        text(&out.stderr)
+    );
+
+    let out = env.decima(&["mcp", "list", "--json"]).await;
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let listed: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(listed[0]["name"], "everything");
+    assert_eq!(listed[0]["transport"]["place"], "host");
+    assert_eq!(
+        listed[0]["transport"]["env"]["API_TOKEN"], "",
+        "the value is not shown"
+    );
+    let db = std::fs::read(env.data_dir().join("decima.db")).unwrap();
+    assert!(
+        !db.windows(10).any(|w| w == b"tok-9f8e7d"),
+        "a secret in SQLite"
+    );
+
+    let out = env.decima(&["mcp", "tools", "everything", "--json"]).await;
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let tools: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let names: Vec<&str> = tools["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert!(
+        names.contains(&"echo") && names.contains(&"get-sum"),
+        "{names:?}"
+    );
+    assert!(tools["tokens"].as_u64().unwrap() > 500, "{tools}");
+
+    let out = env.decima(&["mcp", "remove", "everything"]).await;
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let out = env.decima(&["mcp", "remove", "everything"]).await;
+    assert!(!out.status.success(), "removed once");
+    let out = env.decima(&["mcp", "list", "--json"]).await;
+    assert_eq!(text(&out.stdout).trim(), "[]");
+}
+
+#[tokio::test]
+async fn a_server_that_never_answers_fails_in_time_and_leaves_nothing() {
+    let env = Env::new().await;
+    let marker = format!("decima-hung-{}", std::process::id());
+    let out = env
+        .decima(&[
+            "mcp",
+            "add",
+            "hung",
+            "--where",
+            "host",
+            "--startup-timeout",
+            "1",
+            "--",
+            "sh",
+            "-c",
+            &format!("sleep 300; : {marker}"),
+        ])
+        .await;
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let started = Instant::now();
+    let out = env.decima(&["mcp", "tools", "hung"]).await;
+    assert!(!out.status.success());
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "{:?}",
+        started.elapsed()
+    );
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains("\"hung\"") && stderr.contains("within 1 s"),
+        "{stderr}"
+    );
+    let left: Vec<String> = std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| std::fs::read(e.path().join("cmdline")).ok())
+        .map(|c| String::from_utf8_lossy(&c).replace('\0', " "))
+        .filter(|c| c.contains(&marker) && !c.contains("mcp add"))
+        .collect();
+    assert!(left.is_empty(), "left running: {left:?}");
+}
+
+#[tokio::test]
+async fn claude_desktops_file_imports_all_or_nothing() {
+    let env = Env::new().await;
+    let file = env.dir.path().join("claude_desktop_config.json");
+    std::fs::write(
+        &file,
+        json!({"mcpServers": {
+            "filesystem": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "/data"]},
+            "tickets": {"type": "http", "url": "https://mcp.example.com/mcp", "headers": {"X-Key": "k-55aa"}}
+        }})
+        .to_string(),
+    )
+    .unwrap();
+    let out = env.decima(&["mcp", "import", file.to_str().unwrap()]).await;
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).contains("imported 2 server(s): filesystem, tickets"));
+    // Again: both names are taken, and nothing more is stored.
+    let out = env.decima(&["mcp", "import", file.to_str().unwrap()]).await;
+    assert!(!out.status.success());
+    let out = env.decima(&["mcp", "list", "--json"]).await;
+    let listed: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(listed.as_array().unwrap().len(), 2);
+    assert_eq!(
+        listed[0]["transport"]["place"], "docker",
+        "imported into the sandbox by default"
+    );
+    assert_eq!(listed[1]["transport"]["headers"]["X-Key"], "");
+}
+
+/// A conversation whose sandbox runs the node test image, and the cleanup of its containers.
+async fn node_conversation(env: &Env) -> (String, DockerCleanup) {
+    let image = std::process::Command::new("docker")
+        .args(["image", "inspect", NODE_IMAGE])
+        .output()
+        .expect("the docker CLI: run scripts/test.sh, which installs and starts the engine");
+    assert!(
+        image.status.success(),
+        "no Docker engine or no {NODE_IMAGE} image: run scripts/test.sh, which starts dockerd \
+         and builds it (ensure_mcp_test_image) ({})",
+        text(&image.stderr)
+    );
+    let out = env
+        .decima(&["conversation", "create", "--title", "mcp in docker"])
+        .await;
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let id = text(&out.stdout).trim().to_owned();
+    let out = env
+        .decima(&["conversation", "sandbox", &id, "--image", NODE_IMAGE])
+        .await;
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let data_dir = std::path::absolute(env.data_dir()).unwrap();
+    let instance = decima_sandbox::DockerEngine::instance_for_data_dir(&data_dir);
+    (id, DockerCleanup(instance))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn in_docker_a_run_calls_a_server_running_in_the_conversations_container() {
+    let env = Env::new().await;
+    let (conversation, cleanup) = node_conversation(&env).await;
+    // The default place: the sandbox.
+    let out = env
+        .decima(&[
+            "mcp",
+            "add",
+            "everything",
+            "--env",
+            "ANALYST_VAR=set",
+            "--",
+            "node",
+            IN_IMAGE,
+            "stdio",
+        ])
+        .await;
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    env.call(
+        "mcp__everything__echo",
+        json!({"message": "from the sandbox"}),
+    );
+    env.call("mcp__everything__get-env", json!({}));
+    env.say("Done.");
+    let out = env
+        .run(
+            &[
+                "--conversation",
+                &conversation,
+                "--sandbox",
+                "docker",
+                "--allow-tool",
+                "mcp__everything__*",
+            ],
+            "Use the server",
+        )
+        .await;
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let second = env.request_text(1);
+    assert!(second.contains("Echo: from the sandbox"), "{second}");
+    let third = env.server.requests()[2].json.clone().unwrap();
+    let env_result = third["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .rev()
+        .find(|m| m["role"] == "tool")
+        .unwrap()["content"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let seen: Value = serde_json::from_str(&env_result).unwrap();
+    assert_eq!(
+        seen["HOME"], "/workspace",
+        "it ran in the container: {env_result}"
+    );
+    assert_eq!(seen["ANALYST_VAR"], "set");
+    assert!(seen.get("DECIMA_API_KEY").is_none(), "{env_result}");
+
+    // The server stopped with the run: no node process is left in the container.
+    let filter = format!("label=decima.instance={}", cleanup.0);
+    let ps = std::process::Command::new("docker")
+        .args(["ps", "-q", "--filter", &filter])
+        .output()
+        .unwrap();
+    let container = text(&ps.stdout).trim().to_owned();
+    assert!(!container.is_empty(), "the sandbox container");
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        let ps = std::process::Command::new("docker")
+            .args(["exec", &container, "ps", "-o", "args"])
+            .output()
+            .unwrap();
+        let listed = text(&ps.stdout);
+        if !listed.contains("node") {
+            break;
+        }
+        assert!(Instant::now() < deadline, "left in the container: {listed}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}

@@ -1,0 +1,203 @@
+//! A long-lived process in the sandbox container, spoken to over its stdin and stdout: how an
+//! MCP server placed in the sandbox runs. It sees `/workspace` as `shell` does, under the
+//! container's limits and network setting, as the sandbox user.
+//!
+//! The Docker API cannot kill an exec, so the process gets its own session under a small
+//! wrapper that reports its process group (`decima:pgid N` on stderr, which is taken out of
+//! what the caller reads); [`AttachedHandle::kill`] kills that group from a second exec.
+
+use std::pin::Pin;
+use std::sync::Arc;
+
+use bollard::container::LogOutput;
+use bollard::exec::{CreateExecOptions, StartExecOptions, StartExecResults};
+use futures_util::StreamExt;
+use tokio::io::{AsyncWrite, AsyncWriteExt, DuplexStream};
+use tokio::sync::watch;
+
+use super::DockerSandbox;
+use super::exec::scrubbed_env;
+use super::paths::{WORKSPACE, container_relative};
+use crate::error::SandboxError;
+
+/// Runs `$2…` in directory `$1` in a session of its own, with the wrapper's stdin, and reports
+/// its process group. A background job of a shell without job control would get `/dev/null`
+/// as stdin, so the stdin is kept on fd 3 first.
+const ATTACHED_WRAPPER: &str = r#"d=$1; shift
+cd "$d" 2>/dev/null || { echo decima:cwd-missing >&2; exit 125; }
+exec 3<&0
+setsid "$@" <&3 3<&- &
+p=$!
+exec 3<&-
+echo "decima:pgid $p" >&2
+wait "$p"
+"#;
+
+/// Bytes buffered between the engine's stream and the reader of stdout or stderr.
+const PIPE_BYTES: usize = 256 * 1024;
+
+/// A process started by [`DockerSandbox::spawn_attached`].
+pub struct AttachedProcess {
+    /// Its stdout.
+    pub stdout: DuplexStream,
+    /// Its stdin.
+    pub stdin: Pin<Box<dyn AsyncWrite + Send>>,
+    /// Its stderr (the wrapper's own lines taken out).
+    pub stderr: DuplexStream,
+    /// What stops it.
+    pub handle: AttachedHandle,
+}
+
+/// Stops an attached process: its whole process group, from a second exec.
+#[derive(Clone)]
+pub struct AttachedHandle {
+    sandbox: Arc<DockerSandbox>,
+    container: String,
+    pgid: watch::Receiver<Option<i64>>,
+    ended: watch::Receiver<bool>,
+}
+
+impl AttachedHandle {
+    /// Whether the exec's output ended (the process exited).
+    pub fn exited(&self) -> bool {
+        *self.ended.borrow()
+    }
+
+    /// Kills the process's group inside the container. A group already gone is not an error.
+    pub async fn kill(&self) -> Result<(), SandboxError> {
+        let Some(pgid) = *self.pgid.borrow() else {
+            return Ok(());
+        };
+        self.sandbox
+            .helper(
+                &self.container,
+                "stop an attached process",
+                vec![
+                    "kill".to_owned(),
+                    "-s".to_owned(),
+                    "KILL".to_owned(),
+                    format!("-{pgid}"),
+                ],
+            )
+            .await
+            .map(|_| ())
+    }
+}
+
+impl DockerSandbox {
+    /// Starts `argv` in the container with stdin, stdout and stderr attached, in `cwd` (relative
+    /// to the workspace; the workspace when `None`), with the scrubbed environment plus `env`.
+    pub async fn spawn_attached(
+        self: &Arc<Self>,
+        argv: &[String],
+        env: &[(String, String)],
+        cwd: Option<&str>,
+    ) -> Result<AttachedProcess, SandboxError> {
+        let dir = match cwd {
+            None => WORKSPACE.to_owned(),
+            Some(c) => {
+                let rel = container_relative(c).map_err(|e| SandboxError::Docker {
+                    action: "start an attached process".to_owned(),
+                    message: e.message,
+                })?;
+                if rel.is_empty() {
+                    WORKSPACE.to_owned()
+                } else {
+                    format!("{WORKSPACE}/{rel}")
+                }
+            }
+        };
+        let container = self.container().await?;
+        let mut cmd = vec![
+            "sh".to_owned(),
+            "-c".to_owned(),
+            ATTACHED_WRAPPER.to_owned(),
+            "decima-attached".to_owned(),
+            dir,
+        ];
+        cmd.extend(argv.iter().cloned());
+        let mut environment = scrubbed_env();
+        environment.extend(env.iter().map(|(k, v)| format!("{k}={v}")));
+        let docker = self.engine.client();
+        let options = CreateExecOptions {
+            attach_stdin: Some(true),
+            attach_stdout: Some(true),
+            attach_stderr: Some(true),
+            tty: Some(false),
+            env: Some(environment),
+            cmd: Some(cmd),
+            privileged: Some(false),
+            user: Some(self.config.user.clone()),
+            working_dir: Some(WORKSPACE.to_owned()),
+            ..Default::default()
+        };
+        let created = self
+            .engine
+            .call("create an exec", docker.create_exec(&container, options))
+            .await?;
+        let start = StartExecOptions {
+            detach: false,
+            tty: false,
+            output_capacity: Some(64 * 1024),
+        };
+        let started = self
+            .engine
+            .call("start an exec", docker.start_exec(&created.id, Some(start)))
+            .await?;
+        let StartExecResults::Attached { mut output, input } = started else {
+            return Err(SandboxError::Docker {
+                action: "start an attached process".to_owned(),
+                message: "the engine detached the exec".to_owned(),
+            });
+        };
+        let (mut out_tx, stdout) = tokio::io::duplex(PIPE_BYTES);
+        let (mut err_tx, stderr) = tokio::io::duplex(PIPE_BYTES);
+        let (pgid_tx, pgid) = watch::channel(None);
+        let (ended_tx, ended) = watch::channel(false);
+        tokio::spawn(async move {
+            let mut pending = Vec::new();
+            let mut reported = false;
+            while let Some(Ok(chunk)) = output.next().await {
+                match chunk {
+                    LogOutput::StdOut { message } | LogOutput::Console { message } => {
+                        if out_tx.write_all(&message).await.is_err() {
+                            break;
+                        }
+                    }
+                    LogOutput::StdErr { message } => {
+                        if reported {
+                            let _ = err_tx.write_all(&message).await;
+                            continue;
+                        }
+                        // The wrapper's report comes first; until it has, stderr is held.
+                        pending.extend_from_slice(&message);
+                        if let Some(end) = pending.iter().position(|b| *b == b'\n') {
+                            let line = String::from_utf8_lossy(&pending[..end]).into_owned();
+                            if let Some(n) = line.strip_prefix("decima:pgid ") {
+                                let _ = pgid_tx.send(n.trim().parse().ok());
+                                pending.drain(..=end);
+                            }
+                            reported = true;
+                            let _ = err_tx.write_all(&pending).await;
+                            pending.clear();
+                        }
+                    }
+                    LogOutput::StdIn { .. } => {}
+                }
+            }
+            let _ = err_tx.write_all(&pending).await;
+            let _ = ended_tx.send(true);
+        });
+        Ok(AttachedProcess {
+            stdout,
+            stdin: input,
+            stderr,
+            handle: AttachedHandle {
+                sandbox: self.clone(),
+                container,
+                pgid,
+                ended,
+            },
+        })
+    }
+}
