@@ -3,6 +3,7 @@
 //! needs before it runs ([`approval`]).
 
 pub mod approval;
+pub mod search;
 pub mod servers;
 pub mod session;
 

@@ -757,7 +757,7 @@ fn clip(text: &str, max: usize) -> String {
 /// The conversation at the root of an execution's tree: its Docker container and settings are
 /// the tree's.
 /// Holds the MCP tools back behind `search_tools` when their schemas would take more than
-/// [`tool_search::DIRECT_SHARE`] of the window.
+/// [`crate::mcp::search::DIRECT_SHARE`] of the window.
 fn defer_mcp_tools(
     tools: &mut Vec<decima_llm::ToolSpec>,
     mcp: &crate::mcp::McpSession,
@@ -770,13 +770,13 @@ fn defer_mcp_tools(
         .filter(|s| is_mcp(s))
         .map(|s| u64::from(counter.count_text(&serde_json::to_string(s).unwrap_or_default())))
         .sum();
-    let budget = (f64::from(window) * tool_search::DIRECT_SHARE) as u64;
+    let budget = (f64::from(window) * crate::mcp::search::DIRECT_SHARE) as u64;
     if tokens <= budget {
         return tool_search::Deferred::default();
     }
     let (held, direct): (Vec<_>, Vec<_>) = std::mem::take(tools).into_iter().partition(is_mcp);
     *tools = direct;
-    tools.push(tool_search::search_tools_spec(&mcp.server_names()));
+    tools.push(crate::mcp::search::search_tools_spec(&mcp.server_names()));
     info!(
         tools = held.len(),
         tokens, budget, "MCP tools are offered through search_tools"

@@ -14,7 +14,7 @@ impl Runner<'_, '_> {
         if call.name == TENTH_MAN_REVIEW {
             return self.review_tool(call).await;
         }
-        if call.name == super::tool_search::SEARCH_TOOLS && !self.deferred.held.is_empty() {
+        if call.name == crate::mcp::search::SEARCH_TOOLS && !self.deferred.held.is_empty() {
             return self.search_tools(call);
         }
         if let Some(refused) = self.unapproved(call).await {
