@@ -384,6 +384,8 @@ impl Command {
                 McpCommand::Import { .. } => "mcp import",
                 McpCommand::List { .. } => "mcp list",
                 McpCommand::Remove { .. } => "mcp remove",
+                McpCommand::Enable { .. } => "mcp enable",
+                McpCommand::Disable { .. } => "mcp disable",
                 McpCommand::Tools { .. } => "mcp tools",
             },
             Command::Chat { .. } => "chat",
@@ -694,6 +696,22 @@ pub enum McpCommand {
         /// Print JSON.
         #[arg(long)]
         json: bool,
+    },
+    /// Turn a server on: for every run, or for one conversation's runs.
+    Enable {
+        /// The server's name.
+        name: String,
+        /// Only in this conversation (its runs use the server again).
+        #[arg(long, value_name = "ID")]
+        conversation: Option<String>,
+    },
+    /// Turn a server off: for every run, or for one conversation's runs.
+    Disable {
+        /// The server's name.
+        name: String,
+        /// Only in this conversation.
+        #[arg(long, value_name = "ID")]
+        conversation: Option<String>,
     },
     /// Remove a server, its secret values and its approvals.
     Remove {

@@ -302,3 +302,75 @@ async fn in_docker_a_run_calls_a_server_running_in_the_conversations_container()
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
 }
+
+/// The tool names offered in request `i`.
+fn offered(env: &Env, i: usize) -> Vec<String> {
+    env.server.requests()[i].json.as_ref().unwrap()["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+#[tokio::test]
+async fn a_server_is_switched_off_for_one_conversation_or_for_every_run() {
+    let env = Env::new().await;
+    let script = everything_on_host().display().to_string();
+    let out = env
+        .decima(&[
+            "mcp",
+            "add",
+            "everything",
+            "--where",
+            "host",
+            "--",
+            "node",
+            &script,
+            "stdio",
+        ])
+        .await;
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let out = env
+        .decima(&["conversation", "create", "--title", "quiet"])
+        .await;
+    let quiet = text(&out.stdout).trim().to_owned();
+    let out = env
+        .decima(&["mcp", "disable", "everything", "--conversation", &quiet])
+        .await;
+    assert!(out.status.success(), "{}", text(&out.stderr));
+
+    env.say("One.");
+    let out = env.run(&["--conversation", &quiet], "Anything").await;
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        !offered(&env, 0).iter().any(|t| t.starts_with("mcp__")),
+        "switched off here"
+    );
+    env.say("Two.");
+    let out = env.run(&[], "Anything, elsewhere").await;
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        offered(&env, 1).contains(&"mcp__everything__echo".to_owned()),
+        "on elsewhere"
+    );
+
+    let out = env.decima(&["mcp", "disable", "everything"]).await;
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    env.say("Three.");
+    let out = env.run(&[], "Anything, again").await;
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        !offered(&env, 2).iter().any(|t| t.starts_with("mcp__")),
+        "off for every run"
+    );
+    let out = env.decima(&["mcp", "list"]).await;
+    assert!(
+        text(&out.stdout).contains("everything (disabled)"),
+        "{}",
+        text(&out.stdout)
+    );
+
+    let out = env.decima(&["mcp", "disable", "nothing-here"]).await;
+    assert!(!out.status.success(), "an unknown server");
+}

@@ -43,7 +43,45 @@ pub async fn run(store: &Store, data_dir: &Path, cmd: McpCommand) -> Result<(), 
             }
         }
         McpCommand::Tools { name, json } => tools(store, data_dir, &name, json).await,
+        McpCommand::Enable { name, conversation } => {
+            switch(store, &name, conversation.as_deref(), true).await
+        }
+        McpCommand::Disable { name, conversation } => {
+            switch(store, &name, conversation.as_deref(), false).await
+        }
     }
+}
+
+/// Turns a server on or off for every run, or for one conversation's.
+async fn switch(
+    store: &Store,
+    name: &str,
+    conversation: Option<&str>,
+    on: bool,
+) -> Result<(), CliError> {
+    match conversation {
+        Some(id) => {
+            let id = super::conversation_id(id)?;
+            store.conversations().get(id).await?;
+            store
+                .mcp_servers()
+                .set_for_conversation(id, name, on)
+                .await?;
+        }
+        None => {
+            let mut server = servers::list_public(store)
+                .await?
+                .into_iter()
+                .find(|s| s.name == name)
+                .ok_or_else(|| decima_store::StoreError::NotFound {
+                    entity: "MCP server",
+                    id: name.to_owned(),
+                })?;
+            server.enabled = on;
+            servers::update(store, &server).await?;
+        }
+    }
+    Ok(())
 }
 
 fn place_of(place: McpPlaceArg) -> Place {
