@@ -9,8 +9,8 @@ use specta_typescript::Typescript;
 use tauri_specta::{Builder, collect_commands};
 
 use crate::commands::{
-    compression, context, conversations, executions, export, import, library, messages, reviews,
-    run_options, runs, search, settings,
+    compression, context, conversations, executions, export, import, library, mcp, messages,
+    reviews, run_options, runs, search, settings,
 };
 
 /// Where the generated bindings live, relative to the workspace root.
@@ -38,6 +38,12 @@ pub fn builder() -> Builder<tauri::Wry> {
             runs::run_stop,
             runs::run_choose,
             runs::run_approve,
+            mcp::mcp_server_list,
+            mcp::mcp_server_add,
+            mcp::mcp_server_import,
+            mcp::mcp_server_set_enabled,
+            mcp::mcp_server_remove,
+            mcp::mcp_server_check,
             runs::execution_recover,
             runs::execution_resume,
             executions::execution_list,
@@ -123,7 +129,7 @@ mod tests {
             .skip(1)
             .filter_map(|rest| rest.split('"').next())
             .collect();
-        assert_eq!(invoked.len(), 49, "{invoked:?}");
+        assert_eq!(invoked.len(), 55, "{invoked:?}");
         for command in invoked {
             assert!(
                 build_rs.contains(&format!("\"{command}\"")),

@@ -123,6 +123,20 @@ async fn the_window_holds_at_720_900_and_1280_wide_in_english_and_chinese() {
             })
             .await
             .unwrap();
+        // An MCP server on the host with a long command, for the settings' MCP section.
+        let server = decima_mcp::ServerConfig::stdio(
+            "warehouse-postgres",
+            "/opt/analytics/bin/mcp-server-postgres",
+            vec![
+                "--connection-string-from-environment".into(),
+                "--read-only".into(),
+                "--schema=finance_reporting_2025".into(),
+            ],
+        )
+        .at(decima_mcp::Place::Host);
+        decima_runtime::mcp::servers::add(&store, data.path(), &[server])
+            .await
+            .unwrap();
         store.close().await;
         c.id
     };
@@ -336,6 +350,27 @@ async fn open_each_view(client: &fantoccini::Client, lang: &str, width: u32) {
         "the settings are wider than the window, {lang} at {width}: {fields}"
     );
     shot(client, &format!("view-{lang}-{width}-settings.png")).await;
+    // The MCP servers: the seeded one is listed, and nothing in the section is wider than the
+    // dialog.
+    let mcp = client
+        .execute(
+            "const d = document.querySelector('[data-testid=settings-dialog]');\
+             const s = d.querySelector('[data-testid=mcp-servers]');\
+             s.scrollIntoView();\
+             const parts = [...s.querySelectorAll('*')];\
+             return { servers: s.querySelectorAll('[data-testid=mcp-server]').length,\
+               right: Math.max(...parts.map((p) => p.getBoundingClientRect().right)),\
+               dialog: d.getBoundingClientRect().right };",
+            vec![],
+        )
+        .await
+        .unwrap();
+    assert_eq!(mcp["servers"], 1, "{lang} at {width}: {mcp}");
+    assert!(
+        mcp["right"].as_f64().unwrap() <= mcp["dialog"].as_f64().unwrap() + 0.5,
+        "the MCP section is wider than the settings, {lang} at {width}: {mcp}"
+    );
+    shot(client, &format!("view-{lang}-{width}-mcp.png")).await;
     // The provider's editor, with its four prices and the cache lifetime: one line each, and
     // nothing wider than the window.
     click(client, "[data-testid=provider-edit]").await;

@@ -2,7 +2,7 @@
 //! (run on the host, installed by scripts/test.sh), the run's view asks, "Allow in this
 //! conversation" runs it and is remembered (the next call of that tool is not asked), and
 //! "Deny" refuses another tool while the run goes on. Checked in the window and in the SQLite
-//! file.
+//! file; then the settings check the server and list its 13 tools.
 //!
 //! Needs a display (scripts/test.sh runs it under `xvfb-run -a`); without one it fails.
 

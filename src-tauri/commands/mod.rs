@@ -8,6 +8,7 @@ pub mod executions;
 pub mod export;
 pub mod import;
 pub mod library;
+pub mod mcp;
 pub mod messages;
 pub mod reviews;
 pub mod run_options;

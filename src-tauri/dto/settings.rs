@@ -274,3 +274,80 @@ pub struct ProviderName {
     /// The model it uses.
     pub model: String,
 }
+
+/// An MCP server as the settings list shows it: never a secret value, only which variables
+/// and headers are set.
+#[derive(Debug, Clone, Serialize, Type)]
+#[serde(rename_all = "camelCase")]
+pub struct McpServerView {
+    /// Its name.
+    pub name: String,
+    /// `stdio` or `http`.
+    pub kind: String,
+    /// Where a stdio server runs: `docker` or `host`; `null` for HTTP.
+    pub place: Option<String>,
+    /// What it runs (the command line) or reaches (the URL), in no language.
+    pub summary: String,
+    /// Whether runs use it.
+    pub enabled: bool,
+    /// The environment variables (stdio) or headers (HTTP) it is given, by name.
+    pub secret_names: Vec<String>,
+}
+
+impl From<&decima_mcp::ServerConfig> for McpServerView {
+    fn from(s: &decima_mcp::ServerConfig) -> Self {
+        use decima_mcp::Transport;
+        let (kind, place, secret_names, summary) = match &s.transport {
+            Transport::Stdio {
+                env,
+                place,
+                command,
+                args,
+                ..
+            } => (
+                "stdio",
+                Some(place.as_str().to_owned()),
+                env.keys().cloned().collect(),
+                std::iter::once(command.as_str())
+                    .chain(args.iter().map(String::as_str))
+                    .collect::<Vec<_>>()
+                    .join(" "),
+            ),
+            Transport::Http { headers, url, .. } => {
+                ("http", None, headers.keys().cloned().collect(), url.clone())
+            }
+        };
+        Self {
+            name: s.name.clone(),
+            kind: kind.to_owned(),
+            place,
+            summary,
+            enabled: s.enabled,
+            secret_names,
+        }
+    }
+}
+
+/// One tool of a checked server.
+#[derive(Debug, Clone, Serialize, Type)]
+#[serde(rename_all = "camelCase")]
+pub struct McpToolView {
+    /// The server's name for it.
+    pub name: String,
+    /// What it does.
+    pub description: String,
+    /// The tokens its offer takes in a request.
+    pub tokens: u32,
+}
+
+/// A server started, listed and stopped: ready, with its tools and what they cost.
+#[derive(Debug, Clone, Serialize, Type)]
+#[serde(rename_all = "camelCase")]
+pub struct McpCheckView {
+    /// Its tools.
+    pub tools: Vec<McpToolView>,
+    /// The tokens all their offers take.
+    pub tokens: u32,
+    /// How long it took to start and list them.
+    pub started_ms: u32,
+}

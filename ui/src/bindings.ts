@@ -57,6 +57,28 @@ export const commands = {
 	 *  conversation from now on), `always` (this tool of this server), or `deny`.
 	 */
 	runApprove: (runId: string, answer: string) => typedError<null, AppError>(__TAURI_INVOKE("run_approve", { runId, answer })),
+	/**  The servers, in the order they were added. */
+	mcpServerList: () => typedError<McpServerView[], AppError>(__TAURI_INVOKE("mcp_server_list")),
+	/**
+	 *  Adds a stdio server (`command`: the program and its arguments, split as a shell would) or
+	 *  an HTTP one (`url`). `place`: `docker` or `host`.
+	 */
+	mcpServerAdd: (name: string, command: string | null, url: string | null, place: string) => typedError<McpServerView, AppError>(__TAURI_INVOKE("mcp_server_add", { name, command, url, place })),
+	/**
+	 *  Imports the servers of Claude Desktop's `claude_desktop_config.json`, picked in the window:
+	 *  all of them, or none. Returns their names.
+	 */
+	mcpServerImport: (bytes: number[], place: string) => typedError<string[], AppError>(__TAURI_INVOKE("mcp_server_import", { bytes, place })),
+	/**  Turns a server on or off for every run. */
+	mcpServerSetEnabled: (name: string, enabled: boolean) => typedError<null, AppError>(__TAURI_INVOKE("mcp_server_set_enabled", { name, enabled })),
+	/**  Removes a server, its secret values and its approvals. */
+	mcpServerRemove: (name: string) => typedError<null, AppError>(__TAURI_INVOKE("mcp_server_remove", { name })),
+	/**
+	 *  Starts a server, lists its tools with the tokens each offer takes, and stops it: the
+	 *  server's state as a run would meet it. A server that does not start is an error saying why,
+	 *  with its last stderr lines.
+	 */
+	mcpServerCheck: (name: string) => typedError<McpCheckView, AppError>(__TAURI_INVOKE("mcp_server_check", { name })),
 	/**
 	 *  Continues an execution that waits for a choice and has no live run (it stopped waiting
 	 *  when the app closed, or was started from the CLI).
@@ -533,6 +555,45 @@ export type LayerTokens = {
 	/**  The layer. */
 	name: string,
 	/**  Its tokens. */
+	tokens: number,
+};
+
+/**  A server started, listed and stopped: ready, with its tools and what they cost. */
+export type McpCheckView = {
+	/**  Its tools. */
+	tools: McpToolView[],
+	/**  The tokens all their offers take. */
+	tokens: number,
+	/**  How long it took to start and list them. */
+	startedMs: number,
+};
+
+/**
+ *  An MCP server as the settings list shows it: never a secret value, only which variables
+ *  and headers are set.
+ */
+export type McpServerView = {
+	/**  Its name. */
+	name: string,
+	/**  `stdio` or `http`. */
+	kind: string,
+	/**  Where a stdio server runs: `docker` or `host`; `null` for HTTP. */
+	place: string | null,
+	/**  What it runs (the command line) or reaches (the URL), in no language. */
+	summary: string,
+	/**  Whether runs use it. */
+	enabled: boolean,
+	/**  The environment variables (stdio) or headers (HTTP) it is given, by name. */
+	secretNames: string[],
+};
+
+/**  One tool of a checked server. */
+export type McpToolView = {
+	/**  The server's name for it. */
+	name: string,
+	/**  What it does. */
+	description: string,
+	/**  The tokens its offer takes in a request. */
 	tokens: number,
 };
 

@@ -5,6 +5,7 @@ import { useTranslation } from "react-i18next";
 import { call } from "../api/call";
 import { commands, type AppError, type PresetView, type ProbeFailure, type ProviderView, type SandboxStatus } from "../bindings";
 import { InlineError } from "./InlineError";
+import { McpServers } from "./McpServers";
 import { saveSendKey, savedSendKey, SEND_KEYS, type SendKey } from "../lib/sendKey";
 import { applyTheme, savedTheme, THEMES, type Theme } from "../lib/theme";
 import { LanguageSwitch } from "./LanguageSwitch";
@@ -239,6 +240,8 @@ export function SettingsDialog({ onClose }: Props) {
         </section>
 
         <RunSettings providers={providers} sandbox={sandbox} />
+
+        <McpServers />
 
         <section aria-label={t("settings.appearance")}>
           <h3>{t("settings.appearance")}</h3>

@@ -9,6 +9,8 @@ import type {
   ConversationSummary,
   ExecutionView,
   FileDrag,
+  McpCheckView,
+  McpServerView,
   MessagePage,
   MessageView,
   PageAt,
@@ -104,6 +106,9 @@ export class FakeBackend {
   /** The workbench settings settings_get answers and settings_save replaces. */
   settings: WorkbenchSettings = { provider: null, reviewerProvider: null, sandbox: "host" };
   presets: { id: string; name: string; kind: string; source: string | null; createdAt: string }[] = [];
+  /** The MCP servers the settings list, and what checking each finds (an error message fails it). */
+  mcpServers: McpServerView[] = [];
+  mcpChecks: Record<string, McpCheckView | string> = {};
   /** Where keys go when no keyring service runs (null: the keyring). */
   keyFile: string | null = null;
   /** How provider_test fails, if it does. */
@@ -381,6 +386,38 @@ export class FakeBackend {
         return null;
       case "provider_names":
         return this.providers.map((p) => ({ name: p.name, model: p.model }));
+      case "mcp_server_list":
+        return this.mcpServers;
+      case "mcp_server_add": {
+        const name = String(args.name);
+        if (this.mcpServers.some((m) => m.name === name)) {
+          throw { code: "conflict", message: `an MCP server named "${name}" exists already; remove it first or pick another name` };
+        }
+        const url = args.url as string | null;
+        const view: McpServerView = {
+          name,
+          kind: url ? "http" : "stdio",
+          place: url ? null : String(args.place),
+          summary: url ?? String(args.command),
+          enabled: true,
+          secretNames: [],
+        };
+        this.mcpServers.push(view);
+        return view;
+      }
+      case "mcp_server_import":
+        return [];
+      case "mcp_server_set_enabled":
+        this.mcpServers = this.mcpServers.map((m) => (m.name === args.name ? { ...m, enabled: Boolean(args.enabled) } : m));
+        return null;
+      case "mcp_server_remove":
+        this.mcpServers = this.mcpServers.filter((m) => m.name !== args.name);
+        return null;
+      case "mcp_server_check": {
+        const found = this.mcpChecks[String(args.name)];
+        if (typeof found === "string") throw { code: "storage", message: found };
+        return found ?? { tools: [], tokens: 0, startedMs: 1 };
+      }
       case "provider_list":
         return this.providers.map((p) => this.providerView(p));
       case "settings_get":

@@ -68,18 +68,7 @@ async fn switch(
                 .set_for_conversation(id, name, on)
                 .await?;
         }
-        None => {
-            let mut server = servers::list_public(store)
-                .await?
-                .into_iter()
-                .find(|s| s.name == name)
-                .ok_or_else(|| decima_store::StoreError::NotFound {
-                    entity: "MCP server",
-                    id: name.to_owned(),
-                })?;
-            server.enabled = on;
-            servers::update(store, &server).await?;
-        }
+        None => servers::set_enabled(store, name, on).await?,
     }
     Ok(())
 }

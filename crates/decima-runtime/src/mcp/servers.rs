@@ -160,9 +160,35 @@ pub async fn import_claude_desktop(
             path: path.to_path_buf(),
             source,
         })?;
-    let servers = decima_mcp::claude_desktop::parse(&text, place)?;
+    import_claude_desktop_text(store, data_dir, &text, place).await
+}
+
+/// [`import_claude_desktop`] of a file's text (a file picked in the window).
+pub async fn import_claude_desktop_text(
+    store: &Store,
+    data_dir: &Path,
+    text: &str,
+    place: Place,
+) -> Result<Vec<String>> {
+    let servers = decima_mcp::claude_desktop::parse(text, place)?;
     add(store, data_dir, &servers).await?;
     Ok(servers.into_iter().map(|s| s.name).collect())
+}
+
+/// Turns a stored server on or off for every run.
+pub async fn set_enabled(store: &Store, name: &str, enabled: bool) -> Result<()> {
+    let mut server = list_public(store)
+        .await?
+        .into_iter()
+        .find(|s| s.name == name)
+        .ok_or_else(|| {
+            RuntimeError::Store(decima_store::StoreError::NotFound {
+                entity: "MCP server",
+                id: name.to_owned(),
+            })
+        })?;
+    server.enabled = enabled;
+    update(store, &server).await
 }
 
 /// What `decima mcp tools` shows of a server: its tools and what offering them costs.

@@ -1,0 +1,164 @@
+//! The analyst's MCP servers in the settings: listed (never a secret value), added, imported
+//! from Claude Desktop's file, turned on or off, checked (started, its tools listed with what
+//! they cost, stopped) and removed. The rules live in `decima-runtime::mcp`.
+
+use decima_mcp::{Place, ServerConfig, Transport};
+use decima_runtime::mcp::servers;
+use tauri::State;
+
+use crate::dto::{McpCheckView, McpServerView, McpToolView};
+use crate::{AppError, AppState};
+
+/// The servers, in the order they were added.
+#[tauri::command]
+#[specta::specta]
+#[tracing::instrument(name = "command", skip_all, fields(name = "mcp_server_list"))]
+pub async fn mcp_server_list(state: State<'_, AppState>) -> Result<Vec<McpServerView>, AppError> {
+    Ok(servers::list_public(&state.store)
+        .await?
+        .iter()
+        .map(McpServerView::from)
+        .collect())
+}
+
+/// Adds a stdio server (`command`: the program and its arguments, split as a shell would) or
+/// an HTTP one (`url`). `place`: `docker` or `host`.
+#[tauri::command]
+#[specta::specta]
+#[tracing::instrument(name = "command", skip_all, fields(name = "mcp_server_add"))]
+pub async fn mcp_server_add(
+    state: State<'_, AppState>,
+    name: String,
+    command: Option<String>,
+    url: Option<String>,
+    place: String,
+) -> Result<McpServerView, AppError> {
+    let config = match (
+        command.filter(|c| !c.trim().is_empty()),
+        url.filter(|u| !u.trim().is_empty()),
+    ) {
+        (Some(line), None) => {
+            let words = shell_words::split(&line).map_err(|e| {
+                AppError::invalid(format!(
+                    "the command cannot be read ({e}); check its quotes"
+                ))
+            })?;
+            let Some((program, args)) = words.split_first() else {
+                return Err(AppError::invalid("give the command that starts the server"));
+            };
+            ServerConfig::stdio(&name, program, args.to_vec()).at(place_of(&place)?)
+        }
+        (None, Some(url)) => ServerConfig::http(&name, url.trim()),
+        _ => {
+            return Err(AppError::invalid(
+                "give either the command that starts the server or its URL",
+            ));
+        }
+    };
+    servers::add(&state.store, &state.data_dir, std::slice::from_ref(&config)).await?;
+    Ok(McpServerView::from(&config))
+}
+
+fn place_of(place: &str) -> Result<Place, AppError> {
+    match place {
+        "docker" => Ok(Place::Docker),
+        "host" => Ok(Place::Host),
+        other => Err(AppError::invalid(format!(
+            "{:?} is not a place: docker or host",
+            decima_core::names::echo_untrusted(other)
+        ))),
+    }
+}
+
+/// Imports the servers of Claude Desktop's `claude_desktop_config.json`, picked in the window:
+/// all of them, or none. Returns their names.
+#[tauri::command]
+#[specta::specta]
+#[tracing::instrument(name = "command", skip_all, fields(name = "mcp_server_import"))]
+pub async fn mcp_server_import(
+    state: State<'_, AppState>,
+    bytes: Vec<u8>,
+    place: String,
+) -> Result<Vec<String>, AppError> {
+    let text = String::from_utf8(bytes)
+        .map_err(|_| AppError::invalid("this file is not text: pick claude_desktop_config.json"))?;
+    Ok(
+        servers::import_claude_desktop_text(
+            &state.store,
+            &state.data_dir,
+            &text,
+            place_of(&place)?,
+        )
+        .await?,
+    )
+}
+
+/// Turns a server on or off for every run.
+#[tauri::command]
+#[specta::specta]
+#[tracing::instrument(name = "command", skip_all, fields(name = "mcp_server_set_enabled"))]
+pub async fn mcp_server_set_enabled(
+    state: State<'_, AppState>,
+    name: String,
+    enabled: bool,
+) -> Result<(), AppError> {
+    Ok(servers::set_enabled(&state.store, &name, enabled).await?)
+}
+
+/// Removes a server, its secret values and its approvals.
+#[tauri::command]
+#[specta::specta]
+#[tracing::instrument(name = "command", skip_all, fields(name = "mcp_server_remove"))]
+pub async fn mcp_server_remove(state: State<'_, AppState>, name: String) -> Result<(), AppError> {
+    if servers::remove(&state.store, &state.data_dir, &name).await? {
+        Ok(())
+    } else {
+        Err(AppError::not_found("there is no MCP server of that name"))
+    }
+}
+
+/// Starts a server, lists its tools with the tokens each offer takes, and stops it: the
+/// server's state as a run would meet it. A server that does not start is an error saying why,
+/// with its last stderr lines.
+#[tauri::command]
+#[specta::specta]
+#[tracing::instrument(name = "command", skip_all, fields(name = "mcp_server_check"))]
+pub async fn mcp_server_check(
+    state: State<'_, AppState>,
+    name: String,
+) -> Result<McpCheckView, AppError> {
+    let server = servers::list_public(&state.store)
+        .await?
+        .into_iter()
+        .find(|s| s.name == name)
+        .ok_or_else(|| AppError::not_found("there is no MCP server of that name"))?;
+    if matches!(
+        server.transport,
+        Transport::Stdio {
+            place: Place::Docker,
+            ..
+        }
+    ) {
+        return Err(AppError::invalid(
+            "a server placed in the Docker sandbox starts with a run in its conversation's \
+             container; start a run to use it",
+        ));
+    }
+    let cwd = state.data_dir.join("workspaces");
+    let _ = tokio::fs::create_dir_all(&cwd).await;
+    let probe = servers::probe(&state.store, &state.data_dir, &name, &cwd).await?;
+    let tools: Vec<McpToolView> = probe
+        .tools
+        .iter()
+        .map(|(t, tokens)| McpToolView {
+            name: t.name.clone(),
+            description: t.description.lines().next().unwrap_or("").to_owned(),
+            tokens: *tokens,
+        })
+        .collect();
+    Ok(McpCheckView {
+        tokens: tools.iter().map(|t| t.tokens).sum(),
+        tools,
+        started_ms: u32::try_from(probe.started_in.as_millis()).unwrap_or(u32::MAX),
+    })
+}

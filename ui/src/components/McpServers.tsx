@@ -1,0 +1,196 @@
+import { useEffect, useState } from "react";
+import { useTranslation } from "react-i18next";
+import { call } from "../api/call";
+import { commands, type AppError, type McpCheckView, type McpServerView } from "../bindings";
+import { InlineError } from "./InlineError";
+
+type Place = "docker" | "host";
+
+/** What checking a server found: its tools and their cost, or why it did not start. */
+type Checked = { state: "checking" } | { state: "ready"; view: McpCheckView } | { state: "failed"; error: AppError };
+
+/**
+ * The analyst's MCP servers in the settings: each with where it runs, whether runs use it, a
+ * check that starts it and lists its tools with what they cost, and remove; a form to add one
+ * (a command or a URL) and an import of Claude Desktop's file. Values of variables and headers
+ * never reach the window: only their names.
+ */
+export function McpServers() {
+  const { t } = useTranslation();
+  const [servers, setServers] = useState<McpServerView[]>([]);
+  const [checked, setChecked] = useState<Record<string, Checked>>({});
+  const [draft, setDraft] = useState<{ name: string; target: string; place: Place }>({ name: "", target: "", place: "docker" });
+  const [importPlace, setImportPlace] = useState<Place>("docker");
+  const [error, setError] = useState<AppError | null>(null);
+  const [imported, setImported] = useState<string[] | null>(null);
+
+  const load = async () => {
+    const res = await call(() => commands.mcpServerList());
+    if (res.status === "ok") setServers(res.data);
+    else setError(res.error);
+  };
+  useEffect(() => {
+    void load();
+  }, []);
+
+  const add = async () => {
+    const isUrl = /^https?:\/\//i.test(draft.target.trim());
+    const res = await call(() =>
+      commands.mcpServerAdd(draft.name.trim(), isUrl ? null : draft.target, isUrl ? draft.target : null, draft.place),
+    );
+    setError(res.status === "error" ? res.error : null);
+    if (res.status === "ok") {
+      setDraft({ name: "", target: "", place: draft.place });
+      await load();
+    }
+  };
+
+  const importFile = async (file: File) => {
+    const bytes = Array.from(new Uint8Array(await file.arrayBuffer()));
+    const res = await call(() => commands.mcpServerImport(bytes, importPlace));
+    setError(res.status === "error" ? res.error : null);
+    setImported(res.status === "ok" ? res.data : null);
+    if (res.status === "ok") await load();
+  };
+
+  const setEnabled = async (name: string, enabled: boolean) => {
+    const res = await call(() => commands.mcpServerSetEnabled(name, enabled));
+    setError(res.status === "error" ? res.error : null);
+    await load();
+  };
+
+  const remove = async (name: string) => {
+    const res = await call(() => commands.mcpServerRemove(name));
+    setError(res.status === "error" ? res.error : null);
+    await load();
+  };
+
+  const check = async (name: string) => {
+    setChecked((all) => ({ ...all, [name]: { state: "checking" } }));
+    const res = await call(() => commands.mcpServerCheck(name));
+    setChecked((all) => ({
+      ...all,
+      [name]: res.status === "ok" ? { state: "ready", view: res.data } : { state: "failed", error: res.error },
+    }));
+  };
+
+  return (
+    <section aria-label={t("mcp.label")} data-testid="mcp-servers">
+      <h3>{t("mcp.label")}</h3>
+      <p className="muted">{t("mcp.intro")}</p>
+      {servers.length === 0 && <p data-testid="mcp-none">{t("mcp.none")}</p>}
+      <ul className="settings-list">
+        {servers.map((s) => {
+          const c = checked[s.name];
+          return (
+            <li key={s.name} data-testid="mcp-server" data-name={s.name}>
+              <div className="mcp-server-head">
+                <strong>{s.name}</strong>{" "}
+                <span className="mcp-summary">
+                  {s.place ? t(`mcp.place.${s.place as Place}`) : t("mcp.http")} · {s.summary}
+                </span>
+              </div>
+              {s.secretNames.length > 0 && (
+                <p className="muted mcp-secrets">{t("mcp.secrets", { names: s.secretNames.join(", ") })}</p>
+              )}
+              {s.place === "host" && <p className="approval-hint">{t("mcp.hostWarning")}</p>}
+              <div className="mcp-actions">
+                <label>
+                  <input
+                    type="checkbox"
+                    checked={s.enabled}
+                    data-testid="mcp-enabled"
+                    onChange={(e) => void setEnabled(s.name, e.target.checked)}
+                  />{" "}
+                  {t("mcp.enabled")}
+                </label>
+                <button type="button" className="button button-small" data-testid="mcp-check" onClick={() => void check(s.name)}>
+                  {t("mcp.check")}
+                </button>
+                <button type="button" className="button button-small" data-testid="mcp-remove" onClick={() => void remove(s.name)}>
+                  {t("mcp.remove")}
+                </button>
+              </div>
+              {c?.state === "checking" && <p data-testid="mcp-state">{t("mcp.checking")}</p>}
+              {c?.state === "ready" && (
+                <div data-testid="mcp-state" data-state="ready">
+                  <p>{t("mcp.ready", { count: c.view.tools.length, tokens: c.view.tokens, ms: c.view.startedMs })}</p>
+                  <details>
+                    <summary>{t("mcp.tools")}</summary>
+                    <ul className="mcp-tools">
+                      {c.view.tools.map((tool) => (
+                        <li key={tool.name}>
+                          <code>{tool.name}</code> · {t("mcp.toolTokens", { tokens: tool.tokens })} · {tool.description}
+                        </li>
+                      ))}
+                    </ul>
+                  </details>
+                </div>
+              )}
+              {c?.state === "failed" && (
+                <p className="inline-error" role="alert" data-testid="mcp-state" data-state="failed">
+                  {c.error.message}
+                </p>
+              )}
+            </li>
+          );
+        })}
+      </ul>
+      <fieldset className="mcp-add">
+        <legend>{t("mcp.add")}</legend>
+        <label>
+          {t("mcp.name")}
+          <input value={draft.name} data-testid="mcp-name" onChange={(e) => setDraft({ ...draft, name: e.target.value })} />
+        </label>
+        <label>
+          {t("mcp.target")}
+          <input
+            value={draft.target}
+            data-testid="mcp-target"
+            placeholder="node server.js /data"
+            onChange={(e) => setDraft({ ...draft, target: e.target.value })}
+          />
+        </label>
+        <label>
+          {t("mcp.where")}
+          <select value={draft.place} data-testid="mcp-place" onChange={(e) => setDraft({ ...draft, place: e.target.value as Place })}>
+            <option value="docker">{t("mcp.place.docker")}</option>
+            <option value="host">{t("mcp.place.host")}</option>
+          </select>
+        </label>
+        <button
+          type="button"
+          className="button button-small button-primary"
+          data-testid="mcp-add"
+          disabled={!draft.name.trim() || !draft.target.trim()}
+          onClick={() => void add()}
+        >
+          {t("mcp.addButton")}
+        </button>
+      </fieldset>
+      <div className="mcp-import">
+        <label>
+          {t("mcp.import")}{" "}
+          <input
+            type="file"
+            accept=".json"
+            data-testid="mcp-import"
+            onChange={(e) => {
+              const file = e.target.files?.[0];
+              if (file) void importFile(file);
+            }}
+          />
+        </label>
+        <label>
+          {t("mcp.importWhere")}{" "}
+          <select value={importPlace} data-testid="mcp-import-place" onChange={(e) => setImportPlace(e.target.value as Place)}>
+            <option value="docker">{t("mcp.place.docker")}</option>
+            <option value="host">{t("mcp.place.host")}</option>
+          </select>
+        </label>
+      </div>
+      {imported && <p data-testid="mcp-imported">{t("mcp.imported", { count: imported.length, names: imported.join(", ") })}</p>}
+      <InlineError error={error} testId="mcp-error" />
+    </section>
+  );
+}
