@@ -760,8 +760,17 @@ pub struct McpAddArgs {
     #[arg(long, value_name = "K=V", requires = "url")]
     pub header: Vec<String>,
     /// The environment variable that holds an HTTP server's bearer token, read when it starts.
-    #[arg(long, value_name = "VAR", requires = "url")]
+    #[arg(
+        long,
+        value_name = "VAR",
+        requires = "url",
+        conflicts_with = "bearer_token_stdin"
+    )]
     pub bearer_token_env: Option<String>,
+    /// Read an HTTP server's bearer token from the first line of standard input and keep it in
+    /// the keyring (never on the command line, never in the database).
+    #[arg(long, requires = "url")]
+    pub bearer_token_stdin: bool,
     /// The command and its arguments, after `--`.
     #[arg(last = true, value_name = "COMMAND")]
     pub command: Vec<String>,

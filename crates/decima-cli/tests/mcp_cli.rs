@@ -374,3 +374,47 @@ async fn a_server_is_switched_off_for_one_conversation_or_for_every_run() {
     let out = env.decima(&["mcp", "disable", "nothing-here"]).await;
     assert!(!out.status.success(), "an unknown server");
 }
+
+#[tokio::test]
+async fn a_bearer_token_read_from_stdin_goes_to_the_secret_store_only() {
+    use std::io::Write as _;
+    let env = Env::new().await;
+    let mut cmd = env.command(&[
+        "mcp",
+        "add",
+        "remote",
+        "--url",
+        "http://127.0.0.1:9/mcp",
+        "--bearer-token-stdin",
+    ]);
+    let mut child = cmd
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(b"tok-secret-77\n")
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let db = std::fs::read(env.data_dir().join("decima.db")).unwrap();
+    assert!(
+        !db.windows(13).any(|w| w == b"tok-secret-77"),
+        "a token in SQLite"
+    );
+    let kept = std::fs::read_to_string(env.data_dir().join("secrets.json")).unwrap();
+    assert!(
+        kept.contains("tok-secret-77"),
+        "the token is in the secret store"
+    );
+    let out = env.decima(&["mcp", "list", "--json"]).await;
+    let listed: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        listed[0]["transport"]["bearer_token"], "",
+        "set, and not shown"
+    );
+}

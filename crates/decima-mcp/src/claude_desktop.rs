@@ -79,6 +79,7 @@ pub fn parse(json: &str, place: Place) -> Result<Vec<ServerConfig>> {
                     url,
                     headers: entry.headers,
                     bearer_token_env: None,
+                    bearer_token: None,
                 }
             }
             (Some(_), Some(_)) => {

@@ -84,7 +84,7 @@ impl McpClient {
     /// Starts a stdio server on the host or reaches an HTTP one, and lists its tools, within
     /// the server's startup timeout. A server placed in Docker is started by the caller, which
     /// owns the sandbox, through [`McpClient::attach`]. `bearer_token` is the HTTP
-    /// server's token, read by the caller from where it is kept.
+    /// server's token (without `Bearer `), read by the caller from where it is kept.
     pub async fn connect(
         config: &ServerConfig,
         host: &HostContext,
@@ -124,11 +124,7 @@ impl McpClient {
                 .instrument(span)
                 .await
             }
-            Transport::Http {
-                url,
-                headers,
-                bearer_token_env: _,
-            } => {
+            Transport::Http { url, headers, .. } => {
                 let mut transport_config =
                     StreamableHttpClientTransportConfig::with_uri(url.as_str());
                 transport_config.auth_header = bearer_token.map(str::to_owned);

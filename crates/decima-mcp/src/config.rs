@@ -72,6 +72,10 @@ pub enum Transport {
         /// The environment variable that holds the bearer token, read when the server starts.
         #[serde(default)]
         bearer_token_env: Option<String>,
+        /// The bearer token itself (without `Bearer `), kept in the secret store; blank in
+        /// the stored form when one is set.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        bearer_token: Option<String>,
     },
 }
 
@@ -118,12 +122,15 @@ pub struct Secrets {
     /// Header values by header.
     #[serde(default)]
     pub headers: BTreeMap<String, String>,
+    /// An HTTP server's bearer token.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bearer_token: Option<String>,
 }
 
 impl Secrets {
     /// Whether there is nothing to keep.
     pub fn is_empty(&self) -> bool {
-        self.env.is_empty() && self.headers.is_empty()
+        self.env.is_empty() && self.headers.is_empty() && self.bearer_token.is_none()
     }
 }
 
@@ -150,6 +157,7 @@ impl ServerConfig {
                 url: url.into(),
                 headers: BTreeMap::new(),
                 bearer_token_env: None,
+                bearer_token: None,
             },
         )
     }
@@ -216,6 +224,7 @@ impl ServerConfig {
                 url,
                 headers,
                 bearer_token_env,
+                ..
             } => {
                 let parsed = reqwest::Url::parse(url).map_err(|e| {
                     McpError::Config(format!(
@@ -261,11 +270,16 @@ impl ServerConfig {
         match &self.transport {
             Transport::Stdio { env, .. } => Secrets {
                 env: env.clone(),
-                headers: BTreeMap::new(),
+                ..Secrets::default()
             },
-            Transport::Http { headers, .. } => Secrets {
-                env: BTreeMap::new(),
+            Transport::Http {
+                headers,
+                bearer_token,
+                ..
+            } => Secrets {
                 headers: headers.clone(),
+                bearer_token: bearer_token.clone().filter(|t| !t.is_empty()),
+                ..Secrets::default()
             },
         }
     }
@@ -276,7 +290,16 @@ impl ServerConfig {
         let mut out = self.clone();
         match &mut out.transport {
             Transport::Stdio { env, .. } => env.values_mut().for_each(String::clear),
-            Transport::Http { headers, .. } => headers.values_mut().for_each(String::clear),
+            Transport::Http {
+                headers,
+                bearer_token,
+                ..
+            } => {
+                headers.values_mut().for_each(String::clear);
+                if let Some(t) = bearer_token {
+                    t.clear();
+                }
+            }
         }
         out
     }
@@ -292,11 +315,18 @@ impl ServerConfig {
                     }
                 }
             }
-            Transport::Http { headers, .. } => {
+            Transport::Http {
+                headers,
+                bearer_token,
+                ..
+            } => {
                 for (k, v) in headers.iter_mut() {
                     if let Some(s) = secrets.headers.get(k) {
                         v.clone_from(s);
                     }
+                }
+                if bearer_token.is_some() {
+                    bearer_token.clone_from(&secrets.bearer_token);
                 }
             }
         }

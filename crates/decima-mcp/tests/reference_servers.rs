@@ -468,7 +468,7 @@ async fn everything_over_streamable_http_with_headers_and_a_bearer_token() {
     if let Transport::Http { headers, .. } = &mut config.transport {
         headers.insert("X-Team".into(), "risk".into());
     }
-    let client = McpClient::connect(&config, &host(dir.path()), Some("Bearer t0ken"))
+    let client = McpClient::connect(&config, &host(dir.path()), Some("t0ken"))
         .await
         .unwrap();
     assert!(client.tools().iter().any(|t| t.name == "echo"));
@@ -497,4 +497,40 @@ async fn everything_over_streamable_http_with_headers_and_a_bearer_token() {
         started.elapsed()
     );
     assert!(e.to_string().contains("\"gone\""), "{e}");
+}
+
+#[tokio::test]
+async fn the_bearer_token_and_headers_go_on_the_wire_as_http_wants_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let seen = tokio::spawn(async move {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let (mut socket, _) = listener.accept().await.unwrap();
+        let mut head = Vec::new();
+        let mut buf = [0u8; 4096];
+        while !head.windows(4).any(|w| w == b"\r\n\r\n") {
+            let n = socket.read(&mut buf).await.unwrap();
+            if n == 0 {
+                break;
+            }
+            head.extend_from_slice(&buf[..n]);
+        }
+        let _ = socket
+            .write_all(b"HTTP/1.1 500 Internal Server Error\r\ncontent-length: 0\r\n\r\n")
+            .await;
+        String::from_utf8_lossy(&head).to_lowercase()
+    });
+    let mut config = ServerConfig::http("wire", format!("http://127.0.0.1:{port}/mcp"));
+    config.startup_timeout_secs = 5;
+    if let Transport::Http { headers, .. } = &mut config.transport {
+        headers.insert("X-Team".into(), "risk".into());
+    }
+    let _ = McpClient::connect(&config, &host(dir.path()), Some("t0ken")).await;
+    let head = tokio::time::timeout(Duration::from_secs(5), seen)
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(head.contains("authorization: bearer t0ken\r\n"), "{head}");
+    assert!(head.contains("x-team: risk\r\n"), "{head}");
 }

@@ -191,6 +191,17 @@ fn check(server: &McpServerRecord) -> Result<()> {
         )));
     }
     let transport = server.config.get("transport");
+    if transport
+        .and_then(|t| t.get("bearer_token"))
+        .and_then(Value::as_str)
+        .is_some_and(|t| !t.is_empty())
+    {
+        return Err(StoreError::InvalidInput(format!(
+            "the configuration of MCP server {:?} holds its bearer token; it belongs in the \
+             secret store",
+            server.name
+        )));
+    }
     for field in ["env", "headers"] {
         let held = transport
             .and_then(|t| t.get(field))

@@ -87,9 +87,23 @@ async fn add(store: &Store, data_dir: &Path, args: McpAddArgs) -> Result<(), Cli
             if let Transport::Http {
                 headers,
                 bearer_token_env,
+                bearer_token,
                 ..
             } = &mut c.transport
             {
+                if args.bearer_token_stdin {
+                    let mut line = String::new();
+                    std::io::stdin()
+                        .read_line(&mut line)
+                        .map_err(CliError::Output)?;
+                    let token = line.trim().trim_start_matches("Bearer ").trim().to_owned();
+                    if token.is_empty() {
+                        return Err(CliError::Provider(
+                            "--bearer-token-stdin read an empty line: pipe the token in".into(),
+                        ));
+                    }
+                    *bearer_token = Some(token);
+                }
                 for h in &args.header {
                     let (k, v) = parse_assignment(h).map_err(decima_runtime::RuntimeError::from)?;
                     headers.insert(k, v);

@@ -309,17 +309,24 @@ impl ServerProcess for InContainer {
     }
 }
 
-/// An HTTP server's bearer token, from the environment variable its configuration names.
+/// An HTTP server's bearer token (without `Bearer `): the one kept in the secret store, else
+/// the environment variable its configuration names.
 pub(crate) fn bearer_token(config: &ServerConfig) -> Option<String> {
     match &config.transport {
         Transport::Http {
-            bearer_token_env: Some(var),
+            bearer_token,
+            bearer_token_env,
             ..
-        } => std::env::var(var)
-            .ok()
+        } => bearer_token
+            .clone()
             .filter(|t| !t.is_empty())
-            .map(|t| format!("Bearer {t}")),
-        _ => None,
+            .or_else(|| {
+                bearer_token_env
+                    .as_ref()
+                    .and_then(|var| std::env::var(var).ok())
+            })
+            .filter(|t| !t.is_empty()),
+        Transport::Stdio { .. } => None,
     }
 }
 
