@@ -179,9 +179,21 @@ fn mcp(c: &mut Criterion) {
             .into_iter()
             .find(|t| t.spec().name == "mcp__everything__echo")
             .unwrap();
+        let sandbox: Arc<dyn decima_sandbox::Sandbox> = Arc::new(decima_sandbox::HostSandbox::new(
+            workspace.clone(),
+            decima_sandbox::HostLimits::default(),
+        ));
+        let arguments = serde_json::json!({"message": "hello"});
+        let cancel = decima_runtime::agent::CancellationToken::new();
         group.bench_function(name, |b| {
             b.iter(|| {
-                let out = rt.block_on(tool.call(r#"{"message":"hello"}"#));
+                let out = rt.block_on(tool.call(decima_runtime::agent::ToolCallContext {
+                    call_id: "call_1",
+                    arguments: &arguments,
+                    raw: r#"{"message":"hello"}"#,
+                    cancel: &cancel,
+                    sandbox: &sandbox,
+                }));
                 assert_eq!(out.text, "Echo: hello");
             })
         });

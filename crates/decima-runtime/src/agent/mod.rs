@@ -41,7 +41,7 @@ pub use subagent::{
     CONTAINER_CONTEXT_DIR, HISTORY_MAX_AGE, SPAWN_SUBAGENT, SubagentLimits, history_path,
     spawn_subagent_schema,
 };
-pub use tools::{AgentTool, Registry, ToolOutcome};
+pub use tools::{AgentTool, Registry, ToolCallContext, ToolOutcome};
 pub use view::{
     CallView, ExecutionTree, ExecutionView, FailureView, SnapshotView, StepView, UsageView, list,
     summary, tree, view,

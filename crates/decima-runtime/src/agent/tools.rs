@@ -1,7 +1,11 @@
 //! The tool registry: every tool the model is offered, with its JSON schema, and running one
-//! call to a [`ToolOutcome`]. The sandbox tools (shell, read_file, write_file) run in the
-//! execution's sandbox; `todo_write` is answered by the loop itself, since it changes the
-//! execution's own state. Later tools (subagents, the tenth man) join through [`AgentTool`].
+//! call to a [`ToolOutcome`]. Every tool the registry runs implements [`AgentTool`]: the
+//! sandbox tools (shell, read_file, write_file) and each MCP server's tools. A call gets its
+//! parsed arguments, the run's cancellation token and the execution's sandbox, under a
+//! `tool.call` span. The loop's own tools (`todo_write`, `spawn_subagent`,
+//! `tenth_man_review`, `search_tools`) change the execution's state (its plan, its children,
+//! its reviews, its offered tools), so the loop answers them; the registry only lists their
+//! schemas.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -15,6 +19,8 @@ use decima_sandbox::host::tools::{
     shell_schema, write_file_schema,
 };
 use decima_sandbox::{Sandbox, ToolError};
+use tokio_util::sync::CancellationToken;
+use tracing::{Instrument as _, debug, info_span};
 
 use super::plan::{TODO_WRITE, todo_write_schema};
 use super::subagent::{SPAWN_SUBAGENT, spawn_subagent_schema};
@@ -73,17 +79,128 @@ impl From<(ToolError, Duration)> for ToolOutcome {
     }
 }
 
-/// A tool that a later capability adds to the registry (spawn_subagent, tenth_man_review).
+/// What one call gets besides the tool itself.
+pub struct ToolCallContext<'a> {
+    /// The call's id, for spans and saved files.
+    pub call_id: &'a str,
+    /// The arguments, parsed (the registry refused text that is not JSON).
+    pub arguments: &'a serde_json::Value,
+    /// The arguments as the model sent them.
+    pub raw: &'a str,
+    /// Cancelled when the run stops: a tool that waits on something should stop waiting.
+    pub cancel: &'a CancellationToken,
+    /// The execution's sandbox, where the tool's effects happen.
+    pub sandbox: &'a Arc<dyn Sandbox>,
+}
+
+/// One tool: what the model is offered, and one call to its outcome. Dropping the call's
+/// future must stop it (the run's cancellation does).
 pub trait AgentTool: Send + Sync {
     /// Its name and schema, as offered to the model.
     fn spec(&self) -> ToolSpec;
-    /// Runs one call with the model's raw JSON arguments.
-    fn call<'a>(&'a self, arguments: &'a str) -> BoxFuture<'a, ToolOutcome>;
+    /// Runs one call.
+    fn call<'a>(&'a self, call: ToolCallContext<'a>) -> BoxFuture<'a, ToolOutcome>;
 }
 
-/// The tools offered to the model, in a stable order.
+/// `shell` in the sandbox.
+struct ShellTool;
+
+impl AgentTool for ShellTool {
+    fn spec(&self) -> ToolSpec {
+        builtin_spec(&shell_schema())
+    }
+
+    fn call<'a>(&'a self, call: ToolCallContext<'a>) -> BoxFuture<'a, ToolOutcome> {
+        Box::pin(async move {
+            let started = Instant::now();
+            let request = match parse_shell(call.raw) {
+                Ok(request) => request,
+                Err(e) => return ToolOutcome::from((e, started.elapsed())),
+            };
+            match call.sandbox.exec(request).await {
+                Ok(out) => ToolOutcome {
+                    text: out.to_tool_text(),
+                    class: out.timed_out.then_some(FailureClass::Transient),
+                    exit_code: out.exit_code,
+                    duration: out.duration,
+                    refused: false,
+                },
+                Err(e) => ToolOutcome::from((e, started.elapsed())),
+            }
+        })
+    }
+}
+
+/// `read_file` in the sandbox.
+struct ReadFileTool;
+
+impl AgentTool for ReadFileTool {
+    fn spec(&self) -> ToolSpec {
+        builtin_spec(&read_file_schema())
+    }
+
+    fn call<'a>(&'a self, call: ToolCallContext<'a>) -> BoxFuture<'a, ToolOutcome> {
+        Box::pin(async move {
+            let started = Instant::now();
+            let outcome = match parse_read_file(call.raw) {
+                Ok(request) => call
+                    .sandbox
+                    .read_file(request)
+                    .await
+                    .map(|content| content.to_tool_text()),
+                Err(e) => Err(e),
+            };
+            match outcome {
+                Ok(text) => ToolOutcome::ok(text, started.elapsed()),
+                Err(e) => ToolOutcome::from((e, started.elapsed())),
+            }
+        })
+    }
+}
+
+/// `write_file` in the sandbox.
+struct WriteFileTool;
+
+impl AgentTool for WriteFileTool {
+    fn spec(&self) -> ToolSpec {
+        builtin_spec(&write_file_schema())
+    }
+
+    fn call<'a>(&'a self, call: ToolCallContext<'a>) -> BoxFuture<'a, ToolOutcome> {
+        Box::pin(async move {
+            let started = Instant::now();
+            let outcome = match parse_write_file(call.raw) {
+                Ok(request) => call
+                    .sandbox
+                    .write_file(request)
+                    .await
+                    .map(|done| done.to_tool_text()),
+                Err(e) => Err(e),
+            };
+            match outcome {
+                Ok(text) => ToolOutcome::ok(text, started.elapsed()),
+                Err(e) => ToolOutcome::from((e, started.elapsed())),
+            }
+        })
+    }
+}
+
+/// A built-in tool's spec from its schema object (they are written in code, so always whole).
+fn builtin_spec(schema: &serde_json::Value) -> ToolSpec {
+    spec_of(schema).unwrap_or_else(|| ToolSpec {
+        name: String::new(),
+        description: String::new(),
+        parameters: serde_json::json!({"type": "object"}),
+    })
+}
+
+/// The tools offered to the model, in a stable order: the sandbox tools, the loop's own, then
+/// the others (MCP) by name.
 pub struct Registry {
     sandbox: Arc<dyn Sandbox>,
+    /// The sandbox tools by name, in the order they are offered.
+    builtins: Vec<(&'static str, Arc<dyn AgentTool>)>,
+    /// Tools added later, by name.
     extra: BTreeMap<String, Arc<dyn AgentTool>>,
 }
 
@@ -92,6 +209,11 @@ impl Registry {
     pub fn new(sandbox: Arc<dyn Sandbox>) -> Self {
         Self {
             sandbox,
+            builtins: vec![
+                (SHELL, Arc::new(ShellTool)),
+                (READ_FILE, Arc::new(ReadFileTool)),
+                (WRITE_FILE, Arc::new(WriteFileTool)),
+            ],
             extra: BTreeMap::new(),
         }
     }
@@ -119,16 +241,12 @@ impl Registry {
 
     /// Every tool's spec, built-ins first.
     pub fn specs(&self) -> Vec<ToolSpec> {
-        let mut specs: Vec<ToolSpec> = [
-            shell_schema(),
-            read_file_schema(),
-            write_file_schema(),
-            todo_write_schema(),
-            spawn_subagent_schema(),
-        ]
-        .iter()
-        .filter_map(spec_of)
-        .collect();
+        let mut specs: Vec<ToolSpec> = self.builtins.iter().map(|(_, t)| t.spec()).collect();
+        specs.extend(
+            [todo_write_schema(), spawn_subagent_schema()]
+                .iter()
+                .filter_map(spec_of),
+        );
         specs.extend(self.extra.values().map(|t| t.spec()));
         specs
     }
@@ -138,64 +256,51 @@ impl Registry {
         name == TODO_WRITE
     }
 
-    /// Runs a sandbox or registered tool. An unknown tool is a data error the model can read.
-    pub async fn call(&self, name: &str, arguments: &str) -> ToolOutcome {
-        let started = Instant::now();
-        let failed = |e: ToolError| ToolOutcome::from((e, started.elapsed()));
-        if let Some((raw, why)) = decima_llm::invalid_arguments(arguments) {
-            let shown: String = raw.chars().take(200).collect();
-            return ToolOutcome::failed(
-                FailureClass::Data,
-                &format!(
-                    "the arguments of this {name} call are not valid JSON ({why}): {shown:?}; \
-                     send them again as one JSON object"
-                ),
-                started.elapsed(),
-            );
-        }
-        match name {
-            SHELL => match parse_shell(arguments) {
-                Ok(request) => match self.sandbox.exec(request).await {
-                    Ok(out) => {
-                        let class = out.timed_out.then_some(FailureClass::Transient);
-                        ToolOutcome {
-                            text: out.to_tool_text(),
-                            class,
-                            exit_code: out.exit_code,
-                            duration: out.duration,
-                            refused: false,
-                        }
-                    }
-                    Err(e) => failed(e),
-                },
-                Err(e) => failed(e),
-            },
-            READ_FILE => match parse_read_file(arguments) {
-                Ok(request) => match self.sandbox.read_file(request).await {
-                    Ok(content) => ToolOutcome::ok(content.to_tool_text(), started.elapsed()),
-                    Err(e) => failed(e),
-                },
-                Err(e) => failed(e),
-            },
-            WRITE_FILE => match parse_write_file(arguments) {
-                Ok(request) => match self.sandbox.write_file(request).await {
-                    Ok(done) => ToolOutcome::ok(done.to_tool_text(), started.elapsed()),
-                    Err(e) => failed(e),
-                },
-                Err(e) => failed(e),
-            },
-            SPAWN_SUBAGENT => ToolOutcome::failed(
-                FailureClass::Logic,
-                "spawn_subagent is run by the agent loop, not the registry",
-                started.elapsed(),
-            ),
-            other => match self.extra.get(other) {
-                Some(tool) => tool.call(arguments).await,
-                None => ToolOutcome::failed(
+    /// The tool the registry runs under `name`.
+    fn find(&self, name: &str) -> Option<&Arc<dyn AgentTool>> {
+        self.builtins
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, t)| t)
+            .or_else(|| self.extra.get(name))
+    }
+
+    /// Runs a call of a registered tool, under a `tool.call` span. Arguments that are not
+    /// JSON, and an unknown tool, are data errors the model can read.
+    pub async fn call(
+        &self,
+        call_id: &str,
+        name: &str,
+        arguments: &str,
+        cancel: &CancellationToken,
+    ) -> ToolOutcome {
+        let span = info_span!("tool.call", tool = %name, call_id = %call_id);
+        async {
+            let started = Instant::now();
+            if let Some((raw, why)) = decima_llm::invalid_arguments(arguments) {
+                let shown: String = raw.chars().take(200).collect();
+                return ToolOutcome::failed(
+                    FailureClass::Data,
+                    &format!(
+                        "the arguments of this {name} call are not valid JSON ({why}): \
+                         {shown:?}; send them again as one JSON object"
+                    ),
+                    started.elapsed(),
+                );
+            }
+            if name == SPAWN_SUBAGENT {
+                return ToolOutcome::failed(
+                    FailureClass::Logic,
+                    "spawn_subagent is run by the agent loop, not the registry",
+                    started.elapsed(),
+                );
+            }
+            let Some(tool) = self.find(name) else {
+                return ToolOutcome::failed(
                     FailureClass::Data,
                     &format!(
                         "there is no tool named {:?}; the tools are {}",
-                        decima_core::names::echo_untrusted(other),
+                        decima_core::names::echo_untrusted(name),
                         self.specs()
                             .iter()
                             .map(|s| s.name.as_str())
@@ -203,9 +308,31 @@ impl Registry {
                             .join(", ")
                     ),
                     started.elapsed(),
-                ),
-            },
+                );
+            };
+            let parsed: serde_json::Value = if arguments.trim().is_empty() {
+                serde_json::Value::Object(serde_json::Map::new())
+            } else {
+                serde_json::from_str(arguments).unwrap_or(serde_json::Value::Null)
+            };
+            let outcome = tool
+                .call(ToolCallContext {
+                    call_id,
+                    arguments: &parsed,
+                    raw: arguments,
+                    cancel,
+                    sandbox: &self.sandbox,
+                })
+                .await;
+            debug!(
+                ms = outcome.duration.as_millis() as u64,
+                failed = outcome.is_failure(),
+                "tool call done"
+            );
+            outcome
         }
+        .instrument(span)
+        .await
     }
 }
 

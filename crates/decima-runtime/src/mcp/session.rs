@@ -21,11 +21,10 @@ use decima_sandbox::docker::AttachedHandle;
 use decima_sandbox::host::BoxFuture;
 use decima_store::Store;
 use futures_util::future::join_all;
-use tokio_util::sync::CancellationToken;
 use tracing::{Instrument as _, info, info_span, warn};
 
 use crate::agent::docker::LazyDocker;
-use crate::agent::{AgentTool, ToolOutcome};
+use crate::agent::{AgentTool, ToolCallContext, ToolOutcome};
 use crate::error::Result;
 use crate::events::{Event, EventSink};
 
@@ -352,7 +351,7 @@ impl AgentTool for McpToolHandle {
         }
     }
 
-    fn call<'a>(&'a self, arguments: &'a str) -> BoxFuture<'a, ToolOutcome> {
+    fn call<'a>(&'a self, call: ToolCallContext<'a>) -> BoxFuture<'a, ToolOutcome> {
         let span = info_span!(
             "mcp.call",
             server = %self.offered.server,
@@ -361,34 +360,19 @@ impl AgentTool for McpToolHandle {
         Box::pin(
             async move {
                 let started = Instant::now();
-                let parsed: serde_json::Value = if arguments.trim().is_empty() {
-                    serde_json::json!({})
-                } else {
-                    match serde_json::from_str(arguments) {
-                        Ok(v) => v,
-                        Err(e) => {
-                            return ToolOutcome::failed(
-                                FailureClass::Data,
-                                &format!("the arguments are not JSON ({e})"),
-                                started.elapsed(),
-                            );
-                        }
-                    }
-                };
-                let serde_json::Value::Object(map) = parsed else {
+                let serde_json::Value::Object(map) = call.arguments else {
                     return ToolOutcome::failed(
                         FailureClass::Data,
                         "the arguments must be one JSON object",
                         started.elapsed(),
                     );
                 };
-                // The run's own cancellation drops this future, which abandons the call and
-                // tells the server (`notifications/cancelled`).
-                let never = CancellationToken::new();
+                // The run's cancellation abandons the call, which tells the server
+                // (`notifications/cancelled`).
                 match self
                     .offered
                     .client
-                    .call(&self.offered.tool.name, map, &never)
+                    .call(&self.offered.tool.name, map.clone(), call.cancel)
                     .await
                 {
                     Ok(output) => self.outcome(output, started).await,

@@ -23,7 +23,9 @@ impl Runner<'_, '_> {
         if let Some(held) = self.review_if_risky(call).await {
             return held;
         }
-        self.registry.call(&call.name, &call.arguments).await
+        self.registry
+            .call(&call.id, &call.name, &call.arguments, &self.session.cancel)
+            .await
     }
 
     /// An MCP call no rule approved and the analyst did not allow: refused as a tool error
