@@ -311,3 +311,33 @@ async fn above_a_tenth_of_the_window_tools_are_found_by_search_and_then_offered(
     );
     assert_eq!(f.last_tool_result(2), "Echo: found");
 }
+
+#[tokio::test]
+async fn a_subagents_mcp_call_is_put_to_whoever_answers_the_parent() {
+    let f = Fixture::new().await;
+    with_everything(&f).await;
+    let approver = Approver {
+        answers: Mutex::new(vec![Approval::Once]),
+        asked: Mutex::new(Vec::new()),
+    };
+    // The parent spawns a child; the child calls the server; both answer.
+    f.call("spawn_subagent", json!({"task": "Echo the word sub"}));
+    f.call("mcp__everything__echo", json!({"message": "sub"}));
+    f.say("The child echoed.");
+    f.say("Done.");
+    let outcome = run_asking(&f, &approver, "Delegate an echo").await;
+    assert_eq!(outcome.execution.status, ExecutionStatus::Succeeded);
+    assert_eq!(
+        approver.asked.lock().unwrap().len(),
+        1,
+        "asked once, for the child's call"
+    );
+    assert_eq!(f.last_tool_result(2), "Echo: sub");
+    let events = f.events.take();
+    assert!(
+        events.iter().any(
+            |e| matches!(e, decima_runtime::Event::ApprovalAsked { tool, .. } if tool == "echo")
+        ),
+        "the parent's view is told that the child waits"
+    );
+}

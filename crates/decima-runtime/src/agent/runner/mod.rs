@@ -94,6 +94,8 @@ struct Runner<'s, 'a> {
     mcp: crate::mcp::McpSession,
     /// MCP tools offered through `search_tools` rather than all at once.
     deferred: tool_search::Deferred,
+    /// Held while a subagent's MCP call waits for the analyst: one question at a time.
+    child_approvals: tokio::sync::Mutex<()>,
     checkpoints: Checkpoints,
     options: RunOptions,
     history: ExecutionHistoryManager,
@@ -473,6 +475,7 @@ impl<'s, 'a> Runner<'s, 'a> {
             registry,
             mcp,
             deferred,
+            child_approvals: tokio::sync::Mutex::new(()),
             tools,
             model_memo: ModelMemo::new(model_counter),
             paragraphs: ParagraphMemo::default(),

@@ -234,7 +234,10 @@ impl Runner<'_, '_> {
                 data_dir: self.session.data_dir,
                 provider: self.session.provider.or(self.options.provider.as_deref()),
                 events: &events,
-                choices: &AbortOnFailure,
+                choices: &ChildChoices {
+                    parent: self.session.choices,
+                    asking: &self.child_approvals,
+                },
                 cancel: self.session.cancel.child_token(),
             };
             match launch(&session, request, Some(child)).await {
@@ -300,19 +303,34 @@ fn refused(message: &str, duration: std::time::Duration) -> ToolOutcome {
     }
 }
 
-/// A subagent has no one to ask: its failure ends it, and its parent gets the failure as the
-/// call's result (with its class), to retry, work around or report.
-struct AbortOnFailure;
+/// Who answers a subagent. Its failure ends it, and its parent gets the failure as the call's
+/// result (with its class), to retry, work around or report. Its MCP calls are put to whoever
+/// answers the parent (the analyst at the terminal or in the window), one at a time: children
+/// run side by side, and the analyst answers one question at once.
+struct ChildChoices<'a> {
+    parent: &'a dyn ChoiceSource,
+    asking: &'a tokio::sync::Mutex<()>,
+}
 
-impl ChoiceSource for AbortOnFailure {
+impl ChoiceSource for ChildChoices<'_> {
     fn choose<'a>(&'a self, _failure: &'a Failure) -> BoxFuture<'a, Option<Resolution>> {
         Box::pin(async { Some(Resolution::Abort) })
+    }
+
+    fn approve<'a>(
+        &'a self,
+        request: &'a crate::mcp::ApprovalRequest,
+    ) -> BoxFuture<'a, Option<crate::mcp::Approval>> {
+        Box::pin(async move {
+            let _one_at_a_time = self.asking.lock().await;
+            self.parent.approve(request).await
+        })
     }
 }
 
 /// What a child's run reports to its parent's sink: its start and end as subagent events (for
-/// the tree), and the subagent events of its own children. Its step-by-step events stay with
-/// it: they are in the store, under its conversation.
+/// the tree), the subagent events of its own children, and the approvals its MCP calls wait
+/// for. Its step-by-step events stay with it: they are in the store, under its conversation.
 struct ChildEvents<'a> {
     parent: &'a dyn EventSink,
     parent_id: ExecutionId,
@@ -342,7 +360,10 @@ impl EventSink for ChildEvents<'_> {
                 execution_id,
                 status,
             }),
-            event @ (Event::SubagentStarted { .. } | Event::SubagentFinished { .. }) => {
+            // A child's MCP call waits for the analyst where the parent's run is shown.
+            event @ (Event::SubagentStarted { .. }
+            | Event::SubagentFinished { .. }
+            | Event::ApprovalAsked { .. }) => {
                 self.parent.emit(event);
             }
             _ => {}
