@@ -2,10 +2,10 @@
 //! call to a [`ToolOutcome`]. Every tool the registry runs implements [`AgentTool`]: the
 //! sandbox tools (shell, read_file, write_file) and each MCP server's tools. A call gets its
 //! parsed arguments, the run's cancellation token and the execution's sandbox, under a
-//! `tool.call` span. The loop's own tools (`todo_write`, `spawn_subagent`,
-//! `tenth_man_review`, `search_tools`) change the execution's state (its plan, its children,
-//! its reviews, its offered tools), so the loop answers them; the registry only lists their
-//! schemas.
+//! `tool.call` span. `tenth_man_review` and `search_tools` are registered tools too. The
+//! loop still answers `todo_write` and `spawn_subagent` itself: a plan change decides the
+//! failure path and the compressions of the step, and spawns run side by side as a group; the
+//! registry lists their schemas.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -196,15 +196,16 @@ fn builtin_spec(schema: &serde_json::Value) -> ToolSpec {
 
 /// The tools offered to the model, in a stable order: the sandbox tools, the loop's own, then
 /// the others (MCP) by name.
-pub struct Registry {
+pub struct Registry<'a> {
     sandbox: Arc<dyn Sandbox>,
     /// The sandbox tools by name, in the order they are offered.
     builtins: Vec<(&'static str, Arc<dyn AgentTool>)>,
-    /// Tools added later, by name.
-    extra: BTreeMap<String, Arc<dyn AgentTool>>,
+    /// Tools added later (MCP, the tenth man, the tool search), by name. They may borrow the
+    /// run's session.
+    extra: BTreeMap<String, Arc<dyn AgentTool + 'a>>,
 }
 
-impl Registry {
+impl<'a> Registry<'a> {
     /// The built-in tools over `sandbox`.
     pub fn new(sandbox: Arc<dyn Sandbox>) -> Self {
         Self {
@@ -235,7 +236,7 @@ impl Registry {
     }
 
     /// Adds a tool; a name already taken is replaced.
-    pub fn register(&mut self, tool: Arc<dyn AgentTool>) {
+    pub fn register(&mut self, tool: Arc<dyn AgentTool + 'a>) {
         self.extra.insert(tool.spec().name, tool);
     }
 
@@ -257,12 +258,11 @@ impl Registry {
     }
 
     /// The tool the registry runs under `name`.
-    fn find(&self, name: &str) -> Option<&Arc<dyn AgentTool>> {
-        self.builtins
-            .iter()
-            .find(|(n, _)| *n == name)
-            .map(|(_, t)| t)
-            .or_else(|| self.extra.get(name))
+    fn find(&self, name: &str) -> Option<&(dyn AgentTool + 'a)> {
+        match self.builtins.iter().find(|(n, _)| *n == name) {
+            Some((_, t)) => Some(t.as_ref()),
+            None => self.extra.get(name).map(|t| t.as_ref()),
+        }
     }
 
     /// Runs a call of a registered tool, under a `tool.call` span. Arguments that are not

@@ -1,5 +1,6 @@
-//! The `tenth_man_review` tool: its schema, and reading a call's arguments. The runtime answers
-//! the call itself and supplies the execution; the model never names one.
+//! The `tenth_man_review` tool: its schema, reading a call's arguments, and the tool the
+//! registry runs, which supplies the conversation and the execution (the model never names
+//! one).
 
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -89,6 +90,92 @@ pub fn parse_call(arguments: &str) -> Result<(ReviewMode, ReviewType, Option<Str
         review_type,
         args.focus_area.filter(|f| !f.trim().is_empty()),
     ))
+}
+
+/// `tenth_man_review` in a run's registry: the review is stored whole, the model gets a digest.
+pub struct TenthManTool<'a> {
+    /// The store.
+    pub store: &'a decima_store::Store,
+    /// The data directory (keys).
+    pub data_dir: &'a std::path::Path,
+    /// Where progress goes.
+    pub events: &'a dyn crate::EventSink,
+    /// The agent's provider, the last fallback for the reviewer.
+    pub agent_provider: Option<String>,
+    /// The run's conversation.
+    pub conversation: decima_core::ConversationId,
+    /// The run's execution.
+    pub execution: decima_core::ExecutionId,
+    /// The reviewer's provider, when the run names one.
+    pub reviewer: Option<String>,
+}
+
+impl crate::agent::AgentTool for TenthManTool<'_> {
+    fn spec(&self) -> decima_llm::ToolSpec {
+        let schema = tenth_man_review_schema();
+        decima_llm::ToolSpec {
+            name: TENTH_MAN_REVIEW.to_owned(),
+            description: schema["description"]
+                .as_str()
+                .unwrap_or_default()
+                .to_owned(),
+            parameters: schema["parameters"].clone(),
+        }
+    }
+
+    fn call<'a>(
+        &'a self,
+        call: crate::agent::ToolCallContext<'a>,
+    ) -> decima_sandbox::host::BoxFuture<'a, crate::agent::ToolOutcome> {
+        use crate::agent::ToolOutcome;
+        use decima_core::FailureClass;
+        Box::pin(async move {
+            let started = std::time::Instant::now();
+            let (mode, review_type, focus) = match parse_call(call.raw) {
+                Ok(parsed) => parsed,
+                Err(message) => {
+                    return ToolOutcome::failed(FailureClass::Data, &message, started.elapsed());
+                }
+            };
+            let request = super::ReviewRequest {
+                conversation: self.conversation,
+                execution: Some(self.execution),
+                mode,
+                review_type,
+                focus,
+                trigger: super::ReviewTrigger::Tool,
+                reviewer: self.reviewer.clone(),
+                final_review: false,
+            };
+            let ctx = super::ReviewContext {
+                store: self.store,
+                data_dir: self.data_dir,
+                events: self.events,
+                agent_provider: self.agent_provider.as_deref(),
+            };
+            match super::review_until(&ctx, request, call.cancel).await {
+                Ok(outcome) => ToolOutcome::ok(
+                    super::digest(&outcome.review, outcome.cached),
+                    started.elapsed(),
+                ),
+                Err(e) => {
+                    // The reviewer failing is not the agent's failure: only the store failing is.
+                    let class = match &e {
+                        crate::RuntimeError::Store(_) => FailureClass::System,
+                        crate::RuntimeError::Llm(l) if l.class() == FailureClass::Transient => {
+                            FailureClass::Transient
+                        }
+                        _ => FailureClass::Data,
+                    };
+                    ToolOutcome::failed(
+                        class,
+                        &format!("the review could not be made: {e}"),
+                        started.elapsed(),
+                    )
+                }
+            }
+        })
+    }
 }
 
 #[cfg(test)]

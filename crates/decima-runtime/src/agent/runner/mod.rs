@@ -89,11 +89,11 @@ struct Runner<'s, 'a> {
     prices: Option<decima_llm::Prices>,
     window: WindowSettings,
     preset: Preset,
-    registry: Registry,
+    registry: Registry<'s>,
     /// The run's MCP servers, whose tools are in the registry.
     mcp: crate::mcp::McpSession,
     /// MCP tools offered through `search_tools` rather than all at once.
-    deferred: tool_search::Deferred,
+    deferred: Arc<tool_search::Deferred>,
     /// Held while a subagent's MCP call waits for the analyst: one question at a time.
     child_approvals: tokio::sync::Mutex<()>,
     checkpoints: Checkpoints,
@@ -452,18 +452,31 @@ impl<'s, 'a> Runner<'s, 'a> {
         for tool in mcp.tools() {
             registry.register(tool);
         }
-        let mut tools = registry.specs();
-        if options.tenth_man.tool()
-            && let Some(spec) =
-                super::tools::spec_of(&crate::review::tool::tenth_man_review_schema())
-        {
-            tools.push(spec);
+        if options.tenth_man.tool() {
+            registry.register(Arc::new(crate::review::tool::TenthManTool {
+                store: session.store,
+                data_dir: session.data_dir,
+                events: session.events,
+                agent_provider: options.provider.clone(),
+                conversation: conversation.id,
+                execution: execution.id,
+                reviewer: options.reviewer_provider.clone(),
+            }));
         }
+        let mut tools = registry.specs();
         let model_counter = counter_for_model(
             &resolved.config.model,
             resolved.config.tokenizer_json.as_deref(),
         )?;
-        let deferred = defer_mcp_tools(&mut tools, &mcp, model_counter.as_ref(), window.window);
+        let deferred = Arc::new(defer_mcp_tools(
+            &mut tools,
+            &mcp,
+            model_counter.as_ref(),
+            window.window,
+        ));
+        if !deferred.held.is_empty() {
+            registry.register(Arc::new(tool_search::SearchTool(deferred.clone())));
+        }
         let request_base = estimate_request(
             model_counter.as_ref(),
             &decima_llm::ChatRequest {
@@ -779,13 +792,15 @@ fn defer_mcp_tools(
     }
     let (held, direct): (Vec<_>, Vec<_>) = std::mem::take(tools).into_iter().partition(is_mcp);
     *tools = direct;
-    tools.push(crate::mcp::search::search_tools_spec(&mcp.server_names()));
+    let servers = mcp.server_names();
+    tools.push(crate::mcp::search::search_tools_spec(&servers));
     info!(
         tools = held.len(),
         tokens, budget, "MCP tools are offered through search_tools"
     );
     tool_search::Deferred {
         held,
+        servers,
         ..tool_search::Deferred::default()
     }
 }

@@ -3,20 +3,14 @@
 
 use super::*;
 use crate::review::{
-    self, ReviewContext, ReviewMode, ReviewRequest, ReviewTrigger, ReviewType, TENTH_MAN_REVIEW,
-    answer::contests, is_risky,
+    self, ReviewContext, ReviewMode, ReviewRequest, ReviewTrigger, ReviewType, answer::contests,
+    is_risky,
 };
 
 impl Runner<'_, '_> {
-    /// Runs one tool call that is not the loop's own: the tenth man's tool, or a sandbox or
-    /// registered tool after the risky-call review (when that is on).
+    /// Runs one tool call that is not the loop's own, through the registry, behind the gates
+    /// every call passes: the approval of MCP calls, then the risky-call review (when on).
     pub(super) async fn call_tool(&self, call: &ToolCall) -> ToolOutcome {
-        if call.name == TENTH_MAN_REVIEW {
-            return self.review_tool(call).await;
-        }
-        if call.name == crate::mcp::search::SEARCH_TOOLS && !self.deferred.held.is_empty() {
-            return self.search_tools(call);
-        }
         if let Some(refused) = self.unapproved(call).await {
             return refused;
         }
@@ -147,46 +141,6 @@ impl Runner<'_, '_> {
             trigger,
             reviewer: self.options.reviewer_provider.clone(),
             final_review: false,
-        }
-    }
-
-    /// `tenth_man_review`: the review is stored whole; the model gets a digest.
-    async fn review_tool(&self, call: &ToolCall) -> ToolOutcome {
-        let started = Instant::now();
-        if !self.options.tenth_man.tool() {
-            return ToolOutcome::failed(
-                FailureClass::Data,
-                "tenth_man_review is not available in this run",
-                started.elapsed(),
-            );
-        }
-        let (mode, review_type, focus) = match review::tool::parse_call(&call.arguments) {
-            Ok(parsed) => parsed,
-            Err(message) => {
-                return ToolOutcome::failed(FailureClass::Data, &message, started.elapsed());
-            }
-        };
-        let request = self.review_request(mode, review_type, focus, ReviewTrigger::Tool);
-        match review::review_until(&self.review_ctx(), request, &self.session.cancel).await {
-            Ok(outcome) => ToolOutcome::ok(
-                review::digest(&outcome.review, outcome.cached),
-                started.elapsed(),
-            ),
-            Err(e) => {
-                // The reviewer failing is not the agent's failure: only the store failing is.
-                let class = match &e {
-                    RuntimeError::Store(_) => FailureClass::System,
-                    RuntimeError::Llm(l) if l.class() == FailureClass::Transient => {
-                        FailureClass::Transient
-                    }
-                    _ => FailureClass::Data,
-                };
-                ToolOutcome::failed(
-                    class,
-                    &format!("the review could not be made: {e}"),
-                    started.elapsed(),
-                )
-            }
         }
     }
 

@@ -3,11 +3,13 @@
 //! a prompt cache misses once). A tool can be called by name before it was found: the registry
 //! knows every tool.
 
-use std::sync::atomic::Ordering;
+use std::sync::Arc;
 
 use decima_llm::ToolSpec;
+use decima_sandbox::host::BoxFuture;
 
 use super::*;
+use crate::agent::tools::{AgentTool, ToolCallContext};
 use crate::mcp::search::{MAX_LISTED, rank};
 
 /// The tools held back for search, and those a search has added.
@@ -15,10 +17,73 @@ use crate::mcp::search::{MAX_LISTED, rank};
 pub(crate) struct Deferred {
     /// Every MCP tool not offered directly.
     pub(crate) held: Vec<ToolSpec>,
+    /// The servers they come from, for the search tool's description.
+    pub(crate) servers: Vec<String>,
     /// The names of those a search has added, in the order found.
     pub(crate) loaded: std::sync::Mutex<Vec<String>>,
-    /// The tokens the added tools' schemas take, for the request's estimate.
-    pub(crate) loaded_tokens: std::sync::atomic::AtomicU32,
+}
+
+/// `search_tools` in the registry: finds held tools and adds them to the next requests.
+pub(crate) struct SearchTool(pub(crate) Arc<Deferred>);
+
+impl AgentTool for SearchTool {
+    fn spec(&self) -> ToolSpec {
+        crate::mcp::search::search_tools_spec(&self.0.servers)
+    }
+
+    fn call<'a>(&'a self, call: ToolCallContext<'a>) -> BoxFuture<'a, ToolOutcome> {
+        Box::pin(async move { self.search(call.arguments) })
+    }
+}
+
+impl SearchTool {
+    /// Answers a search and adds what it found to the next requests' tools.
+    fn search(&self, arguments: &serde_json::Value) -> ToolOutcome {
+        let started = Instant::now();
+        let deferred = &self.0;
+        let query = arguments
+            .get("query")
+            .and_then(|q| q.as_str())
+            .map(str::to_owned);
+        let Some(query) = query.filter(|q| !q.trim().is_empty()) else {
+            return ToolOutcome::failed(
+                FailureClass::Data,
+                "search_tools takes {\"query\": \"words for what the tool should do\"}",
+                started.elapsed(),
+            );
+        };
+        let found = rank(&deferred.held, &query);
+        if found.is_empty() {
+            let names: Vec<&str> = deferred
+                .held
+                .iter()
+                .take(MAX_LISTED)
+                .map(|s| s.name.as_str())
+                .collect();
+            return ToolOutcome::ok(
+                format!(
+                    "no tool matched {query:?}. The tools are: {}{}",
+                    names.join(", "),
+                    if deferred.held.len() > MAX_LISTED {
+                        ", …"
+                    } else {
+                        ""
+                    }
+                ),
+                started.elapsed(),
+            );
+        }
+        let mut text = String::from("Found (now in your tools; call them by name):\n");
+        if let Ok(mut loaded) = deferred.loaded.lock() {
+            for spec in &found {
+                text.push_str(&format!("- {}: {}\n", spec.name, spec.description));
+                if !loaded.contains(&spec.name) {
+                    loaded.push(spec.name.clone());
+                }
+            }
+        }
+        ToolOutcome::ok(text.trim_end().to_owned(), started.elapsed())
+    }
 }
 
 impl Runner<'_, '_> {
@@ -46,62 +111,21 @@ impl Runner<'_, '_> {
 
     /// The tokens of the schemas searches added since the request's base was counted.
     pub(super) fn loaded_tokens(&self) -> u32 {
-        self.deferred.loaded_tokens.load(Ordering::Relaxed)
-    }
-
-    /// Answers a `search_tools` call and adds what it found to the next requests' tools.
-    pub(super) fn search_tools(&self, call: &ToolCall) -> ToolOutcome {
-        let started = Instant::now();
-        let query = serde_json::from_str::<serde_json::Value>(&call.arguments)
-            .ok()
-            .and_then(|v| v.get("query").and_then(|q| q.as_str()).map(str::to_owned));
-        let Some(query) = query.filter(|q| !q.trim().is_empty()) else {
-            return ToolOutcome::failed(
-                FailureClass::Data,
-                "search_tools takes {\"query\": \"words for what the tool should do\"}",
-                started.elapsed(),
-            );
-        };
-        let found = rank(&self.deferred.held, &query);
-        if found.is_empty() {
-            let names: Vec<&str> = self
-                .deferred
-                .held
-                .iter()
-                .take(MAX_LISTED)
-                .map(|s| s.name.as_str())
-                .collect();
-            return ToolOutcome::ok(
-                format!(
-                    "no tool matched {query:?}. The tools are: {}{}",
-                    names.join(", "),
-                    if self.deferred.held.len() > MAX_LISTED {
-                        ", …"
-                    } else {
-                        ""
-                    }
-                ),
-                started.elapsed(),
-            );
-        }
-        let mut text = String::from("Found (now in your tools; call them by name):\n");
-        let mut added = 0u32;
-        if let Ok(mut loaded) = self.deferred.loaded.lock() {
-            for spec in &found {
-                text.push_str(&format!("- {}: {}\n", spec.name, spec.description));
-                if !loaded.contains(&spec.name) {
-                    loaded.push(spec.name.clone());
-                    added = added.saturating_add(
-                        self.model_memo
-                            .counter()
-                            .count_text(&serde_json::to_string(spec).unwrap_or_default()),
-                    );
-                }
-            }
-        }
+        let loaded = self
+            .deferred
+            .loaded
+            .lock()
+            .map(|l| l.clone())
+            .unwrap_or_default();
         self.deferred
-            .loaded_tokens
-            .fetch_add(added, Ordering::Relaxed);
-        ToolOutcome::ok(text.trim_end().to_owned(), started.elapsed())
+            .held
+            .iter()
+            .filter(|s| loaded.contains(&s.name))
+            .map(|s| {
+                self.model_memo
+                    .counter()
+                    .count_text(&serde_json::to_string(s).unwrap_or_default())
+            })
+            .sum()
     }
 }
