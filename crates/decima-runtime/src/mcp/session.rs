@@ -105,9 +105,16 @@ impl McpSession {
         }
         let started = Instant::now();
         let logs = request.data_dir.join("logs").join("mcp");
-        let workspace = request
-            .host_workspace
-            .map_or_else(|| request.data_dir.to_path_buf(), Path::to_path_buf);
+        // A host server of a Docker run has no host workspace: it starts in a folder of its
+        // own, not in the data directory (which holds the database and the key file).
+        let workspace = match request.host_workspace {
+            Some(w) => w.to_path_buf(),
+            None => {
+                let dir = request.data_dir.join("mcp").join("host");
+                let _ = tokio::fs::create_dir_all(&dir).await;
+                dir
+            }
+        };
         let sandbox = if wanted.iter().any(placed_in_docker) {
             Some(docker_sandbox(&request).await)
         } else {
