@@ -44,6 +44,8 @@ pub fn builder() -> Builder<tauri::Wry> {
             mcp::mcp_server_set_enabled,
             mcp::mcp_server_remove,
             mcp::mcp_server_check,
+            mcp::mcp_conversation_list,
+            mcp::mcp_conversation_set,
             runs::execution_recover,
             runs::execution_resume,
             executions::execution_list,
@@ -129,7 +131,7 @@ mod tests {
             .skip(1)
             .filter_map(|rest| rest.split('"').next())
             .collect();
-        assert_eq!(invoked.len(), 55, "{invoked:?}");
+        assert_eq!(invoked.len(), 57, "{invoked:?}");
         for command in invoked {
             assert!(
                 build_rs.contains(&format!("\"{command}\"")),

@@ -22,6 +22,8 @@ fn main() {
         "mcp_server_set_enabled",
         "mcp_server_remove",
         "mcp_server_check",
+        "mcp_conversation_list",
+        "mcp_conversation_set",
         "execution_recover",
         "execution_resume",
         "execution_list",

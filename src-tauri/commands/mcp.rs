@@ -6,7 +6,7 @@ use decima_mcp::{Place, ServerConfig, Transport};
 use decima_runtime::mcp::servers;
 use tauri::State;
 
-use crate::dto::{McpCheckView, McpServerView, McpToolView};
+use crate::dto::{McpCheckView, McpServerView, McpSwitchView, McpToolView};
 use crate::{AppError, AppState};
 
 /// The servers, in the order they were added.
@@ -161,4 +161,47 @@ pub async fn mcp_server_check(
         tools,
         started_ms: u32::try_from(probe.started_in.as_millis()).unwrap_or(u32::MAX),
     })
+}
+
+/// The servers as one conversation uses them: each server, whether runs use it at all, and
+/// whether this conversation switched it off.
+#[tauri::command]
+#[specta::specta]
+#[tracing::instrument(name = "command", skip_all, fields(name = "mcp_conversation_list"))]
+pub async fn mcp_conversation_list(
+    state: State<'_, AppState>,
+    conversation_id: String,
+) -> Result<Vec<McpSwitchView>, AppError> {
+    let conversation = super::conversation_id(&conversation_id)?;
+    state.store.conversations().get(conversation).await?;
+    let off = state.store.mcp_servers().switched_off(conversation).await?;
+    Ok(servers::list_public(&state.store)
+        .await?
+        .into_iter()
+        .map(|s| McpSwitchView {
+            on_here: !off.contains(&s.name),
+            name: s.name,
+            enabled: s.enabled,
+        })
+        .collect())
+}
+
+/// Switches a server on or off for one conversation's runs.
+#[tauri::command]
+#[specta::specta]
+#[tracing::instrument(name = "command", skip_all, fields(name = "mcp_conversation_set"))]
+pub async fn mcp_conversation_set(
+    state: State<'_, AppState>,
+    conversation_id: String,
+    name: String,
+    on: bool,
+) -> Result<(), AppError> {
+    let conversation = super::conversation_id(&conversation_id)?;
+    state.store.conversations().get(conversation).await?;
+    state
+        .store
+        .mcp_servers()
+        .set_for_conversation(conversation, &name, on)
+        .await?;
+    Ok(())
 }

@@ -11,9 +11,9 @@ pub use compression::{CompactionMarker, CompressionPreview, SummaryPreview};
 pub use execution::{AnsweredFailure, ExecutionView, FailureReport, FindingView, ReviewView};
 pub use run_event::{LayerTokens, RunEvent, TodoItem};
 pub use settings::{
-    ExportView, McpCheckView, McpServerView, McpToolView, PresetView, PricesView, ProbeFailure,
-    ProviderModels, ProviderName, ProviderPresetView, ProviderProbe, ProviderView, SandboxStatus,
-    ThresholdsView, WorkbenchSettings,
+    ExportView, McpCheckView, McpServerView, McpSwitchView, McpToolView, PresetView, PricesView,
+    ProbeFailure, ProviderModels, ProviderName, ProviderPresetView, ProviderProbe, ProviderView,
+    SandboxStatus, ThresholdsView, WorkbenchSettings,
 };
 
 use decima_core::{Message, Role};

@@ -351,3 +351,15 @@ pub struct McpCheckView {
     /// How long it took to start and list them.
     pub started_ms: u32,
 }
+
+/// One server as a conversation uses it.
+#[derive(Debug, Clone, Serialize, Type)]
+#[serde(rename_all = "camelCase")]
+pub struct McpSwitchView {
+    /// The server.
+    pub name: String,
+    /// Whether runs use it at all (the settings' switch).
+    pub enabled: bool,
+    /// Whether this conversation's runs use it (its own switch).
+    pub on_here: bool,
+}

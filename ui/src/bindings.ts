@@ -80,6 +80,13 @@ export const commands = {
 	 */
 	mcpServerCheck: (name: string) => typedError<McpCheckView, AppError>(__TAURI_INVOKE("mcp_server_check", { name })),
 	/**
+	 *  The servers as one conversation uses them: each server, whether runs use it at all, and
+	 *  whether this conversation switched it off.
+	 */
+	mcpConversationList: (conversationId: string) => typedError<McpSwitchView[], AppError>(__TAURI_INVOKE("mcp_conversation_list", { conversationId })),
+	/**  Switches a server on or off for one conversation's runs. */
+	mcpConversationSet: (conversationId: string, name: string, on: boolean) => typedError<null, AppError>(__TAURI_INVOKE("mcp_conversation_set", { conversationId, name, on })),
+	/**
 	 *  Continues an execution that waits for a choice and has no live run (it stopped waiting
 	 *  when the app closed, or was started from the CLI).
 	 */
@@ -585,6 +592,16 @@ export type McpServerView = {
 	enabled: boolean,
 	/**  The environment variables (stdio) or headers (HTTP) it is given, by name. */
 	secretNames: string[],
+};
+
+/**  One server as a conversation uses it. */
+export type McpSwitchView = {
+	/**  The server. */
+	name: string,
+	/**  Whether runs use it at all (the settings' switch). */
+	enabled: boolean,
+	/**  Whether this conversation's runs use it (its own switch). */
+	onHere: boolean,
 };
 
 /**  One tool of a checked server. */

@@ -100,3 +100,27 @@ describe("a conversation's run options", () => {
     await waitFor(() => expect(button).toHaveTextContent(/^careful · host/));
   });
 });
+
+describe("MCP servers in a conversation's run options", () => {
+  it("switch a server off for this conversation only, and say when the settings turned one off", async () => {
+    const backend = backendWith();
+    backend.mcpServers = [
+      { name: "db", kind: "stdio", place: "docker", summary: "uvx mcp-server-postgres", enabled: true, secretNames: [] },
+      { name: "tickets", kind: "http", place: null, summary: "https://mcp.example.com/mcp", enabled: false, secretNames: [] },
+    ];
+    const { user } = await openC1();
+    await user.click(await screen.findByTestId("run-options-button"));
+    const switches = await screen.findByRole("group", { name: "MCP servers used here" });
+    const db = within(switches).getByRole("checkbox", { name: "db" });
+    expect(db).toBeChecked();
+    expect(within(switches).getByText(/off for every run in the settings/)).toBeInTheDocument();
+    await user.click(db);
+    await waitFor(() =>
+      expect(backend.callsOf("mcp_conversation_set")).toEqual([
+        { cmd: "mcp_conversation_set", args: { conversationId: "c1", name: "db", on: false } },
+      ]),
+    );
+    expect(db).not.toBeChecked();
+    expect(backend.mcpOff.c1).toEqual(["db"]);
+  });
+});

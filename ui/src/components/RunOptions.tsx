@@ -4,6 +4,7 @@ import { call } from "../api/call";
 import { commands, type AppError, type ProviderName, type RunOptionsView } from "../bindings";
 import { usePopover } from "../hooks/usePopover";
 import { InlineError } from "./InlineError";
+import { McpSwitches } from "./McpSwitches";
 
 const SANDBOXES = ["host", "docker"] as const;
 const MODES = ["hybrid", "tool_only", "system_only", "off"] as const;
@@ -182,6 +183,7 @@ export function RunOptions({ conversationId, disabled = false, settingsKey = 0 }
               </>
             )}
           </div>
+          <McpSwitches conversationId={conversationId} disabled={disabled} />
           <InlineError error={error} testId="run-options-error" />
         </div>
       )}

@@ -184,6 +184,8 @@ const en = {
     hours: "{{h}} h {{m}} min",
   },
   runOptions: {
+    mcp: "MCP servers used here",
+    mcpOffForAll: "off for every run in the settings",
     workspace: "Workspace (where host runs work)",
     workspaceDocker: "In Docker, runs work in the container's /workspace.",
     chooseFolder: "Choose folder…",

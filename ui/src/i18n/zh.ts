@@ -186,6 +186,8 @@ const zh: Messages = {
     hours: "{{h}} 小时 {{m}} 分",
   },
   runOptions: {
+    mcp: "此对话使用的 MCP 服务器",
+    mcpOffForAll: "已在设置中对所有运行关闭",
     workspace: "工作区（主机运行的目录）",
     workspaceDocker: "在 Docker 中，运行在容器的 /workspace 中进行。",
     chooseFolder: "选择文件夹…",

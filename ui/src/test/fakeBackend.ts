@@ -109,6 +109,8 @@ export class FakeBackend {
   /** The MCP servers the settings list, and what checking each finds (an error message fails it). */
   mcpServers: McpServerView[] = [];
   mcpChecks: Record<string, McpCheckView | string> = {};
+  /** The servers each conversation switched off. */
+  mcpOff: Record<string, string[]> = {};
   /** Where keys go when no keyring service runs (null: the keyring). */
   keyFile: string | null = null;
   /** How provider_test fails, if it does. */
@@ -388,6 +390,14 @@ export class FakeBackend {
         return this.providers.map((p) => ({ name: p.name, model: p.model }));
       case "mcp_server_list":
         return this.mcpServers;
+      case "mcp_conversation_list":
+        return this.mcpServers.map((m) => ({ name: m.name, enabled: m.enabled, onHere: !(this.mcpOff[String(args.conversationId)] ?? []).includes(m.name) }));
+      case "mcp_conversation_set": {
+        const off = (this.mcpOff[String(args.conversationId)] ??= []);
+        const name = String(args.name);
+        this.mcpOff[String(args.conversationId)] = args.on ? off.filter((n) => n !== name) : [...off.filter((n) => n !== name), name];
+        return null;
+      }
       case "mcp_server_add": {
         const name = String(args.name);
         if (this.mcpServers.some((m) => m.name === name)) {
