@@ -1,8 +1,13 @@
 import "@testing-library/jest-dom/vitest";
 import { clearMocks } from "@tauri-apps/api/mocks";
-import { cleanup } from "@testing-library/react";
+import { cleanup, configure } from "@testing-library/react";
 import { afterEach, beforeEach } from "vitest";
 import i18n from "../i18n";
+
+// What the page renders after a lazy chunk loads (the markdown renderer, a dialog) can take
+// more than testing-library's default second on a loaded 2-core machine, where a test then
+// failed with the element about to appear. Waiting longer changes no assertion.
+configure({ asyncUtilTimeout: 5000 });
 
 beforeEach(async () => {
   window.localStorage.clear();
