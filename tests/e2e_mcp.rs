@@ -33,20 +33,7 @@ fn call(id: &str, name: &str, arguments: serde_json::Value) -> Reply {
 }
 
 fn everything_script() -> PathBuf {
-    let dir = std::env::var_os("DECIMA_MCP_SERVERS").map_or_else(
-        || {
-            std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-                .join("target/mcp-servers/node_modules/@modelcontextprotocol")
-        },
-        PathBuf::from,
-    );
-    let script = dir.join("server-everything/dist/index.js");
-    assert!(
-        script.is_file(),
-        "the reference MCP servers are not installed at {}: run scripts/test.sh",
-        dir.display()
-    );
-    script
+    decima_testkit::mcp_servers::reference_server("server-everything")
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

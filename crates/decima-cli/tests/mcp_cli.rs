@@ -22,21 +22,7 @@ const IN_IMAGE: &str =
     "/opt/mcp/node_modules/@modelcontextprotocol/server-everything/dist/index.js";
 
 fn everything_on_host() -> PathBuf {
-    let dir = std::env::var_os("DECIMA_MCP_SERVERS").map_or_else(
-        || {
-            std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-                .join("../../target/mcp-servers/node_modules/@modelcontextprotocol")
-        },
-        PathBuf::from,
-    );
-    let script = dir.join("server-everything/dist/index.js");
-    assert!(
-        script.is_file(),
-        "the reference MCP servers are not installed at {}: run scripts/test.sh, or `source \
-         scripts/lib.sh && ensure_mcp_servers`",
-        dir.display()
-    );
-    script
+    decima_testkit::mcp_servers::reference_server("server-everything")
 }
 
 #[tokio::test]

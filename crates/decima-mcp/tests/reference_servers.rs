@@ -7,7 +7,7 @@
 // Test code: a failed setup step should panic right where it happened.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use decima_mcp::client::HostContext;
@@ -15,26 +15,8 @@ use decima_mcp::{McpClient, McpError, Place, ServerConfig, Transport};
 use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;
 
-/// Where `scripts/test.sh` installs the servers' packages.
-fn servers_dir() -> PathBuf {
-    let dir = std::env::var_os("DECIMA_MCP_SERVERS").map_or_else(
-        || {
-            Path::new(env!("CARGO_MANIFEST_DIR"))
-                .join("../../target/mcp-servers/node_modules/@modelcontextprotocol")
-        },
-        PathBuf::from,
-    );
-    assert!(
-        dir.join("server-everything/dist/index.js").is_file(),
-        "the reference MCP servers are not installed at {}: run scripts/test.sh, or \
-         `source scripts/lib.sh && ensure_mcp_servers`",
-        dir.display()
-    );
-    dir
-}
-
 fn everything(name: &str) -> ServerConfig {
-    let script = servers_dir().join("server-everything/dist/index.js");
+    let script = decima_testkit::mcp_servers::reference_server("server-everything");
     let mut c = ServerConfig::stdio(
         name,
         "node",
@@ -266,7 +248,7 @@ async fn shutdown_leaves_no_process_behind() {
     let dir = tempfile::tempdir().unwrap();
     let marker = dir.path().display().to_string();
     // A shell in front of node: the real server is a child, as with npx or a wrapper script.
-    let script = servers_dir().join("server-everything/dist/index.js");
+    let script = decima_testkit::mcp_servers::reference_server("server-everything");
     let mut config = ServerConfig::stdio(
         "wrapped",
         "sh",
@@ -411,7 +393,7 @@ async fn the_filesystem_server_works_in_the_workspace_and_refuses_outside_it() {
     let dir = tempfile::tempdir().unwrap();
     let root = std::fs::canonicalize(dir.path()).unwrap();
     std::fs::write(root.join("q3.csv"), "region,revenue\nEMEA,1200\n").unwrap();
-    let script = servers_dir().join("server-filesystem/dist/index.js");
+    let script = decima_testkit::mcp_servers::reference_server("server-filesystem");
     let mut config = ServerConfig::stdio(
         "files",
         "node",
@@ -448,7 +430,7 @@ async fn everything_over_streamable_http_with_headers_and_a_bearer_token() {
         let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         l.local_addr().unwrap().port()
     };
-    let script = servers_dir().join("server-everything/dist/index.js");
+    let script = decima_testkit::mcp_servers::reference_server("server-everything");
     let mut server = tokio::process::Command::new("node")
         .arg(script)
         .arg("streamableHttp")

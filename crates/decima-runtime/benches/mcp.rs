@@ -28,14 +28,7 @@ const IN_IMAGE: &str =
     "/opt/mcp/node_modules/@modelcontextprotocol/server-everything/dist/index.js";
 
 fn host_script() -> PathBuf {
-    let dir = std::env::var_os("DECIMA_MCP_SERVERS").map_or_else(
-        || {
-            Path::new(env!("CARGO_MANIFEST_DIR"))
-                .join("../../target/mcp-servers/node_modules/@modelcontextprotocol")
-        },
-        PathBuf::from,
-    );
-    dir.join("server-everything/dist/index.js")
+    decima_testkit::mcp_servers::reference_server("server-everything")
 }
 
 /// A store whose only server is `config`, and a conversation whose sandbox runs the node image.

@@ -21,21 +21,7 @@ use decima_store::{ExecutionStatus, Failure, Resolution};
 use serde_json::json;
 
 fn everything_script() -> PathBuf {
-    let dir = std::env::var_os("DECIMA_MCP_SERVERS").map_or_else(
-        || {
-            std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-                .join("../../target/mcp-servers/node_modules/@modelcontextprotocol")
-        },
-        PathBuf::from,
-    );
-    let script = dir.join("server-everything/dist/index.js");
-    assert!(
-        script.is_file(),
-        "the reference MCP servers are not installed at {}: run scripts/test.sh, or `source \
-         scripts/lib.sh && ensure_mcp_servers`",
-        dir.display()
-    );
-    script
+    decima_testkit::mcp_servers::reference_server("server-everything")
 }
 
 async fn with_everything(f: &Fixture) {

@@ -13,6 +13,7 @@ pub mod analyst_conversation;
 mod conversation;
 pub mod fact_sessions;
 pub mod llm_server;
+pub mod mcp_servers;
 mod stored;
 pub mod workspace;
 
