@@ -49,8 +49,12 @@ describe("an MCP call waiting for approval", () => {
     const backend = backendWith();
     const { user } = await openC1();
     await startRun(backend, user);
+    act(() =>
+      backend.emit({ type: "toolStarted", callId: "call_1", name: "mcp__db__drop_table", arguments: asked.arguments }),
+    );
     act(() => backend.emit(asked));
     const prompt = await screen.findByRole("group", { name: "Approval of an MCP call" });
+    expect(screen.getByTestId("live-tool-state")).toHaveTextContent("waiting for your approval");
     expect(prompt).toHaveTextContent("db wants to run drop_table");
     expect(prompt).toHaveTextContent("The server says this tool may destroy data.");
     expect(prompt).toHaveTextContent('"table": "ledger_2025"');

@@ -5,7 +5,7 @@ import type { LiveTool, RunState } from "../run/state";
 import type { ApprovalAnswer } from "../run/useRuns";
 import { ApprovalPrompt } from "./ApprovalPrompt";
 
-function ToolCard({ tool }: { tool: LiveTool }) {
+function ToolCard({ tool, awaitingApproval }: { tool: LiveTool; awaitingApproval: boolean }) {
   const { t } = useTranslation();
   const line = toolLine(tool.name, tool.arguments, (total, inProgress) => t("message.todoLine", { count: total, inProgress }));
   let args = tool.arguments;
@@ -19,7 +19,11 @@ function ToolCard({ tool }: { tool: LiveTool }) {
       <div className="live-tool-head">
         <span className="live-tool-name">{tool.name}</span>
         {line.detail !== "" && <span className="tool-call-line" data-testid="live-tool-line">{line.detail}</span>}
-        {!tool.done && <span className="live-tool-running">{t("run.running")}</span>}
+        {!tool.done && (
+          <span className="live-tool-running" data-testid="live-tool-state">
+            {awaitingApproval ? t("run.awaitingApproval") : t("run.running")}
+          </span>
+        )}
         {tool.done && tool.exitCode !== null && (
           <span className={tool.exitCode === 0 ? "exit ok" : "exit bad"} data-testid="tool-exit-code">
             {t("run.exitCode", { code: tool.exitCode })}
@@ -72,7 +76,7 @@ export function LiveRun({
           {showTools && (
             <ol className="live-tools">
               {run.tools.map((tool) => (
-                <ToolCard key={tool.callId} tool={tool} />
+                <ToolCard key={tool.callId} tool={tool} awaitingApproval={run.approval?.callId === tool.callId} />
               ))}
             </ol>
           )}

@@ -108,6 +108,7 @@ const en = {
     },
   },
   run: {
+    awaitingApproval: "waiting for your approval",
     approval: {
       label: "Approval of an MCP call",
       title: "{{server}} wants to run {{tool}}",

@@ -110,6 +110,7 @@ const zh: Messages = {
     },
   },
   run: {
+    awaitingApproval: "等待你的批准",
     approval: {
       label: "批准 MCP 调用",
       title: "{{server}} 想运行 {{tool}}",
