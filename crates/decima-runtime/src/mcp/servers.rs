@@ -175,18 +175,19 @@ pub async fn import_claude_desktop_text(
     Ok(servers.into_iter().map(|s| s.name).collect())
 }
 
+/// The server of `servers` called `name`, or the store's "not found".
+fn named(servers: Vec<ServerConfig>, name: &str) -> Result<ServerConfig> {
+    servers.into_iter().find(|s| s.name == name).ok_or_else(|| {
+        RuntimeError::Store(decima_store::StoreError::NotFound {
+            entity: "MCP server",
+            id: name.to_owned(),
+        })
+    })
+}
+
 /// Turns a stored server on or off for every run.
 pub async fn set_enabled(store: &Store, name: &str, enabled: bool) -> Result<()> {
-    let mut server = list_public(store)
-        .await?
-        .into_iter()
-        .find(|s| s.name == name)
-        .ok_or_else(|| {
-            RuntimeError::Store(decima_store::StoreError::NotFound {
-                entity: "MCP server",
-                id: name.to_owned(),
-            })
-        })?;
+    let mut server = named(list_public(store).await?, name)?;
     server.enabled = enabled;
     update(store, &server).await
 }
@@ -204,16 +205,7 @@ pub struct Probe {
 /// schemas take as offered, and stops it. A server that does not answer in time is a clear
 /// error, and nothing is left running.
 pub async fn probe(store: &Store, data_dir: &Path, name: &str, cwd: &Path) -> Result<Probe> {
-    let config = list(store, data_dir)
-        .await?
-        .into_iter()
-        .find(|s| s.name == name)
-        .ok_or_else(|| {
-            RuntimeError::Store(decima_store::StoreError::NotFound {
-                entity: "MCP server",
-                id: name.to_owned(),
-            })
-        })?;
+    let config = named(list(store, data_dir).await?, name)?;
     if matches!(
         config.transport,
         decima_mcp::Transport::Stdio {
