@@ -1,11 +1,10 @@
 //! The tool registry: every tool the model is offered, with its JSON schema, and running one
-//! call to a [`ToolOutcome`]. Every tool the registry runs implements [`AgentTool`]: the
-//! sandbox tools (shell, read_file, write_file) and each MCP server's tools. A call gets its
-//! parsed arguments, the run's cancellation token and the execution's sandbox, under a
-//! `tool.call` span. `tenth_man_review` and `search_tools` are registered tools too. The
-//! loop still answers `todo_write` and `spawn_subagent` itself: a plan change decides the
-//! failure path and the compressions of the step, and spawns run side by side as a group; the
-//! registry lists their schemas.
+//! call to a [`ToolOutcome`]. Every tool implements [`AgentTool`]: the sandbox tools (shell,
+//! read_file, write_file), `todo_write`, `spawn_subagent`, `tenth_man_review`,
+//! `search_tools` and each MCP server's tools. A call gets its parsed arguments, the run's
+//! cancellation token and the execution's sandbox, under a `tool.call` span. What a call
+//! means for the loop beyond its text (a plan change) comes back as a [`ToolEffect`], so the
+//! loop never asks which tool ran.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -15,15 +14,14 @@ use decima_core::FailureClass;
 use decima_llm::ToolSpec;
 use decima_sandbox::host::BoxFuture;
 use decima_sandbox::host::tools::{
-    READ_FILE, SHELL, WRITE_FILE, parse_read_file, parse_shell, parse_write_file, read_file_schema,
-    shell_schema, write_file_schema,
+    parse_read_file, parse_shell, parse_write_file, read_file_schema, shell_schema,
+    write_file_schema,
 };
 use decima_sandbox::{Sandbox, ToolError};
 use tokio_util::sync::CancellationToken;
 use tracing::{Instrument as _, debug, info_span};
 
-use super::plan::{TODO_WRITE, todo_write_schema};
-use super::subagent::{SPAWN_SUBAGENT, spawn_subagent_schema};
+use super::plan::Transitions;
 
 /// What one tool call produced: the text the model gets, and what the loop needs to know.
 #[derive(Debug, Clone, PartialEq)]
@@ -38,6 +36,16 @@ pub struct ToolOutcome {
     pub duration: Duration,
     /// The call was refused before it touched anything (see [`ToolError::refused`]).
     pub refused: bool,
+    /// What the call changed that the loop acts on.
+    pub effect: Option<ToolEffect>,
+}
+
+/// What a call changed besides the workspace, for the loop to act on once the result is
+/// stored: snapshots, compressions, a failed todo's failure path.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ToolEffect {
+    /// The plan was replaced; these are its todos' moves.
+    PlanChanged(Transitions),
 }
 
 impl ToolOutcome {
@@ -49,6 +57,7 @@ impl ToolOutcome {
             exit_code: None,
             duration,
             refused: false,
+            effect: None,
         }
     }
 
@@ -60,6 +69,7 @@ impl ToolOutcome {
             exit_code: None,
             duration,
             refused: false,
+            effect: None,
         }
     }
 
@@ -100,6 +110,12 @@ pub trait AgentTool: Send + Sync {
     fn spec(&self) -> ToolSpec;
     /// Runs one call.
     fn call<'a>(&'a self, call: ToolCallContext<'a>) -> BoxFuture<'a, ToolOutcome>;
+    /// Whether calls of this tool that follow each other in one answer run side by side
+    /// (subagents do). The loop then waits for the whole group, so such a tool must stop on
+    /// the cancellation token itself.
+    fn concurrent(&self) -> bool {
+        false
+    }
 }
 
 /// `shell` in the sandbox.
@@ -124,6 +140,7 @@ impl AgentTool for ShellTool {
                     exit_code: out.exit_code,
                     duration: out.duration,
                     refused: false,
+                    effect: None,
                 },
                 Err(e) => ToolOutcome::from((e, started.elapsed())),
             }
@@ -186,7 +203,7 @@ impl AgentTool for WriteFileTool {
 }
 
 /// A built-in tool's spec from its schema object (they are written in code, so always whole).
-fn builtin_spec(schema: &serde_json::Value) -> ToolSpec {
+pub(crate) fn builtin_spec(schema: &serde_json::Value) -> ToolSpec {
     spec_of(schema).unwrap_or_else(|| ToolSpec {
         name: String::new(),
         description: String::new(),
@@ -194,29 +211,36 @@ fn builtin_spec(schema: &serde_json::Value) -> ToolSpec {
     })
 }
 
-/// The tools offered to the model, in a stable order: the sandbox tools, the loop's own, then
-/// the others (MCP) by name.
+/// The tools offered to the model, in a stable order: the sandbox tools, then the loop's own
+/// (`todo_write`, `spawn_subagent`) in the order they were added, then the others (MCP, the
+/// tenth man, the tool search) by name.
 pub struct Registry<'a> {
     sandbox: Arc<dyn Sandbox>,
-    /// The sandbox tools by name, in the order they are offered.
-    builtins: Vec<(&'static str, Arc<dyn AgentTool>)>,
-    /// Tools added later (MCP, the tenth man, the tool search), by name. They may borrow the
-    /// run's session.
+    /// Offered first, in this order, by name.
+    core: Vec<(String, Arc<dyn AgentTool + 'a>)>,
+    /// Tools added later, by name. They may borrow the run's session.
     extra: BTreeMap<String, Arc<dyn AgentTool + 'a>>,
 }
 
 impl<'a> Registry<'a> {
-    /// The built-in tools over `sandbox`.
+    /// The sandbox tools over `sandbox`.
     pub fn new(sandbox: Arc<dyn Sandbox>) -> Self {
-        Self {
+        let mut registry = Self {
             sandbox,
-            builtins: vec![
-                (SHELL, Arc::new(ShellTool)),
-                (READ_FILE, Arc::new(ReadFileTool)),
-                (WRITE_FILE, Arc::new(WriteFileTool)),
-            ],
+            core: Vec::new(),
             extra: BTreeMap::new(),
-        }
+        };
+        registry.register_core(Arc::new(ShellTool));
+        registry.register_core(Arc::new(ReadFileTool));
+        registry.register_core(Arc::new(WriteFileTool));
+        registry
+    }
+
+    /// Adds a tool to those offered first, after the ones already there.
+    pub fn register_core(&mut self, tool: Arc<dyn AgentTool + 'a>) {
+        let name = tool.spec().name;
+        self.core.retain(|(n, _)| *n != name);
+        self.core.push((name, tool));
     }
 
     /// Whether a file exists in the workspace, as the sandbox sees it (a Docker workspace is a
@@ -240,29 +264,27 @@ impl<'a> Registry<'a> {
         self.extra.insert(tool.spec().name, tool);
     }
 
-    /// Every tool's spec, built-ins first.
+    /// Every tool's spec, the core tools first.
     pub fn specs(&self) -> Vec<ToolSpec> {
-        let mut specs: Vec<ToolSpec> = self.builtins.iter().map(|(_, t)| t.spec()).collect();
-        specs.extend(
-            [todo_write_schema(), spawn_subagent_schema()]
-                .iter()
-                .filter_map(spec_of),
-        );
-        specs.extend(self.extra.values().map(|t| t.spec()));
-        specs
-    }
-
-    /// Whether the loop answers this call itself.
-    pub fn is_plan_tool(name: &str) -> bool {
-        name == TODO_WRITE
+        self.core
+            .iter()
+            .map(|(_, t)| t)
+            .chain(self.extra.values())
+            .map(|t| t.spec())
+            .collect()
     }
 
     /// The tool the registry runs under `name`.
     fn find(&self, name: &str) -> Option<&(dyn AgentTool + 'a)> {
-        match self.builtins.iter().find(|(n, _)| *n == name) {
+        match self.core.iter().find(|(n, _)| n == name) {
             Some((_, t)) => Some(t.as_ref()),
             None => self.extra.get(name).map(|t| t.as_ref()),
         }
+    }
+
+    /// Whether calls of `name` run side by side with the calls of it that follow.
+    pub fn is_concurrent(&self, name: &str) -> bool {
+        self.find(name).is_some_and(|t| t.concurrent())
     }
 
     /// Runs a call of a registered tool, under a `tool.call` span. Arguments that are not
@@ -288,13 +310,6 @@ impl<'a> Registry<'a> {
                     started.elapsed(),
                 );
             }
-            if name == SPAWN_SUBAGENT {
-                return ToolOutcome::failed(
-                    FailureClass::Logic,
-                    "spawn_subagent is run by the agent loop, not the registry",
-                    started.elapsed(),
-                );
-            }
             let Some(tool) = self.find(name) else {
                 return ToolOutcome::failed(
                     FailureClass::Data,
@@ -313,7 +328,22 @@ impl<'a> Registry<'a> {
             let parsed: serde_json::Value = if arguments.trim().is_empty() {
                 serde_json::Value::Object(serde_json::Map::new())
             } else {
-                serde_json::from_str(arguments).unwrap_or(serde_json::Value::Null)
+                match serde_json::from_str(arguments) {
+                    Ok(parsed) => parsed,
+                    // The provider layer repairs or marks what it could not parse; text that
+                    // reaches here unparsed (a stored call, resumed) is refused the same way.
+                    Err(e) => {
+                        let shown: String = arguments.chars().take(200).collect();
+                        return ToolOutcome::failed(
+                            FailureClass::Data,
+                            &format!(
+                                "the arguments of this {name} call are not valid JSON ({e}): \
+                                 {shown:?}; send them again as one JSON object"
+                            ),
+                            started.elapsed(),
+                        );
+                    }
+                }
             };
             let outcome = tool
                 .call(ToolCallContext {
@@ -343,4 +373,142 @@ pub(crate) fn spec_of(schema: &serde_json::Value) -> Option<ToolSpec> {
         description: schema.get("description")?.as_str()?.to_owned(),
         parameters: schema.get("parameters")?.clone(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use decima_sandbox::{HostLimits, HostSandbox};
+    use std::sync::Mutex;
+
+    /// A tool that keeps what each call got.
+    struct Recording {
+        name: &'static str,
+        concurrent: bool,
+        seen: Mutex<Vec<(String, serde_json::Value)>>,
+    }
+
+    impl Recording {
+        fn new(name: &'static str, concurrent: bool) -> Arc<Self> {
+            Arc::new(Self {
+                name,
+                concurrent,
+                seen: Mutex::new(Vec::new()),
+            })
+        }
+    }
+
+    impl AgentTool for Recording {
+        fn spec(&self) -> ToolSpec {
+            ToolSpec {
+                name: self.name.to_owned(),
+                description: "records".into(),
+                parameters: serde_json::json!({"type": "object"}),
+            }
+        }
+
+        fn call<'a>(&'a self, call: ToolCallContext<'a>) -> BoxFuture<'a, ToolOutcome> {
+            Box::pin(async move {
+                if let Ok(mut seen) = self.seen.lock() {
+                    seen.push((call.call_id.to_owned(), call.arguments.clone()));
+                }
+                ToolOutcome::ok(format!("{} ran", self.name), Duration::ZERO)
+            })
+        }
+
+        fn concurrent(&self) -> bool {
+            self.concurrent
+        }
+    }
+
+    fn registry(dir: &tempfile::TempDir) -> Registry<'static> {
+        Registry::new(Arc::new(HostSandbox::new(
+            dir.path().to_path_buf(),
+            HostLimits::default(),
+        )))
+    }
+
+    #[test]
+    fn tools_are_offered_sandbox_first_then_core_in_order_then_the_rest_by_name() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut registry = registry(&dir);
+        registry.register(Recording::new("zeta", false));
+        registry.register(Recording::new("alpha", false));
+        registry.register_core(Recording::new("todo_write", false));
+        registry.register_core(Recording::new("spawn_subagent", true));
+        // Registering a core tool again replaces it in place of adding a second.
+        registry.register_core(Recording::new("todo_write", false));
+        let names: Vec<String> = registry.specs().into_iter().map(|s| s.name).collect();
+        assert_eq!(
+            names,
+            [
+                "shell",
+                "read_file",
+                "write_file",
+                "spawn_subagent",
+                "todo_write",
+                "alpha",
+                "zeta"
+            ]
+        );
+        assert!(registry.is_concurrent("spawn_subagent"));
+        assert!(!registry.is_concurrent("todo_write"));
+        assert!(!registry.is_concurrent("shell"));
+        assert!(!registry.is_concurrent("no_such_tool"));
+    }
+
+    #[tokio::test]
+    async fn every_tool_is_dispatched_by_the_registry_with_its_parsed_arguments() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut registry = registry(&dir);
+        let plan = Recording::new("todo_write", false);
+        let spawn = Recording::new("spawn_subagent", true);
+        registry.register_core(plan.clone());
+        registry.register_core(spawn.clone());
+        let cancel = CancellationToken::new();
+        let out = registry
+            .call("c1", "spawn_subagent", r#"{"task": "look"}"#, &cancel)
+            .await;
+        assert_eq!(out.text, "spawn_subagent ran");
+        let out = registry.call("c2", "todo_write", "", &cancel).await;
+        assert_eq!(out.text, "todo_write ran");
+        assert_eq!(
+            *spawn.seen.lock().unwrap(),
+            [("c1".to_owned(), serde_json::json!({"task": "look"}))]
+        );
+        // Empty arguments are an empty object, not null.
+        assert_eq!(
+            *plan.seen.lock().unwrap(),
+            [("c2".to_owned(), serde_json::json!({}))]
+        );
+        let shell = registry
+            .call("c3", "shell", r#"{"command": "echo hi"}"#, &cancel)
+            .await;
+        assert_eq!(shell.exit_code, Some(0), "{}", shell.text);
+        assert!(shell.text.contains("hi"), "{}", shell.text);
+    }
+
+    #[tokio::test]
+    async fn arguments_that_are_not_json_and_unknown_tools_are_data_errors_that_run_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut registry = registry(&dir);
+        let plan = Recording::new("todo_write", false);
+        registry.register_core(plan.clone());
+        let cancel = CancellationToken::new();
+        let broken = registry
+            .call("c1", "todo_write", "{\"todos\": [", &cancel)
+            .await;
+        assert_eq!(broken.class, Some(FailureClass::Data));
+        assert!(broken.text.contains("not valid JSON"), "{}", broken.text);
+        let unknown = registry.call("c2", "rm_everything", "{}", &cancel).await;
+        assert_eq!(unknown.class, Some(FailureClass::Data));
+        assert!(
+            unknown
+                .text
+                .contains("shell, read_file, write_file, todo_write"),
+            "{}",
+            unknown.text
+        );
+        assert!(plan.seen.lock().unwrap().is_empty());
+    }
 }

@@ -3,39 +3,45 @@
 
 use std::collections::HashMap;
 
+use futures_util::future::join_all;
+
 use super::*;
 use crate::agent::stuck::Observed;
+use crate::agent::tools::ToolEffect;
 
 impl Runner<'_, '_> {
-    /// Runs the answer's calls in order and stores each result. The first call that starts
-    /// the failure path stops the rest, which are answered as not run.
+    /// Runs the answer's calls in order, each through the same gates and the registry, and
+    /// stores each result. Consecutive calls of a tool that runs side by side (subagents) run
+    /// as a group. The first call that starts the failure path stops the rest, which are
+    /// answered as not run.
     pub(super) async fn run_calls(&mut self, answer: &Message) -> Result<CallsEnd> {
         let mut failure: Option<Pending> = None;
         let mut deferred: Vec<(CompressionLevel, &'static str)> = Vec::new();
         let mut supervision = Vec::new();
         let mut supervision_written = false;
-        // The results of spawn_subagent calls that ran as a group, waiting for their turn.
-        let mut spawned: HashMap<String, ToolOutcome> = HashMap::new();
+        // The results of calls that ran as a group, waiting for their turn to be stored.
+        let mut ran_together: HashMap<String, ToolOutcome> = HashMap::new();
         for (index, call) in answer.tool_calls.iter().enumerate() {
-            if Self::is_spawn(call)
-                && !spawned.contains_key(&call.id)
+            if !ran_together.contains_key(&call.id)
                 && failure.is_none()
                 && !self.session.cancel.is_cancelled()
+                && self.registry.is_concurrent(&call.name)
             {
-                // Consecutive spawns run side by side; each gets its marker first.
+                // Each call of the group gets its marker before any runs; the tools stop on
+                // the run's cancellation themselves, so the group is waited for whole.
                 let group: Vec<&ToolCall> = answer.tool_calls[index..]
                     .iter()
-                    .take_while(|c| Self::is_spawn(c))
+                    .take_while(|c| self.registry.is_concurrent(&c.name))
                     .collect();
                 for c in &group {
                     self.mark_started(c).await?;
                 }
                 let ran = Instant::now();
-                let outcomes = self.spawn_all(&group).await?;
+                let outcomes = join_all(group.iter().map(|c| self.call_tool(c))).await;
                 self.waited.tools += ran.elapsed();
-                spawned.extend(group.iter().map(|c| c.id.clone()).zip(outcomes));
+                ran_together.extend(group.iter().map(|c| c.id.clone()).zip(outcomes));
             }
-            let outcome = if let Some(outcome) = spawned.remove(&call.id) {
+            let outcome = if let Some(outcome) = ran_together.remove(&call.id) {
                 outcome
             } else {
                 if let Some(pending) = &failure {
@@ -56,31 +62,6 @@ impl Runner<'_, '_> {
                     continue;
                 }
                 self.mark_started(call).await?;
-                if Registry::is_plan_tool(&call.name) {
-                    let (outcome, transitions) = self.todo_write(call).await?;
-                    let stored = self
-                        .answer_call(
-                            call,
-                            outcome.text.clone(),
-                            None,
-                            ms(&outcome),
-                            outcome.class,
-                        )
-                        .await?;
-                    supervision.push(format!("todo_write {}", status_word(&outcome)));
-                    if let Some(transitions) = transitions {
-                        let (pending, compress) =
-                            self.after_plan_change(&transitions, stored.seq).await?;
-                        deferred.extend(compress);
-                        failure = pending;
-                    }
-                    // The same plan sent again and again is a loop like any other; a todo
-                    // that starts resets the streak first, so only an unchanged plan counts.
-                    if failure.is_none() {
-                        failure = self.note_repeat(call, &outcome);
-                    }
-                    continue;
-                }
                 let ran = Instant::now();
                 let outcome = tokio::select! {
                     biased;
@@ -116,16 +97,16 @@ impl Runner<'_, '_> {
                 outcome
             };
             supervision.push(format!("{} {}", call.name, status_word(&outcome)));
-            if index + 1 == answer.tool_calls.len() {
+            let stored = if index + 1 == answer.tool_calls.len() {
                 // The step's last call: its result and the step's supervision record go to
                 // the store together.
+                supervision_written = true;
                 self.answer_call_noting(
                     call,
                     &outcome,
                     vec![(StepKind::Supervision, supervision.join("; "))],
                 )
-                .await?;
-                supervision_written = true;
+                .await?
             } else {
                 self.answer_call(
                     call,
@@ -134,23 +115,35 @@ impl Runner<'_, '_> {
                     ms(&outcome),
                     outcome.class,
                 )
-                .await?;
-            }
-            if let Some(class) = outcome.class {
+                .await?
+            };
+            if let Some(ToolEffect::PlanChanged(transitions)) = &outcome.effect {
+                let (pending, compress) = self.after_plan_change(transitions, stored.seq).await?;
+                deferred.extend(compress);
+                failure = failure.or(pending);
+            } else if let Some(class) = outcome.class
+                && call.name != plan::TODO_WRITE
+            {
+                // A plan the model wrote wrong is not what a failed todo failed of.
                 self.last_tool_failure = Some(class);
             }
-            if let Some(stuck) = self.note_repeat(call, &outcome) {
-                failure = Some(stuck);
-            } else if let Some(class @ (FailureClass::Permission | FailureClass::System)) =
-                outcome.class
-                && !outcome.refused
-            {
-                failure = Some(Pending {
-                    class,
-                    trigger: Trigger::ToolFailure,
-                    message: first_line(&outcome.text),
-                    call: Some((call.name.clone(), call.arguments.clone())),
-                    todo: None,
+            // The same call, plan included, sent again and again is a loop like any other; a
+            // todo that starts resets the streak first, so only an unchanged plan counts.
+            let stuck = self.note_repeat(call, &outcome);
+            if failure.is_none() {
+                failure = stuck.or_else(|| match outcome.class {
+                    Some(class @ (FailureClass::Permission | FailureClass::System))
+                        if !outcome.refused =>
+                    {
+                        Some(Pending {
+                            class,
+                            trigger: Trigger::ToolFailure,
+                            message: first_line(&outcome.text),
+                            call: Some((call.name.clone(), call.arguments.clone())),
+                            todo: None,
+                        })
+                    }
+                    _ => None,
                 });
             }
         }
@@ -295,48 +288,6 @@ impl Runner<'_, '_> {
             ran,
         });
         Ok(stored)
-    }
-
-    /// Applies a todo_write call: the whole plan is replaced in one transaction.
-    pub(super) async fn todo_write(
-        &mut self,
-        call: &ToolCall,
-    ) -> Result<(ToolOutcome, Option<Transitions>)> {
-        let started = Instant::now();
-        let before = self.plan().await?;
-        let inputs = match plan::parse_todo_write(&call.arguments, &before) {
-            Ok(inputs) => inputs,
-            Err(message) => {
-                return Ok((
-                    ToolOutcome::failed(FailureClass::Data, &message, started.elapsed()),
-                    None,
-                ));
-            }
-        };
-        let after = match self
-            .store()
-            .todos()
-            .replace_plan(self.execution.id, &inputs)
-            .await
-        {
-            Ok(after) => after,
-            Err(
-                e @ (decima_store::StoreError::InvalidInput(_)
-                | decima_store::StoreError::NotFound { .. }),
-            ) => {
-                return Ok((
-                    ToolOutcome::failed(FailureClass::Data, &e.to_string(), started.elapsed()),
-                    None,
-                ));
-            }
-            Err(e) => return Err(e.into()),
-        };
-        self.emit_plan(&after);
-        let transitions = plan::transitions(&before, &after);
-        Ok((
-            ToolOutcome::ok(plan::render_plan(&after), started.elapsed()),
-            Some(transitions),
-        ))
     }
 
     /// Snapshots for started todos and passed checkpoints (now, before the next call changes

@@ -12,6 +12,7 @@
 mod calls;
 mod finish;
 mod model;
+mod plan_tool;
 mod records;
 mod recovery;
 mod resume;
@@ -94,8 +95,6 @@ struct Runner<'s, 'a> {
     mcp: crate::mcp::McpSession,
     /// MCP tools offered through `search_tools` rather than all at once.
     deferred: Arc<tool_search::Deferred>,
-    /// Held while a subagent's MCP call waits for the analyst: one question at a time.
-    child_approvals: tokio::sync::Mutex<()>,
     checkpoints: Checkpoints,
     options: RunOptions,
     history: ExecutionHistoryManager,
@@ -438,6 +437,16 @@ impl<'s, 'a> Runner<'s, 'a> {
         }
         let step_limit = options.max_steps.max(1);
         let mut registry = Registry::new(sandbox);
+        registry.register_core(Arc::new(plan_tool::PlanTool {
+            store: session.store,
+            events: session.events,
+            execution: execution.id,
+        }));
+        registry.register_core(Arc::new(spawn::SubagentTool::new(
+            session,
+            execution.clone(),
+            options.clone(),
+        )));
         let mcp = crate::mcp::McpSession::start(crate::mcp::StartRequest {
             store: session.store,
             data_dir: session.data_dir,
@@ -488,7 +497,6 @@ impl<'s, 'a> Runner<'s, 'a> {
             registry,
             mcp,
             deferred,
-            child_approvals: tokio::sync::Mutex::new(()),
             tools,
             model_memo: ModelMemo::new(model_counter),
             paragraphs: ParagraphMemo::default(),
@@ -770,8 +778,6 @@ fn clip(text: &str, max: usize) -> String {
     out
 }
 
-/// The conversation at the root of an execution's tree: its Docker container and settings are
-/// the tree's.
 /// Holds the MCP tools back behind `search_tools` when their schemas would take more than
 /// [`crate::mcp::search::DIRECT_SHARE`] of the window.
 fn defer_mcp_tools(
@@ -805,6 +811,8 @@ fn defer_mcp_tools(
     }
 }
 
+/// The conversation at the root of an execution's tree: its Docker container and settings are
+/// the tree's.
 async fn root_conversation(store: &Store, execution: &Execution) -> Result<ConversationId> {
     let chain = super::subagent::lineage(store, execution).await?;
     Ok(chain

@@ -58,12 +58,10 @@ impl Runner<'_, '_> {
                 .collect::<Vec<_>>()
                 .join("; ")
         };
-        // The first call's marker goes with the answer, unless it is a spawn (spawns are
-        // marked as a group when they start).
+        // The first call's marker goes with the answer.
         let first = message
             .tool_calls
             .first()
-            .filter(|c| !Self::is_spawn(c))
             .map(|c| (c.id.clone(), c.name.clone()));
         let records = vec![(StepKind::Analysis, analysis), (StepKind::Action, action)];
         let answer = self

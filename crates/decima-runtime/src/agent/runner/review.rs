@@ -8,8 +8,8 @@ use crate::review::{
 };
 
 impl Runner<'_, '_> {
-    /// Runs one tool call that is not the loop's own, through the registry, behind the gates
-    /// every call passes: the approval of MCP calls, then the risky-call review (when on).
+    /// Runs one tool call through the registry, behind the gates every call passes: the
+    /// approval of MCP calls, then the risky-call review (when on).
     pub(super) async fn call_tool(&self, call: &ToolCall) -> ToolOutcome {
         if let Some(refused) = self.unapproved(call).await {
             return refused;

@@ -1,15 +1,15 @@
-//! `spawn_subagent` calls: the limits, the history export, the child's first message, and
-//! running the children of one answer side by side. A child is an execution of its own, in a
-//! conversation of its own, in its parent's workspace; its final answer is the call's result,
-//! and its failure a failed result with its class.
-
-use futures_util::future::join_all;
+//! `spawn_subagent` as a tool: the limits, the history export, the child's first message, and
+//! running the child. A child is an execution of its own, in a conversation of its own, in its
+//! parent's workspace; its final answer is the call's result, and its failure a failed result
+//! with its class. Calls of it that follow each other in one answer run side by side.
 
 use super::*;
 use crate::agent::docker::LazyDocker;
 use crate::agent::subagent::{
-    self, Brief, RunningSlot, SPAWN_SUBAGENT, SpawnRequest, container_history_path, parse_spawn,
+    self, Brief, Exported, RunningSlot, SpawnRequest, container_history_path, parse_spawn,
+    spawn_subagent_schema,
 };
+use crate::agent::tools::{AgentTool, ToolCallContext, builtin_spec};
 use crate::agent::{BoxFuture, ChoiceSource};
 use crate::events::EventSink;
 use crate::review::TenthManMode;
@@ -18,205 +18,221 @@ use crate::review::TenthManMode;
 struct Accepted {
     request: RunRequest,
     child: ChildOf,
-    slot: RunningSlot,
 }
 
-impl Runner<'_, '_> {
-    /// Whether the loop runs this call itself, as a subagent.
-    pub(super) fn is_spawn(call: &ToolCall) -> bool {
-        call.name == SPAWN_SUBAGENT
+/// `spawn_subagent` for one execution.
+pub(super) struct SubagentTool<'s, 'a> {
+    session: &'s Session<'a>,
+    /// The spawning execution, as it started.
+    execution: Execution,
+    options: RunOptions,
+    /// Children spawned so far, counted from the store on first use: the per-parent limit
+    /// holds for calls that run side by side.
+    children: tokio::sync::Mutex<Option<usize>>,
+    /// One history export at a time (each appends what is new to the same files).
+    exporting: tokio::sync::Mutex<()>,
+    /// Held while a child's MCP call waits for the analyst: one question at a time.
+    asking: tokio::sync::Mutex<()>,
+}
+
+impl<'s, 'a> SubagentTool<'s, 'a> {
+    pub(super) fn new(session: &'s Session<'a>, execution: Execution, options: RunOptions) -> Self {
+        Self {
+            session,
+            execution,
+            options,
+            children: tokio::sync::Mutex::new(None),
+            exporting: tokio::sync::Mutex::new(()),
+            asking: tokio::sync::Mutex::new(()),
+        }
     }
 
-    /// Runs a group of `spawn_subagent` calls (consecutive in one answer) side by side, each
-    /// within the limits. The outcomes are in the order of `calls`.
-    pub(super) async fn spawn_all(&self, calls: &[&ToolCall]) -> Result<Vec<ToolOutcome>> {
-        let started = Instant::now();
-        let limits = self.options.subagents;
-        let mut outcomes: Vec<Option<ToolOutcome>> = vec![None; calls.len()];
-        let mut parsed: Vec<(usize, SpawnRequest)> = Vec::new();
-        for (i, call) in calls.iter().enumerate() {
-            match parse_spawn(&call.arguments) {
-                Ok(request) => parsed.push((i, request)),
-                Err(e) => outcomes[i] = Some(ToolOutcome::from((e, started.elapsed()))),
-            }
-        }
-        if !parsed.is_empty() {
-            let chain = subagent::lineage(self.store(), &self.execution).await?;
-            let root = chain.last().map_or(self.execution.id, |e| e.id);
-            let depth = self.execution.depth + 1;
-            let mut children = self
-                .store()
-                .executions()
-                .children(self.execution.id)
-                .await?
-                .len();
-            let mut accepted: Vec<(usize, SpawnRequest, RunningSlot)> = Vec::new();
-            for (i, request) in parsed {
-                let refusal = if depth > limits.max_depth {
-                    Some(format!(
-                        "spawn_subagent refused: a subagent here would be at depth {depth}, and \
-                         the limit is {}; do this part yourself",
-                        limits.max_depth
-                    ))
-                } else if children >= limits.max_children as usize {
-                    Some(format!(
-                        "spawn_subagent refused: this execution has already spawned {children} \
-                         subagents, the limit per parent; do this part yourself or reuse what \
-                         the earlier subagents answered"
-                    ))
-                } else {
-                    None
-                };
-                if let Some(message) = refusal {
-                    outcomes[i] = Some(refused(&message, started.elapsed()));
-                    continue;
-                }
-                let Some(slot) = RunningSlot::try_take(root, limits.max_running) else {
-                    outcomes[i] = Some(refused(
-                        &format!(
-                            "spawn_subagent refused: {} subagent(s) of this run are running \
-                             already, the most allowed at once; try again when they have \
-                             answered, or do this part yourself",
-                            limits.max_running
-                        ),
-                        started.elapsed(),
-                    ));
-                    continue;
-                };
-                children += 1;
-                accepted.push((i, request, slot));
-            }
-            if !accepted.is_empty() {
-                let runs = self.prepare_children(&chain, accepted).await?;
-                let results = join_all(runs.into_iter().map(|(i, run)| async move {
-                    let outcome = match run {
-                        Ok(Accepted {
-                            request,
-                            child,
-                            slot,
-                        }) => {
-                            let outcome = self.run_child(request, child).await;
-                            drop(slot);
-                            outcome
-                        }
-                        Err(outcome) => outcome,
-                    };
-                    (i, outcome)
-                }))
-                .await;
-                for (i, outcome) in results {
-                    outcomes[i] = Some(outcome);
-                }
-            }
-        }
-        Ok(outcomes
-            .into_iter()
-            .map(|o| {
-                o.unwrap_or_else(|| {
-                    ToolOutcome::failed(
-                        FailureClass::Logic,
-                        "spawn_subagent: this call was not run",
-                        started.elapsed(),
-                    )
-                })
-            })
-            .collect())
+    fn store(&self) -> &'s Store {
+        self.session.store
+    }
+}
+
+impl AgentTool for SubagentTool<'_, '_> {
+    fn spec(&self) -> decima_llm::ToolSpec {
+        builtin_spec(&spawn_subagent_schema())
     }
 
-    /// Exports the histories and writes each child's first message.
-    async fn prepare_children(
-        &self,
-        chain: &[Execution],
-        accepted: Vec<(usize, SpawnRequest, RunningSlot)>,
-    ) -> Result<Vec<(usize, std::result::Result<Accepted, ToolOutcome>)>> {
-        let started = Instant::now();
-        let exported =
-            subagent::export_histories(self.store(), self.session.data_dir, chain).await?;
-        // Children in Docker read the files from the tree's container.
-        let wants_docker = accepted
-            .iter()
-            .any(|(_, r, _)| r.sandbox.unwrap_or(self.execution.sandbox) == SandboxKind::Docker);
-        let uploaded = if wants_docker {
-            let root = chain
-                .last()
-                .map_or(self.execution.conversation_id, |e| e.conversation_id);
-            match LazyDocker::new(self.store(), self.session.data_dir, root).await {
-                Ok(docker) => docker.upload_histories(&exported).await,
-                Err(e) => Err(e.to_string()),
+    fn call<'c>(&'c self, call: ToolCallContext<'c>) -> BoxFuture<'c, ToolOutcome> {
+        Box::pin(async move {
+            let started = Instant::now();
+            let request = match parse_spawn(call.raw) {
+                Ok(request) => request,
+                Err(e) => return ToolOutcome::from((e, started.elapsed())),
+            };
+            match self.spawn(request, started).await {
+                Ok(outcome) => outcome,
+                Err(e) => ToolOutcome::failed(
+                    FailureClass::System,
+                    &format!("the subagent was not started: {e}"),
+                    started.elapsed(),
+                ),
             }
-        } else {
-            Ok(())
-        };
-        let plan = self.plan().await?;
-        let workspace = self.execution.workspace.clone().map(PathBuf::from);
+        })
+    }
+
+    fn concurrent(&self) -> bool {
+        true
+    }
+}
+
+impl SubagentTool<'_, '_> {
+    /// Checks the limits, prepares the child and runs it to its end.
+    async fn spawn(&self, request: SpawnRequest, started: Instant) -> Result<ToolOutcome> {
         let limits = self.options.subagents;
-        let mut runs = Vec::with_capacity(accepted.len());
-        for (i, request, slot) in accepted {
-            let sandbox = request.sandbox.unwrap_or(self.execution.sandbox);
-            if let (SandboxKind::Docker, Err(e)) = (sandbox, &uploaded) {
-                runs.push((
-                    i,
-                    Err(ToolOutcome::failed(
-                        FailureClass::System,
-                        &format!(
-                            "the subagent was not started: its history files could not be \
-                             copied into the Docker sandbox: {e}"
-                        ),
-                        started.elapsed(),
-                    )),
-                ));
-                continue;
-            }
-            let paths: Vec<String> = match sandbox {
-                SandboxKind::Host => exported
-                    .iter()
-                    .map(|e| e.path.to_string_lossy().into_owned())
-                    .collect(),
-                SandboxKind::Docker => chain.iter().map(|e| container_history_path(e.id)).collect(),
-            };
-            let first_message = Brief {
-                goal: &self.execution.task,
-                plan: &plan,
-                parent_history: paths.first().map_or("", String::as_str),
-                ancestor_histories: paths.get(1..).unwrap_or_default(),
-                depth: self.execution.depth + 1,
-                max_depth: limits.max_depth,
-                task: &request.task,
-                budget: limits.brief_tokens,
-            }
-            .render(decima_llm::tokens::store_counter().as_ref());
-            let options = RunOptions {
-                provider: self.options.provider.clone(),
-                workspace_snapshots: false,
-                // A child keeps the tool, but its answer is reviewed as part of the parent's
-                // history by the parent's final review, not by one of its own.
-                tenth_man: if self.options.tenth_man.tool() {
-                    TenthManMode::ToolOnly
-                } else {
-                    TenthManMode::Off
-                },
-                ..self.options.clone()
-            };
-            runs.push((
-                i,
-                Ok(Accepted {
-                    request: RunRequest {
-                        conversation: None,
-                        workspace: workspace.clone(),
-                        task: request.task,
-                        sandbox,
-                        options,
-                    },
-                    child: ChildOf {
-                        parent: self.execution.id,
-                        depth: self.execution.depth + 1,
-                        first_message,
-                    },
-                    slot,
-                }),
+        let chain = subagent::lineage(self.store(), &self.execution).await?;
+        let root = chain.last().map_or(self.execution.id, |e| e.id);
+        let depth = self.execution.depth + 1;
+        if depth > limits.max_depth {
+            return Ok(refused(
+                &format!(
+                    "spawn_subagent refused: a subagent here would be at depth {depth}, and the \
+                     limit is {}; do this part yourself",
+                    limits.max_depth
+                ),
+                started.elapsed(),
             ));
         }
-        Ok(runs)
+        let slot = {
+            let mut children = self.children.lock().await;
+            let count = match *children {
+                Some(count) => count,
+                None => self
+                    .store()
+                    .executions()
+                    .children(self.execution.id)
+                    .await?
+                    .len(),
+            };
+            *children = Some(count);
+            if count >= limits.max_children as usize {
+                return Ok(refused(
+                    &format!(
+                        "spawn_subagent refused: this execution has already spawned {count} \
+                         subagents, the limit per parent; do this part yourself or reuse what \
+                         the earlier subagents answered"
+                    ),
+                    started.elapsed(),
+                ));
+            }
+            let Some(slot) = RunningSlot::try_take(root, limits.max_running) else {
+                return Ok(refused(
+                    &format!(
+                        "spawn_subagent refused: {} subagent(s) of this run are running \
+                         already, the most allowed at once; try again when they have \
+                         answered, or do this part yourself",
+                        limits.max_running
+                    ),
+                    started.elapsed(),
+                ));
+            };
+            *children = Some(count + 1);
+            slot
+        };
+        let outcome = match self.prepare(&chain, request, started).await? {
+            Ok(Accepted { request, child }) => self.run_child(request, child).await,
+            Err(outcome) => outcome,
+        };
+        drop(slot);
+        Ok(outcome)
+    }
+
+    /// Exports the histories and writes the child's first message; a child whose history
+    /// files cannot reach its Docker sandbox is a failed call.
+    async fn prepare(
+        &self,
+        chain: &[Execution],
+        request: SpawnRequest,
+        started: Instant,
+    ) -> Result<std::result::Result<Accepted, ToolOutcome>> {
+        let sandbox = request.sandbox.unwrap_or(self.execution.sandbox);
+        let exported = self.export(chain, sandbox).await?;
+        let exported = match exported {
+            Ok(exported) => exported,
+            Err(e) => {
+                return Ok(Err(ToolOutcome::failed(
+                    FailureClass::System,
+                    &format!(
+                        "the subagent was not started: its history files could not be copied \
+                         into the Docker sandbox: {e}"
+                    ),
+                    started.elapsed(),
+                )));
+            }
+        };
+        let plan = self.store().todos().plan(self.execution.id).await?;
+        let limits = self.options.subagents;
+        let paths: Vec<String> = match sandbox {
+            SandboxKind::Host => exported
+                .iter()
+                .map(|e| e.path.to_string_lossy().into_owned())
+                .collect(),
+            SandboxKind::Docker => chain.iter().map(|e| container_history_path(e.id)).collect(),
+        };
+        let first_message = Brief {
+            goal: &self.execution.task,
+            plan: &plan,
+            parent_history: paths.first().map_or("", String::as_str),
+            ancestor_histories: paths.get(1..).unwrap_or_default(),
+            depth: self.execution.depth + 1,
+            max_depth: limits.max_depth,
+            task: &request.task,
+            budget: limits.brief_tokens,
+        }
+        .render(decima_llm::tokens::store_counter().as_ref());
+        let options = RunOptions {
+            provider: self.options.provider.clone(),
+            workspace_snapshots: false,
+            // A child keeps the tool, but its answer is reviewed as part of the parent's
+            // history by the parent's final review, not by one of its own.
+            tenth_man: if self.options.tenth_man.tool() {
+                TenthManMode::ToolOnly
+            } else {
+                TenthManMode::Off
+            },
+            ..self.options.clone()
+        };
+        Ok(Ok(Accepted {
+            request: RunRequest {
+                conversation: None,
+                workspace: self.execution.workspace.clone().map(PathBuf::from),
+                task: request.task,
+                sandbox,
+                options,
+            },
+            child: ChildOf {
+                parent: self.execution.id,
+                depth: self.execution.depth + 1,
+                first_message,
+            },
+        }))
+    }
+
+    /// Brings the history files of `chain` up to date, and into the tree's container when
+    /// the child runs in Docker (the inner error says why they could not get there).
+    async fn export(
+        &self,
+        chain: &[Execution],
+        sandbox: SandboxKind,
+    ) -> Result<std::result::Result<Vec<Exported>, String>> {
+        let _one_at_a_time = self.exporting.lock().await;
+        let exported =
+            subagent::export_histories(self.store(), self.session.data_dir, chain).await?;
+        if sandbox == SandboxKind::Host {
+            return Ok(Ok(exported));
+        }
+        let root = chain
+            .last()
+            .map_or(self.execution.conversation_id, |e| e.conversation_id);
+        let uploaded = match LazyDocker::new(self.store(), self.session.data_dir, root).await {
+            Ok(docker) => docker.upload_histories(&exported).await,
+            Err(e) => Err(e.to_string()),
+        };
+        Ok(uploaded.map(|()| exported))
     }
 
     /// Runs one child to its end and turns how it ended into the parent's tool result.
@@ -236,7 +252,7 @@ impl Runner<'_, '_> {
                 events: &events,
                 choices: &ChildChoices {
                     parent: self.session.choices,
-                    asking: &self.child_approvals,
+                    asking: &self.asking,
                 },
                 cancel: self.session.cancel.child_token(),
             };
