@@ -31,6 +31,7 @@ pub fn builder() -> Builder<tauri::Wry> {
             conversations::conversation_restore,
             conversations::conversation_busy,
             messages::message_page,
+            messages::tool_result_images,
             search::search_messages,
             search::find_in_conversation,
             context::context_usage,
@@ -131,7 +132,7 @@ mod tests {
             .skip(1)
             .filter_map(|rest| rest.split('"').next())
             .collect();
-        assert_eq!(invoked.len(), 57, "{invoked:?}");
+        assert_eq!(invoked.len(), 58, "{invoked:?}");
         for command in invoked {
             assert!(
                 build_rs.contains(&format!("\"{command}\"")),

@@ -9,6 +9,7 @@ fn main() {
         "conversation_restore",
         "conversation_busy",
         "message_page",
+        "tool_result_images",
         "search_messages",
         "find_in_conversation",
         "context_usage",

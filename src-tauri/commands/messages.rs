@@ -4,7 +4,7 @@
 use decima_core::{ConversationId, Message};
 use tauri::State;
 
-use crate::dto::{MessagePage, PageAt};
+use crate::dto::{MessagePage, PageAt, ToolImageView};
 use crate::{AppError, AppState, MessageView};
 
 /// The most a page may hold: a screenful many times over, and still a small IPC message.
@@ -42,6 +42,32 @@ pub async fn message_page(
         has_later,
         total: u32::try_from(conversation.message_count).unwrap_or(u32::MAX),
     })
+}
+
+/// The images a tool call's result carries (an MCP server's chart), for its card in the run
+/// view and in the history. A call with none, or not in this conversation, has none.
+#[tauri::command]
+#[specta::specta]
+#[tracing::instrument(name = "command", skip_all, fields(name = "tool_result_images"))]
+pub async fn tool_result_images(
+    state: State<'_, AppState>,
+    conversation_id: String,
+    call_id: String,
+) -> Result<Vec<ToolImageView>, AppError> {
+    let id = super::conversation_id(&conversation_id)?;
+    if call_id.is_empty() || call_id.len() > 256 {
+        return Err(AppError::invalid(
+            "a tool call id is between 1 and 256 characters",
+        ));
+    }
+    let images = state.store.messages().result_images(id, &call_id).await?;
+    Ok(images
+        .into_iter()
+        .map(|image| ToolImageView {
+            media_type: image.media_type,
+            data: image.data.to_string(),
+        })
+        .collect())
 }
 
 /// The messages of one page, in seq order.

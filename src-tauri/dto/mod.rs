@@ -141,6 +141,17 @@ pub struct ToolCallView {
     pub arguments: String,
 }
 
+/// An image a tool returned, for its card: the webview shows it as a `data:` URL (the only
+/// images its content policy allows besides its own).
+#[derive(Debug, Clone, Serialize, Type)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolImageView {
+    /// Its MIME type.
+    pub media_type: String,
+    /// Its bytes, base64.
+    pub data: String,
+}
+
 /// A stored message, read-only in this version of the UI.
 #[derive(Debug, Clone, Serialize, Type)]
 #[serde(rename_all = "camelCase")]

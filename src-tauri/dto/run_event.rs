@@ -161,6 +161,8 @@ pub enum RunEvent {
         class: Option<String>,
         /// False when it was answered without running.
         ran: bool,
+        /// Images the tool returned: the card shows them (`tool_result_images`).
+        images: u32,
     },
     /// The plan changed.
     TodosChanged {
@@ -366,6 +368,7 @@ impl RunEvent {
                 duration_ms,
                 class,
                 ran,
+                images,
             } => Self::ToolFinished {
                 call_id,
                 name,
@@ -373,6 +376,7 @@ impl RunEvent {
                 duration_ms: small(duration_ms),
                 class: class.map(|c| c.to_string()),
                 ran,
+                images: u32::try_from(images).unwrap_or(u32::MAX),
             },
             Event::TodosChanged { todos } => Self::TodosChanged {
                 todos: todos.iter().map(TodoItem::from).collect(),

@@ -142,11 +142,33 @@ pub async fn connect(driver: &Driver, data_dir: &Path) -> Client {
             "args": ["--data-dir", data_dir],
         }),
     );
-    ClientBuilder::new(HttpConnector::new())
-        .capabilities(caps)
-        .connect(&format!("http://127.0.0.1:{}", driver.port))
-        .await
-        .expect("WebDriver session for the Decima app")
+    // tauri-driver sometimes drops the new-session request itself (the connection closes
+    // with no answer, while WebKitWebDriver starts the app); nothing of the app's has run
+    // then, so the request is sent again, a few times, before the test fails on it.
+    let url = format!("http://127.0.0.1:{}", driver.port);
+    let mut attempt = 1;
+    loop {
+        match ClientBuilder::new(HttpConnector::new())
+            .capabilities(caps.clone())
+            .connect(&url)
+            .await
+        {
+            Ok(client) => return client,
+            Err(e)
+                if attempt < 3
+                    && matches!(
+                        e,
+                        fantoccini::error::NewSessionError::Lost(_)
+                            | fantoccini::error::NewSessionError::FailedC(_)
+                    ) =>
+            {
+                eprintln!("the WebDriver session did not start (attempt {attempt}): {e}; again");
+                attempt += 1;
+                tokio::time::sleep(Duration::from_secs(1)).await;
+            }
+            Err(e) => panic!("WebDriver session for the Decima app: {e:?}"),
+        }
+    }
 }
 
 /// Polls until some element matching `css` has text containing `needle`; on timeout, saves a

@@ -29,6 +29,11 @@ export const commands = {
 	 */
 	messagePage: (conversationId: string, at: PageAt, limit: number) => typedError<MessagePage, AppError>(__TAURI_INVOKE("message_page", { conversationId, at, limit })),
 	/**
+	 *  The images a tool call's result carries (an MCP server's chart), for its card in the run
+	 *  view and in the history. A call with none, or not in this conversation, has none.
+	 */
+	toolResultImages: (conversationId: string, callId: string) => typedError<ToolImageView[], AppError>(__TAURI_INVOKE("tool_result_images", { conversationId, callId })),
+	/**
 	 *  A page of messages holding every word of `text`, newest first, across every live
 	 *  conversation or within one. `after` is the previous page's `next`.
 	 */
@@ -937,7 +942,9 @@ durationMs: number;
 /**  The failure class, when it failed. */
 class: string | null; 
 /**  False when it was answered without running. */
-ran: boolean } | 
+ran: boolean; 
+/**  Images the tool returned: the card shows them (`tool_result_images`). */
+images: number } | 
 /**  The plan changed. */
 { type: "todosChanged"; 
 /**  The whole plan. */
@@ -1170,6 +1177,17 @@ export type ToolCallView = {
 	name: string,
 	/**  Raw JSON text, possibly invalid: the UI pretty-prints when it can. */
 	arguments: string,
+};
+
+/**
+ *  An image a tool returned, for its card: the webview shows it as a `data:` URL (the only
+ *  images its content policy allows besides its own).
+ */
+export type ToolImageView = {
+	/**  Its MIME type. */
+	mediaType: string,
+	/**  Its bytes, base64. */
+	data: string,
 };
 
 /**  The workbench's choices: the provider runs use, the reviewer's, and where tools run. */

@@ -20,6 +20,9 @@ const NODE_IMAGE: &str = "decima-test:node";
 /// Where that image holds the reference servers.
 const IN_IMAGE: &str =
     "/opt/mcp/node_modules/@modelcontextprotocol/server-everything/dist/index.js";
+/// … and the filesystem server.
+const FILESYSTEM_IN_IMAGE: &str =
+    "/opt/mcp/node_modules/@modelcontextprotocol/server-filesystem/dist/index.js";
 
 fn everything_on_host() -> PathBuf {
     decima_testkit::mcp_servers::reference_server("server-everything")
@@ -225,11 +228,33 @@ async fn in_docker_a_run_calls_a_server_running_in_the_conversations_container()
         ])
         .await;
     assert!(out.status.success(), "{}", text(&out.stderr));
+    let out = env
+        .decima(&[
+            "mcp",
+            "add",
+            "files",
+            "--",
+            "node",
+            FILESYSTEM_IN_IMAGE,
+            "/workspace",
+        ])
+        .await;
+    assert!(out.status.success(), "{}", text(&out.stderr));
     env.call(
         "mcp__everything__echo",
         json!({"message": "from the sandbox"}),
     );
     env.call("mcp__everything__get-env", json!({}));
+    env.call("mcp__everything__get-tiny-image", json!({}));
+    env.call(
+        "write_file",
+        json!({"path": "q3.csv", "content": "region,revenue\nEMEA,1200\n"}),
+    );
+    env.call(
+        "mcp__files__read_text_file",
+        json!({"path": "/workspace/q3.csv"}),
+    );
+    env.call("mcp__files__read_text_file", json!({"path": "/etc/passwd"}));
     env.say("Done.");
     let out = env
         .run(
@@ -240,6 +265,8 @@ async fn in_docker_a_run_calls_a_server_running_in_the_conversations_container()
                 "docker",
                 "--allow-tool",
                 "mcp__everything__*",
+                "--allow-tool",
+                "mcp__files__*",
             ],
             "Use the server",
         )
@@ -265,6 +292,33 @@ async fn in_docker_a_run_calls_a_server_running_in_the_conversations_container()
     );
     assert_eq!(seen["ANALYST_VAR"], "set");
     assert!(seen.get("DECIMA_API_KEY").is_none(), "{env_result}");
+    let last_result = |i: usize| -> String {
+        env.server.requests()[i].json.clone().unwrap()["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .rev()
+            .find(|m| m["role"] == "tool")
+            .unwrap()["content"]
+            .as_str()
+            .unwrap()
+            .to_owned()
+    };
+    // The image was saved in the container's workspace, where the model's tools see it.
+    let image = last_result(3);
+    let saved = image
+        .split("saved in the workspace as ")
+        .nth(1)
+        .and_then(|s| s.split(']').next())
+        .unwrap_or_else(|| panic!("no saved image named: {image}"))
+        .to_owned();
+    // The filesystem server, in the same container, reads what write_file wrote there and
+    // refuses what lies outside its folder.
+    let read = last_result(5);
+    assert!(read.contains("EMEA,1200"), "{read}");
+    let outside = last_result(6);
+    assert!(outside.starts_with("[tool error"), "{outside}");
+    assert!(!outside.contains("root:"), "{outside}");
 
     // The server stopped with the run: no node process is left in the container.
     let filter = format!("label=decima.instance={}", cleanup.0);
@@ -274,6 +328,18 @@ async fn in_docker_a_run_calls_a_server_running_in_the_conversations_container()
         .unwrap();
     let container = text(&ps.stdout).trim().to_owned();
     assert!(!container.is_empty(), "the sandbox container");
+    let head = std::process::Command::new("docker")
+        .args([
+            "exec",
+            &container,
+            "head",
+            "-c",
+            "4",
+            &format!("/workspace/{saved}"),
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(&head.stdout[1..4], b"PNG", "{}", text(&head.stderr));
     let deadline = Instant::now() + Duration::from_secs(5);
     loop {
         let ps = std::process::Command::new("docker")

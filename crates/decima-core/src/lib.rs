@@ -20,6 +20,6 @@ pub mod tokens;
 pub use error::CoreError;
 pub use failure::FailureClass;
 pub use ids::{ConversationId, ExecutionId, MessageId};
-pub use message::{Message, NewMessage, Role, ToolCall};
+pub use message::{ImagePart, Message, NewMessage, Role, ToolCall};
 pub use time::Timestamp;
 pub use tokens::{EstimateCounter, TokenCounter};

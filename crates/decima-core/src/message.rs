@@ -92,6 +92,23 @@ pub struct NewMessage {
     pub execution_id: Option<ExecutionId>,
     /// Pinned messages are never compressed away.
     pub pinned: bool,
+    /// Images a tool returned, on a tool message, shown to a model that takes them in a tool
+    /// result. A stored message keeps them apart (the store's `message_images`); its draft has
+    /// none until the runtime attaches them for such a model.
+    pub images: Vec<ImagePart>,
+}
+
+/// An image a tool returned. It is kept with its message, so the history shows what the model
+/// saw even after the workspace file it was saved to is gone.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ImagePart {
+    /// Its MIME type, such as `image/png`.
+    pub media_type: String,
+    /// Its bytes, base64 (the form every provider takes).
+    pub data: std::sync::Arc<str>,
+    /// What it costs in a request that shows it to the model; 0 where the model is not shown
+    /// it (it reads the text naming the saved file instead).
+    pub tokens: u32,
 }
 
 impl NewMessage {
@@ -127,6 +144,21 @@ impl NewMessage {
                 "tool_calls are only allowed on assistant messages, not on {}",
                 self.role
             )));
+        }
+        if !self.images.is_empty() && self.role != Role::Tool {
+            return Err(CoreError::InvalidMessage(format!(
+                "images are only kept on tool messages, not on {}",
+                self.role
+            )));
+        }
+        for (i, image) in self.images.iter().enumerate() {
+            let kind = &image.media_type;
+            if !kind.starts_with("image/") || kind.len() > 100 || image.data.is_empty() {
+                return Err(CoreError::InvalidMessage(format!(
+                    "image {} needs an image/* media type of at most 100 characters and data",
+                    i + 1
+                )));
+            }
         }
         for (i, call) in self.tool_calls.iter().enumerate() {
             if call.id.is_empty() || call.name.is_empty() {
@@ -193,6 +225,7 @@ impl From<&Message> for NewMessage {
             tool_call_id: m.tool_call_id.clone(),
             execution_id: m.execution_id,
             pinned: m.pinned,
+            images: Vec::new(),
         }
     }
 }

@@ -121,6 +121,7 @@ pub fn parse_line(line: &str) -> Result<NewMessage, CoreError> {
         .map(tool_call_from_wire)
         .collect::<Result<Vec<_>, _>>()?;
     let message = NewMessage {
+        images: Vec::new(),
         role,
         name: wire.name,
         content,

@@ -33,7 +33,10 @@ pub trait TokenCounter: Send + Sync {
         if let Some(id) = &message.tool_call_id {
             total = total.saturating_add(self.count_text(id));
         }
-        total
+        message
+            .images
+            .iter()
+            .fold(total, |total, image| total.saturating_add(image.tokens))
     }
 }
 

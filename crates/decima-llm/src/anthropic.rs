@@ -188,7 +188,7 @@ fn messages(
                 vec![json!({
                     "type": "tool_result",
                     "tool_use_id": m.tool_call_id.as_deref().unwrap_or_default(),
-                    "content": m.content,
+                    "content": tool_result_content(m),
                 })],
             ),
             Role::Assistant => match assistant_blocks(m) {
@@ -209,6 +209,26 @@ fn messages(
     out.into_iter()
         .map(|(role, content)| json!({ "role": role, "content": content }))
         .collect()
+}
+
+/// A tool result's content: its text, and after it the images the tool returned (a
+/// `tool_result` takes text and image blocks).
+fn tool_result_content(m: &ChatMessage) -> Value {
+    if m.images.is_empty() {
+        return Value::String(m.content.clone());
+    }
+    let mut blocks = vec![json!({ "type": "text", "text": m.content })];
+    blocks.extend(m.images.iter().map(|image| {
+        json!({
+            "type": "image",
+            "source": {
+                "type": "base64",
+                "media_type": image.media_type,
+                "data": &*image.data,
+            },
+        })
+    }));
+    Value::Array(blocks)
 }
 
 fn assistant_blocks(m: &ChatMessage) -> Vec<Value> {
@@ -556,6 +576,61 @@ fn stop_reason(reason: &str) -> FinishReason {
 mod tests {
     use super::*;
     use crate::Protocol;
+
+    #[test]
+    fn a_tool_results_images_follow_its_text_as_base64_image_blocks() {
+        let call = decima_core::ToolCall {
+            id: "toolu_1".into(),
+            name: "mcp__demo__chart".into(),
+            arguments: "{}".into(),
+            signature: None,
+        };
+        let mut answer = ChatMessage::new(Role::Assistant, "");
+        answer.tool_calls = vec![call];
+        let mut result = ChatMessage::new(Role::Tool, "[image 1: saved as .decima/mcp/c.png]");
+        result.tool_call_id = Some("toolu_1".into());
+        result.images = vec![decima_core::ImagePart {
+            media_type: "image/png".into(),
+            data: "iVBORw0KGgo=".into(),
+            tokens: 12,
+        }];
+        let plain = {
+            let mut m = result.clone();
+            m.images.clear();
+            m
+        };
+        let request = |result: ChatMessage| ChatRequest {
+            model: "claude".into(),
+            messages: [
+                ChatMessage::new(Role::User, "chart it"),
+                answer.clone(),
+                result,
+            ]
+            .map(std::sync::Arc::new)
+            .into(),
+            ..ChatRequest::default()
+        };
+        let config = ProviderConfig::new("a", Protocol::Anthropic, "http://x", "claude");
+        let body = request_body(&config, &request(result));
+        let block = &body["messages"][2]["content"][0];
+        assert_eq!(block["type"], "tool_result", "{body}");
+        assert_eq!(
+            block["content"],
+            json!([
+                { "type": "text", "text": "[image 1: saved as .decima/mcp/c.png]" },
+                {
+                    "type": "image",
+                    "source": { "type": "base64", "media_type": "image/png", "data": "iVBORw0KGgo=" }
+                }
+            ])
+        );
+        // Without images the content stays the plain string it always was.
+        let body = request_body(&config, &request(plain));
+        assert_eq!(
+            body["messages"][2]["content"][0]["content"],
+            "[image 1: saved as .decima/mcp/c.png]"
+        );
+    }
 
     #[test]
     fn an_empty_stored_answer_never_becomes_an_empty_text_block() {

@@ -9,6 +9,7 @@
 
 pub mod anthropic;
 mod error;
+pub mod images;
 pub mod models;
 pub mod openai;
 mod pairing;

@@ -114,6 +114,8 @@ pub enum Event {
         /// False when the call was answered without running (to its end): cancelled,
         /// interrupted by a crash, rolled back, or skipped after an earlier failure.
         ran: bool,
+        /// Images the tool returned, kept with its result (the window shows them).
+        images: usize,
     },
     /// The plan changed (todo_write, a rollback, a skip).
     TodosChanged {

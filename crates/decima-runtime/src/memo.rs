@@ -117,6 +117,9 @@ impl TokenCounter for MemoCounter {
             field(&mut hasher, call.name.as_bytes());
             field(&mut hasher, call.arguments.as_bytes());
         }
+        for image in &message.images {
+            field(&mut hasher, &image.tokens.to_le_bytes());
+        }
         self.remembered(hex(&hasher.finalize()), || {
             self.inner.count_message(message)
         })
@@ -217,6 +220,7 @@ impl TokenCounter for ParagraphCounter<'_> {
             tool_call_id: message.tool_call_id.clone(),
             execution_id: message.execution_id,
             pinned: message.pinned,
+            images: message.images.clone(),
         };
         self.inner
             .count_message(&frame)
@@ -348,6 +352,11 @@ impl TokenCounter for ModelMemo {
                 .over(self.inner.as_ref())
                 .count_message(message);
         }
+        let image_tokens: Vec<[u8; 4]> = message
+            .images
+            .iter()
+            .map(|i| i.tokens.to_le_bytes())
+            .collect();
         let mut parts: Vec<&[u8]> = vec![b"message", message.role.as_str().as_bytes()];
         for field in [
             message.name.as_deref(),
@@ -367,6 +376,7 @@ impl TokenCounter for ModelMemo {
                 call.arguments.as_bytes(),
             ]);
         }
+        parts.extend(image_tokens.iter().map(<[u8; 4]>::as_slice));
         self.whole.remembered(fast_key(&parts), || {
             self.paragraphs
                 .over(self.inner.as_ref())

@@ -135,6 +135,25 @@ async fn an_allowed_mcp_call_runs_and_its_result_and_image_reach_the_model() {
         .unwrap();
     let bytes = std::fs::read(f.workspace().join(saved)).unwrap();
     assert_eq!(&bytes[1..4], b"PNG");
+    // The image is kept with its result for the window; an OpenAI-compatible model is not
+    // shown it in a tool result, so it costs nothing there.
+    let messages = f.messages_of(&outcome).await;
+    let result = messages
+        .iter()
+        .find(|m| m.content.contains("[image 1: image/png"))
+        .unwrap();
+    let kept = f
+        .store
+        .messages()
+        .result_images(
+            outcome.execution.conversation_id,
+            result.tool_call_id.as_deref().unwrap(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(kept.len(), 1);
+    assert_eq!(kept[0].media_type, "image/png");
+    assert_eq!(kept[0].tokens, 0);
 
     // The server's secret value never reached the database.
     let db = std::fs::read(f.dir.path().join("decima.db")).unwrap();
@@ -145,6 +164,91 @@ async fn an_allowed_mcp_call_runs_and_its_result_and_image_reach_the_model() {
     assert!(
         no_server_left(&mark(&f)),
         "the run's server was stopped with the run"
+    );
+}
+
+#[tokio::test]
+async fn an_anthropic_model_is_shown_an_mcp_image_in_its_tool_result_in_every_later_request() {
+    let f = Fixture::new().await;
+    f.add_provider("claude", "anthropic", "claude-sonnet-4-5", 200_000)
+        .await;
+    with_everything(&f).await;
+    f.call("mcp__everything__get-tiny-image", json!({}));
+    f.call("shell", json!({"command": "true"}));
+    f.say("It is a tiny image.");
+    let outcome = agent::run(
+        &decima_runtime::agent::Session {
+            provider: Some("claude"),
+            ..f.session(&StopOnFailure)
+        },
+        RunRequest {
+            conversation: None,
+            workspace: Some(f.workspace()),
+            task: "Look at the image".into(),
+            sandbox: decima_store::SandboxKind::Host,
+            options: RunOptions {
+                allow_tools: vec!["mcp__everything__get-tiny-image".into()],
+                tenth_man: decima_runtime::review::TenthManMode::Off,
+                ..RunOptions::default()
+            },
+        },
+    )
+    .await
+    .unwrap();
+    assert_eq!(outcome.execution.status, ExecutionStatus::Succeeded);
+    let requests = f.server.requests();
+    assert_eq!(requests.len(), 3);
+    // The result of the image call, in the second request and again in the third.
+    for request in &requests[1..] {
+        let body = request.json.as_ref().unwrap();
+        let result = body["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .flat_map(|m| m["content"].as_array().cloned().unwrap_or_default())
+            .find(|b| {
+                b["type"] == "tool_result" && b["content"].to_string().contains("get-tiny-image")
+            })
+            .unwrap_or_else(|| panic!("no image result in {body}"));
+        let blocks = result["content"].as_array().unwrap();
+        assert_eq!(blocks[0]["type"], "text");
+        assert!(
+            blocks[0]["text"]
+                .as_str()
+                .unwrap()
+                .contains("[image 1: image/png"),
+            "{result}"
+        );
+        assert_eq!(blocks[1]["type"], "image");
+        assert_eq!(blocks[1]["source"]["type"], "base64");
+        assert_eq!(blocks[1]["source"]["media_type"], "image/png");
+        use base64::Engine as _;
+        let png = base64::engine::general_purpose::STANDARD
+            .decode(blocks[1]["source"]["data"].as_str().unwrap())
+            .unwrap();
+        assert_eq!(&png[1..4], b"PNG");
+    }
+    // Kept with the result, at what showing it costs; counted in the stored tokens.
+    let messages = f.messages_of(&outcome).await;
+    let result = messages
+        .iter()
+        .find(|m| m.content.contains("[image 1: image/png"))
+        .unwrap();
+    let kept = f
+        .store
+        .messages()
+        .result_images(
+            outcome.execution.conversation_id,
+            result.tool_call_id.as_deref().unwrap(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(kept.len(), 1);
+    assert!(kept[0].tokens > 0);
+    assert!(
+        result.tokens > kept[0].tokens,
+        "text and image: {}",
+        result.tokens
     );
 }
 

@@ -1,7 +1,8 @@
 //! The messages repository: appends with gapless seqs, ranges, pins and rollbacks.
 
 use decima_core::{
-    ConversationId, ExecutionId, Message, MessageId, NewMessage, Role, Timestamp, ToolCall,
+    ConversationId, ExecutionId, ImagePart, Message, MessageId, NewMessage, Role, Timestamp,
+    ToolCall,
 };
 use sqlx::{QueryBuilder, Sqlite, Transaction};
 
@@ -25,6 +26,10 @@ const APPEND_SQL: &str = "INSERT INTO messages (id, conversation_id, execution_i
     name, content, reasoning, reasoning_signature, tool_calls, tool_call_id, tokens, pinned, \
     created_at) SELECT ?, c.id, ?, c.next_seq, ?, ?, ?, ?, ?, ?, ?, ?, ?, ? \
     FROM conversations c WHERE c.id = ? AND c.deleted_at IS NULL RETURNING seq";
+
+/// Stores one image of the message whose id is bound last (see [`ON_MESSAGE`]).
+const IMAGE_SQL: &str = "INSERT INTO message_images (message_id, ordinal, media_type, data, \
+    tokens) SELECT ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM messages WHERE id = ?)";
 
 /// The condition that makes a note written with a message depend on it: the message's id is
 /// bound after the note's own values.
@@ -67,6 +72,36 @@ fn bind_append<'q>(
         .bind(message.pinned)
         .bind(created_at.0)
         .bind(conversation.to_string()))
+}
+
+/// The statements that store a message's images after it, chained to `sql`.
+fn push_image_sql(sql: &mut String, message: &NewMessage) {
+    for _ in &message.images {
+        sql.push_str("; ");
+        sql.push_str(IMAGE_SQL);
+    }
+}
+
+/// Binds the values of the statements [`push_image_sql`] chained.
+fn bind_images<'q>(mut query: Scalar<'q>, id: &MessageId, message: &'q NewMessage) -> Scalar<'q> {
+    for (ordinal, image) in message.images.iter().enumerate() {
+        query = query
+            .bind(id.to_string())
+            .bind(i64::try_from(ordinal).unwrap_or(i64::MAX))
+            .bind(image.media_type.as_str())
+            .bind(&*image.data)
+            .bind(i64::from(image.tokens))
+            .bind(id.to_string());
+    }
+    query
+}
+
+fn image_part(media_type: String, data: String, tokens: i64) -> ImagePart {
+    ImagePart {
+        media_type,
+        data: data.into(),
+        tokens: u32::try_from(tokens).unwrap_or(0),
+    }
 }
 
 /// A draft as stored.
@@ -134,19 +169,23 @@ impl<'s> Messages<'s> {
         let tokens = self.store.counter().count_message(&message);
         let id = MessageId::new();
         let created_at = Timestamp::now();
+        // A tool result's images go in the same exchange, each stored only with its message.
+        let mut sql = String::from(APPEND_SQL);
+        push_image_sql(&mut sql, &message);
         // fetch_all steps the statement to completion in one exchange with sqlx's SQLite worker;
         // fetch_optional would drop the row stream mid-way and cost a cancellation round.
-        let seqs: Vec<i64> = bind_append(
-            sqlx::query_scalar(APPEND_SQL),
+        let query = bind_append(
+            sqlx::query_scalar(sqlx::AssertSqlSafe(sql)),
             &id,
             &message,
             tokens,
             created_at,
             conversation,
-        )?
-        .fetch_all(self.store.pool())
-        .await
-        .map_err(insert_error)?;
+        )?;
+        let seqs: Vec<i64> = bind_images(query, &id, &message)
+            .fetch_all(self.store.pool())
+            .await
+            .map_err(insert_error)?;
         let seq = *seqs
             .first()
             .ok_or_else(|| StoreError::not_found("conversation", conversation))?;
@@ -181,6 +220,7 @@ impl<'s> Messages<'s> {
             sql.push_str("; ");
             sql.push_str(&crate::events::marker_sql(ON_MESSAGE));
         }
+        push_image_sql(&mut sql, &message);
         // The text depends only on how many records there are and whether a call starts;
         // every value is bound.
         let mut query = bind_append(
@@ -224,6 +264,7 @@ impl<'s> Messages<'s> {
                 .bind(created_at.0)
                 .bind(id.to_string());
         }
+        query = bind_images(query, &id, &message);
         let returned = query
             .fetch_all(self.store.pool())
             .await
@@ -247,6 +288,56 @@ impl<'s> Messages<'s> {
         ))
     }
 
+    /// The images of the conversation's live tool results, with the call each result answers,
+    /// in the order of the history: what a model that takes images in tool results is shown
+    /// again in every request that carries the result.
+    pub async fn tool_result_images(
+        &self,
+        conversation: ConversationId,
+    ) -> Result<Vec<(String, Vec<ImagePart>)>> {
+        let rows: Vec<(Option<String>, String, String, i64)> = sqlx::query_as(
+            "SELECT m.tool_call_id, i.media_type, i.data, i.tokens FROM message_images i \
+             JOIN messages m ON m.id = i.message_id \
+             WHERE m.conversation_id = ? AND m.deleted_at IS NULL ORDER BY m.seq, i.ordinal",
+        )
+        .bind(conversation.to_string())
+        .fetch_all(self.store.pool())
+        .await?;
+        let mut out: Vec<(String, Vec<ImagePart>)> = Vec::new();
+        for (call, media_type, data, tokens) in rows {
+            let image = image_part(media_type, data, tokens);
+            let call = call.unwrap_or_default();
+            match out.last_mut() {
+                Some((last, images)) if *last == call => images.push(image),
+                _ => out.push((call, vec![image])),
+            }
+        }
+        Ok(out)
+    }
+
+    /// The images of the live result of one tool call (none for most), in order: what the
+    /// window shows on the call's card and on its result.
+    pub async fn result_images(
+        &self,
+        conversation: ConversationId,
+        call_id: &str,
+    ) -> Result<Vec<ImagePart>> {
+        let rows: Vec<(String, String, i64)> = sqlx::query_as(
+            "SELECT i.media_type, i.data, i.tokens FROM message_images i \
+             JOIN messages m ON m.id = i.message_id \
+             WHERE m.conversation_id = ? AND m.tool_call_id = ? AND m.deleted_at IS NULL \
+             ORDER BY m.seq, i.ordinal",
+        )
+        .bind(conversation.to_string())
+        .bind(call_id)
+        .fetch_all(self.store.pool())
+        .await?;
+        Ok(rows
+            .into_iter()
+            .map(|(media_type, data, tokens)| image_part(media_type, data, tokens))
+            .collect())
+    }
+
     /// Appends messages in one transaction and returns the seqs they got. The seqs follow the last
     /// one without a gap, whatever other writers do at the same time.
     pub async fn append_many(
@@ -256,6 +347,12 @@ impl<'s> Messages<'s> {
     ) -> Result<std::ops::Range<i64>> {
         for m in messages {
             m.validate()?;
+            if !m.images.is_empty() {
+                // A batch is an import of text; images arrive one tool result at a time.
+                return Err(StoreError::InvalidInput(
+                    "a batch of messages cannot carry images; append the tool result alone".into(),
+                ));
+            }
         }
         let priced = self.price(messages);
         let mut tx = self.store.begin_write().await?;

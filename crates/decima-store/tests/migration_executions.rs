@@ -138,7 +138,7 @@ async fn rebuild_keeps_every_row_index_trigger_and_reference() {
     // the app settings, one active execution per conversation and the conversation claims,
     // the tenth man's cached summaries, the full-text index and its triggers, each model call's
     // usage and the trigger that sums it per run, the MCP servers with their switches and
-    // approvals).
+    // approvals, the images of tool results).
     let added: Vec<&String> = objects_after
         .iter()
         .filter(|o| !objects_before.contains(o))
@@ -160,6 +160,7 @@ async fn rebuild_keeps_every_row_index_trigger_and_reference() {
             "index sqlite_autoindex_conversation_claims_1",
             "index sqlite_autoindex_conversation_mcp_servers_1",
             "index sqlite_autoindex_mcp_servers_1",
+            "index sqlite_autoindex_message_images_1",
             "index sqlite_autoindex_review_findings_1",
             "index sqlite_autoindex_review_findings_2",
             "table app_settings",
@@ -167,6 +168,7 @@ async fn rebuild_keeps_every_row_index_trigger_and_reference() {
             "table conversation_mcp_servers",
             "table mcp_approvals",
             "table mcp_servers",
+            "table message_images",
             "table messages_fts",
             "table messages_fts_config",
             "table messages_fts_data",

@@ -30,6 +30,7 @@ describe("an MCP call waiting for approval", () => {
       durationMs: 3,
       class: null,
       ran: true,
+      images: 0,
     });
     expect(other.approval).not.toBeNull();
     const done = reduce(waiting, {
@@ -40,6 +41,7 @@ describe("an MCP call waiting for approval", () => {
       durationMs: 1,
       class: "permission",
       ran: true,
+      images: 0,
     });
     expect(done.approval).toBeNull();
     expect(reduce(waiting, { type: "runEnded", status: "cancelled", answer: null, error: null }).approval).toBeNull();

@@ -35,7 +35,7 @@ describe("composer and live run", () => {
     const card = await screen.findByTestId("live-tool-card");
     expect(card).toHaveTextContent("shell");
     expect(card).toHaveTextContent("running");
-    act(() => backend.emit({ type: "toolFinished", callId: "k1", name: "shell", exitCode: 2, durationMs: 15, class: null, ran: true }));
+    act(() => backend.emit({ type: "toolFinished", callId: "k1", name: "shell", exitCode: 2, durationMs: 15, class: null, ran: true, images: 0 }));
     expect(within(card).getByTestId("tool-exit-code")).toHaveTextContent("exit 2");
     act(() => {
       backend.emit({ type: "textDelta", text: "There are ", atMs: 0 });

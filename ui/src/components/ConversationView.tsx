@@ -360,7 +360,7 @@ export function ConversationView(props: Props) {
                 <EmptyState testId="no-messages">{t("main.noMessages")}</EmptyState>
               ) : null
             }
-            footer={<LiveRun run={run} onOpenReview={() => setReviewOpen(true)} onApprove={props.onApprove} />}
+            footer={<LiveRun run={run} conversationId={conversation.id} onOpenReview={() => setReviewOpen(true)} onApprove={props.onApprove} />}
             footerKey={`${run.text.length}:${run.reasoning.length}:${run.tools.length}:${run.tools.filter((x) => x.done).length}:${run.approval?.callId ?? ""}`}
             runLive={run.live}
             rerunnable={rerunnable}

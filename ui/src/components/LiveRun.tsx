@@ -4,8 +4,9 @@ import { toolLine } from "../lib/toolLine";
 import type { LiveTool, RunState } from "../run/state";
 import type { ApprovalAnswer } from "../run/useRuns";
 import { ApprovalPrompt } from "./ApprovalPrompt";
+import { ToolImages } from "./ToolImages";
 
-function ToolCard({ tool, awaitingApproval }: { tool: LiveTool; awaitingApproval: boolean }) {
+function ToolCard({ tool, awaitingApproval, conversationId }: { tool: LiveTool; awaitingApproval: boolean; conversationId?: string }) {
   const { t } = useTranslation();
   const line = toolLine(tool.name, tool.arguments, (total, inProgress) => t("message.todoLine", { count: total, inProgress }));
   let args = tool.arguments;
@@ -37,6 +38,9 @@ function ToolCard({ tool, awaitingApproval }: { tool: LiveTool; awaitingApproval
         <summary>{t("run.arguments")}</summary>
         <pre>{args}</pre>
       </details>
+      {tool.done && tool.images > 0 && conversationId !== undefined && (
+        <ToolImages conversationId={conversationId} callId={tool.callId} tool={tool.name} />
+      )}
     </li>
   );
 }
@@ -44,10 +48,13 @@ function ToolCard({ tool, awaitingApproval }: { tool: LiveTool; awaitingApproval
 /** What the running agent is doing right now: its streaming answer and its tool calls. */
 export function LiveRun({
   run,
+  conversationId,
   onOpenReview,
   onApprove,
 }: {
   run: RunState;
+  /** The run's conversation, for reading what its tools returned. */
+  conversationId?: string;
   onOpenReview?: () => void;
   onApprove?: (answer: ApprovalAnswer) => Promise<AppError | null>;
 }) {
@@ -76,7 +83,12 @@ export function LiveRun({
           {showTools && (
             <ol className="live-tools">
               {run.tools.map((tool) => (
-                <ToolCard key={tool.callId} tool={tool} awaitingApproval={run.approval?.callId === tool.callId} />
+                <ToolCard
+                  key={tool.callId}
+                  tool={tool}
+                  awaitingApproval={run.approval?.callId === tool.callId}
+                  conversationId={conversationId}
+                />
               ))}
             </ol>
           )}

@@ -7,6 +7,7 @@ import { CopyButton } from "./CopyButton";
 import { PinIcon } from "./Icons";
 import { MessageContent } from "./MessageContent";
 import { ToolCallCard } from "./ToolCallCard";
+import { namesImages, ToolImages } from "./ToolImages";
 
 /** What can be done again from a message: edit the last one sent, regenerate the last answer. */
 export type MessageAction = "edit" | "regenerate";
@@ -19,6 +20,8 @@ type Props = {
   onAction?: (action: MessageAction, message: MessageView) => void;
   /** The title of the parent conversation whose brief this message is (a subagent's first). */
   briefFrom?: string;
+  /** The conversation, for reading the images a tool result carries. */
+  conversationId?: string;
   /** Set by a virtualized list: it measures the row and places it `start` pixels down. */
   ref?: (node: HTMLLIElement | null) => void;
   index?: number;
@@ -29,7 +32,7 @@ type Props = {
  * One stored message. Memoized: a scrolling list re-renders on every frame, and a row whose
  * message and place did not change must not parse its markdown again.
  */
-export const MessageItem = memo(function MessageItem({ message, highlighted = false, ref, index, start, actions = NONE, onAction, briefFrom }: Props) {
+export const MessageItem = memo(function MessageItem({ message, highlighted = false, ref, index, start, actions = NONE, onAction, briefFrom, conversationId }: Props) {
   const { t, i18n } = useTranslation();
   const lang = i18n.resolvedLanguage ?? "en";
   const { seq, role, name, content, reasoning, toolCalls, toolCallId, tokens, pinned, createdAt } = message;
@@ -110,6 +113,10 @@ export const MessageItem = memo(function MessageItem({ message, highlighted = fa
         ) : (
           <MessageContent text={content} testId="message-content" markdown={role === "assistant"} />
         ))}
+
+      {role === "tool" && conversationId !== undefined && toolCallId !== null && namesImages(content) && (
+        <ToolImages conversationId={conversationId} callId={toolCallId} tool={name ?? ""} />
+      )}
 
       {toolCalls.length > 0 && (
         <div className="tool-calls" aria-label={t("message.toolCalls")}>

@@ -235,6 +235,7 @@ export function MessageList(props: Props) {
                   }
                   onAction={props.onMessageAction}
                   briefFrom={row.message.seq === props.brief?.seq ? props.brief.from : undefined}
+                  conversationId={conversationId}
                   {...place}
                 />
               );

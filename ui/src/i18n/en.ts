@@ -107,6 +107,12 @@ const en = {
       other: "This conversation is busy: {{message}}",
     },
   },
+  toolImages: {
+    alt: "Image {{n}} returned by {{tool}}",
+    enlarge: "Show at full size",
+    shrink: "Show smaller",
+    failed: "The images of this result could not be read: {{message}}",
+  },
   run: {
     awaitingApproval: "waiting for your approval",
     approval: {

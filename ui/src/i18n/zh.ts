@@ -109,6 +109,12 @@ const zh: Messages = {
       other: "此对话正忙：{{message}}",
     },
   },
+  toolImages: {
+    alt: "{{tool}} 返回的第 {{n}} 张图片",
+    enlarge: "以原始尺寸显示",
+    shrink: "缩小显示",
+    failed: "无法读取此结果的图片：{{message}}",
+  },
   run: {
     awaitingApproval: "等待你的批准",
     approval: {

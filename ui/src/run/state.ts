@@ -10,6 +10,8 @@ export type LiveTool = {
   failureClass: string | null;
   ran: boolean;
   done: boolean;
+  /** Images the tool returned, shown on its card once it is done. */
+  images: number;
 };
 
 /** A subagent started during the run. */
@@ -127,6 +129,7 @@ export function reduce(state: RunState, event: RunEvent): RunState {
             failureClass: null,
             ran: true,
             done: false,
+            images: 0,
           },
         ],
       };
@@ -139,6 +142,7 @@ export function reduce(state: RunState, event: RunEvent): RunState {
         failureClass: event.class,
         ran: event.ran,
         done: true,
+        images: event.images,
       });
       return {
         ...state,
@@ -157,6 +161,7 @@ export function reduce(state: RunState, event: RunEvent): RunState {
                 failureClass: null,
                 ran: event.ran,
                 done: true,
+                images: event.images,
               }),
             ],
       };

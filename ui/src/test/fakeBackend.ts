@@ -11,6 +11,7 @@ import type {
   FileDrag,
   McpCheckView,
   McpServerView,
+  ToolImageView,
   MessagePage,
   MessageView,
   PageAt,
@@ -111,6 +112,8 @@ export class FakeBackend {
   mcpChecks: Record<string, McpCheckView | string> = {};
   /** The servers each conversation switched off. */
   mcpOff: Record<string, string[]> = {};
+  /** The images of tool results, by `conversation/call` id. */
+  toolImages: Record<string, ToolImageView[]> = {};
   /** Where keys go when no keyring service runs (null: the keyring). */
   keyFile: string | null = null;
   /** How provider_test fails, if it does. */
@@ -390,6 +393,8 @@ export class FakeBackend {
         return this.providers.map((p) => ({ name: p.name, model: p.model }));
       case "mcp_server_list":
         return this.mcpServers;
+      case "tool_result_images":
+        return this.toolImages[`${String(args.conversationId)}/${String(args.callId)}`] ?? [];
       case "mcp_conversation_list":
         return this.mcpServers.map((m) => ({ name: m.name, enabled: m.enabled, onHere: !(this.mcpOff[String(args.conversationId)] ?? []).includes(m.name) }));
       case "mcp_conversation_set": {

@@ -308,6 +308,7 @@ impl TokenCounter for TiktokenCounter {
             &message.tool_calls,
             message.tool_call_id.as_deref(),
         )
+        .saturating_add(message.images.iter().map(|i| i.tokens).sum::<u32>())
     }
 }
 

@@ -202,6 +202,14 @@ impl Sandbox for LazyDocker {
     ) -> BoxFuture<'_, std::result::Result<WriteOutcome, ToolError>> {
         Box::pin(async move { self.get().await?.write_file(request).await })
     }
+
+    fn write_bytes(
+        &self,
+        path: String,
+        bytes: Vec<u8>,
+    ) -> BoxFuture<'_, std::result::Result<WriteOutcome, ToolError>> {
+        Box::pin(async move { self.get().await?.write_bytes(path, bytes).await })
+    }
 }
 
 /// The host folder a container's workspace is mirrored into for snapshots.

@@ -38,6 +38,8 @@ pub struct ToolOutcome {
     pub refused: bool,
     /// What the call changed that the loop acts on.
     pub effect: Option<ToolEffect>,
+    /// Images the tool returned, kept with the result (and shown to a model that takes them).
+    pub images: Vec<decima_core::ImagePart>,
 }
 
 /// What a call changed besides the workspace, for the loop to act on once the result is
@@ -58,6 +60,7 @@ impl ToolOutcome {
             duration,
             refused: false,
             effect: None,
+            images: Vec::new(),
         }
     }
 
@@ -70,6 +73,7 @@ impl ToolOutcome {
             duration,
             refused: false,
             effect: None,
+            images: Vec::new(),
         }
     }
 
@@ -141,6 +145,7 @@ impl AgentTool for ShellTool {
                     duration: out.duration,
                     refused: false,
                     effect: None,
+                    images: Vec::new(),
                 },
                 Err(e) => ToolOutcome::from((e, started.elapsed())),
             }

@@ -3,6 +3,7 @@
 //! names, and shut down when the run ends. A server that does not start costs the run its
 //! tools and a warning, never the run.
 
+use decima_sandbox::Sandbox;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -52,8 +53,8 @@ pub struct McpSession {
     clients: Vec<Arc<McpClient>>,
     table: ToolTable,
     offered: BTreeMap<String, OfferedTool>,
-    dialect: Option<Dialect>,
-    saved_dir: Option<PathBuf>,
+    /// The run's provider protocol: how schemas are sent and whether images are shown.
+    protocol: Option<Protocol>,
 }
 
 /// What a run's servers need to start.
@@ -64,8 +65,8 @@ pub struct StartRequest<'a> {
     pub data_dir: &'a Path,
     /// The conversation whose switches apply.
     pub conversation: ConversationId,
-    /// A host workspace: where host servers start and results' files are saved. `None` for a
-    /// Docker run.
+    /// A host workspace: where host servers start. `None` for a Docker run. (Results' files
+    /// are saved through the run's sandbox, wherever it is.)
     pub host_workspace: Option<&'a Path>,
     /// The provider's protocol, which decides how schemas are sent.
     pub protocol: Protocol,
@@ -91,13 +92,8 @@ impl McpSession {
             .into_iter()
             .filter(|s| s.enabled && !off.contains(&s.name))
             .collect();
-        let dialect = match request.protocol {
-            Protocol::OpenAi => Dialect::OpenAi,
-            Protocol::Anthropic => Dialect::Anthropic,
-        };
         let mut session = Self {
-            dialect: Some(dialect),
-            saved_dir: request.host_workspace.map(|w| w.join(SAVED_DIR)),
+            protocol: Some(request.protocol),
             ..Self::default()
         };
         if wanted.is_empty() {
@@ -187,8 +183,7 @@ impl McpSession {
                 Arc::new(McpToolHandle {
                     offered_name: name.clone(),
                     offered: offered.clone(),
-                    dialect: self.dialect.unwrap_or(Dialect::OpenAi),
-                    saved_dir: self.saved_dir.clone(),
+                    protocol: self.protocol.unwrap_or(Protocol::OpenAi),
                 }) as Arc<dyn AgentTool>
             })
             .collect()
@@ -340,8 +335,7 @@ pub(crate) fn bearer_token(config: &ServerConfig) -> Option<String> {
 struct McpToolHandle {
     offered_name: String,
     offered: OfferedTool,
-    dialect: Dialect,
-    saved_dir: Option<PathBuf>,
+    protocol: Protocol,
 }
 
 impl AgentTool for McpToolHandle {
@@ -354,7 +348,13 @@ impl AgentTool for McpToolHandle {
         ToolSpec {
             name: self.offered_name.clone(),
             description,
-            parameters: adapt(&tool.input_schema, self.dialect),
+            parameters: adapt(
+                &tool.input_schema,
+                match self.protocol {
+                    Protocol::OpenAi => Dialect::OpenAi,
+                    Protocol::Anthropic => Dialect::Anthropic,
+                },
+            ),
         }
     }
 
@@ -382,7 +382,7 @@ impl AgentTool for McpToolHandle {
                     .call(&self.offered.tool.name, map.clone(), call.cancel)
                     .await
                 {
-                    Ok(output) => self.outcome(output, started).await,
+                    Ok(output) => self.outcome(output, call.sandbox.as_ref(), started).await,
                     Err(e) => ToolOutcome::failed(e.class(), &e.to_string(), started.elapsed()),
                 }
             }
@@ -392,50 +392,69 @@ impl AgentTool for McpToolHandle {
 }
 
 impl McpToolHandle {
-    /// A result as the model gets it: images saved (where there is a host workspace) and
-    /// named, long text capped with the whole saved.
-    async fn outcome(&self, output: McpOutput, started: Instant) -> ToolOutcome {
+    /// A result as the model gets it: each image saved in the workspace (through the run's
+    /// sandbox, host or Docker), named in the text, and kept with the result (shown to a model
+    /// that takes images in tool results); long text capped with the whole saved.
+    async fn outcome(
+        &self,
+        output: McpOutput,
+        sandbox: &dyn Sandbox,
+        started: Instant,
+    ) -> ToolOutcome {
         let McpOutput {
             mut text,
             images,
             is_error,
         } = output;
         let stem = format!("{}-{}", self.offered_name, decima_core::Timestamp::now().0);
-        for (i, image) in images.iter().enumerate() {
-            let ext = image.mime.rsplit('/').next().unwrap_or("bin");
-            let ext: String = ext
+        let mut kept = Vec::with_capacity(images.len());
+        for (i, image) in images.into_iter().enumerate() {
+            let ext: String = image
+                .mime
+                .rsplit('/')
+                .next()
+                .unwrap_or("bin")
                 .chars()
                 .filter(char::is_ascii_alphanumeric)
                 .take(8)
                 .collect();
-            let note = match self
-                .save(&format!("{stem}-{}.{ext}", i + 1), &image.data)
-                .await
-            {
-                Some(path) => format!("saved in the workspace as {path}"),
-                None => "not saved: this run has no host workspace".to_owned(),
+            let part =
+                decima_llm::images::tool_result_image(self.protocol, &image.mime, &image.data);
+            let note = match save(sandbox, &format!("{stem}-{}.{ext}", i + 1), image.data).await {
+                Ok(path) => format!("{}, saved in the workspace as {path}", image.mime),
+                Err(e) => format!("{}, not saved: {e}", image.mime),
             };
             text.push_str(&format!("\n[image {}: {note}]", i + 1));
+            // A type that is no image (a server's mistake) stays a note in the text.
+            if part.media_type.starts_with("image/") && part.media_type.len() <= 100 {
+                kept.push(part);
+            }
         }
         if text.len() > OUTPUT_CAP {
-            let whole = self.save(&format!("{stem}.txt"), text.as_bytes()).await;
-            text = capped(&text, whole.as_deref());
+            let whole = save(sandbox, &format!("{stem}.txt"), text.clone().into_bytes()).await;
+            text = capped(&text, whole.ok().as_deref());
         }
         let duration = started.elapsed();
-        if is_error {
+        let outcome = if is_error {
             ToolOutcome::failed(FailureClass::Data, &text, duration)
         } else {
             ToolOutcome::ok(text, duration)
+        };
+        ToolOutcome {
+            images: kept,
+            ..outcome
         }
     }
+}
 
-    /// Writes a file under the saved folder; its path relative to the workspace.
-    async fn save(&self, file: &str, bytes: &[u8]) -> Option<String> {
-        let dir = self.saved_dir.as_ref()?;
-        tokio::fs::create_dir_all(dir).await.ok()?;
-        tokio::fs::write(dir.join(file), bytes).await.ok()?;
-        Some(format!("{SAVED_DIR}/{file}"))
-    }
+/// Writes a file under the saved folder of the workspace; its path relative to the workspace.
+async fn save(sandbox: &dyn Sandbox, file: &str, bytes: Vec<u8>) -> Result<String, String> {
+    let path = format!("{SAVED_DIR}/{file}");
+    sandbox
+        .write_bytes(path.clone(), bytes)
+        .await
+        .map(|_| path)
+        .map_err(|e| e.message)
 }
 
 /// The head and the tail of a long text around a line naming where the whole is.

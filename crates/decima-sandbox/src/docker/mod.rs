@@ -539,4 +539,15 @@ impl Sandbox for DockerSandbox {
     ) -> BoxFuture<'_, Result<WriteOutcome, ToolError>> {
         Box::pin(async move { self.retrying(|| self.write_file_impl(&request)).await })
     }
+
+    fn write_bytes(
+        &self,
+        path: String,
+        bytes: Vec<u8>,
+    ) -> BoxFuture<'_, Result<WriteOutcome, ToolError>> {
+        Box::pin(async move {
+            self.retrying(|| self.write_bytes_impl(&path, bytes.clone()))
+                .await
+        })
+    }
 }

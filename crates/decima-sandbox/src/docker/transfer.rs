@@ -380,15 +380,31 @@ impl DockerSandbox {
         &self,
         req: &WriteFileRequest,
     ) -> Result<WriteOutcome, ToolError> {
+        self.write_bytes_impl(&req.path, req.content.as_bytes().to_vec())
+            .await
+    }
+
+    /// Writes `bytes` to `path` in the workspace, as `write_file` writes text.
+    pub(crate) async fn write_bytes_impl(
+        &self,
+        path: &str,
+        bytes: Vec<u8>,
+    ) -> Result<WriteOutcome, ToolError> {
         let container = self.container().await?;
-        let (rel, dir, name, created) = self.resolve_write(&container, &req.path).await?;
-        let bytes = req.content.as_bytes().to_vec();
-        let size = bytes.len() as u64;
-        self.put_file(&container, &dir, &name, io::Cursor::new(bytes), size, 0o644)
-            .await?;
+        let (rel, dir, name, created) = self.resolve_write(&container, path).await?;
+        let size = bytes.len();
+        self.put_file(
+            &container,
+            &dir,
+            &name,
+            io::Cursor::new(bytes),
+            size as u64,
+            0o644,
+        )
+        .await?;
         Ok(WriteOutcome {
             path: PathBuf::from(rel),
-            bytes: req.content.len(),
+            bytes: size,
             created,
         })
     }

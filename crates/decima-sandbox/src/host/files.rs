@@ -214,11 +214,20 @@ pub(crate) fn read_text(
 }
 
 pub(crate) fn write(ws: &Workspace, req: &WriteFileRequest) -> Result<WriteOutcome, ToolError> {
-    let target = ws.resolve_for_write(&req.path)?;
+    write_bytes(ws, &req.path, req.content.as_bytes())
+}
+
+/// Writes `bytes` to `path` inside the workspace atomically (a temporary file, then a rename).
+pub(crate) fn write_bytes(
+    ws: &Workspace,
+    path: &str,
+    bytes: &[u8],
+) -> Result<WriteOutcome, ToolError> {
+    let target = ws.resolve_for_write(path)?;
     let shown = ws.display_relative(&target);
     let created = !target.exists();
     let (Some(dir), Some(name)) = (target.parent(), target.file_name()) else {
-        return Err(ToolError::data(format!("{} is not a file path", req.path)));
+        return Err(ToolError::data(format!("{path} is not a file path")));
     };
     let tmp = dir.join(format!(
         ".{}.{}.tmp",
@@ -232,7 +241,7 @@ pub(crate) fn write(ws: &Workspace, req: &WriteFileRequest) -> Result<WriteOutco
             .create_new(true)
             .open(&tmp)
             .map_err(|e| ToolError::io("create", &shown, &e))?;
-        file.write_all(req.content.as_bytes())
+        file.write_all(bytes)
             .and_then(|()| file.sync_all())
             .map_err(|e| ToolError::io("write", &shown, &e))?;
         std::fs::rename(&tmp, &target).map_err(|e| ToolError::io("replace", &shown, &e))
@@ -243,7 +252,7 @@ pub(crate) fn write(ws: &Workspace, req: &WriteFileRequest) -> Result<WriteOutco
     result?;
     Ok(WriteOutcome {
         path: shown,
-        bytes: req.content.len(),
+        bytes: bytes.len(),
         created,
     })
 }

@@ -54,6 +54,14 @@ pub trait Sandbox: Send + Sync {
         &self,
         request: WriteFileRequest,
     ) -> BoxFuture<'_, Result<WriteOutcome, ToolError>>;
+
+    /// Writes bytes the same way: what a tool returned that is not text (an image an MCP
+    /// server made) is saved where the model can find it.
+    fn write_bytes(
+        &self,
+        path: String,
+        bytes: Vec<u8>,
+    ) -> BoxFuture<'_, Result<WriteOutcome, ToolError>>;
 }
 
 /// The host sandbox's limits. `Default` gives the documented values.
@@ -161,6 +169,19 @@ impl Sandbox for HostSandbox {
             tokio::task::spawn_blocking(move || files::write(&ws, &request))
                 .await
                 .map_err(|e| ToolError::system(format!("write_file task failed: {e}")))?
+        })
+    }
+
+    fn write_bytes(
+        &self,
+        path: String,
+        bytes: Vec<u8>,
+    ) -> BoxFuture<'_, Result<WriteOutcome, ToolError>> {
+        Box::pin(async move {
+            let ws = self.open_workspace()?;
+            tokio::task::spawn_blocking(move || files::write_bytes(&ws, &path, &bytes))
+                .await
+                .map_err(|e| ToolError::system(format!("write task failed: {e}")))?
         })
     }
 }

@@ -108,14 +108,7 @@ impl Runner<'_, '_> {
                 )
                 .await?
             } else {
-                self.answer_call(
-                    call,
-                    outcome.text.clone(),
-                    outcome.exit_code,
-                    ms(&outcome),
-                    outcome.class,
-                )
-                .await?
+                self.answer_outcome(call, &outcome).await?
             };
             if let Some(ToolEffect::PlanChanged(transitions)) = &outcome.effect {
                 let (pending, compress) = self.after_plan_change(transitions, stored.seq).await?;
@@ -218,16 +211,22 @@ impl Runner<'_, '_> {
         Ok(())
     }
 
-    pub(super) async fn answer_call(
-        &self,
-        call: &ToolCall,
-        text: String,
-        exit_code: Option<i32>,
-        duration_ms: u64,
-        class: Option<FailureClass>,
-    ) -> Result<Message> {
-        self.answer(call, text, exit_code, duration_ms, class, true)
-            .await
+    /// Answers a call that ran with its outcome: its text and the images it returned.
+    async fn answer_outcome(&mut self, call: &ToolCall, outcome: &ToolOutcome) -> Result<Message> {
+        let mut message = dangling::result_message(self.execution.id, call, outcome.text.clone());
+        message.images = outcome.images.clone();
+        let stored = self.store_message(message).await?;
+        self.note_images(call, &outcome.images);
+        self.emit(Event::ToolFinished {
+            call_id: call.id.clone(),
+            name: call.name.clone(),
+            exit_code: outcome.exit_code,
+            duration_ms: ms(outcome),
+            class: outcome.class,
+            ran: true,
+            images: outcome.images.len(),
+        });
+        Ok(stored)
     }
 
     /// Answers a call that ran, storing `records` with its result in one exchange.
@@ -237,8 +236,10 @@ impl Runner<'_, '_> {
         outcome: &ToolOutcome,
         records: Vec<(StepKind, String)>,
     ) -> Result<Message> {
-        let message = dangling::result_message(self.execution.id, call, outcome.text.clone());
+        let mut message = dangling::result_message(self.execution.id, call, outcome.text.clone());
+        message.images = outcome.images.clone();
         let stored = self.store_noting(message, records, None).await?;
+        self.note_images(call, &outcome.images);
         self.emit(Event::ToolFinished {
             call_id: call.id.clone(),
             name: call.name.clone(),
@@ -246,6 +247,7 @@ impl Runner<'_, '_> {
             duration_ms: ms(outcome),
             class: outcome.class,
             ran: true,
+            images: outcome.images.len(),
         });
         Ok(stored)
     }
@@ -286,6 +288,7 @@ impl Runner<'_, '_> {
             duration_ms,
             class,
             ran,
+            images: 0,
         });
         Ok(stored)
     }

@@ -131,6 +131,9 @@ struct Runner<'s, 'a> {
     request_base: u32,
     /// The tools offered, as sent.
     tools: Vec<decima_llm::ToolSpec>,
+    /// Images of the conversation's tool results that the model is shown (by the call each
+    /// result answers): attached to those results in every request that carries them.
+    shown_images: std::collections::HashMap<String, Vec<decima_core::ImagePart>>,
     /// Risky calls the tenth man held once: the same call again runs.
     held: std::sync::Mutex<std::collections::HashSet<(String, String)>>,
     _lease: Lease,
@@ -486,6 +489,17 @@ impl<'s, 'a> Runner<'s, 'a> {
         if !deferred.held.is_empty() {
             registry.register(Arc::new(tool_search::SearchTool(deferred.clone())));
         }
+        let shown_images = if resolved.config.protocol == decima_llm::Protocol::Anthropic {
+            shown_only(
+                session
+                    .store
+                    .messages()
+                    .tool_result_images(conversation.id)
+                    .await?,
+            )
+        } else {
+            std::collections::HashMap::new()
+        };
         let request_base = estimate_request(
             model_counter.as_ref(),
             &decima_llm::ChatRequest {
@@ -502,6 +516,7 @@ impl<'s, 'a> Runner<'s, 'a> {
             paragraphs: ParagraphMemo::default(),
             request_base,
             held: std::sync::Mutex::default(),
+            shown_images,
             cache: None,
             stored_since: std::sync::Mutex::default(),
             premarked: None,
@@ -776,6 +791,20 @@ fn clip(text: &str, max: usize) -> String {
     let mut out: String = text.chars().take(max).collect();
     out.push('…');
     out
+}
+
+/// The images a model is shown, by call: those that cost tokens (the others were kept for the
+/// window only).
+fn shown_only(
+    stored: Vec<(String, Vec<decima_core::ImagePart>)>,
+) -> std::collections::HashMap<String, Vec<decima_core::ImagePart>> {
+    stored
+        .into_iter()
+        .filter_map(|(call, images)| {
+            let shown: Vec<_> = images.into_iter().filter(|i| i.tokens > 0).collect();
+            (!shown.is_empty()).then_some((call, shown))
+        })
+        .collect()
 }
 
 /// Holds the MCP tools back behind `search_tools` when their schemas would take more than

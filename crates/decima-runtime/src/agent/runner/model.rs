@@ -10,6 +10,7 @@ impl Runner<'_, '_> {
         let mut overflow_retried = false;
         loop {
             let built = self.build_context().await?;
+            let built = self.with_images(built);
             let tools = self.offered_tools();
             let request = chat_request(&self.config, &built, &tools, self.conversation.id);
             let estimate = self.estimate(&built);
@@ -101,6 +102,35 @@ impl Runner<'_, '_> {
                 Err(e) => return Err(e.into()),
             }
         }
+    }
+
+    /// Notes the images of a result the model is shown, for every later request.
+    pub(super) fn note_images(&mut self, call: &ToolCall, images: &[decima_core::ImagePart]) {
+        let shown: Vec<_> = images.iter().filter(|i| i.tokens > 0).cloned().collect();
+        if !shown.is_empty() {
+            self.shown_images.insert(call.id.clone(), shown);
+        }
+    }
+
+    /// The context with each tool result's images attached, where the model is shown them.
+    /// The stored token counts already hold what they cost, so the window chose the same
+    /// messages; only the request's drafts change.
+    fn with_images(&self, mut built: Built) -> Built {
+        if self.shown_images.is_empty() {
+            return built;
+        }
+        for m in &mut built.assembled.messages {
+            let images = match (&m.message.role, &m.message.tool_call_id) {
+                (Role::Tool, Some(id)) if m.message.images.is_empty() => self.shown_images.get(id),
+                _ => None,
+            };
+            if let Some(images) = images {
+                let mut shown = (*m.message).clone();
+                shown.images = images.clone();
+                m.message = Arc::new(shown);
+            }
+        }
+        built
     }
 
     /// Reports what the step cost, apart from the model and the tools it waited on.
