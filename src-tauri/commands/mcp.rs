@@ -2,7 +2,7 @@
 //! from Claude Desktop's file, turned on or off, checked (started, its tools listed with what
 //! they cost, stopped) and removed. The rules live in `decima-runtime::mcp`.
 
-use decima_mcp::{Place, ServerConfig, Transport};
+use decima_mcp::{Place, ServerConfig};
 use decima_runtime::mcp::servers;
 use tauri::State;
 
@@ -127,26 +127,11 @@ pub async fn mcp_server_check(
     state: State<'_, AppState>,
     name: String,
 ) -> Result<McpCheckView, AppError> {
-    let server = servers::list_public(&state.store)
-        .await?
-        .into_iter()
-        .find(|s| s.name == name)
-        .ok_or_else(|| AppError::not_found("there is no MCP server of that name"))?;
-    if matches!(
-        server.transport,
-        Transport::Stdio {
-            place: Place::Docker,
-            ..
-        }
-    ) {
-        return Err(AppError::invalid(
-            "a server placed in the Docker sandbox starts with a run in its conversation's \
-             container; start a run to use it",
-        ));
-    }
     let cwd = state.data_dir.join("workspaces");
     let _ = tokio::fs::create_dir_all(&cwd).await;
-    let probe = servers::probe(&state.store, &state.data_dir, &name, &cwd).await?;
+    // A server placed in Docker starts in a container of the default sandbox settings, made
+    // for the check and removed after it.
+    let probe = servers::probe(&state.store, &state.data_dir, &name, &cwd, None).await?;
     let tools: Vec<McpToolView> = probe
         .tools
         .iter()

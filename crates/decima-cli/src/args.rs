@@ -725,6 +725,10 @@ pub enum McpCommand {
         /// Print JSON.
         #[arg(long)]
         json: bool,
+        /// Start a server placed in Docker in this conversation's container, with its sandbox
+        /// settings (by default, in a container of the default settings, removed after).
+        #[arg(long)]
+        conversation: Option<String>,
     },
 }
 

@@ -470,3 +470,75 @@ async fn a_bearer_token_read_from_stdin_goes_to_the_secret_store_only() {
         "set, and not shown"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tools_of_a_docker_server_are_listed_from_a_container_and_nothing_is_left_running() {
+    let env = Env::new().await;
+    let (conversation, cleanup) = node_conversation(&env).await;
+    let out = env
+        .decima(&["mcp", "add", "everything", "--", "node", IN_IMAGE, "stdio"])
+        .await;
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    // Every container of this data directory, by name, stopped ones included.
+    let containers = || {
+        let filter = format!("label=decima.instance={}", cleanup.0);
+        let ps = std::process::Command::new("docker")
+            .args(["ps", "-a", "--format", "{{.Names}}", "--filter", &filter])
+            .output()
+            .unwrap();
+        text(&ps.stdout)
+            .lines()
+            .map(str::to_owned)
+            .collect::<Vec<_>>()
+    };
+    // In the conversation's container, with its settings (the image that has node).
+    let out = env
+        .decima(&[
+            "mcp",
+            "tools",
+            "everything",
+            "--json",
+            "--conversation",
+            &conversation,
+        ])
+        .await;
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let listed: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let names: Vec<&str> = listed["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert!(names.contains(&"echo"), "{names:?}");
+    assert!(listed["tokens"].as_u64().unwrap() > 100, "{listed}");
+    let after_conversation = containers();
+    assert_eq!(after_conversation.len(), 1, "{after_conversation:?}");
+    let filter = format!("label=decima.instance={}", cleanup.0);
+    let ps = std::process::Command::new("docker")
+        .args(["ps", "-q", "--filter", &filter])
+        .output()
+        .unwrap();
+    let container = text(&ps.stdout).trim().to_owned();
+    let left = std::process::Command::new("docker")
+        .args(["exec", &container, "ps", "-o", "args"])
+        .output()
+        .unwrap();
+    assert!(
+        !text(&left.stdout).contains("node"),
+        "{}",
+        text(&left.stdout)
+    );
+
+    // Without a conversation: a container of the default settings, made for the check and
+    // removed after it. The default image is not there in the tests, which is a clear error.
+    let out = env.decima(&["mcp", "tools", "everything"]).await;
+    assert!(!out.status.success());
+    let err = text(&out.stderr);
+    assert!(err.contains("decima-sandbox:latest"), "{err}");
+    let left = containers();
+    assert!(
+        !left.iter().any(|n| n.contains("mcp-probe")),
+        "a probe container was left: {left:?}"
+    );
+}

@@ -49,6 +49,11 @@ describe("MCP servers in the settings", () => {
     await waitFor(() => expect(within(everything).getByTestId("mcp-state")).toHaveTextContent("Ready: 1 tool, 62 tokens of schemas, started in 240 ms."));
     await user.click(within(hung).getByRole("button", { name: "Check" }));
     await waitFor(() => expect(within(hung).getByRole("alert")).toHaveTextContent("within 30 s"));
+    // A checked server is started again from scratch: a restart, which finds it ready now.
+    backend.mcpChecks.hung = { tools: [], tokens: 0, startedMs: 90 };
+    await user.click(within(hung).getByRole("button", { name: "Restart" }));
+    await waitFor(() => expect(within(hung).getByTestId("mcp-state")).toHaveTextContent("Ready: 0 tools, 0 tokens of schemas, started in 90 ms."));
+    expect(backend.callsOf("mcp_server_check")).toHaveLength(3);
   });
 
   it("adds a server by command, turns one off and removes one", async () => {

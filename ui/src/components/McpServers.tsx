@@ -94,6 +94,7 @@ export function McpServers() {
                 <p className="muted mcp-secrets">{t("mcp.secrets", { names: s.secretNames.join(", ") })}</p>
               )}
               {s.place === "host" && <p className="approval-hint">{t("mcp.hostWarning")}</p>}
+              {s.place === "docker" && <p className="muted">{t("mcp.dockerCheck")}</p>}
               <div className="mcp-actions">
                 <label>
                   <input
@@ -104,8 +105,15 @@ export function McpServers() {
                   />{" "}
                   {t("mcp.enabled")}
                 </label>
-                <button type="button" className="button button-small" data-testid="mcp-check" onClick={() => void check(s.name)}>
-                  {t("mcp.check")}
+                <button
+                  type="button"
+                  className="button button-small"
+                  data-testid="mcp-check"
+                  disabled={c?.state === "checking"}
+                  onClick={() => void check(s.name)}
+                >
+                  {/* Once checked, the server is started again from scratch: a restart. */}
+                  {c === undefined ? t("mcp.check") : t("mcp.restart")}
                 </button>
                 <button type="button" className="button button-small" data-testid="mcp-remove" onClick={() => void remove(s.name)}>
                   {t("mcp.remove")}

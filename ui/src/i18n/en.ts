@@ -430,6 +430,8 @@ const en = {
     hostWarning: "Runs on this machine with your rights.",
     enabled: "Used by runs",
     check: "Check",
+    restart: "Restart",
+    dockerCheck: "Check and Restart start it in a new container of the default sandbox settings, removed after.",
     checking: "Starting it…",
     ready_one: "Ready: {{count}} tool, {{tokens}} tokens of schemas, started in {{ms}} ms.",
     ready_other: "Ready: {{count}} tools, {{tokens}} tokens of schemas, started in {{ms}} ms.",

@@ -432,6 +432,8 @@ const zh: Messages = {
     hostWarning: "以你的权限在本机上运行。",
     enabled: "供运行使用",
     check: "检查",
+    restart: "重新启动",
+    dockerCheck: "“检查”和“重新启动”会在一个使用默认沙箱设置的新容器中启动它，之后删除该容器。",
     checking: "正在启动…",
     ready_one: "就绪：{{count}} 个工具，模式占 {{tokens}} 个 token，启动用时 {{ms}} 毫秒。",
     ready_other: "就绪：{{count}} 个工具，模式占 {{tokens}} 个 token，启动用时 {{ms}} 毫秒。",

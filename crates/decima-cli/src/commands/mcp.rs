@@ -42,7 +42,11 @@ pub async fn run(store: &Store, data_dir: &Path, cmd: McpCommand) -> Result<(), 
                 .into())
             }
         }
-        McpCommand::Tools { name, json } => tools(store, data_dir, &name, json).await,
+        McpCommand::Tools {
+            name,
+            json,
+            conversation,
+        } => tools(store, data_dir, &name, json, conversation.as_deref()).await,
         McpCommand::Enable { name, conversation } => {
             switch(store, &name, conversation.as_deref(), true).await
         }
@@ -191,9 +195,16 @@ async fn list(store: &Store, json_out: bool) -> Result<(), CliError> {
     Ok(())
 }
 
-async fn tools(store: &Store, data_dir: &Path, name: &str, json_out: bool) -> Result<(), CliError> {
+async fn tools(
+    store: &Store,
+    data_dir: &Path,
+    name: &str,
+    json_out: bool,
+    conversation: Option<&str>,
+) -> Result<(), CliError> {
     let cwd = std::env::current_dir().unwrap_or_else(|_| data_dir.to_path_buf());
-    let probe = servers::probe(store, data_dir, name, &cwd).await?;
+    let conversation = conversation.map(super::conversation_id).transpose()?;
+    let probe = servers::probe(store, data_dir, name, &cwd, conversation).await?;
     let total: u32 = probe.tools.iter().map(|(_, t)| t).sum();
     let mut out = std::io::stdout().lock();
     if json_out {

@@ -201,11 +201,20 @@ pub struct Probe {
     pub started_in: std::time::Duration,
 }
 
-/// Starts a stored server on the host (in `cwd`), lists its tools with the tokens their
-/// schemas take as offered, and stops it. A server that does not answer in time is a clear
-/// error, and nothing is left running.
-pub async fn probe(store: &Store, data_dir: &Path, name: &str, cwd: &Path) -> Result<Probe> {
+/// Starts a stored server where a run would start it, lists its tools with the tokens their
+/// schemas take as offered, and stops it. A host server starts in `cwd`. A server placed in
+/// Docker starts in `conversation`'s container, with its sandbox settings; without one, in a
+/// container of the default settings made for the probe and removed after it. A server that
+/// does not answer in time is a clear error, and nothing is left running.
+pub async fn probe(
+    store: &Store,
+    data_dir: &Path,
+    name: &str,
+    cwd: &Path,
+    conversation: Option<decima_core::ConversationId>,
+) -> Result<Probe> {
     let config = named(list(store, data_dir).await?, name)?;
+    let log = decima_mcp::client::log_path(&data_dir.join("logs").join("mcp"), name);
     if matches!(
         config.transport,
         decima_mcp::Transport::Stdio {
@@ -213,21 +222,64 @@ pub async fn probe(store: &Store, data_dir: &Path, name: &str, cwd: &Path) -> Re
             ..
         }
     ) {
-        return Err(RuntimeError::Config(format!(
-            "MCP server {name:?} is set to run in the Docker sandbox, where this version of \
-             Decima cannot start MCP servers yet; remove it and add it again with --where host \
-             to run it on this machine"
-        )));
+        return probe_in_docker(store, data_dir, &config, log, conversation).await;
     }
     let host = decima_mcp::client::HostContext {
         workspace: cwd.to_path_buf(),
-        log: Some(decima_mcp::client::log_path(
-            &data_dir.join("logs").join("mcp"),
-            name,
-        )),
+        log: Some(log),
     };
     let token = super::session::bearer_token(&config);
     let client = decima_mcp::McpClient::connect(&config, &host, token.as_deref()).await?;
+    Ok(listed(client, name).await)
+}
+
+/// [`probe`] of a server placed in Docker.
+async fn probe_in_docker(
+    store: &Store,
+    data_dir: &Path,
+    config: &ServerConfig,
+    log: std::path::PathBuf,
+    conversation: Option<decima_core::ConversationId>,
+) -> Result<Probe> {
+    let name = &config.name;
+    let unreachable = |e: decima_sandbox::SandboxError| {
+        RuntimeError::Config(format!(
+            "MCP server {name:?} runs in the Docker sandbox, and the Docker engine is not \
+             available: {e}; start Docker, or add the server again with --where host"
+        ))
+    };
+    let engine = crate::agent::docker::engine(data_dir)
+        .await
+        .map_err(unreachable)?;
+    let (settings, key, throwaway) = match conversation {
+        Some(id) => {
+            store.conversations().get(id).await?;
+            (
+                crate::agent::docker::config_of(store, id).await?,
+                id.to_string(),
+                false,
+            )
+        }
+        None => (
+            decima_sandbox::DockerConfig::default(),
+            format!("mcp-probe-{}", decima_core::ConversationId::new()),
+            true,
+        ),
+    };
+    let sandbox = std::sync::Arc::new(decima_sandbox::DockerSandbox::new(engine, settings, &key)?);
+    let started = super::session::start_in_docker(config, &sandbox, Some(log)).await;
+    let probed = match started {
+        Ok(client) => Ok(listed(client, name).await),
+        Err(e) => Err(e.into()),
+    };
+    if throwaway && let Err(e) = sandbox.remove(true).await {
+        tracing::warn!(error = %e, "the probe's container could not be removed");
+    }
+    probed
+}
+
+/// The tools of a connected server with what each one's offer costs; the server is stopped.
+async fn listed(client: decima_mcp::McpClient, name: &str) -> Probe {
     let counter = decima_llm::tokens::store_counter();
     let mut table = decima_mcp::ToolTable::new();
     let tools = client
@@ -247,5 +299,5 @@ pub async fn probe(store: &Store, data_dir: &Path, name: &str, cwd: &Path) -> Re
         .collect();
     let started_in = client.started_in;
     client.shutdown().await;
-    Ok(Probe { tools, started_in })
+    Probe { tools, started_in }
 }

@@ -246,7 +246,7 @@ fn docker_unavailable(detail: &str) -> McpError {
 
 /// Starts a stdio server inside the sandbox container as an attached exec: it sees
 /// `/workspace` and the container's network setting, and is stopped through its process group.
-async fn start_in_docker(
+pub(crate) async fn start_in_docker(
     config: &ServerConfig,
     sandbox: &Arc<DockerSandbox>,
     log: Option<PathBuf>,
