@@ -1,8 +1,9 @@
 //! MCP calls approved in the real app: a run calls a tool of the reference `server-everything`
 //! (run on the host, installed by scripts/test.sh), the run's view asks, "Allow in this
 //! conversation" runs it and is remembered (the next call of that tool is not asked), and
-//! "Deny" refuses another tool while the run goes on. Checked in the window and in the SQLite
-//! file; then the settings check the server and list its 13 tools.
+//! "Deny" refuses another tool while the run goes on, and an image the server returns is shown
+//! on its result (decoded by WebKit under the app's content policy). Checked in the window and
+//! in the SQLite file; then the settings check the server and list its 13 tools.
 //!
 //! Needs a display (scripts/test.sh runs it under `xvfb-run -a`); without one it fails.
 
@@ -56,6 +57,7 @@ async fn the_run_view_asks_before_an_mcp_call_and_remembers_the_answer() {
         "mcp__everything__get-sum",
         json!({"a": 2, "b": 3}),
     ));
+    server.enqueue(call("call_d", "mcp__everything__get-tiny-image", json!({})));
     server.enqueue(Reply::Stream(Turn {
         text: vec!["Echoed twice; the sum was refused.".into()],
         ..Turn::default()
@@ -139,6 +141,13 @@ async fn the_run_view_asks_before_an_mcp_call_and_remembers_the_answer() {
     )
     .await;
     click(&client, "[data-testid=approval-deny]").await;
+    wait_for_text(
+        &client,
+        "[data-testid=approval-prompt]",
+        "everything wants to run get-tiny-image",
+    )
+    .await;
+    click(&client, "[data-testid=approval-once]").await;
     wait_until(&client, "the run did not finish", || async {
         count(&client, "[data-testid=stop]").await == 0
             && text_of(&client, "[data-testid=message-list]")
@@ -147,6 +156,28 @@ async fn the_run_view_asks_before_an_mcp_call_and_remembers_the_answer() {
     })
     .await;
     assert_eq!(count(&client, "[data-testid=approval-prompt]").await, 0);
+    // The image is on its result in the history, decoded: the content policy let it through.
+    wait_until(&client, "the tool's image was not shown", || async {
+        count(
+            &client,
+            "[data-testid=message-list] [data-testid=tool-image]",
+        )
+        .await
+            == 1
+    })
+    .await;
+    wait_until(&client, "the tool's image was not decoded", || async {
+        client
+            .execute(
+                "const i = document.querySelector('[data-testid=tool-image]'); \
+                 return i !== null && i.complete && i.naturalWidth > 0;",
+                vec![],
+            )
+            .await
+            .is_ok_and(|v| v == json!(true))
+    })
+    .await;
+    shot(&client, "mcp-image.png").await;
 
     let results: Vec<(String,)> = support::rows(
         &db,
@@ -154,13 +185,16 @@ async fn the_run_view_asks_before_an_mcp_call_and_remembers_the_answer() {
     )
     .await;
     let results: Vec<String> = results.into_iter().map(|(c,)| c).collect();
-    assert_eq!(results.len(), 3, "{results:?}");
+    assert_eq!(results.len(), 4, "{results:?}");
     assert_eq!(results[0], "Echo: first");
     assert_eq!(
         results[1], "Echo: second",
         "approved for the conversation: not asked again"
     );
     assert!(results[2].contains("the analyst refused"), "{}", results[2]);
+    assert!(results[3].contains("[image 1: image/png"), "{}", results[3]);
+    let kept: Vec<(String,)> = support::rows(&db, "SELECT media_type FROM message_images").await;
+    assert_eq!(kept, [("image/png".to_owned(),)]);
     let approvals: Vec<(String, String, Option<String>)> = support::rows(
         &db,
         "SELECT server, tool, conversation_id FROM mcp_approvals",

@@ -31,6 +31,16 @@ pub struct McpOutput {
     pub is_error: bool,
 }
 
+/// How the text names image `n` (from 1) where the result had it: its type, its size, and
+/// where it was saved once it is. The text keeps one marker per image, so whoever saves it
+/// replaces the marker with the one that says where.
+pub fn image_marker(n: usize, mime: &str, bytes: usize, saved: Option<&str>) -> String {
+    match saved {
+        Some(note) => format!("[image {n}: {mime}, {bytes} bytes, {note}]"),
+        None => format!("[image {n}: {mime}, {bytes} bytes]"),
+    }
+}
+
 /// Reads a `tools/call` result.
 pub fn read_result(result: &Value) -> McpOutput {
     let mut out = McpOutput {
@@ -56,11 +66,8 @@ pub fn read_result(result: &Value) -> McpOutput {
                             mime: mime.clone(),
                             data,
                         });
-                        parts.push(format!(
-                            "[image {}: {mime}, {} bytes]",
-                            out.images.len(),
-                            out.images.last().map_or(0, |i| i.data.len())
-                        ));
+                        let n = out.images.len();
+                        parts.push(image_marker(n, &mime, out.images[n - 1].data.len(), None));
                     }
                     Err(_) => parts.push(format!("[an image ({mime}) whose data was not base64]")),
                 }

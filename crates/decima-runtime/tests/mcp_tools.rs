@@ -128,6 +128,8 @@ async fn an_allowed_mcp_call_runs_and_its_result_and_image_reach_the_model() {
     assert_eq!(f.last_tool_result(1), "Echo: revenue 1200 EUR");
     let image = f.last_tool_result(2);
     assert!(image.contains("[image 1: image/png"), "{image}");
+    // Named once, where the server had it, with where it was saved.
+    assert_eq!(image.matches("[image 1:").count(), 1, "{image}");
     let saved = image
         .split("saved in the workspace as ")
         .nth(1)

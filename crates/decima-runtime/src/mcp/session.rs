@@ -420,11 +420,20 @@ impl McpToolHandle {
                 .collect();
             let part =
                 decima_llm::images::tool_result_image(self.protocol, &image.mime, &image.data);
+            let bytes = image.data.len();
             let note = match save(sandbox, &format!("{stem}-{}.{ext}", i + 1), image.data).await {
-                Ok(path) => format!("{}, saved in the workspace as {path}", image.mime),
-                Err(e) => format!("{}, not saved: {e}", image.mime),
+                Ok(path) => format!("saved in the workspace as {path}"),
+                Err(e) => format!("not saved: {e}"),
             };
-            text.push_str(&format!("\n[image {}: {note}]", i + 1));
+            // The marker where the result had the image says where it is now.
+            let marker =
+                |saved| decima_mcp::content::image_marker(i + 1, &image.mime, bytes, saved);
+            let placed = marker(None);
+            let said = marker(Some(&note));
+            text = match text.find(&placed) {
+                Some(at) => format!("{}{said}{}", &text[..at], &text[at + placed.len()..]),
+                None => format!("{text}\n{said}"),
+            };
             // A type that is no image (a server's mistake) stays a note in the text.
             if part.media_type.starts_with("image/") && part.media_type.len() <= 100 {
                 kept.push(part);
