@@ -70,18 +70,20 @@ ensure_python_tiktoken() {
 
 # The reference MCP servers the MCP client's tests run, at fixed versions, installed into
 # target/mcp-servers and run with `node` by path (never `npx -y`: nothing is fetched while
-# tests run). Tests find them through $DECIMA_MCP_SERVERS.
+# tests run). Tests find them through $DECIMA_MCP_SERVERS. scripts/mcp-servers/package-lock.json
+# locks their whole dependency tree; `npm ci` installs exactly that.
 MCP_SERVERS_VERSION=2026.8.31
 ensure_mcp_servers() {
     local dir="$REPO_ROOT/target/mcp-servers"
-    local stamp="$dir/.installed-$MCP_SERVERS_VERSION"
+    local locked="$REPO_ROOT/scripts/mcp-servers"
+    local stamp
+    stamp="$dir/.installed-$(cat "$locked/package.json" "$locked/package-lock.json" | sha256sum | cut -c1-16)"
     if [ ! -f "$stamp" ]; then
-        say "Installing the reference MCP servers $MCP_SERVERS_VERSION"
+        say "Installing the reference MCP servers $MCP_SERVERS_VERSION (scripts/mcp-servers/package-lock.json)"
+        rm -rf "$dir"
         mkdir -p "$dir"
-        (cd "$dir" && [ -f package.json ] || echo '{"private":true}' > package.json)
-        npm install --prefix "$dir" --no-audit --no-fund --silent \
-            "@modelcontextprotocol/server-everything@$MCP_SERVERS_VERSION" \
-            "@modelcontextprotocol/server-filesystem@$MCP_SERVERS_VERSION"
+        cp "$locked/package.json" "$locked/package-lock.json" "$dir/"
+        npm ci --prefix "$dir" --no-audit --no-fund --silent
         touch "$stamp"
     fi
     export DECIMA_MCP_SERVERS="$dir/node_modules/@modelcontextprotocol"
@@ -207,7 +209,7 @@ ensure_mcp_test_image() {
     local servers="$REPO_ROOT/target/mcp-servers/node_modules"
     [ -d "$servers" ] || die "the reference MCP servers are missing: run ensure_mcp_servers first"
     local recipe_version=1 stamp current
-    stamp=$( { sha256sum /bin/busybox "$node"; echo "$recipe_version $MCP_SERVERS_VERSION"; echo "$TEST_PASSWD"; } | sha256sum | cut -c1-16)
+    stamp=$( { sha256sum /bin/busybox "$node"; echo "$recipe_version"; cat "$REPO_ROOT/scripts/mcp-servers/package-lock.json"; echo "$TEST_PASSWD"; } | sha256sum | cut -c1-16)
     current=$(as_root "$DOCKER" image inspect -f '{{index .Config.Labels "decima.stamp"}}' "$DECIMA_MCP_TEST_IMAGE" 2>/dev/null || true)
     [ "$current" = "$stamp" ] && return 0
 
