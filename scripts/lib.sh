@@ -190,13 +190,15 @@ ensure_test_image() {
     rm -rf "$rootfs"
 }
 
-# The image the app's Docker sandbox runs by default (DockerConfig::DEFAULT_IMAGE). When it does
-# not exist, the minimal busybox test image is tagged as it; replace it with a richer image of
-# your own (`docker tag my-image decima-sandbox:latest`) and it is left alone.
+# The analyst's sandbox image, decima-sandbox:latest (DockerConfig::DEFAULT_IMAGE): Python with
+# pandas and matplotlib, sqlite3, jq, csvkit, git and Node.js, built by `decima sandbox image
+# build` from the recipe in sandbox/ (Debian's packages through mmdebstrap, imported into the
+# engine; no image registry). The image carries its recipe's hash: this does nothing when the
+# image was built from the current recipe, so CI builds it once per machine. $1 is the decima CLI.
 ensure_sandbox_image() {
-    as_root "$DOCKER" image inspect decima-sandbox:latest >/dev/null 2>&1 && return 0
-    say "Tagging $DECIMA_TEST_IMAGE as decima-sandbox:latest (the Docker sandbox's default image)"
-    as_root "$DOCKER" tag "$DECIMA_TEST_IMAGE" decima-sandbox:latest
+    ensure_apt mmdebstrap
+    say "The sandbox image: built when its recipe changed (the first build takes a few minutes)"
+    as_root "$1" --data-dir "$REPO_ROOT/target/image-build" sandbox image build
 }
 
 # The image MCP servers are tested in inside the Docker sandbox: the busybox test image plus

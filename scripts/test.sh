@@ -35,10 +35,12 @@ cargo fmt --all -- --check
 say "Rust: clippy"
 cargo clippy --workspace --all-targets --locked -- -D warnings
 
-say "Docker: the engine and the test image (the Docker sandbox's tests need both)"
+say "Docker: the engine, the test images and the analyst's sandbox image"
 ensure_docker
 ensure_test_image
 ensure_mcp_test_image
+cargo build --quiet --locked -p decima-cli
+ensure_sandbox_image "$REPO_ROOT/target/debug/decima"
 
 say "Rust: unit, integration and end-to-end tests (under Xvfb)"
 xvfb-run -a --server-args="-screen 0 1280x900x24" cargo test --workspace --all-targets --locked --no-fail-fast

@@ -85,6 +85,9 @@ pub enum Command {
     /// list, remove, and list a server's tools.
     #[command(subcommand)]
     Mcp(McpCommand),
+    /// The analyst's Docker sandbox image: build it from the project's recipe, or show it.
+    #[command(subcommand)]
+    Sandbox(SandboxCommand),
     /// Send one message and stream the answer to stdout; both are stored in the conversation.
     Chat {
         /// The provider to use; defaults to the only one configured, or to the DECIMA_* variables
@@ -378,6 +381,10 @@ impl Command {
                 ProviderCommand::List { .. } => "provider list",
                 ProviderCommand::Remove { .. } => "provider remove",
                 ProviderCommand::Test { .. } => "provider test",
+            },
+            Command::Sandbox(SandboxCommand::Image(cmd)) => match cmd {
+                ImageCommand::Build { .. } => "sandbox image build",
+                ImageCommand::Status { .. } => "sandbox image status",
             },
             Command::Mcp(cmd) => match cmd {
                 McpCommand::Add(_) => "mcp add",
@@ -675,6 +682,33 @@ pub enum ExportFormatArg {
     Jsonl,
     /// Markdown for reading.
     Md,
+}
+
+/// `decima sandbox …`.
+#[derive(Debug, Subcommand)]
+pub enum SandboxCommand {
+    /// The sandbox image, decima-sandbox:latest: Python with pandas, numpy, scipy, matplotlib
+    /// and openpyxl, sqlite3, jq, csvkit, git and Node.js, built from Debian's packages.
+    #[command(subcommand)]
+    Image(ImageCommand),
+}
+
+/// `decima sandbox image …`.
+#[derive(Debug, Subcommand)]
+pub enum ImageCommand {
+    /// Build the image from the recipe (minutes; no image registry needed). Nothing is done
+    /// when the image was built from this recipe already.
+    Build {
+        /// Build it again even so.
+        #[arg(long)]
+        force: bool,
+    },
+    /// Show the image: present or not, its recipe, size and creation time.
+    Status {
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 /// `decima mcp …`.

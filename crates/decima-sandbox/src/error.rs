@@ -54,7 +54,7 @@ pub enum SandboxError {
     },
     /// The sandbox image is not in the engine (nothing can be pulled here).
     #[error(
-        "the Docker image {image} is missing; build it (scripts/run.sh tags a minimal one as decima-sandbox:latest) or choose another image in the sandbox settings"
+        "the Docker image {image} is missing; build the sandbox image with `decima sandbox image build` (scripts/run.sh starts it) or choose another image in the sandbox settings"
     )]
     DockerImageMissing {
         /// The image asked for.

@@ -12,6 +12,7 @@ mod mcp;
 mod preset;
 mod provider;
 mod review;
+mod sandbox;
 
 use decima_core::{ConversationId, ExecutionId};
 use tracing::Instrument as _;
@@ -50,6 +51,7 @@ async fn dispatch(cli: Cli) -> Result<(), CliError> {
         } => export::run(&store, &id, format, output.as_deref(), full).await,
         Command::Provider(cmd) => provider::run(&store, &dir, cmd).await,
         Command::Mcp(cmd) => mcp::run(&store, &dir, cmd).await,
+        Command::Sandbox(cmd) => sandbox::run(&dir, cmd).await,
         Command::Preset(cmd) => preset::run(&store, cmd).await,
         Command::Compress(args) => compress::run(&store, &dir, args).await,
         Command::Context { id, provider, json } => {

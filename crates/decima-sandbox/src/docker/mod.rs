@@ -29,6 +29,7 @@
 mod attached;
 mod engine;
 mod exec;
+pub mod image;
 pub mod paths;
 mod sync;
 mod transfer;
@@ -70,10 +71,9 @@ const PID1: &str = r#"trap "exit 0" TERM; while :; do sleep 3600 & wait $!; done
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct DockerConfig {
-    /// The image to run. Default [`DockerConfig::DEFAULT_IMAGE`] (`decima-sandbox:latest`):
-    /// `scripts/run.sh` tags the minimal busybox image as that name when it does not exist, so
-    /// a richer image (Python, ...) can be put in its place with `docker tag`. Tests use
-    /// `decima-test:busybox`. The image needs `sh`, `setsid`, `sleep`, `kill`, `realpath`,
+    /// The image to run. Default [`DockerConfig::DEFAULT_IMAGE`] (`decima-sandbox:latest`),
+    /// the analyst's image Decima builds from its recipe ([`image`]). Most tests use the small
+    /// `decima-test:busybox`. An image needs `sh`, `setsid`, `sleep`, `kill`, `realpath`,
     /// `mkdir`, `rm`, `stat` and `chown`.
     pub image: String,
     /// Network access. `false` (the default) runs with `network_mode: none`.

@@ -1,0 +1,195 @@
+//! The analyst's sandbox image, decima-sandbox:latest, as `scripts/test.sh` builds it with
+//! `decima sandbox image build` from the recipe in `sandbox/` (once per machine: the image
+//! carries its recipe's hash). Its status, then an agent run in it (scripted model, a
+//! conversation with the default sandbox settings) that reads a CSV with pandas, saves a chart
+//! with matplotlib and queries SQLite, and finds the user is not root, the network is off and
+//! the limits hold: the tool results carry the real outputs.
+
+// Test code: a failed setup step should panic right where it happened.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use common::{DockerCleanup, Env, text};
+use serde_json::{Value, json};
+
+const IMAGE: &str = "decima-sandbox:latest";
+
+/// The last tool result the model got in request `i`.
+fn last_result(env: &Env, i: usize) -> String {
+    env.server.requests()[i].json.clone().unwrap()["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .rev()
+        .find(|m| m["role"] == "tool")
+        .unwrap()["content"]
+        .as_str()
+        .unwrap()
+        .to_owned()
+}
+
+#[tokio::test]
+async fn the_built_image_reports_its_recipe_and_size() {
+    let env = Env::new().await;
+    let out = env.decima(&["sandbox", "image", "status", "--json"]).await;
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let status: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(status["image"], IMAGE);
+    assert_eq!(
+        status["present"], true,
+        "scripts/test.sh builds it: {status}"
+    );
+    assert_eq!(status["current"], true, "{status}");
+    assert_eq!(status["recipe"], status["wanted_recipe"]);
+    assert!(
+        status["size_bytes"].as_u64().unwrap() > 200_000_000,
+        "{status}"
+    );
+    assert!(status["created"].as_str().unwrap().starts_with("20"));
+    // A build of a current image does nothing, at once.
+    let started = std::time::Instant::now();
+    let out = env.decima(&["sandbox", "image", "build"]).await;
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(started.elapsed() < std::time::Duration::from_secs(20));
+    assert!(
+        text(&out.stdout).contains("the current one"),
+        "{}",
+        text(&out.stdout)
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_agent_does_an_analysts_work_in_the_image() {
+    let env = Env::new().await;
+    let out = env
+        .decima(&["conversation", "create", "--title", "analysis"])
+        .await;
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let conversation = text(&out.stdout).trim().to_owned();
+    let data_dir = std::path::absolute(env.data_dir()).unwrap();
+    let _cleanup = DockerCleanup(decima_sandbox::DockerEngine::instance_for_data_dir(
+        &data_dir,
+    ));
+    let csv = "region,month,revenue\nEMEA,2026-01,1200\nEMEA,2026-02,1350\nAPAC,2026-01,800\n\
+               APAC,2026-02,950\n";
+    env.call("write_file", json!({"path": "sales.csv", "content": csv}));
+    env.call(
+        "shell",
+        json!({"command": "python3 -c \"import pandas as pd; df = pd.read_csv('sales.csv'); \
+                            print(df.groupby('region').revenue.sum().to_dict())\""}),
+    );
+    env.call(
+        "shell",
+        json!({"command": "python3 -c \"import pandas as pd, matplotlib.pyplot as plt; \
+            df = pd.read_csv('sales.csv'); df.pivot(index='month', columns='region', \
+            values='revenue').plot(title='营收 revenue'); plt.savefig('chart.png'); \
+            print(open('chart.png', 'rb').read(8))\" && ls -l chart.png"}),
+    );
+    env.call(
+        "shell",
+        json!({"command": "sqlite3 sales.db \"create table s(region, revenue); \
+            insert into s values ('EMEA', 1200), ('APAC', 800); \
+            select region || '=' || sum(revenue) from s group by region order by region;\""}),
+    );
+    env.call(
+        "shell",
+        json!({"command": "id -u; python3 -c \"import socket; socket.create_connection(('1.1.1.1', 80), 3)\" \
+            || echo network-off; \
+            cat /sys/fs/cgroup/memory.max 2>/dev/null || cat /sys/fs/cgroup/memory/memory.limit_in_bytes; \
+            cat /sys/fs/cgroup/pids.max 2>/dev/null || cat /sys/fs/cgroup/pids/pids.max; \
+            jq --version; csvlook --version; git --version; node --version; \
+            fc-match 'WenQuanYi Micro Hei'"}),
+    );
+    env.say("EMEA earned more.");
+    let out = env
+        .run(
+            &["--conversation", &conversation, "--sandbox", "docker"],
+            "Analyse sales.csv",
+        )
+        .await;
+    assert!(out.status.success(), "{}", text(&out.stderr));
+
+    let grouped = last_result(&env, 2);
+    assert!(
+        grouped.contains("{'APAC': 1750, 'EMEA': 2550}"),
+        "pandas read the CSV: {grouped}"
+    );
+    let chart = last_result(&env, 3);
+    assert!(
+        chart.contains(r"b'\x89PNG\r\n\x1a\n'"),
+        "matplotlib saved a PNG: {chart}"
+    );
+    assert!(
+        !chart.contains("Glyph"),
+        "the Chinese title had a font: {chart}"
+    );
+    let query = last_result(&env, 4);
+    assert!(query.contains("APAC=800"), "{query}");
+    assert!(query.contains("EMEA=1200"), "{query}");
+    let checks = last_result(&env, 5);
+    let lines: Vec<&str> = checks.lines().collect();
+    assert!(lines.contains(&"1000"), "not root: {checks}");
+    assert!(checks.contains("network-off"), "no network: {checks}");
+    assert!(
+        lines.contains(&"1073741824"),
+        "the 1 GiB memory limit: {checks}"
+    );
+    assert!(lines.contains(&"256"), "the process limit: {checks}");
+    assert!(checks.contains("jq-1.6"), "{checks}");
+    assert!(checks.contains("git version"), "{checks}");
+    assert!(checks.contains("wqy-microhei"), "{checks}");
+}
+
+/// A minimal MCP server over stdio in the image's Python: the handshake and one tool.
+const PYTHON_SERVER: &str = r#"
+import sys, json
+for line in sys.stdin:
+    m = json.loads(line)
+    if "id" not in m:
+        continue
+    if m["method"] == "initialize":
+        r = {"protocolVersion": m["params"]["protocolVersion"], "capabilities": {"tools": {}},
+             "serverInfo": {"name": "py", "version": "1"}}
+    elif m["method"] == "tools/list":
+        r = {"tools": [{"name": "add", "description": "Adds two numbers",
+                        "inputSchema": {"type": "object",
+                                        "properties": {"a": {"type": "number"}, "b": {"type": "number"}}}}]}
+    else:
+        print(json.dumps({"jsonrpc": "2.0", "id": m["id"], "error": {"code": -32601, "message": "unknown"}}), flush=True)
+        continue
+    print(json.dumps({"jsonrpc": "2.0", "id": m["id"], "result": r}), flush=True)
+"#;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_docker_servers_tools_are_checked_in_a_container_made_for_it_and_removed() {
+    let env = Env::new().await;
+    let data_dir = std::path::absolute(env.data_dir()).unwrap();
+    let cleanup = DockerCleanup(decima_sandbox::DockerEngine::instance_for_data_dir(
+        &data_dir,
+    ));
+    let out = env
+        .decima(&["mcp", "add", "calc", "--", "python3", "-c", PYTHON_SERVER])
+        .await;
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let out = env.decima(&["mcp", "tools", "calc", "--json"]).await;
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let listed: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(listed["tools"][0]["name"], "add", "{listed}");
+    assert!(listed["tokens"].as_u64().unwrap() > 10, "{listed}");
+    let filter = format!("label=decima.instance={}", cleanup.0);
+    let ps = std::process::Command::new("docker")
+        .args(["ps", "-a", "--format", "{{.Names}}", "--filter", &filter])
+        .output()
+        .unwrap();
+    assert_eq!(
+        text(&ps.stdout).trim(),
+        "",
+        "the check's container was removed"
+    );
+    let volumes = std::process::Command::new("docker")
+        .args(["volume", "ls", "-q", "--filter", &filter])
+        .output()
+        .unwrap();
+    assert_eq!(text(&volumes.stdout).trim(), "", "and its volume");
+}
