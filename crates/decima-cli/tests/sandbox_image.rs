@@ -193,3 +193,54 @@ async fn a_docker_servers_tools_are_checked_in_a_container_made_for_it_and_remov
         .unwrap();
     assert_eq!(text(&volumes.stdout).trim(), "", "and its volume");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn naming_another_image_says_which_tools_it_lacks() {
+    let env = Env::new().await;
+    let data_dir = std::path::absolute(env.data_dir()).unwrap();
+    let cleanup = DockerCleanup(decima_sandbox::DockerEngine::instance_for_data_dir(
+        &data_dir,
+    ));
+    let out = env
+        .decima(&["conversation", "create", "--title", "images"])
+        .await;
+    let id = text(&out.stdout).trim().to_owned();
+    let named = |image: &'static str| {
+        let env = &env;
+        let id = id.clone();
+        async move {
+            env.decima(&["conversation", "sandbox", &id, "--image", image])
+                .await
+        }
+    };
+    // The small busybox test image has a shell, and none of the analyst's tools.
+    let out = named("decima-test:busybox").await;
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let said = text(&out.stderr);
+    assert!(
+        said.contains("lacks python3, sqlite3, jq, git, node, csvlook"),
+        "{said}"
+    );
+    // The analyst's image has them all: nothing to say.
+    let out = named(IMAGE).await;
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stderr).trim(), "");
+    // An image the engine does not have is stored (it may be built later), and said so.
+    let out = named("decima-test:not-built").await;
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let said = text(&out.stderr);
+    assert!(said.contains("could not be checked"), "{said}");
+    assert!(said.contains("decima-test:not-built"), "{said}");
+    let shown = env
+        .decima(&["conversation", "sandbox", &id, "--json"])
+        .await;
+    let stored: Value = serde_json::from_slice(&shown.stdout).unwrap();
+    assert_eq!(stored["image"], "decima-test:not-built");
+    // No container of the checks is left.
+    let filter = format!("label=decima.instance={}", cleanup.0);
+    let ps = std::process::Command::new("docker")
+        .args(["ps", "-a", "--format", "{{.Names}}", "--filter", &filter])
+        .output()
+        .unwrap();
+    assert_eq!(text(&ps.stdout).trim(), "");
+}

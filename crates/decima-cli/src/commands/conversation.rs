@@ -14,7 +14,11 @@ use crate::args::{ConversationCommand, SandboxSettingsArgs};
 use crate::error::CliError;
 use crate::output::{self, ConversationDetailJson, ConversationJson, MessageJson};
 
-pub async fn run(store: &Store, command: ConversationCommand) -> Result<(), CliError> {
+pub async fn run(
+    store: &Store,
+    data_dir: &std::path::Path,
+    command: ConversationCommand,
+) -> Result<(), CliError> {
     match command {
         ConversationCommand::Import {
             file,
@@ -61,7 +65,7 @@ pub async fn run(store: &Store, command: ConversationCommand) -> Result<(), CliE
             store.conversations().restore(conversation_id(&id)?).await?;
             Ok(())
         }
-        ConversationCommand::Sandbox(args) => sandbox_settings(store, args).await,
+        ConversationCommand::Sandbox(args) => sandbox_settings(store, data_dir, args).await,
         ConversationCommand::Reviewer {
             id,
             provider,
@@ -88,8 +92,13 @@ pub async fn run(store: &Store, command: ConversationCommand) -> Result<(), CliE
 }
 
 /// `conversation sandbox`: changes what was given, checks the result, stores it, prints it.
-async fn sandbox_settings(store: &Store, args: SandboxSettingsArgs) -> Result<(), CliError> {
+async fn sandbox_settings(
+    store: &Store,
+    data_dir: &std::path::Path,
+    args: SandboxSettingsArgs,
+) -> Result<(), CliError> {
     let id = conversation_id(&args.id)?;
+    let new_image = args.image.is_some();
     let mut config = if args.reset {
         DockerConfig::default()
     } else {
@@ -132,6 +141,9 @@ async fn sandbox_settings(store: &Store, args: SandboxSettingsArgs) -> Result<()
     if changed {
         agent::set_sandbox_settings(store, id, &config).await?;
     }
+    if new_image {
+        warn_of_missing_tools(data_dir, &config).await;
+    }
     if args.json {
         return output::print_json(&config);
     }
@@ -146,6 +158,29 @@ async fn sandbox_settings(store: &Store, args: SandboxSettingsArgs) -> Result<()
         config.pids_limit,
         if config.read_only_root { "on" } else { "off" },
     ))
+}
+
+/// Says on stderr which of the commands the agent relies on a newly named image lacks, or why
+/// it could not be checked. The settings are stored either way: the image may be built later.
+async fn warn_of_missing_tools(data_dir: &std::path::Path, config: &DockerConfig) {
+    let checked = match decima_runtime::agent::docker::engine(data_dir).await {
+        Ok(engine) => engine.missing_tools(config).await,
+        Err(e) => Err(e),
+    };
+    match checked {
+        Ok(missing) if missing.is_empty() => {}
+        Ok(missing) => eprintln!(
+            "warning: the image {} lacks {}: the agent's tools and analyses may fail there \
+             ({} has them all)",
+            config.image,
+            missing.join(", "),
+            DockerConfig::DEFAULT_IMAGE
+        ),
+        Err(e) => eprintln!(
+            "warning: the image {} could not be checked for the tools the agent relies on: {e}",
+            config.image
+        ),
+    }
 }
 
 /// The preset id, checked to name a live preset (a deleted one still satisfies the foreign key).

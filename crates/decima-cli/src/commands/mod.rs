@@ -42,7 +42,7 @@ async fn dispatch(cli: Cli) -> Result<(), CliError> {
     let dir = data_dir::resolve(cli.data_dir)?;
     let store = data_dir::open_store(&dir).await?;
     let result = match cli.command {
-        Command::Conversation(cmd) => conversation::run(&store, cmd).await,
+        Command::Conversation(cmd) => conversation::run(&store, &dir, cmd).await,
         Command::Export {
             id,
             format,

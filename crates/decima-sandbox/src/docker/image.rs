@@ -16,9 +16,10 @@ use serde::Serialize;
 use sha2::{Digest as _, Sha256};
 use tokio::io::{AsyncBufReadExt as _, BufReader};
 
-use super::DockerEngine;
 use super::engine::status;
+use super::{DockerConfig, DockerEngine, DockerSandbox};
 use crate::SandboxError;
+use crate::host::{Sandbox as _, ShellRequest};
 
 /// The Debian packages, one per line (comments with `#`).
 const PACKAGES: &str = include_str!("../../../../sandbox/packages");
@@ -85,6 +86,8 @@ pub struct ImageStatus {
     pub image: String,
     /// Whether the engine has it.
     pub present: bool,
+    /// The engine's id of it.
+    pub id: Option<String>,
     /// The recipe it was built from (its label); `None` for an image built otherwise.
     pub recipe: Option<String>,
     /// The recipe this Decima builds.
@@ -119,6 +122,7 @@ impl DockerEngine {
                 return Ok(ImageStatus {
                     image: image.to_owned(),
                     present: false,
+                    id: None,
                     recipe: None,
                     wanted_recipe,
                     current: false,
@@ -137,6 +141,7 @@ impl DockerEngine {
         Ok(ImageStatus {
             image: image.to_owned(),
             present: true,
+            id: found.id.clone(),
             current: recipe.as_deref() == Some(wanted_recipe.as_str()),
             recipe,
             wanted_recipe,
@@ -175,6 +180,8 @@ impl DockerEngine {
             "installing the packages into a root filesystem",
         ));
         let mut tool = tokio::process::Command::new("mmdebstrap")
+            // apt's and dpkg's own lines: each package fetched and unpacked, for the progress.
+            .arg("--verbose")
             .arg("--variant=essential")
             .arg(format!("--include={}", packages().join(",")))
             .arg(format!("--customize-hook=sh '{}' \"$1\"", script.display()))
@@ -211,7 +218,9 @@ impl DockerEngine {
             async move {
                 let mut lines = BufReader::new(stderr).lines();
                 while let Ok(Some(line)) = lines.next_line().await {
-                    progress(BuildEvent::Progress(line.clone()));
+                    if shown(&line) {
+                        progress(BuildEvent::Progress(line.clone()));
+                    }
                     if let Ok(mut tail) = tail.lock() {
                         tail.push(line);
                         let len = tail.len();
@@ -273,14 +282,57 @@ impl DockerEngine {
             ),
         )
         .await?;
-        // The build tag goes; the image stays under its name (the old one, if any, loses it).
+        // The build tag goes; the image stays under its name. The image it replaced goes too,
+        // unless a container still uses it (the engine refuses then, and it stays, unnamed).
         let _ = self
             .client()
             .remove_image(&built, None::<RemoveImageOptions>, None)
             .await;
+        if let Some(old) = before.id.filter(|_| before.present) {
+            let _ = self
+                .client()
+                .remove_image(&old, None::<RemoveImageOptions>, None)
+                .await;
+        }
         let _ = std::fs::remove_dir_all(&dir);
         self.image_status(image).await
     }
+}
+
+impl DockerEngine {
+    /// The commands of [`TOOLS`] that an image lacks, run with `config`'s settings in a
+    /// container made for the check and removed after it: what the agent will not find there.
+    pub async fn missing_tools(&self, config: &DockerConfig) -> Result<Vec<String>, SandboxError> {
+        let key = format!("tool-check-{}", uuid::Uuid::now_v7().simple());
+        let sandbox = DockerSandbox::new(self.clone(), config.clone(), &key)?;
+        let script = format!(
+            "for t in {}; do command -v \"$t\" >/dev/null 2>&1 || echo \"$t\"; done",
+            TOOLS.join(" ")
+        );
+        let checked = sandbox.exec(ShellRequest::new(script)).await;
+        let removed = sandbox.remove(true).await;
+        let outcome = checked.map_err(|e| SandboxError::Docker {
+            action: "check the image's tools".into(),
+            message: e.message,
+        })?;
+        removed?;
+        Ok(outcome
+            .output
+            .lines()
+            .map(str::trim)
+            .filter(|t| TOOLS.contains(t))
+            .map(str::to_owned)
+            .collect())
+    }
+}
+
+/// Whether a line of the package tool's output says how far the build is: its own steps and
+/// warnings, and apt's and dpkg's line per package fetched, unpacked and set up (the rest of
+/// `--verbose` is kept only for an error's last lines).
+fn shown(line: &str) -> bool {
+    ["I: ", "W: ", "E: ", "Get:", "Unpacking ", "Setting up "]
+        .iter()
+        .any(|p| line.starts_with(p))
 }
 
 /// A private folder for the recipe's script while it runs.
