@@ -75,6 +75,7 @@ pub fn builder() -> Builder<tauri::Wry> {
             import::conversation_import_dropped,
             import::file_drags_watch,
             library::sandbox_status,
+            library::sandbox_image_build,
             settings::settings_get,
             settings::settings_save,
             settings::provider_thresholds_save,
@@ -132,7 +133,7 @@ mod tests {
             .skip(1)
             .filter_map(|rest| rest.split('"').next())
             .collect();
-        assert_eq!(invoked.len(), 58, "{invoked:?}");
+        assert_eq!(invoked.len(), 59, "{invoked:?}");
         for command in invoked {
             assert!(
                 build_rs.contains(&format!("\"{command}\"")),

@@ -53,6 +53,7 @@ fn main() {
         "conversation_import_dropped",
         "file_drags_watch",
         "sandbox_status",
+        "sandbox_image_build",
         "settings_get",
         "settings_save",
         "provider_thresholds_save",

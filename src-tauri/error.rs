@@ -70,6 +70,11 @@ impl AppError {
         }
     }
 
+    /// Someone else is doing it already.
+    pub fn conflict(message: impl ToString) -> Self {
+        Self::new(ErrorCode::Conflict, message)
+    }
+
     /// Something that should not happen, said plainly.
     pub fn internal(message: impl ToString) -> Self {
         Self::new(ErrorCode::Internal, message)

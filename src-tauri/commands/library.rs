@@ -8,8 +8,8 @@ use decima_runtime::providers::{self, ProviderDraft};
 use tauri::State;
 
 use crate::dto::{
-    PresetView, PricesView, ProbeFailure, ProviderModels, ProviderName, ProviderPresetView,
-    ProviderProbe, ProviderView, SandboxStatus,
+    ImageBuildEvent, PresetView, PricesView, ProbeFailure, ProviderModels, ProviderName,
+    ProviderPresetView, ProviderProbe, ProviderView, SandboxImageView, SandboxStatus,
 };
 use crate::{AppError, AppState};
 
@@ -262,16 +262,73 @@ pub async fn preset_import(
 pub async fn sandbox_status(state: State<'_, AppState>) -> Result<SandboxStatus, AppError> {
     Ok(
         match decima_runtime::agent::docker::engine(&state.data_dir).await {
-            Ok(_) => SandboxStatus {
+            Ok(engine) => SandboxStatus {
                 docker_available: true,
                 detail: String::new(),
+                image: engine
+                    .image_status(decima_sandbox::DockerConfig::DEFAULT_IMAGE)
+                    .await
+                    .ok()
+                    .map(SandboxImageView::from),
             },
             Err(e) => SandboxStatus {
                 docker_available: false,
                 detail: docker_detail(e),
+                image: None,
             },
         },
     )
+}
+
+/// One image build at a time in this window.
+static BUILDING: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
+/// Builds the analyst's sandbox image from the recipe (minutes), reporting each step and each
+/// package fetched and unpacked on `on_progress`; `force` builds it again even when it is
+/// current. A second build while one runs is refused.
+#[tauri::command]
+#[specta::specta]
+#[tracing::instrument(name = "command", skip_all, fields(name = "sandbox_image_build"))]
+pub async fn sandbox_image_build(
+    state: State<'_, AppState>,
+    force: bool,
+    on_progress: tauri::ipc::Channel<ImageBuildEvent>,
+) -> Result<SandboxImageView, AppError> {
+    let Ok(_one) = BUILDING.try_lock() else {
+        return Err(AppError::conflict(
+            "the sandbox image is being built already",
+        ));
+    };
+    let sandbox_error = |e| AppError::from(decima_runtime::RuntimeError::Sandbox(e));
+    let engine = decima_runtime::agent::docker::engine(&state.data_dir)
+        .await
+        .map_err(sandbox_error)?;
+    let mirror = std::env::var("DECIMA_DEBIAN_MIRROR")
+        .ok()
+        .filter(|m| !m.is_empty())
+        .unwrap_or_else(|| decima_sandbox::docker::image::DEFAULT_MIRROR.to_owned());
+    let report = |event: decima_sandbox::docker::image::BuildEvent| {
+        let event = match event {
+            decima_sandbox::docker::image::BuildEvent::Step(text) => ImageBuildEvent::Step {
+                text: text.to_owned(),
+            },
+            decima_sandbox::docker::image::BuildEvent::Progress(line) => {
+                ImageBuildEvent::Progress { line }
+            }
+        };
+        // A window closed mid-build stops listening; the build goes on.
+        let _ = on_progress.send(event);
+    };
+    let status = engine
+        .build_sandbox_image(
+            decima_sandbox::DockerConfig::DEFAULT_IMAGE,
+            &mirror,
+            force,
+            &report,
+        )
+        .await
+        .map_err(sandbox_error)?;
+    Ok(SandboxImageView::from(status))
 }
 
 /// What failed, for the settings screen: the cause alone where the engine did not answer, since

@@ -233,6 +233,54 @@ pub struct SandboxStatus {
     pub docker_available: bool,
     /// Why not, in words a person can act on; empty when it is available.
     pub detail: String,
+    /// The analyst's sandbox image, when the engine answered.
+    pub image: Option<SandboxImageView>,
+}
+
+/// The analyst's sandbox image as the engine holds it, for the settings' Build button.
+#[derive(Debug, Clone, Serialize, Type)]
+#[serde(rename_all = "camelCase")]
+pub struct SandboxImageView {
+    /// Its name (`decima-sandbox:latest`).
+    pub name: String,
+    /// Whether the engine has it.
+    pub present: bool,
+    /// Whether it was built from this Decima's recipe: a build would change nothing.
+    pub current: bool,
+    /// Its size in megabytes.
+    pub size_mb: Option<u32>,
+    /// When it was built (RFC 3339).
+    pub created: Option<String>,
+}
+
+impl From<decima_sandbox::docker::image::ImageStatus> for SandboxImageView {
+    fn from(s: decima_sandbox::docker::image::ImageStatus) -> Self {
+        Self {
+            name: s.image,
+            present: s.present,
+            current: s.current,
+            size_mb: s
+                .size_bytes
+                .map(|b| u32::try_from(b / 1_000_000).unwrap_or(u32::MAX)),
+            created: s.created,
+        }
+    }
+}
+
+/// What an image build is doing, as the settings show it.
+#[derive(Debug, Clone, Serialize, Type)]
+#[serde(rename_all = "camelCase", tag = "type")]
+pub enum ImageBuildEvent {
+    /// A step began.
+    Step {
+        /// Which, in English (the build's own words).
+        text: String,
+    },
+    /// A package was fetched or unpacked, or the tool said where it is.
+    Progress {
+        /// The tool's line.
+        line: String,
+    },
 }
 
 /// A provider preset the first-start setup offers: where it is, its default model and window.

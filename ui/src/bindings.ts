@@ -204,6 +204,12 @@ export const commands = {
 	 *  say why not. Runs on the host need nothing.
 	 */
 	sandboxStatus: () => typedError<SandboxStatus, AppError>(__TAURI_INVOKE("sandbox_status")),
+	/**
+	 *  Builds the analyst's sandbox image from the recipe (minutes), reporting each step and each
+	 *  package fetched and unpacked on `on_progress`; `force` builds it again even when it is
+	 *  current. A second build while one runs is refused.
+	 */
+	sandboxImageBuild: (force: boolean, onProgress: Channel<ImageBuildEvent>) => typedError<SandboxImageView, AppError>(__TAURI_INVOKE("sandbox_image_build", { force, onProgress })),
 	/**  What the settings say now. */
 	settingsGet: () => typedError<WorkbenchSettings, AppError>(__TAURI_INVOKE("settings_get")),
 	/**
@@ -561,6 +567,17 @@ export type FindingView = {
 	/**  What to do about it. */
 	recommendation: string,
 };
+
+/**  What an image build is doing, as the settings show it. */
+export type ImageBuildEvent = 
+/**  A step began. */
+{ type: "step"; 
+/**  Which, in English (the build's own words). */
+text: string } | 
+/**  A package was fetched or unpacked, or the tool said where it is. */
+{ type: "progress"; 
+/**  The tool's line. */
+line: string };
 
 /**  One layer's share of the context, as a run reports it. */
 export type LayerTokens = {
@@ -1063,12 +1080,28 @@ export type RunOptionsView = {
 	defaultWorkspace: string,
 };
 
+/**  The analyst's sandbox image as the engine holds it, for the settings' Build button. */
+export type SandboxImageView = {
+	/**  Its name (`decima-sandbox:latest`). */
+	name: string,
+	/**  Whether the engine has it. */
+	present: boolean,
+	/**  Whether it was built from this Decima's recipe: a build would change nothing. */
+	current: boolean,
+	/**  Its size in megabytes. */
+	sizeMb: number | null,
+	/**  When it was built (RFC 3339). */
+	created: string | null,
+};
+
 /**  Whether runs can use the Docker sandbox, for the settings screen. */
 export type SandboxStatus = {
 	/**  A Docker engine answered. */
 	dockerAvailable: boolean,
 	/**  Why not, in words a person can act on; empty when it is available. */
 	detail: string,
+	/**  The analyst's sandbox image, when the engine answered. */
+	image: SandboxImageView | null,
 };
 
 /**  One message found by a search: enough to list it and open its conversation there. */

@@ -448,6 +448,17 @@ const en = {
     imported_one: "Imported {{count}} server: {{names}}.",
     imported_other: "Imported {{count}} servers: {{names}}.",
   },
+  sandboxImage: {
+    missing: "The sandbox image {{name}} is not built yet: runs in Docker need it.",
+    current: "The sandbox image {{name}} is built from this version's recipe ({{size}} MB, {{created}}).",
+    outdated: "The sandbox image {{name}} was built from another recipe: update it.",
+    contents: "Python with pandas, numpy, scipy, matplotlib and openpyxl; sqlite3, jq, csvkit, git and Node.js. Built from Debian's packages, no image registry needed; the first build takes a few minutes.",
+    build: "Build",
+    update: "Update",
+    rebuild: "Rebuild",
+    starting: "Starting",
+    counts: "{{fetched}} packages fetched, {{unpacked}} unpacked",
+  },
   settings: {
     edit: "Edit",
     save: "Save",

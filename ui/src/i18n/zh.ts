@@ -450,6 +450,17 @@ const zh: Messages = {
     imported_one: "已导入 {{count}} 个服务器：{{names}}。",
     imported_other: "已导入 {{count}} 个服务器：{{names}}。",
   },
+  sandboxImage: {
+    missing: "沙箱镜像 {{name}} 尚未构建：在 Docker 中运行需要它。",
+    current: "沙箱镜像 {{name}} 已按此版本的配方构建（{{size}} MB，{{created}}）。",
+    outdated: "沙箱镜像 {{name}} 是按其他配方构建的：请更新。",
+    contents: "包含 Python（pandas、numpy、scipy、matplotlib、openpyxl）以及 sqlite3、jq、csvkit、git 和 Node.js。由 Debian 软件包构建，无需镜像仓库；首次构建需要几分钟。",
+    build: "构建",
+    update: "更新",
+    rebuild: "重新构建",
+    starting: "正在开始",
+    counts: "已下载 {{fetched}} 个软件包，已解包 {{unpacked}} 个",
+  },
   settings: {
     edit: "编辑",
     save: "保存",

@@ -12,6 +12,8 @@ import type {
   McpCheckView,
   McpServerView,
   ToolImageView,
+  ImageBuildEvent,
+  SandboxStatus,
   MessagePage,
   MessageView,
   PageAt,
@@ -112,6 +114,13 @@ export class FakeBackend {
   mcpChecks: Record<string, McpCheckView | string> = {};
   /** The servers each conversation switched off. */
   mcpOff: Record<string, string[]> = {};
+  /** What sandbox_status answers. */
+  sandbox: SandboxStatus = { dockerAvailable: false, detail: "no engine at unix:///var/run/docker.sock", image: null };
+  /** The events an image build reports, and how it fails (if it does). */
+  imageBuild: ImageBuildEvent[] = [];
+  imageBuildFailure: AppError | null = null;
+  /** Held until resolved: the build is still going while a test looks at its progress. */
+  imageBuildGate: Promise<void> | null = null;
   /** The images of tool results, by `conversation/call` id. */
   toolImages: Record<string, ToolImageView[]> = {};
   /** Where keys go when no keyring service runs (null: the keyring). */
@@ -510,7 +519,16 @@ export class FakeBackend {
         this.providers = this.providers.filter((p) => p.name !== args.name);
         return null;
       case "sandbox_status":
-        return { dockerAvailable: false, detail: "no engine at unix:///var/run/docker.sock" };
+        return this.sandbox;
+      case "sandbox_image_build": {
+        const channel = args.onProgress as Channel<ImageBuildEvent>;
+        for (const event of this.imageBuild) channel.onmessage(event);
+        if (this.imageBuildGate) await this.imageBuildGate;
+        if (this.imageBuildFailure) throw this.imageBuildFailure;
+        const image = { name: "decima-sandbox:latest", present: true, current: true, sizeMb: 1374, created: "2026-11-27T01:39:12Z" };
+        this.sandbox = { ...this.sandbox, image };
+        return image;
+      }
       case "preset_list":
         return this.presets;
       case "preset_import": {

@@ -1,8 +1,9 @@
 import { useEffect, useState } from "react";
 import { useTranslation } from "react-i18next";
 import { call } from "../../api/call";
-import { commands, type AppError, type ProviderView, type SandboxStatus, type WorkbenchSettings } from "../../bindings";
+import { commands, type AppError, type ProviderView, type SandboxImageView, type SandboxStatus, type WorkbenchSettings } from "../../bindings";
 import { InlineError } from "../InlineError";
+import { SandboxImage } from "./SandboxImage";
 
 const SANDBOXES = ["host", "docker"] as const;
 
@@ -17,6 +18,8 @@ export function RunSettings({ providers, sandbox }: Props) {
   const [settings, setSettings] = useState<WorkbenchSettings | null>(null);
   const [saved, setSaved] = useState(false);
   const [error, setError] = useState<AppError | null>(null);
+  /** The image as the last build here left it (the status was read when the dialog opened). */
+  const [built, setBuilt] = useState<SandboxImageView | null>(null);
 
   useEffect(() => {
     let alive = true;
@@ -92,6 +95,7 @@ export function RunSettings({ providers, sandbox }: Props) {
       <p data-testid="sandbox-status">
         {sandbox === null ? "…" : sandbox.dockerAvailable ? t("settings.dockerOk") : t("settings.dockerMissing", { detail: sandbox.detail })}
       </p>
+      {sandbox?.image && <SandboxImage image={built ?? sandbox.image} onBuilt={setBuilt} />}
       <InlineError error={error} testId="run-settings-error" />
       {saved && (
         <p className="muted" role="status" data-testid="run-settings-saved">
