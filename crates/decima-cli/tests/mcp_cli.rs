@@ -12,7 +12,7 @@ mod common;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use common::{DockerCleanup, Env, text};
+use common::{DockerCleanup, Env, last_tool_result, text};
 use serde_json::{Value, json};
 
 /// The image with node and the reference servers (built by `ensure_mcp_test_image`).
@@ -274,17 +274,7 @@ async fn in_docker_a_run_calls_a_server_running_in_the_conversations_container()
     assert!(out.status.success(), "{}", text(&out.stderr));
     let second = env.request_text(1);
     assert!(second.contains("Echo: from the sandbox"), "{second}");
-    let third = env.server.requests()[2].json.clone().unwrap();
-    let env_result = third["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .rev()
-        .find(|m| m["role"] == "tool")
-        .unwrap()["content"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+    let env_result = last_tool_result(&env, 2);
     let seen: Value = serde_json::from_str(&env_result).unwrap();
     assert_eq!(
         seen["HOME"], "/workspace",
@@ -292,18 +282,7 @@ async fn in_docker_a_run_calls_a_server_running_in_the_conversations_container()
     );
     assert_eq!(seen["ANALYST_VAR"], "set");
     assert!(seen.get("DECIMA_API_KEY").is_none(), "{env_result}");
-    let last_result = |i: usize| -> String {
-        env.server.requests()[i].json.clone().unwrap()["messages"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .rev()
-            .find(|m| m["role"] == "tool")
-            .unwrap()["content"]
-            .as_str()
-            .unwrap()
-            .to_owned()
-    };
+    let last_result = |i: usize| last_tool_result(&env, i);
     // The image was saved in the container's workspace, where the model's tools see it.
     let image = last_result(3);
     let saved = image

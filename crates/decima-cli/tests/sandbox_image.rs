@@ -10,24 +10,10 @@
 
 mod common;
 
-use common::{DockerCleanup, Env, text};
+use common::{DockerCleanup, Env, last_tool_result, text};
 use serde_json::{Value, json};
 
 const IMAGE: &str = "decima-sandbox:latest";
-
-/// The last tool result the model got in request `i`.
-fn last_result(env: &Env, i: usize) -> String {
-    env.server.requests()[i].json.clone().unwrap()["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .rev()
-        .find(|m| m["role"] == "tool")
-        .unwrap()["content"]
-        .as_str()
-        .unwrap()
-        .to_owned()
-}
 
 #[tokio::test]
 async fn the_built_image_reports_its_recipe_and_size() {
@@ -110,12 +96,12 @@ async fn an_agent_does_an_analysts_work_in_the_image() {
         .await;
     assert!(out.status.success(), "{}", text(&out.stderr));
 
-    let grouped = last_result(&env, 2);
+    let grouped = last_tool_result(&env, 2);
     assert!(
         grouped.contains("{'APAC': 1750, 'EMEA': 2550}"),
         "pandas read the CSV: {grouped}"
     );
-    let chart = last_result(&env, 3);
+    let chart = last_tool_result(&env, 3);
     assert!(
         chart.contains(r"b'\x89PNG\r\n\x1a\n'"),
         "matplotlib saved a PNG: {chart}"
@@ -124,10 +110,10 @@ async fn an_agent_does_an_analysts_work_in_the_image() {
         !chart.contains("Glyph"),
         "the Chinese title had a font: {chart}"
     );
-    let query = last_result(&env, 4);
+    let query = last_tool_result(&env, 4);
     assert!(query.contains("APAC=800"), "{query}");
     assert!(query.contains("EMEA=1200"), "{query}");
-    let checks = last_result(&env, 5);
+    let checks = last_tool_result(&env, 5);
     let lines: Vec<&str> = checks.lines().collect();
     assert!(lines.contains(&"1000"), "not root: {checks}");
     assert!(checks.contains("network-off"), "no network: {checks}");

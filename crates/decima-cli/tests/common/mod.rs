@@ -240,6 +240,20 @@ impl Drop for DockerCleanup {
     }
 }
 
+/// The last tool result the model got in request `i` (0-based).
+pub fn last_tool_result(env: &Env, i: usize) -> String {
+    env.server.requests()[i].json.clone().unwrap()["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .rev()
+        .find(|m| m["role"] == "tool")
+        .unwrap()["content"]
+        .as_str()
+        .unwrap()
+        .to_owned()
+}
+
 /// A conversation whose sandbox runs the test image, and the cleanup of its containers.
 pub async fn docker_conversation(env: &Env) -> (String, DockerCleanup) {
     let engine = std::process::Command::new("docker")

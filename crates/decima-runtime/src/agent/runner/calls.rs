@@ -213,19 +213,8 @@ impl Runner<'_, '_> {
 
     /// Answers a call that ran with its outcome: its text and the images it returned.
     async fn answer_outcome(&mut self, call: &ToolCall, outcome: &ToolOutcome) -> Result<Message> {
-        let mut message = dangling::result_message(self.execution.id, call, outcome.text.clone());
-        message.images = outcome.images.clone();
-        let stored = self.store_message(message).await?;
-        self.note_images(call, &outcome.images);
-        self.emit(Event::ToolFinished {
-            call_id: call.id.clone(),
-            name: call.name.clone(),
-            exit_code: outcome.exit_code,
-            duration_ms: ms(outcome),
-            class: outcome.class,
-            ran: true,
-            images: outcome.images.len(),
-        });
+        let stored = self.store_message(self.result_of(call, outcome)).await?;
+        self.finished(call, outcome);
         Ok(stored)
     }
 
@@ -236,9 +225,22 @@ impl Runner<'_, '_> {
         outcome: &ToolOutcome,
         records: Vec<(StepKind, String)>,
     ) -> Result<Message> {
+        let message = self.result_of(call, outcome);
+        let stored = self.store_noting(message, records, None).await?;
+        self.finished(call, outcome);
+        Ok(stored)
+    }
+
+    /// The message that answers a call that ran: its text, and the images it returned.
+    fn result_of(&self, call: &ToolCall, outcome: &ToolOutcome) -> NewMessage {
         let mut message = dangling::result_message(self.execution.id, call, outcome.text.clone());
         message.images = outcome.images.clone();
-        let stored = self.store_noting(message, records, None).await?;
+        message
+    }
+
+    /// After a call's result is stored: its images noted for later requests, and its end
+    /// reported.
+    fn finished(&mut self, call: &ToolCall, outcome: &ToolOutcome) {
         self.note_images(call, &outcome.images);
         self.emit(Event::ToolFinished {
             call_id: call.id.clone(),
@@ -249,7 +251,6 @@ impl Runner<'_, '_> {
             ran: true,
             images: outcome.images.len(),
         });
-        Ok(stored)
     }
 
     /// Answers a call that was not run (or not to its end): cancelled, interrupted, rolled
