@@ -110,6 +110,11 @@ async fn an_agent_does_an_analysts_work_in_the_image() {
         !chart.contains("Glyph"),
         "the Chinese title had a font: {chart}"
     );
+    // The chart is kept with the call's result, read from the container: its card shows it.
+    assert!(
+        chart.contains("image/png") && chart.contains("written by this call as chart.png"),
+        "{chart}"
+    );
     let query = last_tool_result(&env, 4);
     assert!(query.contains("APAC=800"), "{query}");
     assert!(query.contains("EMEA=1200"), "{query}");

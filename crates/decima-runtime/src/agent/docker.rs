@@ -210,6 +210,23 @@ impl Sandbox for LazyDocker {
     ) -> BoxFuture<'_, std::result::Result<WriteOutcome, ToolError>> {
         Box::pin(async move { self.get().await?.write_bytes(path, bytes).await })
     }
+
+    fn list_files(
+        &self,
+    ) -> BoxFuture<
+        '_,
+        std::result::Result<Vec<decima_sandbox::host::listing::WorkspaceFile>, ToolError>,
+    > {
+        Box::pin(async move { self.get().await?.list_files().await })
+    }
+
+    fn read_bytes(
+        &self,
+        path: String,
+        max: u64,
+    ) -> BoxFuture<'_, std::result::Result<Vec<u8>, ToolError>> {
+        Box::pin(async move { self.get().await?.read_bytes(path, max).await })
+    }
 }
 
 /// The host folder a container's workspace is mirrored into for snapshots.

@@ -120,6 +120,11 @@ pub trait AgentTool: Send + Sync {
     fn concurrent(&self) -> bool {
         false
     }
+    /// Whether a call can create or change files in the workspace: the loop then notes what
+    /// it changed (and keeps the images it wrote with its result).
+    fn changes_workspace(&self) -> bool {
+        false
+    }
 }
 
 /// `shell` in the sandbox.
@@ -150,6 +155,10 @@ impl AgentTool for ShellTool {
                 Err(e) => ToolOutcome::from((e, started.elapsed())),
             }
         })
+    }
+
+    fn changes_workspace(&self) -> bool {
+        true
     }
 }
 
@@ -204,6 +213,10 @@ impl AgentTool for WriteFileTool {
                 Err(e) => ToolOutcome::from((e, started.elapsed())),
             }
         })
+    }
+
+    fn changes_workspace(&self) -> bool {
+        true
     }
 }
 
@@ -285,6 +298,16 @@ impl<'a> Registry<'a> {
             Some((_, t)) => Some(t.as_ref()),
             None => self.extra.get(name).map(|t| t.as_ref()),
         }
+    }
+
+    /// Whether a call of `name` can change the workspace.
+    pub fn changes_workspace(&self, name: &str) -> bool {
+        self.find(name).is_some_and(|t| t.changes_workspace())
+    }
+
+    /// The execution's sandbox.
+    pub fn sandbox(&self) -> &Arc<dyn Sandbox> {
+        &self.sandbox
     }
 
     /// Whether calls of `name` run side by side with the calls of it that follow.

@@ -389,6 +389,10 @@ impl AgentTool for McpToolHandle {
             .instrument(span),
         )
     }
+
+    fn changes_workspace(&self) -> bool {
+        true
+    }
 }
 
 impl McpToolHandle {

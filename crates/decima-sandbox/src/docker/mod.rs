@@ -30,6 +30,7 @@ mod attached;
 mod engine;
 mod exec;
 pub mod image;
+mod listing;
 pub mod paths;
 mod sync;
 mod transfer;
@@ -548,6 +549,25 @@ impl Sandbox for DockerSandbox {
         Box::pin(async move {
             self.retrying(|| self.write_bytes_impl(&path, bytes.clone()))
                 .await
+        })
+    }
+
+    fn list_files(
+        &self,
+    ) -> BoxFuture<'_, Result<Vec<crate::host::listing::WorkspaceFile>, ToolError>> {
+        Box::pin(async move { self.retrying(|| self.list_files_impl()).await })
+    }
+
+    fn read_bytes(&self, path: String, max: u64) -> BoxFuture<'_, Result<Vec<u8>, ToolError>> {
+        Box::pin(async move {
+            let bytes = self.retrying(|| self.download_file(&path)).await?;
+            if bytes.len() as u64 > max {
+                return Err(ToolError::data(format!(
+                    "{path} is {} bytes, more than the {max} read whole",
+                    bytes.len()
+                )));
+            }
+            Ok(bytes)
         })
     }
 }

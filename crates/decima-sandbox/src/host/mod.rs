@@ -21,6 +21,7 @@
 //!   against; the Docker sandbox is the isolation boundary for that.)
 
 pub(crate) mod files;
+pub mod listing;
 pub(crate) mod paths;
 pub(crate) mod shell;
 pub mod tools;
@@ -62,6 +63,14 @@ pub trait Sandbox: Send + Sync {
         path: String,
         bytes: Vec<u8>,
     ) -> BoxFuture<'_, Result<WriteOutcome, ToolError>>;
+
+    /// The workspace's files with their sizes and times, without reading them: what a call
+    /// created or changed is the difference between two listings.
+    fn list_files(&self) -> BoxFuture<'_, Result<Vec<listing::WorkspaceFile>, ToolError>>;
+
+    /// A file of the workspace read whole, refused when larger than `max` bytes: a chart a
+    /// command saved, for the model and the window.
+    fn read_bytes(&self, path: String, max: u64) -> BoxFuture<'_, Result<Vec<u8>, ToolError>>;
 }
 
 /// The host sandbox's limits. `Default` gives the documented values.
@@ -182,6 +191,24 @@ impl Sandbox for HostSandbox {
             tokio::task::spawn_blocking(move || files::write_bytes(&ws, &path, &bytes))
                 .await
                 .map_err(|e| ToolError::system(format!("write task failed: {e}")))?
+        })
+    }
+
+    fn list_files(&self) -> BoxFuture<'_, Result<Vec<listing::WorkspaceFile>, ToolError>> {
+        Box::pin(async move {
+            let ws = self.open_workspace()?;
+            tokio::task::spawn_blocking(move || listing::list(&ws))
+                .await
+                .map_err(|e| ToolError::system(format!("list task failed: {e}")))?
+        })
+    }
+
+    fn read_bytes(&self, path: String, max: u64) -> BoxFuture<'_, Result<Vec<u8>, ToolError>> {
+        Box::pin(async move {
+            let ws = self.open_workspace()?;
+            tokio::task::spawn_blocking(move || listing::read_bytes(&ws, &path, max))
+                .await
+                .map_err(|e| ToolError::system(format!("read task failed: {e}")))?
         })
     }
 }

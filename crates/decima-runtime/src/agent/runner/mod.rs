@@ -19,6 +19,7 @@ mod resume;
 mod review;
 mod spawn;
 mod tool_search;
+mod workspace_changes;
 
 pub(super) use recovery::not_offered;
 
@@ -134,6 +135,8 @@ struct Runner<'s, 'a> {
     /// Images of the conversation's tool results that the model is shown (by the call each
     /// result answers): attached to those results in every request that carries them.
     shown_images: std::collections::HashMap<String, Vec<decima_core::ImagePart>>,
+    /// The workspace as the last listing found it, to tell what a call wrote.
+    files: tokio::sync::Mutex<Option<workspace_changes::Listing>>,
     /// Risky calls the tenth man held once: the same call again runs.
     held: std::sync::Mutex<std::collections::HashSet<(String, String)>>,
     _lease: Lease,
@@ -517,6 +520,7 @@ impl<'s, 'a> Runner<'s, 'a> {
             request_base,
             held: std::sync::Mutex::default(),
             shown_images,
+            files: tokio::sync::Mutex::new(None),
             cache: None,
             stored_since: std::sync::Mutex::default(),
             premarked: None,

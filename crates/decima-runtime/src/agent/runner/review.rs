@@ -9,7 +9,8 @@ use crate::review::{
 
 impl Runner<'_, '_> {
     /// Runs one tool call through the registry, behind the gates every call passes: the
-    /// approval of MCP calls, then the risky-call review (when on).
+    /// approval of MCP calls, then the risky-call review (when on). A call of a tool that can
+    /// write to the workspace is followed by what it changed there.
     pub(super) async fn call_tool(&self, call: &ToolCall) -> ToolOutcome {
         if let Some(refused) = self.unapproved(call).await {
             return refused;
@@ -17,9 +18,21 @@ impl Runner<'_, '_> {
         if let Some(held) = self.review_if_risky(call).await {
             return held;
         }
-        self.registry
+        let watched = self.registry.changes_workspace(&call.name);
+        let before = if watched {
+            self.listed_before().await
+        } else {
+            None
+        };
+        let outcome = self
+            .registry
             .call(&call.id, &call.name, &call.arguments, &self.session.cancel)
-            .await
+            .await;
+        if watched {
+            self.with_changes(call, before, outcome).await
+        } else {
+            outcome
+        }
     }
 
     /// An MCP call no rule approved and the analyst did not allow: refused as a tool error

@@ -1,0 +1,98 @@
+//! What a call wrote to the workspace: a chart a `shell` command saved is kept with the call's
+//! result (named in its text, stored with it for the window), and every file a call created
+//! or changed is logged with the call's id.
+
+// Test code: a failed setup step should panic right where it happened.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use common::Fixture;
+use decima_runtime::agent::RunOptions;
+use decima_store::ExecutionStatus;
+use serde_json::json;
+
+/// A 1×1 PNG.
+const PNG: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==";
+
+#[tokio::test]
+async fn a_chart_a_command_saved_is_kept_with_its_result_and_every_write_is_logged() {
+    let f = Fixture::new().await;
+    std::fs::write(f.workspace().join("before.txt"), "there already").unwrap();
+    f.call(
+        "shell",
+        json!({"command": format!("mkdir -p out && printf '%s' '{PNG}' | base64 -d > out/chart.png && echo drawn")}),
+    );
+    f.call(
+        "write_file",
+        json!({"path": "notes.md", "content": "# Notes\n"}),
+    );
+    f.call("shell", json!({"command": "cat before.txt"}));
+    f.say("Drawn.");
+    let outcome = f.run("Chart it", RunOptions::default()).await;
+    assert_eq!(outcome.execution.status, ExecutionStatus::Succeeded);
+
+    let chart = f.last_tool_result(1);
+    assert!(
+        chart.starts_with("drawn") || chart.contains("drawn"),
+        "{chart}"
+    );
+    assert!(
+        chart.contains("[image 1: image/png, 70 bytes, written by this call as out/chart.png]"),
+        "{chart}"
+    );
+    let notes = f.last_tool_result(2);
+    assert!(!notes.contains("[image"), "{notes}");
+    let read = f.last_tool_result(3);
+    assert!(!read.contains("[image"), "{read}");
+
+    // Kept with the result (an OpenAI-compatible model reads the text; the window shows it).
+    let messages = f.messages_of(&outcome).await;
+    let result = messages
+        .iter()
+        .find(|m| m.content.contains("written by this call as out/chart.png"))
+        .unwrap();
+    let kept = f
+        .store
+        .messages()
+        .result_images(
+            outcome.execution.conversation_id,
+            result.tool_call_id.as_deref().unwrap(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(kept.len(), 1);
+    assert_eq!(kept[0].media_type, "image/png");
+    assert_eq!(&*kept[0].data, PNG);
+
+    // Which call wrote which file: the chart by the first, the notes by the second; the
+    // third wrote nothing, and the file that was there before is nobody's.
+    let events = f
+        .store
+        .events()
+        .execution_after(outcome.execution.id, 0, 1000)
+        .await
+        .unwrap();
+    let changes: Vec<(String, Vec<String>)> = events
+        .iter()
+        .filter(|e| e.kind == "workspace.changed")
+        .map(|e| {
+            (
+                e.payload["name"].as_str().unwrap().to_owned(),
+                e.payload["files"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|f| f["path"].as_str().unwrap().to_owned())
+                    .collect(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        changes,
+        [
+            ("shell".to_owned(), vec!["out/chart.png".to_owned()]),
+            ("write_file".to_owned(), vec!["notes.md".to_owned()]),
+        ]
+    );
+}
