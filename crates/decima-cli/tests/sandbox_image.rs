@@ -45,6 +45,45 @@ async fn the_built_image_reports_its_recipe_and_size() {
     );
 }
 
+#[tokio::test]
+async fn a_build_that_fails_says_why_and_leaves_the_working_image_alone() {
+    let env = Env::new().await;
+    let status = |env: &Env| {
+        let out = env
+            .command(&["sandbox", "image", "status", "--json"])
+            .output()
+            .unwrap();
+        serde_json::from_slice::<Value>(&out.stdout).unwrap()
+    };
+    let before = status(&env);
+    assert_eq!(before["current"], true, "{before}");
+    // A mirror nothing answers on: the package tool fails at its first download.
+    let out = env
+        .command(&["sandbox", "image", "build", "--force"])
+        .env("DECIMA_DEBIAN_MIRROR", "http://127.0.0.1:9/debian")
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let said = text(&out.stderr);
+    assert!(said.contains("mmdebstrap failed"), "{said}");
+    assert!(
+        said.contains("127.0.0.1:9"),
+        "the tool's own last lines: {said}"
+    );
+    let after = status(&env);
+    assert_eq!(after["id"], before["id"], "the working image is untouched");
+    assert_eq!(after["current"], true);
+    let tags = std::process::Command::new("docker")
+        .args(["images", "--format", "{{.Tag}}", "decima-sandbox"])
+        .output()
+        .unwrap();
+    assert!(
+        !text(&tags.stdout).contains("building-"),
+        "no build tag is left: {}",
+        text(&tags.stdout)
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_agent_does_an_analysts_work_in_the_image() {
     let env = Env::new().await;

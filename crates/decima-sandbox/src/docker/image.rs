@@ -172,7 +172,7 @@ impl DockerEngine {
         let (repo, tag) = image.rsplit_once(':').unwrap_or((image, "latest"));
         let building = format!("building-{}", recipe_hash());
         let dir = tempfile_dir().map_err(|e| failed(format!("no folder for the recipe: {e}")))?;
-        let script = dir.join("customize.sh");
+        let script = dir.0.join("customize.sh");
         std::fs::write(&script, CUSTOMIZE)
             .map_err(|e| failed(format!("the recipe's script could not be written: {e}")))?;
 
@@ -294,7 +294,6 @@ impl DockerEngine {
                 .remove_image(&old, None::<RemoveImageOptions>, None)
                 .await;
         }
-        let _ = std::fs::remove_dir_all(&dir);
         self.image_status(image).await
     }
 }
@@ -335,11 +334,20 @@ fn shown(line: &str) -> bool {
         .any(|p| line.starts_with(p))
 }
 
+/// A folder removed when dropped, however the build ends.
+struct ScratchDir(std::path::PathBuf);
+
+impl Drop for ScratchDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
 /// A private folder for the recipe's script while it runs.
-fn tempfile_dir() -> std::io::Result<std::path::PathBuf> {
+fn tempfile_dir() -> std::io::Result<ScratchDir> {
     let dir = std::env::temp_dir().join(format!("decima-image-{}", uuid::Uuid::now_v7().simple()));
     std::fs::create_dir(&dir)?;
-    Ok(dir)
+    Ok(ScratchDir(dir))
 }
 
 #[cfg(test)]
