@@ -18,6 +18,7 @@ const LIST: &str = "cd /workspace && find . \\( -path ./.decima -o -path ./conte
 const LIST_BYTES: usize = 4 * 1024 * 1024;
 
 impl DockerSandbox {
+    /// The workspace's files, by one exec in the container.
     pub(crate) async fn list_files_impl(&self) -> Result<Vec<WorkspaceFile>, ToolError> {
         let container = self.container().await?;
         let mut out = Vec::new();

@@ -9,8 +9,11 @@ use crate::events::EventSink;
 
 /// `todo_write` for one execution.
 pub(super) struct PlanTool<'s> {
+    /// Where the plan is kept.
     pub store: &'s Store,
+    /// Where the new plan is shown.
     pub events: &'s dyn EventSink,
+    /// Whose plan it is.
     pub execution: ExecutionId,
 }
 
