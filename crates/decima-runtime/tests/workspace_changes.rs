@@ -96,3 +96,69 @@ async fn a_chart_a_command_saved_is_kept_with_its_result_and_every_write_is_logg
         ]
     );
 }
+
+#[tokio::test]
+async fn a_long_run_shows_an_anthropic_model_only_its_newest_twenty_images() {
+    let f = Fixture::new().await;
+    f.add_provider("claude", "anthropic", "claude-sonnet-4-5", 200_000)
+        .await;
+    // More charts than a request may show: one per step, 24 of them.
+    for i in 0..24 {
+        f.call(
+            "shell",
+            json!({"command": format!("printf '%s' '{PNG}' | base64 -d > chart-{i:02}.png")}),
+        );
+    }
+    f.say("Drawn.");
+    let outcome = decima_runtime::agent::run(
+        &decima_runtime::agent::Session {
+            provider: Some("claude"),
+            ..f.session(&decima_runtime::agent::StopOnFailure)
+        },
+        decima_runtime::agent::RunRequest {
+            conversation: None,
+            workspace: Some(f.workspace()),
+            task: "Chart every month".into(),
+            sandbox: decima_store::SandboxKind::Host,
+            options: RunOptions {
+                tenth_man: decima_runtime::review::TenthManMode::Off,
+                ..RunOptions::default()
+            },
+        },
+    )
+    .await
+    .unwrap();
+    assert_eq!(outcome.execution.status, ExecutionStatus::Succeeded);
+    let requests = f.server.requests();
+    let last = requests.last().unwrap().json.as_ref().unwrap();
+    let results: Vec<&serde_json::Value> = last["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|m| m["content"].as_array().into_iter().flatten())
+        .filter(|b| b["type"] == "tool_result")
+        .collect();
+    assert_eq!(results.len(), 24);
+    let shown: Vec<usize> = results
+        .iter()
+        .map(|r| {
+            r["content"].as_array().map_or(0, |blocks| {
+                blocks.iter().filter(|b| b["type"] == "image").count()
+            })
+        })
+        .collect();
+    // The four oldest results are text (naming their files); the newest twenty show theirs.
+    assert_eq!(shown[..4], [0, 0, 0, 0], "{shown:?}");
+    assert!(shown[4..].iter().all(|&n| n == 1), "{shown:?}");
+    assert!(
+        results[0]["content"]
+            .as_str()
+            .unwrap()
+            .contains("written by this call as chart-00.png"),
+        "{}",
+        results[0]
+    );
+    // A request earlier in the run, with fewer than twenty, shows every one it carries.
+    let early = requests[3].json.as_ref().unwrap().to_string();
+    assert_eq!(early.matches("\"type\":\"image\"").count(), 3);
+}

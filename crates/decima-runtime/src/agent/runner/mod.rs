@@ -68,6 +68,9 @@ const STEP_BATCH: usize = 3;
 const STEP_SUMMARY_TOKENS: u32 = 600;
 /// Longest step record, in characters: records are notes, not transcripts.
 const RECORD_CHARS: usize = 400;
+/// The most images a request shows the model (the newest): Anthropic refuses more than 100, and
+/// past 20 it holds each to a smaller size.
+const MAX_SHOWN_IMAGES: usize = 20;
 /// Calibration samples saved one by one, while the factor still moves.
 const CALIBRATION_WARMUP: u32 = 8;
 /// After the warm-up, the calibration is saved every this many samples.

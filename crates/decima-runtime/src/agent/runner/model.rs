@@ -112,23 +112,31 @@ impl Runner<'_, '_> {
         }
     }
 
-    /// The context with each tool result's images attached, where the model is shown them.
-    /// The stored token counts already hold what they cost, so the window chose the same
-    /// messages; only the request's drafts change.
+    /// The context with each tool result's images attached, where the model is shown them:
+    /// the newest [`MAX_SHOWN_IMAGES`], however long the history (Anthropic refuses a request
+    /// with more than 100, and holds images to a smaller size once there are more than 20);
+    /// older results keep only the text that names their saved files. The stored token counts
+    /// hold what every image costs, so the window errs on the safe side.
     fn with_images(&self, mut built: Built) -> Built {
         if self.shown_images.is_empty() {
             return built;
         }
-        for m in &mut built.assembled.messages {
+        let mut room = MAX_SHOWN_IMAGES;
+        for m in built.assembled.messages.iter_mut().rev() {
             let images = match (&m.message.role, &m.message.tool_call_id) {
                 (Role::Tool, Some(id)) if m.message.images.is_empty() => self.shown_images.get(id),
                 _ => None,
             };
-            if let Some(images) = images {
-                let mut shown = (*m.message).clone();
-                shown.images = images.clone();
-                m.message = Arc::new(shown);
+            let Some(images) = images else { continue };
+            let taken = images.len().min(room);
+            if taken == 0 {
+                break;
             }
+            room -= taken;
+            let mut shown = (*m.message).clone();
+            // The result's last images, if only some fit: nearest the end, as the rest is.
+            shown.images = images[images.len() - taken..].to_vec();
+            m.message = Arc::new(shown);
         }
         built
     }
