@@ -139,20 +139,7 @@ async fn an_allowed_mcp_call_runs_and_its_result_and_image_reach_the_model() {
     assert_eq!(&bytes[1..4], b"PNG");
     // The image is kept with its result for the window; an OpenAI-compatible model is not
     // shown it in a tool result, so it costs nothing there.
-    let messages = f.messages_of(&outcome).await;
-    let result = messages
-        .iter()
-        .find(|m| m.content.contains("[image 1: image/png"))
-        .unwrap();
-    let kept = f
-        .store
-        .messages()
-        .result_images(
-            outcome.execution.conversation_id,
-            result.tool_call_id.as_deref().unwrap(),
-        )
-        .await
-        .unwrap();
+    let (_, kept) = f.result_with_images(&outcome, "[image 1: image/png").await;
     assert_eq!(kept.len(), 1);
     assert_eq!(kept[0].media_type, "image/png");
     assert_eq!(kept[0].tokens, 0);
@@ -231,20 +218,7 @@ async fn an_anthropic_model_is_shown_an_mcp_image_in_its_tool_result_in_every_la
         assert_eq!(&png[1..4], b"PNG");
     }
     // Kept with the result, at what showing it costs; counted in the stored tokens.
-    let messages = f.messages_of(&outcome).await;
-    let result = messages
-        .iter()
-        .find(|m| m.content.contains("[image 1: image/png"))
-        .unwrap();
-    let kept = f
-        .store
-        .messages()
-        .result_images(
-            outcome.execution.conversation_id,
-            result.tool_call_id.as_deref().unwrap(),
-        )
-        .await
-        .unwrap();
+    let (result, kept) = f.result_with_images(&outcome, "[image 1: image/png").await;
     assert_eq!(kept.len(), 1);
     assert!(kept[0].tokens > 0);
     assert!(

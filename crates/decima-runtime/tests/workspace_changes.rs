@@ -47,20 +47,9 @@ async fn a_chart_a_command_saved_is_kept_with_its_result_and_every_write_is_logg
     assert!(!read.contains("[image"), "{read}");
 
     // Kept with the result (an OpenAI-compatible model reads the text; the window shows it).
-    let messages = f.messages_of(&outcome).await;
-    let result = messages
-        .iter()
-        .find(|m| m.content.contains("written by this call as out/chart.png"))
-        .unwrap();
-    let kept = f
-        .store
-        .messages()
-        .result_images(
-            outcome.execution.conversation_id,
-            result.tool_call_id.as_deref().unwrap(),
-        )
-        .await
-        .unwrap();
+    let (_, kept) = f
+        .result_with_images(&outcome, "written by this call as out/chart.png")
+        .await;
     assert_eq!(kept.len(), 1);
     assert_eq!(kept[0].media_type, "image/png");
     assert_eq!(&*kept[0].data, PNG);

@@ -200,6 +200,30 @@ impl Fixture {
             .unwrap()
     }
 
+    /// The stored tool result whose text holds `needle`, and the images kept with it.
+    pub async fn result_with_images(
+        &self,
+        outcome: &RunOutcome,
+        needle: &str,
+    ) -> (decima_core::Message, Vec<decima_core::ImagePart>) {
+        let result = self
+            .messages_of(outcome)
+            .await
+            .into_iter()
+            .find(|m| m.content.contains(needle))
+            .unwrap_or_else(|| panic!("no stored result holds {needle:?}"));
+        let kept = self
+            .store
+            .messages()
+            .result_images(
+                outcome.execution.conversation_id,
+                result.tool_call_id.as_deref().unwrap(),
+            )
+            .await
+            .unwrap();
+        (result, kept)
+    }
+
     pub fn request_text(&self, i: usize) -> String {
         self.server.requests()[i].json.as_ref().unwrap().to_string()
     }
