@@ -19,6 +19,7 @@ mod executions;
 mod exports;
 mod failures;
 mod mcp_servers;
+mod message_images;
 mod messages;
 mod pool;
 mod presets;

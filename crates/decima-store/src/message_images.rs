@@ -1,0 +1,66 @@
+//! Reading the images of tool results, kept beside their messages (`message_images`); they are
+//! written with their message by [`Messages::append`] and [`Messages::append_noting`].
+
+use decima_core::{ConversationId, ImagePart};
+
+use crate::{Messages, Result};
+
+impl Messages<'_> {
+    /// The images of the conversation's live tool results, with the call each result answers,
+    /// in the order of the history: what a model that takes images in tool results is shown
+    /// again in every request that carries the result.
+    pub async fn tool_result_images(
+        &self,
+        conversation: ConversationId,
+    ) -> Result<Vec<(String, Vec<ImagePart>)>> {
+        let rows: Vec<(Option<String>, String, String, i64)> = sqlx::query_as(
+            "SELECT m.tool_call_id, i.media_type, i.data, i.tokens FROM message_images i \
+             JOIN messages m ON m.id = i.message_id \
+             WHERE m.conversation_id = ? AND m.deleted_at IS NULL ORDER BY m.seq, i.ordinal",
+        )
+        .bind(conversation.to_string())
+        .fetch_all(self.store.pool())
+        .await?;
+        let mut out: Vec<(String, Vec<ImagePart>)> = Vec::new();
+        for (call, media_type, data, tokens) in rows {
+            let image = image_part(media_type, data, tokens);
+            let call = call.unwrap_or_default();
+            match out.last_mut() {
+                Some((last, images)) if *last == call => images.push(image),
+                _ => out.push((call, vec![image])),
+            }
+        }
+        Ok(out)
+    }
+
+    /// The images of the live result of one tool call (none for most), in order: what the
+    /// window shows on the call's card and on its result.
+    pub async fn result_images(
+        &self,
+        conversation: ConversationId,
+        call_id: &str,
+    ) -> Result<Vec<ImagePart>> {
+        let rows: Vec<(String, String, i64)> = sqlx::query_as(
+            "SELECT i.media_type, i.data, i.tokens FROM message_images i \
+             JOIN messages m ON m.id = i.message_id \
+             WHERE m.conversation_id = ? AND m.tool_call_id = ? AND m.deleted_at IS NULL \
+             ORDER BY m.seq, i.ordinal",
+        )
+        .bind(conversation.to_string())
+        .bind(call_id)
+        .fetch_all(self.store.pool())
+        .await?;
+        Ok(rows
+            .into_iter()
+            .map(|(media_type, data, tokens)| image_part(media_type, data, tokens))
+            .collect())
+    }
+}
+
+fn image_part(media_type: String, data: String, tokens: i64) -> ImagePart {
+    ImagePart {
+        media_type,
+        data: data.into(),
+        tokens: u32::try_from(tokens).unwrap_or(0),
+    }
+}
