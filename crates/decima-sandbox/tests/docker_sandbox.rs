@@ -677,6 +677,47 @@ async fn appended_files_send_only_their_new_bytes_and_a_differing_copy_is_replac
     assert!(sb.sync_appended("a/b", &files(0, 0)).await.is_err());
 }
 
+/// A process that writes before anything else, killed at once: the kill must not be lost
+/// for want of the group's report, and the report never reaches what the caller reads.
+#[tokio::test]
+async fn an_attached_process_killed_at_once_ends_even_when_it_writes_first() {
+    use std::sync::Arc;
+    use tokio::io::AsyncReadExt;
+
+    let sb = Arc::new(sandbox("attached-early").await);
+    let _c = cleanup(&sb);
+    let script = "echo early >&2; echo out; exec sleep 43";
+    let mut started = Vec::new();
+    for _ in 0..6 {
+        let p = sb
+            .spawn_attached(&["sh".into(), "-c".into(), script.into()], &[], None)
+            .await
+            .unwrap();
+        p.handle.kill().await.unwrap();
+        started.push(p);
+    }
+    for mut p in started {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while !p.handle.exited() {
+            assert!(
+                Instant::now() < deadline,
+                "the exec did not end after the kill"
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        let mut err = String::new();
+        p.stderr.read_to_string(&mut err).await.unwrap();
+        assert!(!err.contains("decima:pgid"), "{err:?}");
+        // What the command wrote, and the shell's word on how it ended.
+        assert!(
+            err.lines().all(|l| l == "early" || l == "Killed"),
+            "{err:?}"
+        );
+    }
+    let ps = run(&sb, "ps -o pid,args", 20).await;
+    assert!(!ps.output.contains("sleep 43"), "{}", ps.output);
+}
+
 #[tokio::test]
 async fn an_attached_process_talks_over_stdin_and_stdout_and_its_group_is_killed() {
     use std::sync::Arc;

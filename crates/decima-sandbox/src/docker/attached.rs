@@ -3,7 +3,7 @@
 //! container's limits and network setting, as the sandbox user.
 //!
 //! The Docker API cannot kill an exec, so the process gets its own session under a small
-//! wrapper that reports its process group (`decima:pgid N` on stderr, which is taken out of
+//! wrapper and reports its process group (`decima:pgid N` on stderr, which is taken out of
 //! what the caller reads); [`AttachedHandle::kill`] kills that group from a second exec.
 
 use std::pin::Pin;
@@ -20,18 +20,23 @@ use super::exec::scrubbed_env;
 use super::paths::{WORKSPACE, container_relative};
 use crate::error::SandboxError;
 
-/// Runs `$2…` in directory `$1` in a session of its own, with the wrapper's stdin, and reports
-/// its process group. A background job of a shell without job control would get `/dev/null`
-/// as stdin, so the stdin is kept on fd 3 first.
+/// Runs `$2…` in directory `$1` in a session of its own, with the wrapper's stdin. The
+/// session's first process reports its own id (which is the group's) before it becomes the
+/// command, so the report precedes anything the command writes: reported by the wrapper
+/// after the fork, it could follow the command's first line and be missed. A background job
+/// of a shell without job control would get `/dev/null` as stdin, so the stdin is kept on
+/// fd 3 first.
 const ATTACHED_WRAPPER: &str = r#"d=$1; shift
 cd "$d" 2>/dev/null || { echo decima:cwd-missing >&2; exit 125; }
 exec 3<&0
-setsid "$@" <&3 3<&- &
+setsid sh -c 'echo "decima:pgid $$" >&2; exec "$@"' decima-session "$@" <&3 3<&- &
 p=$!
 exec 3<&-
-echo "decima:pgid $p" >&2
 wait "$p"
 "#;
+
+/// How long [`AttachedHandle::kill`] waits for a process that has not reported its group yet.
+const REPORT_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// Bytes buffered between the engine's stream and the reader of stdout or stderr.
 const PIPE_BYTES: usize = 256 * 1024;
@@ -63,9 +68,11 @@ impl AttachedHandle {
         *self.ended.borrow()
     }
 
-    /// Kills the process's group inside the container. A group already gone is not an error.
+    /// Kills the process's group inside the container. A group already gone is not an error;
+    /// a process that is still starting is waited for, so a kill right after the start is not
+    /// lost.
     pub async fn kill(&self) -> Result<(), SandboxError> {
-        let Some(pgid) = *self.pgid.borrow() else {
+        let Some(pgid) = self.reported_group().await? else {
             return Ok(());
         };
         self.sandbox
@@ -81,6 +88,38 @@ impl AttachedHandle {
             )
             .await
             .map(|_| ())
+    }
+}
+
+impl AttachedHandle {
+    /// The process group, once reported; `None` when the exec ended without a report.
+    async fn reported_group(&self) -> Result<Option<i64>, SandboxError> {
+        let mut pgid = self.pgid.clone();
+        let mut ended = self.ended.clone();
+        let wait = async {
+            loop {
+                if let Some(n) = *pgid.borrow_and_update() {
+                    return Some(n);
+                }
+                if *ended.borrow_and_update() {
+                    return None;
+                }
+                tokio::select! {
+                    changed = pgid.changed() => if changed.is_err() { return *pgid.borrow(); },
+                    changed = ended.changed() => if changed.is_err() { return None; },
+                }
+            }
+        };
+        tokio::time::timeout(REPORT_WAIT, wait)
+            .await
+            .map_err(|_| SandboxError::Docker {
+                action: "stop an attached process".to_owned(),
+                message: format!(
+                    "the process did not report its process group within {} s; \
+                     restart the sandbox container to stop it",
+                    REPORT_WAIT.as_secs()
+                ),
+            })
     }
 }
 
