@@ -10,7 +10,7 @@ use tauri_specta::{Builder, collect_commands};
 
 use crate::commands::{
     compression, context, conversations, executions, export, import, library, mcp, messages,
-    reviews, run_options, runs, search, settings,
+    reviews, run_options, runs, search, settings, workspace,
 };
 
 /// Where the generated bindings live, relative to the workspace root.
@@ -84,6 +84,11 @@ pub fn builder() -> Builder<tauri::Wry> {
             run_options::workspace_choose,
             run_options::workspace_use_default,
             run_options::workspace_open,
+            workspace::workspace_files,
+            workspace::workspace_preview,
+            workspace::workspace_save_as,
+            workspace::workspace_add_dropped,
+            workspace::workspace_add_picked,
         ])
 }
 
@@ -133,7 +138,7 @@ mod tests {
             .skip(1)
             .filter_map(|rest| rest.split('"').next())
             .collect();
-        assert_eq!(invoked.len(), 59, "{invoked:?}");
+        assert_eq!(invoked.len(), 64, "{invoked:?}");
         for command in invoked {
             assert!(
                 build_rs.contains(&format!("\"{command}\"")),

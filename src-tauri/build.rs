@@ -62,6 +62,11 @@ fn main() {
         "workspace_choose",
         "workspace_use_default",
         "workspace_open",
+        "workspace_files",
+        "workspace_preview",
+        "workspace_save_as",
+        "workspace_add_dropped",
+        "workspace_add_picked",
     ]);
     let attributes = tauri_build::Attributes::new()
         .capabilities_path_pattern("./src-tauri/capabilities/**/*")

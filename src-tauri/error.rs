@@ -119,6 +119,15 @@ impl From<decima_runtime::RuntimeError> for AppError {
             e @ (RuntimeError::Io { .. } | RuntimeError::Sandbox(_) | RuntimeError::Mcp(_)) => {
                 Self::new(ErrorCode::Storage, e)
             }
+            RuntimeError::Workspace(e) => {
+                let code = match e.class {
+                    decima_core::FailureClass::System | decima_core::FailureClass::Transient => {
+                        ErrorCode::Storage
+                    }
+                    _ => ErrorCode::InvalidInput,
+                };
+                Self::new(code, e.message)
+            }
             e @ (RuntimeError::Busy(_) | RuntimeError::Conflict(_)) => {
                 Self::new(ErrorCode::Conflict, e)
             }

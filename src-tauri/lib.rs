@@ -11,6 +11,7 @@ mod dto;
 mod error;
 #[cfg(target_os = "linux")]
 pub mod graphics;
+mod preview;
 mod runs;
 mod state;
 

@@ -129,7 +129,10 @@ fn exported(state: &AppState, path: &str) -> Result<PathBuf, AppError> {
 /// Where the save dialog starts: the analyst's documents folder as the desktop names it
 /// (`XDG_DOCUMENTS_DIR` on Linux), or the data folder's `exports/` (made here) where it names
 /// none.
-fn default_folder(documents: Option<PathBuf>, data_dir: &Path) -> Result<PathBuf, AppError> {
+pub(super) fn default_folder(
+    documents: Option<PathBuf>,
+    data_dir: &Path,
+) -> Result<PathBuf, AppError> {
     if let Some(documents) = documents.filter(|d| d.is_dir()) {
         return Ok(documents);
     }

@@ -165,7 +165,7 @@ fn record_drop(state: &AppState, paths: &[PathBuf]) {
 }
 
 /// Whether `path` came with the window's latest drop, waiting briefly for its record.
-async fn dropped(state: &AppState, path: &Path) -> Result<(), AppError> {
+pub(super) async fn dropped(state: &AppState, path: &Path) -> Result<(), AppError> {
     let started = tokio::time::Instant::now();
     loop {
         let known = state

@@ -15,6 +15,7 @@ pub mod run_options;
 pub mod runs;
 pub mod search;
 pub mod settings;
+pub mod workspace;
 
 use decima_core::{ConversationId, ExecutionId};
 

@@ -400,3 +400,75 @@ pub struct RunOptionsView {
     /// The data folder's own workspace for this conversation, used otherwise.
     pub default_workspace: String,
 }
+
+/// A conversation's workspace as its panel lists it.
+#[derive(Debug, Clone, Serialize, Type)]
+#[serde(rename_all = "camelCase")]
+pub struct WorkspaceView {
+    /// Where it is: "host" or "docker".
+    pub sandbox: String,
+    /// Whether it is a folder on this computer that "Open folder" can show.
+    pub can_open_folder: bool,
+    /// Its files, newest first.
+    pub files: Vec<WorkspaceFileView>,
+}
+
+/// A file of a workspace.
+#[derive(Debug, Clone, Serialize, Type)]
+#[serde(rename_all = "camelCase")]
+pub struct WorkspaceFileView {
+    /// Relative to the workspace, `/`-separated.
+    pub path: String,
+    /// Bytes (a number: sizes stay far below 2^53).
+    pub size: f64,
+    /// Its last change, in milliseconds since the epoch.
+    pub modified_ms: f64,
+    /// Who last wrote it, when a call or the analyst did.
+    pub written_by: Option<WriterView>,
+}
+
+/// Who last wrote a workspace file: the tool card to link to, or the analyst.
+#[derive(Debug, Clone, Serialize, Type)]
+#[serde(tag = "by", rename_all = "camelCase")]
+pub enum WriterView {
+    /// A run's tool call.
+    #[serde(rename_all = "camelCase")]
+    Call {
+        /// The call's id, as its card carries it.
+        call_id: String,
+        /// The tool.
+        tool: String,
+        /// The conversation the call is in (a subagent's, for a file it wrote).
+        conversation_id: Option<String>,
+        /// When, in milliseconds since the epoch.
+        at_ms: f64,
+    },
+    /// The analyst added it.
+    #[serde(rename_all = "camelCase")]
+    Analyst {
+        /// Its name where it came from.
+        name: String,
+        /// When, in milliseconds since the epoch.
+        at_ms: f64,
+    },
+}
+
+/// A file copied into a workspace.
+#[derive(Debug, Clone, Serialize, Type)]
+#[serde(rename_all = "camelCase")]
+pub struct AddedFileView {
+    /// Where it landed in the workspace.
+    pub path: String,
+    /// Bytes.
+    pub size: f64,
+}
+
+/// A workspace file saved out.
+#[derive(Debug, Clone, Serialize, Type)]
+#[serde(rename_all = "camelCase")]
+pub struct SavedFileView {
+    /// Where it was written.
+    pub path: String,
+    /// Bytes copied.
+    pub bytes: f64,
+}

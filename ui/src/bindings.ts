@@ -241,9 +241,36 @@ export const commands = {
 	 *  folder's own and no run has made it yet, so files can be put there before the first run).
 	 */
 	workspaceOpen: (conversationId: string) => typedError<null, AppError>(__TAURI_INVOKE("workspace_open", { conversationId })),
+	/**
+	 *  The files of the conversation's workspace that its runs or the analyst wrote (every file
+	 *  with `all`), newest first, with who wrote each.
+	 */
+	workspaceFiles: (conversationId: string, all: boolean) => typedError<WorkspaceView, AppError>(__TAURI_INVOKE("workspace_files", { conversationId, all })),
+	/**  What the panel shows of one file: at most a few MB of it are read, however large it is. */
+	workspacePreview: (conversationId: string, path: string) => typedError<FilePreview, AppError>(__TAURI_INVOKE("workspace_preview", { conversationId, path })),
+	/**
+	 *  Asks where to save a file of the workspace (its own name proposed) and copies it there,
+	 *  streamed. `None` when the dialog was cancelled.
+	 */
+	workspaceSaveAs: (conversationId: string, path: string, dialogTitle: string) => typedError<SavedFileView | null, AppError>(__TAURI_INVOKE("workspace_save_as", { conversationId, path, dialogTitle })),
+	/**
+	 *  Copies files dropped on the conversation into its workspace. Only paths the window's own
+	 *  drop event carried are taken.
+	 */
+	workspaceAddDropped: (conversationId: string, paths: string[]) => typedError<AddedFileView[], AppError>(__TAURI_INVOKE("workspace_add_dropped", { conversationId, paths })),
+	/**  Asks for files and copies them into the conversation's workspace; none when cancelled. */
+	workspaceAddPicked: (conversationId: string, dialogTitle: string) => typedError<AddedFileView[], AppError>(__TAURI_INVOKE("workspace_add_picked", { conversationId, dialogTitle })),
 };
 
 /* Types */
+/**  A file copied into a workspace. */
+export type AddedFileView = {
+	/**  Where it landed in the workspace. */
+	path: string,
+	/**  Bytes. */
+	size: number | null,
+};
+
 /**  A failure and the analyst's choice, for the row the conversation keeps where it was made. */
 export type AnsweredFailure = {
 	/**  What failed and what was rolled back; `resolution` is the choice. */
@@ -544,6 +571,43 @@ export type FileDrag =
 /**  The files, as the window's drop event named them. */
 paths: string[] };
 
+/**  What the panel shows of a file. */
+export type FilePreview = 
+/**  An image, as a data URL's parts. */
+{ kind: "image"; 
+/**  Its MIME type. */
+mediaType: string; 
+/**  Its bytes, base64. */
+data: string } | 
+/**  The first rows of a table. */
+{ kind: "table"; 
+/**  The header row. */
+columns: string[]; 
+/**  The rows after it. */
+rows: string[][]; 
+/**  Whether the file holds more rows (or columns) than shown. */
+more: boolean; 
+/**  The sheet shown, for a workbook, and how many it has. */
+sheet: string | null; 
+/**  The workbook's sheet count (1 for a CSV). */
+sheets: number } | 
+/**  Markdown, rendered by the panel. */
+{ kind: "markdown"; 
+/**  The text read. */
+text: string; 
+/**  Whether the file goes on past it. */
+truncated: boolean } | 
+/**  Plain text. */
+{ kind: "text"; 
+/**  The text read. */
+text: string; 
+/**  Whether the file goes on past it. */
+truncated: boolean } | 
+/**  Nothing shown, and why. */
+{ kind: "none"; 
+/**  Why. */
+reason: PreviewGap };
+
 /**  The seqs in one conversation that match, for stepping through them (find in conversation). */
 export type FindView = {
 	/**  Matching seqs, oldest first. */
@@ -707,6 +771,15 @@ export type PresetView = {
 	/**  RFC 3339, UTC. */
 	createdAt: string,
 };
+
+/**  Why a file is not shown. */
+export type PreviewGap = 
+/**  Larger than what a preview reads of such a file. */
+"tooLarge" | 
+/**  Not text, and no format the panel draws. */
+"binary" | 
+/**  A table or a workbook that could not be read. */
+"unreadable";
 
 /**  A provider's prices, in US dollars per million tokens. */
 export type PricesView = {
@@ -1104,6 +1177,14 @@ export type SandboxStatus = {
 	image: SandboxImageView | null,
 };
 
+/**  A workspace file saved out. */
+export type SavedFileView = {
+	/**  Where it was written. */
+	path: string,
+	/**  Bytes copied. */
+	bytes: number | null,
+};
+
 /**  One message found by a search: enough to list it and open its conversation there. */
 export type SearchHitView = {
 	/**  The conversation the message is in. */
@@ -1232,6 +1313,47 @@ export type WorkbenchSettings = {
 	/**  `host` or `docker`. */
 	sandbox: string,
 };
+
+/**  A file of a workspace. */
+export type WorkspaceFileView = {
+	/**  Relative to the workspace, `/`-separated. */
+	path: string,
+	/**  Bytes (a number: sizes stay far below 2^53). */
+	size: number | null,
+	/**  Its last change, in milliseconds since the epoch. */
+	modifiedMs: number | null,
+	/**  Who last wrote it, when a call or the analyst did. */
+	writtenBy: WriterView | null,
+};
+
+/**  A conversation's workspace as its panel lists it. */
+export type WorkspaceView = {
+	/**  Where it is: "host" or "docker". */
+	sandbox: string,
+	/**  Whether it is a folder on this computer that "Open folder" can show. */
+	canOpenFolder: boolean,
+	/**  Its files, newest first. */
+	files: WorkspaceFileView[],
+};
+
+/**  Who last wrote a workspace file: the tool card to link to, or the analyst. */
+export type WriterView = 
+/**  A run's tool call. */
+{ by: "call"; 
+/**  The call's id, as its card carries it. */
+callId: string; 
+/**  The tool. */
+tool: string; 
+/**  The conversation the call is in (a subagent's, for a file it wrote). */
+conversationId: string | null; 
+/**  When, in milliseconds since the epoch. */
+atMs: number | null } | 
+/**  The analyst added it. */
+{ by: "analyst"; 
+/**  Its name where it came from. */
+name: string; 
+/**  When, in milliseconds since the epoch. */
+atMs: number | null };
 
 /* Tauri Specta runtime */
 async function typedError<T, E>(result: Promise<T>): Promise<{ status: "ok"; data: T } | { status: "error"; error: E }> {

@@ -197,7 +197,9 @@ impl From<RuntimeError> for CliError {
             | RuntimeError::Review(_)) => CliError::EmptyAnswer(e.to_string()),
             RuntimeError::Busy(message) => CliError::Busy(message),
             RuntimeError::Conflict(message) => CliError::Conflict(message),
-            e @ RuntimeError::Sandbox(_) => CliError::Sandbox(e.to_string()),
+            e @ (RuntimeError::Sandbox(_) | RuntimeError::Workspace(_)) => {
+                CliError::Sandbox(e.to_string())
+            }
             RuntimeError::Mcp(e @ decima_mcp::McpError::Config(_)) => {
                 CliError::Provider(e.to_string())
             }

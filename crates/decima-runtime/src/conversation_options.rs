@@ -86,6 +86,18 @@ impl ConversationOptions {
         Ok(())
     }
 
+    /// Where its runs work, over the settings: the sandbox, and the host folder it chose (none:
+    /// the default). Unlike [`Self::in_force`], a removed provider does not matter here.
+    pub fn place(
+        &self,
+        settings: &Preferences,
+    ) -> Result<(SandboxKind, Option<std::path::PathBuf>)> {
+        Ok((
+            self.sandbox_kind()?.unwrap_or(settings.sandbox),
+            self.workspace.as_ref().map(std::path::PathBuf::from),
+        ))
+    }
+
     /// These options over the settings: what a run of the conversation starts with. The
     /// conversation's provider is checked again, since it may have been removed since.
     pub async fn in_force(&self, store: &Store, settings: &Preferences) -> Result<InForce> {

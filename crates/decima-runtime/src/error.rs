@@ -49,6 +49,10 @@ pub enum RuntimeError {
     /// The sandbox or the snapshot store failed (not a tool call: those are tool results).
     #[error("[system] {0}")]
     Sandbox(#[from] decima_sandbox::SandboxError),
+    /// A file of a workspace could not be listed, read or written for the window (not a tool
+    /// call): its class says whether the path, the data or the system is at fault.
+    #[error("[{}] {}", .0.class, .0.message)]
+    Workspace(decima_sandbox::ToolError),
     /// Another process holds the execution.
     #[error("{0}")]
     Busy(String),

@@ -21,6 +21,7 @@ pub mod presets;
 pub mod providers;
 pub mod review;
 pub mod settings;
+pub mod workspace;
 
 pub use error::{Result, RuntimeError};
 pub use events::{CollectEvents, Event, EventSink, NoEvents};

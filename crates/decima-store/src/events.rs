@@ -172,6 +172,44 @@ impl<'s> Events<'s> {
     }
 }
 
+impl Events<'_> {
+    /// The newest `limit` events of the given kinds that concern a conversation or a run
+    /// descending from one of its runs (a subagent's, whose conversation is another), newest
+    /// first: what was done in a workspace the tree shares.
+    pub async fn in_tree_of_kinds(
+        &self,
+        conversation: ConversationId,
+        kinds: &[&str],
+        limit: u32,
+    ) -> Result<Vec<Event>> {
+        if kinds.is_empty() {
+            return Ok(Vec::new());
+        }
+        let marks = vec!["?"; kinds.len()].join(", ");
+        let sql = format!(
+            "WITH RECURSIVE tree(id) AS ( \
+               SELECT id FROM executions WHERE conversation_id = ? \
+               UNION SELECT e.id FROM executions e JOIN tree t ON e.parent_id = t.id) \
+             {} WHERE kind IN ({marks}) \
+               AND (conversation_id = ? OR execution_id IN (SELECT id FROM tree)) \
+             ORDER BY id DESC LIMIT ?",
+            event_select!()
+        );
+        // Only placeholders are formatted in; every value is bound.
+        let mut query =
+            sqlx::query_as::<_, EventRow>(sqlx::AssertSqlSafe(sql)).bind(conversation.to_string());
+        for kind in kinds {
+            query = query.bind(*kind);
+        }
+        let rows = query
+            .bind(conversation.to_string())
+            .bind(i64::from(limit))
+            .fetch_all(self.store.pool())
+            .await?;
+        rows.into_iter().map(Event::try_from).collect()
+    }
+}
+
 /// Inserts a marker event for a conversation and an execution, under `guard` (see
 /// [`crate::Messages::append_noting`]): bound as conversation, execution, kind, payload,
 /// created_at, then the guard's values.

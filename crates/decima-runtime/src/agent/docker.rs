@@ -227,6 +227,30 @@ impl Sandbox for LazyDocker {
     ) -> BoxFuture<'_, std::result::Result<Vec<u8>, ToolError>> {
         Box::pin(async move { self.get().await?.read_bytes(path, max).await })
     }
+
+    fn read_head(
+        &self,
+        path: String,
+        max: u64,
+    ) -> BoxFuture<'_, std::result::Result<Vec<u8>, ToolError>> {
+        Box::pin(async move { self.get().await?.read_head(path, max).await })
+    }
+
+    fn copy_out(
+        &self,
+        path: String,
+        to: PathBuf,
+    ) -> BoxFuture<'_, std::result::Result<u64, ToolError>> {
+        Box::pin(async move { self.get().await?.copy_out(path, to).await })
+    }
+
+    fn copy_in(
+        &self,
+        from: PathBuf,
+        path: String,
+    ) -> BoxFuture<'_, std::result::Result<WriteOutcome, ToolError>> {
+        Box::pin(async move { self.get().await?.copy_in(from, path).await })
+    }
 }
 
 /// The host folder a container's workspace is mirrored into for snapshots.

@@ -29,6 +29,7 @@
 mod attached;
 mod engine;
 mod exec;
+mod file_transfer;
 pub mod image;
 mod listing;
 pub mod paths;
@@ -39,6 +40,7 @@ pub use attached::{AttachedHandle, AttachedProcess};
 pub use sync::AppendedFile;
 
 use std::collections::HashMap;
+use std::path::PathBuf;
 use std::time::Duration;
 
 use bollard::models::{
@@ -560,14 +562,32 @@ impl Sandbox for DockerSandbox {
 
     fn read_bytes(&self, path: String, max: u64) -> BoxFuture<'_, Result<Vec<u8>, ToolError>> {
         Box::pin(async move {
-            let bytes = self.retrying(|| self.download_file(&path)).await?;
+            // One byte past the cap says the file is larger, without sending it whole.
+            let bytes = self
+                .retrying(|| self.read_head_impl(&path, max.saturating_add(1)))
+                .await?;
             if bytes.len() as u64 > max {
                 return Err(ToolError::data(format!(
-                    "{path} is {} bytes, more than the {max} read whole",
-                    bytes.len()
+                    "{path} is more than the {max} bytes read whole"
                 )));
             }
             Ok(bytes)
         })
+    }
+
+    fn read_head(&self, path: String, max: u64) -> BoxFuture<'_, Result<Vec<u8>, ToolError>> {
+        Box::pin(async move { self.retrying(|| self.read_head_impl(&path, max)).await })
+    }
+
+    fn copy_out(&self, path: String, to: PathBuf) -> BoxFuture<'_, Result<u64, ToolError>> {
+        Box::pin(async move { self.retrying(|| self.copy_out_impl(&path, &to)).await })
+    }
+
+    fn copy_in(
+        &self,
+        from: PathBuf,
+        path: String,
+    ) -> BoxFuture<'_, Result<WriteOutcome, ToolError>> {
+        Box::pin(async move { self.retrying(|| self.copy_in_impl(&from, &path)).await })
     }
 }

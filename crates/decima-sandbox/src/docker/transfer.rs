@@ -166,7 +166,7 @@ impl DockerSandbox {
 
     /// Streams one file (exactly `size` bytes from `reader`) into the container as `dir/name`,
     /// owned by the sandbox user, with `mode`. `dir` must exist.
-    async fn put_file<R>(
+    pub(super) async fn put_file<R>(
         &self,
         container: &str,
         dir: &str,
@@ -188,7 +188,11 @@ impl DockerSandbox {
     }
 
     /// Downloads `path` from the container as a tar archive into a host temporary file.
-    async fn get_archive(&self, container: &str, path: &str) -> Result<TempFile, SandboxError> {
+    pub(super) async fn get_archive(
+        &self,
+        container: &str,
+        path: &str,
+    ) -> Result<TempFile, SandboxError> {
         let tmp = TempFile(std::env::temp_dir().join(format!(
             "decima-docker-download-{}.tar",
             uuid::Uuid::now_v7().simple()
@@ -232,7 +236,7 @@ impl DockerSandbox {
 
     /// Resolves a tool path for reading, inside the container: `(shown relative path, real
     /// path)`, refused when it is missing, not a regular file or leads outside the workspace.
-    async fn resolve_read(
+    pub(super) async fn resolve_read(
         &self,
         container: &str,
         raw: &str,
@@ -278,7 +282,7 @@ impl DockerSandbox {
 
     /// Resolves a tool path for writing, inside the container, creating missing parent
     /// directories: `(shown relative path, real directory, file name, created)`.
-    async fn resolve_write(
+    pub(super) async fn resolve_write(
         &self,
         container: &str,
         raw: &str,

@@ -20,6 +20,7 @@
 //!   uses them: a process racing to swap a directory for a symlink in between is not defended
 //!   against; the Docker sandbox is the isolation boundary for that.)
 
+pub(crate) mod file_transfer;
 pub(crate) mod files;
 pub mod listing;
 pub(crate) mod paths;
@@ -71,6 +72,22 @@ pub trait Sandbox: Send + Sync {
     /// A file of the workspace read whole, refused when larger than `max` bytes: a chart a
     /// command saved, for the model and the window.
     fn read_bytes(&self, path: String, max: u64) -> BoxFuture<'_, Result<Vec<u8>, ToolError>>;
+
+    /// Up to `max` bytes from the start of a file of the workspace: a preview reads a few MB of
+    /// a file of any size (a 2 GB CSV shows its first rows and is never read whole).
+    fn read_head(&self, path: String, max: u64) -> BoxFuture<'_, Result<Vec<u8>, ToolError>>;
+
+    /// Copies a file of the workspace to a host path the analyst picked, streamed ("save
+    /// as"); a failed copy leaves nothing there. Returns the bytes copied.
+    fn copy_out(&self, path: String, to: PathBuf) -> BoxFuture<'_, Result<u64, ToolError>>;
+
+    /// Copies a host file into the workspace as `path`, streamed and never over a file already
+    /// there: a file the analyst dropped on the conversation.
+    fn copy_in(
+        &self,
+        from: PathBuf,
+        path: String,
+    ) -> BoxFuture<'_, Result<WriteOutcome, ToolError>>;
 }
 
 /// The host sandbox's limits. `Default` gives the documented values.
@@ -209,6 +226,37 @@ impl Sandbox for HostSandbox {
             tokio::task::spawn_blocking(move || listing::read_bytes(&ws, &path, max))
                 .await
                 .map_err(|e| ToolError::system(format!("read task failed: {e}")))?
+        })
+    }
+
+    fn read_head(&self, path: String, max: u64) -> BoxFuture<'_, Result<Vec<u8>, ToolError>> {
+        Box::pin(async move {
+            let ws = self.open_workspace()?;
+            tokio::task::spawn_blocking(move || file_transfer::read_head(&ws, &path, max))
+                .await
+                .map_err(|e| ToolError::system(format!("read task failed: {e}")))?
+        })
+    }
+
+    fn copy_out(&self, path: String, to: PathBuf) -> BoxFuture<'_, Result<u64, ToolError>> {
+        Box::pin(async move {
+            let ws = self.open_workspace()?;
+            tokio::task::spawn_blocking(move || file_transfer::copy_out(&ws, &path, &to))
+                .await
+                .map_err(|e| ToolError::system(format!("copy task failed: {e}")))?
+        })
+    }
+
+    fn copy_in(
+        &self,
+        from: PathBuf,
+        path: String,
+    ) -> BoxFuture<'_, Result<WriteOutcome, ToolError>> {
+        Box::pin(async move {
+            let ws = self.open_workspace()?;
+            tokio::task::spawn_blocking(move || file_transfer::copy_in(&ws, &from, &path))
+                .await
+                .map_err(|e| ToolError::system(format!("copy task failed: {e}")))?
         })
     }
 }

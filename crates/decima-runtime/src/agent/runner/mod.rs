@@ -604,11 +604,25 @@ impl<'s, 'a> Runner<'s, 'a> {
     }
 
     /// The task, as the run's first message: stored before any request, so a failed first
-    /// request loses nothing typed.
+    /// request loses nothing typed. Files the analyst added to the workspace since the last
+    /// message are named at its end; they are marked announced once it is stored (a crash in
+    /// between names them again next time rather than never).
     async fn store_task(&self) -> Result<Message> {
-        let mut task = NewMessage::new(Role::User, self.execution.task.clone());
+        let pending =
+            crate::workspace::added::pending_announcement(self.store(), self.conversation.id)
+                .await?;
+        let content = match &pending {
+            Some((note, _)) => format!("{}\n\n{note}", self.execution.task),
+            None => self.execution.task.clone(),
+        };
+        let mut task = NewMessage::new(Role::User, content);
         task.execution_id = Some(self.execution.id);
-        self.store_message(task).await
+        let stored = self.store_message(task).await?;
+        if let Some((_, through)) = pending {
+            crate::workspace::added::mark_announced(self.store(), self.conversation.id, through)
+                .await?;
+        }
+        Ok(stored)
     }
 
     async fn store_message(&self, message: NewMessage) -> Result<Message> {

@@ -71,7 +71,7 @@ impl Runner<'_, '_> {
             .collect();
         if let Err(e) = self
             .log_event(
-                "workspace.changed",
+                crate::workspace::CHANGED_EVENT,
                 &json!({"call_id": call.id, "name": call.name, "files": files}),
             )
             .await
