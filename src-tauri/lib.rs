@@ -91,12 +91,13 @@ pub fn run() -> ExitCode {
         .plugin(tauri_plugin_opener::init())
         .invoke_handler(builder.invoke_handler())
         // Files dragged over the window: a drop's paths are recorded here, from the window's
-        // own event, before the page hears of them and asks to import them.
+        // own event, before the page hears of them and asks to import them or to add them to
+        // a conversation's workspace.
         .on_window_event(|window, event| {
             if let tauri::WindowEvent::DragDrop(drag) = event
                 && let Some(state) = window.try_state::<AppState>()
             {
-                commands::import::on_drag(&state, drag);
+                commands::import::on_drag(&state, drag, window.scale_factor().unwrap_or(1.0));
             }
         })
         .setup(move |app| {

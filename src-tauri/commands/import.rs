@@ -109,10 +109,16 @@ pub enum FileDrag {
     Entered,
     /// They left it without a drop.
     Left,
-    /// They were dropped: the only paths [`conversation_import_dropped`] then accepts.
+    /// They were dropped: the only paths [`conversation_import_dropped`] and
+    /// `workspace_add_dropped` then accept.
     Dropped {
         /// The files, as the window's drop event named them.
         paths: Vec<String>,
+        /// Where they were dropped, in CSS pixels from the page's top left: a drop on a
+        /// conversation adds them to its workspace, one elsewhere imports them.
+        x: f64,
+        /// See `x`.
+        y: f64,
     },
 }
 
@@ -131,18 +137,22 @@ pub fn file_drags_watch(state: State<'_, AppState>, on_drag: Channel<FileDrag>) 
 }
 
 /// Tells the page what a drag over the window did; a drop's paths are recorded first, for
-/// [`conversation_import_dropped`] to check. Moves within the window are not sent.
-pub fn on_drag(state: &AppState, event: &DragDropEvent) {
+/// [`conversation_import_dropped`] to check. Moves within the window are not sent. `scale` is
+/// the window's scale factor, which turns the drop's physical position into CSS pixels.
+pub fn on_drag(state: &AppState, event: &DragDropEvent, scale: f64) {
     let drag = match event {
         DragDropEvent::Enter { .. } => FileDrag::Entered,
         DragDropEvent::Leave => FileDrag::Left,
-        DragDropEvent::Drop { paths, .. } => {
+        DragDropEvent::Drop { paths, position } => {
             record_drop(state, paths);
+            let scale = if scale > 0.0 { scale } else { 1.0 };
             FileDrag::Dropped {
                 paths: paths
                     .iter()
                     .map(|p| p.to_string_lossy().into_owned())
                     .collect(),
+                x: position.x / scale,
+                y: position.y / scale,
             }
         }
         _ => return,

@@ -22,6 +22,7 @@ import { useSidebar } from "./hooks/useSidebar";
 import { COMPOSER_INPUT } from "./components/Composer";
 import { NEW_CONVERSATION_INPUT } from "./components/NewConversationForm";
 import { ShortcutsDialog } from "./components/ShortcutsDialog";
+import type { WorkspaceAdded } from "./components/WorkspacePanel";
 import { ProviderSetup } from "./components/ProviderSetup";
 import { idle } from "./run/state";
 import { useRuns } from "./run/useRuns";
@@ -195,7 +196,25 @@ export function App() {
     if (res.status === "error") setImportNotice({ imported: 0, failed: [{ name: null, error: res.error.message }] });
     else if (res.data) await imported([res.data], []);
   };
-  const dropOver = useFileDrop((paths) => {
+  // A drop on an open conversation adds the files to its workspace; anywhere else imports them.
+  const [workspaceAdded, setWorkspaceAdded] = useState<WorkspaceAdded | null>(null);
+  const addToWorkspace = async (conversationId: string, paths: string[]) => {
+    const res = await call(() => commands.workspaceAddDropped(conversationId, paths));
+    setWorkspaceAdded({
+      conversationId,
+      nonce: Date.now(),
+      paths: res.status === "ok" ? res.data.map((f) => f.path) : [],
+      error: res.status === "ok" ? null : res.error,
+    });
+  };
+  const dropOver = useFileDrop((paths, at) => {
+    // Where the page cannot tell (no layout), nothing is a conversation.
+    const target = document.elementFromPoint?.(at.x, at.y)?.closest<HTMLElement>("[data-drop-workspace]");
+    const conversationId = target?.dataset.dropWorkspace;
+    if (conversationId) {
+      void addToWorkspace(conversationId, paths);
+      return;
+    }
     void (async () => {
       const res = await call(() => commands.conversationImportDropped(paths));
       if (res.status === "error") {
@@ -297,6 +316,7 @@ export function App() {
               onCompressed={(notice) => notices.show(open.id, notice)}
               onDismissCompressionNotice={() => notices.dismiss(open.id)}
               onMessagesChanged={() => setEdits((n) => n + 1)}
+              workspaceAdded={workspaceAdded}
             />
           ) : providerCount === 0 ? (
             <EmptyState testId="first-start">
@@ -314,7 +334,14 @@ export function App() {
       </div>
       {dropOver && (
         <div className="drop-overlay" data-testid="drop-overlay" aria-hidden="true">
-          <p>{t("import.drop")}</p>
+          {openId !== null ? (
+            <>
+              <p>{t("workspace.drop")}</p>
+              <p>{t("workspace.dropOnList")}</p>
+            </>
+          ) : (
+            <p>{t("import.drop")}</p>
+          )}
         </div>
       )}
     </div>

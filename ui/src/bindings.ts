@@ -566,10 +566,20 @@ export type FileDrag =
 { type: "entered" } | 
 /**  They left it without a drop. */
 { type: "left" } | 
-/**  They were dropped: the only paths [`conversation_import_dropped`] then accepts. */
+/**
+ *  They were dropped: the only paths [`conversation_import_dropped`] and
+ *  `workspace_add_dropped` then accept.
+ */
 { type: "dropped"; 
 /**  The files, as the window's drop event named them. */
-paths: string[] };
+paths: string[]; 
+/**
+ *  Where they were dropped, in CSS pixels from the page's top left: a drop on a
+ *  conversation adds them to its workspace, one elsewhere imports them.
+ */
+x: number | null; 
+/**  See `x`. */
+y: number | null };
 
 /**  What the panel shows of a file. */
 export type FilePreview = 

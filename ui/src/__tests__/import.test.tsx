@@ -55,7 +55,7 @@ describe("importing conversations", () => {
     await waitFor(() => expect(b.dragWatcher).not.toBeNull());
     act(() => b.drag({ type: "entered" }));
     expect(await screen.findByTestId("drop-overlay")).toHaveTextContent("Drop .jsonl files");
-    act(() => b.drag({ type: "dropped", paths: ["/home/a/ledger.jsonl", "/home/a/notes.md"] }));
+    act(() => b.drag({ type: "dropped", paths: ["/home/a/ledger.jsonl", "/home/a/notes.md"], x: 0, y: 0 }));
     await waitFor(() => expect(screen.queryByTestId("drop-overlay")).toBeNull());
     expect(b.callsOf("conversation_import_dropped")[0]?.args).toEqual({
       paths: ["/home/a/ledger.jsonl", "/home/a/notes.md"],

@@ -38,6 +38,7 @@ import { RelativeTime } from "./RelativeTime";
 import { SubagentTree, type SubagentNode } from "./SubagentTree";
 import { TenthManDialog } from "./TenthManDialog";
 import { TodoPanel } from "./TodoPanel";
+import { WorkspacePanel, type WorkspaceAdded } from "./WorkspacePanel";
 
 type Props = {
   conversation: ConversationSummary;
@@ -72,6 +73,8 @@ type Props = {
   onDismissCompressionNotice: () => void;
   /** What is stored changed here (a compression, an undo): the list reads it again. */
   onMessagesChanged: () => void;
+  /** Files the window just added to this conversation's workspace (a drop on it). */
+  workspaceAdded: WorkspaceAdded | null;
 };
 
 /** How long a cited message stays highlighted. */
@@ -265,7 +268,12 @@ export function ConversationView(props: Props) {
   };
 
   return (
-    <section className="conversation-view" data-testid="conversation-view" data-conversation-id={conversation.id}>
+    <section
+      className="conversation-view"
+      data-testid="conversation-view"
+      data-conversation-id={conversation.id}
+      data-drop-workspace={conversation.id}
+    >
       <header className="conversation-header">
         {props.parent && (
           <nav className="breadcrumb" aria-label={t("subagents.breadcrumb")} data-testid="breadcrumb">
@@ -389,12 +397,15 @@ export function ConversationView(props: Props) {
           />
           <RunOptions conversationId={conversation.id} disabled={run.live} settingsKey={props.settingsKey} />
         </div>
-        {(todos.length > 0 || subagents.length > 0) && (
-          <aside className="workbench-side">
-            {todos.length > 0 && <TodoPanel todos={todos} snapshotTodoIds={snapshots} ending={planOwner?.ending ?? null} />}
-            <SubagentTree nodes={subagents} onOpen={props.onOpenConversation} />
-          </aside>
-        )}
+        <aside className="workbench-side">
+          {todos.length > 0 && <TodoPanel todos={todos} snapshotTodoIds={snapshots} ending={planOwner?.ending ?? null} />}
+          {subagents.length > 0 && <SubagentTree nodes={subagents} onOpen={props.onOpenConversation} />}
+          <WorkspacePanel
+            conversationId={conversation.id}
+            refreshKey={`${refreshKey}:${run.live}:${run.tools.filter((x) => x.done).length}`}
+            added={props.workspaceAdded?.conversationId === conversation.id ? props.workspaceAdded : null}
+          />
+        </aside>
       </div>
       {showRecovery && failure && setAside !== failure.id && (
         <RecoveryPanel key={failure.id} report={failure} onChoose={choose} onDismiss={() => setSetAside(failure.id)} />

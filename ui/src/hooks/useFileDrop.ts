@@ -4,11 +4,11 @@ import { commands, type FileDrag } from "../bindings";
 
 /**
  * Files dragged onto the window: whether some are over it now (to show where they will go),
- * and the paths of each drop. Rust tells of drags through a channel, from the window's own drop
+ * and the paths of each drop with where it landed (CSS pixels). Rust tells of drags through a channel, from the window's own drop
  * event, and imports only paths it saw in that event. A channel, not Tauri's drag events: see
  * `file_drags_watch` for what listening to events costs the app's memory.
  */
-export function useFileDrop(onDrop: (paths: string[]) => void): boolean {
+export function useFileDrop(onDrop: (paths: string[], at: { x: number; y: number }) => void): boolean {
   const [over, setOver] = useState(false);
   const handler = useRef(onDrop);
   handler.current = onDrop;
@@ -21,7 +21,7 @@ export function useFileDrop(onDrop: (paths: string[]) => void): boolean {
       else if (drag.type === "left") setOver(false);
       else {
         setOver(false);
-        if (drag.paths.length > 0) handler.current(drag.paths);
+        if (drag.paths.length > 0) handler.current(drag.paths, { x: drag.x ?? 0, y: drag.y ?? 0 });
       }
     };
     // Outside the app's window (a plain browser) nothing answers, and nothing is dropped.

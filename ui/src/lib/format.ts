@@ -78,3 +78,16 @@ export function prettyJson(raw: string): { ok: boolean; text: string } {
     return { ok: false, text: raw };
   }
 }
+
+/** A file size as a person reads it: "12.5 KB", "1.4 GB" (1024-based, as file managers do). */
+export function formatBytes(bytes: number, lang: string): string {
+  const units = ["B", "KB", "MB", "GB", "TB"];
+  let value = bytes;
+  let unit = 0;
+  while (value >= 1024 && unit < units.length - 1) {
+    value /= 1024;
+    unit += 1;
+  }
+  const digits = unit === 0 ? 0 : 1;
+  return `${new Intl.NumberFormat(lang, { maximumFractionDigits: digits }).format(value)} ${units[unit]}`;
+}

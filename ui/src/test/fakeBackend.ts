@@ -1,6 +1,8 @@
 import { mockIPC } from "@tauri-apps/api/mocks";
 import type { Channel } from "@tauri-apps/api/core";
 import type {
+  FilePreview,
+  WorkspaceFileView,
   AppError,
   CompactionMarker,
   CompressionPreview,
@@ -135,6 +137,12 @@ export class FakeBackend {
   busy: Record<string, ConversationBusy | null> = {};
   /** Where the page hears of drags over the window, once it asked. */
   dragWatcher: Channel<FileDrag> | null = null;
+  /** Each conversation's workspace files, by conversation id. */
+  workspaceFiles: Record<string, WorkspaceFileView[]> = {};
+  /** What workspace_preview answers, by path. */
+  previews: Record<string, FilePreview> = {};
+  /** Where the save dialog of "save as" puts a file; null: cancelled. */
+  saveAsTo: string | null = "/home/a/Documents/copy";
   /** The channels runs were started with, newest last. */
   readonly channels: Channel<RunEvent>[] = [];
   /** The conversation of each run started, by run id. */
@@ -402,6 +410,28 @@ export class FakeBackend {
         return this.providers.map((p) => ({ name: p.name, model: p.model }));
       case "mcp_server_list":
         return this.mcpServers;
+      case "workspace_files":
+        return { sandbox: "host", canOpenFolder: true, files: this.workspaceFiles[String(args.conversationId)] ?? [] };
+      case "workspace_preview": {
+        const preview = this.previews[String(args.path)];
+        if (!preview) throw { code: "invalid_input", message: `${String(args.path)} is not in this conversation's workspace (any more)` } satisfies AppError;
+        return preview;
+      }
+      case "workspace_save_as":
+        return this.saveAsTo === null ? null : { path: this.saveAsTo, bytes: 2048 };
+      case "workspace_add_dropped": {
+        const id = String(args.conversationId);
+        const paths = (args.paths as string[]).map((p) => p.split("/").pop() ?? p);
+        const files = (this.workspaceFiles[id] ??= []);
+        for (const path of paths) {
+          files.unshift({ path, size: 1200, modifiedMs: this.clock, writtenBy: { by: "analyst", name: path, atMs: this.clock } });
+        }
+        return paths.map((path) => ({ path, size: 1200 }));
+      }
+      case "workspace_add_picked":
+        return [];
+      case "workspace_open":
+        return null;
       case "tool_result_images":
         return this.toolImages[`${String(args.conversationId)}/${String(args.callId)}`] ?? [];
       case "mcp_conversation_list":

@@ -1,0 +1,105 @@
+import { act, screen, waitFor, within } from "@testing-library/react";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { setLanguage } from "../i18n";
+import { backendWith, openC1 } from "../test/conversation";
+
+beforeEach(async () => {
+  await setLanguage("en");
+});
+
+afterEach(() => {
+  // jsdom has no layout: a test that drops somewhere says where by replacing this.
+  delete (document as { elementFromPoint?: unknown }).elementFromPoint;
+});
+
+const AT = Date.parse("2026-03-01T11:58:00Z");
+
+describe("the workspace panel", () => {
+  it("lists what calls wrote, with the call, and previews a CSV as a table that can be saved", async () => {
+    const backend = backendWith({
+      workspaceFiles: {
+        c1: [
+          { path: "out/q3.png", size: 20480, modifiedMs: AT, writtenBy: { by: "call", callId: "call_7", tool: "shell", conversationId: "c1", atMs: AT } },
+          { path: "sales.csv", size: 1200, modifiedMs: AT - 60_000, writtenBy: { by: "analyst", name: "sales.csv", atMs: AT } },
+        ],
+      },
+      previews: {
+        "sales.csv": { kind: "table", columns: ["region", "net"], rows: [["North", "1200.5"]], more: true, sheet: null, sheets: 1 },
+      },
+    });
+    const { user } = await openC1();
+    const panel = await screen.findByTestId("workspace-panel");
+    const rows = await within(panel).findAllByTestId("workspace-file");
+    expect(rows.map((r) => r.dataset.path)).toEqual(["out/q3.png", "sales.csv"]);
+    expect(within(rows[0]!).getByTestId("workspace-writer")).toHaveTextContent("written by shell");
+    expect(within(rows[0]!).getByTestId("workspace-writer")).toHaveAttribute("data-call-id", "call_7");
+    expect(rows[0]).toHaveTextContent("20 KB");
+    expect(within(rows[1]!).getByTestId("workspace-writer")).toHaveTextContent("added by you (sales.csv)");
+    expect(backend.callsOf("workspace_files")[0]?.args).toEqual({ conversationId: "c1", all: false });
+
+    await user.click(within(rows[1]!).getByTestId("workspace-file-open"));
+    const dialog = await screen.findByRole("dialog", { name: "sales.csv" });
+    const table = await within(dialog).findByTestId("workspace-preview-table");
+    expect(within(table).getAllByRole("columnheader").map((c) => c.textContent)).toEqual(["region", "net"]);
+    expect(within(table).getByText("1200.5")).toBeInTheDocument();
+    expect(dialog).toHaveTextContent("The first 1 rows; the file holds more.");
+    await user.click(within(dialog).getByTestId("workspace-save-as"));
+    expect(await within(dialog).findByTestId("workspace-saved")).toHaveTextContent("Saved to /home/a/Documents/copy (2 KB).");
+    expect(backend.callsOf("workspace_save_as")[0]?.args).toMatchObject({ conversationId: "c1", path: "sales.csv" });
+    await user.keyboard("{Escape}");
+    await waitFor(() => expect(screen.queryByRole("dialog", { name: "sales.csv" })).toBeNull());
+
+    // Every file, on request.
+    await user.click(within(panel).getByTestId("workspace-all"));
+    await waitFor(() => expect(backend.callsOf("workspace_files").slice(-1)[0]?.args).toEqual({ conversationId: "c1", all: true }));
+  });
+
+  it("says why a file is not shown, and what went wrong reading one", async () => {
+    backendWith({
+      workspaceFiles: { c1: [{ path: "dump.bin", size: 3e9, modifiedMs: AT, writtenBy: null }, { path: "gone.txt", size: 1, modifiedMs: AT, writtenBy: null }] },
+      previews: { "dump.bin": { kind: "none", reason: "tooLarge" } },
+    });
+    const { user } = await openC1();
+    const rows = await screen.findAllByTestId("workspace-file");
+    expect(rows[0]).toHaveTextContent("2.8 GB");
+    await user.click(within(rows[0]!).getByTestId("workspace-file-open"));
+    expect(await screen.findByTestId("workspace-preview-none")).toHaveTextContent("Too large to preview. Save a copy to open it.");
+    await user.click(screen.getByTestId("workspace-preview-close"));
+    await user.click(within(rows[1]!).getByTestId("workspace-file-open"));
+    expect(await screen.findByTestId("workspace-preview-error")).toHaveTextContent("gone.txt is not in this conversation's workspace");
+  });
+
+  it("adds files dropped on the conversation and names them; a drop elsewhere imports", async () => {
+    const backend = backendWith({ droppable: {} });
+    await openC1();
+    await screen.findByTestId("workspace-empty");
+    const view = screen.getByTestId("conversation-view");
+    document.elementFromPoint = () => view;
+    act(() => backend.drag({ type: "entered" }));
+    expect(await screen.findByTestId("drop-overlay")).toHaveTextContent("Drop on the conversation to add the files to its workspace");
+    act(() => backend.drag({ type: "dropped", paths: ["/home/a/q3 sales.csv"], x: 600, y: 400 }));
+    expect(await screen.findByTestId("workspace-added")).toHaveTextContent(
+      "Added q3 sales.csv: it is named to the agent with your next message.",
+    );
+    expect(backend.callsOf("workspace_add_dropped")[0]?.args).toEqual({ conversationId: "c1", paths: ["/home/a/q3 sales.csv"] });
+    expect(await screen.findAllByTestId("workspace-file")).toHaveLength(1);
+    expect(backend.callsOf("conversation_import_dropped")).toEqual([]);
+
+    document.elementFromPoint = () => screen.getAllByTestId("conversation-item")[0]!;
+    act(() => backend.drag({ type: "dropped", paths: ["/home/a/ledger.jsonl"], x: 40, y: 200 }));
+    await waitFor(() => expect(backend.callsOf("conversation_import_dropped")).toHaveLength(1));
+    expect(backend.callsOf("workspace_add_dropped")).toHaveLength(1);
+  });
+});
+
+describe("the workspace panel in Chinese", () => {
+  it("words its list and notices in Chinese", async () => {
+    await setLanguage("zh");
+    backendWith({ workspaceFiles: { c1: [{ path: "图表.png", size: 2048, modifiedMs: AT, writtenBy: { by: "call", callId: "c", tool: "shell", conversationId: "c1", atMs: AT } }] } });
+    await openC1();
+    const panel = await screen.findByTestId("workspace-panel");
+    expect(panel).toHaveTextContent("工作区");
+    expect(await within(panel).findByTestId("workspace-writer")).toHaveTextContent("由 shell 写入");
+    expect(within(panel).getByTestId("workspace-add")).toHaveTextContent("添加文件…");
+  });
+});

@@ -1,0 +1,163 @@
+import { useCallback, useEffect, useState } from "react";
+import { useTranslation } from "react-i18next";
+import { call } from "../api/call";
+import { commands, type AppError, type WorkspaceFileView, type WorkspaceView } from "../bindings";
+import { formatBytes } from "../lib/format";
+import { InlineError } from "./InlineError";
+import { RelativeTime } from "./RelativeTime";
+import { WorkspacePreview } from "./WorkspacePreview";
+
+/** Files just added to this workspace (dropped on the conversation, or picked), or why not. */
+export type WorkspaceAdded = { conversationId: string; nonce: number; paths: string[]; error: AppError | null };
+
+type Props = {
+  conversationId: string;
+  /** Changes whenever a call may have written files (a tool finished, a run ended). */
+  refreshKey: string;
+  /** The newest files the window added here, to name them and read the list again. */
+  added: WorkspaceAdded | null;
+};
+
+/**
+ * The files this conversation's runs wrote (or the analyst added) in its workspace, newest
+ * first, each with the call that wrote it: a click opens its preview, the call's name scrolls to
+ * its card. Read again after each tool call; on the host and in Docker alike.
+ */
+export function WorkspacePanel({ conversationId, refreshKey, added }: Props) {
+  const { t, i18n } = useTranslation();
+  const lang = i18n.resolvedLanguage ?? "en";
+  const [view, setView] = useState<WorkspaceView | null>(null);
+  const [error, setError] = useState<AppError | null>(null);
+  const [all, setAll] = useState(false);
+  const [open, setOpen] = useState<WorkspaceFileView | null>(null);
+  const [picked, setPicked] = useState<WorkspaceAdded | null>(null);
+  const [reads, setReads] = useState(0);
+
+  useEffect(() => {
+    let alive = true;
+    void call(() => commands.workspaceFiles(conversationId, all)).then((res) => {
+      if (!alive) return;
+      if (res.status === "ok") {
+        setView(res.data);
+        setError(null);
+      } else setError(res.error);
+    });
+    return () => {
+      alive = false;
+    };
+  }, [conversationId, all, refreshKey, added?.nonce, reads]);
+  useEffect(() => {
+    setOpen(null);
+    setPicked(null);
+  }, [conversationId]);
+
+  const addPicked = useCallback(async () => {
+    const res = await call(() => commands.workspaceAddPicked(conversationId, t("workspace.addTitle")));
+    if (res.status === "error") setPicked({ conversationId, nonce: Date.now(), paths: [], error: res.error });
+    else if (res.data.length > 0) setPicked({ conversationId, nonce: Date.now(), paths: res.data.map((f) => f.path), error: null });
+    setReads((n) => n + 1);
+  }, [conversationId, t]);
+  const [openError, setOpenError] = useState<AppError | null>(null);
+  const openFolder = async () => {
+    const res = await call(() => commands.workspaceOpen(conversationId));
+    setOpenError(res.status === "error" ? res.error : null);
+  };
+  const news = [added, picked].filter((a): a is WorkspaceAdded => a !== null).sort((a, b) => b.nonce - a.nonce)[0];
+  const files = view?.files ?? [];
+
+  return (
+    <section className="side-panel workspace-panel" data-testid="workspace-panel" aria-label={t("workspace.label")}>
+      <div className="workspace-heading">
+        <h3>{t("workspace.label")}</h3>
+        {view && (
+          <span className="muted workspace-where" data-testid="workspace-where">
+            {view.sandbox === "docker" ? t("workspace.inDocker") : t("workspace.onHost")}
+          </span>
+        )}
+      </div>
+      <div className="workspace-actions">
+        <button type="button" className="button" data-testid="workspace-add" onClick={() => void addPicked()}>
+          {t("workspace.add")}
+        </button>
+        {view?.canOpenFolder && (
+          <button type="button" className="button" data-testid="workspace-open-folder" onClick={() => void openFolder()}>
+            {t("workspace.openFolder")}
+          </button>
+        )}
+        <label className="workspace-all">
+          <input type="checkbox" checked={all} onChange={(e) => setAll(e.target.checked)} data-testid="workspace-all" />
+          {t("workspace.all")}
+        </label>
+      </div>
+      {openError && <InlineError error={openError} testId="workspace-open-error" />}
+      {news?.error && <InlineError error={news.error} testId="workspace-add-error" />}
+      {news && news.paths.length > 0 && (
+        <p className="workspace-added" data-testid="workspace-added" role="status">
+          {t("workspace.added", { count: news.paths.length, names: news.paths.join(", ") })}
+        </p>
+      )}
+      {error && <InlineError error={error} testId="workspace-error" />}
+      {view && files.length === 0 && !error && (
+        <p className="muted" data-testid="workspace-empty">
+          {all ? t("workspace.emptyAll") : t("workspace.empty")}
+        </p>
+      )}
+      <ul className="workspace-files" data-testid="workspace-files">
+        {files.map((f) => (
+          <li key={f.path} className="workspace-file" data-testid="workspace-file" data-path={f.path}>
+            <button
+              type="button"
+              className="link-button workspace-file-name"
+              title={f.path}
+              data-testid="workspace-file-open"
+              onClick={() => setOpen(f)}
+            >
+              {f.path}
+            </button>
+            <span className="muted workspace-file-meta">
+              {formatBytes(f.size ?? 0, lang)} · <RelativeTime iso={new Date(f.modifiedMs ?? 0).toISOString()} />
+            </span>
+            <Writer file={f} />
+          </li>
+        ))}
+      </ul>
+      {open && (
+        <WorkspacePreview conversationId={conversationId} file={open} onClose={() => setOpen(null)} />
+      )}
+    </section>
+  );
+}
+
+/** Who wrote a file: the call (a link to its card, when it is shown) or the analyst. */
+function Writer({ file }: { file: WorkspaceFileView }) {
+  const { t } = useTranslation();
+  const by = file.writtenBy;
+  if (by === null) return null;
+  if (by.by === "analyst") {
+    return (
+      <span className="muted workspace-writer" data-testid="workspace-writer">
+        {t("workspace.byYou", { name: by.name })}
+      </span>
+    );
+  }
+  const show = () => {
+    const card = document.querySelector<HTMLDetailsElement>(`[data-tool-call-id="${CSS.escape(by.callId)}"]`);
+    if (!card) return;
+    card.open = true;
+    card.scrollIntoView({ block: "center", behavior: "smooth" });
+    card.classList.add("flash");
+    window.setTimeout(() => card.classList.remove("flash"), 1600);
+  };
+  return (
+    <button
+      type="button"
+      className="link-button muted workspace-writer"
+      data-testid="workspace-writer"
+      data-call-id={by.callId}
+      title={t("workspace.showCall")}
+      onClick={show}
+    >
+      {t("workspace.byCall", { tool: by.tool })}
+    </button>
+  );
+}
