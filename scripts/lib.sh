@@ -93,8 +93,9 @@ ensure_mcp_servers() {
 ensure_tauri_driver() {
     # dbus, dunst and xdotool: a session bus, a real notification daemon, and a way to take the
     # focus from the window, for the notification test. x11-apps: xwd, to read what the X screen
-    # shows.
-    ensure_apt webkit2gtk-driver xvfb xauth dbus dunst xdotool x11-apps
+    # shows. python3-gi with GTK 3: a real drag source for the test that drops a file on the
+    # window.
+    ensure_apt webkit2gtk-driver xvfb xauth dbus dunst xdotool x11-apps python3-gi gir1.2-gtk-3.0
     local bin="${CARGO_HOME:-$HOME/.cargo}/bin/tauri-driver"
     if [ ! -x "$bin" ] || ! "$bin" --help 2>&1 | grep -q -- --native-port; then
         say "Installing tauri-driver $TAURI_DRIVER_VERSION"

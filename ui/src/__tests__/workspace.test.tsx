@@ -1,7 +1,7 @@
 import { act, screen, waitFor, within } from "@testing-library/react";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { setLanguage } from "../i18n";
-import { backendWith, openC1 } from "../test/conversation";
+import { backendWith, openC1, startRun } from "../test/conversation";
 
 beforeEach(async () => {
   await setLanguage("en");
@@ -71,7 +71,7 @@ describe("the workspace panel", () => {
 
   it("adds files dropped on the conversation and names them; a drop elsewhere imports", async () => {
     const backend = backendWith({ droppable: {} });
-    await openC1();
+    const { user } = await openC1();
     await screen.findByTestId("workspace-empty");
     const view = screen.getByTestId("conversation-view");
     document.elementFromPoint = () => view;
@@ -84,6 +84,10 @@ describe("the workspace panel", () => {
     expect(backend.callsOf("workspace_add_dropped")[0]?.args).toEqual({ conversationId: "c1", paths: ["/home/a/q3 sales.csv"] });
     expect(await screen.findAllByTestId("workspace-file")).toHaveLength(1);
     expect(backend.callsOf("conversation_import_dropped")).toEqual([]);
+
+    // The run's message names the file: the notice goes once it starts.
+    await startRun(backend, user, "Chart it");
+    await waitFor(() => expect(screen.queryByTestId("workspace-added")).toBeNull());
 
     document.elementFromPoint = () => screen.getAllByTestId("conversation-item")[0]!;
     act(() => backend.drag({ type: "dropped", paths: ["/home/a/ledger.jsonl"], x: 40, y: 200 }));

@@ -404,6 +404,7 @@ export function ConversationView(props: Props) {
             conversationId={conversation.id}
             refreshKey={`${refreshKey}:${run.live}:${run.tools.filter((x) => x.done).length}`}
             added={props.workspaceAdded?.conversationId === conversation.id ? props.workspaceAdded : null}
+            runLive={run.live}
           />
         </aside>
       </div>

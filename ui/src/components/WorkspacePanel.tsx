@@ -16,6 +16,8 @@ type Props = {
   refreshKey: string;
   /** The newest files the window added here, to name them and read the list again. */
   added: WorkspaceAdded | null;
+  /** Whether a run is going on here: its message names the files added, so the notice goes. */
+  runLive: boolean;
 };
 
 /**
@@ -23,7 +25,7 @@ type Props = {
  * first, each with the call that wrote it: a click opens its preview, the call's name scrolls to
  * its card. Read again after each tool call; on the host and in Docker alike.
  */
-export function WorkspacePanel({ conversationId, refreshKey, added }: Props) {
+export function WorkspacePanel({ conversationId, refreshKey, added, runLive }: Props) {
   const { t, i18n } = useTranslation();
   const lang = i18n.resolvedLanguage ?? "en";
   const [view, setView] = useState<WorkspaceView | null>(null);
@@ -62,7 +64,13 @@ export function WorkspacePanel({ conversationId, refreshKey, added }: Props) {
     const res = await call(() => commands.workspaceOpen(conversationId));
     setOpenError(res.status === "error" ? res.error : null);
   };
-  const news = [added, picked].filter((a): a is WorkspaceAdded => a !== null).sort((a, b) => b.nonce - a.nonce)[0];
+  const newest = [added, picked].filter((a): a is WorkspaceAdded => a !== null).sort((a, b) => b.nonce - a.nonce)[0];
+  // Once a run starts, its message has named the files: the notice has said what it had to.
+  const [announced, setAnnounced] = useState(0);
+  useEffect(() => {
+    if (runLive) setAnnounced(Date.now());
+  }, [runLive]);
+  const news = newest && (newest.error !== null || newest.nonce > announced) ? newest : undefined;
   const files = view?.files ?? [];
 
   return (
