@@ -137,6 +137,24 @@ async fn the_window_holds_at_720_900_and_1280_wide_in_english_and_chinese() {
         decima_runtime::mcp::servers::add(&store, data.path(), &[server])
             .await
             .unwrap();
+        // A file the analyst added to the workspace, with a long name: the panel lists it.
+        let place = decima_runtime::workspace::place(&store, data.path(), c.id)
+            .await
+            .unwrap();
+        let source = tempfile::tempdir().unwrap();
+        let csv = source
+            .path()
+            .join("supplier-invoices-q3-2026-reconciled-against-general-ledger.csv");
+        std::fs::write(
+            &csv,
+            "invoice,difference
+INV-2026-000123,500.00 EUR
+",
+        )
+        .unwrap();
+        decima_runtime::workspace::add_files(&store, &place, c.id, &[csv])
+            .await
+            .unwrap();
         store.close().await;
         c.id
     };
@@ -300,6 +318,11 @@ async fn open_each_view(client: &fantoccini::Client, lang: &str, width: u32) {
             "context-breakdown-toggle",
             "context-breakdown",
             "[data-testid=context-breakdown-toggle]",
+        ),
+        (
+            "workspace-file-open",
+            "workspace-preview",
+            "[data-testid=workspace-preview-close]",
         ),
     ] {
         click(client, &format!("[data-testid={button}]")).await;

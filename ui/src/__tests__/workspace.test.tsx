@@ -21,6 +21,7 @@ describe("the workspace panel", () => {
         c1: [
           { path: "out/q3.png", size: 20480, modifiedMs: AT, writtenBy: { by: "call", callId: "call_7", tool: "shell", conversationId: "c1", atMs: AT } },
           { path: "sales.csv", size: 1200, modifiedMs: AT - 60_000, writtenBy: { by: "analyst", name: "sales.csv", atMs: AT } },
+          { path: "sales (2).csv", size: 900, modifiedMs: AT - 120_000, writtenBy: { by: "analyst", name: "sales.csv", atMs: AT } },
         ],
       },
       previews: {
@@ -30,11 +31,12 @@ describe("the workspace panel", () => {
     const { user } = await openC1();
     const panel = await screen.findByTestId("workspace-panel");
     const rows = await within(panel).findAllByTestId("workspace-file");
-    expect(rows.map((r) => r.dataset.path)).toEqual(["out/q3.png", "sales.csv"]);
+    expect(rows.map((r) => r.dataset.path)).toEqual(["out/q3.png", "sales.csv", "sales (2).csv"]);
     expect(within(rows[0]!).getByTestId("workspace-writer")).toHaveTextContent("written by shell");
     expect(within(rows[0]!).getByTestId("workspace-writer")).toHaveAttribute("data-call-id", "call_7");
     expect(rows[0]).toHaveTextContent("20 KB");
-    expect(within(rows[1]!).getByTestId("workspace-writer")).toHaveTextContent("added by you (sales.csv)");
+    expect(within(rows[1]!).getByTestId("workspace-writer")).toHaveTextContent(/^added by you$/);
+    expect(within(rows[2]!).getByTestId("workspace-writer")).toHaveTextContent("added by you (was sales.csv)");
     expect(backend.callsOf("workspace_files")[0]?.args).toEqual({ conversationId: "c1", all: false });
 
     await user.click(within(rows[1]!).getByTestId("workspace-file-open"));

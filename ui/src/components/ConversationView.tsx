@@ -254,6 +254,7 @@ export function ConversationView(props: Props) {
   // The failure a choice is being sent for stays on screen until the answer is known, so a
   // refused choice keeps the panel (and its error) rather than closing and reopening it.
   const [answering, setAnswering] = useState<string | null>(null);
+  const [listedFiles, setListedFiles] = useState(0);
   const showRecovery =
     failure !== null &&
     (answering === failure.id || (run.live ? run.awaiting?.failureId === failure.id : true));
@@ -397,7 +398,8 @@ export function ConversationView(props: Props) {
           />
           <RunOptions conversationId={conversation.id} disabled={run.live} settingsKey={props.settingsKey} />
         </div>
-        <aside className="workbench-side">
+        {/* With no plan, no subagents and no files, a narrow window gives the messages the room. */}
+        <aside className={todos.length === 0 && subagents.length === 0 && listedFiles === 0 ? "workbench-side quiet" : "workbench-side"}>
           {todos.length > 0 && <TodoPanel todos={todos} snapshotTodoIds={snapshots} ending={planOwner?.ending ?? null} />}
           {subagents.length > 0 && <SubagentTree nodes={subagents} onOpen={props.onOpenConversation} />}
           <WorkspacePanel
@@ -405,6 +407,7 @@ export function ConversationView(props: Props) {
             refreshKey={`${refreshKey}:${run.live}:${run.tools.filter((x) => x.done).length}`}
             added={props.workspaceAdded?.conversationId === conversation.id ? props.workspaceAdded : null}
             runLive={run.live}
+            onListed={setListedFiles}
           />
         </aside>
       </div>

@@ -18,6 +18,8 @@ type Props = {
   added: WorkspaceAdded | null;
   /** Whether a run is going on here: its message names the files added, so the notice goes. */
   runLive: boolean;
+  /** Told how many files are listed, after each read. */
+  onListed?: (count: number) => void;
 };
 
 /**
@@ -25,7 +27,7 @@ type Props = {
  * first, each with the call that wrote it: a click opens its preview, the call's name scrolls to
  * its card. Read again after each tool call; on the host and in Docker alike.
  */
-export function WorkspacePanel({ conversationId, refreshKey, added, runLive }: Props) {
+export function WorkspacePanel({ conversationId, refreshKey, added, runLive, onListed }: Props) {
   const { t, i18n } = useTranslation();
   const lang = i18n.resolvedLanguage ?? "en";
   const [view, setView] = useState<WorkspaceView | null>(null);
@@ -42,11 +44,13 @@ export function WorkspacePanel({ conversationId, refreshKey, added, runLive }: P
       if (res.status === "ok") {
         setView(res.data);
         setError(null);
+        onListed?.(res.data.files.length);
       } else setError(res.error);
     });
     return () => {
       alive = false;
     };
+    // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [conversationId, all, refreshKey, added?.nonce, reads]);
   useEffect(() => {
     setOpen(null);
@@ -144,7 +148,8 @@ function Writer({ file }: { file: WorkspaceFileView }) {
   if (by.by === "analyst") {
     return (
       <span className="muted workspace-writer" data-testid="workspace-writer">
-        {t("workspace.byYou", { name: by.name })}
+        {/* Its own name is said only when the workspace's differs (a name taken: "q3 (2).csv"). */}
+        {by.name === file.path ? t("workspace.byYouPlain") : t("workspace.byYou", { name: by.name })}
       </span>
     );
   }
