@@ -12,44 +12,11 @@
 
 mod support;
 
-use std::process::Command;
-use std::time::{Duration, Instant};
-
 use decima_core::{NewMessage, Role};
 use decima_store::Store;
-use support::{Driver, WAIT, click, connect, wait_for_text};
+use support::{Driver, click, connect, wait_for_text};
 
 const TITLE: &str = "Q3 invoices: ledger check";
-
-/// Finds the save dialog's X window by its title, gives it the keyboard and presses Enter,
-/// which accepts the proposed folder and name.
-fn accept_save_dialog() {
-    let started = Instant::now();
-    let window = loop {
-        let found = Command::new("xdotool")
-            .args(["search", "--name", "Export the conversation"])
-            .output()
-            .expect("xdotool is needed to answer the save dialog (scripts/lib.sh installs it)");
-        let ids = String::from_utf8_lossy(&found.stdout).trim().to_owned();
-        if let Some(id) = ids.lines().last().filter(|id| !id.is_empty()) {
-            break id.to_owned();
-        }
-        assert!(started.elapsed() < WAIT, "the save dialog never opened");
-        std::thread::sleep(Duration::from_millis(200));
-    };
-    // GTK fills the folder and the name in after the window maps: give it a moment.
-    std::thread::sleep(Duration::from_millis(800));
-    let focused = Command::new("xdotool")
-        .args(["windowfocus", "--sync", &window])
-        .status()
-        .unwrap();
-    assert!(focused.success(), "cannot focus the save dialog");
-    let pressed = Command::new("xdotool")
-        .args(["key", "--clearmodifiers", "Return"])
-        .status()
-        .unwrap();
-    assert!(pressed.success(), "cannot press Enter in the save dialog");
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_fresh_data_folder_exports_through_the_save_dialogs_default_place() {
@@ -89,7 +56,7 @@ async fn a_fresh_data_folder_exports_through_the_save_dialogs_default_place() {
 
     click(&client, "[data-testid=export-button]").await;
     click(&client, "[data-testid=export-md]").await;
-    tokio::task::spawn_blocking(accept_save_dialog)
+    tokio::task::spawn_blocking(|| support::accept_save_dialog("Export the conversation"))
         .await
         .unwrap();
 

@@ -94,38 +94,6 @@ fn drop_file_at(file: &std::path::Path, x: i64, y: i64) {
     }
 }
 
-/// Presses Enter in GTK's save dialog once it shows, accepting the proposed folder and name.
-fn accept_save_dialog(title: &str) {
-    let started = Instant::now();
-    let window = loop {
-        let found = Command::new("xdotool")
-            .args(["search", "--name", title])
-            .output()
-            .unwrap();
-        let ids = String::from_utf8_lossy(&found.stdout).trim().to_owned();
-        if let Some(id) = ids.lines().last().filter(|id| !id.is_empty()) {
-            break id.to_owned();
-        }
-        assert!(started.elapsed() < WAIT, "the save dialog never opened");
-        std::thread::sleep(Duration::from_millis(200));
-    };
-    std::thread::sleep(Duration::from_millis(800));
-    assert!(
-        Command::new("xdotool")
-            .args(["windowfocus", "--sync", &window])
-            .status()
-            .unwrap()
-            .success()
-    );
-    assert!(
-        Command::new("xdotool")
-            .args(["key", "--clearmodifiers", "Return"])
-            .status()
-            .unwrap()
-            .success()
-    );
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_dropped_csv_is_announced_and_the_chart_a_run_saves_is_shown_and_saved_as_the_same_bytes()
 {
@@ -305,7 +273,7 @@ async fn a_dropped_csv_is_announced_and_the_chart_a_run_saves_is_shown_and_saved
 
     // Save as: GTK's dialog proposes exports/chart.png; the copy is the same bytes.
     click(&client, "[data-testid=workspace-save-as]").await;
-    tokio::task::spawn_blocking(|| accept_save_dialog("Save a copy of the file"))
+    tokio::task::spawn_blocking(|| support::accept_save_dialog("Save a copy of the file"))
         .await
         .unwrap();
     wait_for_text(&client, "[data-testid=workspace-saved]", "chart.png").await;

@@ -598,3 +598,34 @@ pub fn screen_pixels_of(rgb: [u8; 3]) -> usize {
     }
     count
 }
+
+/// Finds GTK's save dialog by its window title, gives it the keyboard and presses Enter, which
+/// accepts the folder and the name it proposes: as a person would, through the X server
+/// (xdotool). Blocking: call it from `spawn_blocking`.
+pub fn accept_save_dialog(title: &str) {
+    let started = Instant::now();
+    let window = loop {
+        let found = Command::new("xdotool")
+            .args(["search", "--name", title])
+            .output()
+            .expect("xdotool is needed to answer the save dialog (scripts/lib.sh installs it)");
+        let ids = String::from_utf8_lossy(&found.stdout).trim().to_owned();
+        if let Some(id) = ids.lines().last().filter(|id| !id.is_empty()) {
+            break id.to_owned();
+        }
+        assert!(started.elapsed() < WAIT, "the save dialog never opened");
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    // GTK fills the folder and the name in after the window maps: give it a moment.
+    std::thread::sleep(Duration::from_millis(800));
+    let focused = Command::new("xdotool")
+        .args(["windowfocus", "--sync", &window])
+        .status()
+        .unwrap();
+    assert!(focused.success(), "cannot focus the save dialog");
+    let pressed = Command::new("xdotool")
+        .args(["key", "--clearmodifiers", "Return"])
+        .status()
+        .unwrap();
+    assert!(pressed.success(), "cannot press Enter in the save dialog");
+}

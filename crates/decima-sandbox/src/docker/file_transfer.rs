@@ -55,29 +55,13 @@ impl DockerSandbox {
 
     /// Copies a regular file of the workspace to the host path `to`, streamed.
     pub(crate) async fn copy_out_impl(&self, path: &str, to: &Path) -> Result<u64, ToolError> {
-        let container = self.container().await?;
-        let (_, real) = self.resolve_read(&container, path).await?;
-        let tar = self.get_archive(&container, &real).await?;
         let to = to.to_path_buf();
-        tokio::task::spawn_blocking(move || {
-            let file = std::fs::File::open(&tar.0)
-                .map_err(|e| ToolError::system(format!("cannot open the download: {e}")))?;
-            let mut archive = tar::Archive::new(file);
-            let bad = |e: io::Error| ToolError::system(format!("a damaged download: {e}"));
-            let mut entries = archive.entries().map_err(bad)?;
-            let mut entry = entries
-                .next()
-                .ok_or_else(|| ToolError::data("the download is empty"))?
-                .map_err(bad)?;
-            if !entry.header().entry_type().is_file() {
-                return Err(ToolError::data("not a regular file"));
-            }
-            write_beside(&to, |file| {
-                io::copy(&mut entry, file).map_err(|e| ToolError::io("copy", &to, &e))
+        self.with_downloaded_file(path, move |entry| {
+            write_beside(&to, &to, |file| {
+                io::copy(entry, file).map_err(|e| ToolError::io("copy", &to, &e))
             })
         })
         .await
-        .map_err(|e| ToolError::system(format!("copy task failed: {e}")))?
     }
 
     /// Copies the host file `from` into the workspace as `path`, refused when a file is there.

@@ -442,6 +442,23 @@ impl DockerSandbox {
 
     /// Downloads a regular file of the workspace whole. `path` as for `read_file`.
     pub async fn download_file(&self, path: &str) -> Result<Vec<u8>, ToolError> {
+        self.with_downloaded_file(path, |entry| {
+            let mut bytes = Vec::new();
+            io::Read::read_to_end(entry, &mut bytes)
+                .map_err(|e| ToolError::system(format!("a damaged download: {e}")))?;
+            Ok(bytes)
+        })
+        .await
+    }
+
+    /// Downloads a regular file of the workspace as the engine's archive and hands its one
+    /// entry to `read`, off the async threads: the file is streamed from the archive, never
+    /// held whole unless `read` does.
+    pub(super) async fn with_downloaded_file<T: Send + 'static>(
+        &self,
+        path: &str,
+        read: impl FnOnce(&mut tar::Entry<'_, std::fs::File>) -> Result<T, ToolError> + Send + 'static,
+    ) -> Result<T, ToolError> {
         let container = self.container().await?;
         let (_, real) = self.resolve_read(&container, path).await?;
         let tar = self.get_archive(&container, &real).await?;
@@ -458,9 +475,7 @@ impl DockerSandbox {
             if !entry.header().entry_type().is_file() {
                 return Err(ToolError::data("not a regular file"));
             }
-            let mut bytes = Vec::new();
-            io::Read::read_to_end(&mut entry, &mut bytes).map_err(bad)?;
-            Ok(bytes)
+            read(&mut entry)
         })
         .await
         .map_err(|e| ToolError::system(format!("download task failed: {e}")))?

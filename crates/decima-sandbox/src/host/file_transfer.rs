@@ -38,7 +38,7 @@ pub(crate) fn copy_out(ws: &Workspace, path: &str, to: &Path) -> Result<u64, Too
     }
     let mut source =
         std::fs::File::open(&real).map_err(|e| ToolError::io("open", Path::new(path), &e))?;
-    write_beside(to, |file| {
+    write_beside(to, to, |file| {
         std::io::copy(&mut source, file).map_err(|e| ToolError::io("copy", Path::new(path), &e))
     })
 }
@@ -81,15 +81,18 @@ pub(crate) fn copy_in(ws: &Workspace, from: &Path, path: &str) -> Result<WriteOu
     })
 }
 
-/// Writes `to` through a temporary file in its folder, renamed over it once `fill` succeeded.
+/// Writes `to` through a temporary file in its folder (created new: never one followed or
+/// reused), synced and renamed over it once `fill` succeeded; nothing is left on failure.
+/// Errors name the file as `shown`.
 pub(crate) fn write_beside(
     to: &Path,
+    shown: &Path,
     fill: impl FnOnce(&mut std::fs::File) -> Result<u64, ToolError>,
 ) -> Result<u64, ToolError> {
     let (Some(dir), Some(name)) = (to.parent(), to.file_name()) else {
         return Err(ToolError::data(format!(
             "{} is not a file path",
-            to.display()
+            shown.display()
         )));
     };
     let tmp = dir.join(format!(
@@ -102,12 +105,12 @@ pub(crate) fn write_beside(
             .write(true)
             .create_new(true)
             .open(&tmp)
-            .map_err(|e| ToolError::io("create", to, &e))?;
+            .map_err(|e| ToolError::io("create", shown, &e))?;
         let n = fill(&mut file)?;
         file.flush()
             .and_then(|()| file.sync_all())
-            .map_err(|e| ToolError::io("write", to, &e))?;
-        std::fs::rename(&tmp, to).map_err(|e| ToolError::io("replace", to, &e))?;
+            .map_err(|e| ToolError::io("write", shown, &e))?;
+        std::fs::rename(&tmp, to).map_err(|e| ToolError::io("replace", shown, &e))?;
         Ok(n)
     })();
     if result.is_err() {

@@ -1,6 +1,6 @@
 //! `read_file` and `write_file` on the host.
 
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io::{BufRead, BufReader, Write};
 use std::path::PathBuf;
 
@@ -226,30 +226,11 @@ pub(crate) fn write_bytes(
     let target = ws.resolve_for_write(path)?;
     let shown = ws.display_relative(&target);
     let created = !target.exists();
-    let (Some(dir), Some(name)) = (target.parent(), target.file_name()) else {
-        return Err(ToolError::data(format!("{path} is not a file path")));
-    };
-    let tmp = dir.join(format!(
-        ".{}.{}.tmp",
-        name.to_string_lossy(),
-        uuid::Uuid::now_v7().simple()
-    ));
-    let result = (|| {
-        // create_new: never follows or reuses something already there.
-        let mut file = OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&tmp)
-            .map_err(|e| ToolError::io("create", &shown, &e))?;
+    super::file_transfer::write_beside(&target, &shown, |file| {
         file.write_all(bytes)
-            .and_then(|()| file.sync_all())
-            .map_err(|e| ToolError::io("write", &shown, &e))?;
-        std::fs::rename(&tmp, &target).map_err(|e| ToolError::io("replace", &shown, &e))
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    result?;
+            .map(|()| bytes.len() as u64)
+            .map_err(|e| ToolError::io("write", &shown, &e))
+    })?;
     Ok(WriteOutcome {
         path: shown,
         bytes: bytes.len(),
