@@ -32,6 +32,7 @@ pub fn builder() -> Builder<tauri::Wry> {
             conversations::conversation_busy,
             messages::message_page,
             messages::tool_result_images,
+            messages::tool_result_seq,
             search::search_messages,
             search::find_in_conversation,
             context::context_usage,
@@ -138,7 +139,7 @@ mod tests {
             .skip(1)
             .filter_map(|rest| rest.split('"').next())
             .collect();
-        assert_eq!(invoked.len(), 64, "{invoked:?}");
+        assert_eq!(invoked.len(), 65, "{invoked:?}");
         for command in invoked {
             assert!(
                 build_rs.contains(&format!("\"{command}\"")),

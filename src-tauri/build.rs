@@ -10,6 +10,7 @@ fn main() {
         "conversation_busy",
         "message_page",
         "tool_result_images",
+        "tool_result_seq",
         "search_messages",
         "find_in_conversation",
         "context_usage",

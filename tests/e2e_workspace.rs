@@ -257,6 +257,14 @@ async fn a_dropped_csv_is_announced_and_the_chart_a_run_saves_is_shown_and_saved
         writer.attr("data-call-id").await.unwrap().as_deref(),
         Some("call_chart")
     );
+    // Its writer brings the call's result into view, marked.
+    click(&client, &format!("{row} [data-testid=workspace-writer]")).await;
+    wait_for_text(
+        &client,
+        "[data-testid=message][data-highlighted=true]",
+        "saved",
+    )
+    .await;
     click(&client, &format!("{row} [data-testid=workspace-file-open]")).await;
     wait_until(&client, "the chart's preview was not decoded", || async {
         client

@@ -70,6 +70,26 @@ pub async fn tool_result_images(
         .collect())
 }
 
+/// Where the result of a tool call is in the conversation (its seq), for the window to bring
+/// it into view; `None` when it is not stored (any more).
+#[tauri::command]
+#[specta::specta]
+#[tracing::instrument(name = "command", skip_all, fields(name = "tool_result_seq"))]
+pub async fn tool_result_seq(
+    state: State<'_, AppState>,
+    conversation_id: String,
+    call_id: String,
+) -> Result<Option<u32>, AppError> {
+    let id = super::conversation_id(&conversation_id)?;
+    if call_id.is_empty() || call_id.len() > 256 {
+        return Err(AppError::invalid(
+            "a tool call id is between 1 and 256 characters",
+        ));
+    }
+    let seq = state.store.messages().seq_of_result(id, &call_id).await?;
+    Ok(seq.and_then(|s| u32::try_from(s).ok()))
+}
+
 /// The messages of one page, in seq order.
 async fn read_page(
     state: &AppState,

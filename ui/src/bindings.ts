@@ -34,6 +34,11 @@ export const commands = {
 	 */
 	toolResultImages: (conversationId: string, callId: string) => typedError<ToolImageView[], AppError>(__TAURI_INVOKE("tool_result_images", { conversationId, callId })),
 	/**
+	 *  Where the result of a tool call is in the conversation (its seq), for the window to bring
+	 *  it into view; `None` when it is not stored (any more).
+	 */
+	toolResultSeq: (conversationId: string, callId: string) => typedError<number | null, AppError>(__TAURI_INVOKE("tool_result_seq", { conversationId, callId })),
+	/**
 	 *  A page of messages holding every word of `text`, newest first, across every live
 	 *  conversation or within one. `after` is the previous page's `next`.
 	 */

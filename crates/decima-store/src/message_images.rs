@@ -1,5 +1,6 @@
 //! Reading the images of tool results, kept beside their messages (`message_images`); they are
-//! written with their message by [`Messages::append`] and [`Messages::append_noting`].
+//! written with their message by [`Messages::append`] and [`Messages::append_noting`]. And where
+//! a call's result is, for the window to show it.
 
 use decima_core::{ConversationId, ImagePart};
 
@@ -54,6 +55,26 @@ impl Messages<'_> {
             .into_iter()
             .map(|(media_type, data, tokens)| image_part(media_type, data, tokens))
             .collect())
+    }
+}
+
+impl Messages<'_> {
+    /// The seq of the live result of one tool call, if it is stored: where the window scrolls to
+    /// show the call that wrote a workspace file, however far back it is.
+    pub async fn seq_of_result(
+        &self,
+        conversation: ConversationId,
+        call_id: &str,
+    ) -> Result<Option<i64>> {
+        let rows: Vec<(i64,)> = sqlx::query_as(
+            "SELECT seq FROM messages WHERE conversation_id = ? AND tool_call_id = ? \
+             AND deleted_at IS NULL ORDER BY seq DESC LIMIT 1",
+        )
+        .bind(conversation.to_string())
+        .bind(call_id)
+        .fetch_all(self.store.pool())
+        .await?;
+        Ok(rows.first().map(|(seq,)| *seq))
     }
 }
 

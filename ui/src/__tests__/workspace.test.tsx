@@ -2,6 +2,7 @@ import { act, screen, waitFor, within } from "@testing-library/react";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { setLanguage } from "../i18n";
 import { backendWith, openC1, startRun } from "../test/conversation";
+import { message } from "../test/fixtures";
 
 beforeEach(async () => {
   await setLanguage("en");
@@ -95,6 +96,30 @@ describe("the workspace panel", () => {
     act(() => backend.drag({ type: "dropped", paths: ["/home/a/ledger.jsonl"], x: 40, y: 200 }));
     await waitFor(() => expect(backend.callsOf("conversation_import_dropped")).toHaveLength(1));
     expect(backend.callsOf("workspace_add_dropped")).toHaveLength(1);
+  });
+});
+
+describe("the call that wrote a file", () => {
+  it("is brought into view and marked from the panel", async () => {
+    const backend = backendWith({
+      messages: {
+        c1: [
+          message({ id: "m1", seq: 1, content: "Chart it" }),
+          message({ id: "m2", seq: 2, role: "assistant", content: "", toolCalls: [{ id: "call_7", name: "shell", arguments: "{}" }] }),
+          message({ id: "m3", seq: 3, role: "tool", name: "shell", toolCallId: "call_7", content: "saved" }),
+          message({ id: "m4", seq: 4, role: "assistant", content: "Charted." }),
+        ],
+      },
+      workspaceFiles: {
+        c1: [{ path: "chart.png", size: 70, modifiedMs: AT, writtenBy: { by: "call", callId: "call_7", tool: "shell", conversationId: "c1", atMs: AT } }],
+      },
+    });
+    const { user } = await openC1("Charted.");
+    await user.click(await screen.findByTestId("workspace-writer"));
+    await waitFor(() => expect(backend.callsOf("tool_result_seq")[0]?.args).toEqual({ conversationId: "c1", callId: "call_7" }));
+    await waitFor(() =>
+      expect(screen.getAllByTestId("message").find((m) => m.getAttribute("data-seq") === "3")).toHaveAttribute("data-highlighted", "true"),
+    );
   });
 });
 

@@ -255,6 +255,18 @@ export function ConversationView(props: Props) {
   // refused choice keeps the panel (and its error) rather than closing and reopening it.
   const [answering, setAnswering] = useState<string | null>(null);
   const [listedFiles, setListedFiles] = useState(0);
+  // The call that wrote a workspace file: its result is brought into view and marked, wherever
+  // it is in the history; one a subagent made opens the subagent's conversation.
+  const showCall = async (callId: string, inConversation: string | null) => {
+    if (inConversation !== null && inConversation !== conversation.id) {
+      const child = subagents.find((s) => s.conversationId === inConversation);
+      props.onOpenConversation(inConversation, child?.task ?? t("workspace.subagent"));
+      return;
+    }
+    const res = await call(() => commands.toolResultSeq(conversation.id, callId));
+    if (res.status === "ok" && res.data !== null) await reveal(res.data);
+    else if (res.status === "error") report(res.error);
+  };
   const showRecovery =
     failure !== null &&
     (answering === failure.id || (run.live ? run.awaiting?.failureId === failure.id : true));
@@ -408,6 +420,7 @@ export function ConversationView(props: Props) {
             added={props.workspaceAdded?.conversationId === conversation.id ? props.workspaceAdded : null}
             runLive={run.live}
             onListed={setListedFiles}
+            onShowCall={(callId, inConversation) => void showCall(callId, inConversation)}
           />
         </aside>
       </div>

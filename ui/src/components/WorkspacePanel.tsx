@@ -20,6 +20,9 @@ type Props = {
   runLive: boolean;
   /** Told how many files are listed, after each read. */
   onListed?: (count: number) => void;
+  /** Brings the result of the call that wrote a file into view (its conversation's, when a
+   *  subagent wrote it). */
+  onShowCall: (callId: string, conversationId: string | null) => void;
 };
 
 /**
@@ -27,7 +30,7 @@ type Props = {
  * first, each with the call that wrote it: a click opens its preview, the call's name scrolls to
  * its card. Read again after each tool call; on the host and in Docker alike.
  */
-export function WorkspacePanel({ conversationId, refreshKey, added, runLive, onListed }: Props) {
+export function WorkspacePanel({ conversationId, refreshKey, added, runLive, onListed, onShowCall }: Props) {
   const { t, i18n } = useTranslation();
   const lang = i18n.resolvedLanguage ?? "en";
   const [view, setView] = useState<WorkspaceView | null>(null);
@@ -129,7 +132,7 @@ export function WorkspacePanel({ conversationId, refreshKey, added, runLive, onL
             <span className="muted workspace-file-meta">
               {formatBytes(f.size ?? 0, lang)} · <RelativeTime iso={new Date(f.modifiedMs ?? 0).toISOString()} />
             </span>
-            <Writer file={f} />
+            <Writer file={f} onShowCall={onShowCall} />
           </li>
         ))}
       </ul>
@@ -140,8 +143,8 @@ export function WorkspacePanel({ conversationId, refreshKey, added, runLive, onL
   );
 }
 
-/** Who wrote a file: the call (a link to its card, when it is shown) or the analyst. */
-function Writer({ file }: { file: WorkspaceFileView }) {
+/** Who wrote a file: the call (a link to its result in the conversation) or the analyst. */
+function Writer({ file, onShowCall }: { file: WorkspaceFileView; onShowCall: Props["onShowCall"] }) {
   const { t } = useTranslation();
   const by = file.writtenBy;
   if (by === null) return null;
@@ -153,14 +156,6 @@ function Writer({ file }: { file: WorkspaceFileView }) {
       </span>
     );
   }
-  const show = () => {
-    const card = document.querySelector<HTMLDetailsElement>(`[data-tool-call-id="${CSS.escape(by.callId)}"]`);
-    if (!card) return;
-    card.open = true;
-    card.scrollIntoView({ block: "center", behavior: "smooth" });
-    card.classList.add("flash");
-    window.setTimeout(() => card.classList.remove("flash"), 1600);
-  };
   return (
     <button
       type="button"
@@ -168,7 +163,7 @@ function Writer({ file }: { file: WorkspaceFileView }) {
       data-testid="workspace-writer"
       data-call-id={by.callId}
       title={t("workspace.showCall")}
-      onClick={show}
+      onClick={() => onShowCall(by.callId, by.conversationId)}
     >
       {t("workspace.byCall", { tool: by.tool })}
     </button>

@@ -123,6 +123,7 @@ const en = {
     byYouPlain: "added by you",
     byCall: "written by {{tool}}",
     showCall: "Show the call that wrote it",
+    subagent: "A subagent's conversation",
     saveAs: "Save as…",
     saveTitle: "Save a copy of the file",
     saved: "Saved to {{path}} ({{size}}).",

@@ -125,6 +125,7 @@ const zh: Messages = {
     byYouPlain: "由你添加",
     byCall: "由 {{tool}} 写入",
     showCall: "显示写入它的调用",
+    subagent: "子代理的对话",
     saveAs: "另存为…",
     saveTitle: "保存文件副本",
     saved: "已保存到 {{path}}（{{size}}）。",

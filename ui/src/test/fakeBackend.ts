@@ -428,6 +428,10 @@ export class FakeBackend {
         }
         return paths.map((path) => ({ path, size: 1200 }));
       }
+      case "tool_result_seq": {
+        const found = (this.messages[String(args.conversationId)] ?? []).find((m) => m.toolCallId === args.callId);
+        return found ? found.seq : null;
+      }
       case "workspace_add_picked":
         return [];
       case "workspace_open":
