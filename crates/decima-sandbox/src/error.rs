@@ -44,6 +44,14 @@ pub enum SandboxError {
         /// What failed, in one line.
         detail: String,
     },
+    /// The engine named could not be used as named: a remote engine without TLS, TLS that
+    /// failed (a certificate, a host name), or an engine older than Decima was tested with.
+    /// The message names what to check; nothing fell back to another engine.
+    #[error("{detail}; nothing was run (or run with --sandbox host)")]
+    EngineRefused {
+        /// What failed and what to check, in one line.
+        detail: String,
+    },
     /// The Docker engine answered, with an error.
     #[error("Docker could not {action}: {message}")]
     Docker {

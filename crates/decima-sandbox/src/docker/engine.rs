@@ -24,8 +24,13 @@ pub const LABEL_INSTANCE: &str = "decima.instance";
 /// Label carrying the id of the process run that created the container.
 pub const LABEL_RUN: &str = "decima.run";
 
-/// The socket used when `DOCKER_HOST` is not set.
-pub const DEFAULT_SOCKET: &str = "/var/run/docker.sock";
+pub use super::address::DEFAULT_SOCKET;
+use super::address::{EngineAddress, check_cert_files, host_of};
+
+/// The oldest engine API Decima was tested against (Docker Engine 20.10, this machine's).
+const MIN_API: (u32, u32) = (1, 41);
+/// The engine release that first spoke [`MIN_API`], for the message that refuses an older one.
+const MIN_ENGINE: &str = "20.10";
 
 /// How long connecting (the first ping) may take.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
@@ -49,25 +54,24 @@ pub struct DockerEngine {
 pub(crate) type Answer<T> = Result<Result<T, BollardError>, SandboxError>;
 
 impl DockerEngine {
-    /// Connects to the engine named by `DOCKER_HOST` (a `unix://` socket) or the default socket,
-    /// and pings it. `instance` scopes the sandboxes this process manages (see
-    /// [`DockerEngine::instance_for_data_dir`]).
+    /// Connects to the engine the environment names (`DOCKER_HOST`, `DOCKER_TLS_VERIFY`,
+    /// `DOCKER_CERT_PATH`, as the docker CLI reads them; the local socket when unset), and
+    /// checks it. `instance` scopes the sandboxes this process manages (see
+    /// [`DockerEngine::instance_for_data_dir`]). A remote engine that fails never falls back to
+    /// the local one.
     pub async fn connect(instance: &str) -> Result<Self, SandboxError> {
-        let socket = match std::env::var("DOCKER_HOST") {
-            Ok(host) if host.starts_with("unix://") => host["unix://".len()..].to_owned(),
-            Ok(host) if !host.is_empty() => {
-                return Err(SandboxError::DockerUnavailable {
-                    detail: format!(
-                        "DOCKER_HOST={host} is not a unix:// socket; only a local engine is supported"
-                    ),
-                });
-            }
-            _ => DEFAULT_SOCKET.to_owned(),
-        };
-        Self::connect_socket(Path::new(&socket), instance).await
+        Self::connect_to(&EngineAddress::from_env()?, instance).await
     }
 
-    /// Connects to the engine at a unix socket and pings it (within 5 s).
+    /// Connects to the engine at `address` and checks it.
+    pub async fn connect_to(address: &EngineAddress, instance: &str) -> Result<Self, SandboxError> {
+        match address {
+            EngineAddress::Socket(path) => Self::connect_socket(path, instance).await,
+            EngineAddress::Tls { addr, certs } => Self::connect_tls(addr, certs, instance).await,
+        }
+    }
+
+    /// Connects to the engine at a unix socket and checks it (within 5 s).
     pub async fn connect_socket(socket: &Path, instance: &str) -> Result<Self, SandboxError> {
         check_name_part(instance, 32)?;
         let unavailable = |detail: String| SandboxError::DockerUnavailable { detail };
@@ -81,17 +85,92 @@ impl DockerEngine {
         // upload-sized timeout, every stream read by its own.
         let docker = Docker::connect_with_unix(path, 3600, bollard::API_DEFAULT_VERSION)
             .map_err(|e| unavailable(format!("{path}: {e}")))?;
+        Self::checked(docker, path, instance, |e| {
+            SandboxError::DockerUnavailable {
+                detail: format!("{path}: {e}"),
+            }
+        })
+        .await
+    }
+
+    /// Connects to a remote engine at `addr` (`host:port`) over mutual TLS with the files of
+    /// `certs`, and checks it. A certificate the engine's is not signed by, a client
+    /// certificate the engine refuses or a host name its certificate does not name each say
+    /// so, naming TLS and the file to check.
+    pub async fn connect_tls(
+        addr: &str,
+        certs: &Path,
+        instance: &str,
+    ) -> Result<Self, SandboxError> {
+        check_name_part(instance, 32)?;
+        check_cert_files(certs)?;
+        let docker = Docker::connect_with_ssl(
+            addr,
+            &certs.join("key.pem"),
+            &certs.join("cert.pem"),
+            &certs.join("ca.pem"),
+            3600,
+            bollard::API_DEFAULT_VERSION,
+        )
+        .map_err(|e| SandboxError::EngineRefused {
+            detail: format!(
+                "TLS: cannot read the certificates in {} (DOCKER_CERT_PATH): {}",
+                certs.display(),
+                error_chain(&e)
+            ),
+        })?;
+        let shown = format!("tcp://{addr}");
+        let certs = certs.to_path_buf();
+        let addr = addr.to_owned();
+        Self::checked(docker, &shown, instance, move |e| {
+            SandboxError::EngineRefused {
+                detail: tls_failure(&addr, &certs, &error_chain(&e)),
+            }
+        })
+        .await
+    }
+
+    /// Pings a new client and reads the engine's version (within 5 s each), refusing an engine
+    /// older than [`MIN_API`]. `failed` words an error of the connection.
+    async fn checked(
+        docker: Docker,
+        shown: &str,
+        instance: &str,
+        failed: impl Fn(BollardError) -> SandboxError,
+    ) -> Result<Self, SandboxError> {
+        let unavailable = |detail: String| SandboxError::DockerUnavailable { detail };
         match tokio::time::timeout(CONNECT_TIMEOUT, docker.ping()).await {
             Err(_) => {
                 return Err(unavailable(format!(
-                    "{path} did not answer a ping within {} s",
+                    "{shown} did not answer a ping within {} s",
                     CONNECT_TIMEOUT.as_secs()
                 )));
             }
-            Ok(Err(e)) => return Err(unavailable(format!("{path}: {e}"))),
+            Ok(Err(e)) => return Err(failed(e)),
             Ok(Ok(_)) => {}
         }
-        tracing::debug!(socket = path, instance, "connected to the Docker engine");
+        let version = match tokio::time::timeout(CONNECT_TIMEOUT, docker.version()).await {
+            Err(_) => {
+                return Err(unavailable(format!(
+                    "{shown} did not say its version within {} s",
+                    CONNECT_TIMEOUT.as_secs()
+                )));
+            }
+            Ok(Err(e)) => return Err(failed(e)),
+            Ok(Ok(v)) => v,
+        };
+        let api = version.api_version.unwrap_or_default();
+        let engine = version.version.unwrap_or_else(|| "unknown".to_owned());
+        if api_version(&api).is_none_or(|v| v < MIN_API) {
+            return Err(SandboxError::EngineRefused {
+                detail: format!(
+                    "the Docker engine at {shown} is version {engine} (API {api}); Decima was tested \
+                 against Docker Engine {MIN_ENGINE} (API {}.{}) and newer: upgrade the engine",
+                    MIN_API.0, MIN_API.1
+                ),
+            });
+        }
+        tracing::debug!(engine = shown, version = %engine, api = %api, instance, "connected to the Docker engine");
         Ok(Self {
             docker,
             instance: instance.to_owned(),
@@ -100,10 +179,16 @@ impl DockerEngine {
         })
     }
 
-    /// An instance id for a data directory: the first 12 hex digits of the SHA-256 of its path.
-    /// Two app instances with different data directories never touch each other's sandboxes.
+    /// An instance id for a data directory: the first 12 hex digits of the SHA-256 of this
+    /// machine's id and the directory's path. Two app instances with different data
+    /// directories never touch each other's sandboxes, nor do two machines sharing a remote
+    /// engine whose data directories have the same path (the same user name).
     pub fn instance_for_data_dir(data_dir: &Path) -> String {
-        let digest = Sha256::digest(data_dir.as_os_str().as_encoded_bytes());
+        let mut hasher = Sha256::new();
+        hasher.update(machine_id().as_bytes());
+        hasher.update([0]);
+        hasher.update(data_dir.as_os_str().as_encoded_bytes());
+        let digest = hasher.finalize();
         digest.iter().take(6).map(|b| format!("{b:02x}")).collect()
     }
 
@@ -317,5 +402,115 @@ pub(crate) fn check_name_part(key: &str, max: usize) -> Result<(), SandboxError>
         Err(SandboxError::InvalidSandboxKey {
             key: key.chars().take(80).collect(),
         })
+    }
+}
+
+/// This machine's id (systemd's `/etc/machine-id`, else D-Bus's, else the host name): what
+/// tells two desktops apart on a shared engine.
+fn machine_id() -> String {
+    ["/etc/machine-id", "/var/lib/dbus/machine-id"]
+        .iter()
+        .find_map(|p| {
+            std::fs::read_to_string(p)
+                .ok()
+                .map(|s| s.trim().to_owned())
+                .filter(|s| !s.is_empty())
+        })
+        .or_else(|| {
+            std::fs::read_to_string("/proc/sys/kernel/hostname")
+                .ok()
+                .map(|s| s.trim().to_owned())
+        })
+        .unwrap_or_default()
+}
+
+/// An error with its causes: hyper's own words ("client error (Connect)") hide what TLS said.
+fn error_chain(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut cause = error.source();
+    while let Some(e) = cause {
+        let said = e.to_string();
+        if !text.contains(&said) {
+            text.push_str(": ");
+            text.push_str(&said);
+        }
+        cause = e.source();
+    }
+    text
+}
+
+/// `1.41` as (1, 41).
+fn api_version(text: &str) -> Option<(u32, u32)> {
+    let (major, minor) = text.split_once('.')?;
+    Some((major.parse().ok()?, minor.parse().ok()?))
+}
+
+/// A failed TLS connection to `addr`, said so a person knows which file or name to check.
+fn tls_failure(addr: &str, certs: &Path, error: &str) -> String {
+    let file = |name: &str| certs.join(name).display().to_string();
+    let host = host_of(addr);
+    let lower = error.to_ascii_lowercase();
+    if lower.contains("tcp connect error") || lower.contains("connection refused") {
+        format!(
+            "nothing answered at tcp://{addr}: is the remote engine running and listening there? \
+             ({error})"
+        )
+    } else if lower.contains("unknownissuer")
+        || lower.contains("unknown issuer")
+        || lower.contains("badsignature")
+    {
+        format!(
+            "TLS: the engine at tcp://{addr} showed a certificate not signed by {} \
+             (DOCKER_CERT_PATH); check that ca.pem is the CA that signed the engine's \
+             certificate ({error})",
+            file("ca.pem")
+        )
+    } else if lower.contains("notvalidforname") || lower.contains("not valid for name") {
+        format!(
+            "TLS: the engine's certificate at tcp://{addr} is not for the host name {host}; \
+             connect with a name its certificate holds, or have it issued for {host} ({error})"
+        )
+    } else if lower.contains("alert") || lower.contains("certificate") {
+        format!(
+            "TLS: the engine at tcp://{addr} refused this client's certificate {} \
+             (DOCKER_CERT_PATH); check that the engine trusts the CA that signed it ({error})",
+            file("cert.pem")
+        )
+    } else {
+        format!(
+            "TLS to the engine at tcp://{addr} failed: {error}; check the engine and the files \
+             in {} (ca.pem, cert.pem, key.pem)",
+            certs.display()
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_engine_older_than_the_tested_api_is_told_apart() {
+        assert!(api_version("1.41").is_some_and(|v| v >= MIN_API));
+        assert!(api_version("1.47").is_some_and(|v| v >= MIN_API));
+        assert!(api_version("1.40").is_some_and(|v| v < MIN_API));
+        assert!(api_version("2.0").is_some_and(|v| v >= MIN_API));
+        assert_eq!(api_version("latest"), None);
+    }
+
+    #[test]
+    fn tls_failures_name_what_to_check() {
+        let certs = Path::new("/home/a/.docker");
+        let said = |e: &str| tls_failure("engine.lab:2376", certs, e);
+        assert!(said("invalid peer certificate: UnknownIssuer").contains("/home/a/.docker/ca.pem"));
+        assert!(
+            said("invalid peer certificate: NotValidForName")
+                .contains("not for the host name engine.lab")
+        );
+        assert!(said("received fatal alert: UnknownCA").contains("/home/a/.docker/cert.pem"));
+        assert!(
+            said("tcp connect error: Connection refused (os error 111)")
+                .contains("nothing answered at tcp://engine.lab:2376")
+        );
     }
 }

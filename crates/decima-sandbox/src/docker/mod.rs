@@ -26,6 +26,7 @@
 //! - Every engine call has a timeout and every stream read its own: a missing or dead engine
 //!   is a `System` tool error saying how to start it, never a hang.
 
+pub mod address;
 mod attached;
 mod engine;
 mod exec;
