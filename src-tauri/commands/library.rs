@@ -336,7 +336,8 @@ pub async fn sandbox_image_build(
 /// window says what to do in its own words.
 fn docker_detail(e: decima_sandbox::SandboxError) -> String {
     match e {
-        decima_sandbox::SandboxError::DockerUnavailable { detail } => detail,
+        decima_sandbox::SandboxError::DockerUnavailable { detail }
+        | decima_sandbox::SandboxError::EngineRefused { detail } => detail,
         other => other.to_string(),
     }
 }
