@@ -4,15 +4,13 @@
 //! Needs a running engine, the busybox test image, openssl and socat (scripts/test.sh).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-#[path = "../tests/common/tls.rs"]
-mod tls;
-
 use std::hint::black_box;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use decima_sandbox::docker::address::EngineAddress;
 use decima_sandbox::docker::{DockerConfig, DockerEngine, DockerSandbox};
 use decima_sandbox::host::{Sandbox, ShellRequest};
+use decima_testkit::tls;
 
 fn remote(c: &mut Criterion) {
     let rt = tokio::runtime::Builder::new_multi_thread()

@@ -13,11 +13,11 @@ mod common;
 
 use std::path::Path;
 
-use common::tls::{Front, cert_dir, make_ca, make_cert, team};
 use common::{TEST_IMAGE, unique_key};
 use decima_sandbox::docker::address::EngineAddress;
 use decima_sandbox::docker::{DockerConfig, DockerEngine, DockerSandbox};
 use decima_sandbox::host::{Sandbox, ShellRequest};
+use decima_testkit::tls::{Front, cert_dir, make_ca, make_cert, team};
 
 /// The error connecting to `addr` with the certificates of `certs`.
 async fn refused(addr: &str, certs: &Path) -> String {

@@ -5,7 +5,8 @@
 //! statements (a subject with its value) and a checker that scores summaries by statement
 //! ([`fact_sessions`]); and the wire-level LLM server
 //! ([`LlmServer`]), the project's one test double, which speaks the OpenAI and Anthropic streaming
-//! protocols from scripts and injects faults; and workspaces for agent tests ([`workspace`]).
+//! protocols from scripts and injects faults; workspaces for agent tests ([`workspace`]); and a
+//! remote Docker engine behind mutual TLS on loopback ([`tls`]).
 
 #![warn(missing_docs)]
 
@@ -15,6 +16,7 @@ pub mod fact_sessions;
 pub mod llm_server;
 pub mod mcp_servers;
 mod stored;
+pub mod tls;
 pub mod workspace;
 
 pub use conversation::{BuiltConversation, ConversationBuilder, FactKind, PlantedFact};

@@ -3,8 +3,6 @@
 //! installs and starts the engine and builds the image.
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
-pub mod tls;
-
 use decima_sandbox::docker::{DockerConfig, DockerEngine, DockerSandbox};
 
 /// The image the tests run in (built by `ensure_test_image` in scripts/lib.sh).

@@ -1,7 +1,9 @@
-//! Certificates made by `openssl` and a TLS front before the local engine (`socat`), for the
-//! remote-engine test and benchmark: a team's CA, server and client certificates, and a front
-//! that demands a client certificate signed by the team's CA.
-#![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
+//! A remote Docker engine for tests and benches, without a second machine: certificates made by
+//! `openssl` (a team's CA, engine and client certificates) and a TLS front before the local
+//! engine's socket (`socat`) that demands a client certificate signed by the team's CA. Both
+//! tools come from Debian's packages (`ensure_docker` in scripts/lib.sh installs them); a
+//! missing one panics, naming how to get it, so a test that needs them fails.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
