@@ -1,8 +1,8 @@
 //! A conversation's workspace in the window: the files the agent (or the analyst) wrote there
 //! and which call wrote each, a preview of one, "save as" to a place the analyst picks, and
-//! files the analyst drops or picks copied in ("open folder" is `run_options::workspace_open`). The webview
-//! names workspace paths only (checked by the sandbox as the tools' are); host paths come from
-//! the system's dialogs or the window's own drop event.
+//! files the analyst drops or picks copied in ("open folder" is `run_options::workspace_open`).
+//! The webview names workspace paths only (checked by the sandbox as the tools' are); host
+//! paths come from the system's dialogs or the window's own drop event.
 
 use std::path::{Path, PathBuf};
 

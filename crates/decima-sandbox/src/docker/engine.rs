@@ -164,13 +164,20 @@ impl DockerEngine {
         if api_version(&api).is_none_or(|v| v < MIN_API) {
             return Err(SandboxError::EngineRefused {
                 detail: format!(
-                    "the Docker engine at {shown} is version {engine} (API {api}); Decima was tested \
-                 against Docker Engine {MIN_ENGINE} (API {}.{}) and newer: upgrade the engine",
+                    "the Docker engine at {shown} is version {engine} (API {api}); Decima was \
+                     tested against Docker Engine {MIN_ENGINE} (API {}.{}) and newer: upgrade \
+                     the engine",
                     MIN_API.0, MIN_API.1
                 ),
             });
         }
-        tracing::debug!(engine = shown, version = %engine, api = %api, instance, "connected to the Docker engine");
+        tracing::debug!(
+            engine = shown,
+            version = %engine,
+            api = %api,
+            instance,
+            "connected to the Docker engine"
+        );
         Ok(Self {
             docker,
             instance: instance.to_owned(),

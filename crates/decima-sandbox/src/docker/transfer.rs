@@ -454,11 +454,15 @@ impl DockerSandbox {
     /// Downloads a regular file of the workspace as the engine's archive and hands its one
     /// entry to `read`, off the async threads: the file is streamed from the archive, never
     /// held whole unless `read` does.
-    pub(super) async fn with_downloaded_file<T: Send + 'static>(
+    pub(super) async fn with_downloaded_file<T, F>(
         &self,
         path: &str,
-        read: impl FnOnce(&mut tar::Entry<'_, std::fs::File>) -> Result<T, ToolError> + Send + 'static,
-    ) -> Result<T, ToolError> {
+        read: F,
+    ) -> Result<T, ToolError>
+    where
+        T: Send + 'static,
+        F: FnOnce(&mut tar::Entry<'_, std::fs::File>) -> Result<T, ToolError> + Send + 'static,
+    {
         let container = self.container().await?;
         let (_, real) = self.resolve_read(&container, path).await?;
         let tar = self.get_archive(&container, &real).await?;
