@@ -55,6 +55,8 @@ fn main() {
         "file_drags_watch",
         "sandbox_status",
         "sandbox_image_build",
+        "sandbox_engine_get",
+        "sandbox_engine_save",
         "settings_get",
         "settings_save",
         "provider_thresholds_save",

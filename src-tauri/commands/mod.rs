@@ -4,6 +4,7 @@ pub mod compression;
 pub mod context;
 pub mod conversations;
 mod dialogs;
+pub mod engine;
 pub mod executions;
 pub mod export;
 pub mod import;

@@ -11,10 +11,10 @@ pub use compression::{CompactionMarker, CompressionPreview, SummaryPreview};
 pub use execution::{AnsweredFailure, ExecutionView, FailureReport, FindingView, ReviewView};
 pub use run_event::{LayerTokens, RunEvent, TodoItem};
 pub use settings::{
-    ExportView, ImageBuildEvent, McpCheckView, McpServerView, McpSwitchView, McpToolView,
-    PresetView, PricesView, ProbeFailure, ProviderModels, ProviderName, ProviderPresetView,
-    ProviderProbe, ProviderView, SandboxImageView, SandboxStatus, ThresholdsView,
-    WorkbenchSettings,
+    EngineChoiceView, ExportView, ImageBuildEvent, McpCheckView, McpServerView, McpSwitchView,
+    McpToolView, PresetView, PricesView, ProbeFailure, ProviderModels, ProviderName,
+    ProviderPresetView, ProviderProbe, ProviderView, SandboxImageView, SandboxStatus,
+    ThresholdsView, WorkbenchSettings,
 };
 
 use decima_core::{Message, Role};

@@ -411,3 +411,15 @@ pub struct McpSwitchView {
     /// Whether this conversation's runs use it (its own switch).
     pub on_here: bool,
 }
+
+/// Which Docker engine this desktop's runs use.
+#[derive(Debug, Clone, Serialize, Type)]
+#[serde(rename_all = "camelCase")]
+pub struct EngineChoiceView {
+    /// A remote engine (`tcp://HOST:PORT`); `None`: this computer's.
+    pub host: Option<String>,
+    /// The folder of its `ca.pem`, `cert.pem` and `key.pem`.
+    pub cert_path: Option<String>,
+    /// `DOCKER_HOST` from the app's environment, which wins over the choice.
+    pub from_environment: Option<String>,
+}

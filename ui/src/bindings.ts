@@ -215,6 +215,14 @@ export const commands = {
 	 *  current. A second build while one runs is refused.
 	 */
 	sandboxImageBuild: (force: boolean, onProgress: Channel<ImageBuildEvent>) => typedError<SandboxImageView, AppError>(__TAURI_INVOKE("sandbox_image_build", { force, onProgress })),
+	/**  The engine choice Settings saved, and `DOCKER_HOST` when the environment sets one. */
+	sandboxEngineGet: () => __TAURI_INVOKE<EngineChoiceView>("sandbox_engine_get"),
+	/**
+	 *  Saves the engine: `host` (`tcp://HOST:PORT`; blank: this computer's) with the certificate
+	 *  folder saved before, or, with `choose_certs`, one picked now in the folder dialog (nothing
+	 *  is saved when it is cancelled). The next use of the sandbox connects to it.
+	 */
+	sandboxEngineSave: (host: string, chooseCerts: boolean, dialogTitle: string) => typedError<EngineChoiceView, AppError>(__TAURI_INVOKE("sandbox_engine_save", { host, chooseCerts, dialogTitle })),
 	/**  What the settings say now. */
 	settingsGet: () => typedError<WorkbenchSettings, AppError>(__TAURI_INVOKE("settings_get")),
 	/**
@@ -414,6 +422,16 @@ export type DroppedImport = {
 	conversation: ConversationSummary | null,
 	/**  Why it was not, in a sentence. */
 	error: string | null,
+};
+
+/**  Which Docker engine this desktop's runs use. */
+export type EngineChoiceView = {
+	/**  A remote engine (`tcp://HOST:PORT`); `None`: this computer's. */
+	host: string | null,
+	/**  The folder of its `ca.pem`, `cert.pem` and `key.pem`. */
+	certPath: string | null,
+	/**  `DOCKER_HOST` from the app's environment, which wins over the choice. */
+	fromEnvironment: string | null,
 };
 
 /**  A stable, machine-readable reason, so the UI can react without parsing messages. */

@@ -239,7 +239,16 @@ export function SettingsDialog({ onClose }: Props) {
           <InlineError error={addError} testId="provider-add-error" />
         </section>
 
-        <RunSettings providers={providers} sandbox={sandbox} />
+        <RunSettings
+          providers={providers}
+          sandbox={sandbox}
+          onEngineChanged={() => {
+            setSandbox(null);
+            void call(() => commands.sandboxStatus()).then((s) => {
+              if (s.status === "ok") setSandbox(s.data);
+            });
+          }}
+        />
 
         <McpServers />
 

@@ -141,6 +141,10 @@ export class FakeBackend {
   workspaceFiles: Record<string, WorkspaceFileView[]> = {};
   /** What workspace_preview answers, by path. */
   previews: Record<string, FilePreview> = {};
+  /** The Docker engine Settings chose. */
+  engine: { host: string | null; certPath: string | null; fromEnvironment: string | null } = { host: null, certPath: null, fromEnvironment: null };
+  /** The folder the certificates dialog picks; null: cancelled. */
+  certsPicked: string | null = "/home/a/team-certs";
   /** Where the save dialog of "save as" puts a file; null: cancelled. */
   saveAsTo: string | null = "/home/a/Documents/copy";
   /** The channels runs were started with, newest last. */
@@ -410,6 +414,24 @@ export class FakeBackend {
         return this.providers.map((p) => ({ name: p.name, model: p.model }));
       case "mcp_server_list":
         return this.mcpServers;
+      case "sandbox_engine_get":
+        return this.engine;
+      case "sandbox_engine_save": {
+        const host = String(args.host).trim() || null;
+        let certPath = this.engine.certPath;
+        if (args.chooseCerts) {
+          if (this.certsPicked === null) return this.engine;
+          certPath = this.certsPicked;
+        }
+        if (host !== null && !host.startsWith("tcp://")) {
+          throw { code: "invalid_input", message: `DOCKER_HOST=${host} is neither a unix:// socket nor a tcp:// engine with TLS` } satisfies AppError;
+        }
+        if (host !== null && certPath === null) {
+          throw { code: "invalid_input", message: `${host} is reached over mutual TLS: choose the folder that holds ca.pem, cert.pem and key.pem` } satisfies AppError;
+        }
+        this.engine = { host, certPath: host === null ? null : certPath, fromEnvironment: this.engine.fromEnvironment };
+        return this.engine;
+      }
       case "workspace_files":
         return { sandbox: "host", canOpenFolder: true, files: this.workspaceFiles[String(args.conversationId)] ?? [] };
       case "workspace_preview": {

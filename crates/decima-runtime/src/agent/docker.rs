@@ -16,6 +16,7 @@ use std::sync::Arc;
 
 use decima_core::{ConversationId, ExecutionId};
 use decima_sandbox::docker::AppendedFile;
+use decima_sandbox::docker::address::EngineAddress;
 use decima_sandbox::host::{
     BoxFuture, FileContent, ReadFileRequest, ShellOutcome, ShellRequest, WriteFileRequest,
     WriteOutcome,
@@ -40,6 +41,96 @@ fn lock_name(run: &str) -> String {
     format!("docker-{run}")
 }
 
+/// Where this desktop's engine choice is kept in the data folder: beside the certificates it
+/// names, on this machine (a shared store would not know this machine's files).
+const ENGINE_FILE: &str = "docker-engine.json";
+
+/// The engine this data folder's runs use, as Settings chose it: a remote one over mutual TLS,
+/// or (none) this computer's. `DOCKER_HOST` in the environment wins over it, as for the docker
+/// CLI.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct EngineChoice {
+    /// `tcp://HOST:PORT`; `None`: this computer's engine.
+    pub host: Option<String>,
+    /// The folder of `ca.pem`, `cert.pem` and `key.pem`.
+    pub cert_path: Option<PathBuf>,
+}
+
+/// The engine choice Settings saved, or none.
+pub fn engine_choice(data_dir: &Path) -> EngineChoice {
+    std::fs::read(data_dir.join(ENGINE_FILE))
+        .ok()
+        .and_then(|bytes| serde_json::from_slice(&bytes).ok())
+        .unwrap_or_default()
+}
+
+/// Where the engine is: `DOCKER_HOST` and its companions when set, else the saved choice, else
+/// this computer's socket.
+pub fn engine_address(data_dir: &Path) -> std::result::Result<EngineAddress, SandboxError> {
+    if std::env::var_os("DOCKER_HOST").is_some_and(|h| !h.is_empty()) {
+        return EngineAddress::from_env();
+    }
+    address_of(engine_choice(data_dir))
+}
+
+/// The address a saved choice names.
+fn address_of(choice: EngineChoice) -> std::result::Result<EngineAddress, SandboxError> {
+    match choice.host.as_deref().filter(|h| !h.trim().is_empty()) {
+        None => EngineAddress::parse(None, None, None, None),
+        Some(host) => EngineAddress::parse(Some(host.trim()), Some("1"), choice.cert_path, None),
+    }
+}
+
+/// Saves the engine choice (checked: a remote engine needs a certificate folder), and forgets
+/// this process's connection so the next use connects to the engine chosen.
+pub async fn save_engine_choice(
+    data_dir: &Path,
+    choice: &EngineChoice,
+) -> std::result::Result<(), SandboxError> {
+    let host = choice
+        .host
+        .as_deref()
+        .map(str::trim)
+        .filter(|h| !h.is_empty());
+    if let Some(host) = host {
+        if host.starts_with("tcp://") && choice.cert_path.is_none() {
+            return Err(SandboxError::EngineRefused {
+                detail: format!(
+                    "{host} is reached over mutual TLS: choose the folder that holds ca.pem, \
+                     cert.pem and key.pem"
+                ),
+            });
+        }
+        if let EngineAddress::Tls { certs, .. } =
+            EngineAddress::parse(Some(host), Some("1"), choice.cert_path.clone(), None)?
+        {
+            decima_sandbox::docker::address::check_cert_files(&certs)?;
+        }
+    }
+    let saved = EngineChoice {
+        host: host.map(str::to_owned),
+        cert_path: host.and(choice.cert_path.clone()),
+    };
+    let io = |e: std::io::Error| SandboxError::Io {
+        action: "save",
+        path: data_dir.join(ENGINE_FILE).display().to_string(),
+        source: e,
+    };
+    std::fs::create_dir_all(data_dir).map_err(io)?;
+    let tmp = data_dir.join(format!("{ENGINE_FILE}.tmp"));
+    let bytes = serde_json::to_vec_pretty(&saved).unwrap_or_default();
+    std::fs::write(&tmp, bytes).map_err(io)?;
+    std::fs::rename(&tmp, data_dir.join(ENGINE_FILE)).map_err(io)?;
+    if let Some(engines) = ENGINES.lock().await.as_mut() {
+        engines.remove(data_dir);
+    }
+    info!(
+        remote = saved.host.is_some(),
+        "the Docker engine choice was saved"
+    );
+    Ok(())
+}
+
 /// This process's engine for `data_dir`, connected (and stale containers removed) on first use.
 pub async fn engine(data_dir: &Path) -> std::result::Result<DockerEngine, SandboxError> {
     let mut engines = ENGINES.lock().await;
@@ -47,7 +138,11 @@ pub async fn engine(data_dir: &Path) -> std::result::Result<DockerEngine, Sandbo
     if let Some((engine, _)) = engines.get(data_dir) {
         return Ok(engine.clone());
     }
-    let engine = DockerEngine::connect(&DockerEngine::instance_for_data_dir(data_dir)).await?;
+    let engine = DockerEngine::connect_to(
+        &engine_address(data_dir)?,
+        &DockerEngine::instance_for_data_dir(data_dir),
+    )
+    .await?;
     let lease = Lease::try_named(data_dir, &lock_name(engine.run_id()))
         .map_err(|e| SandboxError::DockerUnavailable {
             detail: format!("cannot take the lock of this process's containers: {e}"),
@@ -256,4 +351,78 @@ impl Sandbox for LazyDocker {
 /// The host folder a container's workspace is mirrored into for snapshots.
 pub fn mirror_dir(data_dir: &Path, root_conversation: ConversationId) -> PathBuf {
     data_dir.join("mirrors").join(root_conversation.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn an_engine_choice_is_checked_saved_and_read_back() {
+        let data = tempfile::tempdir().unwrap();
+        assert_eq!(engine_choice(data.path()), EngineChoice::default());
+        assert_eq!(
+            address_of(engine_choice(data.path())).unwrap(),
+            EngineAddress::Socket(PathBuf::from(
+                decima_sandbox::docker::address::DEFAULT_SOCKET
+            ))
+        );
+        // A remote engine needs its certificates, all three.
+        let remote = |certs: Option<PathBuf>| EngineChoice {
+            host: Some(" tcp://engine.lab:2376 ".into()),
+            cert_path: certs,
+        };
+        let none = save_engine_choice(data.path(), &remote(None))
+            .await
+            .unwrap_err();
+        assert!(none.to_string().contains("choose the folder"), "{none}");
+        let certs = data.path().join("certs");
+        std::fs::create_dir(&certs).unwrap();
+        for file in ["ca.pem", "key.pem"] {
+            std::fs::write(certs.join(file), "pem").unwrap();
+        }
+        let partial = save_engine_choice(data.path(), &remote(Some(certs.clone())))
+            .await
+            .unwrap_err();
+        assert!(partial.to_string().contains("certs/cert.pem"), "{partial}");
+        assert_eq!(
+            engine_choice(data.path()),
+            EngineChoice::default(),
+            "nothing saved"
+        );
+        std::fs::write(certs.join("cert.pem"), "pem").unwrap();
+        save_engine_choice(data.path(), &remote(Some(certs.clone())))
+            .await
+            .unwrap();
+        let saved = engine_choice(data.path());
+        assert_eq!(saved.host.as_deref(), Some("tcp://engine.lab:2376"));
+        assert_eq!(
+            address_of(saved).unwrap(),
+            EngineAddress::Tls {
+                addr: "engine.lab:2376".into(),
+                certs: certs.clone()
+            }
+        );
+        // A plain address is refused; blank goes back to this computer's engine.
+        let plain = save_engine_choice(
+            data.path(),
+            &EngineChoice {
+                host: Some("engine.lab:2376".into()),
+                cert_path: Some(certs.clone()),
+            },
+        )
+        .await
+        .unwrap_err();
+        assert!(plain.to_string().contains("tcp://"), "{plain}");
+        save_engine_choice(
+            data.path(),
+            &EngineChoice {
+                host: Some("  ".into()),
+                cert_path: Some(certs),
+            },
+        )
+        .await
+        .unwrap();
+        assert_eq!(engine_choice(data.path()), EngineChoice::default());
+    }
 }

@@ -110,7 +110,7 @@ pub(crate) fn host_of(addr: &str) -> &str {
 }
 
 /// Checks the certificate folder holds the three files, naming the first one missing.
-pub(crate) fn check_cert_files(certs: &Path) -> Result<(), SandboxError> {
+pub fn check_cert_files(certs: &Path) -> Result<(), SandboxError> {
     for file in TLS_FILES {
         let path = certs.join(file);
         if !path.is_file() {

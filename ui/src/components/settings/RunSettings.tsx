@@ -3,17 +3,23 @@ import { useTranslation } from "react-i18next";
 import { call } from "../../api/call";
 import { commands, type AppError, type ProviderView, type SandboxImageView, type SandboxStatus, type WorkbenchSettings } from "../../bindings";
 import { InlineError } from "../InlineError";
+import { DockerEngine } from "./DockerEngine";
 import { SandboxImage } from "./SandboxImage";
 
 const SANDBOXES = ["host", "docker"] as const;
 
-type Props = { providers: ProviderView[]; sandbox: SandboxStatus | null };
+type Props = {
+  providers: ProviderView[];
+  sandbox: SandboxStatus | null;
+  /** The engine was changed: its status is read again. */
+  onEngineChanged: () => void;
+};
 
 /**
  * What new runs use: the provider, the tenth man's provider, and where tools run. Each change
  * is saved at once (the runtime checks the names); a run already going keeps its own.
  */
-export function RunSettings({ providers, sandbox }: Props) {
+export function RunSettings({ providers, sandbox, onEngineChanged }: Props) {
   const { t } = useTranslation();
   const [settings, setSettings] = useState<WorkbenchSettings | null>(null);
   const [saved, setSaved] = useState(false);
@@ -92,6 +98,7 @@ export function RunSettings({ providers, sandbox }: Props) {
           </button>
         ))}
       </div>
+      <DockerEngine onSaved={onEngineChanged} />
       <p data-testid="sandbox-status">
         {sandbox === null ? "…" : sandbox.dockerAvailable ? t("settings.dockerOk") : t("settings.dockerMissing", { detail: sandbox.detail })}
       </p>
