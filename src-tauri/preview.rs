@@ -121,10 +121,8 @@ pub enum FilePreview {
     },
 }
 
-/// The preview of a file of `size` bytes whose first bytes are `bytes` (all of it when
-/// `bytes.len() == size`).
-pub fn preview(kind: Kind, bytes: &[u8], size: u64) -> FilePreview {
-    let whole = bytes.len() as u64 >= size;
+/// The preview of a file from its first bytes, `whole` when they are all of it.
+pub fn preview(kind: Kind, bytes: &[u8], whole: bool) -> FilePreview {
     match kind {
         Kind::Image(media_type) if whole => FilePreview::Image {
             media_type: media_type.to_owned(),
@@ -294,7 +292,7 @@ mod tests {
             rows,
             more,
             ..
-        } = preview(Kind::Delimited(b','), csv.as_bytes(), csv.len() as u64)
+        } = preview(Kind::Delimited(b','), csv.as_bytes(), true)
         else {
             panic!("not a table");
         };
@@ -311,11 +309,9 @@ mod tests {
         }
         // Cut inside the last row, and inside a two-byte character.
         let cut = csv.find("ünïcode-49").unwrap() + 1;
-        let FilePreview::Table { rows, more, .. } = preview(
-            Kind::Delimited(b','),
-            &csv.as_bytes()[..cut],
-            10_000_000_000,
-        ) else {
+        let FilePreview::Table { rows, more, .. } =
+            preview(Kind::Delimited(b','), &csv.as_bytes()[..cut], false)
+        else {
             panic!("not a table");
         };
         assert!(more);
@@ -327,7 +323,7 @@ mod tests {
     fn past_two_hundred_rows_a_table_says_there_is_more() {
         let csv: String = (0..500).map(|i| format!("{i}\n")).collect();
         let FilePreview::Table { rows, more, .. } =
-            preview(Kind::Delimited(b','), csv.as_bytes(), csv.len() as u64)
+            preview(Kind::Delimited(b','), csv.as_bytes(), true)
         else {
             panic!("not a table");
         };
@@ -339,29 +335,29 @@ mod tests {
     fn binary_large_and_broken_files_say_why_they_are_not_shown() {
         let png = [0x89, b'P', b'N', b'G', 0, 0];
         assert_eq!(
-            preview(Kind::Image("image/png"), &png, 5_000_000),
+            preview(Kind::Image("image/png"), &png, false),
             FilePreview::None {
                 reason: PreviewGap::TooLarge
             }
         );
         assert_eq!(
-            preview(Kind::Other, &png, 6),
+            preview(Kind::Other, &png, true),
             FilePreview::None {
                 reason: PreviewGap::Binary
             }
         );
         assert_eq!(
-            preview(Kind::Workbook, b"not a zip", 9),
+            preview(Kind::Workbook, b"not a zip", true),
             FilePreview::None {
                 reason: PreviewGap::Unreadable
             }
         );
         assert!(matches!(
-            preview(Kind::Image("image/png"), &png, 6),
+            preview(Kind::Image("image/png"), &png, true),
             FilePreview::Image { ref media_type, .. } if media_type == "image/png"
         ));
         assert_eq!(
-            preview(Kind::Markdown, "# Q3\n".as_bytes(), 100),
+            preview(Kind::Markdown, "# Q3\n".as_bytes(), false),
             FilePreview::Markdown {
                 text: "# Q3\n".into(),
                 truncated: true
@@ -414,7 +410,7 @@ mod tests {
     #[test]
     fn a_workbook_shows_its_first_sheet_and_says_how_many_it_has() {
         let bytes = xlsx();
-        let shown = preview(Kind::Workbook, &bytes, bytes.len() as u64);
+        let shown = preview(Kind::Workbook, &bytes, true);
         assert_eq!(
             shown,
             FilePreview::Table {

@@ -62,24 +62,21 @@ pub async fn workspace_preview(
     let id = super::conversation_id(&conversation_id)?;
     check_path(&path)?;
     let place = open(&state, id).await?;
-    let size = size_of(&place, &path).await?;
     let kind = Kind::of(&path);
     let cap = if kind.read_whole() {
         preview::WHOLE_BYTES
     } else {
         preview::HEAD_BYTES
     };
-    if kind.read_whole() && size > cap {
-        return Ok(FilePreview::None {
-            reason: preview::PreviewGap::TooLarge,
-        });
-    }
-    let bytes = place
+    // One byte past the cap says whether the file goes on, without listing the workspace.
+    let mut bytes = place
         .sandbox
-        .read_head(path, cap)
+        .read_head(path, cap + 1)
         .await
         .map_err(decima_runtime::RuntimeError::Workspace)?;
-    tokio::task::spawn_blocking(move || preview::preview(kind, &bytes, size))
+    let whole = bytes.len() as u64 <= cap;
+    bytes.truncate(usize::try_from(cap).unwrap_or(usize::MAX));
+    tokio::task::spawn_blocking(move || preview::preview(kind, &bytes, whole))
         .await
         .map_err(|e| AppError::internal(format!("the preview failed: {e}")))
 }
@@ -100,7 +97,11 @@ pub async fn workspace_save_as(
     check_path(&path)?;
     let place = open(&state, id).await?;
     // A missing file is said before the dialog opens, not after a place was picked.
-    size_of(&place, &path).await?;
+    place
+        .sandbox
+        .read_head(path.clone(), 0)
+        .await
+        .map_err(decima_runtime::RuntimeError::Workspace)?;
     let documents =
         directories::UserDirs::new().and_then(|u| u.document_dir().map(Path::to_path_buf));
     let folder = super::export::default_folder(documents, &state.data_dir)?;
@@ -224,25 +225,6 @@ async fn open(
     conversation: decima_core::ConversationId,
 ) -> Result<WorkspacePlace, AppError> {
     Ok(workspace::place(&state.store, &state.data_dir, conversation).await?)
-}
-
-/// A file's size from the listing (the sandbox reads nothing for it).
-async fn size_of(place: &WorkspacePlace, path: &str) -> Result<u64, AppError> {
-    let files = place
-        .sandbox
-        .list_files()
-        .await
-        .map_err(decima_runtime::RuntimeError::Workspace)?;
-    files
-        .into_iter()
-        .find(|f| f.path == path)
-        .map(|f| f.size)
-        .ok_or_else(|| {
-            AppError::invalid(format!(
-                "{} is not in this conversation's workspace (any more)",
-                decima_core::names::echo_untrusted(path)
-            ))
-        })
 }
 
 /// Refuses what cannot be a workspace path before anything reads it.
