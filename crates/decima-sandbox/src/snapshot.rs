@@ -767,11 +767,27 @@ impl SnapshotStore {
         if let Some(parent) = dest.parent() {
             fs::create_dir_all(parent).map_err(io_err("create", parent))?;
         }
-        if let Err(e) = fs::rename(tmp, &dest) {
-            let _ = fs::remove_file(tmp);
-            return Err(io_err("write", &dest)(e));
+        // A hard link fails when the name exists, so of two threads (or processes) that stored
+        // the same new content at once exactly one counts it as new; a rename would let both.
+        match fs::hard_link(tmp, &dest) {
+            Ok(()) => {
+                let _ = fs::remove_file(tmp);
+                Ok(true)
+            }
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
+                let _ = fs::remove_file(tmp);
+                Ok(false)
+            }
+            // A file system without hard links: the content is the same either way.
+            Err(_) => {
+                let existed = dest.is_file();
+                if let Err(e) = fs::rename(tmp, &dest) {
+                    let _ = fs::remove_file(tmp);
+                    return Err(io_err("write", &dest)(e));
+                }
+                Ok(!existed)
+            }
         }
-        Ok(true)
     }
 
     /// Hashes (and stores, when new) every job, spread over a few threads. Returns what was

@@ -241,19 +241,26 @@ fn a_second_snapshot_rehashes_only_the_changed_file() {
 
 #[test]
 fn identical_content_is_stored_once() {
-    let (tmp, ws, store) = setup();
-    let content = random_bytes(5, 4096);
-    for i in 0..20 {
-        write(&ws.join(format!("copies/{i}.bin")), &content, 0o644);
+    // The copies are hashed by several threads at once; each round is a fresh store, so that the
+    // threads race to store the same new object, and exactly one of them may count it as new.
+    for round in 0..12 {
+        let (tmp, ws, store) = setup();
+        let content = random_bytes(5 + round, 4096);
+        for i in 0..40 {
+            write(&ws.join(format!("copies/{i}.bin")), &content, 0o644);
+        }
+        let snap = store.snapshot(&ws).unwrap();
+        assert_eq!(snap.stats.files, 40);
+        assert_eq!(snap.stats.new_objects, 1, "round {round}");
+        let mut objects = 0;
+        for prefix in fs::read_dir(tmp.path().join("data/snapshots/objects")).unwrap() {
+            objects += fs::read_dir(prefix.unwrap().path()).unwrap().count();
+        }
+        assert_eq!(
+            objects, 1,
+            "round {round}: no temp file is left beside the object"
+        );
     }
-    let snap = store.snapshot(&ws).unwrap();
-    assert_eq!(snap.stats.files, 20);
-    assert_eq!(snap.stats.new_objects, 1);
-    let mut objects = 0;
-    for prefix in fs::read_dir(tmp.path().join("data/snapshots/objects")).unwrap() {
-        objects += fs::read_dir(prefix.unwrap().path()).unwrap().count();
-    }
-    assert_eq!(objects, 1);
 }
 
 #[test]
