@@ -233,3 +233,56 @@ ensure_mcp_test_image() {
         - "$DECIMA_MCP_TEST_IMAGE" >/dev/null
     rm -rf "$rootfs"
 }
+
+# PostgreSQL's server programs from Debian's packages (initdb, pg_ctl, postgres); prints their
+# folder. The `postgresql` package brings pg_trgm, which the store's schema uses.
+ensure_postgres() {
+    local bin
+    bin=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1 || true)
+    if [[ -z $bin || ! -x $bin/initdb ]]; then
+        ensure_apt postgresql
+        # Debian's package starts a cluster of its own; the tests use theirs, under target/.
+        as_root systemctl disable --now postgresql >/dev/null 2>&1 || as_root service postgresql stop >/dev/null 2>&1 || true
+        bin=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -1)
+    fi
+    printf '%s\n' "$bin"
+}
+
+# The tests' own PostgreSQL cluster: made under target/postgres on first use, started on a free
+# loopback port, run by the `postgres` user (PostgreSQL refuses to run as root). Exports
+# DECIMA_TEST_POSTGRES_URL, which the store's tests read; stop_test_postgres stops it.
+TEST_PG_DIR="$REPO_ROOT/target/postgres"
+start_test_postgres() {
+    local bin port user
+    bin=$(ensure_postgres)
+    user=$(id -un)
+    local run=()
+    if [ "$(id -u)" -eq 0 ]; then
+        user=postgres
+        run=(runuser -u postgres --)
+    fi
+    mkdir -p "$TEST_PG_DIR"
+    [ "$(id -u)" -eq 0 ] && chown postgres: "$TEST_PG_DIR"
+    if [ ! -f "$TEST_PG_DIR/data/PG_VERSION" ]; then
+        say "PostgreSQL: a test cluster under target/postgres"
+        "${run[@]}" "$bin/initdb" -D "$TEST_PG_DIR/data" -U "$user" -A trust -E UTF8 --locale=C.UTF-8 >/dev/null
+    fi
+    "${run[@]}" "$bin/pg_ctl" -D "$TEST_PG_DIR/data" stop -m fast >/dev/null 2>&1 || true
+    port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+    "${run[@]}" "$bin/pg_ctl" -D "$TEST_PG_DIR/data" -l "$TEST_PG_DIR/server.log" -w -t 60 \
+        -o "-c listen_addresses=127.0.0.1 -p $port -k $TEST_PG_DIR -c max_connections=300 -c fsync=off" start >/dev/null \
+        || { tail -20 "$TEST_PG_DIR/server.log" >&2; die "PostgreSQL did not start (log above)"; }
+    export DECIMA_TEST_POSTGRES_URL="postgres://$user@127.0.0.1:$port/postgres"
+    say "PostgreSQL: $DECIMA_TEST_POSTGRES_URL"
+}
+
+stop_test_postgres() {
+    local bin
+    bin=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1 || true)
+    [[ -n $bin && -f $TEST_PG_DIR/data/postmaster.pid ]] || return 0
+    if [ "$(id -u)" -eq 0 ]; then
+        runuser -u postgres -- "$bin/pg_ctl" -D "$TEST_PG_DIR/data" stop -m fast >/dev/null 2>&1 || true
+    else
+        "$bin/pg_ctl" -D "$TEST_PG_DIR/data" stop -m fast >/dev/null 2>&1 || true
+    fi
+}

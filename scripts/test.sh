@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what is missing and runs every test: formatting, lints, the UI's unit tests, the Rust
-# unit and integration tests (the Docker sandbox's against a real engine, started here if
-# needed), and the end-to-end test of the real app in WebKit under Xvfb.
+# unit and integration tests (the Docker sandbox's against a real engine, the shared store's
+# against a PostgreSQL cluster of their own, both started here if needed), and the end-to-end
+# test of the real app in WebKit under Xvfb.
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 cd "$REPO_ROOT"
 started=$(date +%s)
@@ -42,7 +43,14 @@ ensure_mcp_test_image
 cargo build --quiet --locked -p decima-cli
 ensure_sandbox_image "$REPO_ROOT/target/debug/decima"
 
+say "PostgreSQL: the tests' own cluster, for the shared store's tests"
+start_test_postgres
+trap stop_test_postgres EXIT
+
 say "Rust: unit, integration and end-to-end tests (under Xvfb)"
 xvfb-run -a --server-args="-screen 0 1280x900x24" cargo test --workspace --all-targets --locked --no-fail-fast
+
+say "Rust: the store's tests that run on both backends, again on PostgreSQL"
+DECIMA_TEST_STORE=postgres cargo test -p decima-store --locked --test conversations
 
 say "All tests passed in $(( $(date +%s) - started ))s"

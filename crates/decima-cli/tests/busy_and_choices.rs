@@ -17,7 +17,7 @@ use serde_json::{Value, json};
 async fn count(env: &Env, sql: &'static str) -> i64 {
     let store = env.store().await;
     let n = sqlx::query_scalar(sql)
-        .fetch_one(store.pool())
+        .fetch_one(store.sqlite_pool().expect("a SQLite store"))
         .await
         .unwrap();
     store.close().await;

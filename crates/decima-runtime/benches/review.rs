@@ -121,7 +121,7 @@ fn reviews(c: &mut Criterion) {
             .bind(raw.id.to_string())
             .bind(summarised.0)
             .bind(summarised.1)
-            .fetch_one(store.pool()),
+            .fetch_one(store.sqlite_pool().expect("a SQLite store")),
         )
         .unwrap();
     group.bench_function("summary_10k_cached", |b| {
@@ -215,7 +215,7 @@ async fn forget_digests(store: &Store, conversation: &Conversation, renderings_o
     sqlx::query("DELETE FROM review_digests WHERE conversation_id = ? AND (? = 0 OR budget > 0)")
         .bind(conversation.id.to_string())
         .bind(i64::from(renderings_only))
-        .execute(store.pool())
+        .execute(store.sqlite_pool().expect("a SQLite store"))
         .await
         .unwrap();
 }

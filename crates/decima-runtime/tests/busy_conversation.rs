@@ -31,7 +31,7 @@ fn busy_holder(result: Result<impl std::fmt::Debug, RuntimeError>) -> Holder {
 
 async fn count(f: &Fixture, sql: &'static str) -> i64 {
     sqlx::query_scalar(sql)
-        .fetch_one(f.store.pool())
+        .fetch_one(f.store.sqlite_pool().expect("a SQLite store"))
         .await
         .unwrap()
 }

@@ -276,7 +276,7 @@ async fn everything_sent_is_counted_against_the_window() {
         .create("t", Some(&record.id))
         .await
         .unwrap();
-    let pool = store.pool();
+    let pool = store.sqlite_pool().expect("a SQLite store");
     sqlx::query("INSERT INTO executions (id, conversation_id, task, created_at, updated_at) VALUES ('e1', ?, 'reconcile', 0, 0)")
         .bind(c.id.to_string())
         .execute(pool)

@@ -108,7 +108,12 @@ fn append_one(c: &mut Criterion) {
             let message = &message;
             let conversation_text = &conversation_text;
             async move {
-                let mut tx = store.pool().begin_with("BEGIN IMMEDIATE").await.unwrap();
+                let mut tx = store
+                    .sqlite_pool()
+                    .expect("a SQLite store")
+                    .begin_with("BEGIN IMMEDIATE")
+                    .await
+                    .unwrap();
                 raw_insert(&mut tx, conversation_text, seq, message, tokens).await;
                 tx.commit().await.unwrap();
             }
@@ -156,7 +161,7 @@ fn import_10k(c: &mut Criterion) {
                         "DROP TRIGGER messages_fts_insert; DROP TRIGGER messages_fts_delete; \
                          DROP TRIGGER messages_fts_update;",
                     )
-                    .execute(store.pool())
+                    .execute(store.sqlite_pool().expect("a SQLite store"))
                     .await
                     .unwrap();
                     let started = Instant::now();
@@ -182,13 +187,13 @@ fn import_10k(c: &mut Criterion) {
                     let conversation = ConversationId::new().to_string();
                     sqlx::query("INSERT INTO conversations (id, title, created_at, updated_at) VALUES (?, 'bench', 0, 0)")
                         .bind(&conversation)
-                        .execute(store.pool())
+                        .execute(store.sqlite_pool().expect("a SQLite store"))
                         .await
                         .unwrap();
                     // Counting is not part of the anchor: the rows arrive already priced.
                     let tokens: Vec<u32> = messages.iter().map(|m| EstimateCounter.count_message(m)).collect();
                     let started = Instant::now();
-                    let mut tx = store.pool().begin_with("BEGIN IMMEDIATE").await.unwrap();
+                    let mut tx = store.sqlite_pool().expect("a SQLite store").begin_with("BEGIN IMMEDIATE").await.unwrap();
                     for (i, (m, t)) in messages.iter().zip(&tokens).enumerate() {
                         raw_insert(&mut tx, &conversation, i as i64 + 1, m, *t).await;
                     }
@@ -345,7 +350,7 @@ fn search_100k(c: &mut Criterion) {
                 "SELECT rowid FROM messages WHERE content LIKE '%5407 3249%' \
                  AND deleted_at IS NULL ORDER BY rowid DESC LIMIT 31",
             )
-            .fetch_all(store.pool())
+            .fetch_all(store.sqlite_pool().expect("a SQLite store"))
             .await
             .unwrap();
             assert_eq!(rows.len(), 1);

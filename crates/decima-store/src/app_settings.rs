@@ -27,7 +27,7 @@ impl<'s> AppSettings<'s> {
         check_key(key)?;
         let row: Option<(String,)> = sqlx::query_as("SELECT value FROM app_settings WHERE key = ?")
             .bind(key)
-            .fetch_optional(self.store.pool())
+            .fetch_optional(self.store.sqlite("app settings")?)
             .await?;
         row.map(|(text,)| {
             serde_json::from_str(&text).map_err(|e| StoreError::Corrupt {
@@ -68,7 +68,7 @@ impl<'s> AppSettings<'s> {
         .bind(key)
         .bind(&text)
         .bind(Timestamp::now().0)
-        .execute(self.store.pool())
+        .execute(self.store.sqlite("app settings")?)
         .await?;
         Ok(())
     }

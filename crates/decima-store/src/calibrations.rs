@@ -24,7 +24,7 @@ impl<'s> Calibrations<'s> {
         let row: Option<(f64, i64)> =
             sqlx::query_as("SELECT factor, samples FROM token_calibrations WHERE model = ?")
                 .bind(model)
-                .fetch_optional(self.store.pool())
+                .fetch_optional(self.store.sqlite("token calibrations")?)
                 .await?;
         row.map(|(factor, samples)| {
             let samples = u32::try_from(samples).map_err(|e| StoreError::Corrupt {
@@ -54,7 +54,7 @@ impl<'s> Calibrations<'s> {
         .bind(factor)
         .bind(i64::from(samples))
         .bind(Timestamp::now().0)
-        .execute(self.store.pool())
+        .execute(self.store.sqlite("token calibrations")?)
         .await?;
         Ok(())
     }

@@ -147,7 +147,7 @@ impl<'s> Claims<'s> {
     /// What keeps the conversation busy, if anything: for the window's Send button and for
     /// messages that say why something was refused.
     pub async fn busy(&self, conversation: ConversationId) -> Result<Option<Busy>> {
-        let mut conn = self.store.pool().acquire().await?;
+        let mut conn = self.store.sqlite("conversation claims")?.acquire().await?;
         busy_in(&mut conn, conversation, None, Timestamp::now()).await
     }
 
@@ -163,7 +163,7 @@ impl<'s> Claims<'s> {
     ) -> Result<Claim> {
         let token = uuid::Uuid::now_v7().to_string();
         let now = Timestamp::now();
-        let mut tx = self.store.begin_write().await?;
+        let mut tx = self.store.begin_write("conversation claims").await?;
         let exists: Option<i64> =
             sqlx::query_scalar("SELECT 1 FROM conversations WHERE id = ? AND deleted_at IS NULL")
                 .bind(conversation.to_string())
@@ -208,7 +208,7 @@ impl<'s> Claims<'s> {
         .bind(expiry(Timestamp::now(), ttl))
         .bind(claim.conversation.to_string())
         .bind(&claim.token)
-        .execute(self.store.pool())
+        .execute(self.store.sqlite("conversation claims")?)
         .await?;
         Ok(done.rows_affected() == 1)
     }
@@ -219,7 +219,7 @@ impl<'s> Claims<'s> {
         sqlx::query("DELETE FROM conversation_claims WHERE conversation_id = ? AND token = ?")
             .bind(claim.conversation.to_string())
             .bind(&claim.token)
-            .execute(self.store.pool())
+            .execute(self.store.sqlite("conversation claims")?)
             .await?;
         Ok(())
     }

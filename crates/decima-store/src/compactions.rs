@@ -109,7 +109,7 @@ impl<'s> Compactions<'s> {
              ORDER BY CASE s.level WHEN 'global' THEN 0 ELSE 1 END, s.start_seq",
         )
         .bind(conversation.to_string())
-        .fetch_all(self.store.pool())
+        .fetch_all(self.store.sqlite("compression")?)
         .await?;
         rows.into_iter().map(Summary::try_from).collect()
     }
@@ -135,7 +135,7 @@ impl<'s> Compactions<'s> {
              FROM conversations c WHERE c.id = ? AND c.deleted_at IS NULL",
         )
         .bind(conversation.to_string())
-        .fetch_optional(self.store.pool())
+        .fetch_optional(self.store.sqlite("compression")?)
         .await?;
         let (messages, tokens, next_seq, todos, ids) =
             row.ok_or_else(|| StoreError::not_found("conversation", conversation))?;
@@ -186,7 +186,7 @@ impl<'s> Compactions<'s> {
         let id = uuid::Uuid::now_v7().to_string();
         let now = Timestamp::now().0;
         let conversation_id = conversation.to_string();
-        let mut tx = self.store.begin_write().await?;
+        let mut tx = self.store.begin_write("compression").await?;
         sqlx::query(
             "INSERT INTO compactions (id, conversation_id, level, trigger, strategy, tokens_before, \
              tokens_after, created_at) SELECT ?, id, ?, ?, ?, ?, ?, ? FROM conversations \
@@ -269,7 +269,7 @@ impl<'s> Compactions<'s> {
                 "compaction {compaction_id} was already undone"
             )));
         }
-        let mut tx = self.store.begin_write().await?;
+        let mut tx = self.store.begin_write("compression").await?;
         let newer: Option<String> = sqlx::query_scalar(
             "SELECT id FROM compactions WHERE conversation_id = ? AND undone_at IS NULL AND \
              (created_at > ? OR (created_at = ? AND id > ?)) ORDER BY created_at DESC, id DESC LIMIT 1",
@@ -314,7 +314,7 @@ impl<'s> Compactions<'s> {
              GROUP BY c.id ORDER BY c.created_at, c.id",
         )
         .bind(conversation.to_string())
-        .fetch_all(self.store.pool())
+        .fetch_all(self.store.sqlite("compression")?)
         .await?;
         let mut out = Vec::with_capacity(rows.len());
         for (id, start, end) in rows {
@@ -331,7 +331,7 @@ impl<'s> Compactions<'s> {
              created_at, undone_at FROM compactions WHERE id = ?",
         )
         .bind(compaction_id)
-        .fetch_optional(self.store.pool())
+        .fetch_optional(self.store.sqlite("compression")?)
         .await?;
         let Some(row) = row else {
             return Err(StoreError::not_found(

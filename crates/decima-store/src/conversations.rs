@@ -1,11 +1,9 @@
 //! The conversations repository.
 
-use decima_core::{ConversationId, NewMessage, Timestamp};
-use sqlx::{Sqlite, Transaction};
-
 use crate::messages::insert_batch;
 use crate::rows::{ConversationRow, conversation_select};
-use crate::{Result, Store, StoreError};
+use crate::{BeginWrite, Result, Store, StoreError, on_pool};
+use decima_core::{ConversationId, NewMessage, Timestamp};
 
 /// Longest title accepted; longer ones are a paste accident, not a title.
 pub const MAX_TITLE_CHARS: usize = 500;
@@ -47,9 +45,12 @@ impl<'s> Conversations<'s> {
     /// Creates an empty conversation.
     pub async fn create(&self, title: &str, preset_id: Option<&str>) -> Result<Conversation> {
         let title = checked_title(title)?;
-        let mut tx = self.store.begin_write().await?;
-        let id = insert(&mut tx, &title, preset_id).await?;
-        tx.commit().await?;
+        let id = ConversationId::new();
+        on_pool!(self.store, |pool, dialect| {
+            let mut tx = pool.begin_write().await?;
+            insert!(&mut *tx, id, &title, preset_id);
+            tx.commit().await?;
+        });
         self.get(id).await
     }
 
@@ -66,10 +67,13 @@ impl<'s> Conversations<'s> {
             m.validate()?;
         }
         let priced = self.store.messages().price(messages);
-        let mut tx = self.store.begin_write().await?;
-        let id = insert(&mut tx, &title, preset_id).await?;
-        insert_batch(&mut tx, id, &priced).await?;
-        tx.commit().await?;
+        let id = ConversationId::new();
+        on_pool!(self.store, |pool, dialect| {
+            let mut tx = pool.begin_write().await?;
+            insert!(&mut *tx, id, &title, preset_id);
+            insert_batch!(&mut tx, dialect, id, &priced);
+            tx.commit().await?;
+        });
         self.get(id).await
     }
 
@@ -79,7 +83,9 @@ impl<'s> Conversations<'s> {
             conversation_select!(),
             " WHERE c.deleted_at IS NULL ORDER BY c.updated_at DESC, c.id DESC"
         );
-        let rows: Vec<ConversationRow> = sqlx::query_as(sql).fetch_all(self.store.pool()).await?;
+        let rows: Vec<ConversationRow> = on_pool!(self.store, |pool, d| sqlx::query_as(sql)
+            .fetch_all(pool)
+            .await?);
         rows.into_iter().map(Conversation::try_from).collect()
     }
 
@@ -89,7 +95,9 @@ impl<'s> Conversations<'s> {
             conversation_select!(),
             " WHERE c.deleted_at IS NOT NULL ORDER BY c.deleted_at DESC"
         );
-        let rows: Vec<ConversationRow> = sqlx::query_as(sql).fetch_all(self.store.pool()).await?;
+        let rows: Vec<ConversationRow> = on_pool!(self.store, |pool, d| sqlx::query_as(sql)
+            .fetch_all(pool)
+            .await?);
         rows.into_iter().map(Conversation::try_from).collect()
     }
 
@@ -104,40 +112,48 @@ impl<'s> Conversations<'s> {
 
     /// A conversation whether live or deleted.
     pub async fn find(&self, id: ConversationId) -> Result<Option<Conversation>> {
-        let sql = concat!(conversation_select!(), " WHERE c.id = ?");
-        let row: Option<ConversationRow> = sqlx::query_as(sql)
-            .bind(id.to_string())
-            .fetch_optional(self.store.pool())
-            .await?;
+        let sql = concat!(conversation_select!(), " WHERE c.id = $1");
+        let row: Option<ConversationRow> = on_pool!(self.store, |pool, d| {
+            sqlx::query_as(sql)
+                .bind(id.to_string())
+                .fetch_optional(pool)
+                .await?
+        });
         row.map(Conversation::try_from).transpose()
     }
 
     /// Renames a live conversation.
     pub async fn rename(&self, id: ConversationId, title: &str) -> Result<Conversation> {
         let title = checked_title(title)?;
-        let mut tx = self.store.begin_write().await?;
-        let done = sqlx::query("UPDATE conversations SET title = ?, updated_at = ? WHERE id = ? AND deleted_at IS NULL")
+        let done = on_pool!(self.store, |pool, d| {
+            sqlx::query(
+                "UPDATE conversations SET title = $1, updated_at = $2 \
+                 WHERE id = $3 AND deleted_at IS NULL",
+            )
             .bind(&title)
             .bind(Timestamp::now().0)
             .bind(id.to_string())
-            .execute(&mut *tx)
-            .await?;
-        if done.rows_affected() == 0 {
+            .execute(pool)
+            .await?
+            .rows_affected()
+        });
+        if done == 0 {
             return Err(StoreError::not_found("conversation", id));
         }
-        tx.commit().await?;
         self.get(id).await
     }
 
     /// The conversation's Docker sandbox settings as stored (`None`: the defaults). The
     /// runtime owns their shape; the store keeps any JSON object.
     pub async fn sandbox_config(&self, id: ConversationId) -> Result<Option<serde_json::Value>> {
-        let row: Option<(Option<String>,)> = sqlx::query_as(
-            "SELECT sandbox_config FROM conversations WHERE id = ? AND deleted_at IS NULL",
-        )
-        .bind(id.to_string())
-        .fetch_optional(self.store.pool())
-        .await?;
+        let row: Option<(Option<String>,)> = on_pool!(self.store, |pool, d| {
+            sqlx::query_as(
+                "SELECT sandbox_config FROM conversations WHERE id = $1 AND deleted_at IS NULL",
+            )
+            .bind(id.to_string())
+            .fetch_optional(pool)
+            .await?
+        });
         let (text,) = row.ok_or_else(|| StoreError::not_found("conversation", id))?;
         text.map(|t| {
             serde_json::from_str(&t).map_err(|e| crate::rows::corrupt("sandbox settings", e))
@@ -156,16 +172,19 @@ impl<'s> Conversations<'s> {
                 "sandbox settings must be a JSON object".into(),
             ));
         }
-        let done = sqlx::query(
-            "UPDATE conversations SET sandbox_config = ?, updated_at = ? \
-             WHERE id = ? AND deleted_at IS NULL",
-        )
-        .bind(config.map(|c| c.to_string()))
-        .bind(Timestamp::now().0)
-        .bind(id.to_string())
-        .execute(self.store.pool())
-        .await?;
-        if done.rows_affected() == 0 {
+        let done = on_pool!(self.store, |pool, d| {
+            sqlx::query(
+                "UPDATE conversations SET sandbox_config = $1, updated_at = $2 \
+                 WHERE id = $3 AND deleted_at IS NULL",
+            )
+            .bind(config.map(|c| c.to_string()))
+            .bind(Timestamp::now().0)
+            .bind(id.to_string())
+            .execute(pool)
+            .await?
+            .rows_affected()
+        });
+        if done == 0 {
             return Err(StoreError::not_found("conversation", id));
         }
         Ok(())
@@ -173,12 +192,14 @@ impl<'s> Conversations<'s> {
 
     /// The provider that reviews this conversation when none is named (`None`: the agent's).
     pub async fn reviewer_provider(&self, id: ConversationId) -> Result<Option<String>> {
-        let row: Option<(Option<String>,)> = sqlx::query_as(
-            "SELECT reviewer_provider FROM conversations WHERE id = ? AND deleted_at IS NULL",
-        )
-        .bind(id.to_string())
-        .fetch_optional(self.store.pool())
-        .await?;
+        let row: Option<(Option<String>,)> = on_pool!(self.store, |pool, d| {
+            sqlx::query_as(
+                "SELECT reviewer_provider FROM conversations WHERE id = $1 AND deleted_at IS NULL",
+            )
+            .bind(id.to_string())
+            .fetch_optional(pool)
+            .await?
+        });
         let (name,) = row.ok_or_else(|| StoreError::not_found("conversation", id))?;
         Ok(name)
     }
@@ -189,16 +210,19 @@ impl<'s> Conversations<'s> {
         id: ConversationId,
         name: Option<&str>,
     ) -> Result<()> {
-        let done = sqlx::query(
-            "UPDATE conversations SET reviewer_provider = ?, updated_at = ? \
-             WHERE id = ? AND deleted_at IS NULL",
-        )
-        .bind(name)
-        .bind(Timestamp::now().0)
-        .bind(id.to_string())
-        .execute(self.store.pool())
-        .await?;
-        if done.rows_affected() == 0 {
+        let done = on_pool!(self.store, |pool, d| {
+            sqlx::query(
+                "UPDATE conversations SET reviewer_provider = $1, updated_at = $2 \
+                 WHERE id = $3 AND deleted_at IS NULL",
+            )
+            .bind(name)
+            .bind(Timestamp::now().0)
+            .bind(id.to_string())
+            .execute(pool)
+            .await?
+            .rows_affected()
+        });
+        if done == 0 {
             return Err(StoreError::not_found("conversation", id));
         }
         Ok(())
@@ -216,18 +240,20 @@ impl<'s> Conversations<'s> {
     }
 
     async fn set_deleted(&self, id: ConversationId, at: Option<Timestamp>) -> Result<()> {
-        let mut tx = self.store.begin_write().await?;
         let sql = if at.is_some() {
-            "UPDATE conversations SET deleted_at = ? WHERE id = ? AND deleted_at IS NULL"
+            "UPDATE conversations SET deleted_at = $1 WHERE id = $2 AND deleted_at IS NULL"
         } else {
-            "UPDATE conversations SET deleted_at = ? WHERE id = ? AND deleted_at IS NOT NULL"
+            "UPDATE conversations SET deleted_at = $1 WHERE id = $2 AND deleted_at IS NOT NULL"
         };
-        let done = sqlx::query(sql)
-            .bind(at.map(|t| t.0))
-            .bind(id.to_string())
-            .execute(&mut *tx)
-            .await?;
-        if done.rows_affected() == 0 {
+        let done = on_pool!(self.store, |pool, d| {
+            sqlx::query(sql)
+                .bind(at.map(|t| t.0))
+                .bind(id.to_string())
+                .execute(pool)
+                .await?
+                .rows_affected()
+        });
+        if done == 0 {
             let what = if at.is_some() {
                 "conversation"
             } else {
@@ -235,34 +261,34 @@ impl<'s> Conversations<'s> {
             };
             return Err(StoreError::not_found(what, id));
         }
-        tx.commit().await?;
         Ok(())
     }
 }
 
-async fn insert(
-    tx: &mut Transaction<'static, Sqlite>,
-    title: &str,
-    preset_id: Option<&str>,
-) -> Result<ConversationId> {
-    let id = ConversationId::new();
-    let now = Timestamp::now().0;
-    sqlx::query("INSERT INTO conversations (id, title, preset_id, created_at, updated_at) VALUES (?, ?, ?, ?, ?)")
-        .bind(id.to_string())
-        .bind(title)
-        .bind(preset_id)
+/// Inserts a conversation row on `$executor` (a transaction of either backend).
+macro_rules! insert {
+    ($executor:expr, $id:expr, $title:expr, $preset_id:expr) => {{
+        let now = Timestamp::now().0;
+        sqlx::query(
+            "INSERT INTO conversations (id, title, preset_id, created_at, updated_at) \
+             VALUES ($1, $2, $3, $4, $5)",
+        )
+        .bind($id.to_string())
+        .bind($title)
+        .bind($preset_id)
         .bind(now)
         .bind(now)
-        .execute(&mut **tx)
+        .execute($executor)
         .await
         .map_err(|e| match &e {
             sqlx::Error::Database(db) if db.is_foreign_key_violation() => {
-                StoreError::not_found("preset", preset_id.unwrap_or_default())
+                StoreError::not_found("preset", $preset_id.unwrap_or_default())
             }
             _ => StoreError::Database(e),
         })?;
-    Ok(id)
+    }};
 }
+use insert;
 
 /// Trims the title and refuses ones no list could show.
 fn checked_title(title: &str) -> Result<String> {

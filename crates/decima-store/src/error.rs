@@ -24,6 +24,46 @@ pub enum StoreError {
         /// What SQLite said.
         source: sqlx::Error,
     },
+    /// The PostgreSQL server could not be reached, refused the login or the TLS handshake.
+    #[error("cannot reach the database {url}: {source}")]
+    Connect {
+        /// The database's URL, without its password.
+        url: String,
+        /// What the driver said.
+        source: sqlx::Error,
+    },
+    /// A newer Decima migrated this database: this build would not know its rules, so it
+    /// neither writes nor reads it.
+    #[error(
+        "this database's schema is version {found}, newer than this Decima knows (up to \
+         {known}): a newer Decima has used it. Update Decima to open it; nothing was changed"
+    )]
+    SchemaNewer {
+        /// The newest migration applied to the database.
+        found: i64,
+        /// The newest migration this build knows.
+        known: i64,
+    },
+    /// A shared database whose schema is older than this build needs. Migrating a database
+    /// others use is an explicit act, so it is not done on open.
+    #[error(
+        "the shared database's schema is {}, and this Decima needs version {known}: run \
+         `decima db migrate --database-url <URL>` once (it holds the database's migration lock, \
+         so it is safe while others are connected)",
+        if *.found == 0 { "empty".to_owned() } else { format!("at version {}", .found) }
+    )]
+    SchemaBehind {
+        /// The newest migration applied to the database (0: none).
+        found: i64,
+        /// The newest migration this build knows.
+        known: i64,
+    },
+    /// A part of the store that is only built for the embedded SQLite file so far.
+    #[error(
+        "{0} is not available on a PostgreSQL store yet: use the local SQLite store \
+         (no --database-url) for it"
+    )]
+    NotOnPostgres(&'static str),
     /// The schema could not be brought up to date (for example, a newer Decima wrote this file).
     #[error("cannot update the database schema: {0}")]
     Migrate(#[from] sqlx::migrate::MigrateError),

@@ -107,7 +107,7 @@ impl<'s> Events<'s> {
         .bind(kind)
         .bind(payload.to_string())
         .bind(Timestamp::now().0)
-        .fetch_all(self.store.pool())
+        .fetch_all(self.store.sqlite("the event log")?)
         .await
         .map_err(|e| match &e {
             sqlx::Error::Database(db) if db.is_foreign_key_violation() => {
@@ -126,7 +126,7 @@ impl<'s> Events<'s> {
         let rows: Vec<EventRow> = sqlx::query_as(sql)
             .bind(after)
             .bind(i64::from(limit))
-            .fetch_all(self.store.pool())
+            .fetch_all(self.store.sqlite("the event log")?)
             .await?;
         rows.into_iter().map(Event::try_from).collect()
     }
@@ -146,7 +146,7 @@ impl<'s> Events<'s> {
             .bind(execution.to_string())
             .bind(after)
             .bind(i64::from(limit))
-            .fetch_all(self.store.pool())
+            .fetch_all(self.store.sqlite("the event log")?)
             .await?;
         rows.into_iter().map(Event::try_from).collect()
     }
@@ -166,7 +166,7 @@ impl<'s> Events<'s> {
             .bind(conversation.to_string())
             .bind(after)
             .bind(i64::from(limit))
-            .fetch_all(self.store.pool())
+            .fetch_all(self.store.sqlite("the event log")?)
             .await?;
         rows.into_iter().map(Event::try_from).collect()
     }
@@ -204,7 +204,7 @@ impl Events<'_> {
         let rows = query
             .bind(conversation.to_string())
             .bind(i64::from(limit))
-            .fetch_all(self.store.pool())
+            .fetch_all(self.store.sqlite("the event log")?)
             .await?;
         rows.into_iter().map(Event::try_from).collect()
     }

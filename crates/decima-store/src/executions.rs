@@ -414,7 +414,7 @@ impl<'s> Executions<'s> {
             .bind(contested)
             .bind(Timestamp::now().0)
             .bind(id.to_string())
-            .execute(self.store.pool())
+            .execute(self.store.sqlite("runs")?)
             .await?;
         if done.rows_affected() == 0 {
             return Err(StoreError::not_found("execution", id));
@@ -437,7 +437,7 @@ impl<'s> Executions<'s> {
         .bind(i64::from(step))
         .bind(Timestamp::now().0)
         .bind(id.to_string())
-        .execute(self.store.pool())
+        .execute(self.store.sqlite("runs")?)
         .await?;
         if done.rows_affected() == 0 {
             return Err(StoreError::not_found("execution", id));
@@ -471,7 +471,7 @@ impl<'s> Executions<'s> {
         .bind(cost)
         .bind(Timestamp::now().0)
         .bind(id.to_string())
-        .execute(self.store.pool())
+        .execute(self.store.sqlite("runs")?)
         .await?;
         if done.rows_affected() == 0 {
             return Err(StoreError::not_found("execution", id));
@@ -487,7 +487,7 @@ impl<'s> Executions<'s> {
              FROM model_calls WHERE execution_id = ? ORDER BY n",
         )
         .bind(id.to_string())
-        .fetch_all(self.store.pool())
+        .fetch_all(self.store.sqlite("runs")?)
         .await?;
         let count = |v: Option<i64>, what: &'static str| -> Result<u32> {
             u32::try_from(v.unwrap_or(0)).map_err(|e| corrupt(what, e))
@@ -524,7 +524,7 @@ impl<'s> Executions<'s> {
                  FROM executions WHERE conversation_id = ?",
         )
         .bind(conversation.to_string())
-        .fetch_one(self.store.pool())
+        .fetch_one(self.store.sqlite("runs")?)
         .await?;
         let total = |v: i64, what: &'static str| u64::try_from(v).map_err(|e| corrupt(what, e));
         Ok(RunUsage {
@@ -546,7 +546,7 @@ impl<'s> Executions<'s> {
             "SELECT (SELECT COUNT(*) FROM compactions c                      WHERE c.conversation_id = e.conversation_id AND c.trigger <> 'manual'                        AND c.created_at >= COALESCE(e.started_at, e.created_at)                        AND (e.finished_at IS NULL OR c.created_at <= e.finished_at))              FROM executions e WHERE e.id = ?",
         )
         .bind(id.to_string())
-        .fetch_optional(self.store.pool())
+        .fetch_optional(self.store.sqlite("runs")?)
         .await?;
         let n = n.ok_or_else(|| StoreError::not_found("execution", id))?;
         u32::try_from(n).map_err(|e| corrupt("compression count", e))
@@ -556,7 +556,7 @@ impl<'s> Executions<'s> {
     pub async fn contested(&self, id: ExecutionId) -> Result<bool> {
         let row: Option<bool> = sqlx::query_scalar("SELECT contested FROM executions WHERE id = ?")
             .bind(id.to_string())
-            .fetch_optional(self.store.pool())
+            .fetch_optional(self.store.sqlite("runs")?)
             .await?;
         row.ok_or_else(|| StoreError::not_found("execution", id))
     }
@@ -591,7 +591,7 @@ impl<'s> Executions<'s> {
             return Err(StoreError::InvalidInput("an execution needs a task".into()));
         }
         let now = Timestamp::now().0;
-        let mut tx = self.store.begin_write().await?;
+        let mut tx = self.store.begin_write("runs").await?;
         if status == ExecutionStatus::Running
             && let Some(busy) = busy_in(&mut tx, new.conversation_id, None, Timestamp(now)).await?
         {
@@ -669,7 +669,7 @@ impl<'s> Executions<'s> {
         );
         let row: Option<ExecutionRow> = sqlx::query_as(sql)
             .bind(id.to_string())
-            .fetch_optional(self.store.pool())
+            .fetch_optional(self.store.sqlite("runs")?)
             .await?;
         row.ok_or_else(|| StoreError::not_found("execution", id))?
             .try_into()
@@ -688,7 +688,7 @@ impl<'s> Executions<'s> {
         );
         let rows: Vec<ExecutionRow> = sqlx::query_as(sql)
             .bind(conversation.to_string())
-            .fetch_all(self.store.pool())
+            .fetch_all(self.store.sqlite("runs")?)
             .await?;
         rows.into_iter().map(Execution::try_from).collect()
     }
@@ -703,7 +703,7 @@ impl<'s> Executions<'s> {
         );
         let rows: Vec<ExecutionRow> = sqlx::query_as(sql)
             .bind(parent.to_string())
-            .fetch_all(self.store.pool())
+            .fetch_all(self.store.sqlite("runs")?)
             .await?;
         rows.into_iter().map(Execution::try_from).collect()
     }
@@ -717,7 +717,7 @@ impl<'s> Executions<'s> {
         );
         let rows: Vec<ExecutionRow> = sqlx::query_as(sql)
             .bind(i64::from(limit))
-            .fetch_all(self.store.pool())
+            .fetch_all(self.store.sqlite("runs")?)
             .await?;
         rows.into_iter().map(Execution::try_from).collect()
     }
@@ -732,7 +732,7 @@ impl<'s> Executions<'s> {
         );
         let rows: Vec<ExecutionRow> = sqlx::query_as(sql)
             .bind(status.as_str())
-            .fetch_all(self.store.pool())
+            .fetch_all(self.store.sqlite("runs")?)
             .await?;
         rows.into_iter().map(Execution::try_from).collect()
     }
@@ -746,7 +746,7 @@ impl<'s> Executions<'s> {
         )
         .bind(Timestamp::now().0)
         .bind(id.to_string())
-        .execute(self.store.pool())
+        .execute(self.store.sqlite("runs")?)
         .await?;
         Ok(done.rows_affected() == 1)
     }
@@ -782,7 +782,7 @@ impl<'s> Executions<'s> {
         result: Option<&str>,
         error: Option<&str>,
     ) -> Result<Execution> {
-        let mut tx = self.store.begin_write().await?;
+        let mut tx = self.store.begin_write("runs").await?;
         let current: Option<String> =
             sqlx::query_scalar("SELECT status FROM executions WHERE id = ?")
                 .bind(id.to_string())
@@ -842,7 +842,7 @@ impl<'s> Executions<'s> {
             "UPDATE executions SET status = 'interrupted', updated_at = ? WHERE status = 'running'",
         )
         .bind(Timestamp::now().0)
-        .execute(self.store.pool())
+        .execute(self.store.sqlite("runs")?)
         .await?;
         Ok(done.rows_affected())
     }

@@ -52,7 +52,7 @@ impl<'s> Exports<'s> {
         )
         .bind(conversation.to_string())
         .bind(path)
-        .fetch_optional(self.store.pool())
+        .fetch_optional(self.store.sqlite("history exports")?)
         .await?;
         Ok(row.map(|r| HistoryExport {
             conversation_id: conversation,
@@ -86,7 +86,7 @@ impl<'s> Exports<'s> {
         .bind(last_seq)
         .bind(i64::try_from(bytes).unwrap_or(i64::MAX))
         .bind(Timestamp::now().0)
-        .execute(self.store.pool())
+        .execute(self.store.sqlite("history exports")?)
         .await?;
         Ok(())
     }

@@ -213,7 +213,7 @@ impl<'s> Failures<'s> {
             ));
         }
         let id = uuid::Uuid::now_v7().to_string();
-        let mut tx = self.store.begin_write().await?;
+        let mut tx = self.store.begin_write("failure records").await?;
         check_execution_and_todo(&mut tx, new.execution_id, new.todo_id.as_deref()).await?;
         if let Some(snapshot) = &new.snapshot_id {
             let exists: Option<i64> =
@@ -258,7 +258,7 @@ impl<'s> Failures<'s> {
         let sql = concat!(failure_select!(), " WHERE id = ?");
         let row: Option<FailureRow> = sqlx::query_as(sql)
             .bind(id)
-            .fetch_optional(self.store.pool())
+            .fetch_optional(self.store.sqlite("failure records")?)
             .await?;
         row.ok_or_else(|| StoreError::not_found("failure", echo_untrusted(id)))?
             .try_into()
@@ -272,7 +272,7 @@ impl<'s> Failures<'s> {
         );
         let rows: Vec<FailureRow> = sqlx::query_as(sql)
             .bind(execution.to_string())
-            .fetch_all(self.store.pool())
+            .fetch_all(self.store.sqlite("failure records")?)
             .await?;
         rows.into_iter().map(Failure::try_from).collect()
     }
@@ -286,7 +286,7 @@ impl<'s> Failures<'s> {
         .bind(resolution.as_str())
         .bind(Timestamp::now().0)
         .bind(id)
-        .execute(self.store.pool())
+        .execute(self.store.sqlite("failure records")?)
         .await?;
         let failure = self.get(id).await?;
         if done.rows_affected() == 0 {

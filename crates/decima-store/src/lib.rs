@@ -1,8 +1,10 @@
-//! Decima's store: one SQLite file, reached through sqlx.
+//! Decima's store: one SQLite file (the embedded default), or a team's shared PostgreSQL
+//! database, reached through sqlx.
 //!
-//! The schema lives in the workspace's `migrations/` and is applied on open. Every write
-//! transaction starts with `BEGIN IMMEDIATE`, so concurrent writers queue on the busy timeout
-//! instead of failing with `SQLITE_BUSY` halfway through.
+//! The schemas live in the workspace's `migrations/sqlite` and `migrations/postgres`. A SQLite
+//! file is brought up to date on open; a shared database by `decima db migrate`. Every SQLite
+//! write transaction starts with `BEGIN IMMEDIATE`, so concurrent writers queue on the busy
+//! timeout instead of failing with `SQLITE_BUSY` halfway through.
 
 #![warn(missing_docs)]
 
@@ -18,15 +20,18 @@ mod events;
 mod executions;
 mod exports;
 mod failures;
+mod location;
 mod mcp_servers;
 mod message_images;
 mod messages;
 mod pool;
+mod postgres;
 mod presets;
 mod providers;
 mod review_digests;
 mod reviews;
 mod rows;
+mod schema;
 mod search;
 mod snapshots;
 mod steps;
@@ -37,7 +42,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use decima_core::TokenCounter;
-use sqlx::{Sqlite, SqlitePool, Transaction};
+use sqlx::{PgPool, Sqlite, SqlitePool, Transaction};
 
 pub use app_settings::AppSettings;
 pub use calibrations::Calibrations;
@@ -53,12 +58,14 @@ pub use executions::{
 };
 pub use exports::{Exports, HistoryExport};
 pub use failures::{Failure, Failures, NewFailure, Resolution};
+pub use location::StoreLocation;
 pub use mcp_servers::{McpServerRecord, McpServers};
 pub use messages::{MessageText, MessageTexts, Messages, SeqTotals, StepNotes};
 pub use presets::{PRESET_KINDS, PresetRecord, Presets};
 pub use providers::{NewProvider, ProviderRecord, Providers};
 pub use review_digests::{ReviewDigest, ReviewDigests, SeqFingerprint};
 pub use reviews::{Finding, NewFinding, NewReview, Review, ReviewPass, Reviews};
+pub use schema::{SchemaState, known_versions};
 pub use search::{
     MAX_PAGE as MAX_SEARCH_PAGE, MAX_QUERY_CHARS, Search, SearchHit, SearchPage, SearchQuery,
     SeqMatches, Snippet,
@@ -71,32 +78,205 @@ pub use token_memo::TokenMemo;
 /// Shorthand for the store's results.
 pub type Result<T, E = StoreError> = std::result::Result<T, E>;
 
+/// The database behind a [`Store`].
+#[derive(Clone)]
+pub(crate) enum Backend {
+    /// The embedded file.
+    Sqlite(SqlitePool),
+    /// A shared server.
+    Postgres(PgPool),
+}
+
+/// The SQL one dialect writes differently from the other, for bodies written once for both
+/// (see [`on_pool`]).
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Dialect {
+    Sqlite,
+    Postgres,
+}
+
+impl Dialect {
+    /// Locks the rows a `SELECT` reads until the transaction ends. SQLite's write transaction
+    /// (`BEGIN IMMEDIATE`) already excludes every other writer.
+    pub(crate) fn for_update(self) -> &'static str {
+        match self {
+            Self::Sqlite => "",
+            Self::Postgres => " FOR UPDATE",
+        }
+    }
+}
+
+/// Runs `$body` with `$pool` bound to the store's pool and `$dialect` to its [`Dialect`]. The
+/// body is compiled once for each backend, so query text both dialects accept (`$N`
+/// placeholders, standard SQL) is written once, and sqlx checks the types of each.
+macro_rules! on_pool {
+    ($store:expr, |$pool:ident, $dialect:ident| $body:expr) => {
+        match $store.backend() {
+            $crate::Backend::Sqlite($pool) => {
+                #[allow(unused_variables)]
+                let $dialect = $crate::Dialect::Sqlite;
+                $body
+            }
+            $crate::Backend::Postgres($pool) => {
+                #[allow(unused_variables)]
+                let $dialect = $crate::Dialect::Postgres;
+                $body
+            }
+        }
+    };
+}
+pub(crate) use on_pool;
+
+/// A write transaction on either backend: SQLite's takes the write lock up front
+/// (`BEGIN IMMEDIATE`), so it never fails with `SQLITE_BUSY` after it has read; PostgreSQL's
+/// locks the rows it changes (or reads `FOR UPDATE`) as it goes.
+pub(crate) trait BeginWrite {
+    type Db: sqlx::Database;
+    async fn begin_write(&self) -> Result<Transaction<'static, Self::Db>>;
+}
+
+impl BeginWrite for SqlitePool {
+    type Db = Sqlite;
+    async fn begin_write(&self) -> Result<Transaction<'static, Sqlite>> {
+        Ok(self.begin_with("BEGIN IMMEDIATE").await?)
+    }
+}
+
+impl BeginWrite for PgPool {
+    type Db = sqlx::Postgres;
+    async fn begin_write(&self) -> Result<Transaction<'static, sqlx::Postgres>> {
+        Ok(self.begin().await?)
+    }
+}
+
 /// A handle on the database. Cheap to clone: clones share one connection pool and one counter.
 #[derive(Clone)]
 pub struct Store {
-    pool: SqlitePool,
+    backend: Backend,
     counter: Arc<dyn TokenCounter>,
-    /// Checkpoints the WAL in the background while any handle lives.
-    _checkpointer: Arc<checkpointer::Checkpointer>,
+    /// Checkpoints a SQLite file's WAL in the background while any handle lives.
+    _checkpointer: Option<Arc<checkpointer::Checkpointer>>,
 }
 
 impl Store {
-    /// Opens (creating if needed) the database file and brings its schema up to date. The counter
+    /// Opens (creating if needed) the SQLite file and brings its schema up to date. The counter
     /// prices every message once, at insert.
     pub async fn open(path: &Path, counter: Arc<dyn TokenCounter>) -> Result<Self> {
         let commits = Arc::new(checkpointer::Commits::default());
         let pool = pool::open(path, Arc::clone(&commits)).await?;
         let checkpointer = checkpointer::Checkpointer::start(pool.clone(), commits);
         Ok(Self {
-            pool,
+            backend: Backend::Sqlite(pool),
             counter,
-            _checkpointer: Arc::new(checkpointer),
+            _checkpointer: Some(Arc::new(checkpointer)),
         })
     }
 
-    /// The raw pool, for maintenance queries and benchmarks' anchors.
-    pub fn pool(&self) -> &SqlitePool {
-        &self.pool
+    /// Opens the store at `location`: a SQLite file as [`Store::open`] does, or a shared
+    /// PostgreSQL database, whose schema must be exactly what this build knows (see
+    /// [`Store::migrate`]).
+    pub async fn connect(location: &StoreLocation, counter: Arc<dyn TokenCounter>) -> Result<Self> {
+        match location {
+            StoreLocation::Sqlite(path) => Self::open(path, counter).await,
+            StoreLocation::Postgres(url) => {
+                let pool = postgres::connect(url, &location.redacted()).await?;
+                let state = schema::postgres_state(&pool).await?;
+                if state.pending > 0 {
+                    pool.close().await;
+                    return Err(StoreError::SchemaBehind {
+                        found: state.applied,
+                        known: state.known,
+                    });
+                }
+                Ok(Self {
+                    backend: Backend::Postgres(pool),
+                    counter,
+                    _checkpointer: None,
+                })
+            }
+        }
+    }
+
+    /// Brings the schema at `location` up to this build's, under the database's migration lock,
+    /// and returns where it stood before and after. Refuses a schema newer than this build's.
+    pub async fn migrate(location: &StoreLocation) -> Result<(SchemaState, SchemaState)> {
+        match location {
+            StoreLocation::Sqlite(path) => {
+                let before = {
+                    let store = Self::open_without_migrating(path).await?;
+                    let state = schema::sqlite_state(&store).await?;
+                    store.close().await;
+                    state
+                };
+                let store = Self::open(path, Arc::new(decima_core::EstimateCounter)).await?;
+                let after = match &store.backend {
+                    Backend::Sqlite(pool) => schema::sqlite_state(pool).await?,
+                    Backend::Postgres(pool) => schema::postgres_state(pool).await?,
+                };
+                store.close().await;
+                Ok((before, after))
+            }
+            StoreLocation::Postgres(url) => {
+                let pool = postgres::connect(url, &location.redacted()).await?;
+                let before = schema::postgres_state(&pool).await?;
+                schema::migrate_postgres(&pool).await?;
+                let after = schema::postgres_state(&pool).await?;
+                pool.close().await;
+                Ok((before, after))
+            }
+        }
+    }
+
+    /// A plain connection to a SQLite file, to read its schema's state before migrating it.
+    async fn open_without_migrating(path: &Path) -> Result<SqlitePool> {
+        use std::str::FromStr;
+        let open_error = |source| StoreError::Open {
+            path: path.to_path_buf(),
+            source,
+        };
+        let options = sqlx::sqlite::SqliteConnectOptions::from_str("sqlite:")
+            .map_err(open_error)?
+            .filename(path)
+            .create_if_missing(true);
+        sqlx::sqlite::SqlitePoolOptions::new()
+            .max_connections(1)
+            .connect_with(options)
+            .await
+            .map_err(open_error)
+    }
+
+    /// Whether this store is a shared PostgreSQL database.
+    #[must_use]
+    pub fn is_postgres(&self) -> bool {
+        matches!(self.backend, Backend::Postgres(_))
+    }
+
+    /// The SQLite pool, for maintenance queries and benchmarks' anchors; `None` on PostgreSQL.
+    #[must_use]
+    pub fn sqlite_pool(&self) -> Option<&SqlitePool> {
+        match &self.backend {
+            Backend::Sqlite(pool) => Some(pool),
+            Backend::Postgres(_) => None,
+        }
+    }
+
+    /// The PostgreSQL pool, for maintenance queries; `None` on SQLite.
+    #[must_use]
+    pub fn postgres_pool(&self) -> Option<&PgPool> {
+        match &self.backend {
+            Backend::Postgres(pool) => Some(pool),
+            Backend::Sqlite(_) => None,
+        }
+    }
+
+    pub(crate) fn backend(&self) -> &Backend {
+        &self.backend
+    }
+
+    /// The SQLite pool of the parts of the store built for SQLite only; on PostgreSQL, a clear
+    /// error that names `what`.
+    pub(crate) fn sqlite(&self, what: &'static str) -> Result<&SqlitePool> {
+        self.sqlite_pool().ok_or(StoreError::NotOnPostgres(what))
     }
 
     /// Conversations: create, list, rename, soft-delete, restore, import.
@@ -205,26 +385,38 @@ impl Store {
         TokenMemo::new(self)
     }
 
-    /// Runs `PRAGMA integrity_check` and returns its verdict ("ok" when healthy).
+    /// Checks the database: SQLite's `PRAGMA integrity_check`, or a round trip to the server.
+    /// Returns "ok" when healthy.
     pub async fn integrity_check(&self) -> Result<String> {
-        let verdict: String = sqlx::query_scalar("PRAGMA integrity_check")
-            .fetch_one(&self.pool)
-            .await?;
-        Ok(verdict)
+        match &self.backend {
+            Backend::Sqlite(pool) => Ok(sqlx::query_scalar("PRAGMA integrity_check")
+                .fetch_one(pool)
+                .await?),
+            Backend::Postgres(pool) => {
+                let one: i32 = sqlx::query_scalar("SELECT 1").fetch_one(pool).await?;
+                Ok(if one == 1 { "ok" } else { "unexpected answer" }.to_owned())
+            }
+        }
     }
 
-    /// Closes the pool, checkpointing the WAL.
+    /// Closes the pool (checkpointing a SQLite file's WAL).
     pub async fn close(&self) {
-        self.pool.close().await;
+        match &self.backend {
+            Backend::Sqlite(pool) => pool.close().await,
+            Backend::Postgres(pool) => pool.close().await,
+        }
     }
 
     pub(crate) fn counter(&self) -> &dyn TokenCounter {
         self.counter.as_ref()
     }
 
-    /// A write transaction that takes the write lock up front, so it can never fail with
-    /// `SQLITE_BUSY` after it has read.
-    pub(crate) async fn begin_write(&self) -> Result<Transaction<'static, Sqlite>> {
-        Ok(self.pool.begin_with("BEGIN IMMEDIATE").await?)
+    /// A SQLite write transaction that takes the write lock up front, so it can never fail with
+    /// `SQLITE_BUSY` after it has read. On PostgreSQL, a clear error that names `what`.
+    pub(crate) async fn begin_write(
+        &self,
+        what: &'static str,
+    ) -> Result<Transaction<'static, Sqlite>> {
+        Ok(self.sqlite(what)?.begin_with("BEGIN IMMEDIATE").await?)
     }
 }

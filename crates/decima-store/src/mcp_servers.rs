@@ -31,7 +31,7 @@ impl<'s> McpServers<'s> {
     pub async fn list(&self) -> Result<Vec<McpServerRecord>> {
         let rows: Vec<(String, String)> =
             sqlx::query_as("SELECT name, config FROM mcp_servers ORDER BY position, name")
-                .fetch_all(self.store.pool())
+                .fetch_all(self.store.sqlite("MCP servers")?)
                 .await?;
         rows.into_iter()
             .map(|(name, text)| {
@@ -50,7 +50,7 @@ impl<'s> McpServers<'s> {
         for s in servers {
             check(s)?;
         }
-        let mut tx = self.store.begin_write().await?;
+        let mut tx = self.store.begin_write("MCP servers").await?;
         let (position,): (i64,) =
             sqlx::query_as("SELECT ifnull(max(position), 0) FROM mcp_servers")
                 .fetch_one(&mut *tx)
@@ -92,7 +92,7 @@ impl<'s> McpServers<'s> {
             .bind(server.config.to_string())
             .bind(Timestamp::now().0)
             .bind(&server.name)
-            .execute(self.store.pool())
+            .execute(self.store.sqlite("MCP servers")?)
             .await?;
         if done.rows_affected() == 0 {
             return Err(StoreError::not_found("MCP server", &server.name));
@@ -104,7 +104,7 @@ impl<'s> McpServers<'s> {
     pub async fn remove(&self, name: &str) -> Result<bool> {
         let done = sqlx::query("DELETE FROM mcp_servers WHERE name = ?")
             .bind(name)
-            .execute(self.store.pool())
+            .execute(self.store.sqlite("MCP servers")?)
             .await?;
         Ok(done.rows_affected() > 0)
     }
@@ -124,7 +124,7 @@ impl<'s> McpServers<'s> {
         .bind(conversation.to_string())
         .bind(server)
         .bind(enabled)
-        .execute(self.store.pool())
+        .execute(self.store.sqlite("MCP servers")?)
         .await
         .map_err(|e| foreign(e, server))?;
         Ok(())
@@ -136,7 +136,7 @@ impl<'s> McpServers<'s> {
             "SELECT server FROM conversation_mcp_servers WHERE conversation_id = ? AND enabled = 0",
         )
         .bind(conversation.to_string())
-        .fetch_all(self.store.pool())
+        .fetch_all(self.store.sqlite("MCP servers")?)
         .await?;
         Ok(rows.into_iter().map(|(s,)| s).collect())
     }
@@ -156,7 +156,7 @@ impl<'s> McpServers<'s> {
         .bind(tool)
         .bind(conversation.map(|c| c.to_string()))
         .bind(Timestamp::now().0)
-        .execute(self.store.pool())
+        .execute(self.store.sqlite("MCP servers")?)
         .await
         .map_err(|e| foreign(e, server))?;
         Ok(())
@@ -176,7 +176,7 @@ impl<'s> McpServers<'s> {
         .bind(server)
         .bind(tool)
         .bind(conversation.to_string())
-        .fetch_optional(self.store.pool())
+        .fetch_optional(self.store.sqlite("MCP servers")?)
         .await?;
         Ok(row.is_some())
     }

@@ -20,7 +20,7 @@ impl Messages<'_> {
              WHERE m.conversation_id = ? AND m.deleted_at IS NULL ORDER BY m.seq, i.ordinal",
         )
         .bind(conversation.to_string())
-        .fetch_all(self.store.pool())
+        .fetch_all(self.store.sqlite("message images")?)
         .await?;
         let mut out: Vec<(String, Vec<ImagePart>)> = Vec::new();
         for (call, media_type, data, tokens) in rows {
@@ -49,7 +49,7 @@ impl Messages<'_> {
         )
         .bind(conversation.to_string())
         .bind(call_id)
-        .fetch_all(self.store.pool())
+        .fetch_all(self.store.sqlite("message images")?)
         .await?;
         Ok(rows
             .into_iter()
@@ -72,7 +72,7 @@ impl Messages<'_> {
         )
         .bind(conversation.to_string())
         .bind(call_id)
-        .fetch_all(self.store.pool())
+        .fetch_all(self.store.sqlite("message images")?)
         .await?;
         Ok(rows.first().map(|(seq,)| *seq))
     }

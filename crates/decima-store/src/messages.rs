@@ -3,21 +3,21 @@
 use decima_core::{
     ConversationId, ExecutionId, Message, MessageId, NewMessage, Role, Timestamp, ToolCall,
 };
-use sqlx::{QueryBuilder, Sqlite, Transaction};
+use sqlx::{Sqlite, Transaction};
 
 use crate::rows::{
     MessageRow, corrupt, message_columns, message_columns_m, message_json, messages_from_json,
 };
-use crate::{Result, SeqFingerprint, Store, StoreError};
+use crate::{BeginWrite, Result, SeqFingerprint, Store, StoreError, on_pool};
 
 /// Rows per multi-row INSERT: 14 columns × 64 rows stays far below SQLite's 32,766 bind limit,
 /// and amortises the per-statement cost that dominates bulk imports.
-const INSERT_CHUNK: usize = 64;
+pub(crate) const INSERT_CHUNK: usize = 64;
 
 /// A draft with its token count, priced before the write lock is taken.
 pub(crate) struct Priced<'a> {
-    message: &'a NewMessage,
-    tokens: u32,
+    pub(crate) message: &'a NewMessage,
+    pub(crate) tokens: u32,
 }
 
 /// Appends one message: `INSERT … SELECT` takes the seq from `conversations.next_seq`.
@@ -47,6 +47,86 @@ pub struct StepNotes<'a> {
 }
 
 type Scalar<'q> = sqlx::query::QueryScalar<'q, Sqlite, i64, sqlx::sqlite::SqliteArguments>;
+
+/// Appends one message on PostgreSQL: the conversation's row is locked by the `INSERT … SELECT
+/// … FOR UPDATE`, so concurrent appenders, on any machine, queue on it and each reads the
+/// `next_seq` the one before it left; the message and its images commit together.
+async fn append_postgres(
+    pool: &sqlx::PgPool,
+    id: &MessageId,
+    message: &NewMessage,
+    tokens: u32,
+    created_at: Timestamp,
+    conversation: ConversationId,
+) -> Result<i64> {
+    refuse_nul(message)?;
+    let mut tx = pool.begin().await?;
+    let seq: Option<i64> = sqlx::query_scalar(
+        "INSERT INTO messages (id, conversation_id, execution_id, seq, role, name, content, \
+         reasoning, reasoning_signature, tool_calls, tool_call_id, tokens, pinned, created_at) \
+         SELECT $1, c.id, $2, c.next_seq, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12 \
+         FROM conversations c WHERE c.id = $13 AND c.deleted_at IS NULL FOR UPDATE \
+         RETURNING seq",
+    )
+    .bind(id.to_string())
+    .bind(message.execution_id.map(|e| e.to_string()))
+    .bind(message.role.as_str())
+    .bind(message.name.as_deref())
+    .bind(message.content.as_str())
+    .bind(message.reasoning.as_deref())
+    .bind(message.reasoning_signature.as_deref())
+    .bind(tool_calls_json(&message.tool_calls)?)
+    .bind(message.tool_call_id.as_deref())
+    .bind(i64::from(tokens))
+    .bind(message.pinned)
+    .bind(created_at.0)
+    .bind(conversation.to_string())
+    .fetch_optional(&mut *tx)
+    .await
+    .map_err(insert_error)?;
+    let seq = seq.ok_or_else(|| StoreError::not_found("conversation", conversation))?;
+    for (ordinal, image) in message.images.iter().enumerate() {
+        sqlx::query(
+            "INSERT INTO message_images (message_id, ordinal, media_type, data, tokens) \
+             VALUES ($1, $2, $3, $4, $5)",
+        )
+        .bind(id.to_string())
+        .bind(i64::try_from(ordinal).unwrap_or(i64::MAX))
+        .bind(image.media_type.as_str())
+        .bind(&*image.data)
+        .bind(i64::from(image.tokens))
+        .execute(&mut *tx)
+        .await?;
+    }
+    tx.commit().await?;
+    Ok(seq)
+}
+
+/// PostgreSQL's text cannot hold the character U+0000, which SQLite's can: a message that
+/// carries one is refused whole, with a reason, rather than stored altered.
+pub(crate) fn refuse_nul(message: &NewMessage) -> Result<()> {
+    let fields = [
+        ("content", Some(message.content.as_str())),
+        ("name", message.name.as_deref()),
+        ("reasoning", message.reasoning.as_deref()),
+        ("tool call id", message.tool_call_id.as_deref()),
+    ];
+    let in_calls = message
+        .tool_calls
+        .iter()
+        .any(|c| c.name.contains('\0') || c.arguments.contains('\0') || c.id.contains('\0'));
+    if let Some((field, _)) = fields
+        .iter()
+        .find(|(_, text)| text.is_some_and(|t| t.contains('\0')))
+        .or(in_calls.then_some(&("tool calls", None)))
+    {
+        return Err(StoreError::InvalidInput(format!(
+            "the message's {field} holds the NUL character (U+0000), which a PostgreSQL store \
+             cannot keep; nothing was stored (remove it, or use a local SQLite store)"
+        )));
+    }
+    Ok(())
+}
 
 /// Binds [`APPEND_SQL`]'s values.
 fn bind_append<'q>(
@@ -160,6 +240,14 @@ impl<'s> Messages<'s> {
         let tokens = self.store.counter().count_message(&message);
         let id = MessageId::new();
         let created_at = Timestamp::now();
+        let pool = match self.store.backend() {
+            crate::Backend::Sqlite(pool) => pool,
+            crate::Backend::Postgres(pool) => {
+                let seq =
+                    append_postgres(pool, &id, &message, tokens, created_at, conversation).await?;
+                return Ok(stored(id, conversation, seq, message, tokens, created_at));
+            }
+        };
         // A tool result's images go in the same exchange, each stored only with its message.
         let mut sql = String::from(APPEND_SQL);
         push_image_sql(&mut sql, &message);
@@ -174,7 +262,7 @@ impl<'s> Messages<'s> {
             conversation,
         )?;
         let seqs: Vec<i64> = bind_images(query, &id, &message)
-            .fetch_all(self.store.pool())
+            .fetch_all(pool)
             .await
             .map_err(insert_error)?;
         let seq = *seqs
@@ -257,7 +345,7 @@ impl<'s> Messages<'s> {
         }
         query = bind_images(query, &id, &message);
         let returned = query
-            .fetch_all(self.store.pool())
+            .fetch_all(self.store.sqlite("messages")?)
             .await
             .map_err(insert_error)?;
         // The message's seq, then each record's, then the marker's id.
@@ -296,9 +384,12 @@ impl<'s> Messages<'s> {
             }
         }
         let priced = self.price(messages);
-        let mut tx = self.store.begin_write().await?;
-        let seqs = insert_batch(&mut tx, conversation, &priced).await?;
-        tx.commit().await?;
+        let seqs = on_pool!(self.store, |pool, dialect| {
+            let mut tx = pool.begin_write().await?;
+            let seqs = insert_batch!(&mut tx, dialect, conversation, &priced);
+            tx.commit().await?;
+            seqs
+        });
         Ok(seqs)
     }
 
@@ -307,13 +398,15 @@ impl<'s> Messages<'s> {
         let sql = concat!(
             "SELECT ",
             message_columns!(),
-            " FROM messages WHERE conversation_id = ? AND seq = ? AND deleted_at IS NULL"
+            " FROM messages WHERE conversation_id = $1 AND seq = $2 AND deleted_at IS NULL"
         );
-        let row: Option<MessageRow> = sqlx::query_as(sql)
-            .bind(conversation.to_string())
-            .bind(seq)
-            .fetch_optional(self.store.pool())
-            .await?;
+        let row: Option<MessageRow> = on_pool!(self.store, |pool, d| {
+            sqlx::query_as(sql)
+                .bind(conversation.to_string())
+                .bind(seq)
+                .fetch_optional(pool)
+                .await?
+        });
         match row {
             Some(row) => row.try_into(),
             None => Err(StoreError::not_found(
@@ -333,15 +426,17 @@ impl<'s> Messages<'s> {
         let sql = concat!(
             "SELECT ",
             message_columns!(),
-            " FROM messages WHERE conversation_id = ? AND seq BETWEEN ? AND ? \
+            " FROM messages WHERE conversation_id = $1 AND seq BETWEEN $2 AND $3 \
              AND deleted_at IS NULL ORDER BY seq"
         );
-        let rows: Vec<MessageRow> = sqlx::query_as(sql)
-            .bind(conversation.to_string())
-            .bind(from)
-            .bind(to)
-            .fetch_all(self.store.pool())
-            .await?;
+        let rows: Vec<MessageRow> = on_pool!(self.store, |pool, d| {
+            sqlx::query_as(sql)
+                .bind(conversation.to_string())
+                .bind(from)
+                .bind(to)
+                .fetch_all(pool)
+                .await?
+        });
         rows.into_iter().map(Message::try_from).collect()
     }
 
@@ -362,7 +457,7 @@ impl<'s> Messages<'s> {
         )
         .bind(conversation.to_string())
         .bind(list)
-        .fetch_all(self.store.pool())
+        .fetch_all(self.store.sqlite("messages")?)
         .await?;
         Ok(found)
     }
@@ -379,7 +474,7 @@ impl<'s> Messages<'s> {
         seq: i64,
         pinned: bool,
     ) -> Result<Message> {
-        let mut tx = self.store.begin_write().await?;
+        let mut tx = self.store.begin_write("messages").await?;
         let done = sqlx::query(
             "UPDATE messages SET pinned = ? WHERE conversation_id = ? AND seq = ? AND deleted_at IS NULL",
         )
@@ -411,7 +506,7 @@ impl<'s> Messages<'s> {
         )
         .bind(conversation.to_string())
         .bind(since.0)
-        .fetch_one(self.store.pool())
+        .fetch_one(self.store.sqlite("messages")?)
         .await?;
         Ok(u64::try_from(n).unwrap_or(0))
     }
@@ -422,7 +517,7 @@ impl<'s> Messages<'s> {
     /// of an older compaction cannot revive one; so are the tenth man's cached summaries of
     /// them. Returns how many messages were deleted.
     pub async fn soft_delete_after(&self, conversation: ConversationId, seq: i64) -> Result<u64> {
-        let mut tx = self.store.begin_write().await?;
+        let mut tx = self.store.begin_write("messages").await?;
         touch(&mut tx, conversation).await?;
         let now = Timestamp::now().0;
         let done = sqlx::query(
@@ -466,7 +561,7 @@ impl<'s> Messages<'s> {
         )
         .bind(conversation.to_string())
         .bind(execution.to_string())
-        .fetch_optional(self.store.pool())
+        .fetch_optional(self.store.sqlite("messages")?)
         .await?;
         Ok(found.is_some())
     }
@@ -492,7 +587,7 @@ impl<'s> Messages<'s> {
             .bind(after)
             .bind(before)
             .bind(i64::from(limit))
-            .fetch_one(self.store.pool())
+            .fetch_one(self.store.sqlite("messages")?)
             .await?;
         let mut messages = messages_from_json(&json)?;
         // An aggregate's order follows its subquery's in SQLite; sorting does not rely on it.
@@ -518,7 +613,7 @@ impl<'s> Messages<'s> {
             .bind(conversation.to_string())
             .bind(after)
             .bind(i64::from(limit))
-            .fetch_all(self.store.pool())
+            .fetch_all(self.store.sqlite("messages")?)
             .await?;
         rows.into_iter().map(Message::try_from).collect()
     }
@@ -530,7 +625,7 @@ impl<'s> Messages<'s> {
             "SELECT MIN(seq) FROM messages WHERE execution_id = ? AND deleted_at IS NULL",
         )
         .bind(execution.to_string())
-        .fetch_one(self.store.pool())
+        .fetch_one(self.store.sqlite("messages")?)
         .await?;
         Ok(seq)
     }
@@ -548,7 +643,7 @@ impl<'s> Messages<'s> {
         )
         .bind(conversation.to_string())
         .bind(at.0)
-        .fetch_one(self.store.pool())
+        .fetch_one(self.store.sqlite("messages")?)
         .await?;
         Ok(seq.unwrap_or(0))
     }
@@ -566,7 +661,7 @@ impl<'s> Messages<'s> {
         )
         .bind(conversation.to_string())
         .bind(role.as_str())
-        .fetch_one(self.store.pool())
+        .fetch_one(self.store.sqlite("messages")?)
         .await?;
         Ok(seq)
     }
@@ -589,7 +684,7 @@ impl<'s> Messages<'s> {
         let found: bool = sqlx::query_scalar(sql)
             .bind(conversation.to_string())
             .bind(seq)
-            .fetch_one(self.store.pool())
+            .fetch_one(self.store.sqlite("messages")?)
             .await?;
         Ok(found)
     }
@@ -607,7 +702,7 @@ impl<'s> Messages<'s> {
         )
         .bind(conversation.to_string())
         .bind(i64::from(n.max(1)))
-        .fetch_one(self.store.pool())
+        .fetch_one(self.store.sqlite("messages")?)
         .await?;
         Ok(seq)
     }
@@ -631,7 +726,7 @@ impl<'s> Messages<'s> {
         .bind(conversation.to_string())
         .bind(from)
         .bind(through)
-        .fetch_one(self.store.pool())
+        .fetch_one(self.store.sqlite("messages")?)
         .await?;
         Ok(MessageTexts {
             json,
@@ -658,7 +753,7 @@ impl<'s> Messages<'s> {
         .bind(conversation.to_string())
         .bind(after)
         .bind(before)
-        .fetch_one(self.store.pool())
+        .fetch_one(self.store.sqlite("messages")?)
         .await?;
         Ok(SeqTotals {
             count: u64::try_from(count).unwrap_or(0),
@@ -699,7 +794,7 @@ impl<'s> Messages<'s> {
         let rows: Vec<MessageRow> = sqlx::query_as(sql)
             .bind(conversation.to_string())
             .bind(up_to)
-            .fetch_all(self.store.pool())
+            .fetch_all(self.store.sqlite("messages")?)
             .await?;
         let neighbourhoods = rows
             .into_iter()
@@ -797,63 +892,77 @@ async fn touch(tx: &mut Transaction<'static, Sqlite>, conversation: Conversation
     Ok(())
 }
 
-/// Inserts messages with the seqs that follow the conversation's last one. Must run inside a
-/// write transaction, which holds the write lock from the read of `next_seq` to the commit; the
-/// `messages_advance_seq` trigger advances `next_seq` row by row.
-pub(crate) async fn insert_batch(
-    tx: &mut Transaction<'static, Sqlite>,
-    conversation: ConversationId,
-    messages: &[Priced<'_>],
-) -> Result<std::ops::Range<i64>> {
-    let next: Option<i64> = sqlx::query_scalar(
-        "SELECT next_seq FROM conversations WHERE id = ? AND deleted_at IS NULL",
-    )
-    .bind(conversation.to_string())
-    .fetch_optional(&mut **tx)
-    .await?;
-    let first = next.ok_or_else(|| StoreError::not_found("conversation", conversation))?;
-    let now = Timestamp::now().0;
-    let conversation_id = conversation.to_string();
-    let mut seq = first;
-
-    for chunk in messages.chunks(INSERT_CHUNK) {
-        let mut rows = Vec::with_capacity(chunk.len());
-        for priced in chunk {
-            rows.push((seq, priced, tool_calls_json(&priced.message.tool_calls)?));
-            seq += 1;
+/// Inserts `$messages` (priced drafts) after the conversation's last seq in the write
+/// transaction `$tx` of either backend, and evaluates to the seqs they got. The conversation's
+/// row is read `FOR UPDATE` on PostgreSQL, so concurrent writers queue on it and seqs stay
+/// gapless; SQLite's write transaction already excludes them.
+macro_rules! insert_batch {
+    ($tx:expr, $dialect:expr, $conversation:expr, $messages:expr) => {{
+        let conversation: decima_core::ConversationId = $conversation;
+        let messages: &[$crate::messages::Priced<'_>] = $messages;
+        let tx = $tx;
+        if $dialect == $crate::Dialect::Postgres {
+            for priced in messages {
+                $crate::messages::refuse_nul(priced.message)?;
+            }
         }
-        let mut query = QueryBuilder::<Sqlite>::new(
-            "INSERT INTO messages (id, conversation_id, execution_id, seq, role, name, content, \
-             reasoning, reasoning_signature, tool_calls, tool_call_id, tokens, pinned, created_at) ",
-        );
-        query.push_values(rows, |mut row, (seq, priced, tool_calls)| {
-            let m = priced.message;
-            row.push_bind(MessageId::new().to_string())
-                .push_bind(conversation_id.as_str())
-                .push_bind(m.execution_id.map(|e| e.to_string()))
-                .push_bind(seq)
-                .push_bind(m.role.as_str())
-                .push_bind(m.name.as_deref())
-                .push_bind(m.content.as_str())
-                .push_bind(m.reasoning.as_deref())
-                .push_bind(m.reasoning_signature.as_deref())
-                .push_bind(tool_calls)
-                .push_bind(m.tool_call_id.as_deref())
-                .push_bind(i64::from(priced.tokens))
-                .push_bind(m.pinned)
-                .push_bind(now);
-        });
-        query
-            .build()
-            .execute(&mut **tx)
-            .await
-            .map_err(insert_error)?;
-    }
-    Ok(first..seq)
+        let next: Option<i64> = sqlx::query_scalar(sqlx::AssertSqlSafe(format!(
+            "SELECT next_seq FROM conversations WHERE id = $1 AND deleted_at IS NULL{}",
+            $dialect.for_update()
+        )))
+        .bind(conversation.to_string())
+        .fetch_optional(&mut **tx)
+        .await?;
+        let first =
+            next.ok_or_else(|| $crate::StoreError::not_found("conversation", conversation))?;
+        let now = decima_core::Timestamp::now().0;
+        let conversation_id = conversation.to_string();
+        let mut seq = first;
+        for chunk in messages.chunks($crate::messages::INSERT_CHUNK) {
+            let mut rows = Vec::with_capacity(chunk.len());
+            for priced in chunk {
+                rows.push((
+                    seq,
+                    priced,
+                    $crate::messages::tool_calls_json(&priced.message.tool_calls)?,
+                ));
+                seq += 1;
+            }
+            let mut query = sqlx::QueryBuilder::new(
+                "INSERT INTO messages (id, conversation_id, execution_id, seq, role, name, \
+                 content, reasoning, reasoning_signature, tool_calls, tool_call_id, tokens, \
+                 pinned, created_at) ",
+            );
+            query.push_values(rows, |mut row, (seq, priced, tool_calls)| {
+                let m = priced.message;
+                row.push_bind(decima_core::MessageId::new().to_string())
+                    .push_bind(conversation_id.as_str())
+                    .push_bind(m.execution_id.map(|e| e.to_string()))
+                    .push_bind(seq)
+                    .push_bind(m.role.as_str())
+                    .push_bind(m.name.as_deref())
+                    .push_bind(m.content.as_str())
+                    .push_bind(m.reasoning.as_deref())
+                    .push_bind(m.reasoning_signature.as_deref())
+                    .push_bind(tool_calls)
+                    .push_bind(m.tool_call_id.as_deref())
+                    .push_bind(i64::from(priced.tokens))
+                    .push_bind(m.pinned)
+                    .push_bind(now);
+            });
+            query
+                .build()
+                .execute(&mut **tx)
+                .await
+                .map_err($crate::messages::insert_error)?;
+        }
+        first..seq
+    }};
 }
+pub(crate) use insert_batch;
 
 /// The JSON stored in `messages.tool_calls`, or NULL for none.
-fn tool_calls_json(calls: &[decima_core::ToolCall]) -> Result<Option<String>> {
+pub(crate) fn tool_calls_json(calls: &[decima_core::ToolCall]) -> Result<Option<String>> {
     if calls.is_empty() {
         return Ok(None);
     }
@@ -866,7 +975,7 @@ fn tool_calls_json(calls: &[decima_core::ToolCall]) -> Result<Option<String>> {
 }
 
 /// A foreign-key failure on insert can only be the execution id: the conversation was checked.
-fn insert_error(e: sqlx::Error) -> StoreError {
+pub(crate) fn insert_error(e: sqlx::Error) -> StoreError {
     match &e {
         sqlx::Error::Database(db) if db.is_foreign_key_violation() => StoreError::not_found(
             "execution",

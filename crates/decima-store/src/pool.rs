@@ -1,4 +1,4 @@
-//! Opening the SQLite file with the settings every connection needs.
+//! Opening the SQLite file with the settings every connection needs, and its schema.
 
 use std::path::Path;
 use std::str::FromStr;
@@ -16,9 +16,6 @@ const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
 /// WAL allows many readers beside the one writer; a handful of connections is plenty for a
 /// desktop app and keeps memory small.
 const MAX_CONNECTIONS: u32 = 8;
-
-/// The schema, embedded at build time from the workspace's `migrations/`.
-static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("../../migrations");
 
 /// Opens the pool. Every connection reports its commits to `commits`, for the background
 /// checkpointer (see [`crate::checkpointer`]), and never checkpoints inside a commit itself.
@@ -55,10 +52,22 @@ pub(crate) async fn open(path: &Path, commits: Arc<Commits>) -> Result<SqlitePoo
         .connect_with(options)
         .await
         .map_err(open_error)?;
-    MIGRATOR.run(&pool).await.map_err(|e| match e {
-        // A file that is not SQLite at all fails on the first query, which is the migration.
-        sqlx::migrate::MigrateError::Execute(source) => open_error(source),
-        other => StoreError::Migrate(other),
-    })?;
+    // A file that is not SQLite at all fails on the first query, which is this one.
+    let state = crate::schema::sqlite_state(&pool)
+        .await
+        .map_err(|e| match e {
+            StoreError::Database(source) => open_error(source),
+            other => other,
+        })?;
+    if state.pending > 0 {
+        crate::schema::migrate_sqlite(&pool)
+            .await
+            .map_err(|e| match e {
+                StoreError::Migrate(sqlx::migrate::MigrateError::Execute(source)) => {
+                    open_error(source)
+                }
+                other => other,
+            })?;
+    }
     Ok(pool)
 }

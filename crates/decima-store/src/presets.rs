@@ -112,7 +112,7 @@ impl<'s> Presets<'s> {
         .bind(body.to_string())
         .bind(now)
         .bind(now)
-        .execute(self.store.pool())
+        .execute(self.store.sqlite("presets")?)
         .await?;
         self.get(&id).await
     }
@@ -123,7 +123,7 @@ impl<'s> Presets<'s> {
             "SELECT id, name, kind, source, body, created_at, updated_at FROM presets \
              WHERE deleted_at IS NULL ORDER BY created_at DESC, id DESC",
         )
-        .fetch_all(self.store.pool())
+        .fetch_all(self.store.sqlite("presets")?)
         .await?;
         rows.into_iter().map(PresetRecord::try_from).collect()
     }
@@ -135,7 +135,7 @@ impl<'s> Presets<'s> {
              WHERE id = ? AND deleted_at IS NULL",
         )
         .bind(id)
-        .fetch_optional(self.store.pool())
+        .fetch_optional(self.store.sqlite("presets")?)
         .await?;
         match row {
             Some(row) => row.try_into(),

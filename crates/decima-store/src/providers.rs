@@ -161,7 +161,7 @@ impl<'s> Providers<'s> {
         .bind(&settings_json)
         .bind(now.0)
         .bind(now.0)
-        .execute(self.store.pool())
+        .execute(self.store.sqlite("providers")?)
         .await
         .map_err(|e| match &e {
             sqlx::Error::Database(db) if db.is_unique_violation() => {
@@ -190,7 +190,9 @@ impl<'s> Providers<'s> {
             provider_columns!(),
             " FROM providers WHERE deleted_at IS NULL ORDER BY name"
         );
-        let rows: Vec<ProviderRow> = sqlx::query_as(sql).fetch_all(self.store.pool()).await?;
+        let rows: Vec<ProviderRow> = sqlx::query_as(sql)
+            .fetch_all(self.store.sqlite("providers")?)
+            .await?;
         rows.into_iter().map(ProviderRecord::try_from).collect()
     }
 
@@ -204,7 +206,7 @@ impl<'s> Providers<'s> {
         );
         let row: Option<ProviderRow> = sqlx::query_as(sql)
             .bind(name)
-            .fetch_optional(self.store.pool())
+            .fetch_optional(self.store.sqlite("providers")?)
             .await?;
         match row {
             Some(row) => row.try_into(),
@@ -223,7 +225,7 @@ impl<'s> Providers<'s> {
         .bind(now)
         .bind(now)
         .bind(name)
-        .execute(self.store.pool())
+        .execute(self.store.sqlite("providers")?)
         .await?;
         if done.rows_affected() == 0 {
             return Err(StoreError::not_found("provider", name));
@@ -259,7 +261,7 @@ impl<'s> Providers<'s> {
             .bind(i64::from(context_window))
             .bind(Timestamp::now().0)
             .bind(name)
-            .fetch_all(self.store.pool())
+            .fetch_all(self.store.sqlite("providers")?)
             .await?;
         updated(rows, name)
     }
@@ -281,7 +283,7 @@ impl<'s> Providers<'s> {
             .bind(&settings_json)
             .bind(Timestamp::now().0)
             .bind(name)
-            .fetch_all(self.store.pool())
+            .fetch_all(self.store.sqlite("providers")?)
             .await?;
         updated(rows, name)
     }

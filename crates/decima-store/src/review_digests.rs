@@ -122,7 +122,7 @@ impl<'s> ReviewDigests<'s> {
         .bind(from)
         .bind(through)
         .bind(i64::from(budget))
-        .fetch_all(self.store.pool())
+        .fetch_all(self.store.sqlite("review summaries")?)
         .await?;
         rows.into_iter().map(ReviewDigest::try_from).collect()
     }
@@ -147,7 +147,7 @@ impl<'s> ReviewDigests<'s> {
         )
         .bind(conversation.to_string())
         .bind(list)
-        .fetch_all(self.store.pool())
+        .fetch_all(self.store.sqlite("review summaries")?)
         .await?;
         rows.into_iter()
             .map(|(_, messages, tokens, seq_sum)| {
@@ -175,7 +175,7 @@ impl<'s> ReviewDigests<'s> {
         }
         let id = conversation.to_string();
         let now = Timestamp::now().0;
-        let mut tx = self.store.begin_write().await?;
+        let mut tx = self.store.begin_write("review summaries").await?;
         for (from, through, budget) in stale {
             sqlx::query(
                 "DELETE FROM review_digests WHERE conversation_id = ? AND version = ? \
@@ -239,7 +239,7 @@ impl<'s> ReviewDigests<'s> {
         let n: i64 =
             sqlx::query_scalar("SELECT COUNT(*) FROM review_digests WHERE conversation_id = ?")
                 .bind(conversation.to_string())
-                .fetch_one(self.store.pool())
+                .fetch_one(self.store.sqlite("review summaries")?)
                 .await?;
         Ok(u64::try_from(n).unwrap_or(0))
     }

@@ -246,7 +246,7 @@ impl<'s> Reviews<'s> {
     pub async fn insert(&self, new: &NewReview) -> Result<Review> {
         let id = uuid::Uuid::now_v7().to_string();
         let created_at = Timestamp::now();
-        let mut tx = self.store.begin_write().await?;
+        let mut tx = self.store.begin_write("tenth-man reviews").await?;
         sqlx::query(
             "INSERT INTO reviews (id, conversation_id, execution_id, mode, mode_argument, \
              review_type, focus, trigger, risk_level, summary, findings, open_questions, \
@@ -321,7 +321,7 @@ impl<'s> Reviews<'s> {
     pub async fn get(&self, id: &str) -> Result<Review> {
         let row: Option<ReviewRow> = sqlx::query_as(concat!(review_select!(), " WHERE id = ?"))
             .bind(id)
-            .fetch_optional(self.store.pool())
+            .fetch_optional(self.store.sqlite("tenth-man reviews")?)
             .await?;
         let row = row.ok_or_else(|| StoreError::not_found("review", id))?;
         self.complete(row).await
@@ -334,7 +334,7 @@ impl<'s> Reviews<'s> {
             " WHERE cache_key = ? ORDER BY created_at DESC, id DESC LIMIT 1"
         ))
         .bind(cache_key)
-        .fetch_optional(self.store.pool())
+        .fetch_optional(self.store.sqlite("tenth-man reviews")?)
         .await?;
         Ok(self.complete_all(row).await?.pop())
     }
@@ -356,7 +356,7 @@ impl<'s> Reviews<'s> {
         .bind(execution.map(|e| e.to_string()))
         .bind(mode)
         .bind(mode)
-        .fetch_optional(self.store.pool())
+        .fetch_optional(self.store.sqlite("tenth-man reviews")?)
         .await?;
         Ok(self.complete_all(row).await?.pop())
     }
@@ -368,7 +368,7 @@ impl<'s> Reviews<'s> {
             " WHERE conversation_id = ? ORDER BY created_at, id"
         ))
         .bind(conversation.to_string())
-        .fetch_all(self.store.pool())
+        .fetch_all(self.store.sqlite("tenth-man reviews")?)
         .await?;
         self.complete_all(rows).await
     }
@@ -380,7 +380,7 @@ impl<'s> Reviews<'s> {
             " WHERE execution_id = ? ORDER BY created_at, id"
         ))
         .bind(execution.to_string())
-        .fetch_all(self.store.pool())
+        .fetch_all(self.store.sqlite("tenth-man reviews")?)
         .await?;
         self.complete_all(rows).await
     }
@@ -398,7 +398,7 @@ impl<'s> Reviews<'s> {
         ))
         .bind(conversation.to_string())
         .bind(execution.map(|e| e.to_string()))
-        .fetch_all(self.store.pool())
+        .fetch_all(self.store.sqlite("tenth-man reviews")?)
         .await?;
         rows.into_iter().map(Finding::try_from).collect()
     }
@@ -418,7 +418,7 @@ impl<'s> Reviews<'s> {
             " WHERE review_id = ? ORDER BY position"
         ))
         .bind(&row.id)
-        .fetch_all(self.store.pool())
+        .fetch_all(self.store.sqlite("tenth-man reviews")?)
         .await?;
         Ok(Review {
             conversation_id: row

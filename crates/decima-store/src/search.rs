@@ -244,7 +244,10 @@ impl<'a> Search<'a> {
         let key = push_matching(&mut sql, &terms, query.conversation, query.before);
         sql.push(format!(" ORDER BY {key} DESC LIMIT "));
         sql.push_bind(i64::from(limit) + 1);
-        let mut rows: Vec<HitRow> = sql.build_query_as().fetch_all(self.store.pool()).await?;
+        let mut rows: Vec<HitRow> = sql
+            .build_query_as()
+            .fetch_all(self.store.sqlite("full-text search")?)
+            .await?;
         let next = (rows.len() > limit as usize).then(|| {
             rows.truncate(limit as usize);
             rows.last().map(|r| r.cursor)
@@ -297,7 +300,7 @@ impl<'a> Search<'a> {
         sql.push_bind(i64::from(limit) + 1);
         let mut seqs: Vec<i64> = sql
             .build_query_scalar()
-            .fetch_all(self.store.pool())
+            .fetch_all(self.store.sqlite("full-text search")?)
             .await?;
         let truncated = seqs.len() > limit as usize;
         seqs.truncate(limit as usize);

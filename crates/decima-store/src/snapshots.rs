@@ -139,7 +139,7 @@ impl<'s> Snapshots<'s> {
         let id = uuid::Uuid::now_v7().to_string();
         let now = Timestamp::now().0;
         let state = new.todo_state.to_string();
-        let mut tx = self.store.begin_write().await?;
+        let mut tx = self.store.begin_write("snapshot records").await?;
         check_execution_and_todo(&mut tx, new.execution_id, new.todo_id.as_deref()).await?;
         sqlx::query(
             "INSERT INTO snapshots (id, execution_id, todo_id, reason, message_seq, todo_state, \
@@ -164,7 +164,7 @@ impl<'s> Snapshots<'s> {
         let sql = concat!(snapshot_select!(), " WHERE id = ?");
         let row: Option<SnapshotRow> = sqlx::query_as(sql)
             .bind(id)
-            .fetch_optional(self.store.pool())
+            .fetch_optional(self.store.sqlite("snapshot records")?)
             .await?;
         row.ok_or_else(|| StoreError::not_found("snapshot", echo_untrusted(id)))?
             .try_into()
@@ -178,7 +178,7 @@ impl<'s> Snapshots<'s> {
         );
         let rows: Vec<SnapshotRow> = sqlx::query_as(sql)
             .bind(execution.to_string())
-            .fetch_all(self.store.pool())
+            .fetch_all(self.store.sqlite("snapshot records")?)
             .await?;
         rows.into_iter().map(Snapshot::try_from).collect()
     }
@@ -191,7 +191,7 @@ impl<'s> Snapshots<'s> {
         );
         let rows: Vec<SnapshotRow> = sqlx::query_as(sql)
             .bind(todo_id)
-            .fetch_all(self.store.pool())
+            .fetch_all(self.store.sqlite("snapshot records")?)
             .await?;
         rows.into_iter().map(Snapshot::try_from).collect()
     }
@@ -204,7 +204,7 @@ impl<'s> Snapshots<'s> {
         );
         let row: Option<SnapshotRow> = sqlx::query_as(sql)
             .bind(todo_id)
-            .fetch_optional(self.store.pool())
+            .fetch_optional(self.store.sqlite("snapshot records")?)
             .await?;
         row.map(Snapshot::try_from).transpose()
     }
@@ -226,7 +226,7 @@ impl<'s> Snapshots<'s> {
                AND e.status NOT IN (SELECT value FROM json_each(?))",
         )
         .bind(serde_json::json!(finished).to_string())
-        .fetch_all(self.store.pool())
+        .fetch_all(self.store.sqlite("snapshot records")?)
         .await?;
         Ok(rows.into_iter().map(|(id,)| id).collect())
     }

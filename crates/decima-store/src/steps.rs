@@ -96,7 +96,14 @@ impl<'s> Steps<'s> {
         kind: StepKind,
         content: &str,
     ) -> Result<Step> {
-        insert_step(self.store, self.store.pool(), execution, kind, content).await
+        insert_step(
+            self.store,
+            self.store.sqlite("step records")?,
+            execution,
+            kind,
+            content,
+        )
+        .await
     }
 
     /// Records several steps at once, in order, in one statement: a step's analysis and action
@@ -124,7 +131,7 @@ impl<'s> Steps<'s> {
             query = bind_record(query, &id, *kind, content, tokens, created_at, execution);
             rows.push((id, *kind, *content, tokens));
         }
-        let mut seqs = query.fetch_all(self.store.pool()).await?;
+        let mut seqs = query.fetch_all(self.store.sqlite("step records")?).await?;
         if seqs.len() != records.len() {
             return Err(StoreError::not_found("execution", execution));
         }
@@ -151,7 +158,7 @@ impl<'s> Steps<'s> {
              WHERE execution_id = ? AND superseded_by IS NULL ORDER BY seq",
         )
         .bind(execution.to_string())
-        .fetch_all(self.store.pool())
+        .fetch_all(self.store.sqlite("step records")?)
         .await?;
         rows.into_iter().map(Step::try_from).collect()
     }

@@ -40,7 +40,7 @@ impl<'s> Todos<'s> {
              ORDER BY e.created_at, e.id, t.position",
         )
         .bind(conversation.to_string())
-        .fetch_all(self.store.pool())
+        .fetch_all(self.store.sqlite("plans and todos")?)
         .await?)
     }
 }
@@ -226,7 +226,7 @@ impl Todos<'_> {
         }
         let execution_id = execution.to_string();
         let now = Timestamp::now().0;
-        let mut tx = self.store.begin_write().await?;
+        let mut tx = self.store.begin_write("plans and todos").await?;
         let exists: Option<i64> = sqlx::query_scalar("SELECT 1 FROM executions WHERE id = ?")
             .bind(&execution_id)
             .fetch_optional(&mut *tx)
@@ -306,7 +306,7 @@ impl Todos<'_> {
         .bind(reason)
         .bind(Timestamp::now().0)
         .bind(execution.to_string())
-        .execute(self.store.pool())
+        .execute(self.store.sqlite("plans and todos")?)
         .await?;
         Ok(done.rows_affected())
     }
@@ -319,7 +319,7 @@ impl Todos<'_> {
              ORDER BY position, id",
         )
         .bind(execution.to_string())
-        .fetch_all(self.store.pool())
+        .fetch_all(self.store.sqlite("plans and todos")?)
         .await?;
         rows.into_iter().map(Todo::try_from).collect()
     }

@@ -27,7 +27,7 @@ impl<'s> TokenMemo<'s> {
         let rows: Vec<(String, i64)> =
             sqlx::query_as("SELECT digest, tokens FROM token_memo WHERE conversation_id = ?")
                 .bind(conversation.to_string())
-                .fetch_all(self.store.pool())
+                .fetch_all(self.store.sqlite("token counts")?)
                 .await?;
         Ok(rows
             .into_iter()
@@ -47,7 +47,7 @@ impl<'s> TokenMemo<'s> {
         }
         let now = Timestamp::now().0;
         let id = conversation.to_string();
-        let mut tx = self.store.begin_write().await?;
+        let mut tx = self.store.begin_write("token counts").await?;
         for (digest, tokens) in counts {
             sqlx::query(
                 "INSERT INTO token_memo (conversation_id, digest, tokens, used_at) \

@@ -341,7 +341,7 @@ async fn plan_replacement_keeps_ids_updates_and_soft_deletes() {
     // The dropped todo is soft-deleted: the row remains for snapshots and failures.
     let rows: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM todos WHERE execution_id = ?")
         .bind(e.id.to_string())
-        .fetch_one(store.pool())
+        .fetch_one(store.sqlite_pool().expect("a SQLite store"))
         .await
         .unwrap();
     assert_eq!(rows, 4);

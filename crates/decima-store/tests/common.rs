@@ -15,9 +15,32 @@ pub async fn open(path: &Path) -> Store {
     Store::open(path, Arc::new(EstimateCounter)).await.unwrap()
 }
 
-pub async fn temp_store() -> (tempfile::TempDir, Store) {
+/// A fresh SQLite store in a temporary folder, whatever backend the suite runs on.
+pub async fn temp_sqlite_store() -> (tempfile::TempDir, Store) {
     let dir = tempfile::tempdir().unwrap();
     let store = open(&dir.path().join("decima.db")).await;
+    (dir, store)
+}
+
+/// The backend the suite runs on: SQLite, or PostgreSQL when `DECIMA_TEST_STORE=postgres`
+/// (scripts/test.sh runs the ported tests a second time that way).
+pub fn on_postgres() -> bool {
+    std::env::var("DECIMA_TEST_STORE").is_ok_and(|v| v == "postgres")
+}
+
+/// A fresh, empty store on the suite's backend (see [`on_postgres`]); on PostgreSQL, a new
+/// database of the tests' server, migrated.
+pub async fn temp_store() -> (tempfile::TempDir, Store) {
+    if !on_postgres() {
+        return temp_sqlite_store().await;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let url = decima_testkit::postgres::fresh_database("store").await;
+    let location = decima_store::StoreLocation::parse(&url).unwrap();
+    Store::migrate(&location).await.unwrap();
+    let store = Store::connect(&location, Arc::new(EstimateCounter))
+        .await
+        .unwrap();
     (dir, store)
 }
 
@@ -35,7 +58,7 @@ pub async fn database_at(path: &Path, version: i64) -> SqlitePool {
         .connect_with(options)
         .await
         .unwrap();
-    let migrations = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../migrations");
+    let migrations = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../migrations/sqlite");
     let migrator = sqlx::migrate::Migrator::new(migrations).await.unwrap();
     migrator.run_to(version, &pool).await.unwrap();
     pool

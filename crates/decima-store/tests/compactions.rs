@@ -291,7 +291,7 @@ async fn a_rollback_retires_the_summaries_that_cover_rolled_back_messages() {
         "SELECT id FROM compactions WHERE conversation_id = ? ORDER BY created_at DESC, id DESC LIMIT 1",
     )
     .bind(c.id.to_string())
-    .fetch_one(store.pool())
+    .fetch_one(store.sqlite_pool().expect("a SQLite store"))
     .await
     .unwrap();
     store.compactions().undo(&newest).await.unwrap();

@@ -43,7 +43,7 @@ async fn seqs_start_at_one_and_survive_rollbacks() {
     assert_eq!(next.seq, 6, "seqs are never reused");
     // The deleted rows are still in the file.
     let rows: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM messages")
-        .fetch_one(store.pool())
+        .fetch_one(store.sqlite_pool().expect("a SQLite store"))
         .await
         .unwrap();
     assert_eq!(rows, 6);

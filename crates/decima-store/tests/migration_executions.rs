@@ -132,7 +132,7 @@ async fn rebuild_keeps_every_row_index_trigger_and_reference() {
 
     // Opening with the current store applies the rebuild.
     let store = common::open(&path).await;
-    let pool = store.pool();
+    let pool = store.sqlite_pool().expect("a SQLite store");
     let (objects_after, executions_after) = fingerprint(pool).await;
     // Every object is back; the only new ones are what later migrations add (the tenth man's,
     // the app settings, one active execution per conversation and the conversation claims,

@@ -83,7 +83,7 @@ async fn a_cancelled_runs_open_todo_becomes_cancelled_and_every_reference_holds(
     let store = common::open(&path).await;
     let rows: Vec<(i64, String, String, Option<String>)> =
         sqlx::query_as("SELECT rowid, id, status, reason FROM todos ORDER BY rowid")
-            .fetch_all(store.pool())
+            .fetch_all(store.sqlite_pool().expect("a SQLite store"))
             .await
             .unwrap();
     assert_eq!(
@@ -100,7 +100,7 @@ async fn a_cancelled_runs_open_todo_becomes_cancelled_and_every_reference_holds(
         ]
     );
     let broken: Vec<(String, i64, String, i64)> = sqlx::query_as("PRAGMA foreign_key_check")
-        .fetch_all(store.pool())
+        .fetch_all(store.sqlite_pool().expect("a SQLite store"))
         .await
         .unwrap();
     assert!(broken.is_empty(), "{broken:?}");
@@ -108,7 +108,7 @@ async fn a_cancelled_runs_open_todo_becomes_cancelled_and_every_reference_holds(
         "SELECT s.todo_id FROM snapshots s JOIN todos t ON t.id = s.todo_id \
          UNION ALL SELECT f.todo_id FROM failures f JOIN todos t ON t.id = f.todo_id",
     )
-    .fetch_all(store.pool())
+    .fetch_all(store.sqlite_pool().expect("a SQLite store"))
     .await
     .unwrap();
     assert_eq!(referenced, ["t2", "t2"]);
@@ -119,7 +119,7 @@ async fn a_cancelled_runs_open_todo_becomes_cancelled_and_every_reference_holds(
     assert_eq!(store.executions().get(id).await.unwrap().ending, None);
     // The CHECK now takes the new status and still refuses others.
     let refused = sqlx::query("UPDATE todos SET status = 'abandoned' WHERE id = 't1'")
-        .execute(store.pool())
+        .execute(store.sqlite_pool().expect("a SQLite store"))
         .await;
     assert!(refused.is_err());
 }

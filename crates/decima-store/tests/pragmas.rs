@@ -15,7 +15,14 @@ async fn every_connection_uses_wal_normal_sync_foreign_keys_and_busy_timeout() {
     // Take several connections at once so we see more than the first one.
     let mut conns = Vec::new();
     for _ in 0..3 {
-        conns.push(store.pool().acquire().await.unwrap());
+        conns.push(
+            store
+                .sqlite_pool()
+                .expect("a SQLite store")
+                .acquire()
+                .await
+                .unwrap(),
+        );
     }
     for conn in &mut conns {
         let mode: String = sqlx::query_scalar("PRAGMA journal_mode")
@@ -85,7 +92,7 @@ async fn the_schema_has_every_table_of_the_design() {
     let (_dir, store) = common::temp_store().await;
     let tables: Vec<String> =
         sqlx::query_scalar("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
-            .fetch_all(store.pool())
+            .fetch_all(store.sqlite_pool().expect("a SQLite store"))
             .await
             .unwrap();
     for t in [
@@ -112,7 +119,7 @@ async fn the_schema_has_every_table_of_the_design() {
     }
     let provider_columns: Vec<String> =
         sqlx::query_scalar("SELECT name FROM pragma_table_info('providers')")
-            .fetch_all(store.pool())
+            .fetch_all(store.sqlite_pool().expect("a SQLite store"))
             .await
             .unwrap();
     assert!(

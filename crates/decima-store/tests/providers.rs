@@ -98,7 +98,7 @@ async fn create_list_get_update_remove() {
     let kept: i64 = sqlx::query_scalar(
         "SELECT COUNT(*) FROM providers WHERE name = 'deepseek' AND deleted_at IS NOT NULL",
     )
-    .fetch_one(store.pool())
+    .fetch_one(store.sqlite_pool().expect("a SQLite store"))
     .await
     .unwrap();
     assert_eq!(kept, 1, "removal is a soft delete");
@@ -209,7 +209,7 @@ async fn calibrations_upsert() {
     assert_eq!(cal.get("claude-sonnet-4-5").await.unwrap(), Some((1.1, 1)));
 
     let rows: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM token_calibrations")
-        .fetch_one(store.pool())
+        .fetch_one(store.sqlite_pool().expect("a SQLite store"))
         .await
         .unwrap();
     assert_eq!(rows, 2);

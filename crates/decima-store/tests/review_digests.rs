@@ -192,7 +192,7 @@ async fn a_review_keeps_its_passes() {
     // A review row written before passes were recorded reads as none.
     sqlx::query("UPDATE reviews SET passes = '[]' WHERE id = ?")
         .bind(&review.id)
-        .execute(store.pool())
+        .execute(store.sqlite_pool().expect("a SQLite store"))
         .await
         .unwrap();
     assert!(

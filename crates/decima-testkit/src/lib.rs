@@ -15,6 +15,7 @@ mod conversation;
 pub mod fact_sessions;
 pub mod llm_server;
 pub mod mcp_servers;
+pub mod postgres;
 mod stored;
 pub mod tls;
 pub mod workspace;
