@@ -12,6 +12,12 @@ pub struct Cli {
     #[arg(long, global = true, env = "DECIMA_DATA_DIR", value_name = "DIR")]
     pub data_dir: Option<PathBuf>,
 
+    /// Keep conversations in this database instead of DIR/decima.db: a team's shared
+    /// PostgreSQL (postgres://user@host:5432/db?sslmode=verify-full&sslrootcert=ca.pem) or
+    /// another SQLite file. Logs and workspaces stay in DIR.
+    #[arg(long, global = true, env = "DECIMA_DATABASE_URL", value_name = "URL")]
+    pub database_url: Option<String>,
+
     /// How much goes to the log file in DIR/logs/ (never to the terminal). Without it, DECIMA_LOG,
     /// then RUST_LOG, then `info`. Applies to Decima's own code: other libraries stay at `warn`.
     #[arg(long, global = true, value_enum, value_name = "LEVEL")]
@@ -88,6 +94,9 @@ pub enum Command {
     /// The analyst's Docker sandbox image: build it from the project's recipe, or show it.
     #[command(subcommand)]
     Sandbox(SandboxCommand),
+    /// The database itself: bring a shared database's schema up to this version.
+    #[command(subcommand)]
+    Db(DbCommand),
     /// Send one message and stream the answer to stdout; both are stored in the conversation.
     Chat {
         /// The provider to use; defaults to the only one configured, or to the DECIMA_* variables
@@ -382,6 +391,7 @@ impl Command {
                 ProviderCommand::Remove { .. } => "provider remove",
                 ProviderCommand::Test { .. } => "provider test",
             },
+            Command::Db(DbCommand::Migrate) => "db migrate",
             Command::Sandbox(SandboxCommand::Image(cmd)) => match cmd {
                 ImageCommand::Build { .. } => "sandbox image build",
                 ImageCommand::Status { .. } => "sandbox image status",
@@ -682,6 +692,15 @@ pub enum ExportFormatArg {
     Jsonl,
     /// Markdown for reading.
     Md,
+}
+
+/// `decima db …`.
+#[derive(Debug, Subcommand)]
+pub enum DbCommand {
+    /// Apply this version's migrations to the database (--database-url, or DIR/decima.db),
+    /// under the database's migration lock, and print its schema version before and after.
+    /// Refuses a database a newer Decima migrated.
+    Migrate,
 }
 
 /// `decima sandbox …`.

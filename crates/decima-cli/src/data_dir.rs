@@ -1,6 +1,6 @@
 //! Finding the data directory and opening the store inside it.
 
-use decima_store::Store;
+use decima_store::{Store, StoreLocation};
 use std::path::{Path, PathBuf};
 
 use crate::error::CliError;
@@ -12,10 +12,35 @@ pub fn resolve(flag: Option<PathBuf>) -> Result<PathBuf, CliError> {
         .ok_or(CliError::NoDataDir)
 }
 
-/// Creates the directory if needed and opens the store in it, pricing messages with the same
-/// tokenizer as the desktop app.
-pub async fn open_store(dir: &Path) -> Result<Store, CliError> {
-    let store = Store::open_in_dir(dir, decima_llm::tokens::store_counter()).await?;
-    tracing::debug!(data_dir = %dir.display(), "store opened");
+/// Where the store is: `--database-url` (or `DECIMA_DATABASE_URL`) when given, else the SQLite
+/// file in the data directory.
+pub fn location(dir: &Path, database_url: Option<&str>) -> Result<StoreLocation, CliError> {
+    match database_url {
+        Some(url) => Ok(StoreLocation::parse(url)?),
+        None => Ok(StoreLocation::in_data_dir(dir)),
+    }
+}
+
+/// Opens the store, creating the data directory (or another SQLite file's folder) if needed,
+/// pricing messages with the same tokenizer as the desktop app.
+pub async fn open_store(dir: &Path, location: &StoreLocation) -> Result<Store, CliError> {
+    let counter = decima_llm::tokens::store_counter();
+    let store = match location {
+        StoreLocation::Sqlite(path) if *path == dir.join(decima_store::DATABASE_FILE) => {
+            Store::open_in_dir(dir, counter).await?
+        }
+        StoreLocation::Sqlite(path) => {
+            if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+                std::fs::create_dir_all(parent).map_err(|source| CliError::Io {
+                    action: "create",
+                    path: parent.to_path_buf(),
+                    source,
+                })?;
+            }
+            Store::connect(location, counter).await?
+        }
+        StoreLocation::Postgres(_) => Store::connect(location, counter).await?,
+    };
+    tracing::debug!(store = %location, "store opened");
     Ok(store)
 }

@@ -5,6 +5,7 @@ mod chat;
 mod compress;
 mod context;
 mod conversation;
+mod db;
 mod execution;
 mod export;
 mod import;
@@ -17,7 +18,7 @@ mod sandbox;
 use decima_core::{ConversationId, ExecutionId};
 use tracing::Instrument as _;
 
-use crate::args::{Cli, Command};
+use crate::args::{Cli, Command, DbCommand};
 use crate::data_dir;
 use crate::error::CliError;
 
@@ -40,8 +41,14 @@ pub async fn run(cli: Cli) -> Result<(), CliError> {
 
 async fn dispatch(cli: Cli) -> Result<(), CliError> {
     let dir = data_dir::resolve(cli.data_dir)?;
-    let store = data_dir::open_store(&dir).await?;
+    let location = data_dir::location(&dir, cli.database_url.as_deref())?;
+    // Migrating must not open the store first: a shared database behind this build refuses it.
+    if let Command::Db(DbCommand::Migrate) = cli.command {
+        return db::migrate(&location).await;
+    }
+    let store = data_dir::open_store(&dir, &location).await?;
     let result = match cli.command {
+        Command::Db(DbCommand::Migrate) => db::migrate(&location).await,
         Command::Conversation(cmd) => conversation::run(&store, &dir, cmd).await,
         Command::Export {
             id,

@@ -52,6 +52,7 @@ impl Env {
             .arg(self.data_dir())
             .args(&args)
             .env_remove("DECIMA_DATA_DIR")
+            .env_remove("DECIMA_DATABASE_URL")
             .env("DECIMA_SECRET_BACKEND", "file")
             .env("DECIMA_PROVIDER_KIND", "openai")
             .env("DECIMA_BASE_URL", self.server.openai_base_url())
