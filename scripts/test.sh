@@ -50,7 +50,7 @@ trap stop_test_postgres EXIT
 say "Rust: unit, integration and end-to-end tests (under Xvfb)"
 xvfb-run -a --server-args="-screen 0 1280x900x24" cargo test --workspace --all-targets --locked --no-fail-fast
 
-say "Rust: the store's tests that run on both backends, again on PostgreSQL"
-DECIMA_TEST_STORE=postgres cargo test -p decima-store --locked --test conversations
+say "Rust: the store's whole suite again, on PostgreSQL"
+DECIMA_TEST_STORE=postgres cargo test -p decima-store --locked --tests
 
 say "All tests passed in $(( $(date +%s) - started ))s"

@@ -5,7 +5,7 @@
 use decima_core::Timestamp;
 
 use crate::providers::secret_key;
-use crate::{Result, Store, StoreError};
+use crate::{Result, Store, StoreError, on_pool};
 
 /// Longest key accepted (the schema's CHECK says the same).
 const MAX_KEY_CHARS: usize = 64;
@@ -25,10 +25,12 @@ impl<'s> AppSettings<'s> {
     /// The object under `key`, or `None` when it was never saved.
     pub async fn get(&self, key: &str) -> Result<Option<serde_json::Value>> {
         check_key(key)?;
-        let row: Option<(String,)> = sqlx::query_as("SELECT value FROM app_settings WHERE key = ?")
-            .bind(key)
-            .fetch_optional(self.store.sqlite("app settings")?)
-            .await?;
+        let row: Option<(String,)> = on_pool!(self.store, |pool, d| sqlx::query_as(
+            "SELECT value FROM app_settings WHERE key = $1"
+        )
+        .bind(key)
+        .fetch_optional(pool)
+        .await)?;
         row.map(|(text,)| {
             serde_json::from_str(&text).map_err(|e| StoreError::Corrupt {
                 what: "app setting",
@@ -61,15 +63,17 @@ impl<'s> AppSettings<'s> {
                 text.len()
             )));
         }
-        sqlx::query(
-            "INSERT INTO app_settings (key, value, updated_at) VALUES (?, ?, ?) \
+        on_pool!(self.store, |pool, d| {
+            sqlx::query(
+            "INSERT INTO app_settings (key, value, updated_at) VALUES ($1, $2, $3) \
              ON CONFLICT (key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at",
         )
         .bind(key)
         .bind(&text)
         .bind(Timestamp::now().0)
-        .execute(self.store.sqlite("app settings")?)
-        .await?;
+        .execute(pool)
+        .await.map(|r| r.rows_affected())
+        })?;
         Ok(())
     }
 }

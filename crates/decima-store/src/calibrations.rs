@@ -3,7 +3,7 @@
 
 use decima_core::Timestamp;
 
-use crate::{Result, Store, StoreError};
+use crate::{Result, Store, StoreError, on_pool};
 
 /// Longest model id accepted, as for provider rows.
 const MAX_MODEL_CHARS: usize = 256;
@@ -21,11 +21,12 @@ impl<'s> Calibrations<'s> {
     /// The model's correction factor and how many samples it rests on, if it was ever calibrated.
     pub async fn get(&self, model: &str) -> Result<Option<(f64, u32)>> {
         let model = checked_model(model)?;
-        let row: Option<(f64, i64)> =
-            sqlx::query_as("SELECT factor, samples FROM token_calibrations WHERE model = ?")
-                .bind(model)
-                .fetch_optional(self.store.sqlite("token calibrations")?)
-                .await?;
+        let row: Option<(f64, i64)> = on_pool!(self.store, |pool, d| sqlx::query_as(
+            "SELECT factor, samples FROM token_calibrations WHERE model = $1"
+        )
+        .bind(model)
+        .fetch_optional(pool)
+        .await)?;
         row.map(|(factor, samples)| {
             let samples = u32::try_from(samples).map_err(|e| StoreError::Corrupt {
                 what: "calibration sample count",
@@ -45,8 +46,9 @@ impl<'s> Calibrations<'s> {
                 "a token calibration factor must be a finite number above 0, not {factor}"
             )));
         }
-        sqlx::query(
-            "INSERT INTO token_calibrations (model, factor, samples, updated_at) VALUES (?, ?, ?, ?) \
+        on_pool!(self.store, |pool, d| {
+            sqlx::query(
+            "INSERT INTO token_calibrations (model, factor, samples, updated_at) VALUES ($1, $2, $3, $4) \
              ON CONFLICT (model) DO UPDATE SET factor = excluded.factor, \
              samples = excluded.samples, updated_at = excluded.updated_at",
         )
@@ -54,8 +56,9 @@ impl<'s> Calibrations<'s> {
         .bind(factor)
         .bind(i64::from(samples))
         .bind(Timestamp::now().0)
-        .execute(self.store.sqlite("token calibrations")?)
-        .await?;
+        .execute(pool)
+        .await.map(|r| r.rows_affected())
+        })?;
         Ok(())
     }
 }

@@ -15,9 +15,10 @@ use std::fmt;
 use std::time::Duration;
 
 use decima_core::{ConversationId, ExecutionId, Timestamp};
-use sqlx::SqliteConnection;
 
+use crate::BeginWrite;
 use crate::executions::ExecutionStatus;
+use crate::on_pool;
 use crate::rows::corrupt;
 use crate::{Result, Store, StoreError};
 
@@ -147,8 +148,10 @@ impl<'s> Claims<'s> {
     /// What keeps the conversation busy, if anything: for the window's Send button and for
     /// messages that say why something was refused.
     pub async fn busy(&self, conversation: ConversationId) -> Result<Option<Busy>> {
-        let mut conn = self.store.sqlite("conversation claims")?.acquire().await?;
-        busy_in(&mut conn, conversation, None, Timestamp::now()).await
+        on_pool!(self.store, |pool, d| {
+            let mut conn = pool.acquire().await?;
+            busy_in(&mut *conn, d, conversation, None, Timestamp::now()).await
+        })
     }
 
     /// Claims the conversation for a chat turn or a compression, for `ttl` unless renewed.
@@ -163,35 +166,41 @@ impl<'s> Claims<'s> {
     ) -> Result<Claim> {
         let token = uuid::Uuid::now_v7().to_string();
         let now = Timestamp::now();
-        let mut tx = self.store.begin_write("conversation claims").await?;
-        let exists: Option<i64> =
-            sqlx::query_scalar("SELECT 1 FROM conversations WHERE id = ? AND deleted_at IS NULL")
-                .bind(conversation.to_string())
-                .fetch_optional(&mut *tx)
-                .await?;
-        if exists.is_none() {
-            return Err(StoreError::not_found("conversation", conversation));
-        }
-        if let Some(busy) = busy_in(&mut tx, conversation, None, now).await? {
-            return Err(StoreError::Busy(Box::new(busy)));
-        }
-        // A lapsed claim is taken over; a live one was found above.
-        sqlx::query(
-            "INSERT INTO conversation_claims (conversation_id, kind, token, owner, claimed_at, \
-             expires_at) VALUES (?, ?, ?, ?, ?, ?) \
-             ON CONFLICT (conversation_id) DO UPDATE SET kind = excluded.kind, \
-             token = excluded.token, owner = excluded.owner, claimed_at = excluded.claimed_at, \
-             expires_at = excluded.expires_at",
-        )
-        .bind(conversation.to_string())
-        .bind(kind.as_str())
-        .bind(&token)
-        .bind(owner)
-        .bind(now.0)
-        .bind(expiry(now, ttl))
-        .execute(&mut *tx)
-        .await?;
-        tx.commit().await?;
+        on_pool!(self.store, |pool, dialect| {
+            let mut tx = pool.begin_write().await?;
+            // The conversation's row is locked (on PostgreSQL) until the claim is stored, so
+            // two claimants, or a claim and a run starting, queue on it.
+            let exists: Option<String> = sqlx::query_scalar(sqlx::AssertSqlSafe(format!(
+                "SELECT id FROM conversations WHERE id = $1 AND deleted_at IS NULL{}",
+                dialect.for_update()
+            )))
+            .bind(conversation.to_string())
+            .fetch_optional(&mut *tx)
+            .await?;
+            if exists.is_none() {
+                return Err(StoreError::not_found("conversation", conversation));
+            }
+            if let Some(busy) = busy_in(&mut *tx, dialect, conversation, None, now).await? {
+                return Err(StoreError::Busy(Box::new(busy)));
+            }
+            // A lapsed claim is taken over; a live one was found above.
+            sqlx::query(
+                "INSERT INTO conversation_claims (conversation_id, kind, token, owner, claimed_at, \
+                 expires_at) VALUES ($1, $2, $3, $4, $5, $6) \
+                 ON CONFLICT (conversation_id) DO UPDATE SET kind = excluded.kind, \
+                 token = excluded.token, owner = excluded.owner, claimed_at = excluded.claimed_at, \
+                 expires_at = excluded.expires_at",
+            )
+            .bind(conversation.to_string())
+            .bind(kind.as_str())
+            .bind(&token)
+            .bind(owner)
+            .bind(now.0)
+            .bind(expiry(now, ttl))
+            .execute(&mut *tx)
+            .await?;
+            tx.commit().await?;
+        });
         Ok(Claim {
             conversation,
             kind,
@@ -202,25 +211,30 @@ impl<'s> Claims<'s> {
     /// Keeps a claim alive for `ttl` more. False when it is no longer this holder's (it
     /// lapsed and was taken over, or was released).
     pub async fn renew(&self, claim: &Claim, ttl: Duration) -> Result<bool> {
-        let done = sqlx::query(
-            "UPDATE conversation_claims SET expires_at = ? WHERE conversation_id = ? AND token = ?",
+        let done = on_pool!(self.store, |pool, d| {
+            sqlx::query(
+            "UPDATE conversation_claims SET expires_at = $1 WHERE conversation_id = $2 AND token = $3",
         )
         .bind(expiry(Timestamp::now(), ttl))
         .bind(claim.conversation.to_string())
         .bind(&claim.token)
-        .execute(self.store.sqlite("conversation claims")?)
-        .await?;
-        Ok(done.rows_affected() == 1)
+        .execute(pool)
+        .await.map(|r| r.rows_affected())
+        })?;
+        Ok(done == 1)
     }
 
     /// Gives a claim back. Releasing a claim that lapsed and was taken over leaves the new
     /// holder's alone.
     pub async fn release(&self, claim: &Claim) -> Result<()> {
-        sqlx::query("DELETE FROM conversation_claims WHERE conversation_id = ? AND token = ?")
-            .bind(claim.conversation.to_string())
-            .bind(&claim.token)
-            .execute(self.store.sqlite("conversation claims")?)
-            .await?;
+        on_pool!(self.store, |pool, d| sqlx::query(
+            "DELETE FROM conversation_claims WHERE conversation_id = $1 AND token = $2"
+        )
+        .bind(claim.conversation.to_string())
+        .bind(&claim.token)
+        .execute(pool)
+        .await
+        .map(|r| r.rows_affected()))?;
         Ok(())
     }
 }
@@ -233,15 +247,33 @@ fn expiry(now: Timestamp, ttl: Duration) -> i64 {
 /// What keeps `conversation` busy at `now`, on a connection (inside the caller's write
 /// transaction when it is about to take the conversation), leaving out the execution `except`
 /// (one that resumes itself).
-pub(crate) async fn busy_in(
-    conn: &mut SqliteConnection,
+pub(crate) async fn busy_in<C, DB>(
+    conn: &mut C,
+    dialect: crate::Dialect,
     conversation: ConversationId,
     except: Option<ExecutionId>,
     now: Timestamp,
-) -> Result<Option<Busy>> {
+) -> Result<Option<Busy>>
+where
+    DB: sqlx::Database,
+    for<'c> &'c mut C: sqlx::Executor<'c, Database = DB>,
+    DB::Arguments: sqlx::IntoArguments<DB>,
+    for<'q> String: sqlx::Encode<'q, DB> + sqlx::Type<DB>,
+    for<'q> i64: sqlx::Encode<'q, DB> + sqlx::Type<DB>,
+    for<'r> (String, String, String, Option<i64>): sqlx::FromRow<'r, DB::Row>,
+    for<'r> (String, String, i64, i64): sqlx::FromRow<'r, DB::Row>,
+{
+    if dialect == crate::Dialect::Postgres {
+        // Whoever takes the conversation holds its row until the transaction ends, so two
+        // desktops cannot both find it free (SQLite's write transaction already excludes them).
+        sqlx::query("SELECT id FROM conversations WHERE id = $1 FOR UPDATE")
+            .bind(conversation.to_string())
+            .execute(&mut *conn)
+            .await?;
+    }
     let active: Option<(String, String, String, Option<i64>)> = sqlx::query_as(
         "SELECT id, status, task, started_at FROM executions \
-         WHERE conversation_id = ? AND status IN ('running', 'awaiting_user') AND id <> ? \
+         WHERE conversation_id = $1 AND status IN ('running', 'awaiting_user') AND id <> $2 \
          ORDER BY created_at DESC LIMIT 1",
     )
     .bind(conversation.to_string())
@@ -261,7 +293,7 @@ pub(crate) async fn busy_in(
     }
     let claim: Option<(String, String, i64, i64)> = sqlx::query_as(
         "SELECT kind, owner, claimed_at, expires_at FROM conversation_claims \
-         WHERE conversation_id = ? AND expires_at > ?",
+         WHERE conversation_id = $1 AND expires_at > $2",
     )
     .bind(conversation.to_string())
     .bind(now.0)

@@ -5,6 +5,8 @@ use decima_core::context::{CompactionPlan, Strategy, Summary, SummaryLevel};
 use decima_core::{ConversationId, Timestamp};
 use sqlx::FromRow;
 
+use crate::BeginWrite;
+use crate::on_pool;
 use crate::rows::corrupt;
 use crate::{Result, Store, StoreError};
 
@@ -101,16 +103,16 @@ impl<'s> Compactions<'s> {
     /// The summaries in force: not superseded, made by a compaction that was not undone. Global
     /// first, then segments in seq order.
     pub async fn live_summaries(&self, conversation: ConversationId) -> Result<Vec<Summary>> {
-        let rows: Vec<SummaryRow> = sqlx::query_as(
+        let rows: Vec<SummaryRow> = on_pool!(self.store, |pool, d| sqlx::query_as(
             "SELECT s.id, s.level, s.start_seq, s.end_seq, s.text, s.tokens, s.strategy \
              FROM summaries s LEFT JOIN compactions c ON c.id = s.compaction_id \
-             WHERE s.conversation_id = ? AND s.superseded_by IS NULL AND s.rolled_back_at IS NULL \
+             WHERE s.conversation_id = $1 AND s.superseded_by IS NULL AND s.rolled_back_at IS NULL \
              AND c.undone_at IS NULL \
              ORDER BY CASE s.level WHEN 'global' THEN 0 ELSE 1 END, s.start_seq",
         )
         .bind(conversation.to_string())
-        .fetch_all(self.store.sqlite("compression")?)
-        .await?;
+        .fetch_all(pool)
+        .await)?;
         rows.into_iter().map(Summary::try_from).collect()
     }
 
@@ -120,23 +122,29 @@ impl<'s> Compactions<'s> {
     /// summaries, in the order [`Compactions::live_summaries`] returns them. A deleted or
     /// missing conversation is not found.
     pub async fn live_state(&self, conversation: ConversationId) -> Result<LiveState> {
-        let row: Option<(i64, i64, i64, String, String)> = sqlx::query_as(
-            "SELECT c.live_messages, c.live_tokens, c.next_seq, \
-             (SELECT json_group_array(json_array(title, status, phase)) FROM ( \
-                SELECT t.title, t.status, t.phase FROM todos t \
-                JOIN executions e ON e.id = t.execution_id \
-                WHERE e.conversation_id = c.id AND t.pinned = 1 AND t.deleted_at IS NULL \
-                ORDER BY e.created_at, e.id, t.position)), \
-             (SELECT json_group_array(id) FROM ( \
-                SELECT s.id FROM summaries s LEFT JOIN compactions k ON k.id = s.compaction_id \
-                WHERE s.conversation_id = c.id AND s.superseded_by IS NULL \
-                AND s.rolled_back_at IS NULL AND k.undone_at IS NULL \
-                ORDER BY CASE s.level WHEN 'global' THEN 0 ELSE 1 END, s.start_seq)) \
-             FROM conversations c WHERE c.id = ? AND c.deleted_at IS NULL",
-        )
-        .bind(conversation.to_string())
-        .fetch_optional(self.store.sqlite("compression")?)
-        .await?;
+        let row: Option<(i64, i64, i64, String, String)> = on_pool!(self.store, |pool, d| {
+            let sql = format!(
+                "SELECT c.live_messages, c.live_tokens, c.next_seq, \
+                 (SELECT {todos} FROM ( \
+                    SELECT t.title, t.status, t.phase FROM todos t \
+                    JOIN executions e ON e.id = t.execution_id \
+                    WHERE e.conversation_id = c.id AND t.pinned = {truth} AND t.deleted_at IS NULL \
+                    ORDER BY e.created_at, e.id, t.position) AS pinned), \
+                 (SELECT {ids} FROM ( \
+                    SELECT s.id FROM summaries s LEFT JOIN compactions k ON k.id = s.compaction_id \
+                    WHERE s.conversation_id = c.id AND s.superseded_by IS NULL \
+                    AND s.rolled_back_at IS NULL AND k.undone_at IS NULL \
+                    ORDER BY CASE s.level WHEN 'global' THEN 0 ELSE 1 END, s.start_seq) AS live) \
+                 FROM conversations c WHERE c.id = $1 AND c.deleted_at IS NULL",
+                todos = d.json_group_array(&format!("{}(title, status, phase)", d.json_array())),
+                ids = d.json_group_array("id"),
+                truth = d.truth(),
+            );
+            sqlx::query_as(sqlx::AssertSqlSafe(sql))
+                .bind(conversation.to_string())
+                .fetch_optional(pool)
+                .await?
+        });
         let (messages, tokens, next_seq, todos, ids) =
             row.ok_or_else(|| StoreError::not_found("conversation", conversation))?;
         let todos: Vec<(String, String, Option<String>)> =
@@ -186,76 +194,78 @@ impl<'s> Compactions<'s> {
         let id = uuid::Uuid::now_v7().to_string();
         let now = Timestamp::now().0;
         let conversation_id = conversation.to_string();
-        let mut tx = self.store.begin_write("compression").await?;
-        sqlx::query(
-            "INSERT INTO compactions (id, conversation_id, level, trigger, strategy, tokens_before, \
-             tokens_after, created_at) SELECT ?, id, ?, ?, ?, ?, ?, ? FROM conversations \
-             WHERE id = ? AND deleted_at IS NULL",
-        )
-        .bind(&id)
-        .bind(plan.level.as_str())
-        .bind(trigger)
-        .bind(plan.strategy.as_str())
-        .bind(i64::from(plan.tokens_before))
-        .bind(i64::from(plan.tokens_after))
-        .bind(now)
-        .bind(&conversation_id)
-        .execute(&mut *tx)
-        .await
-        .and_then(|done| {
-            if done.rows_affected() == 0 {
-                Err(sqlx::Error::RowNotFound)
-            } else {
-                Ok(done)
-            }
-        })
-        .map_err(|e| match e {
-            sqlx::Error::RowNotFound => StoreError::not_found("conversation", conversation),
-            other => other.into(),
-        })?;
-        for s in &plan.new_summaries {
+        on_pool!(self.store, |pool, dialect| {
+            let mut tx = pool.begin_write().await?;
             sqlx::query(
-                "INSERT INTO summaries (id, conversation_id, compaction_id, level, start_seq, end_seq, \
-                 text, tokens, strategy, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "INSERT INTO compactions (id, conversation_id, level, trigger, strategy, tokens_before, \
+                 tokens_after, created_at) SELECT $1, id, $2, $3, $4, $5, $6, $7 FROM conversations \
+                 WHERE id = $8 AND deleted_at IS NULL",
             )
-            .bind(&s.id)
-            .bind(&conversation_id)
             .bind(&id)
-            .bind(s.level.as_str())
-            .bind(s.start_seq)
-            .bind(s.end_seq)
-            .bind(&s.text)
-            .bind(i64::from(s.tokens))
-            .bind(s.strategy.as_str())
+            .bind(plan.level.as_str())
+            .bind(trigger)
+            .bind(plan.strategy.as_str())
+            .bind(i64::from(plan.tokens_before))
+            .bind(i64::from(plan.tokens_after))
             .bind(now)
+            .bind(&conversation_id)
             .execute(&mut *tx)
             .await
-            .map_err(|e| match &e {
-                sqlx::Error::Database(db) if db.is_unique_violation() => StoreError::InvalidInput(
-                    "this compaction was already applied; preview the compaction again".into(),
-                ),
-                _ => StoreError::Database(e),
+            .and_then(|done| {
+                if done.rows_affected() == 0 {
+                    Err(sqlx::Error::RowNotFound)
+                } else {
+                    Ok(done)
+                }
+            })
+            .map_err(|e| match e {
+                sqlx::Error::RowNotFound => StoreError::not_found("conversation", conversation),
+                other => other.into(),
             })?;
-        }
-        for superseded in &plan.superseded {
-            let done = sqlx::query(
-                "UPDATE summaries SET superseded_by = ? \
-                 WHERE id = ? AND conversation_id = ? AND superseded_by IS NULL",
-            )
-            .bind(replacement.as_deref())
-            .bind(superseded)
-            .bind(&conversation_id)
-            .execute(&mut *tx)
-            .await?;
-            if done.rows_affected() == 0 {
-                // The plan was made from a stale view: another compaction got there first.
-                return Err(StoreError::InvalidInput(format!(
-                    "summary {} is no longer live; preview the compaction again",
-                    decima_core::names::echo_untrusted(superseded)
-                )));
+            for s in &plan.new_summaries {
+                sqlx::query(
+                    "INSERT INTO summaries (id, conversation_id, compaction_id, level, start_seq, end_seq, \
+                     text, tokens, strategy, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
+                )
+                .bind(&s.id)
+                .bind(&conversation_id)
+                .bind(&id)
+                .bind(s.level.as_str())
+                .bind(s.start_seq)
+                .bind(s.end_seq)
+                .bind(&s.text)
+                .bind(i64::from(s.tokens))
+                .bind(s.strategy.as_str())
+                .bind(now)
+                .execute(&mut *tx)
+                .await
+                .map_err(|e| match &e {
+                    sqlx::Error::Database(db) if db.is_unique_violation() => StoreError::InvalidInput(
+                        "this compaction was already applied; preview the compaction again".into(),
+                    ),
+                    _ => StoreError::Database(e),
+                })?;
             }
-        }
-        tx.commit().await?;
+            for superseded in &plan.superseded {
+                let done = sqlx::query(
+                    "UPDATE summaries SET superseded_by = $1 \
+                     WHERE id = $2 AND conversation_id = $3 AND superseded_by IS NULL",
+                )
+                .bind(replacement.as_deref())
+                .bind(superseded)
+                .bind(&conversation_id)
+                .execute(&mut *tx)
+                .await?;
+                if done.rows_affected() == 0 {
+                    // The plan was made from a stale view: another compaction got there first.
+                    return Err(StoreError::InvalidInput(format!(
+                        "summary {} is no longer live; preview the compaction again",
+                        decima_core::names::echo_untrusted(superseded)
+                    )));
+                }
+            }
+            tx.commit().await?;
+        });
         Ok(id)
     }
 
@@ -269,35 +279,37 @@ impl<'s> Compactions<'s> {
                 "compaction {compaction_id} was already undone"
             )));
         }
-        let mut tx = self.store.begin_write("compression").await?;
-        let newer: Option<String> = sqlx::query_scalar(
-            "SELECT id FROM compactions WHERE conversation_id = ? AND undone_at IS NULL AND \
-             (created_at > ? OR (created_at = ? AND id > ?)) ORDER BY created_at DESC, id DESC LIMIT 1",
-        )
-        .bind(record.conversation_id.to_string())
-        .bind(record.created_at.0)
-        .bind(record.created_at.0)
-        .bind(&record.id)
-        .fetch_optional(&mut *tx)
-        .await?;
-        if let Some(newer) = newer {
-            return Err(StoreError::InvalidInput(format!(
-                "compaction {newer} was made after this one; undo it first"
-            )));
-        }
-        sqlx::query(
-            "UPDATE summaries SET superseded_by = NULL \
-             WHERE superseded_by IN (SELECT id FROM summaries WHERE compaction_id = ?)",
-        )
-        .bind(&record.id)
-        .execute(&mut *tx)
-        .await?;
-        sqlx::query("UPDATE compactions SET undone_at = ? WHERE id = ?")
-            .bind(Timestamp::now().0)
+        on_pool!(self.store, |pool, dialect| {
+            let mut tx = pool.begin_write().await?;
+            let newer: Option<String> = sqlx::query_scalar(
+                "SELECT id FROM compactions WHERE conversation_id = $1 AND undone_at IS NULL AND \
+                 (created_at > $2 OR (created_at = $3 AND id > $4)) ORDER BY created_at DESC, id DESC LIMIT 1",
+            )
+            .bind(record.conversation_id.to_string())
+            .bind(record.created_at.0)
+            .bind(record.created_at.0)
+            .bind(&record.id)
+            .fetch_optional(&mut *tx)
+            .await?;
+            if let Some(newer) = newer {
+                return Err(StoreError::InvalidInput(format!(
+                    "compaction {newer} was made after this one; undo it first"
+                )));
+            }
+            sqlx::query(
+                "UPDATE summaries SET superseded_by = NULL \
+                 WHERE superseded_by IN (SELECT id FROM summaries WHERE compaction_id = $1)",
+            )
             .bind(&record.id)
             .execute(&mut *tx)
             .await?;
-        tx.commit().await?;
+            sqlx::query("UPDATE compactions SET undone_at = $1 WHERE id = $2")
+                .bind(Timestamp::now().0)
+                .bind(&record.id)
+                .execute(&mut *tx)
+                .await?;
+            tx.commit().await?;
+        });
         self.get(compaction_id).await
     }
 
@@ -307,15 +319,16 @@ impl<'s> Compactions<'s> {
         &self,
         conversation: ConversationId,
     ) -> Result<Vec<(CompactionRecord, Option<(i64, i64)>)>> {
-        let rows: Vec<(String, Option<i64>, Option<i64>)> = sqlx::query_as(
-            "SELECT c.id, MIN(s.start_seq), MAX(s.end_seq) FROM compactions c \
+        let rows: Vec<(String, Option<i64>, Option<i64>)> =
+            on_pool!(self.store, |pool, d| sqlx::query_as(
+                "SELECT c.id, MIN(s.start_seq), MAX(s.end_seq) FROM compactions c \
              LEFT JOIN summaries s ON s.compaction_id = c.id \
-             WHERE c.conversation_id = ? AND c.undone_at IS NULL \
+             WHERE c.conversation_id = $1 AND c.undone_at IS NULL \
              GROUP BY c.id ORDER BY c.created_at, c.id",
-        )
-        .bind(conversation.to_string())
-        .fetch_all(self.store.sqlite("compression")?)
-        .await?;
+            )
+            .bind(conversation.to_string())
+            .fetch_all(pool)
+            .await)?;
         let mut out = Vec::with_capacity(rows.len());
         for (id, start, end) in rows {
             let range = start.zip(end);
@@ -326,13 +339,16 @@ impl<'s> Compactions<'s> {
 
     /// One compaction.
     pub async fn get(&self, compaction_id: &str) -> Result<CompactionRecord> {
-        let row: Option<CompactionRow> = sqlx::query_as(
+        let row: Option<CompactionRow> =
+            on_pool!(self.store, |pool, d| {
+                sqlx::query_as(
             "SELECT id, conversation_id, level, trigger, strategy, tokens_before, tokens_after, \
-             created_at, undone_at FROM compactions WHERE id = ?",
+             created_at, undone_at FROM compactions WHERE id = $1",
         )
         .bind(compaction_id)
-        .fetch_optional(self.store.sqlite("compression")?)
-        .await?;
+        .fetch_optional(pool)
+        .await
+            })?;
         let Some(row) = row else {
             return Err(StoreError::not_found(
                 "compaction",

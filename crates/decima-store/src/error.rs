@@ -58,12 +58,6 @@ pub enum StoreError {
         /// The newest migration this build knows.
         known: i64,
     },
-    /// A part of the store that is only built for the embedded SQLite file so far.
-    #[error(
-        "{0} is not available on a PostgreSQL store yet: use the local SQLite store \
-         (no --database-url) for it"
-    )]
-    NotOnPostgres(&'static str),
     /// The schema could not be brought up to date (for example, a newer Decima wrote this file).
     #[error("cannot update the database schema: {0}")]
     Migrate(#[from] sqlx::migrate::MigrateError),

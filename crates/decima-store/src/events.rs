@@ -6,6 +6,7 @@ use decima_core::names::echo_untrusted;
 use decima_core::{ConversationId, ExecutionId, Timestamp};
 use sqlx::FromRow;
 
+use crate::on_pool;
 use crate::rows::corrupt;
 use crate::{Result, Store, StoreError};
 
@@ -98,17 +99,17 @@ impl<'s> Events<'s> {
                 echo_untrusted(kind)
             )));
         }
-        let ids: Vec<i64> = sqlx::query_scalar(
+        let ids: Vec<i64> = on_pool!(self.store, |pool, d| sqlx::query_scalar(
             "INSERT INTO events (conversation_id, execution_id, kind, payload, created_at) \
-             VALUES (?, ?, ?, ?, ?) RETURNING id",
+             VALUES ($1, $2, $3, $4, $5) RETURNING id",
         )
         .bind(conversation.map(|c| c.to_string()))
         .bind(execution.map(|e| e.to_string()))
         .bind(kind)
         .bind(payload.to_string())
         .bind(Timestamp::now().0)
-        .fetch_all(self.store.sqlite("the event log")?)
-        .await
+        .fetch_all(pool)
+        .await)
         .map_err(|e| match &e {
             sqlx::Error::Database(db) if db.is_foreign_key_violation() => {
                 StoreError::not_found("execution or conversation", "referenced by an event")
@@ -122,12 +123,12 @@ impl<'s> Events<'s> {
 
     /// Up to `limit` events with an id above `after`, oldest first, across the whole store.
     pub async fn after(&self, after: i64, limit: u32) -> Result<Vec<Event>> {
-        let sql = concat!(event_select!(), " WHERE id > ? ORDER BY id LIMIT ?");
-        let rows: Vec<EventRow> = sqlx::query_as(sql)
+        let sql = concat!(event_select!(), " WHERE id > $1 ORDER BY id LIMIT $2");
+        let rows: Vec<EventRow> = on_pool!(self.store, |pool, d| sqlx::query_as(sql)
             .bind(after)
             .bind(i64::from(limit))
-            .fetch_all(self.store.sqlite("the event log")?)
-            .await?;
+            .fetch_all(pool)
+            .await)?;
         rows.into_iter().map(Event::try_from).collect()
     }
 
@@ -140,14 +141,14 @@ impl<'s> Events<'s> {
     ) -> Result<Vec<Event>> {
         let sql = concat!(
             event_select!(),
-            " WHERE execution_id = ? AND id > ? ORDER BY id LIMIT ?"
+            " WHERE execution_id = $1 AND id > $2 ORDER BY id LIMIT $3"
         );
-        let rows: Vec<EventRow> = sqlx::query_as(sql)
+        let rows: Vec<EventRow> = on_pool!(self.store, |pool, d| sqlx::query_as(sql)
             .bind(execution.to_string())
             .bind(after)
             .bind(i64::from(limit))
-            .fetch_all(self.store.sqlite("the event log")?)
-            .await?;
+            .fetch_all(pool)
+            .await)?;
         rows.into_iter().map(Event::try_from).collect()
     }
 
@@ -160,14 +161,14 @@ impl<'s> Events<'s> {
     ) -> Result<Vec<Event>> {
         let sql = concat!(
             event_select!(),
-            " WHERE conversation_id = ? AND id > ? ORDER BY id LIMIT ?"
+            " WHERE conversation_id = $1 AND id > $2 ORDER BY id LIMIT $3"
         );
-        let rows: Vec<EventRow> = sqlx::query_as(sql)
+        let rows: Vec<EventRow> = on_pool!(self.store, |pool, d| sqlx::query_as(sql)
             .bind(conversation.to_string())
             .bind(after)
             .bind(i64::from(limit))
-            .fetch_all(self.store.sqlite("the event log")?)
-            .await?;
+            .fetch_all(pool)
+            .await)?;
         rows.into_iter().map(Event::try_from).collect()
     }
 }
@@ -185,27 +186,27 @@ impl Events<'_> {
         if kinds.is_empty() {
             return Ok(Vec::new());
         }
-        let marks = vec!["?"; kinds.len()].join(", ");
+        let n = kinds.len();
+        let marks: Vec<String> = (2..n + 2).map(|i| format!("${i}")).collect();
         let sql = format!(
             "WITH RECURSIVE tree(id) AS ( \
-               SELECT id FROM executions WHERE conversation_id = ? \
+               SELECT id FROM executions WHERE conversation_id = $1 \
                UNION SELECT e.id FROM executions e JOIN tree t ON e.parent_id = t.id) \
-             {} WHERE kind IN ({marks}) \
-               AND (conversation_id = ? OR execution_id IN (SELECT id FROM tree)) \
-             ORDER BY id DESC LIMIT ?",
-            event_select!()
+             {} WHERE kind IN ({}) \
+               AND (conversation_id = $1 OR execution_id IN (SELECT id FROM tree)) \
+             ORDER BY id DESC LIMIT ${}",
+            event_select!(),
+            marks.join(", "),
+            n + 2
         );
         // Only placeholders are formatted in; every value is bound.
-        let mut query =
-            sqlx::query_as::<_, EventRow>(sqlx::AssertSqlSafe(sql)).bind(conversation.to_string());
-        for kind in kinds {
-            query = query.bind(*kind);
-        }
-        let rows = query
-            .bind(conversation.to_string())
-            .bind(i64::from(limit))
-            .fetch_all(self.store.sqlite("the event log")?)
-            .await?;
+        let rows: Vec<EventRow> = on_pool!(self.store, |pool, d| {
+            let mut query = sqlx::query_as(sqlx::AssertSqlSafe(sql)).bind(conversation.to_string());
+            for kind in kinds {
+                query = query.bind(*kind);
+            }
+            query.bind(i64::from(limit)).fetch_all(pool).await?
+        });
         rows.into_iter().map(Event::try_from).collect()
     }
 }

@@ -8,7 +8,9 @@ use decima_core::names::echo_untrusted;
 use decima_core::{ConversationId, ExecutionId, Timestamp};
 use sqlx::FromRow;
 
+use crate::BeginWrite;
 use crate::claims::busy_in;
+use crate::on_pool;
 use crate::rows::corrupt;
 use crate::{Result, Store, StoreError};
 
@@ -410,13 +412,16 @@ impl<'s> Executions<'s> {
     /// Marks the run's result as contested (a high or critical final review) or not. The
     /// answer itself is never touched.
     pub async fn set_contested(&self, id: ExecutionId, contested: bool) -> Result<()> {
-        let done = sqlx::query("UPDATE executions SET contested = ?, updated_at = ? WHERE id = ?")
-            .bind(contested)
-            .bind(Timestamp::now().0)
-            .bind(id.to_string())
-            .execute(self.store.sqlite("runs")?)
-            .await?;
-        if done.rows_affected() == 0 {
+        let done = on_pool!(self.store, |pool, d| sqlx::query(
+            "UPDATE executions SET contested = $1, updated_at = $2 WHERE id = $3"
+        )
+        .bind(contested)
+        .bind(Timestamp::now().0)
+        .bind(id.to_string())
+        .execute(pool)
+        .await
+        .map(|r| r.rows_affected()))?;
+        if done == 0 {
             return Err(StoreError::not_found("execution", id));
         }
         Ok(())
@@ -426,20 +431,21 @@ impl<'s> Executions<'s> {
     /// live seq then (a rollback may have removed later ones), so the conversation can show
     /// where.
     pub async fn record_ending(&self, id: ExecutionId, by: EndedBy, step: u32) -> Result<()> {
-        let done = sqlx::query(
-            "UPDATE executions SET ended_by = ?, ended_at_step = ?, \
+        let done = on_pool!(self.store, |pool, d| sqlx::query(
+            "UPDATE executions SET ended_by = $1, ended_at_step = $2, \
              ended_after_seq = (SELECT COALESCE(MAX(seq), 0) FROM messages \
                                 WHERE messages.conversation_id = executions.conversation_id \
                                   AND deleted_at IS NULL), \
-             updated_at = ? WHERE id = ?",
+             updated_at = $3 WHERE id = $4",
         )
         .bind(by.as_str())
         .bind(i64::from(step))
         .bind(Timestamp::now().0)
         .bind(id.to_string())
-        .execute(self.store.sqlite("runs")?)
-        .await?;
-        if done.rows_affected() == 0 {
+        .execute(pool)
+        .await
+        .map(|r| r.rows_affected()))?;
+        if done == 0 {
             return Err(StoreError::not_found("execution", id));
         }
         Ok(())
@@ -459,10 +465,10 @@ impl<'s> Executions<'s> {
             .map(i64::try_from)
             .transpose()
             .map_err(|_| StoreError::InvalidInput("a model call's cost is out of range".into()))?;
-        let done = sqlx::query(
+        let done = on_pool!(self.store, |pool, d| sqlx::query(
             "INSERT INTO model_calls (execution_id, n, tokens_in, tokens_out, \
              cache_read_tokens, cache_write_tokens, cost_microdollars, created_at) \
-             SELECT id, model_calls + 1, ?, ?, ?, ?, ?, ? FROM executions WHERE id = ?",
+             SELECT id, model_calls + 1, $1, $2, $3, $4, $5, $6 FROM executions WHERE id = $7",
         )
         .bind(figure(|u| u.tokens_in))
         .bind(figure(|u| u.tokens_out))
@@ -471,9 +477,10 @@ impl<'s> Executions<'s> {
         .bind(cost)
         .bind(Timestamp::now().0)
         .bind(id.to_string())
-        .execute(self.store.sqlite("runs")?)
-        .await?;
-        if done.rows_affected() == 0 {
+        .execute(pool)
+        .await
+        .map(|r| r.rows_affected()))?;
+        if done == 0 {
             return Err(StoreError::not_found("execution", id));
         }
         Ok(())
@@ -482,13 +489,16 @@ impl<'s> Executions<'s> {
     /// A run's model calls, in order, with what each carried.
     pub async fn model_calls(&self, id: ExecutionId) -> Result<Vec<ModelCall>> {
         type Row = (i64, Option<i64>, Option<i64>, Option<i64>, Option<i64>, i64);
-        let rows: Vec<Row> = sqlx::query_as(
+        let rows: Vec<Row> =
+            on_pool!(self.store, |pool, d| {
+                sqlx::query_as(
             "SELECT n, tokens_in, tokens_out, cache_read_tokens, cache_write_tokens, created_at \
-             FROM model_calls WHERE execution_id = ? ORDER BY n",
+             FROM model_calls WHERE execution_id = $1 ORDER BY n",
         )
         .bind(id.to_string())
-        .fetch_all(self.store.sqlite("runs")?)
-        .await?;
+        .fetch_all(pool)
+        .await
+            })?;
         let count = |v: Option<i64>, what: &'static str| -> Result<u32> {
             u32::try_from(v.unwrap_or(0)).map_err(|e| corrupt(what, e))
         };
@@ -517,15 +527,20 @@ impl<'s> Executions<'s> {
     /// conversations, and are not in it).
     pub async fn conversation_usage(&self, conversation: ConversationId) -> Result<RunUsage> {
         type Row = (i64, i64, i64, i64, i64, Option<i64>);
-        let (calls, tokens_in, tokens_out, read, write, cost): Row = sqlx::query_as(
-            "SELECT COALESCE(SUM(model_calls), 0), COALESCE(SUM(tokens_in), 0), \
-                 COALESCE(SUM(tokens_out), 0), COALESCE(SUM(cache_read_tokens), 0), \
-                 COALESCE(SUM(cache_write_tokens), 0), SUM(cost_microdollars) \
-                 FROM executions WHERE conversation_id = ?",
-        )
-        .bind(conversation.to_string())
-        .fetch_one(self.store.sqlite("runs")?)
-        .await?;
+        let (calls, tokens_in, tokens_out, read, write, cost): Row =
+            on_pool!(self.store, |pool, d| sqlx::query_as(
+                // The casts: PostgreSQL sums BIGINTs as NUMERIC.
+                "SELECT CAST(COALESCE(SUM(model_calls), 0) AS BIGINT), \
+                 CAST(COALESCE(SUM(tokens_in), 0) AS BIGINT), \
+                 CAST(COALESCE(SUM(tokens_out), 0) AS BIGINT), \
+                 CAST(COALESCE(SUM(cache_read_tokens), 0) AS BIGINT), \
+                 CAST(COALESCE(SUM(cache_write_tokens), 0) AS BIGINT), \
+                 CAST(SUM(cost_microdollars) AS BIGINT) \
+                 FROM executions WHERE conversation_id = $1",
+            )
+            .bind(conversation.to_string())
+            .fetch_one(pool)
+            .await)?;
         let total = |v: i64, what: &'static str| u64::try_from(v).map_err(|e| corrupt(what, e));
         Ok(RunUsage {
             model_calls: u32::try_from(calls).map_err(|e| corrupt("model call count", e))?,
@@ -542,22 +557,26 @@ impl<'s> Executions<'s> {
     /// from the first summary on at the next request; the run history shows the count. (A
     /// conversation runs one execution at a time, so the window of time is the run's own.)
     pub async fn compressions(&self, id: ExecutionId) -> Result<u32> {
-        let n: Option<i64> = sqlx::query_scalar(
-            "SELECT (SELECT COUNT(*) FROM compactions c                      WHERE c.conversation_id = e.conversation_id AND c.trigger <> 'manual'                        AND c.created_at >= COALESCE(e.started_at, e.created_at)                        AND (e.finished_at IS NULL OR c.created_at <= e.finished_at))              FROM executions e WHERE e.id = ?",
+        let n: Option<i64> = on_pool!(self.store, |pool, d| {
+            sqlx::query_scalar(
+            "SELECT (SELECT COUNT(*) FROM compactions c                      WHERE c.conversation_id = e.conversation_id AND c.trigger <> 'manual'                        AND c.created_at >= COALESCE(e.started_at, e.created_at)                        AND (e.finished_at IS NULL OR c.created_at <= e.finished_at))              FROM executions e WHERE e.id = $1",
         )
         .bind(id.to_string())
-        .fetch_optional(self.store.sqlite("runs")?)
-        .await?;
+        .fetch_optional(pool)
+        .await
+        })?;
         let n = n.ok_or_else(|| StoreError::not_found("execution", id))?;
         u32::try_from(n).map_err(|e| corrupt("compression count", e))
     }
 
     /// Whether a final review contested the run's result.
     pub async fn contested(&self, id: ExecutionId) -> Result<bool> {
-        let row: Option<bool> = sqlx::query_scalar("SELECT contested FROM executions WHERE id = ?")
-            .bind(id.to_string())
-            .fetch_optional(self.store.sqlite("runs")?)
-            .await?;
+        let row: Option<bool> = on_pool!(self.store, |pool, d| sqlx::query_scalar(
+            "SELECT contested FROM executions WHERE id = $1"
+        )
+        .bind(id.to_string())
+        .fetch_optional(pool)
+        .await)?;
         row.ok_or_else(|| StoreError::not_found("execution", id))
     }
 
@@ -591,72 +610,75 @@ impl<'s> Executions<'s> {
             return Err(StoreError::InvalidInput("an execution needs a task".into()));
         }
         let now = Timestamp::now().0;
-        let mut tx = self.store.begin_write("runs").await?;
-        if status == ExecutionStatus::Running
-            && let Some(busy) = busy_in(&mut tx, new.conversation_id, None, Timestamp(now)).await?
-        {
-            return Err(StoreError::Busy(Box::new(busy)));
-        }
-        match new.parent_id {
-            None if new.depth != 0 => {
-                return Err(StoreError::InvalidInput(format!(
-                    "a top-level execution has depth 0, not {}",
-                    new.depth
-                )));
+        on_pool!(self.store, |pool, dialect| {
+            let mut tx = pool.begin_write().await?;
+            if status == ExecutionStatus::Running
+                && let Some(busy) =
+                    busy_in(&mut *tx, dialect, new.conversation_id, None, Timestamp(now)).await?
+            {
+                return Err(StoreError::Busy(Box::new(busy)));
             }
-            None => {}
-            Some(parent) => {
-                let found: Option<i64> =
-                    sqlx::query_scalar("SELECT depth FROM executions WHERE id = ?")
-                        .bind(parent.to_string())
-                        .fetch_optional(&mut *tx)
-                        .await?;
-                let depth =
-                    found.ok_or_else(|| StoreError::not_found("parent execution", parent))?;
-                if i64::from(new.depth) != depth + 1 {
+            match new.parent_id {
+                None if new.depth != 0 => {
                     return Err(StoreError::InvalidInput(format!(
-                        "a subagent of an execution at depth {depth} has depth {}, not {}",
-                        depth + 1,
+                        "a top-level execution has depth 0, not {}",
                         new.depth
                     )));
                 }
+                None => {}
+                Some(parent) => {
+                    let found: Option<i64> =
+                        sqlx::query_scalar("SELECT depth FROM executions WHERE id = $1")
+                            .bind(parent.to_string())
+                            .fetch_optional(&mut *tx)
+                            .await?;
+                    let depth =
+                        found.ok_or_else(|| StoreError::not_found("parent execution", parent))?;
+                    if i64::from(new.depth) != depth + 1 {
+                        return Err(StoreError::InvalidInput(format!(
+                            "a subagent of an execution at depth {depth} has depth {}, not {}",
+                            depth + 1,
+                            new.depth
+                        )));
+                    }
+                }
             }
-        }
-        let done = sqlx::query(
-            "INSERT INTO executions (id, conversation_id, parent_id, depth, task, status, \
-             sandbox_kind, provider_id, workspace, options, created_at, updated_at, started_at) \
-             SELECT ?, id, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ? FROM conversations \
-             WHERE id = ? AND deleted_at IS NULL",
-        )
-        .bind(id.to_string())
-        .bind(new.parent_id.map(|p| p.to_string()))
-        .bind(i64::from(new.depth))
-        .bind(&new.task)
-        .bind(status.as_str())
-        .bind(new.sandbox.as_str())
-        .bind(new.provider_id.as_deref())
-        .bind(new.workspace.as_deref())
-        .bind(new.options.to_string())
-        .bind(now)
-        .bind(now)
-        .bind((status == ExecutionStatus::Running).then_some(now))
-        .bind(new.conversation_id.to_string())
-        .execute(&mut *tx)
-        .await
-        .map_err(|e| match &e {
-            sqlx::Error::Database(db) if db.is_foreign_key_violation() => {
-                // The conversation and parent were checked: only the provider is left.
-                StoreError::not_found(
-                    "provider",
-                    echo_untrusted(new.provider_id.as_deref().unwrap_or("")),
-                )
+            let done = sqlx::query(
+                "INSERT INTO executions (id, conversation_id, parent_id, depth, task, status, \
+                 sandbox_kind, provider_id, workspace, options, created_at, updated_at, started_at) \
+                 SELECT $1, id, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12 FROM conversations \
+                 WHERE id = $13 AND deleted_at IS NULL",
+            )
+            .bind(id.to_string())
+            .bind(new.parent_id.map(|p| p.to_string()))
+            .bind(i64::from(new.depth))
+            .bind(&new.task)
+            .bind(status.as_str())
+            .bind(new.sandbox.as_str())
+            .bind(new.provider_id.as_deref())
+            .bind(new.workspace.as_deref())
+            .bind(new.options.to_string())
+            .bind(now)
+            .bind(now)
+            .bind((status == ExecutionStatus::Running).then_some(now))
+            .bind(new.conversation_id.to_string())
+            .execute(&mut *tx)
+            .await
+            .map_err(|e| match &e {
+                sqlx::Error::Database(db) if db.is_foreign_key_violation() => {
+                    // The conversation and parent were checked: only the provider is left.
+                    StoreError::not_found(
+                        "provider",
+                        echo_untrusted(new.provider_id.as_deref().unwrap_or("")),
+                    )
+                }
+                _ => one_active(e, new.conversation_id),
+            })?;
+            if done.rows_affected() == 0 {
+                return Err(StoreError::not_found("conversation", new.conversation_id));
             }
-            _ => one_active(e, new.conversation_id),
-        })?;
-        if done.rows_affected() == 0 {
-            return Err(StoreError::not_found("conversation", new.conversation_id));
-        }
-        tx.commit().await?;
+            tx.commit().await?;
+        });
         self.get(id).await
     }
 
@@ -665,12 +687,12 @@ impl<'s> Executions<'s> {
         let sql = concat!(
             "SELECT ",
             execution_columns!(),
-            " FROM executions WHERE id = ?"
+            " FROM executions WHERE id = $1"
         );
-        let row: Option<ExecutionRow> = sqlx::query_as(sql)
+        let row: Option<ExecutionRow> = on_pool!(self.store, |pool, d| sqlx::query_as(sql)
             .bind(id.to_string())
-            .fetch_optional(self.store.sqlite("runs")?)
-            .await?;
+            .fetch_optional(pool)
+            .await)?;
         row.ok_or_else(|| StoreError::not_found("execution", id))?
             .try_into()
     }
@@ -683,13 +705,13 @@ impl<'s> Executions<'s> {
         let sql = concat!(
             "SELECT ",
             execution_columns!(),
-            " FROM executions WHERE conversation_id = ? \
+            " FROM executions WHERE conversation_id = $1 \
              ORDER BY created_at, id"
         );
-        let rows: Vec<ExecutionRow> = sqlx::query_as(sql)
+        let rows: Vec<ExecutionRow> = on_pool!(self.store, |pool, d| sqlx::query_as(sql)
             .bind(conversation.to_string())
-            .fetch_all(self.store.sqlite("runs")?)
-            .await?;
+            .fetch_all(pool)
+            .await)?;
         rows.into_iter().map(Execution::try_from).collect()
     }
 
@@ -699,12 +721,12 @@ impl<'s> Executions<'s> {
         let sql = concat!(
             "SELECT ",
             execution_columns!(),
-            " FROM executions WHERE parent_id = ? ORDER BY created_at, id"
+            " FROM executions WHERE parent_id = $1 ORDER BY created_at, id"
         );
-        let rows: Vec<ExecutionRow> = sqlx::query_as(sql)
+        let rows: Vec<ExecutionRow> = on_pool!(self.store, |pool, d| sqlx::query_as(sql)
             .bind(parent.to_string())
-            .fetch_all(self.store.sqlite("runs")?)
-            .await?;
+            .fetch_all(pool)
+            .await)?;
         rows.into_iter().map(Execution::try_from).collect()
     }
 
@@ -713,12 +735,12 @@ impl<'s> Executions<'s> {
         let sql = concat!(
             "SELECT ",
             execution_columns!(),
-            " FROM executions ORDER BY created_at DESC, id DESC LIMIT ?"
+            " FROM executions ORDER BY created_at DESC, id DESC LIMIT $1"
         );
-        let rows: Vec<ExecutionRow> = sqlx::query_as(sql)
+        let rows: Vec<ExecutionRow> = on_pool!(self.store, |pool, d| sqlx::query_as(sql)
             .bind(i64::from(limit))
-            .fetch_all(self.store.sqlite("runs")?)
-            .await?;
+            .fetch_all(pool)
+            .await)?;
         rows.into_iter().map(Execution::try_from).collect()
     }
 
@@ -728,27 +750,28 @@ impl<'s> Executions<'s> {
         let sql = concat!(
             "SELECT ",
             execution_columns!(),
-            " FROM executions WHERE status = ? ORDER BY created_at, id"
+            " FROM executions WHERE status = $1 ORDER BY created_at, id"
         );
-        let rows: Vec<ExecutionRow> = sqlx::query_as(sql)
+        let rows: Vec<ExecutionRow> = on_pool!(self.store, |pool, d| sqlx::query_as(sql)
             .bind(status.as_str())
-            .fetch_all(self.store.sqlite("runs")?)
-            .await?;
+            .fetch_all(pool)
+            .await)?;
         rows.into_iter().map(Execution::try_from).collect()
     }
 
     /// Marks one `running` execution `interrupted`, if it still is: for the process that found
     /// its owner gone. Returns whether it was marked.
     pub async fn interrupt_if_running(&self, id: ExecutionId) -> Result<bool> {
-        let done = sqlx::query(
-            "UPDATE executions SET status = 'interrupted', updated_at = ? \
-             WHERE id = ? AND status = 'running'",
+        let done = on_pool!(self.store, |pool, d| sqlx::query(
+            "UPDATE executions SET status = 'interrupted', updated_at = $1 \
+             WHERE id = $2 AND status = 'running'",
         )
         .bind(Timestamp::now().0)
         .bind(id.to_string())
-        .execute(self.store.sqlite("runs")?)
-        .await?;
-        Ok(done.rows_affected() == 1)
+        .execute(pool)
+        .await
+        .map(|r| r.rows_affected()))?;
+        Ok(done == 1)
     }
 
     /// Moves an execution to `next` if [`ExecutionStatus::can_become`] allows it, and refuses
@@ -782,55 +805,59 @@ impl<'s> Executions<'s> {
         result: Option<&str>,
         error: Option<&str>,
     ) -> Result<Execution> {
-        let mut tx = self.store.begin_write("runs").await?;
-        let current: Option<String> =
-            sqlx::query_scalar("SELECT status FROM executions WHERE id = ?")
-                .bind(id.to_string())
-                .fetch_optional(&mut *tx)
-                .await?;
-        let current: ExecutionStatus = current
-            .ok_or_else(|| StoreError::not_found("execution", id))?
-            .parse()
-            .map_err(|e| corrupt("execution status", e))?;
-        if !current.can_become(next) {
-            return Err(StoreError::Conflict(format!(
-                "execution {id} is {current} and cannot become {next}"
-            )));
-        }
-        let now = Timestamp::now().0;
-        if next == ExecutionStatus::Running && current != ExecutionStatus::AwaitingUser {
-            // Starting or resuming takes the conversation; one that waited already held it.
-            let conversation: String =
-                sqlx::query_scalar("SELECT conversation_id FROM executions WHERE id = ?")
+        on_pool!(self.store, |pool, dialect| {
+            let mut tx = pool.begin_write().await?;
+            let current: Option<String> =
+                sqlx::query_scalar("SELECT status FROM executions WHERE id = $1")
                     .bind(id.to_string())
-                    .fetch_one(&mut *tx)
+                    .fetch_optional(&mut *tx)
                     .await?;
-            let conversation = conversation
+            let current: ExecutionStatus = current
+                .ok_or_else(|| StoreError::not_found("execution", id))?
                 .parse()
-                .map_err(|e| corrupt("conversation id", e))?;
-            if let Some(busy) = busy_in(&mut tx, conversation, Some(id), Timestamp(now)).await? {
-                return Err(StoreError::Busy(Box::new(busy)));
+                .map_err(|e| corrupt("execution status", e))?;
+            if !current.can_become(next) {
+                return Err(StoreError::Conflict(format!(
+                    "execution {id} is {current} and cannot become {next}"
+                )));
             }
-        }
-        sqlx::query(
-            "UPDATE executions SET status = ?, updated_at = ?, \
-             started_at = CASE WHEN ? = 'running' THEN COALESCE(started_at, ?) ELSE started_at END, \
-             finished_at = CASE WHEN ? THEN ? ELSE finished_at END, \
-             result = COALESCE(?, result), error = COALESCE(?, error) WHERE id = ?",
-        )
-        .bind(next.as_str())
-        .bind(now)
-        .bind(next.as_str())
-        .bind(now)
-        .bind(next.is_terminal())
-        .bind(now)
-        .bind(result)
-        .bind(error)
-        .bind(id.to_string())
-        .execute(&mut *tx)
-        .await
-        .map_err(|e| one_active(e, id))?;
-        tx.commit().await?;
+            let now = Timestamp::now().0;
+            if next == ExecutionStatus::Running && current != ExecutionStatus::AwaitingUser {
+                // Starting or resuming takes the conversation; one that waited already held it.
+                let conversation: String =
+                    sqlx::query_scalar("SELECT conversation_id FROM executions WHERE id = $1")
+                        .bind(id.to_string())
+                        .fetch_one(&mut *tx)
+                        .await?;
+                let conversation = conversation
+                    .parse()
+                    .map_err(|e| corrupt("conversation id", e))?;
+                if let Some(busy) =
+                    busy_in(&mut *tx, dialect, conversation, Some(id), Timestamp(now)).await?
+                {
+                    return Err(StoreError::Busy(Box::new(busy)));
+                }
+            }
+            sqlx::query(
+                "UPDATE executions SET status = $1, updated_at = $2, \
+                 started_at = CASE WHEN $3 = 'running' THEN COALESCE(started_at, $4) ELSE started_at END, \
+                 finished_at = CASE WHEN $5 THEN $6 ELSE finished_at END, \
+                 result = COALESCE($7, result), error = COALESCE($8, error) WHERE id = $9",
+            )
+            .bind(next.as_str())
+            .bind(now)
+            .bind(next.as_str())
+            .bind(now)
+            .bind(next.is_terminal())
+            .bind(now)
+            .bind(result)
+            .bind(error)
+            .bind(id.to_string())
+            .execute(&mut *tx)
+            .await
+            .map_err(|e| one_active(e, id))?;
+            tx.commit().await?;
+        });
         self.get(id).await
     }
 
@@ -838,13 +865,15 @@ impl<'s> Executions<'s> {
     /// loop survived the last process. Executions awaiting the user keep waiting. Returns how
     /// many were marked.
     pub async fn interrupt_running(&self) -> Result<u64> {
-        let done = sqlx::query(
-            "UPDATE executions SET status = 'interrupted', updated_at = ? WHERE status = 'running'",
+        let done = on_pool!(self.store, |pool, d| {
+            sqlx::query(
+            "UPDATE executions SET status = 'interrupted', updated_at = $1 WHERE status = 'running'",
         )
         .bind(Timestamp::now().0)
-        .execute(self.store.sqlite("runs")?)
-        .await?;
-        Ok(done.rows_affected())
+        .execute(pool)
+        .await.map(|r| r.rows_affected())
+        })?;
+        Ok(done)
     }
 }
 

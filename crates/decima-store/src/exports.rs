@@ -3,7 +3,7 @@
 use decima_core::{ConversationId, Timestamp};
 use sqlx::FromRow;
 
-use crate::{Result, Store};
+use crate::{Result, Store, on_pool};
 
 /// The last export of a conversation to one file.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -46,14 +46,14 @@ impl<'s> Exports<'s> {
         conversation: ConversationId,
         path: &str,
     ) -> Result<Option<HistoryExport>> {
-        let row: Option<ExportRow> = sqlx::query_as(
+        let row: Option<ExportRow> = on_pool!(self.store, |pool, d| sqlx::query_as(
             "SELECT format, last_seq, bytes, updated_at FROM history_exports \
-             WHERE conversation_id = ? AND path = ?",
+             WHERE conversation_id = $1 AND path = $2",
         )
         .bind(conversation.to_string())
         .bind(path)
-        .fetch_optional(self.store.sqlite("history exports")?)
-        .await?;
+        .fetch_optional(pool)
+        .await)?;
         Ok(row.map(|r| HistoryExport {
             conversation_id: conversation,
             path: path.to_string(),
@@ -73,9 +73,10 @@ impl<'s> Exports<'s> {
         last_seq: i64,
         bytes: u64,
     ) -> Result<()> {
-        sqlx::query(
+        on_pool!(self.store, |pool, d| {
+            sqlx::query(
             "INSERT INTO history_exports (conversation_id, path, format, last_seq, bytes, updated_at) \
-             VALUES (?, ?, ?, ?, ?, ?) \
+             VALUES ($1, $2, $3, $4, $5, $6) \
              ON CONFLICT (conversation_id, path) DO UPDATE SET \
              format = excluded.format, last_seq = excluded.last_seq, bytes = excluded.bytes, \
              updated_at = excluded.updated_at",
@@ -86,8 +87,9 @@ impl<'s> Exports<'s> {
         .bind(last_seq)
         .bind(i64::try_from(bytes).unwrap_or(i64::MAX))
         .bind(Timestamp::now().0)
-        .execute(self.store.sqlite("history exports")?)
-        .await?;
+        .execute(pool)
+        .await.map(|r| r.rows_affected())
+        })?;
         Ok(())
     }
 }

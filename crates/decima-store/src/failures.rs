@@ -8,6 +8,8 @@ use decima_core::names::echo_untrusted;
 use decima_core::{ExecutionId, FailureClass, Timestamp};
 use sqlx::FromRow;
 
+use crate::BeginWrite;
+use crate::on_pool;
 use crate::rows::corrupt;
 use crate::snapshots::check_execution_and_todo;
 use crate::{Result, Store, StoreError};
@@ -213,53 +215,56 @@ impl<'s> Failures<'s> {
             ));
         }
         let id = uuid::Uuid::now_v7().to_string();
-        let mut tx = self.store.begin_write("failure records").await?;
-        check_execution_and_todo(&mut tx, new.execution_id, new.todo_id.as_deref()).await?;
-        if let Some(snapshot) = &new.snapshot_id {
-            let exists: Option<i64> =
-                sqlx::query_scalar("SELECT 1 FROM snapshots WHERE id = ? AND execution_id = ?")
-                    .bind(snapshot)
-                    .bind(new.execution_id.to_string())
-                    .fetch_optional(&mut *tx)
-                    .await?;
-            if exists.is_none() {
-                return Err(StoreError::not_found(
-                    "snapshot",
-                    format!(
-                        "{} of execution {}",
-                        echo_untrusted(snapshot),
-                        new.execution_id
-                    ),
-                ));
+        on_pool!(self.store, |pool, dialect| {
+            let mut tx = pool.begin_write().await?;
+            check_execution_and_todo(&mut *tx, new.execution_id, new.todo_id.as_deref()).await?;
+            if let Some(snapshot) = &new.snapshot_id {
+                let exists: Option<i64> = sqlx::query_scalar(
+                    "SELECT CAST(1 AS BIGINT) FROM snapshots WHERE id = $1 AND execution_id = $2",
+                )
+                .bind(snapshot)
+                .bind(new.execution_id.to_string())
+                .fetch_optional(&mut *tx)
+                .await?;
+                if exists.is_none() {
+                    return Err(StoreError::not_found(
+                        "snapshot",
+                        format!(
+                            "{} of execution {}",
+                            echo_untrusted(snapshot),
+                            new.execution_id
+                        ),
+                    ));
+                }
             }
-        }
-        sqlx::query(
-            "INSERT INTO failures (id, execution_id, todo_id, class, message, details, snapshot_id, \
-             rolled_back, suggested_actions, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        )
-        .bind(&id)
-        .bind(new.execution_id.to_string())
-        .bind(new.todo_id.as_deref())
-        .bind(new.class.as_str())
-        .bind(&new.message)
-        .bind(new.details.to_string())
-        .bind(new.snapshot_id.as_deref())
-        .bind(new.rolled_back.to_string())
-        .bind(new.suggested_actions.to_string())
-        .bind(Timestamp::now().0)
-        .execute(&mut *tx)
-        .await?;
-        tx.commit().await?;
+            sqlx::query(
+                "INSERT INTO failures (id, execution_id, todo_id, class, message, details, snapshot_id, \
+                 rolled_back, suggested_actions, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
+            )
+            .bind(&id)
+            .bind(new.execution_id.to_string())
+            .bind(new.todo_id.as_deref())
+            .bind(new.class.as_str())
+            .bind(&new.message)
+            .bind(new.details.to_string())
+            .bind(new.snapshot_id.as_deref())
+            .bind(new.rolled_back.to_string())
+            .bind(new.suggested_actions.to_string())
+            .bind(Timestamp::now().0)
+            .execute(&mut *tx)
+            .await?;
+            tx.commit().await?;
+        });
         self.get(&id).await
     }
 
     /// One failure by id.
     pub async fn get(&self, id: &str) -> Result<Failure> {
-        let sql = concat!(failure_select!(), " WHERE id = ?");
-        let row: Option<FailureRow> = sqlx::query_as(sql)
+        let sql = concat!(failure_select!(), " WHERE id = $1");
+        let row: Option<FailureRow> = on_pool!(self.store, |pool, d| sqlx::query_as(sql)
             .bind(id)
-            .fetch_optional(self.store.sqlite("failure records")?)
-            .await?;
+            .fetch_optional(pool)
+            .await)?;
         row.ok_or_else(|| StoreError::not_found("failure", echo_untrusted(id)))?
             .try_into()
     }
@@ -268,28 +273,30 @@ impl<'s> Failures<'s> {
     pub async fn list(&self, execution: ExecutionId) -> Result<Vec<Failure>> {
         let sql = concat!(
             failure_select!(),
-            " WHERE execution_id = ? ORDER BY created_at, id"
+            " WHERE execution_id = $1 ORDER BY created_at, id"
         );
-        let rows: Vec<FailureRow> = sqlx::query_as(sql)
+        let rows: Vec<FailureRow> = on_pool!(self.store, |pool, d| sqlx::query_as(sql)
             .bind(execution.to_string())
-            .fetch_all(self.store.sqlite("failure records")?)
-            .await?;
+            .fetch_all(pool)
+            .await)?;
         rows.into_iter().map(Failure::try_from).collect()
     }
 
     /// Records the user's answer. Only the first answer counts: a failure already resolved is
     /// refused with [`StoreError::Conflict`] naming the earlier answer.
     pub async fn resolve(&self, id: &str, resolution: Resolution) -> Result<Failure> {
-        let done = sqlx::query(
-            "UPDATE failures SET resolution = ?, resolved_at = ? WHERE id = ? AND resolution IS NULL",
+        let done = on_pool!(self.store, |pool, d| {
+            sqlx::query(
+            "UPDATE failures SET resolution = $1, resolved_at = $2 WHERE id = $3 AND resolution IS NULL",
         )
         .bind(resolution.as_str())
         .bind(Timestamp::now().0)
         .bind(id)
-        .execute(self.store.sqlite("failure records")?)
-        .await?;
+        .execute(pool)
+        .await.map(|r| r.rows_affected())
+        })?;
         let failure = self.get(id).await?;
-        if done.rows_affected() == 0 {
+        if done == 0 {
             let earlier = failure.resolution.map_or("?", Resolution::as_str);
             return Err(StoreError::Conflict(format!(
                 "failure {} was already resolved ({earlier})",

@@ -104,6 +104,31 @@ impl Dialect {
             Self::Postgres => " FOR UPDATE",
         }
     }
+
+    /// A JSON array of `expr` over the rows, as text ('[]' for none).
+    pub(crate) fn json_group_array(self, expr: &str) -> String {
+        match self {
+            Self::Sqlite => format!("json_group_array({expr})"),
+            Self::Postgres => format!("COALESCE(json_agg({expr})::text, '[]')"),
+        }
+    }
+
+    /// The function that builds a JSON array from its arguments.
+    pub(crate) fn json_array(self) -> &'static str {
+        match self {
+            Self::Sqlite => "json_array",
+            Self::Postgres => "json_build_array",
+        }
+    }
+
+    /// A true flag as a literal: SQLite's booleans are the integer 1, and a partial index on
+    /// `flag = 1` is only used for a query that says so.
+    pub(crate) fn truth(self) -> &'static str {
+        match self {
+            Self::Sqlite => "1",
+            Self::Postgres => "TRUE",
+        }
+    }
 }
 
 /// Runs `$body` with `$pool` bound to the store's pool and `$dialect` to its [`Dialect`]. The
@@ -273,12 +298,6 @@ impl Store {
         &self.backend
     }
 
-    /// The SQLite pool of the parts of the store built for SQLite only; on PostgreSQL, a clear
-    /// error that names `what`.
-    pub(crate) fn sqlite(&self, what: &'static str) -> Result<&SqlitePool> {
-        self.sqlite_pool().ok_or(StoreError::NotOnPostgres(what))
-    }
-
     /// Conversations: create, list, rename, soft-delete, restore, import.
     pub fn conversations(&self) -> Conversations<'_> {
         Conversations::new(self)
@@ -409,14 +428,5 @@ impl Store {
 
     pub(crate) fn counter(&self) -> &dyn TokenCounter {
         self.counter.as_ref()
-    }
-
-    /// A SQLite write transaction that takes the write lock up front, so it can never fail with
-    /// `SQLITE_BUSY` after it has read. On PostgreSQL, a clear error that names `what`.
-    pub(crate) async fn begin_write(
-        &self,
-        what: &'static str,
-    ) -> Result<Transaction<'static, Sqlite>> {
-        Ok(self.sqlite(what)?.begin_with("BEGIN IMMEDIATE").await?)
     }
 }

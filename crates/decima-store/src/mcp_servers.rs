@@ -6,6 +6,8 @@
 use decima_core::{ConversationId, Timestamp};
 use serde_json::Value;
 
+use crate::BeginWrite;
+use crate::on_pool;
 use crate::{Result, Store, StoreError};
 
 /// A stored server.
@@ -29,10 +31,11 @@ impl<'s> McpServers<'s> {
 
     /// Every server, in the order they were added.
     pub async fn list(&self) -> Result<Vec<McpServerRecord>> {
-        let rows: Vec<(String, String)> =
-            sqlx::query_as("SELECT name, config FROM mcp_servers ORDER BY position, name")
-                .fetch_all(self.store.sqlite("MCP servers")?)
-                .await?;
+        let rows: Vec<(String, String)> = on_pool!(self.store, |pool, d| sqlx::query_as(
+            "SELECT name, config FROM mcp_servers ORDER BY position, name"
+        )
+        .fetch_all(pool)
+        .await)?;
         rows.into_iter()
             .map(|(name, text)| {
                 let config = serde_json::from_str(&text).map_err(|e| StoreError::Corrupt {
@@ -50,51 +53,56 @@ impl<'s> McpServers<'s> {
         for s in servers {
             check(s)?;
         }
-        let mut tx = self.store.begin_write("MCP servers").await?;
-        let (position,): (i64,) =
-            sqlx::query_as("SELECT ifnull(max(position), 0) FROM mcp_servers")
-                .fetch_one(&mut *tx)
-                .await?;
-        let now = Timestamp::now().0;
-        for (i, s) in servers.iter().enumerate() {
-            let taken: Option<(String,)> =
-                sqlx::query_as("SELECT name FROM mcp_servers WHERE name = ?")
-                    .bind(&s.name)
-                    .fetch_optional(&mut *tx)
+        on_pool!(self.store, |pool, dialect| {
+            let mut tx = pool.begin_write().await?;
+            let (position,): (i64,) =
+                sqlx::query_as("SELECT COALESCE(MAX(position), 0) FROM mcp_servers")
+                    .fetch_one(&mut *tx)
                     .await?;
-            if taken.is_some() {
-                return Err(StoreError::Conflict(format!(
-                    "an MCP server named {:?} exists already; remove it first or pick another \
-                     name",
-                    s.name
-                )));
+            let now = Timestamp::now().0;
+            for (i, s) in servers.iter().enumerate() {
+                let taken: Option<(String,)> =
+                    sqlx::query_as("SELECT name FROM mcp_servers WHERE name = $1")
+                        .bind(&s.name)
+                        .fetch_optional(&mut *tx)
+                        .await?;
+                if taken.is_some() {
+                    return Err(StoreError::Conflict(format!(
+                        "an MCP server named {:?} exists already; remove it first or pick another \
+                         name",
+                        s.name
+                    )));
+                }
+                sqlx::query(
+                    "INSERT INTO mcp_servers (name, config, position, created_at, updated_at) \
+                     VALUES ($1, $2, $3, $4, $5)",
+                )
+                .bind(&s.name)
+                .bind(s.config.to_string())
+                .bind(position + 1 + i as i64)
+                .bind(now)
+                .bind(now)
+                .execute(&mut *tx)
+                .await?;
             }
-            sqlx::query(
-                "INSERT INTO mcp_servers (name, config, position, created_at, updated_at) \
-                 VALUES (?, ?, ?, ?, ?)",
-            )
-            .bind(&s.name)
-            .bind(s.config.to_string())
-            .bind(position + 1 + i as i64)
-            .bind(now)
-            .bind(now)
-            .execute(&mut *tx)
-            .await?;
-        }
-        tx.commit().await?;
+            tx.commit().await?;
+        });
         Ok(())
     }
 
     /// Replaces a stored server's configuration (enable, timeouts, lists).
     pub async fn update(&self, server: &McpServerRecord) -> Result<()> {
         check(server)?;
-        let done = sqlx::query("UPDATE mcp_servers SET config = ?, updated_at = ? WHERE name = ?")
-            .bind(server.config.to_string())
-            .bind(Timestamp::now().0)
-            .bind(&server.name)
-            .execute(self.store.sqlite("MCP servers")?)
-            .await?;
-        if done.rows_affected() == 0 {
+        let done = on_pool!(self.store, |pool, d| sqlx::query(
+            "UPDATE mcp_servers SET config = $1, updated_at = $2 WHERE name = $3"
+        )
+        .bind(server.config.to_string())
+        .bind(Timestamp::now().0)
+        .bind(&server.name)
+        .execute(pool)
+        .await
+        .map(|r| r.rows_affected()))?;
+        if done == 0 {
             return Err(StoreError::not_found("MCP server", &server.name));
         }
         Ok(())
@@ -102,11 +110,14 @@ impl<'s> McpServers<'s> {
 
     /// Removes a server with its switches and approvals; `false` when there was none.
     pub async fn remove(&self, name: &str) -> Result<bool> {
-        let done = sqlx::query("DELETE FROM mcp_servers WHERE name = ?")
-            .bind(name)
-            .execute(self.store.sqlite("MCP servers")?)
-            .await?;
-        Ok(done.rows_affected() > 0)
+        let done = on_pool!(self.store, |pool, d| sqlx::query(
+            "DELETE FROM mcp_servers WHERE name = $1"
+        )
+        .bind(name)
+        .execute(pool)
+        .await
+        .map(|r| r.rows_affected()))?;
+        Ok(done > 0)
     }
 
     /// Switches a server on or off for one conversation.
@@ -116,28 +127,31 @@ impl<'s> McpServers<'s> {
         server: &str,
         enabled: bool,
     ) -> Result<()> {
-        sqlx::query(
+        on_pool!(self.store, |pool, d| sqlx::query(
             "INSERT INTO conversation_mcp_servers (conversation_id, server, enabled) \
-             VALUES (?, ?, ?) ON CONFLICT (conversation_id, server) \
+             VALUES ($1, $2, $3) ON CONFLICT (conversation_id, server) \
              DO UPDATE SET enabled = excluded.enabled",
         )
         .bind(conversation.to_string())
         .bind(server)
         .bind(enabled)
-        .execute(self.store.sqlite("MCP servers")?)
+        .execute(pool)
         .await
+        .map(|r| r.rows_affected()))
         .map_err(|e| foreign(e, server))?;
         Ok(())
     }
 
     /// The servers a conversation switched off.
     pub async fn switched_off(&self, conversation: ConversationId) -> Result<Vec<String>> {
-        let rows: Vec<(String,)> = sqlx::query_as(
-            "SELECT server FROM conversation_mcp_servers WHERE conversation_id = ? AND enabled = 0",
+        let rows: Vec<(String,)> = on_pool!(self.store, |pool, d| {
+            sqlx::query_as(
+            "SELECT server FROM conversation_mcp_servers WHERE conversation_id = $1 AND NOT enabled",
         )
         .bind(conversation.to_string())
-        .fetch_all(self.store.sqlite("MCP servers")?)
-        .await?;
+        .fetch_all(pool)
+        .await
+        })?;
         Ok(rows.into_iter().map(|(s,)| s).collect())
     }
 
@@ -148,16 +162,17 @@ impl<'s> McpServers<'s> {
         tool: &str,
         conversation: Option<ConversationId>,
     ) -> Result<()> {
-        sqlx::query(
+        on_pool!(self.store, |pool, d| sqlx::query(
             "INSERT INTO mcp_approvals (server, tool, conversation_id, created_at) \
-             VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING",
+             VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING",
         )
         .bind(server)
         .bind(tool)
         .bind(conversation.map(|c| c.to_string()))
         .bind(Timestamp::now().0)
-        .execute(self.store.sqlite("MCP servers")?)
+        .execute(pool)
         .await
+        .map(|r| r.rows_affected()))
         .map_err(|e| foreign(e, server))?;
         Ok(())
     }
@@ -169,15 +184,15 @@ impl<'s> McpServers<'s> {
         tool: &str,
         conversation: ConversationId,
     ) -> Result<bool> {
-        let row: Option<(i64,)> = sqlx::query_as(
-            "SELECT 1 FROM mcp_approvals WHERE server = ? AND tool = ? \
-             AND (conversation_id IS NULL OR conversation_id = ?) LIMIT 1",
+        let row: Option<(i64,)> = on_pool!(self.store, |pool, d| sqlx::query_as(
+            "SELECT CAST(1 AS BIGINT) FROM mcp_approvals WHERE server = $1 AND tool = $2 \
+             AND (conversation_id IS NULL OR conversation_id = $3) LIMIT 1",
         )
         .bind(server)
         .bind(tool)
         .bind(conversation.to_string())
-        .fetch_optional(self.store.sqlite("MCP servers")?)
-        .await?;
+        .fetch_optional(pool)
+        .await)?;
         Ok(row.is_some())
     }
 }

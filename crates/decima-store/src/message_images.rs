@@ -4,6 +4,7 @@
 
 use decima_core::{ConversationId, ImagePart};
 
+use crate::on_pool;
 use crate::{Messages, Result};
 
 impl Messages<'_> {
@@ -14,14 +15,15 @@ impl Messages<'_> {
         &self,
         conversation: ConversationId,
     ) -> Result<Vec<(String, Vec<ImagePart>)>> {
-        let rows: Vec<(Option<String>, String, String, i64)> = sqlx::query_as(
-            "SELECT m.tool_call_id, i.media_type, i.data, i.tokens FROM message_images i \
+        let rows: Vec<(Option<String>, String, String, i64)> =
+            on_pool!(self.store, |pool, d| sqlx::query_as(
+                "SELECT m.tool_call_id, i.media_type, i.data, i.tokens FROM message_images i \
              JOIN messages m ON m.id = i.message_id \
-             WHERE m.conversation_id = ? AND m.deleted_at IS NULL ORDER BY m.seq, i.ordinal",
-        )
-        .bind(conversation.to_string())
-        .fetch_all(self.store.sqlite("message images")?)
-        .await?;
+             WHERE m.conversation_id = $1 AND m.deleted_at IS NULL ORDER BY m.seq, i.ordinal",
+            )
+            .bind(conversation.to_string())
+            .fetch_all(pool)
+            .await)?;
         let mut out: Vec<(String, Vec<ImagePart>)> = Vec::new();
         for (call, media_type, data, tokens) in rows {
             let image = image_part(media_type, data, tokens);
@@ -41,16 +43,16 @@ impl Messages<'_> {
         conversation: ConversationId,
         call_id: &str,
     ) -> Result<Vec<ImagePart>> {
-        let rows: Vec<(String, String, i64)> = sqlx::query_as(
+        let rows: Vec<(String, String, i64)> = on_pool!(self.store, |pool, d| sqlx::query_as(
             "SELECT i.media_type, i.data, i.tokens FROM message_images i \
              JOIN messages m ON m.id = i.message_id \
-             WHERE m.conversation_id = ? AND m.tool_call_id = ? AND m.deleted_at IS NULL \
+             WHERE m.conversation_id = $1 AND m.tool_call_id = $2 AND m.deleted_at IS NULL \
              ORDER BY m.seq, i.ordinal",
         )
         .bind(conversation.to_string())
         .bind(call_id)
-        .fetch_all(self.store.sqlite("message images")?)
-        .await?;
+        .fetch_all(pool)
+        .await)?;
         Ok(rows
             .into_iter()
             .map(|(media_type, data, tokens)| image_part(media_type, data, tokens))
@@ -66,14 +68,14 @@ impl Messages<'_> {
         conversation: ConversationId,
         call_id: &str,
     ) -> Result<Option<i64>> {
-        let rows: Vec<(i64,)> = sqlx::query_as(
-            "SELECT seq FROM messages WHERE conversation_id = ? AND tool_call_id = ? \
+        let rows: Vec<(i64,)> = on_pool!(self.store, |pool, d| sqlx::query_as(
+            "SELECT seq FROM messages WHERE conversation_id = $1 AND tool_call_id = $2 \
              AND deleted_at IS NULL ORDER BY seq DESC LIMIT 1",
         )
         .bind(conversation.to_string())
         .bind(call_id)
-        .fetch_all(self.store.sqlite("message images")?)
-        .await?;
+        .fetch_all(pool)
+        .await)?;
         Ok(rows.first().map(|(seq,)| *seq))
     }
 }

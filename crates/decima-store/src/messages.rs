@@ -3,7 +3,7 @@
 use decima_core::{
     ConversationId, ExecutionId, Message, MessageId, NewMessage, Role, Timestamp, ToolCall,
 };
-use sqlx::{Sqlite, Transaction};
+use sqlx::Sqlite;
 
 use crate::rows::{
     MessageRow, corrupt, message_columns, message_columns_m, message_json, messages_from_json,
@@ -61,6 +61,21 @@ async fn append_postgres(
 ) -> Result<i64> {
     refuse_nul(message)?;
     let mut tx = pool.begin().await?;
+    let seq = append_postgres_in(&mut tx, id, message, tokens, created_at, conversation).await?;
+    tx.commit().await?;
+    Ok(seq)
+}
+
+/// [`append_postgres`] inside the caller's transaction.
+async fn append_postgres_in(
+    tx: &mut sqlx::PgConnection,
+    id: &MessageId,
+    message: &NewMessage,
+    tokens: u32,
+    created_at: Timestamp,
+    conversation: ConversationId,
+) -> Result<i64> {
+    refuse_nul(message)?;
     let seq: Option<i64> = sqlx::query_scalar(
         "INSERT INTO messages (id, conversation_id, execution_id, seq, role, name, content, \
          reasoning, reasoning_signature, tool_calls, tool_call_id, tokens, pinned, created_at) \
@@ -98,7 +113,6 @@ async fn append_postgres(
         .execute(&mut *tx)
         .await?;
     }
-    tx.commit().await?;
     Ok(seq)
 }
 
@@ -290,6 +304,47 @@ impl<'s> Messages<'s> {
         let tokens = self.store.counter().count_message(&message);
         let id = MessageId::new();
         let created_at = Timestamp::now();
+        let pool = match self.store.backend() {
+            crate::Backend::Sqlite(pool) => pool,
+            crate::Backend::Postgres(pool) => {
+                // One transaction: the message, its records and the marker land together.
+                let mut tx = pool.begin().await?;
+                let seq =
+                    append_postgres_in(&mut tx, &id, &message, tokens, created_at, conversation)
+                        .await?;
+                let mut steps = Vec::with_capacity(notes.records.len());
+                for (kind, content) in notes.records {
+                    steps.push(
+                        crate::steps::insert_step(
+                            self.store,
+                            &mut *tx,
+                            notes.execution,
+                            *kind,
+                            content,
+                        )
+                        .await?,
+                    );
+                }
+                if let Some(payload) = started {
+                    sqlx::query(
+                        "INSERT INTO events (conversation_id, execution_id, kind, payload, \
+                         created_at) VALUES ($1, $2, 'tool.started', $3, $4)",
+                    )
+                    .bind(conversation.to_string())
+                    .bind(notes.execution.to_string())
+                    .bind(payload)
+                    .bind(created_at.0)
+                    .execute(&mut *tx)
+                    .await
+                    .map_err(insert_error)?;
+                }
+                tx.commit().await?;
+                return Ok((
+                    stored(id, conversation, seq, message, tokens, created_at),
+                    steps,
+                ));
+            }
+        };
         let mut sql = String::from(APPEND_SQL);
         if let Some(records) = crate::steps::records_sql(notes.records.len(), ON_MESSAGE) {
             sql.push_str("; ");
@@ -344,10 +399,7 @@ impl<'s> Messages<'s> {
                 .bind(id.to_string());
         }
         query = bind_images(query, &id, &message);
-        let returned = query
-            .fetch_all(self.store.sqlite("messages")?)
-            .await
-            .map_err(insert_error)?;
+        let returned = query.fetch_all(pool).await.map_err(insert_error)?;
         // The message's seq, then each record's, then the marker's id.
         let expected = 1 + steps.len() + usize::from(notes.started_call.is_some());
         let Some((&seq, rest)) = returned.split_first() else {
@@ -451,14 +503,23 @@ impl<'s> Messages<'s> {
         }
         let list =
             serde_json::to_string(seqs).map_err(|e| StoreError::InvalidInput(e.to_string()))?;
-        let found: Vec<i64> = sqlx::query_scalar(
-            "SELECT seq FROM messages WHERE conversation_id = ? AND deleted_at IS NULL \
-             AND seq IN (SELECT value FROM json_each(?)) ORDER BY seq",
-        )
-        .bind(conversation.to_string())
-        .bind(list)
-        .fetch_all(self.store.sqlite("messages")?)
-        .await?;
+        let found: Vec<i64> = on_pool!(self.store, |pool, d| {
+            let each = match d {
+                crate::Dialect::Sqlite => "SELECT value FROM json_each($2)",
+                crate::Dialect::Postgres => {
+                    "SELECT CAST(json_array_elements_text($2::json) AS BIGINT)"
+                }
+            };
+            let sql = format!(
+                "SELECT seq FROM messages WHERE conversation_id = $1 AND deleted_at IS NULL \
+                 AND seq IN ({each}) ORDER BY seq"
+            );
+            sqlx::query_scalar(sqlx::AssertSqlSafe(sql))
+                .bind(conversation.to_string())
+                .bind(list)
+                .fetch_all(pool)
+                .await?
+        });
         Ok(found)
     }
 
@@ -474,23 +535,25 @@ impl<'s> Messages<'s> {
         seq: i64,
         pinned: bool,
     ) -> Result<Message> {
-        let mut tx = self.store.begin_write("messages").await?;
-        let done = sqlx::query(
-            "UPDATE messages SET pinned = ? WHERE conversation_id = ? AND seq = ? AND deleted_at IS NULL",
-        )
-        .bind(pinned)
-        .bind(conversation.to_string())
-        .bind(seq)
-        .execute(&mut *tx)
-        .await?;
-        if done.rows_affected() == 0 {
-            return Err(StoreError::not_found(
-                "message",
-                format!("seq {seq} of conversation {conversation}"),
-            ));
-        }
-        touch(&mut tx, conversation).await?;
-        tx.commit().await?;
+        on_pool!(self.store, |pool, dialect| {
+            let mut tx = pool.begin_write().await?;
+            let done = sqlx::query(
+                "UPDATE messages SET pinned = $1 WHERE conversation_id = $2 AND seq = $3 AND deleted_at IS NULL",
+            )
+            .bind(pinned)
+            .bind(conversation.to_string())
+            .bind(seq)
+            .execute(&mut *tx)
+            .await?;
+            if done.rows_affected() == 0 {
+                return Err(StoreError::not_found(
+                    "message",
+                    format!("seq {seq} of conversation {conversation}"),
+                ));
+            }
+            touch!(tx, conversation);
+            tx.commit().await?;
+        });
         self.get(conversation, seq).await
     }
 
@@ -501,13 +564,13 @@ impl<'s> Messages<'s> {
         conversation: ConversationId,
         since: Timestamp,
     ) -> Result<u64> {
-        let n: i64 = sqlx::query_scalar(
-            "SELECT COUNT(*) FROM messages WHERE conversation_id = ? AND deleted_at >= ?",
+        let n: i64 = on_pool!(self.store, |pool, d| sqlx::query_scalar(
+            "SELECT COUNT(*) FROM messages WHERE conversation_id = $1 AND deleted_at >= $2",
         )
         .bind(conversation.to_string())
         .bind(since.0)
-        .fetch_one(self.store.sqlite("messages")?)
-        .await?;
+        .fetch_one(pool)
+        .await)?;
         Ok(u64::try_from(n).unwrap_or(0))
     }
 
@@ -517,35 +580,40 @@ impl<'s> Messages<'s> {
     /// of an older compaction cannot revive one; so are the tenth man's cached summaries of
     /// them. Returns how many messages were deleted.
     pub async fn soft_delete_after(&self, conversation: ConversationId, seq: i64) -> Result<u64> {
-        let mut tx = self.store.begin_write("messages").await?;
-        touch(&mut tx, conversation).await?;
-        let now = Timestamp::now().0;
-        let done = sqlx::query(
-            "UPDATE messages SET deleted_at = ? WHERE conversation_id = ? AND seq > ? AND deleted_at IS NULL",
-        )
-        .bind(now)
-        .bind(conversation.to_string())
-        .bind(seq)
-        .execute(&mut *tx)
-        .await?;
-        sqlx::query(
-            "UPDATE summaries SET rolled_back_at = ? \
-             WHERE conversation_id = ? AND end_seq > ? AND rolled_back_at IS NULL",
-        )
-        .bind(now)
-        .bind(conversation.to_string())
-        .bind(seq)
-        .execute(&mut *tx)
-        .await?;
-        // The tenth man's cached summaries of a range that lost messages are gone too (a read
-        // would also find them out of date, by their fingerprint).
-        sqlx::query("DELETE FROM review_digests WHERE conversation_id = ? AND through_seq > ?")
+        let deleted = on_pool!(self.store, |pool, dialect| {
+            let mut tx = pool.begin_write().await?;
+            touch!(tx, conversation);
+            let now = Timestamp::now().0;
+            let done = sqlx::query(
+                "UPDATE messages SET deleted_at = $1 WHERE conversation_id = $2 AND seq > $3 AND deleted_at IS NULL",
+            )
+            .bind(now)
             .bind(conversation.to_string())
             .bind(seq)
             .execute(&mut *tx)
             .await?;
-        tx.commit().await?;
-        Ok(done.rows_affected())
+            sqlx::query(
+                "UPDATE summaries SET rolled_back_at = $1 \
+                 WHERE conversation_id = $2 AND end_seq > $3 AND rolled_back_at IS NULL",
+            )
+            .bind(now)
+            .bind(conversation.to_string())
+            .bind(seq)
+            .execute(&mut *tx)
+            .await?;
+            // The tenth man's cached summaries of a range that lost messages are gone too (a read
+            // would also find them out of date, by their fingerprint).
+            sqlx::query(
+                "DELETE FROM review_digests WHERE conversation_id = $1 AND through_seq > $2",
+            )
+            .bind(conversation.to_string())
+            .bind(seq)
+            .execute(&mut *tx)
+            .await?;
+            tx.commit().await?;
+            done.rows_affected()
+        });
+        Ok(deleted)
     }
 
     /// Whether the conversation holds a live message written by this execution: a resumed
@@ -555,14 +623,16 @@ impl<'s> Messages<'s> {
         conversation: ConversationId,
         execution: ExecutionId,
     ) -> Result<bool> {
-        let found: Option<i64> = sqlx::query_scalar(
-            "SELECT 1 FROM messages WHERE conversation_id = ? AND execution_id = ? \
+        let found: Option<i64> = on_pool!(self.store, |pool, d| {
+            sqlx::query_scalar(
+            "SELECT CAST(1 AS BIGINT) FROM messages WHERE conversation_id = $1 AND execution_id = $2 \
              AND deleted_at IS NULL LIMIT 1",
         )
         .bind(conversation.to_string())
         .bind(execution.to_string())
-        .fetch_optional(self.store.sqlite("messages")?)
-        .await?;
+        .fetch_optional(pool)
+        .await
+        })?;
         Ok(found.is_some())
     }
 
@@ -579,15 +649,40 @@ impl<'s> Messages<'s> {
         let sql = concat!(
             "SELECT COALESCE(json_group_array(",
             message_json!(),
-            "), '[]') FROM (SELECT * FROM messages WHERE conversation_id = ? AND seq > ? \
-             AND seq < ? AND deleted_at IS NULL ORDER BY seq DESC LIMIT ?)"
+            "), '[]') FROM (SELECT * FROM messages WHERE conversation_id = $1 AND seq > $2 \
+             AND seq < $3 AND deleted_at IS NULL ORDER BY seq DESC LIMIT $4)"
         );
+        let pool = match self.store.backend() {
+            crate::Backend::Sqlite(pool) => pool,
+            crate::Backend::Postgres(pool) => {
+                // A server sends rows in one stream; SQLite's JSON detour buys nothing here.
+                let sql = concat!(
+                    "SELECT ",
+                    message_columns!(),
+                    " FROM messages WHERE conversation_id = $1 AND seq > $2 AND seq < $3 \
+                     AND deleted_at IS NULL ORDER BY seq DESC LIMIT $4"
+                );
+                let rows: Vec<MessageRow> = sqlx::query_as(sql)
+                    .bind(conversation.to_string())
+                    .bind(after)
+                    .bind(before)
+                    .bind(i64::from(limit))
+                    .fetch_all(pool)
+                    .await?;
+                let mut messages = rows
+                    .into_iter()
+                    .map(Message::try_from)
+                    .collect::<Result<Vec<_>>>()?;
+                messages.reverse();
+                return Ok(messages);
+            }
+        };
         let json: String = sqlx::query_scalar(sql)
             .bind(conversation.to_string())
             .bind(after)
             .bind(before)
             .bind(i64::from(limit))
-            .fetch_one(self.store.sqlite("messages")?)
+            .fetch_one(pool)
             .await?;
         let mut messages = messages_from_json(&json)?;
         // An aggregate's order follows its subquery's in SQLite; sorting does not rely on it.
@@ -606,27 +701,27 @@ impl<'s> Messages<'s> {
         let sql = concat!(
             "SELECT ",
             message_columns!(),
-            " FROM messages WHERE conversation_id = ? AND seq > ? \
-             AND deleted_at IS NULL ORDER BY seq LIMIT ?"
+            " FROM messages WHERE conversation_id = $1 AND seq > $2 \
+             AND deleted_at IS NULL ORDER BY seq LIMIT $3"
         );
-        let rows: Vec<MessageRow> = sqlx::query_as(sql)
+        let rows: Vec<MessageRow> = on_pool!(self.store, |pool, d| sqlx::query_as(sql)
             .bind(conversation.to_string())
             .bind(after)
             .bind(i64::from(limit))
-            .fetch_all(self.store.sqlite("messages")?)
-            .await?;
+            .fetch_all(pool)
+            .await)?;
         rows.into_iter().map(Message::try_from).collect()
     }
 
     /// The seq of the first live message a run stored, if any: where the run history opens
     /// the conversation to show that run.
     pub async fn first_seq_of_execution(&self, execution: ExecutionId) -> Result<Option<i64>> {
-        let seq: Option<i64> = sqlx::query_scalar(
-            "SELECT MIN(seq) FROM messages WHERE execution_id = ? AND deleted_at IS NULL",
+        let seq: Option<i64> = on_pool!(self.store, |pool, d| sqlx::query_scalar(
+            "SELECT MIN(seq) FROM messages WHERE execution_id = $1 AND deleted_at IS NULL",
         )
         .bind(execution.to_string())
-        .fetch_one(self.store.sqlite("messages")?)
-        .await?;
+        .fetch_one(pool)
+        .await)?;
         Ok(seq)
     }
 
@@ -637,14 +732,14 @@ impl<'s> Messages<'s> {
         conversation: ConversationId,
         at: Timestamp,
     ) -> Result<i64> {
-        let seq: Option<i64> = sqlx::query_scalar(
-            "SELECT MAX(seq) FROM messages WHERE conversation_id = ? AND created_at <= ? \
+        let seq: Option<i64> = on_pool!(self.store, |pool, d| sqlx::query_scalar(
+            "SELECT MAX(seq) FROM messages WHERE conversation_id = $1 AND created_at <= $2 \
              AND deleted_at IS NULL",
         )
         .bind(conversation.to_string())
         .bind(at.0)
-        .fetch_one(self.store.sqlite("messages")?)
-        .await?;
+        .fetch_one(pool)
+        .await)?;
         Ok(seq.unwrap_or(0))
     }
 
@@ -655,14 +750,14 @@ impl<'s> Messages<'s> {
         conversation: ConversationId,
         role: Role,
     ) -> Result<Option<i64>> {
-        let seq: Option<i64> = sqlx::query_scalar(
-            "SELECT MAX(seq) FROM messages WHERE conversation_id = ? AND role = ? \
+        let seq: Option<i64> = on_pool!(self.store, |pool, d| sqlx::query_scalar(
+            "SELECT MAX(seq) FROM messages WHERE conversation_id = $1 AND role = $2 \
              AND deleted_at IS NULL",
         )
         .bind(conversation.to_string())
         .bind(role.as_str())
-        .fetch_one(self.store.sqlite("messages")?)
-        .await?;
+        .fetch_one(pool)
+        .await)?;
         Ok(seq)
     }
 
@@ -675,17 +770,17 @@ impl<'s> Messages<'s> {
         earlier: bool,
     ) -> Result<bool> {
         let sql = if earlier {
-            "SELECT EXISTS (SELECT 1 FROM messages WHERE conversation_id = ? AND seq < ? \
+            "SELECT EXISTS (SELECT 1 FROM messages WHERE conversation_id = $1 AND seq < $2 \
              AND deleted_at IS NULL)"
         } else {
-            "SELECT EXISTS (SELECT 1 FROM messages WHERE conversation_id = ? AND seq > ? \
+            "SELECT EXISTS (SELECT 1 FROM messages WHERE conversation_id = $1 AND seq > $2 \
              AND deleted_at IS NULL)"
         };
-        let found: bool = sqlx::query_scalar(sql)
+        let found: bool = on_pool!(self.store, |pool, d| sqlx::query_scalar(sql)
             .bind(conversation.to_string())
             .bind(seq)
-            .fetch_one(self.store.sqlite("messages")?)
-            .await?;
+            .fetch_one(pool)
+            .await)?;
         Ok(found)
     }
 
@@ -696,14 +791,14 @@ impl<'s> Messages<'s> {
         conversation: ConversationId,
         n: u32,
     ) -> Result<Option<i64>> {
-        let seq: Option<i64> = sqlx::query_scalar(
-            "SELECT MIN(seq) FROM (SELECT seq FROM messages WHERE conversation_id = ? \
-             AND deleted_at IS NULL ORDER BY seq DESC LIMIT ?)",
+        let seq: Option<i64> = on_pool!(self.store, |pool, d| sqlx::query_scalar(
+            "SELECT MIN(seq) FROM (SELECT seq FROM messages WHERE conversation_id = $1 \
+             AND deleted_at IS NULL ORDER BY seq DESC LIMIT $2) AS newest",
         )
         .bind(conversation.to_string())
         .bind(i64::from(n.max(1)))
-        .fetch_one(self.store.sqlite("messages")?)
-        .await?;
+        .fetch_one(pool)
+        .await)?;
         Ok(seq)
     }
 
@@ -716,18 +811,30 @@ impl<'s> Messages<'s> {
         from: i64,
         through: i64,
     ) -> Result<MessageTexts> {
-        let (count, tokens, seq_sum, json): (i64, i64, i64, String) = sqlx::query_as(
-            "SELECT COUNT(*), COALESCE(SUM(tokens), 0), COALESCE(SUM(seq), 0), \
-             COALESCE(json_group_array(json_array(seq, role, content, json(tool_calls), \
-             tool_call_id)), '[]') FROM (SELECT seq, role, content, tool_calls, tool_call_id, \
-             tokens FROM messages WHERE conversation_id = ? AND seq >= ? AND seq <= ? \
-             AND deleted_at IS NULL ORDER BY seq)",
-        )
-        .bind(conversation.to_string())
-        .bind(from)
-        .bind(through)
-        .fetch_one(self.store.sqlite("messages")?)
-        .await?;
+        let (count, tokens, seq_sum, json): (i64, i64, i64, String) =
+            on_pool!(self.store, |pool, d| {
+                let calls = match d {
+                    crate::Dialect::Sqlite => "json(tool_calls)",
+                    crate::Dialect::Postgres => "tool_calls::json",
+                };
+                let sql = format!(
+                    "SELECT COUNT(*), CAST(COALESCE(SUM(tokens), 0) AS BIGINT), \
+                     CAST(COALESCE(SUM(seq), 0) AS BIGINT), {} \
+                     FROM (SELECT seq, role, content, tool_calls, tool_call_id, tokens \
+                     FROM messages WHERE conversation_id = $1 AND seq >= $2 AND seq <= $3 \
+                     AND deleted_at IS NULL ORDER BY seq) AS texts",
+                    d.json_group_array(&format!(
+                        "{}(seq, role, content, {calls}, tool_call_id)",
+                        d.json_array()
+                    ))
+                );
+                sqlx::query_as(sqlx::AssertSqlSafe(sql))
+                    .bind(conversation.to_string())
+                    .bind(from)
+                    .bind(through)
+                    .fetch_one(pool)
+                    .await?
+            });
         Ok(MessageTexts {
             json,
             fingerprint: SeqFingerprint {
@@ -746,15 +853,15 @@ impl<'s> Messages<'s> {
         after: i64,
         before: i64,
     ) -> Result<SeqTotals> {
-        let (count, tokens): (i64, i64) = sqlx::query_as(
-            "SELECT COUNT(*), COALESCE(SUM(tokens), 0) FROM messages \
-             WHERE conversation_id = ? AND seq > ? AND seq < ? AND deleted_at IS NULL",
+        let (count, tokens): (i64, i64) = on_pool!(self.store, |pool, d| sqlx::query_as(
+            "SELECT COUNT(*), CAST(COALESCE(SUM(tokens), 0) AS BIGINT) FROM messages \
+             WHERE conversation_id = $1 AND seq > $2 AND seq < $3 AND deleted_at IS NULL",
         )
         .bind(conversation.to_string())
         .bind(after)
         .bind(before)
-        .fetch_one(self.store.sqlite("messages")?)
-        .await?;
+        .fetch_one(pool)
+        .await)?;
         Ok(SeqTotals {
             count: u64::try_from(count).unwrap_or(0),
             tokens: u64::try_from(tokens).unwrap_or(0),
@@ -773,29 +880,36 @@ impl<'s> Messages<'s> {
         conversation: ConversationId,
         up_to: i64,
     ) -> Result<Vec<Message>> {
-        let sql = concat!(
-            "WITH pinned AS (\
-               SELECT p.seq AS seq, (SELECT h.seq FROM messages h \
-                 WHERE h.conversation_id = p.conversation_id AND h.seq <= p.seq \
-                 AND h.role <> 'tool' AND h.deleted_at IS NULL ORDER BY h.seq DESC LIMIT 1) AS head \
-               FROM messages p INDEXED BY messages_pinned \
-               WHERE p.conversation_id = ?1 AND p.pinned = 1 AND p.deleted_at IS NULL AND p.seq <= ?2), \
-             units AS (\
-               SELECT DISTINCT COALESCE(head, seq) AS head, (SELECT n.seq FROM messages n \
-                 WHERE n.conversation_id = ?1 AND n.seq > COALESCE(pinned.head, pinned.seq) \
-                 AND n.role <> 'tool' AND n.deleted_at IS NULL ORDER BY n.seq LIMIT 1) AS next \
-               FROM pinned) \
-             SELECT ",
-            message_columns_m!(),
-            " FROM units JOIN messages m ON m.conversation_id = ?1 AND m.seq >= units.head \
-             AND m.seq < COALESCE(units.next, 9223372036854775807) \
-             WHERE m.deleted_at IS NULL ORDER BY m.seq"
-        );
-        let rows: Vec<MessageRow> = sqlx::query_as(sql)
-            .bind(conversation.to_string())
-            .bind(up_to)
-            .fetch_all(self.store.sqlite("messages")?)
-            .await?;
+        let rows: Vec<MessageRow> = on_pool!(self.store, |pool, d| {
+            // SQLite is told to use the partial index of pinned rows; PostgreSQL's planner
+            // finds it from the condition.
+            let (hint, pinned) = match d {
+                crate::Dialect::Sqlite => (" INDEXED BY messages_pinned", "p.pinned = 1"),
+                crate::Dialect::Postgres => ("", "p.pinned"),
+            };
+            let sql = format!(
+                "WITH pinned AS (\
+                   SELECT p.seq AS seq, (SELECT h.seq FROM messages h \
+                     WHERE h.conversation_id = p.conversation_id AND h.seq <= p.seq \
+                     AND h.role <> 'tool' AND h.deleted_at IS NULL ORDER BY h.seq DESC LIMIT 1) AS head \
+                   FROM messages p{hint} \
+                   WHERE p.conversation_id = $1 AND {pinned} AND p.deleted_at IS NULL AND p.seq <= $2), \
+                 units AS (\
+                   SELECT DISTINCT COALESCE(head, seq) AS head, (SELECT n.seq FROM messages n \
+                     WHERE n.conversation_id = $1 AND n.seq > COALESCE(pinned.head, pinned.seq) \
+                     AND n.role <> 'tool' AND n.deleted_at IS NULL ORDER BY n.seq LIMIT 1) AS next \
+                   FROM pinned) \
+                 SELECT {} FROM units JOIN messages m ON m.conversation_id = $1 \
+                 AND m.seq >= units.head AND m.seq < COALESCE(units.next, 9223372036854775807) \
+                 WHERE m.deleted_at IS NULL ORDER BY m.seq",
+                message_columns_m!()
+            );
+            sqlx::query_as(sqlx::AssertSqlSafe(sql))
+                .bind(conversation.to_string())
+                .bind(up_to)
+                .fetch_all(pool)
+                .await?
+        });
         let neighbourhoods = rows
             .into_iter()
             .map(Message::try_from)
@@ -879,18 +993,22 @@ pub struct SeqTotals {
 }
 
 /// Marks a live conversation as changed, or reports it missing.
-async fn touch(tx: &mut Transaction<'static, Sqlite>, conversation: ConversationId) -> Result<()> {
-    let done =
-        sqlx::query("UPDATE conversations SET updated_at = ? WHERE id = ? AND deleted_at IS NULL")
-            .bind(Timestamp::now().0)
-            .bind(conversation.to_string())
-            .execute(&mut **tx)
-            .await?;
-    if done.rows_affected() == 0 {
-        return Err(StoreError::not_found("conversation", conversation));
-    }
-    Ok(())
+macro_rules! touch {
+    ($tx:expr, $conversation:expr) => {{
+        let conversation: ConversationId = $conversation;
+        let done = sqlx::query(
+            "UPDATE conversations SET updated_at = $1 WHERE id = $2 AND deleted_at IS NULL",
+        )
+        .bind(Timestamp::now().0)
+        .bind(conversation.to_string())
+        .execute(&mut *$tx)
+        .await?;
+        if done.rows_affected() == 0 {
+            return Err(StoreError::not_found("conversation", conversation));
+        }
+    }};
 }
+use touch;
 
 /// Inserts `$messages` (priced drafts) after the conversation's last seq in the write
 /// transaction `$tx` of either backend, and evaluates to the seqs they got. The conversation's

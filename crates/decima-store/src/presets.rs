@@ -5,7 +5,7 @@
 use decima_core::Timestamp;
 use sqlx::FromRow;
 
-use crate::{Result, Store, StoreError};
+use crate::{Result, Store, StoreError, on_pool};
 
 /// What a preset was made from.
 pub const PRESET_KINDS: [&str; 3] = ["native", "st_card", "st_preset"];
@@ -101,9 +101,9 @@ impl<'s> Presets<'s> {
         }
         let id = uuid::Uuid::now_v7().to_string();
         let now = Timestamp::now().0;
-        sqlx::query(
+        on_pool!(self.store, |pool, d| sqlx::query(
             "INSERT INTO presets (id, name, kind, source, body, created_at, updated_at) \
-             VALUES (?, ?, ?, ?, ?, ?, ?)",
+             VALUES ($1, $2, $3, $4, $5, $6, $7)",
         )
         .bind(&id)
         .bind(name)
@@ -112,31 +112,32 @@ impl<'s> Presets<'s> {
         .bind(body.to_string())
         .bind(now)
         .bind(now)
-        .execute(self.store.sqlite("presets")?)
-        .await?;
+        .execute(pool)
+        .await
+        .map(|r| r.rows_affected()))?;
         self.get(&id).await
     }
 
     /// Live presets, newest first.
     pub async fn list(&self) -> Result<Vec<PresetRecord>> {
-        let rows: Vec<PresetRow> = sqlx::query_as(
+        let rows: Vec<PresetRow> = on_pool!(self.store, |pool, d| sqlx::query_as(
             "SELECT id, name, kind, source, body, created_at, updated_at FROM presets \
              WHERE deleted_at IS NULL ORDER BY created_at DESC, id DESC",
         )
-        .fetch_all(self.store.sqlite("presets")?)
-        .await?;
+        .fetch_all(pool)
+        .await)?;
         rows.into_iter().map(PresetRecord::try_from).collect()
     }
 
     /// One live preset.
     pub async fn get(&self, id: &str) -> Result<PresetRecord> {
-        let row: Option<PresetRow> = sqlx::query_as(
+        let row: Option<PresetRow> = on_pool!(self.store, |pool, d| sqlx::query_as(
             "SELECT id, name, kind, source, body, created_at, updated_at FROM presets \
-             WHERE id = ? AND deleted_at IS NULL",
+             WHERE id = $1 AND deleted_at IS NULL",
         )
         .bind(id)
-        .fetch_optional(self.store.sqlite("presets")?)
-        .await?;
+        .fetch_optional(pool)
+        .await)?;
         match row {
             Some(row) => row.try_into(),
             None => Err(StoreError::not_found(

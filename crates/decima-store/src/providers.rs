@@ -4,7 +4,7 @@
 use decima_core::Timestamp;
 use sqlx::FromRow;
 
-use crate::{Result, Store, StoreError};
+use crate::{Result, Store, StoreError, on_pool};
 
 /// Longest model id; real ones are well under 100 characters.
 const MAX_MODEL_CHARS: usize = 256;
@@ -147,9 +147,9 @@ impl<'s> Providers<'s> {
         let settings_json = settings_text(&settings)?;
         let id = uuid::Uuid::now_v7().to_string();
         let now = Timestamp::now();
-        sqlx::query(
+        on_pool!(self.store, |pool, d| sqlx::query(
             "INSERT INTO providers (id, name, kind, preset, base_url, model, context_window, \
-             settings, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+             settings, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
         )
         .bind(&id)
         .bind(&new.name)
@@ -161,8 +161,9 @@ impl<'s> Providers<'s> {
         .bind(&settings_json)
         .bind(now.0)
         .bind(now.0)
-        .execute(self.store.sqlite("providers")?)
+        .execute(pool)
         .await
+        .map(|r| r.rows_affected()))
         .map_err(|e| match &e {
             sqlx::Error::Database(db) if db.is_unique_violation() => {
                 StoreError::InvalidInput(format!("a provider named {} already exists", new.name))
@@ -190,9 +191,9 @@ impl<'s> Providers<'s> {
             provider_columns!(),
             " FROM providers WHERE deleted_at IS NULL ORDER BY name"
         );
-        let rows: Vec<ProviderRow> = sqlx::query_as(sql)
-            .fetch_all(self.store.sqlite("providers")?)
-            .await?;
+        let rows: Vec<ProviderRow> = on_pool!(self.store, |pool, d| sqlx::query_as(sql)
+            .fetch_all(pool)
+            .await)?;
         rows.into_iter().map(ProviderRecord::try_from).collect()
     }
 
@@ -202,12 +203,12 @@ impl<'s> Providers<'s> {
         let sql = concat!(
             "SELECT ",
             provider_columns!(),
-            " FROM providers WHERE name = ? AND deleted_at IS NULL"
+            " FROM providers WHERE name = $1 AND deleted_at IS NULL"
         );
-        let row: Option<ProviderRow> = sqlx::query_as(sql)
+        let row: Option<ProviderRow> = on_pool!(self.store, |pool, d| sqlx::query_as(sql)
             .bind(name)
-            .fetch_optional(self.store.sqlite("providers")?)
-            .await?;
+            .fetch_optional(pool)
+            .await)?;
         match row {
             Some(row) => row.try_into(),
             None => Err(StoreError::not_found("provider", name)),
@@ -219,15 +220,17 @@ impl<'s> Providers<'s> {
     pub async fn remove(&self, name: &str) -> Result<()> {
         check_name(name)?;
         let now = Timestamp::now().0;
-        let done = sqlx::query(
-            "UPDATE providers SET deleted_at = ?, updated_at = ? WHERE name = ? AND deleted_at IS NULL",
+        let done = on_pool!(self.store, |pool, d| {
+            sqlx::query(
+            "UPDATE providers SET deleted_at = $1, updated_at = $2 WHERE name = $3 AND deleted_at IS NULL",
         )
         .bind(now)
         .bind(now)
         .bind(name)
-        .execute(self.store.sqlite("providers")?)
-        .await?;
-        if done.rows_affected() == 0 {
+        .execute(pool)
+        .await.map(|r| r.rows_affected())
+        })?;
+        if done == 0 {
             return Err(StoreError::not_found("provider", name));
         }
         Ok(())
@@ -251,18 +254,18 @@ impl<'s> Providers<'s> {
             ));
         }
         let sql = concat!(
-            "UPDATE providers SET base_url = ?, model = ?, context_window = ?, updated_at = ? \
-             WHERE name = ? AND deleted_at IS NULL RETURNING ",
+            "UPDATE providers SET base_url = $1, model = $2, context_window = $3, updated_at = $4 \
+             WHERE name = $5 AND deleted_at IS NULL RETURNING ",
             provider_columns!()
         );
-        let rows: Vec<ProviderRow> = sqlx::query_as(sql)
+        let rows: Vec<ProviderRow> = on_pool!(self.store, |pool, d| sqlx::query_as(sql)
             .bind(&base_url)
             .bind(&model)
             .bind(i64::from(context_window))
             .bind(Timestamp::now().0)
             .bind(name)
-            .fetch_all(self.store.sqlite("providers")?)
-            .await?;
+            .fetch_all(pool)
+            .await)?;
         updated(rows, name)
     }
 
@@ -275,16 +278,16 @@ impl<'s> Providers<'s> {
         check_name(name)?;
         let settings_json = settings_text(&checked_settings(settings)?)?;
         let sql = concat!(
-            "UPDATE providers SET settings = ?, updated_at = ? WHERE name = ? AND deleted_at IS NULL RETURNING ",
+            "UPDATE providers SET settings = $1, updated_at = $2 WHERE name = $3 AND deleted_at IS NULL RETURNING ",
             provider_columns!()
         );
         // fetch_all steps the statement to completion in one exchange (see messages::append).
-        let rows: Vec<ProviderRow> = sqlx::query_as(sql)
+        let rows: Vec<ProviderRow> = on_pool!(self.store, |pool, d| sqlx::query_as(sql)
             .bind(&settings_json)
             .bind(Timestamp::now().0)
             .bind(name)
-            .fetch_all(self.store.sqlite("providers")?)
-            .await?;
+            .fetch_all(pool)
+            .await)?;
         updated(rows, name)
     }
 }

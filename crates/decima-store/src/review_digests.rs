@@ -10,6 +10,8 @@
 use decima_core::{ConversationId, Timestamp};
 use sqlx::FromRow;
 
+use crate::BeginWrite;
+use crate::on_pool;
 use crate::rows::corrupt;
 use crate::{Result, Store};
 
@@ -112,18 +114,20 @@ impl<'s> ReviewDigests<'s> {
         through: i64,
         budget: u32,
     ) -> Result<Vec<ReviewDigest>> {
-        let rows: Vec<DigestRow> = sqlx::query_as(
+        let rows: Vec<DigestRow> = on_pool!(self.store, |pool, d| {
+            sqlx::query_as(
             "SELECT from_seq, through_seq, budget, live_messages, live_tokens, seq_sum, text, \
-             tokens FROM review_digests WHERE conversation_id = ? AND version = ? \
-             AND from_seq >= ? AND through_seq <= ? AND budget = ? ORDER BY from_seq, through_seq",
+             tokens FROM review_digests WHERE conversation_id = $1 AND version = $2 \
+             AND from_seq >= $3 AND through_seq <= $4 AND budget = $5 ORDER BY from_seq, through_seq",
         )
         .bind(conversation.to_string())
         .bind(i64::from(version))
         .bind(from)
         .bind(through)
         .bind(i64::from(budget))
-        .fetch_all(self.store.sqlite("review summaries")?)
-        .await?;
+        .fetch_all(pool)
+        .await
+        })?;
         rows.into_iter().map(ReviewDigest::try_from).collect()
     }
 
@@ -139,16 +143,31 @@ impl<'s> ReviewDigests<'s> {
             return Ok(Vec::new());
         }
         let list = serde_json::to_string(ranges).map_err(|e| corrupt("seq ranges", e))?;
-        let rows: Vec<(i64, i64, i64, i64)> = sqlx::query_as(
-            "SELECT r.key, COUNT(m.seq), COALESCE(SUM(m.tokens), 0), COALESCE(SUM(m.seq), 0) \
-             FROM json_each(?2) r LEFT JOIN messages m ON m.conversation_id = ?1 \
-             AND m.seq >= json_extract(r.value, '$[0]') AND m.seq <= json_extract(r.value, '$[1]') \
-             AND m.deleted_at IS NULL GROUP BY r.key ORDER BY r.key",
-        )
-        .bind(conversation.to_string())
-        .bind(list)
-        .fetch_all(self.store.sqlite("review summaries")?)
-        .await?;
+        let rows: Vec<(i64, i64, i64, i64)> = on_pool!(self.store, |pool, d| {
+            let sql = match d {
+                crate::Dialect::Sqlite => {
+                    "SELECT r.key, COUNT(m.seq), COALESCE(SUM(m.tokens), 0), \
+                     COALESCE(SUM(m.seq), 0) \
+                     FROM json_each($2) r LEFT JOIN messages m ON m.conversation_id = $1 \
+                     AND m.seq >= json_extract(r.value, '$[0]') \
+                     AND m.seq <= json_extract(r.value, '$[1]') \
+                     AND m.deleted_at IS NULL GROUP BY r.key ORDER BY r.key"
+                }
+                crate::Dialect::Postgres => {
+                    "SELECT r.ord, COUNT(m.seq), CAST(COALESCE(SUM(m.tokens), 0) AS BIGINT), \
+                     CAST(COALESCE(SUM(m.seq), 0) AS BIGINT) \
+                     FROM json_array_elements($2::json) WITH ORDINALITY AS r(value, ord) \
+                     LEFT JOIN messages m ON m.conversation_id = $1 \
+                     AND m.seq >= (r.value->>0)::bigint AND m.seq <= (r.value->>1)::bigint \
+                     AND m.deleted_at IS NULL GROUP BY r.ord ORDER BY r.ord"
+                }
+            };
+            sqlx::query_as(sql)
+                .bind(conversation.to_string())
+                .bind(list)
+                .fetch_all(pool)
+                .await?
+        });
         rows.into_iter()
             .map(|(_, messages, tokens, seq_sum)| {
                 Ok(SeqFingerprint {
@@ -175,72 +194,75 @@ impl<'s> ReviewDigests<'s> {
         }
         let id = conversation.to_string();
         let now = Timestamp::now().0;
-        let mut tx = self.store.begin_write("review summaries").await?;
-        for (from, through, budget) in stale {
+        on_pool!(self.store, |pool, dialect| {
+            let mut tx = pool.begin_write().await?;
+            for (from, through, budget) in stale {
+                sqlx::query(
+                    "DELETE FROM review_digests WHERE conversation_id = $1 AND version = $2 \
+                     AND from_seq = $3 AND through_seq = $4 AND budget = $5",
+                )
+                .bind(&id)
+                .bind(i64::from(version))
+                .bind(from)
+                .bind(through)
+                .bind(i64::from(*budget))
+                .execute(&mut *tx)
+                .await?;
+            }
+            // Rows of an older format are never read again.
+            sqlx::query("DELETE FROM review_digests WHERE conversation_id = $1 AND version <> $2")
+                .bind(&id)
+                .bind(i64::from(version))
+                .execute(&mut *tx)
+                .await?;
+            for d in digests {
+                sqlx::query(
+                    "INSERT INTO review_digests (conversation_id, version, from_seq, through_seq, \
+                     budget, live_messages, live_tokens, seq_sum, text, tokens, used_at) \
+                     SELECT id, $1, $2, $3, $4, $5, $6, $7, $8, $9, $10 FROM conversations WHERE id = $11 \
+                     ON CONFLICT (conversation_id, version, from_seq, through_seq, budget) DO UPDATE \
+                     SET live_messages = excluded.live_messages, live_tokens = excluded.live_tokens, \
+                     seq_sum = excluded.seq_sum, text = excluded.text, tokens = excluded.tokens, \
+                     used_at = excluded.used_at",
+                )
+                .bind(i64::from(version))
+                .bind(d.from_seq)
+                .bind(d.through_seq)
+                .bind(i64::from(d.budget))
+                .bind(i64::try_from(d.fingerprint.messages).unwrap_or(i64::MAX))
+                .bind(i64::try_from(d.fingerprint.tokens).unwrap_or(i64::MAX))
+                .bind(d.fingerprint.seq_sum)
+                .bind(&d.text)
+                .bind(i64::from(d.tokens))
+                .bind(now)
+                .bind(&id)
+                .execute(&mut *tx)
+                .await?;
+            }
             sqlx::query(
-                "DELETE FROM review_digests WHERE conversation_id = ? AND version = ? \
-                 AND from_seq = ? AND through_seq = ? AND budget = ?",
+                "DELETE FROM review_digests WHERE conversation_id = $1 AND budget > 0 AND \
+                 (from_seq, through_seq, budget) NOT IN (SELECT from_seq, through_seq, budget \
+                  FROM review_digests WHERE conversation_id = $1 AND budget > 0 \
+                  ORDER BY used_at DESC, through_seq DESC LIMIT $2)",
             )
             .bind(&id)
-            .bind(i64::from(version))
-            .bind(from)
-            .bind(through)
-            .bind(i64::from(*budget))
+            .bind(RENDERED_PER_CONVERSATION)
             .execute(&mut *tx)
             .await?;
-        }
-        // Rows of an older format are never read again.
-        sqlx::query("DELETE FROM review_digests WHERE conversation_id = ? AND version <> ?")
-            .bind(&id)
-            .bind(i64::from(version))
-            .execute(&mut *tx)
-            .await?;
-        for d in digests {
-            sqlx::query(
-                "INSERT INTO review_digests (conversation_id, version, from_seq, through_seq, \
-                 budget, live_messages, live_tokens, seq_sum, text, tokens, used_at) \
-                 SELECT id, ?, ?, ?, ?, ?, ?, ?, ?, ?, ? FROM conversations WHERE id = ? \
-                 ON CONFLICT (conversation_id, version, from_seq, through_seq, budget) DO UPDATE \
-                 SET live_messages = excluded.live_messages, live_tokens = excluded.live_tokens, \
-                 seq_sum = excluded.seq_sum, text = excluded.text, tokens = excluded.tokens, \
-                 used_at = excluded.used_at",
-            )
-            .bind(i64::from(version))
-            .bind(d.from_seq)
-            .bind(d.through_seq)
-            .bind(i64::from(d.budget))
-            .bind(i64::try_from(d.fingerprint.messages).unwrap_or(i64::MAX))
-            .bind(i64::try_from(d.fingerprint.tokens).unwrap_or(i64::MAX))
-            .bind(d.fingerprint.seq_sum)
-            .bind(&d.text)
-            .bind(i64::from(d.tokens))
-            .bind(now)
-            .bind(&id)
-            .execute(&mut *tx)
-            .await?;
-        }
-        sqlx::query(
-            "DELETE FROM review_digests WHERE conversation_id = ?1 AND budget > 0 AND \
-             (from_seq, through_seq, budget) NOT IN (SELECT from_seq, through_seq, budget \
-              FROM review_digests WHERE conversation_id = ?1 AND budget > 0 \
-              ORDER BY used_at DESC, through_seq DESC LIMIT ?2)",
-        )
-        .bind(&id)
-        .bind(RENDERED_PER_CONVERSATION)
-        .execute(&mut *tx)
-        .await?;
-        tx.commit().await?;
+            tx.commit().await?;
+        });
         Ok(())
     }
 
     /// How many rows the conversation has, of any version and budget: for tests and the
     /// benchmark, which check that a review summary was cached rather than stored elsewhere.
     pub async fn count(&self, conversation: ConversationId) -> Result<u64> {
-        let n: i64 =
-            sqlx::query_scalar("SELECT COUNT(*) FROM review_digests WHERE conversation_id = ?")
-                .bind(conversation.to_string())
-                .fetch_one(self.store.sqlite("review summaries")?)
-                .await?;
+        let n: i64 = on_pool!(self.store, |pool, d| sqlx::query_scalar(
+            "SELECT COUNT(*) FROM review_digests WHERE conversation_id = $1"
+        )
+        .bind(conversation.to_string())
+        .fetch_one(pool)
+        .await)?;
         Ok(u64::try_from(n).unwrap_or(0))
     }
 }

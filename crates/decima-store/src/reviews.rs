@@ -5,6 +5,8 @@
 use decima_core::{ConversationId, ExecutionId, Timestamp};
 use sqlx::FromRow;
 
+use crate::BeginWrite;
+use crate::on_pool;
 use crate::rows::corrupt;
 use crate::{Result, Store, StoreError};
 
@@ -246,96 +248,101 @@ impl<'s> Reviews<'s> {
     pub async fn insert(&self, new: &NewReview) -> Result<Review> {
         let id = uuid::Uuid::now_v7().to_string();
         let created_at = Timestamp::now();
-        let mut tx = self.store.begin_write("tenth-man reviews").await?;
-        sqlx::query(
-            "INSERT INTO reviews (id, conversation_id, execution_id, mode, mode_argument, \
-             review_type, focus, trigger, risk_level, summary, findings, open_questions, \
-             reviewed_from_seq, reviewed_through_seq, language, provider, model, input_tokens, \
-             passes, cache_key, created_at) \
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        )
-        .bind(&id)
-        .bind(new.conversation_id.to_string())
-        .bind(new.execution_id.map(|e| e.to_string()))
-        .bind(&new.mode)
-        .bind(new.mode_argument.as_deref())
-        .bind(&new.review_type)
-        .bind(new.focus.as_deref())
-        .bind(&new.trigger)
-        .bind(&new.risk_level)
-        .bind(&new.summary)
-        .bind(serde_json::to_string(&new.findings).map_err(|e| corrupt("findings", e))?)
-        .bind(serde_json::to_string(&new.open_questions).map_err(|e| corrupt("questions", e))?)
-        .bind(new.reviewed_from_seq)
-        .bind(new.reviewed_through_seq)
-        .bind(new.language.as_deref())
-        .bind(new.provider.as_deref())
-        .bind(new.model.as_deref())
-        .bind(i64::from(new.input_tokens))
-        .bind(serde_json::to_string(&new.passes).map_err(|e| corrupt("passes", e))?)
-        .bind(&new.cache_key)
-        .bind(created_at.0)
-        .execute(&mut *tx)
-        .await?;
-        for (position, f) in new.findings.iter().enumerate() {
+        on_pool!(self.store, |pool, dialect| {
+            let mut tx = pool.begin_write().await?;
             sqlx::query(
-                "INSERT INTO review_findings (id, review_id, conversation_id, execution_id, \
-                 position, title, severity, argument, evidence_seqs, recommendation) \
-                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "INSERT INTO reviews (id, conversation_id, execution_id, mode, mode_argument, \
+                 review_type, focus, trigger, risk_level, summary, findings, open_questions, \
+                 reviewed_from_seq, reviewed_through_seq, language, provider, model, input_tokens, \
+                 passes, cache_key, created_at) \
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21)",
             )
-            .bind(uuid::Uuid::now_v7().to_string())
             .bind(&id)
             .bind(new.conversation_id.to_string())
             .bind(new.execution_id.map(|e| e.to_string()))
-            .bind(position as i64)
-            .bind(&f.title)
-            .bind(&f.severity)
-            .bind(&f.argument)
-            .bind(serde_json::to_string(&f.evidence_seqs).map_err(|e| corrupt("evidence", e))?)
-            .bind(&f.recommendation)
+            .bind(&new.mode)
+            .bind(new.mode_argument.as_deref())
+            .bind(&new.review_type)
+            .bind(new.focus.as_deref())
+            .bind(&new.trigger)
+            .bind(&new.risk_level)
+            .bind(&new.summary)
+            .bind(serde_json::to_string(&new.findings).map_err(|e| corrupt("findings", e))?)
+            .bind(serde_json::to_string(&new.open_questions).map_err(|e| corrupt("questions", e))?)
+            .bind(new.reviewed_from_seq)
+            .bind(new.reviewed_through_seq)
+            .bind(new.language.as_deref())
+            .bind(new.provider.as_deref())
+            .bind(new.model.as_deref())
+            .bind(i64::from(new.input_tokens))
+            .bind(serde_json::to_string(&new.passes).map_err(|e| corrupt("passes", e))?)
+            .bind(&new.cache_key)
+            .bind(created_at.0)
             .execute(&mut *tx)
             .await?;
-        }
-        for (finding, reason) in &new.closes {
-            let done = sqlx::query(
-                "UPDATE review_findings SET closed_by = ?, closed_reason = ? \
-                 WHERE id = ? AND conversation_id = ? AND closed_by IS NULL",
-            )
-            .bind(&id)
-            .bind(reason)
-            .bind(finding)
-            .bind(new.conversation_id.to_string())
-            .execute(&mut *tx)
-            .await?;
-            if done.rows_affected() == 0 {
-                return Err(StoreError::InvalidInput(format!(
-                    "finding {finding} is not an open finding of this conversation"
-                )));
+            for (position, f) in new.findings.iter().enumerate() {
+                sqlx::query(
+                    "INSERT INTO review_findings (id, review_id, conversation_id, execution_id, \
+                     position, title, severity, argument, evidence_seqs, recommendation) \
+                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
+                )
+                .bind(uuid::Uuid::now_v7().to_string())
+                .bind(&id)
+                .bind(new.conversation_id.to_string())
+                .bind(new.execution_id.map(|e| e.to_string()))
+                .bind(position as i64)
+                .bind(&f.title)
+                .bind(&f.severity)
+                .bind(&f.argument)
+                .bind(serde_json::to_string(&f.evidence_seqs).map_err(|e| corrupt("evidence", e))?)
+                .bind(&f.recommendation)
+                .execute(&mut *tx)
+                .await?;
             }
-        }
-        tx.commit().await?;
+            for (finding, reason) in &new.closes {
+                let done = sqlx::query(
+                    "UPDATE review_findings SET closed_by = $1, closed_reason = $2 \
+                     WHERE id = $3 AND conversation_id = $4 AND closed_by IS NULL",
+                )
+                .bind(&id)
+                .bind(reason)
+                .bind(finding)
+                .bind(new.conversation_id.to_string())
+                .execute(&mut *tx)
+                .await?;
+                if done.rows_affected() == 0 {
+                    return Err(StoreError::InvalidInput(format!(
+                        "finding {finding} is not an open finding of this conversation"
+                    )));
+                }
+            }
+            tx.commit().await?;
+        });
         self.get(&id).await
     }
 
     /// One review, with its findings.
     pub async fn get(&self, id: &str) -> Result<Review> {
-        let row: Option<ReviewRow> = sqlx::query_as(concat!(review_select!(), " WHERE id = ?"))
-            .bind(id)
-            .fetch_optional(self.store.sqlite("tenth-man reviews")?)
-            .await?;
+        let row: Option<ReviewRow> = on_pool!(self.store, |pool, d| sqlx::query_as(concat!(
+            review_select!(),
+            " WHERE id = $1"
+        ))
+        .bind(id)
+        .fetch_optional(pool)
+        .await)?;
         let row = row.ok_or_else(|| StoreError::not_found("review", id))?;
         self.complete(row).await
     }
 
     /// The newest review with this cache key, if any: a hit makes no request.
     pub async fn cached(&self, cache_key: &str) -> Result<Option<Review>> {
-        let row: Option<ReviewRow> = sqlx::query_as(concat!(
+        let row: Option<ReviewRow> = on_pool!(self.store, |pool, d| sqlx::query_as(concat!(
             review_select!(),
-            " WHERE cache_key = ? ORDER BY created_at DESC, id DESC LIMIT 1"
+            " WHERE cache_key = $1 ORDER BY created_at DESC, id DESC LIMIT 1"
         ))
         .bind(cache_key)
-        .fetch_optional(self.store.sqlite("tenth-man reviews")?)
-        .await?;
+        .fetch_optional(pool)
+        .await)?;
         Ok(self.complete_all(row).await?.pop())
     }
 
@@ -347,41 +354,41 @@ impl<'s> Reviews<'s> {
         execution: Option<ExecutionId>,
         mode: Option<&str>,
     ) -> Result<Option<Review>> {
-        let row: Option<ReviewRow> = sqlx::query_as(concat!(
+        let row: Option<ReviewRow> = on_pool!(self.store, |pool, d| sqlx::query_as(concat!(
             review_select!(),
-            " WHERE conversation_id = ? AND execution_id IS ? AND (? IS NULL OR mode = ?) \
+            " WHERE conversation_id = $1 AND execution_id IS $2 AND ($3 IS NULL OR mode = $4) \
               ORDER BY created_at DESC, id DESC LIMIT 1"
         ))
         .bind(conversation.to_string())
         .bind(execution.map(|e| e.to_string()))
         .bind(mode)
         .bind(mode)
-        .fetch_optional(self.store.sqlite("tenth-man reviews")?)
-        .await?;
+        .fetch_optional(pool)
+        .await)?;
         Ok(self.complete_all(row).await?.pop())
     }
 
     /// Every review of a conversation, oldest first.
     pub async fn list(&self, conversation: ConversationId) -> Result<Vec<Review>> {
-        let rows: Vec<ReviewRow> = sqlx::query_as(concat!(
+        let rows: Vec<ReviewRow> = on_pool!(self.store, |pool, d| sqlx::query_as(concat!(
             review_select!(),
-            " WHERE conversation_id = ? ORDER BY created_at, id"
+            " WHERE conversation_id = $1 ORDER BY created_at, id"
         ))
         .bind(conversation.to_string())
-        .fetch_all(self.store.sqlite("tenth-man reviews")?)
-        .await?;
+        .fetch_all(pool)
+        .await)?;
         self.complete_all(rows).await
     }
 
     /// Every review of one execution, oldest first.
     pub async fn list_for_execution(&self, execution: ExecutionId) -> Result<Vec<Review>> {
-        let rows: Vec<ReviewRow> = sqlx::query_as(concat!(
+        let rows: Vec<ReviewRow> = on_pool!(self.store, |pool, d| sqlx::query_as(concat!(
             review_select!(),
-            " WHERE execution_id = ? ORDER BY created_at, id"
+            " WHERE execution_id = $1 ORDER BY created_at, id"
         ))
         .bind(execution.to_string())
-        .fetch_all(self.store.sqlite("tenth-man reviews")?)
-        .await?;
+        .fetch_all(pool)
+        .await)?;
         self.complete_all(rows).await
     }
 
@@ -391,15 +398,15 @@ impl<'s> Reviews<'s> {
         conversation: ConversationId,
         execution: Option<ExecutionId>,
     ) -> Result<Vec<Finding>> {
-        let rows: Vec<FindingRow> = sqlx::query_as(concat!(
+        let rows: Vec<FindingRow> = on_pool!(self.store, |pool, d| sqlx::query_as(concat!(
             finding_select!(),
-            " WHERE conversation_id = ? AND execution_id IS ? AND closed_by IS NULL \
+            " WHERE conversation_id = $1 AND execution_id IS $2 AND closed_by IS NULL \
               ORDER BY review_id, position"
         ))
         .bind(conversation.to_string())
         .bind(execution.map(|e| e.to_string()))
-        .fetch_all(self.store.sqlite("tenth-man reviews")?)
-        .await?;
+        .fetch_all(pool)
+        .await)?;
         rows.into_iter().map(Finding::try_from).collect()
     }
 
@@ -413,13 +420,13 @@ impl<'s> Reviews<'s> {
     }
 
     async fn complete(&self, row: ReviewRow) -> Result<Review> {
-        let findings: Vec<FindingRow> = sqlx::query_as(concat!(
+        let findings: Vec<FindingRow> = on_pool!(self.store, |pool, d| sqlx::query_as(concat!(
             finding_select!(),
-            " WHERE review_id = ? ORDER BY position"
+            " WHERE review_id = $1 ORDER BY position"
         ))
         .bind(&row.id)
-        .fetch_all(self.store.sqlite("tenth-man reviews")?)
-        .await?;
+        .fetch_all(pool)
+        .await)?;
         Ok(Review {
             conversation_id: row
                 .conversation_id

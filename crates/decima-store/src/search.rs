@@ -3,7 +3,7 @@
 
 use decima_core::{ConversationId, Role, Timestamp};
 use regex::{Regex, RegexBuilder};
-use sqlx::{QueryBuilder, Sqlite};
+use sqlx::{Postgres, QueryBuilder, Sqlite};
 
 use crate::rows::corrupt;
 use crate::{Result, Store, StoreError};
@@ -94,6 +94,45 @@ struct Terms {
 }
 
 impl Terms {
+    /// A page of hits from the rows read (one more than `limit`, to know whether more follow),
+    /// each checked against the terms: an index out of step with the text never shows a
+    /// message that does not match.
+    fn page(&self, mut rows: Vec<HitRow>, limit: u32) -> Result<SearchPage> {
+        let terms = self;
+        let next = (rows.len() > limit as usize).then(|| {
+            rows.truncate(limit as usize);
+            rows.last().map(|r| r.cursor)
+        });
+        let mut hits = Vec::with_capacity(rows.len());
+        for row in rows {
+            let tool_calls = row.tool_calls.as_deref().unwrap_or("");
+            if !terms.all_in(&row.content, tool_calls) {
+                tracing::warn!(
+                    cursor = row.cursor,
+                    "the search index holds a message that does not match; skipped"
+                );
+                continue;
+            }
+            hits.push(SearchHit {
+                cursor: row.cursor,
+                conversation_id: row
+                    .conversation_id
+                    .parse()
+                    .map_err(|e| corrupt("conversation id", e))?,
+                conversation_title: row.title,
+                seq: row.seq,
+                role: row.role.parse().map_err(|e| corrupt("role", e))?,
+                created_at: Timestamp(row.created_at),
+                snippet: terms.snippet(&row.content, tool_calls),
+            });
+        }
+        tracing::debug!(terms = terms.all.len(), hits = hits.len(), "searched");
+        Ok(SearchPage {
+            hits,
+            next: next.flatten(),
+        })
+    }
+
     fn parse(text: &str) -> Result<Option<Self>> {
         if text.chars().count() > MAX_QUERY_CHARS {
             return Err(StoreError::InvalidInput(format!(
@@ -235,6 +274,22 @@ impl<'a> Search<'a> {
             return Ok(SearchPage::default());
         };
         let limit = query.limit.clamp(1, MAX_PAGE);
+        let pool = match self.store.backend() {
+            crate::Backend::Sqlite(pool) => pool,
+            crate::Backend::Postgres(pool) => {
+                let mut sql = QueryBuilder::<Postgres>::new(
+                    "SELECT m.row_id AS cursor, m.conversation_id, c.title, m.seq, m.role, \
+                     m.created_at, left(m.content, ",
+                );
+                sql.push(INDEXED_CHARS.to_string());
+                sql.push(") AS content, m.tool_calls ");
+                push_matching_postgres(&mut sql, &terms, query.conversation, query.before);
+                sql.push(" ORDER BY m.row_id DESC LIMIT ");
+                sql.push_bind(i64::from(limit) + 1);
+                let rows: Vec<HitRow> = sql.build_query_as().fetch_all(pool).await?;
+                return terms.page(rows, limit);
+            }
+        };
         let mut sql = QueryBuilder::<Sqlite>::new(
             "SELECT m.rowid AS cursor, m.conversation_id, c.title, m.seq, m.role, m.created_at, \
              substr(m.content, 1, ",
@@ -244,42 +299,8 @@ impl<'a> Search<'a> {
         let key = push_matching(&mut sql, &terms, query.conversation, query.before);
         sql.push(format!(" ORDER BY {key} DESC LIMIT "));
         sql.push_bind(i64::from(limit) + 1);
-        let mut rows: Vec<HitRow> = sql
-            .build_query_as()
-            .fetch_all(self.store.sqlite("full-text search")?)
-            .await?;
-        let next = (rows.len() > limit as usize).then(|| {
-            rows.truncate(limit as usize);
-            rows.last().map(|r| r.cursor)
-        });
-        let mut hits = Vec::with_capacity(rows.len());
-        for row in rows {
-            let tool_calls = row.tool_calls.as_deref().unwrap_or("");
-            if !terms.all_in(&row.content, tool_calls) {
-                tracing::warn!(
-                    cursor = row.cursor,
-                    "the search index holds a message that does not match; skipped"
-                );
-                continue;
-            }
-            hits.push(SearchHit {
-                cursor: row.cursor,
-                conversation_id: row
-                    .conversation_id
-                    .parse()
-                    .map_err(|e| corrupt("conversation id", e))?,
-                conversation_title: row.title,
-                seq: row.seq,
-                role: row.role.parse().map_err(|e| corrupt("role", e))?,
-                created_at: Timestamp(row.created_at),
-                snippet: terms.snippet(&row.content, tool_calls),
-            });
-        }
-        tracing::debug!(terms = terms.all.len(), hits = hits.len(), "searched");
-        Ok(SearchPage {
-            hits,
-            next: next.flatten(),
-        })
+        let rows: Vec<HitRow> = sql.build_query_as().fetch_all(pool).await?;
+        terms.page(rows, limit)
     }
 
     /// The seqs of one conversation's live messages that hold every term, oldest first, at
@@ -294,14 +315,22 @@ impl<'a> Search<'a> {
         let Some(terms) = Terms::parse(text)? else {
             return Ok(SeqMatches::default());
         };
-        let mut sql = QueryBuilder::<Sqlite>::new("SELECT m.seq ");
-        let _ = push_matching(&mut sql, &terms, Some(conversation), None);
-        sql.push(" ORDER BY m.seq LIMIT ");
-        sql.push_bind(i64::from(limit) + 1);
-        let mut seqs: Vec<i64> = sql
-            .build_query_scalar()
-            .fetch_all(self.store.sqlite("full-text search")?)
-            .await?;
+        let mut seqs: Vec<i64> = match self.store.backend() {
+            crate::Backend::Sqlite(pool) => {
+                let mut sql = QueryBuilder::<Sqlite>::new("SELECT m.seq ");
+                let _ = push_matching(&mut sql, &terms, Some(conversation), None);
+                sql.push(" ORDER BY m.seq LIMIT ");
+                sql.push_bind(i64::from(limit) + 1);
+                sql.build_query_scalar().fetch_all(pool).await?
+            }
+            crate::Backend::Postgres(pool) => {
+                let mut sql = QueryBuilder::<Postgres>::new("SELECT m.seq ");
+                push_matching_postgres(&mut sql, &terms, Some(conversation), None);
+                sql.push(" ORDER BY m.seq LIMIT ");
+                sql.push_bind(i64::from(limit) + 1);
+                sql.build_query_scalar().fetch_all(pool).await?
+            }
+        };
         let truncated = seqs.len() > limit as usize;
         seqs.truncate(limit as usize);
         Ok(SeqMatches { seqs, truncated })
@@ -355,6 +384,38 @@ fn push_matching(
         sql.push(" ESCAPE '\\')");
     }
     key
+}
+
+/// `FROM … WHERE …` for the live messages that hold every term, on PostgreSQL: each term is an
+/// `ILIKE` over the same text the GIN trigram index `messages_search` holds (the expression must
+/// be the index's own for the planner to use it). Terms of three characters or more are found
+/// through the index; shorter ones filter what it found, or scan.
+fn push_matching_postgres(
+    sql: &mut QueryBuilder<Postgres>,
+    terms: &Terms,
+    conversation: Option<ConversationId>,
+    before: Option<i64>,
+) {
+    sql.push(
+        "FROM messages m JOIN conversations c ON c.id = m.conversation_id \
+         WHERE m.deleted_at IS NULL AND c.deleted_at IS NULL",
+    );
+    if let Some(id) = conversation {
+        sql.push(" AND m.conversation_id = ");
+        sql.push_bind(id.to_string());
+    }
+    if let Some(cursor) = before {
+        sql.push(" AND m.row_id < ");
+        sql.push_bind(cursor);
+    }
+    for term in &terms.all {
+        sql.push(format!(
+            " AND (left(m.content, {INDEXED_CHARS}) || chr(10) || coalesce(m.tool_calls, '')) \
+             ILIKE "
+        ));
+        sql.push_bind(format!("%{}%", like_escaped(term)));
+        sql.push(" ESCAPE '\\'");
+    }
 }
 
 #[cfg(test)]

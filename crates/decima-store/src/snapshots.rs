@@ -5,6 +5,8 @@ use decima_core::names::echo_untrusted;
 use decima_core::{ExecutionId, Timestamp};
 use sqlx::FromRow;
 
+use crate::BeginWrite;
+use crate::on_pool;
 use crate::rows::corrupt;
 use crate::{Result, Store, StoreError};
 
@@ -139,33 +141,35 @@ impl<'s> Snapshots<'s> {
         let id = uuid::Uuid::now_v7().to_string();
         let now = Timestamp::now().0;
         let state = new.todo_state.to_string();
-        let mut tx = self.store.begin_write("snapshot records").await?;
-        check_execution_and_todo(&mut tx, new.execution_id, new.todo_id.as_deref()).await?;
-        sqlx::query(
-            "INSERT INTO snapshots (id, execution_id, todo_id, reason, message_seq, todo_state, \
-             workspace_archive, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-        )
-        .bind(&id)
-        .bind(new.execution_id.to_string())
-        .bind(new.todo_id.as_deref())
-        .bind(new.reason.as_str())
-        .bind(new.message_seq)
-        .bind(&state)
-        .bind(new.workspace_archive.as_deref())
-        .bind(now)
-        .execute(&mut *tx)
-        .await?;
-        tx.commit().await?;
+        on_pool!(self.store, |pool, dialect| {
+            let mut tx = pool.begin_write().await?;
+            check_execution_and_todo(&mut *tx, new.execution_id, new.todo_id.as_deref()).await?;
+            sqlx::query(
+                "INSERT INTO snapshots (id, execution_id, todo_id, reason, message_seq, todo_state, \
+                 workspace_archive, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
+            )
+            .bind(&id)
+            .bind(new.execution_id.to_string())
+            .bind(new.todo_id.as_deref())
+            .bind(new.reason.as_str())
+            .bind(new.message_seq)
+            .bind(&state)
+            .bind(new.workspace_archive.as_deref())
+            .bind(now)
+            .execute(&mut *tx)
+            .await?;
+            tx.commit().await?;
+        });
         self.get(&id).await
     }
 
     /// One snapshot by id.
     pub async fn get(&self, id: &str) -> Result<Snapshot> {
-        let sql = concat!(snapshot_select!(), " WHERE id = ?");
-        let row: Option<SnapshotRow> = sqlx::query_as(sql)
+        let sql = concat!(snapshot_select!(), " WHERE id = $1");
+        let row: Option<SnapshotRow> = on_pool!(self.store, |pool, d| sqlx::query_as(sql)
             .bind(id)
-            .fetch_optional(self.store.sqlite("snapshot records")?)
-            .await?;
+            .fetch_optional(pool)
+            .await)?;
         row.ok_or_else(|| StoreError::not_found("snapshot", echo_untrusted(id)))?
             .try_into()
     }
@@ -174,12 +178,12 @@ impl<'s> Snapshots<'s> {
     pub async fn list(&self, execution: ExecutionId) -> Result<Vec<Snapshot>> {
         let sql = concat!(
             snapshot_select!(),
-            " WHERE execution_id = ? ORDER BY created_at, id"
+            " WHERE execution_id = $1 ORDER BY created_at, id"
         );
-        let rows: Vec<SnapshotRow> = sqlx::query_as(sql)
+        let rows: Vec<SnapshotRow> = on_pool!(self.store, |pool, d| sqlx::query_as(sql)
             .bind(execution.to_string())
-            .fetch_all(self.store.sqlite("snapshot records")?)
-            .await?;
+            .fetch_all(pool)
+            .await)?;
         rows.into_iter().map(Snapshot::try_from).collect()
     }
 
@@ -187,12 +191,12 @@ impl<'s> Snapshots<'s> {
     pub async fn list_for_todo(&self, todo_id: &str) -> Result<Vec<Snapshot>> {
         let sql = concat!(
             snapshot_select!(),
-            " WHERE todo_id = ? ORDER BY created_at, id"
+            " WHERE todo_id = $1 ORDER BY created_at, id"
         );
-        let rows: Vec<SnapshotRow> = sqlx::query_as(sql)
+        let rows: Vec<SnapshotRow> = on_pool!(self.store, |pool, d| sqlx::query_as(sql)
             .bind(todo_id)
-            .fetch_all(self.store.sqlite("snapshot records")?)
-            .await?;
+            .fetch_all(pool)
+            .await)?;
         rows.into_iter().map(Snapshot::try_from).collect()
     }
 
@@ -200,12 +204,12 @@ impl<'s> Snapshots<'s> {
     pub async fn latest_for_todo(&self, todo_id: &str) -> Result<Option<Snapshot>> {
         let sql = concat!(
             snapshot_select!(),
-            " WHERE todo_id = ? ORDER BY created_at DESC, id DESC LIMIT 1"
+            " WHERE todo_id = $1 ORDER BY created_at DESC, id DESC LIMIT 1"
         );
-        let row: Option<SnapshotRow> = sqlx::query_as(sql)
+        let row: Option<SnapshotRow> = on_pool!(self.store, |pool, d| sqlx::query_as(sql)
             .bind(todo_id)
-            .fetch_optional(self.store.sqlite("snapshot records")?)
-            .await?;
+            .fetch_optional(pool)
+            .await)?;
         row.map(Snapshot::try_from).transpose()
     }
 
@@ -219,38 +223,52 @@ impl<'s> Snapshots<'s> {
             .filter(|s| s.is_terminal())
             .map(|s| s.as_str())
             .collect();
-        let rows: Vec<(String,)> = sqlx::query_as(
-            "SELECT DISTINCT s.workspace_archive FROM snapshots s \
-             JOIN executions e ON e.id = s.execution_id \
-             WHERE s.workspace_archive IS NOT NULL \
-               AND e.status NOT IN (SELECT value FROM json_each(?))",
-        )
-        .bind(serde_json::json!(finished).to_string())
-        .fetch_all(self.store.sqlite("snapshot records")?)
-        .await?;
+        let rows: Vec<(String,)> = on_pool!(self.store, |pool, d| {
+            let each = match d {
+                crate::Dialect::Sqlite => "SELECT value FROM json_each($1)",
+                crate::Dialect::Postgres => "SELECT json_array_elements_text($1::json)",
+            };
+            let sql = format!(
+                "SELECT DISTINCT s.workspace_archive FROM snapshots s \
+                 JOIN executions e ON e.id = s.execution_id \
+                 WHERE s.workspace_archive IS NOT NULL AND e.status NOT IN ({each})"
+            );
+            sqlx::query_as(sqlx::AssertSqlSafe(sql))
+                .bind(serde_json::json!(finished).to_string())
+                .fetch_all(pool)
+                .await?
+        });
         Ok(rows.into_iter().map(|(id,)| id).collect())
     }
 }
 
 /// Refuses an unknown execution, or a todo that is not the execution's, naming which.
-pub(crate) async fn check_execution_and_todo(
-    tx: &mut sqlx::Transaction<'static, sqlx::Sqlite>,
+pub(crate) async fn check_execution_and_todo<C, DB>(
+    tx: &mut C,
     execution: ExecutionId,
     todo: Option<&str>,
-) -> Result<()> {
-    let exists: Option<i64> = sqlx::query_scalar("SELECT 1 FROM executions WHERE id = ?")
+) -> Result<()>
+where
+    DB: sqlx::Database,
+    for<'c> &'c mut C: sqlx::Executor<'c, Database = DB>,
+    DB::Arguments: sqlx::IntoArguments<DB>,
+    for<'q> String: sqlx::Encode<'q, DB> + sqlx::Type<DB> + sqlx::Decode<'q, DB>,
+    for<'q> &'q str: sqlx::Encode<'q, DB> + sqlx::Type<DB>,
+    for<'r> (String,): sqlx::FromRow<'r, DB::Row>,
+{
+    let exists: Option<String> = sqlx::query_scalar("SELECT id FROM executions WHERE id = $1")
         .bind(execution.to_string())
-        .fetch_optional(&mut **tx)
+        .fetch_optional(&mut *tx)
         .await?;
     if exists.is_none() {
         return Err(StoreError::not_found("execution", execution));
     }
     if let Some(todo) = todo {
-        let exists: Option<i64> =
-            sqlx::query_scalar("SELECT 1 FROM todos WHERE id = ? AND execution_id = ?")
+        let exists: Option<String> =
+            sqlx::query_scalar("SELECT id FROM todos WHERE id = $1 AND execution_id = $2")
                 .bind(todo)
                 .bind(execution.to_string())
-                .fetch_optional(&mut **tx)
+                .fetch_optional(&mut *tx)
                 .await?;
         if exists.is_none() {
             return Err(StoreError::not_found(

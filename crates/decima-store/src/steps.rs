@@ -4,6 +4,7 @@
 use decima_core::{ExecutionId, Timestamp};
 use sqlx::FromRow;
 
+use crate::on_pool;
 use crate::rows::corrupt;
 use crate::{Result, Store, StoreError};
 
@@ -96,14 +97,9 @@ impl<'s> Steps<'s> {
         kind: StepKind,
         content: &str,
     ) -> Result<Step> {
-        insert_step(
-            self.store,
-            self.store.sqlite("step records")?,
-            execution,
-            kind,
-            content,
-        )
-        .await
+        on_pool!(self.store, |pool, d| {
+            insert_step(self.store, pool, execution, kind, content).await
+        })
     }
 
     /// Records several steps at once, in order, in one statement: a step's analysis and action
@@ -118,6 +114,20 @@ impl<'s> Steps<'s> {
         if records.is_empty() {
             return Ok(Vec::new());
         }
+        let pool = match self.store.backend() {
+            crate::Backend::Sqlite(pool) => pool,
+            crate::Backend::Postgres(pool) => {
+                // The run that records them holds its execution, so one row at a time in one
+                // transaction numbers them as the single statement does on SQLite.
+                let mut tx = pool.begin().await?;
+                let mut steps = Vec::with_capacity(records.len());
+                for (kind, content) in records {
+                    steps.push(insert_step(self.store, &mut *tx, execution, *kind, content).await?);
+                }
+                tx.commit().await?;
+                return Ok(steps);
+            }
+        };
         let created_at = Timestamp::now();
         let Some(sql) = records_sql(records.len(), "") else {
             return Ok(Vec::new());
@@ -131,7 +141,7 @@ impl<'s> Steps<'s> {
             query = bind_record(query, &id, *kind, content, tokens, created_at, execution);
             rows.push((id, *kind, *content, tokens));
         }
-        let mut seqs = query.fetch_all(self.store.sqlite("step records")?).await?;
+        let mut seqs = query.fetch_all(pool).await?;
         if seqs.len() != records.len() {
             return Err(StoreError::not_found("execution", execution));
         }
@@ -153,13 +163,13 @@ impl<'s> Steps<'s> {
 
     /// Every step of an execution that is not folded into a summary, in seq order.
     pub async fn list(&self, execution: ExecutionId) -> Result<Vec<Step>> {
-        let rows: Vec<StepRow> = sqlx::query_as(
+        let rows: Vec<StepRow> = on_pool!(self.store, |pool, d| sqlx::query_as(
             "SELECT id, execution_id, seq, kind, content, tokens, created_at FROM steps \
-             WHERE execution_id = ? AND superseded_by IS NULL ORDER BY seq",
+             WHERE execution_id = $1 AND superseded_by IS NULL ORDER BY seq",
         )
         .bind(execution.to_string())
-        .fetch_all(self.store.sqlite("step records")?)
-        .await?;
+        .fetch_all(pool)
+        .await)?;
         rows.into_iter().map(Step::try_from).collect()
     }
 }
@@ -209,13 +219,22 @@ pub(crate) fn bind_record<'q>(
         .bind(execution.to_string())
 }
 
-async fn insert_step<'e, E: sqlx::SqliteExecutor<'e>>(
+pub(crate) async fn insert_step<'e, E, DB>(
     store: &Store,
     executor: E,
     execution: ExecutionId,
     kind: StepKind,
     content: &str,
-) -> Result<Step> {
+) -> Result<Step>
+where
+    DB: sqlx::Database,
+    E: sqlx::Executor<'e, Database = DB>,
+    DB::Arguments: sqlx::IntoArguments<DB>,
+    for<'q> String: sqlx::Encode<'q, DB> + sqlx::Type<DB>,
+    for<'q> &'q str: sqlx::Encode<'q, DB> + sqlx::Type<DB>,
+    for<'q> i64: sqlx::Encode<'q, DB> + sqlx::Type<DB> + sqlx::Decode<'q, DB>,
+    for<'r> (i64,): sqlx::FromRow<'r, DB::Row>,
+{
     let id = uuid::Uuid::now_v7().to_string();
     let tokens = store.counter().count_text(content);
     let created_at = Timestamp::now();
@@ -223,10 +242,10 @@ async fn insert_step<'e, E: sqlx::SqliteExecutor<'e>>(
     // round trip (see docs/PERFORMANCE.md, the store).
     let seqs: Vec<i64> = sqlx::query_scalar(
         "INSERT INTO steps (id, execution_id, seq, kind, content, tokens, created_at) \
-         SELECT ?, e.id, COALESCE((SELECT MAX(s.seq) FROM steps s WHERE s.execution_id = e.id), 0) + 1, \
-         ?, ?, ?, ? FROM executions e WHERE e.id = ? RETURNING seq",
+         SELECT $1, e.id, COALESCE((SELECT MAX(s.seq) FROM steps s WHERE s.execution_id = e.id), 0) + 1, \
+         $2, $3, $4, $5 FROM executions e WHERE e.id = $6 RETURNING seq",
     )
-    .bind(&id)
+    .bind(id.clone())
     .bind(kind.as_str())
     .bind(content)
     .bind(i64::from(tokens))

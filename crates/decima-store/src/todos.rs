@@ -5,6 +5,8 @@ use decima_core::names::echo_untrusted;
 use decima_core::{ConversationId, ExecutionId, Timestamp};
 use sqlx::FromRow;
 
+use crate::BeginWrite;
+use crate::on_pool;
 use crate::rows::corrupt;
 use crate::{Result, Store, StoreError};
 
@@ -34,14 +36,16 @@ impl<'s> Todos<'s> {
         &self,
         conversation: ConversationId,
     ) -> Result<Vec<PinnedTodo>> {
-        Ok(sqlx::query_as(
+        Ok(on_pool!(self.store, |pool, d| {
+            sqlx::query_as(
             "SELECT t.title, t.status, t.phase FROM todos t JOIN executions e ON e.id = t.execution_id \
-             WHERE e.conversation_id = ? AND t.pinned = 1 AND t.deleted_at IS NULL \
+             WHERE e.conversation_id = $1 AND t.pinned AND t.deleted_at IS NULL \
              ORDER BY e.created_at, e.id, t.position",
         )
         .bind(conversation.to_string())
-        .fetch_all(self.store.sqlite("plans and todos")?)
-        .await?)
+        .fetch_all(pool)
+        .await
+        })?)
     }
 }
 
@@ -226,101 +230,108 @@ impl Todos<'_> {
         }
         let execution_id = execution.to_string();
         let now = Timestamp::now().0;
-        let mut tx = self.store.begin_write("plans and todos").await?;
-        let exists: Option<i64> = sqlx::query_scalar("SELECT 1 FROM executions WHERE id = ?")
-            .bind(&execution_id)
-            .fetch_optional(&mut *tx)
-            .await?;
-        if exists.is_none() {
-            return Err(StoreError::not_found("execution", execution));
-        }
-        sqlx::query(
-            "UPDATE todos SET deleted_at = ?, updated_at = ? \
-             WHERE execution_id = ? AND deleted_at IS NULL",
-        )
-        .bind(now)
-        .bind(now)
-        .bind(&execution_id)
-        .execute(&mut *tx)
-        .await?;
-        for (position, item) in (0_i64..).zip(plan) {
-            match &item.id {
-                Some(id) => {
-                    let done = sqlx::query(
-                        "UPDATE todos SET position = ?, title = ?, status = ?, phase = ?, \
-                         checkpoint = ?, pinned = ?, reason = ?, updated_at = ?, deleted_at = NULL \
-                         WHERE id = ? AND execution_id = ?",
-                    )
-                    .bind(position)
-                    .bind(&item.title)
-                    .bind(item.status.as_str())
-                    .bind(item.phase.as_deref())
-                    .bind(item.checkpoint)
-                    .bind(item.pinned)
-                    .bind(item.reason.as_deref())
-                    .bind(now)
-                    .bind(id)
+        on_pool!(self.store, |pool, dialect| {
+            let mut tx = pool.begin_write().await?;
+            let exists: Option<i64> =
+                sqlx::query_scalar("SELECT CAST(1 AS BIGINT) FROM executions WHERE id = $1")
                     .bind(&execution_id)
-                    .execute(&mut *tx)
+                    .fetch_optional(&mut *tx)
                     .await?;
-                    if done.rows_affected() == 0 {
-                        return Err(StoreError::not_found(
-                            "todo",
-                            format!("{} of execution {execution}", echo_untrusted(id)),
-                        ));
+            if exists.is_none() {
+                return Err(StoreError::not_found("execution", execution));
+            }
+            sqlx::query(
+                "UPDATE todos SET deleted_at = $1, updated_at = $2 \
+                 WHERE execution_id = $3 AND deleted_at IS NULL",
+            )
+            .bind(now)
+            .bind(now)
+            .bind(&execution_id)
+            .execute(&mut *tx)
+            .await?;
+            for (position, item) in (0_i64..).zip(plan) {
+                match &item.id {
+                    Some(id) => {
+                        let done = sqlx::query(
+                            "UPDATE todos SET position = $1, title = $2, status = $3, phase = $4, \
+                             checkpoint = $5, pinned = $6, reason = $7, updated_at = $8, deleted_at = NULL \
+                             WHERE id = $9 AND execution_id = $10",
+                        )
+                        .bind(position)
+                        .bind(&item.title)
+                        .bind(item.status.as_str())
+                        .bind(item.phase.as_deref())
+                        .bind(item.checkpoint)
+                        .bind(item.pinned)
+                        .bind(item.reason.as_deref())
+                        .bind(now)
+                        .bind(id)
+                        .bind(&execution_id)
+                        .execute(&mut *tx)
+                        .await?;
+                        if done.rows_affected() == 0 {
+                            return Err(StoreError::not_found(
+                                "todo",
+                                format!("{} of execution {execution}", echo_untrusted(id)),
+                            ));
+                        }
+                    }
+                    None => {
+                        sqlx::query(
+                            "INSERT INTO todos (id, execution_id, position, title, status, phase, \
+                             checkpoint, pinned, reason, created_at, updated_at) \
+                             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
+                        )
+                        .bind(uuid::Uuid::now_v7().to_string())
+                        .bind(&execution_id)
+                        .bind(position)
+                        .bind(&item.title)
+                        .bind(item.status.as_str())
+                        .bind(item.phase.as_deref())
+                        .bind(item.checkpoint)
+                        .bind(item.pinned)
+                        .bind(item.reason.as_deref())
+                        .bind(now)
+                        .bind(now)
+                        .execute(&mut *tx)
+                        .await?;
                     }
                 }
-                None => {
-                    sqlx::query(
-                        "INSERT INTO todos (id, execution_id, position, title, status, phase, \
-                         checkpoint, pinned, reason, created_at, updated_at) \
-                         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    )
-                    .bind(uuid::Uuid::now_v7().to_string())
-                    .bind(&execution_id)
-                    .bind(position)
-                    .bind(&item.title)
-                    .bind(item.status.as_str())
-                    .bind(item.phase.as_deref())
-                    .bind(item.checkpoint)
-                    .bind(item.pinned)
-                    .bind(item.reason.as_deref())
-                    .bind(now)
-                    .bind(now)
-                    .execute(&mut *tx)
-                    .await?;
-                }
             }
-        }
-        tx.commit().await?;
+            tx.commit().await?;
+        });
         self.plan(execution).await
     }
 
     /// Marks the execution's todos still in progress `cancelled`, with `reason`: the run ended
     /// at the analyst's word, so nothing is being worked on any more. Returns how many.
     pub async fn cancel_open(&self, execution: ExecutionId, reason: &str) -> Result<u64> {
-        let done = sqlx::query(
-            "UPDATE todos SET status = 'cancelled', reason = ?, updated_at = ? \
-             WHERE execution_id = ? AND status = 'in_progress' AND deleted_at IS NULL",
+        let done = on_pool!(self.store, |pool, d| sqlx::query(
+            "UPDATE todos SET status = 'cancelled', reason = $1, updated_at = $2 \
+             WHERE execution_id = $3 AND status = 'in_progress' AND deleted_at IS NULL",
         )
         .bind(reason)
         .bind(Timestamp::now().0)
         .bind(execution.to_string())
-        .execute(self.store.sqlite("plans and todos")?)
-        .await?;
-        Ok(done.rows_affected())
+        .execute(pool)
+        .await
+        .map(|r| r.rows_affected()))?;
+        Ok(done)
     }
 
     /// The live plan of an execution, in order.
     pub async fn plan(&self, execution: ExecutionId) -> Result<Vec<Todo>> {
-        let rows: Vec<TodoRow> = sqlx::query_as(
+        let rows: Vec<TodoRow> =
+            on_pool!(self.store, |pool, d| {
+                sqlx::query_as(
             "SELECT id, execution_id, position, title, status, phase, checkpoint, pinned, reason, \
-             created_at, updated_at FROM todos WHERE execution_id = ? AND deleted_at IS NULL \
+             created_at, updated_at FROM todos WHERE execution_id = $1 AND deleted_at IS NULL \
              ORDER BY position, id",
         )
         .bind(execution.to_string())
-        .fetch_all(self.store.sqlite("plans and todos")?)
-        .await?;
+        .fetch_all(pool)
+        .await
+            })?;
         rows.into_iter().map(Todo::try_from).collect()
     }
 }

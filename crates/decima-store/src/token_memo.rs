@@ -6,7 +6,7 @@ use std::collections::HashMap;
 
 use decima_core::{ConversationId, Timestamp};
 
-use crate::{Result, Store};
+use crate::{BeginWrite, Result, Store, on_pool};
 
 /// Rows kept per conversation: a preset has a handful of parts, and the session context changes
 /// with every compaction, so a few dozen cover the steady state.
@@ -24,11 +24,12 @@ impl<'s> TokenMemo<'s> {
 
     /// Every remembered count of the conversation, by digest.
     pub async fn load(&self, conversation: ConversationId) -> Result<HashMap<String, u32>> {
-        let rows: Vec<(String, i64)> =
-            sqlx::query_as("SELECT digest, tokens FROM token_memo WHERE conversation_id = ?")
-                .bind(conversation.to_string())
-                .fetch_all(self.store.sqlite("token counts")?)
-                .await?;
+        let rows: Vec<(String, i64)> = on_pool!(self.store, |pool, d| sqlx::query_as(
+            "SELECT digest, tokens FROM token_memo WHERE conversation_id = $1"
+        )
+        .bind(conversation.to_string())
+        .fetch_all(pool)
+        .await)?;
         Ok(rows
             .into_iter()
             .filter_map(|(digest, tokens)| Some((digest, u32::try_from(tokens).ok()?)))
@@ -47,31 +48,33 @@ impl<'s> TokenMemo<'s> {
         }
         let now = Timestamp::now().0;
         let id = conversation.to_string();
-        let mut tx = self.store.begin_write("token counts").await?;
-        for (digest, tokens) in counts {
+        on_pool!(self.store, |pool, d| {
+            let mut tx = pool.begin_write().await?;
+            for (digest, tokens) in counts {
+                sqlx::query(
+                    "INSERT INTO token_memo (conversation_id, digest, tokens, used_at) \
+                     SELECT id, $1, $2, $3 FROM conversations WHERE id = $4 \
+                     ON CONFLICT (conversation_id, digest) DO UPDATE SET used_at = excluded.used_at",
+                )
+                .bind(digest)
+                .bind(i64::from(*tokens))
+                .bind(now)
+                .bind(&id)
+                .execute(&mut *tx)
+                .await?;
+            }
             sqlx::query(
-                "INSERT INTO token_memo (conversation_id, digest, tokens, used_at) \
-                 SELECT id, ?, ?, ? FROM conversations WHERE id = ? \
-                 ON CONFLICT (conversation_id, digest) DO UPDATE SET used_at = excluded.used_at",
+                "DELETE FROM token_memo WHERE conversation_id = $1 AND digest NOT IN \
+                 (SELECT digest FROM token_memo WHERE conversation_id = $2 \
+                  ORDER BY used_at DESC, digest LIMIT $3)",
             )
-            .bind(digest)
-            .bind(i64::from(*tokens))
-            .bind(now)
             .bind(&id)
+            .bind(&id)
+            .bind(KEEP_PER_CONVERSATION)
             .execute(&mut *tx)
             .await?;
-        }
-        sqlx::query(
-            "DELETE FROM token_memo WHERE conversation_id = ? AND digest NOT IN \
-             (SELECT digest FROM token_memo WHERE conversation_id = ? \
-              ORDER BY used_at DESC, digest LIMIT ?)",
-        )
-        .bind(&id)
-        .bind(&id)
-        .bind(KEEP_PER_CONVERSATION)
-        .execute(&mut *tx)
-        .await?;
-        tx.commit().await?;
+            tx.commit().await?;
+        });
         Ok(())
     }
 }

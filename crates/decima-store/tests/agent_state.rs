@@ -339,11 +339,12 @@ async fn plan_replacement_keeps_ids_updates_and_soft_deletes() {
     assert_eq!(second[2].title, "ship it");
     assert_eq!(store.todos().plan(e.id).await.unwrap(), second);
     // The dropped todo is soft-deleted: the row remains for snapshots and failures.
-    let rows: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM todos WHERE execution_id = ?")
-        .bind(e.id.to_string())
-        .fetch_one(store.sqlite_pool().expect("a SQLite store"))
-        .await
-        .unwrap();
+    let rows: i64 = common::scalar(
+        &store,
+        "SELECT COUNT(*) FROM todos WHERE execution_id = $1",
+        &[&e.id.to_string()],
+    )
+    .await;
     assert_eq!(rows, 4);
 
     // A reason on a todo that did not fail is refused.

@@ -63,3 +63,52 @@ pub async fn database_at(path: &Path, version: i64) -> SqlitePool {
     migrator.run_to(version, &pool).await.unwrap();
     pool
 }
+
+/// One integer `sql` reads (with `$N` placeholders bound to `binds`), on the suite's backend.
+pub async fn scalar(store: &Store, sql: &'static str, binds: &[&str]) -> i64 {
+    if let Some(pool) = store.sqlite_pool() {
+        let mut q = sqlx::query_scalar(sql);
+        for b in binds {
+            q = q.bind(*b);
+        }
+        return q.fetch_one(pool).await.unwrap();
+    }
+    let mut q = sqlx::query_scalar(sql);
+    for b in binds {
+        q = q.bind(*b);
+    }
+    q.fetch_one(store.postgres_pool().unwrap()).await.unwrap()
+}
+
+/// One text `sql` reads, on the suite's backend.
+pub async fn text(store: &Store, sql: &'static str, binds: &[&str]) -> String {
+    if let Some(pool) = store.sqlite_pool() {
+        let mut q = sqlx::query_scalar(sql);
+        for b in binds {
+            q = q.bind(*b);
+        }
+        return q.fetch_one(pool).await.unwrap();
+    }
+    let mut q = sqlx::query_scalar(sql);
+    for b in binds {
+        q = q.bind(*b);
+    }
+    q.fetch_one(store.postgres_pool().unwrap()).await.unwrap()
+}
+
+/// Runs `sql` (a test's change behind the store's back), on the suite's backend.
+pub async fn execute(store: &Store, sql: &'static str, binds: &[&str]) {
+    if let Some(pool) = store.sqlite_pool() {
+        let mut q = sqlx::query(sql);
+        for b in binds {
+            q = q.bind(*b);
+        }
+        q.execute(pool).await.unwrap();
+        return;
+    }
+    let mut q = sqlx::query(sql);
+    for b in binds {
+        q = q.bind(*b);
+    }
+    q.execute(store.postgres_pool().unwrap()).await.unwrap();
+}

@@ -287,13 +287,12 @@ async fn a_rollback_retires_the_summaries_that_cover_rolled_back_messages() {
             .collect::<Vec<_>>()
     );
     // Undoing the newest compaction revives what it superseded, unless that is rolled back.
-    let newest = sqlx::query_scalar::<_, String>(
-        "SELECT id FROM compactions WHERE conversation_id = ? ORDER BY created_at DESC, id DESC LIMIT 1",
+    let newest = common::text(
+        &store,
+        "SELECT id FROM compactions WHERE conversation_id = $1 ORDER BY created_at DESC, id DESC LIMIT 1",
+        &[&c.id.to_string()],
     )
-    .bind(c.id.to_string())
-    .fetch_one(store.sqlite_pool().expect("a SQLite store"))
-    .await
-    .unwrap();
+    .await;
     store.compactions().undo(&newest).await.unwrap();
     store.compactions().undo(&first_id).await.ok();
     let live = store.compactions().live_summaries(c.id).await.unwrap();

@@ -144,21 +144,3 @@ async fn a_nul_character_is_refused_whole_and_nothing_is_stored() {
         .unwrap();
     assert_eq!(m.seq, 1);
 }
-
-#[tokio::test]
-async fn a_part_not_built_for_postgres_yet_says_so() {
-    let location = shared_database().await;
-    let store = desktop(&location).await;
-    let c = store.conversations().create("x", None).await.unwrap();
-    let err = store
-        .messages()
-        .set_pinned(c.id, 1, true)
-        .await
-        .unwrap_err();
-    assert!(matches!(err, StoreError::NotOnPostgres(_)), "{err:?}");
-    assert!(
-        err.to_string()
-            .contains("not available on a PostgreSQL store yet"),
-        "{err}"
-    );
-}

@@ -1,4 +1,5 @@
-//! The connection settings the design requires, read back from SQLite itself.
+//! The connection settings the design requires, read back from SQLite itself. SQLite only, on
+//! every run of the suite: PostgreSQL's schema is checked by schema_parity.rs.
 
 // Test code: a failed setup step should panic right where it happened.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -11,7 +12,7 @@ use std::sync::Arc;
 
 #[tokio::test]
 async fn every_connection_uses_wal_normal_sync_foreign_keys_and_busy_timeout() {
-    let (_dir, store) = common::temp_store().await;
+    let (_dir, store) = common::temp_sqlite_store().await;
     // Take several connections at once so we see more than the first one.
     let mut conns = Vec::new();
     for _ in 0..3 {
@@ -57,7 +58,7 @@ async fn every_connection_uses_wal_normal_sync_foreign_keys_and_busy_timeout() {
 /// the WAL into the database file once writes pause, or the WAL would only grow.
 #[tokio::test]
 async fn the_wal_is_checkpointed_in_the_background_once_writes_pause() {
-    let (dir, store) = common::temp_store().await;
+    let (dir, store) = common::temp_sqlite_store().await;
     let db = dir.path().join("decima.db");
     let size = || std::fs::metadata(&db).unwrap().len();
     // Let the checkpoint after the migrations settle first.
@@ -89,7 +90,7 @@ async fn the_wal_is_checkpointed_in_the_background_once_writes_pause() {
 
 #[tokio::test]
 async fn the_schema_has_every_table_of_the_design() {
-    let (_dir, store) = common::temp_store().await;
+    let (_dir, store) = common::temp_sqlite_store().await;
     let tables: Vec<String> =
         sqlx::query_scalar("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
             .fetch_all(store.sqlite_pool().expect("a SQLite store"))

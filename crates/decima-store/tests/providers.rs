@@ -95,12 +95,12 @@ async fn create_list_get_update_remove() {
     ));
     assert_eq!(repo.list().await.unwrap().len(), 1);
 
-    let kept: i64 = sqlx::query_scalar(
+    let kept: i64 = common::scalar(
+        &store,
         "SELECT COUNT(*) FROM providers WHERE name = 'deepseek' AND deleted_at IS NOT NULL",
+        &[],
     )
-    .fetch_one(store.sqlite_pool().expect("a SQLite store"))
-    .await
-    .unwrap();
+    .await;
     assert_eq!(kept, 1, "removal is a soft delete");
 }
 
@@ -208,10 +208,7 @@ async fn calibrations_upsert() {
     assert_eq!(cal.get("deepseek-chat").await.unwrap(), Some((0.79, 4)));
     assert_eq!(cal.get("claude-sonnet-4-5").await.unwrap(), Some((1.1, 1)));
 
-    let rows: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM token_calibrations")
-        .fetch_one(store.sqlite_pool().expect("a SQLite store"))
-        .await
-        .unwrap();
+    let rows: i64 = common::scalar(&store, "SELECT COUNT(*) FROM token_calibrations", &[]).await;
     assert_eq!(rows, 2);
 
     for bad in [0.0, -1.0, f64::NAN, f64::INFINITY, f64::NEG_INFINITY] {

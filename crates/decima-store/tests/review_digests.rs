@@ -190,11 +190,12 @@ async fn a_review_keeps_its_passes() {
         passes
     );
     // A review row written before passes were recorded reads as none.
-    sqlx::query("UPDATE reviews SET passes = '[]' WHERE id = ?")
-        .bind(&review.id)
-        .execute(store.sqlite_pool().expect("a SQLite store"))
-        .await
-        .unwrap();
+    common::execute(
+        &store,
+        "UPDATE reviews SET passes = '[]' WHERE id = $1",
+        &[&review.id],
+    )
+    .await;
     assert!(
         store
             .reviews()

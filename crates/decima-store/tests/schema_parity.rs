@@ -34,6 +34,9 @@ const SQLITE_ONLY_TRIGGERS: &[&str] = &[
     "messages_fts_update",
 ];
 const POSTGRES_ONLY_INDEXES: &[&str] = &["messages_search"];
+/// SQLite's implicit rowid, which search pages by, is a column on PostgreSQL (with its unique
+/// constraint).
+const POSTGRES_ONLY_COLUMNS: &[(&str, &str)] = &[("messages", "row_id")];
 
 #[derive(Debug, Default, PartialEq, Eq)]
 struct Schema {
@@ -272,6 +275,9 @@ async fn read_postgres(pool: &PgPool) -> Schema {
         let ty: String = r.get(2);
         let nullable: String = r.get(3);
         let default: bool = r.get(4);
+        if POSTGRES_ONLY_COLUMNS.contains(&(table.as_str(), column.as_str())) {
+            continue;
+        }
         s.columns
             .entry(table)
             .or_default()
@@ -313,6 +319,9 @@ async fn read_postgres(pool: &PgPool) -> Schema {
             "p" => {
                 s.primary_keys.insert(table, cols);
             }
+            "u" if POSTGRES_ONLY_COLUMNS
+                .iter()
+                .any(|(t, c)| *t == table && cols == [*c]) => {}
             "u" => {
                 s.uniques.insert((table, cols));
             }
