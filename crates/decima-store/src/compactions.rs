@@ -339,16 +339,15 @@ impl<'s> Compactions<'s> {
 
     /// One compaction.
     pub async fn get(&self, compaction_id: &str) -> Result<CompactionRecord> {
-        let row: Option<CompactionRow> =
-            on_pool!(self.store, |pool, d| {
-                sqlx::query_as(
+        let row: Option<CompactionRow> = on_pool!(self.store, |pool, d| {
+            sqlx::query_as(
             "SELECT id, conversation_id, level, trigger, strategy, tokens_before, tokens_after, \
              created_at, undone_at FROM compactions WHERE id = $1",
         )
         .bind(compaction_id)
         .fetch_optional(pool)
         .await
-            })?;
+        })?;
         let Some(row) = row else {
             return Err(StoreError::not_found(
                 "compaction",

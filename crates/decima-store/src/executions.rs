@@ -489,16 +489,15 @@ impl<'s> Executions<'s> {
     /// A run's model calls, in order, with what each carried.
     pub async fn model_calls(&self, id: ExecutionId) -> Result<Vec<ModelCall>> {
         type Row = (i64, Option<i64>, Option<i64>, Option<i64>, Option<i64>, i64);
-        let rows: Vec<Row> =
-            on_pool!(self.store, |pool, d| {
-                sqlx::query_as(
+        let rows: Vec<Row> = on_pool!(self.store, |pool, d| {
+            sqlx::query_as(
             "SELECT n, tokens_in, tokens_out, cache_read_tokens, cache_write_tokens, created_at \
              FROM model_calls WHERE execution_id = $1 ORDER BY n",
         )
         .bind(id.to_string())
         .fetch_all(pool)
         .await
-            })?;
+        })?;
         let count = |v: Option<i64>, what: &'static str| -> Result<u32> {
             u32::try_from(v.unwrap_or(0)).map_err(|e| corrupt(what, e))
         };

@@ -321,9 +321,8 @@ impl Todos<'_> {
 
     /// The live plan of an execution, in order.
     pub async fn plan(&self, execution: ExecutionId) -> Result<Vec<Todo>> {
-        let rows: Vec<TodoRow> =
-            on_pool!(self.store, |pool, d| {
-                sqlx::query_as(
+        let rows: Vec<TodoRow> = on_pool!(self.store, |pool, d| {
+            sqlx::query_as(
             "SELECT id, execution_id, position, title, status, phase, checkpoint, pinned, reason, \
              created_at, updated_at FROM todos WHERE execution_id = $1 AND deleted_at IS NULL \
              ORDER BY position, id",
@@ -331,7 +330,7 @@ impl Todos<'_> {
         .bind(execution.to_string())
         .fetch_all(pool)
         .await
-            })?;
+        })?;
         rows.into_iter().map(Todo::try_from).collect()
     }
 }

@@ -264,7 +264,7 @@ async fn read_postgres(pool: &PgPool) -> Schema {
         "SELECT table_name::text, column_name::text, data_type::text, is_nullable::text, \
                 column_default IS NOT NULL OR is_identity = 'YES' \
          FROM information_schema.columns \
-         WHERE table_schema = 'public' AND table_name <> '_sqlx_migrations'",
+         WHERE table_schema = current_schema() AND table_name <> '_sqlx_migrations'",
     )
     .fetch_all(pool)
     .await
@@ -302,7 +302,7 @@ async fn read_postgres(pool: &PgPool) -> Schema {
          JOIN pg_class t ON t.oid = c.conrelid \
          JOIN pg_namespace n ON n.oid = t.relnamespace \
          LEFT JOIN pg_class rt ON rt.oid = c.confrelid \
-         WHERE n.nspname = 'public' AND t.relname <> '_sqlx_migrations'",
+         WHERE n.nspname = current_schema() AND t.relname <> '_sqlx_migrations'",
     )
     .fetch_all(pool)
     .await
@@ -371,7 +371,7 @@ async fn read_postgres(pool: &PgPool) -> Schema {
          JOIN pg_class i ON i.oid = ix.indexrelid \
          JOIN pg_class t ON t.oid = ix.indrelid \
          JOIN pg_namespace n ON n.oid = t.relnamespace \
-         WHERE n.nspname = 'public' \
+         WHERE n.nspname = current_schema() \
            AND NOT EXISTS (SELECT 1 FROM pg_constraint c WHERE c.conindid = ix.indexrelid)",
     )
     .fetch_all(pool)
@@ -389,7 +389,7 @@ async fn read_postgres(pool: &PgPool) -> Schema {
         "SELECT c.relname::text, tg.tgname::text FROM pg_trigger tg \
          JOIN pg_class c ON c.oid = tg.tgrelid \
          JOIN pg_namespace n ON n.oid = c.relnamespace \
-         WHERE n.nspname = 'public' AND NOT tg.tgisinternal",
+         WHERE n.nspname = current_schema() AND NOT tg.tgisinternal",
     )
     .fetch_all(pool)
     .await

@@ -40,8 +40,14 @@ pub fn with_database(url: &str, db: &str) -> String {
     }
 }
 
-/// A new, empty database on the tests' server, named after `label`, the process and a counter;
-/// returns its URL.
+/// The database every test of a run shares; each test has a schema of its own in it.
+const SHARED_DATABASE: &str = "decima_tests";
+
+/// A new, empty schema on the tests' server, named after `label`, the process and a counter;
+/// returns a URL whose connections see only it (and the `public` schema, where the shared
+/// database keeps `pg_trgm`). A schema is as isolated as a database for the store's tables,
+/// and costs a few kilobytes where a database copies its template's megabytes: a run of the
+/// suite makes hundreds.
 pub async fn fresh_database(label: &str) -> String {
     static COUNTER: AtomicU32 = AtomicU32::new(0);
     let url = server_url();
@@ -61,21 +67,61 @@ pub async fn fresh_database(label: &str) -> String {
         std::process::id(),
         COUNTER.fetch_add(1, Ordering::Relaxed)
     );
-    let mut conn = sqlx::PgConnection::connect(&url)
+    let shared = ensure_shared_database(&url).await;
+    let mut conn = sqlx::PgConnection::connect(&shared)
+        .await
+        .unwrap_or_else(|e| panic!("cannot reach the tests' PostgreSQL at {shared}: {e}"));
+    sqlx::raw_sql(sqlx::AssertSqlSafe(format!(
+        "DROP SCHEMA IF EXISTS {name} CASCADE; CREATE SCHEMA {name}"
+    )))
+    .execute(&mut conn)
+    .await
+    .unwrap_or_else(|e| panic!("cannot create the test schema {name}: {e}"));
+    conn.close().await.ok();
+    let separator = if shared.contains('?') { '&' } else { '?' };
+    format!("{shared}{separator}options=-c%20search_path%3D{name}%2Cpublic")
+}
+
+/// The shared database, created (with `pg_trgm`, which the schema's text index needs) by the
+/// first test that asks; returns its URL.
+async fn ensure_shared_database(url: &str) -> String {
+    let shared = with_database(url, SHARED_DATABASE);
+    if let Ok(conn) = sqlx::PgConnection::connect(&shared).await {
+        conn.close().await.ok();
+        return shared;
+    }
+    let mut admin = sqlx::PgConnection::connect(url)
         .await
         .unwrap_or_else(|e| panic!("cannot reach the tests' PostgreSQL at {url}: {e}"));
-    // One statement each: several in one string run as a transaction, which these refuse.
-    for statement in [
-        format!("DROP DATABASE IF EXISTS {name}"),
-        format!("CREATE DATABASE {name}"),
-    ] {
-        sqlx::raw_sql(sqlx::AssertSqlSafe(statement))
+    // Several test processes may get here at once: the loser's "already exists" is fine.
+    if let Err(e) = sqlx::raw_sql(sqlx::AssertSqlSafe(format!(
+        "CREATE DATABASE {SHARED_DATABASE}"
+    )))
+    .execute(&mut admin)
+    .await
+    {
+        let exists = e
+            .as_database_error()
+            .and_then(|d| d.code())
+            .is_some_and(|c| c == "42P04" || c == "23505");
+        assert!(exists, "cannot create the tests' database: {e}");
+    }
+    admin.close().await.ok();
+    let mut conn = sqlx::PgConnection::connect(&shared)
+        .await
+        .unwrap_or_else(|e| panic!("cannot reach {shared}: {e}"));
+    for _ in 0..5 {
+        match sqlx::raw_sql("CREATE EXTENSION IF NOT EXISTS pg_trgm SCHEMA public")
             .execute(&mut conn)
             .await
-            .unwrap_or_else(|e| panic!("cannot create the test database {name}: {e}"));
+        {
+            Ok(_) => break,
+            // Two creators at once: one wins, the other sees a unique violation; try again.
+            Err(_) => tokio::time::sleep(std::time::Duration::from_millis(50)).await,
+        }
     }
     conn.close().await.ok();
-    with_database(&url, &name)
+    shared
 }
 
 #[cfg(test)]
