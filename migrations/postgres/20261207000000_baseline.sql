@@ -459,3 +459,35 @@ CREATE TABLE mcp_approvals (
     created_at      BIGINT NOT NULL
 );
 CREATE UNIQUE INDEX mcp_approvals_scope ON mcp_approvals (server, tool, coalesce(conversation_id, ''));
+
+-- Live updates: every desktop that shows a conversation LISTENs on decima_changes. Payloads are
+-- small (PostgreSQL caps them at 8000 bytes) and say only where to re-read: 'm:<conversation>:<seq>'
+-- for a message stored or changed, 'e:<conversation>:<event id>' for a run event,
+-- 'r:<conversation>' for a review. They are sent when the writing transaction commits. SQLite
+-- has no such triggers: one machine's window keeps its own local events.
+CREATE FUNCTION decima_notify_message() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    PERFORM pg_notify('decima_changes', 'm:' || NEW.conversation_id || ':' || NEW.seq);
+    RETURN NULL;
+END;
+$$;
+CREATE TRIGGER messages_notify AFTER INSERT OR UPDATE ON messages
+    FOR EACH ROW EXECUTE FUNCTION decima_notify_message();
+
+CREATE FUNCTION decima_notify_event() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    PERFORM pg_notify('decima_changes', 'e:' || coalesce(NEW.conversation_id, '') || ':' || NEW.id);
+    RETURN NULL;
+END;
+$$;
+CREATE TRIGGER events_notify AFTER INSERT ON events
+    FOR EACH ROW EXECUTE FUNCTION decima_notify_event();
+
+CREATE FUNCTION decima_notify_review() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    PERFORM pg_notify('decima_changes', 'r:' || NEW.conversation_id);
+    RETURN NULL;
+END;
+$$;
+CREATE TRIGGER reviews_notify AFTER INSERT ON reviews
+    FOR EACH ROW EXECUTE FUNCTION decima_notify_review();

@@ -18,6 +18,7 @@ mod data_dir;
 mod error;
 mod events;
 mod executions;
+mod live;
 mod exports;
 mod failures;
 mod location;
@@ -58,6 +59,7 @@ pub use executions::{
 };
 pub use exports::{Exports, HistoryExport};
 pub use failures::{Failure, Failures, NewFailure, Resolution};
+pub use live::{Change, ChangeFeed};
 pub use location::StoreLocation;
 pub use mcp_servers::{McpServerRecord, McpServers};
 pub use messages::{MessageText, MessageTexts, Messages, SeqTotals, StepNotes};

@@ -6,9 +6,10 @@
 mod common;
 
 use std::sync::Arc;
+use std::time::Duration;
 
-use decima_core::{EstimateCounter, NewMessage, Role};
-use decima_store::{Store, StoreError, StoreLocation};
+use decima_core::{ConversationId, EstimateCounter, NewMessage, Role};
+use decima_store::{Change, Store, StoreError, StoreLocation};
 
 async fn shared_database() -> StoreLocation {
     let url = decima_testkit::postgres::fresh_database("postgres_store").await;
@@ -143,4 +144,87 @@ async fn a_nul_character_is_refused_whole_and_nothing_is_stored() {
         .await
         .unwrap();
     assert_eq!(m.seq, 1);
+}
+
+/// The next change that concerns `conversation` (others' tests share the channel), within 5 s.
+async fn next_for(feed: &mut decima_store::ChangeFeed, conversation: ConversationId) -> Change {
+    loop {
+        let change = tokio::time::timeout(Duration::from_secs(5), feed.next())
+            .await
+            .expect("a change within 5 s")
+            .unwrap();
+        let mine = match &change {
+            Change::Message { conversation: c, .. } | Change::Review { conversation: c } => {
+                *c == conversation
+            }
+            Change::Event { conversation: c, .. } => *c == Some(conversation),
+            Change::Reconnected => true,
+        };
+        if mine {
+            return change;
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn another_desktops_writes_reach_a_listener_and_a_reconnect_is_said() {
+    let location = shared_database().await;
+    let watcher = desktop(&location).await;
+    let writer = desktop(&location).await;
+    assert!(
+        common::temp_sqlite_store().await.1.changes().await.unwrap().is_none(),
+        "SQLite has no feed"
+    );
+    let mut feed = watcher.changes().await.unwrap().expect("a feed on PostgreSQL");
+    let c = writer.conversations().create("watched", None).await.unwrap();
+
+    let m = writer
+        .messages()
+        .append(c.id, NewMessage::new(Role::User, "hello from the other desk"))
+        .await
+        .unwrap();
+    assert_eq!(
+        next_for(&mut feed, c.id).await,
+        Change::Message {
+            conversation: c.id,
+            seq: m.seq
+        }
+    );
+    let ids = writer
+        .events()
+        .append(None, Some(c.id), "note", &serde_json::json!({}))
+        .await
+        .unwrap();
+    assert_eq!(
+        next_for(&mut feed, c.id).await,
+        Change::Event {
+            conversation: Some(c.id),
+            id: ids
+        }
+    );
+    // A pin is a change to a message too.
+    writer.messages().set_pinned(c.id, m.seq, true).await.unwrap();
+    assert!(matches!(next_for(&mut feed, c.id).await, Change::Message { seq, .. } if seq == m.seq));
+
+    // The server ends the feed's connection: the feed says so, then carries on.
+    let pid = feed.server_pid().await.unwrap();
+    let ended: bool = sqlx::query_scalar("SELECT pg_terminate_backend($1)")
+        .bind(pid)
+        .fetch_one(writer.postgres_pool().unwrap())
+        .await
+        .unwrap();
+    assert!(ended);
+    assert_eq!(next_for(&mut feed, c.id).await, Change::Reconnected);
+    let later = writer
+        .messages()
+        .append(c.id, NewMessage::new(Role::User, "after the reconnect"))
+        .await
+        .unwrap();
+    assert_eq!(
+        next_for(&mut feed, c.id).await,
+        Change::Message {
+            conversation: c.id,
+            seq: later.seq
+        }
+    );
 }

@@ -34,6 +34,8 @@ const SQLITE_ONLY_TRIGGERS: &[&str] = &[
     "messages_fts_update",
 ];
 const POSTGRES_ONLY_INDEXES: &[&str] = &["messages_search"];
+/// Live updates: PostgreSQL tells listening desktops what changed; SQLite has no listeners.
+const POSTGRES_ONLY_TRIGGERS: &[&str] = &["messages_notify", "events_notify", "reviews_notify"];
 /// SQLite's implicit rowid, which search pages by, is a column on PostgreSQL (with its unique
 /// constraint).
 const POSTGRES_ONLY_COLUMNS: &[(&str, &str)] = &[("messages", "row_id")];
@@ -394,7 +396,10 @@ async fn read_postgres(pool: &PgPool) -> Schema {
     .fetch_all(pool)
     .await
     .unwrap();
-    s.triggers = rows.into_iter().collect();
+    s.triggers = rows
+        .into_iter()
+        .filter(|(_, name)| !POSTGRES_ONLY_TRIGGERS.contains(&name.as_str()))
+        .collect();
     s
 }
 
