@@ -43,7 +43,11 @@ async fn sqlite_store() -> (tempfile::TempDir, Store) {
 
 fn message(i: usize) -> NewMessage {
     NewMessage::new(
-        if i % 2 == 0 { Role::User } else { Role::Assistant },
+        if i.is_multiple_of(2) {
+            Role::User
+        } else {
+            Role::Assistant
+        },
         format!("message {i}: the churn threshold moved from 4.2% to 3.9% for the EU cohort"),
     )
 }
@@ -73,7 +77,10 @@ fn appends(c: &mut Criterion) {
     let (_dir, lite) = rt.block_on(sqlite_store());
     let lite_conversation = rt.block_on(filled(&lite));
     let pool = pg.postgres_pool().unwrap().clone();
-    let bare_conversation = rt.block_on(pg.conversations().create("bare", None)).unwrap().id;
+    let bare_conversation = rt
+        .block_on(pg.conversations().create("bare", None))
+        .unwrap()
+        .id;
 
     let mut group = c.benchmark_group("pg_append");
     let mut n = 0usize;
@@ -141,9 +148,7 @@ fn appends(c: &mut Criterion) {
             .unwrap();
         loop {
             let change = rt
-                .block_on(async {
-                    tokio::time::timeout(Duration::from_secs(5), feed.next()).await
-                })
+                .block_on(async { tokio::time::timeout(Duration::from_secs(5), feed.next()).await })
                 .expect("the listener hears the append")
                 .unwrap();
             if change
@@ -181,9 +186,12 @@ async fn postgres_store_on(store: &Store) -> Store {
             .unwrap()
     );
     pool.close().await;
-    Store::connect(&StoreLocation::parse(&url).unwrap(), Arc::new(EstimateCounter))
-        .await
-        .unwrap()
+    Store::connect(
+        &StoreLocation::parse(&url).unwrap(),
+        Arc::new(EstimateCounter),
+    )
+    .await
+    .unwrap()
 }
 
 criterion_group!(

@@ -154,10 +154,13 @@ async fn next_for(feed: &mut decima_store::ChangeFeed, conversation: Conversatio
             .expect("a change within 5 s")
             .unwrap();
         let mine = match &change {
-            Change::Message { conversation: c, .. } | Change::Review { conversation: c } => {
-                *c == conversation
+            Change::Message {
+                conversation: c, ..
             }
-            Change::Event { conversation: c, .. } => *c == Some(conversation),
+            | Change::Review { conversation: c } => *c == conversation,
+            Change::Event {
+                conversation: c, ..
+            } => *c == Some(conversation),
             Change::Reconnected => true,
         };
         if mine {
@@ -172,15 +175,32 @@ async fn another_desktops_writes_reach_a_listener_and_a_reconnect_is_said() {
     let watcher = desktop(&location).await;
     let writer = desktop(&location).await;
     assert!(
-        common::temp_sqlite_store().await.1.changes().await.unwrap().is_none(),
+        common::temp_sqlite_store()
+            .await
+            .1
+            .changes()
+            .await
+            .unwrap()
+            .is_none(),
         "SQLite has no feed"
     );
-    let mut feed = watcher.changes().await.unwrap().expect("a feed on PostgreSQL");
-    let c = writer.conversations().create("watched", None).await.unwrap();
+    let mut feed = watcher
+        .changes()
+        .await
+        .unwrap()
+        .expect("a feed on PostgreSQL");
+    let c = writer
+        .conversations()
+        .create("watched", None)
+        .await
+        .unwrap();
 
     let m = writer
         .messages()
-        .append(c.id, NewMessage::new(Role::User, "hello from the other desk"))
+        .append(
+            c.id,
+            NewMessage::new(Role::User, "hello from the other desk"),
+        )
         .await
         .unwrap();
     assert_eq!(
@@ -203,7 +223,11 @@ async fn another_desktops_writes_reach_a_listener_and_a_reconnect_is_said() {
         }
     );
     // A pin is a change to a message too.
-    writer.messages().set_pinned(c.id, m.seq, true).await.unwrap();
+    writer
+        .messages()
+        .set_pinned(c.id, m.seq, true)
+        .await
+        .unwrap();
     assert!(matches!(next_for(&mut feed, c.id).await, Change::Message { seq, .. } if seq == m.seq));
 
     // The server ends the feed's connection: the feed says so, then carries on.
