@@ -266,13 +266,32 @@ start_test_postgres() {
     if [ ! -f "$TEST_PG_DIR/data/PG_VERSION" ]; then
         say "PostgreSQL: a test cluster under target/postgres"
         "${run[@]}" "$bin/initdb" -D "$TEST_PG_DIR/data" -U "$user" -A trust -E UTF8 --locale=C.UTF-8 >/dev/null
+        # The TLS tests reach it on 127.0.0.2 too.
+        echo "host all all 127.0.0.0/8 trust" >> "$TEST_PG_DIR/data/pg_hba.conf"
     fi
     "${run[@]}" "$bin/pg_ctl" -D "$TEST_PG_DIR/data" stop -m fast >/dev/null 2>&1 || true
+    # TLS, for the tests of sslmode=verify-full: a CA of the tests' own and a certificate for
+    # 127.0.0.1 only (the cluster also listens on 127.0.0.2, a name the certificate lacks).
+    local tls="$TEST_PG_DIR/tls"
+    if [ ! -f "$tls/server.pem" ]; then
+        ensure_apt openssl
+        mkdir -p "$tls"
+        openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 30 \
+            -subj "/CN=decima test PostgreSQL CA" -keyout "$tls/ca-key.pem" -out "$tls/ca.pem" 2>/dev/null
+        openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes \
+            -subj "/CN=127.0.0.1" -keyout "$tls/server-key.pem" -out "$tls/server.csr" 2>/dev/null
+        printf 'subjectAltName=IP:127.0.0.1\n' > "$tls/server.ext"
+        openssl x509 -req -in "$tls/server.csr" -CA "$tls/ca.pem" -CAkey "$tls/ca-key.pem" \
+            -CAcreateserial -days 30 -extfile "$tls/server.ext" -out "$tls/server.pem" 2>/dev/null
+        chmod 600 "$tls/server-key.pem"
+        [ "$(id -u)" -eq 0 ] && chown -R postgres: "$tls"
+    fi
     port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
     "${run[@]}" "$bin/pg_ctl" -D "$TEST_PG_DIR/data" -l "$TEST_PG_DIR/server.log" -w -t 60 \
-        -o "-c listen_addresses=127.0.0.1 -p $port -k $TEST_PG_DIR -c max_connections=300 -c fsync=off" start >/dev/null \
+        -o "-c listen_addresses=127.0.0.1,127.0.0.2 -p $port -k $TEST_PG_DIR -c max_connections=300 -c fsync=off -c ssl=on -c ssl_cert_file=$tls/server.pem -c ssl_key_file=$tls/server-key.pem" start >/dev/null \
         || { tail -20 "$TEST_PG_DIR/server.log" >&2; die "PostgreSQL did not start (log above)"; }
     export DECIMA_TEST_POSTGRES_URL="postgres://$user@127.0.0.1:$port/postgres"
+    export DECIMA_TEST_POSTGRES_CA="$tls/ca.pem"
     say "PostgreSQL: $DECIMA_TEST_POSTGRES_URL"
 }
 

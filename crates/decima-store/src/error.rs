@@ -32,6 +32,19 @@ pub enum StoreError {
         /// What the driver said.
         source: sqlx::Error,
     },
+    /// The TLS handshake with the database failed: a wrong CA, a certificate that does not
+    /// name the host, or no TLS on the server. Decima never falls back to plain text.
+    #[error(
+        "cannot reach the database {url} over TLS: {detail}. Check that sslrootcert names the \
+         CA file that signed the server's certificate, and that the certificate names the host \
+         in the URL"
+    )]
+    Tls {
+        /// The database's URL, without its password.
+        url: String,
+        /// What the TLS library said.
+        detail: String,
+    },
     /// A newer Decima migrated this database: this build would not know its rules, so it
     /// neither writes nor reads it.
     #[error(

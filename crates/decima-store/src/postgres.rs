@@ -19,9 +19,15 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 /// Opens a pool on `url` (a `postgres://` URL with libpq's parameters: `sslmode`,
 /// `sslrootcert`, `options`, …). Nothing is read or written yet.
 pub(crate) async fn connect(url: &str, shown: &str) -> Result<PgPool> {
-    let connect_error = |source| StoreError::Connect {
-        url: shown.to_owned(),
-        source,
+    let connect_error = |source: sqlx::Error| match source {
+        sqlx::Error::Tls(e) => StoreError::Tls {
+            url: shown.to_owned(),
+            detail: error_chain(e.as_ref()),
+        },
+        source => StoreError::Connect {
+            url: shown.to_owned(),
+            source,
+        },
     };
     let options = PgConnectOptions::from_str(url)
         .map_err(connect_error)?
@@ -38,4 +44,19 @@ pub(crate) async fn connect(url: &str, shown: &str) -> Result<PgPool> {
         .connect_with(options)
         .await
         .map_err(connect_error)
+}
+
+/// An error with its causes, "outer: inner: innermost", so the certificate's complaint shows.
+fn error_chain(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut text = e.to_string();
+    let mut cause = e.source();
+    while let Some(c) = cause {
+        let more = c.to_string();
+        if !text.contains(&more) {
+            text.push_str(": ");
+            text.push_str(&more);
+        }
+        cause = c.source();
+    }
+    text
 }
