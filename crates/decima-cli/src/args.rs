@@ -392,6 +392,7 @@ impl Command {
                 ProviderCommand::Test { .. } => "provider test",
             },
             Command::Db(DbCommand::Migrate) => "db migrate",
+            Command::Db(DbCommand::Copy { .. }) => "db copy",
             Command::Sandbox(SandboxCommand::Image(cmd)) => match cmd {
                 ImageCommand::Build { .. } => "sandbox image build",
                 ImageCommand::Status { .. } => "sandbox image status",
@@ -701,6 +702,15 @@ pub enum DbCommand {
     /// under the database's migration lock, and print its schema version before and after.
     /// Refuses a database a newer Decima migrated.
     Migrate,
+    /// Copy this (local SQLite) store into a shared PostgreSQL one: conversations with their
+    /// messages, summaries, compactions, runs and reviews, presets and settings (keys stay in
+    /// the keyring). Conversations the target holds already are left alone, so running it twice
+    /// is safe. Prints the counts and a checksum of the messages on both sides.
+    Copy {
+        /// The shared store (migrated first with `decima db migrate`).
+        #[arg(long, value_name = "URL")]
+        to: String,
+    },
 }
 
 /// `decima sandbox …`.

@@ -92,3 +92,61 @@ async fn an_unreachable_database_is_named_without_its_password() {
         text(&bad.stderr)
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_local_store_is_copied_in_verified_and_a_second_copy_changes_nothing() {
+    let env = Env::new().await;
+    let file = env.dir.path().join("local.jsonl");
+    std::fs::write(
+        &file,
+        "{\"role\":\"user\",\"content\":\"the EU threshold is 3.9%\"}\n\
+         {\"role\":\"assistant\",\"content\":\"noted: 3.9% for the EU cohort\"}\n",
+    )
+    .unwrap();
+    let local = env
+        .decima(&["conversation", "import", file.to_str().unwrap()])
+        .await;
+    assert!(local.status.success(), "{}", text(&local.stderr));
+    let id = text(&local.stdout).trim().to_owned();
+
+    let url = decima_testkit::postgres::fresh_database("cli_copy").await;
+    let refused = env.decima(&["db", "copy", "--to", &url]).await;
+    assert!(!refused.status.success());
+    assert!(text(&refused.stderr).contains("decima db migrate"));
+    assert!(
+        env.decima(&["--database-url", &url, "db", "migrate"])
+            .await
+            .status
+            .success()
+    );
+
+    let copied = env.decima(&["db", "copy", "--to", &url]).await;
+    let out = text(&copied.stdout);
+    assert!(copied.status.success(), "{out}{}", text(&copied.stderr));
+    assert!(
+        out.contains("copied     1 conversation(s); 0 already there"),
+        "{out}"
+    );
+    assert!(out.contains("messages   2 here, 2 there"), "{out}");
+    assert!(out.contains("verified"), "{out}");
+    let shown = env
+        .decima(&[
+            "--database-url",
+            &url,
+            "conversation",
+            "show",
+            &id,
+            "--json",
+        ])
+        .await;
+    assert!(shown.status.success(), "{}", text(&shown.stderr));
+    assert!(text(&shown.stdout).contains("3.9% for the EU cohort"));
+
+    let again = env.decima(&["db", "copy", "--to", &url]).await;
+    let out = text(&again.stdout);
+    assert!(again.status.success(), "{out}");
+    assert!(
+        out.contains("copied     0 conversation(s); 1 already there"),
+        "{out}"
+    );
+}

@@ -49,6 +49,7 @@ async fn dispatch(cli: Cli) -> Result<(), CliError> {
     let store = data_dir::open_store(&dir, &location).await?;
     let result = match cli.command {
         Command::Db(DbCommand::Migrate) => db::migrate(&location).await,
+        Command::Db(DbCommand::Copy { to }) => db::copy(&store, &to).await,
         Command::Conversation(cmd) => conversation::run(&store, &dir, cmd).await,
         Command::Export {
             id,
