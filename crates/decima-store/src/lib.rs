@@ -146,10 +146,14 @@ macro_rules! on_pool {
                 let $dialect = $crate::Dialect::Sqlite;
                 $body
             }
+            // Boxed: PostgreSQL's futures run the wire protocol inline and are several times
+            // the size of SQLite's, which hand each statement to a worker thread; inline, they
+            // would grow every caller's future (and a debug build's stack frames) on SQLite too.
+            // No body returns early with success, so `return Err` and `?` keep their meaning.
             $crate::Backend::Postgres($pool) => {
                 #[allow(unused_variables)]
                 let $dialect = $crate::Dialect::Postgres;
-                $body
+                Box::pin(async { Ok::<_, $crate::StoreError>($body) }).await?
             }
         }
     };

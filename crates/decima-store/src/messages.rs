@@ -257,8 +257,16 @@ impl<'s> Messages<'s> {
         let pool = match self.store.backend() {
             crate::Backend::Sqlite(pool) => pool,
             crate::Backend::Postgres(pool) => {
-                let seq =
-                    append_postgres(pool, &id, &message, tokens, created_at, conversation).await?;
+                // Boxed, as `on_pool!` boxes the PostgreSQL side.
+                let seq = Box::pin(append_postgres(
+                    pool,
+                    &id,
+                    &message,
+                    tokens,
+                    created_at,
+                    conversation,
+                ))
+                .await?;
                 return Ok(stored(id, conversation, seq, message, tokens, created_at));
             }
         };
@@ -308,37 +316,47 @@ impl<'s> Messages<'s> {
             crate::Backend::Sqlite(pool) => pool,
             crate::Backend::Postgres(pool) => {
                 // One transaction: the message, its records and the marker land together.
-                let mut tx = pool.begin().await?;
-                let seq =
-                    append_postgres_in(&mut tx, &id, &message, tokens, created_at, conversation)
-                        .await?;
-                let mut steps = Vec::with_capacity(notes.records.len());
-                for (kind, content) in notes.records {
-                    steps.push(
-                        crate::steps::insert_step(
-                            self.store,
-                            &mut *tx,
-                            notes.execution,
-                            *kind,
-                            content,
-                        )
-                        .await?,
-                    );
-                }
-                if let Some(payload) = started {
-                    sqlx::query(
-                        "INSERT INTO events (conversation_id, execution_id, kind, payload, \
-                         created_at) VALUES ($1, $2, 'tool.started', $3, $4)",
+                let (seq, steps) = Box::pin(async {
+                    let mut tx = pool.begin().await?;
+                    let seq = append_postgres_in(
+                        &mut tx,
+                        &id,
+                        &message,
+                        tokens,
+                        created_at,
+                        conversation,
                     )
-                    .bind(conversation.to_string())
-                    .bind(notes.execution.to_string())
-                    .bind(payload)
-                    .bind(created_at.0)
-                    .execute(&mut *tx)
-                    .await
-                    .map_err(insert_error)?;
-                }
-                tx.commit().await?;
+                    .await?;
+                    let mut steps = Vec::with_capacity(notes.records.len());
+                    for (kind, content) in notes.records {
+                        steps.push(
+                            crate::steps::insert_step(
+                                self.store,
+                                &mut *tx,
+                                notes.execution,
+                                *kind,
+                                content,
+                            )
+                            .await?,
+                        );
+                    }
+                    if let Some(payload) = started {
+                        sqlx::query(
+                            "INSERT INTO events (conversation_id, execution_id, kind, payload, \
+                         created_at) VALUES ($1, $2, 'tool.started', $3, $4)",
+                        )
+                        .bind(conversation.to_string())
+                        .bind(notes.execution.to_string())
+                        .bind(payload)
+                        .bind(created_at.0)
+                        .execute(&mut *tx)
+                        .await
+                        .map_err(insert_error)?;
+                    }
+                    tx.commit().await?;
+                    Ok::<_, StoreError>((seq, steps))
+                })
+                .await?;
                 return Ok((
                     stored(id, conversation, seq, message, tokens, created_at),
                     steps,
@@ -662,13 +680,15 @@ impl<'s> Messages<'s> {
                     " FROM messages WHERE conversation_id = $1 AND seq > $2 AND seq < $3 \
                      AND deleted_at IS NULL ORDER BY seq DESC LIMIT $4"
                 );
-                let rows: Vec<MessageRow> = sqlx::query_as(sql)
-                    .bind(conversation.to_string())
-                    .bind(after)
-                    .bind(before)
-                    .bind(i64::from(limit))
-                    .fetch_all(pool)
-                    .await?;
+                let rows: Vec<MessageRow> = Box::pin(
+                    sqlx::query_as(sql)
+                        .bind(conversation.to_string())
+                        .bind(after)
+                        .bind(before)
+                        .bind(i64::from(limit))
+                        .fetch_all(pool),
+                )
+                .await?;
                 let mut messages = rows
                     .into_iter()
                     .map(Message::try_from)

@@ -286,7 +286,7 @@ impl<'a> Search<'a> {
                 push_matching_postgres(&mut sql, &terms, query.conversation, query.before);
                 sql.push(" ORDER BY m.row_id DESC LIMIT ");
                 sql.push_bind(i64::from(limit) + 1);
-                let rows: Vec<HitRow> = sql.build_query_as().fetch_all(pool).await?;
+                let rows: Vec<HitRow> = Box::pin(sql.build_query_as().fetch_all(pool)).await?;
                 return terms.page(rows, limit);
             }
         };
@@ -328,7 +328,7 @@ impl<'a> Search<'a> {
                 push_matching_postgres(&mut sql, &terms, Some(conversation), None);
                 sql.push(" ORDER BY m.seq LIMIT ");
                 sql.push_bind(i64::from(limit) + 1);
-                sql.build_query_scalar().fetch_all(pool).await?
+                Box::pin(sql.build_query_scalar().fetch_all(pool)).await?
             }
         };
         let truncated = seqs.len() > limit as usize;

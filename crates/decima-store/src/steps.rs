@@ -119,13 +119,18 @@ impl<'s> Steps<'s> {
             crate::Backend::Postgres(pool) => {
                 // The run that records them holds its execution, so one row at a time in one
                 // transaction numbers them as the single statement does on SQLite.
-                let mut tx = pool.begin().await?;
-                let mut steps = Vec::with_capacity(records.len());
-                for (kind, content) in records {
-                    steps.push(insert_step(self.store, &mut *tx, execution, *kind, content).await?);
-                }
-                tx.commit().await?;
-                return Ok(steps);
+                return Box::pin(async {
+                    let mut tx = pool.begin().await?;
+                    let mut steps = Vec::with_capacity(records.len());
+                    for (kind, content) in records {
+                        steps.push(
+                            insert_step(self.store, &mut *tx, execution, *kind, content).await?,
+                        );
+                    }
+                    tx.commit().await?;
+                    Ok(steps)
+                })
+                .await;
             }
         };
         let created_at = Timestamp::now();
