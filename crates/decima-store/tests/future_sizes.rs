@@ -39,9 +39,18 @@ async fn store_futures_stay_under_two_kilobytes() {
             std::mem::size_of_val(&store.executions().set_status(e, ExecutionStatus::Running)),
         ),
         ("busy", std::mem::size_of_val(&store.claims().busy(c))),
-        ("live_state", std::mem::size_of_val(&store.compactions().live_state(c))),
-        ("page_before", std::mem::size_of_val(&store.messages().page_before(c, 0, 9, 9))),
-        ("record_all", std::mem::size_of_val(&store.steps().record_all(e, &[]))),
+        (
+            "live_state",
+            std::mem::size_of_val(&store.compactions().live_state(c)),
+        ),
+        (
+            "page_before",
+            std::mem::size_of_val(&store.messages().page_before(c, 0, 9, 9)),
+        ),
+        (
+            "record_all",
+            std::mem::size_of_val(&store.steps().record_all(e, &[])),
+        ),
     ];
     for (name, size) in sizes {
         assert!(size <= LIMIT, "{name}'s future is {size} bytes");
