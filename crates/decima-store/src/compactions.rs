@@ -243,7 +243,7 @@ impl<'s> Compactions<'s> {
                     sqlx::Error::Database(db) if db.is_unique_violation() => StoreError::InvalidInput(
                         "this compaction was already applied; preview the compaction again".into(),
                     ),
-                    _ => StoreError::Database(e),
+                    _ => StoreError::from(e),
                 })?;
             }
             for superseded in &plan.superseded {

@@ -284,7 +284,7 @@ macro_rules! insert {
             sqlx::Error::Database(db) if db.is_foreign_key_violation() => {
                 StoreError::not_found("preset", $preset_id.unwrap_or_default())
             }
-            _ => StoreError::Database(e),
+            _ => StoreError::from(e),
         })?;
     }};
 }

@@ -105,9 +105,30 @@ pub enum StoreError {
         /// The decoding problem.
         detail: String,
     },
+    /// The run's lease was taken over by another process (it lapsed while this one was
+    /// paused or cut off): this runner may not write any more, and nothing was stored.
+    #[error(
+        "{0}; this process stopped writing, and the run continues where it was taken over \
+         (see `decima execution show`)"
+    )]
+    LeaseLost(String),
     /// Any other database failure.
     #[error("database error: {0}")]
-    Database(#[from] sqlx::Error),
+    Database(sqlx::Error),
+}
+
+/// The SQLSTATE the fence trigger raises (`migrations/postgres/…_run_leases.sql`).
+const LEASE_LOST: &str = "DL001";
+
+impl From<sqlx::Error> for StoreError {
+    fn from(e: sqlx::Error) -> Self {
+        match e.as_database_error() {
+            Some(db) if db.code().as_deref() == Some(LEASE_LOST) => {
+                Self::LeaseLost(db.message().to_owned())
+            }
+            _ => Self::Database(e),
+        }
+    }
 }
 
 impl StoreError {

@@ -114,7 +114,7 @@ impl<'s> Events<'s> {
             sqlx::Error::Database(db) if db.is_foreign_key_violation() => {
                 StoreError::not_found("execution or conversation", "referenced by an event")
             }
-            _ => StoreError::Database(e),
+            _ => StoreError::from(e),
         })?;
         ids.first()
             .copied()

@@ -889,6 +889,6 @@ fn one_active(e: sqlx::Error, of: impl fmt::Display) -> StoreError {
                  moment; only one may run at a time"
             ))
         }
-        _ => StoreError::Database(e),
+        _ => StoreError::from(e),
     }
 }

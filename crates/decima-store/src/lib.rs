@@ -21,6 +21,7 @@ mod events;
 mod executions;
 mod exports;
 mod failures;
+mod leases;
 mod live;
 mod location;
 mod mcp_servers;
@@ -61,6 +62,7 @@ pub use executions::{
 };
 pub use exports::{Exports, HistoryExport};
 pub use failures::{Failure, Failures, NewFailure, Resolution};
+pub use leases::{LeaseClaim, LeaseHolder, Leases};
 pub use live::{Change, ChangeFeed};
 pub use location::StoreLocation;
 pub use mcp_servers::{McpServerRecord, McpServers};
@@ -304,6 +306,15 @@ impl Store {
 
     pub(crate) fn backend(&self) -> &Backend {
         &self.backend
+    }
+
+    /// The same store's counter over another pool of the same database (a fenced one).
+    pub(crate) fn with_backend(&self, backend: Backend) -> Self {
+        Self {
+            backend,
+            counter: Arc::clone(&self.counter),
+            _checkpointer: self._checkpointer.clone(),
+        }
     }
 
     /// Conversations: create, list, rename, soft-delete, restore, import.

@@ -1119,6 +1119,6 @@ pub(crate) fn insert_error(e: sqlx::Error) -> StoreError {
             "execution",
             "referenced by a message (it must be created before its messages)",
         ),
-        _ => StoreError::Database(e),
+        _ => StoreError::from(e),
     }
 }

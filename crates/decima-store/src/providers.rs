@@ -168,7 +168,7 @@ impl<'s> Providers<'s> {
             sqlx::Error::Database(db) if db.is_unique_violation() => {
                 StoreError::InvalidInput(format!("a provider named {} already exists", new.name))
             }
-            _ => StoreError::Database(e),
+            _ => StoreError::from(e),
         })?;
         Ok(ProviderRecord {
             id,

@@ -39,6 +39,11 @@ const POSTGRES_ONLY_TRIGGERS: &[&str] = &["messages_notify", "events_notify", "r
 /// SQLite's implicit rowid, which search pages by, is a column on PostgreSQL (with its unique
 /// constraint).
 const POSTGRES_ONLY_COLUMNS: &[(&str, &str)] = &[("messages", "row_id")];
+/// Run leases: machines sharing a database cannot see each other's lock files; on SQLite, one
+/// machine's kernel lock already says who runs what.
+const POSTGRES_ONLY_TABLES: &[&str] = &["execution_leases"];
+/// The lease's fence, one statement trigger per table a run writes (`<table>_fence`).
+const POSTGRES_ONLY_TRIGGER_SUFFIX: &str = "_fence";
 
 #[derive(Debug, Default, PartialEq, Eq)]
 struct Schema {
@@ -266,8 +271,10 @@ async fn read_postgres(pool: &PgPool) -> Schema {
         "SELECT table_name::text, column_name::text, data_type::text, is_nullable::text, \
                 column_default IS NOT NULL OR is_identity = 'YES' \
          FROM information_schema.columns \
-         WHERE table_schema = current_schema() AND table_name <> '_sqlx_migrations'",
+         WHERE table_schema = current_schema() AND table_name <> '_sqlx_migrations' \
+           AND NOT table_name = ANY($1)",
     )
+    .bind(POSTGRES_ONLY_TABLES)
     .fetch_all(pool)
     .await
     .unwrap();
@@ -304,8 +311,10 @@ async fn read_postgres(pool: &PgPool) -> Schema {
          JOIN pg_class t ON t.oid = c.conrelid \
          JOIN pg_namespace n ON n.oid = t.relnamespace \
          LEFT JOIN pg_class rt ON rt.oid = c.confrelid \
-         WHERE n.nspname = current_schema() AND t.relname <> '_sqlx_migrations'",
+         WHERE n.nspname = current_schema() AND t.relname <> '_sqlx_migrations' \
+           AND NOT t.relname = ANY($1)",
     )
+    .bind(POSTGRES_ONLY_TABLES)
     .fetch_all(pool)
     .await
     .unwrap();
@@ -398,7 +407,10 @@ async fn read_postgres(pool: &PgPool) -> Schema {
     .unwrap();
     s.triggers = rows
         .into_iter()
-        .filter(|(_, name)| !POSTGRES_ONLY_TRIGGERS.contains(&name.as_str()))
+        .filter(|(_, name)| {
+            !POSTGRES_ONLY_TRIGGERS.contains(&name.as_str())
+                && !name.ends_with(POSTGRES_ONLY_TRIGGER_SUFFIX)
+        })
         .collect();
     s
 }
