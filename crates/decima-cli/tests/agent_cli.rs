@@ -10,7 +10,7 @@ use std::path::Path;
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use decima_core::{Message, Role};
+use decima_core::Role;
 use decima_testkit::{Reply, StreamFault, Turn, workspace};
 use serde_json::{Value, json};
 
@@ -20,24 +20,6 @@ use common::*;
 
 fn todos(list: &[(&str, &str)]) -> Value {
     json!({ "todos": list.iter().map(|(title, status)| json!({"title": title, "status": status})).collect::<Vec<_>>() })
-}
-
-/// The stored result of the tool call `call_id`.
-fn tool_result<'m>(messages: &'m [Message], call_id: &str) -> &'m str {
-    messages
-        .iter()
-        .find(|m| m.role == Role::Tool && m.tool_call_id.as_deref() == Some(call_id))
-        .unwrap_or_else(|| panic!("no stored result for {call_id}"))
-        .content
-        .as_str()
-}
-
-/// The ids of the tool calls the model made, in order.
-fn call_ids(messages: &[Message]) -> Vec<String> {
-    messages
-        .iter()
-        .flat_map(|m| m.tool_calls.iter().map(|c| c.id.clone()))
-        .collect()
 }
 
 /// Scripts a todo that is started, reads a file that is not there, and is marked failed: a
@@ -55,49 +37,6 @@ fn script_data_failure(env: &Env, missing: &str) {
             {"title": "summarise", "status": "pending"}
         ]}),
     );
-}
-
-/// Waits until `path` exists; panics after `limit`, or when `child` exits first.
-async fn wait_for_file(path: &Path, limit: Duration, child: &mut Child) {
-    let started = Instant::now();
-    while !path.exists() {
-        if let Some(status) = child.try_wait().unwrap() {
-            let mut stderr = String::new();
-            if let Some(mut pipe) = child.stderr.take() {
-                std::io::Read::read_to_string(&mut pipe, &mut stderr).unwrap();
-            }
-            panic!(
-                "decima exited ({status}) before {} appeared: {stderr}",
-                path.display()
-            );
-        }
-        assert!(
-            started.elapsed() < limit,
-            "{} did not appear in {limit:?}",
-            path.display()
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    // The file is created before the shell writes to it.
-    tokio::time::sleep(Duration::from_millis(100)).await;
-}
-
-fn read_pid(path: &Path) -> i32 {
-    std::fs::read_to_string(path)
-        .unwrap()
-        .trim()
-        .parse()
-        .unwrap()
-}
-
-/// Kills a process group the test left behind; quiet when it is already gone.
-fn kill_group(pgid: i32) {
-    // `kill -- -0` would mean the test's own group.
-    assert!(pgid > 1, "not a command's process group: {pgid}");
-    let _ = Command::new("kill")
-        .args(["-KILL", "--", &format!("-{pgid}")])
-        .stderr(Stdio::null())
-        .status();
 }
 
 /// The processes of process group `pgid` that still run (zombies left out), from `/proc`.

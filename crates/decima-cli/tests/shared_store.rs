@@ -23,7 +23,16 @@ async fn a_shared_database_is_migrated_then_shared_by_processes() {
     let out = text(&migrated.stdout);
     assert!(migrated.status.success(), "{}", text(&migrated.stderr));
     assert!(out.contains("before     empty"), "{out}");
-    assert!(out.contains("applied    1 migration(s)"), "{out}");
+    let migrations = std::fs::read_dir(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../migrations/postgres"
+    ))
+    .unwrap()
+    .count();
+    assert!(
+        out.contains(&format!("applied    {migrations} migration(s)")),
+        "{out}"
+    );
     let again = env.decima(&["--database-url", &url, "db", "migrate"]).await;
     assert!(
         text(&again.stdout).contains("nothing to do"),
@@ -148,5 +157,130 @@ async fn a_local_store_is_copied_in_verified_and_a_second_copy_changes_nothing()
     assert!(
         out.contains("copied     0 conversation(s); 1 already there"),
         "{out}"
+    );
+}
+
+/// A run on the shared store whose process stalls (SIGSTOP: a laptop's lid closed, a network
+/// cut) keeps it while its lease lives, is taken over by another process once the lease
+/// lapsed, and never runs a stored call twice. When the stalled process wakes up, its next
+/// write is refused and it stops, with nothing of it stored after the takeover.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stalled_run_is_taken_over_and_the_stalled_process_cannot_write() {
+    use std::time::Duration;
+
+    use common::{call_ids, kill_group, read_pid, tool_result, wait_for_file};
+    use serde_json::json;
+
+    let env = Env::on_postgres("cli_lease").await;
+    let ws = env.ws();
+    env.turn(
+        "",
+        &[
+            (
+                "call_0",
+                "shell",
+                &json!({"command": "echo $$ > pid; echo ran >> effects; sleep 600"}).to_string(),
+            ),
+            (
+                "call_1",
+                "shell",
+                &json!({"command": "echo second >> effects"}).to_string(),
+            ),
+        ],
+    );
+    let ws_arg = ws.to_string_lossy().into_owned();
+    let mut stalled = env
+        .command(&["run", "--workspace", &ws_arg, "Do it once"])
+        .env("DECIMA_LEASE_TTL_SECS", "2")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_for_file(&ws.join("effects"), Duration::from_secs(60), &mut stalled).await;
+    let pgid = read_pid(&ws.join("pid"));
+    let store = env.store().await;
+    let running = store
+        .executions()
+        .list_by_status(decima_store::ExecutionStatus::Running)
+        .await
+        .unwrap();
+    assert_eq!(running.len(), 1, "{running:?}");
+    let id = running[0].id.to_string();
+    let signal = |name: &str| {
+        let sent = std::process::Command::new("kill")
+            .args([name, &stalled.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(sent.success());
+    };
+    signal("-STOP");
+
+    // While its lease lives, nobody else may take the run; the refusal names the holder.
+    let early = env.decima(&["resume", &id]).await;
+    let err = text(&early.stderr);
+    assert!(!early.status.success(), "{err}");
+    assert!(
+        err.contains("is being run by process") && err.contains("lease lapses in"),
+        "{err}"
+    );
+
+    // Its heartbeat stopped with it: the lease lapses, and another process takes over.
+    tokio::time::sleep(Duration::from_millis(2_500)).await;
+    env.say("Taken over; the first call may have run.");
+    let mut resume = env.command(&["resume", &id]);
+    resume.env("DECIMA_LEASE_TTL_SECS", "2");
+    let resumed = tokio::task::spawn_blocking(move || resume.output().unwrap())
+        .await
+        .unwrap();
+    assert_eq!(resumed.status.code(), Some(0), "{}", text(&resumed.stderr));
+    assert_eq!(
+        text(&resumed.stdout),
+        "Taken over; the first call may have run.\n"
+    );
+    let view = env.show(&id).await;
+    assert_eq!(view["status"], "succeeded", "{view}");
+    let before_wake = env.messages(&view).await;
+
+    // The stalled process wakes: its command is killed, it tries to store the result, and
+    // the store refuses it.
+    kill_group(pgid);
+    signal("-CONT");
+    let out = tokio::task::spawn_blocking(move || stalled.wait_with_output().unwrap())
+        .await
+        .unwrap();
+    let err = text(&out.stderr);
+    assert!(!out.status.success(), "{err}");
+    assert!(err.contains("taken over by another process"), "{err}");
+
+    assert_eq!(
+        std::fs::read_to_string(ws.join("effects")).unwrap(),
+        "ran\n",
+        "no call ran twice"
+    );
+    let view = env.show(&id).await;
+    assert_eq!(view["status"], "succeeded", "{view}");
+    let messages = env.messages(&view).await;
+    assert_eq!(
+        messages.iter().map(|m| m.seq).collect::<Vec<_>>(),
+        before_wake.iter().map(|m| m.seq).collect::<Vec<_>>(),
+        "the woken process stored nothing"
+    );
+    assert_eq!(call_ids(&messages), ["call_0", "call_1"]);
+    let results = messages
+        .iter()
+        .filter(|m| m.tool_call_id.as_deref() == Some("call_0"))
+        .count();
+    assert_eq!(results, 1, "one result for the first call");
+    assert!(
+        tool_result(&messages, "call_0").contains("effect is unknown"),
+        "{}",
+        tool_result(&messages, "call_0")
+    );
+    let seqs: Vec<i64> = messages.iter().map(|m| m.seq).collect();
+    let first = seqs[0];
+    assert_eq!(
+        seqs,
+        (first..first + seqs.len() as i64).collect::<Vec<_>>(),
+        "gapless"
     );
 }

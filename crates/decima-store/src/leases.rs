@@ -172,8 +172,11 @@ impl Store {
         let Backend::Postgres(pool) = self.backend() else {
             return Ok(self.clone());
         };
-        let options = pool
-            .connect_options()
+        let unfenced = self
+            .unfenced
+            .clone()
+            .unwrap_or_else(|| pool.connect_options());
+        let options = unfenced
             .as_ref()
             .clone()
             .options([("decima.fence", claim.fence())]);

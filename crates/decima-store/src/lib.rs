@@ -191,6 +191,9 @@ pub struct Store {
     counter: Arc<dyn TokenCounter>,
     /// Checkpoints a SQLite file's WAL in the background while any handle lives.
     _checkpointer: Option<Arc<checkpointer::Checkpointer>>,
+    /// How the unfenced pool connects (PostgreSQL): a fenced store of a fenced store (a
+    /// subagent's, made from its parent's) starts from these, not from its parent's fence.
+    unfenced: Option<Arc<sqlx::postgres::PgConnectOptions>>,
 }
 
 impl Store {
@@ -204,6 +207,7 @@ impl Store {
             backend: Backend::Sqlite(pool),
             counter,
             _checkpointer: Some(Arc::new(checkpointer)),
+            unfenced: None,
         })
     }
 
@@ -223,10 +227,12 @@ impl Store {
                         known: state.known,
                     });
                 }
+                let unfenced = Some(pool.connect_options());
                 Ok(Self {
                     backend: Backend::Postgres(pool),
                     counter,
                     _checkpointer: None,
+                    unfenced,
                 })
             }
         }
@@ -314,6 +320,7 @@ impl Store {
             backend,
             counter: Arc::clone(&self.counter),
             _checkpointer: self._checkpointer.clone(),
+            unfenced: self.unfenced.clone(),
         }
     }
 

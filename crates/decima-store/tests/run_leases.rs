@@ -209,3 +209,47 @@ async fn leases_are_refused_on_sqlite_with_the_reason() {
         .unwrap_err();
     assert!(err.to_string().contains("lock file"), "{err}");
 }
+
+/// A subagent's store is fenced from its parent's fenced store: by its own lease, not by its
+/// parent's as well (a fence replaces the one it was made from).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fence_made_from_a_fenced_store_is_its_own() {
+    let (_location, store) = shared().await;
+    let conversation = store.conversations().create("parent", None).await.unwrap();
+    let parent = ExecutionId::new();
+    let parent_claim = store
+        .leases()
+        .claim(parent, "p", Duration::from_millis(300))
+        .await
+        .unwrap()
+        .unwrap();
+    let parent_store = store.fenced(&parent_claim).await.unwrap();
+    let child = ExecutionId::new();
+    let child_claim = parent_store
+        .leases()
+        .claim(child, "c", LONG)
+        .await
+        .unwrap()
+        .unwrap();
+    let child_store = parent_store.fenced(&child_claim).await.unwrap();
+
+    tokio::time::sleep(Duration::from_millis(450)).await;
+    store
+        .leases()
+        .claim(parent, "other", LONG)
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(matches!(
+        parent_store
+            .messages()
+            .append(conversation.id, NewMessage::new(Role::User, "parent"))
+            .await,
+        Err(StoreError::LeaseLost(_))
+    ));
+    child_store
+        .messages()
+        .append(conversation.id, NewMessage::new(Role::User, "child"))
+        .await
+        .unwrap();
+}

@@ -18,6 +18,8 @@ pub const KEY: &str = "sk-test-agent-cli-0123456789";
 pub struct Env {
     pub server: LlmServer,
     pub dir: tempfile::TempDir,
+    /// A shared PostgreSQL store the commands use instead of the data directory's file.
+    pub database_url: Option<String>,
 }
 
 impl Env {
@@ -25,8 +27,18 @@ impl Env {
         let env = Self {
             server: LlmServer::start().await,
             dir: tempfile::tempdir().unwrap(),
+            database_url: None,
         };
         std::fs::create_dir_all(env.ws()).unwrap();
+        env
+    }
+
+    /// The same world on a fresh, migrated PostgreSQL database of the tests' cluster.
+    pub async fn on_postgres(label: &str) -> Self {
+        let mut env = Self::new().await;
+        env.database_url = Some(decima_testkit::postgres::fresh_database(label).await);
+        let migrated = env.decima(&["db", "migrate"]).await;
+        assert!(migrated.status.success(), "{}", text(&migrated.stderr));
         env
     }
 
@@ -48,9 +60,11 @@ impl Env {
         if args.first() == Some(&"run") && !args.contains(&"--tenth-man") {
             args.splice(1..1, ["--tenth-man", "off"]);
         }
-        cmd.arg("--data-dir")
-            .arg(self.data_dir())
-            .args(&args)
+        cmd.arg("--data-dir").arg(self.data_dir());
+        if let Some(url) = &self.database_url {
+            cmd.arg("--database-url").arg(url);
+        }
+        cmd.args(&args)
             .env_remove("DECIMA_DATA_DIR")
             .env_remove("DECIMA_DATABASE_URL")
             .env("DECIMA_SECRET_BACKEND", "file")
@@ -108,6 +122,12 @@ impl Env {
 
     /// The database the binary wrote, opened the way the runtime opens it.
     pub async fn store(&self) -> Store {
+        if let Some(url) = &self.database_url {
+            let location = decima_store::StoreLocation::parse(url).unwrap();
+            return Store::connect(&location, decima_llm::tokens::store_counter())
+                .await
+                .unwrap();
+        }
         std::fs::create_dir_all(self.data_dir()).unwrap();
         Store::open(
             &self.data_dir().join("decima.db"),
@@ -279,4 +299,65 @@ pub async fn docker_conversation(env: &Env) -> (String, DockerCleanup) {
     let data_dir = std::path::absolute(env.data_dir()).unwrap();
     let instance = decima_sandbox::DockerEngine::instance_for_data_dir(&data_dir);
     (id, DockerCleanup(instance))
+}
+
+/// Waits until `path` exists; panics after `limit`, or when `child` exits first.
+pub async fn wait_for_file(path: &std::path::Path, limit: std::time::Duration, child: &mut Child) {
+    let started = std::time::Instant::now();
+    while !path.exists() {
+        if let Some(status) = child.try_wait().unwrap() {
+            let mut stderr = String::new();
+            if let Some(mut pipe) = child.stderr.take() {
+                std::io::Read::read_to_string(&mut pipe, &mut stderr).unwrap();
+            }
+            panic!(
+                "decima exited ({status}) before {} appeared: {stderr}",
+                path.display()
+            );
+        }
+        assert!(
+            started.elapsed() < limit,
+            "{} did not appear in {limit:?}",
+            path.display()
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    // The file is created before the shell writes to it.
+    tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+}
+
+pub fn read_pid(path: &std::path::Path) -> i32 {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap()
+}
+
+/// Kills a process group the test left behind; quiet when it is already gone.
+pub fn kill_group(pgid: i32) {
+    // `kill -- -0` would mean the test's own group.
+    assert!(pgid > 1, "not a command's process group: {pgid}");
+    let _ = Command::new("kill")
+        .args(["-KILL", "--", &format!("-{pgid}")])
+        .stderr(Stdio::null())
+        .status();
+}
+
+/// The stored result of the tool call `call_id`.
+pub fn tool_result<'m>(messages: &'m [Message], call_id: &str) -> &'m str {
+    messages
+        .iter()
+        .find(|m| m.role == decima_core::Role::Tool && m.tool_call_id.as_deref() == Some(call_id))
+        .unwrap_or_else(|| panic!("no stored result for {call_id}"))
+        .content
+        .as_str()
+}
+
+/// The ids of the tool calls the model made, in order.
+pub fn call_ids(messages: &[Message]) -> Vec<String> {
+    messages
+        .iter()
+        .flat_map(|m| m.tool_calls.iter().map(|c| c.id.clone()))
+        .collect()
 }

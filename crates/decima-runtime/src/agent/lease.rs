@@ -4,32 +4,124 @@
 //! `interrupted`. Two `decima` processes can therefore run side by side without one marking the
 //! other's execution interrupted, which a blanket "every running row is dead" rule would do.
 
+//! Who owns a running execution.
+//!
+//! On a SQLite file, each running loop holds an exclusive `flock` on a file named after its
+//! execution; the kernel drops the lock when the process dies, SIGKILL included. At start-up, a
+//! `running` execution whose lock can be taken has no live owner: it is marked `interrupted`.
+//! Two `decima` processes can therefore run side by side without one marking the other's
+//! execution interrupted, which a blanket "every running row is dead" rule would do.
+//!
+//! On a shared PostgreSQL store, machines cannot see each other's lock files, so a run holds a
+//! lease in the store instead (`decima_store::Leases`): claimed atomically, renewed at a third
+//! of its time to live (`DECIMA_LEASE_TTL_SECS`, 30 s by default), and lapsing when its process
+//! dies or stalls. The runner writes through a store fenced by the lease's epoch: once another
+//! process took the run over, the old runner's next write is refused, whatever it was.
+
 use std::fs::{File, OpenOptions};
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use decima_core::ExecutionId;
-use decima_store::{ExecutionStatus, Store};
+use decima_store::{ExecutionStatus, LeaseClaim, Store};
 use rustix::fs::{FlockOperation, flock};
-use tracing::info;
+use tokio::task::JoinHandle;
+use tracing::{debug, info, warn};
 
 use crate::error::{Result, RuntimeError};
 
-/// The held lock of one running execution; released on drop (or by the kernel at exit).
+/// A run's lease lives this long unless renewed, by default.
+const DEFAULT_TTL: Duration = Duration::from_secs(30);
+
+/// The held ownership of one running execution: a lock file on one machine, or a lease in a
+/// shared store. Released on drop (in the background for a lease), or by the kernel at exit.
 #[derive(Debug)]
 pub struct Lease {
-    _file: File,
-    path: PathBuf,
+    held: Held,
+}
+
+#[derive(Debug)]
+enum Held {
+    File { _file: File, path: PathBuf },
+    Store(StoreLease),
+}
+
+/// A lease in a shared store, the store fenced by it, and the task that renews it.
+struct StoreLease {
+    base: Store,
+    fenced: Store,
+    claim: Option<LeaseClaim>,
+    heartbeat: JoinHandle<()>,
 }
 
 impl Lease {
     /// Takes the lease of `execution`, or says who holds it.
-    pub fn acquire(data_dir: &Path, execution: ExecutionId) -> Result<Self> {
-        match try_lock(data_dir, execution)? {
-            Some(lease) => Ok(lease),
-            None => Err(RuntimeError::Busy(format!(
-                "execution {execution} is being run by another Decima process; wait for it to \
-                 stop, or stop that process first"
-            ))),
+    pub async fn acquire(store: &Store, data_dir: &Path, execution: ExecutionId) -> Result<Self> {
+        if !store.is_postgres() {
+            return match try_lock(data_dir, execution)? {
+                Some(lease) => Ok(lease),
+                None => Err(RuntimeError::Busy(format!(
+                    "execution {execution} is being run by another Decima process; wait for it \
+                     to stop, or stop that process first"
+                ))),
+            };
+        }
+        let ttl = ttl()?;
+        let owner = crate::busy::owner();
+        let Some(claim) = store.leases().claim(execution, &owner, ttl).await? else {
+            let holder = store.leases().holder(execution).await?;
+            return Err(RuntimeError::Busy(match holder {
+                Some(h) => format!(
+                    "execution {execution} is being run by {} (its lease lapses in {} s unless \
+                     renewed); wait for it to stop, or stop that process. If its machine is \
+                     gone, the lease lapses by itself and the run can then be resumed",
+                    h.owner,
+                    h.lapses_in.as_secs().max(1)
+                ),
+                None => {
+                    format!("execution {execution} was just taken by another process; try again")
+                }
+            }));
+        };
+        let fenced = match store.fenced(&claim).await {
+            Ok(fenced) => fenced,
+            Err(e) => {
+                let _ = store.leases().release(&claim).await;
+                return Err(e.into());
+            }
+        };
+        info!(%execution, epoch = claim.epoch, "run lease taken");
+        let heartbeat = tokio::spawn(renew(store.clone(), claim.clone(), ttl));
+        Ok(Self {
+            held: Held::Store(StoreLease {
+                base: store.clone(),
+                fenced,
+                claim: Some(claim),
+                heartbeat,
+            }),
+        })
+    }
+
+    /// The store a runner holding this lease writes through: fenced by the lease on a shared
+    /// store, `None` where the lock file is the fence.
+    pub fn store(&self) -> Option<&Store> {
+        match &self.held {
+            Held::Store(lease) => Some(&lease.fenced),
+            Held::File { .. } => None,
+        }
+    }
+
+    /// Gives the run up now, so another process may continue it at once (a lock file is
+    /// released when dropped).
+    pub async fn release(mut self) {
+        if let Held::Store(lease) = &mut self.held {
+            lease.heartbeat.abort();
+            if let Some(claim) = lease.claim.take() {
+                if let Err(e) = lease.base.leases().release(&claim).await {
+                    warn!(error = %e, "cannot release the run's lease; it lapses on its own");
+                }
+                lease.fenced.close().await;
+            }
         }
     }
 
@@ -48,9 +140,67 @@ impl Lease {
         matches!(lock_file(path), Ok(None))
     }
 
-    /// The lock file, for diagnostics.
-    pub fn path(&self) -> &Path {
-        &self.path
+    /// The lock file, for diagnostics; `None` for a lease in the store.
+    pub fn path(&self) -> Option<&Path> {
+        match &self.held {
+            Held::File { path, .. } => Some(path),
+            Held::Store(_) => None,
+        }
+    }
+}
+
+impl std::fmt::Debug for StoreLease {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StoreLease")
+            .field("claim", &self.claim)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Drop for StoreLease {
+    fn drop(&mut self) {
+        self.heartbeat.abort();
+        // An early return or a panic: give the lease back in the background if a runtime is
+        // there to do it; otherwise it lapses.
+        if let Some(claim) = self.claim.take()
+            && let Ok(handle) = tokio::runtime::Handle::try_current()
+        {
+            let store = self.base.clone();
+            handle.spawn(async move {
+                if let Err(e) = store.leases().release(&claim).await {
+                    debug!(error = %e, "run lease left to lapse");
+                }
+            });
+        }
+    }
+}
+
+/// The lease's time to live: `DECIMA_LEASE_TTL_SECS`, else 30 s.
+fn ttl() -> Result<Duration> {
+    match std::env::var("DECIMA_LEASE_TTL_SECS") {
+        Err(_) => Ok(DEFAULT_TTL),
+        Ok(text) => match text.trim().parse::<u64>() {
+            Ok(secs) if secs > 0 => Ok(Duration::from_secs(secs)),
+            _ => Err(RuntimeError::Config(format!(
+                "DECIMA_LEASE_TTL_SECS is {text:?}: give a whole number of seconds, at least 1"
+            ))),
+        },
+    }
+}
+
+/// Renews the lease at a third of its life until the run ends (the task is aborted) or the
+/// lease is found taken over; the fence then refuses the runner's next write.
+async fn renew(store: Store, claim: LeaseClaim, ttl: Duration) {
+    loop {
+        tokio::time::sleep(ttl / 3).await;
+        match store.leases().renew(&claim, ttl).await {
+            Ok(true) => {}
+            Ok(false) => {
+                warn!(execution = %claim.execution, "the run's lease was taken over by another process");
+                return;
+            }
+            Err(e) => warn!(error = %e, "cannot renew the run's lease"),
+        }
     }
 }
 
@@ -78,31 +228,56 @@ fn lock_file(path: PathBuf) -> Result<Option<Lease>> {
         .open(&path)
         .map_err(|e| io("open", e))?;
     match flock(&file, FlockOperation::NonBlockingLockExclusive) {
-        Ok(()) => Ok(Some(Lease { _file: file, path })),
+        Ok(()) => Ok(Some(Lease {
+            held: Held::File { _file: file, path },
+        })),
         Err(rustix::io::Errno::WOULDBLOCK) => Ok(None),
         Err(e) => Err(io("lock", e.into())),
     }
 }
 
 /// Marks every `running` execution whose owner is gone as `interrupted`, and returns them: the
-/// first thing a process that runs or shows executions does.
+/// first thing a process that runs or shows executions does. On a shared store the owner is
+/// gone when its lease lapsed: taking the lease to mark the run also fences out a runner that
+/// was only paused.
 pub async fn interrupt_orphans(store: &Store, data_dir: &Path) -> Result<Vec<ExecutionId>> {
     let mut marked = Vec::new();
+    let ttl = if store.is_postgres() {
+        ttl()?
+    } else {
+        DEFAULT_TTL
+    };
     for execution in store
         .executions()
         .list_by_status(ExecutionStatus::Running)
         .await?
     {
-        // Holding the lock while marking keeps a process that just started the same execution
-        // from racing the update.
-        let Some(_lease) = try_lock(data_dir, execution.id)? else {
-            continue;
+        // Holding the lock or lease while marking keeps a process that just started the same
+        // execution from racing the update.
+        let claim = if store.is_postgres() {
+            match store
+                .leases()
+                .claim(execution.id, &crate::busy::owner(), ttl)
+                .await?
+            {
+                Some(claim) => Some(claim),
+                None => continue,
+            }
+        } else {
+            None
         };
-        if store
-            .executions()
-            .interrupt_if_running(execution.id)
-            .await?
-        {
+        let _lock = match claim {
+            Some(_) => None,
+            None => match try_lock(data_dir, execution.id)? {
+                Some(lock) => Some(lock),
+                None => continue,
+            },
+        };
+        let interrupted = store.executions().interrupt_if_running(execution.id).await;
+        if let Some(claim) = &claim {
+            store.leases().release(claim).await?;
+        }
+        if interrupted? {
             info!(execution = %execution.id, "marked interrupted: its process is gone");
             marked.push(execution.id);
         }

@@ -95,6 +95,21 @@ pub struct Session<'a> {
     pub cancel: CancellationToken,
 }
 
+impl Session<'_> {
+    /// The same session writing through `store` (a store fenced by the run's lease), or
+    /// through its own store when there is none.
+    pub(crate) fn writing_through<'b>(&'b self, store: Option<&'b Store>) -> Session<'b> {
+        Session {
+            store: store.unwrap_or(self.store),
+            data_dir: self.data_dir,
+            provider: self.provider,
+            events: self.events,
+            choices: self.choices,
+            cancel: self.cancel.clone(),
+        }
+    }
+}
+
 /// A new run.
 #[derive(Debug, Clone, Default)]
 pub struct RunRequest {

@@ -230,7 +230,9 @@ pub(super) async fn launch(
     // The lease first, under the id the row will have: no other process can take the new
     // execution for an orphan before it is running.
     let id = ExecutionId::new();
-    let lease = Lease::acquire(session.data_dir, id)?;
+    let lease = Lease::acquire(session.store, session.data_dir, id).await?;
+    let writer = lease.store().cloned();
+    let session = &session.writing_through(writer.as_ref());
     let execution = session
         .store
         .executions()
@@ -273,7 +275,9 @@ pub(super) async fn launch(
                 runner.store_task().await?;
             }
         }
-        runner.drive().await
+        let outcome = runner.drive().await;
+        runner.end().await;
+        outcome
     }
     .instrument(span)
     .await
@@ -303,18 +307,26 @@ pub(super) async fn recover(
     if !FailureReport::of(&failure).offers(choice) {
         return Err(recovery::not_offered(&failure, choice));
     }
-    let mut runner = Runner::open(session, execution).await?;
+    let lease = Lease::acquire(session.store, session.data_dir, id).await?;
+    let writer = lease.store().cloned();
+    let session = &session.writing_through(writer.as_ref());
+    let mut runner = Runner::open(session, execution, lease).await?;
     let span = runner.span("recover");
     async move {
         runner.started("recover");
-        let flow = match runner.apply_choice(&failure, choice).await? {
-            recovery::Chosen::Go(flow) => flow,
-            recovery::Chosen::AskAgain(next) => runner.wait_for_choice(*next).await?,
-        };
-        match flow {
-            Flow::Continue => runner.drive().await,
-            Flow::Stop(outcome) => Ok(*outcome),
+        let outcome = async {
+            let flow = match runner.apply_choice(&failure, choice).await? {
+                recovery::Chosen::Go(flow) => flow,
+                recovery::Chosen::AskAgain(next) => runner.wait_for_choice(*next).await?,
+            };
+            match flow {
+                Flow::Continue => runner.drive().await,
+                Flow::Stop(outcome) => Ok(*outcome),
+            }
         }
+        .await;
+        runner.end().await;
+        outcome
     }
     .instrument(span)
     .await
@@ -342,6 +354,20 @@ pub(super) async fn resume(session: &Session<'_>, id: ExecutionId) -> Result<Run
     let execution = session.store.executions().get(id).await?;
     match execution.status {
         ExecutionStatus::Interrupted => {}
+        ExecutionStatus::Running if session.store.is_postgres() => {
+            // Its lease is live (an orphan's was taken above): say whose, and for how long.
+            if let Some(holder) = session.store.leases().holder(id).await? {
+                return Err(RuntimeError::Busy(format!(
+                    "execution {id} is being run by {} (its lease lapses in {} s unless \
+                     renewed); if that process is gone, resume again once the lease lapsed",
+                    holder.owner,
+                    holder.lapses_in.as_secs().max(1)
+                )));
+            }
+            return Err(RuntimeError::Conflict(format!(
+                "execution {id} is running; only an interrupted execution can be resumed"
+            )));
+        }
         ExecutionStatus::AwaitingUser => {
             return Err(RuntimeError::Conflict(format!(
                 "execution {id} waits for a choice on a failure: continue it with recover and \
@@ -354,23 +380,31 @@ pub(super) async fn resume(session: &Session<'_>, id: ExecutionId) -> Result<Run
             )));
         }
     }
-    let mut runner = Runner::open(session, execution).await?;
+    let lease = Lease::acquire(session.store, session.data_dir, id).await?;
+    let writer = lease.store().cloned();
+    let session = &session.writing_through(writer.as_ref());
+    let mut runner = Runner::open(session, execution, lease).await?;
     let span = runner.span("resume");
     async move {
-        runner.set_status(ExecutionStatus::Running).await?;
-        runner.started("resume");
-        // A run killed between its start and storing its task stores it now.
-        if !runner
-            .store()
-            .messages()
-            .any_of_execution(runner.conversation.id, runner.execution.id)
-            .await?
-        {
-            runner.store_task().await?;
+        let outcome = async {
+            runner.set_status(ExecutionStatus::Running).await?;
+            runner.started("resume");
+            // A run killed between its start and storing its task stores it now.
+            if !runner
+                .store()
+                .messages()
+                .any_of_execution(runner.conversation.id, runner.execution.id)
+                .await?
+            {
+                runner.store_task().await?;
+            }
+            runner.answer_interrupted_calls().await?;
+            runner.snapshot_unsnapshotted_todos().await?;
+            runner.drive().await
         }
-        runner.answer_interrupted_calls().await?;
-        runner.snapshot_unsnapshotted_todos().await?;
-        runner.drive().await
+        .await;
+        runner.end().await;
+        outcome
     }
     .instrument(span)
     .await
@@ -552,8 +586,7 @@ impl<'s, 'a> Runner<'s, 'a> {
     }
 
     /// A runner for an execution that already exists (recover, resume).
-    async fn open(session: &'s Session<'a>, execution: Execution) -> Result<Self> {
-        let lease = Lease::acquire(session.data_dir, execution.id)?;
+    async fn open(session: &'s Session<'a>, execution: Execution, lease: Lease) -> Result<Self> {
         let options = RunOptions::from_stored(&execution.options);
         let provider = session.provider.map(str::to_owned).or(options.provider);
         let resolved =
@@ -564,6 +597,11 @@ impl<'s, 'a> Runner<'s, 'a> {
             .get(execution.conversation_id)
             .await?;
         Self::new(session, execution, conversation, resolved, lease).await
+    }
+
+    /// Gives the run's lease back, so another process may continue it at once.
+    async fn end(self) {
+        self._lease.release().await;
     }
 
     fn span(&self, how: &'static str) -> tracing::Span {
