@@ -3,10 +3,19 @@
 //! - `pg_append/store`: `Messages::append` of one message into a 1,000-message conversation on
 //!   PostgreSQL (the conversation's row locked, the seq taken, the row and its triggers).
 //!   `pg_append/bare_insert`: the same row as one prepared INSERT with its seq given.
+//!   `pg_append/fenced_store`: the same append through a store fenced by a run's lease (every
+//!   statement checks the lease's epoch).
 //! - `sqlite_append/store`: the same append on a SQLite file, for comparison.
+//! - `import_10k/postgres`: `Conversations::import` of 10,000 messages into a fresh conversation
+//!   of the shared database, in one transaction (what `decima conversation import` and, per
+//!   conversation, `decima db copy --to` do); `import_10k/sqlite`: the same into a SQLite file.
 //! - Printed after the criterion groups: p50 and p99 of 2,000 single appends on each backend,
 //!   and of the time from a writer's commit to another connection's listener seeing it
 //!   (`Store::changes`), 500 times.
+//! - Printed last: eight processes (this executable, started again as writers) append 250
+//!   messages each to one conversation at once, after a start signal; their throughput beside
+//!   one process appending the same 2,000 alone, and a check that the seqs came out gapless and
+//!   unique with every acknowledged message stored.
 //!
 //! Needs the tests' PostgreSQL (`DECIMA_TEST_POSTGRES_URL`; `scripts/test.sh` starts one, or
 //! `source scripts/lib.sh && start_test_postgres`).
@@ -16,10 +25,12 @@
 // Bench code: a failed setup step should panic right where it happened.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+use std::io::{BufRead, Write};
+use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use criterion::{Criterion, criterion_group, criterion_main};
+use criterion::{Criterion, criterion_group};
 use decima_core::{EstimateCounter, MessageId, NewMessage, Role, Timestamp};
 use decima_store::{Change, Store, StoreLocation};
 use tokio::runtime::Runtime;
@@ -88,6 +99,23 @@ fn appends(c: &mut Criterion) {
         b.iter(|| {
             n += 1;
             rt.block_on(pg.messages().append(pg_conversation, message(n)))
+                .unwrap();
+        })
+    });
+    // The same append through a store fenced by a run's lease: what the fence's check costs.
+    let claim = rt
+        .block_on(pg.leases().claim(
+            decima_core::ExecutionId::new(),
+            "bench",
+            Duration::from_secs(3_600),
+        ))
+        .unwrap()
+        .unwrap();
+    let fenced = rt.block_on(pg.fenced(&claim)).unwrap();
+    group.bench_function("fenced_store", |b| {
+        b.iter(|| {
+            n += 1;
+            rt.block_on(fenced.messages().append(pg_conversation, message(n)))
                 .unwrap();
         })
     });
@@ -166,6 +194,25 @@ fn appends(c: &mut Criterion) {
     println!("append to another connection's listener: p50 {p50:?}, p99 {p99:?} (500 appends)");
 }
 
+fn imports(c: &mut Criterion) {
+    let rt = Runtime::new().unwrap();
+    let _in_runtime = rt.enter();
+    let pg = rt.block_on(postgres_store());
+    let (_dir, lite) = rt.block_on(sqlite_store());
+    let history: Vec<NewMessage> = (0..10_000).map(message).collect();
+    let mut group = c.benchmark_group("import_10k");
+    group.sample_size(10);
+    for (name, store) in [("postgres", &pg), ("sqlite", &lite)] {
+        group.bench_function(name, |b| {
+            b.iter(|| {
+                rt.block_on(store.conversations().import("bulk", None, &history))
+                    .unwrap()
+            })
+        });
+    }
+    group.finish();
+}
+
 /// A second handle on the same shared database, with pools of its own.
 async fn postgres_store_on(store: &Store) -> Store {
     let options = store.postgres_pool().unwrap().connect_options();
@@ -200,6 +247,145 @@ criterion_group!(
         .sample_size(30)
         .measurement_time(Duration::from_secs(5))
         .warm_up_time(Duration::from_secs(1));
-    targets = appends
+    targets = appends, imports
 );
-criterion_main!(benches);
+/// Set in a writer process: `URL CONVERSATION COUNT LABEL`.
+const WRITER: &str = "DECIMA_BENCH_SHARED_WRITER";
+const PROCESSES: usize = 8;
+const EACH: usize = 250;
+
+/// A writer process: connects, says "ready", waits for a line on stdin, appends, and prints
+/// the seqs it was given.
+fn writer(spec: &str) {
+    let mut parts = spec.split(' ');
+    let (url, conversation, count, label) = (
+        parts.next().unwrap(),
+        parts.next().unwrap().parse().unwrap(),
+        parts.next().unwrap().parse::<usize>().unwrap(),
+        parts.next().unwrap(),
+    );
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let store = rt
+        .block_on(Store::connect(
+            &StoreLocation::parse(url).unwrap(),
+            Arc::new(EstimateCounter),
+        ))
+        .unwrap();
+    println!("ready");
+    std::io::stdout().flush().unwrap();
+    let mut go = String::new();
+    std::io::stdin().read_line(&mut go).unwrap();
+    let mut seqs = Vec::with_capacity(count);
+    for i in 0..count {
+        let mut m = message(i);
+        m.content = format!("{label} {i}");
+        seqs.push(
+            rt.block_on(store.messages().append(conversation, m))
+                .unwrap()
+                .seq,
+        );
+    }
+    let listed: Vec<String> = seqs.iter().map(i64::to_string).collect();
+    println!("{}", listed.join(","));
+    rt.block_on(store.close());
+}
+
+/// Runs `processes` writers of `each` appends at once; returns the wall time from the start
+/// signal to the last writer's exit, and every seq acknowledged.
+fn concurrent_writers(
+    url: &str,
+    conversation: &str,
+    processes: usize,
+    each: usize,
+) -> (Duration, Vec<i64>) {
+    let mut children: Vec<_> = (0..processes)
+        .map(|p| {
+            Command::new(std::env::current_exe().unwrap())
+                .env(WRITER, format!("{url} {conversation} {each} w{p}"))
+                .stdin(Stdio::piped())
+                .stdout(Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    let mut outputs: Vec<_> = children
+        .iter_mut()
+        .map(|c| std::io::BufReader::new(c.stdout.take().unwrap()))
+        .collect();
+    for out in &mut outputs {
+        let mut line = String::new();
+        out.read_line(&mut line).unwrap();
+        assert_eq!(line.trim(), "ready");
+    }
+    let started = Instant::now();
+    for child in &mut children {
+        writeln!(child.stdin.as_mut().unwrap(), "go").unwrap();
+    }
+    let mut seqs = Vec::new();
+    for (child, out) in children.iter_mut().zip(&mut outputs) {
+        let mut line = String::new();
+        out.read_line(&mut line).unwrap();
+        assert!(child.wait().unwrap().success());
+        seqs.extend(line.trim().split(',').map(|s| s.parse::<i64>().unwrap()));
+    }
+    (started.elapsed(), seqs)
+}
+
+/// The URL of a store's database as another process reaches it (its schema included).
+fn url_of(rt: &Runtime, store: &Store) -> String {
+    let pool = store.postgres_pool().unwrap();
+    let options = pool.connect_options();
+    let schema: String = rt
+        .block_on(sqlx::query_scalar("SELECT current_schema()").fetch_one(pool))
+        .unwrap();
+    format!(
+        "postgres://{}@{}:{}/{}?options=-c%20search_path%3D{}%2Cpublic",
+        options.get_username(),
+        options.get_host(),
+        options.get_port(),
+        options.get_database().unwrap_or("postgres"),
+        schema
+    )
+}
+
+fn eight_processes() {
+    let rt = Runtime::new().unwrap();
+    let _in_runtime = rt.enter();
+    let store = rt.block_on(postgres_store());
+    let url = url_of(&rt, &store);
+    for (processes, each) in [(1, PROCESSES * EACH), (PROCESSES, EACH)] {
+        let conversation = rt
+            .block_on(store.conversations().create("writers", None))
+            .unwrap()
+            .id;
+        let (took, mut seqs) = concurrent_writers(&url, &conversation.to_string(), processes, each);
+        seqs.sort_unstable();
+        let total = processes * each;
+        assert_eq!(
+            seqs,
+            (1..=total as i64).collect::<Vec<_>>(),
+            "gapless and unique"
+        );
+        let stored = rt.block_on(store.messages().all(conversation)).unwrap();
+        assert_eq!(stored.len(), total, "every acknowledged message is stored");
+        println!(
+            "{processes} process(es) appending {total} messages to one conversation: {took:?}, \
+             {:.0} messages/s; seqs 1..={total} gapless and unique",
+            total as f64 / took.as_secs_f64()
+        );
+    }
+    rt.block_on(store.close());
+}
+
+fn main() {
+    if let Ok(spec) = std::env::var(WRITER) {
+        writer(&spec);
+        return;
+    }
+    benches();
+    eight_processes();
+    Criterion::default().configure_from_args().final_summary();
+}

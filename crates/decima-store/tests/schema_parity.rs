@@ -35,7 +35,12 @@ const SQLITE_ONLY_TRIGGERS: &[&str] = &[
 ];
 const POSTGRES_ONLY_INDEXES: &[&str] = &["messages_search"];
 /// Live updates: PostgreSQL tells listening desktops what changed; SQLite has no listeners.
-const POSTGRES_ONLY_TRIGGERS: &[&str] = &["messages_notify", "events_notify", "reviews_notify"];
+const POSTGRES_ONLY_TRIGGERS: &[&str] = &[
+    "messages_notify",
+    "messages_notify_update",
+    "events_notify",
+    "reviews_notify",
+];
 /// SQLite's implicit rowid, which search pages by, is a column on PostgreSQL (with its unique
 /// constraint).
 const POSTGRES_ONLY_COLUMNS: &[(&str, &str)] = &[("messages", "row_id")];
