@@ -9,8 +9,8 @@ use specta_typescript::Typescript;
 use tauri_specta::{Builder, collect_commands};
 
 use crate::commands::{
-    compression, context, conversations, engine, executions, export, import, library, mcp,
-    messages, reviews, run_options, runs, search, settings, workspace,
+    compression, context, conversations, database, engine, executions, export, import, library,
+    mcp, messages, reviews, run_options, runs, search, settings, workspace,
 };
 
 /// Where the generated bindings live, relative to the workspace root.
@@ -77,6 +77,10 @@ pub fn builder() -> Builder<tauri::Wry> {
             import::file_drags_watch,
             library::sandbox_status,
             library::sandbox_image_build,
+            database::database_get,
+            database::database_save,
+            database::database_forget,
+            database::store_changes_watch,
             engine::sandbox_engine_get,
             engine::sandbox_engine_save,
             settings::settings_get,
@@ -141,7 +145,7 @@ mod tests {
             .skip(1)
             .filter_map(|rest| rest.split('"').next())
             .collect();
-        assert_eq!(invoked.len(), 66, "{invoked:?}");
+        assert_eq!(invoked.len(), 70, "{invoked:?}");
         for command in invoked {
             assert!(
                 build_rs.contains(&format!("\"{command}\"")),

@@ -28,7 +28,9 @@ pub use dto::{
     RunEvent, SummaryPreview, TodoItem, ToolCallView,
 };
 pub use error::{AppError, ErrorCode};
-pub use state::AppState;
+pub use state::{AppState, Opened};
+
+use std::sync::Arc;
 
 /// Starts the app. The data directory comes from `--data-dir DIR`, then `DECIMA_DATA_DIR`, then the
 /// OS default shared with the CLI. Logs go to its `logs/`, at the level of `--log-level LEVEL`,
@@ -47,12 +49,12 @@ pub fn run() -> ExitCode {
     };
     // Lives until run() returns, after the event loop: the last lines reach the file.
     let log = start_logging(&data_dir);
-    let store = match tauri::async_runtime::block_on(Store::open_in_dir(
-        &data_dir,
-        decima_llm::tokens::store_counter(),
-    )) {
-        Ok(store) => store,
+    // The store: `DECIMA_DATABASE_URL`, else the shared database Settings saved, else the data
+    // directory's own file.
+    let (store, opened) = match tauri::async_runtime::block_on(open_store(&data_dir)) {
+        Ok(opened) => opened,
         Err(e) => {
+            tracing::error!(error = %e, "the store could not be opened");
             eprintln!("error: {e}");
             return ExitCode::FAILURE;
         }
@@ -103,7 +105,7 @@ pub fn run() -> ExitCode {
         .setup(move |app| {
             builder.mount_events(app);
             open_main_window(app, &state_dir)?;
-            app.manage(AppState::new(store, state_dir));
+            app.manage(AppState::new(store, state_dir).opened_at(opened));
             Ok(())
         })
         .build(tauri::generate_context!());
@@ -121,6 +123,46 @@ pub fn run() -> ExitCode {
     tracing::info!(code, "app exited");
     drop(log);
     ExitCode::from(u8::try_from(code).unwrap_or(1))
+}
+
+/// Opens the store the data directory's choice names, and says where it is (a file's path, or
+/// the URL as Settings shows it: without its password). A shared database chosen in Settings
+/// that cannot be opened (the server down, the VPN off, the password changed) does not keep
+/// the window from starting: it opens this computer's file, and Settings says why.
+async fn open_store(data_dir: &std::path::Path) -> Result<(Store, Opened), String> {
+    use decima_runtime::database::{self, Source};
+    let environment = database::from_environment();
+    let (location, source) = database::location(data_dir, environment.as_deref())
+        .await
+        .map_err(|e| e.to_string())?;
+    let counter = decima_llm::tokens::store_counter();
+    let local = decima_store::StoreLocation::in_data_dir(data_dir);
+    if location == local {
+        let store = Store::open_in_dir(data_dir, counter)
+            .await
+            .map_err(|e| e.to_string())?;
+        return Ok((store, Opened::new(location.redacted(), source, None)));
+    }
+    match Store::connect(&location, Arc::clone(&counter)).await {
+        Ok(store) => {
+            let shown = match source {
+                Source::Settings => database::saved(data_dir).url.unwrap_or_default(),
+                _ => location.redacted(),
+            };
+            Ok((store, Opened::new(shown, source, None)))
+        }
+        Err(e) if source == Source::Settings => {
+            tracing::warn!(error = %e, "the shared database chosen in Settings cannot be opened");
+            let store = Store::open_in_dir(data_dir, counter)
+                .await
+                .map_err(|e| e.to_string())?;
+            Ok((
+                store,
+                Opened::new(local.redacted(), Source::Local, Some(e.to_string())),
+            ))
+        }
+        Err(e) => Err(e.to_string()),
+    }
 }
 
 /// The window of tauri.conf.json, with the webview's own storage (the UI's language and theme,

@@ -31,6 +31,12 @@ pub struct AppState {
     pub dropped: Mutex<HashSet<PathBuf>>,
     /// Where the page hears of drags of files over the window, once it asked.
     pub drag_watcher: Mutex<Option<Channel<FileDrag>>>,
+    /// Where the store was opened from, for Settings.
+    pub opened: Opened,
+    /// Whether the page already follows the shared store's changes (one forwarding task).
+    pub following: std::sync::atomic::AtomicBool,
+    /// Where that task sends them: the page's latest channel.
+    pub change_watcher: Arc<Mutex<Option<Channel<crate::dto::StoreChange>>>>,
 }
 
 impl AppState {
@@ -44,6 +50,42 @@ impl AppState {
             exported: Mutex::default(),
             dropped: Mutex::default(),
             drag_watcher: Mutex::default(),
+            opened: Opened::new(String::new(), decima_runtime::database::Source::Local, None),
+            following: std::sync::atomic::AtomicBool::new(false),
+            change_watcher: Arc::default(),
+        }
+    }
+
+    /// Records where the store was opened from.
+    #[must_use]
+    pub fn opened_at(mut self, opened: Opened) -> Self {
+        self.opened = opened;
+        self
+    }
+}
+
+/// Where the open store came from: what Settings shows of the database.
+#[derive(Debug, Clone)]
+pub struct Opened {
+    /// A file's path, or a URL without its password.
+    pub shown: String,
+    /// What chose it.
+    pub source: decima_runtime::database::Source,
+    /// Why the shared database Settings chose was not opened (this computer's file was).
+    pub error: Option<String>,
+}
+
+impl Opened {
+    /// Says where the store came from.
+    pub fn new(
+        shown: String,
+        source: decima_runtime::database::Source,
+        error: Option<String>,
+    ) -> Self {
+        Self {
+            shown,
+            source,
+            error,
         }
     }
 }

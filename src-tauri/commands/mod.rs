@@ -3,6 +3,7 @@
 pub mod compression;
 pub mod context;
 pub mod conversations;
+pub mod database;
 mod dialogs;
 pub mod engine;
 pub mod executions;

@@ -11,9 +11,9 @@ pub use compression::{CompactionMarker, CompressionPreview, SummaryPreview};
 pub use execution::{AnsweredFailure, ExecutionView, FailureReport, FindingView, ReviewView};
 pub use run_event::{LayerTokens, RunEvent, TodoItem};
 pub use settings::{
-    EngineChoiceView, ExportView, ImageBuildEvent, McpCheckView, McpServerView, McpSwitchView,
-    McpToolView, PresetView, PricesView, ProbeFailure, ProviderModels, ProviderName,
-    ProviderPresetView, ProviderProbe, ProviderView, SandboxImageView, SandboxStatus,
+    DatabaseView, EngineChoiceView, ExportView, ImageBuildEvent, McpCheckView, McpServerView,
+    McpSwitchView, McpToolView, PresetView, PricesView, ProbeFailure, ProviderModels, ProviderName,
+    ProviderPresetView, ProviderProbe, ProviderView, SandboxImageView, SandboxStatus, StoreChange,
     ThresholdsView, WorkbenchSettings,
 };
 

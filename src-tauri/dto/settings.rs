@@ -412,6 +412,43 @@ pub struct McpSwitchView {
     pub on_here: bool,
 }
 
+/// Which store this desktop opens, for Settings. Never a password.
+#[derive(Debug, Clone, Serialize, Type)]
+#[serde(rename_all = "camelCase")]
+pub struct DatabaseView {
+    /// The shared database Settings saved (its URL without the password); `None`: this
+    /// computer's file.
+    pub saved_url: Option<String>,
+    /// `DECIMA_DATABASE_URL` from the app's environment (password hidden), which wins.
+    pub from_environment: Option<String>,
+    /// The store open now: a file's path, or a URL with its password hidden.
+    pub open: String,
+    /// Whether the open store is a shared database.
+    pub shared: bool,
+    /// Whether a saved password is in the system keyring.
+    pub password_in_keyring: bool,
+    /// The file a saved password is in, where no keyring service answered (readable by the
+    /// user only).
+    pub password_file: Option<String>,
+    /// Whether the saved choice differs from the open store: it takes effect at the next
+    /// start.
+    pub restart_needed: bool,
+    /// Why the saved shared database was not opened at start (this computer's file was).
+    pub open_error: Option<String>,
+}
+
+/// Something another desktop wrote to the shared store: read it again.
+#[derive(Debug, Clone, Serialize, Type)]
+#[serde(rename_all = "camelCase")]
+pub struct StoreChange {
+    /// The conversation to read again; `None` for a change that concerns none.
+    pub conversation_id: Option<String>,
+    /// The lowest seq written, for a message.
+    pub seq: Option<u32>,
+    /// The connection to the server was lost and is back: read everything shown again.
+    pub reconnected: bool,
+}
+
 /// Which Docker engine this desktop's runs use.
 #[derive(Debug, Clone, Serialize, Type)]
 #[serde(rename_all = "camelCase")]

@@ -26,6 +26,7 @@ import type { WorkspaceAdded } from "./components/WorkspacePanel";
 import { ProviderSetup } from "./components/ProviderSetup";
 import { idle } from "./run/state";
 import { useRuns } from "./run/useRuns";
+import { useStoreChanges } from "./hooks/useStoreChanges";
 
 /** How often a run's stored messages may refresh the conversation counts. */
 const COUNTS_EVERY_MS = 1000;
@@ -100,6 +101,8 @@ export function App() {
     }, OUTSIDE_EVERY_MS);
     return () => window.clearInterval(timer);
   }, [reload]);
+  // On a shared store, at once: the database says what another desktop wrote.
+  useStoreChanges(() => void reload());
   // And while it runs: the counts follow the stored messages, read again at most once a second.
   const storedByRun = run.stored;
   const lastCount = useRef(0);

@@ -215,6 +215,22 @@ export const commands = {
 	 *  current. A second build while one runs is refused.
 	 */
 	sandboxImageBuild: (force: boolean, onProgress: Channel<ImageBuildEvent>) => typedError<SandboxImageView, AppError>(__TAURI_INVOKE("sandbox_image_build", { force, onProgress })),
+	/**  What Settings shows of the database. */
+	databaseGet: () => typedError<DatabaseView, AppError>(__TAURI_INVOKE("database_get")),
+	/**
+	 *  Checks and saves a shared database (`url`, and `password` unless it is empty or the URL
+	 *  holds one). Nothing is saved when the database does not answer or holds another schema.
+	 */
+	databaseSave: (url: string, password: string) => typedError<DatabaseView, AppError>(__TAURI_INVOKE("database_save", { url, password })),
+	/**  Goes back to this computer's file at the next start; the saved password is deleted. */
+	databaseForget: () => typedError<DatabaseView, AppError>(__TAURI_INVOKE("database_forget")),
+	/**
+	 *  Hands the page what other desktops write to the shared store, from now on: each change
+	 *  names a conversation to read again (`reconnected`: everything, since notifications sent
+	 *  while the connection was down are lost). Nothing on a local file. Returns whether the
+	 *  store has a feed.
+	 */
+	storeChangesWatch: (onChange: Channel<StoreChange>) => typedError<boolean, AppError>(__TAURI_INVOKE("store_changes_watch", { onChange })),
 	/**  The engine choice Settings saved, and `DOCKER_HOST` when the environment sets one. */
 	sandboxEngineGet: () => __TAURI_INVOKE<EngineChoiceView>("sandbox_engine_get"),
 	/**
@@ -412,6 +428,35 @@ export type ConversationSummary = {
 	updatedAt: string,
 	/**  The conversation whose run spawned this one (a subagent's): the sidebar nests it there. */
 	parentId: string | null,
+};
+
+/**  Which store this desktop opens, for Settings. Never a password. */
+export type DatabaseView = {
+	/**
+	 *  The shared database Settings saved (its URL without the password); `None`: this
+	 *  computer's file.
+	 */
+	savedUrl: string | null,
+	/**  `DECIMA_DATABASE_URL` from the app's environment (password hidden), which wins. */
+	fromEnvironment: string | null,
+	/**  The store open now: a file's path, or a URL with its password hidden. */
+	open: string,
+	/**  Whether the open store is a shared database. */
+	shared: boolean,
+	/**  Whether a saved password is in the system keyring. */
+	passwordInKeyring: boolean,
+	/**
+	 *  The file a saved password is in, where no keyring service answered (readable by the
+	 *  user only).
+	 */
+	passwordFile: string | null,
+	/**
+	 *  Whether the saved choice differs from the open store: it takes effect at the next
+	 *  start.
+	 */
+	restartNeeded: boolean,
+	/**  Why the saved shared database was not opened at start (this computer's file was). */
+	openError: string | null,
 };
 
 /**  What became of one file dropped on the window for import. */
@@ -1250,6 +1295,16 @@ export type SnippetView = {
 	matched: string,
 	/**  Text after the match. */
 	after: string,
+};
+
+/**  Something another desktop wrote to the shared store: read it again. */
+export type StoreChange = {
+	/**  The conversation to read again; `None` for a change that concerns none. */
+	conversationId: string | null,
+	/**  The lowest seq written, for a message. */
+	seq: number | null,
+	/**  The connection to the server was lost and is back: read everything shown again. */
+	reconnected: boolean,
 };
 
 /**  A summary a compression writes. */

@@ -12,13 +12,12 @@ pub fn resolve(flag: Option<PathBuf>) -> Result<PathBuf, CliError> {
         .ok_or(CliError::NoDataDir)
 }
 
-/// Where the store is: `--database-url` (or `DECIMA_DATABASE_URL`) when given, else the SQLite
-/// file in the data directory.
-pub fn location(dir: &Path, database_url: Option<&str>) -> Result<StoreLocation, CliError> {
-    match database_url {
-        Some(url) => Ok(StoreLocation::parse(url)?),
-        None => Ok(StoreLocation::in_data_dir(dir)),
-    }
+/// Where the store is: `--database-url` (or `DECIMA_DATABASE_URL`) when given, else the shared
+/// database the desktop's Settings saved for this data directory (its password from the secret
+/// store), else the SQLite file in the data directory.
+pub async fn location(dir: &Path, database_url: Option<&str>) -> Result<StoreLocation, CliError> {
+    let (location, _source) = decima_runtime::database::location(dir, database_url).await?;
+    Ok(location)
 }
 
 /// Opens the store, creating the data directory (or another SQLite file's folder) if needed,

@@ -284,3 +284,83 @@ async fn a_stalled_run_is_taken_over_and_the_stalled_process_cannot_write() {
         "gapless"
     );
 }
+
+/// The shared database chosen in the desktop's Settings is what the CLI opens for the same data
+/// directory too. Saving checks the server first and keeps the password out of the saved file.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_database_chosen_in_settings_is_opened_and_its_password_kept_out_of_the_file() {
+    use decima_runtime::database;
+
+    let env = Env::new().await;
+    let url = decima_testkit::postgres::fresh_database("cli_settings").await;
+    let migrated = env.decima(&["--database-url", &url, "db", "migrate"]).await;
+    assert!(migrated.status.success(), "{}", text(&migrated.stderr));
+    let data = env.data_dir();
+
+    // A server that does not answer is refused, and nothing is saved.
+    let refused = database::save(
+        &data,
+        "postgres://postgres@127.0.0.1:1/decima",
+        Some("pw"),
+        decima_llm::tokens::store_counter(),
+    )
+    .await
+    .unwrap_err();
+    assert!(refused.to_string().contains("127.0.0.1:1"), "{refused}");
+    assert_eq!(database::saved(&data), database::DatabaseChoice::default());
+
+    // The tests' cluster trusts loopback, so any password connects; it must not be written
+    // where the choice is.
+    let with_password = url.replacen(
+        "postgres://postgres@",
+        "postgres://postgres:hunter2%40x@",
+        1,
+    );
+    database::save(
+        &data,
+        &with_password,
+        None,
+        decima_llm::tokens::store_counter(),
+    )
+    .await
+    .unwrap();
+    let file = std::fs::read_to_string(data.join("database.json")).unwrap();
+    assert!(!file.contains("hunter2"), "{file}");
+    assert_eq!(database::saved(&data).url.as_deref(), Some(url.as_str()));
+    let (location, source) = database::location(&data, None).await.unwrap();
+    assert_eq!(source, database::Source::Settings);
+    assert!(
+        matches!(&location, decima_store::StoreLocation::Postgres(u) if u.contains("hunter2")),
+        "the password comes back from the secret store"
+    );
+    assert!(!location.to_string().contains("hunter2"));
+
+    // The CLI, with no URL given, works in the saved database.
+    let file = env.dir.path().join("one.jsonl");
+    std::fs::write(
+        &file,
+        "{\"role\":\"user\",\"content\":\"kept in the team's database\"}\n",
+    )
+    .unwrap();
+    let imported = env
+        .decima(&["conversation", "import", file.to_str().unwrap()])
+        .await;
+    assert!(imported.status.success(), "{}", text(&imported.stderr));
+    let shared = decima_store::Store::connect(
+        &decima_store::StoreLocation::parse(&url).unwrap(),
+        decima_llm::tokens::store_counter(),
+    )
+    .await
+    .unwrap();
+    assert_eq!(shared.conversations().list().await.unwrap().len(), 1);
+    assert!(
+        !data.join("decima.db").exists(),
+        "the local file was not used"
+    );
+
+    // An explicit URL still wins; forgetting goes back to the local file.
+    database::forget(&data).await.unwrap();
+    let (location, source) = database::location(&data, None).await.unwrap();
+    assert_eq!(source, database::Source::Local);
+    assert_eq!(location, decima_store::StoreLocation::in_data_dir(&data));
+}

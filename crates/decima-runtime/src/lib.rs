@@ -9,6 +9,7 @@ pub mod chat;
 pub mod compression;
 pub mod context;
 pub mod conversation_options;
+pub mod database;
 pub mod error;
 pub mod events;
 pub mod export;

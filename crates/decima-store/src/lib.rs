@@ -310,6 +310,14 @@ impl Store {
         }
     }
 
+    /// Where the open database's schema stands against this build (Settings shows it).
+    pub async fn schema_state(&self) -> Result<SchemaState> {
+        match &self.backend {
+            Backend::Sqlite(pool) => schema::sqlite_state(pool).await,
+            Backend::Postgres(pool) => Box::pin(schema::postgres_state(pool)).await,
+        }
+    }
+
     pub(crate) fn backend(&self) -> &Backend {
         &self.backend
     }

@@ -12,6 +12,7 @@ import { LanguageSwitch } from "./LanguageSwitch";
 import { ProviderEditor } from "./settings/ProviderEditor";
 import { RunSettings } from "./settings/RunSettings";
 import { ThresholdsEditor } from "./settings/ThresholdsEditor";
+import { SharedDatabase } from "./settings/SharedDatabase";
 
 type Props = { onClose: () => void };
 
@@ -290,6 +291,8 @@ export function SettingsDialog({ onClose }: Props) {
             ))}
           </div>
         </section>
+
+        <SharedDatabase />
 
         <section aria-label={t("settings.presets")}>
           <h3>{t("settings.presets")}</h3>

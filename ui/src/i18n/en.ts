@@ -493,6 +493,23 @@ const en = {
     counts: "{{fetched}} packages fetched, {{unpacked}} unpacked",
   },
   settings: {
+    database: {
+      title: "Shared database",
+      openLocal: "This window uses this computer's file: {{path}}",
+      openShared: "This window uses the shared database {{url}}",
+      fromEnvironment: "DECIMA_DATABASE_URL={{url}} is set where Decima started; it is used instead of the choice below.",
+      openFailed: "The shared database chosen below could not be opened, so this window uses this computer's file: {{reason}}",
+      url: "PostgreSQL URL",
+      password: "Password",
+      keepPassword: "blank keeps the stored password",
+      passwordInKeyring: "Password kept in the system keyring.",
+      passwordInFile: "Password kept in {{path}}, a file only you can read (this machine has no keyring service).",
+      save: "Check and save",
+      checking: "Checking…",
+      useLocal: "Use this computer's file",
+      restartShared: "Saved: Decima opens {{url}} at its next start. Quit and start it again to work there.",
+      restartLocal: "Saved: Decima opens this computer's file at its next start.",
+    },
     engine: {
       host: "Docker engine",
       local: "this computer's engine",

@@ -495,6 +495,23 @@ const zh: Messages = {
     counts: "已下载 {{fetched}} 个软件包，已解包 {{unpacked}} 个",
   },
   settings: {
+    database: {
+      title: "共享数据库",
+      openLocal: "此窗口使用本机文件：{{path}}",
+      openShared: "此窗口使用共享数据库 {{url}}",
+      fromEnvironment: "启动 Decima 时设置了 DECIMA_DATABASE_URL={{url}}，它优先于下面的选择。",
+      openFailed: "无法打开下面选择的共享数据库，此窗口改用本机文件：{{reason}}",
+      url: "PostgreSQL URL",
+      password: "密码",
+      keepPassword: "留空则保留已保存的密码",
+      passwordInKeyring: "密码保存在系统密钥环中。",
+      passwordInFile: "密码保存在 {{path}}，这是只有你能读取的文件（本机没有密钥环服务）。",
+      save: "检查并保存",
+      checking: "正在检查…",
+      useLocal: "使用本机文件",
+      restartShared: "已保存：Decima 下次启动时打开 {{url}}。退出并重新启动即可在那里工作。",
+      restartLocal: "已保存：Decima 下次启动时打开本机文件。",
+    },
     engine: {
       host: "Docker 引擎",
       local: "本机的引擎",

@@ -10,12 +10,14 @@ import type {
   ConversationBusy,
   ConversationSummary,
   ExecutionView,
+  DatabaseView,
   FileDrag,
   McpCheckView,
   McpServerView,
   ToolImageView,
   ImageBuildEvent,
   SandboxStatus,
+  StoreChange,
   MessagePage,
   MessageView,
   PageAt,
@@ -143,6 +145,19 @@ export class FakeBackend {
   previews: Record<string, FilePreview> = {};
   /** The Docker engine Settings chose. */
   engine: { host: string | null; certPath: string | null; fromEnvironment: string | null } = { host: null, certPath: null, fromEnvironment: null };
+  /** The database Settings chose, as database_get answers (a local file at first). */
+  database: DatabaseView = {
+    savedUrl: null,
+    fromEnvironment: null,
+    open: "/home/a/.local/share/decima/decima.db",
+    shared: false,
+    passwordInKeyring: false,
+    passwordFile: null,
+    restartNeeded: false,
+    openError: null,
+  };
+  /** Where the page hears of other desktops' writes, once it asked (a shared store only). */
+  changeWatcher: Channel<StoreChange> | null = null;
   /** The folder the certificates dialog picks; null: cancelled. */
   certsPicked: string | null = "/home/a/team-certs";
   /** Where the save dialog of "save as" puts a file; null: cancelled. */
@@ -414,6 +429,38 @@ export class FakeBackend {
         return this.providers.map((p) => ({ name: p.name, model: p.model }));
       case "mcp_server_list":
         return this.mcpServers;
+      case "database_get":
+        return this.database;
+      case "database_save": {
+        // As the store does: only a postgres:// URL, a server that answers, and the password
+        // moved out of the URL into the keyring.
+        const url = String(args.url).trim();
+        if (!/^postgres(ql)?:\/\//i.test(url)) {
+          throw {
+            code: "invalid_input",
+            message: "a shared database is a postgres:// URL, such as postgres://analyst@db.example.org:5432/decima?sslmode=verify-full",
+          } satisfies AppError;
+        }
+        if (url.includes("unreachable")) {
+          throw { code: "invalid_input", message: "cannot reach the database at postgres://unreachable/decima: connection refused" } satisfies AppError;
+        }
+        const bare = url.replace(/^(postgres(?:ql)?:\/\/[^:@/]+):[^@/]*@/i, "$1@");
+        const withPassword = String(args.password) !== "" || bare !== url;
+        this.database = {
+          ...this.database,
+          savedUrl: bare,
+          passwordInKeyring: withPassword || this.database.passwordInKeyring,
+          restartNeeded: bare !== this.database.open,
+        };
+        return this.database;
+      }
+      case "database_forget":
+        this.database = { ...this.database, savedUrl: null, passwordInKeyring: false, passwordFile: null, restartNeeded: this.database.shared };
+        return this.database;
+      case "store_changes_watch":
+        if (!this.database.shared) return false;
+        this.changeWatcher = args.onChange as Channel<StoreChange>;
+        return true;
       case "sandbox_engine_get":
         return this.engine;
       case "sandbox_engine_save": {

@@ -41,7 +41,7 @@ pub async fn run(cli: Cli) -> Result<(), CliError> {
 
 async fn dispatch(cli: Cli) -> Result<(), CliError> {
     let dir = data_dir::resolve(cli.data_dir)?;
-    let location = data_dir::location(&dir, cli.database_url.as_deref())?;
+    let location = data_dir::location(&dir, cli.database_url.as_deref()).await?;
     // Migrating must not open the store first: a shared database behind this build refuses it.
     if let Command::Db(DbCommand::Migrate) = cli.command {
         return db::migrate(&location).await;
