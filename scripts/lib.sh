@@ -104,12 +104,13 @@ ensure_tauri_driver() {
 }
 
 # The Docker engine the Docker sandbox (and its tests) talk to. Installs docker.io (dockerd),
-# busybox-static (the test image's only binary), and openssl and socat (the remote-engine test
-# makes certificates and puts a TLS front before the local engine), then starts dockerd in the
+# busybox-static (the test image's only binary), openssl and socat (the remote-engine test
+# makes certificates and puts a TLS front before the local engine), and OpenSSH's client and
+# server (the SSH engine test runs its own sshd before the local engine), then starts dockerd in the
 # background when its socket does not answer. The engine's log goes to $DECIMA_DOCKERD_LOG (default
 # target/dockerd.log). Where systemd runs, `systemctl start docker` is tried first.
 ensure_docker() {
-    ensure_apt docker.io busybox-static openssl socat
+    ensure_apt docker.io busybox-static openssl socat openssh-client openssh-server
     # Prefer Debian's docker CLI to a stray one earlier on PATH (e.g. /usr/local/bin/docker).
     if [ -x /usr/bin/docker ]; then DOCKER=/usr/bin/docker; else DOCKER=$(command -v docker); fi
     export DOCKER

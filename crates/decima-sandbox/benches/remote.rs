@@ -1,7 +1,9 @@
-//! A `shell` call in a container on a remote engine over mutual TLS, against the same call on
-//! the local socket, in the same run: the local engine behind a `socat` TLS front on loopback
-//! (certificates made by `openssl`), so the difference is what TLS and TCP add, not a network.
-//! Needs a running engine, the busybox test image, openssl and socat (scripts/test.sh).
+//! A `shell` call in a container on a remote engine, over mutual TLS and over SSH, against the
+//! same call on the local socket, in the same run: the local engine behind a `socat` TLS front
+//! on loopback (certificates made by `openssl`) and behind OpenSSH's `sshd` on loopback (keys
+//! made by `ssh-keygen`, reached through `ssh -L`), so the differences are what TLS, SSH and
+//! TCP add, not a network. Needs a running engine, the busybox test image, openssl, socat and
+//! OpenSSH (scripts/test.sh).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::hint::black_box;
@@ -10,7 +12,7 @@ use criterion::{Criterion, criterion_group, criterion_main};
 use decima_sandbox::docker::address::EngineAddress;
 use decima_sandbox::docker::{DockerConfig, DockerEngine, DockerSandbox};
 use decima_sandbox::host::{Sandbox, ShellRequest};
-use decima_testkit::tls;
+use decima_testkit::{ssh, tls};
 
 fn remote(c: &mut Criterion) {
     let rt = tokio::runtime::Builder::new_multi_thread()
@@ -20,6 +22,9 @@ fn remote(c: &mut Criterion) {
     let dir = tempfile::tempdir().unwrap();
     let good = tls::team(dir.path());
     let front = tls::Front::start(dir.path(), "server");
+    let ssh_dir = dir.path().join("ssh");
+    std::fs::create_dir_all(&ssh_dir).unwrap();
+    let sshd = ssh::Server::start(&ssh_dir);
     let sandbox = |address: EngineAddress| {
         rt.block_on(async {
             let engine = DockerEngine::connect_to(&address, "decimabench")
@@ -42,6 +47,21 @@ fn remote(c: &mut Criterion) {
         addr: format!("127.0.0.1:{}", front.port),
         certs: good,
     });
+    let user = String::from_utf8(
+        std::process::Command::new("id")
+            .arg("-un")
+            .output()
+            .unwrap()
+            .stdout,
+    )
+    .unwrap()
+    .trim()
+    .to_owned();
+    let over_ssh = sandbox(EngineAddress::Ssh {
+        destination: format!("{user}@127.0.0.1"),
+        port: Some(sshd.port),
+        config: Some(sshd.client_config.clone()),
+    });
 
     let mut group = c.benchmark_group("shell_call");
     group.bench_function("local_socket", |b| {
@@ -52,12 +72,18 @@ fn remote(c: &mut Criterion) {
         b.to_async(&rt)
             .iter(|| async { black_box(remote.exec(ShellRequest::new("true")).await.unwrap()) })
     });
+    group.bench_function("remote_engine_over_ssh", |b| {
+        b.to_async(&rt)
+            .iter(|| async { black_box(over_ssh.exec(ShellRequest::new("true")).await.unwrap()) })
+    });
     group.finish();
     rt.block_on(async {
         local.remove(true).await.unwrap();
         remote.remove(true).await.unwrap();
+        over_ssh.remove(true).await.unwrap();
     });
     drop(front);
+    drop(sshd);
 }
 
 criterion_group!(benches, remote);

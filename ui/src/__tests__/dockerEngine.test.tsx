@@ -23,7 +23,9 @@ describe("the Docker engine in the settings", () => {
     const host = within(engine).getByTestId("docker-engine-host");
     expect(host).toHaveValue("");
     expect(host).toHaveAttribute("placeholder", "this computer's engine");
-    expect(engine).toHaveTextContent("A remote engine needs the folder of its ca.pem, cert.pem and key.pem.");
+    expect(engine).toHaveTextContent(
+      "A tcp:// engine needs the folder of its ca.pem, cert.pem and key.pem; an ssh://user@host engine uses your ssh keys.",
+    );
 
     // An address without its certificates is refused in place, with what to do.
     await user.type(host, "tcp://engine.lab:2376");
@@ -43,6 +45,18 @@ describe("the Docker engine in the settings", () => {
     await user.click(within(engine).getByTestId("docker-engine-local"));
     expect(await within(engine).findByTestId("docker-engine-saved")).toHaveTextContent("Runs in Docker now use this computer's engine.");
     expect(within(engine).getByTestId("docker-engine-host")).toHaveValue("");
+  });
+
+  it("takes an engine reached through ssh, which needs no certificates", async () => {
+    const backend = backendWith({ sandbox: { dockerAvailable: true, detail: "", image: null } });
+    const { user, engine } = await openEngine();
+    await user.type(within(engine).getByTestId("docker-engine-host"), "ssh://ana@engine.lab");
+    await user.click(within(engine).getByTestId("docker-engine-save"));
+    expect(await within(engine).findByTestId("docker-engine-saved")).toHaveTextContent(
+      "Runs in Docker now use the engine at ssh://ana@engine.lab, reached through ssh with your own keys.",
+    );
+    expect(within(engine).queryByTestId("docker-engine-error")).toBeNull();
+    expect(backend.callsOf("sandbox_engine_save").slice(-1)[0]?.args).toMatchObject({ host: "ssh://ana@engine.lab", chooseCerts: false });
   });
 
   it("says when DOCKER_HOST wins, in Chinese too", async () => {

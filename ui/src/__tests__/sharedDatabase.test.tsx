@@ -101,7 +101,7 @@ describe("a window on a shared store", () => {
     await waitFor(() => expect(backend.changeWatcher).not.toBeNull());
 
     // Another analyst's desktop stores a message in the open conversation.
-    backend.messages.c1.push(message({ id: "m3", seq: 3, role: "user", content: "From Bea's desk: use the Q3 ledger" }));
+    (backend.messages.c1 ??= []).push(message({ id: "m3", seq: 3, role: "user", content: "From Bea's desk: use the Q3 ledger" }));
     backend.conversations = backend.conversations.map((c) => (c.id === C1.id ? { ...c, messageCount: 3 } : c));
     const started = Date.now();
     act(() => backend.changeWatcher?.onmessage({ conversationId: "c1", seq: 3, reconnected: false }));

@@ -470,8 +470,16 @@ export class FakeBackend {
           if (this.certsPicked === null) return this.engine;
           certPath = this.certsPicked;
         }
-        if (host !== null && !host.startsWith("tcp://")) {
-          throw { code: "invalid_input", message: `DOCKER_HOST=${host} is neither a unix:// socket nor a tcp:// engine with TLS` } satisfies AppError;
+        const ssh = host !== null && host.startsWith("ssh://");
+        if (host !== null && !host.startsWith("tcp://") && !ssh) {
+          throw {
+            code: "invalid_input",
+            message: `DOCKER_HOST=${host} is neither a unix:// socket, a tcp:// engine with TLS nor an ssh:// host`,
+          } satisfies AppError;
+        }
+        if (ssh) {
+          this.engine = { host, certPath: null, fromEnvironment: this.engine.fromEnvironment };
+          return this.engine;
         }
         if (host !== null && certPath === null) {
           throw { code: "invalid_input", message: `${host} is reached over mutual TLS: choose the folder that holds ca.pem, cert.pem and key.pem` } satisfies AppError;

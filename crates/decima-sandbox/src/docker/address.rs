@@ -1,7 +1,9 @@
 //! Where the Docker engine is, as the docker CLI reads it: `DOCKER_HOST` (a `unix://` socket,
-//! or `tcp://host:port` with mutual TLS), `DOCKER_TLS_VERIFY` and `DOCKER_CERT_PATH` (a folder
-//! holding `ca.pem`, `cert.pem` and `key.pem`). A remote engine is reached only over TLS that
-//! checks both sides: a plain `tcp://` engine would run anyone's containers, so it is refused.
+//! `tcp://host:port` with mutual TLS, or `ssh://[user@]host[:port]`), `DOCKER_TLS_VERIFY` and
+//! `DOCKER_CERT_PATH` (a folder holding `ca.pem`, `cert.pem` and `key.pem`). A remote engine is
+//! reached only over a channel that checks both sides: mutual TLS, or SSH with the user's own
+//! keys and known hosts; a plain `tcp://` engine would run anyone's containers, so it is
+//! refused.
 
 use std::path::{Path, PathBuf};
 
@@ -24,6 +26,15 @@ pub enum EngineAddress {
         addr: String,
         /// The folder of `ca.pem`, `cert.pem` and `key.pem`.
         certs: PathBuf,
+    },
+    /// A remote engine's socket reached through the platform's `ssh` client.
+    Ssh {
+        /// `[user@]host`, as `ssh` takes it.
+        destination: String,
+        /// The port, when not ssh's default (or the configuration's).
+        port: Option<u16>,
+        /// An `ssh -F` configuration file (`DECIMA_SSH_CONFIG`), else the user's own.
+        config: Option<PathBuf>,
     },
 }
 
@@ -54,9 +65,13 @@ impl EngineAddress {
         if let Some(socket) = host.strip_prefix("unix://") {
             return Ok(Self::Socket(PathBuf::from(socket)));
         }
+        if let Some(rest) = host.strip_prefix("ssh://") {
+            return ssh_address(host, rest);
+        }
         let Some(addr) = host.strip_prefix("tcp://") else {
             return Err(unavailable(format!(
-                "DOCKER_HOST={host} is neither a unix:// socket nor a tcp:// engine with TLS"
+                "DOCKER_HOST={host} is neither a unix:// socket, a tcp:// engine with TLS nor an \
+                 ssh:// host"
             )));
         };
         let addr = addr.trim_end_matches('/');
@@ -92,8 +107,61 @@ impl EngineAddress {
         match self {
             Self::Socket(path) => path.display().to_string(),
             Self::Tls { addr, .. } => format!("tcp://{addr}"),
+            Self::Ssh {
+                destination, port, ..
+            } => match port {
+                Some(port) => format!("ssh://{destination}:{port}"),
+                None => format!("ssh://{destination}"),
+            },
         }
     }
+}
+
+/// `ssh://[user@]host[:port]`, checked so that nothing in it can reach `ssh` as an option.
+fn ssh_address(host: &str, rest: &str) -> Result<EngineAddress, SandboxError> {
+    let refused = |why: &str| SandboxError::EngineRefused {
+        detail: format!("DOCKER_HOST={host}: {why}; write ssh://user@host or ssh://user@host:22"),
+    };
+    let rest = rest.trim_end_matches('/');
+    if rest.contains('/') || rest.contains('?') {
+        return Err(refused(
+            "Decima reaches the engine's default socket, so give no path",
+        ));
+    }
+    let (user, at) = match rest.rsplit_once('@') {
+        Some((user, at)) => (Some(user), at),
+        None => (None, rest),
+    };
+    let (name, port) = match at.rsplit_once(':') {
+        Some((name, port)) => match port.parse::<u16>() {
+            Ok(port) if port > 0 => (name, Some(port)),
+            _ => return Err(refused("the port is not a number from 1 to 65535")),
+        },
+        None => (at, None),
+    };
+    let plain = |part: &str| {
+        !part.is_empty()
+            && !part.starts_with('-')
+            && part
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_'))
+    };
+    if !plain(name) || user.is_some_and(|u| !plain(u)) {
+        return Err(refused(
+            "a user and a host name are letters, digits, dots, dashes and underscores",
+        ));
+    }
+    let config = std::env::var_os("DECIMA_SSH_CONFIG")
+        .filter(|c| !c.is_empty())
+        .map(PathBuf::from);
+    Ok(EngineAddress::Ssh {
+        destination: match user {
+            Some(user) => format!("{user}@{name}"),
+            None => name.to_owned(),
+        },
+        port,
+        config,
+    })
 }
 
 /// `~/.docker`, where the docker CLI keeps its certificates by default.
@@ -180,7 +248,7 @@ mod tests {
                 .to_string();
         assert!(off.contains("only over TLS"), "{off}");
         assert!(
-            EngineAddress::parse(Some("ssh://me@engine"), None, None, None)
+            EngineAddress::parse(Some("http://engine.lab"), None, None, None)
                 .unwrap_err()
                 .to_string()
                 .contains("neither a unix:// socket")
@@ -193,5 +261,36 @@ mod tests {
         );
         assert_eq!(host_of("engine.lab:2376"), "engine.lab");
         assert_eq!(host_of("[::1]:2376"), "::1");
+    }
+
+    #[test]
+    fn ssh_addresses_take_a_user_and_a_port_and_nothing_ssh_would_read_as_an_option() {
+        let ssh = |host: &str| EngineAddress::parse(Some(host), None, None, None);
+        match ssh("ssh://ana@engine.lab:2222").unwrap() {
+            EngineAddress::Ssh {
+                destination, port, ..
+            } => {
+                assert_eq!(destination, "ana@engine.lab");
+                assert_eq!(port, Some(2222));
+            }
+            other => panic!("{other:?}"),
+        }
+        let plain = ssh("ssh://engine.lab/").unwrap();
+        assert_eq!(plain.describe(), "ssh://engine.lab");
+        for hostile in [
+            "ssh://-oProxyCommand=touch%20x@engine",
+            "ssh://ana@-oProxyCommand=x",
+            "ssh://ana@engine lab",
+            "ssh://ana@engine.lab:0",
+            "ssh://ana@engine.lab:ssh",
+            "ssh://ana@engine.lab/var/run/docker.sock",
+            "ssh://",
+        ] {
+            let refused = ssh(hostile).unwrap_err().to_string();
+            assert!(
+                refused.contains("write ssh://user@host"),
+                "{hostile}: {refused}"
+            );
+        }
     }
 }

@@ -47,6 +47,9 @@ pub struct DockerEngine {
     instance: String,
     run: String,
     call_timeout: Duration,
+    /// The `ssh` forwarding the engine's socket, for an `ssh://` engine: it lives as long as
+    /// any clone of the connection.
+    _tunnel: Option<std::sync::Arc<super::ssh_tunnel::SshTunnel>>,
 }
 
 /// What an engine call ended with: the engine's own answer, or a [`SandboxError`] when it did
@@ -68,7 +71,54 @@ impl DockerEngine {
         match address {
             EngineAddress::Socket(path) => Self::connect_socket(path, instance).await,
             EngineAddress::Tls { addr, certs } => Self::connect_tls(addr, certs, instance).await,
+            EngineAddress::Ssh {
+                destination,
+                port,
+                config,
+            } => {
+                let shown = address.describe();
+                Self::connect_ssh(destination, *port, config.as_deref(), &shown, instance).await
+            }
         }
+    }
+
+    /// Connects to a remote engine through `ssh` (see `ssh_tunnel`) and checks it. A host
+    /// that does not answer, a key it refuses or a host key `ssh` does not know each say so in
+    /// `ssh`'s words; none falls back to the local engine.
+    pub async fn connect_ssh(
+        destination: &str,
+        port: Option<u16>,
+        config: Option<&Path>,
+        shown: &str,
+        instance: &str,
+    ) -> Result<Self, SandboxError> {
+        check_name_part(instance, 32)?;
+        let tunnel = super::ssh_tunnel::SshTunnel::open(destination, port, config, shown).await?;
+        let path = tunnel
+            .socket()
+            .to_str()
+            .ok_or_else(|| SandboxError::EngineRefused {
+                detail: format!("ssh to {shown}: the forwarded socket's path is not UTF-8"),
+            })?;
+        let docker =
+            Docker::connect_with_unix(path, 3600, bollard::API_DEFAULT_VERSION).map_err(|e| {
+                SandboxError::EngineRefused {
+                    detail: format!("ssh to {shown}: {e}"),
+                }
+            })?;
+        let said = shown.to_owned();
+        let mut engine = Self::checked(docker, shown, instance, move |e| {
+            SandboxError::EngineRefused {
+                detail: format!(
+                    "ssh to {said}: the engine behind it did not answer ({}); check that the \
+                     user may use {DEFAULT_SOCKET} there",
+                    error_chain(&e)
+                ),
+            }
+        })
+        .await?;
+        engine._tunnel = Some(std::sync::Arc::new(tunnel));
+        Ok(engine)
     }
 
     /// Connects to the engine at a unix socket and checks it (within 5 s).
@@ -183,6 +233,7 @@ impl DockerEngine {
             instance: instance.to_owned(),
             run: uuid::Uuid::now_v7().simple().to_string(),
             call_timeout: CALL_TIMEOUT,
+            _tunnel: None,
         })
     }
 

@@ -34,6 +34,7 @@ mod file_transfer;
 pub mod image;
 mod listing;
 pub mod paths;
+mod ssh_tunnel;
 mod sync;
 mod transfer;
 

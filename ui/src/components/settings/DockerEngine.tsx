@@ -5,9 +5,10 @@ import { commands, type AppError, type EngineChoiceView } from "../../bindings";
 import { InlineError } from "../InlineError";
 
 /**
- * Which Docker engine runs the sandboxes: this computer's, or a team's remote one over mutual
- * TLS (its address, and the folder of ca.pem, cert.pem and key.pem picked in the system's
- * dialog). Saving reconnects; the status line above says whether the engine answered.
+ * Which Docker engine runs the sandboxes: this computer's, a team's remote one over mutual TLS
+ * (its address, and the folder of ca.pem, cert.pem and key.pem picked in the system's dialog),
+ * or one reached through ssh (`ssh://user@host`, with the user's own keys). Saving reconnects;
+ * the status line above says whether the engine answered.
  */
 export function DockerEngine({ onSaved }: { onSaved: () => void }) {
   const { t } = useTranslation();
@@ -82,7 +83,11 @@ export function DockerEngine({ onSaved }: { onSaved: () => void }) {
       <InlineError error={error} testId="docker-engine-error" />
       {saved && (
         <p className="muted" role="status" data-testid="docker-engine-saved">
-          {choice.host !== null ? t("settings.engine.savedRemote", { host: choice.host }) : t("settings.engine.savedLocal")}
+          {choice.host === null
+            ? t("settings.engine.savedLocal")
+            : choice.host.startsWith("ssh://")
+              ? t("settings.engine.savedSsh", { host: choice.host })
+              : t("settings.engine.savedRemote", { host: choice.host })}
         </p>
       )}
     </div>
