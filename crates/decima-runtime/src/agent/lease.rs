@@ -1,9 +1,3 @@
-//! Who owns a running execution. Each running loop holds an exclusive `flock` on a file named
-//! after its execution; the kernel drops the lock when the process dies, SIGKILL included. At
-//! start-up, a `running` execution whose lock can be taken has no live owner: it is marked
-//! `interrupted`. Two `decima` processes can therefore run side by side without one marking the
-//! other's execution interrupted, which a blanket "every running row is dead" rule would do.
-
 //! Who owns a running execution.
 //!
 //! On a SQLite file, each running loop holds an exclusive `flock` on a file named after its
@@ -117,10 +111,11 @@ impl Lease {
         if let Held::Store(lease) = &mut self.held {
             lease.heartbeat.abort();
             if let Some(claim) = lease.claim.take() {
+                // The fenced pool closes when its last clone goes (a digest the run started in
+                // the background may still be writing through it).
                 if let Err(e) = lease.base.leases().release(&claim).await {
                     warn!(error = %e, "cannot release the run's lease; it lapses on its own");
                 }
-                lease.fenced.close().await;
             }
         }
     }
