@@ -34,7 +34,7 @@ pub struct AppState {
     /// Where the store was opened from, for Settings.
     pub opened: Opened,
     /// Whether the page already follows the shared store's changes (one forwarding task).
-    pub following: std::sync::atomic::AtomicBool,
+    pub following: Arc<std::sync::atomic::AtomicBool>,
     /// Where that task sends them: the page's latest channel.
     pub change_watcher: Arc<Mutex<Option<Channel<crate::dto::StoreChange>>>>,
 }
@@ -51,7 +51,7 @@ impl AppState {
             dropped: Mutex::default(),
             drag_watcher: Mutex::default(),
             opened: Opened::new(String::new(), decima_runtime::database::Source::Local, None),
-            following: std::sync::atomic::AtomicBool::new(false),
+            following: Arc::default(),
             change_watcher: Arc::default(),
         }
     }

@@ -85,16 +85,25 @@ pub async fn store_changes_watch(
     if let Ok(mut watcher) = state.change_watcher.lock() {
         *watcher = Some(on_change);
     }
-    let Some(mut feed) = state.store.changes().await? else {
-        return Ok(false);
+    let mut feed = match state.store.changes().await {
+        Ok(Some(feed)) => feed,
+        Ok(None) => return Ok(false),
+        Err(e) => {
+            state.following.store(false, Ordering::SeqCst);
+            return Err(e.into());
+        }
     };
     let watcher = std::sync::Arc::clone(&state.change_watcher);
+    let following = std::sync::Arc::clone(&state.following);
     tauri::async_runtime::spawn(async move {
         loop {
             let change = match feed.next().await {
                 Ok(change) => change,
                 Err(e) => {
+                    // The next page that asks starts a new feed; until then the window's own
+                    // re-reads carry on.
                     tracing::warn!(error = %e, "the shared store's change feed stopped");
+                    following.store(false, Ordering::SeqCst);
                     return;
                 }
             };

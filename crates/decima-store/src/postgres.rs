@@ -38,12 +38,14 @@ pub(crate) async fn connect(url: &str, shown: &str) -> Result<PgPool> {
         .await
         .map_err(connect_error)?;
     probe.close().await.ok();
-    PgPoolOptions::new()
+    // Lazily: the probe has just shown the server answers, and every connection costs a TLS
+    // set-up (native-tls loads the system's CA bundle each time, tens of milliseconds), which a
+    // short CLI command would otherwise pay once more for a connection the pool opens only to
+    // check what the probe checked.
+    Ok(PgPoolOptions::new()
         .max_connections(MAX_CONNECTIONS)
         .acquire_timeout(CONNECT_TIMEOUT)
-        .connect_with(options)
-        .await
-        .map_err(connect_error)
+        .connect_lazy_with(options))
 }
 
 /// An error with its causes, "outer: inner: innermost", so the certificate's complaint shows.
