@@ -1,8 +1,9 @@
 //! The real app on a team's shared PostgreSQL database (the tests' own cluster): it opens the
 //! database `DECIMA_DATABASE_URL` names, Settings says which store is open and that the
 //! environment chose it, and messages another desktop stores in the open conversation appear
-//! as the database announces them, each well within the window's own 4 s re-read. A
-//! screenshot of Settings lands in `target/e2e-artifacts/shared-settings.png`.
+//! as the database announces them, each well within the window's own 4 s re-read. Screenshots
+//! of Settings, in English and Chinese at 1,280 and 900 wide, land in
+//! `target/e2e-artifacts/shared-settings-*.png`.
 //!
 //! Needs a display (scripts/test.sh runs it under `xvfb-run -a`) and the tests' PostgreSQL
 //! (`DECIMA_TEST_POSTGRES_URL`, which scripts/test.sh starts); without them it fails.
@@ -46,22 +47,54 @@ async fn the_window_opens_the_shared_database_and_shows_another_desktops_message
         "the window did not open a local file"
     );
 
-    // Settings names the open database, and that the environment chose it.
-    click(&client, "[data-testid=settings-button]").await;
-    wait_for_text(
-        &client,
-        "[data-testid=shared-database-open]",
-        "This window uses the shared database postgres://",
-    )
-    .await;
-    wait_for_text(
-        &client,
-        "[data-testid=shared-database-env]",
-        "DECIMA_DATABASE_URL=",
-    )
-    .await;
-    shot(&client, "shared-settings.png").await;
-    click(&client, "[data-testid=settings-close]").await;
+    // Settings names the open database, and that the environment chose it. Seen at two sizes
+    // and in both languages: the section fits the dialog without sideways scrolling.
+    for (lang, switch, open_text) in [
+        (
+            "en",
+            None,
+            "This window uses the shared database postgres://",
+        ),
+        ("zh", Some("中文"), "此窗口使用共享数据库 postgres://"),
+    ] {
+        if let Some(label) = switch {
+            support::click_text(&client, "[data-testid=language-switch] button", label).await;
+        }
+        click(&client, "[data-testid=settings-button]").await;
+        wait_for_text(&client, "[data-testid=shared-database-open]", open_text).await;
+        wait_for_text(
+            &client,
+            "[data-testid=shared-database-env]",
+            "DECIMA_DATABASE_URL=",
+        )
+        .await;
+        for (width, height) in [(1280u32, 800u32), (900, 700)] {
+            client.set_window_size(width, height).await.unwrap();
+            tokio::time::sleep(Duration::from_millis(300)).await;
+            let overflow = client
+                .execute(
+                    "const s = document.querySelector('[data-testid=shared-database]');\
+                     s.scrollIntoView({block: 'center'});\
+                     const d = s.closest('[role=dialog]') || document.body;\
+                     return d.scrollWidth - d.clientWidth;",
+                    vec![],
+                )
+                .await
+                .unwrap()
+                .as_f64()
+                .unwrap();
+            assert!(
+                overflow <= 0.5,
+                "Settings scrolls sideways by {overflow} px, {lang} at {width}"
+            );
+            shot(&client, &format!("shared-settings-{lang}-{width}.png")).await;
+        }
+        click(&client, "[data-testid=settings-close]").await;
+    }
+    support::click_text(&client, "[data-testid=language-switch] button", "EN").await;
+    // Wide again: at 900 the sidebar folds away.
+    client.set_window_size(1280, 800).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(300)).await;
 
     click(&client, "[data-testid=conversation-item]").await;
     wait_for_text(&client, "[data-testid=message]", "Reconcile the Q3 ledger").await;
