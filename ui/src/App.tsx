@@ -65,6 +65,8 @@ export function App() {
   }, [countProviders, settingsKey]);
   // Bumped by Ctrl+F: the open conversation's find bar opens.
   const [findRequest, setFindRequest] = useState(0);
+  // Bumped when the shared store says another desktop wrote something.
+  const [outside, setOutside] = useState(0);
   // A search hit to open at: its conversation opens on the page around it.
   const [revealRequest, setRevealRequest] = useState<(Mark & { conversationId: string }) | null>(null);
 
@@ -74,13 +76,14 @@ export function App() {
   const { messages, loading: messagesLoading, ...pages } = useMessages(
     open ? open.id : null,
     report,
-    // Also when another process stored messages here: the list's count for it moves.
-    `${run.stored}:${edits}:${open?.messageCount ?? 0}`,
+    // Also when another process stored messages here: the list's count for it moves, or the
+    // shared store said so.
+    `${run.stored}:${edits}:${open?.messageCount ?? 0}:${outside}`,
     revealRequest,
   );
   const executions = useExecutions(
     open ? open.id : null,
-    `${run.stored}:${run.awaiting?.failureId ?? ""}:${run.subagents.length}:${run.live}`,
+    `${run.stored}:${run.awaiting?.failureId ?? ""}:${run.subagents.length}:${run.live}:${outside}`,
     report,
   );
 
@@ -101,8 +104,12 @@ export function App() {
     }, OUTSIDE_EVERY_MS);
     return () => window.clearInterval(timer);
   }, [reload]);
-  // On a shared store, at once: the database says what another desktop wrote.
-  useStoreChanges(() => void reload());
+  // On a shared store, at once: the database says what another desktop wrote (a message, a
+  // run's event, a review), and the list, the open conversation and its runs are read again.
+  useStoreChanges(() => {
+    void reload();
+    setOutside((n) => n + 1);
+  });
   // And while it runs: the counts follow the stored messages, read again at most once a second.
   const storedByRun = run.stored;
   const lastCount = useRef(0);

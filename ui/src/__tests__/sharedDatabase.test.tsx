@@ -104,10 +104,13 @@ describe("a window on a shared store", () => {
     (backend.messages.c1 ??= []).push(message({ id: "m3", seq: 3, role: "user", content: "From Bea's desk: use the Q3 ledger" }));
     backend.conversations = backend.conversations.map((c) => (c.id === C1.id ? { ...c, messageCount: 3 } : c));
     const started = Date.now();
+    const runReads = backend.callsOf("execution_list").length;
     act(() => backend.changeWatcher?.onmessage({ conversationId: "c1", seq: 3, reconnected: false }));
     expect(await screen.findByText("From Bea's desk: use the Q3 ledger", undefined, { timeout: 1500 })).toBeInTheDocument();
     // Well inside the 4 s poll: the feed brought it.
     expect(Date.now() - started).toBeLessThan(1500);
+    // The conversation's runs are read again too: another desktop's run shows in its history.
+    await waitFor(() => expect(backend.callsOf("execution_list").length).toBeGreaterThan(runReads));
   });
 
   it("does not listen on this computer's file", async () => {
