@@ -334,6 +334,15 @@ async fn the_database_chosen_in_settings_is_opened_and_its_password_kept_out_of_
         "the password comes back from the secret store"
     );
     assert!(!location.to_string().contains("hunter2"));
+    // Saving again with no password (Settings' blank field) keeps the one saved.
+    database::save(&data, &url, None, decima_llm::tokens::store_counter())
+        .await
+        .unwrap();
+    let (location, _) = database::location(&data, None).await.unwrap();
+    assert!(
+        matches!(&location, decima_store::StoreLocation::Postgres(u) if u.contains("hunter2")),
+        "a blank password keeps the saved one"
+    );
 
     // The CLI, with no URL given, works in the saved database.
     let file = env.dir.path().join("one.jsonl");

@@ -75,8 +75,9 @@ pub async fn location(data_dir: &Path, explicit: Option<&str>) -> Result<(StoreL
 }
 
 /// Checks and saves a shared database: `url` (a password in it is moved out) and `password`
-/// (which wins over one in the URL). The database must answer and hold this build's schema;
-/// nothing is saved otherwise. Returns its schema's state and where the password went.
+/// (which wins over one in the URL; none keeps the password saved before, as Settings' blank
+/// field promises). The database must answer and hold this build's schema; nothing is saved
+/// otherwise. Returns its schema's state and where the password is kept.
 pub async fn save(
     data_dir: &Path,
     url: &str,
@@ -88,7 +89,15 @@ pub async fn save(
         .filter(|p| !p.is_empty())
         .map(str::to_owned)
         .or(typed);
-    let full = match &password {
+    let (secrets, _warning) = SecretStore::open_async(data_dir).await?;
+    let kept = match &password {
+        Some(_) => None,
+        None => secrets
+            .get_async(ACCOUNT)
+            .await?
+            .map(|p| p.expose().to_owned()),
+    };
+    let full = match password.as_ref().or(kept.as_ref()) {
         Some(p) => with_password(&bare, p)?,
         None => bare.clone(),
     };
@@ -113,19 +122,12 @@ pub async fn save(
     };
     let state = store.schema_state().await?;
     store.close().await;
-    let (secrets, _warning) = SecretStore::open_async(data_dir).await?;
-    let placed = match &password {
-        Some(p) => {
-            secrets
-                .set_async(ACCOUNT, &SecretString::new(p.clone()))
-                .await?;
-            secrets.locate_async(ACCOUNT).await?
-        }
-        None => {
-            secrets.delete_async(ACCOUNT).await?;
-            None
-        }
-    };
+    if let Some(p) = &password {
+        secrets
+            .set_async(ACCOUNT, &SecretString::new(p.clone()))
+            .await?;
+    }
+    let placed = secrets.locate_async(ACCOUNT).await?;
     write_choice(data_dir, &DatabaseChoice { url: Some(bare) })?;
     Ok((state, placed))
 }

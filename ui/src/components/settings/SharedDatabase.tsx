@@ -70,7 +70,7 @@ export function SharedDatabase() {
           {t("settings.database.openFailed", { reason: view.openError })}
         </p>
       )}
-      <label className="settings-field">
+      <label className="settings-field shared-database-url">
         <span>{t("settings.database.url")}</span>
         <input
           value={url}
