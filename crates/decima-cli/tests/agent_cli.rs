@@ -455,21 +455,7 @@ async fn a_killed_run_is_interrupted_and_resume_never_repeats_the_call() {
     let env = Env::new().await;
     let ws = env.ws();
     // The second call of the answer never starts: it must not run on resume either.
-    env.turn(
-        "",
-        &[
-            (
-                "call_0",
-                "shell",
-                &json!({"command": "echo $$ > pid; echo ran >> effects; sleep 600"}).to_string(),
-            ),
-            (
-                "call_1",
-                "shell",
-                &json!({"command": "echo second >> effects"}).to_string(),
-            ),
-        ],
-    );
+    script_long_call_then_another(&env);
     let mut child = env.spawn_run("Do it once");
     wait_for_file(&ws.join("effects"), Duration::from_secs(60), &mut child).await;
     let pgid = read_pid(&ws.join("pid"));

@@ -168,26 +168,13 @@ async fn a_local_store_is_copied_in_verified_and_a_second_copy_changes_nothing()
 async fn a_stalled_run_is_taken_over_and_the_stalled_process_cannot_write() {
     use std::time::Duration;
 
-    use common::{call_ids, kill_group, read_pid, tool_result, wait_for_file};
-    use serde_json::json;
+    use common::{
+        call_ids, kill_group, read_pid, script_long_call_then_another, tool_result, wait_for_file,
+    };
 
     let env = Env::on_postgres("cli_lease").await;
     let ws = env.ws();
-    env.turn(
-        "",
-        &[
-            (
-                "call_0",
-                "shell",
-                &json!({"command": "echo $$ > pid; echo ran >> effects; sleep 600"}).to_string(),
-            ),
-            (
-                "call_1",
-                "shell",
-                &json!({"command": "echo second >> effects"}).to_string(),
-            ),
-        ],
-    );
+    script_long_call_then_another(&env);
     let ws_arg = ws.to_string_lossy().into_owned();
     let mut stalled = env
         .command(&["run", "--workspace", &ws_arg, "Do it once"])

@@ -47,18 +47,8 @@ fn remote(c: &mut Criterion) {
         addr: format!("127.0.0.1:{}", front.port),
         certs: good,
     });
-    let user = String::from_utf8(
-        std::process::Command::new("id")
-            .arg("-un")
-            .output()
-            .unwrap()
-            .stdout,
-    )
-    .unwrap()
-    .trim()
-    .to_owned();
     let over_ssh = sandbox(EngineAddress::Ssh {
-        destination: format!("{user}@127.0.0.1"),
+        destination: format!("{}@127.0.0.1", ssh::login_name()),
         port: Some(sshd.port),
         config: Some(sshd.client_config.clone()),
     });

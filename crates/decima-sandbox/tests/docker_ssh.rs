@@ -17,7 +17,7 @@ use common::{TEST_IMAGE, unique_key};
 use decima_sandbox::docker::address::EngineAddress;
 use decima_sandbox::docker::{DockerConfig, DockerEngine, DockerSandbox};
 use decima_sandbox::host::{Sandbox, ShellRequest};
-use decima_testkit::ssh::Server;
+use decima_testkit::ssh::{Server, login_name};
 
 fn address(user: &str, port: u16, config: &Path) -> EngineAddress {
     EngineAddress::Ssh {
@@ -34,26 +34,12 @@ async fn refused(address: &EngineAddress) -> String {
     }
 }
 
-/// The user the tests run as: the server lets it in with the client key.
-fn me() -> String {
-    String::from_utf8(
-        std::process::Command::new("id")
-            .arg("-un")
-            .output()
-            .unwrap()
-            .stdout,
-    )
-    .unwrap()
-    .trim()
-    .to_owned()
-}
-
 #[tokio::test]
 async fn a_sandbox_runs_on_an_engine_over_ssh_and_bad_logins_are_refused() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     let server = Server::start(d);
-    let good = address(&me(), server.port, &server.client_config);
+    let good = address(&login_name(), server.port, &server.client_config);
 
     let engine = DockerEngine::connect_to(&good, "decimassh").await.unwrap();
     let sandbox = DockerSandbox::new(
@@ -83,7 +69,12 @@ async fn a_sandbox_runs_on_an_engine_over_ssh_and_bad_logins_are_refused() {
         ),
     )
     .unwrap();
-    let e = refused(&address(&me(), impostor.port, &impostor.client_config)).await;
+    let e = refused(&address(
+        &login_name(),
+        impostor.port,
+        &impostor.client_config,
+    ))
+    .await;
     assert!(
         e.contains("ssh to ssh://") && e.contains("Host key verification failed"),
         "{e}"
@@ -102,7 +93,7 @@ async fn a_sandbox_runs_on_an_engine_over_ssh_and_bad_logins_are_refused() {
         .replace("client_ed25519", "stranger_ed25519");
     let stranger_config = d.join("stranger_config");
     std::fs::write(&stranger_config, config).unwrap();
-    let e = refused(&address(&me(), server.port, &stranger_config)).await;
+    let e = refused(&address(&login_name(), server.port, &stranger_config)).await;
     assert!(e.contains("Permission denied"), "{e}");
 
     // A user who may log in but not use the engine's socket there.
@@ -112,7 +103,12 @@ async fn a_sandbox_runs_on_an_engine_over_ssh_and_bad_logins_are_refused() {
     // A server that is gone: an error, never the local engine instead.
     let port = server.port;
     drop(server);
-    let e = refused(&address(&me(), port, d.join("ssh_config").as_path())).await;
+    let e = refused(&address(
+        &login_name(),
+        port,
+        d.join("ssh_config").as_path(),
+    ))
+    .await;
     assert!(
         e.contains(&format!("127.0.0.1:{port}")) && e.contains("ssh to"),
         "{e}"

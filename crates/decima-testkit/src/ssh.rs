@@ -20,6 +20,12 @@ pub struct Server {
     pub client_config: PathBuf,
 }
 
+/// The user the tests run as, whom the server lets in with the client key.
+pub fn login_name() -> String {
+    let out = Command::new("id").arg("-un").output().unwrap();
+    String::from_utf8(out.stdout).unwrap().trim().to_owned()
+}
+
 fn keygen(path: &Path) {
     let ok = Command::new("ssh-keygen")
         .args(["-q", "-t", "ed25519", "-N", "", "-f"])

@@ -361,3 +361,25 @@ pub fn call_ids(messages: &[Message]) -> Vec<String> {
         .flat_map(|m| m.tool_calls.iter().map(|c| c.id.clone()))
         .collect()
 }
+
+/// Scripts one answer with two shell calls: the first writes its process group to `pid`, notes
+/// `ran` in `effects` and sleeps ten minutes (a run to kill or stall mid-call); the second,
+/// which must never run after that, would note `second`.
+pub fn script_long_call_then_another(env: &Env) {
+    env.turn(
+        "",
+        &[
+            (
+                "call_0",
+                "shell",
+                &serde_json::json!({"command": "echo $$ > pid; echo ran >> effects; sleep 600"})
+                    .to_string(),
+            ),
+            (
+                "call_1",
+                "shell",
+                &serde_json::json!({"command": "echo second >> effects"}).to_string(),
+            ),
+        ],
+    );
+}
