@@ -7,7 +7,10 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use rmcp::ServiceExt as _;
-use rmcp::model::{CallToolRequestParams, ClientCapabilities, ClientConfig, Implementation};
+use rmcp::model::{
+    CallToolRequestParams, ClientCapabilities, ClientConfig, ClientRequest, CustomResult,
+    Implementation, ListToolsRequest, PaginatedRequestParams, ServerResult,
+};
 use rmcp::service::{Peer, RoleClient, RunningService};
 use rmcp::transport::streamable_http_client::{
     StreamableHttpClientTransport, StreamableHttpClientTransportConfig,
@@ -189,11 +192,7 @@ impl McpClient {
                 .serve(transport)
                 .await
                 .map_err(|e| format!("the handshake failed ({e})"))?;
-            let listed = service
-                .peer()
-                .list_all_tools()
-                .await
-                .map_err(|e| format!("it did not list its tools ({e})"));
+            let listed = list_tools(service.peer()).await;
             Ok::<_, String>((service, listed))
         })
         .await;
@@ -244,11 +243,7 @@ impl McpClient {
         };
         match listed {
             Ok(tools) => {
-                client.tools = tools
-                    .iter()
-                    .filter_map(|t| serde_json::to_value(t).ok())
-                    .filter_map(|t| tool_of(&t))
-                    .collect();
+                client.tools = tools;
                 debug!(
                     tools = client.tools.len(),
                     ms = client.started_in.as_millis() as u64,
@@ -358,22 +353,77 @@ impl McpClient {
     }
 }
 
+/// The most pages of tools read from one server: a server whose cursor never ends is cut off
+/// here rather than listed forever.
+const MAX_TOOL_PAGES: usize = 100;
+
+/// Every page of the server's tools, read leniently: the SDK's typed list refuses the whole
+/// answer when one tool breaks its schema (no `inputSchema`, a boolean one), which would drop
+/// every tool of the server for one bad entry. A tool without a usable name is skipped with a
+/// warning; one without an object schema is offered with an empty object.
+async fn list_tools(peer: &Peer<RoleClient>) -> std::result::Result<Vec<McpTool>, String> {
+    let mut tools = Vec::new();
+    let mut cursor: Option<String> = None;
+    for _ in 0..MAX_TOOL_PAGES {
+        let request = ClientRequest::ListToolsRequest(ListToolsRequest {
+            method: Default::default(),
+            params: Some(PaginatedRequestParams::default().with_cursor(cursor.take())),
+            extensions: Default::default(),
+        });
+        let page = match peer.send_request(request).await {
+            Ok(ServerResult::ListToolsResult(page)) => serde_json::to_value(&page)
+                .map_err(|e| format!("its tool list could not be read ({e})"))?,
+            // What the typed list refused arrives whole, to be read tool by tool.
+            Ok(ServerResult::CustomResult(CustomResult(page))) => page,
+            Ok(_) => return Err("it answered tools/list with something else".into()),
+            Err(e) => return Err(format!("it did not list its tools ({e})")),
+        };
+        let listed = page.get("tools").and_then(Value::as_array);
+        let Some(listed) = listed else {
+            return Err("its answer to tools/list holds no \"tools\" array".into());
+        };
+        for t in listed {
+            match tool_of(t) {
+                Some(tool) => tools.push(tool),
+                None => warn!("an MCP tool without a name was skipped"),
+            }
+        }
+        cursor = page
+            .get("nextCursor")
+            .and_then(Value::as_str)
+            .filter(|c| !c.is_empty())
+            .map(str::to_owned);
+        if cursor.is_none() {
+            return Ok(tools);
+        }
+    }
+    warn!(
+        pages = MAX_TOOL_PAGES,
+        "an MCP server's tool list did not end; the tools read so far are offered"
+    );
+    Ok(tools)
+}
+
 /// A listed tool read from its JSON form.
 fn tool_of(t: &Value) -> Option<McpTool> {
     let annotations = t.get("annotations");
     let hint = |k: &str| annotations.and_then(|a| a.get(k)).and_then(Value::as_bool);
     Some(McpTool {
-        name: t.get("name")?.as_str()?.to_owned(),
+        name: t
+            .get("name")?
+            .as_str()
+            .filter(|n| !n.is_empty())?
+            .to_owned(),
         description: t
             .get("description")
             .and_then(Value::as_str)
             .or_else(|| t.get("title").and_then(Value::as_str))
             .unwrap_or("")
             .to_owned(),
-        input_schema: t
-            .get("inputSchema")
-            .cloned()
-            .unwrap_or_else(|| serde_json::json!({"type": "object"})),
+        input_schema: match t.get("inputSchema") {
+            Some(schema @ Value::Object(_)) => schema.clone(),
+            _ => serde_json::json!({"type": "object"}),
+        },
         read_only: hint("readOnlyHint"),
         destructive: hint("destructiveHint"),
     })

@@ -407,3 +407,107 @@ async fn a_subagents_mcp_call_is_put_to_whoever_answers_the_parent() {
         "the parent's view is told that the child waits"
     );
 }
+
+/// A server shaped like ones analysts meet (a `z.union` of arguments written as a root
+/// `oneOf`, a tool without `inputSchema`, one whose schema is `true`, a nameless entry, a tool
+/// list in two pages), speaking MCP's JSON-RPC lines itself. It echoes each call.
+const ODD_TOOLS: &str = r#"
+const rl = require('readline').createInterface({ input: process.stdin });
+const send = (m) => process.stdout.write(JSON.stringify(m) + '\n');
+rl.on('line', (line) => {
+  const m = JSON.parse(line);
+  if (m.method === 'initialize') {
+    send({ jsonrpc: '2.0', id: m.id, result: { protocolVersion: m.params.protocolVersion,
+      capabilities: { tools: {} }, serverInfo: { name: 'odd', version: '1' } } });
+  } else if (m.method === 'tools/list' && !(m.params && m.params.cursor)) {
+    send({ jsonrpc: '2.0', id: m.id, result: { nextCursor: 'page-2', tools: [
+      { name: 'get_resource', description: 'Reads a CI resource.', inputSchema: {
+        type: 'object', oneOf: [
+          { properties: { id: { type: 'string' } }, required: ['id'] },
+          { properties: { full_path: { type: 'string' } }, required: ['full_path'] } ] } },
+      { name: 'ping' } ] } });
+  } else if (m.method === 'tools/list') {
+    send({ jsonrpc: '2.0', id: m.id, result: { tools: [
+      { name: 'anything', inputSchema: true }, { description: 'no name' } ] } });
+  } else if (m.method === 'tools/call') {
+    send({ jsonrpc: '2.0', id: m.id, result: { content: [{ type: 'text',
+      text: 'called ' + m.params.name + ' with ' + JSON.stringify(m.params.arguments) }] } });
+  }
+});
+"#;
+
+#[tokio::test]
+async fn tools_the_sdk_would_refuse_are_offered_and_a_root_union_reaches_anthropic_as_an_object() {
+    let f = Fixture::new().await;
+    f.add_provider("claude", "anthropic", "claude-sonnet-4-5", 200_000)
+        .await;
+    let script = f.dir.path().join("odd.js");
+    std::fs::write(&script, ODD_TOOLS).unwrap();
+    let config = ServerConfig::stdio("odd", "node", vec![script.display().to_string()]);
+    decima_runtime::mcp::servers::add(&f.store, f.dir.path(), &[config.at(Place::Host)])
+        .await
+        .unwrap();
+    f.call("mcp__odd__get_resource", json!({"full_path": "group/ci"}));
+    f.say("Read it.");
+    let outcome = agent::run(
+        &decima_runtime::agent::Session {
+            provider: Some("claude"),
+            ..f.session(&StopOnFailure)
+        },
+        RunRequest {
+            conversation: None,
+            workspace: Some(f.workspace()),
+            task: "Read the CI resource".into(),
+            sandbox: decima_store::SandboxKind::Host,
+            options: RunOptions {
+                allow_tools: vec!["mcp__odd__*".into()],
+                tenth_man: decima_runtime::review::TenthManMode::Off,
+                ..RunOptions::default()
+            },
+        },
+    )
+    .await
+    .unwrap();
+    // The test server refuses a root union as Anthropic does, so a run that sent one would
+    // have failed on its first request.
+    assert_eq!(outcome.execution.status, ExecutionStatus::Succeeded);
+    let requests = f.server.requests();
+    assert_eq!(requests.len(), 2);
+    let tools = requests[0].json.as_ref().unwrap()["tools"]
+        .as_array()
+        .unwrap()
+        .clone();
+    let named = |name: &str| {
+        tools
+            .iter()
+            .find(|t| t["name"] == name)
+            .unwrap_or_else(|| panic!("{name} not offered: {tools:?}"))
+            .clone()
+    };
+    // Both pages, the tools without a usable schema included; the nameless entry is not.
+    for name in ["mcp__odd__ping", "mcp__odd__anything"] {
+        assert_eq!(named(name)["input_schema"]["type"], "object");
+    }
+    assert_eq!(
+        tools
+            .iter()
+            .filter(|t| t["name"].as_str().unwrap().starts_with("mcp__odd__"))
+            .count(),
+        3
+    );
+    let union = named("mcp__odd__get_resource")["input_schema"].clone();
+    assert!(union.get("oneOf").is_none(), "{union}");
+    assert_eq!(union["properties"]["full_path"]["type"], "string");
+    assert!(
+        union["description"].as_str().unwrap().contains("oneOf"),
+        "the rule is kept for the model: {union}"
+    );
+    let (result, _) = f.result_with_images(&outcome, "called get_resource").await;
+    assert!(
+        result
+            .content
+            .contains(r#"called get_resource with {"full_path":"group/ci"}"#),
+        "{}",
+        result.content
+    );
+}

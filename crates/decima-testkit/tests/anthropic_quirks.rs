@@ -193,3 +193,56 @@ async fn an_open_tool_block_and_cumulative_usage() {
     );
     assert_eq!(events[3].1["delta"]["stop_reason"], "max_tokens");
 }
+
+/// POSTs `body` to /v1/messages and returns the status line and the body.
+async fn post(server: &LlmServer, body: &str) -> (String, String) {
+    let mut stream = TcpStream::connect(server.addr()).await.unwrap();
+    let request = format!(
+        "POST /v1/messages HTTP/1.1\r\nhost: 127.0.0.1\r\nconnection: close\r\n\
+         content-type: application/json\r\ncontent-length: {}\r\n\r\n{body}",
+        body.len()
+    );
+    stream.write_all(request.as_bytes()).await.unwrap();
+    let mut raw = Vec::new();
+    tokio::time::timeout(Duration::from_secs(5), stream.read_to_end(&mut raw))
+        .await
+        .unwrap()
+        .unwrap();
+    let raw = String::from_utf8(raw).unwrap();
+    let (head, rest) = raw.split_once("\r\n\r\n").unwrap();
+    (head.lines().next().unwrap().to_owned(), rest.to_owned())
+}
+
+#[tokio::test]
+async fn a_root_union_in_a_tool_schema_is_refused_like_the_real_api_and_the_turn_waits() {
+    let server = LlmServer::start().await;
+    server.enqueue(Reply::Stream(Turn {
+        text: vec!["fine".into()],
+        ..Turn::default()
+    }));
+    let tools = |schema: Value| {
+        json!({"model": "m", "max_tokens": 8, "stream": true,
+               "messages": [{"role": "user", "content": "hi"}],
+               "tools": [{"name": "ok", "input_schema": {"type": "object"}},
+                         {"name": "union", "input_schema": schema}]})
+        .to_string()
+    };
+    let (status, body) = post(
+        &server,
+        &tools(json!({"type": "object", "anyOf": [{"required": ["a"]}, {"required": ["b"]}]})),
+    )
+    .await;
+    assert!(status.contains(" 400 "), "{status}");
+    let body: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(body["error"]["type"], "invalid_request_error");
+    assert_eq!(
+        body["error"]["message"],
+        "tools.1.custom.input_schema: input_schema does not support oneOf, allOf, or anyOf at \
+         the top level"
+    );
+    // The scripted turn was not spent on the refused request.
+    assert_eq!(server.pending_replies(), 1);
+    let (status, _) = post(&server, &tools(json!({"type": "object"}))).await;
+    assert!(status.contains(" 200 "), "{status}");
+    assert_eq!(server.pending_replies(), 0);
+}

@@ -233,6 +233,26 @@ pub(crate) fn error_body(kind: &str, message: &str) -> String {
     )
 }
 
+/// What the real API refuses in a request's tools before it reads anything else: a root
+/// `oneOf`, `allOf` or `anyOf` in an `input_schema`, which it refuses for the whole request
+/// with this message (anthropics/claude-code#5319, #5973: "tools.106.custom.input_schema:
+/// input_schema does not support oneOf, allOf, or anyOf at the top level").
+pub(crate) fn refused_tools(request: &serde_json::Value) -> Option<String> {
+    let tools = request.get("tools")?.as_array()?;
+    tools.iter().enumerate().find_map(|(i, tool)| {
+        let schema = tool.get("input_schema")?;
+        ["oneOf", "allOf", "anyOf"]
+            .iter()
+            .any(|k| schema.get(k).is_some())
+            .then(|| {
+                format!(
+                    "tools.{i}.custom.input_schema: input_schema does not support oneOf, \
+                     allOf, or anyOf at the top level"
+                )
+            })
+    })
+}
+
 /// The status and body Anthropic sends for an error kind.
 pub(crate) fn error_reply(kind: &ErrorKind, model: &str) -> (u16, String) {
     match kind {

@@ -399,6 +399,12 @@ async fn handle(conn: &mut Conn, shared: &Shared, request: Request) -> bool {
         (Some(protocol), Some(json), Some(model)) => Some(model.serve(protocol, json)),
         _ => None,
     };
+    // The real API refuses tools it cannot take before anything else, and the scripted turn
+    // stays for the next request.
+    let refused = match (protocol, &json) {
+        (Some(Protocol::Anthropic), Some(json)) => anthropic::refused_tools(json),
+        _ => None,
+    };
     let description = format!("{} {}", request.method, request.path);
     let index = shared.record(RecordedRequest {
         method: request.method,
@@ -409,7 +415,12 @@ async fn handle(conn: &mut Conn, shared: &Shared, request: Request) -> bool {
         received_at: Instant::now(),
         disconnected_at: None,
     });
-    let reply = next_reply(shared, index, &description);
+    let reply = match refused {
+        Some(message) => Ok(Reply::Error(ErrorReply {
+            kind: ErrorKind::BadRequest(message),
+        })),
+        None => next_reply(shared, index, &description),
+    };
     let request_id = (
         match protocol {
             Some(Protocol::Anthropic) => "request-id",
