@@ -334,6 +334,67 @@ async fn in_docker_a_run_calls_a_server_running_in_the_conversations_container()
     }
 }
 
+/// A run on the host whose server is placed in Docker (the default place): the server's
+/// container binds the run's folder at `/workspace`, so it reads what `write_file` wrote on the
+/// host, and what it writes lands in that folder as the analyst's file.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_host_runs_server_in_docker_sees_and_writes_the_runs_own_folder() {
+    let env = Env::new().await;
+    let (conversation, _cleanup) = node_conversation(&env).await;
+    let out = env
+        .decima(&[
+            "mcp",
+            "add",
+            "files",
+            "--",
+            "node",
+            FILESYSTEM_IN_IMAGE,
+            "/workspace",
+        ])
+        .await;
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    env.call(
+        "write_file",
+        json!({"path": "q4.csv", "content": "region,revenue\nAPAC,870\n"}),
+    );
+    env.call(
+        "mcp__files__read_text_file",
+        json!({"path": "/workspace/q4.csv"}),
+    );
+    env.call(
+        "mcp__files__write_file",
+        json!({"path": "/workspace/notes.md", "content": "APAC is down"}),
+    );
+    env.say("Done.");
+    let out = env
+        .run(
+            &[
+                "--conversation",
+                &conversation,
+                "--allow-tool",
+                "mcp__files__*",
+            ],
+            "Read the figures",
+        )
+        .await;
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let read = last_tool_result(&env, 2);
+    assert!(
+        read.contains("APAC,870"),
+        "the host file, seen in Docker: {read}"
+    );
+    let written = last_tool_result(&env, 3);
+    assert!(!written.starts_with("[tool error"), "{written}");
+    let notes = env.ws().join("notes.md");
+    assert_eq!(std::fs::read_to_string(&notes).unwrap(), "APAC is down");
+    use std::os::unix::fs::MetadataExt as _;
+    assert_eq!(
+        std::fs::metadata(&notes).unwrap().uid(),
+        std::fs::metadata(env.ws()).unwrap().uid(),
+        "the server's file is the analyst's"
+    );
+}
+
 /// The tool names offered in request `i`.
 fn offered(env: &Env, i: usize) -> Vec<String> {
     env.server.requests()[i].json.as_ref().unwrap()["tools"]

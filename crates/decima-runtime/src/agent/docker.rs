@@ -209,6 +209,8 @@ pub struct LazyDocker {
     data_dir: PathBuf,
     config: DockerConfig,
     key: ConversationId,
+    /// A host run's folder, bound at `/workspace` (see [`LazyDocker::beside_host`]).
+    host_folder: Option<PathBuf>,
     ready: Mutex<Option<Arc<DockerSandbox>>>,
 }
 
@@ -223,7 +225,27 @@ impl LazyDocker {
             data_dir: data_dir.to_path_buf(),
             config: config_of(store, root_conversation).await?,
             key: root_conversation,
+            host_folder: None,
             ready: Mutex::new(None),
+        })
+    }
+
+    /// A container beside a run on the host, for its MCP servers placed in Docker: the
+    /// conversation's settings (image, limits, no network), but `/workspace` is the run's host
+    /// `folder`, so a server sees the files `shell` and `write_file` see. It is its own
+    /// container (`<root>-host`), never the conversation's Docker workspace, and it needs the
+    /// engine on this computer: a remote one cannot bind this computer's folders.
+    pub async fn beside_host(
+        store: &Store,
+        data_dir: &Path,
+        root_conversation: ConversationId,
+        folder: &Path,
+    ) -> Result<Self> {
+        Ok(Self {
+            host_folder: Some(
+                std::fs::canonicalize(folder).unwrap_or_else(|_| folder.to_path_buf()),
+            ),
+            ..Self::new(store, data_dir, root_conversation).await?
         })
     }
 
@@ -233,12 +255,30 @@ impl LazyDocker {
         if let Some(sandbox) = ready.as_ref() {
             return Ok(Arc::clone(sandbox));
         }
-        let engine = engine(&self.data_dir).await?;
-        let sandbox = Arc::new(DockerSandbox::new(
-            engine,
-            self.config.clone(),
-            &self.key.to_string(),
-        )?);
+        let sandbox = match &self.host_folder {
+            None => DockerSandbox::new(
+                engine(&self.data_dir).await?,
+                self.config.clone(),
+                &self.key.to_string(),
+            )?,
+            Some(folder) => {
+                if !matches!(engine_address(&self.data_dir)?, EngineAddress::Socket(_)) {
+                    return Err(SandboxError::DockerUnavailable {
+                        detail: "the Docker engine is on another machine, which cannot see \
+                                 this run's folder; run in Docker (--sandbox docker) or place \
+                                 the server on this computer (--where host)"
+                            .into(),
+                    });
+                }
+                DockerSandbox::new(
+                    engine(&self.data_dir).await?,
+                    self.config.clone(),
+                    &format!("{}-host", self.key),
+                )?
+                .with_host_folder(folder.to_path_buf())
+            }
+        };
+        let sandbox = Arc::new(sandbox);
         *ready = Some(Arc::clone(&sandbox));
         Ok(sandbox)
     }

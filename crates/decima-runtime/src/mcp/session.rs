@@ -221,14 +221,25 @@ fn placed_in_docker(config: &ServerConfig) -> bool {
     )
 }
 
-/// The run's Docker sandbox, or the conversation's for a host run, connected; an engine that
-/// cannot be reached is the error every Docker-placed server reports.
+/// The run's Docker sandbox, or for a host run a container whose `/workspace` is the run's
+/// folder, connected; an engine that cannot be reached is the error every Docker-placed
+/// server reports.
 async fn docker_sandbox(
     request: &StartRequest<'_>,
 ) -> std::result::Result<Arc<DockerSandbox>, String> {
-    let lazy = match &request.docker {
-        Some(lazy) => lazy.clone(),
-        None => Arc::new(
+    let lazy = match (&request.docker, request.host_workspace) {
+        (Some(lazy), _) => lazy.clone(),
+        (None, Some(folder)) => Arc::new(
+            LazyDocker::beside_host(
+                request.store,
+                request.data_dir,
+                request.root_conversation,
+                folder,
+            )
+            .await
+            .map_err(|e| e.to_string())?,
+        ),
+        (None, None) => Arc::new(
             LazyDocker::new(request.store, request.data_dir, request.root_conversation)
                 .await
                 .map_err(|e| e.to_string())?,

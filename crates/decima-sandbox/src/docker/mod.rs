@@ -46,7 +46,8 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use bollard::models::{
-    ContainerCreateBody, ContainerStateStatusEnum, HostConfig, VolumeCreateRequest,
+    ContainerCreateBody, ContainerStateStatusEnum, HostConfig, Mount, MountType,
+    VolumeCreateRequest,
 };
 use bollard::query_parameters::{
     CreateContainerOptions, CreateContainerOptionsBuilder, InspectContainerOptions,
@@ -185,6 +186,8 @@ pub struct DockerSandbox {
     config: DockerConfig,
     key: String,
     limits: HostLimits,
+    /// A folder of this computer bound at `/workspace` in place of the volume.
+    host_folder: Option<PathBuf>,
     /// The container's id once known (cleared when the container turns out to be gone).
     container: tokio::sync::Mutex<Option<String>>,
 }
@@ -216,8 +219,23 @@ impl DockerSandbox {
             config,
             key: conversation_key.to_owned(),
             limits: HostLimits::default(),
+            host_folder: None,
             container: tokio::sync::Mutex::new(None),
         })
+    }
+
+    /// The same sandbox with `/workspace` bound to `folder` of this computer instead of a
+    /// volume, its tools running as this process's user so that what they write there is the
+    /// analyst's (no owner is changed). For MCP servers placed in Docker beside a run on the
+    /// host: they must see the files the host tools see. Only an engine on this computer can
+    /// bind its folders, so the caller checks that; the key should differ from the
+    /// conversation's own sandbox, whose container has the volume.
+    pub fn with_host_folder(mut self, folder: PathBuf) -> Self {
+        let uid = rustix::process::getuid().as_raw();
+        let gid = rustix::process::getgid().as_raw();
+        self.config.user = format!("{uid}:{gid}");
+        self.host_folder = Some(folder);
+        self
     }
 
     /// The same sandbox with other tool limits (timeouts, output cap, read caps; `path` and
@@ -319,7 +337,9 @@ impl DockerSandbox {
             match self.create(&name).await? {
                 Some(id) => {
                     self.start(&id).await?;
-                    self.fix_workspace_owner(&id).await?;
+                    if self.host_folder.is_none() {
+                        self.fix_workspace_owner(&id).await?;
+                    }
                     return Ok(id);
                 }
                 // Someone else created it meanwhile: inspect again.
@@ -355,16 +375,30 @@ impl DockerSandbox {
         let docker = self.engine.client();
         let labels = self.engine.labels(&self.key);
         let volume = self.volume_name();
-        self.engine
-            .call(
-                "create the workspace volume",
-                docker.create_volume(VolumeCreateRequest {
-                    name: Some(volume.clone()),
-                    labels: Some(labels.clone()),
+        let (binds, mounts) = match &self.host_folder {
+            Some(folder) => (
+                None,
+                Some(vec![Mount {
+                    target: Some(WORKSPACE.to_owned()),
+                    source: Some(folder.display().to_string()),
+                    typ: Some(MountType::BIND),
                     ..Default::default()
-                }),
-            )
-            .await?;
+                }]),
+            ),
+            None => {
+                self.engine
+                    .call(
+                        "create the workspace volume",
+                        docker.create_volume(VolumeCreateRequest {
+                            name: Some(volume.clone()),
+                            labels: Some(labels.clone()),
+                            ..Default::default()
+                        }),
+                    )
+                    .await?;
+                (Some(vec![format!("{volume}:{WORKSPACE}")]), None)
+            }
+        };
         let c = &self.config;
         let to_i64 = |v: u64| i64::try_from(v).unwrap_or(i64::MAX);
         let host_config = HostConfig {
@@ -376,7 +410,8 @@ impl DockerSandbox {
             pids_limit: Some(to_i64(c.pids_limit)),
             cap_drop: Some(vec!["ALL".to_owned()]),
             security_opt: Some(vec!["no-new-privileges".to_owned()]),
-            binds: Some(vec![format!("{volume}:{WORKSPACE}")]),
+            binds,
+            mounts,
             tmpfs: Some(HashMap::from([(
                 "/tmp".to_owned(),
                 format!("rw,nosuid,nodev,size={},mode=1777", c.tmp_bytes),
