@@ -119,7 +119,27 @@ pub fn run() -> ExitCode {
     };
     // `run` would end the process itself, skipping destructors and so the log's last lines;
     // `run_return` comes back here when the last window closes.
-    let code = app.run_return(|_, _| {});
+    // Runs still live when the last window closes are stopped as the Stop button stops them
+    // (their servers shut down, their state recorded), and what a run could not stop in time
+    // is killed after: a host MCP server leads its own process group, which nothing else
+    // would end.
+    let code = app.run_return(|handle, event| {
+        if let tauri::RunEvent::Exit = event
+            && let Some(state) = handle.try_state::<AppState>()
+        {
+            let left = state.runs.stop_all(std::time::Duration::from_secs(5));
+            if left > 0 {
+                tracing::warn!(
+                    runs = left,
+                    "runs did not stop within 5 s of the app's exit"
+                );
+            }
+        }
+    });
+    let killed = decima_mcp::host_process::kill_every_host_server();
+    if killed > 0 {
+        tracing::warn!(servers = killed, "host MCP servers were killed at exit");
+    }
     tracing::info!(code, "app exited");
     drop(log);
     ExitCode::from(u8::try_from(code).unwrap_or(1))

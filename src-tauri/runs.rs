@@ -54,6 +54,28 @@ impl Runs {
         self.lock().remove(id);
     }
 
+    /// Stops every live run, as the Stop button does, and waits up to `within` for them to
+    /// end: a run stopped this way shuts its MCP servers down and records itself cancelled,
+    /// where an app that just exited would leave them running. Returns how many were left.
+    pub fn stop_all(&self, within: std::time::Duration) -> usize {
+        let live: Vec<Arc<LiveRun>> = self.lock().values().cloned().collect();
+        if live.is_empty() {
+            return 0;
+        }
+        tracing::info!(
+            runs = live.len(),
+            "stopping the live runs before the app exits"
+        );
+        for run in &live {
+            run.cancel.cancel();
+        }
+        let deadline = std::time::Instant::now() + within;
+        while !self.lock().is_empty() && std::time::Instant::now() < deadline {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        self.lock().len()
+    }
+
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Arc<LiveRun>>> {
         // A poisoned map is still a consistent map: each operation is one insert or remove.
         self.live.lock().unwrap_or_else(PoisonError::into_inner)

@@ -395,6 +395,108 @@ async fn a_host_runs_server_in_docker_sees_and_writes_the_runs_own_folder() {
     );
 }
 
+/// Starts a run whose host server is inside a long call, and returns the run and the server's
+/// process group (a shell in front of node, as with `npx`: the real server is a child).
+async fn run_inside_a_long_call(env: &Env, mark: &str) -> (std::process::Child, i32) {
+    let script = everything_on_host().display().to_string();
+    let out = env
+        .decima(&[
+            "mcp",
+            "add",
+            "everything",
+            "--where",
+            "host",
+            "--",
+            "sh",
+            "-c",
+            &format!("node {script} stdio; : {mark}"),
+        ])
+        .await;
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    env.call(
+        "mcp__everything__trigger-long-running-operation",
+        json!({"duration": 60, "steps": 2}),
+    );
+    env.say("Done.");
+    let child = env.spawn_run_with(&["--allow-tool", "mcp__everything__*"], "Wait");
+    env.server
+        .wait_for_requests(1, Duration::from_secs(60))
+        .await;
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let pgid = loop {
+        if let Some(&pid) = decima_testkit::processes::with_cmdline(mark).first() {
+            break pid;
+        }
+        assert!(Instant::now() < deadline, "the server did not start");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    // The call has reached the server once the model's answer is read.
+    tokio::time::sleep(Duration::from_millis(1_500)).await;
+    assert!(
+        decima_testkit::processes::group_members(pgid).len() >= 2,
+        "sh and node in one group"
+    );
+    (child, pgid)
+}
+
+/// Sends `signal` to `child` `times` times and waits up to 15 s for it to end.
+async fn signal_and_wait(
+    child: std::process::Child,
+    signal: &str,
+    times: usize,
+) -> std::process::Output {
+    for _ in 0..times {
+        let sent = std::process::Command::new("kill")
+            .args([signal, &child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(sent.success());
+    }
+    let started = Instant::now();
+    let mut child = child;
+    while child.try_wait().unwrap().is_none() {
+        assert!(
+            started.elapsed() < Duration::from_secs(15),
+            "decima did not stop within 15 s of {signal}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    child.wait_with_output().unwrap()
+}
+
+/// SIGTERM (a session's end, `kill`) stops a run as Ctrl-C does: cancelled, exit 130, and the
+/// host server it was calling shut down with its whole group.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigterm_cancels_the_run_and_stops_its_host_server() {
+    let env = Env::new().await;
+    let mark = format!("decima-term-{}", std::process::id());
+    let (child, pgid) = run_inside_a_long_call(&env, &mark).await;
+    let out = signal_and_wait(child, "-TERM", 1).await;
+    let left = decima_testkit::processes::group_members(pgid);
+    assert_eq!(out.status.code(), Some(130), "{}", text(&out.stderr));
+    assert!(left.is_empty(), "left running: {left:?}");
+}
+
+/// A second signal quits at once, without the clean shutdown: the host server's group is
+/// killed all the same (exiting runs no destructor, so nothing else would).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_second_signal_quits_at_once_and_leaves_no_host_server() {
+    let env = Env::new().await;
+    let mark = format!("decima-quit-{}", std::process::id());
+    let (child, pgid) = run_inside_a_long_call(&env, &mark).await;
+    let out = signal_and_wait(child, "-INT", 2).await;
+    assert_eq!(out.status.code(), Some(130), "{}", text(&out.stderr));
+    let deadline = Instant::now() + Duration::from_secs(2);
+    loop {
+        let left = decima_testkit::processes::group_members(pgid);
+        if left.is_empty() {
+            break;
+        }
+        assert!(Instant::now() < deadline, "left running: {left:?}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
 /// The tool names offered in request `i`.
 fn offered(env: &Env, i: usize) -> Vec<String> {
     env.server.requests()[i].json.as_ref().unwrap()["tools"]

@@ -3,7 +3,7 @@
 //! variables the analyst set, and its stderr written to a capped log file whose last lines
 //! explain a failed start.
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::future::Future;
 use std::path::{Path, PathBuf};
 use std::pin::Pin;
@@ -29,6 +29,27 @@ const LOG_CAP: u64 = 1024 * 1024;
 const TAIL_LINES: usize = 20;
 /// How long a server may take to exit after its stdin closed, before its group is killed.
 const EXIT_GRACE: Duration = Duration::from_secs(2);
+
+/// The process groups of the host servers this process started and has not stopped yet: what
+/// [`kill_every_host_server`] stops when the process must end without unwinding.
+static LIVE_GROUPS: Mutex<BTreeSet<i32>> = Mutex::new(BTreeSet::new());
+
+fn live_groups() -> std::sync::MutexGuard<'static, BTreeSet<i32>> {
+    LIVE_GROUPS.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Kills the process group of every host server still running. For an exit that skips
+/// destructors (`std::process::exit` on a second Ctrl-C, an app closing with runs live):
+/// a server is its own group's leader, so nothing else would stop it or its children.
+pub fn kill_every_host_server() -> usize {
+    let groups: Vec<i32> = std::mem::take(&mut *live_groups()).into_iter().collect();
+    for raw in &groups {
+        if let Some(pgid) = Pid::from_raw(*raw) {
+            let _ = kill_process_group(pgid, Signal::KILL);
+        }
+    }
+    groups.len()
+}
 
 /// The last lines a server wrote to stderr, for error messages.
 #[derive(Debug, Clone, Default)]
@@ -111,6 +132,9 @@ pub(crate) fn spawn(
         ),
     })?;
     let pgid = child.id().and_then(|id| Pid::from_raw(id as i32));
+    if let Some(pgid) = pgid {
+        live_groups().insert(pgid.as_raw_nonzero().get());
+    }
     let (Some(stdout), Some(stdin), Some(stderr)) =
         (child.stdout.take(), child.stdin.take(), child.stderr.take())
     else {
@@ -143,6 +167,7 @@ where
             if let Some(dir) = path.parent() {
                 let _ = tokio::fs::create_dir_all(dir).await;
             }
+            rotate_full_log(&path).await;
             tokio::fs::OpenOptions::new()
                 .create(true)
                 .append(true)
@@ -152,7 +177,12 @@ where
         }
         None => None,
     };
-    let mut written = 0u64;
+    // The cap is the file's, not this start's: every run, subagent and check of a server
+    // appends to the same log.
+    let mut written = match &file {
+        Some(f) => f.metadata().await.map(|m| m.len()).unwrap_or(0),
+        None => 0,
+    };
     let mut lines = BufReader::new(stderr).lines();
     while let Ok(Some(line)) = lines.next_line().await {
         if let Some(f) = &mut file
@@ -171,6 +201,19 @@ where
     }
     if let Some(f) = &mut file {
         let _ = f.flush().await;
+    }
+}
+
+/// A log that reached its cap is moved to `<log>.1` (replacing the one before), so a server's
+/// logs hold its latest lines and never more than twice the cap.
+async fn rotate_full_log(path: &Path) {
+    let full = tokio::fs::metadata(path)
+        .await
+        .is_ok_and(|m| m.len() >= LOG_CAP);
+    if full {
+        let mut old = path.as_os_str().to_owned();
+        old.push(".1");
+        let _ = tokio::fs::rename(path, PathBuf::from(old)).await;
     }
 }
 
@@ -206,7 +249,13 @@ impl HostProcess {
         self.kill_group();
         let _ = self.child.wait().await;
         // Reaped: the id may be reused from here on, so the drop must not signal it.
-        self.pgid = None;
+        self.forget_group();
+    }
+
+    fn forget_group(&mut self) {
+        if let Some(pgid) = self.pgid.take() {
+            live_groups().remove(&pgid.as_raw_nonzero().get());
+        }
     }
 
     /// Whether the process has exited.
@@ -226,5 +275,48 @@ impl Drop for HostProcess {
         // The group, not only the leader: a server started through `npx` or a shell script
         // runs its real process as a child.
         self.kill_group();
+        self.forget_group();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Waits for the copy task to write `needle` into `path`.
+    async fn logged(path: &Path, needle: &str) -> String {
+        for _ in 0..200 {
+            let text = std::fs::read_to_string(path).unwrap_or_default();
+            if text.contains(needle) {
+                return text;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        panic!("{needle:?} never reached {}", path.display());
+    }
+
+    #[tokio::test]
+    async fn the_cap_holds_across_starts_and_a_full_log_moves_aside() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("db.stderr.log");
+        // An earlier start left the log just under its cap.
+        let earlier = "x".repeat(LOG_CAP as usize - 10) + "\n";
+        std::fs::write(&log, &earlier).unwrap();
+        keep_stderr(
+            &b"second start says hello\nand more\n"[..],
+            Some(log.clone()),
+        );
+        let text = logged(&log, "reached its cap").await;
+        assert!(
+            text.contains("second start says hello"),
+            "the line that crosses the cap"
+        );
+        assert!(!text.contains("and more"), "nothing past the cap");
+        // The next start finds it full: it is moved aside and a new log begins.
+        keep_stderr(&b"third start\n"[..], Some(log.clone()));
+        let text = logged(&log, "third start").await;
+        assert_eq!(text, "third start\n");
+        let old = std::fs::read_to_string(dir.path().join("db.stderr.log.1")).unwrap();
+        assert!(old.starts_with(&earlier), "the full log kept whole");
     }
 }

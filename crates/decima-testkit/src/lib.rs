@@ -16,6 +16,7 @@ pub mod fact_sessions;
 pub mod llm_server;
 pub mod mcp_servers;
 pub mod postgres;
+pub mod processes;
 pub mod ssh;
 mod stored;
 pub mod tls;

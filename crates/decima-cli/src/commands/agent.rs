@@ -214,16 +214,35 @@ fn verdict(outcome: &RunOutcome, cancelled: bool) -> Result<(), CliError> {
     }
 }
 
-/// The first Ctrl-C cancels the run cleanly; a second one quits at once (the kernel releases
-/// the execution's lock, and `decima resume` continues it).
+/// The first Ctrl-C (or SIGTERM, as a session's end or `kill` sends) cancels the run cleanly,
+/// which shuts its MCP servers down; a second one quits at once (the kernel releases the
+/// execution's lock, and `decima resume` continues it), killing the host servers' process
+/// groups first, since exiting runs no destructor.
 async fn cancel_on_ctrl_c(cancel: CancellationToken) {
-    if tokio::signal::ctrl_c().await.is_err() {
+    let mut terminate =
+        tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
+    if !stop_requested(&mut terminate).await {
         return;
     }
     note("\n[cancelling: the run stops cleanly; press Ctrl-C again to quit at once]");
     cancel.cancel();
-    if tokio::signal::ctrl_c().await.is_ok() {
+    if stop_requested(&mut terminate).await {
+        decima_mcp::host_process::kill_every_host_server();
         std::process::exit(i32::from(EXIT_CANCELLED));
+    }
+}
+
+/// Waits for Ctrl-C or SIGTERM; `false` when neither can be listened for.
+async fn stop_requested(terminate: &mut Option<tokio::signal::unix::Signal>) -> bool {
+    let term = async {
+        match terminate.as_mut() {
+            Some(t) => t.recv().await.is_some(),
+            None => std::future::pending().await,
+        }
+    };
+    tokio::select! {
+        c = tokio::signal::ctrl_c() => c.is_ok(),
+        t = term => t,
     }
 }
 

@@ -1,0 +1,67 @@
+//! Which processes are alive, read from `/proc`: the tests that check that a stopped run or a
+//! closed server left nothing behind ask the kernel, not the code under test.
+
+use std::path::Path;
+
+/// The fields of `/proc/PID/stat` after the command's closing parenthesis (the command may
+/// hold spaces and parentheses itself): state, ppid, pgrp, ...
+fn stat_fields(pid: i32) -> Option<Vec<String>> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let (_, rest) = stat.rsplit_once(')')?;
+    Some(rest.split_whitespace().map(str::to_owned).collect())
+}
+
+/// Every live process's pid, zombies left out (they hold no resource but their entry).
+fn live() -> impl Iterator<Item = (i32, Vec<String>)> {
+    std::fs::read_dir("/proc")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| e.file_name().to_string_lossy().parse::<i32>().ok())
+        .filter_map(|pid| stat_fields(pid).map(|f| (pid, f)))
+        .filter(|(_, fields)| fields.first().is_some_and(|s| s != "Z"))
+}
+
+/// The live members of process group `pgid`.
+pub fn group_members(pgid: i32) -> Vec<i32> {
+    let wanted = pgid.to_string();
+    live()
+        .filter(|(_, f)| f.get(2) == Some(&wanted))
+        .map(|(pid, _)| pid)
+        .collect()
+}
+
+/// The live processes whose command line holds `needle`.
+pub fn with_cmdline(needle: &str) -> Vec<i32> {
+    live()
+        .map(|(pid, _)| pid)
+        .filter(|pid| {
+            let cmd = std::fs::read(Path::new("/proc").join(pid.to_string()).join("cmdline"))
+                .unwrap_or_default();
+            String::from_utf8_lossy(&cmd).contains(needle)
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::process::CommandExt as _;
+
+    #[test]
+    fn a_child_is_found_by_its_command_line_and_group_until_it_is_reaped() {
+        let mark = format!("decima-processes-{}", std::process::id());
+        let mut child = std::process::Command::new("sh")
+            .args(["-c", &format!("sleep 30; : {mark}")])
+            .process_group(0)
+            .spawn()
+            .unwrap();
+        let pid = child.id() as i32;
+        assert_eq!(with_cmdline(&mark), [pid]);
+        assert!(group_members(pid).contains(&pid));
+        child.kill().unwrap();
+        child.wait().unwrap();
+        assert!(with_cmdline(&mark).is_empty());
+        assert!(!group_members(pid).contains(&pid));
+    }
+}
