@@ -22,7 +22,7 @@ use decima_sandbox::docker::AttachedHandle;
 use decima_sandbox::host::BoxFuture;
 use decima_store::Store;
 use futures_util::future::join_all;
-use tracing::{Instrument as _, info, info_span, warn};
+use tracing::{Instrument as _, debug, info, info_span, warn};
 
 use crate::agent::docker::LazyDocker;
 use crate::agent::{AgentTool, ToolCallContext, ToolOutcome};
@@ -285,39 +285,91 @@ pub(crate) async fn start_in_docker(
             message: format!("it could not be started in the Docker sandbox: {e}"),
         })?;
     let stderr = decima_mcp::host_process::keep_stderr(attached.stderr, log);
-    let process = Box::new(InContainer(attached.handle));
-    McpClient::attach(
-        config,
-        attached.stdout,
-        attached.stdin,
-        stderr,
-        Some(process),
-    )
-    .await
+    let stdin = SharedStdin(Arc::new(std::sync::Mutex::new(attached.stdin)));
+    let process = Box::new(InContainer {
+        handle: attached.handle,
+        stdin: stdin.clone(),
+    });
+    McpClient::attach(config, attached.stdout, stdin, stderr, Some(process)).await
+}
+
+/// How long a server in the sandbox has to exit after its stdin closed, before its group is
+/// killed.
+const EXIT_GRACE: std::time::Duration = std::time::Duration::from_secs(2);
+
+type Stdin = std::pin::Pin<Box<dyn tokio::io::AsyncWrite + Send>>;
+
+/// An exec's stdin, shared by the connection (which writes) and the stop (which closes it):
+/// the SDK closes a connection by dropping its writer, and dropping one half of the engine's
+/// attached stream sends no end of file, so a server would wait on its stdin until killed.
+#[derive(Clone)]
+struct SharedStdin(Arc<std::sync::Mutex<Stdin>>);
+
+impl SharedStdin {
+    fn poll<T>(
+        &self,
+        f: impl FnOnce(std::pin::Pin<&mut Stdin>) -> std::task::Poll<std::io::Result<T>>,
+    ) -> std::task::Poll<std::io::Result<T>> {
+        let mut inner = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        f(std::pin::Pin::new(&mut *inner))
+    }
+}
+
+impl tokio::io::AsyncWrite for SharedStdin {
+    fn poll_write(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &[u8],
+    ) -> std::task::Poll<std::io::Result<usize>> {
+        self.poll(|w| w.poll_write(cx, buf))
+    }
+
+    fn poll_flush(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        self.poll(|w| w.poll_flush(cx))
+    }
+
+    fn poll_shutdown(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        self.poll(|w| w.poll_shutdown(cx))
+    }
 }
 
 /// A server's process in the sandbox container.
-struct InContainer(AttachedHandle);
+struct InContainer {
+    handle: AttachedHandle,
+    stdin: SharedStdin,
+}
 
 impl ServerProcess for InContainer {
     fn stop(self: Box<Self>) -> std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>> {
         Box::pin(async move {
-            // Its stdin is closed with the connection; a server that has not exited a moment
+            // Its stdin is closed, as a host server's is; one that has not exited a moment
             // later has its group killed.
-            for _ in 0..20 {
-                if self.0.exited() {
-                    break;
-                }
-                tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+            let mut stdin = self.stdin.clone();
+            let closed = tokio::time::timeout(std::time::Duration::from_millis(500), async {
+                tokio::io::AsyncWriteExt::shutdown(&mut stdin).await
+            })
+            .await;
+            if !matches!(closed, Ok(Ok(()))) {
+                debug!("the stdin of an MCP server in the sandbox did not close");
             }
-            if let Err(e) = self.0.kill().await {
+            let deadline = std::time::Instant::now() + EXIT_GRACE;
+            while !self.handle.exited() && std::time::Instant::now() < deadline {
+                tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+            }
+            if let Err(e) = self.handle.kill().await {
                 warn!(error = %e, "an MCP server in the sandbox could not be stopped");
             }
         })
     }
 
     fn exited(&mut self) -> bool {
-        self.0.exited()
+        self.handle.exited()
     }
 }
 
