@@ -814,6 +814,17 @@ pub struct McpAddArgs {
     /// repeatable.
     #[arg(long, value_name = "KEY=VALUE", conflicts_with = "url")]
     pub env: Vec<String>,
+    /// The working directory of a stdio server (on this machine for --where host, in the
+    /// container, relative to /workspace or absolute, for --where docker). Default: the run's
+    /// workspace.
+    #[arg(long, value_name = "DIR", conflicts_with = "url")]
+    pub cwd: Option<String>,
+    /// Offer only this tool of the server (its own name); repeatable. Default: every tool.
+    #[arg(long, value_name = "TOOL")]
+    pub allow: Vec<String>,
+    /// Never offer this tool of the server (its own name); repeatable.
+    #[arg(long, value_name = "TOOL")]
+    pub deny: Vec<String>,
     /// Seconds the server may take to start and list its tools.
     #[arg(long, value_name = "S", default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..))]
     pub startup_timeout: u64,

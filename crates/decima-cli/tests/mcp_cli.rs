@@ -675,3 +675,91 @@ async fn tools_of_a_docker_server_are_listed_from_a_container_and_nothing_is_lef
     // Without a conversation, the check runs in a container of the default settings, made for
     // it and removed after it: tests/sandbox_image.rs, in the image those settings name.
 }
+
+/// `--cwd`, `--allow` and `--deny` on `mcp add`: stored, listed, and obeyed by a run (a server
+/// started in its own folder; a denied tool never offered, an allow list offering only itself).
+#[tokio::test]
+async fn a_servers_folder_and_its_allowed_and_denied_tools_are_set_when_it_is_added() {
+    let env = Env::new().await;
+    let fs_script = decima_testkit::mcp_servers::reference_server("server-filesystem")
+        .display()
+        .to_string();
+    // A folder outside the run's workspace, so the default working directory would not do.
+    let elsewhere = tempfile::tempdir().unwrap();
+    let data = std::fs::canonicalize(elsewhere.path()).unwrap();
+    std::fs::write(data.join("q1.csv"), "region,revenue\nLATAM,410\n").unwrap();
+    let data = data.display().to_string();
+    // The server is given "." as its folder: only the working directory makes it `data`.
+    let out = env
+        .decima(&[
+            "mcp",
+            "add",
+            "files",
+            "--where",
+            "host",
+            "--cwd",
+            &data,
+            "--deny",
+            "write_file",
+            "--deny",
+            "edit_file",
+            "--",
+            "node",
+            &fs_script,
+            ".",
+        ])
+        .await;
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let everything = everything_on_host().display().to_string();
+    let out = env
+        .decima(&[
+            "mcp",
+            "add",
+            "everything",
+            "--where",
+            "host",
+            "--allow",
+            "echo",
+            "--",
+            "node",
+            &everything,
+            "stdio",
+        ])
+        .await;
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let out = env.decima(&["mcp", "list", "--json"]).await;
+    let listed: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let files = listed
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"] == "files")
+        .unwrap();
+    assert_eq!(files["deny"], json!(["write_file", "edit_file"]));
+    assert_eq!(files["transport"]["cwd"], data);
+
+    env.call(
+        "mcp__files__read_text_file",
+        json!({"path": format!("{data}/q1.csv")}),
+    );
+    env.say("Done.");
+    let out = env
+        .run(&["--allow-tool", "mcp__files__*"], "Read the file")
+        .await;
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let tools = offered(&env, 0);
+    assert!(
+        tools.contains(&"mcp__files__read_text_file".to_owned()),
+        "{tools:?}"
+    );
+    for denied in ["mcp__files__write_file", "mcp__files__edit_file"] {
+        assert!(!tools.contains(&denied.to_owned()), "{tools:?}");
+    }
+    let mine: Vec<&String> = tools
+        .iter()
+        .filter(|t| t.starts_with("mcp__everything__"))
+        .collect();
+    assert_eq!(mine, ["mcp__everything__echo"]);
+    let read = last_tool_result(&env, 1);
+    assert!(read.contains("LATAM,410"), "{read}");
+}

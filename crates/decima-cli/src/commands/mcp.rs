@@ -118,8 +118,12 @@ async fn add(store: &Store, data_dir: &Path, args: McpAddArgs) -> Result<(), Cli
         }
         (None, Some((command, rest))) => {
             let mut c = ServerConfig::stdio(&args.name, command, rest.to_vec());
-            if let Transport::Stdio { env, place, .. } = &mut c.transport {
+            if let Transport::Stdio {
+                env, place, cwd, ..
+            } = &mut c.transport
+            {
                 *place = place_of(args.place);
+                cwd.clone_from(&args.cwd);
                 for e in &args.env {
                     let (k, v) = parse_assignment(e).map_err(decima_runtime::RuntimeError::from)?;
                     env.insert(k, v);
@@ -142,6 +146,8 @@ async fn add(store: &Store, data_dir: &Path, args: McpAddArgs) -> Result<(), Cli
     };
     config.startup_timeout_secs = args.startup_timeout;
     config.call_timeout_secs = args.call_timeout;
+    config.allow = args.allow;
+    config.deny = args.deny;
     servers::add(store, data_dir, std::slice::from_ref(&config)).await?;
     if matches!(
         config.transport,
