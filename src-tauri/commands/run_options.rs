@@ -133,8 +133,10 @@ pub async fn workspace_use_default(
     view(&state, id, saved).await
 }
 
-/// Opens the conversation's workspace in the file manager (made first when it is the data
-/// folder's own and no run has made it yet, so files can be put there before the first run).
+/// Opens the conversation's workspace in the file manager: the folder its next run works in
+/// (a subagent's conversation works in its parent's; the settings' default folder counts), made
+/// first when no run has made it yet, so files can be put there before the first run. A
+/// workspace in a Docker container has no folder here: the error says how to get its files.
 #[tauri::command]
 #[specta::specta]
 #[tracing::instrument(name = "command", skip_all, fields(name = "workspace_open"))]
@@ -144,16 +146,12 @@ pub async fn workspace_open(
     conversation_id: String,
 ) -> Result<(), AppError> {
     let id = super::conversation_id(&conversation_id)?;
-    let own = conversation_options::load(&state.store, id).await?;
-    let folder = match own.workspace {
-        Some(folder) => std::path::PathBuf::from(folder),
-        None => {
-            let folder = decima_runtime::agent::default_workspace(&state.data_dir, id);
-            std::fs::create_dir_all(&folder).map_err(|e| {
-                AppError::invalid(format!("cannot create {}: {e}", folder.display()))
-            })?;
-            folder
-        }
+    let place = decima_runtime::workspace::place(&state.store, &state.data_dir, id).await?;
+    let Some(folder) = place.host_dir else {
+        return Err(AppError::invalid(
+            "this conversation works in a Docker container, which has no folder on this \
+             computer: use Save as in the workspace panel to copy a file out",
+        ));
     };
     app.opener()
         .open_path(folder.to_string_lossy(), None::<&str>)

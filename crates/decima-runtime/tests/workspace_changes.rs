@@ -151,3 +151,35 @@ async fn a_long_run_shows_an_anthropic_model_only_its_newest_twenty_images() {
     let early = requests[3].json.as_ref().unwrap().to_string();
     assert_eq!(early.matches("\"type\":\"image\"").count(), 3);
 }
+
+/// A chart saved as SVG (matplotlib's `savefig("x.svg")`) is kept for the window's card, and
+/// an Anthropic model, which takes no SVG, is not shown it: it reads the text naming the file.
+#[tokio::test]
+async fn an_svg_chart_is_kept_for_the_window_and_never_shown_to_a_model() {
+    let f = Fixture::new().await;
+    f.add_provider("claude", "anthropic", "claude-sonnet-4-5", 200_000)
+        .await;
+    let svg = r#"<svg xmlns="http://www.w3.org/2000/svg" width="4" height="4"><rect width="4" height="4"/></svg>"#;
+    f.call("write_file", json!({"path": "chart.svg", "content": svg}));
+    f.say("Drawn.");
+    let outcome = f.run_with("claude", "Chart it").await;
+    assert_eq!(outcome.execution.status, ExecutionStatus::Succeeded);
+    let (result, kept) = f
+        .result_with_images(&outcome, "written by this call as chart.svg")
+        .await;
+    assert!(
+        result.content.contains("image/svg+xml"),
+        "{}",
+        result.content
+    );
+    assert_eq!(kept.len(), 1);
+    assert_eq!(kept[0].media_type, "image/svg+xml");
+    assert_eq!(kept[0].tokens, 0, "not shown, so it costs nothing");
+    let second = f.request_text(1);
+    assert!(
+        second.contains("written by this call as chart.svg"),
+        "{second}"
+    );
+    assert!(!second.contains("image/svg+xml\",\"data\""), "{second}");
+    assert!(!second.contains("\"type\":\"image\""), "{second}");
+}

@@ -264,3 +264,52 @@ async fn in_docker_files_are_added_listed_read_in_part_and_copied_out_from_the_c
         let _ = engine.remove_conversation(&c.id.to_string(), true).await;
     }
 }
+
+/// A subagent's conversation works in its parent's folder: that is the folder its panel lists
+/// and "Open folder" opens, not a folder of its own that no run ever used.
+#[tokio::test]
+async fn a_subagents_conversation_is_placed_in_its_parents_folder() {
+    let f = Fixture::new().await;
+    let c = f
+        .store
+        .conversations()
+        .create("parent", None)
+        .await
+        .unwrap();
+    f.call("spawn_subagent", json!({"task": "Write the note"}));
+    f.call(
+        "write_file",
+        json!({"path": "note.md", "content": "from the child"}),
+    );
+    f.say("Written.");
+    f.say("Done.");
+    run(&f, c.id, "Delegate the note", SandboxKind::Host).await;
+    let parent = workspace::place(&f.store, f.dir.path(), c.id)
+        .await
+        .unwrap();
+    let parent_dir = parent.host_dir.unwrap();
+    assert!(
+        parent_dir.join("note.md").exists(),
+        "the child wrote in the parent's folder"
+    );
+    let parent_run = f
+        .store
+        .executions()
+        .list_by_conversation(c.id)
+        .await
+        .unwrap();
+    let child = f
+        .store
+        .executions()
+        .children(parent_run[0].id)
+        .await
+        .unwrap()
+        .pop()
+        .expect("a subagent ran");
+    assert_ne!(child.conversation_id, c.id);
+    let placed = workspace::place(&f.store, f.dir.path(), child.conversation_id)
+        .await
+        .unwrap();
+    assert_eq!(placed.kind, SandboxKind::Host);
+    assert_eq!(placed.host_dir.unwrap(), parent_dir);
+}

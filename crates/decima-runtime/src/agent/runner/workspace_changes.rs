@@ -13,12 +13,14 @@ use decima_sandbox::host::listing::WorkspaceFile;
 use super::*;
 
 /// The image formats kept from the files a call wrote, by extension.
-const IMAGE_TYPES: [(&str, &str); 5] = [
+const IMAGE_TYPES: [(&str, &str); 6] = [
     ("png", "image/png"),
     ("jpg", "image/jpeg"),
     ("jpeg", "image/jpeg"),
     ("gif", "image/gif"),
     ("webp", "image/webp"),
+    // Kept for the window's card; no provider takes SVG, so no model is shown it.
+    ("svg", "image/svg+xml"),
 ];
 /// Larger images are named, not kept (a provider refuses them, and the window need not hold
 /// them).
