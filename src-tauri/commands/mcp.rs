@@ -2,14 +2,14 @@
 //! from Claude Desktop's file, turned on or off, checked (started, its tools listed with what
 //! they cost, stopped) and removed. The rules live in `decima-runtime::mcp`.
 
-use decima_mcp::{Place, ServerConfig};
-use decima_runtime::mcp::servers;
+use decima_mcp::{Place, ServerConfig, Transport};
+use decima_runtime::mcp::{servers, status};
 use tauri::State;
 
-use crate::dto::{McpCheckView, McpServerView, McpSwitchView, McpToolView};
+use crate::dto::{McpCheckView, McpServerOptions, McpServerView, McpSwitchView, McpToolView};
 use crate::{AppError, AppState};
 
-/// The servers, in the order they were added.
+/// The servers, in the order they were added, each with how its last start went.
 #[tauri::command]
 #[specta::specta]
 #[tracing::instrument(name = "command", skip_all, fields(name = "mcp_server_list"))]
@@ -17,12 +17,16 @@ pub async fn mcp_server_list(state: State<'_, AppState>) -> Result<Vec<McpServer
     Ok(servers::list_public(&state.store)
         .await?
         .iter()
-        .map(McpServerView::from)
+        .map(|s| McpServerView {
+            status: status::read(&state.data_dir, &s.name).map(Into::into),
+            ..McpServerView::from(s)
+        })
         .collect())
 }
 
 /// Adds a stdio server (`command`: the program and its arguments, split as a shell would) or
-/// an HTTP one (`url`). `place`: `docker` or `host`.
+/// an HTTP one (`url`). `place`: `docker` or `host`. `options`: its variables or headers, an
+/// HTTP server's bearer token, a stdio server's folder and the timeouts.
 #[tauri::command]
 #[specta::specta]
 #[tracing::instrument(name = "command", skip_all, fields(name = "mcp_server_add"))]
@@ -32,8 +36,9 @@ pub async fn mcp_server_add(
     command: Option<String>,
     url: Option<String>,
     place: String,
+    options: McpServerOptions,
 ) -> Result<McpServerView, AppError> {
-    let config = match (
+    let mut config = match (
         command.filter(|c| !c.trim().is_empty()),
         url.filter(|u| !u.trim().is_empty()),
     ) {
@@ -55,8 +60,59 @@ pub async fn mcp_server_add(
             ));
         }
     };
+    apply_options(&mut config, options)?;
     servers::add(&state.store, &state.data_dir, std::slice::from_ref(&config)).await?;
     Ok(McpServerView::from(&config))
+}
+
+/// Puts the form's variables or headers, token, folder and timeouts on `config`.
+fn apply_options(config: &mut ServerConfig, options: McpServerOptions) -> Result<(), AppError> {
+    let mut pairs = Vec::new();
+    for line in options
+        .variables
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+    {
+        let (key, value) = decima_mcp::config::parse_assignment(line)
+            .map_err(|e| AppError::invalid(e.to_string()))?;
+        // A form's `KEY = value` means the value without the spaces around the sign.
+        pairs.push((key, value.trim().to_owned()));
+    }
+    let given = |v: Option<String>| v.map(|s| s.trim().to_owned()).filter(|s| !s.is_empty());
+    match &mut config.transport {
+        Transport::Stdio { env, cwd, .. } => {
+            if given(options.bearer_token).is_some() {
+                return Err(AppError::invalid(
+                    "a bearer token is for a server reached by URL; give a command's secrets as \
+                     KEY=VALUE variables",
+                ));
+            }
+            env.extend(pairs);
+            *cwd = given(options.cwd);
+        }
+        Transport::Http {
+            headers,
+            bearer_token,
+            ..
+        } => {
+            if given(options.cwd).is_some() {
+                return Err(AppError::invalid(
+                    "a folder is for a server started by a command, not one reached by URL",
+                ));
+            }
+            headers.extend(pairs);
+            *bearer_token = given(options.bearer_token)
+                .map(|t| t.trim_start_matches("Bearer ").trim().to_owned());
+        }
+    }
+    if let Some(s) = options.startup_timeout_secs {
+        config.startup_timeout_secs = u64::from(s);
+    }
+    if let Some(s) = options.call_timeout_secs {
+        config.call_timeout_secs = u64::from(s);
+    }
+    Ok(())
 }
 
 fn place_of(place: &str) -> Result<Place, AppError> {
@@ -189,4 +245,84 @@ pub async fn mcp_conversation_set(
         .set_for_conversation(conversation, &name, on)
         .await?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn options(variables: &str) -> McpServerOptions {
+        McpServerOptions {
+            variables: variables.into(),
+            ..McpServerOptions::default()
+        }
+    }
+
+    #[test]
+    fn the_forms_variables_token_folder_and_timeouts_land_where_the_server_takes_them() {
+        let mut stdio = ServerConfig::stdio("db", "node", vec!["db.js".into()]);
+        apply_options(
+            &mut stdio,
+            McpServerOptions {
+                cwd: Some(" /data ".into()),
+                startup_timeout_secs: Some(90),
+                ..options("DB_URL=postgres://u:p@h/db\n\n  TOKEN = abc  \n")
+            },
+        )
+        .unwrap();
+        let Transport::Stdio { env, cwd, .. } = &stdio.transport else {
+            panic!()
+        };
+        assert_eq!(env["DB_URL"], "postgres://u:p@h/db");
+        assert_eq!(env["TOKEN"], "abc");
+        assert_eq!(cwd.as_deref(), Some("/data"));
+        assert_eq!(stdio.startup_timeout_secs, 90);
+        assert_eq!(stdio.call_timeout_secs, 120, "the default stays");
+
+        let mut http = ServerConfig::http("tickets", "https://mcp.example.com/mcp");
+        apply_options(
+            &mut http,
+            McpServerOptions {
+                bearer_token: Some("Bearer tok-1".into()),
+                ..options("X-Team=analytics")
+            },
+        )
+        .unwrap();
+        let Transport::Http {
+            headers,
+            bearer_token,
+            ..
+        } = &http.transport
+        else {
+            panic!()
+        };
+        assert_eq!(headers["X-Team"], "analytics");
+        assert_eq!(bearer_token.as_deref(), Some("tok-1"));
+    }
+
+    #[test]
+    fn what_does_not_fit_the_server_is_refused_with_why() {
+        let mut stdio = ServerConfig::stdio("db", "node", vec![]);
+        let e = apply_options(
+            &mut stdio,
+            McpServerOptions {
+                bearer_token: Some("tok".into()),
+                ..McpServerOptions::default()
+            },
+        )
+        .unwrap_err();
+        assert!(e.message.contains("bearer token"), "{}", e.message);
+        let e = apply_options(&mut stdio, options("no equals sign")).unwrap_err();
+        assert!(e.message.contains("KEY=VALUE"), "{}", e.message);
+        let mut http = ServerConfig::http("t", "https://x.example/mcp");
+        let e = apply_options(
+            &mut http,
+            McpServerOptions {
+                cwd: Some("/data".into()),
+                ..McpServerOptions::default()
+            },
+        )
+        .unwrap_err();
+        assert!(e.message.contains("folder"), "{}", e.message);
+    }
 }

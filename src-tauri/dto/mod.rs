@@ -11,10 +11,10 @@ pub use compression::{CompactionMarker, CompressionPreview, SummaryPreview};
 pub use execution::{AnsweredFailure, ExecutionView, FailureReport, FindingView, ReviewView};
 pub use run_event::{LayerTokens, RunEvent, TodoItem};
 pub use settings::{
-    DatabaseView, EngineChoiceView, ExportView, ImageBuildEvent, McpCheckView, McpServerView,
-    McpSwitchView, McpToolView, PresetView, PricesView, ProbeFailure, ProviderModels, ProviderName,
-    ProviderPresetView, ProviderProbe, ProviderView, SandboxImageView, SandboxStatus, StoreChange,
-    ThresholdsView, WorkbenchSettings,
+    DatabaseView, EngineChoiceView, ExportView, ImageBuildEvent, McpCheckView, McpServerOptions,
+    McpServerView, McpSwitchView, McpToolView, PresetView, PricesView, ProbeFailure,
+    ProviderModels, ProviderName, ProviderPresetView, ProviderProbe, ProviderView,
+    SandboxImageView, SandboxStatus, StoreChange, ThresholdsView, WorkbenchSettings,
 };
 
 use decima_core::{Message, Role};

@@ -340,6 +340,92 @@ pub struct McpServerView {
     pub enabled: bool,
     /// The environment variables (stdio) or headers (HTTP) it is given, by name.
     pub secret_names: Vec<String>,
+    /// How its last start went, by a run or a check in any process; `None` before the first.
+    pub status: Option<McpStatusView>,
+}
+
+/// What the add form sets beyond the command or URL and the place. Values of variables,
+/// headers and the token go to the keyring, never to the database or back to the window.
+#[derive(Debug, Clone, Default, Deserialize, Type)]
+#[serde(rename_all = "camelCase")]
+pub struct McpServerOptions {
+    /// `KEY=VALUE` lines: a stdio server's environment variables, or an HTTP server's headers.
+    pub variables: String,
+    /// An HTTP server's bearer token (with or without `Bearer `).
+    pub bearer_token: Option<String>,
+    /// A stdio server's working directory.
+    pub cwd: Option<String>,
+    /// Seconds it may take to start and list its tools (default 30).
+    pub startup_timeout_secs: Option<u32>,
+    /// Seconds one call may take (default 120).
+    pub call_timeout_secs: Option<u32>,
+}
+
+/// Where a server's last start got to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Type)]
+#[serde(rename_all = "snake_case")]
+pub enum McpStartState {
+    /// A run or a check is starting it.
+    Starting,
+    /// It listed its tools.
+    Ready,
+    /// It did not start.
+    Failed,
+}
+
+/// A server's last start, for Settings: what it offered, or why it failed with the last lines
+/// of its stderr.
+#[derive(Debug, Clone, Serialize, Type)]
+#[serde(rename_all = "camelCase")]
+pub struct McpStatusView {
+    /// Where it got to.
+    pub state: McpStartState,
+    /// When (milliseconds since the epoch).
+    pub at_ms: f64,
+    /// Its tools, when ready.
+    pub tools: Option<u32>,
+    /// The tokens their offers take, when ready.
+    pub tokens: Option<u32>,
+    /// How long the start took, when ready.
+    pub started_ms: Option<u32>,
+    /// Why it failed.
+    pub error: Option<String>,
+    /// The last lines of its stderr, when it failed.
+    pub stderr: Vec<String>,
+}
+
+impl From<decima_runtime::mcp::status::ServerState> for McpStatusView {
+    fn from(state: decima_runtime::mcp::status::ServerState) -> Self {
+        use decima_runtime::mcp::status::ServerState;
+        let empty = |state, at: decima_core::Timestamp| McpStatusView {
+            state,
+            at_ms: at.0 as f64,
+            tools: None,
+            tokens: None,
+            started_ms: None,
+            error: None,
+            stderr: Vec::new(),
+        };
+        match state {
+            ServerState::Starting { since, .. } => empty(McpStartState::Starting, since),
+            ServerState::Ready {
+                at,
+                tools,
+                tokens,
+                started_ms,
+            } => McpStatusView {
+                tools: Some(tools),
+                tokens: Some(tokens),
+                started_ms: Some(u32::try_from(started_ms).unwrap_or(u32::MAX)),
+                ..empty(McpStartState::Ready, at)
+            },
+            ServerState::Failed { at, error, stderr } => McpStatusView {
+                error: Some(error),
+                stderr,
+                ..empty(McpStartState::Failed, at)
+            },
+        }
+    }
 }
 
 impl From<&decima_mcp::ServerConfig> for McpServerView {
@@ -372,6 +458,7 @@ impl From<&decima_mcp::ServerConfig> for McpServerView {
             summary,
             enabled: s.enabled,
             secret_names,
+            status: None,
         }
     }
 }

@@ -67,13 +67,14 @@ export const commands = {
 	 *  conversation from now on), `always` (this tool of this server), or `deny`.
 	 */
 	runApprove: (runId: string, answer: string) => typedError<null, AppError>(__TAURI_INVOKE("run_approve", { runId, answer })),
-	/**  The servers, in the order they were added. */
+	/**  The servers, in the order they were added, each with how its last start went. */
 	mcpServerList: () => typedError<McpServerView[], AppError>(__TAURI_INVOKE("mcp_server_list")),
 	/**
 	 *  Adds a stdio server (`command`: the program and its arguments, split as a shell would) or
-	 *  an HTTP one (`url`). `place`: `docker` or `host`.
+	 *  an HTTP one (`url`). `place`: `docker` or `host`. `options`: its variables or headers, an
+	 *  HTTP server's bearer token, a stdio server's folder and the timeouts.
 	 */
-	mcpServerAdd: (name: string, command: string | null, url: string | null, place: string) => typedError<McpServerView, AppError>(__TAURI_INVOKE("mcp_server_add", { name, command, url, place })),
+	mcpServerAdd: (name: string, command: string | null, url: string | null, place: string, options: McpServerOptions) => typedError<McpServerView, AppError>(__TAURI_INVOKE("mcp_server_add", { name, command, url, place, options })),
 	/**
 	 *  Imports the servers of Claude Desktop's `claude_desktop_config.json`, picked in the window:
 	 *  all of them, or none. Returns their names.
@@ -266,8 +267,10 @@ export const commands = {
 	/**  Goes back to the data folder's own workspace for this conversation. */
 	workspaceUseDefault: (conversationId: string) => typedError<RunOptionsView, AppError>(__TAURI_INVOKE("workspace_use_default", { conversationId })),
 	/**
-	 *  Opens the conversation's workspace in the file manager (made first when it is the data
-	 *  folder's own and no run has made it yet, so files can be put there before the first run).
+	 *  Opens the conversation's workspace in the file manager: the folder its next run works in
+	 *  (a subagent's conversation works in its parent's; the settings' default folder counts), made
+	 *  first when no run has made it yet, so files can be put there before the first run. A
+	 *  workspace in a Docker container has no folder here: the error says how to get its files.
 	 */
 	workspaceOpen: (conversationId: string) => typedError<null, AppError>(__TAURI_INVOKE("workspace_open", { conversationId })),
 	/**
@@ -740,6 +743,23 @@ export type McpCheckView = {
 };
 
 /**
+ *  What the add form sets beyond the command or URL and the place. Values of variables,
+ *  headers and the token go to the keyring, never to the database or back to the window.
+ */
+export type McpServerOptions = {
+	/**  `KEY=VALUE` lines: a stdio server's environment variables, or an HTTP server's headers. */
+	variables: string,
+	/**  An HTTP server's bearer token (with or without `Bearer `). */
+	bearerToken: string | null,
+	/**  A stdio server's working directory. */
+	cwd: string | null,
+	/**  Seconds it may take to start and list its tools (default 30). */
+	startupTimeoutSecs: number | null,
+	/**  Seconds one call may take (default 120). */
+	callTimeoutSecs: number | null,
+};
+
+/**
  *  An MCP server as the settings list shows it: never a secret value, only which variables
  *  and headers are set.
  */
@@ -756,6 +776,38 @@ export type McpServerView = {
 	enabled: boolean,
 	/**  The environment variables (stdio) or headers (HTTP) it is given, by name. */
 	secretNames: string[],
+	/**  How its last start went, by a run or a check in any process; `None` before the first. */
+	status: McpStatusView | null,
+};
+
+/**  Where a server's last start got to. */
+export type McpStartState = 
+/**  A run or a check is starting it. */
+"starting" | 
+/**  It listed its tools. */
+"ready" | 
+/**  It did not start. */
+"failed";
+
+/**
+ *  A server's last start, for Settings: what it offered, or why it failed with the last lines
+ *  of its stderr.
+ */
+export type McpStatusView = {
+	/**  Where it got to. */
+	state: McpStartState,
+	/**  When (milliseconds since the epoch). */
+	atMs: number | null,
+	/**  Its tools, when ready. */
+	tools: number | null,
+	/**  The tokens their offers take, when ready. */
+	tokens: number | null,
+	/**  How long the start took, when ready. */
+	startedMs: number | null,
+	/**  Why it failed. */
+	error: string | null,
+	/**  The last lines of its stderr, when it failed. */
+	stderr: string[],
 };
 
 /**  One server as a conversation uses it. */

@@ -196,6 +196,11 @@ impl McpClient {
             Ok::<_, String>((service, listed))
         })
         .await;
+        // A start that failed: a server that exited may still have its last stderr lines on
+        // their way, and the error should name them.
+        if !matches!(&connected, Ok(Ok((_, Ok(_))))) {
+            stderr.settle(Duration::from_millis(500)).await;
+        }
         let failed = |message: String, process: &mut Option<Box<dyn ServerProcess>>| {
             let exited = process.as_mut().is_some_and(|p| p.exited());
             McpError::Handshake {

@@ -53,11 +53,26 @@ pub fn kill_every_host_server() -> usize {
 
 /// The last lines a server wrote to stderr, for error messages.
 #[derive(Debug, Clone, Default)]
-pub struct StderrTail(Arc<Mutex<VecDeque<String>>>);
+pub struct StderrTail {
+    lines: Arc<Mutex<VecDeque<String>>>,
+    /// Set once the stream ended and the log file holds everything it will.
+    ended: Arc<std::sync::atomic::AtomicBool>,
+}
 
 impl StderrTail {
+    /// Waits up to `limit` for the stream to end: a server that exited may still have lines
+    /// on their way, and an error should name them (and the log hold them) when it is made.
+    pub async fn settle(&self, limit: Duration) {
+        let deadline = tokio::time::Instant::now() + limit;
+        while !self.ended.load(std::sync::atomic::Ordering::Acquire)
+            && tokio::time::Instant::now() < deadline
+        {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    }
+
     fn push(&self, line: String) {
-        if let Ok(mut lines) = self.0.lock() {
+        if let Ok(mut lines) = self.lines.lock() {
             if lines.len() == TAIL_LINES {
                 lines.pop_front();
             }
@@ -67,7 +82,7 @@ impl StderrTail {
 
     /// The kept lines, oldest first.
     pub fn lines(&self) -> Vec<String> {
-        self.0
+        self.lines
             .lock()
             .map(|l| l.iter().cloned().collect())
             .unwrap_or_default()
@@ -202,6 +217,7 @@ where
     if let Some(f) = &mut file {
         let _ = f.flush().await;
     }
+    tail.ended.store(true, std::sync::atomic::Ordering::Release);
 }
 
 /// A log that reached its cap is moved to `<log>.1` (replacing the one before), so a server's

@@ -154,6 +154,14 @@ async fn an_allowed_mcp_call_runs_and_its_result_and_image_reach_the_model() {
         no_server_left(&mark(&f)),
         "the run's server was stopped with the run"
     );
+    // How its start went, for Settings: its 13 tools and what their schemas cost.
+    match decima_runtime::mcp::status::read(f.dir.path(), "everything") {
+        Some(decima_runtime::mcp::status::ServerState::Ready { tools, tokens, .. }) => {
+            assert_eq!(tools, 13);
+            assert!(tokens > 1_000, "{tokens}");
+        }
+        other => panic!("{other:?}"),
+    }
 }
 
 #[tokio::test]
@@ -288,7 +296,17 @@ async fn the_analysts_answers_run_refuse_and_remember_calls() {
 async fn a_server_that_does_not_start_costs_its_tools_and_a_warning_not_the_run() {
     let f = Fixture::new().await;
     let config = ServerConfig::stdio("broken", "/no/such/program", vec![]).at(Place::Host);
-    decima_runtime::mcp::servers::add(&f.store, f.dir.path(), &[config])
+    let noisy = ServerConfig::stdio(
+        "noisy",
+        "sh",
+        vec![
+            "-c".into(),
+            "echo 'loading config' >&2; echo 'cannot reach db: connection refused' >&2; exit 1"
+                .into(),
+        ],
+    )
+    .at(Place::Host);
+    decima_runtime::mcp::servers::add(&f.store, f.dir.path(), &[config, noisy])
         .await
         .unwrap();
     f.say("Fine without it.");
@@ -303,6 +321,19 @@ async fn a_server_that_does_not_start_costs_its_tools_and_a_warning_not_the_run(
     assert!(
         !offered_tools(&f, 0).iter().any(|t| t.starts_with("mcp__")),
         "no tool of a server that did not start"
+    );
+    // Settings read how each start went, with the last lines the server wrote.
+    use decima_runtime::mcp::status::{self, ServerState};
+    let Some(ServerState::Failed { error, .. }) = status::read(f.dir.path(), "broken") else {
+        panic!("{:?}", status::read(f.dir.path(), "broken"));
+    };
+    assert!(error.contains("/no/such/program"), "{error}");
+    let Some(ServerState::Failed { stderr, .. }) = status::read(f.dir.path(), "noisy") else {
+        panic!("{:?}", status::read(f.dir.path(), "noisy"));
+    };
+    assert_eq!(
+        stderr,
+        ["loading config", "cannot reach db: connection refused"]
     );
 }
 

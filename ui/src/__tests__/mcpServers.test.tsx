@@ -19,8 +19,8 @@ describe("MCP servers in the settings", () => {
   it("lists servers with where they run and which variables they get, never their values", async () => {
     const backend = backendWith();
     backend.mcpServers = [
-      { name: "db", kind: "stdio", place: "host", summary: "uvx mcp-server-postgres", enabled: true, secretNames: ["PGPASSWORD"] },
-      { name: "tickets", kind: "http", place: null, summary: "https://mcp.example.com/mcp", enabled: false, secretNames: [] },
+      { name: "db", kind: "stdio", place: "host", summary: "uvx mcp-server-postgres", enabled: true, secretNames: ["PGPASSWORD"], status: null },
+      { name: "tickets", kind: "http", place: null, summary: "https://mcp.example.com/mcp", enabled: false, secretNames: [], status: null },
     ];
     const { section } = await openSettings();
     const rows = await within(section).findAllByTestId("mcp-server");
@@ -34,8 +34,8 @@ describe("MCP servers in the settings", () => {
   it("checks a server: ready with its tools and their cost, or failed with the reason", async () => {
     const backend = backendWith();
     backend.mcpServers = [
-      { name: "everything", kind: "stdio", place: "host", summary: "node e.js", enabled: true, secretNames: [] },
-      { name: "hung", kind: "stdio", place: "host", summary: "sleep 300", enabled: true, secretNames: [] },
+      { name: "everything", kind: "stdio", place: "host", summary: "node e.js", enabled: true, secretNames: [], status: null },
+      { name: "hung", kind: "stdio", place: "host", summary: "sleep 300", enabled: true, secretNames: [], status: null },
     ];
     backend.mcpChecks = {
       everything: { tools: [{ name: "echo", description: "Echoes back the input string", tokens: 62 }], tokens: 62, startedMs: 240 },
@@ -66,7 +66,16 @@ describe("MCP servers in the settings", () => {
     await user.click(within(section).getByRole("button", { name: "Add" }));
     await waitFor(() =>
       expect(backend.callsOf("mcp_server_add")).toEqual([
-        { cmd: "mcp_server_add", args: { name: "files", command: "node fs.js /data", url: null, place: "host" } },
+        {
+          cmd: "mcp_server_add",
+          args: {
+            name: "files",
+            command: "node fs.js /data",
+            url: null,
+            place: "host",
+            options: { variables: "", bearerToken: null, cwd: null, startupTimeoutSecs: null, callTimeoutSecs: null },
+          },
+        },
       ]),
     );
     const row = await within(section).findByTestId("mcp-server");
@@ -74,5 +83,81 @@ describe("MCP servers in the settings", () => {
     await waitFor(() => expect(backend.mcpServers[0]?.enabled).toBe(false));
     await user.click(within(row).getByRole("button", { name: "Remove" }));
     await waitFor(() => expect(within(section).queryByTestId("mcp-server")).toBeNull());
+  });
+
+  it("adds an authenticated HTTP server and a slow command with their variables, token and timeouts", async () => {
+    const backend = backendWith();
+    const { user, section } = await openSettings();
+    const name = within(section).getByRole("textbox", { name: "Name" });
+    const target = within(section).getByRole("textbox", { name: "Command or URL" });
+    await user.type(name, "tickets");
+    await user.type(target, "https://mcp.example.com/mcp");
+    await user.click(within(section).getByText("More options"));
+    await user.type(within(section).getByTestId("mcp-variables"), "X-Team=analytics");
+    // A URL takes a token and no folder.
+    expect(within(section).queryByTestId("mcp-cwd")).toBeNull();
+    await user.type(within(section).getByLabelText("Bearer token (a URL; kept in the keyring)"), "tok-9f8e");
+    await user.type(within(section).getByTestId("mcp-call-timeout"), "300");
+    await user.click(within(section).getByRole("button", { name: "Add" }));
+    await waitFor(() => expect(backend.callsOf("mcp_server_add")).toHaveLength(1));
+    expect(backend.callsOf("mcp_server_add")[0]?.args.options).toEqual({
+      variables: "X-Team=analytics",
+      bearerToken: "tok-9f8e",
+      cwd: null,
+      startupTimeoutSecs: null,
+      callTimeoutSecs: 300,
+    });
+    // The form is cleared, the token with it.
+    await waitFor(() => expect(within(section).getByTestId("mcp-variables")).toHaveValue(""));
+
+    await user.type(name, "warehouse");
+    await user.type(target, "uvx mcp-server-warehouse");
+    expect(within(section).queryByTestId("mcp-bearer")).toBeNull();
+    await user.type(within(section).getByTestId("mcp-variables"), "WAREHOUSE_DSN=duckdb:///q3.db");
+    await user.type(within(section).getByTestId("mcp-cwd"), "/srv/data");
+    await user.type(within(section).getByTestId("mcp-startup-timeout"), "120");
+    await user.click(within(section).getByRole("button", { name: "Add" }));
+    await waitFor(() => expect(backend.callsOf("mcp_server_add")).toHaveLength(2));
+    expect(backend.callsOf("mcp_server_add")[1]?.args.options).toEqual({
+      variables: "WAREHOUSE_DSN=duckdb:///q3.db",
+      bearerToken: null,
+      cwd: "/srv/data",
+      startupTimeoutSecs: 120,
+      callTimeoutSecs: null,
+    });
+  });
+
+  it("shows how each server's last start went, with a failed one's last stderr lines", async () => {
+    const backend = backendWith();
+    const at = Date.UTC(2026, 10, 27, 8, 0);
+    backend.mcpServers = [
+      {
+        name: "everything", kind: "stdio", place: "docker", summary: "node e.js", enabled: true, secretNames: [],
+        status: { state: "ready", atMs: at, tools: 13, tokens: 1246, startedMs: 388, error: null, stderr: [] },
+      },
+      {
+        name: "db", kind: "stdio", place: "host", summary: "uvx mcp-server-postgres", enabled: true, secretNames: [],
+        status: {
+          state: "failed", atMs: at, tools: null, tokens: null, startedMs: null,
+          error: 'MCP server "db" did not start: the process exited',
+          stderr: ["loading config", "cannot reach db: connection refused"],
+        },
+      },
+      { name: "new", kind: "stdio", place: "host", summary: "node n.js", enabled: true, secretNames: [], status: null },
+    ];
+    backend.mcpChecks = { new: "MCP server \"new\" did not start: the process exited" };
+    backend.mcpStderr = { new: ["Error: Cannot find module 'n.js'"] };
+    const { user, section } = await openSettings();
+    const rows = await within(section).findAllByTestId("mcp-server");
+    const [everything, db, fresh] = rows as HTMLElement[];
+    expect(within(everything!).getByTestId("mcp-last")).toHaveAttribute("data-state", "ready");
+    expect(within(everything!).getByTestId("mcp-last")).toHaveTextContent("13 tools, 1246 tokens of schemas, in 388 ms");
+    expect(within(db!).getByTestId("mcp-last")).toHaveAttribute("data-state", "failed");
+    expect(within(db!).getByTestId("mcp-last")).toHaveTextContent("the process exited");
+    expect(within(db!).getByText(/cannot reach db: connection refused/)).toBeVisible();
+    expect(within(fresh!).getByTestId("mcp-last")).toHaveTextContent("Not started yet");
+    // A check that fails shows why, and what the server wrote to stderr.
+    await user.click(within(fresh!).getByRole("button", { name: "Check" }));
+    await waitFor(() => expect(within(fresh!).getByRole("alert")).toHaveTextContent("Cannot find module 'n.js'"));
   });
 });

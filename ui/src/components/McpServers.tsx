@@ -1,13 +1,49 @@
 import { useEffect, useState } from "react";
 import { useTranslation } from "react-i18next";
 import { call } from "../api/call";
-import { commands, type AppError, type McpCheckView, type McpServerView } from "../bindings";
+import { commands, type AppError, type McpCheckView, type McpServerView, type McpStatusView } from "../bindings";
 import { InlineError } from "./InlineError";
 
 type Place = "docker" | "host";
 
 /** What checking a server found: its tools and their cost, or why it did not start. */
 type Checked = { state: "checking" } | { state: "ready"; view: McpCheckView } | { state: "failed"; error: AppError };
+
+/** The form's fields beyond the name, the command or URL and the place. */
+type Extra = { variables: string; bearerToken: string; cwd: string; startup: string; call: string };
+const NO_EXTRA: Extra = { variables: "", bearerToken: "", cwd: "", startup: "", call: "" };
+
+/** A whole number of seconds typed in a field, or nothing when it is blank. */
+const seconds = (text: string): number | null => (text.trim() === "" ? null : Math.max(1, Math.round(Number(text))));
+
+/** How the last start of a server went, by a run or a check in any process. */
+function LastStart({ status }: { status: McpStatusView | null }) {
+  const { t, i18n } = useTranslation();
+  if (!status) return <p className="muted" data-testid="mcp-last" data-state="never">{t("mcp.never")}</p>;
+  const when = status.atMs === null ? "" : new Date(status.atMs).toLocaleString(i18n.language === "zh" ? "zh-CN" : "en");
+  switch (status.state) {
+    case "starting":
+      return <p data-testid="mcp-last" data-state="starting">{t("mcp.lastStarting")}</p>;
+    case "ready":
+      return (
+        <p data-testid="mcp-last" data-state="ready">
+          {t("mcp.lastReady", { when, count: status.tools ?? 0, tokens: status.tokens ?? 0, ms: status.startedMs ?? 0 })}
+        </p>
+      );
+    case "failed":
+      return (
+        <div className="inline-error" data-testid="mcp-last" data-state="failed">
+          <p>{t("mcp.lastFailed", { when, error: status.error ?? "" })}</p>
+          {status.stderr.length > 0 && (
+            <details open>
+              <summary>{t("mcp.stderr")}</summary>
+              <pre className="mcp-stderr">{status.stderr.join("\n")}</pre>
+            </details>
+          )}
+        </div>
+      );
+  }
+}
 
 /**
  * The analyst's MCP servers in the settings: each with where it runs, whether runs use it, a
@@ -20,6 +56,7 @@ export function McpServers() {
   const [servers, setServers] = useState<McpServerView[]>([]);
   const [checked, setChecked] = useState<Record<string, Checked>>({});
   const [draft, setDraft] = useState<{ name: string; target: string; place: Place }>({ name: "", target: "", place: "docker" });
+  const [extra, setExtra] = useState<Extra>(NO_EXTRA);
   const [importPlace, setImportPlace] = useState<Place>("docker");
   const [error, setError] = useState<AppError | null>(null);
   const [imported, setImported] = useState<string[] | null>(null);
@@ -33,14 +70,22 @@ export function McpServers() {
     void load();
   }, []);
 
+  const isUrl = /^https?:\/\//i.test(draft.target.trim());
   const add = async () => {
-    const isUrl = /^https?:\/\//i.test(draft.target.trim());
+    const options = {
+      variables: extra.variables,
+      bearerToken: isUrl && extra.bearerToken.trim() ? extra.bearerToken : null,
+      cwd: !isUrl && extra.cwd.trim() ? extra.cwd.trim() : null,
+      startupTimeoutSecs: seconds(extra.startup),
+      callTimeoutSecs: seconds(extra.call),
+    };
     const res = await call(() =>
-      commands.mcpServerAdd(draft.name.trim(), isUrl ? null : draft.target, isUrl ? draft.target : null, draft.place),
+      commands.mcpServerAdd(draft.name.trim(), isUrl ? null : draft.target, isUrl ? draft.target : null, draft.place, options),
     );
     setError(res.status === "error" ? res.error : null);
     if (res.status === "ok") {
       setDraft({ name: "", target: "", place: draft.place });
+      setExtra(NO_EXTRA);
       await load();
     }
   };
@@ -72,6 +117,8 @@ export function McpServers() {
       ...all,
       [name]: res.status === "ok" ? { state: "ready", view: res.data } : { state: "failed", error: res.error },
     }));
+    // The check recorded the server's state for every window: read it back with the list.
+    await load();
   };
 
   return (
@@ -119,6 +166,7 @@ export function McpServers() {
                   {t("mcp.remove")}
                 </button>
               </div>
+              {c === undefined && <LastStart status={s.status} />}
               {c?.state === "checking" && <p data-testid="mcp-state">{t("mcp.checking")}</p>}
               {c?.state === "ready" && (
                 <div data-testid="mcp-state" data-state="ready">
@@ -136,9 +184,15 @@ export function McpServers() {
                 </div>
               )}
               {c?.state === "failed" && (
-                <p className="inline-error" role="alert" data-testid="mcp-state" data-state="failed">
-                  {c.error.message}
-                </p>
+                <div className="inline-error" role="alert" data-testid="mcp-state" data-state="failed">
+                  <p>{c.error.message}</p>
+                  {s.status?.state === "failed" && s.status.stderr.length > 0 && (
+                    <details open>
+                      <summary>{t("mcp.stderr")}</summary>
+                      <pre className="mcp-stderr">{s.status.stderr.join("\n")}</pre>
+                    </details>
+                  )}
+                </div>
               )}
             </li>
           );
@@ -166,6 +220,57 @@ export function McpServers() {
             <option value="host">{t("mcp.place.host")}</option>
           </select>
         </label>
+        <details className="mcp-more" data-testid="mcp-more">
+          <summary>{t("mcp.more")}</summary>
+          <label>
+            {t("mcp.variables")}
+            <textarea
+              rows={3}
+              value={extra.variables}
+              data-testid="mcp-variables"
+              placeholder="DATABASE_URL=…"
+              spellCheck={false}
+              onChange={(e) => setExtra({ ...extra, variables: e.target.value })}
+            />
+          </label>
+          {isUrl ? (
+            <label>
+              {t("mcp.bearerToken")}
+              <input
+                type="password"
+                autoComplete="off"
+                value={extra.bearerToken}
+                data-testid="mcp-bearer"
+                onChange={(e) => setExtra({ ...extra, bearerToken: e.target.value })}
+              />
+            </label>
+          ) : (
+            <label>
+              {t("mcp.cwd")}
+              <input value={extra.cwd} data-testid="mcp-cwd" onChange={(e) => setExtra({ ...extra, cwd: e.target.value })} />
+            </label>
+          )}
+          <label>
+            {t("mcp.startupTimeout")}
+            <input
+              type="number"
+              min={1}
+              value={extra.startup}
+              data-testid="mcp-startup-timeout"
+              onChange={(e) => setExtra({ ...extra, startup: e.target.value })}
+            />
+          </label>
+          <label>
+            {t("mcp.callTimeout")}
+            <input
+              type="number"
+              min={1}
+              value={extra.call}
+              data-testid="mcp-call-timeout"
+              onChange={(e) => setExtra({ ...extra, call: e.target.value })}
+            />
+          </label>
+        </details>
         <button
           type="button"
           className="button button-small button-primary"

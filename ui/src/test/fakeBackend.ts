@@ -115,6 +115,8 @@ export class FakeBackend {
   presets: { id: string; name: string; kind: string; source: string | null; createdAt: string }[] = [];
   /** The MCP servers the settings list, and what checking each finds (an error message fails it). */
   mcpServers: McpServerView[] = [];
+  /** What each server last wrote to stderr, recorded with a failed check. */
+  mcpStderr: Record<string, string[]> = {};
   mcpChecks: Record<string, McpCheckView | string> = {};
   /** The servers each conversation switched off. */
   mcpOff: Record<string, string[]> = {};
@@ -536,6 +538,7 @@ export class FakeBackend {
           summary: url ?? String(args.command),
           enabled: true,
           secretNames: [],
+          status: null,
         };
         this.mcpServers.push(view);
         return view;
@@ -549,9 +552,20 @@ export class FakeBackend {
         this.mcpServers = this.mcpServers.filter((m) => m.name !== args.name);
         return null;
       case "mcp_server_check": {
-        const found = this.mcpChecks[String(args.name)];
-        if (typeof found === "string") throw { code: "storage", message: found };
-        return found ?? { tools: [], tokens: 0, startedMs: 1 };
+        // As the runtime does: the check records the server's state, which the list reads.
+        const name = String(args.name);
+        const found = this.mcpChecks[name];
+        const at = { atMs: Date.UTC(2026, 10, 27, 9, 30), tools: null, tokens: null, startedMs: null, error: null, stderr: [] };
+        const record = (status: McpServerView["status"]) => {
+          this.mcpServers = this.mcpServers.map((m) => (m.name === name ? { ...m, status } : m));
+        };
+        if (typeof found === "string") {
+          record({ ...at, state: "failed", error: found, stderr: this.mcpStderr[name] ?? [] });
+          throw { code: "storage", message: found };
+        }
+        const view = found ?? { tools: [], tokens: 0, startedMs: 1 };
+        record({ ...at, state: "ready", tools: view.tools.length, tokens: view.tokens, startedMs: view.startedMs });
+        return view;
       }
       case "provider_list":
         return this.providers.map((p) => this.providerView(p));

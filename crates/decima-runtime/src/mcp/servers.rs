@@ -215,6 +215,30 @@ pub async fn probe(
 ) -> Result<Probe> {
     let config = named(list(store, data_dir).await?, name)?;
     let log = decima_mcp::client::log_path(&data_dir.join("logs").join("mcp"), name);
+    super::status::record(
+        data_dir,
+        name,
+        &super::status::starting(config.startup_timeout()),
+    );
+    let probed = probe_where_placed(store, data_dir, &config, cwd, log.clone(), conversation).await;
+    let state = match &probed {
+        Ok(p) => super::status::ready(&p.tools, p.started_in),
+        Err(e) => super::status::failed(&e.to_string(), &log),
+    };
+    super::status::record(data_dir, name, &state);
+    probed
+}
+
+/// [`probe`] where the server is placed.
+async fn probe_where_placed(
+    store: &Store,
+    data_dir: &Path,
+    config: &ServerConfig,
+    cwd: &Path,
+    log: std::path::PathBuf,
+    conversation: Option<decima_core::ConversationId>,
+) -> Result<Probe> {
+    let name = config.name.as_str();
     if matches!(
         config.transport,
         decima_mcp::Transport::Stdio {
@@ -222,14 +246,14 @@ pub async fn probe(
             ..
         }
     ) {
-        return probe_in_docker(store, data_dir, &config, log, conversation).await;
+        return probe_in_docker(store, data_dir, config, log, conversation).await;
     }
     let host = decima_mcp::client::HostContext {
         workspace: cwd.to_path_buf(),
         log: Some(log),
     };
-    let token = super::session::bearer_token(&config);
-    let client = decima_mcp::McpClient::connect(&config, &host, token.as_deref()).await?;
+    let token = super::session::bearer_token(config);
+    let client = decima_mcp::McpClient::connect(config, &host, token.as_deref()).await?;
     Ok(listed(client, name).await)
 }
 
@@ -280,24 +304,32 @@ async fn probe_in_docker(
 
 /// The tools of a connected server with what each one's offer costs; the server is stopped.
 async fn listed(client: decima_mcp::McpClient, name: &str) -> Probe {
+    let tools = priced(name, client.tools());
+    let started_in = client.started_in;
+    client.shutdown().await;
+    Probe { tools, started_in }
+}
+
+/// A server's tools with the tokens each one's offer takes, as an OpenAI-compatible request
+/// sends it (the name as offered, the description, the adapted schema).
+pub(crate) fn priced(
+    server: &str,
+    tools: &[decima_mcp::McpTool],
+) -> Vec<(decima_mcp::McpTool, u32)> {
     let counter = decima_llm::tokens::store_counter();
     let mut table = decima_mcp::ToolTable::new();
-    let tools = client
-        .tools()
+    tools
         .iter()
         .map(|t| {
             let offered = serde_json::json!({
                 "type": "function",
                 "function": {
-                    "name": table.insert(name, &t.name),
+                    "name": table.insert(server, &t.name),
                     "description": t.description,
                     "parameters": decima_mcp::schema::adapt(&t.input_schema, decima_mcp::schema::Dialect::OpenAi),
                 }
             });
             (t.clone(), counter.count_text(&offered.to_string()))
         })
-        .collect();
-    let started_in = client.started_in;
-    client.shutdown().await;
-    Probe { tools, started_in }
+        .collect()
 }

@@ -123,7 +123,13 @@ impl McpSession {
             };
             let sandbox = sandbox.clone();
             let log = host.log.clone();
+            let data_dir = request.data_dir;
             async move {
+                super::status::record(
+                    data_dir,
+                    &config.name,
+                    &super::status::starting(config.startup_timeout()),
+                );
                 let connected = if placed_in_docker(config) {
                     match sandbox {
                         Some(Ok(sandbox)) => start_in_docker(config, &sandbox, log).await,
@@ -139,6 +145,14 @@ impl McpSession {
         });
         let span = info_span!("mcp.servers", count = wanted.len());
         for (config, connected) in join_all(starts).instrument(span).await {
+            let state = match &connected {
+                Ok(client) => super::status::ready(
+                    &super::servers::priced(&config.name, client.tools()),
+                    client.started_in,
+                ),
+                Err(e) => super::status::failed(&e.to_string(), &log_path(&logs, &config.name)),
+            };
+            super::status::record(request.data_dir, &config.name, &state);
             match connected {
                 Ok(client) => {
                     let client = Arc::new(client);
