@@ -374,11 +374,12 @@ async fn open_each_view(client: &fantoccini::Client, lang: &str, width: u32) {
     );
     shot(client, &format!("view-{lang}-{width}-settings.png")).await;
     // The MCP servers: the seeded one is listed, and nothing in the section is wider than the
-    // dialog.
+    // dialog, the add form's further options open.
     let mcp = client
         .execute(
             "const d = document.querySelector('[data-testid=settings-dialog]');\
              const s = d.querySelector('[data-testid=mcp-servers]');\
+             s.querySelector('[data-testid=mcp-more]').open = true;\
              s.scrollIntoView();\
              const parts = [...s.querySelectorAll('*')];\
              return { servers: s.querySelectorAll('[data-testid=mcp-server]').length,\

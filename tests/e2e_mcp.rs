@@ -3,7 +3,8 @@
 //! conversation" runs it and is remembered (the next call of that tool is not asked), and
 //! "Deny" refuses another tool while the run goes on, and an image the server returns is shown
 //! on its result (decoded by WebKit under the app's content policy). Checked in the window and
-//! in the SQLite file; then the settings check the server and list its 13 tools.
+//! in the SQLite file; then the settings show the run's start of the server (ready, 13 tools),
+//! and a check starts it again and lists them.
 //!
 //! Needs a display (scripts/test.sh runs it under `xvfb-run -a`); without one it fails.
 
@@ -209,5 +210,38 @@ async fn the_run_view_asks_before_an_mcp_call_and_remembers_the_answer() {
         approvals[0].2.is_some(),
         "for this conversation, not always"
     );
+
+    // The settings say how the run's start of the server went, then check it again.
+    click(&client, "[data-testid=settings-button]").await;
+    let last = wait_for_text(
+        &client,
+        "[data-testid=mcp-server][data-name=everything] [data-testid=mcp-last]",
+        "13 tools",
+    )
+    .await;
+    assert_eq!(
+        last.attr("data-state").await.unwrap().as_deref(),
+        Some("ready")
+    );
+    click(
+        &client,
+        "[data-testid=mcp-server][data-name=everything] [data-testid=mcp-check]",
+    )
+    .await;
+    wait_for_text(
+        &client,
+        "[data-testid=mcp-server][data-name=everything] [data-testid=mcp-state][data-state=ready]",
+        "Ready: 13 tools",
+    )
+    .await;
+    client
+        .execute(
+            "document.querySelector('[data-testid=mcp-server][data-name=everything]')\
+             .scrollIntoView();",
+            vec![],
+        )
+        .await
+        .unwrap();
+    shot(&client, "mcp-settings-checked.png").await;
     client.close().await.unwrap();
 }
