@@ -17,6 +17,7 @@ use serde_json::{Value, json};
 mod common;
 
 use common::*;
+use decima_testkit::processes::group_members;
 
 fn todos(list: &[(&str, &str)]) -> Value {
     json!({ "todos": list.iter().map(|(title, status)| json!({"title": title, "status": status})).collect::<Vec<_>>() })
@@ -37,28 +38,6 @@ fn script_data_failure(env: &Env, missing: &str) {
             {"title": "summarise", "status": "pending"}
         ]}),
     );
-}
-
-/// The processes of process group `pgid` that still run (zombies left out), from `/proc`.
-fn group_members(pgid: i32) -> Vec<i32> {
-    let mut members = Vec::new();
-    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Ok(pid) = entry.file_name().to_string_lossy().parse::<i32>() else {
-            continue;
-        };
-        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
-            continue;
-        };
-        // After the command name: state, ppid, pgrp, ...
-        let Some((_, rest)) = stat.rsplit_once(')') else {
-            continue;
-        };
-        let fields: Vec<&str> = rest.split_whitespace().collect();
-        if fields.len() > 2 && fields[0] != "Z" && fields[2] == pgid.to_string() {
-            members.push(pid);
-        }
-    }
-    members
 }
 
 /// The processes (zombies left out) whose working directory is `dir`: what a command run in

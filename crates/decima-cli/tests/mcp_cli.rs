@@ -763,3 +763,134 @@ async fn a_servers_folder_and_its_allowed_and_denied_tools_are_set_when_it_is_ad
     let read = last_tool_result(&env, 1);
     assert!(read.contains("LATAM,410"), "{read}");
 }
+
+/// The reference server's kinds of result inside the sandbox, as on the host: an embedded
+/// resource, structured content, a tool that refuses its input, and a long call cut off by the
+/// server's call timeout while the server lives on for the next call.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn in_docker_every_kind_of_result_and_a_call_timeout_reach_the_model() {
+    let env = Env::new().await;
+    let (conversation, _cleanup) = node_conversation(&env).await;
+    let out = env
+        .decima(&[
+            "mcp",
+            "add",
+            "everything",
+            "--call-timeout",
+            "3",
+            "--",
+            "node",
+            IN_IMAGE,
+            "stdio",
+        ])
+        .await;
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    env.call("mcp__everything__get-resource-reference", json!({}));
+    env.call(
+        "mcp__everything__get-structured-content",
+        json!({"location": "Chicago"}),
+    );
+    env.call("mcp__everything__get-sum", json!({"a": "twelve", "b": 1}));
+    env.call(
+        "mcp__everything__trigger-long-running-operation",
+        json!({"duration": 30, "steps": 3}),
+    );
+    env.call("mcp__everything__echo", json!({"message": "still here"}));
+    env.say("Done.");
+    let started = Instant::now();
+    let out = env
+        .run(
+            &[
+                "--conversation",
+                &conversation,
+                "--sandbox",
+                "docker",
+                "--allow-tool",
+                "mcp__everything__*",
+            ],
+            "Try every kind of result",
+        )
+        .await;
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        started.elapsed() < Duration::from_secs(25),
+        "the long call was cut off at 3 s: {:?}",
+        started.elapsed()
+    );
+    let result = |i: usize| last_tool_result(&env, i);
+    let resource = result(1);
+    assert!(
+        resource.contains("[resource demo://resource/dynamic/text/1]"),
+        "{resource}"
+    );
+    let structured = result(2);
+    let said: Value = serde_json::from_str(&structured).unwrap();
+    assert!(said["temperature"].is_number(), "{structured}");
+    let refused = result(3);
+    assert!(refused.starts_with("[tool error"), "{refused}");
+    assert!(refused.contains("expected number"), "{refused}");
+    let cut = result(4);
+    assert!(cut.contains("within 3 s"), "{cut}");
+    assert_eq!(result(5), "Echo: still here", "the server lived on");
+}
+
+/// A server in the sandbox that never answers, and one that writes garbage, are refused in
+/// time with why, and nothing of theirs is left running in the container.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn in_docker_a_hung_or_garbage_server_is_refused_in_time_and_leaves_nothing() {
+    let env = Env::new().await;
+    let (conversation, cleanup) = node_conversation(&env).await;
+    for (name, script) in [
+        ("hung", "sleep 300"),
+        (
+            "garbage",
+            "echo 'listening on port 8080' >&2; while true; do echo 'not json {'; sleep 0.05; done",
+        ),
+    ] {
+        let out = env
+            .decima(&[
+                "mcp",
+                "add",
+                name,
+                "--startup-timeout",
+                "2",
+                "--",
+                "sh",
+                "-c",
+                script,
+            ])
+            .await;
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        let started = Instant::now();
+        let out = env
+            .decima(&["mcp", "tools", name, "--conversation", &conversation])
+            .await;
+        assert!(!out.status.success(), "{name}: {}", text(&out.stdout));
+        assert!(
+            started.elapsed() < Duration::from_secs(15),
+            "{name}: {:?}",
+            started.elapsed()
+        );
+        let said = text(&out.stderr);
+        assert!(said.contains("within 2 s"), "{name}: {said}");
+        if name == "garbage" {
+            assert!(said.contains("listening on port 8080"), "{said}");
+        }
+    }
+    let filter = format!("label=decima.instance={}", cleanup.0);
+    let ps = std::process::Command::new("docker")
+        .args(["ps", "-q", "--filter", &filter])
+        .output()
+        .unwrap();
+    for container in text(&ps.stdout).split_whitespace() {
+        let listed = std::process::Command::new("docker")
+            .args(["exec", container, "ps", "-o", "args"])
+            .output()
+            .unwrap();
+        let listed = text(&listed.stdout);
+        assert!(
+            !listed.contains("sleep 300") && !listed.contains("not json"),
+            "left in the container: {listed}"
+        );
+    }
+}

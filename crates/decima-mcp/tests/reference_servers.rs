@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 
 use decima_mcp::client::HostContext;
 use decima_mcp::{McpClient, McpError, Place, ServerConfig, Transport};
+use decima_testkit::processes::group_members;
 use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;
 
@@ -39,33 +40,12 @@ fn args(v: Value) -> Map<String, Value> {
     v.as_object().cloned().unwrap()
 }
 
-/// The processes whose process group is `pgid` (read from /proc).
-fn group_members(pgid: u32) -> Vec<u32> {
-    let mut out = Vec::new();
-    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
-            continue;
-        };
-        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
-            continue;
-        };
-        // Fields after the command's closing parenthesis: state, ppid, pgrp, ...
-        let rest = stat.rsplit_once(')').map(|(_, r)| r).unwrap_or("");
-        let fields: Vec<&str> = rest.split_whitespace().collect();
-        if fields.first() != Some(&"Z") && fields.get(2).and_then(|g| g.parse().ok()) == Some(pgid)
-        {
-            out.push(pid);
-        }
-    }
-    out
-}
-
 /// The pid of the newest process running `needle` in its command line, a child of this test.
-fn pid_running(needle: &str) -> Option<u32> {
-    let me = std::process::id();
+fn pid_running(needle: &str) -> Option<i32> {
+    let me = std::process::id() as i32;
     let mut found = None;
     for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<i32>() else {
             continue;
         };
         let cmd = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
@@ -73,9 +53,9 @@ fn pid_running(needle: &str) -> Option<u32> {
         let ppid = stat
             .rsplit_once(')')
             .and_then(|(_, r)| r.split_whitespace().nth(1))
-            .and_then(|p| p.parse::<u32>().ok());
+            .and_then(|p| p.parse::<i32>().ok());
         if ppid == Some(me) && String::from_utf8_lossy(&cmd).contains(needle) {
-            found = Some(found.map_or(pid, |f: u32| f.max(pid)));
+            found = Some(found.map_or(pid, |f: i32| f.max(pid)));
         }
     }
     found
@@ -313,13 +293,16 @@ async fn a_server_that_never_answers_is_refused_in_time_and_killed() {
 #[tokio::test]
 async fn a_server_that_writes_garbage_is_refused_with_its_stderr() {
     let dir = tempfile::tempdir().unwrap();
+    let marker = format!("{}-garbage", dir.path().display());
     let mut config = ServerConfig::stdio(
         "garbage",
         "sh",
         vec![
             "-c".into(),
-            "echo 'listening on port 8080' >&2; while true; do echo 'not json {'; sleep 0.05; done"
-                .into(),
+            format!(
+                "echo 'listening on port 8080' >&2; \
+                 while true; do echo 'not json {{'; sleep 0.05; done; : {marker}"
+            ),
         ],
     );
     config.startup_timeout_secs = 2;
@@ -334,7 +317,14 @@ async fn a_server_that_writes_garbage_is_refused_with_its_stderr() {
         started.elapsed()
     );
     let text = e.to_string();
-    assert!(text.contains("garbage"), "{text}");
+    assert!(
+        text.contains("within 2 s"),
+        "refused for its timeout: {text}"
+    );
+    assert!(
+        decima_testkit::processes::with_cmdline(&marker).is_empty(),
+        "nothing of it is left running"
+    );
     assert!(
         text.contains("listening on port 8080"),
         "the stderr explains: {text}"
