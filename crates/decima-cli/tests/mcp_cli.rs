@@ -894,3 +894,94 @@ async fn in_docker_a_hung_or_garbage_server_is_refused_in_time_and_leaves_nothin
         );
     }
 }
+
+/// `decima ARGS` on a terminal (a pseudo-terminal made by util-linux's `script`), with `input`
+/// typed into it: what the analyst at a shell sees and answers.
+async fn on_a_terminal(env: &Env, args: &[&str], input: &str) -> (bool, String) {
+    let cmd = env.command(args);
+    let quote = |s: &std::ffi::OsStr| format!("'{}'", s.to_string_lossy().replace('\'', r"'\''"));
+    let line = std::iter::once(quote(cmd.get_program()))
+        .chain(cmd.get_args().map(quote))
+        .collect::<Vec<_>>()
+        .join(" ");
+    let mut script = std::process::Command::new("script");
+    script
+        .args(["-qfec", &line, "/dev/null"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    for (key, value) in cmd.get_envs() {
+        match value {
+            Some(value) => script.env(key, value),
+            None => script.env_remove(key),
+        };
+    }
+    let input = input.to_owned();
+    tokio::task::spawn_blocking(move || {
+        use std::io::Write as _;
+        let mut child = script.spawn().unwrap();
+        let mut stdin = child.stdin.take().unwrap();
+        // Each answer once its question is on the screen would need a reader; the terminal
+        // keeps what is typed ahead until the question reads it, as a shell's does.
+        stdin.write_all(input.as_bytes()).unwrap();
+        let out = child.wait_with_output().unwrap();
+        drop(stdin);
+        (out.status.success(), text(&out.stdout))
+    })
+    .await
+    .unwrap()
+}
+
+/// On a terminal, an MCP call no rule approved is asked there: "c" allows the tool for the
+/// conversation (the next call is not asked), "n" refuses another and the run goes on. With
+/// stdin piped, nobody is asked: the call is refused with how to allow it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_terminal_asks_before_an_mcp_call_and_a_pipe_refuses_it() {
+    let env = Env::new().await;
+    let script_path = everything_on_host().display().to_string();
+    let out = env
+        .decima(&[
+            "mcp",
+            "add",
+            "everything",
+            "--where",
+            "host",
+            "--",
+            "node",
+            &script_path,
+            "stdio",
+        ])
+        .await;
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    env.call("mcp__everything__echo", json!({"message": "first"}));
+    env.call("mcp__everything__echo", json!({"message": "second"}));
+    env.call("mcp__everything__get-sum", json!({"a": 2, "b": 3}));
+    env.say("Done.");
+    let ws = env.ws().display().to_string();
+    let (ok, screen) = on_a_terminal(
+        &env,
+        &["run", "--workspace", &ws, "Echo twice, then add"],
+        "c\nn\n",
+    )
+    .await;
+    assert!(ok, "{screen}");
+    assert_eq!(
+        screen.matches("run it? y = this call").count(),
+        2,
+        "asked for the first echo and the sum, not the second echo: {screen}"
+    );
+    assert!(screen.contains("echo"), "{screen}");
+    assert_eq!(last_tool_result(&env, 1), "Echo: first");
+    assert_eq!(last_tool_result(&env, 2), "Echo: second");
+    let refused = last_tool_result(&env, 3);
+    assert!(refused.contains("the analyst refused"), "{refused}");
+
+    // Piped: nobody to ask, so the call is refused and says how to allow it.
+    env.call("mcp__everything__get-sum", json!({"a": 2, "b": 3}));
+    env.say("Done without it.");
+    let out = env.run(&[], "Add").await;
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let refused = last_tool_result(&env, 5);
+    assert!(refused.contains("needs approval"), "{refused}");
+    assert!(refused.contains("--allow-tool"), "{refused}");
+}
