@@ -771,6 +771,63 @@ async fn in_docker_a_write_over_a_file_of_the_container_is_reviewed_before_it_ru
     .await;
 }
 
+/// An MCP tool whose server says it may destroy data (`destructiveHint`, as the reference
+/// filesystem server says of `write_file`) is reviewed before it runs, as a risky shell call is.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_destructive_mcp_tool_is_reviewed_before_it_runs() {
+    let env = Env::new().await;
+    let server = decima_testkit::mcp_servers::reference_server("server-filesystem")
+        .display()
+        .to_string();
+    std::fs::create_dir_all(env.ws()).unwrap();
+    let ws = env.ws().display().to_string();
+    let out = env
+        .decima(&[
+            "mcp", "add", "files", "--where", "host", "--", "node", &server, &ws,
+        ])
+        .await;
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    env.call(
+        "mcp__files__write_file",
+        json!({"path": format!("{ws}/report.txt"), "content": "totals"}),
+    );
+    env.say(&answer("low", &[1]));
+    env.say("Written.");
+    env.say(&answer("low", &[1]));
+    let out = env
+        .run(
+            &[
+                "--tenth-man",
+                "system_only",
+                "--review-risky",
+                "--allow-tool",
+                "mcp__files__*",
+            ],
+            "Write the report",
+        )
+        .await;
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(
+        env.server.requests().len(),
+        4,
+        "the write was not reviewed first"
+    );
+    let asked = sent(&env, 1)
+        .iter()
+        .map(content)
+        .collect::<Vec<_>>()
+        .join("\n");
+    assert!(
+        asked.contains("its server files says write_file may destroy data"),
+        "{asked}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(env.ws().join("report.txt")).unwrap(),
+        "totals",
+        "a low-risk review lets the call run"
+    );
+}
+
 /// The seqs shown verbatim (`### seq=N` headers) in `input`.
 fn shown_seqs(input: &str) -> std::collections::BTreeSet<i64> {
     input

@@ -174,7 +174,18 @@ impl Runner<'_, '_> {
             }
             _ => false,
         };
-        let reason = is_risky(rules, &call.name, &arguments, |_| exists)?;
+        // An MCP tool whose server says it may destroy data is risky whatever its arguments.
+        let destructive = self
+            .mcp
+            .resolve(&call.name)
+            .filter(|o| o.tool.destructive == Some(true))
+            .map(|o| {
+                format!(
+                    "its server {} says {} may destroy data",
+                    o.server, o.tool.name
+                )
+            });
+        let reason = destructive.or_else(|| is_risky(rules, &call.name, &arguments, |_| exists))?;
         let key = (call.name.clone(), call.arguments.clone());
         if self.held.lock().is_ok_and(|held| held.contains(&key)) {
             return None;
