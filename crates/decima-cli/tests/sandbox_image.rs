@@ -124,7 +124,24 @@ async fn an_agent_does_an_analysts_work_in_the_image() {
             cat /sys/fs/cgroup/memory.max 2>/dev/null || cat /sys/fs/cgroup/memory/memory.limit_in_bytes; \
             cat /sys/fs/cgroup/pids.max 2>/dev/null || cat /sys/fs/cgroup/pids/pids.max; \
             jq --version; csvlook --version; git --version; node --version; \
-            fc-match 'WenQuanYi Micro Hei'"}),
+            fc-match 'WenQuanYi Micro Hei'; \
+            cat /sys/fs/cgroup/cpu.max 2>/dev/null || cat /sys/fs/cgroup/cpu/cpu.cfs_quota_us"}),
+    );
+    // numpy, scipy and openpyxl at work (a workbook written and read back through pandas), and
+    // the font matplotlib resolves for its default family: the one with Chinese glyphs.
+    env.call(
+        "shell",
+        json!({"command": "python3 -c \"import numpy as np, scipy.stats as st, pandas as pd; \
+            pd.DataFrame({'region': ['EMEA', 'APAC'], 'revenue': [2550, 1750]}).to_excel('q.xlsx', index=False); \
+            back = pd.read_excel('q.xlsx'); \
+            print('xlsx', back.revenue.sum(), 'mean', np.mean(back.revenue), 'p', st.ttest_1samp([1, 2, 3], 2).pvalue); \
+            from matplotlib import font_manager as fm, rcParams; \
+            print('font', fm.findfont(fm.FontProperties(family=rcParams['font.family']), fallback_to_default=False))\""}),
+    );
+    // The memory limit holds: a process that takes 1.5 GiB is killed.
+    env.call(
+        "shell",
+        json!({"command": "python3 -c \"x = b'x' * (1536 * 1024 * 1024)\"; echo exit=$?"}),
     );
     env.say("EMEA earned more.");
     let out = env
@@ -169,6 +186,21 @@ async fn an_agent_does_an_analysts_work_in_the_image() {
     assert!(checks.contains("jq-1.6"), "{checks}");
     assert!(checks.contains("git version"), "{checks}");
     assert!(checks.contains("wqy-microhei"), "{checks}");
+    assert!(
+        lines.iter().any(|l| l.starts_with("100000")),
+        "the one-CPU limit: {checks}"
+    );
+    let science = last_tool_result(&env, 6);
+    assert!(science.contains("xlsx 4300 mean 2150.0 p 1.0"), "{science}");
+    assert!(
+        science.contains("font /usr/share/fonts/truetype/wqy/"),
+        "charts draw Chinese with WenQuanYi: {science}"
+    );
+    let killed = last_tool_result(&env, 7);
+    assert!(
+        killed.contains("exit=137"),
+        "killed at the memory limit: {killed}"
+    );
 }
 
 /// A minimal MCP server over stdio in the image's Python: the handshake and one tool.
