@@ -313,3 +313,33 @@ async fn a_subagents_conversation_is_placed_in_its_parents_folder() {
     assert_eq!(placed.kind, SandboxKind::Host);
     assert_eq!(placed.host_dir.unwrap(), parent_dir);
 }
+
+/// A 2 GiB file (sparse: no disk is spent) is listed with its size, and its preview reads only
+/// its head, at once: the panel never reads a file whole to show it.
+#[tokio::test]
+async fn a_two_gigabyte_file_is_listed_and_only_its_head_is_read() {
+    let f = Fixture::new().await;
+    let c = f.store.conversations().create("big", None).await.unwrap();
+    let place = workspace::place(&f.store, f.dir.path(), c.id).await.unwrap();
+    let dir = place.host_dir.clone().unwrap();
+    let big = std::fs::File::create(dir.join("events.csv")).unwrap();
+    big.set_len(2 << 30).unwrap();
+    drop(big);
+    let all = workspace::entries(&f.store, &place, c.id, true)
+        .await
+        .unwrap();
+    let listed = all.iter().find(|e| e.path == "events.csv").unwrap();
+    assert_eq!(listed.size, 2 << 30);
+    let started = std::time::Instant::now();
+    let head = place
+        .sandbox
+        .read_head("events.csv".into(), 512 * 1024 + 1)
+        .await
+        .unwrap();
+    assert_eq!(head.len(), 512 * 1024 + 1, "the cap and one byte to say there is more");
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(2),
+        "{:?}",
+        started.elapsed()
+    );
+}

@@ -57,6 +57,47 @@ describe("the workspace panel", () => {
     await waitFor(() => expect(backend.callsOf("workspace_files").slice(-1)[0]?.args).toEqual({ conversationId: "c1", all: true }));
   });
 
+  it("renders Markdown, draws an SVG chart and shows a workbook's first sheet as a table", async () => {
+    const svg = '<svg xmlns="http://www.w3.org/2000/svg" width="40" height="20"><rect width="40" height="20"/></svg>';
+    backendWith({
+      workspaceFiles: {
+        c1: [
+          { path: "notes.md", size: 80, modifiedMs: AT, writtenBy: null },
+          { path: "chart.svg", size: svg.length, modifiedMs: AT, writtenBy: null },
+          { path: "q3.xlsx", size: 9000, modifiedMs: AT, writtenBy: null },
+        ],
+      },
+      previews: {
+        "notes.md": { kind: "markdown", text: "# Findings\n\n- **EMEA** grew 12%\n", truncated: false },
+        "chart.svg": { kind: "image", mediaType: "image/svg+xml", data: btoa(svg) },
+        "q3.xlsx": { kind: "table", columns: ["region", "revenue"], rows: [["EMEA", "2550"]], more: false, sheet: "Q3", sheets: 2 },
+      },
+    });
+    const { user } = await openC1();
+    const rows = await screen.findAllByTestId("workspace-file");
+    const open = async (i: number, name: string) => {
+      await user.click(within(rows[i]!).getByTestId("workspace-file-open"));
+      return screen.findByRole("dialog", { name });
+    };
+    let dialog = await open(0, "notes.md");
+    const markdown = await within(dialog).findByTestId("workspace-preview-markdown");
+    expect(await within(markdown).findByRole("heading", { name: "Findings" })).toBeInTheDocument();
+    expect(within(markdown).getByText("EMEA").tagName).toBe("STRONG");
+    await user.click(within(dialog).getByTestId("workspace-preview-close"));
+
+    dialog = await open(1, "chart.svg");
+    const image = await within(dialog).findByTestId("workspace-preview-image");
+    expect(image).toHaveAttribute("src", `data:image/svg+xml;base64,${btoa(svg)}`);
+    expect(image.tagName).toBe("IMG");
+    await user.click(within(dialog).getByTestId("workspace-preview-close"));
+
+    dialog = await open(2, "q3.xlsx");
+    expect(await within(dialog).findByTestId("workspace-preview-sheet")).toHaveTextContent("Q3");
+    const table = within(dialog).getByTestId("workspace-preview-table");
+    expect(within(table).getAllByRole("columnheader").map((c) => c.textContent)).toEqual(["region", "revenue"]);
+    expect(within(table).getByText("2550")).toBeInTheDocument();
+  });
+
   it("says why a file is not shown, and what went wrong reading one", async () => {
     backendWith({
       workspaceFiles: { c1: [{ path: "dump.bin", size: 3e9, modifiedMs: AT, writtenBy: null }, { path: "gone.txt", size: 1, modifiedMs: AT, writtenBy: null }] },
