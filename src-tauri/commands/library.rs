@@ -269,7 +269,14 @@ pub async fn sandbox_status(state: State<'_, AppState>) -> Result<SandboxStatus,
                     .image_status(decima_sandbox::DockerConfig::DEFAULT_IMAGE)
                     .await
                     .ok()
-                    .map(SandboxImageView::from),
+                    .map(|status| SandboxImageView {
+                        // Held, and not by this window's own build.
+                        building_elsewhere: BUILDING.try_lock().is_ok()
+                            && decima_sandbox::docker::image::build_running(
+                                decima_sandbox::DockerConfig::DEFAULT_IMAGE,
+                            ),
+                        ..SandboxImageView::from(status)
+                    }),
             },
             Err(e) => SandboxStatus {
                 docker_available: false,

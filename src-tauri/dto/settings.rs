@@ -251,6 +251,9 @@ pub struct SandboxImageView {
     pub size_mb: Option<u32>,
     /// When it was built (RFC 3339).
     pub created: Option<String>,
+    /// Another process on this computer is building it (scripts/run.sh, the CLI, another
+    /// window): a Build here waits for that one.
+    pub building_elsewhere: bool,
 }
 
 impl From<decima_sandbox::docker::image::ImageStatus> for SandboxImageView {
@@ -263,6 +266,7 @@ impl From<decima_sandbox::docker::image::ImageStatus> for SandboxImageView {
                 .size_bytes
                 .map(|b| u32::try_from(b / 1_000_000).unwrap_or(u32::MAX)),
             created: s.created,
+            building_elsewhere: false,
         }
     }
 }

@@ -1295,6 +1295,11 @@ export type SandboxImageView = {
 	sizeMb: number | null,
 	/**  When it was built (RFC 3339). */
 	created: string | null,
+	/**
+	 *  Another process on this computer is building it (scripts/run.sh, the CLI, another
+	 *  window): a Build here waits for that one.
+	 */
+	buildingElsewhere: boolean,
 };
 
 /**  Whether runs can use the Docker sandbox, for the settings screen. */

@@ -320,7 +320,9 @@ async fn a_subagents_conversation_is_placed_in_its_parents_folder() {
 async fn a_two_gigabyte_file_is_listed_and_only_its_head_is_read() {
     let f = Fixture::new().await;
     let c = f.store.conversations().create("big", None).await.unwrap();
-    let place = workspace::place(&f.store, f.dir.path(), c.id).await.unwrap();
+    let place = workspace::place(&f.store, f.dir.path(), c.id)
+        .await
+        .unwrap();
     let dir = place.host_dir.clone().unwrap();
     let big = std::fs::File::create(dir.join("events.csv")).unwrap();
     big.set_len(2 << 30).unwrap();
@@ -336,7 +338,11 @@ async fn a_two_gigabyte_file_is_listed_and_only_its_head_is_read() {
         .read_head("events.csv".into(), 512 * 1024 + 1)
         .await
         .unwrap();
-    assert_eq!(head.len(), 512 * 1024 + 1, "the cap and one byte to say there is more");
+    assert_eq!(
+        head.len(),
+        512 * 1024 + 1,
+        "the cap and one byte to say there is more"
+    );
     assert!(
         started.elapsed() < std::time::Duration::from_secs(2),
         "{:?}",

@@ -22,7 +22,7 @@ async function openRuns(settings = "Settings") {
 describe("the sandbox image in the settings", () => {
   it("is built with its progress shown, and then says it is current", async () => {
     const backend = backendWith({
-      sandbox: { ...engine, image: { name: "decima-sandbox:latest", present: false, current: false, sizeMb: null, created: null } },
+      sandbox: { ...engine, image: { name: "decima-sandbox:latest", present: false, current: false, sizeMb: null, created: null, buildingElsewhere: false } },
       imageBuild: [
         { type: "step", text: "installing the packages into a root filesystem" },
         { type: "progress", line: "Get:1 http://deb.debian.org/debian bookworm/main amd64 libc6 amd64 2.36-9 [2759 kB]" },
@@ -53,7 +53,7 @@ describe("the sandbox image in the settings", () => {
 
   it("says why a build failed, and keeps the image it had, in Chinese too", async () => {
     const backend = backendWith({
-      sandbox: { ...engine, image: { name: "decima-sandbox:latest", present: true, current: false, sizeMb: 900, created: "2026-10-01T00:00:00Z" } },
+      sandbox: { ...engine, image: { name: "decima-sandbox:latest", present: true, current: false, sizeMb: 900, created: "2026-10-01T00:00:00Z", buildingElsewhere: false } },
       imageBuildFailure: { code: "storage", message: "Docker could not build the sandbox image: mmdebstrap is not installed" },
     });
     await act(() => setLanguage("zh"));
@@ -64,6 +64,22 @@ describe("the sandbox image in the settings", () => {
     await waitFor(() => expect(within(image).getByTestId("sandbox-image-error")).toHaveTextContent("mmdebstrap is not installed"));
     expect(image).toHaveAttribute("data-state", "outdated");
     expect(backend.callsOf("sandbox_image_build")[0]?.args.force).toBe(false);
+  });
+
+  it("says when another process is building it, and a Build here waits for that one", async () => {
+    const backend = backendWith({
+      sandbox: { ...engine, image: { name: "decima-sandbox:latest", present: false, current: false, sizeMb: null, created: null, buildingElsewhere: true } },
+      imageBuild: [{ type: "step", text: "waiting for another build of the image on this computer to finish" }],
+    });
+    let finish = () => {};
+    backend.imageBuildGate = new Promise<void>((resolve) => (finish = resolve));
+    const { user, image } = await openRuns();
+    expect(within(image).getByTestId("sandbox-image-elsewhere")).toHaveTextContent("Another Decima on this computer is building it now");
+    await user.click(within(image).getByRole("button", { name: "Build" }));
+    await waitFor(() => expect(within(image).getByTestId("sandbox-image-progress")).toHaveTextContent("waiting for another build"));
+    expect(within(image).queryByTestId("sandbox-image-elsewhere")).toBeNull();
+    await act(async () => finish());
+    await waitFor(() => expect(image).toHaveAttribute("data-state", "current"));
   });
 
   it("is not shown when no engine answers", async () => {

@@ -503,6 +503,7 @@ const en = {
     rebuild: "Rebuild",
     starting: "Starting",
     counts: "{{fetched}} packages fetched, {{unpacked}} unpacked",
+    elsewhere: "Another Decima on this computer is building it now (scripts/run.sh, the command line or another window); Build waits for that build and then finds the image ready.",
   },
   settings: {
     database: {

@@ -505,6 +505,7 @@ const zh: Messages = {
     rebuild: "重新构建",
     starting: "正在开始",
     counts: "已下载 {{fetched}} 个软件包，已解包 {{unpacked}} 个",
+    elsewhere: "本机上另一个 Decima 正在构建它（scripts/run.sh、命令行或另一个窗口）；点“构建”会等待该构建完成，然后发现镜像已就绪。",
   },
   settings: {
     database: {

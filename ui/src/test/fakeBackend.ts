@@ -650,7 +650,7 @@ export class FakeBackend {
         for (const event of this.imageBuild) channel.onmessage(event);
         if (this.imageBuildGate) await this.imageBuildGate;
         if (this.imageBuildFailure) throw this.imageBuildFailure;
-        const image = { name: "decima-sandbox:latest", present: true, current: true, sizeMb: 1374, created: "2026-11-27T01:39:12Z" };
+        const image = { name: "decima-sandbox:latest", present: true, current: true, sizeMb: 1374, created: "2026-11-27T01:39:12Z", buildingElsewhere: false };
         this.sandbox = { ...this.sandbox, image };
         return image;
       }

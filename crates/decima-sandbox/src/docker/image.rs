@@ -161,14 +161,30 @@ impl DockerEngine {
         force: bool,
         progress: &(dyn Fn(BuildEvent) + Send + Sync),
     ) -> Result<ImageStatus, SandboxError> {
-        let before = self.image_status(image).await?;
-        if before.current && !force {
-            return Ok(before);
-        }
         let failed = |message: String| SandboxError::Docker {
             action: "build the sandbox image".into(),
             message,
         };
+        // One build of an image at a time on this computer, whichever process asks (a window,
+        // `decima sandbox image build`, scripts/run.sh in the background): a second waits, then
+        // finds the image current.
+        let _lock = match BuildLock::try_take(image)
+            .map_err(|e| failed(format!("the build's lock could not be taken: {e}")))?
+        {
+            Some(lock) => lock,
+            None => {
+                progress(BuildEvent::Step(
+                    "waiting for another build of the image on this computer to finish",
+                ));
+                BuildLock::take(image)
+                    .await
+                    .map_err(|e| failed(format!("the build's lock could not be taken: {e}")))?
+            }
+        };
+        let before = self.image_status(image).await?;
+        if before.current && !force {
+            return Ok(before);
+        }
         let (repo, tag) = image.rsplit_once(':').unwrap_or((image, "latest"));
         let building = format!("building-{}", recipe_hash());
         let dir = tempfile_dir().map_err(|e| failed(format!("no folder for the recipe: {e}")))?;
@@ -344,6 +360,57 @@ impl Drop for ScratchDir {
 }
 
 /// A private folder for the recipe's script while it runs.
+/// An exclusive `flock` on a file named after the image in the temporary folder, held while
+/// the image is built; the kernel lets it go with the process, however it ends.
+struct BuildLock(#[allow(dead_code)] std::fs::File);
+
+impl BuildLock {
+    fn path(image: &str) -> std::path::PathBuf {
+        let name: String = image
+            .chars()
+            .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+            .collect();
+        std::env::temp_dir().join(format!("decima-image-build-{name}.lock"))
+    }
+
+    fn open(image: &str) -> std::io::Result<std::fs::File> {
+        std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .read(true)
+            .write(true)
+            .open(Self::path(image))
+            // Made by another user: a lock needs no write access.
+            .or_else(|_| std::fs::File::open(Self::path(image)))
+    }
+
+    /// The lock, or `None` when another build holds it.
+    fn try_take(image: &str) -> std::io::Result<Option<Self>> {
+        let file = Self::open(image)?;
+        match rustix::fs::flock(&file, rustix::fs::FlockOperation::NonBlockingLockExclusive) {
+            Ok(()) => Ok(Some(Self(file))),
+            Err(rustix::io::Errno::WOULDBLOCK) => Ok(None),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// The lock, once the build that holds it ends.
+    async fn take(image: &str) -> std::io::Result<Self> {
+        let file = Self::open(image)?;
+        tokio::task::spawn_blocking(move || {
+            rustix::fs::flock(&file, rustix::fs::FlockOperation::LockExclusive)?;
+            Ok(Self(file))
+        })
+        .await
+        .map_err(std::io::Error::other)?
+    }
+}
+
+/// Whether a build of `image` is running on this computer, in this process or another.
+pub fn build_running(image: &str) -> bool {
+    matches!(BuildLock::try_take(image), Ok(None))
+}
+
 fn tempfile_dir() -> std::io::Result<ScratchDir> {
     let dir = std::env::temp_dir().join(format!("decima-image-{}", uuid::Uuid::now_v7().simple()));
     std::fs::create_dir(&dir)?;
@@ -353,6 +420,29 @@ fn tempfile_dir() -> std::io::Result<ScratchDir> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[tokio::test]
+    async fn one_build_of_an_image_at_a_time_and_a_second_waits_for_the_first() {
+        let image = format!("decima-lock-test:{}", std::process::id());
+        assert!(!build_running(&image));
+        let first = BuildLock::try_take(&image).unwrap().expect("free");
+        assert!(
+            build_running(&image),
+            "seen while held, even in this process"
+        );
+        assert!(BuildLock::try_take(&image).unwrap().is_none());
+        let started = std::time::Instant::now();
+        let release = std::thread::spawn(move || {
+            std::thread::sleep(std::time::Duration::from_millis(300));
+            drop(first);
+        });
+        let _second = BuildLock::take(&image).await.unwrap();
+        assert!(started.elapsed() >= std::time::Duration::from_millis(250));
+        release.join().unwrap();
+        drop(_second);
+        assert!(!build_running(&image));
+        let _ = std::fs::remove_file(BuildLock::path(&image));
+    }
 
     #[test]
     fn the_recipe_lists_what_analysts_use_and_its_hash_is_stable() {

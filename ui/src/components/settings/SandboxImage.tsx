@@ -51,6 +51,11 @@ export function SandboxImage({ image, onBuilt }: { image: SandboxImageView; onBu
   return (
     <div className="sandbox-image" data-testid="sandbox-image" data-state={!image.present ? "missing" : image.current ? "current" : "outdated"}>
       <p>{state}</p>
+      {image.buildingElsewhere && progress === null && (
+        <p role="status" data-testid="sandbox-image-elsewhere">
+          {t("sandboxImage.elsewhere")}
+        </p>
+      )}
       <p className="muted">{t("sandboxImage.contents")}</p>
       <button type="button" className="button button-small" data-testid="sandbox-image-build" disabled={building} onClick={() => void build()}>
         {t(`sandboxImage.${action}`)}
