@@ -46,6 +46,26 @@ async fn a_chart_a_command_saved_is_kept_with_its_result_and_every_write_is_logg
     let read = f.last_tool_result(3);
     assert!(!read.contains("[image"), "{read}");
 
+    // The step history keeps which call made which file; the read wrote nothing.
+    let view = decima_runtime::agent::view(&f.store, outcome.execution.id)
+        .await
+        .unwrap();
+    let supervision: Vec<&str> = view
+        .steps
+        .iter()
+        .filter(|s| s.kind == "supervision")
+        .map(|s| s.content.as_str())
+        .collect();
+    assert_eq!(
+        &supervision[..3],
+        [
+            "shell exit 0, wrote out/chart.png",
+            "write_file ok, wrote notes.md",
+            "shell exit 0"
+        ],
+        "{supervision:?}"
+    );
+
     // Kept with the result (an OpenAI-compatible model reads the text; the window shows it).
     let (_, kept) = f
         .result_with_images(&outcome, "written by this call as out/chart.png")

@@ -23,7 +23,8 @@ use tracing::{Instrument as _, debug, info_span};
 
 use super::plan::Transitions;
 
-/// What one tool call produced: the text the model gets, and what the loop needs to know.
+/// What one tool call produced: the text the model gets (its images, the files it made), and
+/// what the loop needs to know.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ToolOutcome {
     /// The tool result's content, as stored and sent to the model.
@@ -40,6 +41,9 @@ pub struct ToolOutcome {
     pub effect: Option<ToolEffect>,
     /// Images the tool returned, kept with the result (and shown to a model that takes them).
     pub images: Vec<decima_core::ImagePart>,
+    /// The workspace files the call created or changed (workspace-relative): named in the
+    /// step's supervision record, so the step history keeps which step made which file.
+    pub files: Vec<String>,
 }
 
 /// What a call changed besides the workspace, for the loop to act on once the result is
@@ -61,6 +65,7 @@ impl ToolOutcome {
             refused: false,
             effect: None,
             images: Vec::new(),
+            files: Vec::new(),
         }
     }
 
@@ -74,6 +79,7 @@ impl ToolOutcome {
             refused: false,
             effect: None,
             images: Vec::new(),
+            files: Vec::new(),
         }
     }
 
@@ -151,6 +157,7 @@ impl AgentTool for ShellTool {
                     refused: false,
                     effect: None,
                     images: Vec::new(),
+                    files: Vec::new(),
                 },
                 Err(e) => ToolOutcome::from((e, started.elapsed())),
             }

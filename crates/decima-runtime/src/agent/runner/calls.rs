@@ -366,10 +366,26 @@ fn ms(outcome: &ToolOutcome) -> u64 {
 }
 
 fn status_word(outcome: &ToolOutcome) -> String {
-    match (outcome.class, outcome.exit_code) {
+    let status = match (outcome.class, outcome.exit_code) {
         (Some(class), _) => format!("failed ({class})"),
         (None, Some(0)) => "exit 0".to_owned(),
         (None, Some(code)) => format!("exit {code}"),
         (None, None) => "ok".to_owned(),
+    };
+    match outcome.files.as_slice() {
+        [] => status,
+        files => {
+            let named: Vec<&str> = files.iter().take(FILES_NAMED).map(String::as_str).collect();
+            let more = files.len().saturating_sub(FILES_NAMED);
+            let more = if more > 0 {
+                format!(" and {more} more")
+            } else {
+                String::new()
+            };
+            format!("{status}, wrote {}{more}", named.join(", "))
+        }
     }
 }
+
+/// Files named in a call's supervision record; the rest are counted.
+const FILES_NAMED: usize = 3;

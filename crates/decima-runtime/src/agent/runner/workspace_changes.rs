@@ -67,6 +67,7 @@ impl Runner<'_, '_> {
         if changed.is_empty() {
             return outcome;
         }
+        outcome.files = changed.iter().map(|f| f.path.clone()).collect();
         let files: Vec<serde_json::Value> = changed
             .iter()
             .map(|f| json!({"path": f.path, "size": f.size, "created": !before.contains_key(&f.path)}))
