@@ -106,6 +106,14 @@ fn apply_options(config: &mut ServerConfig, options: McpServerOptions) -> Result
                 .map(|t| t.trim_start_matches("Bearer ").trim().to_owned());
         }
     }
+    let names = |text: &str| -> Vec<String> {
+        text.split(|c: char| c == ',' || c.is_whitespace())
+            .filter(|n| !n.is_empty())
+            .map(str::to_owned)
+            .collect()
+    };
+    config.allow = names(&options.allow);
+    config.deny = names(&options.deny);
     if let Some(s) = options.startup_timeout_secs {
         config.startup_timeout_secs = u64::from(s);
     }
@@ -266,10 +274,13 @@ mod tests {
             McpServerOptions {
                 cwd: Some(" /data ".into()),
                 startup_timeout_secs: Some(90),
+                deny: "drop_table, truncate\nvacuum".into(),
                 ..options("DB_URL=postgres://u:p@h/db\n\n  TOKEN = abc  \n")
             },
         )
         .unwrap();
+        assert_eq!(stdio.deny, ["drop_table", "truncate", "vacuum"]);
+        assert!(stdio.allow.is_empty());
         let Transport::Stdio { env, cwd, .. } = &stdio.transport else {
             panic!()
         };

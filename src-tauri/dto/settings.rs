@@ -346,6 +346,10 @@ pub struct McpServerView {
     pub secret_names: Vec<String>,
     /// How its last start went, by a run or a check in any process; `None` before the first.
     pub status: Option<McpStatusView>,
+    /// The only tools of it offered (its own names); empty: all that are not denied.
+    pub allow: Vec<String>,
+    /// Its tools never offered.
+    pub deny: Vec<String>,
 }
 
 /// What the add form sets beyond the command or URL and the place. Values of variables,
@@ -363,6 +367,11 @@ pub struct McpServerOptions {
     pub startup_timeout_secs: Option<u32>,
     /// Seconds one call may take (default 120).
     pub call_timeout_secs: Option<u32>,
+    /// The only tools offered, by the server's names, separated by commas or spaces; blank:
+    /// all that are not denied.
+    pub allow: String,
+    /// Tools never offered, the same way.
+    pub deny: String,
 }
 
 /// Where a server's last start got to.
@@ -463,6 +472,8 @@ impl From<&decima_mcp::ServerConfig> for McpServerView {
             enabled: s.enabled,
             secret_names,
             status: None,
+            allow: s.allow.clone(),
+            deny: s.deny.clone(),
         }
     }
 }

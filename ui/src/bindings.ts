@@ -757,6 +757,13 @@ export type McpServerOptions = {
 	startupTimeoutSecs: number | null,
 	/**  Seconds one call may take (default 120). */
 	callTimeoutSecs: number | null,
+	/**
+	 *  The only tools offered, by the server's names, separated by commas or spaces; blank:
+	 *  all that are not denied.
+	 */
+	allow: string,
+	/**  Tools never offered, the same way. */
+	deny: string,
 };
 
 /**
@@ -778,6 +785,10 @@ export type McpServerView = {
 	secretNames: string[],
 	/**  How its last start went, by a run or a check in any process; `None` before the first. */
 	status: McpStatusView | null,
+	/**  The only tools of it offered (its own names); empty: all that are not denied. */
+	allow: string[],
+	/**  Its tools never offered. */
+	deny: string[],
 };
 
 /**  Where a server's last start got to. */

@@ -256,6 +256,83 @@ async fn a_docker_servers_tools_are_checked_in_a_container_made_for_it_and_remov
     assert_eq!(text(&volumes.stdout).trim(), "", "and its volume");
 }
 
+/// Copies a folder tree (the reference servers, as npm installed them).
+fn copy_tree(from: &std::path::Path, to: &std::path::Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap().flatten() {
+        let kind = entry.file_type().unwrap();
+        let target = to.join(entry.file_name());
+        if kind.is_dir() {
+            copy_tree(&entry.path(), &target);
+        } else if kind.is_symlink() {
+            std::os::unix::fs::symlink(std::fs::read_link(entry.path()).unwrap(), &target).unwrap();
+        } else {
+            std::fs::copy(entry.path(), &target).unwrap();
+        }
+    }
+}
+
+/// The reference MCP servers on the image's own Node.js, in the sandbox beside a run on the
+/// host (the default place of a server, and the default sandbox of a run): the server sees the
+/// run's folder as `/workspace`, so it reads what `write_file` wrote there.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_reference_servers_run_on_the_images_node_beside_a_host_run() {
+    let env = Env::new().await;
+    let data_dir = std::path::absolute(env.data_dir()).unwrap();
+    let _cleanup = DockerCleanup(decima_sandbox::DockerEngine::instance_for_data_dir(
+        &data_dir,
+    ));
+    let installed = decima_testkit::mcp_servers::reference_server("server-everything");
+    let modules = installed
+        .ancestors()
+        .find(|p| p.ends_with("node_modules"))
+        .unwrap()
+        .to_path_buf();
+    copy_tree(&modules, &env.ws().join("mcp/node_modules"));
+    let in_sandbox = "/workspace/mcp/node_modules/@modelcontextprotocol";
+    for (name, args) in [
+        (
+            "everything",
+            vec![
+                format!("{in_sandbox}/server-everything/dist/index.js"),
+                "stdio".into(),
+            ],
+        ),
+        (
+            "files",
+            vec![
+                format!("{in_sandbox}/server-filesystem/dist/index.js"),
+                "/workspace".into(),
+            ],
+        ),
+    ] {
+        let mut add = vec!["mcp", "add", name, "--", "node"];
+        add.extend(args.iter().map(String::as_str));
+        let out = env.decima(&add).await;
+        assert!(out.status.success(), "{}", text(&out.stderr));
+    }
+    env.call(
+        "mcp__everything__echo",
+        json!({"message": "on the image's node"}),
+    );
+    env.call(
+        "write_file",
+        json!({"path": "q4.csv", "content": "region,revenue\nAPAC,870\n"}),
+    );
+    env.call(
+        "mcp__files__read_text_file",
+        json!({"path": "/workspace/q4.csv"}),
+    );
+    env.say("Done.");
+    let out = env
+        .run(&["--allow-tool", "mcp__*"], "Use the servers")
+        .await;
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(last_tool_result(&env, 1), "Echo: on the image's node");
+    let read = last_tool_result(&env, 3);
+    assert!(read.contains("APAC,870"), "{read}");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn naming_another_image_says_which_tools_it_lacks() {
     let env = Env::new().await;

@@ -19,8 +19,8 @@ describe("MCP servers in the settings", () => {
   it("lists servers with where they run and which variables they get, never their values", async () => {
     const backend = backendWith();
     backend.mcpServers = [
-      { name: "db", kind: "stdio", place: "host", summary: "uvx mcp-server-postgres", enabled: true, secretNames: ["PGPASSWORD"], status: null },
-      { name: "tickets", kind: "http", place: null, summary: "https://mcp.example.com/mcp", enabled: false, secretNames: [], status: null },
+      { name: "db", kind: "stdio", place: "host", summary: "uvx mcp-server-postgres", enabled: true, secretNames: ["PGPASSWORD"], status: null, allow: [], deny: ["drop_table", "truncate"] },
+      { name: "tickets", kind: "http", place: null, summary: "https://mcp.example.com/mcp", enabled: false, secretNames: [], status: null, allow: [], deny: [] },
     ];
     const { section } = await openSettings();
     const rows = await within(section).findAllByTestId("mcp-server");
@@ -28,14 +28,16 @@ describe("MCP servers in the settings", () => {
     expect(rows[0]).toHaveTextContent("on this machine · uvx mcp-server-postgres");
     expect(rows[0]).toHaveTextContent("Given PGPASSWORD (the values are kept in the keyring).");
     expect(rows[0]).toHaveTextContent("Runs on this machine with your rights.");
+    expect(within(rows[0] as HTMLElement).getByTestId("mcp-lists")).toHaveTextContent("Never offered: drop_table, truncate.");
+    expect(within(rows[1] as HTMLElement).queryByTestId("mcp-lists")).toBeNull();
     expect(within(rows[1] as HTMLElement).getByRole("checkbox", { name: "Used by runs" })).not.toBeChecked();
   });
 
   it("checks a server: ready with its tools and their cost, or failed with the reason", async () => {
     const backend = backendWith();
     backend.mcpServers = [
-      { name: "everything", kind: "stdio", place: "host", summary: "node e.js", enabled: true, secretNames: [], status: null },
-      { name: "hung", kind: "stdio", place: "host", summary: "sleep 300", enabled: true, secretNames: [], status: null },
+      { name: "everything", kind: "stdio", place: "host", summary: "node e.js", enabled: true, secretNames: [], status: null, allow: [], deny: [] },
+      { name: "hung", kind: "stdio", place: "host", summary: "sleep 300", enabled: true, secretNames: [], status: null, allow: [], deny: [] },
     ];
     backend.mcpChecks = {
       everything: { tools: [{ name: "echo", description: "Echoes back the input string", tokens: 62 }], tokens: 62, startedMs: 240 },
@@ -73,7 +75,7 @@ describe("MCP servers in the settings", () => {
             command: "node fs.js /data",
             url: null,
             place: "host",
-            options: { variables: "", bearerToken: null, cwd: null, startupTimeoutSecs: null, callTimeoutSecs: null },
+            options: { variables: "", bearerToken: null, cwd: null, startupTimeoutSecs: null, callTimeoutSecs: null, allow: "", deny: "" },
           },
         },
       ]),
@@ -106,6 +108,8 @@ describe("MCP servers in the settings", () => {
       cwd: null,
       startupTimeoutSecs: null,
       callTimeoutSecs: 300,
+      allow: "",
+      deny: "",
     });
     // The form is cleared, the token with it.
     await waitFor(() => expect(within(section).getByTestId("mcp-variables")).toHaveValue(""));
@@ -116,6 +120,7 @@ describe("MCP servers in the settings", () => {
     await user.type(within(section).getByTestId("mcp-variables"), "WAREHOUSE_DSN=duckdb:///q3.db");
     await user.type(within(section).getByTestId("mcp-cwd"), "/srv/data");
     await user.type(within(section).getByTestId("mcp-startup-timeout"), "120");
+    await user.type(within(section).getByTestId("mcp-deny"), "drop_table, truncate");
     await user.click(within(section).getByRole("button", { name: "Add" }));
     await waitFor(() => expect(backend.callsOf("mcp_server_add")).toHaveLength(2));
     expect(backend.callsOf("mcp_server_add")[1]?.args.options).toEqual({
@@ -124,6 +129,8 @@ describe("MCP servers in the settings", () => {
       cwd: "/srv/data",
       startupTimeoutSecs: 120,
       callTimeoutSecs: null,
+      allow: "",
+      deny: "drop_table, truncate",
     });
   });
 
@@ -134,6 +141,8 @@ describe("MCP servers in the settings", () => {
       {
         name: "everything", kind: "stdio", place: "docker", summary: "node e.js", enabled: true, secretNames: [],
         status: { state: "ready", atMs: at, tools: 13, tokens: 1246, startedMs: 388, error: null, stderr: [] },
+        allow: [],
+        deny: [],
       },
       {
         name: "db", kind: "stdio", place: "host", summary: "uvx mcp-server-postgres", enabled: true, secretNames: [],
@@ -142,8 +151,10 @@ describe("MCP servers in the settings", () => {
           error: 'MCP server "db" did not start: the process exited',
           stderr: ["loading config", "cannot reach db: connection refused"],
         },
+        allow: [],
+        deny: [],
       },
-      { name: "new", kind: "stdio", place: "host", summary: "node n.js", enabled: true, secretNames: [], status: null },
+      { name: "new", kind: "stdio", place: "host", summary: "node n.js", enabled: true, secretNames: [], status: null, allow: [], deny: [] },
     ];
     backend.mcpChecks = { new: "MCP server \"new\" did not start: the process exited" };
     backend.mcpStderr = { new: ["Error: Cannot find module 'n.js'"] };

@@ -105,8 +105,8 @@ describe("MCP servers in a conversation's run options", () => {
   it("switch a server off for this conversation only, and say when the settings turned one off", async () => {
     const backend = backendWith();
     backend.mcpServers = [
-      { name: "db", kind: "stdio", place: "docker", summary: "uvx mcp-server-postgres", enabled: true, secretNames: [], status: null },
-      { name: "tickets", kind: "http", place: null, summary: "https://mcp.example.com/mcp", enabled: false, secretNames: [], status: null },
+      { name: "db", kind: "stdio", place: "docker", summary: "uvx mcp-server-postgres", enabled: true, secretNames: [], status: null, allow: [], deny: [] },
+      { name: "tickets", kind: "http", place: null, summary: "https://mcp.example.com/mcp", enabled: false, secretNames: [], status: null, allow: [], deny: [] },
     ];
     const { user } = await openC1();
     await user.click(await screen.findByTestId("run-options-button"));

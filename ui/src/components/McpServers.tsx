@@ -10,8 +10,8 @@ type Place = "docker" | "host";
 type Checked = { state: "checking" } | { state: "ready"; view: McpCheckView } | { state: "failed"; error: AppError };
 
 /** The form's fields beyond the name, the command or URL and the place. */
-type Extra = { variables: string; bearerToken: string; cwd: string; startup: string; call: string };
-const NO_EXTRA: Extra = { variables: "", bearerToken: "", cwd: "", startup: "", call: "" };
+type Extra = { variables: string; bearerToken: string; cwd: string; startup: string; call: string; allow: string; deny: string };
+const NO_EXTRA: Extra = { variables: "", bearerToken: "", cwd: "", startup: "", call: "", allow: "", deny: "" };
 
 /** A whole number of seconds typed in a field, or nothing when it is blank. */
 const seconds = (text: string): number | null => (text.trim() === "" ? null : Math.max(1, Math.round(Number(text))));
@@ -78,6 +78,8 @@ export function McpServers() {
       cwd: !isUrl && extra.cwd.trim() ? extra.cwd.trim() : null,
       startupTimeoutSecs: seconds(extra.startup),
       callTimeoutSecs: seconds(extra.call),
+      allow: extra.allow,
+      deny: extra.deny,
     };
     const res = await call(() =>
       commands.mcpServerAdd(draft.name.trim(), isUrl ? null : draft.target, isUrl ? draft.target : null, draft.place, options),
@@ -139,6 +141,13 @@ export function McpServers() {
               </div>
               {s.secretNames.length > 0 && (
                 <p className="muted mcp-secrets">{t("mcp.secrets", { names: s.secretNames.join(", ") })}</p>
+              )}
+              {(s.allow.length > 0 || s.deny.length > 0) && (
+                <p className="muted mcp-secrets" data-testid="mcp-lists">
+                  {s.allow.length > 0 && t("mcp.onlyOffered", { names: s.allow.join(", ") })}
+                  {s.allow.length > 0 && s.deny.length > 0 && " "}
+                  {s.deny.length > 0 && t("mcp.neverOffered", { names: s.deny.join(", ") })}
+                </p>
               )}
               {s.place === "host" && <p className="approval-hint">{t("mcp.hostWarning")}</p>}
               {s.place === "docker" && <p className="muted">{t("mcp.dockerCheck")}</p>}
@@ -250,6 +259,14 @@ export function McpServers() {
               <input value={extra.cwd} data-testid="mcp-cwd" onChange={(e) => setExtra({ ...extra, cwd: e.target.value })} />
             </label>
           )}
+          <label>
+            {t("mcp.allow")}
+            <input value={extra.allow} data-testid="mcp-allow" placeholder="query, list_tables" onChange={(e) => setExtra({ ...extra, allow: e.target.value })} />
+          </label>
+          <label>
+            {t("mcp.deny")}
+            <input value={extra.deny} data-testid="mcp-deny" placeholder="drop_table" onChange={(e) => setExtra({ ...extra, deny: e.target.value })} />
+          </label>
           <label>
             {t("mcp.startupTimeout")}
             <input

@@ -492,6 +492,10 @@ const en = {
     cwd: "Folder it starts in (a command; default: the run's workspace)",
     startupTimeout: "Seconds to start (default 30)",
     callTimeout: "Seconds per call (default 120)",
+    allow: "Only these tools (comma-separated; blank: all)",
+    deny: "Never these tools (comma-separated)",
+    onlyOffered: "Only {{names}} offered.",
+    neverOffered: "Never offered: {{names}}.",
   },
   sandboxImage: {
     missing: "The sandbox image {{name}} is not built yet: runs in Docker need it.",

@@ -494,6 +494,10 @@ const zh: Messages = {
     cwd: "启动所在的文件夹（命令；默认：运行的工作区）",
     startupTimeout: "启动时限（秒，默认 30）",
     callTimeout: "每次调用时限（秒，默认 120）",
+    allow: "仅提供这些工具（逗号分隔；留空：全部）",
+    deny: "从不提供这些工具（逗号分隔）",
+    onlyOffered: "仅提供 {{names}}。",
+    neverOffered: "从不提供：{{names}}。",
   },
   sandboxImage: {
     missing: "沙箱镜像 {{name}} 尚未构建：在 Docker 中运行需要它。",

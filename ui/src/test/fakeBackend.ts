@@ -539,6 +539,8 @@ export class FakeBackend {
           enabled: true,
           secretNames: [],
           status: null,
+          allow: [],
+          deny: [],
         };
         this.mcpServers.push(view);
         return view;
