@@ -206,9 +206,10 @@ impl McpClient {
             McpError::Handshake {
                 server: config.name.clone(),
                 message: format!(
-                    "{message}{}{}",
+                    "{message}{}{}{}",
                     if exited { "; the process exited" } else { "" },
-                    stderr.explain()
+                    stderr.explain(),
+                    legacy_sse_hint(config)
                 ),
             }
         };
@@ -358,6 +359,24 @@ impl McpClient {
     }
 }
 
+/// A hint for an HTTP server whose URL names the older HTTP+SSE transport's endpoint (`/sse`),
+/// which servers still offer beside streamable HTTP and which Decima does not speak.
+fn legacy_sse_hint(config: &ServerConfig) -> &'static str {
+    match &config.transport {
+        Transport::Http { url, .. }
+            if url
+                .split(['?', '#'])
+                .next()
+                .is_some_and(|path| path.trim_end_matches('/').ends_with("/sse")) =>
+        {
+            "; this URL looks like the older HTTP+SSE transport's endpoint, which Decima does \
+             not speak: give the server's streamable-HTTP endpoint (often ending in /mcp), or \
+             run it over stdio"
+        }
+        _ => "",
+    }
+}
+
 /// The most pages of tools read from one server: a server whose cursor never ends is cut off
 /// here rather than listed forever.
 const MAX_TOOL_PAGES: usize = 100;
@@ -437,4 +456,18 @@ fn tool_of(t: &Value) -> Option<McpTool> {
 /// The path of a server's stderr log under `dir`.
 pub fn log_path(dir: &Path, server: &str) -> PathBuf {
     dir.join(format!("{server}.stderr.log"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_sse_endpoint_gets_a_hint_and_others_none() {
+        let hint = |url: &str| legacy_sse_hint(&ServerConfig::http("t", url));
+        assert!(hint("http://127.0.0.1:3001/sse").contains("streamable-HTTP endpoint"));
+        assert!(hint("https://x.example/sse/?key=1").contains("/mcp"));
+        assert_eq!(hint("https://x.example/mcp"), "");
+        assert_eq!(hint("https://x.example/sseverything"), "");
+    }
 }

@@ -506,3 +506,44 @@ async fn the_bearer_token_and_headers_go_on_the_wire_as_http_wants_them() {
     assert!(head.contains("authorization: bearer t0ken\r\n"), "{head}");
     assert!(head.contains("x-team: risk\r\n"), "{head}");
 }
+
+/// The older HTTP+SSE transport, which servers still offer beside streamable HTTP (the
+/// reference server's `sse` mode serves it on /sse): refused in time, with what to give instead.
+#[tokio::test]
+async fn a_legacy_sse_endpoint_is_refused_in_time_saying_what_to_give_instead() {
+    let dir = tempfile::tempdir().unwrap();
+    let port = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().port()
+    };
+    let script = decima_testkit::mcp_servers::reference_server("server-everything");
+    let mut server = tokio::process::Command::new("node")
+        .arg(script)
+        .arg("sse")
+        .env("PORT", port.to_string())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(Instant::now() < deadline, "the SSE server did not listen");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let mut config = ServerConfig::http("legacy", format!("http://127.0.0.1:{port}/sse"));
+    config.startup_timeout_secs = 5;
+    let started = Instant::now();
+    let e = McpClient::connect(&config, &host(dir.path()), None)
+        .await
+        .unwrap_err();
+    assert!(
+        started.elapsed() < Duration::from_secs(8),
+        "{:?}",
+        started.elapsed()
+    );
+    let text = e.to_string();
+    assert!(text.contains("older HTTP+SSE transport"), "{text}");
+    assert!(text.contains("/mcp"), "{text}");
+    server.kill().await.unwrap();
+}
