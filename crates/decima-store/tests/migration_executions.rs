@@ -136,7 +136,8 @@ async fn rebuild_keeps_every_row_index_trigger_and_reference() {
     let (objects_after, executions_after) = fingerprint(pool).await;
     // Every object is back; the only new ones are what later migrations add (the tenth man's,
     // the app settings, one active execution per conversation and the conversation claims,
-    // the tenth man's cached summaries, the full-text index and its triggers, each model call's
+    // the tenth man's cached summaries, the full-text index with its triggers and the switch a
+    // bulk insert turns its insert trigger off with, each model call's
     // usage and the trigger that sums it per run, the MCP servers with their switches and
     // approvals, the images of tool results).
     let added: Vec<&String> = objects_after
@@ -174,6 +175,7 @@ async fn rebuild_keeps_every_row_index_trigger_and_reference() {
             "table messages_fts_data",
             "table messages_fts_docsize",
             "table messages_fts_idx",
+            "table messages_fts_live",
             "table model_calls",
             "table review_digests",
             "table review_findings",

@@ -114,6 +114,61 @@ async fn finds_planted_text_deep_in_a_long_history_by_substring_in_any_case() {
     );
 }
 
+/// A batch larger than one statement is indexed in one statement at its end, with the index's
+/// trigger off inside its transaction: every row of it is found once, the next single append is
+/// indexed by the trigger again, and a batch that fails leaves neither rows nor a switched-off
+/// trigger behind.
+#[tokio::test]
+async fn a_bulk_batch_is_indexed_whole_and_leaves_the_trigger_on() {
+    let (_dir, store) = common::temp_store().await;
+    let c = store.conversations().create("bulk", None).await.unwrap();
+    store
+        .messages()
+        .append(
+            c.id,
+            NewMessage::new(Role::User, "before: quartzite ledger"),
+        )
+        .await
+        .unwrap();
+    let batch: Vec<NewMessage> = (0..300)
+        .map(|i| NewMessage::new(Role::Assistant, format!("row {i}: obsidian-{i:03} tally")))
+        .collect();
+    let written = store.messages().append_many(c.id, &batch).await.unwrap();
+    assert_eq!(written, 2..302);
+    assert_eq!(seqs(&find(&store, "obsidian-257").await), vec![259]);
+    assert_eq!(
+        find(&store, "obsidian-").await.hits.len(),
+        50,
+        "a page of many"
+    );
+    assert_eq!(
+        seqs(&find(&store, "quartzite").await),
+        vec![1],
+        "indexed once"
+    );
+
+    store
+        .messages()
+        .append(c.id, NewMessage::new(Role::User, "after: basalt audit"))
+        .await
+        .unwrap();
+    assert_eq!(seqs(&find(&store, "basalt audit").await), vec![302]);
+
+    // A batch whose last row names an execution that does not exist fails whole.
+    let mut failing: Vec<NewMessage> = (0..200)
+        .map(|i| NewMessage::new(Role::Assistant, format!("granite-{i:03}")))
+        .collect();
+    failing[199].execution_id = Some(decima_core::ExecutionId::new());
+    assert!(store.messages().append_many(c.id, &failing).await.is_err());
+    assert!(find(&store, "granite-").await.hits.is_empty());
+    store
+        .messages()
+        .append(c.id, NewMessage::new(Role::User, "then: marble count"))
+        .await
+        .unwrap();
+    assert_eq!(seqs(&find(&store, "marble count").await), vec![303]);
+}
+
 #[tokio::test]
 async fn rolled_back_messages_and_deleted_conversations_are_not_found_until_restored() {
     let (_dir, store) = common::temp_store().await;
