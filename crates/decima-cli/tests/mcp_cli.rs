@@ -214,32 +214,18 @@ async fn in_docker_a_run_calls_a_server_running_in_the_conversations_container()
     let env = Env::new().await;
     let (conversation, cleanup) = node_conversation(&env).await;
     // The default place: the sandbox.
-    let out = env
-        .decima(&[
-            "mcp",
-            "add",
-            "everything",
-            "--env",
-            "ANALYST_VAR=set",
-            "--",
-            "node",
-            IN_IMAGE,
-            "stdio",
-        ])
+    env.mcp_add(&[
+        "everything",
+        "--env",
+        "ANALYST_VAR=set",
+        "--",
+        "node",
+        IN_IMAGE,
+        "stdio",
+    ])
+    .await;
+    env.mcp_add(&["files", "--", "node", FILESYSTEM_IN_IMAGE, "/workspace"])
         .await;
-    assert!(out.status.success(), "{}", text(&out.stderr));
-    let out = env
-        .decima(&[
-            "mcp",
-            "add",
-            "files",
-            "--",
-            "node",
-            FILESYSTEM_IN_IMAGE,
-            "/workspace",
-        ])
-        .await;
-    assert!(out.status.success(), "{}", text(&out.stderr));
     env.call(
         "mcp__everything__echo",
         json!({"message": "from the sandbox"}),
@@ -341,18 +327,8 @@ async fn in_docker_a_run_calls_a_server_running_in_the_conversations_container()
 async fn a_host_runs_server_in_docker_sees_and_writes_the_runs_own_folder() {
     let env = Env::new().await;
     let (conversation, _cleanup) = node_conversation(&env).await;
-    let out = env
-        .decima(&[
-            "mcp",
-            "add",
-            "files",
-            "--",
-            "node",
-            FILESYSTEM_IN_IMAGE,
-            "/workspace",
-        ])
+    env.mcp_add(&["files", "--", "node", FILESYSTEM_IN_IMAGE, "/workspace"])
         .await;
-    assert!(out.status.success(), "{}", text(&out.stderr));
     env.call(
         "write_file",
         json!({"path": "q4.csv", "content": "region,revenue\nAPAC,870\n"}),
@@ -511,20 +487,16 @@ fn offered(env: &Env, i: usize) -> Vec<String> {
 async fn a_server_is_switched_off_for_one_conversation_or_for_every_run() {
     let env = Env::new().await;
     let script = everything_on_host().display().to_string();
-    let out = env
-        .decima(&[
-            "mcp",
-            "add",
-            "everything",
-            "--where",
-            "host",
-            "--",
-            "node",
-            &script,
-            "stdio",
-        ])
-        .await;
-    assert!(out.status.success(), "{}", text(&out.stderr));
+    env.mcp_add(&[
+        "everything",
+        "--where",
+        "host",
+        "--",
+        "node",
+        &script,
+        "stdio",
+    ])
+    .await;
     let out = env
         .decima(&["conversation", "create", "--title", "quiet"])
         .await;
@@ -617,10 +589,8 @@ async fn a_bearer_token_read_from_stdin_goes_to_the_secret_store_only() {
 async fn tools_of_a_docker_server_are_listed_from_a_container_and_nothing_is_left_running() {
     let env = Env::new().await;
     let (conversation, cleanup) = node_conversation(&env).await;
-    let out = env
-        .decima(&["mcp", "add", "everything", "--", "node", IN_IMAGE, "stdio"])
+    env.mcp_add(&["everything", "--", "node", IN_IMAGE, "stdio"])
         .await;
-    assert!(out.status.success(), "{}", text(&out.stderr));
     // Every container of this data directory, by name, stopped ones included.
     let containers = || {
         let filter = format!("label=decima.instance={}", cleanup.0);
@@ -690,43 +660,35 @@ async fn a_servers_folder_and_its_allowed_and_denied_tools_are_set_when_it_is_ad
     std::fs::write(data.join("q1.csv"), "region,revenue\nLATAM,410\n").unwrap();
     let data = data.display().to_string();
     // The server is given "." as its folder: only the working directory makes it `data`.
-    let out = env
-        .decima(&[
-            "mcp",
-            "add",
-            "files",
-            "--where",
-            "host",
-            "--cwd",
-            &data,
-            "--deny",
-            "write_file",
-            "--deny",
-            "edit_file",
-            "--",
-            "node",
-            &fs_script,
-            ".",
-        ])
-        .await;
-    assert!(out.status.success(), "{}", text(&out.stderr));
+    env.mcp_add(&[
+        "files",
+        "--where",
+        "host",
+        "--cwd",
+        &data,
+        "--deny",
+        "write_file",
+        "--deny",
+        "edit_file",
+        "--",
+        "node",
+        &fs_script,
+        ".",
+    ])
+    .await;
     let everything = everything_on_host().display().to_string();
-    let out = env
-        .decima(&[
-            "mcp",
-            "add",
-            "everything",
-            "--where",
-            "host",
-            "--allow",
-            "echo",
-            "--",
-            "node",
-            &everything,
-            "stdio",
-        ])
-        .await;
-    assert!(out.status.success(), "{}", text(&out.stderr));
+    env.mcp_add(&[
+        "everything",
+        "--where",
+        "host",
+        "--allow",
+        "echo",
+        "--",
+        "node",
+        &everything,
+        "stdio",
+    ])
+    .await;
     let out = env.decima(&["mcp", "list", "--json"]).await;
     let listed: Value = serde_json::from_slice(&out.stdout).unwrap();
     let files = listed
@@ -771,20 +733,16 @@ async fn a_servers_folder_and_its_allowed_and_denied_tools_are_set_when_it_is_ad
 async fn in_docker_every_kind_of_result_and_a_call_timeout_reach_the_model() {
     let env = Env::new().await;
     let (conversation, _cleanup) = node_conversation(&env).await;
-    let out = env
-        .decima(&[
-            "mcp",
-            "add",
-            "everything",
-            "--call-timeout",
-            "3",
-            "--",
-            "node",
-            IN_IMAGE,
-            "stdio",
-        ])
-        .await;
-    assert!(out.status.success(), "{}", text(&out.stderr));
+    env.mcp_add(&[
+        "everything",
+        "--call-timeout",
+        "3",
+        "--",
+        "node",
+        IN_IMAGE,
+        "stdio",
+    ])
+    .await;
     env.call("mcp__everything__get-resource-reference", json!({}));
     env.call(
         "mcp__everything__get-structured-content",
@@ -847,20 +805,8 @@ async fn in_docker_a_hung_or_garbage_server_is_refused_in_time_and_leaves_nothin
             "echo 'listening on port 8080' >&2; while true; do echo 'not json {'; sleep 0.05; done",
         ),
     ] {
-        let out = env
-            .decima(&[
-                "mcp",
-                "add",
-                name,
-                "--startup-timeout",
-                "2",
-                "--",
-                "sh",
-                "-c",
-                script,
-            ])
+        env.mcp_add(&[name, "--startup-timeout", "2", "--", "sh", "-c", script])
             .await;
-        assert!(out.status.success(), "{}", text(&out.stderr));
         let started = Instant::now();
         let out = env
             .decima(&["mcp", "tools", name, "--conversation", &conversation])
@@ -939,20 +885,16 @@ async fn on_a_terminal(env: &Env, args: &[&str], input: &str) -> (bool, String) 
 async fn the_terminal_asks_before_an_mcp_call_and_a_pipe_refuses_it() {
     let env = Env::new().await;
     let script_path = everything_on_host().display().to_string();
-    let out = env
-        .decima(&[
-            "mcp",
-            "add",
-            "everything",
-            "--where",
-            "host",
-            "--",
-            "node",
-            &script_path,
-            "stdio",
-        ])
-        .await;
-    assert!(out.status.success(), "{}", text(&out.stderr));
+    env.mcp_add(&[
+        "everything",
+        "--where",
+        "host",
+        "--",
+        "node",
+        &script_path,
+        "stdio",
+    ])
+    .await;
     env.call("mcp__everything__echo", json!({"message": "first"}));
     env.call("mcp__everything__echo", json!({"message": "second"}));
     env.call("mcp__everything__get-sum", json!({"a": 2, "b": 3}));

@@ -781,12 +781,8 @@ async fn a_destructive_mcp_tool_is_reviewed_before_it_runs() {
         .to_string();
     std::fs::create_dir_all(env.ws()).unwrap();
     let ws = env.ws().display().to_string();
-    let out = env
-        .decima(&[
-            "mcp", "add", "files", "--where", "host", "--", "node", &server, &ws,
-        ])
+    env.mcp_add(&["files", "--where", "host", "--", "node", &server, &ws])
         .await;
-    assert!(out.status.success(), "{}", text(&out.stderr));
     env.call(
         "mcp__files__write_file",
         json!({"path": format!("{ws}/report.txt"), "content": "totals"}),

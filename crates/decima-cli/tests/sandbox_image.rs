@@ -230,10 +230,8 @@ async fn a_docker_servers_tools_are_checked_in_a_container_made_for_it_and_remov
     let cleanup = DockerCleanup(decima_sandbox::DockerEngine::instance_for_data_dir(
         &data_dir,
     ));
-    let out = env
-        .decima(&["mcp", "add", "calc", "--", "python3", "-c", PYTHON_SERVER])
+    env.mcp_add(&["calc", "--", "python3", "-c", PYTHON_SERVER])
         .await;
-    assert!(out.status.success(), "{}", text(&out.stderr));
     let out = env.decima(&["mcp", "tools", "calc", "--json"]).await;
     assert!(out.status.success(), "{}", text(&out.stderr));
     let listed: Value = serde_json::from_slice(&out.stdout).unwrap();
@@ -306,10 +304,9 @@ async fn the_reference_servers_run_on_the_images_node_beside_a_host_run() {
             ],
         ),
     ] {
-        let mut add = vec!["mcp", "add", name, "--", "node"];
+        let mut add = vec![name, "--", "node"];
         add.extend(args.iter().map(String::as_str));
-        let out = env.decima(&add).await;
-        assert!(out.status.success(), "{}", text(&out.stderr));
+        env.mcp_add(&add).await;
     }
     env.call(
         "mcp__everything__echo",

@@ -413,29 +413,38 @@ async fn the_filesystem_server_works_in_the_workspace_and_refuses_outside_it() {
     client.shutdown().await;
 }
 
-#[tokio::test]
-async fn everything_over_streamable_http_with_headers_and_a_bearer_token() {
-    let dir = tempfile::tempdir().unwrap();
+/// The reference server over HTTP in `mode` (`streamableHttp`, or `sse` for the older
+/// transport) on a free port, once it listens.
+async fn everything_over_http(mode: &str) -> (tokio::process::Child, u16) {
     let port = {
         let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         l.local_addr().unwrap().port()
     };
     let script = decima_testkit::mcp_servers::reference_server("server-everything");
-    let mut server = tokio::process::Command::new("node")
+    let server = tokio::process::Command::new("node")
         .arg(script)
-        .arg("streamableHttp")
+        .arg(mode)
         .env("PORT", port.to_string())
         .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
         .kill_on_drop(true)
         .spawn()
         .unwrap();
-    // Wait for it to listen.
     let deadline = Instant::now() + Duration::from_secs(20);
     while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(Instant::now() < deadline, "the HTTP server did not listen");
+        assert!(
+            Instant::now() < deadline,
+            "the {mode} server did not listen"
+        );
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
+    (server, port)
+}
+
+#[tokio::test]
+async fn everything_over_streamable_http_with_headers_and_a_bearer_token() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut server, port) = everything_over_http("streamableHttp").await;
     let mut config = ServerConfig::http("remote", format!("http://127.0.0.1:{port}/mcp"));
     if let Transport::Http { headers, .. } = &mut config.transport {
         headers.insert("X-Team".into(), "risk".into());
@@ -512,25 +521,7 @@ async fn the_bearer_token_and_headers_go_on_the_wire_as_http_wants_them() {
 #[tokio::test]
 async fn a_legacy_sse_endpoint_is_refused_in_time_saying_what_to_give_instead() {
     let dir = tempfile::tempdir().unwrap();
-    let port = {
-        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        l.local_addr().unwrap().port()
-    };
-    let script = decima_testkit::mcp_servers::reference_server("server-everything");
-    let mut server = tokio::process::Command::new("node")
-        .arg(script)
-        .arg("sse")
-        .env("PORT", port.to_string())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(Instant::now() < deadline, "the SSE server did not listen");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    let (mut server, port) = everything_over_http("sse").await;
     let mut config = ServerConfig::http("legacy", format!("http://127.0.0.1:{port}/sse"));
     config.startup_timeout_secs = 5;
     let started = Instant::now();

@@ -76,6 +76,29 @@ async fn run_asking(f: &Fixture, choices: &dyn ChoiceSource, task: &str) -> agen
     .unwrap()
 }
 
+/// Runs `task` on the host with the "claude" (Anthropic) provider, `allow` approving tools.
+async fn run_on_claude(f: &Fixture, task: &str, allow: &str) -> agent::RunOutcome {
+    agent::run(
+        &decima_runtime::agent::Session {
+            provider: Some("claude"),
+            ..f.session(&StopOnFailure)
+        },
+        RunRequest {
+            conversation: None,
+            workspace: Some(f.workspace()),
+            task: task.into(),
+            sandbox: decima_store::SandboxKind::Host,
+            options: RunOptions {
+                allow_tools: vec![allow.into()],
+                tenth_man: decima_runtime::review::TenthManMode::Off,
+                ..RunOptions::default()
+            },
+        },
+    )
+    .await
+    .unwrap()
+}
+
 fn offered_tools(f: &Fixture, request: usize) -> Vec<String> {
     f.server.requests()[request].json.as_ref().unwrap()["tools"]
         .as_array()
@@ -173,25 +196,7 @@ async fn an_anthropic_model_is_shown_an_mcp_image_in_its_tool_result_in_every_la
     f.call("mcp__everything__get-tiny-image", json!({}));
     f.call("shell", json!({"command": "true"}));
     f.say("It is a tiny image.");
-    let outcome = agent::run(
-        &decima_runtime::agent::Session {
-            provider: Some("claude"),
-            ..f.session(&StopOnFailure)
-        },
-        RunRequest {
-            conversation: None,
-            workspace: Some(f.workspace()),
-            task: "Look at the image".into(),
-            sandbox: decima_store::SandboxKind::Host,
-            options: RunOptions {
-                allow_tools: vec!["mcp__everything__get-tiny-image".into()],
-                tenth_man: decima_runtime::review::TenthManMode::Off,
-                ..RunOptions::default()
-            },
-        },
-    )
-    .await
-    .unwrap();
+    let outcome = run_on_claude(&f, "Look at the image", "mcp__everything__get-tiny-image").await;
     assert_eq!(outcome.execution.status, ExecutionStatus::Succeeded);
     let requests = f.server.requests();
     assert_eq!(requests.len(), 3);
@@ -480,25 +485,7 @@ async fn tools_the_sdk_would_refuse_are_offered_and_a_root_union_reaches_anthrop
         .unwrap();
     f.call("mcp__odd__get_resource", json!({"full_path": "group/ci"}));
     f.say("Read it.");
-    let outcome = agent::run(
-        &decima_runtime::agent::Session {
-            provider: Some("claude"),
-            ..f.session(&StopOnFailure)
-        },
-        RunRequest {
-            conversation: None,
-            workspace: Some(f.workspace()),
-            task: "Read the CI resource".into(),
-            sandbox: decima_store::SandboxKind::Host,
-            options: RunOptions {
-                allow_tools: vec!["mcp__odd__*".into()],
-                tenth_man: decima_runtime::review::TenthManMode::Off,
-                ..RunOptions::default()
-            },
-        },
-    )
-    .await
-    .unwrap();
+    let outcome = run_on_claude(&f, "Read the CI resource", "mcp__odd__*").await;
     // The test server refuses a root union as Anthropic does, so a run that sent one would
     // have failed on its first request.
     assert_eq!(outcome.execution.status, ExecutionStatus::Succeeded);

@@ -12,11 +12,14 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
-/// POSTs to /v1/messages with `connection: close` and returns the SSE events' (name, data).
-async fn events(server: &LlmServer) -> Vec<(String, Value)> {
+/// POSTs `body` to /v1/messages with `connection: close` and returns the status line and the body.
+async fn post(server: &LlmServer, body: &str) -> (String, String) {
     let mut stream = TcpStream::connect(server.addr()).await.unwrap();
-    let request = "POST /v1/messages HTTP/1.1\r\nhost: 127.0.0.1\r\nconnection: close\r\n\
-                   content-type: application/json\r\ncontent-length: 2\r\n\r\n{}";
+    let request = format!(
+        "POST /v1/messages HTTP/1.1\r\nhost: 127.0.0.1\r\nconnection: close\r\n\
+         content-type: application/json\r\ncontent-length: {}\r\n\r\n{body}",
+        body.len()
+    );
     stream.write_all(request.as_bytes()).await.unwrap();
     let mut raw = Vec::new();
     tokio::time::timeout(Duration::from_secs(5), stream.read_to_end(&mut raw))
@@ -24,7 +27,14 @@ async fn events(server: &LlmServer) -> Vec<(String, Value)> {
         .unwrap()
         .unwrap();
     let raw = String::from_utf8(raw).unwrap();
-    let (_, mut rest) = raw.split_once("\r\n\r\n").unwrap();
+    let (head, rest) = raw.split_once("\r\n\r\n").unwrap();
+    (head.lines().next().unwrap().to_owned(), rest.to_owned())
+}
+
+/// POSTs to /v1/messages and returns the SSE events' (name, data).
+async fn events(server: &LlmServer) -> Vec<(String, Value)> {
+    let (_, raw_body) = post(server, "{}").await;
+    let mut rest = raw_body.as_str();
     let mut body = String::new();
     loop {
         let (size, after) = rest.split_once("\r\n").unwrap();
@@ -192,25 +202,6 @@ async fn an_open_tool_block_and_cumulative_usage() {
                "cache_read_input_tokens": 0, "output_tokens": 7})
     );
     assert_eq!(events[3].1["delta"]["stop_reason"], "max_tokens");
-}
-
-/// POSTs `body` to /v1/messages and returns the status line and the body.
-async fn post(server: &LlmServer, body: &str) -> (String, String) {
-    let mut stream = TcpStream::connect(server.addr()).await.unwrap();
-    let request = format!(
-        "POST /v1/messages HTTP/1.1\r\nhost: 127.0.0.1\r\nconnection: close\r\n\
-         content-type: application/json\r\ncontent-length: {}\r\n\r\n{body}",
-        body.len()
-    );
-    stream.write_all(request.as_bytes()).await.unwrap();
-    let mut raw = Vec::new();
-    tokio::time::timeout(Duration::from_secs(5), stream.read_to_end(&mut raw))
-        .await
-        .unwrap()
-        .unwrap();
-    let raw = String::from_utf8(raw).unwrap();
-    let (head, rest) = raw.split_once("\r\n\r\n").unwrap();
-    (head.lines().next().unwrap().to_owned(), rest.to_owned())
 }
 
 #[tokio::test]

@@ -86,6 +86,18 @@ impl Env {
             .unwrap()
     }
 
+    /// `decima mcp add ARGS…`, which must succeed.
+    pub async fn mcp_add(&self, args: &[&str]) {
+        let mut all = vec!["mcp", "add"];
+        all.extend_from_slice(args);
+        let out = self.decima(&all).await;
+        assert!(
+            out.status.success(),
+            "mcp add {args:?}: {}",
+            text(&out.stderr)
+        );
+    }
+
     /// `decima run --workspace WS ARGS… TASK`.
     pub async fn run(&self, extra: &[&str], task: &str) -> Output {
         let ws = self.ws().to_string_lossy().into_owned();
