@@ -9,8 +9,8 @@ use specta_typescript::Typescript;
 use tauri_specta::{Builder, collect_commands};
 
 use crate::commands::{
-    compression, context, conversations, database, engine, executions, export, import, library,
-    mcp, messages, reviews, run_options, runs, search, settings, workspace,
+    about, compression, context, conversations, database, engine, executions, export, import,
+    library, mcp, messages, reviews, run_options, runs, search, settings, workspace,
 };
 
 /// Where the generated bindings live, relative to the workspace root.
@@ -83,6 +83,7 @@ pub fn builder() -> Builder<tauri::Wry> {
             database::store_changes_watch,
             engine::sandbox_engine_get,
             engine::sandbox_engine_save,
+            about::app_about,
             settings::settings_get,
             settings::settings_save,
             settings::provider_thresholds_save,

@@ -61,6 +61,7 @@ fn main() {
         "store_changes_watch",
         "sandbox_engine_get",
         "sandbox_engine_save",
+        "app_about",
         "settings_get",
         "settings_save",
         "provider_thresholds_save",
@@ -80,6 +81,15 @@ fn main() {
         .app_manifest(manifest);
     if let Err(error) = tauri_build::try_build(attributes) {
         println!("cargo:warning=tauri-build failed: {error:#}");
+        std::process::exit(1);
+    }
+    // The commit and the day of the build, for the About section (commands/about.rs).
+    let stamped = vergen_gitcl::Emitter::default()
+        .add_instructions(&vergen_gitcl::Build::builder().build_date(true).build())
+        .and_then(|e| e.add_instructions(&vergen_gitcl::Gitcl::builder().sha(true).build()))
+        .and_then(|e| e.emit());
+    if let Err(error) = stamped {
+        println!("cargo:warning=cannot stamp the build: {error:#}");
         std::process::exit(1);
     }
 }

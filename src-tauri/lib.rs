@@ -22,6 +22,7 @@ use decima_runtime::logging::{self, LevelFilter, LogGuard};
 use decima_store::Store;
 use tauri::Manager;
 
+pub use commands::about::AppAbout;
 pub use dto::{
     CompactionMarker, CompressionPreview, ContextLayerView, ContextUsage, ConversationSummary,
     ExecutionView, FailureReport, FindingView, LayerTokens, MessagePage, MessageView, ReviewView,

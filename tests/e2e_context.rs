@@ -174,6 +174,18 @@ async fn the_meter_crosses_70_and_85_percent_then_compression_is_previewed_confi
     select.select_by_value("local").await.unwrap();
     wait_for_text(&client, "[data-testid=run-settings-saved]", "Saved").await;
     shot(&client, "settings-run-provider.png").await;
+    // About names this build: the release, the commit and the day, as `decima --version` does.
+    let about = decima_desktop::AppAbout::current();
+    wait_for_text(
+        &client,
+        "[data-testid=settings-about]",
+        &format!(
+            "Decima {}, commit {}, built {}",
+            about.version, about.commit, about.built
+        ),
+    )
+    .await;
+    assert_eq!(about.version, env!("CARGO_PKG_VERSION"));
     click(&client, "[data-testid=settings-close]").await;
     assert_eq!(
         saved_settings(&db).await,

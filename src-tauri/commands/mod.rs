@@ -1,5 +1,6 @@
 //! Tauri commands, one module per domain. Each parses its ids, calls the store and returns DTOs.
 
+pub mod about;
 pub mod compression;
 pub mod context;
 pub mod conversations;

@@ -240,6 +240,8 @@ export const commands = {
 	 *  is saved when it is cancelled). The next use of the sandbox connects to it.
 	 */
 	sandboxEngineSave: (host: string, chooseCerts: boolean, dialogTitle: string) => typedError<EngineChoiceView, AppError>(__TAURI_INVOKE("sandbox_engine_save", { host, chooseCerts, dialogTitle })),
+	/**  The release, commit and build date of this app. */
+	appAbout: () => __TAURI_INVOKE<AppAbout>("app_about"),
 	/**  What the settings say now. */
 	settingsGet: () => typedError<WorkbenchSettings, AppError>(__TAURI_INVOKE("settings_get")),
 	/**
@@ -309,6 +311,16 @@ export type AnsweredFailure = {
 	report: FailureReport,
 	/**  The conversation's last live message when the choice was made: the row follows it. */
 	afterSeq: number,
+};
+
+/**  The build this window runs. Stamped at compile time by build.rs. */
+export type AppAbout = {
+	/**  The release, one for the workspace and the app (Cargo.toml's `workspace.package`). */
+	version: string,
+	/**  The commit the app was built from, abbreviated as `git rev-parse --short` does. */
+	commit: string,
+	/**  The day of the build, `YYYY-MM-DD` in UTC. */
+	built: string,
 };
 
 /**  Every command's error: a code for the UI's logic and a message for the person. */

@@ -6,7 +6,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 
 /// Decima: an agent workbench for analysts, without a window.
 #[derive(Debug, Parser)]
-#[command(name = "decima", version, about, long_about = None)]
+#[command(name = "decima", version = crate::VERSION, about, long_about = None)]
 pub struct Cli {
     /// Where Decima keeps its database (decima.db) and files. Defaults to the OS data directory.
     #[arg(long, global = true, env = "DECIMA_DATA_DIR", value_name = "DIR")]

@@ -13,6 +13,17 @@ use decima_runtime::logging::{self, LevelFilter, LogGuard};
 
 use crate::args::Cli;
 
+/// What `decima --version` prints: the release, the commit and the day of the build, so that a
+/// report names the exact code (build.rs stamps the last two).
+const VERSION: &str = concat!(
+    env!("CARGO_PKG_VERSION"),
+    " (commit ",
+    env!("VERGEN_GIT_SHA"),
+    ", built ",
+    env!("VERGEN_BUILD_DATE"),
+    ")"
+);
+
 /// mimalloc instead of the system allocator: an agent step copies its whole context window
 /// (thousands of small strings), and glibc's allocator made that copy about ten times slower
 /// (see docs/PERFORMANCE.md, the agent step).

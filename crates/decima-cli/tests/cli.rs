@@ -521,3 +521,45 @@ fn conversations_can_be_created_with_a_preset() {
         "was not found",
     );
 }
+
+/// A bug report quotes `decima --version`; it must name the release, the exact commit and the
+/// day, or nobody can tell which code it is about.
+#[test]
+fn version_names_the_release_the_commit_and_the_build_date() {
+    let env = Env::new();
+    let out = env.run(&["--version"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let line = String::from_utf8(out.stdout).unwrap();
+    let rest = line
+        .trim_end()
+        .strip_prefix(&format!("decima {} (commit ", env!("CARGO_PKG_VERSION")))
+        .unwrap_or_else(|| panic!("{line}"));
+    let (commit, date) = rest
+        .strip_suffix(')')
+        .and_then(|r| r.split_once(", built "))
+        .unwrap_or_else(|| panic!("{line}"));
+    let head = Command::new("git")
+        .args(["rev-parse", "HEAD"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .unwrap();
+    let head = String::from_utf8(head.stdout).unwrap();
+    assert!(
+        commit.len() >= 7 && head.starts_with(commit),
+        "{commit} is not the checkout's commit {head}"
+    );
+    let today = time::OffsetDateTime::now_utc().date();
+    let built = time::Date::parse(
+        date,
+        time::macros::format_description!("[year]-[month]-[day]"),
+    )
+    .unwrap_or_else(|e| panic!("{date}: {e}"));
+    assert!(
+        built <= today && today - built < time::Duration::days(60),
+        "{date}"
+    );
+}

@@ -120,3 +120,18 @@ describe("a window on a shared store", () => {
     expect(backend.changeWatcher).toBeNull();
   });
 });
+
+describe("the About section of the settings", () => {
+  it("names the release, the commit and the day of the build, in either language", async () => {
+    backendWith();
+    const { user } = renderApp();
+    await user.click(await screen.findByRole("button", { name: "Settings" }));
+    const about = await within(screen.getByRole("dialog", { name: "Settings" })).findByTestId("settings-about");
+    expect(about).toHaveTextContent("About Decima");
+    expect(about).toHaveTextContent("Decima 0.2.0, commit a6e16a4, built 2026-11-27");
+    await act(async () => {
+      await setLanguage("zh");
+    });
+    expect(about).toHaveTextContent("Decima 0.2.0，提交 a6e16a4，构建于 2026-11-27");
+  });
+});

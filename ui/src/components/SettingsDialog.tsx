@@ -13,6 +13,7 @@ import { ProviderEditor } from "./settings/ProviderEditor";
 import { RunSettings } from "./settings/RunSettings";
 import { ThresholdsEditor } from "./settings/ThresholdsEditor";
 import { SharedDatabase } from "./settings/SharedDatabase";
+import { About } from "./settings/About";
 
 type Props = { onClose: () => void };
 
@@ -320,6 +321,8 @@ export function SettingsDialog({ onClose }: Props) {
             ))}
           </ul>
         </section>
+
+        <About />
 
         <div className="dialog-actions">
           <button type="button" className="button" data-testid="settings-close" onClick={onClose}>

@@ -510,6 +510,10 @@ const en = {
     elsewhere: "Another Decima on this computer is building it now (scripts/run.sh, the command line or another window); Build waits for that build and then finds the image ready.",
   },
   settings: {
+    about: {
+      title: "About Decima",
+      line: "Decima {{version}}, commit {{commit}}, built {{built}}",
+    },
     database: {
       title: "Shared database",
       openLocal: "This window uses this computer's file: {{path}}",

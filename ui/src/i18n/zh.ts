@@ -512,6 +512,10 @@ const zh: Messages = {
     elsewhere: "本机上另一个 Decima 正在构建它（scripts/run.sh、命令行或另一个窗口）；点“构建”会等待该构建完成，然后发现镜像已就绪。",
   },
   settings: {
+    about: {
+      title: "关于 Decima",
+      line: "Decima {{version}}，提交 {{commit}}，构建于 {{built}}",
+    },
     database: {
       title: "共享数据库",
       openLocal: "此窗口使用本机文件：{{path}}",

@@ -431,6 +431,8 @@ export class FakeBackend {
         return this.providers.map((p) => ({ name: p.name, model: p.model }));
       case "mcp_server_list":
         return this.mcpServers;
+      case "app_about":
+        return { version: "0.2.0", commit: "a6e16a4", built: "2026-11-27" };
       case "database_get":
         return this.database;
       case "database_save": {
