@@ -132,13 +132,21 @@ pub fn artifacts() -> PathBuf {
     dir
 }
 
+/// The app under test: this build's, or the binary `DECIMA_E2E_APP` names (an installed
+/// package's `/usr/bin/decima-desktop`, whose cold start docs/PERFORMANCE.md sets beside this
+/// build's).
+pub fn app_binary() -> String {
+    std::env::var("DECIMA_E2E_APP")
+        .unwrap_or_else(|_| env!("CARGO_BIN_EXE_decima-desktop").to_owned())
+}
+
 pub async fn connect(driver: &Driver, data_dir: &Path) -> Client {
     let mut caps = serde_json::Map::new();
     caps.insert("browserName".into(), "wry".into());
     caps.insert(
         "tauri:options".into(),
         serde_json::json!({
-            "application": env!("CARGO_BIN_EXE_decima-desktop"),
+            "application": app_binary(),
             "args": ["--data-dir", data_dir],
         }),
     );
