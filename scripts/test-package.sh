@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # A clean install of the .deb, tested in a container: a Debian 12 root filesystem made from
 # Debian's packages (mmdebstrap, `docker import`, as the analyst's sandbox image is made) installs
-# the package with `apt-get install ./decima_….deb`, so its declared dependencies are all it gets.
+# the package with `apt-get install ./Decima_….deb`, so its declared dependencies are all it gets.
 # Then, as an analyst's user: `decima --version`, an import of a small JSONL and `decima context`;
 # the desktop app starts under Xvfb in the container and its window shows the page on the X
 # screen (the accent blue of its buttons, counted as the end-to-end test does); then the package
