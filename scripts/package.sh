@@ -18,15 +18,15 @@ fi
 ensure_ui_deps
 build_ui
 
-# The CLI rides along as Tauri's "external binary": the bundler wants it named for the target
-# (decima-x86_64-unknown-linux-gnu) and installs it beside the app as plain `decima`. It is named
-# in src-tauri/tauri.bundle.json, not tauri.conf.json, because the app's own build script checks
-# that every external binary exists, and a plain `cargo build` has not built one.
 # Installed binaries carry no symbol table (as Debian's own packages): it was 13 MB of the CLI's
 # 64 MB. Only here, through the environment: benchmarks and profiles keep their symbols. A change
 # of profile rebuilds every crate, so a build after scripts/run.sh's starts from the beginning.
 export CARGO_PROFILE_RELEASE_STRIP=symbols
 
+# The CLI rides along as Tauri's "external binary": the bundler wants it named for the target
+# (decima-x86_64-unknown-linux-gnu) and installs it beside the app as plain `decima`. It is named
+# in src-tauri/tauri.bundle.json, not tauri.conf.json, because the app's own build script checks
+# that every external binary exists, and a plain `cargo build` has not built one.
 say "Building the decima CLI"
 cargo build --release --locked -p decima-cli
 triple=$(rustc -vV | sed -n 's/^host: //p')

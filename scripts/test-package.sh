@@ -23,7 +23,8 @@ deb=${DECIMA_PACKAGE_DEB:-$(ls target/release/bundle/deb/*.deb)}
 [ -f "$deb" ] || die "no .deb to test: $deb"
 version=$(cargo metadata --no-deps --format-version 1 \
     | python3 -c 'import json,sys; print(next(p["version"] for p in json.load(sys.stdin)["packages"] if p["name"] == "decima-desktop"))')
-commit=$(git rev-parse --short=7 HEAD)
+# Abbreviated as the build stamps it (git picks the length).
+commit=$(git rev-parse --short HEAD)
 
 # The clean system: Debian 12's required packages and apt, nothing else.
 IMAGE=decima-test:debian12-apt
