@@ -14,7 +14,7 @@ cd "$REPO_ROOT"
 mirror=${DECIMA_DEBIAN_MIRROR:-http://deb.debian.org/debian}
 
 ensure_docker
-ensure_apt mmdebstrap python3
+ensure_apt mmdebstrap python3 rpm
 
 if [ -z "${DECIMA_PACKAGE_DEB:-}" ]; then
     scripts/package.sh
@@ -25,6 +25,24 @@ version=$(cargo metadata --no-deps --format-version 1 \
     | python3 -c 'import json,sys; print(next(p["version"] for p in json.load(sys.stdin)["packages"] if p["name"] == "decima-desktop"))')
 # Abbreviated as the build stamps it (git picks the length).
 commit=$(git rev-parse --short HEAD)
+
+# The .rpm: no RPM system's mirror is reachable here to install it, so its contents and declared
+# dependencies are read with rpm itself.
+rpmfile=$(ls target/release/bundle/rpm/*.rpm 2>/dev/null | head -1)
+if [ -z "${DECIMA_PACKAGE_DEB:-}" ] || [ -n "$rpmfile" ]; then
+    [ -f "$rpmfile" ] || die "no .rpm beside the .deb"
+    say "Reading $(basename "$rpmfile")"
+    rpm -qpl "$rpmfile" 2>/dev/null >"${TMPDIR:-/tmp}/decima-rpm-files.$$"
+    for f in /usr/bin/decima /usr/bin/decima-desktop /usr/share/applications/Decima.desktop \
+        /usr/share/icons/hicolor/32x32/apps/decima-desktop.png; do
+        grep -qx "$f" "${TMPDIR:-/tmp}/decima-rpm-files.$$" || die "the .rpm lacks $f"
+    done
+    rm -f "${TMPDIR:-/tmp}/decima-rpm-files.$$"
+    requires=$(rpm -qpR "$rpmfile" 2>/dev/null)
+    for dep in webkit2gtk4.1 libsoup3 gtk3 openssl-libs; do
+        grep -qx "$dep" <<<"$requires" || die "the .rpm does not require $dep: $requires"
+    done
+fi
 
 # The clean system: Debian 12's required packages and apt, nothing else.
 IMAGE=decima-test:debian12-apt
