@@ -486,17 +486,7 @@ fn offered(env: &Env, i: usize) -> Vec<String> {
 #[tokio::test]
 async fn a_server_is_switched_off_for_one_conversation_or_for_every_run() {
     let env = Env::new().await;
-    let script = everything_on_host().display().to_string();
-    env.mcp_add(&[
-        "everything",
-        "--where",
-        "host",
-        "--",
-        "node",
-        &script,
-        "stdio",
-    ])
-    .await;
+    add_everything_on_host(&env).await;
     let out = env
         .decima(&["conversation", "create", "--title", "quiet"])
         .await;
@@ -884,17 +874,7 @@ async fn on_a_terminal(env: &Env, args: &[&str], input: &str) -> (bool, String) 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_terminal_asks_before_an_mcp_call_and_a_pipe_refuses_it() {
     let env = Env::new().await;
-    let script_path = everything_on_host().display().to_string();
-    env.mcp_add(&[
-        "everything",
-        "--where",
-        "host",
-        "--",
-        "node",
-        &script_path,
-        "stdio",
-    ])
-    .await;
+    add_everything_on_host(&env).await;
     env.call("mcp__everything__echo", json!({"message": "first"}));
     env.call("mcp__everything__echo", json!({"message": "second"}));
     env.call("mcp__everything__get-sum", json!({"a": 2, "b": 3}));
@@ -926,4 +906,19 @@ async fn the_terminal_asks_before_an_mcp_call_and_a_pipe_refuses_it() {
     let refused = last_tool_result(&env, 5);
     assert!(refused.contains("needs approval"), "{refused}");
     assert!(refused.contains("--allow-tool"), "{refused}");
+}
+
+/// Adds the reference "everything" server over stdio on the host, nothing else set.
+async fn add_everything_on_host(env: &Env) {
+    let script = everything_on_host().display().to_string();
+    env.mcp_add(&[
+        "everything",
+        "--where",
+        "host",
+        "--",
+        "node",
+        &script,
+        "stdio",
+    ])
+    .await;
 }

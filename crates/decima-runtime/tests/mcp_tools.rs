@@ -59,37 +59,34 @@ impl ChoiceSource for Approver {
 
 /// Runs `task` on the host with `choices` answering, the tenth man off.
 async fn run_asking(f: &Fixture, choices: &dyn ChoiceSource, task: &str) -> agent::RunOutcome {
-    agent::run(
-        &f.session(choices),
-        RunRequest {
-            conversation: None,
-            workspace: Some(f.workspace()),
-            task: task.into(),
-            sandbox: decima_store::SandboxKind::Host,
-            options: RunOptions {
-                tenth_man: decima_runtime::review::TenthManMode::Off,
-                ..RunOptions::default()
-            },
-        },
-    )
-    .await
-    .unwrap()
+    run_on_host(f, &f.session(choices), task, Vec::new()).await
 }
 
 /// Runs `task` on the host with the "claude" (Anthropic) provider, `allow` approving tools.
 async fn run_on_claude(f: &Fixture, task: &str, allow: &str) -> agent::RunOutcome {
+    let session = decima_runtime::agent::Session {
+        provider: Some("claude"),
+        ..f.session(&StopOnFailure)
+    };
+    run_on_host(f, &session, task, vec![allow.into()]).await
+}
+
+/// Runs `task` in a new conversation on the host, the tenth man off.
+async fn run_on_host(
+    f: &Fixture,
+    session: &decima_runtime::agent::Session<'_>,
+    task: &str,
+    allow_tools: Vec<String>,
+) -> agent::RunOutcome {
     agent::run(
-        &decima_runtime::agent::Session {
-            provider: Some("claude"),
-            ..f.session(&StopOnFailure)
-        },
+        session,
         RunRequest {
             conversation: None,
             workspace: Some(f.workspace()),
             task: task.into(),
             sandbox: decima_store::SandboxKind::Host,
             options: RunOptions {
-                allow_tools: vec![allow.into()],
+                allow_tools,
                 tenth_man: decima_runtime::review::TenthManMode::Off,
                 ..RunOptions::default()
             },
