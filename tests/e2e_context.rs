@@ -3,7 +3,8 @@
 //! seeded to about 60% of the window crosses 70% after one run and 85% after another (the
 //! answers are long), then is compressed through the dialog (preview, confirm) and the
 //! compression undone from the notice that is in sight right after confirming, then compressed
-//! again and undone from its marker in the list, with the file checked after each step.
+//! again and undone from its marker in the list (scrolled up to, as the list is virtualized),
+//! with the file checked after each step.
 //! Screenshots go to `target/e2e-artifacts/`.
 
 // Test code: a failed setup step should panic right where it happened.
@@ -56,6 +57,13 @@ async fn meter(client: &Client) -> (Option<f64>, Option<String>) {
             .and_then(|v| v.parse().ok()),
         attr(client, css, "data-state").await,
     )
+}
+
+/// How many rows the message list holds, rendered or not (it is virtualized).
+async fn list_rows(client: &Client) -> Option<usize> {
+    attr(client, "[data-testid=message-list]", "data-count")
+        .await
+        .and_then(|n| n.parse().ok())
 }
 
 async fn saved_settings(db: &std::path::Path) -> Option<serde_json::Value> {
@@ -284,6 +292,7 @@ async fn the_meter_crosses_70_and_85_percent_then_compression_is_previewed_confi
 
     // Confirm: one compaction in force, a notice with Undo in sight at once (nothing is
     // scrolled to find it), a marker where its summary stands, the usage down.
+    let rows_before = list_rows(&client).await.unwrap();
     click(&client, "[data-testid=compress-confirm]").await;
     let notice = "[data-testid=compaction-notice]";
     let notice_undo = "[data-testid=compaction-notice] [data-testid=compaction-notice-undo]";
@@ -298,16 +307,48 @@ async fn the_meter_crosses_70_and_85_percent_then_compression_is_previewed_confi
         said.contains("The context was compressed ("),
         "the notice says what was saved: {said:?}"
     );
-    wait_until(&client, "no marker after confirm", || async {
-        client
-            .find(Locator::Css("[data-testid=compaction-marker]"))
-            .await
-            .is_ok()
-    })
-    .await;
     let stored = compactions(&db).await;
     assert_eq!(stored.len(), 1);
     assert_eq!(stored[0].1, None, "in force");
+    // The list gains one row, the marker, wherever the view is: the list is virtualized, so
+    // the marker is in the page only near the view, and the reader scrolls up to it.
+    wait_until(&client, "the list gained no marker row", || async {
+        list_rows(&client).await == Some(rows_before + 1)
+    })
+    .await;
+    let marker = "[data-testid=compaction-marker]";
+    if !support::scroll_up_to(&client, marker).await {
+        support::save_failure_artifacts(&client).await;
+        panic!("no marker in the list above the view");
+    }
+    // It stands where its summary ends: after the last message it covers, before the first
+    // it does not.
+    let (end_seq,): (i64,) = support::rows(
+        &db,
+        &format!(
+            "SELECT MAX(end_seq) FROM summaries WHERE compaction_id = '{}'",
+            stored[0].0
+        ),
+    )
+    .await[0];
+    let around: serde_json::Value = client
+        .execute(
+            "const m = document.querySelector(arguments[0]);
+             const at = Number(m.dataset.index);
+             const seq = (i) => {
+                 const li = document.querySelector(`[data-testid=message-list] > [data-index='${i}']`);
+                 return li && li.dataset.seq ? Number(li.dataset.seq) : null;
+             };
+             return [seq(at - 1), seq(at + 1)];",
+            vec![json!(marker)],
+        )
+        .await
+        .unwrap();
+    let (before, after) = (around[0].as_i64(), around[1].as_i64());
+    assert!(
+        before.is_some_and(|s| s <= end_seq) && after.is_some_and(|s| s > end_seq),
+        "the marker of a summary ending at #{end_seq} stands between #{before:?} and #{after:?}"
+    );
     wait_until(
         &client,
         "the meter did not fall after compression",
@@ -328,10 +369,8 @@ async fn the_meter_crosses_70_and_85_percent_then_compression_is_previewed_confi
     })
     .await;
     wait_until(&client, "the marker stayed after undo", || async {
-        client
-            .find(Locator::Css("[data-testid=compaction-marker]"))
-            .await
-            .is_err()
+        list_rows(&client).await == Some(rows_before)
+            && count(&client, "[data-testid=compaction-marker]").await == 0
     })
     .await;
     let undone = compactions(&db).await;
@@ -357,15 +396,20 @@ async fn the_meter_crosses_70_and_85_percent_then_compression_is_previewed_confi
     wait_until(
         &client,
         "no marker after the second compression",
-        || async { count(&client, "[data-testid=compaction-marker]").await == 1 },
+        || async { list_rows(&client).await == Some(rows_before + 1) },
     )
     .await;
+    if !support::scroll_up_to(&client, marker).await {
+        support::save_failure_artifacts(&client).await;
+        panic!("no marker in the list above the view after the second compression");
+    }
     click(&client, "[data-testid=compaction-undo]").await;
     wait_until(
         &client,
         "the marker or the notice stayed after undo from the marker",
         || async {
-            count(&client, "[data-testid=compaction-marker]").await == 0
+            list_rows(&client).await == Some(rows_before)
+                && count(&client, marker).await == 0
                 && count(&client, notice).await == 0
         },
     )

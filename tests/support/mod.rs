@@ -376,6 +376,60 @@ pub async fn save_failure_artifacts(client: &Client) {
     if let Ok(html) = client.source().await {
         let _ = std::fs::write(artifacts().join("failure.html"), html);
     }
+    // The artifacts stay on the machine that failed; the list's state goes to the test's output.
+    eprintln!("message list at the failure: {}", list_state(client).await);
+}
+
+/// Where the message list stands: its scroll, how many rows it holds, and the rows rendered
+/// (index, kind, seq), to read a failure from the test's output alone.
+pub async fn list_state(client: &Client) -> String {
+    let script = "const s = document.querySelector('[data-testid=message-scroll]');
+        const l = document.querySelector('[data-testid=message-list]');
+        if (!s || !l) return 'no message list';
+        const rows = [...l.children].map((li) =>
+            `${li.dataset.index}:${li.dataset.testid}${li.dataset.seq ? '#' + li.dataset.seq : ''}`);
+        return `scrollTop ${s.scrollTop} of ${s.scrollHeight} (view ${s.clientHeight}), `
+            + `${l.dataset.count} rows, rendered ${rows.join(' ')}`;";
+    match client.execute(script, vec![]).await {
+        Ok(v) => v.as_str().unwrap_or_default().to_owned(),
+        Err(e) => format!("unreadable: {e}"),
+    }
+}
+
+/// Scrolls the message list to its end and then up a view at a time, as a reader looking for
+/// a row would, until `css` is rendered; false when the top is reached without it. The list is
+/// virtualized, so a row far from the view is not in the page until the reader gets near it.
+pub async fn scroll_up_to(client: &Client, css: &str) -> bool {
+    if count(client, css).await > 0 {
+        return true;
+    }
+    client
+        .execute(
+            "const s = document.querySelector('[data-testid=message-scroll]');
+             s.scrollTop = s.scrollHeight;",
+            vec![],
+        )
+        .await
+        .unwrap();
+    let started = Instant::now();
+    while started.elapsed() < WAIT {
+        if count(client, css).await > 0 {
+            return true;
+        }
+        let top = client
+            .execute(
+                "const s = document.querySelector('[data-testid=message-scroll]');
+                 s.scrollBy(0, -s.clientHeight); return s.scrollTop;",
+                vec![],
+            )
+            .await
+            .unwrap();
+        tokio::time::sleep(Duration::from_millis(150)).await;
+        if top.as_f64() == Some(0.0) && count(client, css).await == 0 {
+            return false;
+        }
+    }
+    false
 }
 
 /// Rows of `sql`, read from the app's SQLite file through a read-only connection of the
