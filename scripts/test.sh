@@ -26,8 +26,8 @@ ensure_python_tiktoken
 ensure_ui_deps
 ensure_mcp_servers
 
-say "UI: type check and unit tests"
-(cd ui && npm run --silent typecheck && npm test --silent)
+say "UI: type check, lint and unit tests"
+(cd ui && npm run --silent typecheck && npm run --silent lint && npm test --silent)
 build_ui
 
 say "Rust: formatting"

@@ -1,4 +1,4 @@
-import { useCallback, useEffect, useMemo, useRef, useState } from "react";
+import { useCallback, useEffect, useEffectEvent, useMemo, useRef, useState } from "react";
 import { NARROW } from "../hooks/useSidebar";
 import { useTranslation } from "react-i18next";
 import { call } from "../api/call";
@@ -91,18 +91,18 @@ export function ConversationView(props: Props) {
   // Bumped by a compression or an undo made here: the markers and the meter read again.
   const [compressions, setCompressions] = useState(0);
   const [markers, setMarkers] = useState<CompactionMarker[]>([]);
+  const reportFailure = useEffectEvent((error: AppError) => report(error));
   useEffect(() => {
     let alive = true;
     void (async () => {
       const res = await call(() => commands.compactionList(conversation.id));
       if (!alive) return;
       if (res.status === "ok") setMarkers(res.data);
-      else report(res.error);
+      else reportFailure(res.error);
     })();
     return () => {
       alive = false;
     };
-    // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [conversation.id, refreshKey, compressions]);
 
   const { compressionNotice: notice, onDismissCompressionNotice, onMessagesChanged } = props;
@@ -183,7 +183,7 @@ export function ConversationView(props: Props) {
   rerunRef.current = rerunnable;
   const messagesRef = useRef(messages);
   messagesRef.current = messages;
-  const onMessageAction = useCallback((action: MessageAction, message: MessageView) => {
+  const onMessageAction = useCallback((action: MessageAction) => {
     const point = rerunRef.current;
     if (!point) return;
     const user = messagesRef.current.find((m) => m.seq === point.userSeq);

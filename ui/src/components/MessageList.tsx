@@ -1,5 +1,5 @@
 import { useVirtualizer } from "@tanstack/react-virtual";
-import { memo, useEffect, useMemo, useRef, type ReactNode } from "react";
+import { memo, useEffect, useEffectEvent, useMemo, useRef, type ReactNode } from "react";
 import { useTranslation } from "react-i18next";
 import type { AnsweredFailure, CompactionMarker, MessageView, RunEndingView } from "../bindings";
 import { useFollowEnd } from "../hooks/useFollowEnd";
@@ -150,40 +150,40 @@ export function MessageList(props: Props) {
   });
 
   // A run started here (a task sent, a choice made, a resume): show it from its start.
+  // Each of these moves the view once, when its request changes: effect events read the rows
+  // and the follower as they are then, so rows read meanwhile never pull the view back.
+  const jumpToEnd = useEffectEvent(() => follow.jumpToEnd());
+  const scrollToRow = useEffectEvent((index: number, align: "start" | "center") => {
+    follow.release();
+    settle();
+    virtualizer.scrollToIndex(index, { align });
+  });
+  const citedRow = useEffectEvent((seq: number) => {
+    const index = rows.findIndex((r) => r.kind === "message" && r.message.seq >= seq);
+    return index < 0 ? rows.length - 1 : index;
+  });
+
   const wasLive = useRef(props.runLive ?? false);
   useEffect(() => {
     const live = props.runLive ?? false;
-    if (live && !wasLive.current) follow.jumpToEnd();
+    if (live && !wasLive.current) jumpToEnd();
     wasLive.current = live;
-    // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [props.runLive]);
 
   // A cited message: bring it to the middle of the view (or the nearest live one after it, when
   // it was rolled back).
   useEffect(() => {
     if (highlighted === null) return;
-    let index = rows.findIndex((r) => r.kind === "message" && r.message.seq >= highlighted.seq);
-    if (index < 0) index = rows.length - 1;
-    if (index < 0) return;
-    follow.release();
-    settle();
-    virtualizer.scrollToIndex(index, { align: "center" });
-    // Only a new citation moves the view; rows read meanwhile must not pull it back.
-    // eslint-disable-next-line react-hooks/exhaustive-deps
+    const index = citedRow(highlighted.seq);
+    if (index >= 0) scrollToRow(index, "center");
   }, [highlighted]);
 
   useEffect(() => {
-    if (!props.startRequest) return;
-    follow.release();
-    settle();
-    virtualizer.scrollToIndex(0, { align: "start" });
-    // eslint-disable-next-line react-hooks/exhaustive-deps
+    if (props.startRequest) scrollToRow(0, "start");
   }, [props.startRequest]);
 
   useEffect(() => {
-    if (!props.endRequest) return;
-    follow.jumpToEnd();
-    // eslint-disable-next-line react-hooks/exhaustive-deps
+    if (props.endRequest) jumpToEnd();
   }, [props.endRequest]);
 
   const onScroll = () => {

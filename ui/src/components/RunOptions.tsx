@@ -61,7 +61,7 @@ export function RunOptions({ conversationId, disabled = false, settingsKey = 0 }
     setError(res.status === "error" ? res.error : null);
     if (res.status === "ok" && res.data) setOptions(res.data);
   };
-  const useDefault = async () => {
+  const backToDefault = async () => {
     const res = await call(() => commands.workspaceUseDefault(conversationId));
     setError(res.status === "error" ? res.error : null);
     if (res.status === "ok") setOptions(res.data);
@@ -175,7 +175,7 @@ export function RunOptions({ conversationId, disabled = false, settingsKey = 0 }
                     {t("runOptions.openFolder")}
                   </button>
                   {options.workspace !== null && (
-                    <button type="button" className="button button-small" data-testid="workspace-default" onClick={() => void useDefault()}>
+                    <button type="button" className="button button-small" data-testid="workspace-default" onClick={() => void backToDefault()}>
                       {t("runOptions.useDefault")}
                     </button>
                   )}

@@ -86,7 +86,6 @@ export function SettingsDialog({ onClose }: Props) {
   useEffect(() => {
     void load();
     // Loaded once when the dialog opens.
-    // eslint-disable-next-line react-hooks/exhaustive-deps
   }, []);
 
   const add = async () => {

@@ -1,4 +1,4 @@
-import { useCallback, useEffect, useState } from "react";
+import { useCallback, useEffect, useEffectEvent, useState } from "react";
 import { useTranslation } from "react-i18next";
 import { call } from "../api/call";
 import { commands, type AppError, type WorkspaceFileView, type WorkspaceView } from "../bindings";
@@ -39,6 +39,8 @@ export function WorkspacePanel({ conversationId, refreshKey, added, runLive, onL
   const [open, setOpen] = useState<WorkspaceFileView | null>(null);
   const [picked, setPicked] = useState<WorkspaceAdded | null>(null);
   const [reads, setReads] = useState(0);
+  // The parent hears the count of each listing; a new callback from it does not list again.
+  const listed = useEffectEvent((count: number) => onListed?.(count));
 
   useEffect(() => {
     let alive = true;
@@ -47,13 +49,12 @@ export function WorkspacePanel({ conversationId, refreshKey, added, runLive, onL
       if (res.status === "ok") {
         setView(res.data);
         setError(null);
-        onListed?.(res.data.files.length);
+        listed(res.data.files.length);
       } else setError(res.error);
     });
     return () => {
       alive = false;
     };
-    // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [conversationId, all, refreshKey, added?.nonce, reads]);
   useEffect(() => {
     setOpen(null);

@@ -145,8 +145,7 @@ export function useMessages(
   // the newest page that opening the conversation asked for.
   useEffect(() => {
     if (reveal && reveal.conversationId === openRef.current) void showAt(reveal.seq);
-    // eslint-disable-next-line react-hooks/exhaustive-deps
-  }, [reveal]);
+  }, [reveal, showAt]);
 
   return {
     messages: shown.messages,

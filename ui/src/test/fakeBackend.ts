@@ -515,8 +515,6 @@ export class FakeBackend {
       }
       case "workspace_add_picked":
         return [];
-      case "workspace_open":
-        return null;
       case "tool_result_images":
         return this.toolImages[`${String(args.conversationId)}/${String(args.callId)}`] ?? [];
       case "mcp_conversation_list":

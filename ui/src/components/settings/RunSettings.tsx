@@ -39,7 +39,6 @@ export function RunSettings({ providers, sandbox, onEngineChanged }: Props) {
       alive = false;
     };
     // Read once when the dialog opens.
-    // eslint-disable-next-line react-hooks/exhaustive-deps
   }, []);
 
   const save = async (next: WorkbenchSettings) => {
