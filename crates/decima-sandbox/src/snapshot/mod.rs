@@ -1,0 +1,499 @@
+//! Content-addressed workspace snapshots.
+//!
+//! A [`SnapshotStore`] lives outside every workspace (for example `DATA_DIR/snapshots`):
+//!
+//! ```text
+//! objects/<first 2 hex>/<sha256>   file contents, written once (temp file + rename)
+//! manifests/<id>.json              one manifest per snapshot; the id is the SHA-256 of the JSON
+//! cache/<workspace key>.json       per-workspace stat cache (path, size, mtime, ctime, inode → hash)
+//! tmp/                             temp files on their way to manifests/ or cache/ (objects are
+//!                                  written to `.tmp-*` beside their final name)
+//! ```
+//!
+//! * [`SnapshotStore::snapshot`] walks the workspace without following symlinks and records
+//!   directories (empty ones too), regular files (hash, size, permission bits, mtime) and
+//!   symlinks (target text). A file whose size, mtime, ctime and inode match the stat cache is not
+//!   read again. Identical contents are stored once.
+//! * [`SnapshotStore::restore`] makes the workspace equal to a snapshot: entries created since are
+//!   removed, changed or deleted ones written back (content, mode, mtime), symlinks recreated as
+//!   links. Unchanged files are recognised by the stat cache (or by hashing when it cannot tell)
+//!   and left alone. Every directory on the way to a written entry has first been made a real
+//!   directory, and entries are replaced by rename or created fresh, so restore never writes
+//!   through a symlink. Object contents are verified against their hash before they land.
+//! * [`SnapshotStore::gc`] deletes manifests that are not live and objects no live manifest uses.
+//!
+//! Nothing is skipped silently: fifos, sockets and devices, files that cannot be read, and files
+//! that vanish mid-walk are listed in [`Manifest::skipped`] with a reason, and restore leaves
+//! whatever is at those paths alone.
+//!
+//! **`.decima/` is excluded.** A top-level `.decima` holds tool-output spill files, which are a
+//! record of what happened rather than work: it is listed as skipped (`excluded`), a restore never
+//! touches it, and spilled outputs referenced by messages stay readable after a rollback.
+//!
+//! Hard links are stored as independent files and restored as such. Ownership, xattrs and
+//! directory mtimes are not recorded. Writes are not fsynced: a crash can lose the latest
+//! snapshot, and a damaged object is detected on restore (hash check) rather than restored.
+//! The stat cache ignores entries whose ctime is within [`RACY_WINDOW_NS`] of the walk, so a
+//! file written while a snapshot runs is hashed again next time. The API is blocking; call it
+//! from `spawn_blocking`. Operations on one store are serialised by a mutex; do not let two
+//! processes garbage-collect the same store while another snapshots into it.
+
+mod gc;
+mod id;
+mod manifest;
+mod objects;
+mod restore;
+mod stat_cache;
+mod walk;
+
+use std::collections::{HashMap, HashSet};
+use std::fmt;
+use std::fs::{self, File, Metadata};
+use std::io;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicU64;
+use std::sync::{Mutex, MutexGuard};
+
+use rustix::fs::{FlockOperation, flock};
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+pub use id::SnapshotId;
+pub use manifest::{Changes, Entry, MANIFEST_FORMAT, Manifest, Skipped};
+
+pub(crate) use id::{hex, is_hex_sha256};
+use objects::HashJob;
+pub(crate) use objects::hash_reader;
+use stat_cache::now_ns;
+pub(crate) use stat_cache::{CachedStat, StatCache, mode_of, mtime_ns, system_time};
+use walk::{Walked, walk};
+
+use crate::error::{Result, SandboxError};
+
+/// The top-level folder of a workspace that snapshots leave out (tool-output spill files).
+pub const EXCLUDED_DIR: &str = ".decima";
+
+/// Stat-cache entries whose ctime is this close to (or after) the start of the walk are not
+/// trusted: a write in the same clock tick would leave size, mtime and ctime unchanged.
+pub const RACY_WINDOW_NS: i64 = 100_000_000;
+
+/// How temp files start (in `tmp/` and beside objects in `objects/<prefix>/`).
+const TEMP_PREFIX: &str = ".tmp-";
+
+/// What a snapshot cost.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SnapshotStats {
+    /// Regular files recorded.
+    pub files: u64,
+    /// Directories recorded.
+    pub dirs: u64,
+    /// Symlinks recorded.
+    pub symlinks: u64,
+    /// Entries listed as skipped.
+    pub skipped: u64,
+    /// Files whose content was read and hashed (the rest came from the stat cache).
+    pub hashed: u64,
+    /// Bytes read to hash them.
+    pub bytes_hashed: u64,
+    /// Objects written to the store (contents it did not have yet).
+    pub new_objects: u64,
+    /// Total size of the recorded files.
+    pub bytes_total: u64,
+}
+
+/// A snapshot just taken.
+#[derive(Clone, Debug)]
+pub struct Snapshot {
+    /// Its id, for [`SnapshotStore::restore`].
+    pub id: SnapshotId,
+    /// What it holds.
+    pub manifest: Manifest,
+    /// What it cost.
+    pub stats: SnapshotStats,
+}
+
+/// What a restore did.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RestoreStats {
+    /// Files written from the store (changed, deleted or replaced since the snapshot).
+    pub files_written: u64,
+    /// Bytes written into them.
+    pub bytes_written: u64,
+    /// Files that already matched and were left alone.
+    pub files_unchanged: u64,
+    /// Files hashed to find out whether they matched.
+    pub hashed: u64,
+    /// Directories created.
+    pub dirs_created: u64,
+    /// Symlinks (re)created.
+    pub symlinks_written: u64,
+    /// Entries removed (created since the snapshot, or of the wrong kind); a removed directory
+    /// counts once.
+    pub removed: u64,
+    /// Files or directories whose permission bits or mtime were put back without rewriting.
+    pub metadata_fixed: u64,
+}
+
+/// What a garbage collection did.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GcStats {
+    /// Manifests deleted (not in the live set).
+    pub manifests_removed: u64,
+    /// Objects deleted (used by no live manifest).
+    pub objects_removed: u64,
+    /// Their total size.
+    pub bytes_freed: u64,
+    /// Objects kept.
+    pub objects_kept: u64,
+    /// Live ids that have no manifest in the store.
+    pub missing_live: Vec<SnapshotId>,
+    /// Manifests kept only because they are recent (a snapshot whose owner may not have
+    /// recorded it yet).
+    pub recent_kept: u64,
+    /// True when another process was snapshotting or restoring, so nothing was collected.
+    pub busy: bool,
+}
+
+struct State {
+    /// Loaded stat caches, by canonical workspace path.
+    caches: HashMap<PathBuf, StatCache>,
+}
+
+/// A content-addressed store of workspace snapshots. See the module documentation.
+pub struct SnapshotStore {
+    root: PathBuf,
+    state: Mutex<State>,
+    tmp_counter: AtomicU64,
+}
+
+impl fmt::Debug for SnapshotStore {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SnapshotStore")
+            .field("root", &self.root)
+            .finish_non_exhaustive()
+    }
+}
+
+impl SnapshotStore {
+    /// Opens (creating if needed) a store rooted at `dir`, which must not be inside a workspace
+    /// it snapshots.
+    ///
+    /// # Errors
+    /// When the directories cannot be created.
+    pub fn open(dir: impl AsRef<Path>) -> Result<Self> {
+        let root = dir.as_ref().to_path_buf();
+        for sub in ["objects", "manifests", "cache", "tmp"] {
+            let path = root.join(sub);
+            fs::create_dir_all(&path).map_err(io_err("create", &path))?;
+        }
+        Ok(Self {
+            root,
+            state: Mutex::new(State {
+                caches: HashMap::new(),
+            }),
+            tmp_counter: AtomicU64::new(0),
+        })
+    }
+
+    /// The store's directory.
+    #[must_use]
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// Records `workspace` and returns the snapshot's id, manifest and cost.
+    ///
+    /// # Errors
+    /// When the workspace cannot be listed or the store cannot be written. Unreadable or special
+    /// files do not fail the snapshot; they are listed in [`Manifest::skipped`].
+    pub fn snapshot(&self, workspace: &Path) -> Result<Snapshot> {
+        let mut state = self.lock();
+        let _shared = self.across_processes(FlockOperation::LockShared)?;
+        let walk_start = now_ns();
+        let key = fs::canonicalize(workspace).map_err(io_err("open", workspace))?;
+        self.check_outside(&key)?;
+        let old_cache = self.cache_for(&mut state, &key);
+
+        let mut walked = Vec::new();
+        let mut skipped = Vec::new();
+        walk(&key, &mut PathBuf::new(), &mut walked, &mut skipped)?;
+
+        let mut stats = SnapshotStats::default();
+        let mut entries = Vec::with_capacity(walked.len());
+        let mut jobs = Vec::new();
+        let mut metas: HashMap<usize, Metadata> = HashMap::new();
+        for item in walked {
+            match item {
+                Walked::Dir { rel, mode } => {
+                    stats.dirs += 1;
+                    entries.push(Entry::Dir {
+                        path: manifest::encode_path(&rel),
+                        mode,
+                    });
+                }
+                Walked::Symlink { rel, target } => {
+                    stats.symlinks += 1;
+                    entries.push(Entry::Symlink {
+                        path: manifest::encode_path(&rel),
+                        target,
+                    });
+                }
+                Walked::File { rel, meta } => {
+                    let path = manifest::encode_path(&rel);
+                    let cached = old_cache
+                        .get(&path)
+                        .filter(|c| c.matches(&meta) && self.object_path(&c.hash).is_file())
+                        .map(|c| c.hash.clone());
+                    let index = entries.len();
+                    if cached.is_none() {
+                        jobs.push(HashJob {
+                            index,
+                            path: key.join(&rel),
+                            size: meta.len(),
+                        });
+                    }
+                    entries.push(Entry::File {
+                        path,
+                        hash: cached.unwrap_or_default(),
+                        size: meta.len(),
+                        mode: meta.mode() & 0o7777,
+                        mtime_ns: mtime_ns(&meta),
+                    });
+                    metas.insert(index, meta);
+                }
+            }
+        }
+
+        let (done, failed) = self.hash_all(&jobs)?;
+        for d in done {
+            stats.hashed += 1;
+            stats.bytes_hashed += d.bytes;
+            stats.new_objects += u64::from(d.new_object);
+            if let Some(Entry::File { hash, size, .. }) = entries.get_mut(d.index) {
+                *hash = d.hash;
+                // The content read is what is stored, even if the file grew or shrank since lstat.
+                *size = d.bytes;
+            }
+        }
+        // Files that could not be read (or vanished) are reported, not recorded.
+        let mut failed_set = HashSet::new();
+        for (index, kind, reason) in failed {
+            failed_set.insert(index);
+            if let Some(entry) = entries.get(index) {
+                skipped.push(Skipped {
+                    path: entry.path().to_owned(),
+                    kind,
+                    reason,
+                });
+            }
+        }
+        let mut new_cache = StatCache::new();
+        let mut kept = Vec::with_capacity(entries.len());
+        for (index, entry) in entries.into_iter().enumerate() {
+            if failed_set.contains(&index) {
+                continue;
+            }
+            if let Entry::File {
+                path, hash, size, ..
+            } = &entry
+            {
+                stats.files += 1;
+                stats.bytes_total += size;
+                if let Some(c) = metas
+                    .get(&index)
+                    .filter(|m| m.len() == *size)
+                    .and_then(|m| CachedStat::trusted(m, hash.clone(), walk_start))
+                {
+                    new_cache.insert(path.clone(), c);
+                }
+            }
+            kept.push(entry);
+        }
+        skipped.sort_by(|a, b| a.path.cmp(&b.path));
+        stats.skipped = skipped.len() as u64;
+
+        let manifest = Manifest {
+            format: MANIFEST_FORMAT,
+            entries: kept,
+            skipped,
+        };
+        let id = self.write_manifest(&manifest)?;
+        self.save_cache(&mut state, key, new_cache)?;
+        tracing::debug!(%id, ?stats, workspace = %workspace.display(), "workspace snapshot");
+        Ok(Snapshot {
+            id,
+            manifest,
+            stats,
+        })
+    }
+
+    /// Makes `workspace` equal to snapshot `id` (see the module documentation). Creates the
+    /// workspace directory if it is missing. `.decima/` and paths the snapshot skipped are left
+    /// alone.
+    ///
+    /// # Errors
+    /// [`SandboxError::SnapshotNotFound`] or [`SandboxError::CorruptSnapshot`] before anything is
+    /// touched when the snapshot or one of its objects is missing or damaged; I/O errors
+    /// otherwise (the workspace may then be partly restored; restoring again finishes the job).
+    pub fn restore(&self, id: &SnapshotId, workspace: &Path) -> Result<RestoreStats> {
+        let mut state = self.lock();
+        let _shared = self.across_processes(FlockOperation::LockShared)?;
+        let manifest = self.manifest(id)?;
+        let paths =
+            manifest::validate(&manifest).map_err(|reason| SandboxError::CorruptSnapshot {
+                id: id.to_string(),
+                reason,
+            })?;
+        for entry in &manifest.entries {
+            if let Entry::File { hash, path, .. } = entry
+                && !self.object_path(hash).is_file()
+            {
+                return Err(SandboxError::CorruptSnapshot {
+                    id: id.to_string(),
+                    reason: format!("object {hash} for {path:?} is missing"),
+                });
+            }
+        }
+        fs::create_dir_all(workspace).map_err(io_err("create", workspace))?;
+        let key = fs::canonicalize(workspace).map_err(io_err("open", workspace))?;
+        self.check_outside(&key)?;
+        let old_cache = self.cache_for(&mut state, &key);
+        let (stats, new_cache) =
+            restore::Restorer::new(self, id, &key, &manifest, &paths, &old_cache).run()?;
+        self.save_cache(&mut state, key, new_cache)?;
+        tracing::debug!(%id, ?stats, workspace = %workspace.display(), "workspace restored");
+        Ok(stats)
+    }
+
+    /// Reads a snapshot's manifest, checking it against its id.
+    ///
+    /// # Errors
+    /// [`SandboxError::SnapshotNotFound`], [`SandboxError::CorruptSnapshot`] or I/O.
+    pub fn manifest(&self, id: &SnapshotId) -> Result<Manifest> {
+        let path = self.manifest_path(id);
+        let bytes = match fs::read(&path) {
+            Ok(bytes) => bytes,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                return Err(SandboxError::SnapshotNotFound { id: id.to_string() });
+            }
+            Err(e) => return Err(io_err("read", &path)(e)),
+        };
+        let corrupt = |reason: String| SandboxError::CorruptSnapshot {
+            id: id.to_string(),
+            reason,
+        };
+        if hex(&Sha256::digest(&bytes)) != id.as_str() {
+            return Err(corrupt("manifest does not match its id".to_owned()));
+        }
+        serde_json::from_slice(&bytes).map_err(|e| corrupt(format!("manifest: {e}")))
+    }
+
+    /// Whether the store holds snapshot `id`.
+    #[must_use]
+    pub fn contains(&self, id: &SnapshotId) -> bool {
+        self.manifest_path(id).is_file()
+    }
+
+    /// Every snapshot id in the store, sorted.
+    ///
+    /// # Errors
+    /// When `manifests/` cannot be listed.
+    pub fn list(&self) -> Result<Vec<SnapshotId>> {
+        let dir = self.root.join("manifests");
+        let mut ids = Vec::new();
+        for item in fs::read_dir(&dir).map_err(io_err("list", &dir))? {
+            let item = item.map_err(io_err("list", &dir))?;
+            let name = item.file_name();
+            if let Some(id) = name
+                .to_str()
+                .and_then(|n| n.strip_suffix(".json"))
+                .and_then(|n| SnapshotId::parse(n).ok())
+            {
+                ids.push(id);
+            }
+        }
+        ids.sort();
+        Ok(ids)
+    }
+
+    /// Refuses a workspace that contains the store: a snapshot would record the store and a
+    /// restore would delete it.
+    fn check_outside(&self, workspace: &Path) -> Result<()> {
+        let root = fs::canonicalize(&self.root).map_err(io_err("open", &self.root))?;
+        if root.starts_with(workspace) {
+            return Err(SandboxError::Io {
+                action: "use",
+                path: workspace.display().to_string(),
+                source: io::Error::other(format!(
+                    "the snapshot store {} is inside this workspace",
+                    self.root.display()
+                )),
+            });
+        }
+        Ok(())
+    }
+
+    /// The store's lock file, locked with `operation` (held until the file is dropped).
+    fn across_processes(&self, operation: FlockOperation) -> Result<File> {
+        self.across_processes_if_free(operation)?
+            .ok_or_else(|| SandboxError::Io {
+                action: "lock",
+                path: self.root.join("lock").display().to_string(),
+                source: io::Error::from(io::ErrorKind::WouldBlock),
+            })
+    }
+
+    /// Like [`Self::across_processes`]; `None` when a non-blocking lock is taken elsewhere.
+    fn across_processes_if_free(&self, operation: FlockOperation) -> Result<Option<File>> {
+        let path = self.root.join("lock");
+        let file = fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&path)
+            .map_err(io_err("open", &path))?;
+        match flock(&file, operation) {
+            Ok(()) => Ok(Some(file)),
+            Err(rustix::io::Errno::WOULDBLOCK) => Ok(None),
+            Err(e) => Err(SandboxError::Io {
+                action: "lock",
+                path: path.display().to_string(),
+                source: e.into(),
+            }),
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    fn manifest_path(&self, id: &SnapshotId) -> PathBuf {
+        self.root.join("manifests").join(format!("{id}.json"))
+    }
+
+    fn write_manifest(&self, manifest: &Manifest) -> Result<SnapshotId> {
+        let bytes = serde_json::to_vec(manifest).map_err(|e| SandboxError::Io {
+            action: "encode",
+            path: "manifest".to_owned(),
+            source: io::Error::other(e),
+        })?;
+        let id = SnapshotId::of_manifest(&bytes);
+        let path = self.manifest_path(&id);
+        if !path.is_file() {
+            self.write_atomic(&path, &bytes, false)?;
+        }
+        Ok(id)
+    }
+}
+
+pub(crate) fn io_err(action: &'static str, path: &Path) -> impl FnOnce(io::Error) -> SandboxError {
+    let path = path.display().to_string();
+    move |source| SandboxError::Io {
+        action,
+        path,
+        source,
+    }
+}
