@@ -1,5 +1,6 @@
 use super::*;
 use std::collections::HashMap;
+use std::io;
 
 /// A keyring that works, in memory.
 #[derive(Default)]

@@ -5,15 +5,16 @@
 //! Service), [`SecretStore`] falls back to `secrets.json` and hands the caller a one-line warning
 //! to print once.
 
-use crate::LlmError;
-use std::collections::BTreeMap;
+mod file_vault;
+mod keyring_vault;
+
 use std::fmt;
-use std::fs::{self, File, OpenOptions};
-use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 
-use serde::{Deserialize, Serialize};
+use crate::LlmError;
+use file_vault::FileVault;
+use keyring_vault::{OsKeyring, Vault, keyring_unavailable};
 
 /// The keyring service every Decima key is filed under; the account is the provider name.
 pub const KEYRING_SERVICE: &str = "decima";
@@ -22,12 +23,8 @@ pub const SECRETS_FILE: &str = "secrets.json";
 /// Environment variable that picks the backend: `auto` (the default), `keyring` or `file`.
 pub const BACKEND_ENV: &str = "DECIMA_SECRET_BACKEND";
 
-/// Serialises writers of `secrets.json` across processes (the CLI and the app share the file).
-const LOCK_FILE: &str = "secrets.json.lock";
 /// Real keys are well under 1 KiB; anything this long is a paste accident.
 const MAX_KEY_BYTES: usize = 16 * 1024;
-/// The only format of `secrets.json` this build reads and writes.
-const FILE_VERSION: u64 = 1;
 /// Keeps keyring diagnostics on one short line.
 const MAX_DETAIL_CHARS: usize = 200;
 
@@ -126,61 +123,6 @@ pub fn validate_provider_name(name: &str) -> Result<()> {
         name: decima_core::names::echo_untrusted(name),
         reason,
     })
-}
-
-/// The keyring operations Decima needs, behind a trait so tests can simulate a failing keyring.
-trait Vault: Send + Sync {
-    /// The stored key, or `None` when there is none.
-    fn get(&self, account: &str) -> keyring::Result<Option<String>>;
-    /// Stores or replaces the key.
-    fn set(&self, account: &str, secret: &str) -> keyring::Result<()>;
-    /// Removes the key; `false` when there was none.
-    fn delete(&self, account: &str) -> keyring::Result<bool>;
-}
-
-/// The platform keyring through the `keyring` crate.
-struct OsKeyring;
-
-impl OsKeyring {
-    /// Whether the platform store could be reached; the crate connects once, on first use.
-    fn status() -> std::result::Result<(), String> {
-        keyring::Entry::store_status()
-            .as_ref()
-            .map(|_| ())
-            .map_err(|e| one_line(&e.to_string()))
-    }
-}
-
-impl Vault for OsKeyring {
-    fn get(&self, account: &str) -> keyring::Result<Option<String>> {
-        match keyring::Entry::new(KEYRING_SERVICE, account)?.get_password() {
-            Ok(secret) => Ok(Some(secret)),
-            Err(keyring::Error::NoEntry) => Ok(None),
-            Err(e) => Err(e),
-        }
-    }
-
-    fn set(&self, account: &str, secret: &str) -> keyring::Result<()> {
-        keyring::Entry::new(KEYRING_SERVICE, account)?.set_password(secret)
-    }
-
-    fn delete(&self, account: &str) -> keyring::Result<bool> {
-        match keyring::Entry::new(KEYRING_SERVICE, account)?.delete_credential() {
-            Ok(()) => Ok(true),
-            Err(keyring::Error::NoEntry) => Ok(false),
-            Err(e) => Err(e),
-        }
-    }
-}
-
-/// Errors that mean "there is no usable keyring here", as opposed to "the keyring said no".
-fn keyring_unavailable(e: &keyring::Error) -> bool {
-    matches!(
-        e,
-        keyring::Error::NoDefaultStore
-            | keyring::Error::PlatformFailure(_)
-            | keyring::Error::NotSupportedByStore(_)
-    )
 }
 
 /// What can change after opening: a keyring that fails mid-session is abandoned for the file.
@@ -503,188 +445,6 @@ fn checked_key(key: &SecretString) -> Result<&str> {
     Ok(key)
 }
 
-/// The layout of `secrets.json`.
-#[derive(Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct SecretsFile {
-    version: u64,
-    keys: BTreeMap<String, String>,
-}
-
-/// The 0600 fallback file. Writes go to a 0600 temp file that is renamed over the old one, under
-/// an exclusive lock, so readers see the old or the new file and concurrent writers lose nothing.
-struct FileVault {
-    dir: PathBuf,
-    path: PathBuf,
-}
-
-impl FileVault {
-    fn new(data_dir: &Path) -> Self {
-        Self {
-            dir: data_dir.to_path_buf(),
-            path: data_dir.join(SECRETS_FILE),
-        }
-    }
-
-    fn exists(&self) -> bool {
-        self.path.exists()
-    }
-
-    fn get(&self, provider: &str) -> Result<Option<SecretString>> {
-        Ok(self.read()?.remove(provider).map(SecretString))
-    }
-
-    fn set(&self, provider: &str, key: &str) -> Result<()> {
-        let _lock = self.lock()?;
-        let mut keys = self.read()?;
-        keys.insert(provider.to_string(), key.to_string());
-        self.write(keys)
-    }
-
-    fn remove(&self, provider: &str) -> Result<bool> {
-        let _lock = self.lock()?;
-        let mut keys = self.read()?;
-        if keys.remove(provider).is_none() {
-            return Ok(false);
-        }
-        self.write(keys)?;
-        Ok(true)
-    }
-
-    /// The stored keys; a missing file is an empty one.
-    fn read(&self) -> Result<BTreeMap<String, String>> {
-        let bytes = match fs::read(&self.path) {
-            Ok(bytes) => bytes,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(BTreeMap::new()),
-            Err(source) => return Err(self.io("read", &self.path, source)),
-        };
-        self.tighten_permissions()?;
-        let file: SecretsFile =
-            serde_json::from_slice(&bytes).map_err(|e| LlmError::CorruptSecretsFile {
-                path: self.path.clone(),
-                problem: match e.classify() {
-                    serde_json::error::Category::Data => "not the expected layout",
-                    _ => "not valid JSON",
-                },
-                line: e.line(),
-                column: e.column(),
-            })?;
-        if file.version != FILE_VERSION {
-            return Err(LlmError::UnsupportedSecretsFile {
-                path: self.path.clone(),
-                version: file.version,
-            });
-        }
-        Ok(file.keys)
-    }
-
-    /// A file someone loosened (by hand or by copying) is made private again before use.
-    #[cfg(unix)]
-    fn tighten_permissions(&self) -> Result<()> {
-        use std::os::unix::fs::PermissionsExt;
-        let meta = fs::metadata(&self.path).map_err(|e| self.io("inspect", &self.path, e))?;
-        if meta.permissions().mode() & 0o077 != 0 {
-            fs::set_permissions(&self.path, fs::Permissions::from_mode(0o600))
-                .map_err(|e| self.io("restrict the permissions of", &self.path, e))?;
-        }
-        Ok(())
-    }
-
-    #[cfg(not(unix))]
-    fn tighten_permissions(&self) -> Result<()> {
-        Ok(())
-    }
-
-    fn write(&self, keys: BTreeMap<String, String>) -> Result<()> {
-        let file = SecretsFile {
-            version: FILE_VERSION,
-            keys,
-        };
-        // Encoding a map of strings cannot fail; serde_json's text is dropped all the same,
-        // since it can quote content.
-        let mut json = serde_json::to_vec_pretty(&file).map_err(|_| {
-            let e = io::Error::new(io::ErrorKind::InvalidData, "cannot encode the keys");
-            self.io("write", &self.path, e)
-        })?;
-        json.push(b'\n');
-        let tmp = self.dir.join(format!(
-            ".{SECRETS_FILE}.{}.{:016x}.tmp",
-            std::process::id(),
-            fastrand::u64(..)
-        ));
-        let written = write_private(&tmp, &json).and_then(|()| fs::rename(&tmp, &self.path));
-        if let Err(source) = written {
-            let _ = fs::remove_file(&tmp);
-            return Err(self.io("write", &self.path, source));
-        }
-        sync_dir(&self.dir);
-        Ok(())
-    }
-
-    /// Takes the cross-process write lock, creating the data directory (0700) if needed.
-    fn lock(&self) -> Result<File> {
-        create_private_dir(&self.dir).map_err(|e| self.io("create", &self.dir, e))?;
-        let path = self.dir.join(LOCK_FILE);
-        let mut options = OpenOptions::new();
-        options.read(true).write(true).create(true).truncate(false);
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::OpenOptionsExt;
-            options.mode(0o600);
-        }
-        let file = options.open(&path).map_err(|e| self.io("open", &path, e))?;
-        file.lock().map_err(|e| self.io("lock", &path, e))?;
-        Ok(file)
-    }
-
-    fn io(&self, action: &'static str, path: &Path, source: io::Error) -> LlmError {
-        LlmError::SecretsIo {
-            action,
-            path: path.to_path_buf(),
-            source,
-        }
-    }
-}
-
-/// Creates the file with mode 0600 from the start (never world-readable, even briefly), then
-/// writes and flushes it to disk.
-fn write_private(path: &Path, contents: &[u8]) -> io::Result<()> {
-    let mut options = OpenOptions::new();
-    options.write(true).create_new(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        options.mode(0o600);
-    }
-    let mut file = options.open(path)?;
-    file.write_all(contents)?;
-    file.sync_all()
-}
-
-fn create_private_dir(dir: &Path) -> io::Result<()> {
-    if dir.is_dir() {
-        return Ok(());
-    }
-    let mut builder = fs::DirBuilder::new();
-    builder.recursive(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::DirBuilderExt;
-        builder.mode(0o700);
-    }
-    builder.create(dir)
-}
-
-/// Makes the rename durable. Best effort: some filesystems refuse to sync a directory.
-fn sync_dir(dir: &Path) {
-    #[cfg(unix)]
-    if let Ok(d) = File::open(dir) {
-        let _ = d.sync_all();
-    }
-    #[cfg(not(unix))]
-    let _ = dir;
-}
-
 /// Keyring messages can span lines; warnings and errors must not.
 fn one_line(s: &str) -> String {
     let flat = s.split_whitespace().collect::<Vec<_>>().join(" ");
@@ -698,5 +458,4 @@ fn one_line(s: &str) -> String {
 }
 
 #[cfg(test)]
-#[path = "secrets_tests.rs"]
 mod tests;
