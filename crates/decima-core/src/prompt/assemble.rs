@@ -277,6 +277,12 @@ enum Slot<'p> {
 
 /// Builds the request for `preset` and `input`, counting tokens with `counter`. Pure and total:
 /// any preset and input give a result; problems with budgets are reported in `overflows`.
+///
+/// The steps are those of the module documentation: the skeleton with its built-in anchors
+/// made present (`slots_of`), every injected message placed and ordered (`injected_items`),
+/// the skeleton walked with each anchor expanded once (`Parts::expand`), then every layer
+/// measured against its budget (`measure`) and, with `system_first`, the system messages
+/// hoisted (`hoist_system`).
 pub fn assemble(
     preset: &Preset,
     input: &AssembleInput<'_>,
@@ -290,9 +296,63 @@ pub fn assemble(
             .unwrap_or(""),
         user_name: input.user_name,
     };
-    let history = input.history;
+    let slots = slots_of(preset);
+    let items = injected_items(preset, input, macros, &slots);
 
-    // The skeleton, with the two built-in anchors made present.
+    let mut parts = Parts {
+        counter,
+        list: Vec::with_capacity(slots.len() + input.history.len() + items.len()),
+    };
+    let mut expanded: Vec<&Anchor> = Vec::new();
+    for slot in &slots {
+        match slot {
+            Slot::Message(m) => {
+                if m.enabled && !m.content.is_empty() {
+                    let msg = Arc::new(NewMessage::new(m.role, substitute(&m.content, macros)));
+                    parts.push(msg, Layer::SystemConstants, m.id.clone().into());
+                }
+            }
+            Slot::Anchor(anchor) => {
+                if expanded.contains(&anchor) {
+                    continue;
+                }
+                expanded.push(anchor);
+                parts.expand(anchor, &items, input, preset, macros);
+            }
+        }
+    }
+
+    let (tokens, total, overflows) = measure(&parts.list, &input.budgets);
+    let history_system = parts
+        .list
+        .iter()
+        .filter(|p| p.layer == Layer::WorkingContext && p.message.role == Role::System)
+        .fold(0u32, |acc, p| acc.saturating_add(p.tokens));
+    let messages = if input.system_first {
+        hoist_system(parts.list)
+    } else {
+        parts
+            .list
+            .into_iter()
+            .map(|p| AssembledMessage {
+                message: p.message,
+                layer: p.layer,
+                source: p.source,
+            })
+            .collect()
+    };
+    Assembled {
+        messages,
+        tokens,
+        total,
+        overflows,
+        history_system,
+    }
+}
+
+/// The skeleton in order, with the two built-in anchors made present: `chat_history` at the
+/// end when missing, `session_context` just before it when missing.
+fn slots_of(preset: &Preset) -> Vec<Slot<'_>> {
     let mut slots: Vec<Slot<'_>> = preset
         .skeleton
         .iter()
@@ -312,15 +372,19 @@ pub fn assemble(
             .unwrap_or(slots.len());
         slots.insert(at, Slot::Anchor(Anchor::SessionContext));
     }
-    let present: Vec<&Anchor> = slots
-        .iter()
-        .filter_map(|s| match s {
-            Slot::Anchor(a) => Some(a),
-            Slot::Message(_) => None,
-        })
-        .collect();
+    slots
+}
 
-    // Every injected message, in source order, then stably sorted by `order`.
+/// Every injected message (the preset's injections, the character's depth prompt, active
+/// lorebook entries, the instant context last at depth 0), in source order and then stably
+/// sorted by `order`. One anchored to an anchor that is not in the skeleton goes just before
+/// the chat history, so nothing is dropped silently.
+fn injected_items(
+    preset: &Preset,
+    input: &AssembleInput<'_>,
+    macros: MacroValues<'_>,
+    slots: &[Slot<'_>],
+) -> Vec<Item> {
     let mut items: Vec<Item> = preset
         .injections
         .iter()
@@ -336,7 +400,10 @@ pub fn assemble(
             source: i.message.id.clone().into(),
         })
         .collect();
-    if let Some(dp) = character.and_then(|c| c.depth_prompt.as_ref())
+    if let Some(dp) = preset
+        .character
+        .as_ref()
+        .and_then(|c| c.depth_prompt.as_ref())
         && !dp.text.is_empty()
     {
         items.push(Item {
@@ -348,7 +415,7 @@ pub fn assemble(
         });
     }
     if let Some(book) = &preset.lorebook {
-        items.extend(active_lore(book, history, macros));
+        items.extend(active_lore(book, input.history, macros));
     }
     if !input.instant_context.is_empty() {
         items.push(Item {
@@ -359,128 +426,137 @@ pub fn assemble(
             source: "instant_context".into(),
         });
     }
+    let present = |a: &Anchor| slots.iter().any(|s| matches!(s, Slot::Anchor(n) if n == a));
     for item in &mut items {
         if let Position::Before(a) | Position::After(a) = &item.position
-            && !present.contains(&a)
+            && !present(a)
         {
             item.position = Position::Before(Anchor::ChatHistory);
         }
     }
     items.sort_by_key(|i| i.order);
+    items
+}
 
-    let mut parts: Vec<Part> = Vec::with_capacity(slots.len() + history.len() + items.len());
-    let push = |parts: &mut Vec<Part>,
-                message: Arc<NewMessage>,
-                layer: Layer,
-                source: Cow<'static, str>| {
-        let tokens = counter.count_message(&message);
-        parts.push(Part {
+/// The request's messages as they are placed, each counted as it goes in.
+struct Parts<'c> {
+    counter: &'c dyn TokenCounter,
+    list: Vec<Part>,
+}
+
+impl Parts<'_> {
+    fn push(&mut self, message: Arc<NewMessage>, layer: Layer, source: Cow<'static, str>) {
+        let tokens = self.counter.count_message(&message);
+        self.list.push(Part {
             message,
             layer,
             source,
             tokens,
         });
-    };
-    let push_items = |parts: &mut Vec<Part>, items: &[Item], want: &dyn Fn(&Position) -> bool| {
-        for i in items.iter().filter(|i| want(&i.position)) {
-            push(parts, i.message.clone(), i.layer, i.source.clone());
-        }
-    };
+    }
 
-    let mut expanded: Vec<&Anchor> = Vec::new();
-    for slot in &slots {
-        match slot {
-            Slot::Message(m) => {
-                if m.enabled && !m.content.is_empty() {
-                    let msg = Arc::new(NewMessage::new(m.role, substitute(&m.content, macros)));
-                    push(&mut parts, msg, Layer::SystemConstants, m.id.clone().into());
+    fn push_item(&mut self, item: &Item) {
+        self.push(item.message.clone(), item.layer, item.source.clone());
+    }
+
+    /// One anchor's content, surrounded by the items injected before and after it.
+    fn expand(
+        &mut self,
+        anchor: &Anchor,
+        items: &[Item],
+        input: &AssembleInput<'_>,
+        preset: &Preset,
+        macros: MacroValues<'_>,
+    ) {
+        for item in items
+            .iter()
+            .filter(|i| matches!(&i.position, Position::Before(a) if a == anchor))
+        {
+            self.push_item(item);
+        }
+        match anchor {
+            Anchor::ChatHistory => self.history_with_depths(items, input),
+            Anchor::SessionContext => {
+                if !input.session_context.is_empty() {
+                    let message = Arc::new(NewMessage::new(Role::System, input.session_context));
+                    let tokens = input
+                        .session_context_tokens
+                        .unwrap_or_else(|| self.counter.count_message(&message));
+                    self.list.push(Part {
+                        message,
+                        layer: Layer::SessionContext,
+                        source: Cow::Borrowed("session_context"),
+                        tokens,
+                    });
                 }
             }
-            Slot::Anchor(anchor) => {
-                if expanded.contains(&anchor) {
-                    continue;
+            Anchor::Placeholder(name) => {
+                let value = input
+                    .placeholders
+                    .get(name)
+                    .map(String::as_str)
+                    .or_else(|| {
+                        preset
+                            .character
+                            .as_ref()
+                            .and_then(|c| character_field(c, name))
+                    })
+                    .unwrap_or("");
+                if !value.is_empty() {
+                    let msg = Arc::new(NewMessage::new(Role::System, substitute(value, macros)));
+                    self.push(msg, Layer::SystemConstants, name.clone().into());
                 }
-                expanded.push(anchor);
-                push_items(
-                    &mut parts,
-                    &items,
-                    &|p| matches!(p, Position::Before(a) if a == anchor),
-                );
-                match anchor {
-                    Anchor::ChatHistory => {
-                        let mut depth_items: Vec<(usize, &Item)> = items
-                            .iter()
-                            .filter_map(|i| match i.position {
-                                Position::Depth(d) => Some((depth_point(d, history), i)),
-                                _ => None,
-                            })
-                            .collect();
-                        depth_items.sort_by_key(|(p, _)| *p);
-                        let mut next = depth_items.iter().peekable();
-                        let cached = input.history_tokens.filter(|t| t.len() == history.len());
-                        for p in 0..=history.len() {
-                            while let Some((_, item)) = next.next_if(|(at, _)| *at == p) {
-                                push(
-                                    &mut parts,
-                                    item.message.clone(),
-                                    item.layer,
-                                    item.source.clone(),
-                                );
-                            }
-                            if let Some(m) = history.get(p) {
-                                let tokens = match cached {
-                                    Some(t) => t[p],
-                                    None => counter.count_message(m),
-                                };
-                                parts.push(Part {
-                                    message: Arc::clone(m),
-                                    layer: Layer::WorkingContext,
-                                    source: Cow::Borrowed("history"),
-                                    tokens,
-                                });
-                            }
-                        }
-                    }
-                    Anchor::SessionContext => {
-                        if !input.session_context.is_empty() {
-                            let message =
-                                Arc::new(NewMessage::new(Role::System, input.session_context));
-                            let tokens = input
-                                .session_context_tokens
-                                .unwrap_or_else(|| counter.count_message(&message));
-                            parts.push(Part {
-                                message,
-                                layer: Layer::SessionContext,
-                                source: Cow::Borrowed("session_context"),
-                                tokens,
-                            });
-                        }
-                    }
-                    Anchor::Placeholder(name) => {
-                        let value = input
-                            .placeholders
-                            .get(name)
-                            .map(String::as_str)
-                            .or_else(|| character.and_then(|c| character_field(c, name)))
-                            .unwrap_or("");
-                        if !value.is_empty() {
-                            let msg =
-                                Arc::new(NewMessage::new(Role::System, substitute(value, macros)));
-                            push(&mut parts, msg, Layer::SystemConstants, name.clone().into());
-                        }
-                    }
-                }
-                push_items(
-                    &mut parts,
-                    &items,
-                    &|p| matches!(p, Position::After(a) if a == anchor),
-                );
             }
+        }
+        for item in items
+            .iter()
+            .filter(|i| matches!(&i.position, Position::After(a) if a == anchor))
+        {
+            self.push_item(item);
         }
     }
 
+    /// The history, with each depth injection at its insertion point; the history's token
+    /// counts come from the caller when it has them for exactly these messages.
+    fn history_with_depths(&mut self, items: &[Item], input: &AssembleInput<'_>) {
+        let history = input.history;
+        let mut depth_items: Vec<(usize, &Item)> = items
+            .iter()
+            .filter_map(|i| match i.position {
+                Position::Depth(d) => Some((depth_point(d, history), i)),
+                _ => None,
+            })
+            .collect();
+        depth_items.sort_by_key(|(p, _)| *p);
+        let mut next = depth_items.iter().peekable();
+        let cached = input.history_tokens.filter(|t| t.len() == history.len());
+        for p in 0..=history.len() {
+            while let Some((_, item)) = next.next_if(|(at, _)| *at == p) {
+                self.push_item(item);
+            }
+            if let Some(m) = history.get(p) {
+                let tokens = match cached {
+                    Some(t) => t[p],
+                    None => self.counter.count_message(m),
+                };
+                self.list.push(Part {
+                    message: Arc::clone(m),
+                    layer: Layer::WorkingContext,
+                    source: Cow::Borrowed("history"),
+                    tokens,
+                });
+            }
+        }
+    }
+}
+
+/// Tokens per layer, their total, and every layer over its budget.
+fn measure(
+    parts: &[Part],
+    budgets: &PerLayer<Option<u32>>,
+) -> (PerLayer<u32>, u32, Vec<LayerOverflow>) {
     let mut tokens = PerLayer::<u32>::default();
-    for part in &parts {
+    for part in parts {
         let t = tokens.get_mut(part.layer);
         *t = t.saturating_add(part.tokens);
     }
@@ -490,7 +566,7 @@ pub fn assemble(
     let overflows = Layer::ALL
         .iter()
         .filter_map(|&layer| {
-            let budget = (*input.budgets.get(layer))?;
+            let budget = (*budgets.get(layer))?;
             let used = *tokens.get(layer);
             (used > budget).then_some(LayerOverflow {
                 layer,
@@ -499,30 +575,7 @@ pub fn assemble(
             })
         })
         .collect();
-
-    let history_system = parts
-        .iter()
-        .filter(|p| p.layer == Layer::WorkingContext && p.message.role == Role::System)
-        .fold(0u32, |acc, p| acc.saturating_add(p.tokens));
-    let messages = if input.system_first {
-        hoist_system(parts)
-    } else {
-        parts
-            .into_iter()
-            .map(|p| AssembledMessage {
-                message: p.message,
-                layer: p.layer,
-                source: p.source,
-            })
-            .collect()
-    };
-    Assembled {
-        messages,
-        tokens,
-        total,
-        overflows,
-        history_system,
-    }
+    (tokens, total, overflows)
 }
 
 /// The character field a built-in placeholder stands for.
