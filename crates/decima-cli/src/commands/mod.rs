@@ -12,6 +12,7 @@ mod import;
 mod mcp;
 mod preset;
 mod provider;
+mod render;
 mod review;
 mod sandbox;
 
