@@ -8,8 +8,8 @@ use decima_core::prompt::{Assembled, Layer};
 use decima_core::{ConversationId, Message, NewMessage, Role};
 use decima_llm::tokens::{Calibration, TiktokenCounter, counter_for_model, estimate_request};
 use decima_llm::{
-    ChatRequest, Completion, HttpProvider, LlmError, PromptCache, ProviderConfig, RetryPolicy,
-    StreamEvent, Usage, with_retry,
+    ChatRequest, Completion, HttpProvider, LlmError, PromptCache, Provider, ProviderConfig,
+    RetryPolicy, StreamEvent, Usage, with_retry,
 };
 use decima_store::{ClaimKind, Conversation, Store};
 use futures_util::StreamExt;
@@ -195,7 +195,8 @@ async fn run_turn(
         }
         .into());
     }
-    let completion = stream_answer(&config, request, turn.events).await?;
+    let provider = connect(&config)?;
+    let completion = stream_answer(&provider, request, turn.events).await?;
     if !completion.cut_off_tool_calls.is_empty() {
         // A call whose arguments the output limit cut off is never run or stored as a call: its
         // arguments are incomplete (a truncated file, a half command). The person is told.
@@ -336,15 +337,20 @@ pub fn cache_plan(assembled: &Assembled, conversation: ConversationId) -> Prompt
     }
 }
 
+/// The provider a turn, a run or a review talks to: built once and kept, so that its HTTP
+/// client's connections are reused from one model call to the next.
+pub(crate) fn connect(config: &ProviderConfig) -> Result<Arc<dyn Provider>> {
+    Ok(Arc::new(HttpProvider::new(config.clone())?))
+}
+
 /// Streams the answer, forwarding deltas, and returns it once complete. A retry's discarded
 /// partial answer is reported and dropped; nothing partial is returned.
 pub(crate) async fn stream_answer(
-    config: &ProviderConfig,
+    provider: &Arc<dyn Provider>,
     request: ChatRequest,
     events: &dyn EventSink,
 ) -> Result<Completion> {
-    let provider = Arc::new(HttpProvider::new(config.clone())?);
-    let mut stream = with_retry(provider, request, RetryPolicy::default());
+    let mut stream = with_retry(Arc::clone(provider), request, RetryPolicy::default());
     let mut completion = Completion::default();
     while let Some(event) = stream.next().await {
         let event = event?;

@@ -12,7 +12,7 @@ use tracing::warn;
 
 use super::answer::{self, Answer};
 use super::prompt;
-use crate::chat::stream_answer;
+use crate::chat::{connect, stream_answer};
 use crate::context::Scale;
 use crate::error::{Result, RuntimeError};
 use crate::events::NoEvents;
@@ -64,6 +64,7 @@ impl Asker<'_> {
             ChatMessage::new(Role::User, input.to_owned()).into(),
         ];
         let mut repaired = false;
+        let provider = connect(self.config)?;
         loop {
             let chat = ChatRequest {
                 model: self.config.model.clone(),
@@ -71,7 +72,7 @@ impl Asker<'_> {
                 max_tokens: Some(self.output),
                 ..ChatRequest::default()
             };
-            let completion = stream_answer(self.config, chat, &NoEvents).await?;
+            let completion = stream_answer(&provider, chat, &NoEvents).await?;
             let checked = match answer::parse(&completion.text, &checks) {
                 Ok(a) => check_seqs(self.store, self.conversation, a).await?,
                 Err(reason) => Err(reason),

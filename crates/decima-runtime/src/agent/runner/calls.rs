@@ -1,11 +1,23 @@
 //! Running a step's tool calls in order, storing each result, and what a plan change sets off:
 //! snapshots, phase and checkpoint compressions, the failure of a todo.
 
+use super::{CallsEnd, Runner, first_line};
+use crate::agent::failure::{Pending, Trigger};
+use crate::agent::plan::Transitions;
+use crate::agent::tools::ToolOutcome;
+use crate::agent::{dangling, plan};
+use crate::compression::compress_at;
+use crate::error::Result;
+use crate::events::Event;
+use decima_core::context::{CompressionLevel, StepKind};
+use decima_core::{FailureClass, Message, NewMessage, ToolCall};
+use decima_store::{SnapshotReason, Todo};
+use serde_json::json;
 use std::collections::HashMap;
+use std::time::Instant;
 
 use futures_util::future::join_all;
 
-use super::*;
 use crate::agent::stuck::Observed;
 use crate::agent::tools::ToolEffect;
 
@@ -38,7 +50,7 @@ impl Runner<'_, '_> {
                 }
                 let ran = Instant::now();
                 let outcomes = join_all(group.iter().map(|c| self.call_tool(c))).await;
-                self.waited.tools += ran.elapsed();
+                self.turn.step_wait.tools += ran.elapsed();
                 ran_together.extend(group.iter().map(|c| c.id.clone()).zip(outcomes));
             }
             let outcome = if let Some(outcome) = ran_together.remove(&call.id) {
@@ -68,7 +80,7 @@ impl Runner<'_, '_> {
                     () = self.session.cancel.cancelled() => None,
                     outcome = self.call_tool(call) => Some(outcome),
                 };
-                self.waited.tools += ran.elapsed();
+                self.turn.step_wait.tools += ran.elapsed();
                 let Some(outcome) = outcome else {
                     // Dropping the call's future killed its process group.
                     self.answer_unrun(
@@ -118,7 +130,7 @@ impl Runner<'_, '_> {
                 && call.name != plan::TODO_WRITE
             {
                 // A plan the model wrote wrong is not what a failed todo failed of.
-                self.last_tool_failure = Some(class);
+                self.turn.last_tool_failure = Some(class);
             }
             // The same call, plan included, sent again and again is a loop like any other; a
             // todo that starts resets the streak first, so only an unchanged plan counts.
@@ -153,7 +165,7 @@ impl Runner<'_, '_> {
                     .await?
                     .is_some()
                 {
-                    self.cache = None;
+                    self.turn.window_cache = None;
                 }
             }
         }
@@ -163,7 +175,7 @@ impl Runner<'_, '_> {
     /// Notes a call's result for the stuck-loop check, and returns the failure when this same
     /// call has now come back the same way `stuck_after` times in a row.
     fn note_repeat(&mut self, call: &ToolCall, outcome: &ToolOutcome) -> Option<Pending> {
-        let repeats = self.stuck.observe(Observed {
+        let repeats = self.turn.stuck.observe(Observed {
             name: &call.name,
             arguments: &call.arguments,
             result: &outcome.text,
@@ -173,7 +185,7 @@ impl Runner<'_, '_> {
         if repeats < self.options.stuck_after.max(2) {
             return None;
         }
-        self.stuck.reset();
+        self.turn.stuck.reset();
         let how = if outcome.is_failure() {
             "failing"
         } else {
@@ -196,7 +208,7 @@ impl Runner<'_, '_> {
     /// one but no result as interrupted, and never runs it again.
     async fn mark_started(&mut self, call: &ToolCall) -> Result<()> {
         // Written with the answer already when it is the answer's first call.
-        if self.premarked.take().as_deref() != Some(call.id.as_str()) {
+        if self.turn.started_marker_call.take().as_deref() != Some(call.id.as_str()) {
             self.log_event(
                 "tool.started",
                 &json!({ "call_id": call.id, "name": call.name }),
@@ -305,13 +317,13 @@ impl Runner<'_, '_> {
         let plan = self.plan().await?;
         let mut compress = Vec::new();
         if !transitions.completed.is_empty() {
-            self.auto_replan_used = false;
+            self.turn.auto_replan_used = false;
         }
         for todo in &transitions.started {
             self.take_snapshot(Some(todo), SnapshotReason::TodoStart, seq, &plan)
                 .await?;
-            self.last_tool_failure = None;
-            self.stuck.reset();
+            self.turn.last_tool_failure = None;
+            self.turn.stuck.reset();
         }
         for todo in &transitions.checkpoints {
             if self.options.checkpoint_compression {
@@ -330,7 +342,7 @@ impl Runner<'_, '_> {
                 .map(|t| t.title.clone())
                 .unwrap_or_default();
             Pending {
-                class: self.last_tool_failure.unwrap_or(FailureClass::Logic),
+                class: self.turn.last_tool_failure.unwrap_or(FailureClass::Logic),
                 trigger: Trigger::TodoFailed,
                 message: format!("the model marked \"{title}\" failed: {reason}"),
                 call: None,

@@ -1,7 +1,13 @@
 //! How an execution ends: succeeded with its answer (and the final review), failed with its
 //! reason, or cancelled with every open call answered. Each is stored before it is reported.
 
-use super::*;
+use super::Runner;
+use crate::agent::{RunOutcome, dangling};
+use crate::error::Result;
+use crate::events::Event;
+use decima_core::FailureClass;
+use decima_store::{EndedBy, ExecutionStatus};
+use tracing::info;
 
 impl Runner<'_, '_> {
     pub(super) async fn finish_succeeded(&mut self, answer: String) -> Result<RunOutcome> {

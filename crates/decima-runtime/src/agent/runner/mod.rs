@@ -27,35 +27,31 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
 
-use decima_core::context::{CompressionLevel, ExecutionHistoryManager, StepKind, StepRecord};
+use decima_core::context::{ExecutionHistoryManager, StepKind, StepRecord};
 use decima_core::prompt::Preset;
-use decima_core::{ConversationId, ExecutionId, FailureClass, Message, NewMessage, Role, ToolCall};
+use decima_core::{ConversationId, ExecutionId, FailureClass, Message, NewMessage, Role};
+use decima_llm::ProviderConfig;
 use decima_llm::tokens::{Calibration, counter_for_model, estimate_request};
-use decima_llm::{Completion, LlmError, ProviderConfig};
 use decima_sandbox::{HostLimits, HostSandbox, Sandbox};
 use decima_store::{
-    Conversation, EndedBy, Execution, ExecutionStatus, Failure, NewExecution, NewFailure,
-    Resolution, SandboxKind, SnapshotReason, Store, Todo, TodoStatus,
+    Conversation, EndedBy, Execution, ExecutionStatus, Failure, NewExecution, Resolution,
+    SandboxKind, Store, Todo,
 };
-use serde_json::json;
-use tracing::{Instrument as _, debug, info, info_span, warn};
+use tracing::{Instrument as _, info, info_span, warn};
 
-use super::checkpoint::{Checkpoints, RolledBack, SnapshotSource, rollback_target, snapshot_store};
-use super::dangling;
+use super::checkpoint::{Checkpoints, SnapshotSource, snapshot_store};
 use super::docker::LazyDocker;
-use super::failure::{self, Pending, Place, Trigger};
+use super::failure::{Pending, Trigger};
 use super::lease::{Lease, interrupt_orphans};
 use super::options::RunOptions;
-use super::plan::{self, Transitions};
 use super::report::FailureReport;
 use super::stuck::StuckDetector;
-use super::tools::{Registry, ToolOutcome};
+use super::tools::Registry;
 use super::{RunOutcome, RunRequest, Session, default_workspace};
-use crate::chat::{chat_request, stream_answer, title_from, window_for_turn};
-use crate::compression::{CompressContext, compress_at, compress_built};
-use crate::context::{Built, Extras, Loaded, Scale, preset_of};
+use crate::chat::{title_from, window_for_turn};
+use crate::context::{Loaded, Scale, preset_of};
 use crate::error::{Result, RuntimeError};
-use crate::events::{Event, LayerUsage, TodoView};
+use crate::events::{Event, TodoView};
 use crate::memo::{MemoCounter, ModelMemo, ParagraphMemo};
 use crate::settings::{self, WindowSettings};
 
@@ -90,6 +86,8 @@ struct Runner<'s, 'a> {
     execution: Execution,
     conversation: Conversation,
     config: ProviderConfig,
+    /// The provider every model call of the run goes to, with its connections.
+    provider: Arc<dyn decima_llm::Provider>,
     /// What the provider charges, for each call's estimated cost; `None` without prices.
     prices: Option<decima_llm::Prices>,
     window: WindowSettings,
@@ -106,27 +104,8 @@ struct Runner<'s, 'a> {
     steps_taken: u32,
     /// The step budget: `steps_taken` may not reach it.
     step_limit: u32,
-    stuck: StuckDetector,
-    /// Sent with the next model call only.
-    instant: Option<String>,
-    /// Whether the one automatic replan a logic failure gets was used since a todo last
-    /// completed: a replan that fails again waits for the analyst.
-    auto_replan_used: bool,
-    /// The todo the automatic replan was given for, checked once the model has acted again.
-    replan_watch: Option<recovery::ReplanWatch>,
-    /// The class of the last failed tool call since the current todo started.
-    last_tool_failure: Option<FailureClass>,
     calibration: Calibration,
     scale: Scale,
-    /// Time spent waiting on the model and on tools in the current step.
-    waited: StepWait,
-    /// What the last step read from the store, brought up to date each step.
-    cache: Option<CachedContext>,
-    /// The messages this runner stored since the last step read the store, as stored: the
-    /// next step takes them as they are instead of reading them back.
-    stored_since: std::sync::Mutex<Vec<Message>>,
-    /// The call whose `tool.started` marker was written with the answer that made it.
-    premarked: Option<String>,
     /// The model's counts of messages already counted in earlier steps.
     model_memo: ModelMemo,
     /// The store counter's counts of the session context's paragraphs.
@@ -141,8 +120,36 @@ struct Runner<'s, 'a> {
     /// The workspace as the last listing found it, to tell what a call wrote.
     files: tokio::sync::Mutex<Option<workspace_changes::Listing>>,
     /// Risky calls the tenth man held once: the same call again runs.
-    held: std::sync::Mutex<std::collections::HashSet<(String, String)>>,
+    risky_calls_held: std::sync::Mutex<std::collections::HashSet<(String, String)>>,
+    /// The state of the current step and todo.
+    turn: Turn,
     _lease: Lease,
+}
+
+/// What lives for one step or one todo, beside the run's [`Runner`]: what the next model call
+/// carries, the failure path's state for the current todo, and the window kept between steps.
+#[derive(Default)]
+struct Turn {
+    /// Failure reports and review digests for the next model call only, cleared once sent.
+    instant_context: Option<String>,
+    /// Whether the one automatic replan a logic failure gets was used since a todo last
+    /// completed: a replan that fails again waits for the analyst.
+    auto_replan_used: bool,
+    /// The todo the automatic replan was given for, checked once the model has acted again.
+    replan_watch: Option<recovery::ReplanWatch>,
+    /// The class of the last failed tool call since the current todo started.
+    last_tool_failure: Option<FailureClass>,
+    /// Repeated calls of the current todo, to tell a stuck loop.
+    stuck: StuckDetector,
+    /// Time spent waiting on the model and on tools in the current step.
+    step_wait: StepWait,
+    /// What the last step read from the store, brought up to date each step.
+    window_cache: Option<CachedContext>,
+    /// The messages this runner stored since the last step read the store, as stored: the
+    /// next step takes them as they are instead of reading them back.
+    stored_since: std::sync::Mutex<Vec<Message>>,
+    /// The call whose `tool.started` marker was written with the answer that made it.
+    started_marker_call: Option<String>,
 }
 
 /// The step context kept between steps.
@@ -555,32 +562,25 @@ impl<'s, 'a> Runner<'s, 'a> {
             model_memo: ModelMemo::new(model_counter),
             paragraphs: ParagraphMemo::default(),
             request_base,
-            held: std::sync::Mutex::default(),
             shown_images,
             files: tokio::sync::Mutex::new(None),
-            cache: None,
-            stored_since: std::sync::Mutex::default(),
-            premarked: None,
             session,
             scale: Scale::new(calibration.factor),
             calibration,
             prices: resolved.settings.prices,
+            provider: crate::chat::connect(&resolved.config)?,
             config: resolved.config,
             window,
             preset,
             checkpoints,
-            stuck: StuckDetector::default(),
             options,
             history,
             steps_taken,
             step_limit,
-            instant: None,
-            auto_replan_used: false,
-            replan_watch: None,
-            last_tool_failure: None,
-            waited: StepWait::default(),
             execution,
             conversation,
+            risky_calls_held: std::sync::Mutex::default(),
+            turn: Turn::default(),
             _lease: lease,
         })
     }
@@ -675,7 +675,7 @@ impl<'s, 'a> Runner<'s, 'a> {
 
     /// Notes a message this runner stored, for the next step's refresh, and reports it.
     fn stored(&self, message: &Message) {
-        if let Ok(mut since) = self.stored_since.lock() {
+        if let Ok(mut since) = self.turn.stored_since.lock() {
             since.push(message.clone());
         }
         crate::review::digest_cache::warm_when_full(
@@ -747,66 +747,104 @@ impl<'s, 'a> Runner<'s, 'a> {
     }
 
     /// Steps until the model answers without a call, the run is cancelled, or it stops to
-    /// wait for a choice.
+    /// wait for a choice. Each step runs in a span of its own, numbered as the model call it
+    /// makes, so that a run's log reads as a tree: the execution, its steps, and in each step
+    /// the model call and the tool calls.
     async fn steps(&mut self) -> Result<RunOutcome> {
         loop {
-            if self.session.cancel.is_cancelled() {
-                return self.finish_cancelled(EndedBy::Stop).await;
-            }
-            if self.steps_taken >= self.step_limit {
-                let pending = Pending {
-                    class: FailureClass::Logic,
-                    trigger: Trigger::StepBudget,
-                    message: format!(
-                        "the step budget of {} model calls is used up",
-                        self.options.max_steps
-                    ),
-                    call: None,
-                    todo: None,
-                };
-                match self.fail(pending).await? {
-                    Flow::Continue => continue,
-                    Flow::Stop(outcome) => return Ok(*outcome),
-                }
-            }
-            let step_started = Instant::now();
-            self.waited = StepWait::default();
-            let completion = match self.model_step().await {
-                Ok(Some(completion)) => completion,
-                Ok(None) => return self.finish_cancelled(EndedBy::Stop).await,
-                Err(StepError::Failed(pending)) => match self.fail(pending).await? {
-                    Flow::Continue => continue,
-                    Flow::Stop(outcome) => return Ok(*outcome),
-                },
-                Err(StepError::Runtime(e)) => return Err(e),
-            };
-            self.steps_taken += 1;
-            let Some(answer) = self.store_answer(&completion).await? else {
-                continue;
-            };
-            if answer.tool_calls.is_empty() {
-                self.step_timed(step_started);
-                // An answer that leaves the todo of the automatic replan failed ends nothing.
-                if let Some(pending) = self.replan_not_taken().await? {
-                    match self.fail(pending).await? {
-                        Flow::Continue => continue,
-                        Flow::Stop(outcome) => return Ok(*outcome),
-                    }
-                }
-                return self.finish_succeeded(answer.content).await;
-            }
-            let end = self.run_calls(&answer).await?;
-            self.step_timed(step_started);
-            let failed = match end {
-                CallsEnd::Done(None) => self.replan_not_taken().await?,
-                CallsEnd::Done(Some(pending)) => Some(pending),
-                CallsEnd::Cancelled => return self.finish_cancelled(EndedBy::Stop).await,
-            };
-            if let Some(pending) = failed
-                && let Flow::Stop(outcome) = self.fail(pending).await?
-            {
+            let span = info_span!("step", step = self.steps_taken + 1);
+            if let Stepped::Ended(outcome) = self.step().instrument(span).await? {
                 return Ok(*outcome);
             }
+        }
+    }
+
+    /// One step: the budget checked, one model call, its answer stored and its calls run, and
+    /// the failure path taken when something failed.
+    async fn step(&mut self) -> Result<Stepped> {
+        if self.session.cancel.is_cancelled() {
+            return self
+                .finish_cancelled(EndedBy::Stop)
+                .await
+                .map(Stepped::ended);
+        }
+        if self.steps_taken >= self.step_limit {
+            let pending = Pending {
+                class: FailureClass::Logic,
+                trigger: Trigger::StepBudget,
+                message: format!(
+                    "the step budget of {} model calls is used up",
+                    self.options.max_steps
+                ),
+                call: None,
+                todo: None,
+            };
+            return self.fail(pending).await.map(Stepped::from);
+        }
+        let step_started = Instant::now();
+        self.turn.step_wait = StepWait::default();
+        let completion = match self.model_step().await {
+            Ok(Some(completion)) => completion,
+            Ok(None) => {
+                return self
+                    .finish_cancelled(EndedBy::Stop)
+                    .await
+                    .map(Stepped::ended);
+            }
+            Err(StepError::Failed(pending)) => return self.fail(pending).await.map(Stepped::from),
+            Err(StepError::Runtime(e)) => return Err(e),
+        };
+        self.steps_taken += 1;
+        let Some(answer) = self.store_answer(&completion).await? else {
+            return Ok(Stepped::Next);
+        };
+        if answer.tool_calls.is_empty() {
+            self.step_timed(step_started);
+            // An answer that leaves the todo of the automatic replan failed ends nothing.
+            if let Some(pending) = self.replan_not_taken().await? {
+                return self.fail(pending).await.map(Stepped::from);
+            }
+            return self
+                .finish_succeeded(answer.content)
+                .await
+                .map(Stepped::ended);
+        }
+        let end = self.run_calls(&answer).await?;
+        self.step_timed(step_started);
+        let failed = match end {
+            CallsEnd::Done(None) => self.replan_not_taken().await?,
+            CallsEnd::Done(Some(pending)) => Some(pending),
+            CallsEnd::Cancelled => {
+                return self
+                    .finish_cancelled(EndedBy::Stop)
+                    .await
+                    .map(Stepped::ended);
+            }
+        };
+        match failed {
+            Some(pending) => self.fail(pending).await.map(Stepped::from),
+            None => Ok(Stepped::Next),
+        }
+    }
+}
+
+/// How a step ended: the loop goes on, or the run is over (ended or waiting).
+enum Stepped {
+    Next,
+    Ended(Box<RunOutcome>),
+}
+
+impl Stepped {
+    fn ended(outcome: RunOutcome) -> Self {
+        Self::Ended(Box::new(outcome))
+    }
+}
+
+impl From<Flow> for Stepped {
+    fn from(flow: Flow) -> Self {
+        match flow {
+            Flow::Continue => Self::Next,
+            Flow::Stop(outcome) => Self::Ended(outcome),
         }
     }
 }

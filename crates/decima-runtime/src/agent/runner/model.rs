@@ -2,7 +2,23 @@
 //! compression when a threshold is crossed), the request and its estimate, the stream, and what
 //! the step cost apart from waiting.
 
-use super::*;
+use super::{
+    CALIBRATION_SAVE_EVERY, CALIBRATION_WARMUP, CachedContext, MAX_SHOWN_IMAGES, Runner,
+    STEP_SUMMARY_TOKENS, StepError,
+};
+use crate::agent::failure::{Pending, Trigger};
+use crate::chat::{chat_request, stream_answer};
+use crate::compression::{CompressContext, compress_at, compress_built};
+use crate::context::{Built, Extras, Loaded};
+use crate::error::{Result, RuntimeError};
+use crate::events::{Event, LayerUsage};
+use crate::memo::MemoCounter;
+use decima_core::context::CompressionLevel;
+use decima_core::{FailureClass, Role, ToolCall};
+use decima_llm::{Completion, LlmError};
+use std::sync::Arc;
+use std::time::Instant;
+use tracing::{Instrument as _, debug, info_span, warn};
 
 impl Runner<'_, '_> {
     /// Builds, compresses when due, and streams one answer. `Ok(None)` when cancelled.
@@ -27,12 +43,20 @@ impl Runner<'_, '_> {
                 .into())
             } else {
                 let asked = Instant::now();
+                // One span per request sent: an overflow retried within the step is a second.
+                let span = info_span!(
+                    "model.call",
+                    model = %self.config.model,
+                    estimate = needed,
+                    overflow_retry = overflow_retried,
+                );
+                let streamed = stream_answer(&self.provider, request, self.session.events);
                 let result = tokio::select! {
                     biased;
                     () = self.session.cancel.cancelled() => return Ok(None),
-                    result = stream_answer(&self.config, request, self.session.events) => result,
+                    result = streamed.instrument(span) => result,
                 };
-                self.waited.model += asked.elapsed();
+                self.turn.step_wait.model += asked.elapsed();
                 result
             };
             match result {
@@ -72,7 +96,7 @@ impl Runner<'_, '_> {
                                 .await?;
                         }
                     }
-                    self.instant = None;
+                    self.turn.instant_context = None;
                     return Ok(Some(completion));
                 }
                 Err(RuntimeError::Llm(e))
@@ -145,21 +169,21 @@ impl Runner<'_, '_> {
     pub(super) fn step_timed(&self, started: Instant) {
         let total = started.elapsed();
         let own = total
-            .saturating_sub(self.waited.model)
-            .saturating_sub(self.waited.tools);
+            .saturating_sub(self.turn.step_wait.model)
+            .saturating_sub(self.turn.step_wait.tools);
         let us = |d: std::time::Duration| u64::try_from(d.as_micros()).unwrap_or(u64::MAX);
         debug!(
             step = self.steps_taken,
             total_us = us(total),
-            model_us = us(self.waited.model),
-            tools_us = us(self.waited.tools),
+            model_us = us(self.turn.step_wait.model),
+            tools_us = us(self.turn.step_wait.tools),
             "step timed"
         );
         self.emit(Event::StepTimed {
             step: self.steps_taken,
             total_us: us(total),
-            model_us: us(self.waited.model),
-            tools_us: us(self.waited.tools),
+            model_us: us(self.turn.step_wait.model),
+            tools_us: us(self.turn.step_wait.tools),
             overhead_us: us(own),
         });
     }
@@ -185,17 +209,17 @@ impl Runner<'_, '_> {
         let history = self
             .history
             .history_within(STEP_SUMMARY_TOKENS, self.model_memo.counter());
-        let instant = self.instant.clone().unwrap_or_default();
+        let instant = self.turn.instant_context.clone().unwrap_or_default();
         let extras = Extras {
             session: &history,
             instant: &instant,
         };
         let store = self.session.store;
-        let own = match self.stored_since.lock() {
+        let own = match self.turn.stored_since.lock() {
             Ok(mut since) => std::mem::take(&mut *since),
             Err(_) => Vec::new(),
         };
-        let mut cached = match self.cache.take() {
+        let mut cached = match self.turn.window_cache.take() {
             Some(mut cached) => {
                 if cached.loaded.refresh(store, own).await? {
                     cached
@@ -221,7 +245,7 @@ impl Runner<'_, '_> {
                     .loaded
                     .assemble(&self.preset, &self.window, self.scale, extras, &counter)?;
         }
-        self.cache = Some(cached);
+        self.turn.window_cache = Some(cached);
         self.emit(Event::ContextUsage {
             usage: built.report.usage,
             used: built.report.total,

@@ -2,10 +2,15 @@
 //! go back to the loop as the call's effect (snapshots, compressions, a failed todo's failure
 //! path are the loop's to take).
 
-use super::*;
 use crate::agent::BoxFuture;
+use crate::agent::plan;
+use crate::agent::tools::ToolOutcome;
 use crate::agent::tools::{AgentTool, ToolCallContext, ToolEffect, builtin_spec};
 use crate::events::EventSink;
+use crate::events::{Event, TodoView};
+use decima_core::{ExecutionId, FailureClass};
+use decima_store::Store;
+use std::time::Instant;
 
 /// `todo_write` for one execution.
 pub(super) struct PlanTool<'s> {

@@ -1,7 +1,12 @@
 //! What a step writes besides its tool results: the answer, and the analysis, action and
 //! supervision records that feed the step history.
 
-use super::*;
+use super::{RECORD_CHARS, Runner, clip};
+use crate::error::Result;
+use crate::events::Event;
+use decima_core::context::{StepKind, StepRecord};
+use decima_core::{Message, NewMessage};
+use decima_llm::Completion;
 
 impl Runner<'_, '_> {
     /// Stores the answer and its analysis and action records. `None` when there was nothing to
@@ -35,11 +40,11 @@ impl Runner<'_, '_> {
             }
             self.record(StepKind::Analysis, "(empty answer)".into())
                 .await?;
-            self.instant = Some(notes.join("\n"));
+            self.turn.instant_context = Some(notes.join("\n"));
             return Ok(None);
         }
         if !notes.is_empty() {
-            self.instant = Some(notes.join("\n"));
+            self.turn.instant_context = Some(notes.join("\n"));
         }
         let mut message = completion.to_message();
         message.execution_id = Some(self.execution.id);
@@ -73,7 +78,7 @@ impl Runner<'_, '_> {
                     .map(|(id, name)| (id.as_str(), name.as_str())),
             )
             .await?;
-        self.premarked = first.map(|(id, _)| id);
+        self.turn.started_marker_call = first.map(|(id, _)| id);
         Ok(Some(answer))
     }
 

@@ -1,9 +1,18 @@
 //! The failure path: the report, the rollback its class calls for, the automatic replan, and
 //! the analyst's choice, which must be one the failure offers.
 
-use super::*;
+use super::{Flow, Runner, clip};
+use crate::agent::checkpoint::{RolledBack, rollback_target};
 use crate::agent::failure::Options;
+use crate::agent::failure::{Pending, Place, Trigger};
 use crate::agent::report::{FailedCall, FailureDetails, FailureReport, TodoChanges};
+use crate::agent::{RunOutcome, dangling, failure, plan};
+use crate::error::{Result, RuntimeError};
+use crate::events::Event;
+use decima_core::FailureClass;
+use decima_store::{EndedBy, ExecutionStatus, Failure, NewFailure, Resolution, TodoStatus};
+use serde_json::json;
+use tracing::warn;
 
 /// What applying a choice leaves the loop to do.
 pub(super) enum Chosen {
@@ -25,7 +34,7 @@ impl Runner<'_, '_> {
     /// The failure path: record, roll back when the class says so, and wait for a choice (or
     /// take the one automatic replan a logic failure gets).
     pub(super) async fn fail(&mut self, pending: Pending) -> Result<Flow> {
-        self.replan_watch = None;
+        self.turn.replan_watch = None;
         let plan = self.plan().await?;
         let place = Place::of(&plan, pending.todo.as_deref());
         let causes = failure::likely_causes(&pending);
@@ -37,7 +46,7 @@ impl Runner<'_, '_> {
         );
         let auto_replan = pending.class == FailureClass::Logic
             && pending.trigger.allows_auto_replan()
-            && !std::mem::replace(&mut self.auto_replan_used, true);
+            && !std::mem::replace(&mut self.turn.auto_replan_used, true);
         if auto_replan {
             return self.auto_replan(&pending, &place, &causes).await;
         }
@@ -89,18 +98,18 @@ impl Runner<'_, '_> {
             .await?;
         self.log_event("failure.auto_replan", &json!({ "failure_id": resolved.id }))
             .await?;
-        self.instant = Some(failure::render_for_model(
+        self.turn.instant_context = Some(failure::render_for_model(
             pending,
             place,
             causes,
             None,
             Resolution::Replan,
         ));
-        self.stuck.reset();
+        self.turn.stuck.reset();
         if pending.trigger == Trigger::TodoFailed
             && let Some(todo) = &place.todo_id
         {
-            self.replan_watch = Some(ReplanWatch {
+            self.turn.replan_watch = Some(ReplanWatch {
                 todo: todo.clone(),
                 class: pending.class,
             });
@@ -116,7 +125,7 @@ impl Runner<'_, '_> {
     /// given for is still failed. A failure is a state, not a transition: a model that marks
     /// the same todo failed again, or leaves it failed and does something else, is caught here.
     pub(super) async fn replan_not_taken(&mut self) -> Result<Option<Pending>> {
-        let Some(watch) = self.replan_watch.take() else {
+        let Some(watch) = self.turn.replan_watch.take() else {
             return Ok(None);
         };
         let plan = self.plan().await?;
@@ -156,7 +165,7 @@ impl Runner<'_, '_> {
             self.answer_unrun(&call, text, None).await?;
         }
         // The history changed under the cached window.
-        self.cache = None;
+        self.turn.window_cache = None;
         Ok(rolled)
     }
 
@@ -310,7 +319,7 @@ impl Runner<'_, '_> {
         if self.execution.status != ExecutionStatus::Running {
             self.set_status(ExecutionStatus::Running).await?;
         }
-        self.stuck.reset();
+        self.turn.stuck.reset();
         let FailureReport {
             details,
             rolled_back: rolled,
@@ -344,7 +353,7 @@ impl Runner<'_, '_> {
                 .await?;
             self.emit_plan(&after);
         }
-        self.instant = Some(failure::render_for_model(
+        self.turn.instant_context = Some(failure::render_for_model(
             &pending,
             &place,
             &causes,

@@ -1,7 +1,10 @@
 //! What a resumed execution repairs before its next step: calls left without a result, and
 //! todos left in progress without a snapshot.
 
-use super::*;
+use super::Runner;
+use crate::agent::dangling;
+use crate::error::Result;
+use decima_store::{SnapshotReason, TodoStatus};
 
 impl Runner<'_, '_> {
     /// After a crash: every call of the last answer without a stored result gets one that

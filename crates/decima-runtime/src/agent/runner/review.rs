@@ -1,11 +1,18 @@
 //! The tenth man inside a run: the `tenth_man_review` tool, the quick review before a risky
 //! call, and the final review when the run ends with an answer.
 
-use super::*;
+use super::Runner;
+use crate::agent::tools::ToolOutcome;
+use crate::error::{Result, RuntimeError};
+use crate::events::Event;
 use crate::review::{
     self, ReviewContext, ReviewMode, ReviewRequest, ReviewTrigger, ReviewType, answer::contests,
     is_risky,
 };
+use decima_core::{FailureClass, ToolCall};
+use serde_json::json;
+use std::time::Instant;
+use tracing::warn;
 
 impl Runner<'_, '_> {
     /// Runs one tool call through the registry, behind the gates every call passes: the
@@ -187,7 +194,11 @@ impl Runner<'_, '_> {
             });
         let reason = destructive.or_else(|| is_risky(rules, &call.name, &arguments, |_| exists))?;
         let key = (call.name.clone(), call.arguments.clone());
-        if self.held.lock().is_ok_and(|held| held.contains(&key)) {
+        if self
+            .risky_calls_held
+            .lock()
+            .is_ok_and(|held| held.contains(&key))
+        {
             return None;
         }
         let started = Instant::now();
@@ -207,7 +218,7 @@ impl Runner<'_, '_> {
         );
         match review::review(&self.review_ctx(), request).await {
             Ok(outcome) if contests(&outcome.review.risk_level) => {
-                if let Ok(mut held) = self.held.lock() {
+                if let Ok(mut held) = self.risky_calls_held.lock() {
                     held.insert(key);
                 }
                 Some(ToolOutcome::ok(

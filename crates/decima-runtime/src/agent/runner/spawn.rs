@@ -3,16 +3,26 @@
 //! parent's workspace; its final answer is the call's result, and its failure a failed result
 //! with its class. Calls of it that follow each other in one answer run side by side.
 
-use super::*;
+use super::{ChildOf, launch};
 use crate::agent::docker::LazyDocker;
+use crate::agent::options::RunOptions;
 use crate::agent::subagent::{
     self, Brief, Exported, RunningSlot, SpawnRequest, container_history_path, parse_spawn,
     spawn_subagent_schema,
 };
+use crate::agent::tools::ToolOutcome;
 use crate::agent::tools::{AgentTool, ToolCallContext, builtin_spec};
 use crate::agent::{BoxFuture, ChoiceSource};
+use crate::agent::{RunOutcome, RunRequest, Session};
+use crate::error::Result;
+use crate::events::Event;
 use crate::events::EventSink;
 use crate::review::TenthManMode;
+use decima_core::{ExecutionId, FailureClass};
+use decima_store::{Execution, ExecutionStatus, Failure, Resolution, SandboxKind, Store};
+use std::path::PathBuf;
+use std::time::Instant;
+use tracing::warn;
 
 /// A child that passed the limits and waits to run.
 struct Accepted {

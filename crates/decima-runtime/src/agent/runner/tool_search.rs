@@ -3,12 +3,15 @@
 //! a prompt cache misses once). A tool can be called by name before it was found: the registry
 //! knows every tool.
 
+use super::Runner;
+use crate::agent::tools::ToolOutcome;
+use decima_core::FailureClass;
 use std::sync::Arc;
+use std::time::Instant;
 
 use decima_llm::ToolSpec;
 use decima_sandbox::host::BoxFuture;
 
-use super::*;
 use crate::agent::tools::{AgentTool, ToolCallContext};
 use crate::mcp::search::{MAX_LISTED, rank};
 

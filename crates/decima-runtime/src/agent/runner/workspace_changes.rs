@@ -8,9 +8,13 @@
 
 use std::collections::BTreeMap;
 
+use decima_core::ToolCall;
 use decima_sandbox::host::listing::WorkspaceFile;
+use serde_json::json;
+use tracing::{debug, warn};
 
-use super::*;
+use super::Runner;
+use crate::agent::tools::ToolOutcome;
 
 /// The image formats kept from the files a call wrote, by extension.
 const IMAGE_TYPES: [(&str, &str); 6] = [
