@@ -3,7 +3,8 @@
 //! parent's workspace; its final answer is the call's result, and its failure a failed result
 //! with its class. Calls of it that follow each other in one answer run side by side.
 
-use super::{ChildOf, launch};
+use super::entry::ChildOf;
+use super::entry::launch;
 use crate::agent::docker::LazyDocker;
 use crate::agent::options::RunOptions;
 use crate::agent::subagent::{
