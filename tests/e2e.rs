@@ -7,7 +7,7 @@
 // Test code: a failed setup step should panic right where it happened.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod support;
+use crate::support;
 
 use std::time::{Duration, Instant};
 
@@ -20,6 +20,7 @@ use support::{
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn create_rename_and_read_conversations_in_the_real_app() {
+    let _alone = support::one_at_a_time().await;
     let data = tempfile::tempdir().unwrap();
     let db = data.path().join("decima.db");
 

@@ -10,7 +10,7 @@
 // Test code: a failed setup step should panic right where it happened.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod support;
+use crate::support;
 
 use decima_core::{NewMessage, Role};
 use decima_store::Store;
@@ -84,6 +84,7 @@ async fn compactions(db: &std::path::Path) -> Vec<(String, Option<i64>)> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_meter_crosses_70_and_85_percent_then_compression_is_previewed_confirmed_and_undone() {
+    let _alone = support::one_at_a_time().await;
     let data = tempfile::tempdir().unwrap();
     let db = data.path().join("decima.db");
     let server = LlmServer::start().await;

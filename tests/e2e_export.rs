@@ -10,7 +10,7 @@
 // Test code: a failed setup step should panic right where it happened.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod support;
+use crate::support;
 
 use decima_core::{NewMessage, Role};
 use decima_store::Store;
@@ -20,6 +20,7 @@ const TITLE: &str = "Q3 invoices: ledger check";
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_fresh_data_folder_exports_through_the_save_dialogs_default_place() {
+    let _alone = support::one_at_a_time().await;
     let data = tempfile::tempdir().unwrap();
     // No user-dirs.dirs: the desktop names no documents folder, so the dialog starts in the
     // data folder's exports/, which a fresh data folder does not have yet.

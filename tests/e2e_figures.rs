@@ -10,7 +10,7 @@
 // Test code: a failed setup step should panic right where it happened.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod support;
+use crate::support;
 
 use std::time::Duration;
 
@@ -90,6 +90,7 @@ fn pss_mib(pids: &[u32]) -> f64 {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cold_start_idle_memory_and_a_100k_message_conversation() {
+    let _alone = support::one_at_a_time().await;
     let data = tempfile::tempdir().unwrap();
     // The model answers in 20 deltas, 150 ms apart; reviews find nothing.
     let server = LlmServer::start().await;

@@ -10,7 +10,7 @@
 // Test code: a failed setup step should panic right where it happened.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod support;
+use crate::support;
 
 use std::path::Path;
 use std::process::Command;
@@ -69,6 +69,7 @@ fn pick_in_open_dialog(file: &Path) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_jsonl_history_picked_in_the_open_dialog_becomes_a_conversation_and_a_bad_one_does_not() {
+    let _alone = support::one_at_a_time().await;
     let data = tempfile::tempdir().unwrap();
     let files = tempfile::tempdir().unwrap();
     let good = files.path().join("Q3 ledger review.jsonl");

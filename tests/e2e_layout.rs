@@ -9,7 +9,7 @@
 // Test code: a failed setup step should panic right where it happened.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod support;
+use crate::support;
 
 use decima_core::{NewMessage, Role};
 use decima_store::Store;
@@ -45,6 +45,7 @@ async fn measure(client: &fantoccini::Client) -> serde_json::Value {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_window_holds_at_720_900_and_1280_wide_in_english_and_chinese() {
+    let _alone = support::one_at_a_time().await;
     let data = tempfile::tempdir().unwrap();
     let conversation = {
         let store = Store::open_in_dir(data.path(), decima_llm::tokens::store_counter())

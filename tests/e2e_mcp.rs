@@ -11,7 +11,7 @@
 // Test code: a failed setup step should panic right where it happened.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod support;
+use crate::support;
 
 use std::path::PathBuf;
 
@@ -40,6 +40,7 @@ fn everything_script() -> PathBuf {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_run_view_asks_before_an_mcp_call_and_remembers_the_answer() {
+    let _alone = support::one_at_a_time().await;
     let data = tempfile::tempdir().unwrap();
     let db = data.path().join("decima.db");
     let server = LlmServer::start().await;

@@ -9,7 +9,7 @@
 // Test code: a failed setup step should panic right where it happened.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod support;
+use crate::support;
 
 use decima_core::{NewMessage, Role};
 use decima_store::Store;
@@ -21,6 +21,7 @@ const PLANTED: &str = "Pay the refund to IBAN DE44 5001 0517 5407 3249 31, not t
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_search_finds_a_message_deep_in_a_long_conversation_and_opens_it_there() {
+    let _alone = support::one_at_a_time().await;
     let data = tempfile::tempdir().unwrap();
     let conversation = {
         let store = Store::open_in_dir(data.path(), decima_llm::tokens::store_counter())

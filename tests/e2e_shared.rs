@@ -11,7 +11,7 @@
 // Test code: a failed setup step should panic right where it happened.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod support;
+use crate::support;
 
 use std::time::{Duration, Instant};
 
@@ -21,6 +21,7 @@ use support::{Driver, click, connect, shot, wait_for_text};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_window_opens_the_shared_database_and_shows_another_desktops_messages_as_they_land() {
+    let _alone = support::one_at_a_time().await;
     let url = decima_testkit::postgres::fresh_database("e2e_shared").await;
     let location = StoreLocation::parse(&url).unwrap();
     Store::migrate(&location).await.unwrap();

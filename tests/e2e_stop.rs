@@ -7,7 +7,7 @@
 // Test code: a failed setup step should panic right where it happened.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod support;
+use crate::support;
 
 use decima_core::{NewMessage, Role};
 use decima_store::Store;
@@ -29,6 +29,7 @@ fn call(id: &str, name: &str, arguments: serde_json::Value) -> Reply {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn stop_leaves_a_row_in_the_conversation_and_the_todo_cancelled() {
+    let _alone = support::one_at_a_time().await;
     let data = tempfile::tempdir().unwrap();
     let db = data.path().join("decima.db");
     let server = LlmServer::start().await;

@@ -12,7 +12,7 @@
 // Test code: a failed setup step should panic right where it happened.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod support;
+use crate::support;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -199,6 +199,7 @@ async fn db_row(db: &std::path::Path, sql: &str) -> Vec<(String, String)> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_agent_run_with_a_failure_a_subagent_and_a_tenth_man_review_in_the_real_app() {
+    let _alone = support::one_at_a_time().await;
     let data = tempfile::tempdir().unwrap();
     let db = data.path().join("decima.db");
     let server = LlmServer::start().await;

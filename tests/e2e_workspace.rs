@@ -10,7 +10,7 @@
 // Test code: a failed setup step should panic right where it happened.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod support;
+use crate::support;
 
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
@@ -97,6 +97,7 @@ fn drop_file_at(file: &std::path::Path, x: i64, y: i64) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_dropped_csv_is_announced_and_the_chart_a_run_saves_is_shown_and_saved_as_the_same_bytes()
 {
+    let _alone = support::one_at_a_time().await;
     let data = tempfile::tempdir().unwrap();
     // No user-dirs.dirs: "save as" proposes the data folder's exports/.
     let config = tempfile::tempdir().unwrap();

@@ -21,6 +21,17 @@ pub struct Driver {
     port: u16,
 }
 
+/// Held by the end-to-end test that runs now (a tokio mutex, so that a test waiting for its
+/// turn only awaits, and a test that failed while holding it still gives it back).
+static ONE_AT_A_TIME: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
+/// Taken first by every end-to-end test and held to its end: the tests share one test binary
+/// and one X display, several read the whole screen or move the focus, and the figures are
+/// measured on a machine doing nothing else, so they run one after another.
+pub async fn one_at_a_time() -> tokio::sync::MutexGuard<'static, ()> {
+    ONE_AT_A_TIME.lock().await
+}
+
 impl Driver {
     pub fn start() -> Self {
         Self::start_with_env(&[])

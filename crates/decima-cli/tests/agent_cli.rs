@@ -14,7 +14,7 @@ use decima_core::Role;
 use decima_testkit::{Reply, StreamFault, Turn, workspace};
 use serde_json::{Value, json};
 
-mod common;
+use crate::common;
 
 use common::*;
 use decima_testkit::processes::group_members;

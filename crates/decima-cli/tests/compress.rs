@@ -8,7 +8,7 @@ use std::process::{Command, Output};
 
 use decima_testkit::{ConversationBuilder, LlmServer, Reply, Turn};
 
-mod window_env;
+use crate::window_env;
 
 use window_env::Env;
 

@@ -6,7 +6,7 @@
 
 use decima_testkit::ConversationBuilder;
 
-mod window_env;
+use crate::window_env;
 
 use window_env::Env;
 

@@ -7,7 +7,7 @@
 //! Needs a running engine, the busybox test image, openssl and socat (scripts/test.sh).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::Output;

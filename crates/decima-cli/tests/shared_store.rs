@@ -3,7 +3,7 @@
 //! several processes import at once.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use common::{Env, text};
 

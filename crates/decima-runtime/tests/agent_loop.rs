@@ -4,8 +4,7 @@
 // Test code: a failed setup step should panic right where it happened.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod cache_runs;
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::time::Duration;

@@ -6,7 +6,7 @@
 // Test code: a failed setup step should panic right where it happened.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use std::fmt::Write as _;
 use std::sync::{Arc, Mutex};
@@ -54,13 +54,15 @@ impl<S: Subscriber + for<'a> LookupSpan<'a>> Layer<S> for Record {
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+// On one thread, whose default subscriber is the recording one: the tests beside this one in
+// the binary run on other threads, and their spans are not recorded here.
+#[tokio::test(flavor = "current_thread")]
 async fn a_run_logs_its_steps_model_calls_and_tool_calls_as_a_tree() {
     let record = Record::default();
     let subscriber = tracing_subscriber::registry().with(record.clone().with_filter(
         tracing_subscriber::filter::LevelFilter::from_level(Level::INFO),
     ));
-    tracing::subscriber::set_global_default(subscriber).unwrap();
+    let _recording = tracing::subscriber::set_default(subscriber);
 
     let f = Fixture::new().await;
     f.call("shell", json!({"command": "echo counted"}));

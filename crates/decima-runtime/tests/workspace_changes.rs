@@ -5,7 +5,7 @@
 // Test code: a failed setup step should panic right where it happened.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use common::Fixture;
 use decima_runtime::agent::RunOptions;

@@ -2,7 +2,7 @@
 //! tests/common/mod.rs: a missing engine or image fails these tests, naming scripts/test.sh).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use std::time::{Duration, Instant};
 

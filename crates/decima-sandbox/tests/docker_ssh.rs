@@ -9,7 +9,7 @@
 //! (scripts/test.sh installs and starts them); without them it fails.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 

@@ -6,7 +6,7 @@
 //! exactly as many single writes would.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use decima_core::{ConversationId, NewMessage, Role};
 use decima_store::Store;

@@ -7,7 +7,7 @@
 // Test code: a failed setup step should panic right where it happened.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
@@ -37,7 +37,7 @@ fn sigkill_mid_append_loses_no_acknowledged_message() {
         let mut child = Command::new(std::env::current_exe().unwrap())
             .args([
                 "--exact",
-                "sigkill_mid_append_loses_no_acknowledged_message",
+                &this_test("sigkill_mid_append_loses_no_acknowledged_message"),
                 "--nocapture",
                 "--test-threads=1",
             ])
@@ -112,4 +112,11 @@ fn run_writer(db: &str) {
             println!("ACK {}", m.seq);
         }
     });
+}
+
+/// A test's full name as the harness knows it (its module's path in the test binary, without
+/// the binary's own name), to run exactly this test again as the child.
+fn this_test(name: &str) -> String {
+    let module = module_path!().split_once("::").map_or("", |(_, m)| m);
+    format!("{module}::{name}")
 }

@@ -4,7 +4,7 @@
 //! 2 MiB thread stack in a debug build. `on_pool!` boxes the PostgreSQL side; this holds it.
 #![allow(clippy::unwrap_used)]
 
-mod common;
+use crate::common;
 
 use decima_core::{ConversationId, ExecutionId, NewMessage, Role};
 use decima_store::{ExecutionStatus, StepNotes};

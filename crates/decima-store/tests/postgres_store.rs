@@ -3,7 +3,7 @@
 //! text PostgreSQL cannot hold is refused whole.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -5,8 +5,6 @@
 //! check; nothing falls back to plain text.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
-
 use std::sync::Arc;
 
 use decima_core::EstimateCounter;

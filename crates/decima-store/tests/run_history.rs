@@ -5,7 +5,7 @@
 // Test code: a failed setup step should panic right where it happened.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use decima_core::{ConversationId, ExecutionId};
 use decima_store::{CallUsage, Execution, NewExecution, RunUsage, SandboxKind, Store};

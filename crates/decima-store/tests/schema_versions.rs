@@ -2,7 +2,7 @@
 //! is migrated by an explicit act, under the database's migration lock.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 

@@ -5,7 +5,7 @@
 //! the target reads back what the source holds, and a second copy changes nothing.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 

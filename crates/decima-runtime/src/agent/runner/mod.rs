@@ -316,7 +316,9 @@ impl<'s, 'a> Runner<'s, 'a> {
     async fn steps(&mut self) -> Result<RunOutcome> {
         loop {
             let span = info_span!("step", step = self.steps_taken + 1);
-            if let Stepped::Ended(outcome) = self.step().instrument(span).await? {
+            // On the heap: a step's future is large, and a subagent's run is polled inside its
+            // parent's step, so inline it would cost the stack of every level twice.
+            if let Stepped::Ended(outcome) = Box::pin(self.step().instrument(span)).await? {
                 return Ok(*outcome);
             }
         }

@@ -1,0 +1,27 @@
+//! Every integration test of `decima-cli`, in one binary: each file beside this one is a module
+//! of it, so the crate links one test binary rather than one per file. `cargo test -p
+//! decima-cli --test all -- <file>::` runs one file's tests.
+
+// Test code: a failed setup step should panic right where it happened.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+mod window_env;
+
+mod agent_cli;
+mod busy_and_choices;
+mod chat_output;
+mod cli;
+mod compress;
+mod context;
+mod data_across_versions;
+mod llm;
+mod logging;
+mod mcp_cli;
+mod remote_engine;
+mod review;
+mod run;
+mod sandbox_image;
+mod shared_store;
+mod soak;
+mod subagents;

@@ -1,0 +1,14 @@
+//! Every integration test of `decima-llm`, in one binary: each file beside this one is a module
+//! of it, so the crate links one test binary rather than one per file. `cargo test -p
+//! decima-llm --test all -- <file>::` runs one file's tests.
+
+// Test code: a failed setup step should panic right where it happened.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod anthropic_compat;
+mod compat;
+mod models;
+mod provider_failures;
+mod secrets;
+mod token_accuracy;
+mod wire;

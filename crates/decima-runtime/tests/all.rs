@@ -1,0 +1,22 @@
+//! Every integration test of `decima-runtime`, in one binary: each file beside this one is a module
+//! of it, so the crate links one test binary rather than one per file. `cargo test -p
+//! decima-runtime --test all -- <file>::` runs one file's tests.
+
+// Test code: a failed setup step should panic right where it happened.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod cache_runs;
+mod common;
+
+mod agent_loop;
+mod busy_conversation;
+mod chat_turn;
+mod context_step;
+mod failure_states;
+mod mcp_tools;
+mod preferences;
+mod review_digests_ahead;
+mod review_passes;
+mod run_spans;
+mod workspace_changes;
+mod workspace_panel;

@@ -1,0 +1,16 @@
+//! Every integration test of `decima-sandbox`, in one binary: each file beside this one is a module
+//! of it, so the crate links one test binary rather than one per file. `cargo test -p
+//! decima-sandbox --test all -- <file>::` runs one file's tests.
+
+// Test code: a failed setup step should panic right where it happened.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+mod docker_sandbox;
+mod docker_ssh;
+mod docker_tls;
+mod host_files;
+mod host_shell;
+mod host_tools;
+mod snapshot_store;

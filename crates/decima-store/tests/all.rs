@@ -1,0 +1,32 @@
+//! Every integration test of `decima-store`, in one binary: each file beside this one is a module
+//! of it, so the crate links one test binary rather than one per file. `cargo test -p
+//! decima-store --test all -- <file>::` runs one file's tests.
+
+// Test code: a failed setup step should panic right where it happened.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+mod agent_state;
+mod bulk_counters;
+mod claims;
+mod compactions;
+mod conversations;
+mod crash;
+mod future_sizes;
+mod mcp_servers;
+mod message_images;
+mod messages;
+mod migration_executions;
+mod migration_run_endings;
+mod postgres_store;
+mod postgres_tls;
+mod pragmas;
+mod providers;
+mod review_digests;
+mod run_history;
+mod run_leases;
+mod schema_parity;
+mod schema_versions;
+mod search;
+mod store_copy;

@@ -1,0 +1,11 @@
+//! Every integration test of `decima-testkit`, in one binary: each file beside this one is a module
+//! of it, so the crate links one test binary rather than one per file. `cargo test -p
+//! decima-testkit --test all -- <file>::` runs one file's tests.
+
+// Test code: a failed setup step should panic right where it happened.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod analyst_conversation;
+mod anthropic_quirks;
+mod fact_sessions;
+mod llm_server;
