@@ -54,15 +54,47 @@ impl<S: Subscriber + for<'a> LookupSpan<'a>> Layer<S> for Record {
     }
 }
 
-// On one thread, whose default subscriber is the recording one: the tests beside this one in
-// the binary run on other threads, and their spans are not recorded here.
-#[tokio::test(flavor = "current_thread")]
-async fn a_run_logs_its_steps_model_calls_and_tool_calls_as_a_tree() {
+/// Set in the child process that records: it runs this test alone.
+const CHILD: &str = "DECIMA_RUN_SPANS_CHILD";
+
+// In a process of its own: the tests beside this one in the binary run runs of their own, and
+// tracing's callsites are shared by the process (a span first met on another thread while no
+// recording subscriber was there can stay off), so this test runs itself again as a child with
+// the recording subscriber as the global one, and checks that the child passed.
+#[test]
+fn a_run_logs_its_steps_model_calls_and_tool_calls_as_a_tree() {
+    if std::env::var_os(CHILD).is_some() {
+        tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .unwrap()
+            .block_on(record_a_run());
+        return;
+    }
+    let module = module_path!().split_once("::").map_or("", |(_, m)| m);
+    let status = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            &format!("{module}::a_run_logs_its_steps_model_calls_and_tool_calls_as_a_tree"),
+            "--test-threads=1",
+            "--nocapture",
+        ])
+        .env(CHILD, "1")
+        .status()
+        .unwrap();
+    assert!(
+        status.success(),
+        "the recording child failed (its output is above)"
+    );
+}
+
+async fn record_a_run() {
     let record = Record::default();
     let subscriber = tracing_subscriber::registry().with(record.clone().with_filter(
         tracing_subscriber::filter::LevelFilter::from_level(Level::INFO),
     ));
-    let _recording = tracing::subscriber::set_default(subscriber);
+    tracing::subscriber::set_global_default(subscriber).unwrap();
 
     let f = Fixture::new().await;
     f.call("shell", json!({"command": "echo counted"}));

@@ -51,8 +51,11 @@ mod tests {
     #[test]
     fn a_child_is_found_by_its_command_line_and_group_until_it_is_reaped() {
         let mark = format!("decima-processes-{}", std::process::id());
-        let mut child = std::process::Command::new("sh")
-            .args(["-c", &format!("sleep 30; : {mark}")])
+        // The mark is the process's own name, so no other process shows it: a shell would fork
+        // its command, and the forked copy carries the shell's command line until it execs.
+        let mut child = std::process::Command::new("sleep")
+            .arg0(&mark)
+            .arg("30")
             .process_group(0)
             .spawn()
             .unwrap();

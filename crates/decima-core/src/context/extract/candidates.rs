@@ -3,7 +3,8 @@
 
 use std::collections::{HashMap, HashSet};
 
-use super::facts::{Analysis, REPLACED_SEP, REPLACES, analyse};
+use super::analysis::{Analysis, analyse};
+use super::facts::{REPLACED_SEP, REPLACES};
 use super::operations::OpRow;
 use super::statements::{RowKind, grouped_line, statement_rows};
 use super::text::{item_line, one_line, truncate};

@@ -28,6 +28,7 @@
 // order, laid out by `render`, with `statements` grouping decisions and constraints that recur
 // with small differences); text → digest (`parse`); digest + digest (`merge`); `text` has string
 // helpers.
+mod analysis;
 mod blocks;
 mod builder;
 mod candidates;
@@ -44,10 +45,12 @@ mod operations;
 mod parse;
 mod render;
 mod restatements;
+mod sentence_reading;
 mod spaced;
 #[cfg(test)]
 mod statement_tests;
 mod statements;
+mod subject_words;
 mod tables;
 mod text;
 mod values;
