@@ -1,11 +1,10 @@
-import { localDate } from "../components/ExportMenu";
-import { act, fireEvent, screen, waitFor, within } from "@testing-library/react";
+import { act, screen, waitFor, within } from "@testing-library/react";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { setLanguage } from "../i18n";
 import { meterState } from "../components/ContextMeter";
 import { C1, backendWith, inView, openC1, readerScrollsTo, shownMessage } from "../test/conversation";
 import { FakeBackend, usageAt } from "../test/fakeBackend";
-import { conversation, message } from "../test/fixtures";
+import { message } from "../test/fixtures";
 import { renderApp } from "../test/render";
 import { execution, failureReport, review } from "../test/workbench";
 
