@@ -6,6 +6,8 @@ import "./styles/layout.css";
 import "./styles/sidebar.css";
 import "./styles/messages.css";
 import "./styles/workbench.css";
+import "./styles/settings.css";
+import "./styles/panels.css";
 import "highlight.js/styles/github.css";
 import { App } from "./App";
 import { applyTheme, savedTheme } from "./lib/theme";

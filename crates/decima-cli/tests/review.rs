@@ -10,13 +10,13 @@
 use crate::common;
 
 use common::{Env, execution_id, text};
-use decima_core::{ConversationId, NewMessage, Role};
+use decima_core::{ConversationId, Role};
 use decima_testkit::ConversationBuilder;
 use decima_testkit::analyst_conversation::{AnalystConversationBuilder, AnalystFactKind, Language};
 use serde_json::{Value, json};
 
 /// A valid review answer citing `seqs`.
-fn answer(risk: &str, seqs: &[i64]) -> String {
+pub(super) fn answer(risk: &str, seqs: &[i64]) -> String {
     json!({
         "risk_level": risk,
         "summary": "The conclusion rests on a total that ignores refunds.",
@@ -33,7 +33,7 @@ fn answer(risk: &str, seqs: &[i64]) -> String {
 }
 
 /// An answer with no findings.
-fn clean_answer() -> String {
+pub(super) fn clean_answer() -> String {
     json!({
         "risk_level": "none",
         "summary": "Nothing found against the conclusion.",
@@ -45,7 +45,7 @@ fn clean_answer() -> String {
 
 /// An answer as chat models often stream one: in a ```json fence, a few characters per delta,
 /// the deltas cutting through keys, numbers and escapes.
-fn say_fenced_in_pieces(env: &Env, json: &str) {
+pub(super) fn say_fenced_in_pieces(env: &Env, json: &str) {
     let text = format!("```json\n{json}\n```\n");
     let chars: Vec<char> = text.chars().collect();
     env.server
@@ -56,7 +56,7 @@ fn say_fenced_in_pieces(env: &Env, json: &str) {
 }
 
 /// Answers every request with a valid review citing the first seq it shows verbatim.
-fn answer_every_request(env: &Env, risk: &'static str) {
+pub(super) fn answer_every_request(env: &Env, risk: &'static str) {
     env.server.respond_with(move |request| {
         let input = request
             .json
@@ -72,14 +72,14 @@ fn answer_every_request(env: &Env, risk: &'static str) {
 }
 
 /// The seq of the first `### seq=N` header line in `input`.
-fn first_seq(input: &str) -> Option<i64> {
+pub(super) fn first_seq(input: &str) -> Option<i64> {
     shown_seqs(input).first().copied()
 }
 
 /// Every request from the `from`-th on stays within the reviewer's window as its model counts
 /// it: each message's text (the store's counter, times the calibration `factor`) with its
 /// framing, and the room asked for the answer.
-fn assert_every_request_within(env: &Env, from: usize, window: u32, factor: f64) {
+pub(super) fn assert_every_request_within(env: &Env, from: usize, window: u32, factor: f64) {
     let counter = decima_llm::tokens::store_counter();
     for (i, r) in env.server.requests().iter().enumerate().skip(from) {
         let json = r.json.as_ref().unwrap();
@@ -100,7 +100,7 @@ fn assert_every_request_within(env: &Env, from: usize, window: u32, factor: f64)
 }
 
 /// Everything the reviewer was sent from request `from` on: every user message's text.
-fn inputs_since(env: &Env, from: usize) -> String {
+pub(super) fn inputs_since(env: &Env, from: usize) -> String {
     let mut all = String::new();
     for r in env.server.requests().iter().skip(from) {
         for m in r.json.as_ref().unwrap()["messages"].as_array().unwrap() {
@@ -114,7 +114,7 @@ fn inputs_since(env: &Env, from: usize) -> String {
 }
 
 /// What an input must never say again: that messages were dropped.
-fn assert_nothing_left_out(input: &str) {
+pub(super) fn assert_nothing_left_out(input: &str) {
     for phrase in [
         "left out",
         "neither summarised nor shown",
@@ -126,7 +126,7 @@ fn assert_nothing_left_out(input: &str) {
 }
 
 /// An uncompressed analyst session of `len` messages, imported.
-async fn analyst_session(
+pub(super) async fn analyst_session(
     env: &Env,
     seed: u64,
     len: usize,
@@ -148,7 +148,7 @@ async fn analyst_session(
 
 /// The planted facts that did not reach `input`, by where they were planted (early, middle,
 /// late third of the session), for the user's and for the others.
-fn lost_facts(
+pub(super) fn lost_facts(
     session: &decima_testkit::analyst_conversation::AnalystConversation,
     input: &str,
 ) -> (Vec<String>, usize, usize) {
@@ -174,7 +174,7 @@ fn lost_facts(
     (lost_user, others_kept, others)
 }
 
-async fn small_conversation(env: &Env, len: usize) -> ConversationId {
+pub(super) async fn small_conversation(env: &Env, len: usize) -> ConversationId {
     let built = ConversationBuilder::new(11, len).content_chars(120).build();
     let store = env.store().await;
     let c = store
@@ -187,18 +187,18 @@ async fn small_conversation(env: &Env, len: usize) -> ConversationId {
 }
 
 /// The messages of request `i`, as sent.
-fn sent(env: &Env, i: usize) -> Vec<Value> {
+pub(super) fn sent(env: &Env, i: usize) -> Vec<Value> {
     env.server.requests()[i].json.as_ref().unwrap()["messages"]
         .as_array()
         .unwrap()
         .clone()
 }
 
-fn content(message: &Value) -> String {
+pub(super) fn content(message: &Value) -> String {
     message["content"].as_str().unwrap_or_default().to_owned()
 }
 
-async fn review(env: &Env, args: &[&str]) -> std::process::Output {
+pub(super) async fn review(env: &Env, args: &[&str]) -> std::process::Output {
     let mut all = vec!["review"];
     all.extend_from_slice(args);
     env.decima(&all).await
@@ -374,341 +374,9 @@ async fn each_mode_and_type_sends_what_it_names() {
     assert_eq!(env.server.requests().len(), before);
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_cache_hit_makes_no_request() {
-    let env = Env::new().await;
-    let id = small_conversation(&env, 12).await.to_string();
-    say_fenced_in_pieces(&env, &answer("medium", &[4]));
-    let first = review(&env, &[&id, "--json"]).await;
-    assert!(first.status.success(), "{}", text(&first.stderr));
-    let second = review(&env, &[&id, "--json"]).await;
-    assert!(second.status.success(), "{}", text(&second.stderr));
-    assert_eq!(
-        env.server.requests().len(),
-        1,
-        "the second review asked the model"
-    );
-    let a: Value = serde_json::from_slice(&first.stdout).unwrap();
-    let b: Value = serde_json::from_slice(&second.stdout).unwrap();
-    assert_eq!(a, b);
-    assert_eq!(a["findings"][0]["evidence_seqs"], json!([4]));
-    // A different type is a different question.
-    env.say(&clean_answer());
-    let out = review(&env, &[&id, "--type", "quick", "--json"]).await;
-    assert!(out.status.success(), "{}", text(&out.stderr));
-    assert_eq!(env.server.requests().len(), 2);
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn an_incremental_review_sends_only_what_is_new_and_the_open_findings() {
-    let env = Env::new().await;
-    let conversation = small_conversation(&env, 20).await;
-    let id = conversation.to_string();
-    env.say(&answer("high", &[7]));
-    let out = review(&env, &[&id, "--json"]).await;
-    assert!(out.status.success(), "{}", text(&out.stderr));
-    let first: Value = serde_json::from_slice(&out.stdout).unwrap();
-    let finding = first["findings"][0]["id"].as_str().unwrap().to_owned();
-
-    let store = env.store().await;
-    for i in 0..3 {
-        store
-            .messages()
-            .append(
-                conversation,
-                NewMessage::new(
-                    Role::User,
-                    format!("Refunds are now subtracted, batch NEW-{i}."),
-                ),
-            )
-            .await
-            .unwrap();
-    }
-    store.close().await;
-    env.say(
-        &json!({"risk_level":"none","summary":"The refunds finding is resolved.","findings":[],
-                "open_questions":[],"closed_findings":[{"id": finding, "reason": "seq 21 subtracts them"}]})
-            .to_string(),
-    );
-    let out = review(&env, &[&id, "--json"]).await;
-    assert!(out.status.success(), "{}", text(&out.stderr));
-    let input = content(&sent(&env, 1)[1]);
-    assert!(input.contains("seq > 20"), "not incremental: {input}");
-    for seq in 21..=23 {
-        assert!(input.contains(&format!("### seq={seq} ")));
-    }
-    assert!(
-        !input.contains("### seq=20 "),
-        "old messages were sent again"
-    );
-    assert!(
-        input.contains(&format!("id={finding}")),
-        "the open finding was not carried"
-    );
-    let second: Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(second["reviewed_from_seq"], 21);
-    let store = env.store().await;
-    assert!(
-        store
-            .reviews()
-            .open_findings(conversation, None)
-            .await
-            .unwrap()
-            .is_empty()
-    );
-    let closed = store
-        .reviews()
-        .get(first["id"].as_str().unwrap())
-        .await
-        .unwrap();
-    assert_eq!(
-        closed.findings[0].closed_by.as_deref(),
-        second["id"].as_str()
-    );
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn invalid_json_is_repaired_once_then_refused_and_nothing_is_stored() {
-    let env = Env::new().await;
-    let conversation = small_conversation(&env, 10).await;
-    let id = conversation.to_string();
-    // Risk guessed in prose: refused, repaired.
-    env.say("Overall the risk looks HIGH to me because the totals are off.");
-    env.say(&answer("high", &[5]));
-    let out = review(&env, &[&id, "--json"]).await;
-    assert!(out.status.success(), "{}", text(&out.stderr));
-    let repair = sent(&env, 1);
-    assert_eq!(repair.len(), 4);
-    assert_eq!(repair[2]["role"], "assistant");
-    assert!(content(&repair[3]).contains("could not be used"));
-
-    env.say("{\"risk_level\": \"high\", \"summary\": ");
-    env.say("still not a review");
-    let out = review(&env, &[&id, "--type", "quick"]).await;
-    assert_eq!(out.status.code(), Some(5), "{}", text(&out.stderr));
-    assert!(text(&out.stderr).contains("invalid review twice"));
-    assert_eq!(env.server.requests().len(), 4, "more than one repair");
-    let store = env.store().await;
-    assert_eq!(store.reviews().list(conversation).await.unwrap().len(), 1);
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn evidence_that_is_not_a_message_of_the_conversation_is_refused() {
-    let env = Env::new().await;
-    let conversation = small_conversation(&env, 10).await;
-    let id = conversation.to_string();
-    env.say(&answer("high", &[4, 99_999]));
-    env.say(&answer("high", &[0]));
-    let out = review(&env, &[&id]).await;
-    assert_eq!(out.status.code(), Some(5), "{}", text(&out.stderr));
-    let stderr = text(&out.stderr);
-    assert!(stderr.contains("[0]"), "{stderr}");
-    assert!(content(&sent(&env, 1)[3]).contains("99999"));
-    let store = env.store().await;
-    assert!(store.reviews().list(conversation).await.unwrap().is_empty());
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_tool_runs_during_a_run_and_a_high_final_review_contests_the_result() {
-    let env = Env::new().await;
-    env.call(
-        "tenth_man_review",
-        json!({"review_type": "quick", "focus_area": "the refund totals"}),
-    );
-    // The tool's review: the first user message (the task) is seq 1, the call seq 2.
-    env.say(&answer("low", &[1]));
-    env.say("The difference is 42 EUR.");
-    // The final review.
-    env.say(&answer("critical", &[2]));
-    let out = env
-        .run(&["--tenth-man", "hybrid"], "Find the refund difference")
-        .await;
-    assert!(out.status.success(), "{}", text(&out.stderr));
-    assert_eq!(text(&out.stdout).trim(), "The difference is 42 EUR.");
-    let stderr = text(&out.stderr);
-    assert!(stderr.contains("CONTESTS"), "{stderr}");
-    let requests = env.server.requests();
-    assert_eq!(requests.len(), 4);
-    // The tool is offered, and the runtime, not the model, names the execution.
-    let tools = requests[0].json.as_ref().unwrap()["tools"].to_string();
-    assert!(tools.contains("tenth_man_review"));
-    assert!(content(&sent(&env, 1)[0]).contains("QUICK"));
-    assert!(content(&sent(&env, 1)[1]).contains("the refund totals"));
-    // The digest went back as the tool's result.
-    let third = sent(&env, 2);
-    let result = third.iter().find(|m| m["role"] == "tool").unwrap();
-    assert!(content(result).contains("risk low"), "{result}");
-
-    let execution = env.show(&execution_id(&out.stderr)).await;
-    assert_eq!(execution["contested"], true);
-    assert_eq!(execution["result"], "The difference is 42 EUR.");
-    assert_eq!(execution["reviews"][1]["risk_level"], "critical");
-    assert_eq!(
-        execution["reviews"][1]["findings"][0]["evidence_seqs"],
-        json!([2])
-    );
-    let store = env.store().await;
-    let conversation = execution["conversation_id"]
-        .as_str()
-        .unwrap()
-        .parse()
-        .unwrap();
-    let reviews = store.reviews().list(conversation).await.unwrap();
-    let triggers: Vec<_> = reviews.iter().map(|r| r.trigger.as_str()).collect();
-    assert_eq!(triggers, ["tool", "system"]);
-    assert!(reviews.iter().all(|r| r.execution_id.is_some()));
-
-    // Off: no tool, no final review.
-    let env = Env::new().await;
-    env.say("Done.");
-    let out = env.run(&["--tenth-man", "off"], "Say done").await;
-    assert!(out.status.success(), "{}", text(&out.stderr));
-    let requests = env.server.requests();
-    assert_eq!(requests.len(), 1);
-    assert!(
-        !requests[0].json.as_ref().unwrap()["tools"]
-            .to_string()
-            .contains("tenth_man_review")
-    );
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_reviewer_can_be_another_provider_per_run_and_per_conversation() {
-    let env = Env::new().await;
-    let critic = decima_testkit::LlmServer::start().await;
-    for (name, url) in [
-        ("agent", env.server.openai_base_url()),
-        ("critic", critic.openai_base_url()),
-    ] {
-        let out = env
-            .decima(&[
-                "provider",
-                "add",
-                name,
-                "--kind",
-                "openai",
-                "--base-url",
-                &url,
-                "--model",
-                "m",
-                "--api-key-env",
-                "DECIMA_API_KEY",
-            ])
-            .await;
-        assert!(out.status.success(), "{}", text(&out.stderr));
-    }
-    // The run's final review goes to the critic, not to the agent's model.
-    env.say("The difference is 42 EUR.");
-    critic.enqueue(decima_testkit::Reply::Stream(decima_testkit::Turn {
-        text: vec![answer("medium", &[2])],
-        ..Default::default()
-    }));
-    let out = env
-        .run(
-            &[
-                "--provider",
-                "agent",
-                "--tenth-man",
-                "system_only",
-                "--reviewer-provider",
-                "critic",
-            ],
-            "Find the refund difference",
-        )
-        .await;
-    assert!(out.status.success(), "{}", text(&out.stderr));
-    assert_eq!(env.server.requests().len(), 1);
-    assert_eq!(critic.requests().len(), 1);
-    assert!(
-        content(&critic.requests()[0].json.as_ref().unwrap()["messages"][0]).contains("tenth man")
-    );
-    let execution = env.show(&execution_id(&out.stderr)).await;
-    assert_eq!(execution["contested"], false);
-    // system_only offers no tool.
-    let tools = env.server.requests()[0].json.as_ref().unwrap()["tools"].to_string();
-    assert!(!tools.contains("tenth_man_review"));
-
-    // The conversation's own setting: `review` without --reviewer-provider asks the critic.
-    let conversation = execution["conversation_id"].as_str().unwrap().to_owned();
-    let out = env
-        .decima(&["conversation", "reviewer", &conversation, "critic"])
-        .await;
-    assert!(out.status.success(), "{}", text(&out.stderr));
-    assert_eq!(text(&out.stdout).trim(), "critic");
-    critic.enqueue(decima_testkit::Reply::Stream(decima_testkit::Turn {
-        text: vec![clean_answer()],
-        ..Default::default()
-    }));
-    let out = review(&env, &[&conversation, "--type", "quick", "--json"]).await;
-    assert!(out.status.success(), "{}", text(&out.stderr));
-    let stored: Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(stored["provider"], "critic");
-    assert_eq!(critic.requests().len(), 2);
-    assert_eq!(env.server.requests().len(), 1);
-    // A reviewer that is not configured is refused when it is set, not at the first review.
-    let out = env
-        .decima(&["conversation", "reviewer", &conversation, "nosuch"])
-        .await;
-    assert_eq!(out.status.code(), Some(3), "{}", text(&out.stderr));
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_budget_is_in_the_reviewers_tokens_through_its_calibration() {
-    // 2,000 uncompressed messages are far above a 32k reviewer's budget, so a full review reads
-    // them in passes: each pass's input is what the budget bounds (it used to be the one
-    // request's).
-    let env = Env::new().await;
-    let id = small_conversation(&env, 2_000).await.to_string();
-    const WINDOW: u32 = 32_000;
-    answer_every_request(&env, "low");
-    let mut inputs = Vec::new();
-    // First uncalibrated, then with the reviewer's model counting twice the store's tokens.
-    for factor in [None, Some(2.0)] {
-        if let Some(factor) = factor {
-            let store = env.store().await;
-            store
-                .calibrations()
-                .save("gpt-4o", factor, 20)
-                .await
-                .unwrap();
-            store.close().await;
-        }
-        let focus = format!("calibration {factor:?}");
-        let mut cmd = env.command(&["review", &id, "--focus", &focus, "--json"]);
-        cmd.env("DECIMA_CONTEXT_WINDOW", WINDOW.to_string());
-        let out = tokio::task::spawn_blocking(move || cmd.output().unwrap())
-            .await
-            .unwrap();
-        assert!(out.status.success(), "{}", text(&out.stderr));
-        let stored: Value = serde_json::from_slice(&out.stdout).unwrap();
-        let passes: Vec<u64> = stored["passes"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|p| p["input_tokens"].as_u64().unwrap())
-            .collect();
-        assert!(passes.len() > 1, "{passes:?}");
-        assert_eq!(
-            stored["input_tokens"].as_u64().unwrap(),
-            passes.iter().sum::<u64>()
-        );
-        let asked = env.server.requests().len();
-        assert_every_request_within(&env, asked - passes.len(), WINDOW, factor.unwrap_or(1.0));
-        inputs.push(passes);
-    }
-    let room = u64::from(WINDOW - 4_096);
-    let largest = |p: &[u64]| p.iter().copied().max().unwrap();
-    assert!(inputs[0].iter().all(|&t| t <= room), "{inputs:?}");
-    assert!(largest(&inputs[0]) > room * 3 / 4, "{inputs:?}");
-    assert!(inputs[1].iter().all(|&t| t <= room / 2), "{inputs:?}");
-    assert!(largest(&inputs[1]) > room * 3 / 8, "{inputs:?}");
-    // Half the budget per request: more passes.
-    assert!(inputs[1].len() > inputs[0].len(), "{inputs:?}");
-}
-
 /// A run that writes `report.txt`, then writes over it, with risky-call reviews on: the second
 /// write is reviewed before it runs (the file exists as the sandbox sees it), the first is not.
-async fn a_risky_write_is_reviewed_first(env: &Env, extra: &[&str]) {
+pub(super) async fn a_risky_write_is_reviewed_first(env: &Env, extra: &[&str]) {
     env.call(
         "write_file",
         json!({"path": "report.txt", "content": "totals v1"}),
@@ -752,80 +420,8 @@ async fn a_risky_write_is_reviewed_first(env: &Env, extra: &[&str]) {
     assert_eq!(triggers, ["system", "system"], "{execution}");
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_write_over_an_existing_file_is_reviewed_before_it_runs() {
-    let env = Env::new().await;
-    a_risky_write_is_reviewed_first(&env, &[]).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn in_docker_a_write_over_a_file_of_the_container_is_reviewed_before_it_runs() {
-    // The file exists only in the container's workspace volume, never on the host: the check
-    // must ask the sandbox the call runs in.
-    let env = Env::new().await;
-    let (conversation, _cleanup) = common::docker_conversation(&env).await;
-    a_risky_write_is_reviewed_first(
-        &env,
-        &["--conversation", &conversation, "--sandbox", "docker"],
-    )
-    .await;
-}
-
-/// An MCP tool whose server says it may destroy data (`destructiveHint`, as the reference
-/// filesystem server says of `write_file`) is reviewed before it runs, as a risky shell call is.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_destructive_mcp_tool_is_reviewed_before_it_runs() {
-    let env = Env::new().await;
-    let server = decima_testkit::mcp_servers::reference_server("server-filesystem")
-        .display()
-        .to_string();
-    std::fs::create_dir_all(env.ws()).unwrap();
-    let ws = env.ws().display().to_string();
-    env.mcp_add(&["files", "--where", "host", "--", "node", &server, &ws])
-        .await;
-    env.call(
-        "mcp__files__write_file",
-        json!({"path": format!("{ws}/report.txt"), "content": "totals"}),
-    );
-    env.say(&answer("low", &[1]));
-    env.say("Written.");
-    env.say(&answer("low", &[1]));
-    let out = env
-        .run(
-            &[
-                "--tenth-man",
-                "system_only",
-                "--review-risky",
-                "--allow-tool",
-                "mcp__files__*",
-            ],
-            "Write the report",
-        )
-        .await;
-    assert!(out.status.success(), "{}", text(&out.stderr));
-    assert_eq!(
-        env.server.requests().len(),
-        4,
-        "the write was not reviewed first"
-    );
-    let asked = sent(&env, 1)
-        .iter()
-        .map(content)
-        .collect::<Vec<_>>()
-        .join("\n");
-    assert!(
-        asked.contains("its server files says write_file may destroy data"),
-        "{asked}"
-    );
-    assert_eq!(
-        std::fs::read_to_string(env.ws().join("report.txt")).unwrap(),
-        "totals",
-        "a low-risk review lets the call run"
-    );
-}
-
 /// The seqs shown verbatim (`### seq=N` headers) in `input`.
-fn shown_seqs(input: &str) -> std::collections::BTreeSet<i64> {
+pub(super) fn shown_seqs(input: &str) -> std::collections::BTreeSet<i64> {
     input
         .lines()
         .filter_map(|l| l.strip_prefix("### seq="))
@@ -834,7 +430,7 @@ fn shown_seqs(input: &str) -> std::collections::BTreeSet<i64> {
 }
 
 /// `(from, through)` of a stored pass's range field, if set.
-fn range_of(value: &Value) -> Option<(i64, i64)> {
+pub(super) fn range_of(value: &Value) -> Option<(i64, i64)> {
     let pair = value.as_array()?;
     Some((pair.first()?.as_i64()?, pair.get(1)?.as_i64()?))
 }
@@ -842,7 +438,11 @@ fn range_of(value: &Value) -> Option<(i64, i64)> {
 /// A full review of an uncompressed history far above the reviewer's budget reads it in passes,
 /// each within the window, that together cover every message; every planted fact reaches the
 /// reviewer, and one merged review is stored that lists its passes.
-async fn a_full_review_reads_it_all_in_passes(len: usize, window: u32, language: Language) {
+pub(super) async fn a_full_review_reads_it_all_in_passes(
+    len: usize,
+    window: u32,
+    language: Language,
+) {
     let env = Env::new().await;
     let (c, session) = analyst_session(&env, 29, len, language).await;
     answer_every_request(&env, "medium");
@@ -917,20 +517,14 @@ async fn a_full_review_reads_it_all_in_passes(len: usize, window: u32, language:
     assert!(passes.iter().all(|p| p["risk_level"] == "medium"));
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_full_review_of_2000_uncompressed_messages_reads_every_one_in_passes() {
-    a_full_review_reads_it_all_in_passes(2_000, 32_000, Language::English).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_full_review_of_10000_uncompressed_messages_reads_every_one_in_passes() {
-    a_full_review_reads_it_all_in_passes(10_000, 128_000, Language::Chinese).await;
-}
-
 /// A quick review makes one request: the newest messages verbatim and the rest through the
 /// summary made for the review, within a quarter of the budget. Every fact the user stated
 /// arrives, early, middle or late.
-async fn a_quick_review_carries_the_rest_in_a_summary(len: usize, window: u32, language: Language) {
+pub(super) async fn a_quick_review_carries_the_rest_in_a_summary(
+    len: usize,
+    window: u32,
+    language: Language,
+) {
     let env = Env::new().await;
     let (c, session) = analyst_session(&env, 31, len, language).await;
     answer_every_request(&env, "low");
@@ -976,19 +570,9 @@ async fn a_quick_review_carries_the_rest_in_a_summary(len: usize, window: u32, l
     );
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_quick_review_of_2000_uncompressed_messages_gets_every_user_fact_through_the_summary() {
-    a_quick_review_carries_the_rest_in_a_summary(2_000, 32_000, Language::English).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_quick_review_of_10000_uncompressed_messages_gets_every_user_fact_through_the_summary() {
-    a_quick_review_carries_the_rest_in_a_summary(10_000, 128_000, Language::Chinese).await;
-}
-
 /// `summary_read` of each "asking the reviewer" line the binary logged, in order: how many
 /// messages each review read from the store to make its summaries.
-fn summary_reads(env: &Env) -> Vec<u64> {
+pub(super) fn summary_reads(env: &Env) -> Vec<u64> {
     let mut files: Vec<_> = std::fs::read_dir(env.data_dir().join("logs"))
         .unwrap()
         .map(|e| e.unwrap().path())
@@ -1011,110 +595,13 @@ fn summary_reads(env: &Env) -> Vec<u64> {
     out
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_review_summary_is_cached_reused_when_the_conversation_grows_and_dropped_by_a_rollback()
-{
-    const WINDOW: &str = "32000";
-    let env = Env::new().await;
-    let (c, _) = analyst_session(&env, 37, 2_000, Language::English).await;
-    let id = c.to_string();
-    answer_every_request(&env, "low");
-    let quick = |extra: &[&str]| {
-        let mut args = vec!["review", id.as_str(), "--type", "quick", "--json"];
-        args.extend_from_slice(extra);
-        let mut cmd = env.command(&args);
-        cmd.env("DECIMA_CONTEXT_WINDOW", WINDOW);
-        async move {
-            let out = tokio::task::spawn_blocking(move || cmd.output().unwrap())
-                .await
-                .unwrap();
-            assert!(out.status.success(), "{}", text(&out.stderr));
-            serde_json::from_slice::<Value>(&out.stdout).unwrap()
-        }
-    };
-    let first = quick(&[]).await;
-    let (_, through) = range_of(&first["passes"][0]["summarised"]).unwrap();
-    let store = env.store().await;
-    let rows = store.review_digests().count(c).await.unwrap();
-    assert!(rows >= 2, "block digests and a rendering: {rows}");
-    // Never a compaction.
-    assert!(
-        store
-            .compactions()
-            .live_summaries(c)
-            .await
-            .unwrap()
-            .is_empty()
-    );
-    // The conversation grows; the next review of another scope (a run of it) summarises a
-    // longer range, and reads only the messages its cached summary did not cover.
-    let drafts: Vec<NewMessage> = (0..40)
-        .map(|i| NewMessage::new(Role::User, format!("Also check the batch GROWN-{i}.")))
-        .collect();
-    store.messages().append_many(c, &drafts).await.unwrap();
-    let run = store
-        .executions()
-        .create(&decima_store::NewExecution {
-            conversation_id: c,
-            parent_id: None,
-            depth: 0,
-            task: "Check the churn breakdown before the finance review".into(),
-            sandbox: decima_store::SandboxKind::Host,
-            provider_id: None,
-            workspace: None,
-            options: json!({}),
-        })
-        .await
-        .unwrap();
-    store.close().await;
-    let second = quick(&["--execution", &run.id.to_string()]).await;
-    let (_, grown) = range_of(&second["passes"][0]["summarised"]).unwrap();
-    assert!(grown > through, "{grown} <= {through}");
-    let reads = summary_reads(&env);
-    assert_eq!(reads.len(), 2, "{reads:?}");
-    assert!(
-        reads[0] as i64 >= through - 1,
-        "the first summary read {reads:?}"
-    );
-    assert_eq!(
-        reads[1] as i64,
-        grown - through,
-        "the second summary read more than the messages it added to the cached one"
-    );
-    // A rollback into the summarised range: the rows past it go, and the next review reads
-    // the block again rather than trust a summary of messages that are gone.
-    let store = env.store().await;
-    let before = store.review_digests().count(c).await.unwrap();
-    let cut = through - 300;
-    store.messages().soft_delete_after(c, cut).await.unwrap();
-    assert!(store.review_digests().count(c).await.unwrap() < before);
-    store.close().await;
-    let asked = env.server.requests().len();
-    let third = quick(&[]).await;
-    let input = inputs_since(&env, asked);
-    assert!(
-        !input.contains("GROWN-"),
-        "rolled-back messages reached the reviewer"
-    );
-    assert_eq!(third["reviewed_through_seq"], cut);
-    let reads = summary_reads(&env);
-    assert!(reads[2] > 0, "{reads:?}");
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_full_review_beyond_the_pass_cap_summarises_the_oldest_part_in_pass_one() {
-    // 10,000 messages need about 30 passes of a 32k reviewer: 12 are made, and pass 1 carries
-    // the oldest part through the summary made for the review.
-    a_full_review_reads_it_all_in_passes(10_000, 32_000, Language::English).await;
-}
-
 /// The statements of the second independent generator (`fact_sessions`), scored by subject and
 /// value together. A full review in passes shows every statement as it was made (a correction
 /// with its current value). A quick review makes one request within the window that covers
 /// every message, the old ones through the summary made for it; its statement recall is the
 /// extract strategy's and is reported, and with `strict_quick` every value the user stated
 /// must be in it.
-async fn statements_reach_the_reviewer(
+pub(super) async fn statements_reach_the_reviewer(
     len: usize,
     window: u32,
     language: Language,
@@ -1209,22 +696,4 @@ async fn statements_reach_the_reviewer(
             "values the user stated never reached the reviewer: {missing:?}"
         );
     }
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn statements_of_a_2000_message_session_reach_the_reviewer() {
-    statements_reach_the_reviewer(2_000, 32_000, Language::English, false).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn statements_of_a_10000_message_session_reach_the_reviewer() {
-    statements_reach_the_reviewer(10_000, 128_000, Language::Chinese, false).await;
-}
-
-/// Every value a user states reaches a quick review through the summary made for it: plain
-/// integers, spaced literals whole, decisions and rules phrased outside the usual cue words.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn every_value_the_user_stated_reaches_a_quick_review_through_the_summary() {
-    statements_reach_the_reviewer(2_000, 32_000, Language::English, true).await;
-    statements_reach_the_reviewer(10_000, 128_000, Language::Chinese, true).await;
 }

@@ -7,8 +7,10 @@
 
 mod anthropic_compat;
 mod compat;
+mod compat_profiles;
 mod models;
 mod provider_failures;
 mod secrets;
 mod token_accuracy;
 mod wire;
+mod wire_faults;

@@ -13,20 +13,18 @@ use std::time::Duration;
 use decima_core::{FailureClass, Role, ToolCall};
 use decima_llm::secrets::SecretString;
 use decima_llm::{
-    ChatMessage, ChatRequest, Completion, CutOffToolCall, FinishReason, HttpProvider, LlmError,
-    Protocol, Provider, ProviderConfig, RetryPolicy, StreamEvent, Timeouts, ToolSpec, Usage,
-    collect, presets, with_retry,
+    ChatMessage, ChatRequest, Completion, FinishReason, HttpProvider, LlmError, Protocol, Provider,
+    ProviderConfig, RetryPolicy, StreamEvent, Timeouts, ToolSpec, Usage, collect, presets,
+    with_retry,
 };
-use decima_testkit::llm_server::{
-    AnthropicQuirks, OpenAiQuirks, Profile, ReasoningField as ScriptReasoning, gemini,
-};
-use decima_testkit::{LlmServer, Reply, ScriptedToolCall, StreamOptions, Turn};
+use decima_testkit::llm_server::{OpenAiQuirks, Profile, gemini};
+use decima_testkit::{LlmServer, Reply, ScriptedToolCall, Turn};
 use futures_util::StreamExt;
 use serde_json::{Value, json};
 
 const KEY: &str = "sk-test-compat-0123456789";
 
-fn config(server: &LlmServer, protocol: Protocol) -> ProviderConfig {
+pub(super) fn config(server: &LlmServer, protocol: Protocol) -> ProviderConfig {
     let base = match protocol {
         Protocol::OpenAi => server.openai_base_url(),
         Protocol::Anthropic => server.anthropic_base_url(),
@@ -41,11 +39,11 @@ fn config(server: &LlmServer, protocol: Protocol) -> ProviderConfig {
     config
 }
 
-fn provider(config: ProviderConfig) -> Arc<dyn Provider> {
+pub(super) fn provider(config: ProviderConfig) -> Arc<dyn Provider> {
     Arc::new(HttpProvider::new(config).unwrap())
 }
 
-fn fast_retry() -> RetryPolicy {
+pub(super) fn fast_retry() -> RetryPolicy {
     RetryPolicy {
         min_delay: Duration::from_millis(10),
         max_delay: Duration::from_millis(50),
@@ -54,7 +52,7 @@ fn fast_retry() -> RetryPolicy {
 }
 
 /// A request offering the two tools the scripted turns call.
-fn request() -> ChatRequest {
+pub(super) fn request() -> ChatRequest {
     let tool = |name: &str| ToolSpec {
         name: name.into(),
         description: format!("{name} tool"),
@@ -77,7 +75,7 @@ const SHELL_ARGS: &str = r#"{"cmd":"ls /data"}"#;
 const READ_ARGS: &str = r#"{"path":"/data/a.csv"}"#;
 
 /// Two calls, their arguments streamed in pieces.
-fn two_calls() -> Vec<ScriptedToolCall> {
+pub(super) fn two_calls() -> Vec<ScriptedToolCall> {
     vec![
         ScriptedToolCall {
             id: "call_shell_1".into(),
@@ -92,7 +90,7 @@ fn two_calls() -> Vec<ScriptedToolCall> {
     ]
 }
 
-fn expected_calls() -> Vec<ToolCall> {
+pub(super) fn expected_calls() -> Vec<ToolCall> {
     vec![
         ToolCall {
             id: "call_shell_1".into(),
@@ -110,7 +108,7 @@ fn expected_calls() -> Vec<ToolCall> {
 }
 
 /// Text, two calls and usage.
-fn tool_turn(openai: OpenAiQuirks) -> Turn {
+pub(super) fn tool_turn(openai: OpenAiQuirks) -> Turn {
     Turn {
         text: vec!["Let me ".into(), "look.".into()],
         tool_calls: two_calls(),
@@ -121,7 +119,7 @@ fn tool_turn(openai: OpenAiQuirks) -> Turn {
 }
 
 /// The (name, arguments) of each call, for servers whose ids are not the script's.
-fn names_and_arguments(calls: &[ToolCall]) -> Vec<(&str, &str)> {
+pub(super) fn names_and_arguments(calls: &[ToolCall]) -> Vec<(&str, &str)> {
     calls
         .iter()
         .map(|c| (c.name.as_str(), c.arguments.as_str()))
@@ -129,7 +127,7 @@ fn names_and_arguments(calls: &[ToolCall]) -> Vec<(&str, &str)> {
 }
 
 /// The answer as the runtime would store it: the store refuses what this refuses.
-fn assert_storable(done: &Completion) {
+pub(super) fn assert_storable(done: &Completion) {
     done.to_message()
         .validate()
         .unwrap_or_else(|e| panic!("the answer cannot be stored: {e}: {done:?}"));
@@ -388,249 +386,11 @@ async fn the_first_bytes_decide_when_the_content_type_does_not() {
     }
 }
 
-/// Defect 7. Arguments cut off by the output limit are not a call to run: "repairing" them would
-/// write a truncated file. The answer reports the call as cut off, its text as received, in both
-/// protocols (Anthropic's `max_tokens` stop leaves the `tool_use` block open).
-#[tokio::test]
-async fn calls_cut_off_by_the_output_limit_are_reported_not_repaired() {
-    let cut = r#"{"path":"a.py","content":"def f():\n    ret"#;
-    for (protocol, finish) in [
-        (Protocol::OpenAi, "length"),
-        (Protocol::Anthropic, "max_tokens"),
-    ] {
-        let server = LlmServer::start().await;
-        server.enqueue(Reply::Stream(Turn {
-            text: vec!["Writing.".into()],
-            tool_calls: vec![ScriptedToolCall {
-                id: "call_w".into(),
-                name: "write_file".into(),
-                argument_chunks: vec![cut.into()],
-            }],
-            finish: Some(finish.into()),
-            ..Turn::default()
-        }));
-        let events: Vec<StreamEvent> = provider(config(&server, protocol))
-            .stream(&request())
-            .map(Result::unwrap)
-            .collect()
-            .await;
-        let cut_off = CutOffToolCall {
-            id: "call_w".into(),
-            name: "write_file".into(),
-            arguments: cut.into(),
-        };
-        assert!(
-            events.contains(&StreamEvent::ToolCallCutOff(cut_off.clone())),
-            "{protocol:?}: {events:?}"
-        );
-        assert!(
-            !events.iter().any(|e| matches!(e, StreamEvent::ToolCall(_))),
-            "{protocol:?}: {events:?}"
-        );
-        let mut done = Completion::default();
-        for event in events {
-            done.apply(event);
-        }
-        assert_eq!(done.finish, Some(FinishReason::Length), "{protocol:?}");
-        assert!(done.is_cut_off());
-        assert!(done.tool_calls.is_empty(), "{protocol:?}: {done:?}");
-        assert_eq!(done.cut_off_tool_calls, vec![cut_off], "{protocol:?}");
-        assert_eq!(done.text, "Writing.");
-        assert!(done.to_message().tool_calls.is_empty());
-    }
-}
-
-/// Defect 7, whatever the order: a call that arrived whole before the answer ended on the output
-/// limit is not run either.
-#[test]
-fn a_length_finish_moves_earlier_calls_out_of_the_calls_to_run() {
-    let mut done = Completion::default();
-    done.apply(StreamEvent::ToolCall(expected_calls()[0].clone()));
-    done.apply(StreamEvent::Finish(FinishReason::Length));
-    done.apply(StreamEvent::ToolCall(expected_calls()[1].clone()));
-    assert!(done.tool_calls.is_empty());
-    assert_eq!(
-        done.cut_off_tool_calls
-            .iter()
-            .map(|c| c.name.as_str())
-            .collect::<Vec<_>>(),
-        ["shell", "read_file"]
-    );
-}
-
-/// Defect 8. vLLM sends `reasoning` and `reasoning_content` in the same delta
-/// (vllm-project/vllm#34030): the reasoning is kept, and echoed back, once.
-#[tokio::test]
-async fn reasoning_in_both_fields_is_taken_once() {
-    let server = LlmServer::start().await;
-    server.enqueue(Reply::Stream(Turn {
-        reasoning: vec!["Think ".into(), "hard.".into()],
-        reasoning_field: ScriptReasoning::Both,
-        text: vec!["42".into()],
-        ..Turn::default()
-    }));
-    server.enqueue(Reply::Stream(Turn {
-        text: vec!["ok".into()],
-        ..Turn::default()
-    }));
-    let mut cfg = config(&server, Protocol::OpenAi);
-    cfg.reasoning_echo = true;
-    let p = provider(cfg);
-    let first = collect(p.stream(&request())).await.unwrap();
-    assert_eq!(first.reasoning.as_deref(), Some("Think hard."));
-    let mut next = request();
-    next.messages.push(first.to_message().into());
-    next.messages
-        .push(ChatMessage::new(Role::User, "why?").into());
-    collect(p.stream(&next)).await.unwrap();
-    let body = server.requests()[1].json.clone().unwrap();
-    assert_eq!(body["messages"][2]["reasoning_content"], "Think hard.");
-}
-
-/// Defect 9. OpenRouter keeps slow streams open with `: OPENROUTER PROCESSING` comments
-/// (openrouter.ai/docs/api-reference/streaming), DeepSeek with `: keep-alive`
-/// (api-docs.deepseek.com/quick_start/rate_limit): a comment proves the connection alive, so it
-/// resets the idle timer. Events come every 800 ms, comments half-way, the idle timeout is 600 ms.
-#[tokio::test]
-async fn keepalive_comments_reset_the_idle_timer() {
-    for protocol in [Protocol::OpenAi, Protocol::Anthropic] {
-        let server = LlmServer::start().await;
-        server.enqueue(Reply::Stream(Turn {
-            text: vec!["slow ".into(), "but ".into(), "alive".into()],
-            options: StreamOptions {
-                keepalive_comments: true,
-                keepalive_text: Some("OPENROUTER PROCESSING".into()),
-                event_delay: Some(Duration::from_millis(800)),
-                ..StreamOptions::default()
-            },
-            ..Turn::default()
-        }));
-        let mut cfg = config(&server, protocol);
-        cfg.timeouts.idle = Duration::from_millis(600);
-        let done = collect(provider(cfg).stream(&request()))
-            .await
-            .unwrap_or_else(|e| panic!("{protocol:?}: {e}"));
-        assert_eq!(done.text, "slow but alive", "{protocol:?}");
-    }
-
-    // Without comments the same pace is an idle timeout.
-    let server = LlmServer::start().await;
-    server.enqueue(Reply::Stream(Turn {
-        text: vec!["slow ".into(), "dead".into()],
-        options: StreamOptions {
-            event_delay: Some(Duration::from_millis(800)),
-            ..StreamOptions::default()
-        },
-        ..Turn::default()
-    }));
-    let mut cfg = config(&server, Protocol::OpenAi);
-    cfg.timeouts.idle = Duration::from_millis(600);
-    let err = collect(provider(cfg).stream(&request())).await.unwrap_err();
-    assert!(matches!(err, LlmError::IdleTimeout { .. }), "{err}");
-}
-
-/// OpenAI's `include_usage`, vLLM and LiteLLM end with a `"choices": []` usage chunk; some servers
-/// never send `data: [DONE]`. Both still make a whole answer.
-#[tokio::test]
-async fn a_usage_chunk_with_empty_choices_and_no_done() {
-    let server = LlmServer::start().await;
-    server.enqueue(Reply::Stream(Turn {
-        options: StreamOptions {
-            omit_done: true,
-            ..StreamOptions::default()
-        },
-        ..tool_turn(OpenAiQuirks::default())
-    }));
-    let events: Vec<StreamEvent> = provider(config(&server, Protocol::OpenAi))
-        .stream(&request())
-        .map(Result::unwrap)
-        .collect()
-        .await;
-    let mut done = Completion::default();
-    for event in events {
-        done.apply(event);
-    }
-    assert_eq!(done.tool_calls, expected_calls());
-    assert_eq!(done.finish, Some(FinishReason::ToolCalls));
-    assert_eq!(
-        done.usage,
-        Some(Usage {
-            prompt_tokens: 30,
-            completion_tokens: 12,
-            ..Usage::default()
-        })
-    );
-}
-
-/// Errors and failure reasons inside a 200 stream, each as a real server sends it, classified
-/// so that server failures are retried and refusals are not.
-#[tokio::test]
-async fn failures_inside_a_stream_are_classified() {
-    let text = r#"data: {"id":"c1","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":"Par"},"finish_reason":null}]}"#;
-    let cases = [
-        (
-            // OpenRouter, once a model has started: an error object and finish_reason "error"
-            // (openrouter.ai/docs/api-reference/streaming, "Handling Errors During Streaming").
-            r#"data: {"id":"c1","object":"chat.completion.chunk","created":1,"model":"m","provider":"openai","error":{"code":"server_error","message":"Provider disconnected unexpectedly"},"choices":[{"index":0,"delta":{"content":""},"finish_reason":"error"}]}"#,
-            FailureClass::Transient,
-        ),
-        (
-            // The same finish reason without the error object.
-            r#"data: {"id":"c1","object":"chat.completion.chunk","choices":[{"index":0,"delta":{},"finish_reason":"error"}]}"#,
-            FailureClass::Transient,
-        ),
-        (
-            // DeepSeek interrupts an answer it has no resources for
-            // (api-docs.deepseek.com/api/create-chat-completion, finish_reason).
-            r#"data: {"id":"c1","object":"chat.completion.chunk","choices":[{"index":0,"delta":{},"finish_reason":"insufficient_system_resource"}]}"#,
-            FailureClass::Transient,
-        ),
-        (
-            // vLLM's error shape (block/goose#8031).
-            r#"data: {"object":"error","message":"This model's maximum context length is 4096 tokens.","type":"BadRequestError","param":null,"code":400}"#,
-            FailureClass::ContextOverflow,
-        ),
-        (
-            r#"data: {"error":{"object":"error","message":"Engine loop died","type":"InternalServerError","param":null,"code":500}}"#,
-            FailureClass::Transient,
-        ),
-        (
-            // LM Studio: an error object with only a message (zendev-sh/goai#110).
-            r#"data: {"error":{"message":"Compute error."},"message":"Compute error."}"#,
-            FailureClass::Data,
-        ),
-    ];
-    for (line, class) in cases {
-        let server = LlmServer::start().await;
-        server.enqueue(Reply::RawSse {
-            chunks: vec![(Duration::ZERO, format!("{text}\n\n{line}\n\n").into_bytes())],
-        });
-        let err = collect(provider(config(&server, Protocol::OpenAi)).stream(&request()))
-            .await
-            .unwrap_err();
-        assert!(matches!(err, LlmError::StreamError { .. }), "{line}: {err}");
-        assert_eq!(err.class(), class, "{line}: {err}");
-    }
-
-    // Zhipu stops a stream its moderation flags with "sensitive"
-    // (docs.bigmodel.cn/cn/guide/platform/securityaudit): a content filter, not an error.
-    let server = LlmServer::start().await;
-    server.enqueue(Reply::Stream(Turn {
-        text: vec!["Par".into()],
-        finish: Some("sensitive".into()),
-        ..Turn::default()
-    }));
-    let done = collect(provider(config(&server, Protocol::OpenAi)).stream(&request()))
-        .await
-        .unwrap();
-    assert_eq!(done.finish, Some(FinishReason::ContentFilter));
-}
-
 // ---------- Every OpenAI-compatible preset against its server ----------
 
 /// The server behind each OpenAI-compatible preset. A new preset fails the suite until it is
 /// given one here.
-fn profile_of(preset: &str) -> Option<Profile> {
+pub(super) fn profile_of(preset: &str) -> Option<Profile> {
     Some(match preset {
         "openai" => Profile::OpenAi,
         "deepseek" => Profile::DeepSeek,
@@ -647,7 +407,7 @@ fn profile_of(preset: &str) -> Option<Profile> {
 }
 
 /// Servers analysts reach through a custom base URL rather than a preset.
-const CUSTOM_SERVERS: [Profile; 4] = [
+pub(super) const CUSTOM_SERVERS: [Profile; 4] = [
     Profile::Sglang,
     Profile::LiteLlm,
     Profile::LiteLlmOllama,
@@ -655,7 +415,10 @@ const CUSTOM_SERVERS: [Profile; 4] = [
 ];
 
 /// A preset's settings, pointed at the test server.
-fn preset_config(server: &LlmServer, preset: &presets::ProviderPreset) -> ProviderConfig {
+pub(super) fn preset_config(
+    server: &LlmServer,
+    preset: &presets::ProviderPreset,
+) -> ProviderConfig {
     let mut cfg = config(server, Protocol::OpenAi);
     cfg.name = preset.name.clone();
     cfg.model = preset.default_model.clone();
@@ -672,7 +435,12 @@ fn preset_config(server: &LlmServer, preset: &presets::ProviderPreset) -> Provid
 
 /// One tool-calling turn (reasoning where the server streams it, text, two calls, usage) in the
 /// server's shape, then the follow-up request that sends it back with the tools' results.
-async fn check_against(label: &str, server: &LlmServer, cfg: ProviderConfig, profile: Profile) {
+pub(super) async fn check_against(
+    label: &str,
+    server: &LlmServer,
+    cfg: ProviderConfig,
+    profile: Profile,
+) {
     let reasons = profile.reasoning_field().is_some();
     server.enqueue(Reply::Stream(profile.apply(Turn {
         model: cfg.model.clone(),
@@ -814,85 +582,9 @@ async fn check_against(label: &str, server: &LlmServer, cfg: ProviderConfig, pro
     }
 }
 
-#[tokio::test]
-async fn every_openai_compatible_preset_against_its_server() {
-    let mut seen = Vec::new();
-    for preset in presets::all()
-        .iter()
-        .filter(|p| p.protocol == Protocol::OpenAi)
-    {
-        let profile = profile_of(&preset.name).unwrap_or_else(|| {
-            panic!(
-                "preset {} has no server profile in tests/compat.rs",
-                preset.name
-            )
-        });
-        let server = LlmServer::start().await;
-        check_against(
-            &preset.name,
-            &server,
-            preset_config(&server, preset),
-            profile,
-        )
-        .await;
-        seen.push(profile);
-    }
-    for profile in CUSTOM_SERVERS {
-        let server = LlmServer::start().await;
-        let mut cfg = config(&server, Protocol::OpenAi);
-        if profile == Profile::GeminiOpenAi {
-            cfg.model = "gemini-3-pro-preview".into();
-        }
-        check_against(profile.name(), &server, cfg, profile).await;
-        seen.push(profile);
-    }
-    for profile in Profile::ALL {
-        assert!(
-            seen.contains(&profile),
-            "{} is never tested",
-            profile.name()
-        );
-    }
-}
-
-/// The same turn as a whole `chat.completion` from a server that does not stream, for every
-/// server's reasoning field.
-#[tokio::test]
-async fn every_server_answering_without_streaming() {
-    for profile in Profile::ALL {
-        let server = LlmServer::start().await;
-        let mut turn = profile.apply(Turn {
-            reasoning: vec!["Look first.".into()],
-            ..tool_turn(OpenAiQuirks::default())
-        });
-        turn.openai = OpenAiQuirks {
-            json_body: true,
-            ..OpenAiQuirks::default()
-        };
-        server.enqueue(Reply::Stream(turn));
-        let done = collect(provider(config(&server, Protocol::OpenAi)).stream(&request()))
-            .await
-            .unwrap_or_else(|e| panic!("{}: {e}", profile.name()));
-        assert_eq!(done.text, "Let me look.", "{}", profile.name());
-        assert_eq!(
-            done.reasoning.as_deref(),
-            Some("Look first."),
-            "{}",
-            profile.name()
-        );
-        assert_eq!(done.tool_calls, expected_calls(), "{}", profile.name());
-        assert_eq!(
-            done.finish,
-            Some(FinishReason::ToolCalls),
-            "{}",
-            profile.name()
-        );
-    }
-}
-
 /// A history whose calls Gemini did not write (another model's, or imported), and which Gemini 3
 /// therefore never signed: an earlier turn's step, an answer, then a step of the current turn.
-fn unsigned_history(model: &str) -> ChatRequest {
+pub(super) fn unsigned_history(model: &str) -> ChatRequest {
     let step = |id: &str| {
         let mut calls = expected_calls();
         calls[0].id = format!("{id}_shell");
@@ -919,116 +611,5 @@ fn unsigned_history(model: &str) -> ChatRequest {
         model: model.into(),
         messages: messages.into_iter().map(Arc::new).collect(),
         ..request()
-    }
-}
-
-#[tokio::test]
-async fn gemini_takes_unsigned_calls_with_googles_stand_in_and_other_servers_see_nothing() {
-    let server = LlmServer::start().await;
-    server.refuse_with(gemini::refuses_unsigned_calls);
-    server.enqueue(Reply::Stream(Profile::GeminiOpenAi.apply(Turn {
-        text: vec!["Still two.".into()],
-        ..Turn::default()
-    })));
-    let mut cfg = config(&server, Protocol::OpenAi);
-    cfg.model = "gemini-3-flash-preview".into();
-    let done = collect(provider(cfg).stream(&unsigned_history("gemini-3-flash-preview")))
-        .await
-        .unwrap();
-    assert_eq!(done.text, "Still two.");
-    let body = server.requests()[0].json.clone().unwrap();
-    let signature_of = |message: usize, call: usize| {
-        body["messages"][message]["tool_calls"][call]["extra_content"].clone()
-    };
-    // messages: 0 system, 1 user, 2 old step, 3-4 results, 5 answer, 6 user, 7 new step.
-    assert_eq!(
-        signature_of(7, 0),
-        json!({ "google": { "thought_signature": "skip_thought_signature_validator" } }),
-        "the current turn's step gets the stand-in on its first call"
-    );
-    assert_eq!(
-        signature_of(7, 1),
-        Value::Null,
-        "only the first call is signed"
-    );
-    assert_eq!(
-        signature_of(2, 0),
-        Value::Null,
-        "earlier turns go as they are"
-    );
-
-    // Signed calls sent to a server that is not Gemini: the field never appears.
-    let other = LlmServer::start().await;
-    other.enqueue(Reply::Stream(Turn {
-        text: vec!["Two.".into()],
-        ..Turn::default()
-    }));
-    let mut history = unsigned_history("qwen3");
-    let mut step = (*history.messages[7]).clone();
-    step.tool_calls[0].signature = Some("c2lnbmF0dXJl0".into());
-    history.messages[7] = Arc::new(step);
-    let mut cfg = config(&other, Protocol::OpenAi);
-    cfg.model = "qwen3".into();
-    collect(provider(cfg).stream(&history)).await.unwrap();
-    let sent = String::from_utf8(other.requests()[0].body.clone()).unwrap();
-    assert!(!sent.contains("extra_content"), "{sent}");
-}
-
-/// Prompt-cache figures reach `Usage` from each server's own usage shape: OpenAI's
-/// `prompt_tokens_details.cached_tokens` (streamed and as one JSON body), DeepSeek's
-/// `prompt_cache_hit_tokens`, and Anthropic's `cache_read_input_tokens` and
-/// `cache_creation_input_tokens`, whose `input_tokens` leaves both out.
-#[tokio::test]
-async fn prompt_cache_hits_and_writes_are_read_from_every_usage_shape() {
-    let cached_turn = |openai: OpenAiQuirks| Turn {
-        text: vec!["Done.".into()],
-        usage: Some((2_000, 12)),
-        cached: Some((1_536, 300)),
-        openai,
-        ..Turn::default()
-    };
-    let server = LlmServer::start().await;
-    let expected_openai = Usage {
-        prompt_tokens: 2_000,
-        completion_tokens: 12,
-        cache_read_tokens: 1_536,
-        cache_write_tokens: 0,
-    };
-    for quirks in [
-        Profile::OpenAi.quirks(),
-        Profile::DeepSeek.quirks(),
-        OpenAiQuirks {
-            json_body: true,
-            ..OpenAiQuirks::default()
-        },
-    ] {
-        let shape = format!("{quirks:?}");
-        server.enqueue(Reply::Stream(cached_turn(quirks)));
-        let done = collect(provider(config(&server, Protocol::OpenAi)).stream(&request()))
-            .await
-            .unwrap();
-        assert_eq!(done.usage, Some(expected_openai), "{shape}");
-    }
-    // The documented stream, and the real API's, which repeats the cumulative usage (cache
-    // fields included) in `message_delta`.
-    for anthropic in [AnthropicQuirks::default(), AnthropicQuirks::real_api()] {
-        let shape = format!("{anthropic:?}");
-        server.enqueue(Reply::Stream(Turn {
-            anthropic,
-            ..cached_turn(OpenAiQuirks::default())
-        }));
-        let done = collect(provider(config(&server, Protocol::Anthropic)).stream(&request()))
-            .await
-            .unwrap();
-        assert_eq!(
-            done.usage,
-            Some(Usage {
-                prompt_tokens: 2_000,
-                completion_tokens: 12,
-                cache_read_tokens: 1_536,
-                cache_write_tokens: 300,
-            }),
-            "{shape}"
-        );
     }
 }

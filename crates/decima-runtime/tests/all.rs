@@ -9,6 +9,7 @@ mod cache_runs;
 mod common;
 
 mod agent_loop;
+mod agent_loop_context_and_wire;
 mod busy_conversation;
 mod chat_turn;
 mod context_step;

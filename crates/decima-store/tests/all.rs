@@ -7,6 +7,7 @@
 
 mod common;
 
+mod agent_records;
 mod agent_state;
 mod bulk_counters;
 mod claims;

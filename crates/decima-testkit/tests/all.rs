@@ -9,3 +9,4 @@ mod analyst_conversation;
 mod anthropic_quirks;
 mod fact_sessions;
 mod llm_server;
+mod llm_server_faults;
