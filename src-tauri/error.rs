@@ -1,6 +1,6 @@
 //! The one error type the webview sees.
 
-use decima_core::CoreError;
+use decima_core::{CoreError, FailureClass};
 use decima_store::StoreError;
 use serde::Serialize;
 use specta::Type;
@@ -39,6 +39,11 @@ pub struct AppError {
     pub code: ErrorCode,
     /// One line a person can act on.
     pub message: String,
+    /// The failure's class, where the failure has one (a provider's, a tool's, the machine's):
+    /// the same classes a run's failures carry, so the window words and offers alike.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[specta(optional)]
+    pub class: Option<FailureClass>,
 }
 
 impl AppError {
@@ -46,7 +51,13 @@ impl AppError {
         Self {
             code,
             message: message.to_string(),
+            class: None,
         }
+    }
+
+    fn classed(mut self, class: FailureClass) -> Self {
+        self.class = Some(class);
+        self
     }
 
     /// A request the command refuses, with what to do instead.
@@ -117,7 +128,7 @@ impl From<decima_runtime::RuntimeError> for AppError {
             | RuntimeError::ChoiceNotOffered(_)
             | RuntimeError::ImportLine { .. }) => Self::new(ErrorCode::InvalidInput, e),
             e @ (RuntimeError::Io { .. } | RuntimeError::Sandbox(_) | RuntimeError::Mcp(_)) => {
-                Self::new(ErrorCode::Storage, e)
+                Self::new(ErrorCode::Storage, e).classed(FailureClass::System)
             }
             RuntimeError::Workspace(e) => {
                 let code = match e.class {
@@ -126,13 +137,16 @@ impl From<decima_runtime::RuntimeError> for AppError {
                     }
                     _ => ErrorCode::InvalidInput,
                 };
-                Self::new(code, e.message)
+                Self::new(code, e.message).classed(e.class)
             }
             e @ (RuntimeError::Busy(_) | RuntimeError::Conflict(_)) => {
                 Self::new(ErrorCode::Conflict, e)
             }
-            e @ (RuntimeError::Llm(_)
-            | RuntimeError::EmptyAnswer { .. }
+            RuntimeError::Llm(llm) => {
+                let class = llm.class();
+                Self::new(ErrorCode::Provider, RuntimeError::Llm(llm)).classed(class)
+            }
+            e @ (RuntimeError::EmptyAnswer { .. }
             | RuntimeError::CutOff { .. }
             | RuntimeError::Review(_)) => Self::new(ErrorCode::Provider, e),
         }
@@ -158,6 +172,55 @@ mod tests {
             format!("conversation {missing} was not found")
         );
         assert_eq!(json.as_object().unwrap().len(), 2);
+    }
+
+    #[test]
+    fn a_provider_failure_carries_its_class_and_says_it() {
+        let refused = decima_llm::LlmError::Connect {
+            provider: "local".into(),
+            url: "http://127.0.0.1:9/v1".into(),
+            detail: "connection refused".into(),
+        };
+        let err = AppError::from(decima_runtime::RuntimeError::Llm(refused));
+        assert_eq!(err.code, ErrorCode::Provider);
+        assert_eq!(err.class, Some(FailureClass::Transient));
+        let json = serde_json::to_value(&err).unwrap();
+        assert_eq!(json["class"], "transient");
+        assert!(
+            err.message.starts_with("[transient] "),
+            "the message still names the class: {}",
+            err.message
+        );
+    }
+
+    #[test]
+    fn the_values_the_window_switches_on_cross_as_their_stored_names() {
+        use decima_store::{ExecutionStatus, TodoStatus};
+        for status in [
+            ExecutionStatus::Queued,
+            ExecutionStatus::Running,
+            ExecutionStatus::AwaitingUser,
+            ExecutionStatus::Succeeded,
+            ExecutionStatus::Failed,
+            ExecutionStatus::Cancelled,
+            ExecutionStatus::Interrupted,
+        ] {
+            assert_eq!(serde_json::to_value(status).unwrap(), status.as_str());
+        }
+        for status in TodoStatus::ALL {
+            assert_eq!(serde_json::to_value(status).unwrap(), status.as_str());
+        }
+        for class in [
+            FailureClass::Transient,
+            FailureClass::Data,
+            FailureClass::Logic,
+            FailureClass::Permission,
+            FailureClass::System,
+            FailureClass::ContextOverflow,
+            FailureClass::Cancelled,
+        ] {
+            assert_eq!(serde_json::to_value(class).unwrap(), class.as_str());
+        }
     }
 
     #[test]

@@ -1,6 +1,6 @@
 //! The compression dialog's preview and the markers of compactions in force.
 
-use decima_core::context::CompactionPlan;
+use decima_core::context::{CompactionPlan, CompressionLevel, Strategy};
 use serde::Serialize;
 use specta::Type;
 
@@ -26,10 +26,10 @@ pub struct SummaryPreview {
 pub struct CompressionPreview {
     /// The stored compaction, after confirm; `None` for a preview.
     pub compaction_id: Option<String>,
-    /// standard, deep, phase or checkpoint.
-    pub level: String,
-    /// extract, llm or structured.
-    pub strategy: String,
+    /// What the compression keeps.
+    pub level: CompressionLevel,
+    /// How its summaries are written.
+    pub strategy: Strategy,
     /// Tokens of the history before.
     pub tokens_before: u32,
     /// And after.
@@ -51,8 +51,8 @@ impl CompressionPreview {
     pub fn new(plan: &CompactionPlan, compaction_id: Option<String>) -> Self {
         Self {
             compaction_id,
-            level: plan.level.as_str().to_owned(),
-            strategy: plan.strategy.as_str().to_owned(),
+            level: plan.level,
+            strategy: plan.strategy,
             tokens_before: plan.tokens_before,
             tokens_after: plan.tokens_after,
             summaries: plan

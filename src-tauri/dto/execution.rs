@@ -3,7 +3,8 @@
 
 use decima_core::Timestamp;
 use decima_runtime::agent;
-use decima_store::{Execution, Failure, Todo};
+use decima_core::FailureClass;
+use decima_store::{Execution, ExecutionStatus, Failure, Todo};
 use serde::Serialize;
 use specta::Type;
 
@@ -23,8 +24,8 @@ pub struct ExecutionView {
     pub depth: u32,
     /// What it was asked.
     pub task: String,
-    /// running, awaiting_user, interrupted, succeeded, failed or cancelled.
-    pub status: String,
+    /// Where it is in its life.
+    pub status: ExecutionStatus,
     /// The final answer, when it succeeded.
     pub result: Option<String>,
     /// Why it ended badly.
@@ -107,7 +108,7 @@ impl ExecutionView {
             parent_id: execution.parent_id.map(|p| p.to_string()),
             depth: execution.depth,
             task: execution.task.clone(),
-            status: execution.status.as_str().to_owned(),
+            status: execution.status,
             result: execution.result.clone(),
             error: execution.error.clone(),
             contested: execution.contested,
@@ -147,8 +148,8 @@ impl ExecutionView {
 pub struct FailureReport {
     /// Its id.
     pub id: String,
-    /// transient, data, logic, permission, system, context_overflow or cancelled.
-    pub class: String,
+    /// What kind of failure, which decides the choices it offers.
+    pub class: FailureClass,
     /// The error.
     pub message: String,
     /// The todo it happened in.
@@ -238,7 +239,7 @@ impl From<&Failure> for FailureReport {
         let rolled = report.rolled_back.as_ref();
         Self {
             id: f.id.clone(),
-            class: f.class.to_string(),
+            class: f.class,
             message: f.message.clone(),
             todo_title: details.place.todo_title,
             phase: details.place.phase,

@@ -1,6 +1,7 @@
 //! What a run reports to the webview: the runtime's events, one for one, in the frontend's
 //! shape (camelCase fields, ids as strings), so the bindings type every one of them.
 
+use decima_core::FailureClass;
 use decima_runtime::Event;
 use serde::Serialize;
 use specta::Type;
@@ -158,7 +159,7 @@ pub enum RunEvent {
         /// How long it ran.
         duration_ms: u32,
         /// The failure class, when it failed.
-        class: Option<String>,
+        class: Option<FailureClass>,
         /// False when it was answered without running.
         ran: bool,
         /// Images the tool returned: the card shows them (`tool_result_images`).
@@ -183,7 +184,7 @@ pub enum RunEvent {
         /// The failure.
         failure_id: String,
         /// Its class.
-        class: String,
+        class: FailureClass,
         /// What happened.
         message: String,
     },
@@ -374,7 +375,7 @@ impl RunEvent {
                 name,
                 exit_code,
                 duration_ms: small(duration_ms),
-                class: class.map(|c| c.to_string()),
+                class,
                 ran,
                 images: u32::try_from(images).unwrap_or(u32::MAX),
             },
@@ -398,7 +399,7 @@ impl RunEvent {
                 ..
             } => Self::Failure {
                 failure_id,
-                class: class.to_string(),
+                class,
                 message,
             },
             Event::RolledBack {

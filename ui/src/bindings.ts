@@ -329,6 +329,11 @@ export type AppError = {
 	code: ErrorCode,
 	/**  One line a person can act on. */
 	message: string,
+	/**
+	 *  The failure's class, where the failure has one (a provider's, a tool's, the machine's):
+	 *  the same classes a run's failures carry, so the window words and offers alike.
+	 */
+	class?: FailureClass | null,
 };
 
 /**  A compaction in force: a marker in the conversation, where its summaries stand, with undo. */
@@ -355,14 +360,25 @@ export type CompactionMarker = {
 	createdAt: string,
 };
 
+/**  What a compaction does. Maps onto the `level` column of table `compactions`. */
+export type CompressionLevel = 
+/**  Keeps about 60%: goal, todos, every decision, the last 3 operations in detail. */
+"standard" | 
+/**  Keeps about 30%: goal, todo state, key decisions, one line per operation. */
+"deep" | 
+/**  Folds a completed phase (everything not yet covered) into one summary. */
+"phase" | 
+/**  Runs after a checkpoint passes; behaves like standard. */
+"checkpoint";
+
 /**  What a compression will do (the preview) or did (after confirm). */
 export type CompressionPreview = {
 	/**  The stored compaction, after confirm; `None` for a preview. */
 	compactionId: string | null,
-	/**  standard, deep, phase or checkpoint. */
-	level: string,
-	/**  extract, llm or structured. */
-	strategy: string,
+	/**  What the compression keeps. */
+	level: CompressionLevel,
+	/**  How its summaries are written. */
+	strategy: Strategy,
 	/**  Tokens of the history before. */
 	tokensBefore: number,
 	/**  And after. */
@@ -521,6 +537,23 @@ export type ErrorCode =
 /**  A bug: something that should not happen. */
 "internal";
 
+/**  Where an execution is in its life, as stored in `executions.status`. */
+export type ExecutionStatus = 
+/**  Created, not started. */
+"queued" | 
+/**  The loop is working on it. */
+"running" | 
+/**  Paused on the user (a failure to resolve, a question); survives a restart as is. */
+"awaiting_user" | 
+/**  Finished with a result. */
+"succeeded" | 
+/**  Finished with an error. */
+"failed" | 
+/**  Stopped on purpose. */
+"cancelled" | 
+/**  Was running when the process died; can be resumed. */
+"interrupted";
+
 /**  An execution, with what its panels need. */
 export type ExecutionView = {
 	/**  Its id. */
@@ -533,8 +566,8 @@ export type ExecutionView = {
 	depth: number,
 	/**  What it was asked. */
 	task: string,
-	/**  running, awaiting_user, interrupted, succeeded, failed or cancelled. */
-	status: string,
+	/**  Where it is in its life. */
+	status: ExecutionStatus,
 	/**  The final answer, when it succeeded. */
 	result: string | null,
 	/**  Why it ended badly. */
@@ -593,6 +626,23 @@ export type ExportView = {
 	messages: number,
 };
 
+/**  What kind of failure happened, which decides what recovery does. */
+export type FailureClass = 
+/**  Worth retrying as is: rate limits, 5xx, timeouts, dropped connections. */
+"transient" | 
+/**  The input is wrong: a bad request, an unknown model, malformed data. */
+"data" | 
+/**  The model's output is unusable (e.g. tool arguments that stay invalid JSON): replan. */
+"logic" | 
+/**  Credentials or rights: 401, 403. */
+"permission" | 
+/**  The machine or the program: disk, database, bugs. */
+"system" | 
+/**  The request did not fit the model's context window: compress deeply and retry. */
+"context_overflow" | 
+/**  The user or the program stopped it on purpose. */
+"cancelled";
+
 /**
  *  A failure report, in the recovery panel's terms: where, why, what was rolled back, and
  *  what to do next.
@@ -600,8 +650,8 @@ export type ExportView = {
 export type FailureReport = {
 	/**  Its id. */
 	id: string,
-	/**  transient, data, logic, permission, system, context_overflow or cancelled. */
-	class: string,
+	/**  What kind of failure, which decides the choices it offers. */
+	class: FailureClass,
 	/**  The error. */
 	message: string,
 	/**  The todo it happened in. */
@@ -1183,7 +1233,7 @@ exitCode: number | null;
 /**  How long it ran. */
 durationMs: number; 
 /**  The failure class, when it failed. */
-class: string | null; 
+class: FailureClass | null; 
 /**  False when it was answered without running. */
 ran: boolean; 
 /**  Images the tool returned: the card shows them (`tool_result_images`). */
@@ -1205,7 +1255,7 @@ reason: string } |
 /**  The failure. */
 failureId: string; 
 /**  Its class. */
-class: string; 
+class: FailureClass; 
 /**  What happened. */
 message: string } | 
 /**  A rollback ran. */
@@ -1386,6 +1436,15 @@ export type StoreChange = {
 	/**  The connection to the server was lost and is back: read everything shown again. */
 	reconnected: boolean,
 };
+
+/**  How a summary was written. Maps onto the `strategy` column (`extract` | `llm` | `structured`). */
+export type Strategy = 
+/**  Rule-based, no LLM: goal, todos, decisions, literals and tool digests. */
+"extract" | 
+/**  An LLM summary with fixed sections that copies literals verbatim. */
+"llm" | 
+/**  A validated JSON summary that falls back to `extract` when validation fails. */
+"structured";
 
 /**  A summary a compression writes. */
 export type SummaryPreview = {

@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 use crate::{ConversationId, CoreError, ExecutionId, MessageId, Timestamp};
 
 /// Who said a message. Tool results are their own role, as in the OpenAI wire format.
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Role {

@@ -50,7 +50,9 @@ impl<'s> Todos<'s> {
 }
 
 /// A todo's progress, as stored in `todos.status`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 pub enum TodoStatus {
     /// Not started.
     Pending,

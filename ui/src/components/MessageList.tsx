@@ -5,6 +5,7 @@ import type { AnsweredFailure, CompactionMarker, MessageView, RunEndingView } fr
 import { useFollowEnd } from "../hooks/useFollowEnd";
 import { endedText } from "../lib/runEnding";
 import { MessageItem, type MessageAction } from "./MessageItem";
+import { failureClassLabel } from "../lib/labels";
 
 const EDIT: readonly MessageAction[] = ["edit"];
 const REGENERATE: readonly MessageAction[] = ["regenerate"];
@@ -308,7 +309,7 @@ const AnsweredRow = memo(function AnsweredRow(props: {
       <div className="run-ended answered">
         <span>
           {t("recovery.row.failed", {
-            what: t(`recovery.classes.${r.class as "data"}`, { defaultValue: r.class }),
+            what: failureClassLabel(t, r.class),
             where: r.todoTitle ?? t("recovery.row.noTodo"),
           })}
         </span>{" "}

@@ -4,6 +4,7 @@ import { useTranslation } from "react-i18next";
 import type { AppError, FailureReport } from "../bindings";
 import { isChoice, type Choice } from "../run/useRuns";
 import { TodoChanges } from "./TodoChanges";
+import { failureClassLabel } from "../lib/labels";
 
 type Props = {
   report: FailureReport;
@@ -107,11 +108,11 @@ function FailurePlace({ report }: { report: FailureReport }) {
 /** The failure's class, message, trigger, likely causes and the call that failed. */
 function FailureCause({ report }: { report: FailureReport }) {
   const { t } = useTranslation();
-  // The runtime's codes (`logic`, `step_budget`) in words; an unknown one as it came.
+  // The runtime's codes (`logic`, `step_budget`) in words; an unknown trigger as it came.
   return (
     <>
       <span className={`failure-class class-${report.class}`} data-class={report.class}>
-        {t(`recovery.classes.${report.class}`, { defaultValue: report.class })}
+        {failureClassLabel(t, report.class)}
       </span>{" "}
       {report.message}
       {report.trigger && (

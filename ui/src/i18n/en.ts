@@ -328,6 +328,7 @@ const en = {
     childNote: "a subagent's conversation: a task sent here runs here, not in the parent",
     deleted: "conversation deleted",
     status: {
+      queued: "queued",
       running: "running",
       succeeded: "done",
       failed: "failed",

@@ -330,6 +330,7 @@ const zh: Messages = {
     breadcrumb: "派生自",
     childNote: "子代理的对话：在这里发送的任务在这里运行，而不是在父对话中",
     status: {
+      queued: "排队中",
       running: "运行中",
       succeeded: "完成",
       failed: "失败",

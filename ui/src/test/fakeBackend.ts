@@ -5,6 +5,7 @@ import type {
   WorkspaceFileView,
   AppError,
   CompactionMarker,
+  CompressionLevel,
   CompressionPreview,
   ContextUsage,
   ConversationBusy,
@@ -23,6 +24,7 @@ import type {
   PageAt,
   ReviewView,
   RunEvent,
+  Strategy,
   SearchHitView,
   PricesView,
   ThresholdsView,
@@ -679,8 +681,9 @@ export class FakeBackend {
         const id = cmd === "compression_apply" ? `k${this.nextId++}` : null;
         const preview: CompressionPreview = {
           compactionId: id,
-          level: String(args.level),
-          strategy: String(args.strategy),
+          // The command's own arguments: the UI sends the names it offers.
+          level: args.level as CompressionLevel,
+          strategy: args.strategy as Strategy,
           tokensBefore: 9000,
           tokensAfter: 3000,
           summaries: [{ level: "segment", startSeq: 1, endSeq: 1, tokens: 40, text: "Goal: count the invoices." }],

@@ -27,6 +27,7 @@ impl SummaryLevel {
 }
 
 /// How a summary was written. Maps onto the `strategy` column (`extract` | `llm` | `structured`).
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Strategy {
@@ -100,6 +101,7 @@ pub fn header_tokens(
 }
 
 /// What a compaction does. Maps onto the `level` column of table `compactions`.
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum CompressionLevel {

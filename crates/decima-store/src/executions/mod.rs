@@ -19,7 +19,9 @@ mod usage;
 pub use usage::{CallUsage, EndedBy, ModelCall, RunEnding, RunUsage};
 
 /// Where an execution is in its life, as stored in `executions.status`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 pub enum ExecutionStatus {
     /// Created, not started.
     Queued,
