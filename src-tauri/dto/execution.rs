@@ -1,9 +1,9 @@
 //! Executions as the workbench shows them: the run list, the subagent tree, the todo panel
 //! and the recovery panel.
 
+use decima_core::FailureClass;
 use decima_core::Timestamp;
 use decima_runtime::agent;
-use decima_core::FailureClass;
 use decima_store::{Execution, ExecutionStatus, Failure, Todo};
 use serde::Serialize;
 use specta::Type;
