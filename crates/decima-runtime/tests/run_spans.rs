@@ -72,11 +72,13 @@ fn a_run_logs_its_steps_model_calls_and_tool_calls_as_a_tree() {
             .block_on(record_a_run());
         return;
     }
-    let module = module_path!().split_once("::").map_or("", |(_, m)| m);
     let status = std::process::Command::new(std::env::current_exe().unwrap())
         .args([
             "--exact",
-            &format!("{module}::a_run_logs_its_steps_model_calls_and_tool_calls_as_a_tree"),
+            &decima_testkit::processes::test_name(
+                module_path!(),
+                "a_run_logs_its_steps_model_calls_and_tool_calls_as_a_tree",
+            ),
             "--test-threads=1",
             "--nocapture",
         ])

@@ -103,7 +103,10 @@ fn environment_is_scrubbed_of_decima_variables_and_keys() {
         let status = std::process::Command::new(std::env::current_exe().unwrap())
             .args([
                 "--exact",
-                &this_test("environment_is_scrubbed_of_decima_variables_and_keys"),
+                &decima_testkit::processes::test_name(
+                    module_path!(),
+                    "environment_is_scrubbed_of_decima_variables_and_keys",
+                ),
             ])
             .args(["--test-threads", "1", "--nocapture"])
             .env(CHILD, "1")
@@ -364,11 +367,4 @@ async fn dropping_the_call_part_way_kills_the_whole_group() {
         wait_dead(child),
         "the background child {child} survived a dropped call"
     );
-}
-
-/// A test's full name as the harness knows it (its module's path in the test binary, without
-/// the binary's own name), to run exactly this test again as the child.
-fn this_test(name: &str) -> String {
-    let module = module_path!().split_once("::").map_or("", |(_, m)| m);
-    format!("{module}::{name}")
 }

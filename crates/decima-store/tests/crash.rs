@@ -37,7 +37,10 @@ fn sigkill_mid_append_loses_no_acknowledged_message() {
         let mut child = Command::new(std::env::current_exe().unwrap())
             .args([
                 "--exact",
-                &this_test("sigkill_mid_append_loses_no_acknowledged_message"),
+                &decima_testkit::processes::test_name(
+                    module_path!(),
+                    "sigkill_mid_append_loses_no_acknowledged_message",
+                ),
                 "--nocapture",
                 "--test-threads=1",
             ])
@@ -112,11 +115,4 @@ fn run_writer(db: &str) {
             println!("ACK {}", m.seq);
         }
     });
-}
-
-/// A test's full name as the harness knows it (its module's path in the test binary, without
-/// the binary's own name), to run exactly this test again as the child.
-fn this_test(name: &str) -> String {
-    let module = module_path!().split_once("::").map_or("", |(_, m)| m);
-    format!("{module}::{name}")
 }

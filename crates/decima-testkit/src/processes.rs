@@ -43,6 +43,17 @@ pub fn with_cmdline(needle: &str) -> Vec<i32> {
         .collect()
 }
 
+/// A test's full name as the harness knows it, from its module's `module_path!()` and its
+/// function's name: the module's path without the test binary's own name. A test that runs
+/// itself again as a child process (`--exact <name>`) passes this, so it finds itself whatever
+/// module of the binary it is in.
+pub fn test_name(module_path: &str, name: &str) -> String {
+    match module_path.split_once("::") {
+        Some((_, module)) => format!("{module}::{name}"),
+        None => name.to_owned(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -66,5 +77,12 @@ mod tests {
         child.wait().unwrap();
         assert!(with_cmdline(&mark).is_empty());
         assert!(!group_members(pid).contains(&pid));
+    }
+
+    #[test]
+    fn a_test_is_named_by_its_module_without_the_binary() {
+        assert_eq!(test_name("all::crash", "sigkill"), "crash::sigkill");
+        assert_eq!(test_name("all::a::b", "t"), "a::b::t");
+        assert_eq!(test_name("crash", "sigkill"), "sigkill");
     }
 }
