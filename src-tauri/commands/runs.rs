@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use decima_runtime::agent::{self, RunOutcome, RunRequest, Session};
 use decima_runtime::{conversation_options, preferences};
-use decima_store::{Resolution, Store};
+use decima_store::{ExecutionStatus, Resolution, Store};
 use tauri::State;
 use tauri::ipc::Channel;
 use tracing::Instrument;
@@ -276,7 +276,7 @@ fn spawn_run(
             };
             let ended = match work(&session).await {
                 Ok(outcome) => RunEvent::RunEnded {
-                    status: Some(outcome.execution.status.as_str().to_owned()),
+                    status: Some(outcome.execution.status),
                     answer: outcome.answer,
                     error: None,
                 },
@@ -293,9 +293,9 @@ fn spawn_run(
             if sink.was_long()
                 && let RunEvent::RunEnded { status, .. } = &ended
             {
-                let body = match status.as_deref() {
-                    Some("succeeded") => "The run finished.",
-                    Some("awaiting_user") => "The run waits for your choice.",
+                let body = match status {
+                    Some(ExecutionStatus::Succeeded) => "The run finished.",
+                    Some(ExecutionStatus::AwaitingUser) => "The run waits for your choice.",
                     Some(_) => "The run stopped.",
                     None => "The run ended in an error.",
                 };

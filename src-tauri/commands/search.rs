@@ -52,7 +52,7 @@ pub async fn search_messages(
                 conversation_id: hit.conversation_id.to_string(),
                 conversation_title: hit.conversation_title,
                 seq: u32::try_from(hit.seq).unwrap_or(u32::MAX),
-                role: hit.role.as_str().to_owned(),
+                role: hit.role,
                 created_at: hit.created_at.to_rfc3339(),
                 snippet: snippet_view(hit.snippet),
             })

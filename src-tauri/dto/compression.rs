@@ -1,6 +1,7 @@
 //! The compression dialog's preview and the markers of compactions in force.
 
-use decima_core::context::{CompactionPlan, CompressionLevel, Strategy};
+use decima_core::context::{CompactionPlan, CompressionLevel, Strategy, SummaryLevel};
+use decima_store::CompactionTrigger;
 use serde::Serialize;
 use specta::Type;
 
@@ -8,8 +9,8 @@ use specta::Type;
 #[derive(Debug, Clone, Serialize, Type)]
 #[serde(rename_all = "camelCase")]
 pub struct SummaryPreview {
-    /// segment or global.
-    pub level: String,
+    /// A segment's summary or the global one.
+    pub level: SummaryLevel,
     /// The first seq it covers.
     pub start_seq: u32,
     /// The last.
@@ -59,7 +60,7 @@ impl CompressionPreview {
                 .new_summaries
                 .iter()
                 .map(|s| SummaryPreview {
-                    level: s.level.as_str().to_owned(),
+                    level: s.level,
                     start_seq: seq(s.start_seq),
                     end_seq: seq(s.end_seq),
                     tokens: s.tokens,
@@ -78,10 +79,10 @@ impl CompressionPreview {
 pub struct CompactionMarker {
     /// Its id, for undo.
     pub id: String,
-    /// standard, deep, phase or checkpoint.
-    pub level: String,
-    /// auto, manual, phase, checkpoint or overflow.
-    pub trigger: String,
+    /// How far it compressed.
+    pub level: CompressionLevel,
+    /// What set it off.
+    pub trigger: CompactionTrigger,
     /// extract, llm or structured.
     pub strategy: String,
     /// Tokens before.

@@ -1,8 +1,8 @@
 //! Executions as the workbench shows them: the run list, the subagent tree, the todo panel
 //! and the recovery panel.
 
-use decima_core::FailureClass;
 use decima_core::Timestamp;
+use decima_core::{FailureClass, RiskLevel, Severity};
 use decima_runtime::agent;
 use decima_store::{Execution, ExecutionStatus, Failure, Todo};
 use serde::Serialize;
@@ -64,7 +64,7 @@ pub struct ExecutionView {
     /// providers' prompt caches miss from the first summary on.
     pub compressions: u32,
     /// The risk its final review found ("low" … "critical"), when one ran.
-    pub review_risk: Option<String>,
+    pub review_risk: Option<RiskLevel>,
     /// The seq of its first message in the conversation: where the run history opens it.
     pub first_seq: Option<u32>,
     /// The failures the analyst answered, each with where in the conversation the answer was
@@ -267,8 +267,8 @@ pub struct FindingView {
     pub id: String,
     /// One line.
     pub title: String,
-    /// low, medium, high or critical.
-    pub severity: String,
+    /// How grave it is.
+    pub severity: Severity,
     /// The case against the conclusion.
     pub argument: String,
     /// The messages it cites.
@@ -282,7 +282,7 @@ impl From<&decima_store::Finding> for FindingView {
         Self {
             id: f.id.clone(),
             title: f.body.title.clone(),
-            severity: f.body.severity.clone(),
+            severity: f.body.severity,
             argument: f.body.argument.clone(),
             evidence_seqs: f
                 .body
@@ -301,8 +301,8 @@ impl From<&decima_store::Finding> for FindingView {
 pub struct ReviewView {
     /// Its id.
     pub id: String,
-    /// low, medium, high or critical.
-    pub risk_level: String,
+    /// How much it thinks is wrong.
+    pub risk_level: RiskLevel,
     /// The reviewer's verdict in a few sentences.
     pub summary: String,
     /// quick or full.
@@ -334,7 +334,7 @@ impl ReviewView {
     ) -> Self {
         Self {
             id: review.id.clone(),
-            risk_level: review.risk_level.clone(),
+            risk_level: review.risk_level,
             summary: review.summary.clone(),
             review_type: review.review_type.clone(),
             focus: review.focus.clone(),

@@ -105,31 +105,6 @@ impl From<&Conversation> for ConversationSummary {
     }
 }
 
-/// The role names the webview switches on.
-#[derive(Debug, Clone, Copy, Serialize, Type)]
-#[serde(rename = "Role", rename_all = "lowercase")]
-pub enum RoleView {
-    /// Operator instructions.
-    System,
-    /// The analyst.
-    User,
-    /// The model.
-    Assistant,
-    /// A tool result.
-    Tool,
-}
-
-impl From<Role> for RoleView {
-    fn from(role: Role) -> Self {
-        match role {
-            Role::System => RoleView::System,
-            Role::User => RoleView::User,
-            Role::Assistant => RoleView::Assistant,
-            Role::Tool => RoleView::Tool,
-        }
-    }
-}
-
 /// A tool call on an assistant message.
 #[derive(Debug, Clone, Serialize, Type)]
 #[serde(rename_all = "camelCase")]
@@ -162,7 +137,7 @@ pub struct MessageView {
     /// Its position in the conversation.
     pub seq: u32,
     /// Who said it.
-    pub role: RoleView,
+    pub role: Role,
     /// The optional participant name.
     pub name: Option<String>,
     /// The text.
@@ -186,7 +161,7 @@ impl From<Message> for MessageView {
         Self {
             id: m.id.to_string(),
             seq: u32::try_from(m.seq).unwrap_or(u32::MAX),
-            role: m.role.into(),
+            role: m.role,
             name: m.name,
             content: m.content,
             reasoning: m.reasoning,
@@ -267,8 +242,8 @@ pub struct SearchHitView {
     pub conversation_title: String,
     /// The message's seq: where the conversation opens.
     pub seq: u32,
-    /// Who wrote it: "user", "assistant", "tool" or "system".
-    pub role: String,
+    /// Who wrote it.
+    pub role: Role,
     /// When it was stored (RFC 3339).
     pub created_at: String,
     /// The text around the first match.

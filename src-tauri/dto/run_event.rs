@@ -1,8 +1,10 @@
 //! What a run reports to the webview: the runtime's events, one for one, in the frontend's
 //! shape (camelCase fields, ids as strings), so the bindings type every one of them.
 
-use decima_core::FailureClass;
+use decima_core::context::CompressionLevel;
+use decima_core::{FailureClass, RiskLevel, Role};
 use decima_runtime::Event;
+use decima_store::{CompactionTrigger, ExecutionStatus, TodoStatus};
 use serde::Serialize;
 use specta::Type;
 
@@ -24,8 +26,8 @@ pub struct TodoItem {
     pub id: String,
     /// What it is.
     pub title: String,
-    /// pending, in_progress, completed, failed or skipped.
-    pub status: String,
+    /// Where it stands.
+    pub status: TodoStatus,
     /// The phase it belongs to.
     pub phase: Option<String>,
     /// Completing it takes a checkpoint.
@@ -41,7 +43,7 @@ impl From<&decima_runtime::events::TodoView> for TodoItem {
         Self {
             id: t.id.clone(),
             title: t.title.clone(),
-            status: t.status.to_owned(),
+            status: t.status,
             phase: t.phase.clone(),
             checkpoint: t.checkpoint,
             pinned: t.pinned,
@@ -81,16 +83,16 @@ pub enum RunEvent {
         /// Its seq.
         seq: u32,
         /// Its role.
-        role: String,
+        role: Role,
     },
     /// The context was compressed.
     Compacted {
         /// The compaction, for undo.
         compaction_id: String,
-        /// standard or deep.
-        level: String,
-        /// auto, manual, phase, checkpoint or overflow.
-        trigger: String,
+        /// How far it compressed.
+        level: CompressionLevel,
+        /// What set it off.
+        trigger: CompactionTrigger,
         /// Tokens before.
         tokens_before: u32,
         /// Tokens after.
@@ -233,7 +235,7 @@ pub enum RunEvent {
         /// Its execution.
         execution_id: String,
         /// How it ended.
-        status: String,
+        status: ExecutionStatus,
     },
     /// A tenth-man review started.
     ReviewStarted {
@@ -244,8 +246,8 @@ pub enum RunEvent {
     ReviewFinished {
         /// The review.
         review_id: String,
-        /// low, medium, high or critical.
-        risk_level: String,
+        /// How much it thinks is wrong.
+        risk_level: RiskLevel,
         /// How many findings.
         findings: u32,
         /// The final review disagrees with the answer.
@@ -256,12 +258,12 @@ pub enum RunEvent {
         /// The execution.
         execution_id: String,
         /// Its status.
-        status: String,
+        status: ExecutionStatus,
     },
     /// The run is over: nothing follows.
     RunEnded {
         /// The execution's status, when it got that far.
-        status: Option<String>,
+        status: Option<ExecutionStatus>,
         /// The final answer, when it succeeded.
         answer: Option<String>,
         /// Why it could not go on, when it ended in an error.
@@ -294,7 +296,7 @@ impl RunEvent {
             Event::Discarded { reason } => Self::Discarded { reason },
             Event::MessageStored { seq, role } => Self::MessageStored {
                 seq: u32::try_from(seq).unwrap_or(u32::MAX),
-                role: role.to_owned(),
+                role,
             },
             Event::Compacted {
                 compaction_id,
@@ -304,8 +306,8 @@ impl RunEvent {
                 tokens_after,
             } => Self::Compacted {
                 compaction_id,
-                level: level.to_owned(),
-                trigger: trigger.to_owned(),
+                level,
+                trigger,
                 tokens_before,
                 tokens_after,
             },
@@ -442,7 +444,7 @@ impl RunEvent {
             } => Self::SubagentFinished {
                 parent_id: parent_id.to_string(),
                 execution_id: execution_id.to_string(),
-                status: status.to_owned(),
+                status,
             },
             Event::ReviewStarted { trigger, .. } => Self::ReviewStarted {
                 trigger: trigger.to_owned(),
@@ -464,7 +466,7 @@ impl RunEvent {
                 status,
             } => Self::Finished {
                 execution_id: execution_id.to_string(),
-                status: status.to_owned(),
+                status,
             },
         })
     }

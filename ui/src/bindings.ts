@@ -340,10 +340,10 @@ export type AppError = {
 export type CompactionMarker = {
 	/**  Its id, for undo. */
 	id: string,
-	/**  standard, deep, phase or checkpoint. */
-	level: string,
-	/**  auto, manual, phase, checkpoint or overflow. */
-	trigger: string,
+	/**  How far it compressed. */
+	level: CompressionLevel,
+	/**  What set it off. */
+	trigger: CompactionTrigger,
 	/**  extract, llm or structured. */
 	strategy: string,
 	/**  Tokens before. */
@@ -359,6 +359,22 @@ export type CompactionMarker = {
 	/**  RFC 3339, UTC. */
 	createdAt: string,
 };
+
+/**
+ *  What set a compaction off, as stored in `compactions.trigger`. The window words a
+ *  compression notice by it, so it crosses to the webview as a union.
+ */
+export type CompactionTrigger = 
+/**  The context passed the compression threshold. */
+"auto" | 
+/**  The analyst asked for it. */
+"manual" | 
+/**  A phase of the plan was completed. */
+"phase" | 
+/**  A checkpoint todo passed. */
+"checkpoint" | 
+/**  The provider refused a request as too long. */
+"overflow";
 
 /**  What a compaction does. Maps onto the `level` column of table `compactions`. */
 export type CompressionLevel = 
@@ -608,7 +624,7 @@ export type ExecutionView = {
 	 */
 	compressions: number,
 	/**  The risk its final review found ("low" … "critical"), when one ran. */
-	reviewRisk: string | null,
+	reviewRisk: RiskLevel | null,
 	/**  The seq of its first message in the conversation: where the run history opens it. */
 	firstSeq: number | null,
 	/**
@@ -765,8 +781,8 @@ export type FindingView = {
 	id: string,
 	/**  One line. */
 	title: string,
-	/**  low, medium, high or critical. */
-	severity: string,
+	/**  How grave it is. */
+	severity: Severity,
 	/**  The case against the conclusion. */
 	argument: string,
 	/**  The messages it cites. */
@@ -1091,8 +1107,8 @@ export type ProviderView = {
 export type ReviewView = {
 	/**  Its id. */
 	id: string,
-	/**  low, medium, high or critical. */
-	riskLevel: string,
+	/**  How much it thinks is wrong. */
+	riskLevel: RiskLevel,
 	/**  The reviewer's verdict in a few sentences. */
 	summary: string,
 	/**  quick or full. */
@@ -1115,15 +1131,28 @@ export type ReviewView = {
 	reviewedThroughSeq: number,
 };
 
-/**  The role names the webview switches on. */
+/**  How much a review thinks is wrong with the conclusion it read. */
+export type RiskLevel = 
+/**  Nothing found against it. */
+"none" | 
+/**  Minor doubts. */
+"low" | 
+/**  Worth a look before relying on it. */
+"medium" | 
+/**  Probably wrong in a way that matters: the run's result is contested. */
+"high" | 
+/**  Wrong, or unsafe to act on: the run's result is contested. */
+"critical";
+
+/**  Who said a message. Tool results are their own role, as in the OpenAI wire format. */
 export type Role = 
-/**  Operator instructions. */
+/**  Instructions from the operator or preset. */
 "system" | 
 /**  The analyst. */
 "user" | 
 /**  The model. */
 "assistant" | 
-/**  A tool result. */
+/**  The result of a tool call, linked by `tool_call_id`. */
 "tool";
 
 /**  "Stopped by you at step 4", "Aborted after a failure at step 7", after message `after_seq`. */
@@ -1160,15 +1189,15 @@ reason: string } |
 /**  Its seq. */
 seq: number; 
 /**  Its role. */
-role: string } | 
+role: Role } | 
 /**  The context was compressed. */
 { type: "compacted"; 
 /**  The compaction, for undo. */
 compactionId: string; 
-/**  standard or deep. */
-level: string; 
-/**  auto, manual, phase, checkpoint or overflow. */
-trigger: string; 
+/**  How far it compressed. */
+level: CompressionLevel; 
+/**  What set it off. */
+trigger: CompactionTrigger; 
 /**  Tokens before. */
 tokensBefore: number; 
 /**  Tokens after. */
@@ -1299,7 +1328,7 @@ parentId: string;
 /**  Its execution. */
 executionId: string; 
 /**  How it ended. */
-status: string } | 
+status: ExecutionStatus } | 
 /**  A tenth-man review started. */
 { type: "reviewStarted"; 
 /**  tool, system or user. */
@@ -1308,8 +1337,8 @@ trigger: string } |
 { type: "reviewFinished"; 
 /**  The review. */
 reviewId: string; 
-/**  low, medium, high or critical. */
-riskLevel: string; 
+/**  How much it thinks is wrong. */
+riskLevel: RiskLevel; 
 /**  How many findings. */
 findings: number; 
 /**  The final review disagrees with the answer. */
@@ -1319,11 +1348,11 @@ contested: boolean } |
 /**  The execution. */
 executionId: string; 
 /**  Its status. */
-status: string } | 
+status: ExecutionStatus } | 
 /**  The run is over: nothing follows. */
 { type: "runEnded"; 
 /**  The execution's status, when it got that far. */
-status: string | null; 
+status: ExecutionStatus | null; 
 /**  The final answer, when it succeeded. */
 answer: string | null; 
 /**  Why it could not go on, when it ended in an error. */
@@ -1401,8 +1430,8 @@ export type SearchHitView = {
 	conversationTitle: string,
 	/**  The message's seq: where the conversation opens. */
 	seq: number,
-	/**  Who wrote it: "user", "assistant", "tool" or "system". */
-	role: string,
+	/**  Who wrote it. */
+	role: Role,
 	/**  When it was stored (RFC 3339). */
 	createdAt: string,
 	/**  The text around the first match. */
@@ -1416,6 +1445,17 @@ export type SearchPageView = {
 	/**  Pass back as `after` for the next page; absent on the last. */
 	next: string | null,
 };
+
+/**  How grave one finding is. */
+export type Severity = 
+/**  A detail. */
+"low" | 
+/**  Worth fixing. */
+"medium" | 
+/**  Changes the conclusion. */
+"high" | 
+/**  Makes the conclusion wrong or unsafe. */
+"critical";
 
 /**  A snippet of a message around a search match, split so the view marks the match as text. */
 export type SnippetView = {
@@ -1446,10 +1486,20 @@ export type Strategy =
 /**  A validated JSON summary that falls back to `extract` when validation fails. */
 "structured";
 
+/**
+ *  Whether a summary covers one segment of messages or everything folded so far. Maps onto the
+ *  `level` column of table `summaries` (`segment` | `global`).
+ */
+export type SummaryLevel = 
+/**  The single summary that segments fold into when they outgrow their share. */
+"global" | 
+/**  A summary of one contiguous range of messages. */
+"segment";
+
 /**  A summary a compression writes. */
 export type SummaryPreview = {
-	/**  segment or global. */
-	level: string,
+	/**  A segment's summary or the global one. */
+	level: SummaryLevel,
 	/**  The first seq it covers. */
 	startSeq: number,
 	/**  The last. */
@@ -1498,8 +1548,8 @@ export type TodoItem = {
 	id: string,
 	/**  What it is. */
 	title: string,
-	/**  pending, in_progress, completed, failed or skipped. */
-	status: string,
+	/**  Where it stands. */
+	status: TodoStatus,
 	/**  The phase it belongs to. */
 	phase: string | null,
 	/**  Completing it takes a checkpoint. */
@@ -1509,6 +1559,24 @@ export type TodoItem = {
 	/**  Why it failed or was skipped. */
 	reason: string | null,
 };
+
+/**  A todo's progress, as stored in `todos.status`. */
+export type TodoStatus = 
+/**  Not started. */
+"pending" | 
+/**  Being worked on. */
+"in_progress" | 
+/**  Done. */
+"completed" | 
+/**  Gave up on it; the todo's `reason` says why. */
+"failed" | 
+/**  Deliberately not done. */
+"skipped" | 
+/**
+ *  In progress when the analyst stopped the run or aborted it: set by Decima, never by the
+ *  model. The todo's `reason` says how the run ended.
+ */
+"cancelled";
 
 /**  A tool call on an assistant message. */
 export type ToolCallView = {

@@ -19,6 +19,16 @@ pub enum CoreError {
     /// A role name outside system/user/assistant/tool.
     #[error("unknown role '{0}' (expected system, user, assistant or tool)")]
     UnknownRole(String),
+    /// A name outside a closed set (a risk level, a severity): the message lists the set.
+    #[error("unknown {what} {value:?} (expected one of {expected})")]
+    UnknownName {
+        /// What the name was meant to be, e.g. "severity".
+        what: &'static str,
+        /// The rejected text, shortened by `names::echo_untrusted`.
+        value: String,
+        /// The accepted names, comma-separated.
+        expected: String,
+    },
     /// A chat message that cannot be represented, e.g. a tool result with no tool_call_id.
     #[error("{0}")]
     InvalidMessage(String),

@@ -14,6 +14,7 @@ pub mod message;
 pub mod names;
 pub mod openai_jsonl;
 pub mod prompt;
+pub mod risk;
 pub mod time;
 pub mod tokens;
 
@@ -21,5 +22,6 @@ pub use error::CoreError;
 pub use failure::FailureClass;
 pub use ids::{ConversationId, ExecutionId, MessageId};
 pub use message::{ImagePart, Message, NewMessage, Role, ToolCall};
+pub use risk::{RiskLevel, Severity};
 pub use time::Timestamp;
 pub use tokens::{EstimateCounter, TokenCounter};

@@ -11,7 +11,7 @@ use decima_llm::{
     ChatRequest, Completion, HttpProvider, LlmError, PromptCache, Provider, ProviderConfig,
     RetryPolicy, StreamEvent, Usage, with_retry,
 };
-use decima_store::{ClaimKind, Conversation, Store};
+use decima_store::{ClaimKind, CompactionTrigger, Conversation, Store};
 use futures_util::StreamExt;
 use tracing::{Instrument as _, info, info_span, warn};
 
@@ -121,7 +121,7 @@ async fn run_turn(
         .await?;
     turn.events.emit(Event::MessageStored {
         seq: stored.seq,
-        role: stored.role.as_str(),
+        role: stored.role,
     });
     crate::review::digest_cache::warm_when_full(store, id, stored.seq);
 
@@ -142,7 +142,7 @@ async fn run_turn(
         events: turn.events,
     };
     let mut built = build(store, &conversation, &preset, &window, scale).await?;
-    if compress_built(&compress_ctx(scale), &built, "auto")
+    if compress_built(&compress_ctx(scale), &built, CompactionTrigger::Auto)
         .await?
         .is_some()
     {
@@ -160,7 +160,7 @@ async fn run_turn(
             "the model counts more than the store; compressing"
         );
         built = build(store, &conversation, &preset, &window, scale).await?;
-        if compress_built(&compress_ctx(scale), &built, "overflow")
+        if compress_built(&compress_ctx(scale), &built, CompactionTrigger::Overflow)
             .await?
             .is_some()
         {
@@ -233,7 +233,7 @@ async fn run_turn(
     let answer = store.messages().append(id, completion.to_message()).await?;
     turn.events.emit(Event::MessageStored {
         seq: answer.seq,
-        role: answer.role.as_str(),
+        role: answer.role,
     });
     crate::review::digest_cache::warm_when_full(store, id, answer.seq);
     if let Some(usage) = completion.usage {

@@ -9,7 +9,7 @@ use decima_core::context::{
     CompactionPlan, CompressionLevel, HistoryBudget, Strategy, compaction_range, plan,
 };
 use decima_core::prompt::Preset;
-use decima_store::{ClaimKind, CompactionRecord, Conversation, Store};
+use decima_store::{ClaimKind, CompactionRecord, CompactionTrigger, Conversation, Store};
 use tracing::{Instrument as _, info, info_span, warn};
 
 use crate::busy::ClaimGuard;
@@ -155,7 +155,7 @@ async fn compress_claimed(
                 }
             },
         };
-        let trigger = "manual";
+        let trigger = CompactionTrigger::Manual;
         let apply = if request.dry_run {
             Apply::DryRun
         } else {
@@ -228,7 +228,7 @@ pub struct AutoCompaction {
 /// fit), as a step does before it sends. Nothing happens when compression is turned off.
 pub async fn compress_if_needed(
     ctx: &CompressContext<'_>,
-    trigger: &'static str,
+    trigger: CompactionTrigger,
 ) -> Result<Option<AutoCompaction>> {
     if !ctx.window.thresholds.enabled {
         return Ok(None);
@@ -249,7 +249,7 @@ pub async fn compress_if_needed(
 pub async fn compress_built(
     ctx: &CompressContext<'_>,
     built: &Built,
-    trigger: &'static str,
+    trigger: CompactionTrigger,
 ) -> Result<Option<AutoCompaction>> {
     if !ctx.window.thresholds.enabled {
         return Ok(None);
@@ -268,7 +268,7 @@ pub async fn compress_at(
     ctx: &CompressContext<'_>,
     built: &Built,
     level: CompressionLevel,
-    trigger: &'static str,
+    trigger: CompactionTrigger,
 ) -> Result<Option<AutoCompaction>> {
     if !ctx.window.thresholds.enabled {
         return Ok(None);
@@ -328,7 +328,7 @@ async fn run(
     level: CompressionLevel,
     strategy: Strategy,
     apply: Apply,
-    trigger: &'static str,
+    trigger: CompactionTrigger,
     earlier: Option<&WrittenSummary>,
 ) -> Result<CompressOutcome> {
     let id = ctx.conversation.id;
@@ -375,14 +375,14 @@ async fn run(
         conversation = %id,
         compaction = %compaction_id,
         level = level.as_str(),
-        trigger,
+        trigger = trigger.as_str(),
         tokens_before = plan.tokens_before,
         tokens_after = plan.tokens_after,
         "compacted"
     );
     ctx.events.emit(Event::Compacted {
         compaction_id: compaction_id.clone(),
-        level: level.as_str(),
+        level,
         trigger,
         tokens_before: plan.tokens_before,
         tokens_after: plan.tokens_after,

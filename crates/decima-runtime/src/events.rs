@@ -1,7 +1,9 @@
 //! Progress reports. The runtime never prints: it emits typed events through one sink, which
 //! the CLI turns into terminal output and the desktop app forwards to the webview.
 
-use decima_core::{ConversationId, ExecutionId, FailureClass};
+use decima_core::context::CompressionLevel;
+use decima_core::{ConversationId, ExecutionId, FailureClass, RiskLevel, Role};
+use decima_store::{CompactionTrigger, ExecutionStatus, TodoStatus};
 use serde::Serialize;
 
 /// Something the runtime did or is doing, in the order it happened.
@@ -32,17 +34,17 @@ pub enum Event {
     MessageStored {
         /// Its seq.
         seq: i64,
-        /// user, assistant, tool or system.
-        role: &'static str,
+        /// Who said it.
+        role: Role,
     },
     /// A compaction was applied, automatically or on request.
     Compacted {
         /// The stored compaction, for undo.
         compaction_id: String,
-        /// standard, deep, phase or checkpoint.
-        level: &'static str,
-        /// auto, manual, overflow, ...
-        trigger: &'static str,
+        /// How far it compressed.
+        level: CompressionLevel,
+        /// What set it off.
+        trigger: CompactionTrigger,
         /// Tokens the history needed before.
         tokens_before: u32,
         /// And after.
@@ -205,7 +207,7 @@ pub enum Event {
         /// The subagent's execution.
         execution_id: ExecutionId,
         /// succeeded, failed, cancelled or interrupted.
-        status: &'static str,
+        status: ExecutionStatus,
     },
     /// A tenth-man review started.
     ReviewStarted {
@@ -224,8 +226,8 @@ pub enum Event {
     ReviewFinished {
         /// The stored review.
         review_id: String,
-        /// none, low, medium, high or critical.
-        risk_level: String,
+        /// How much it thinks is wrong.
+        risk_level: RiskLevel,
         /// How many findings it raised.
         findings: usize,
         /// Served from the cache: no request was made.
@@ -237,8 +239,8 @@ pub enum Event {
     Finished {
         /// The execution.
         execution_id: ExecutionId,
-        /// succeeded, failed, cancelled or awaiting_user.
-        status: &'static str,
+        /// succeeded, failed, cancelled, interrupted or awaiting_user.
+        status: ExecutionStatus,
     },
 }
 
@@ -258,8 +260,8 @@ pub struct TodoView {
     pub id: String,
     /// What it is.
     pub title: String,
-    /// pending, in_progress, completed, failed or skipped.
-    pub status: &'static str,
+    /// Where it stands.
+    pub status: TodoStatus,
     /// Its phase.
     pub phase: Option<String>,
     /// Whether finishing it takes a checkpoint.
@@ -275,7 +277,7 @@ impl From<&decima_store::Todo> for TodoView {
         Self {
             id: t.id.clone(),
             title: t.title.clone(),
-            status: t.status.as_str(),
+            status: t.status,
             phase: t.phase.clone(),
             checkpoint: t.checkpoint,
             pinned: t.pinned,

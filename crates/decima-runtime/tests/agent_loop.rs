@@ -106,7 +106,7 @@ async fn a_planned_run_uses_tools_snapshots_each_todo_and_compresses_finished_ph
 
     let view = agent::view(&f.store, outcome.execution.id).await.unwrap();
     assert_eq!(view.status, "succeeded");
-    assert!(view.todos.iter().all(|t| t.status == "completed"));
+    assert!(view.todos.iter().all(|t| t.status == TodoStatus::Completed));
     let reasons: Vec<&str> = view.snapshots.iter().map(|s| s.reason).collect();
     assert_eq!(reasons, ["todo_start", "todo_start", "checkpoint"]);
     assert!(view.steps.iter().any(|s| s.kind == "supervision"));
@@ -119,7 +119,7 @@ async fn a_planned_run_uses_tools_snapshots_each_todo_and_compresses_finished_ph
     let compactions: Vec<&str> = events
         .iter()
         .filter_map(|e| match e {
-            Event::Compacted { trigger, .. } => Some(*trigger),
+            Event::Compacted { trigger, .. } => Some(trigger.as_str()),
             _ => None,
         })
         .collect();
@@ -150,7 +150,7 @@ async fn a_planned_run_uses_tools_snapshots_each_todo_and_compresses_finished_ph
     assert!(matches!(
         events.last(),
         Some(Event::Finished {
-            status: "succeeded",
+            status: ExecutionStatus::Succeeded,
             ..
         })
     ));

@@ -10,6 +10,7 @@ use common::{Fixture, todos};
 use decima_core::{FailureClass, Role};
 use decima_runtime::Event;
 use decima_runtime::agent::{self, RunOptions, RunRequest, StopOnFailure};
+use decima_store::CompactionTrigger;
 use decima_store::ExecutionStatus;
 use decima_testkit::{Reply, ScriptedToolCall, Turn};
 use serde_json::{Value, json};
@@ -39,7 +40,7 @@ async fn a_threshold_crossed_between_model_calls_compresses_there() {
             matches!(
                 e,
                 Event::Compacted {
-                    trigger: "auto",
+                    trigger: CompactionTrigger::Auto,
                     ..
                 }
             )

@@ -15,7 +15,7 @@ use decima_runtime::compression::{
 };
 use decima_runtime::context::{Scale, build, preset_of};
 use decima_runtime::settings::WindowSettings;
-use decima_store::{Conversation, Store};
+use decima_store::{CompactionTrigger, Conversation, Store};
 use decima_testkit::ConversationBuilder;
 
 async fn open() -> (tempfile::TempDir, Store) {
@@ -185,7 +185,7 @@ async fn thresholds_and_the_budget_agree_on_any_window() {
                 // The case: a warning is no reason to compress.
                 let done = compress_if_needed(
                     &ctx(&store, &conversation, &preset, &window, Scale::ONE),
-                    "auto",
+                    CompactionTrigger::Auto,
                 )
                 .await
                 .unwrap();
@@ -229,9 +229,12 @@ async fn a_calibration_above_one_shrinks_the_budget_and_compression_makes_room()
         .await
         .unwrap();
     assert!(scaled.compression_required(), "the model's counts do not");
-    let done = compress_if_needed(&ctx(&store, &conversation, &preset, &window, scale), "auto")
-        .await
-        .unwrap();
+    let done = compress_if_needed(
+        &ctx(&store, &conversation, &preset, &window, scale),
+        CompactionTrigger::Auto,
+    )
+    .await
+    .unwrap();
     assert!(done.is_some(), "compression finds something to do");
     let after = build(&store, &conversation, &preset, &window, scale)
         .await
@@ -318,7 +321,7 @@ async fn everything_sent_is_counted_against_the_window() {
         if i % 25 == 24 {
             compress_if_needed(
                 &ctx(&store, &conversation, &preset, &window, Scale::ONE),
-                "auto",
+                CompactionTrigger::Auto,
             )
             .await
             .unwrap();

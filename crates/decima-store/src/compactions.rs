@@ -1,7 +1,7 @@
 //! Compactions and the summaries they make. A compaction is applied in one transaction and can be
 //! undone, newest first; messages are never touched by either.
 
-use decima_core::context::{CompactionPlan, Strategy, Summary, SummaryLevel};
+use decima_core::context::{CompactionPlan, CompressionLevel, Strategy, Summary, SummaryLevel};
 use decima_core::{ConversationId, Timestamp};
 use sqlx::FromRow;
 
@@ -10,8 +10,58 @@ use crate::on_pool;
 use crate::rows::corrupt;
 use crate::{Result, Store, StoreError};
 
-/// What set a compaction off, as stored in `compactions.trigger`.
-pub const TRIGGERS: [&str; 5] = ["auto", "manual", "phase", "checkpoint", "overflow"];
+/// What set a compaction off, as stored in `compactions.trigger`. The window words a
+/// compression notice by it, so it crosses to the webview as a union.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub enum CompactionTrigger {
+    /// The context passed the compression threshold.
+    Auto,
+    /// The analyst asked for it.
+    Manual,
+    /// A phase of the plan was completed.
+    Phase,
+    /// A checkpoint todo passed.
+    Checkpoint,
+    /// The provider refused a request as too long.
+    Overflow,
+}
+
+impl CompactionTrigger {
+    /// Every trigger.
+    pub const ALL: [CompactionTrigger; 5] = [
+        Self::Auto,
+        Self::Manual,
+        Self::Phase,
+        Self::Checkpoint,
+        Self::Overflow,
+    ];
+
+    /// The text stored in `compactions.trigger`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Auto => "auto",
+            Self::Manual => "manual",
+            Self::Phase => "phase",
+            Self::Checkpoint => "checkpoint",
+            Self::Overflow => "overflow",
+        }
+    }
+}
+
+impl CompactionTrigger {
+    /// The trigger a stored name stands for; `None` for a name no version of Decima wrote.
+    pub fn parse(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|t| t.as_str() == name)
+    }
+}
+
+impl std::fmt::Display for CompactionTrigger {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
 
 /// A recorded compaction.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -20,10 +70,10 @@ pub struct CompactionRecord {
     pub id: String,
     /// The conversation.
     pub conversation_id: ConversationId,
-    /// standard, deep, phase or checkpoint.
-    pub level: String,
+    /// How far it compressed.
+    pub level: CompressionLevel,
     /// What set it off.
-    pub trigger: String,
+    pub trigger: CompactionTrigger,
     /// extract, llm or structured.
     pub strategy: String,
     /// Tokens the history needed before.
@@ -171,15 +221,8 @@ impl<'s> Compactions<'s> {
         &self,
         conversation: ConversationId,
         plan: &CompactionPlan,
-        trigger: &str,
+        trigger: CompactionTrigger,
     ) -> Result<String> {
-        if !TRIGGERS.contains(&trigger) {
-            return Err(StoreError::InvalidInput(format!(
-                "a compaction trigger must be one of {}, not {:?}",
-                TRIGGERS.join(", "),
-                decima_core::names::echo_untrusted(trigger)
-            )));
-        }
         if plan.is_empty() {
             return Err(StoreError::InvalidInput(
                 "the compaction plan changes nothing".into(),
@@ -203,7 +246,7 @@ impl<'s> Compactions<'s> {
             )
             .bind(&id)
             .bind(plan.level.as_str())
-            .bind(trigger)
+            .bind(trigger.as_str())
             .bind(plan.strategy.as_str())
             .bind(i64::from(plan.tokens_before))
             .bind(i64::from(plan.tokens_after))
@@ -363,8 +406,10 @@ impl<'s> Compactions<'s> {
                     detail: e.to_string(),
                 })?,
             id: row.id,
-            level: row.level,
-            trigger: row.trigger,
+            level: CompressionLevel::parse(&row.level)
+                .ok_or_else(|| corrupt("compaction level", &row.level))?,
+            trigger: CompactionTrigger::parse(&row.trigger)
+                .ok_or_else(|| corrupt("compaction trigger", &row.trigger))?,
             strategy: row.strategy,
             tokens_before: u32::try_from(row.tokens_before).unwrap_or(0),
             tokens_after: u32::try_from(row.tokens_after).unwrap_or(0),

@@ -50,7 +50,7 @@ use sqlx::{PgPool, Sqlite, SqlitePool, Transaction};
 pub use app_settings::AppSettings;
 pub use calibrations::Calibrations;
 pub use claims::{Busy, Claim, ClaimKind, Claims, Holder};
-pub use compactions::{CompactionRecord, Compactions, LiveState, TRIGGERS};
+pub use compactions::{CompactionRecord, CompactionTrigger, Compactions, LiveState};
 pub use conversations::{Conversation, Conversations};
 pub use copy::CopyReport;
 pub use data_dir::{DATABASE_FILE, default_data_dir};

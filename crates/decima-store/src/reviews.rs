@@ -2,7 +2,7 @@
 //! transaction; the findings of earlier reviews of the same scope that it closes are closed in
 //! that same transaction, so "open" never disagrees with what the reviews say.
 
-use decima_core::{ConversationId, ExecutionId, Timestamp};
+use decima_core::{ConversationId, ExecutionId, RiskLevel, Severity, Timestamp};
 use sqlx::FromRow;
 
 use crate::BeginWrite;
@@ -15,8 +15,8 @@ use crate::{Result, Store, StoreError};
 pub struct NewFinding {
     /// A short name for it.
     pub title: String,
-    /// low, medium, high or critical.
-    pub severity: String,
+    /// How grave it is.
+    pub severity: Severity,
     /// Why the reviewer believes it.
     pub argument: String,
     /// Message seqs of the conversation that support it.
@@ -61,7 +61,7 @@ pub struct ReviewPass {
     /// Tokens of its input, as the store counts them.
     pub input_tokens: u32,
     /// The risk level it answered with.
-    pub risk_level: String,
+    pub risk_level: RiskLevel,
     /// How many findings it reported before the merge.
     pub findings: u32,
 }
@@ -83,8 +83,8 @@ pub struct NewReview {
     pub focus: Option<String>,
     /// tool, system or user.
     pub trigger: String,
-    /// none, low, medium, high or critical.
-    pub risk_level: String,
+    /// How much it thinks is wrong.
+    pub risk_level: RiskLevel,
     /// The reviewer's summary.
     pub summary: String,
     /// Its findings, in order.
@@ -131,7 +131,7 @@ pub struct Review {
     /// What asked for it.
     pub trigger: String,
     /// The risk level.
-    pub risk_level: String,
+    pub risk_level: RiskLevel,
     /// The summary.
     pub summary: String,
     /// Its findings, each with whether it is still open.
@@ -203,7 +203,10 @@ impl TryFrom<FindingRow> for Finding {
         Ok(Finding {
             body: NewFinding {
                 title: row.title,
-                severity: row.severity,
+                severity: row
+                    .severity
+                    .parse()
+                    .map_err(|e| corrupt("finding severity", e))?,
                 argument: row.argument,
                 evidence_seqs: serde_json::from_str(&row.evidence_seqs)
                     .map_err(|e| corrupt("finding evidence", e))?,
@@ -265,7 +268,7 @@ impl<'s> Reviews<'s> {
             .bind(&new.review_type)
             .bind(new.focus.as_deref())
             .bind(&new.trigger)
-            .bind(&new.risk_level)
+            .bind(new.risk_level.as_str())
             .bind(&new.summary)
             .bind(serde_json::to_string(&new.findings).map_err(|e| corrupt("findings", e))?)
             .bind(serde_json::to_string(&new.open_questions).map_err(|e| corrupt("questions", e))?)
@@ -292,7 +295,7 @@ impl<'s> Reviews<'s> {
                 .bind(new.execution_id.map(|e| e.to_string()))
                 .bind(position as i64)
                 .bind(&f.title)
-                .bind(&f.severity)
+                .bind(f.severity.as_str())
                 .bind(&f.argument)
                 .bind(serde_json::to_string(&f.evidence_seqs).map_err(|e| corrupt("evidence", e))?)
                 .bind(&f.recommendation)
@@ -452,7 +455,10 @@ impl<'s> Reviews<'s> {
             review_type: row.review_type,
             focus: row.focus,
             trigger: row.trigger,
-            risk_level: row.risk_level,
+            risk_level: row
+                .risk_level
+                .parse()
+                .map_err(|e| corrupt("review risk level", e))?,
             summary: row.summary,
             reviewed_from_seq: row.reviewed_from_seq,
             reviewed_through_seq: row.reviewed_through_seq,

@@ -10,7 +10,7 @@ use decima_core::context::{
     CompactionPlan, CompressionLevel, HistoryBudget, Strategy, pinned_units, plan,
 };
 use decima_core::{ConversationId, EstimateCounter};
-use decima_store::{Store, StoreError};
+use decima_store::{CompactionTrigger, Store, StoreError};
 use decima_testkit::ConversationBuilder;
 
 async fn plan_for(
@@ -61,7 +61,7 @@ async fn apply_then_undo_newest_first_restores_each_state() {
     );
     let first_id = store
         .compactions()
-        .apply(c.id, &first, "manual")
+        .apply(c.id, &first, CompactionTrigger::Manual)
         .await
         .unwrap();
     let live = store.compactions().live_summaries(c.id).await.unwrap();
@@ -75,7 +75,7 @@ async fn apply_then_undo_newest_first_restores_each_state() {
     assert!(!second.is_empty());
     let second_id = store
         .compactions()
-        .apply(c.id, &second, "auto")
+        .apply(c.id, &second, CompactionTrigger::Auto)
         .await
         .unwrap();
     let after_second = store.compactions().live_summaries(c.id).await.unwrap();
@@ -182,7 +182,7 @@ async fn stale_plans_and_bad_input_change_nothing() {
     let first = plan_for(&store, c.id, CompressionLevel::Standard, total / 2).await;
     store
         .compactions()
-        .apply(c.id, &first, "manual")
+        .apply(c.id, &first, CompactionTrigger::Manual)
         .await
         .unwrap();
     let deeper = plan_for(&store, c.id, CompressionLevel::Deep, total / 8).await;
@@ -192,7 +192,7 @@ async fn stale_plans_and_bad_input_change_nothing() {
     );
     store
         .compactions()
-        .apply(c.id, &deeper, "manual")
+        .apply(c.id, &deeper, CompactionTrigger::Manual)
         .await
         .unwrap();
     let live = store.compactions().live_summaries(c.id).await.unwrap();
@@ -200,7 +200,7 @@ async fn stale_plans_and_bad_input_change_nothing() {
     // The same plan again: nothing may change.
     let err = store
         .compactions()
-        .apply(c.id, &deeper, "manual")
+        .apply(c.id, &deeper, CompactionTrigger::Manual)
         .await
         .unwrap_err();
     assert!(err.to_string().contains("already applied"), "{err}");
@@ -211,7 +211,7 @@ async fn stale_plans_and_bad_input_change_nothing() {
     }
     let err = store
         .compactions()
-        .apply(c.id, &stale, "manual")
+        .apply(c.id, &stale, CompactionTrigger::Manual)
         .await
         .unwrap_err();
     assert!(err.to_string().contains("no longer live"), "{err}");
@@ -221,13 +221,9 @@ async fn stale_plans_and_bad_input_change_nothing() {
     );
 
     assert!(matches!(
-        store.compactions().apply(c.id, &first, "whenever").await,
-        Err(StoreError::InvalidInput(_))
-    ));
-    assert!(matches!(
         store
             .compactions()
-            .apply(ConversationId::new(), &first, "manual")
+            .apply(ConversationId::new(), &first, CompactionTrigger::Manual)
             .await,
         Err(StoreError::NotFound { .. })
     ));
@@ -263,13 +259,13 @@ async fn a_rollback_retires_the_summaries_that_cover_rolled_back_messages() {
     let first = plan_for(&store, c.id, CompressionLevel::Standard, total / 2).await;
     let first_id = store
         .compactions()
-        .apply(c.id, &first, "manual")
+        .apply(c.id, &first, CompactionTrigger::Manual)
         .await
         .unwrap();
     let second = plan_for(&store, c.id, CompressionLevel::Deep, total / 6).await;
     store
         .compactions()
-        .apply(c.id, &second, "manual")
+        .apply(c.id, &second, CompactionTrigger::Manual)
         .await
         .unwrap();
     let live = store.compactions().live_summaries(c.id).await.unwrap();

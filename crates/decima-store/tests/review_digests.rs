@@ -144,7 +144,7 @@ async fn a_review_keeps_its_passes() {
             summarised: Some((1, 3)),
             verbatim: Some((4, 6)),
             input_tokens: 900,
-            risk_level: "low".into(),
+            risk_level: "low".parse().unwrap(),
             findings: 1,
         },
         ReviewPass {
@@ -154,7 +154,7 @@ async fn a_review_keeps_its_passes() {
             summarised: None,
             verbatim: Some((7, 12)),
             input_tokens: 950,
-            risk_level: "high".into(),
+            risk_level: "high".parse().unwrap(),
             findings: 2,
         },
     ];
@@ -168,7 +168,7 @@ async fn a_review_keeps_its_passes() {
             review_type: "full".into(),
             focus: None,
             trigger: "user".into(),
-            risk_level: "high".into(),
+            risk_level: "high".parse().unwrap(),
             summary: "Two passes.".into(),
             findings: vec![],
             open_questions: vec![],

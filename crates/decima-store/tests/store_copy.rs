@@ -13,8 +13,8 @@ use decima_core::context::compress::PlanInput;
 use decima_core::context::{CompressionLevel, HistoryBudget, Strategy, pinned_units, plan};
 use decima_core::{EstimateCounter, NewMessage, Role, ToolCall};
 use decima_store::{
-    CallUsage, NewExecution, NewProvider, NewSnapshot, SandboxKind, SnapshotReason, StepKind,
-    Store, StoreLocation, TodoInput, TodoStatus,
+    CallUsage, CompactionTrigger, NewExecution, NewProvider, NewSnapshot, SandboxKind,
+    SnapshotReason, StepKind, Store, StoreLocation, TodoInput, TodoStatus,
 };
 use decima_testkit::ConversationBuilder;
 
@@ -125,7 +125,7 @@ async fn filled_sqlite() -> (tempfile::TempDir, Store) {
     .unwrap();
     store
         .compactions()
-        .apply(c.id, &compaction, "manual")
+        .apply(c.id, &compaction, CompactionTrigger::Manual)
         .await
         .unwrap();
 

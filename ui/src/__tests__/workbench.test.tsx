@@ -179,7 +179,7 @@ describe("runs the analyst ended", () => {
             ending: { by: "abort", step: 7, afterSeq: 2 },
             todos: [
               { id: "a", title: "Gather", status: "completed", phase: null, checkpoint: false, pinned: false, reason: null },
-              { id: "b", title: "Report", status: "cancelled", phase: null, checkpoint: false, pinned: false, reason: "aborted by the analyst after a failure, at step 7" },
+              { id: "b", title: "Report", status: "cancelled" as const, phase: null, checkpoint: false, pinned: false, reason: "aborted by the analyst after a failure, at step 7" },
             ],
           }),
           execution({ id: "e1", conversationId: "c1", status: "cancelled", ending: { by: "stop", step: 3, afterSeq: 1 } }),
@@ -204,8 +204,8 @@ describe("runs the analyst ended", () => {
 
   it("words the analyst's cancellation of a todo in the window's language, and keeps a model's own reason", async () => {
     const todos = [
-      { id: "b", title: "Report", status: "cancelled", phase: null, checkpoint: false, pinned: false, reason: "stopped by the analyst at step 4" },
-      { id: "c", title: "Chart", status: "cancelled", phase: null, checkpoint: false, pinned: false, reason: "not needed: the table says it" },
+      { id: "b", title: "Report", status: "cancelled" as const, phase: null, checkpoint: false, pinned: false, reason: "stopped by the analyst at step 4" },
+      { id: "c", title: "Chart", status: "cancelled" as const, phase: null, checkpoint: false, pinned: false, reason: "not needed: the table says it" },
     ];
     backendWith({
       executions: {

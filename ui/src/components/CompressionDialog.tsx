@@ -5,6 +5,7 @@ import { call } from "../api/call";
 import { commands, type AppError, type CompressionPreview } from "../bindings";
 import { InlineError } from "./InlineError";
 import { formatNumber } from "../lib/format";
+import { summaryLevelLabel } from "../lib/labels";
 
 type Props = {
   conversationId: string;
@@ -96,7 +97,7 @@ export function CompressionDialog({ conversationId, onClose, onDone }: Props) {
                   {preview.summaries.map((s, i) => (
                     <li key={i} data-testid="compress-summary">
                       <p className="compress-summary-head">
-                        {t("compress.summaryOf", { level: s.level, start: s.startSeq, end: s.endSeq, tokens: s.tokens })}
+                        {t("compress.summaryOf", { level: summaryLevelLabel(t, s.level), start: s.startSeq, end: s.endSeq, tokens: s.tokens })}
                       </p>
                       <pre>{s.text}</pre>
                     </li>

@@ -5,7 +5,7 @@ import type { AnsweredFailure, CompactionMarker, MessageView, RunEndingView } fr
 import { useFollowEnd } from "../hooks/useFollowEnd";
 import { endedText } from "../lib/runEnding";
 import { MessageItem, type MessageAction } from "./MessageItem";
-import { failureClassLabel } from "../lib/labels";
+import { compactionTriggerLabel, compressionLevelLabel, failureClassLabel } from "../lib/labels";
 
 const EDIT: readonly MessageAction[] = ["edit"];
 const REGENERATE: readonly MessageAction[] = ["regenerate"];
@@ -339,7 +339,12 @@ const MarkerRow = memo(function MarkerRow(props: {
       data-compaction-id={m.id}
     >
       <div className="compaction-marker">
-        <span>{t("compress.marker", { level: m.level, trigger: m.trigger, start: m.startSeq ?? "?", end: m.endSeq ?? "?" })}</span>
+        <span>{t("compress.marker", {
+            level: compressionLevelLabel(t, m.level),
+            trigger: compactionTriggerLabel(t, m.trigger),
+            start: m.startSeq ?? "?",
+            end: m.endSeq ?? "?",
+          })}</span>
         {m.undoable && (
           <button type="button" className="link-button" data-testid="compaction-undo" onClick={() => props.onUndo(m.id)}>
             {t("compress.undo")}

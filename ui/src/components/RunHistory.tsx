@@ -2,6 +2,7 @@ import { useTranslation } from "react-i18next";
 import type { ExecutionView } from "../bindings";
 import { usePopover } from "../hooks/usePopover";
 import { formatCompact, formatCost, formatFullTime, formatMessageTime, formatNumber, parseTime } from "../lib/format";
+import { executionStatusLabel, riskLevelLabel } from "../lib/labels";
 
 type Props = {
   /** The conversation's executions, as listed (roots and their subagents). */
@@ -67,14 +68,14 @@ export function RunHistory({ executions, onOpen }: Props) {
                     >
                       <span className="run-row-head">
                         <span className={`run-status status-${run.status}`} data-testid="run-status">
-                          {t(`subagents.status.${run.status as "running"}`, { defaultValue: run.status })}
+                          {executionStatusLabel(t, run.status)}
                         </span>
                         <span className="run-task" title={run.task}>
                           {run.task}
                         </span>
                         {run.reviewRisk && (
                           <span className={`risk-badge risk-${run.reviewRisk}`} data-testid="run-risk">
-                            {t("review.risk", { level: run.reviewRisk })}
+                            {t("review.risk", { level: riskLevelLabel(t, run.reviewRisk) })}
                           </span>
                         )}
                       </span>

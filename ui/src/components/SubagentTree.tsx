@@ -1,4 +1,6 @@
 import { useTranslation } from "react-i18next";
+import type { ExecutionStatus } from "../bindings";
+import { executionStatusLabel } from "../lib/labels";
 
 export type SubagentNode = {
   executionId: string;
@@ -6,7 +8,7 @@ export type SubagentNode = {
   conversationId: string;
   depth: number;
   task: string;
-  status: string;
+  status: ExecutionStatus;
   /** Its conversation was deleted: listed, but there is nothing to open. */
   deleted?: boolean;
 };
@@ -38,7 +40,7 @@ export function SubagentTree({ nodes, onOpen }: Props) {
               onClick={() => onOpen(node.conversationId, node.task)}
             >
               <span className="subagent-task">{node.task}</span>
-              <span className="subagent-status">{t(`subagents.status.${node.status}`, { defaultValue: node.status })}</span>
+              <span className="subagent-status">{executionStatusLabel(t, node.status)}</span>
             </button>
             )}
           </li>

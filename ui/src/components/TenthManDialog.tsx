@@ -3,6 +3,7 @@ import { useSheet } from "../hooks/useModal";
 import { useTranslation } from "react-i18next";
 import { call } from "../api/call";
 import { commands, type FindingView, type ReviewView } from "../bindings";
+import { riskLevelLabel, severityLabel } from "../lib/labels";
 
 type Props = {
   conversationId: string;
@@ -15,7 +16,7 @@ function Finding({ finding, onEvidence }: { finding: FindingView; onEvidence: (s
   return (
     <li className={`finding severity-${finding.severity}`} data-testid="finding">
       <h4>
-        <span className="finding-severity">{finding.severity}</span> {finding.title}
+        <span className="finding-severity">{severityLabel(t, finding.severity)}</span> {finding.title}
       </h4>
       <p>{finding.argument}</p>
       <p className="finding-recommendation">
@@ -142,7 +143,7 @@ export function TenthManDialog({ conversationId, onClose, onEvidence }: Props) {
               {new Date(review.createdAt).toLocaleString(lang === "zh" ? "zh-CN" : "en")}
             </p>
             <p className={`review-risk risk-${review.riskLevel}`} data-testid="review-risk" data-risk={review.riskLevel}>
-              {t("review.risk", { level: review.riskLevel })}
+              {t("review.risk", { level: riskLevelLabel(t, review.riskLevel) })}
               {review.cached && <span className="review-cached"> · {t("review.cached")}</span>}
             </p>
             <p>{review.summary}</p>

@@ -1,11 +1,12 @@
 import { useTranslation } from "react-i18next";
-import type { RunEndingView, TodoItem } from "../bindings";
+import type { RunEndingView, TodoItem, TodoStatus } from "../bindings";
+import { todoStatusLabel } from "../lib/labels";
 import { endedText } from "../lib/runEnding";
 
 /** `ending`: how the analyst ended the run these todos belong to, if they did. */
 type Props = { todos: TodoItem[]; snapshotTodoIds: string[]; ending?: RunEndingView | null };
 
-const MARK: Record<string, string> = {
+const MARK: Record<TodoStatus, string> = {
   pending: "○",
   in_progress: "◐",
   completed: "●",
@@ -46,12 +47,12 @@ export function TodoPanel({ todos, snapshotTodoIds, ending = null }: Props) {
               {group.todos.map((todo) => (
                 <li key={todo.id} className={`todo status-${todo.status}`} data-testid="todo" data-status={todo.status}>
                   <span className="todo-mark" aria-hidden="true">
-                    {MARK[todo.status] ?? "○"}
+                    {MARK[todo.status]}
                   </span>
                   <span className="todo-title">{todo.title}</span>
                   {/* Its state and marks in words, not only as symbols. */}
                   <span className={`todo-chip chip-${todo.status}`} data-testid="todo-status">
-                    {t(`plan.status.${todo.status}`, { defaultValue: todo.status })}
+                    {todoStatusLabel(t, todo.status)}
                   </span>
                   {todo.checkpoint && (
                     <span className="todo-chip" data-testid="todo-checkpoint" title={t("plan.checkpoint")}>

@@ -1,11 +1,12 @@
 import { useCallback, useEffect, useRef, useState } from "react";
+import type { CompactionTrigger } from "../bindings";
 import type { RunState } from "../run/state";
 
 /** A compression just made, as its notice shows it: what it saved, and its id for undo. */
 export type CompressionNotice = {
   compactionId: string;
   /** manual for the compression dialog; auto, overflow, phase or checkpoint for a run's. */
-  trigger: string;
+  trigger: CompactionTrigger;
   tokensBefore: number;
   tokensAfter: number;
 };

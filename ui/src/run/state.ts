@@ -1,4 +1,4 @@
-import type { RunEvent, TodoItem } from "../bindings";
+import type { CompactionTrigger, CompressionLevel, ExecutionStatus, RunEvent, TodoItem } from "../bindings";
 
 /** A tool call as the live run shows it. */
 export type LiveTool = {
@@ -21,7 +21,7 @@ export type LiveSubagent = {
   conversationId: string;
   depth: number;
   task: string;
-  status: string;
+  status: ExecutionStatus;
 };
 
 /** An MCP call waiting for the analyst's approval. */
@@ -54,8 +54,8 @@ export type RunState = {
   subagents: LiveSubagent[];
   warnings: string[];
   /** Compactions the run made, newest last, for the notice with undo. */
-  compactions: { id: string; level: string; trigger: string; tokensBefore: number; tokensAfter: number }[];
-  status: string | null;
+  compactions: { id: string; level: CompressionLevel; trigger: CompactionTrigger; tokensBefore: number; tokensAfter: number }[];
+  status: ExecutionStatus | null;
   /** Bumped on every stored message or end: the message list reloads. */
   stored: number;
 };

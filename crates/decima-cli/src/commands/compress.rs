@@ -45,7 +45,8 @@ pub async fn run(store: &Store, data_dir: &Path, args: CompressArgs) -> Result<(
         let record = compression::undo(store, data_dir, &compaction_id).await?;
         eprintln!(
             "Undid compaction {} ({} level); its summaries are no longer used.",
-            record.id, record.level
+            record.id,
+            record.level.as_str()
         );
         return Ok(());
     }

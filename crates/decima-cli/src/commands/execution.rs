@@ -6,8 +6,9 @@ use std::path::Path;
 
 use decima_runtime::agent::{self, ExecutionTree, ExecutionView, FailureView};
 use decima_runtime::events::TodoView;
-use decima_store::Store;
+use decima_store::{Store, TodoStatus};
 
+use super::render::todo_mark;
 use super::{conversation_id, execution_id, interrupt_orphans};
 use crate::args::ExecutionCommand;
 use crate::error::CliError;
@@ -126,7 +127,11 @@ fn render(v: &ExecutionView) -> String {
     }
 
     if !v.todos.is_empty() {
-        let done = v.todos.iter().filter(|t| t.status == "completed").count();
+        let done = v
+            .todos
+            .iter()
+            .filter(|t| t.status == TodoStatus::Completed)
+            .count();
         let _ = writeln!(text, "\ntodos ({done}/{} completed):", v.todos.len());
         for (i, todo) in v.todos.iter().enumerate() {
             let _ = writeln!(text, "  {}", todo_line(i + 1, todo));
@@ -224,13 +229,7 @@ fn render_tree(node: &ExecutionTree, prefix: &str, last: bool, root: bool, out: 
 /// One todo: `[x] 2. Load the ledger (phase load)`, with the reason a failed or skipped one
 /// gives.
 fn todo_line(position: usize, todo: &TodoView) -> String {
-    let mark = match todo.status {
-        "completed" => "x",
-        "in_progress" => ">",
-        "failed" => "!",
-        "skipped" => "-",
-        _ => " ",
-    };
+    let mark = todo_mark(todo.status);
     let mut line = format!("[{mark}] {position}. {}", one_line(&todo.title, 120));
     if let Some(phase) = &todo.phase {
         let _ = write!(line, " (phase {})", one_line(phase, 40));

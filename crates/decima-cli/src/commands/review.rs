@@ -74,7 +74,7 @@ fn render(review: &Review, open: usize) -> String {
     let _ = writeln!(
         out,
         "Risk: {}   (review {}, {} {}, through seq {})",
-        review.risk_level.to_uppercase(),
+        review.risk_level.as_str().to_uppercase(),
         review.id,
         review.review_type,
         review.mode,

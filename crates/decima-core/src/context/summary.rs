@@ -7,6 +7,7 @@ use crate::CoreError;
 
 /// Whether a summary covers one segment of messages or everything folded so far. Maps onto the
 /// `level` column of table `summaries` (`segment` | `global`).
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum SummaryLevel {
@@ -125,6 +126,13 @@ impl CompressionLevel {
             CompressionLevel::Phase => "phase",
             CompressionLevel::Checkpoint => "checkpoint",
         }
+    }
+
+    /// The level a stored name stands for; `None` for a name no version of Decima wrote.
+    pub fn parse(name: &str) -> Option<Self> {
+        [Self::Standard, Self::Deep, Self::Phase, Self::Checkpoint]
+            .into_iter()
+            .find(|l| l.as_str() == name)
     }
 
     /// The fraction of the recent share that stays verbatim after this compaction.

@@ -4,19 +4,15 @@
 
 use std::collections::BTreeSet;
 
+use decima_core::{RiskLevel, Severity};
 use decima_store::NewFinding;
 use serde::Deserialize;
-
-/// The risk levels, lowest first.
-pub const RISK_LEVELS: [&str; 5] = ["none", "low", "medium", "high", "critical"];
-/// The severities a finding may have, lowest first.
-pub const SEVERITIES: [&str; 4] = ["low", "medium", "high", "critical"];
 
 /// A validated answer.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Answer {
-    /// none, low, medium, high or critical.
-    pub risk_level: String,
+    /// How much it thinks is wrong.
+    pub risk_level: RiskLevel,
     /// The reviewer's summary.
     pub summary: String,
     /// Its findings.
@@ -82,30 +78,32 @@ pub fn parse(text: &str, checks: &Checks<'_>) -> Result<Answer, String> {
     let raw: RawAnswer = serde_json::from_str(json_text(text)).map_err(|e| {
         format!("the answer is not the JSON object asked for ({e}); answer with the object only")
     })?;
-    let risk_level = raw.risk_level.trim().to_ascii_lowercase();
-    let risk_rank = rank(&RISK_LEVELS, &risk_level).ok_or_else(|| {
-        format!(
-            "risk_level {:?} is not one of {}",
-            raw.risk_level,
-            RISK_LEVELS.join(", ")
-        )
-    })?;
+    let risk_level: RiskLevel =
+        raw.risk_level
+            .trim()
+            .to_ascii_lowercase()
+            .parse()
+            .map_err(|_| {
+                format!(
+                    "risk_level {:?} is not one of {}",
+                    raw.risk_level,
+                    RiskLevel::names()
+                )
+            })?;
     if raw.summary.trim().is_empty() {
         return Err("summary is empty".into());
     }
     let mut findings = Vec::with_capacity(raw.findings.len());
     for (i, f) in raw.findings.into_iter().enumerate() {
         let n = i + 1;
-        let severity = f.severity.trim().to_ascii_lowercase();
-        let Some(severity_rank) = rank(&SEVERITIES, &severity) else {
+        let Ok(severity) = f.severity.trim().to_ascii_lowercase().parse::<Severity>() else {
             return Err(format!(
                 "finding {n}: severity {:?} is not one of {}",
                 f.severity,
-                SEVERITIES.join(", ")
+                Severity::names()
             ));
         };
-        // Severity ranks start at low (1 on the risk scale).
-        if severity_rank + 1 > risk_rank {
+        if severity.least_risk() > risk_level {
             return Err(format!(
                 "finding {n} is {severity} but risk_level is {risk_level}: the risk level must \
                  be at least the highest severity"
@@ -171,15 +169,6 @@ pub fn cited(answer: &Answer) -> Vec<i64> {
     set.into_iter().collect()
 }
 
-/// Whether a risk level contests a result: high or critical.
-pub fn contests(risk_level: &str) -> bool {
-    matches!(risk_level, "high" | "critical")
-}
-
-fn rank(levels: &[&str], level: &str) -> Option<usize> {
-    levels.iter().position(|l| *l == level)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -199,10 +188,10 @@ mod tests {
     fn a_valid_answer_is_read_and_its_seqs_deduplicated() {
         let open = BTreeSet::new();
         let a = parse(GOOD, &checks(&open)).unwrap();
-        assert_eq!(a.risk_level, "high");
+        assert_eq!(a.risk_level, RiskLevel::High);
         assert_eq!(a.findings[0].evidence_seqs, vec![2, 4]);
         assert_eq!(cited(&a), vec![2, 4]);
-        assert!(contests(&a.risk_level));
+        assert!(a.risk_level.contests());
     }
 
     #[test]

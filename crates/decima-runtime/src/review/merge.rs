@@ -7,9 +7,10 @@
 
 use std::collections::BTreeSet;
 
+use decima_core::RiskLevel;
 use decima_store::NewFinding;
 
-use super::answer::{Answer, RISK_LEVELS, SEVERITIES};
+use super::answer::Answer;
 
 /// Titles with at least this share of their words in common (Jaccard) name the same problem
 /// when their findings also cite a message in common.
@@ -38,15 +39,15 @@ pub fn merge(mut passes: Vec<PassAnswer>) -> Answer {
         return only.answer;
     }
     let mut findings: Vec<NewFinding> = Vec::new();
-    let mut risk = 0usize;
-    let mut summaries: Vec<(usize, usize, String)> = Vec::new();
+    let mut risk = RiskLevel::None;
+    let mut summaries: Vec<(RiskLevel, usize, String)> = Vec::new();
     let mut seen_summaries: BTreeSet<String> = BTreeSet::new();
     let mut questions: Vec<String> = Vec::new();
     let mut seen_questions: BTreeSet<String> = BTreeSet::new();
     let mut closes: Vec<(String, String)> = Vec::new();
     for (i, pass) in passes.into_iter().enumerate() {
         let a = pass.answer;
-        let pass_risk = rank(&RISK_LEVELS, &a.risk_level);
+        let pass_risk = a.risk_level;
         risk = risk.max(pass_risk);
         if seen_summaries.insert(normalise(&a.summary)) {
             summaries.push((pass_risk, i, format!("{}: {}", pass.label, a.summary)));
@@ -74,21 +75,17 @@ pub fn merge(mut passes: Vec<PassAnswer>) -> Answer {
         }
     }
     // The most dangerous first, as a single review lists them; ties keep their order.
-    findings.sort_by_key(|f| std::cmp::Reverse(rank(&SEVERITIES, &f.severity)));
+    findings.sort_by_key(|f| std::cmp::Reverse(f.severity));
     let worst = findings
         .iter()
-        .map(|f| rank(&SEVERITIES, &f.severity) + 1)
+        .map(|f| f.severity.least_risk())
         .max()
-        .unwrap_or(0);
+        .unwrap_or_default();
     risk = risk.max(worst);
     // The riskiest passes' verdicts first.
     summaries.sort_by_key(|(r, i, _)| (std::cmp::Reverse(*r), *i));
     Answer {
-        risk_level: RISK_LEVELS
-            .get(risk)
-            .copied()
-            .unwrap_or("critical")
-            .to_owned(),
+        risk_level: risk,
         summary: summaries
             .into_iter()
             .map(|(_, _, s)| s)
@@ -117,7 +114,7 @@ fn absorb(into: &mut NewFinding, other: NewFinding) {
     let mut seqs: BTreeSet<i64> = into.evidence_seqs.iter().copied().collect();
     seqs.extend(other.evidence_seqs.iter().copied());
     into.evidence_seqs = seqs.into_iter().collect();
-    if rank(&SEVERITIES, &other.severity) > rank(&SEVERITIES, &into.severity) {
+    if other.severity > into.severity {
         into.severity = other.severity;
         into.title = other.title;
     }
@@ -169,10 +166,6 @@ fn similarity(a: &str, b: &str) -> f64 {
     wa.intersection(&wb).count() as f64 / union as f64
 }
 
-fn rank(levels: &[&str], level: &str) -> usize {
-    levels.iter().position(|l| *l == level).unwrap_or(0)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -180,7 +173,7 @@ mod tests {
     fn finding(title: &str, severity: &str, seqs: &[i64], argument: &str) -> NewFinding {
         NewFinding {
             title: title.into(),
-            severity: severity.into(),
+            severity: severity.parse().unwrap(),
             argument: argument.into(),
             evidence_seqs: seqs.to_vec(),
             recommendation: format!("Check {title}."),
@@ -191,7 +184,7 @@ mod tests {
         PassAnswer {
             label: label.into(),
             answer: Answer {
-                risk_level: risk.into(),
+                risk_level: risk.parse().unwrap(),
                 summary: format!("{label} says {risk}."),
                 findings,
                 open_questions: questions.iter().map(|q| (*q).to_owned()).collect(),
@@ -229,9 +222,9 @@ mod tests {
         assert_eq!(merged.findings.len(), 1);
         let f = &merged.findings[0];
         assert_eq!(f.evidence_seqs, vec![12, 40, 900]);
-        assert_eq!(f.severity, "high");
+        assert_eq!(f.severity.as_str(), "high");
         assert!(f.argument.contains("adds sales only") && f.argument.contains("repeats the error"));
-        assert_eq!(merged.risk_level, "high");
+        assert_eq!(merged.risk_level.as_str(), "high");
         assert_eq!(merged.open_questions, vec!["Which FX rate?".to_owned()]);
         // The riskier pass's verdict comes first; both are kept.
         assert!(merged.summary.starts_with("pass 2"), "{}", merged.summary);
@@ -292,7 +285,7 @@ mod tests {
             .find(|f| f.evidence_seqs.contains(&1_200))
             .unwrap();
         assert_eq!(churn.evidence_seqs, vec![300, 1_200]);
-        assert_eq!(churn.severity, "medium");
+        assert_eq!(churn.severity.as_str(), "medium");
         assert_eq!(churn.title, "The churn cut-off changed");
         // Nothing dropped: every seq any pass cited is still cited.
         let cited: BTreeSet<i64> = merged
@@ -302,7 +295,10 @@ mod tests {
             .collect();
         assert_eq!(cited, BTreeSet::from([5, 300, 310, 1_200]));
         // The most severe first.
-        assert!(merged.findings[0].severity == "medium" && merged.findings[1].severity == "medium");
+        assert!(
+            merged.findings[0].severity.as_str() == "medium"
+                && merged.findings[1].severity.as_str() == "medium"
+        );
     }
 
     #[test]
@@ -320,7 +316,7 @@ mod tests {
             ("f2".into(), "gone".into()),
         ];
         let merged = merge(vec![quiet, other]);
-        assert_eq!(merged.risk_level, "critical");
+        assert_eq!(merged.risk_level.as_str(), "critical");
         assert_eq!(merged.closes.len(), 2);
         assert_eq!(merged.closes[0].1, "seq 30 fixes it; seq 31 confirms");
         // A pass's risk below its own findings cannot pull the merged risk below them.
@@ -333,7 +329,7 @@ mod tests {
                 &[],
             ),
         ]);
-        assert_eq!(merged.risk_level, "high");
+        assert_eq!(merged.risk_level.as_str(), "high");
     }
 
     #[test]

@@ -322,7 +322,7 @@ async fn run(
         let contested = mark_contested(ctx, &request, &hit).await?;
         ctx.events.emit(Event::ReviewFinished {
             review_id: hit.id.clone(),
-            risk_level: hit.risk_level.clone(),
+            risk_level: hit.risk_level,
             findings: hit.findings.len(),
             cached: true,
             contested,
@@ -478,7 +478,7 @@ async fn run(
             summarised: pass.summarised,
             verbatim: pass.verbatim,
             input_tokens: pass.tokens,
-            risk_level: asked.answer.risk_level.clone(),
+            risk_level: asked.answer.risk_level,
             findings: u32::try_from(asked.answer.findings.len()).unwrap_or(u32::MAX),
         });
         answers.push(merge::PassAnswer {
@@ -536,7 +536,7 @@ async fn run(
     let contested = mark_contested(ctx, &request, &review).await?;
     ctx.events.emit(Event::ReviewFinished {
         review_id: review.id.clone(),
-        risk_level: review.risk_level.clone(),
+        risk_level: review.risk_level,
         findings: review.findings.len(),
         cached: false,
         contested,
@@ -557,7 +557,7 @@ async fn mark_contested(
     let (true, Some(execution)) = (request.final_review, request.execution) else {
         return Ok(false);
     };
-    if !answer::contests(&review.risk_level) {
+    if !review.risk_level.contests() {
         return Ok(false);
     }
     ctx.store

@@ -7,7 +7,9 @@ use decima_runtime::Event;
 use decima_runtime::agent::TODO_WRITE;
 use decima_runtime::events::TodoView;
 
-use super::note;
+use decima_store::TodoStatus;
+
+use super::{note, todo_mark};
 use crate::commands::execution::one_line;
 use crate::error::CliError;
 
@@ -325,8 +327,8 @@ fn plan_lines(todos: &[TodoView]) -> String {
     let mut text = String::from("[plan]");
     for (i, todo) in todos.iter().enumerate() {
         text.push_str(&format!(
-            "\n  {} {}. {}",
-            mark(todo.status),
+            "\n  [{}] {}. {}",
+            todo_mark(todo.status),
             i + 1,
             one_line(&todo.title, 120)
         ));
@@ -336,23 +338,15 @@ fn plan_lines(todos: &[TodoView]) -> String {
 
 /// Progress through an unchanged plan: how many are done and which one is being worked on.
 fn progress_line(todos: &[TodoView]) -> String {
-    let done = todos.iter().filter(|t| t.status == "completed").count();
+    let done = todos
+        .iter()
+        .filter(|t| t.status == TodoStatus::Completed)
+        .count();
     let mut line = format!("[todos] {done}/{} completed", todos.len());
-    if let Some(todo) = todos.iter().find(|t| t.status == "in_progress") {
+    if let Some(todo) = todos.iter().find(|t| t.status == TodoStatus::InProgress) {
         line.push_str(&format!("; now: {}", one_line(&todo.title, 120)));
     }
     line
-}
-
-/// A todo's status as one character: done, in progress, failed, skipped or pending.
-fn mark(status: &str) -> &'static str {
-    match status {
-        "completed" => "[x]",
-        "in_progress" => "[>]",
-        "failed" => "[!]",
-        "skipped" => "[-]",
-        _ => "[ ]",
-    }
 }
 
 /// The first 12 characters of a long id.

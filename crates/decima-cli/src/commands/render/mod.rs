@@ -8,6 +8,7 @@ mod json_lines;
 use std::io::Write as _;
 
 use decima_runtime::{Event, EventSink};
+use decima_store::TodoStatus;
 
 use crate::error::CliError;
 pub(crate) use human::Human;
@@ -49,4 +50,17 @@ pub(crate) fn note(line: &str) {
     let mut stderr = std::io::stderr().lock();
     let _ = writeln!(stderr, "{line}");
     let _ = stderr.flush();
+}
+
+/// A todo's status as the one character inside its box: done, in progress, failed, skipped,
+/// cancelled or pending. One place, so the run's plan and `execution show` agree.
+pub(crate) fn todo_mark(status: TodoStatus) -> char {
+    match status {
+        TodoStatus::Completed => 'x',
+        TodoStatus::InProgress => '>',
+        TodoStatus::Failed => '!',
+        TodoStatus::Skipped => '-',
+        TodoStatus::Cancelled => '/',
+        TodoStatus::Pending => ' ',
+    }
 }

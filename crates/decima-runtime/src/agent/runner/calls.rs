@@ -11,7 +11,7 @@ use crate::error::Result;
 use crate::events::Event;
 use decima_core::context::{CompressionLevel, StepKind};
 use decima_core::{FailureClass, Message, NewMessage, ToolCall};
-use decima_store::{SnapshotReason, Todo};
+use decima_store::{CompactionTrigger, SnapshotReason, Todo};
 use serde_json::json;
 use std::collections::HashMap;
 use std::time::Instant;
@@ -28,7 +28,7 @@ impl Runner<'_, '_> {
     /// answered as not run.
     pub(super) async fn run_calls(&mut self, answer: &Message) -> Result<CallsEnd> {
         let mut failure: Option<Pending> = None;
-        let mut deferred: Vec<(CompressionLevel, &'static str)> = Vec::new();
+        let mut deferred: Vec<(CompressionLevel, CompactionTrigger)> = Vec::new();
         let mut supervision = Vec::new();
         let mut supervision_written = false;
         // The results of calls that ran as a group, waiting for their turn to be stored.
@@ -313,7 +313,7 @@ impl Runner<'_, '_> {
         &mut self,
         transitions: &Transitions,
         seq: i64,
-    ) -> Result<(Option<Pending>, Vec<(CompressionLevel, &'static str)>)> {
+    ) -> Result<(Option<Pending>, Vec<(CompressionLevel, CompactionTrigger)>)> {
         let plan = self.plan().await?;
         let mut compress = Vec::new();
         if !transitions.completed.is_empty() {
@@ -329,11 +329,11 @@ impl Runner<'_, '_> {
             if self.options.checkpoint_compression {
                 self.take_snapshot(Some(todo), SnapshotReason::Checkpoint, seq, &plan)
                     .await?;
-                compress.push((CompressionLevel::Checkpoint, "checkpoint"));
+                compress.push((CompressionLevel::Checkpoint, CompactionTrigger::Checkpoint));
             }
         }
         if self.options.phase_compression && !transitions.phases_done.is_empty() {
-            compress.push((CompressionLevel::Phase, "phase"));
+            compress.push((CompressionLevel::Phase, CompactionTrigger::Phase));
         }
         let pending = transitions.failed.first().map(|(todo, reason)| {
             let title = plan

@@ -25,7 +25,7 @@ impl Runner<'_, '_> {
         self.final_review().await?;
         self.emit(Event::Finished {
             execution_id: self.execution.id,
-            status: ExecutionStatus::Succeeded.as_str(),
+            status: ExecutionStatus::Succeeded,
         });
         Ok(RunOutcome {
             execution: self.execution.clone(),
@@ -48,7 +48,7 @@ impl Runner<'_, '_> {
         info!(steps = self.steps_taken, "execution failed");
         self.emit(Event::Finished {
             execution_id: self.execution.id,
-            status: ExecutionStatus::Failed.as_str(),
+            status: ExecutionStatus::Failed,
         });
         Ok(RunOutcome {
             execution: self.execution.clone(),
@@ -97,7 +97,7 @@ impl Runner<'_, '_> {
         info!(steps = self.steps_taken, "execution cancelled");
         self.emit(Event::Finished {
             execution_id: self.execution.id,
-            status: ExecutionStatus::Cancelled.as_str(),
+            status: ExecutionStatus::Cancelled,
         });
         Ok(RunOutcome {
             execution: self.execution.clone(),

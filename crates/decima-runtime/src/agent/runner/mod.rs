@@ -248,7 +248,7 @@ impl<'s, 'a> Runner<'s, 'a> {
         );
         self.emit(Event::MessageStored {
             seq: message.seq,
-            role: message.role.as_str(),
+            role: message.role,
         });
     }
 
@@ -301,7 +301,7 @@ impl<'s, 'a> Runner<'s, 'a> {
                 {
                     self.emit(Event::Finished {
                         execution_id: self.execution.id,
-                        status: ExecutionStatus::Interrupted.as_str(),
+                        status: ExecutionStatus::Interrupted,
                     });
                 }
                 Err(e)

@@ -16,6 +16,7 @@ use crate::memo::MemoCounter;
 use decima_core::context::CompressionLevel;
 use decima_core::{FailureClass, Role, ToolCall};
 use decima_llm::{Completion, LlmError};
+use decima_store::CompactionTrigger;
 use std::sync::Arc;
 use std::time::Instant;
 use tracing::{Instrument as _, debug, info_span, warn};
@@ -110,7 +111,7 @@ impl Runner<'_, '_> {
                         &self.compress_ctx(),
                         &built,
                         CompressionLevel::Deep,
-                        "overflow",
+                        CompactionTrigger::Overflow,
                     )
                     .await?;
                 }
@@ -234,7 +235,7 @@ impl Runner<'_, '_> {
             cached
                 .loaded
                 .assemble(&self.preset, &self.window, self.scale, extras, &counter)?;
-        if compress_built(&self.compress_ctx(), &built, "auto")
+        if compress_built(&self.compress_ctx(), &built, CompactionTrigger::Auto)
             .await?
             .is_some()
         {

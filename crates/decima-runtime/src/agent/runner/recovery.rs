@@ -214,7 +214,7 @@ impl Runner<'_, '_> {
     fn stop_waiting(&self, failure: Failure) -> Flow {
         self.emit(Event::Finished {
             execution_id: self.execution.id,
-            status: ExecutionStatus::AwaitingUser.as_str(),
+            status: ExecutionStatus::AwaitingUser,
         });
         Flow::Stop(Box::new(RunOutcome {
             execution: self.execution.clone(),

@@ -6,8 +6,7 @@ use crate::agent::tools::ToolOutcome;
 use crate::error::{Result, RuntimeError};
 use crate::events::Event;
 use crate::review::{
-    self, ReviewContext, ReviewMode, ReviewRequest, ReviewTrigger, ReviewType, answer::contests,
-    is_risky,
+    self, ReviewContext, ReviewMode, ReviewRequest, ReviewTrigger, ReviewType, is_risky,
 };
 use decima_core::{FailureClass, ToolCall};
 use serde_json::json;
@@ -217,7 +216,7 @@ impl Runner<'_, '_> {
             ReviewTrigger::System,
         );
         match review::review(&self.review_ctx(), request).await {
-            Ok(outcome) if contests(&outcome.review.risk_level) => {
+            Ok(outcome) if outcome.review.risk_level.contests() => {
                 if let Ok(mut held) = self.risky_calls_held.lock() {
                     held.insert(key);
                 }
@@ -276,7 +275,7 @@ impl Runner<'_, '_> {
         };
         match reviewed {
             Ok(outcome) => {
-                if contests(&outcome.review.risk_level) {
+                if outcome.review.risk_level.contests() {
                     self.execution.contested = true;
                 }
             }
