@@ -4,7 +4,7 @@
 use decima_core::Timestamp;
 use decima_core::{FailureClass, RiskLevel, Severity};
 use decima_runtime::agent;
-use decima_store::{Execution, ExecutionStatus, Failure, Todo};
+use decima_store::{Execution, ExecutionStatus, Failure, Resolution, Todo};
 use serde::Serialize;
 use specta::Type;
 
@@ -176,9 +176,9 @@ pub struct FailureReport {
     pub messages_removed: u32,
     /// The choices the failure offers, best first: the recovery panel shows these and no
     /// others, and `run_choose` and `execution_recover` refuse the rest.
-    pub suggestions: Vec<String>,
+    pub suggestions: Vec<Resolution>,
     /// The choice made, once made.
-    pub resolution: Option<String>,
+    pub resolution: Option<Resolution>,
     /// What the todo changed since it started, when nothing was rolled back: what choosing
     /// `rollback` would undo.
     pub changes: Option<TodoChangesView>,
@@ -230,11 +230,7 @@ fn count(n: impl TryInto<u32>) -> u32 {
 impl From<&Failure> for FailureReport {
     fn from(f: &Failure) -> Self {
         let report = agent::FailureReport::of(f);
-        let offered = report
-            .offered()
-            .into_iter()
-            .map(|c| c.as_str().to_owned())
-            .collect();
+        let offered = report.offered();
         let details = report.details;
         let rolled = report.rolled_back.as_ref();
         Self {
@@ -253,7 +249,7 @@ impl From<&Failure> for FailureReport {
             files_removed: rolled.map_or(0, |r| count(r.files_removed)),
             messages_removed: rolled.map_or(0, |r| count(r.messages_removed)),
             suggestions: offered,
-            resolution: f.resolution.map(|r| r.as_str().to_owned()),
+            resolution: f.resolution,
             changes: details.changes.map(TodoChangesView::from),
         }
     }

@@ -696,9 +696,9 @@ export type FailureReport = {
 	 *  The choices the failure offers, best first: the recovery panel shows these and no
 	 *  others, and `run_choose` and `execution_recover` refuse the rest.
 	 */
-	suggestions: string[],
+	suggestions: Resolution[],
 	/**  The choice made, once made. */
-	resolution: string | null,
+	resolution: Resolution | null,
 	/**
 	 *  What the todo changed since it started, when nothing was rolled back: what choosing
 	 *  `rollback` would undo.
@@ -1102,6 +1102,25 @@ export type ProviderView = {
 	/**  Anthropic: how long its prompt cache keeps a prefix, `5m` or `1h`. */
 	cacheTtl: string,
 };
+
+/**
+ *  The user's answer to a failure, as stored in `failures.resolution`. The recovery panel
+ *  offers exactly the ones a failure names, so it crosses to the webview as a union.
+ */
+export type Resolution = 
+/**  Run the failed todo again from its snapshot. */
+"retry" | 
+/**  Leave the todo undone and go on. */
+"skip" | 
+/**  Ask the model for a new plan. */
+"replan" | 
+/**  Stop the execution. */
+"abort" | 
+/**
+ *  Put the workspace, the plan and the history back to the failed todo's snapshot, then
+ *  choose again: for a failure that did not roll back on its own (the step budget).
+ */
+"rollback";
 
 /**  A tenth-man review and the findings earlier reviews left open. */
 export type ReviewView = {

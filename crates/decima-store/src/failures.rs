@@ -14,8 +14,11 @@ use crate::rows::corrupt;
 use crate::snapshots::check_execution_and_todo;
 use crate::{Result, Store, StoreError};
 
-/// The user's answer to a failure, as stored in `failures.resolution`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+/// The user's answer to a failure, as stored in `failures.resolution`. The recovery panel
+/// offers exactly the ones a failure names, so it crosses to the webview as a union.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 pub enum Resolution {
     /// Run the failed todo again from its snapshot.
     Retry,

@@ -297,13 +297,13 @@ const AnsweredRow = memo(function AnsweredRow(props: {
 } & Placement) {
   const { t } = useTranslation();
   const r = props.answer.answered.report;
-  const choice = r.resolution ?? "";
+  const choice = r.resolution;
   return (
     <li
       {...placed(props)}
       className="list-row run-ended-row"
       data-testid="failure-answered"
-      data-choice={choice}
+      data-choice={choice ?? ""}
       data-execution-id={props.answer.executionId}
     >
       <div className="run-ended answered">
@@ -318,7 +318,7 @@ const AnsweredRow = memo(function AnsweredRow(props: {
             ? t("recovery.row.rolledBack", { restored: r.filesRestored, removed: r.filesRemoved, messages: r.messagesRemoved })
             : t("recovery.row.nothingRolledBack")}
         </span>{" "}
-        <strong>{t("recovery.row.chose", { choice: t(`recovery.choices.${choice as "retry"}`, { defaultValue: choice }) })}</strong>
+        <strong>{choice && t("recovery.row.chose", { choice: t(`recovery.choices.${choice}`) })}</strong>
       </div>
     </li>
   );

@@ -2,7 +2,7 @@ import { useId, useRef, useState } from "react";
 import { useModal } from "../hooks/useModal";
 import { useTranslation } from "react-i18next";
 import type { AppError, FailureReport } from "../bindings";
-import { isChoice, type Choice } from "../run/useRuns";
+import type { Choice } from "../run/useRuns";
 import { TodoChanges } from "./TodoChanges";
 import { failureClassLabel } from "../lib/labels";
 
@@ -23,7 +23,7 @@ export function RecoveryPanel({ report, onChoose, onDismiss }: Props) {
   const { t } = useTranslation();
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<AppError | null>(null);
-  const choices = report.suggestions.filter(isChoice);
+  const choices = report.suggestions;
 
   const choose = async (choice: Choice) => {
     setBusy(true);

@@ -1,20 +1,14 @@
 import { Channel } from "@tauri-apps/api/core";
 import { useCallback, useRef, useState } from "react";
 import { call, type Result } from "../api/call";
-import { commands, type AppError, type RunEvent } from "../bindings";
+import { commands, type AppError, type Resolution, type RunEvent } from "../bindings";
 import type { ReportError } from "../hooks/useErrorBanner";
 import { idle, reduce, type RunState } from "./state";
 
 /** What the analyst can answer a failure with; a failure offers some of these (`suggestions`). */
-export const CHOICES = ["retry", "skip", "replan", "rollback", "abort"] as const;
+export type Choice = Resolution;
 /** The answers to an MCP call waiting for approval. */
 export type ApprovalAnswer = "once" | "conversation" | "always" | "deny";
-
-export type Choice = (typeof CHOICES)[number];
-
-export function isChoice(value: string): value is Choice {
-  return (CHOICES as readonly string[]).includes(value);
-}
 
 /**
  * The runs of every conversation, kept while the window lives so switching conversations

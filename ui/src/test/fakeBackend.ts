@@ -738,7 +738,7 @@ export class FakeBackend {
   /** As the runtime does: a choice the waited-on failure does not offer is refused, nothing changes. */
   private checkChoice(execution: ExecutionView | undefined, choice: string): void {
     const failure = execution && this.waitsOn(execution) ? execution.waitingOn : null;
-    if (!failure || failure.suggestions.includes(choice)) return;
+    if (!failure || (failure.suggestions as string[]).includes(choice)) return;
     throw {
       code: "invalid_input",
       message: `${choice} is not a choice for failure ${failure.id} of execution ${execution?.id}: it offers ${failure.suggestions.join(", ")}; nothing was changed`,
