@@ -133,6 +133,7 @@ export function App() {
     [create],
   );
 
+  const [undoError, setUndoError] = useState<AppError | null>(null);
   const handleDelete = useCallback(
     async (id: string) => {
       const wasOpen = id === openId;
@@ -146,7 +147,6 @@ export function App() {
     [remove, openId],
   );
 
-  const [undoError, setUndoError] = useState<AppError | null>(null);
   const handleUndo = useCallback(() => {
     void (async () => {
       const restored = await undoDelete();

@@ -29,8 +29,7 @@ export function ContextMeter({ conversationId, liveUsage, refreshKey, onCompress
   const { t, i18n } = useTranslation();
   const lang = i18n.resolvedLanguage ?? "en";
   const [usage, setUsage] = useState<ContextUsage | null>(null);
-  const breakdown = usePopover();
-  const open = breakdown.open;
+  const { open, toggle, container, trigger } = usePopover();
   // The warning closes with its × or Escape, and comes back only when the context gets fuller.
   const [dismissed, setDismissed] = useState<string | null>(null);
   // No provider in force: said here, beside where the meter would be, not as an error banner.
@@ -80,7 +79,7 @@ export function ContextMeter({ conversationId, liveUsage, refreshKey, onCompress
   const warningShown = state !== "ok" && (dismissed === null || rank.indexOf(state) > rank.indexOf(dismissed));
 
   return (
-    <div className="context-meter-wrap" ref={breakdown.container}>
+    <div className="context-meter-wrap" ref={container}>
       <div
         className={`context-meter state-${state}`}
         role="meter"
@@ -100,9 +99,9 @@ export function ContextMeter({ conversationId, liveUsage, refreshKey, onCompress
         type="button"
         className="button button-small"
         aria-expanded={open}
-        ref={breakdown.trigger}
+        ref={trigger}
         data-testid="context-breakdown-toggle"
-        onClick={breakdown.toggle}
+        onClick={toggle}
       >
         {t("context.breakdown")}
       </button>

@@ -39,6 +39,7 @@ import { SubagentTree, type SubagentNode } from "./SubagentTree";
 import { TenthManDialog } from "./TenthManDialog";
 import { TodoPanel } from "./TodoPanel";
 import { WorkspacePanel, type WorkspaceAdded } from "./WorkspacePanel";
+import { useLatest } from "../hooks/useLatest";
 
 type Props = {
   conversation: ConversationSummary;
@@ -179,17 +180,15 @@ export function ConversationView(props: Props) {
     return { userSeq: user.seq, answerSeq: answer && answer.seq > user.seq ? answer.seq : null };
   }, [messages, run.live, busy, pages.hasLater]);
   const [rerun, setRerun] = useState<{ mode: MessageAction; text: string; seq: number } | null>(null);
-  const rerunRef = useRef(rerunnable);
-  rerunRef.current = rerunnable;
-  const messagesRef = useRef(messages);
-  messagesRef.current = messages;
+  const rerunRef = useLatest(rerunnable);
+  const messagesRef = useLatest(messages);
   const onMessageAction = useCallback((action: MessageAction) => {
     const point = rerunRef.current;
     if (!point) return;
     const user = messagesRef.current.find((m) => m.seq === point.userSeq);
     if (!user) return;
     setRerun({ mode: action, text: user.content, seq: user.seq });
-  }, []);
+  }, [messagesRef, rerunRef]);
 
   const [finding, setFinding] = useState(false);
   useEffect(() => {

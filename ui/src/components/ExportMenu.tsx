@@ -18,13 +18,13 @@ export function localDate(now = new Date()): string {
  */
 export function ExportMenu({ conversationId }: { conversationId: string }) {
   const { t } = useTranslation();
-  const menu = usePopover();
+  const { open, setOpen, toggle, container, trigger } = usePopover();
   const [done, setDone] = useState<ExportView | null>(null);
   const [error, setError] = useState<AppError | null>(null);
   const [busy, setBusy] = useState(false);
 
   async function exportAs(format: (typeof FORMATS)[number]) {
-    menu.setOpen(false);
+    setOpen(false);
     setError(null);
     setDone(null);
     setBusy(true);
@@ -40,20 +40,20 @@ export function ExportMenu({ conversationId }: { conversationId: string }) {
   }
 
   return (
-    <div className="export-menu" data-testid="export-menu" ref={menu.container}>
+    <div className="export-menu" data-testid="export-menu" ref={container}>
       <button
         type="button"
         className="button"
-        ref={menu.trigger}
+        ref={trigger}
         aria-haspopup="menu"
-        aria-expanded={menu.open}
+        aria-expanded={open}
         disabled={busy}
         data-testid="export-button"
-        onClick={menu.toggle}
+        onClick={toggle}
       >
         {busy ? t("export.busy") : t("export.label")}
       </button>
-      {menu.open && (
+      {open && (
         <div className="export-options" role="menu" aria-label={t("export.label")}>
           {FORMATS.map((format) => (
             <button

@@ -4,6 +4,7 @@ import { call } from "../api/call";
 import { commands, type AppError } from "../bindings";
 import { formatNumber } from "../lib/format";
 import { CloseIcon } from "./Icons";
+import { useLatest } from "../hooks/useLatest";
 
 /** Typing settles for this long before the store is asked. */
 const DEBOUNCE_MS = 250;
@@ -36,8 +37,7 @@ export function FindBar({ conversationId, onReveal, onStart, onEnd, onClose }: P
   const [error, setError] = useState<AppError | null>(null);
   const [goTo, setGoTo] = useState("");
   const input = useRef<HTMLInputElement>(null);
-  const reveal = useRef(onReveal);
-  reveal.current = onReveal;
+  const reveal = useLatest(onReveal);
 
   useEffect(() => input.current?.focus(), []);
 
@@ -70,7 +70,7 @@ export function FindBar({ conversationId, onReveal, onStart, onEnd, onClose }: P
       alive = false;
       window.clearTimeout(timer);
     };
-  }, [text, conversationId]);
+  }, [text, conversationId, reveal]);
 
   const step = (by: number) => {
     if (!found || found.seqs.length === 0) return;

@@ -26,22 +26,22 @@ export function formatDuration(ms: number, t: (key: "runs.seconds" | "runs.minut
 export function RunHistory({ executions, onOpen }: Props) {
   const { t, i18n } = useTranslation();
   const lang = i18n.resolvedLanguage ?? "en";
-  const popover = usePopover();
+  const { open, setOpen, toggle, container, trigger } = usePopover();
   const runs = executions.filter((e) => e.depth === 0);
   return (
-    <div className="run-history-wrap" ref={popover.container}>
+    <div className="run-history-wrap" ref={container}>
       <button
-        ref={popover.trigger}
+        ref={trigger}
         type="button"
         className="button"
         data-testid="run-history-button"
-        aria-expanded={popover.open}
+        aria-expanded={open}
         aria-haspopup="true"
-        onClick={popover.toggle}
+        onClick={toggle}
       >
         {t("runs.button", { count: runs.length })}
       </button>
-      {popover.open && (
+      {open && (
         <div className="run-history" role="region" aria-label={t("runs.label")} data-testid="run-history">
           {runs.length === 0 ? (
             <p className="muted">{t("runs.none")}</p>
@@ -62,7 +62,7 @@ export function RunHistory({ executions, onOpen }: Props) {
                       onClick={() => {
                         if (run.firstSeq !== null) {
                           onOpen(run.firstSeq);
-                          popover.setOpen(false);
+                          setOpen(false);
                         }
                       }}
                     >

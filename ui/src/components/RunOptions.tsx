@@ -24,7 +24,7 @@ type Props = {
  */
 export function RunOptions({ conversationId, disabled = false, settingsKey = 0 }: Props) {
   const { t } = useTranslation();
-  const popover = usePopover();
+  const { open, toggle, container, trigger } = usePopover();
   const [options, setOptions] = useState<RunOptionsView | null>(null);
   const [providers, setProviders] = useState<ProviderName[]>([]);
   const [error, setError] = useState<AppError | null>(null);
@@ -44,7 +44,7 @@ export function RunOptions({ conversationId, disabled = false, settingsKey = 0 }
     return () => {
       alive = false;
     };
-  }, [conversationId, popover.open, settingsKey]);
+  }, [conversationId, open, settingsKey]);
 
   const save = async (next: Pick<RunOptionsView, "provider" | "sandbox" | "maxSteps" | "tenthMan">) => {
     const res = await call(() => commands.runOptionsSave(conversationId, next.provider, next.sandbox, next.maxSteps, next.tenthMan));
@@ -88,20 +88,20 @@ export function RunOptions({ conversationId, disabled = false, settingsKey = 0 }
   const own = (o: RunOptionsView) => ({ provider: o.provider, sandbox: o.sandbox, maxSteps: o.maxSteps, tenthMan: o.tenthMan });
 
   return (
-    <div className="run-options" ref={popover.container}>
+    <div className="run-options" ref={container}>
       <button
-        ref={popover.trigger}
+        ref={trigger}
         type="button"
         className="link-button run-options-summary"
         data-testid="run-options-button"
-        aria-expanded={popover.open}
+        aria-expanded={open}
         disabled={disabled}
         title={t("runOptions.label")}
-        onClick={popover.toggle}
+        onClick={toggle}
       >
         {summary}
       </button>
-      {popover.open && (
+      {open && (
         <div className="run-options-form" role="group" aria-label={t("runOptions.label")} data-testid="run-options">
           <label className="settings-field run-options-wide">
             <span>{t("runOptions.provider")}</span>

@@ -1,7 +1,8 @@
-import { useCallback, useEffect, useRef, useState } from "react";
+import { useCallback, useEffect, useState } from "react";
 import { call } from "../api/call";
 import { commands, type AppError, type ConversationSummary } from "../bindings";
 import type { ReportError } from "./useErrorBanner";
+import { useLatest } from "./useLatest";
 
 export type DeletedConversation = {
   conversation: ConversationSummary;
@@ -20,10 +21,8 @@ export function useConversations(report: ReportError) {
   const [loading, setLoading] = useState(true);
   const [deleted, setDeleted] = useState<DeletedConversation | null>(null);
 
-  const reportRef = useRef(report);
-  reportRef.current = report;
-  const listRef = useRef(conversations);
-  listRef.current = conversations;
+  const reportRef = useLatest(report);
+  const listRef = useLatest(conversations);
 
   const reload = useCallback(async () => {
     setLoading(true);
@@ -31,7 +30,7 @@ export function useConversations(report: ReportError) {
     if (res.status === "ok") setConversations(res.data);
     else reportRef.current(res.error);
     setLoading(false);
-  }, []);
+  }, [reportRef]);
 
   useEffect(() => {
     void reload();
@@ -62,7 +61,7 @@ export function useConversations(report: ReportError) {
     setConversations((list) => list.filter((c) => c.id !== id));
     setDeleted({ conversation, index });
     return null;
-  }, []);
+  }, [listRef]);
 
   const undoDelete = useCallback(async (): Promise<ConversationSummary | AppError | null> => {
     if (!deleted) return null;

@@ -1,6 +1,7 @@
 import { Channel } from "@tauri-apps/api/core";
-import { useEffect, useRef, useState } from "react";
+import { useEffect, useState } from "react";
 import { commands, type FileDrag } from "../bindings";
+import { useLatest } from "./useLatest";
 
 /**
  * Files dragged onto the window: whether some are over it now (to show where they will go),
@@ -10,8 +11,7 @@ import { commands, type FileDrag } from "../bindings";
  */
 export function useFileDrop(onDrop: (paths: string[], at: { x: number; y: number }) => void): boolean {
   const [over, setOver] = useState(false);
-  const handler = useRef(onDrop);
-  handler.current = onDrop;
+  const handler = useLatest(onDrop);
   useEffect(() => {
     let alive = true;
     const channel = new Channel<FileDrag>();
@@ -29,6 +29,6 @@ export function useFileDrop(onDrop: (paths: string[], at: { x: number; y: number
     return () => {
       alive = false;
     };
-  }, []);
+  }, [handler]);
   return over;
 }

@@ -1,4 +1,5 @@
 import { useCallback, useEffect, useLayoutEffect, useRef, useState, type RefObject } from "react";
+import { useLatest } from "./useLatest";
 
 /** Within this many pixels of the end, the reader is following the conversation. */
 export const AT_END_PX = 48;
@@ -59,13 +60,11 @@ type Options = {
  */
 export function useFollowEnd(options: Options) {
   const { scrollRef, listRef, footerRef, conversationId, contentKey, listShown } = options;
-  const detached = useRef(options.detached ?? false);
-  detached.current = options.detached ?? false;
+  const detached = useLatest(options.detached ?? false);
   const following = useRef(true);
   // Shown: the reader is away from the end, so "Jump to latest" is offered.
   const [away, setAway] = useState(false);
-  const currentHeight = useRef(options.currentListHeight);
-  currentHeight.current = options.currentListHeight;
+  const currentHeight = useLatest(options.currentListHeight);
 
   const setFollowing = useCallback((value: boolean) => {
     following.current = value;
@@ -82,7 +81,7 @@ export function useFollowEnd(options: Options) {
     if (!el || !following.current || detached.current) return;
     const end = Math.max(0, el.scrollHeight - el.clientHeight);
     if (Math.abs(el.scrollTop - end) >= 1) el.scrollTo({ top: end });
-  }, [scrollRef]);
+  }, [detached, scrollRef]);
 
   // When the reader last touched the viewport's scrolling.
   const intentAt = useRef(Number.NEGATIVE_INFINITY);
@@ -127,7 +126,7 @@ export function useFollowEnd(options: Options) {
     if (atEnd) setFollowing(true);
     else if (performance.now() - intentAt.current <= INTENT_MS || !layoutMoving) setFollowing(false);
     else stickToEnd();
-  }, [scrollRef, listRef, setFollowing, stickToEnd]);
+  }, [scrollRef, listRef, currentHeight, setFollowing, stickToEnd]);
 
   // A conversation opens at its end; then every change of the content keeps the end in view
   // while the reader follows.

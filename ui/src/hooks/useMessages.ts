@@ -2,6 +2,7 @@ import { useCallback, useEffect, useRef, useState } from "react";
 import { call } from "../api/call";
 import { commands, type MessagePage, type MessageView, type PageAt } from "../bindings";
 import type { ReportError } from "./useErrorBanner";
+import { useLatest } from "./useLatest";
 
 /** Messages fetched at a time: a few screens. A conversation opens with its newest page. */
 export const PAGE = 200;
@@ -30,10 +31,8 @@ export function useMessages(
 ) {
   const [shown, setShown] = useState<Shown>(NOTHING);
   const [loading, setLoading] = useState(false);
-  const reportRef = useRef(report);
-  reportRef.current = report;
-  const shownRef = useRef<Shown>(NOTHING);
-  shownRef.current = shown;
+  const reportRef = useLatest(report);
+  const shownRef = useLatest<Shown>(shown);
   const openRef = useRef<string | null>(null);
   // Every read that replaces the stretch takes a number; a slower, older read is dropped.
   const generation = useRef(0);
@@ -47,7 +46,7 @@ export function useMessages(
       return null;
     }
     return res.data;
-  }, []);
+  }, [reportRef]);
 
   /** Replaces the stretch with the page at `at`; true once it is shown. */
   const replace = useCallback(
@@ -85,7 +84,7 @@ export function useMessages(
     // Away from the end, the same stretch is read again; at the end, the newest messages.
     const at: PageAt = now.hasLater && first ? { kind: "after", seq: first.seq - 1 } : { kind: "end" };
     void replace(at, limit);
-  }, [conversationId, refreshKey, replace]);
+  }, [conversationId, refreshKey, replace, shownRef]);
 
   /** Reads the page on one side of the stretch; true when it added any. */
   const extend = useCallback(
@@ -111,7 +110,7 @@ export function useMessages(
       });
       return page.messages.length > 0;
     },
-    [read],
+    [read, shownRef],
   );
 
   const loadEarlier = useCallback(() => extend(true), [extend]);
@@ -126,20 +125,20 @@ export function useMessages(
       if (first && last && first.seq <= seq && seq <= last.seq) return true;
       return replace({ kind: "around", seq });
     },
-    [replace],
+    [replace, shownRef],
   );
 
   /** The conversation's first messages. */
   const showStart = useCallback(async () => {
     if (shownRef.current.messages.length > 0 && !shownRef.current.hasEarlier) return true;
     return replace({ kind: "after", seq: 0 });
-  }, [replace]);
+  }, [replace, shownRef]);
 
   /** Its newest messages (read again only when the stretch does not reach them). */
   const showEnd = useCallback(async () => {
     if (!shownRef.current.hasLater) return true;
     return replace({ kind: "end" });
-  }, [replace]);
+  }, [replace, shownRef]);
 
   // Declared after the effect above, so it runs after it: the page around the hit replaces
   // the newest page that opening the conversation asked for.

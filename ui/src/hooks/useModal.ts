@@ -1,6 +1,7 @@
-import { useEffect, useRef, type RefObject } from "react";
+import { useEffect, type RefObject } from "react";
 import { createFocusTrap } from "focus-trap";
 import { closePopovers } from "./usePopover";
+import { useLatest } from "./useLatest";
 
 /**
  * Makes the element a modal for the keyboard: focus moves into it when it opens and cannot
@@ -25,8 +26,7 @@ function useDialogFocus(
   onClose: () => void,
   { initial, trap: trapped }: { initial?: string; trap: boolean },
 ): void {
-  const close = useRef(onClose);
-  close.current = onClose;
+  const close = useLatest(onClose);
   useEffect(() => {
     const element = ref.current;
     if (!element) return;
@@ -62,5 +62,5 @@ function useDialogFocus(
       document.removeEventListener("keydown", onKey);
       trap.deactivate();
     };
-  }, [ref, initial, trapped]);
+  }, [ref, initial, trapped, close]);
 }

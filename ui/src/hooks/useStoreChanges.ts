@@ -1,6 +1,7 @@
 import { Channel } from "@tauri-apps/api/core";
-import { useEffect, useRef } from "react";
+import { useEffect } from "react";
 import { commands, type StoreChange } from "../bindings";
+import { useLatest } from "./useLatest";
 
 /** Changes that arrive together (a batch another desktop wrote) make one re-read. */
 const SETTLE_MS = 50;
@@ -13,8 +14,7 @@ const SETTLE_MS = 50;
  * file there is no feed, and the window's own polling stays the only source.
  */
 export function useStoreChanges(onChange: () => void): void {
-  const handler = useRef(onChange);
-  handler.current = onChange;
+  const handler = useLatest(onChange);
   useEffect(() => {
     let alive = true;
     let timer: number | undefined;
@@ -32,5 +32,5 @@ export function useStoreChanges(onChange: () => void): void {
       alive = false;
       if (timer !== undefined) window.clearTimeout(timer);
     };
-  }, []);
+  }, [handler]);
 }

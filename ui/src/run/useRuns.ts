@@ -1,9 +1,10 @@
 import { Channel } from "@tauri-apps/api/core";
-import { useCallback, useRef, useState } from "react";
+import { useCallback, useState } from "react";
 import { call, type Result } from "../api/call";
 import { commands, type AppError, type Resolution, type RunEvent } from "../bindings";
 import type { ReportError } from "../hooks/useErrorBanner";
 import { idle, reduce, type RunState } from "./state";
+import { useLatest } from "../hooks/useLatest";
 
 /** What the analyst can answer a failure with; a failure offers some of these (`suggestions`). */
 export type Choice = Resolution;
@@ -16,13 +17,12 @@ export type ApprovalAnswer = "once" | "conversation" | "always" | "deny";
  */
 export function useRuns(report: ReportError) {
   const [runs, setRuns] = useState<Record<string, RunState>>({});
-  const reportRef = useRef(report);
-  reportRef.current = report;
+  const reportRef = useLatest(report);
 
   const apply = useCallback((conversationId: string, event: RunEvent) => {
     setRuns((all) => ({ ...all, [conversationId]: reduce(all[conversationId] ?? idle, event) }));
     if (event.type === "runEnded" && event.error) reportRef.current(event.error);
-  }, []);
+  }, [reportRef]);
 
   /**
    * Opens a channel for a run of `conversationId` and starts it with `begin`. Resolves to the
@@ -73,7 +73,7 @@ export function useRuns(report: ReportError) {
       const error = await launch(conversationId, (ch) => commands.executionResume(executionId, ch), false);
       if (error) reportRef.current(error);
     },
-    [launch],
+    [launch, reportRef],
   );
 
   const stop = useCallback(
@@ -83,7 +83,7 @@ export function useRuns(report: ReportError) {
       const res = await call(() => commands.runStop(runId));
       if (res.status === "error") reportRef.current(res.error);
     },
-    [runs],
+    [reportRef, runs],
   );
 
   /**
