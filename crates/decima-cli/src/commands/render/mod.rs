@@ -64,3 +64,20 @@ pub(crate) fn todo_mark(status: TodoStatus) -> char {
         TodoStatus::Pending => ' ',
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_todo_status_has_a_mark_of_its_own() {
+        let marks: std::collections::BTreeSet<char> =
+            TodoStatus::ALL.into_iter().map(todo_mark).collect();
+        assert_eq!(marks.len(), TodoStatus::ALL.len(), "{marks:?}");
+        assert_eq!(todo_mark(TodoStatus::Pending), ' ');
+        assert_ne!(
+            todo_mark(TodoStatus::Cancelled),
+            todo_mark(TodoStatus::Pending)
+        );
+    }
+}
