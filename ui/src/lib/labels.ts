@@ -10,153 +10,97 @@ import type {
   TodoStatus,
 } from "../bindings";
 
-/** A switch over a union from the Rust side ends here: when Rust adds a member that a switch
- *  does not name, the type check fails at that switch rather than the window showing a raw
- *  name. */
-export function unhandled(value: never): never {
-  throw new Error(`a value the window does not know: ${String(value)}`);
-}
+/**
+ * The words for a union from the Rust side: one translation key per member. Each table is a
+ * `Record` over the union, so when Rust adds a member the type check fails here rather than the
+ * window showing a raw name; `as const` keeps the keys literal, so `t` checks them against the
+ * catalogue too.
+ */
+const FAILURE_CLASSES = {
+  transient: "recovery.classes.transient",
+  data: "recovery.classes.data",
+  logic: "recovery.classes.logic",
+  permission: "recovery.classes.permission",
+  system: "recovery.classes.system",
+  context_overflow: "recovery.classes.context_overflow",
+  cancelled: "recovery.classes.cancelled",
+} as const satisfies Record<FailureClass, string>;
+
+const RISK_LEVELS = {
+  none: "review.riskLevels.none",
+  low: "review.riskLevels.low",
+  medium: "review.riskLevels.medium",
+  high: "review.riskLevels.high",
+  critical: "review.riskLevels.critical",
+} as const satisfies Record<RiskLevel, string>;
+
+const SEVERITIES = {
+  low: "review.severities.low",
+  medium: "review.severities.medium",
+  high: "review.severities.high",
+  critical: "review.severities.critical",
+} as const satisfies Record<Severity, string>;
+
+const TODO_STATUSES = {
+  pending: "plan.status.pending",
+  in_progress: "plan.status.in_progress",
+  completed: "plan.status.completed",
+  failed: "plan.status.failed",
+  skipped: "plan.status.skipped",
+  cancelled: "plan.status.cancelled",
+} as const satisfies Record<TodoStatus, string>;
+
+const EXECUTION_STATUSES = {
+  queued: "subagents.status.queued",
+  running: "subagents.status.running",
+  awaiting_user: "subagents.status.awaiting_user",
+  succeeded: "subagents.status.succeeded",
+  failed: "subagents.status.failed",
+  cancelled: "subagents.status.cancelled",
+  interrupted: "subagents.status.interrupted",
+} as const satisfies Record<ExecutionStatus, string>;
+
+const COMPRESSION_LEVELS = {
+  standard: "compress.levels.standard",
+  deep: "compress.levels.deep",
+  phase: "compress.levels.phase",
+  checkpoint: "compress.levels.checkpoint",
+} as const satisfies Record<CompressionLevel, string>;
+
+const COMPACTION_TRIGGERS = {
+  auto: "compress.triggers.auto",
+  manual: "compress.triggers.manual",
+  phase: "compress.triggers.phase",
+  checkpoint: "compress.triggers.checkpoint",
+  overflow: "compress.triggers.overflow",
+} as const satisfies Record<CompactionTrigger, string>;
+
+const SUMMARY_LEVELS = {
+  segment: "compress.summaryLevels.segment",
+  global: "compress.summaryLevels.global",
+} as const satisfies Record<SummaryLevel, string>;
 
 /** What a failure class is called in the window's language. */
-export function failureClassLabel(t: TFunction, c: FailureClass): string {
-  switch (c) {
-    case "transient":
-      return t("recovery.classes.transient");
-    case "data":
-      return t("recovery.classes.data");
-    case "logic":
-      return t("recovery.classes.logic");
-    case "permission":
-      return t("recovery.classes.permission");
-    case "system":
-      return t("recovery.classes.system");
-    case "context_overflow":
-      return t("recovery.classes.context_overflow");
-    case "cancelled":
-      return t("recovery.classes.cancelled");
-    default:
-      return unhandled(c);
-  }
-}
+export const failureClassLabel = (t: TFunction, c: FailureClass): string => t(FAILURE_CLASSES[c]);
 
 /** What a review's risk level is called in the window's language. */
-export function riskLevelLabel(t: TFunction, level: RiskLevel): string {
-  switch (level) {
-    case "none":
-      return t("review.riskLevels.none");
-    case "low":
-      return t("review.riskLevels.low");
-    case "medium":
-      return t("review.riskLevels.medium");
-    case "high":
-      return t("review.riskLevels.high");
-    case "critical":
-      return t("review.riskLevels.critical");
-    default:
-      return unhandled(level);
-  }
-}
+export const riskLevelLabel = (t: TFunction, level: RiskLevel): string => t(RISK_LEVELS[level]);
 
 /** What a finding's severity is called in the window's language. */
-export function severityLabel(t: TFunction, severity: Severity): string {
-  switch (severity) {
-    case "low":
-      return t("review.severities.low");
-    case "medium":
-      return t("review.severities.medium");
-    case "high":
-      return t("review.severities.high");
-    case "critical":
-      return t("review.severities.critical");
-    default:
-      return unhandled(severity);
-  }
-}
+export const severityLabel = (t: TFunction, severity: Severity): string => t(SEVERITIES[severity]);
 
 /** What a todo's status is called in the window's language. */
-export function todoStatusLabel(t: TFunction, status: TodoStatus): string {
-  switch (status) {
-    case "pending":
-      return t("plan.status.pending");
-    case "in_progress":
-      return t("plan.status.in_progress");
-    case "completed":
-      return t("plan.status.completed");
-    case "failed":
-      return t("plan.status.failed");
-    case "skipped":
-      return t("plan.status.skipped");
-    case "cancelled":
-      return t("plan.status.cancelled");
-    default:
-      return unhandled(status);
-  }
-}
+export const todoStatusLabel = (t: TFunction, status: TodoStatus): string => t(TODO_STATUSES[status]);
 
 /** What a run's (or a subagent's) status is called in the window's language. */
-export function executionStatusLabel(t: TFunction, status: ExecutionStatus): string {
-  switch (status) {
-    case "queued":
-      return t("subagents.status.queued");
-    case "running":
-      return t("subagents.status.running");
-    case "awaiting_user":
-      return t("subagents.status.awaiting_user");
-    case "succeeded":
-      return t("subagents.status.succeeded");
-    case "failed":
-      return t("subagents.status.failed");
-    case "cancelled":
-      return t("subagents.status.cancelled");
-    case "interrupted":
-      return t("subagents.status.interrupted");
-    default:
-      return unhandled(status);
-  }
-}
+export const executionStatusLabel = (t: TFunction, status: ExecutionStatus): string => t(EXECUTION_STATUSES[status]);
 
 /** What a compression level is called in the window's language (inside a sentence). */
-export function compressionLevelLabel(t: TFunction, level: CompressionLevel): string {
-  switch (level) {
-    case "standard":
-      return t("compress.levels.standard");
-    case "deep":
-      return t("compress.levels.deep");
-    case "phase":
-      return t("compress.levels.phase");
-    case "checkpoint":
-      return t("compress.levels.checkpoint");
-    default:
-      return unhandled(level);
-  }
-}
+export const compressionLevelLabel = (t: TFunction, level: CompressionLevel): string => t(COMPRESSION_LEVELS[level]);
 
 /** What set a compaction off, in the window's language. */
-export function compactionTriggerLabel(t: TFunction, trigger: CompactionTrigger): string {
-  switch (trigger) {
-    case "auto":
-      return t("compress.triggers.auto");
-    case "manual":
-      return t("compress.triggers.manual");
-    case "phase":
-      return t("compress.triggers.phase");
-    case "checkpoint":
-      return t("compress.triggers.checkpoint");
-    case "overflow":
-      return t("compress.triggers.overflow");
-    default:
-      return unhandled(trigger);
-  }
-}
+export const compactionTriggerLabel = (t: TFunction, trigger: CompactionTrigger): string =>
+  t(COMPACTION_TRIGGERS[trigger]);
 
 /** A summary's kind (one segment's, or the global one) in the window's language. */
-export function summaryLevelLabel(t: TFunction, level: SummaryLevel): string {
-  switch (level) {
-    case "segment":
-      return t("compress.summaryLevels.segment");
-    case "global":
-      return t("compress.summaryLevels.global");
-    default:
-      return unhandled(level);
-  }
-}
+export const summaryLevelLabel = (t: TFunction, level: SummaryLevel): string => t(SUMMARY_LEVELS[level]);
