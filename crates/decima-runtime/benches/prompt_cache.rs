@@ -477,6 +477,28 @@ fn report(protocol: Protocol, steps: usize, run: &Run, unstable: &Figures, naive
             cost * 100.0 / naive_cost
         );
     }
+    // What a compressing client can reach against the naive one: its requests grow from what
+    // a compression leaves up to the compression threshold, so they average at least half the
+    // largest request it sends, whatever the compression leaves. Where the naive client's
+    // requests are cached as well as these (OpenAI caches any repeated prefix), the cost ratio
+    // cannot fall much below the ratio of input tokens.
+    let mean = |f: &Figures| f.input() as f64 / f.calls.len().max(1) as f64;
+    let largest = run.stable.calls.iter().map(|c| c.input).max().unwrap_or(0);
+    let after: Vec<String> = run
+        .after_compression
+        .iter()
+        .map(|&i| run.stable.calls[i].input.to_string())
+        .collect();
+    println!(
+        "requests: Decima {:.0} input tokens on average, {largest} at most (at the compression threshold), {} after each compression; naive {:.0} on average",
+        mean(&run.stable),
+        after.join(" / "),
+        mean(naive),
+    );
+    println!(
+        "floor of a client that compresses at that threshold: half its largest request is {:.0}% of the naive mean",
+        largest as f64 / 2.0 * 100.0 / mean(naive).max(1.0)
+    );
 }
 
 fn main() {
