@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use decima_mcp::client::HostContext;
 use decima_mcp::{McpClient, McpError, Place, ServerConfig, Transport};
-use decima_testkit::processes::group_members;
+use decima_testkit::processes::{group_gone, group_members};
 use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;
 
@@ -244,11 +244,8 @@ async fn shutdown_leaves_no_process_behind() {
     let pgid = pid_running(&marker).expect("the wrapper runs");
     assert!(group_members(pgid).len() >= 2, "sh and node in one group");
     client.shutdown().await;
-    assert!(
-        group_members(pgid).is_empty(),
-        "left: {:?}",
-        group_members(pgid)
-    );
+    let left = group_gone(pgid, Duration::from_secs(2)).await;
+    assert!(left.is_empty(), "left: {left:?}");
 }
 
 #[tokio::test]
@@ -283,11 +280,8 @@ async fn a_server_that_never_answers_is_refused_in_time_and_killed() {
     );
     let text = e.to_string();
     assert!(text.contains("within 1 s"), "{text}");
-    assert!(
-        group_members(pgid).is_empty(),
-        "left: {:?}",
-        group_members(pgid)
-    );
+    let left = group_gone(pgid, Duration::from_secs(2)).await;
+    assert!(left.is_empty(), "left: {left:?}");
 }
 
 #[tokio::test]

@@ -31,6 +31,20 @@ pub fn group_members(pgid: i32) -> Vec<i32> {
         .collect()
 }
 
+/// Waits up to `limit` for process group `pgid` to have no live member, and returns what is
+/// left. A SIGKILL takes effect when the kernel next schedules each process, so a group killed
+/// a moment ago may still be listed; a group nobody killed is still listed after `limit`.
+pub async fn group_gone(pgid: i32, limit: std::time::Duration) -> Vec<i32> {
+    let started = std::time::Instant::now();
+    loop {
+        let members = group_members(pgid);
+        if members.is_empty() || started.elapsed() > limit {
+            return members;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+}
+
 /// The live processes whose command line holds `needle`.
 pub fn with_cmdline(needle: &str) -> Vec<i32> {
     live()
