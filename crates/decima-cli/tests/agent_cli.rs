@@ -17,7 +17,7 @@ use serde_json::{Value, json};
 use crate::common;
 
 use common::*;
-use decima_testkit::processes::group_members;
+use decima_testkit::processes::{group_gone, group_members};
 
 pub(super) fn todos(list: &[(&str, &str)]) -> Value {
     json!({ "todos": list.iter().map(|(title, status)| json!({"title": title, "status": status})).collect::<Vec<_>>() })
@@ -69,18 +69,6 @@ pub(super) fn running_in(dir: &Path) -> Vec<(i32, String)> {
         }
     }
     found
-}
-
-/// Waits up to `limit` for process group `pgid` to be gone; returns what is left.
-pub(super) async fn group_gone(pgid: i32, limit: Duration) -> Vec<i32> {
-    let started = Instant::now();
-    loop {
-        let members = group_members(pgid);
-        if members.is_empty() || started.elapsed() > limit {
-            return members;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
 }
 
 /// Sends SIGINT (Ctrl-C) to `child` and waits up to 10 s for it to exit; on a timeout kills it
