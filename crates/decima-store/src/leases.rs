@@ -2,7 +2,9 @@
 //! lock on a file (the runtime's own) says it on one machine; machines that share a database
 //! cannot see each other's files, so a run holds a lease in the store: an atomic claim with an
 //! expiry and an epoch. The holder renews it; when its process dies the lease lapses, and any
-//! process on any machine can take the run over.
+//! process on any machine can take the run over. A lease also names its holder's process
+//! ([`ProcessIdentity`]): a process on the holder's own machine that finds it gone takes the
+//! run over at once, without waiting for the lease to lapse.
 //!
 //! Taking a run over must also stop the old holder, which may only be paused (a laptop's lid,
 //! a stalled network) and wake up later. So every write a runner makes goes through a fenced
@@ -19,6 +21,7 @@ use decima_core::ExecutionId;
 use sqlx::PgPool;
 use sqlx::postgres::PgPoolOptions;
 
+use crate::process_identity::{GoneHolder, ProcessIdentity};
 use crate::{Backend, Result, Store, StoreError};
 
 /// Connections a fenced store may open: a runner writes from its loop, its heartbeat and the
@@ -34,6 +37,9 @@ pub struct LeaseClaim {
     pub epoch: i64,
     /// Who holds it, as the holder described itself (process and host).
     pub owner: String,
+    /// The holder this claim replaced before its lease lapsed, because its process is gone
+    /// from this machine; `None` when the lease was free or had lapsed.
+    pub took_over: Option<GoneHolder>,
 }
 
 impl LeaseClaim {
@@ -73,36 +79,113 @@ impl<'s> Leases<'s> {
         }
     }
 
-    /// Takes the lease of `execution` for `ttl`, when it is free or has lapsed, raising its
-    /// epoch. `None` while another holder's lease is live.
+    /// Takes the lease of `execution` for `ttl` as this process ([`ProcessIdentity::current`]),
+    /// when it is free, has lapsed, or its holder's process is gone from this machine, raising
+    /// its epoch. `None` while another holder's lease is live.
     pub async fn claim(
         &self,
         execution: ExecutionId,
         owner: &str,
         ttl: Duration,
     ) -> Result<Option<LeaseClaim>> {
+        self.claim_as(execution, owner, Some(ProcessIdentity::current()), ttl)
+            .await
+    }
+
+    /// [`Leases::claim`] for the holder `process` (`None`: a holder never judged gone, whose
+    /// lease only lapses): for tests, and a process that claims on another's behalf.
+    pub async fn claim_as(
+        &self,
+        execution: ExecutionId,
+        owner: &str,
+        process: Option<&ProcessIdentity>,
+        ttl: Duration,
+    ) -> Result<Option<LeaseClaim>> {
         let pool = self.pool()?;
         let epoch: Option<i64> = Box::pin(
             sqlx::query_scalar(
-                "INSERT INTO execution_leases (execution_id, epoch, owner, expires_at) \
-                 VALUES ($1, 1, $2, decima_now_ms() + $3) \
+                "INSERT INTO execution_leases (execution_id, epoch, owner, expires_at, pid, \
+                 boot_id, start_time) VALUES ($1, 1, $2, decima_now_ms() + $3, $4, $5, $6) \
                  ON CONFLICT (execution_id) DO UPDATE \
                  SET epoch = execution_leases.epoch + 1, owner = excluded.owner, \
-                     expires_at = excluded.expires_at \
+                     expires_at = excluded.expires_at, pid = excluded.pid, \
+                     boot_id = excluded.boot_id, start_time = excluded.start_time \
                  WHERE execution_leases.expires_at <= decima_now_ms() \
                  RETURNING epoch",
             )
             .bind(execution.to_string())
             .bind(owner)
             .bind(millis(ttl))
+            .bind(process.map(ProcessIdentity::pid_column))
+            .bind(process.and_then(|p| p.boot_id.clone()))
+            .bind(process.and_then(ProcessIdentity::start_time_column))
             .fetch_optional(pool),
         )
         .await?;
-        Ok(epoch.map(|epoch| LeaseClaim {
+        let claim = |epoch, took_over| LeaseClaim {
             execution,
             epoch,
             owner: owner.to_owned(),
-        }))
+            took_over,
+        };
+        if let Some(epoch) = epoch {
+            return Ok(Some(claim(epoch, None)));
+        }
+        Ok(self
+            .take_from_gone(execution, owner, process, ttl)
+            .await?
+            .map(|(epoch, gone)| claim(epoch, Some(gone))))
+    }
+
+    /// Takes a live lease whose holder's process is gone from this machine, only if it still
+    /// has the epoch it was judged at (so two claimants cannot both take it).
+    async fn take_from_gone(
+        &self,
+        execution: ExecutionId,
+        owner: &str,
+        process: Option<&ProcessIdentity>,
+        ttl: Duration,
+    ) -> Result<Option<(i64, GoneHolder)>> {
+        let pool = self.pool()?;
+        type HolderRow = (i64, String, Option<i64>, Option<String>, Option<i64>);
+        let row: Option<HolderRow> = Box::pin(
+            sqlx::query_as(
+                "SELECT epoch, owner, pid, boot_id, start_time FROM execution_leases \
+                 WHERE execution_id = $1 AND expires_at > decima_now_ms()",
+            )
+            .bind(execution.to_string())
+            .fetch_optional(pool),
+        )
+        .await?;
+        let Some((seen, holder_owner, pid, boot_id, start_time)) = row else {
+            return Ok(None);
+        };
+        let Some(gone) = ProcessIdentity::from_columns(pid, boot_id, start_time)
+            .and_then(|p| GoneHolder::judged(&p, holder_owner))
+        else {
+            return Ok(None);
+        };
+        let epoch: Option<i64> = Box::pin(
+            sqlx::query_scalar(
+                "UPDATE execution_leases SET epoch = epoch + 1, owner = $1, \
+                 expires_at = decima_now_ms() + $2, pid = $3, boot_id = $4, start_time = $5 \
+                 WHERE execution_id = $6 AND epoch = $7 RETURNING epoch",
+            )
+            .bind(owner)
+            .bind(millis(ttl))
+            .bind(process.map(ProcessIdentity::pid_column))
+            .bind(process.and_then(|p| p.boot_id.clone()))
+            .bind(process.and_then(ProcessIdentity::start_time_column))
+            .bind(execution.to_string())
+            .bind(seen)
+            .fetch_optional(pool),
+        )
+        .await?;
+        if epoch.is_some() {
+            tracing::info!(%execution, pid = gone.pid, pid_reused = gone.pid_reused,
+                "run lease taken over from a process that is gone");
+        }
+        Ok(epoch.map(|epoch| (epoch, gone)))
     }
 
     /// Keeps a held lease for `ttl` more. False when it is no longer this claim's: another

@@ -23,9 +23,10 @@ use decima_store::{ExecutionStatus, Failure, Resolution, Store};
 
 use super::execution::{failure_report, one_line};
 use super::render::{Human, JsonLines, Printer, note};
+use super::signals::cancel_on_ctrl_c;
 use super::{conversation_id, execution_id, interrupt_orphans};
 use crate::args::{OnFailureArg, RunArgs};
-use crate::error::{CliError, EXIT_CANCELLED};
+use crate::error::CliError;
 
 /// What to start or continue.
 enum Entry {
@@ -122,7 +123,7 @@ async fn drive(
     entry: Entry,
 ) -> Result<(), CliError> {
     let cancel = CancellationToken::new();
-    let watcher = tokio::spawn(cancel_on_ctrl_c(cancel.clone()));
+    let watcher = tokio::spawn(cancel_on_ctrl_c(cancel.clone(), "the run stops cleanly"));
     let printer = if json {
         Printer::Json(JsonLines::default())
     } else {
@@ -206,38 +207,6 @@ fn verdict(outcome: &RunOutcome, cancelled: bool) -> Result<(), CliError> {
             execution,
             status: status.as_str(),
         }),
-    }
-}
-
-/// The first Ctrl-C (or SIGTERM, as a session's end or `kill` sends) cancels the run cleanly,
-/// which shuts its MCP servers down; a second one quits at once (the kernel releases the
-/// execution's lock, and `decima resume` continues it), killing the host servers' process
-/// groups first, since exiting runs no destructor.
-async fn cancel_on_ctrl_c(cancel: CancellationToken) {
-    let mut terminate =
-        tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
-    if !stop_requested(&mut terminate).await {
-        return;
-    }
-    note("\n[cancelling: the run stops cleanly; press Ctrl-C again to quit at once]");
-    cancel.cancel();
-    if stop_requested(&mut terminate).await {
-        decima_mcp::host_process::kill_every_host_server();
-        std::process::exit(i32::from(EXIT_CANCELLED));
-    }
-}
-
-/// Waits for Ctrl-C or SIGTERM; `false` when neither can be listened for.
-async fn stop_requested(terminate: &mut Option<tokio::signal::unix::Signal>) -> bool {
-    let term = async {
-        match terminate.as_mut() {
-            Some(t) => t.recv().await.is_some(),
-            None => std::future::pending().await,
-        }
-    };
-    tokio::select! {
-        c = tokio::signal::ctrl_c() => c.is_ok(),
-        t = term => t,
     }
 }
 

@@ -15,6 +15,7 @@ mod provider;
 mod render;
 mod review;
 mod sandbox;
+mod signals;
 
 use decima_core::{ConversationId, ExecutionId};
 use tracing::Instrument as _;
@@ -28,7 +29,12 @@ use crate::error::CliError;
 pub async fn run(cli: Cli) -> Result<(), CliError> {
     let span = tracing::info_span!("command", name = cli.command.name());
     let started = std::time::Instant::now();
-    let result = dispatch(cli).instrument(span.clone()).await;
+    // A conversation taken over from a process that died on this machine is said on stderr.
+    let take_overs: decima_runtime::busy::TakeOverNote =
+        std::sync::Arc::new(|line: &str| render::note(&format!("note: {line}")));
+    let result = decima_runtime::busy::noting_take_overs(take_overs, dispatch(cli))
+        .instrument(span.clone())
+        .await;
     let duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
     match &result {
         Err(e) if !e.is_broken_pipe() => {

@@ -3,12 +3,14 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
+use decima_runtime::agent::CancellationToken;
 use decima_runtime::review::{
     self, ReviewContext, ReviewMode, ReviewRequest, ReviewTrigger, ReviewType,
 };
 use decima_runtime::{Event, EventSink};
 use decima_store::{Review, Store};
 
+use super::signals::cancel_on_ctrl_c;
 use super::{conversation_id, execution_id};
 use crate::args::ReviewArgs;
 use crate::error::CliError;
@@ -29,12 +31,19 @@ impl EventSink for Progress {
     }
 }
 
+/// `decima review`: one review (or its cached twin), printed for a person or as JSON.
 pub async fn run(store: &Store, data_dir: &Path, args: ReviewArgs) -> Result<(), CliError> {
     let conversation = conversation_id(&args.conversation)?;
     let execution = args.execution.as_deref().map(execution_id).transpose()?;
     let mode = ReviewMode::parse(&args.mode)?;
     let review_type = ReviewType::parse(&args.review_type)?;
-    let outcome = review::review(
+    // Ctrl-C or SIGTERM stops the review as it stops a run: nothing of it is stored.
+    let cancel = CancellationToken::new();
+    let watcher = tokio::spawn(cancel_on_ctrl_c(
+        cancel.clone(),
+        "the review stops and stores nothing",
+    ));
+    let outcome = review::review_until(
         &ReviewContext {
             store,
             data_dir,
@@ -51,8 +60,11 @@ pub async fn run(store: &Store, data_dir: &Path, args: ReviewArgs) -> Result<(),
             reviewer: args.reviewer_provider,
             final_review: false,
         },
+        &cancel,
     )
-    .await?;
+    .await;
+    watcher.abort();
+    let outcome = outcome?;
     if args.json {
         let text = serde_json::to_string_pretty(&outcome.review)
             .map_err(|e| CliError::Output(std::io::Error::other(e)))?;

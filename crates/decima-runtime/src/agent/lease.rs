@@ -9,8 +9,10 @@
 //! On a shared PostgreSQL store, machines cannot see each other's lock files, so a run holds a
 //! lease in the store instead (`decima_store::Leases`): claimed atomically, renewed at a third
 //! of its time to live (`DECIMA_LEASE_TTL_SECS`, 30 s by default), and lapsing when its process
-//! dies or stalls. The runner writes through a store fenced by the lease's epoch: once another
-//! process took the run over, the old runner's next write is refused, whatever it was.
+//! dies or stalls. The lease names its process, so on the runner's own machine a dead runner's
+//! lease is taken at once, as the lock file would be, instead of after its time to live. The
+//! runner writes through a store fenced by the lease's epoch: once another process took the
+//! run over, the old runner's next write is refused, whatever it was.
 
 use std::fs::{File, OpenOptions};
 use std::path::{Path, PathBuf};
@@ -84,7 +86,8 @@ impl Lease {
                 return Err(e.into());
             }
         };
-        info!(%execution, epoch = claim.epoch, "run lease taken");
+        info!(%execution, epoch = claim.epoch, from_gone_process = claim.took_over.is_some(),
+            "run lease taken");
         let heartbeat = tokio::spawn(renew(store.clone(), claim.clone(), ttl));
         Ok(Self {
             held: Held::Store(StoreLease {
