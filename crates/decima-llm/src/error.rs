@@ -341,19 +341,27 @@ const OVERFLOW_WORDING: &[&[&str]] = &[
     // Anthropic: the prompt alone, and the prompt plus `max_tokens`.
     &["prompt is too long"],
     &["exceed context limit"],
-    // llama.cpp's server, and Ollama passing on its runner's error.
+    // llama.cpp's server, and Ollama passing on its runner's error: a prompt over a slot's
+    // context, then an embedding input over it (tools/server/server-context.cpp).
     &["exceeds the available context size"],
     &["exceed_context_size_error"],
-    // Ollama.
+    &["larger than the max context size"],
+    // Ollama: "the prompt is longer than the context length currently available to the model"
+    // (llm/llama_server.go), "the input length exceeds the context length" (server/routes.go);
+    // its MLX runner says "maximum context length" (x/mlxrunner/pipeline.go).
     &["longer than the context length"],
     &["exceeds the context length"],
     &["exceeds context length"],
-    // LM Studio (llama.cpp engine, then MLX engine).
+    // LM Studio (llama.cpp engine, then MLX engine), and LM Studio 0.4's "Cannot truncate prompt
+    // with n_keep (N) >= n_ctx (M)" (anomalyco/opencode#11141).
     &["when context the overflows"],
     &["tokens to keep from the initial prompt is greater than the context length"],
     &["context size has been exceeded"],
-    // vLLM V1.
+    &["cannot truncate prompt with n_keep"],
+    // vLLM V1's input processor, then its renderer's check, "the model's context length is only
+    // N tokens" (vllm/renderers/params.py, TokenizeParams._token_len_check).
     &["longer than the maximum model length"],
+    &["context length is only"],
     // Qwen on DashScope.
     &["range of input length should be"],
     // Moonshot.
@@ -362,8 +370,11 @@ const OVERFLOW_WORDING: &[&[&str]] = &[
     &["prompt exceeds max length"],
     // Gemini's OpenAI-compatible endpoint.
     &["input token count", "exceeds the maximum number of tokens"],
-    // SGLang, Volcano Engine.
+    // SGLang: "Input length (N tokens) exceeds the maximum allowed length (M tokens)"
+    // (python/sglang/srt/managers/utils.py), "The input (N tokens) is longer than the model's
+    // context length (M tokens)" (tokenizer_manager.py); Volcano Engine.
     &["input length", "exceeds the maximum"],
+    &["longer than the model's context length"],
     // Bedrock, and others seen before.
     &["input is too long"],
     &["too many tokens"],
@@ -377,6 +388,61 @@ pub fn is_context_overflow(message: &str) -> bool {
     OVERFLOW_WORDING
         .iter()
         .any(|fragments| fragments.iter().all(|f| m.contains(f)))
+}
+
+/// Where servers put their limit in a context-length error, lowercased: the number right after
+/// `anchor`, found after `after` (empty: anywhere). In order of preference.
+const LIMIT_AFTER: &[(&str, &str)] = &[
+    // llama.cpp: "request (3031 tokens) exceeds the available context size (2048 tokens), try
+    // increasing it", and for an embedding "input (N tokens) is larger than the max context size
+    // (M tokens)" (tools/server/server-context.cpp); the error object's "n_ctx", which Ollama
+    // passes on inside its message.
+    ("", "available context size ("),
+    ("", "max context size ("),
+    ("", "\"n_ctx\":"),
+    // vLLM's renderer: "However, the model's context length is only N tokens"
+    // (vllm/renderers/params.py).
+    ("", "context length is only "),
+    // OpenAI, DeepSeek, OpenRouter, older vLLM: "maximum context length is N tokens".
+    ("", "maximum context length is "),
+    // Ollama's MLX runner: "exceeds the model's maximum context length (N tokens)".
+    ("", "maximum context length ("),
+    // vLLM V1: "is longer than the maximum model length of N".
+    ("", "maximum model length of "),
+    // SGLang: "longer than the model's context length (N tokens)", "exceeds the maximum allowed
+    // length (N tokens)".
+    ("", "model's context length ("),
+    ("", "maximum allowed length ("),
+    // LM Studio: "loaded with context length of only N tokens", "(n_keep: K>= n_ctx: N)",
+    // "n_keep (K) >= n_ctx (N)".
+    ("", "context length of only "),
+    ("", "n_ctx: "),
+    ("", "n_ctx ("),
+    // Anthropic: "prompt is too long: N tokens > M maximum", "exceed context limit: N + K > M".
+    ("prompt is too long", "> "),
+    ("exceed context limit", "> "),
+    // Moonshot, Gemini, Qwen on DashScope.
+    ("", "model token limit: "),
+    ("", "tokens allowed ("),
+    ("", "input length should be [1, "),
+];
+
+/// The limit a server names in its context-length error (2048 for llama.cpp's "exceeds the
+/// available context size (2048 tokens)", N for vLLM's "maximum context length is N tokens"),
+/// so a window taken on trust can be corrected from the refusal. None when the message names
+/// none.
+pub fn served_limit(message: &str) -> Option<u32> {
+    let m = message.to_lowercase();
+    LIMIT_AFTER.iter().find_map(|(after, anchor)| {
+        let from = m.find(after)?;
+        let at = m[from..].find(anchor)? + from + anchor.len();
+        let digits: String = m[at..]
+            .trim_start()
+            .chars()
+            .take_while(char::is_ascii_digit)
+            .collect();
+        digits.parse::<u32>().ok().filter(|n| *n > 0)
+    })
 }
 
 #[cfg(test)]
@@ -427,5 +493,132 @@ mod tests {
             classify_error_kind("rate_limit_error", "maximum context length of your tier"),
             FailureClass::Transient
         );
+    }
+
+    /// Context-length errors as each server sends them, with the limit it names: the message as
+    /// the transport reads it from the body must be an overflow, and name that limit.
+    const REFUSALS: &[(&str, Option<u32>, &str)] = &[
+        (
+            r#"{"error":{"code":400,"message":"request (3031 tokens) exceeds the available context size (2048 tokens), try increasing it","type":"exceed_context_size_error","n_prompt_tokens":3031,"n_ctx":2048}}"#,
+            Some(2048),
+            "llama.cpp, seen from the real server (tools/server/server-context.cpp)",
+        ),
+        (
+            r#"{"error":{"code":400,"message":"input (3100 tokens) is larger than the max context size (2048 tokens). skipping","type":"exceed_context_size_error","n_prompt_tokens":3100,"n_ctx":2048}}"#,
+            Some(2048),
+            "llama.cpp, an embedding input (tools/server/server-context.cpp)",
+        ),
+        (
+            r#"{"error":{"code":400,"message":"the request exceeds the available context size, try increasing it","type":"exceed_context_size_error","n_prompt_tokens":14429,"n_ctx":8192}}"#,
+            None,
+            "llama.cpp before the counts were in the message: the message alone names none",
+        ),
+        (
+            r#"{"error":"{\"error\":{\"code\":400,\"message\":\"request (8889 tokens) exceeds the available context size (4096 tokens), try increasing it\",\"type\":\"exceed_context_size_error\",\"n_prompt_tokens\":8889,\"n_ctx\":4096}}"}"#,
+            Some(4096),
+            "Ollama passing on its llama-server's error (llm/llama_server.go)",
+        ),
+        (
+            r#"{"error":{"message":"the prompt is longer than the context length currently available to the model; shorten the prompt, adjust the context length in settings, or use a model with a longer context length","type":"invalid_request_error","param":null,"code":null}}"#,
+            None,
+            "Ollama's /v1 (llm/llama_server.go through openai.NewError)",
+        ),
+        (
+            r#"{"error":"input length (9000 tokens) exceeds the model's maximum context length (8192 tokens)"}"#,
+            Some(8192),
+            "Ollama's MLX runner (x/mlxrunner/pipeline.go)",
+        ),
+        (
+            r#"{"error":{"message":"You passed 40001 input tokens and requested 0 output tokens. However, the model's context length is only 32768 tokens, resulting in a maximum input length of 32768 tokens. Please reduce the length of the input prompt. (parameter=input_tokens, value=40001)","type":"BadRequestError","param":"input_tokens","code":400}}"#,
+            Some(32768),
+            "vLLM's renderer (vllm/renderers/params.py, vllm/exceptions.py)",
+        ),
+        (
+            r#"{"error":{"message":"This model's maximum context length is 65536 tokens. However, your request has 93196 input tokens. Please reduce the length of the input messages. (parameter=input_tokens, value=93196)","type":"BadRequestError","param":null,"code":400}}"#,
+            Some(65536),
+            "vLLM's serving layer before the renderer",
+        ),
+        (
+            r#"{"error":{"message":"The decoder prompt (length 2136) is longer than the maximum model length of 2048.","type":"BadRequestError","param":null,"code":400}}"#,
+            Some(2048),
+            "vLLM V1's input processor",
+        ),
+        (
+            r#"{"object":"error","message":"The input (263247 tokens) is longer than the model's context length (262144 tokens).","type":"BadRequestError","param":null,"code":400}"#,
+            Some(262_144),
+            "SGLang (tokenizer_manager.py)",
+        ),
+        (
+            r#"{"object":"error","message":"Input length (160062 tokens) exceeds the maximum allowed length (59862 tokens). Use a shorter input or enable --allow-auto-truncate.","type":"BadRequestError","param":null,"code":400}"#,
+            Some(59862),
+            "SGLang (managers/utils.py)",
+        ),
+        (
+            r#"{"error":"Trying to keep the first 15857 tokens when context the overflows. However, the model is loaded with context length of only 4096 tokens, which is not enough. Try to load the model with a larger context length, or provide a shorter input"}"#,
+            Some(4096),
+            "LM Studio (lmstudio-ai/lmstudio-bug-tracker#237)",
+        ),
+        (
+            r#"{"error":"The number of tokens to keep from the initial prompt is greater than the context length (n_keep: 13055>= n_ctx: 4096). Try to load the model with a larger context length, or provide a shorter input."}"#,
+            Some(4096),
+            "LM Studio (lmstudio-ai/lmstudio-bug-tracker#2205)",
+        ),
+        (
+            r#"{"error":"Cannot truncate prompt with n_keep (15028) >= n_ctx (7424)"}"#,
+            Some(7424),
+            "LM Studio 0.4 (anomalyco/opencode#11141)",
+        ),
+        (
+            r#"{"error":{"message":"This model's maximum context length is 128000 tokens. However, your messages resulted in 130415 tokens. Please reduce the length of the messages.","type":"invalid_request_error","param":"messages","code":"context_length_exceeded"}}"#,
+            Some(128_000),
+            "OpenAI",
+        ),
+        (
+            r#"{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 210034 tokens > 200000 maximum"}}"#,
+            Some(200_000),
+            "Anthropic",
+        ),
+        (
+            r#"{"type":"error","error":{"type":"invalid_request_error","message":"input length and `max_tokens` exceed context limit: 199759 + 8192 > 200000, decrease input length or `max_tokens` and try again"}}"#,
+            Some(200_000),
+            "Anthropic, prompt plus max_tokens",
+        ),
+        (
+            r#"{"error":{"message":"Invalid request: Your request exceeded model token limit: 262144 (requested: 269030)","type":"invalid_request_error"}}"#,
+            Some(262_144),
+            "Moonshot",
+        ),
+        (
+            r#"[{"error":{"code":400,"message":"The input token count (1200293) exceeds the maximum number of tokens allowed (1048576).","status":"INVALID_ARGUMENT"}}]"#,
+            Some(1_048_576),
+            "Gemini's OpenAI-compatible endpoint",
+        ),
+        (
+            r#"{"error":{"code":"1261","message":"Prompt exceeds max length"}}"#,
+            None,
+            "Zhipu names no limit",
+        ),
+    ];
+
+    #[test]
+    fn every_servers_refusal_is_an_overflow_naming_its_limit() {
+        for (body, limit, source) in REFUSALS {
+            let message = crate::transport::error_message(body.as_bytes());
+            assert!(is_context_overflow(&message), "{source}: {message}");
+            assert_eq!(served_limit(&message), *limit, "{source}: {message}");
+        }
+    }
+
+    #[test]
+    fn messages_without_a_limit_name_none() {
+        for message in [
+            "",
+            "rate limit reached: 30000 tokens per minute",
+            "maximum context length is unknown",
+            "available context size (0 tokens)",
+            "maximum context length is 99999999999 tokens",
+        ] {
+            assert_eq!(served_limit(message), None, "{message}");
+        }
     }
 }

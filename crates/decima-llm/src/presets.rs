@@ -5,6 +5,7 @@ use std::sync::LazyLock;
 
 use serde::{Deserialize, Serialize};
 
+use crate::discovery::ServerFamily;
 use crate::types::Protocol;
 
 /// The embedded preset file.
@@ -46,8 +47,12 @@ pub struct ProviderPreset {
     pub label: String,
     /// The wire protocol.
     pub protocol: Protocol,
+    /// Which server it is, so Decima can ask it the window it serves
+    /// ([`crate::discovery::discover`]); `hosted` for APIs that do not say.
+    pub server: ServerFamily,
     /// OpenAI-compatible: the prefix of `/chat/completions` (with its `/v1`-style path).
-    /// Anthropic: the host, to which the client appends `/v1/messages`.
+    /// Anthropic: the host, to which the client appends `/v1/messages`. Ollama: the server,
+    /// with or without `/v1`; the client appends `/api/chat` to its root.
     pub base_url: String,
     /// The model a new provider row starts with.
     pub default_model: String,
@@ -57,7 +62,10 @@ pub struct ProviderPreset {
     pub needs_api_key: bool,
     /// Whether assistant turns must carry their reasoning back (DeepSeek- and Qwen-style).
     pub reasoning_echo: bool,
-    /// Whether `response_format: {"type": "json_schema"}` is honoured.
+    /// Whether `response_format: {"type": "json_schema"}` on `/chat/completions` constrains the
+    /// answer to the schema. Every OpenAI-compatible server here that constrains takes it in that
+    /// one form (Ollama's `/v1` turns it into its native `format`, openai/openai.go
+    /// `FromChatRequest`), so no other way of asking is needed.
     pub supports_json_schema: bool,
     /// Where reasoning arrives in streamed deltas, if the provider streams it separately.
     pub reasoning_field: Option<ReasoningField>,
@@ -203,6 +211,13 @@ mod tests {
                     );
                     assert!(p.reasoning_field.is_none() && !p.reasoning_echo);
                 }
+                Protocol::Ollama => {
+                    assert!(
+                        matches!(url.path(), "/" | "/v1"),
+                        "{}: the client appends /api/chat to the root",
+                        p.name
+                    );
+                }
                 Protocol::OpenAi => {
                     let last = url.path().rsplit('/').next().unwrap_or_default();
                     assert!(
@@ -222,6 +237,7 @@ mod tests {
             }
         }
         assert_eq!(find("anthropic").unwrap().protocol, Protocol::Anthropic);
+        assert_eq!(find("ollama").unwrap().protocol, Protocol::Ollama);
         assert!(find("deepseek").unwrap().reasoning_echo);
         assert!(find("qwen").unwrap().reasoning_echo);
     }
@@ -245,6 +261,69 @@ mod tests {
             ..Prices::default()
         };
         assert!(bad.validate().is_err());
+    }
+
+    #[test]
+    fn every_preset_names_the_server_it_is() {
+        let expected = |name: &str| match name {
+            "llamacpp" => ServerFamily::LlamaCpp,
+            "ollama" => ServerFamily::Ollama,
+            "lmstudio" => ServerFamily::LmStudio,
+            "vllm" => ServerFamily::Vllm,
+            "openrouter" => ServerFamily::OpenRouter,
+            _ => ServerFamily::Hosted,
+        };
+        for p in all() {
+            assert_eq!(p.server, expected(&p.name), "{}", p.name);
+            let url = reqwest::Url::parse(&p.base_url).unwrap();
+            let local = matches!(url.host_str(), Some("localhost" | "127.0.0.1"));
+            let port = url.port();
+            match p.server {
+                ServerFamily::Hosted | ServerFamily::OpenRouter => {
+                    assert!(!local, "{}: a hosted API is not on this machine", p.name)
+                }
+                family => {
+                    assert!(local, "{}: a local server", p.name);
+                    let default_port = match family {
+                        ServerFamily::LlamaCpp => 8080,
+                        ServerFamily::Ollama => 11434,
+                        ServerFamily::LmStudio => 1234,
+                        ServerFamily::Vllm => 8000,
+                        ServerFamily::Sglang => 30000,
+                        ServerFamily::Hosted | ServerFamily::OpenRouter => unreachable!(),
+                    };
+                    assert_eq!(
+                        port,
+                        Some(default_port),
+                        "{}: the server's own port",
+                        p.name
+                    );
+                    let native = match family {
+                        ServerFamily::Ollama => Protocol::Ollama,
+                        _ => Protocol::OpenAi,
+                    };
+                    assert_eq!(p.protocol, native, "{}", p.name);
+                }
+            }
+        }
+        let without = PRESETS_JSON.replacen("\"server\": \"hosted\",", "", 1);
+        assert!(parse(&without).is_err(), "the server is required");
+        let unknown = PRESETS_JSON.replacen("\"hosted\"", "\"mainframe\"", 1);
+        assert!(parse(&unknown).is_err(), "an unknown server is refused");
+    }
+
+    #[test]
+    fn structured_output_is_claimed_only_where_the_server_constrains() {
+        // llama.cpp, vLLM, LM Studio (its structured-output docs) and Ollama (whose /v1 maps
+        // the schema to its `format`) constrain; OpenAI and OpenRouter's models take it. DeepSeek,
+        // Moonshot and Zhipu take only `json_object`; Anthropic's protocol has no such field.
+        for p in all() {
+            let constrains = match p.server {
+                ServerFamily::Hosted => p.name == "openai",
+                _ => true,
+            };
+            assert_eq!(p.supports_json_schema, constrains, "{}", p.name);
+        }
     }
 
     #[test]
