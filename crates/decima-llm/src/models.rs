@@ -8,7 +8,7 @@ use serde::Deserialize;
 
 use crate::provider::{ProviderConfig, shared_client};
 use crate::transport::{error_message, redact};
-use crate::{LlmError, Protocol, anthropic, classify_status, openai};
+use crate::{LlmError, Protocol, anthropic, classify_status, ollama, openai};
 
 /// How long the listing may take: a server that is up answers it at once.
 const LIST_TIMEOUT: Duration = Duration::from_secs(10);
@@ -34,6 +34,11 @@ pub async fn list(config: &ProviderConfig) -> Result<Vec<String>, LlmError> {
     let (url, headers) = match config.protocol {
         Protocol::OpenAi => (format!("{base}/models"), openai::headers(config)),
         Protocol::Anthropic => (format!("{base}/v1/models"), anthropic::headers(config)),
+        // Ollama lists its models in this shape on its OpenAI-compatible side only.
+        Protocol::Ollama => (
+            format!("{}/v1/models", ollama::root(base)),
+            ollama::headers(config),
+        ),
     };
     let unreachable = |detail: String| LlmError::Connect {
         provider: config.name.clone(),

@@ -28,6 +28,7 @@ pub(super) fn config(server: &LlmServer, protocol: Protocol) -> ProviderConfig {
     let base = match protocol {
         Protocol::OpenAi => server.openai_base_url(),
         Protocol::Anthropic => server.anthropic_base_url(),
+        Protocol::Ollama => server.ollama_base_url(),
     };
     let mut config = ProviderConfig::new("test", protocol, base, "test-model");
     config.api_key = Some(SecretString::new(KEY));
@@ -406,8 +407,11 @@ pub(super) fn profile_of(preset: &str) -> Option<Profile> {
     })
 }
 
-/// Servers analysts reach through a custom base URL rather than a preset.
-pub(super) const CUSTOM_SERVERS: [Profile; 4] = [
+/// Servers analysts reach through a custom base URL rather than a preset. Ollama's `/v1` is
+/// one now that its preset speaks the native protocol, for providers of kind `openai` set up
+/// before.
+pub(super) const CUSTOM_SERVERS: [Profile; 5] = [
+    Profile::Ollama,
     Profile::Sglang,
     Profile::LiteLlm,
     Profile::LiteLlmOllama,

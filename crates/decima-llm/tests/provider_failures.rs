@@ -21,6 +21,7 @@ fn config(server: &LlmServer, name: &str, protocol: Protocol) -> ProviderConfig 
     let base = match protocol {
         Protocol::OpenAi => server.openai_base_url(),
         Protocol::Anthropic => server.anthropic_base_url(),
+        Protocol::Ollama => server.ollama_base_url(),
     };
     let mut config = ProviderConfig::new(name, protocol, base, "test-model");
     config.api_key = Some(SecretString::new(KEY));
@@ -61,6 +62,9 @@ fn rate_limited(protocol: Protocol, retry_after: &str) -> Reply {
         }
         Protocol::Anthropic => {
             r#"{"type":"error","error":{"type":"rate_limit_error","message":"Rate limited"}}"#
+        }
+        Protocol::Ollama => {
+            r#"{"error":"you've reached your hourly usage limit, please wait or upgrade to continue"}"#
         }
     };
     Reply::Status {

@@ -24,6 +24,7 @@ pub(super) fn config(server: &LlmServer, protocol: Protocol) -> ProviderConfig {
     let base = match protocol {
         Protocol::OpenAi => server.openai_base_url(),
         Protocol::Anthropic => server.anthropic_base_url(),
+        Protocol::Ollama => server.ollama_base_url(),
     };
     let mut config = ProviderConfig::new("test", protocol, base, "test-model");
     config.api_key = Some(SecretString::new(KEY));
