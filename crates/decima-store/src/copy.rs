@@ -7,7 +7,7 @@
 //!
 //! What is copied: the settings-like tables (presets, providers without their keys, which live in
 //! the keyring, app settings, token calibrations, MCP servers), then each conversation with
-//! everything that hangs off it (messages and their images, compactions and summaries, runs with
+//! everything that hangs off it (messages with their images and answer records, compactions and summaries, runs with
 //! their todos, snapshots' records, failures, steps, model calls and events, reviews and their
 //! findings and cached summaries, remembered token counts, MCP switches and approvals), each
 //! conversation in one transaction, oldest first, so that a subagent's run finds its parent's.
@@ -88,6 +88,13 @@ const PARTS: &[Part] = &[
         table: "messages",
         rows: "conversation_id = ?1",
         order: "seq",
+        self_reference: None,
+        renumbered: None,
+    },
+    Part {
+        table: "answers",
+        rows: "conversation_id = ?1",
+        order: "created_at, message_id",
         self_reference: None,
         renumbered: None,
     },

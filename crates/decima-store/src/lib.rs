@@ -8,6 +8,7 @@
 
 #![warn(missing_docs)]
 
+mod answers;
 mod app_settings;
 mod calibrations;
 mod checkpointer;
@@ -30,6 +31,7 @@ mod messages;
 mod pool;
 mod postgres;
 mod presets;
+mod process_identity;
 mod providers;
 mod review_digests;
 mod reviews;
@@ -47,6 +49,7 @@ use std::sync::Arc;
 use decima_core::TokenCounter;
 use sqlx::{PgPool, Sqlite, SqlitePool, Transaction};
 
+pub use answers::{AnswerEnd, AnswerRecord, AnswerTotals, Answers, StoredAnswer};
 pub use app_settings::AppSettings;
 pub use calibrations::Calibrations;
 pub use claims::{Busy, Claim, ClaimKind, Claims, Holder};
@@ -68,6 +71,7 @@ pub use location::StoreLocation;
 pub use mcp_servers::{McpServerRecord, McpServers};
 pub use messages::{MessageText, MessageTexts, Messages, SeqTotals, StepNotes};
 pub use presets::{PRESET_KINDS, PresetRecord, Presets};
+pub use process_identity::{GoneHolder, Liveness, ProcessIdentity, this_boot_id};
 pub use providers::{NewProvider, ProviderRecord, Providers};
 pub use review_digests::{ReviewDigest, ReviewDigests, SeqFingerprint};
 pub use reviews::{Finding, NewFinding, NewReview, Review, ReviewPass, Reviews};
@@ -416,6 +420,11 @@ impl Store {
     /// Prompt presets, native and imported.
     pub fn presets(&self) -> Presets<'_> {
         Presets::new(self)
+    }
+
+    /// How each answer of the model ended and what it cost, chat turns and runs alike.
+    pub fn answers(&self) -> Answers<'_> {
+        Answers::new(self)
     }
 
     /// Tenth-man reviews and their findings: the cache, and the findings still open.

@@ -11,7 +11,7 @@ const MAX_MODEL_CHARS: usize = 256;
 /// Longest base URL accepted.
 const MAX_URL_CHARS: usize = 2048;
 /// The wire protocols a row may name, as the schema's CHECK allows.
-const KINDS: [&str; 2] = ["openai", "anthropic"];
+const KINDS: [&str; 3] = ["openai", "anthropic", "ollama"];
 /// Settings keys that can only mean a secret (compared lowercased, without `-` and `_`).
 const SECRET_KEYS: [&str; 7] = [
     "apikey",
@@ -269,6 +269,36 @@ impl<'s> Providers<'s> {
         updated(rows, name)
     }
 
+    /// Sets a live provider's window together with the settings that say where it came from
+    /// (the server, the preset, the analyst), in one statement, and returns the updated provider.
+    pub async fn update_window(
+        &self,
+        name: &str,
+        context_window: u32,
+        settings: serde_json::Value,
+    ) -> Result<ProviderRecord> {
+        check_name(name)?;
+        if context_window == 0 {
+            return Err(StoreError::InvalidInput(
+                "a provider's context window must be above zero".into(),
+            ));
+        }
+        let settings_json = settings_text(&checked_settings(settings)?)?;
+        let sql = concat!(
+            "UPDATE providers SET context_window = $1, settings = $2, updated_at = $3 \
+             WHERE name = $4 AND deleted_at IS NULL RETURNING ",
+            provider_columns!()
+        );
+        let rows: Vec<ProviderRow> = on_pool!(self.store, |pool, d| sqlx::query_as(sql)
+            .bind(i64::from(context_window))
+            .bind(&settings_json)
+            .bind(Timestamp::now().0)
+            .bind(name)
+            .fetch_all(pool)
+            .await)?;
+        updated(rows, name)
+    }
+
     /// Replaces a live provider's settings object and returns the updated provider.
     pub async fn update_settings(
         &self,
@@ -306,7 +336,7 @@ fn check_name(name: &str) -> Result<()> {
 fn check_kind(kind: &str) -> Result<&'static str> {
     KINDS.into_iter().find(|k| *k == kind).ok_or_else(|| {
         StoreError::InvalidInput(format!(
-            "a provider's kind must be \"openai\" or \"anthropic\", not {:?}",
+            "a provider's kind must be \"openai\", \"anthropic\" or \"ollama\", not {:?}",
             decima_core::names::echo_untrusted(kind)
         ))
     })

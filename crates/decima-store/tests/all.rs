@@ -9,8 +9,10 @@ mod common;
 
 mod agent_records;
 mod agent_state;
+mod answers;
 mod bulk_counters;
 mod claims;
+mod claims_process;
 mod compactions;
 mod conversations;
 mod crash;
@@ -27,6 +29,7 @@ mod providers;
 mod review_digests;
 mod run_history;
 mod run_leases;
+mod run_leases_process;
 mod schema_parity;
 mod schema_versions;
 mod search;

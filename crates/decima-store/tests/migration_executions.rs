@@ -139,7 +139,7 @@ async fn rebuild_keeps_every_row_index_trigger_and_reference() {
     // the tenth man's cached summaries, the full-text index with its triggers and the switch a
     // bulk insert turns its insert trigger off with, each model call's
     // usage and the trigger that sums it per run, the MCP servers with their switches and
-    // approvals, the images of tool results).
+    // approvals, the images of tool results, how each answer ended and what it cost).
     let added: Vec<&String> = objects_after
         .iter()
         .filter(|o| !objects_before.contains(o))
@@ -152,6 +152,7 @@ async fn rebuild_keeps_every_row_index_trigger_and_reference() {
     assert_eq!(
         added,
         [
+            "index answers_by_conversation",
             "index executions_one_active",
             "index mcp_approvals_scope",
             "index messages_live_tokens",
@@ -164,6 +165,7 @@ async fn rebuild_keeps_every_row_index_trigger_and_reference() {
             "index sqlite_autoindex_message_images_1",
             "index sqlite_autoindex_review_findings_1",
             "index sqlite_autoindex_review_findings_2",
+            "table answers",
             "table app_settings",
             "table conversation_claims",
             "table conversation_mcp_servers",
