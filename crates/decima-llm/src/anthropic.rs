@@ -54,7 +54,25 @@ pub fn request_body(config: &ProviderConfig, request: &ChatRequest) -> Value {
         Value::Array(messages(&request.messages, &plan, config.cache_ttl)),
     );
     body.insert("stream".into(), json!(true));
-    if !request.tools.is_empty() {
+    if let Some(format) = &request.response_format
+        && request.thinking_budget.is_none()
+    {
+        // Anthropic has no schema mode: a tool whose input is the answer, which the model must
+        // call, holds the answer to the schema. The decoder turns the call back into text
+        // ([`answer_from_tool`]). Extended thinking refuses a forced tool, so not with it.
+        body.insert(
+            "tools".into(),
+            json!([{
+                "name": format.name,
+                "description": "Give your answer as this tool's input.",
+                "input_schema": format.schema,
+            }]),
+        );
+        body.insert(
+            "tool_choice".into(),
+            json!({ "type": "tool", "name": format.name }),
+        );
+    } else if !request.tools.is_empty() {
         let tools: Vec<Value> = request
             .tools
             .iter()
@@ -62,7 +80,9 @@ pub fn request_body(config: &ProviderConfig, request: &ChatRequest) -> Value {
             .collect();
         body.insert("tools".into(), Value::Array(tools));
     }
-    if let Some(choice) = &request.tool_choice {
+    if body.contains_key("tool_choice") {
+        // The forced answer tool's choice stands.
+    } else if let Some(choice) = &request.tool_choice {
         let mut value = match choice {
             ToolChoice::Auto => json!({ "type": "auto" }),
             ToolChoice::None => json!({ "type": "none" }),
@@ -82,6 +102,30 @@ pub fn request_body(config: &ProviderConfig, request: &ChatRequest) -> Value {
         body.insert("temperature".into(), json!(t));
     }
     Value::Object(body)
+}
+
+/// Whether a request asks for its answer through the forced answer tool (see
+/// [`request_body`]): then that tool's call is the answer's text.
+pub fn answers_through_tool(request: &ChatRequest) -> Option<&str> {
+    request
+        .response_format
+        .as_ref()
+        .filter(|_| request.thinking_budget.is_none())
+        .map(|f| f.name.as_str())
+}
+
+/// The forced answer tool's call as the answer's text: its input is the JSON answer.
+pub fn answer_from_tool(event: StreamEvent, tool: &str) -> StreamEvent {
+    match event {
+        StreamEvent::ToolCall(call) if call.name == tool => StreamEvent::TextDelta(call.arguments),
+        StreamEvent::ToolCallCutOff(call) if call.name == tool => {
+            StreamEvent::TextDelta(call.arguments)
+        }
+        StreamEvent::Finish(crate::FinishReason::ToolCalls) => {
+            StreamEvent::Finish(crate::FinishReason::Stop)
+        }
+        other => other,
+    }
 }
 
 /// The request's cache plan in the form the body needs: the breakpoints that fit the API's

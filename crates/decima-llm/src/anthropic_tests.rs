@@ -240,3 +240,57 @@ fn stored_blocks_go_back_in_order_and_unsigned_or_damaged_ones_never() {
         json!([{"type": "text", "text": "Second."}])
     );
 }
+
+#[test]
+fn a_schema_answer_is_asked_through_a_forced_tool_and_its_call_read_back_as_the_text() {
+    let schema = json!({
+        "type": "object",
+        "properties": { "risk_level": { "type": "string", "enum": ["low", "high"] } },
+        "required": ["risk_level"],
+        "additionalProperties": false
+    });
+    let mut request = ChatRequest {
+        model: "claude".into(),
+        messages: vec![std::sync::Arc::new(ChatMessage::new(
+            Role::User,
+            "Review it",
+        ))],
+        response_format: Some(crate::JsonSchemaFormat {
+            name: "tenth_man_review".into(),
+            schema: schema.clone(),
+            strict: true,
+        }),
+        ..ChatRequest::default()
+    };
+    let config = ProviderConfig::new("a", Protocol::Anthropic, "http://x", "claude");
+    let body = request_body(&config, &request);
+    assert_eq!(body["tools"][0]["name"], "tenth_man_review", "{body}");
+    assert_eq!(body["tools"][0]["input_schema"], schema);
+    assert_eq!(
+        body["tool_choice"],
+        json!({"type": "tool", "name": "tenth_man_review"})
+    );
+    assert_eq!(answers_through_tool(&request), Some("tenth_man_review"));
+    let call = decima_core::ToolCall {
+        id: "toolu_1".into(),
+        name: "tenth_man_review".into(),
+        arguments: r#"{"risk_level":"low"}"#.into(),
+        signature: None,
+    };
+    assert_eq!(
+        answer_from_tool(StreamEvent::ToolCall(call), "tenth_man_review"),
+        StreamEvent::TextDelta(r#"{"risk_level":"low"}"#.into())
+    );
+    assert_eq!(
+        answer_from_tool(
+            StreamEvent::Finish(crate::FinishReason::ToolCalls),
+            "tenth_man_review"
+        ),
+        StreamEvent::Finish(crate::FinishReason::Stop)
+    );
+    // Extended thinking refuses a forced tool: the schema is left to the prompt then.
+    request.thinking_budget = Some(2_048);
+    let body = request_body(&config, &request);
+    assert!(body.get("tool_choice").is_none(), "{body}");
+    assert_eq!(answers_through_tool(&request), None);
+}

@@ -94,15 +94,36 @@ pub fn request_body(config: &ProviderConfig, request: &ChatRequest) -> Value {
     if let Some(format) = &request.response_format
         && config.supports_json_schema
     {
+        let schema = if config.grammar_decoding {
+            format.schema.clone()
+        } else {
+            without_length_bounds(&format.schema)
+        };
         body.insert(
             "response_format".into(),
             json!({
                 "type": "json_schema",
-                "json_schema": { "name": format.name, "schema": format.schema, "strict": format.strict }
+                "json_schema": { "name": format.name, "schema": schema, "strict": format.strict }
             }),
         );
     }
     Value::Object(body)
+}
+
+/// A schema without `minLength` and `maxLength`, which strict hosted APIs refuse (Azure's and
+/// OpenAI's strict mode list them as unsupported); a grammar-decoding local server keeps them,
+/// and they are what stops a small model from writing one string until the output cap.
+pub fn without_length_bounds(schema: &Value) -> Value {
+    match schema {
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .filter(|(k, _)| !matches!(k.as_str(), "minLength" | "maxLength"))
+                .map(|(k, v)| (k.clone(), without_length_bounds(v)))
+                .collect(),
+        ),
+        Value::Array(items) => Value::Array(items.iter().map(without_length_bounds).collect()),
+        other => other.clone(),
+    }
 }
 
 /// What Gemini's OpenAI endpoint accepts in place of a thought signature, for a call Gemini did
@@ -483,5 +504,43 @@ fn finish_reason(reason: &str) -> FinishReason {
         // (docs.bigmodel.cn/cn/guide/platform/securityaudit).
         "content_filter" | "sensitive" => FinishReason::ContentFilter,
         other => FinishReason::Other(other.to_string()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{JsonSchemaFormat, Protocol};
+
+    #[test]
+    fn length_bounds_reach_a_grammar_decoding_server_and_never_a_strict_hosted_one() {
+        let schema = json!({
+            "type": "object",
+            "properties": {
+                "summary": { "type": "string", "minLength": 1, "maxLength": 600 },
+                "findings": { "type": "array", "maxItems": 3,
+                              "items": { "type": "string", "maxLength": 200 } }
+            },
+            "required": ["summary", "findings"],
+            "additionalProperties": false
+        });
+        let request = ChatRequest {
+            model: "m".into(),
+            response_format: Some(JsonSchemaFormat {
+                name: "review".into(),
+                schema: schema.clone(),
+                strict: true,
+            }),
+            ..ChatRequest::default()
+        };
+        let mut config = ProviderConfig::new("p", Protocol::OpenAi, "http://x/v1", "m");
+        config.supports_json_schema = true;
+        let hosted = request_body(&config, &request);
+        let sent = &hosted["response_format"]["json_schema"]["schema"];
+        assert!(!sent.to_string().contains("Length"), "{sent}");
+        assert_eq!(sent["properties"]["findings"]["maxItems"], 3);
+        config.grammar_decoding = true;
+        let local = request_body(&config, &request);
+        assert_eq!(local["response_format"]["json_schema"]["schema"], schema);
     }
 }

@@ -1,4 +1,4 @@
-//! The stream-first provider trait and its HTTP implementation, shared by both wire protocols.
+//! The stream-first provider trait and its HTTP implementation, shared by every wire protocol.
 
 use std::collections::HashMap;
 use std::pin::Pin;
@@ -10,7 +10,7 @@ use futures_util::{Stream, StreamExt};
 use crate::presets::ReasoningField;
 use crate::secrets::SecretString;
 use crate::transport::{self, Request};
-use crate::{ChatRequest, Completion, LlmError, Protocol, StreamEvent, anthropic, openai};
+use crate::{ChatRequest, Completion, LlmError, Protocol, StreamEvent, anthropic, ollama, openai};
 
 /// A completion as it streams. Dropping it aborts the HTTP request.
 pub type EventStream = Pin<Box<dyn Stream<Item = Result<StreamEvent, LlmError>> + Send>>;
@@ -62,7 +62,8 @@ pub struct ProviderConfig {
     pub name: String,
     /// Its wire protocol.
     pub protocol: Protocol,
-    /// OpenAI-compatible: up to the `/v1`-style prefix; Anthropic: the host root.
+    /// OpenAI-compatible: up to the `/v1`-style prefix; Anthropic: the host root; Ollama: the
+    /// root, with or without its `/v1`.
     pub base_url: String,
     /// The model id.
     pub model: String,
@@ -84,6 +85,14 @@ pub struct ProviderConfig {
     pub prompt_cache_key: bool,
     /// How long Anthropic keeps what the breakpoints cache.
     pub cache_ttl: crate::CacheTtl,
+    /// The window to ask the server to load the model with, where the protocol can (Ollama's
+    /// `options.num_ctx`): the runtime sets the window it plans for, so the server does not cut
+    /// the prompt to its own smaller default. None leaves the server's choice.
+    pub num_ctx: Option<u32>,
+    /// The server decodes structured answers under a grammar compiled from the schema
+    /// (llama.cpp, Ollama, vLLM, SGLang, LM Studio), which honours string lengths; strict hosted
+    /// APIs refuse `minLength`/`maxLength`, so those keywords are only sent where this is set.
+    pub grammar_decoding: bool,
 }
 
 impl ProviderConfig {
@@ -108,11 +117,13 @@ impl ProviderConfig {
             tokenizer_json: None,
             prompt_cache_key: false,
             cache_ttl: crate::CacheTtl::default(),
+            num_ctx: None,
+            grammar_decoding: false,
         }
     }
 }
 
-/// A provider reached over HTTP with one of the two wire protocols.
+/// A provider reached over HTTP with one of the wire protocols.
 pub struct HttpProvider {
     config: Arc<ProviderConfig>,
     http: reqwest::Client,
@@ -186,16 +197,34 @@ impl Provider for HttpProvider {
                 anthropic::headers(&config),
                 anthropic::request_body(&config, request),
             ),
+            Protocol::Ollama => (
+                ollama::chat_url(&config.base_url),
+                ollama::headers(&config),
+                ollama::request_body(&config, request),
+            ),
         };
         let decoder = match config.protocol {
             Protocol::OpenAi => transport::Decoder::OpenAi(openai::Decoder::default()),
             Protocol::Anthropic => transport::Decoder::Anthropic(anthropic::Decoder::default()),
+            Protocol::Ollama => transport::Decoder::Ollama(ollama::Decoder::default()),
         };
-        transport::stream(
+        let answer_tool = match config.protocol {
+            Protocol::Anthropic => anthropic::answers_through_tool(request).map(str::to_owned),
+            Protocol::OpenAi | Protocol::Ollama => None,
+        };
+        let stream = transport::stream(
             self.http.clone(),
             config,
             Request { url, headers, body },
             decoder,
-        )
+        );
+        match answer_tool {
+            // The forced answer tool's call is the answer's text.
+            Some(tool) => Box::pin(
+                stream
+                    .map(move |event| event.map(|event| anthropic::answer_from_tool(event, &tool))),
+            ),
+            None => stream,
+        }
     }
 }

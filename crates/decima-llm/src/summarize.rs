@@ -61,15 +61,42 @@ struct StructuredSummary {
     literals: Vec<String>,
 }
 
-fn schema() -> serde_json::Value {
-    let list = json!({ "type": "array", "items": { "type": "string" } });
+/// Characters of JSON an output token holds, at the least (a small model's tokenizer gives
+/// about 3.5 on English prose with punctuation).
+const CHARS_PER_TOKEN: u32 = 3;
+/// What the summary's keys, quotes and brackets take, in characters.
+const FRAME_CHARS: u32 = 300;
+
+/// The summary's schema, every string and list bounded so that an answer written to every
+/// bound still fits `output` tokens: under a server's grammar a small model otherwise writes
+/// one field until the output cap and the answer ends mid-string. Strict hosted APIs are sent
+/// it without the length bounds.
+fn schema(output: u32) -> serde_json::Value {
+    let chars = output
+        .saturating_mul(CHARS_PER_TOKEN)
+        .saturating_sub(FRAME_CHARS);
+    let part = |percent: u32| (chars * percent / 100).max(40);
+    let text = |most: u32| json!({ "type": "string", "maxLength": most });
+    let items = (chars / 400).clamp(2, 8);
+    let list = |percent: u32, least: u32| {
+        json!({
+            "type": "array",
+            "items": text((chars * percent / 100 / items).max(least)),
+            "maxItems": items
+        })
+    };
     json!({
         "type": "object",
         "additionalProperties": false,
         "required": ["goal", "completed_work", "current_state", "key_decisions", "next_step", "constraints", "literals"],
         "properties": {
-            "goal": { "type": "string" }, "completed_work": list, "current_state": { "type": "string" },
-            "key_decisions": list, "next_step": { "type": "string" }, "constraints": list, "literals": list
+            "goal": { "type": "string", "minLength": 1, "maxLength": part(10) },
+            "completed_work": list(20, 30),
+            "current_state": text(part(12)),
+            "key_decisions": list(15, 30),
+            "next_step": text(part(8)),
+            "constraints": list(10, 30),
+            "literals": list(15, 16)
         }
     })
 }
@@ -101,6 +128,9 @@ pub async fn write_summary(
     level: CompressionLevel,
     structured: bool,
 ) -> Result<String, LlmError> {
+    // The answer's room: a quarter of the window, as a chat keeps for its answer, at most
+    // [`MAX_SUMMARY_TOKENS`].
+    let output = (provider.config().context_window / 4).clamp(256, MAX_SUMMARY_TOKENS);
     let mut request = ChatRequest {
         model: provider.config().model.clone(),
         messages: [
@@ -109,14 +139,14 @@ pub async fn write_summary(
         ]
         .map(std::sync::Arc::new)
         .into(),
-        max_tokens: Some(MAX_SUMMARY_TOKENS),
+        max_tokens: Some(output),
         temperature: Some(0.0),
         ..ChatRequest::default()
     };
     if structured {
         request.response_format = Some(JsonSchemaFormat {
             name: "history_summary".into(),
-            schema: schema(),
+            schema: schema(output),
             strict: true,
         });
         if let Some(system) = request.messages.first_mut() {
@@ -150,4 +180,40 @@ pub async fn write_summary(
         ));
     }
     Ok(render(&parsed))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The longest answer a schema allows, in characters, every string and list at its bound.
+    fn longest(schema: &serde_json::Value) -> u64 {
+        let p = schema["properties"].as_object().unwrap();
+        p.values()
+            .map(|v| match v["type"].as_str() {
+                Some("array") => {
+                    v["maxItems"].as_u64().unwrap() * v["items"]["maxLength"].as_u64().unwrap()
+                }
+                _ => v["maxLength"].as_u64().unwrap(),
+            })
+            .sum::<u64>()
+            + u64::from(FRAME_CHARS)
+    }
+
+    #[test]
+    fn a_summary_written_to_every_bound_fits_its_output_room() {
+        for output in [256_u32, 512, 1_024, 4_096] {
+            let schema = schema(output);
+            let most = longest(&schema);
+            // Within the room at three characters a token, give or take the least bounds.
+            assert!(
+                most <= u64::from(output) * 3 + 400,
+                "{output} tokens: {most} characters"
+            );
+            assert_eq!(
+                schema["required"].as_array().unwrap().len(),
+                schema["properties"].as_object().unwrap().len()
+            );
+        }
+    }
 }

@@ -11,8 +11,14 @@ use futures_util::{StreamExt, stream};
 use tokio::time::Instant;
 use tracing::Instrument as _;
 
+pub use crate::http_text::parse_retry_after;
+#[cfg(test)]
+use crate::http_text::redact_key;
+pub(crate) use crate::http_text::{error_chain, error_message, redact};
 use crate::provider::{EventStream, ProviderConfig};
-use crate::{FinishReason, LlmError, StreamEvent, Usage, anthropic, error, openai};
+use crate::{
+    FinishReason, LlmError, Protocol, StreamEvent, Usage, anthropic, error, ndjson, ollama, openai,
+};
 
 /// Most of an error body we read: enough for any provider's message.
 const MAX_ERROR_BODY: usize = 64 * 1024;
@@ -27,10 +33,11 @@ pub(crate) struct Request {
     pub body: serde_json::Value,
 }
 
-/// Protocol-specific decoding of SSE events.
+/// Protocol-specific decoding of SSE events (and of NDJSON lines, carried as events' data).
 pub(crate) enum Decoder {
     OpenAi(openai::Decoder),
     Anthropic(anthropic::Decoder),
+    Ollama(ollama::Decoder),
 }
 
 /// What decoding one SSE event produced.
@@ -51,6 +58,7 @@ impl Decoder {
         match self {
             Decoder::OpenAi(d) => d.decode(provider, event),
             Decoder::Anthropic(d) => d.decode(provider, event),
+            Decoder::Ollama(d) => d.decode(provider, &event.data),
         }
     }
 
@@ -58,6 +66,7 @@ impl Decoder {
         match self {
             Decoder::OpenAi(d) => d.finish(provider),
             Decoder::Anthropic(d) => d.finish(provider),
+            Decoder::Ollama(d) => d.finish(provider),
         }
     }
 
@@ -66,6 +75,7 @@ impl Decoder {
         match self {
             Decoder::OpenAi(d) => d.decode_body(provider, body),
             Decoder::Anthropic(_) => Err(anthropic_whole_body(provider, body)),
+            Decoder::Ollama(d) => d.decode_body(provider, body),
         }
     }
 }
@@ -231,6 +241,8 @@ fn finish_name(reason: &FinishReason) -> &'static str {
         FinishReason::Length => "length",
         FinishReason::ToolCalls => "tool_calls",
         FinishReason::ContentFilter => "content_filter",
+        FinishReason::Repetition => "repetition",
+        FinishReason::Stopped => "stopped",
         FinishReason::Other(_) => "other",
     }
 }
@@ -239,45 +251,52 @@ fn millis(d: Duration) -> u64 {
     u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
 }
 
-/// Decodes a recorded response body exactly as a live one is decoded (same SSE parser, decoder
-/// and timeouts), for replaying captured streams and for measuring the decoder on its own.
+/// Decodes a recorded response body exactly as a live one is decoded (same SSE or NDJSON
+/// framing, decoder and timeouts), for replaying captured streams and for measuring the decoder
+/// on its own.
 pub fn replay(config: ProviderConfig, chunks: Vec<bytes::Bytes>) -> EventStream {
     let decoder = match config.protocol {
-        crate::Protocol::OpenAi => Decoder::OpenAi(openai::Decoder::default()),
-        crate::Protocol::Anthropic => Decoder::Anthropic(anthropic::Decoder::default()),
+        Protocol::OpenAi => Decoder::OpenAi(openai::Decoder::default()),
+        Protocol::Anthropic => Decoder::Anthropic(anthropic::Decoder::default()),
+        Protocol::Ollama => Decoder::Ollama(ollama::Decoder::default()),
     };
     let body = stream::iter(chunks.into_iter().map(Ok::<_, reqwest::Error>));
     let activity = Activity::new();
+    let events = body_events(config.protocol, body, &activity);
     let machine = Machine {
         deadline: Some(Instant::now() + config.timeouts.total),
         config: Arc::new(config),
         decoder,
         pending: VecDeque::new(),
-        state: State::Streaming(sse_events(body, &activity)),
+        state: State::Streaming(events),
         report: Report::new(tracing::Span::none()),
         activity,
     };
     run(machine)
 }
 
-/// The SSE parser over a body, noting every read in `activity`. A final event without its
-/// terminating blank line is still an event, so a blank line is appended after a clean end.
-fn sse_events<S>(body: S, activity: &Activity) -> SseStream
+/// A body's events as `protocol` frames them, noting every read in `activity`: SSE, where a
+/// final event without its terminating blank line is still an event (so a blank line is appended
+/// after a clean end), or Ollama's NDJSON lines.
+fn body_events<S>(protocol: Protocol, body: S, activity: &Activity) -> SseStream
 where
     S: futures_util::Stream<Item = Result<bytes::Bytes, reqwest::Error>> + Send + 'static,
 {
     let activity = activity.clone();
-    Box::pin(
-        body.inspect(move |chunk| {
-            if chunk.is_ok() {
-                activity.touch();
-            }
-        })
-        .chain(stream::once(async {
-            Ok(bytes::Bytes::from_static(b"\n\n"))
-        }))
-        .eventsource(),
-    )
+    let body = body.inspect(move |chunk| {
+        if chunk.is_ok() {
+            activity.touch();
+        }
+    });
+    match protocol {
+        Protocol::Ollama => Box::pin(ndjson::lines(body)),
+        Protocol::OpenAi | Protocol::Anthropic => Box::pin(
+            body.chain(stream::once(async {
+                Ok(bytes::Bytes::from_static(b"\n\n"))
+            }))
+            .eventsource(),
+        ),
+    }
 }
 
 /// Streams one completion. The request is sent on the first poll. Its span (a child of whatever
@@ -485,10 +504,14 @@ async fn send(
             .map(Vec::len),
         "sending request"
     );
+    let accept = match config.protocol {
+        Protocol::Ollama => "application/x-ndjson",
+        Protocol::OpenAi | Protocol::Anthropic => "text/event-stream",
+    };
     let mut builder = http
         .post(&request.url)
-        .header("accept", "text/event-stream")
-        // Compressed SSE arrives in bursts; identity keeps events flowing as produced.
+        .header("accept", accept)
+        // Compressed streams arrive in bursts; identity keeps events flowing as produced.
         .header("accept-encoding", "identity")
         .json(&request.body);
     for (name, value) in &request.headers {
@@ -520,8 +543,15 @@ async fn send(
         .and_then(|v| v.to_str().ok())
         .unwrap_or_default()
         .to_ascii_lowercase();
-    let answer = if content_type.starts_with("text/event-stream") {
-        Answer::Stream(sse_events(response.bytes_stream(), activity))
+    // Ollama streams NDJSON (`application/x-ndjson`), read line by line whatever its type says.
+    let streams =
+        config.protocol == Protocol::Ollama || content_type.starts_with("text/event-stream");
+    let answer = if streams {
+        Answer::Stream(body_events(
+            config.protocol,
+            response.bytes_stream(),
+            activity,
+        ))
     } else {
         whole_or_stream(
             config,
@@ -562,7 +592,7 @@ async fn whole_or_stream(
         if starts(&body) != Some(b'{') {
             let head = bytes::Bytes::from(body);
             let rest = stream::once(async move { Ok(head) }).chain(chunks);
-            return Ok(Answer::Stream(sse_events(rest, activity)));
+            return Ok(Answer::Stream(body_events(config.protocol, rest, activity)));
         }
     }
     while let Some(chunk) = read_chunk(config, &mut chunks, deadline).await? {
@@ -660,91 +690,6 @@ fn timeout_error(config: &ProviderConfig, deadline: Instant) -> LlmError {
             timeout: config.timeouts.idle,
         }
     }
-}
-
-/// Removes the API key from text that came from the network or from reqwest.
-pub(crate) fn redact(config: &ProviderConfig, text: &str) -> String {
-    redact_key(text, config.api_key.as_ref().map(|k| k.expose()))
-}
-
-/// Replaces every occurrence of the key with `***`.
-pub(crate) fn redact_key(text: &str, key: Option<&str>) -> String {
-    match key {
-        Some(key) if key.len() >= 4 => text.replace(key, "***"),
-        _ => text.to_string(),
-    }
-}
-
-/// reqwest's error with its causes, which carry the useful part ("connection refused").
-fn error_chain(e: &dyn std::error::Error) -> String {
-    let mut text = e.to_string();
-    let mut source = e.source();
-    while let Some(cause) = source {
-        let cause_text = cause.to_string();
-        if !text.contains(&cause_text) {
-            text.push_str(": ");
-            text.push_str(&cause_text);
-        }
-        source = cause.source();
-    }
-    text
-}
-
-/// The provider's message from an OpenAI (`{"error":{"message"}}`) or Anthropic
-/// (`{"type":"error","error":{"message"}}`) error body, else the body's text, shortened.
-pub(crate) fn error_message(body: &[u8]) -> String {
-    if let Ok(json) = serde_json::from_slice::<serde_json::Value>(body) {
-        // Gemini's OpenAI-compatible endpoint wraps its Google error in an array.
-        let json = match json {
-            serde_json::Value::Array(errors) => errors.into_iter().next().unwrap_or_default(),
-            json => json,
-        };
-        let error = json.get("error").unwrap_or(&json);
-        let message = error
-            .get("message")
-            .and_then(|m| m.as_str())
-            .or_else(|| error.as_str());
-        if let Some(message) = message {
-            let code = error
-                .get("code")
-                .and_then(|c| c.as_str())
-                .or_else(|| error.get("status").and_then(|s| s.as_str()));
-            return match code {
-                Some(code) if !message.contains(code) => format!("{message} ({code})"),
-                _ => message.to_string(),
-            };
-        }
-    }
-    let text = String::from_utf8_lossy(body);
-    let text = text.trim();
-    if text.is_empty() {
-        return "(no message)".into();
-    }
-    let short: String = text.chars().take(300).collect();
-    short.split_whitespace().collect::<Vec<_>>().join(" ")
-}
-
-/// `Retry-After` as seconds (an integer, or the decimal some servers send) or as an HTTP-date.
-/// Never panics, whatever a server or proxy writes there: a wait too large for a `Duration`
-/// (`1e20`, `inf`, a date in the year 9999) becomes `Duration::MAX`, which the retry policy
-/// reports instead of waiting; a negative, NaN or unreadable value is ignored, so the backoff
-/// applies.
-pub fn parse_retry_after(value: &str) -> Option<Duration> {
-    let value = value.trim();
-    if let Ok(seconds) = value.parse::<u64>() {
-        return Some(Duration::from_secs(seconds));
-    }
-    if let Ok(seconds) = value.parse::<f64>() {
-        if seconds.is_nan() || seconds < 0.0 {
-            return None;
-        }
-        return Some(Duration::try_from_secs_f64(seconds).unwrap_or(Duration::MAX));
-    }
-    let at = httpdate::parse_http_date(value).ok()?;
-    Some(
-        at.duration_since(std::time::SystemTime::now())
-            .unwrap_or(Duration::ZERO),
-    )
 }
 
 #[cfg(test)]

@@ -16,14 +16,19 @@ pub enum Protocol {
     OpenAi,
     /// Anthropic Messages (`POST {base}/v1/messages`).
     Anthropic,
+    /// Ollama's native chat (`POST {root}/api/chat`, NDJSON), the only Ollama endpoint that
+    /// takes `options.num_ctx`: its OpenAI-compatible one drops `options`, so the server's small
+    /// default window silently cuts long prompts from the front.
+    Ollama,
 }
 
 impl Protocol {
-    /// The name used in config, presets and the CLI: `openai` or `anthropic`.
+    /// The name used in config, presets and the CLI: `openai`, `anthropic` or `ollama`.
     pub fn as_str(self) -> &'static str {
         match self {
             Protocol::OpenAi => "openai",
             Protocol::Anthropic => "anthropic",
+            Protocol::Ollama => "ollama",
         }
     }
 }
@@ -160,6 +165,12 @@ pub enum FinishReason {
     ToolCalls,
     /// The provider filtered the output.
     ContentFilter,
+    /// Decima ended the stream because its text kept repeating one run (a small model's
+    /// loop): never a provider's reason, set by the client that watched the stream.
+    Repetition,
+    /// The analyst stopped the stream; what had arrived is kept. Set by the client, never a
+    /// provider's reason.
+    Stopped,
     /// Anything else, verbatim.
     Other(String),
 }

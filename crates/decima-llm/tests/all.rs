@@ -8,7 +8,9 @@
 mod anthropic_compat;
 mod compat;
 mod compat_profiles;
+mod discovery;
 mod models;
+mod ollama;
 mod provider_failures;
 mod secrets;
 mod token_accuracy;

@@ -13,6 +13,7 @@
 pub mod analyst_conversation;
 mod conversation;
 pub mod fact_sessions;
+pub mod llamacpp;
 pub mod llm_server;
 pub mod mcp_servers;
 pub mod postgres;

@@ -48,6 +48,10 @@ pub struct ExecutionHistoryManager {
     summary: Option<Digest>,
     summarised: usize,
     records: Vec<StepRecord>,
+    /// The step of the oldest summarised record: a request whose window still holds that
+    /// step's messages verbatim needs no summary of it.
+    #[serde(default)]
+    summary_from: Option<u32>,
     /// The summary as [`Self::history_within`] last rendered it: (records summarised, budget,
     /// text). It changes only when a batch is summarised, and a step asks for it every time.
     #[serde(skip)]
@@ -71,6 +75,7 @@ impl ExecutionHistoryManager {
             summary: None,
             summarised: 0,
             records: Vec::new(),
+            summary_from: None,
             rendered: None,
         }
     }
@@ -81,6 +86,9 @@ impl ExecutionHistoryManager {
         if self.records.len() > self.window {
             let n = self.batch.min(self.records.len());
             let batch: Vec<StepRecord> = self.records.drain(..n).collect();
+            if self.summary_from.is_none() {
+                self.summary_from = batch.first().map(|r| r.step);
+            }
             let labelled: Vec<String> = batch
                 .iter()
                 .map(|r| format!("[step {} {}] {}", r.step, r.kind.as_str(), r.content))
@@ -139,31 +147,60 @@ impl ExecutionHistoryManager {
         self.history_with(summary)
     }
 
-    fn history_with(&self, summary: Option<&str>) -> String {
-        let mut out = String::new();
-        if let Some(s) = summary {
-            out.push_str(&format!(
-                "# Earlier steps ({} summarised)\n",
-                self.summarised
-            ));
-            out.push_str(s);
-            if !s.ends_with('\n') {
-                out.push('\n');
-            }
+    /// [`Self::history_within`] for a request that still holds some steps' messages verbatim:
+    /// only the records of steps that have `left` the window (their messages compressed into
+    /// a summary or folded away) are carried, and the summary only once its oldest step has
+    /// left. The history sits in the request's volatile tail, which no prompt cache serves, so
+    /// repeating what the request already shows would cost its whole length at every step.
+    pub fn history_left(
+        &mut self,
+        max_tokens: u32,
+        counter: &dyn crate::TokenCounter,
+        left: impl Fn(u32) -> bool,
+    ) -> String {
+        let summary_left = self.summary_from.is_none_or(&left);
+        if summary_left && self.records.iter().all(|r| left(r.step)) {
+            return self.history_within(max_tokens, counter);
         }
-        if !self.records.is_empty() {
-            out.push_str("# Recent steps\n");
-            for r in &self.records {
-                out.push_str(&format!(
-                    "[step {} {}] {}\n",
-                    r.step,
-                    r.kind.as_str(),
-                    r.content
-                ));
-            }
-        }
-        out
+        let summary = if summary_left && self.summary.is_some() {
+            // Rendered (and cached) as the whole history renders it.
+            self.history_within(max_tokens, counter);
+            self.rendered.as_ref().map(|(_, _, text)| text.clone())
+        } else {
+            None
+        };
+        let kept: Vec<&StepRecord> = self.records.iter().filter(|r| left(r.step)).collect();
+        render(self.summarised, summary.as_deref(), &kept)
     }
+
+    fn history_with(&self, summary: Option<&str>) -> String {
+        let records: Vec<&StepRecord> = self.records.iter().collect();
+        render(self.summarised, summary, &records)
+    }
+}
+
+/// The step history's text: the summary of `summarised` older records, then the records.
+fn render(summarised: usize, summary: Option<&str>, records: &[&StepRecord]) -> String {
+    let mut out = String::new();
+    if let Some(s) = summary {
+        out.push_str(&format!("# Earlier steps ({summarised} summarised)\n"));
+        out.push_str(s);
+        if !s.ends_with('\n') {
+            out.push('\n');
+        }
+    }
+    if !records.is_empty() {
+        out.push_str("# Recent steps\n");
+        for r in records {
+            out.push_str(&format!(
+                "[step {} {}] {}\n",
+                r.step,
+                r.kind.as_str(),
+                r.content
+            ));
+        }
+    }
+    out
 }
 
 /// A tool call as a step record says it: the tool's name, then its arguments as `key: value`
@@ -226,6 +263,48 @@ fn describe_value(value: &serde_json::Value, out: &mut String, top: bool) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_the_steps_that_left_the_window_are_carried() {
+        let counter = crate::EstimateCounter;
+        let mut h = ExecutionHistoryManager::default();
+        for step in 1..=8u32 {
+            h.push(StepRecord {
+                step,
+                kind: StepKind::Action,
+                content: format!("shell(command: wc -l /data/file-{step}.csv)"),
+            });
+        }
+        // Steps 1-3 were summarised; 4-8 are detailed.
+        assert_eq!(h.summary_from, Some(1));
+        // Every step's messages are still in the request: nothing to carry.
+        assert_eq!(h.history_left(600, &counter, |_| false), "");
+        // Steps up to 5 were compressed: the summary and steps 4 and 5, not 6 to 8.
+        let text = h.history_left(600, &counter, |step| step <= 5);
+        assert!(text.contains("# Earlier steps"), "{text}");
+        assert!(
+            text.contains("file-5.csv") && text.contains("[step 4 "),
+            "{text}"
+        );
+        assert!(
+            !text.contains("[step 6 ") && !text.contains("file-8.csv"),
+            "{text}"
+        );
+        // All of them left: the whole history, as before.
+        assert_eq!(
+            h.history_left(600, &counter, |_| true),
+            h.history_within(600, &counter)
+        );
+        // A history written before the field existed reads with no summary step, and carries
+        // its summary (nothing says the steps are still in the window).
+        let mut json = serde_json::to_value(&h).unwrap();
+        json.as_object_mut().unwrap().remove("summary_from");
+        let mut old: ExecutionHistoryManager = serde_json::from_value(json).unwrap();
+        assert!(
+            old.history_left(600, &counter, |step| step <= 3)
+                .contains("# Earlier steps")
+        );
+    }
 
     #[test]
     fn summarises_the_oldest_batch_when_full() {

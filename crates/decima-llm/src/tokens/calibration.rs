@@ -15,6 +15,13 @@ pub const MAX_FACTOR: f64 = 2.0;
 /// Samples where either count is below this are ignored: on a few tokens, framing dominates and
 /// the ratio says nothing about the tokenizer.
 pub const MIN_SAMPLE_TOKENS: u32 = 64;
+/// Samples after which the factor is taken as settled, for telling a truncated prompt.
+const SETTLED_SAMPLES: u32 = 3;
+/// How far short of the estimate a reported prompt may fall before it counts as truncated,
+/// while the factor is unsettled (the stand-in tokenizers differ by up to about 30%) ...
+const UNSETTLED_SHORTFALL: f64 = 0.4;
+/// ... and once it is settled (successive requests of one model agree within about 10%).
+const SETTLED_SHORTFALL: f64 = 0.25;
 /// Weight of a new sample once warmed up. Successive requests of one conversation share most of
 /// their text, so a slow average loses little and keeps one odd request from swinging it.
 const SMOOTHING: f64 = 0.1;
@@ -58,6 +65,24 @@ impl Calibration {
         self.samples = self.samples.saturating_add(1);
     }
 
+    /// Whether the provider counted so far fewer prompt tokens than were sent that it must have
+    /// dropped part of the prompt (Ollama cuts a prompt longer than its `num_ctx` from the front
+    /// without a word). `estimated` is the uncalibrated count, as for [`Calibration::update`].
+    /// The margin is the counting error: wide until a few samples have settled the factor (a
+    /// stand-in tokenizer can be 30% off), narrower after. Such a sample must not be learned.
+    pub fn looks_truncated(&self, estimated: u32, actual: u32) -> bool {
+        if estimated < MIN_SAMPLE_TOKENS {
+            return false;
+        }
+        let expected = f64::from(self.apply(estimated));
+        let margin = if self.samples < SETTLED_SAMPLES {
+            UNSETTLED_SHORTFALL
+        } else {
+            SETTLED_SHORTFALL
+        };
+        f64::from(actual) < expected * (1.0 - margin)
+    }
+
     /// Our estimate corrected by what has been learned so far.
     pub fn apply(&self, estimate: u32) -> u32 {
         let scaled = (f64::from(estimate) * self.current()).round();
@@ -79,6 +104,22 @@ impl Calibration {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    #[test]
+    fn a_prompt_counted_far_short_of_what_was_sent_is_truncated_within_the_counting_error_not() {
+        let mut c = Calibration::new();
+        // Unsettled: a stand-in tokenizer 30% off is not a truncation; half the prompt is.
+        assert!(!c.looks_truncated(10_000, 7_000));
+        assert!(c.looks_truncated(10_000, 4_096));
+        for _ in 0..5 {
+            c.update(10_000, 9_000);
+        }
+        // Settled at about 0.9: 8,000 is within its error, 6,000 is not.
+        assert!(!c.looks_truncated(10_000, 8_000));
+        assert!(c.looks_truncated(10_000, 6_000));
+        // Tiny requests say nothing.
+        assert!(!c.looks_truncated(40, 1));
+    }
 
     #[test]
     fn starts_neutral() {

@@ -1,6 +1,6 @@
-//! A wire-level LLM test server: real HTTP/1.1 on 127.0.0.1 speaking the OpenAI chat-completions
-//! and Anthropic Messages streaming protocols from scripts, with fault injection, recording every
-//! request it receives.
+//! A wire-level LLM test server: real HTTP/1.1 on 127.0.0.1 speaking the OpenAI chat-completions,
+//! Anthropic Messages and Ollama native chat (`/api/chat`) streaming protocols from scripts, with
+//! fault injection, recording every request it receives.
 //!
 //! It is the project's only test double, so it writes raw bytes on the socket: chunked framing,
 //! SSE line endings and JSON key order are exactly what a test scripts, and clients meet the same
@@ -17,14 +17,17 @@
 //! ```
 
 mod anthropic;
+pub mod discovery;
 mod error;
 pub mod gemini;
 mod http;
+mod ollama;
 mod openai;
 mod profiles;
 mod prompt_cache;
 mod script;
 mod sse;
+mod writer;
 
 use std::collections::VecDeque;
 use std::net::SocketAddr;
@@ -45,9 +48,10 @@ pub use script::{
     StreamFault, StreamOptions, ThinkingBlock, Turn,
 };
 
-use http::{Conn, Gone, Request};
+use http::{Conn, Request};
 use script::ErrorKind;
-use sse::{Ending, Op, Plan, SseEvent};
+use sse::{Plan, SseEvent};
+use writer::{Outcome, json_response, status_response, write_plain, write_stream};
 
 /// A running test server; dropping it stops the server and closes its connections.
 pub struct LlmServer {
@@ -119,6 +123,8 @@ struct Shared {
     /// When set, streamed replies report the usage this model of the providers' prompt caches
     /// gives the request, instead of the script's.
     prompt_cache: Mutex<Option<prompt_cache::PromptCacheModel>>,
+    /// Fixed answers per method and path (servers' discovery endpoints), before the queue.
+    discovery: discovery::Routes,
 }
 
 /// Locks a mutex, taking the data even if a panicking test thread poisoned it.
@@ -173,6 +179,7 @@ impl LlmServer {
             changes,
             seq: AtomicU64::new(0),
             prompt_cache: Mutex::new(None),
+            discovery: Default::default(),
         });
         let task = tokio::spawn(accept_loop(listener, Arc::clone(&shared)));
         Ok(LlmServer { addr, shared, task })
@@ -406,6 +413,8 @@ async fn handle(conn: &mut Conn, shared: &Shared, request: Request) -> bool {
         _ => None,
     };
     let description = format!("{} {}", request.method, request.path);
+    let routed = discovery::routed(shared, &request.method, &request.path);
+    let native_ollama = ollama::serves(&request.path);
     let index = shared.record(RecordedRequest {
         method: request.method,
         path: request.path,
@@ -415,6 +424,9 @@ async fn handle(conn: &mut Conn, shared: &Shared, request: Request) -> bool {
         received_at: Instant::now(),
         disconnected_at: None,
     });
+    if let Some(reply) = routed {
+        return discovery::answer(conn, reply, close).await;
+    }
     let reply = match refused {
         Some(message) => Ok(Reply::Error(ErrorReply {
             kind: ErrorKind::BadRequest(message),
@@ -430,6 +442,7 @@ async fn handle(conn: &mut Conn, shared: &Shared, request: Request) -> bool {
         format!("req_{seq:032x}"),
     );
     let outcome = match reply {
+        reply if native_ollama => ollama::answer(conn, reply, &model, close, &request_id).await,
         Err(message) => {
             let body = match protocol {
                 Some(Protocol::Anthropic) => anthropic::error_body("api_error", &message),
@@ -519,7 +532,7 @@ async fn handle(conn: &mut Conn, shared: &Shared, request: Request) -> bool {
                 None => {
                     let body = openai::error_body(
                         &format!(
-                            "the test LLM server streams only on paths ending in /chat/completions or /v1/messages, not {description}"
+                            "the test LLM server streams only on /api/chat and paths ending in /chat/completions or /v1/messages, not {description}"
                         ),
                         "invalid_request_error",
                         "null",
@@ -573,137 +586,4 @@ fn next_reply(shared: &Shared, index: usize, description: &str) -> Result<Reply,
             .unwrap_or_else(|| "a non-string panic".to_owned());
         format!("the test LLM server's responder panicked for {description}: {what}")
     })
-}
-
-/// How writing a response ended.
-enum Outcome {
-    /// Fully written; the connection may be reused.
-    Complete,
-    /// The server closed the connection on purpose (a cut), or a plain write failed.
-    Closed,
-    /// The client went away while the reply was streaming or stalled.
-    ClientGone,
-}
-
-async fn write_plain(conn: &mut Conn, bytes: Vec<u8>) -> Outcome {
-    match conn.write_plain(&bytes).await {
-        Ok(()) => Outcome::Complete,
-        Err(_) => Outcome::Closed,
-    }
-}
-
-/// A complete JSON response with content-length.
-fn json_response(
-    status: u16,
-    body: &str,
-    extra: &[(String, String)],
-    close: bool,
-    request_id: Option<&(String, String)>,
-) -> Vec<u8> {
-    let mut headers = vec![
-        ("content-type".to_owned(), "application/json".to_owned()),
-        ("content-length".to_owned(), body.len().to_string()),
-        ("connection".to_owned(), http::connection_value(close)),
-    ];
-    headers.extend(request_id.cloned());
-    headers.extend(extra.iter().cloned());
-    let mut out = http::head(status, &headers);
-    out.extend_from_slice(body.as_bytes());
-    out
-}
-
-/// A scripted status response: the script's headers, plus defaults it did not set.
-fn status_response(
-    status: u16,
-    extra: &[(String, String)],
-    body: &str,
-    close: bool,
-    request_id: &(String, String),
-) -> Vec<u8> {
-    let has = |name: &str| extra.iter().any(|(n, _)| n.eq_ignore_ascii_case(name));
-    let mut headers = Vec::new();
-    if !has("content-type") {
-        headers.push(("content-type".to_owned(), "application/json".to_owned()));
-    }
-    if !has("content-length") {
-        headers.push(("content-length".to_owned(), body.len().to_string()));
-    }
-    if !has("connection") {
-        headers.push(("connection".to_owned(), http::connection_value(close)));
-    }
-    headers.push(request_id.clone());
-    headers.extend(extra.iter().cloned());
-    let mut out = http::head(status, &headers);
-    out.extend_from_slice(body.as_bytes());
-    out
-}
-
-/// Writes a 200 event-stream response following `plan`, watching for the client going away.
-async fn write_stream(
-    conn: &mut Conn,
-    content_type: &str,
-    close: bool,
-    request_id: &(String, String),
-    plan: Plan,
-) -> Outcome {
-    let headers = vec![
-        ("content-type".to_owned(), content_type.to_owned()),
-        ("transfer-encoding".to_owned(), "chunked".to_owned()),
-        ("connection".to_owned(), http::connection_value(close)),
-        ("cache-control".to_owned(), "no-cache".to_owned()),
-        request_id.clone(),
-    ];
-    match write_body(conn, &http::head(200, &headers), plan).await {
-        Ok(outcome) => outcome,
-        Err(Gone) => Outcome::ClientGone,
-    }
-}
-
-async fn write_body(conn: &mut Conn, head: &[u8], plan: Plan) -> Result<Outcome, Gone> {
-    conn.write_watching(head).await?;
-    let mut pending = Vec::new();
-    for op in plan.ops {
-        match op {
-            Op::Data(bytes) => match plan.split_every {
-                Some(_) => pending.extend_from_slice(&bytes),
-                None => conn.write_chunk(&bytes).await?,
-            },
-            Op::Pause(delay) => {
-                flush_split(conn, &mut pending, plan.split_every).await?;
-                conn.sleep_watching(delay).await?;
-            }
-        }
-    }
-    flush_split(conn, &mut pending, plan.split_every).await?;
-    match plan.ending {
-        Ending::Complete => {
-            conn.write_watching(b"0\r\n\r\n").await?;
-            Ok(Outcome::Complete)
-        }
-        Ending::Cut => Ok(Outcome::Closed),
-        Ending::Stall => {
-            conn.wait_until_gone().await;
-            Err(Gone)
-        }
-    }
-}
-
-/// Writes the bytes gathered since the last pause in chunks of at most `split` bytes, pausing
-/// ~1 ms between them so each arrives in its own read.
-async fn flush_split(
-    conn: &mut Conn,
-    pending: &mut Vec<u8>,
-    split: Option<usize>,
-) -> Result<(), Gone> {
-    let Some(n) = split else {
-        return Ok(());
-    };
-    for (i, piece) in pending.chunks(n).enumerate() {
-        if i > 0 {
-            conn.sleep_watching(Duration::from_millis(1)).await?;
-        }
-        conn.write_chunk(piece).await?;
-    }
-    pending.clear();
-    Ok(())
 }
