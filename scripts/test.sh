@@ -23,6 +23,7 @@ ensure_toolchains
 ensure_app_packages
 ensure_tauri_driver
 ensure_python_tiktoken
+ensure_llamacpp
 ensure_ui_deps
 ensure_mcp_servers
 

@@ -56,6 +56,37 @@ pub struct MessageJson<'a> {
     pub tokens: u32,
     pub pinned: bool,
     pub created_at: String,
+    /// An answer's end and usage; absent on other messages.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub answer: Option<AnswerJson>,
+}
+
+/// How an answer ended and what the provider reported for it, in `conversation show --json`.
+#[derive(Serialize)]
+pub struct AnswerJson {
+    pub ended: decima_store::AnswerEnd,
+    pub tokens_in: Option<u32>,
+    pub tokens_out: Option<u32>,
+    pub cache_read_tokens: Option<u32>,
+    pub cache_write_tokens: Option<u32>,
+    pub cost_usd: Option<f64>,
+    pub prompt_truncated: bool,
+    pub calls_from_text: Option<String>,
+}
+
+impl From<decima_store::AnswerRecord> for AnswerJson {
+    fn from(r: decima_store::AnswerRecord) -> Self {
+        Self {
+            ended: r.ended,
+            tokens_in: r.usage.map(|u| u.tokens_in),
+            tokens_out: r.usage.map(|u| u.tokens_out),
+            cache_read_tokens: r.usage.map(|u| u.cache_read_tokens),
+            cache_write_tokens: r.usage.map(|u| u.cache_write_tokens),
+            cost_usd: r.cost_microdollars.map(|c| c as f64 / 1_000_000.0),
+            prompt_truncated: r.prompt_truncated,
+            calls_from_text: r.calls_from_text,
+        }
+    }
 }
 
 impl<'a> From<&'a Message> for MessageJson<'a> {
@@ -71,6 +102,7 @@ impl<'a> From<&'a Message> for MessageJson<'a> {
             tokens: m.tokens,
             pinned: m.pinned,
             created_at: m.created_at.to_rfc3339(),
+            answer: None,
         }
     }
 }

@@ -519,7 +519,8 @@ async fn ctrl_c_cancels_the_run_and_kills_the_command() {
 }
 
 /// 6b. Ctrl-C while the model is still answering: the request is dropped, the run ends
-/// cancelled with exit 130, and the half answer is not stored as the model's.
+/// cancelled with exit 130, and the half answer is kept, marked as stopped (never as a whole
+/// answer, and without the calls it may have begun).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ctrl_c_while_the_model_answers_cancels_the_run() {
     let env = Env::new().await;
@@ -547,9 +548,29 @@ async fn ctrl_c_while_the_model_answers_cancels_the_run() {
     let id = execution_id(&out.stderr);
     let view = env.show(&id).await;
     assert_eq!(view["status"], "cancelled", "{view}");
+    // What the model had said is kept, marked as stopped, where the run stopped.
     let messages = env.messages(&view).await;
-    assert!(
-        messages.iter().all(|m| m.role != Role::Assistant),
-        "{messages:?}"
-    );
+    let said: Vec<_> = messages
+        .iter()
+        .filter(|m| m.role == Role::Assistant)
+        .collect();
+    assert_eq!(said.len(), 1, "{messages:?}");
+    assert!(said[0].tool_calls.is_empty(), "{messages:?}");
+    let shown = env
+        .decima(&[
+            "conversation",
+            "show",
+            view["conversation_id"].as_str().unwrap(),
+            "--json",
+        ])
+        .await;
+    assert!(shown.status.success(), "{}", text(&shown.stderr));
+    let shown: serde_json::Value = serde_json::from_slice(&shown.stdout).unwrap();
+    let answer = shown["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["role"] == "assistant")
+        .unwrap();
+    assert_eq!(answer["answer"]["ended"], "stopped", "{answer}");
 }

@@ -11,6 +11,7 @@ mod window_env;
 mod agent_cli;
 mod agent_cli_limits;
 mod busy_and_choices;
+mod chat_claims;
 mod chat_output;
 mod cli;
 mod compress;

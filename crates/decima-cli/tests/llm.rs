@@ -145,6 +145,15 @@ async fn presets_add_list_and_remove() {
 async fn provider_test_reports_latency_and_usage() {
     let server = LlmServer::start().await;
     server.enqueue(turn(&["pong"]));
+    // The structured-output check: Anthropic answers through the tool it is made to call.
+    server.enqueue(Reply::Stream(Turn {
+        tool_calls: vec![decima_testkit::ScriptedToolCall {
+            id: "toolu_1".into(),
+            name: "connection_check".into(),
+            argument_chunks: vec![r#"{"answer":"pong","#.into(), r#""count":3}"#.into()],
+        }],
+        ..Turn::default()
+    }));
     let env = Env::new();
     let base = server.anthropic_base_url();
     env.ok(&[
@@ -168,9 +177,24 @@ async fn provider_test_reports_latency_and_usage() {
         text.contains("prompt 30 tokens, completion 4 tokens"),
         "{text}"
     );
-    let request = &server.requests()[0];
+    assert!(
+        text.contains("structured output: answers held to a JSON schema"),
+        "{text}"
+    );
+    let requests = server.requests();
+    let request = &requests[0];
     assert_eq!(request.header("x-api-key"), Some(CANARY));
     assert_eq!(request.json.as_ref().unwrap()["max_tokens"], 16);
+    let check = requests[1].json.as_ref().unwrap();
+    assert_eq!(
+        check["tool_choice"],
+        serde_json::json!({"type": "tool", "name": "connection_check"})
+    );
+    // Checked once: a second test sends the ping alone.
+    server.enqueue(turn(&["pong"]));
+    let out = env.ok(&["provider", "test", "claude"]).await;
+    assert!(stdout(&out).contains("answers held to a JSON schema"));
+    assert_eq!(server.requests().len(), 3);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

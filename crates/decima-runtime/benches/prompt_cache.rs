@@ -19,6 +19,22 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use decima_llm::{ChatRequest, Prices, Protocol, ProviderConfig};
+
+/// The two wire protocols whose prompt caches this bench models.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Wire {
+    Anthropic,
+    OpenAi,
+}
+
+impl From<Wire> for Protocol {
+    fn from(wire: Wire) -> Self {
+        match wire {
+            Wire::Anthropic => Protocol::Anthropic,
+            Wire::OpenAi => Protocol::OpenAi,
+        }
+    }
+}
 use decima_runtime::agent::{self, RunOptions, RunRequest, Session, StopOnFailure};
 use decima_runtime::review::TenthManMode;
 use decima_runtime::{CollectEvents, Event};
@@ -175,7 +191,7 @@ struct Run {
     _server: LlmServer,
 }
 
-async fn run(protocol: Protocol, steps: usize) -> Run {
+async fn run(protocol: Wire, steps: usize) -> Run {
     let server = LlmServer::start().await;
     server.model_prompt_caches();
     let asked = Arc::new(AtomicUsize::new(0));
@@ -189,8 +205,8 @@ async fn run(protocol: Protocol, steps: usize) -> Run {
     .await
     .unwrap();
     let (kind, base_url, prices) = match protocol {
-        Protocol::Anthropic => ("anthropic", server.anthropic_base_url(), ANTHROPIC),
-        Protocol::OpenAi => ("openai", server.openai_base_url(), OPENAI),
+        Wire::Anthropic => ("anthropic", server.anthropic_base_url(), ANTHROPIC),
+        Wire::OpenAi => ("openai", server.openai_base_url(), OPENAI),
     };
     store
         .providers()
@@ -201,7 +217,7 @@ async fn run(protocol: Protocol, steps: usize) -> Run {
             base_url,
             model: "cache-model".into(),
             context_window: WINDOW,
-            settings: json!({ "prices": prices, "prompt_cache_key": protocol == Protocol::OpenAi }),
+            settings: json!({ "prices": prices, "prompt_cache_key": protocol == Wire::OpenAi }),
         })
         .await
         .unwrap();
@@ -309,10 +325,10 @@ fn tail_text(text: &str) -> bool {
 
 /// The request as the layout before sent it: the volatile tail joined to the session context,
 /// ahead of the history (the breakpoints kept, so that only the order differs).
-fn unstable(protocol: Protocol, body: &Value) -> Value {
+fn unstable(protocol: Wire, body: &Value) -> Value {
     let mut body = body.clone();
     match protocol {
-        Protocol::OpenAi => {
+        Wire::OpenAi => {
             let messages = body["messages"].as_array_mut().unwrap();
             let Some(at) = messages.iter().rposition(|m| {
                 m["role"] == "system" && tail_text(m["content"].as_str().unwrap_or_default())
@@ -326,7 +342,7 @@ fn unstable(protocol: Protocol, body: &Value) -> Value {
                 .unwrap_or(messages.len());
             messages.insert(session, tail);
         }
-        Protocol::Anthropic => {
+        Wire::Anthropic => {
             let mut tail = None;
             for m in body["messages"].as_array_mut().unwrap() {
                 if let Some(blocks) = m["content"].as_array_mut()
@@ -356,30 +372,30 @@ fn unstable(protocol: Protocol, body: &Value) -> Value {
 }
 
 /// The size of a request's volatile tail, in bytes.
-fn tail_bytes(protocol: Protocol, body: &Value) -> usize {
+fn tail_bytes(protocol: Wire, body: &Value) -> usize {
     let messages = body["messages"].as_array().cloned().unwrap_or_default();
     let Some(last) = messages.last() else {
         return 0;
     };
     match protocol {
-        Protocol::OpenAi if tail_text(last["content"].as_str().unwrap_or_default()) => {
+        Wire::OpenAi if tail_text(last["content"].as_str().unwrap_or_default()) => {
             last["content"].as_str().unwrap_or_default().len()
         }
-        Protocol::Anthropic => last["content"]
+        Wire::Anthropic => last["content"]
             .as_array()
             .and_then(|blocks| blocks.last())
             .and_then(|b| b["text"].as_str())
             .filter(|t| t.starts_with("<system-reminder>"))
             .map_or(0, str::len),
-        Protocol::OpenAi => 0,
+        Wire::OpenAi => 0,
     }
 }
 
 /// The naive client's requests: before each answer, the whole history, nothing marked.
-async fn naive(run: &Run, protocol: Protocol) -> Vec<Value> {
+async fn naive(run: &Run, protocol: Wire) -> Vec<Value> {
     let messages = run.store.messages().all(run.conversation).await.unwrap();
     let tools = run.bodies[0]["tools"].clone();
-    let config = ProviderConfig::new("naive", protocol, "http://127.0.0.1:1", "cache-model");
+    let config = ProviderConfig::new("naive", protocol.into(), "http://127.0.0.1:1", "cache-model");
     let answers: Vec<usize> = messages
         .iter()
         .enumerate()
@@ -398,8 +414,8 @@ async fn naive(run: &Run, protocol: Protocol) -> Vec<Value> {
                 ..ChatRequest::default()
             };
             let mut body = match protocol {
-                Protocol::Anthropic => decima_llm::anthropic::request_body(&config, &request),
-                Protocol::OpenAi => decima_llm::openai::request_body(&config, &request),
+                Wire::Anthropic => decima_llm::anthropic::request_body(&config, &request),
+                Wire::OpenAi => decima_llm::openai::request_body(&config, &request),
             };
             body["tools"] = tools.clone();
             body
@@ -407,15 +423,15 @@ async fn naive(run: &Run, protocol: Protocol) -> Vec<Value> {
         .collect()
 }
 
-fn replay(protocol: Protocol, bodies: &[Value], outputs: &[u64]) -> Figures {
+fn replay(protocol: Wire, bodies: &[Value], outputs: &[u64]) -> Figures {
     let mut model = PromptCacheModel::default();
     let calls = bodies
         .iter()
         .zip(outputs)
         .map(|(body, &output)| {
             let usage = match protocol {
-                Protocol::Anthropic => model.serve_anthropic(body),
-                Protocol::OpenAi => model.serve_openai(body),
+                Wire::Anthropic => model.serve_anthropic(body),
+                Wire::OpenAi => model.serve_openai(body),
             };
             Call {
                 input: u64::from(usage.prompt),
@@ -431,14 +447,14 @@ fn replay(protocol: Protocol, bodies: &[Value], outputs: &[u64]) -> Figures {
     }
 }
 
-fn report(protocol: Protocol, steps: usize, run: &Run, unstable: &Figures, naive: &Figures) {
+fn report(protocol: Wire, steps: usize, run: &Run, unstable: &Figures, naive: &Figures) {
     let prices = match protocol {
-        Protocol::Anthropic => ANTHROPIC,
-        Protocol::OpenAi => OPENAI,
+        Wire::Anthropic => ANTHROPIC,
+        Wire::OpenAi => OPENAI,
     };
     let name = match protocol {
-        Protocol::Anthropic => "Anthropic (Claude Sonnet 4.5 prices)",
-        Protocol::OpenAi => "OpenAI (GPT-4.1 prices)",
+        Wire::Anthropic => "Anthropic (Claude Sonnet 4.5 prices)",
+        Wire::OpenAi => "OpenAI (GPT-4.1 prices)",
     };
     let naive_cost = naive.cost(&prices);
     let tails: Vec<usize> = run.bodies.iter().map(|b| tail_bytes(protocol, b)).collect();
@@ -510,7 +526,7 @@ fn main() {
         .build()
         .unwrap();
     runtime.block_on(async {
-        for protocol in [Protocol::Anthropic, Protocol::OpenAi] {
+        for protocol in [Wire::Anthropic, Wire::OpenAi] {
             let run = run(protocol, steps).await;
             let unstable_bodies: Vec<Value> =
                 run.bodies.iter().map(|b| unstable(protocol, b)).collect();

@@ -4,22 +4,27 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use decima_core::prompt::{Assembled, Layer};
+use decima_core::FailureClass;
+use decima_core::prompt::{Assembled, Layer, Preset};
 use decima_core::{ConversationId, Message, NewMessage, Role};
+use decima_llm::repetition::RepetitionGuard;
 use decima_llm::tokens::{Calibration, TiktokenCounter, counter_for_model, estimate_request};
 use decima_llm::{
-    ChatRequest, Completion, HttpProvider, LlmError, PromptCache, Provider, ProviderConfig,
-    RetryPolicy, StreamEvent, Usage, with_retry,
+    ChatRequest, Completion, FinishReason, HttpProvider, LlmError, PromptCache, Provider,
+    ProviderConfig, RetryPolicy, StreamEvent, Usage, with_retry,
 };
-use decima_store::{ClaimKind, CompactionTrigger, Conversation, Store};
+use decima_store::{AnswerEnd, ClaimKind, CompactionTrigger, Conversation, Store};
 use futures_util::StreamExt;
+use tokio_util::sync::CancellationToken;
 use tracing::{Instrument as _, info, info_span, warn};
 
+use crate::answer;
 use crate::busy::ClaimGuard;
 use crate::compression::{CompressContext, compress_built};
 use crate::context::{Built, Scale, build, preset_of};
 use crate::error::{Result, RuntimeError};
 use crate::events::{Event, EventSink};
+use crate::served_window::{self, Freshness};
 use crate::settings::{self, WindowSettings};
 
 /// Longest automatic title taken from the first message.
@@ -41,6 +46,9 @@ pub struct ChatTurn<'a> {
     pub message: String,
     /// Where deltas, compactions and stored messages are reported.
     pub events: &'a dyn EventSink,
+    /// Stops the answer while it streams: what arrived is stored, marked as stopped, and the
+    /// conversation is freed.
+    pub cancel: CancellationToken,
 }
 
 /// What a completed turn produced.
@@ -52,11 +60,18 @@ pub struct TurnOutcome {
     pub answer: Message,
     /// Usage the provider reported, if any.
     pub usage: Option<Usage>,
+    /// Whether the answer is whole, cut by the output cap, stopped or ended for looping.
+    pub ended: AnswerEnd,
 }
 
 /// Runs one chat turn.
 pub async fn chat_turn(turn: ChatTurn<'_>) -> Result<TurnOutcome> {
-    let resolved = settings::resolve(turn.store, turn.data_dir, turn.provider).await?;
+    let mut resolved = settings::resolve(turn.store, turn.data_dir, turn.provider).await?;
+    // Fitted to the window the server serves, asked at most every few minutes.
+    let fitted = served_window::fit(turn.store, &mut resolved, Freshness::Cached).await?;
+    if let Some(warning) = fitted.and_then(|f| f.warning) {
+        turn.events.emit(Event::Warning { message: warning });
+    }
     let conversation = match turn.conversation {
         Some(id) => turn.store.conversations().get(id).await?,
         None => {
@@ -78,7 +93,7 @@ pub async fn chat_turn(turn: ChatTurn<'_>) -> Result<TurnOutcome> {
     // anything.
     crate::agent::interrupt_orphans(turn.store, turn.data_dir).await?;
     let claim = ClaimGuard::take(turn.store, conversation.id, ClaimKind::Chat).await?;
-    let outcome = run_turn(&turn, conversation, resolved.config, window)
+    let outcome = run_turn(&turn, conversation, &resolved, window)
         .instrument(span)
         .await;
     claim.release().await;
@@ -105,9 +120,10 @@ pub(crate) fn window_for_turn(
 async fn run_turn(
     turn: &ChatTurn<'_>,
     conversation: Conversation,
-    config: ProviderConfig,
+    resolved: &settings::ResolvedProvider,
     window: WindowSettings,
 ) -> Result<TurnOutcome> {
+    let mut config = resolved.config.clone();
     let store = turn.store;
     let id = conversation.id;
     turn.events.emit(Event::TurnStarted {
@@ -130,25 +146,189 @@ async fn run_turn(
         Some((factor, samples)) => Calibration { factor, samples },
         None => Calibration::new(),
     };
+    let mut provider = connect(&config)?;
+    let mut window = window;
+    let mut refitted = false;
+    // A request the server refuses for its length is fitted once more, to the window the
+    // server says it serves: never twice.
+    let (completion, fitted) = loop {
+        let fitted =
+            fit_request(turn, &conversation, &preset, &config, &window, &calibration).await?;
+        let request = fitted.request.clone();
+        match stream_answer(&provider, request, turn.events, &turn.cancel).await {
+            Err(RuntimeError::Llm(e))
+                if e.class() == FailureClass::ContextOverflow && !refitted =>
+            {
+                refitted = true;
+                let Some(served) = served_window::after_refusal(store, &config, &e).await? else {
+                    return Err(e.into());
+                };
+                turn.events.emit(Event::Warning {
+                    message: format!(
+                        "{} refused the request for its length: it serves {} tokens, not {}; \
+                         the conversation is compressed to fit and the request sent again",
+                        config.name,
+                        served_window::thousands(served),
+                        served_window::thousands(window.window)
+                    ),
+                });
+                window = WindowSettings::of(served, &resolved.settings);
+                config.context_window = served;
+                if config.num_ctx.is_some() {
+                    config.num_ctx = Some(served);
+                    provider = connect(&config)?;
+                }
+            }
+            result => break (result?, fitted),
+        }
+    };
+    let (cap, estimate, needed) = (fitted.request.max_tokens, fitted.estimate, fitted.needed);
+    let ended = answer::ending(&completion);
+    let stopped = ended == AnswerEnd::Stopped;
+    let mut completion = completion;
+    if stopped {
+        // A call of a stopped answer never runs: keep its words only.
+        completion.tool_calls.clear();
+        completion.cut_off_tool_calls.clear();
+    }
+    if !completion.cut_off_tool_calls.is_empty() {
+        // A call whose arguments the output limit cut off is never run or stored as a call: its
+        // arguments are incomplete (a truncated file, a half command). The person is told.
+        let names: Vec<String> = completion
+            .cut_off_tool_calls
+            .iter()
+            .map(|c| c.name.clone())
+            .collect();
+        warn!(
+            calls = names.len(),
+            "tool calls cut off by the output limit"
+        );
+        if completion.text.trim().is_empty() && completion.tool_calls.is_empty() {
+            return Err(RuntimeError::CutOff {
+                provider: config.name.clone(),
+                calls: names.join(", "),
+            });
+        }
+        turn.events.emit(Event::Warning {
+            message: format!(
+                "the answer was cut off by the output limit while writing a call to {}; \
+                 that call was not run",
+                names.join(", ")
+            ),
+        });
+    }
+    if completion.text.trim().is_empty() && completion.tool_calls.is_empty() {
+        if stopped {
+            return Err(LlmError::Cancelled.into());
+        }
+        // An empty assistant turn would be refused by some providers on every later request
+        // (Anthropic rejects empty text blocks), so it is never stored.
+        return Err(RuntimeError::EmptyAnswer {
+            provider: config.name.clone(),
+        });
+    }
+    let answer = store.messages().append(id, completion.to_message()).await?;
+    // A server that counted far fewer prompt tokens than were sent dropped part of the prompt;
+    // such a count says nothing about the tokenizer and is not learned from.
+    let truncated = completion
+        .usage
+        .is_some_and(|u| calibration.looks_truncated(estimate, u.prompt_tokens));
+    store
+        .answers()
+        .record(
+            id,
+            answer.id,
+            &answer::record(&completion, resolved.settings.prices, truncated, None),
+        )
+        .await?;
+    turn.events.emit(Event::MessageStored {
+        seq: answer.seq,
+        role: answer.role,
+    });
+    if let Some(note) = answer::ending_note(ended, cap) {
+        turn.events.emit(Event::Warning { message: note });
+    }
+    if truncated {
+        turn.events.emit(Event::Warning {
+            message: truncation_note(&config.name, needed, completion.usage),
+        });
+    }
+    crate::review::digest_cache::warm_when_full(store, id, answer.seq);
+    if let Some(usage) = completion.usage
+        && !truncated
+    {
+        calibration.update(estimate, usage.prompt_tokens);
+        store
+            .calibrations()
+            .save(&config.model, calibration.factor, calibration.samples)
+            .await?;
+    }
+    info!(
+        seq = answer.seq,
+        tool_calls = answer.tool_calls.len(),
+        ended = ended.as_str(),
+        "answer stored"
+    );
+    Ok(TurnOutcome {
+        conversation_id: id,
+        answer,
+        usage: completion.usage,
+        ended,
+    })
+}
+
+/// What the analyst is told when the server dropped part of the prompt without a word.
+fn truncation_note(provider: &str, sent: u32, usage: Option<Usage>) -> String {
+    let counted = usage.map_or(0, |u| u.prompt_tokens);
+    format!(
+        "{provider} counted {counted} prompt tokens where about {sent} were sent: the server \
+         dropped part of the conversation without saying so (its window is smaller than \
+         Decima was told). Run `decima provider test {provider}` to read the window it serves; \
+         the next request is fitted to it"
+    )
+}
+
+/// A chat request fitted to the window, with the model's own estimate of it.
+struct Fitted {
+    request: ChatRequest,
+    /// The model's uncalibrated count.
+    estimate: u32,
+    /// The calibrated count: what the request is expected to cost the window.
+    needed: u32,
+}
+
+/// Builds the turn's request within `window`: compressing when the thresholds say so, and
+/// again when the model counts more than the store foresaw. Refused, with the message saved,
+/// when even that does not fit.
+async fn fit_request(
+    turn: &ChatTurn<'_>,
+    conversation: &Conversation,
+    preset: &Preset,
+    config: &ProviderConfig,
+    window: &WindowSettings,
+    calibration: &Calibration,
+) -> Result<Fitted> {
+    let store = turn.store;
+    let id = conversation.id;
     let mut scale = Scale::new(calibration.factor);
     let compress_ctx = |scale| CompressContext {
         store,
         data_dir: turn.data_dir,
-        conversation: &conversation,
-        preset: &preset,
-        window: &window,
+        conversation,
+        preset,
+        window,
         scale,
         provider: turn.provider,
         events: turn.events,
     };
-    let mut built = build(store, &conversation, &preset, &window, scale).await?;
+    let mut built = build(store, conversation, preset, window, scale).await?;
     if compress_built(&compress_ctx(scale), &built, CompactionTrigger::Auto)
         .await?
         .is_some()
     {
-        built = build(store, &conversation, &preset, &window, scale).await?;
+        built = build(store, conversation, preset, window, scale).await?;
     }
-    let (mut request, mut estimate) = request_for(&config, &built, id)?;
+    let (mut request, mut estimate) = request_for(config, &built, id)?;
     let mut needed = calibration.apply(estimate);
     if needed > built.budgeting.input_room && built.assembled.total > 0 {
         // The model counts this request higher than the store's counts foresaw (another
@@ -159,14 +339,14 @@ async fn run_turn(
             scale = scale.factor(),
             "the model counts more than the store; compressing"
         );
-        built = build(store, &conversation, &preset, &window, scale).await?;
+        built = build(store, conversation, preset, window, scale).await?;
         if compress_built(&compress_ctx(scale), &built, CompactionTrigger::Overflow)
             .await?
             .is_some()
         {
-            built = build(store, &conversation, &preset, &window, scale).await?;
+            built = build(store, conversation, preset, window, scale).await?;
         }
-        (request, estimate) = request_for(&config, &built, id)?;
+        (request, estimate) = request_for(config, &built, id)?;
         needed = calibration.apply(estimate);
     }
     if built.compression_required() {
@@ -195,63 +375,10 @@ async fn run_turn(
         }
         .into());
     }
-    let provider = connect(&config)?;
-    let completion = stream_answer(&provider, request, turn.events).await?;
-    if !completion.cut_off_tool_calls.is_empty() {
-        // A call whose arguments the output limit cut off is never run or stored as a call: its
-        // arguments are incomplete (a truncated file, a half command). The person is told.
-        let names: Vec<String> = completion
-            .cut_off_tool_calls
-            .iter()
-            .map(|c| c.name.clone())
-            .collect();
-        warn!(
-            calls = names.len(),
-            "tool calls cut off by the output limit"
-        );
-        if completion.text.trim().is_empty() && completion.tool_calls.is_empty() {
-            return Err(RuntimeError::CutOff {
-                provider: config.name.clone(),
-                calls: names.join(", "),
-            });
-        }
-        turn.events.emit(Event::Warning {
-            message: format!(
-                "the answer was cut off by the output limit while writing a call to {}; \
-                 that call was not run",
-                names.join(", ")
-            ),
-        });
-    }
-    if completion.text.trim().is_empty() && completion.tool_calls.is_empty() {
-        // An empty assistant turn would be refused by some providers on every later request
-        // (Anthropic rejects empty text blocks), so it is never stored.
-        return Err(RuntimeError::EmptyAnswer {
-            provider: config.name.clone(),
-        });
-    }
-    let answer = store.messages().append(id, completion.to_message()).await?;
-    turn.events.emit(Event::MessageStored {
-        seq: answer.seq,
-        role: answer.role,
-    });
-    crate::review::digest_cache::warm_when_full(store, id, answer.seq);
-    if let Some(usage) = completion.usage {
-        calibration.update(estimate, usage.prompt_tokens);
-        store
-            .calibrations()
-            .save(&config.model, calibration.factor, calibration.samples)
-            .await?;
-    }
-    info!(
-        seq = answer.seq,
-        tool_calls = answer.tool_calls.len(),
-        "answer stored"
-    );
-    Ok(TurnOutcome {
-        conversation_id: id,
-        answer,
-        usage: completion.usage,
+    Ok(Fitted {
+        request,
+        estimate,
+        needed,
     })
 }
 
@@ -289,6 +416,9 @@ pub(crate) fn chat_request(
             .map(|m| Arc::clone(&m.message))
             .collect(),
         tools: tools.to_vec(),
+        // Every answer has a cap inside the budget: the window keeps this much for it, and a
+        // reply that never reaches its end of sequence stops here rather than at the window.
+        max_tokens: Some(built.budgeting.output_reserve),
         cache: cache_plan(&built.assembled, conversation),
         ..ChatRequest::default()
     }
@@ -344,27 +474,57 @@ pub(crate) fn connect(config: &ProviderConfig) -> Result<Arc<dyn Provider>> {
 }
 
 /// Streams the answer, forwarding deltas, and returns it once complete. A retry's discarded
-/// partial answer is reported and dropped; nothing partial is returned.
+/// partial answer is reported and dropped. Two things end the stream early and keep what
+/// arrived: `cancel` (the answer is returned with [`FinishReason::Stopped`]) and a text that
+/// keeps repeating one run (cut after its first occurrence, with [`FinishReason::Repetition`]);
+/// dropping the stream aborts the request, so the server stops writing too.
 pub(crate) async fn stream_answer(
     provider: &Arc<dyn Provider>,
     request: ChatRequest,
     events: &dyn EventSink,
+    cancel: &CancellationToken,
 ) -> Result<Completion> {
     let mut stream = with_retry(Arc::clone(provider), request, RetryPolicy::default());
     let mut completion = Completion::default();
-    while let Some(event) = stream.next().await {
+    let mut guard = RepetitionGuard::default();
+    loop {
+        let event = tokio::select! {
+            biased;
+            () = cancel.cancelled() => {
+                completion.finish = Some(FinishReason::Stopped);
+                break;
+            }
+            event = stream.next() => event,
+        };
+        let Some(event) = event else { break };
         let event = event?;
+        let mut looping = None;
         match &event {
-            StreamEvent::TextDelta(text) => events.emit(Event::TextDelta { text: text.clone() }),
+            StreamEvent::TextDelta(text) => {
+                events.emit(Event::TextDelta { text: text.clone() });
+                looping = guard.push(text);
+            }
             StreamEvent::ReasoningDelta(text) => {
                 events.emit(Event::ReasoningDelta { text: text.clone() })
             }
-            StreamEvent::Discarded { reason } => events.emit(Event::Discarded {
-                reason: reason.clone(),
-            }),
+            StreamEvent::Discarded { reason } => {
+                guard = RepetitionGuard::default();
+                events.emit(Event::Discarded {
+                    reason: reason.clone(),
+                })
+            }
             _ => {}
         }
         completion.apply(event);
+        if let Some(found) = looping {
+            warn!(
+                period = found.period,
+                "the answer kept repeating itself; ended it"
+            );
+            completion.text.truncate(guard.keep_until(found));
+            completion.finish = Some(FinishReason::Repetition);
+            break;
+        }
     }
     Ok(completion)
 }

@@ -500,6 +500,13 @@ impl Loaded {
         (drafts, tokens)
     }
 
+    /// The oldest seq a request built from what was read can hold verbatim: past the
+    /// summaries' frontier and within the loaded tail. Older messages left the window.
+    pub fn first_verbatim_seq(&self) -> i64 {
+        let loaded = self.tail.first().map_or(i64::MAX, |m| m.seq);
+        loaded.max(self.frontier + 1)
+    }
+
     /// The sliding-window selection over what was read, within `tokens` of history (store
     /// tokens), for a reader that renders it itself: the tenth man's input. Also returns the
     /// uncovered messages older than the loaded tail, which no selection can show.

@@ -4,6 +4,7 @@
 //! [`events::EventSink`] instead of printing.
 
 pub mod agent;
+pub mod answer;
 pub mod busy;
 pub mod chat;
 pub mod compression;
@@ -21,6 +22,7 @@ pub mod preferences;
 pub mod presets;
 pub mod providers;
 pub mod review;
+pub mod served_window;
 pub mod settings;
 pub mod workspace;
 

@@ -18,8 +18,8 @@ use tracing::info;
 use crate::error::{Result, RuntimeError};
 use crate::settings::{self, ProviderSettings};
 
-/// The window a custom provider gets when none is given.
-const DEFAULT_WINDOW: u32 = 128_000;
+use crate::served_window::{self, DEFAULT_WINDOW, Freshness, WindowCheck};
+use crate::settings::WindowSource;
 
 /// What the person asks for when adding a provider: a preset with overrides, or a custom one.
 #[derive(Debug, Clone, Default)]
@@ -51,6 +51,9 @@ pub struct Added {
     pub record: ProviderRecord,
     /// Set when the key went to the 0600 file because no keyring service runs.
     pub warning: Option<String>,
+    /// The window decided from what the server serves, with its source and any warning (a
+    /// configured window clamped, a server that could not be asked).
+    pub window: WindowCheck,
 }
 
 /// Validates and stores a provider, then its key. A key that cannot be stored removes the row
@@ -128,6 +131,18 @@ pub async fn add(store: &Store, data_dir: &Path, draft: ProviderDraft) -> Result
         serde_json::from_value(new.settings.clone()).unwrap_or_default();
     typed.tokenizer_json = draft.tokenizer_json.clone();
     typed.thresholds = draft.thresholds;
+    typed.server = draft
+        .preset
+        .as_deref()
+        .and_then(presets::find)
+        .map(|p| p.server)
+        .filter(|s| *s != decima_llm::ServerFamily::Hosted);
+    typed.configured_window = draft.context_window;
+    typed.window_source = Some(if draft.context_window.is_some() {
+        WindowSource::Configured
+    } else {
+        WindowSource::Preset
+    });
     new.settings = typed.to_value();
     // Validate the endpoint before anything is stored.
     let mut probe = ProviderConfig::new(
@@ -150,7 +165,14 @@ pub async fn add(store: &Store, data_dir: &Path, draft: ProviderDraft) -> Result
         warning = fallback;
     }
     info!(provider = %record.name, kind = %record.kind, "provider added");
-    Ok(Added { record, warning })
+    // Ask the server what it serves now, so the first run is fitted to it.
+    let config = settings::from_record(&record, data_dir).await?.config;
+    let (window, record) = served_window::check(store, &record, &config, Freshness::Now).await?;
+    Ok(Added {
+        record,
+        warning,
+        window,
+    })
 }
 
 /// A provider as a settings list shows it.
@@ -202,6 +224,17 @@ pub async fn update(
     edit: ProviderEdit,
 ) -> Result<ProviderRecord> {
     let current = store.providers().get_by_name(name).await?;
+    let mut settings = ProviderSettings::from_record(&current)?;
+    if edit.base_url.trim() != current.base_url || edit.model.trim() != current.model {
+        // Another server or model: whether it holds answers to a schema is checked again.
+        settings.structured_output = None;
+    }
+    if edit.context_window != current.context_window {
+        // The analyst set another window: it is theirs now (and a server serving less clamps
+        // it at the next check).
+        settings.configured_window = Some(edit.context_window);
+        settings.window_source = Some(WindowSource::Configured);
+    }
     let mut probe = ProviderConfig::new(
         name,
         settings::protocol(&current.kind)?,
@@ -209,11 +242,16 @@ pub async fn update(
         edit.model.trim(),
     );
     probe.context_window = edit.context_window;
-    HttpProvider::new(probe)?;
-    let record = store
+    HttpProvider::new(probe.clone())?;
+    store
         .providers()
         .update_endpoint(name, &edit.base_url, &edit.model, edit.context_window)
         .await?;
+    let record = store
+        .providers()
+        .update_settings(name, settings.to_value())
+        .await?;
+    served_window::forget(&probe);
     if let Some(key) = &edit.api_key {
         let (secrets, _fallback) = SecretStore::open_async(data_dir).await?;
         secrets.set_async(name, key).await?;
@@ -289,15 +327,24 @@ pub struct Probe {
     pub elapsed: Duration,
     /// Usage, if the provider reported it.
     pub usage: Option<Usage>,
+    /// The window as the server reports it (or the preset's, or the analyst's), with its
+    /// source and any warning.
+    pub window: WindowCheck,
+    /// Whether the server held an answer to a JSON schema; `None` where the preset says it
+    /// cannot, so nothing was asked (Decima parses and repairs those answers instead).
+    pub structured_output: Option<bool>,
 }
 
 /// Sends a tiny request, so a settings screen's "test" button and `provider test` prove the URL,
-/// the model and the key work together.
+/// the model and the key work together; reads the window the server serves; and, where the
+/// preset says the server can hold an answer to a JSON schema, checks that it does and records
+/// the result.
 pub async fn test(store: &Store, data_dir: &Path, name: &str) -> Result<Probe> {
     let record = store.providers().get_by_name(name).await?;
     let config = settings::from_record(&record, data_dir).await?.config;
+    let (window, record) = served_window::check(store, &record, &config, Freshness::Now).await?;
     let model = config.model.clone();
-    let provider = HttpProvider::new(config)?;
+    let provider = HttpProvider::new(config.clone())?;
     let request = ChatRequest {
         model,
         messages: vec![ChatMessage::new(Role::User, "Reply with the single word: pong").into()],
@@ -306,8 +353,70 @@ pub async fn test(store: &Store, data_dir: &Path, name: &str) -> Result<Probe> {
     };
     let started = Instant::now();
     let completion = collect((&provider as &dyn Provider).stream(&request)).await?;
+    let elapsed = started.elapsed();
+    let structured_output = structured_check(store, &record, &config, &provider).await?;
     Ok(Probe {
-        elapsed: started.elapsed(),
+        elapsed,
         usage: completion.usage,
+        window,
+        structured_output,
     })
+}
+
+/// Asks for a small answer held to a JSON schema, where the server is said to hold answers to
+/// one, and records whether it did.
+async fn structured_check(
+    store: &Store,
+    record: &ProviderRecord,
+    config: &ProviderConfig,
+    provider: &HttpProvider,
+) -> Result<Option<bool>> {
+    let mut settings = ProviderSettings::from_record(record)?;
+    let able = config.supports_json_schema
+        || matches!(config.protocol, Protocol::Anthropic | Protocol::Ollama);
+    if !able {
+        return Ok(None);
+    }
+    // Checked once per endpoint and model (an edit of either forgets it).
+    if settings.structured_output.is_some() {
+        return Ok(settings.structured_output);
+    }
+    let schema = serde_json::json!({
+        "type": "object",
+        "properties": {
+            "answer": { "type": "string", "enum": ["pong"] },
+            "count": { "type": "integer" }
+        },
+        "required": ["answer", "count"],
+        "additionalProperties": false
+    });
+    let request = ChatRequest {
+        model: config.model.clone(),
+        messages: vec![
+            ChatMessage::new(
+                Role::User,
+                "Answer with a JSON object: answer is the word pong, count is 3.",
+            )
+            .into(),
+        ],
+        max_tokens: Some(64),
+        temperature: Some(0.0),
+        response_format: Some(decima_llm::JsonSchemaFormat {
+            name: "connection_check".into(),
+            schema,
+            strict: true,
+        }),
+        ..ChatRequest::default()
+    };
+    let completion = collect((provider as &dyn Provider).stream(&request)).await?;
+    let held = serde_json::from_str::<serde_json::Value>(completion.text.trim())
+        .ok()
+        .is_some_and(|v| v["answer"] == "pong" && v["count"].is_i64());
+    settings.structured_output = Some(held);
+    store
+        .providers()
+        .update_settings(&record.name, settings.to_value())
+        .await?;
+    info!(provider = %record.name, held, "structured output checked");
+    Ok(Some(held))
 }

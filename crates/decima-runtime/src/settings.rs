@@ -5,6 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use decima_core::context::Thresholds;
+use decima_llm::discovery::ServerFamily;
 use decima_llm::secrets::{SecretStore, SecretString};
 use decima_llm::{CacheTtl, Prices, Protocol, ProviderConfig, ReasoningField};
 use decima_store::{ProviderRecord, Store};
@@ -37,6 +38,41 @@ pub struct ProviderSettings {
     /// What the provider charges, for the cost a run and a conversation show; `None` when the
     /// user has not set any (the cost is then not estimated).
     pub prices: Option<Prices>,
+    /// Which server it is, so Decima can ask it the window it serves; `None` is a hosted API
+    /// (or a custom server Decima does not know how to ask).
+    pub server: Option<ServerFamily>,
+    /// The window the analyst set, if any: a server that serves less clamps it.
+    pub configured_window: Option<u32>,
+    /// Where the row's window comes from; `None` for rows from before it was recorded.
+    pub window_source: Option<WindowSource>,
+    /// The window the server said it serves, when it was last asked.
+    pub served_window: Option<u32>,
+    /// Whether the server held an answer to a JSON schema when `provider test` checked it;
+    /// `None` before any check.
+    pub structured_output: Option<bool>,
+}
+
+/// Where a provider's window comes from: what `provider list --json` and Settings show beside it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum WindowSource {
+    /// The server said it serves this window.
+    Served,
+    /// The preset's (or Decima's default), since the server does not say.
+    Preset,
+    /// The analyst set it (and the server serves at least as much, or does not say).
+    Configured,
+}
+
+impl WindowSource {
+    /// The name `provider list --json` prints.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Served => "served",
+            Self::Preset => "preset",
+            Self::Configured => "configured",
+        }
+    }
 }
 
 impl ProviderSettings {
@@ -66,13 +102,14 @@ impl ProviderSettings {
     }
 }
 
-/// Parses `openai` / `anthropic`.
+/// Parses `openai` / `anthropic` / `ollama`.
 pub fn protocol(kind: &str) -> Result<Protocol> {
     match kind {
         "openai" => Ok(Protocol::OpenAi),
         "anthropic" => Ok(Protocol::Anthropic),
+        "ollama" => Ok(Protocol::Ollama),
         other => Err(RuntimeError::Config(format!(
-            "unknown provider kind '{}' (expected openai or anthropic)",
+            "unknown provider kind '{}' (expected openai, anthropic or ollama)",
             decima_core::names::echo_untrusted(other)
         ))),
     }
@@ -99,6 +136,11 @@ pub async fn from_record(record: &ProviderRecord, data_dir: &Path) -> Result<Res
         &record.model,
     );
     config.context_window = record.context_window;
+    if config.protocol == Protocol::Ollama {
+        // Ollama loads the model with the window each request names.
+        config.num_ctx = Some(record.context_window);
+    }
+    config.grammar_decoding = crate::served_window::family_of(record, &settings).is_local();
     config.api_key = read_key(data_dir, &record.name).await?;
     config.reasoning_echo = settings.reasoning_echo;
     config.supports_json_schema = settings.supports_json_schema;

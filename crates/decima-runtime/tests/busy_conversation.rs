@@ -89,6 +89,7 @@ async fn a_waiting_run_refuses_a_second_run_a_chat_and_a_compression_before_stor
         conversation: Some(conversation),
         message: "And the totals?".into(),
         events: &events,
+        cancel: tokio_util::sync::CancellationToken::new(),
     })
     .await;
     busy_holder(chat);
@@ -139,6 +140,7 @@ async fn a_waiting_run_refuses_a_second_run_a_chat_and_a_compression_before_stor
         conversation: Some(conversation),
         message: "And the totals?".into(),
         events: &events,
+        cancel: tokio_util::sync::CancellationToken::new(),
     })
     .await
     .unwrap();
@@ -180,6 +182,7 @@ async fn a_run_on_a_conversation_whose_chat_turn_is_still_answering_is_refused()
             conversation: Some(conversation),
             message: "Why?".into(),
             events: &events,
+            cancel: tokio_util::sync::CancellationToken::new(),
         })
         .await
     });

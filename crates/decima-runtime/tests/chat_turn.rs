@@ -44,6 +44,7 @@ async fn an_empty_answer_is_reported_and_never_stored() {
         conversation: None,
         message: "How many rows?".into(),
         events: &events,
+        cancel: tokio_util::sync::CancellationToken::new(),
     })
     .await;
     assert!(
@@ -74,6 +75,7 @@ async fn an_empty_answer_is_reported_and_never_stored() {
         conversation: Some(id),
         message: "And now?".into(),
         events: &events,
+        cancel: tokio_util::sync::CancellationToken::new(),
     })
     .await
     .unwrap();
@@ -104,6 +106,7 @@ async fn a_call_cut_off_by_the_output_limit_is_never_run_or_stored() {
         conversation: None,
         message: "Write the report".into(),
         events: &events,
+        cancel: tokio_util::sync::CancellationToken::new(),
     })
     .await;
     let err = result.unwrap_err();

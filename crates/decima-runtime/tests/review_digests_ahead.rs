@@ -154,6 +154,7 @@ async fn a_chat_turn_that_fills_a_block_has_it_digested_in_the_background() {
         conversation: Some(conversation.id),
         message: "Do the totals match?".into(),
         events: &events,
+        cancel: tokio_util::sync::CancellationToken::new(),
     })
     .await
     .unwrap();

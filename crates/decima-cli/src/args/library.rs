@@ -212,6 +212,8 @@ pub enum KindArg {
     Openai,
     /// Anthropic Messages.
     Anthropic,
+    /// Ollama's native chat API (which takes the window per request).
+    Ollama,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]

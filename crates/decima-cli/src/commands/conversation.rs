@@ -12,7 +12,7 @@ use decima_runtime::review;
 
 use crate::args::{ConversationCommand, SandboxSettingsArgs};
 use crate::error::CliError;
-use crate::output::{self, ConversationDetailJson, ConversationJson, MessageJson};
+use crate::output::{self, AnswerJson, ConversationDetailJson, ConversationJson, MessageJson};
 
 pub async fn run(
     store: &Store,
@@ -249,9 +249,22 @@ async fn show(store: &Store, id: &str, json: bool) -> Result<(), CliError> {
     let conversation = store.conversations().get(id).await?;
     let messages = store.messages().all(id).await?;
     if json {
+        let mut answers: std::collections::HashMap<i64, decima_store::AnswerRecord> = store
+            .answers()
+            .of_conversation(id)
+            .await?
+            .into_iter()
+            .map(|a| (a.seq, a.record))
+            .collect();
         return output::print_json(&ConversationDetailJson {
             conversation: ConversationJson::from(&conversation),
-            messages: messages.iter().map(MessageJson::from).collect(),
+            messages: messages
+                .iter()
+                .map(|m| MessageJson {
+                    answer: answers.remove(&m.seq).map(AnswerJson::from),
+                    ..MessageJson::from(m)
+                })
+                .collect(),
         });
     }
     let mut text = format!(

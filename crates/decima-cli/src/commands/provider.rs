@@ -8,6 +8,8 @@ use decima_core::context::Thresholds;
 use decima_llm::Protocol;
 use decima_llm::secrets::SecretString;
 use decima_runtime::providers::{self, ProviderDraft};
+use decima_runtime::served_window;
+use decima_runtime::settings::{ProviderSettings, WindowSource};
 use decima_store::Store;
 use serde::Serialize;
 
@@ -35,6 +37,7 @@ pub async fn run(store: &Store, data_dir: &Path, command: ProviderCommand) -> Re
                 preset,
                 protocol: kind.map(|k| match k {
                     KindArg::Openai => Protocol::OpenAi,
+                    KindArg::Ollama => Protocol::Ollama,
                     KindArg::Anthropic => Protocol::Anthropic,
                 }),
                 base_url,
@@ -48,10 +51,17 @@ pub async fn run(store: &Store, data_dir: &Path, command: ProviderCommand) -> Re
             if let Some(warning) = added.warning {
                 eprintln!("warning: {warning}");
             }
+            if let Some(warning) = &added.window.warning {
+                eprintln!("warning: {warning}");
+            }
             let r = &added.record;
             eprintln!(
-                "Added provider {} ({} · {} · {}).",
-                r.name, r.kind, r.model, r.base_url
+                "Added provider {} ({} · {} · {}); window {}.",
+                r.name,
+                r.kind,
+                r.model,
+                r.base_url,
+                window_words(added.window.window, added.window.source)
             );
             Ok(())
         }
@@ -68,9 +78,23 @@ pub async fn run(store: &Store, data_dir: &Path, command: ProviderCommand) -> Re
                     )
                 })
                 .unwrap_or_else(|| "no usage reported".into());
+            if let Some(warning) = &probe.window.warning {
+                eprintln!("warning: {warning}");
+            }
+            let structured = match probe.structured_output {
+                Some(true) => "answers held to a JSON schema",
+                Some(false) => {
+                    "did NOT hold an answer to a JSON schema (reviews and summaries are parsed \
+                     and repaired)"
+                }
+                None => {
+                    "no schema-constrained answers (reviews and summaries are parsed and repaired)"
+                }
+            };
             output::print(&format!(
-                "ok: {name} answered in {} ms; {usage}\n",
-                probe.elapsed.as_millis()
+                "ok: {name} answered in {} ms; {usage}\nwindow: {}\nstructured output: {structured}\n",
+                probe.elapsed.as_millis(),
+                window_words(probe.window.window, probe.window.source)
             ))
         }
     }
@@ -134,21 +158,46 @@ struct ProviderJson {
     base_url: String,
     model: String,
     context_window: u32,
+    /// Where the window comes from: `served`, `preset` or `configured`.
+    context_window_source: &'static str,
+    /// The window the server said it serves, when it was last asked.
+    served_window: Option<u32>,
+    /// Whether the server held an answer to a JSON schema at the last `provider test`.
+    structured_output: Option<bool>,
     has_api_key: bool,
+}
+
+/// "8,192 tokens, as the server reports".
+fn window_words(window: u32, source: WindowSource) -> String {
+    let tokens = served_window::thousands(window);
+    match source {
+        WindowSource::Served => format!("{tokens} tokens, as the server reports"),
+        WindowSource::Preset => format!("{tokens} tokens, the preset's (the server does not say)"),
+        WindowSource::Configured => format!("{tokens} tokens, as configured"),
+    }
 }
 
 async fn list(store: &Store, data_dir: &Path, json: bool) -> Result<(), CliError> {
     let rows: Vec<ProviderJson> = providers::list(store, data_dir)
         .await?
         .into_iter()
-        .map(|l| ProviderJson {
-            has_api_key: l.has_api_key,
-            name: l.record.name,
-            kind: l.record.kind,
-            preset: l.record.preset,
-            base_url: l.record.base_url,
-            model: l.record.model,
-            context_window: l.record.context_window,
+        .map(|l| {
+            let settings = ProviderSettings::from_record(&l.record).unwrap_or_default();
+            ProviderJson {
+                context_window_source: settings
+                    .window_source
+                    .unwrap_or(WindowSource::Configured)
+                    .as_str(),
+                served_window: settings.served_window,
+                structured_output: settings.structured_output,
+                has_api_key: l.has_api_key,
+                name: l.record.name,
+                kind: l.record.kind,
+                preset: l.record.preset,
+                base_url: l.record.base_url,
+                model: l.record.model,
+                context_window: l.record.context_window,
+            }
         })
         .collect();
     if json {

@@ -25,6 +25,11 @@ pub enum Trigger {
     /// A todo the model marked failed was still failed when the model acted again after the
     /// automatic replan: the replan did not take, so the analyst decides.
     StillFailed,
+    /// The model's answer kept repeating one run of text until Decima ended it: a small
+    /// model's loop, which asking again rarely mends.
+    LoopingAnswer,
+    /// Two answers in a row were cut by the output cap before the model finished.
+    CutTwice,
 }
 
 impl Trigger {
@@ -37,6 +42,8 @@ impl Trigger {
             Trigger::ToolFailure => "tool_failure",
             Trigger::StepBudget => "step_budget",
             Trigger::StillFailed => "still_failed",
+            Trigger::LoopingAnswer => "looping_answer",
+            Trigger::CutTwice => "cut_twice",
         }
     }
 

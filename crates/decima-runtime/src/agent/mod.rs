@@ -17,6 +17,7 @@ mod lease;
 mod options;
 mod plan;
 mod report;
+mod review_skip;
 mod runner;
 mod stuck;
 pub mod subagent;
@@ -37,6 +38,7 @@ pub use lease::{Lease, interrupt_orphans};
 pub use options::{DEFAULT_MAX_STEPS, DEFAULT_STUCK_AFTER, RunOptions};
 pub use plan::{TODO_WRITE, todo_write_schema};
 pub use report::{FailedCall, FailureDetails, FailureReport, TodoChanges};
+pub use review_skip::skip_final_review;
 pub use subagent::{
     CONTAINER_CONTEXT_DIR, HISTORY_MAX_AGE, SPAWN_SUBAGENT, SubagentLimits, history_path,
     spawn_subagent_schema,

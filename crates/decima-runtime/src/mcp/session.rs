@@ -428,7 +428,8 @@ impl AgentTool for McpToolHandle {
             parameters: adapt(
                 &tool.input_schema,
                 match self.protocol {
-                    Protocol::OpenAi => Dialect::OpenAi,
+                    // Ollama takes OpenAI's function schemas.
+                    Protocol::OpenAi | Protocol::Ollama => Dialect::OpenAi,
                     Protocol::Anthropic => Dialect::Anthropic,
                 },
             ),

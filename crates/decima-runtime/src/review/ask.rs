@@ -6,8 +6,9 @@
 use std::collections::BTreeSet;
 
 use decima_core::{ConversationId, Role, TokenCounter};
-use decima_llm::{ChatMessage, ChatRequest, ProviderConfig};
+use decima_llm::{ChatMessage, ChatRequest, JsonSchemaFormat, ProviderConfig};
 use decima_store::Store;
+use tokio_util::sync::CancellationToken;
 use tracing::warn;
 
 use super::answer::{self, Answer};
@@ -41,6 +42,8 @@ pub struct Asker<'a> {
     pub evidence_required: bool,
     /// The open findings shown, the only ones a review may close.
     pub open_ids: &'a BTreeSet<String>,
+    /// The answer's schema, for servers that can hold their decoding to it.
+    pub format: JsonSchemaFormat,
 }
 
 /// A checked answer, and whether it took a repair.
@@ -70,9 +73,11 @@ impl Asker<'_> {
                 model: self.config.model.clone(),
                 messages: messages.clone(),
                 max_tokens: Some(self.output),
+                response_format: Some(self.format.clone()),
                 ..ChatRequest::default()
             };
-            let completion = stream_answer(&provider, chat, &NoEvents).await?;
+            let completion =
+                stream_answer(&provider, chat, &NoEvents, &CancellationToken::new()).await?;
             let checked = match answer::parse(&completion.text, &checks) {
                 Ok(a) => check_seqs(self.store, self.conversation, a).await?,
                 Err(reason) => Err(reason),

@@ -21,6 +21,7 @@ pub mod merge;
 pub mod passes;
 pub mod prompt;
 mod risky;
+pub mod schema;
 pub mod tool;
 
 use std::collections::BTreeSet;
@@ -435,6 +436,15 @@ async fn run(
         counter: counter.as_ref(),
         evidence_required: !matches!(request.mode, ReviewMode::SpecificContent { .. }),
         open_ids: &open_ids,
+        format: schema::review_format(
+            match request.review_type {
+                ReviewType::Quick => schema::QUICK_FINDINGS,
+                ReviewType::Full => schema::FULL_FINDINGS,
+            },
+            output,
+            &open_ids,
+            (!matches!(request.mode, ReviewMode::SpecificContent { .. })).then_some(last_seq),
+        ),
     };
     // One pass after the other, checking for a cancel before each and while it runs: a
     // cancelled review stops between passes, and nothing of it is stored.

@@ -99,14 +99,19 @@ fn check_openai_prefixes(f: &Fixture, conversation: ConversationId) {
     let requests = f.server.requests();
     assert_eq!(requests.len(), STEPS);
     let mut tools: Option<String> = None;
+    let (mut repeated, mut sent) = (0usize, 0usize);
     for (i, pair) in requests.windows(2).enumerate() {
         let (before, after) = (&pair[0], &pair[1]);
+        let (was, is) = (prompt_of(before), prompt_of(after));
+        repeated += common_prefix(was.as_bytes(), is.as_bytes());
+        sent += is.len();
         let json = before.json.as_ref().unwrap();
         let messages = json["messages"].as_array().unwrap();
-        // The first request has no steps behind it yet; every later one has its tail.
+        // Every step's messages are still in the window (nothing was compressed): no request
+        // carries a step history, which would repeat what the request shows.
         let tailed = is_tail(messages.last().unwrap());
-        assert_eq!(tailed, i > 0, "request {i}: {:?}", messages.last());
-        assert!(!messages[..messages.len() - 1].iter().any(is_tail));
+        assert!(!tailed, "request {i}: {:?}", messages.last());
+        assert!(!messages.iter().any(is_tail));
         let kept = bytes_through(
             &before.body,
             &messages[messages.len() - 1 - usize::from(tailed)],
@@ -123,6 +128,27 @@ fn check_openai_prefixes(f: &Fixture, conversation: ConversationId) {
         assert_eq!(json["prompt_cache_key"], conversation.to_string());
         assert!(!before.body.windows(13).any(|w| w == b"cache_control"));
     }
+    // A short run's requests repeat the one before them for at least 90% of their prompt,
+    // over the run: what a prefix cache can serve. The prompt is the tools and the messages,
+    // in the order a server's chat template renders them (the body's other fields are not
+    // prompt).
+    let share = repeated as f64 / sent as f64;
+    eprintln!(
+        "requests repeat the previous one for {:.1}% of their prompt",
+        share * 100.0
+    );
+    assert!(share >= 0.90, "only {:.1}% repeated", share * 100.0);
+}
+
+/// A request's prompt as a server renders it: the tools, then the messages.
+fn prompt_of(request: &decima_testkit::RecordedRequest) -> String {
+    let json = request.json.as_ref().unwrap();
+    format!("{}{}", json["tools"], json["messages"])
+}
+
+/// How many leading bytes two prompts share.
+fn common_prefix(a: &[u8], b: &[u8]) -> usize {
+    a.iter().zip(b).take_while(|(x, y)| x == y).count()
 }
 
 /// A request as Anthropic caches it: tools, system blocks and message blocks, without the
@@ -189,8 +215,9 @@ fn check_anthropic_prefixes(f: &Fixture) {
         let tail = blocks.last().unwrap();
         let text = tail["text"].as_str().unwrap_or_default();
         let tailed = text.starts_with("<system-reminder>") && text.contains("Recent steps");
-        // The first request has no steps behind it yet; every later one has its tail.
-        assert_eq!(tailed, i > 0, "request {i} ends with: {tail}");
+        // Nothing was compressed: every step is still in the request, and none is repeated in
+        // a step history.
+        assert!(!tailed, "request {i} ends with: {tail}");
         assert!(
             tail.get("cache_control").is_none() || !tailed,
             "the tail is never cached"
@@ -230,7 +257,7 @@ fn check_anthropic_prefixes(f: &Fixture) {
     for (i, pair) in requests.windows(2).enumerate() {
         let before = anthropic_segments(pair[0].json.as_ref().unwrap());
         let after = anthropic_segments(pair[1].json.as_ref().unwrap());
-        let kept = &before[..before.len() - usize::from(i > 0)];
+        let kept = &before[..];
         assert_eq!(
             &after[..kept.len()],
             kept,

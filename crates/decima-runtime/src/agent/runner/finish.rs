@@ -11,6 +11,9 @@ use tracing::info;
 
 impl Runner<'_, '_> {
     pub(super) async fn finish_succeeded(&mut self, answer: String) -> Result<RunOutcome> {
+        // The final review is part of the run: it runs before the run is marked finished, so
+        // the run's duration includes it and the window shows the run as working meanwhile.
+        self.final_review().await?;
         self.execution = self
             .store()
             .executions()
@@ -22,7 +25,6 @@ impl Runner<'_, '_> {
             )
             .await?;
         info!(steps = self.steps_taken, "execution succeeded");
-        self.final_review().await?;
         self.emit(Event::Finished {
             execution_id: self.execution.id,
             status: ExecutionStatus::Succeeded,

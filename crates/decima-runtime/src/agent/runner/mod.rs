@@ -36,6 +36,7 @@ use decima_core::{FailureClass, Message, NewMessage, Role};
 use decima_llm::ProviderConfig;
 use decima_llm::tokens::Calibration;
 use decima_store::{Conversation, EndedBy, Execution, ExecutionStatus, Store, Todo};
+use records::Unfinished;
 use tracing::{Instrument as _, info_span, warn};
 
 use super::checkpoint::Checkpoints;
@@ -117,6 +118,8 @@ struct Runner<'s, 'a> {
     files: tokio::sync::Mutex<Option<workspace_changes::Listing>>,
     /// Risky calls the tenth man held once: the same call again runs.
     risky_calls_held: std::sync::Mutex<std::collections::HashSet<(String, String)>>,
+    /// The seq of each step's answer, by step: which steps the request still shows verbatim.
+    step_answers: std::collections::HashMap<u32, i64>,
     /// The state of the current step and todo.
     turn: Turn,
     _lease: Lease,
@@ -146,6 +149,14 @@ struct Turn {
     stored_since: std::sync::Mutex<Vec<Message>>,
     /// The call whose `tool.started` marker was written with the answer that made it.
     started_marker_call: Option<String>,
+    /// The output cap the last request carried, for what a cut answer says.
+    output_cap: Option<u32>,
+    /// The server counted far fewer prompt tokens for the last request than were sent.
+    prompt_truncated: bool,
+    /// Answers cut by the output cap in a row: the second ends in the failure path.
+    cut_in_a_row: u32,
+    /// The written form of the last answer's calls, when they were read from its text.
+    calls_from_text: Option<decima_llm::TextCallForm>,
 }
 
 /// The step context kept between steps.
@@ -363,6 +374,11 @@ impl<'s, 'a> Runner<'s, 'a> {
         let Some(answer) = self.store_answer(&completion).await? else {
             return Ok(Stepped::Next);
         };
+        match self.unfinished(crate::answer::ending(&completion), &answer) {
+            Unfinished::No => {}
+            Unfinished::AskAgain => return Ok(Stepped::Next),
+            Unfinished::Failed(pending) => return self.fail(*pending).await.map(Stepped::from),
+        }
         if answer.tool_calls.is_empty() {
             self.step_timed(step_started);
             // An answer that leaves the todo of the automatic replan failed ends nothing.

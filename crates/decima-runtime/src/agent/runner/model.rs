@@ -15,7 +15,7 @@ use crate::events::{Event, LayerUsage};
 use crate::memo::MemoCounter;
 use decima_core::context::CompressionLevel;
 use decima_core::{FailureClass, Role, ToolCall};
-use decima_llm::{Completion, LlmError};
+use decima_llm::{Completion, FinishReason, LlmError};
 use decima_store::CompactionTrigger;
 use std::sync::Arc;
 use std::time::Instant;
@@ -51,33 +51,43 @@ impl Runner<'_, '_> {
                     estimate = needed,
                     overflow_retry = overflow_retried,
                 );
-                let streamed = stream_answer(&self.provider, request, self.session.events);
-                let result = tokio::select! {
-                    biased;
-                    () = self.session.cancel.cancelled() => return Ok(None),
-                    result = streamed.instrument(span) => result,
-                };
+                self.turn.output_cap = request.max_tokens;
+                let result = stream_answer(
+                    &self.provider,
+                    request,
+                    self.session.events,
+                    &self.session.cancel,
+                )
+                .instrument(span)
+                .await;
                 self.turn.step_wait.model += asked.elapsed();
                 result
             };
             match result {
+                Ok(completion) if completion.finish == Some(FinishReason::Stopped) => {
+                    // Stopped while it streamed: what arrived is kept, marked as stopped.
+                    self.store_stopped(completion).await?;
+                    return Ok(None);
+                }
                 Ok(completion) => {
                     // The run history's cost: every answered call, with what the provider
                     // said it carried and, at the provider's prices now, what it cost.
-                    let usage = completion.usage.map(|u| decima_store::CallUsage {
-                        tokens_in: u.prompt_tokens,
-                        tokens_out: u.completion_tokens,
-                        cache_read_tokens: u.cache_read_tokens,
-                        cache_write_tokens: u.cache_write_tokens,
-                    });
+                    let usage = completion.usage.map(crate::answer::call_usage);
                     let cost = usage
                         .zip(self.prices)
-                        .map(|(u, prices)| call_cost(&u, &prices));
+                        .map(|(u, prices)| crate::answer::cost_microdollars(&u, &prices));
                     self.store()
                         .executions()
                         .add_model_call(self.execution.id, usage, cost)
                         .await?;
-                    if let Some(usage) = completion.usage {
+                    // A server that counted far fewer prompt tokens than were sent dropped part
+                    // of the prompt: the answer is marked, and the count is not learned from.
+                    self.turn.prompt_truncated = completion.usage.is_some_and(|u| {
+                        self.calibration.looks_truncated(estimate, u.prompt_tokens)
+                    });
+                    if let Some(usage) = completion.usage
+                        && !self.turn.prompt_truncated
+                    {
                         self.calibration.update(estimate, usage.prompt_tokens);
                         // Saved while it is still learning, then every few samples: a crash
                         // loses at most a few samples of a running average.
@@ -98,13 +108,17 @@ impl Runner<'_, '_> {
                         }
                     }
                     self.turn.instant_context = None;
-                    return Ok(Some(completion));
+                    return Ok(Some(self.calls_from_text(completion, &tools)));
                 }
                 Err(RuntimeError::Llm(e))
                     if e.class() == FailureClass::ContextOverflow && !overflow_retried =>
                 {
-                    // Compress deeply and try once more.
+                    // Compress deeply and try once more; when the server refused it, first
+                    // fit to the window the server says it serves.
                     overflow_retried = true;
+                    if !too_big {
+                        self.refit_after_refusal(&e).await?;
+                    }
                     warn!("context overflow; compressing deeply and retrying once");
                     let built = self.build_context().await?;
                     compress_at(
@@ -127,6 +141,79 @@ impl Runner<'_, '_> {
                 Err(e) => return Err(e.into()),
             }
         }
+    }
+
+    /// An answer that came back with no tool call although tools were offered, but whose text
+    /// holds a call in a form a local server's template parser missed (Hermes' `<tool_call>`,
+    /// a bare JSON object, Llama 3's and Mistral's forms): the calls are read from the text,
+    /// and the step's record says so. Anything else passes unchanged.
+    fn calls_from_text(
+        &mut self,
+        mut completion: Completion,
+        tools: &[decima_llm::ToolSpec],
+    ) -> Completion {
+        self.turn.calls_from_text = None;
+        if tools.is_empty() || !completion.tool_calls.is_empty() || completion.is_cut_off() {
+            return completion;
+        }
+        let offered: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
+        let Some(recovered) = decima_llm::recover_text_tool_calls(&completion.text, &offered)
+        else {
+            return completion;
+        };
+        warn!(
+            form = recovered.form.as_str(),
+            calls = recovered.calls.len(),
+            "the server left tool calls in the text; read them from it"
+        );
+        completion.text = recovered.remaining_text;
+        // The same text in two steps would give the same ids: each step's are its own.
+        let step = self.steps_taken + 1;
+        completion.tool_calls = recovered
+            .calls
+            .into_iter()
+            .map(|mut call| {
+                call.id = format!("{}_step{step}", call.id);
+                call
+            })
+            .collect();
+        if completion.finish == Some(FinishReason::Stop) {
+            completion.finish = Some(FinishReason::ToolCalls);
+        }
+        self.turn.calls_from_text = Some(recovered.form);
+        completion
+    }
+
+    /// Reads the served window again after the server refused a request for its length, and
+    /// fits the rest of the run to it: the window, the answer's reserve within it, and the
+    /// context read for the next request.
+    async fn refit_after_refusal(&mut self, refusal: &LlmError) -> Result<()> {
+        let Some(served) =
+            crate::served_window::after_refusal(self.store(), &self.config, refusal).await?
+        else {
+            return Ok(());
+        };
+        self.emit(Event::Warning {
+            message: format!(
+                "{} refused the request for its length: it serves {} tokens, not {}; the \
+                 conversation is compressed to fit and the request sent again",
+                self.config.name,
+                crate::served_window::thousands(served),
+                crate::served_window::thousands(self.window.window)
+            ),
+        });
+        self.config.context_window = served;
+        if self.config.num_ctx.is_some() {
+            self.config.num_ctx = Some(served);
+            self.provider = crate::chat::connect(&self.config)?;
+        }
+        self.window.output_reserve = self
+            .window
+            .output_reserve
+            .min(crate::settings::default_output_reserve(served));
+        self.window.window = served;
+        self.turn.window_cache = None;
+        Ok(())
     }
 
     /// Notes the images of a result the model is shown, for every later request.
@@ -207,14 +294,7 @@ impl Runner<'_, '_> {
     /// step is kept and brought up to date with the messages stored since, so a step does not
     /// read its window from the store again.
     pub(super) async fn build_context(&mut self) -> Result<Built> {
-        let history = self
-            .history
-            .history_within(STEP_SUMMARY_TOKENS, self.model_memo.counter());
         let instant = self.turn.instant_context.clone().unwrap_or_default();
-        let extras = Extras {
-            session: &history,
-            instant: &instant,
-        };
         let store = self.session.store;
         let own = match self.turn.stored_since.lock() {
             Ok(mut since) => std::mem::take(&mut *since),
@@ -230,6 +310,11 @@ impl Runner<'_, '_> {
             }
             None => self.load_context().await?,
         };
+        let history = self.step_history(&cached.loaded);
+        let extras = Extras {
+            session: &history,
+            instant: &instant,
+        };
         let counter = self.paragraphs.over(&cached.memo);
         let mut built =
             cached
@@ -240,6 +325,11 @@ impl Runner<'_, '_> {
             .is_some()
         {
             cached = self.load_context().await?;
+            let history = self.step_history(&cached.loaded);
+            let extras = Extras {
+                session: &history,
+                instant: &instant,
+            };
             let counter = self.paragraphs.over(&cached.memo);
             built =
                 cached
@@ -262,6 +352,18 @@ impl Runner<'_, '_> {
                 .collect(),
         });
         Ok(built)
+    }
+
+    /// The step history for a request built from `loaded`: only the steps whose answers have
+    /// left the window (compressed, or older than the loaded tail). A step this runner did not
+    /// see answered (a resumed run's earlier steps) counts as left.
+    fn step_history(&mut self, loaded: &Loaded) -> String {
+        let first_verbatim = loaded.first_verbatim_seq();
+        let answers = &self.step_answers;
+        self.history
+            .history_left(STEP_SUMMARY_TOKENS, self.model_memo.counter(), |step| {
+                answers.get(&step).is_none_or(|&seq| seq < first_verbatim)
+            })
     }
 
     pub(super) async fn load_context(&self) -> Result<CachedContext> {
@@ -292,15 +394,4 @@ impl Runner<'_, '_> {
             .saturating_add(self.request_base)
             .saturating_add(self.loaded_tokens())
     }
-}
-
-/// A call's estimated cost in millionths of a dollar, rounded to the nearest.
-pub(crate) fn call_cost(usage: &decima_store::CallUsage, prices: &decima_llm::Prices) -> u64 {
-    let dollars = prices.cost(
-        u64::from(usage.tokens_in),
-        u64::from(usage.cache_read_tokens),
-        u64::from(usage.cache_write_tokens),
-        u64::from(usage.tokens_out),
-    );
-    (dollars * 1_000_000.0).round() as u64
 }

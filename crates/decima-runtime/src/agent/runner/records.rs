@@ -2,11 +2,23 @@
 //! supervision records that feed the step history.
 
 use super::{RECORD_CHARS, Runner, clip};
+use crate::agent::failure::{Pending, Trigger};
 use crate::error::Result;
 use crate::events::Event;
 use decima_core::context::{StepKind, StepRecord};
-use decima_core::{Message, NewMessage};
+use decima_core::{FailureClass, Message, NewMessage};
 use decima_llm::Completion;
+use decima_store::AnswerEnd;
+
+/// What becomes of an answer the model did not finish.
+pub(super) enum Unfinished {
+    /// It ended whole, or it can stand (a cut answer's whole calls run).
+    No,
+    /// A cut answer without calls: the model is asked again, told why.
+    AskAgain,
+    /// The failure path.
+    Failed(Box<Pending>),
+}
 
 impl Runner<'_, '_> {
     /// Stores the answer and its analysis and action records. `None` when there was nothing to
@@ -53,7 +65,7 @@ impl Runner<'_, '_> {
             (_, "") => "(no analysis)".to_owned(),
             (_, text) => text.to_owned(),
         };
-        let action = if message.tool_calls.is_empty() {
+        let mut action = if message.tool_calls.is_empty() {
             "answered without a tool call".to_owned()
         } else {
             message
@@ -63,6 +75,12 @@ impl Runner<'_, '_> {
                 .collect::<Vec<_>>()
                 .join("; ")
         };
+        if let Some(form) = self.turn.calls_from_text {
+            action.push_str(&format!(
+                " (recovered from text: the server left the call in {} form)",
+                form.as_str()
+            ));
+        }
         // The first call's marker goes with the answer.
         let first = message
             .tool_calls
@@ -79,7 +97,104 @@ impl Runner<'_, '_> {
             )
             .await?;
         self.turn.started_marker_call = first.map(|(id, _)| id);
+        self.step_answers
+            .insert(self.steps_taken.max(1), answer.seq);
+        self.record_answer(&answer, completion).await?;
         Ok(Some(answer))
+    }
+
+    /// Records how the answer ended and what it cost, beside it.
+    async fn record_answer(&self, answer: &Message, completion: &Completion) -> Result<()> {
+        let record = crate::answer::record(
+            completion,
+            self.prices,
+            self.turn.prompt_truncated,
+            self.turn.calls_from_text.map(|form| form.as_str()),
+        );
+        self.store()
+            .answers()
+            .record(self.conversation.id, answer.id, &record)
+            .await?;
+        if let Some(note) = crate::answer::ending_note(record.ended, self.turn.output_cap) {
+            self.emit(Event::Warning { message: note });
+        }
+        if record.prompt_truncated {
+            self.emit(Event::Warning {
+                message: format!(
+                    "{} counted fewer prompt tokens than were sent: the server dropped part of \
+                     the request without saying so; its window is read again before the next \
+                     request",
+                    self.config.name
+                ),
+            });
+        }
+        Ok(())
+    }
+
+    /// Keeps what a stopped answer had said, marked as stopped, so the conversation shows
+    /// where the run was stopped and the analyst can continue from it. Its calls never run and
+    /// are not kept: a call without a result would break every later request.
+    pub(super) async fn store_stopped(&mut self, mut completion: Completion) -> Result<()> {
+        self.turn.calls_from_text = None;
+        completion.tool_calls.clear();
+        completion.cut_off_tool_calls.clear();
+        if completion.text.trim().is_empty() {
+            return Ok(());
+        }
+        let mut message = completion.to_message();
+        message.execution_id = Some(self.execution.id);
+        let answer = self
+            .store_noting(
+                message,
+                vec![(StepKind::Analysis, "(stopped while answering)".to_owned())],
+                None,
+            )
+            .await?;
+        self.record_answer(&answer, &completion).await
+    }
+
+    /// Whether an answer the model did not finish can stand: a looping answer goes to the
+    /// failure path at once; a cut one without calls is asked again once, with what happened,
+    /// and the second cut in a row goes to the failure path.
+    pub(super) fn unfinished(&mut self, ended: AnswerEnd, answer: &Message) -> Unfinished {
+        let cut = ended == AnswerEnd::Cut;
+        self.turn.cut_in_a_row = if cut { self.turn.cut_in_a_row + 1 } else { 0 };
+        match ended {
+            AnswerEnd::Looping => Unfinished::Failed(Box::new(Pending {
+                class: FailureClass::Logic,
+                trigger: Trigger::LoopingAnswer,
+                message: "the model's answer kept repeating the same words and was ended; \
+                          try again, replan with a clearer step, or use a larger model"
+                    .to_owned(),
+                call: None,
+                todo: None,
+            })),
+            AnswerEnd::Cut if self.turn.cut_in_a_row >= 2 => {
+                Unfinished::Failed(Box::new(Pending {
+                    class: FailureClass::Logic,
+                    trigger: Trigger::CutTwice,
+                    message: format!(
+                        "two answers in a row were cut by the output cap{}; replan with smaller \
+                     steps, or raise the provider's output reserve",
+                        self.turn
+                            .output_cap
+                            .map(|cap| format!(" of {cap} tokens"))
+                            .unwrap_or_default()
+                    ),
+                    call: None,
+                    todo: None,
+                }))
+            }
+            AnswerEnd::Cut if answer.tool_calls.is_empty() => {
+                self.turn.instant_context = Some(
+                    "Your last answer was cut by the output limit before you finished it. \
+                     Finish it in fewer words, or do the work in smaller steps."
+                        .to_owned(),
+                );
+                Unfinished::AskAgain
+            }
+            _ => Unfinished::No,
+        }
     }
 
     /// Stores a message with the step records and the call marker that go with it, in one

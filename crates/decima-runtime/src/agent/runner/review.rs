@@ -256,22 +256,32 @@ impl Runner<'_, '_> {
             ReviewTrigger::System,
         );
         request.final_review = true;
-        // Ctrl-C during the review stops it: the answer stands, unreviewed, and says so.
+        // Ctrl-C during the review, or the analyst's Skip, stops it: the answer stands,
+        // unreviewed, and says so.
         let ctx = self.review_ctx();
+        let skip = crate::agent::review_skip::Skippable::register(self.execution.id);
+        let stop = self.session.cancel.child_token();
         let reviewed = tokio::select! {
             biased;
-            () = self.session.cancel.cancelled() => None,
-            reviewed = review::review_until(&ctx, request, &self.session.cancel) => Some(reviewed),
+            () = self.session.cancel.cancelled() => Err("cancelled"),
+            () = skip.skipped() => Err("skipped"),
+            reviewed = review::review_until(&ctx, request, &stop) => Ok(reviewed),
         };
-        let Some(reviewed) = reviewed else {
-            warn!("the final review was cancelled; the answer stands unreviewed");
-            self.log_event("review.cancelled", &json!({ "trigger": "system" }))
-                .await?;
-            self.emit(Event::Warning {
-                message: "the final tenth-man review was cancelled: the answer stands, unreviewed"
-                    .into(),
-            });
-            return Ok(());
+        drop(skip);
+        let reviewed = match reviewed {
+            Ok(reviewed) => reviewed,
+            Err(how) => {
+                stop.cancel();
+                warn!(how, "the final review was stopped; the answer stands unreviewed");
+                self.log_event("review.cancelled", &json!({ "trigger": "system", "how": how }))
+                    .await?;
+                self.emit(Event::Warning {
+                    message: format!(
+                        "the final tenth-man review was {how}: the answer stands, unreviewed"
+                    ),
+                });
+                return Ok(());
+            }
         };
         match reviewed {
             Ok(outcome) => {

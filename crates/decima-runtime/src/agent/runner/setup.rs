@@ -23,6 +23,7 @@ use crate::chat::window_for_turn;
 use crate::context::{Scale, preset_of};
 use crate::error::{Result, RuntimeError};
 use crate::memo::{ModelMemo, ParagraphMemo};
+use crate::served_window::Freshness;
 use crate::settings;
 
 impl<'s, 'a> Runner<'s, 'a> {
@@ -30,10 +31,18 @@ impl<'s, 'a> Runner<'s, 'a> {
         session: &'s Session<'a>,
         execution: Execution,
         conversation: Conversation,
-        resolved: settings::ResolvedProvider,
+        mut resolved: settings::ResolvedProvider,
         lease: Lease,
     ) -> Result<Self> {
         let options = RunOptions::from_stored(&execution.options);
+        // Fitted to the window the server serves, asked at most every few minutes.
+        let fitted =
+            crate::served_window::fit(session.store, &mut resolved, Freshness::Cached).await?;
+        if let Some(warning) = fitted.and_then(|f| f.warning) {
+            session
+                .events
+                .emit(crate::events::Event::Warning { message: warning });
+        }
         let window = window_for_turn(options.provider.as_deref(), &resolved)?;
         let preset = preset_of(session.store, &conversation).await?;
         let workspace = PathBuf::from(execution.workspace.clone().ok_or_else(|| {
@@ -188,6 +197,7 @@ impl<'s, 'a> Runner<'s, 'a> {
             execution,
             conversation,
             risky_calls_held: std::sync::Mutex::default(),
+            step_answers: std::collections::HashMap::new(),
             turn: Turn::default(),
             _lease: lease,
         })
