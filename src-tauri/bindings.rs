@@ -38,6 +38,7 @@ pub fn builder() -> Builder<tauri::Wry> {
             context::context_usage,
             runs::run_start,
             runs::run_stop,
+            runs::run_skip_review,
             runs::run_choose,
             runs::run_approve,
             mcp::mcp_server_list,
@@ -146,7 +147,7 @@ mod tests {
             .skip(1)
             .filter_map(|rest| rest.split('"').next())
             .collect();
-        assert_eq!(invoked.len(), 70, "{invoked:?}");
+        assert_eq!(invoked.len(), 71, "{invoked:?}");
         for command in invoked {
             assert!(
                 build_rs.contains(&format!("\"{command}\"")),

@@ -16,6 +16,7 @@ fn main() {
         "context_usage",
         "run_start",
         "run_stop",
+        "run_skip_review",
         "run_choose",
         "run_approve",
         "mcp_server_list",

@@ -32,9 +32,11 @@ pub async fn context_usage(
     let built =
         decima_runtime::context::build(store, &conversation, &preset, &window, scale).await?;
     let runs = store.executions().conversation_usage(id).await?;
+    let chat = store.answers().chat_totals(id).await?;
     Ok(ContextUsage {
         cached_percent: (runs.tokens_in > 0).then(|| runs.cached_percent()),
         cost_usd: runs.cost_usd(),
+        chat_cost_usd: chat.cost_microdollars.map(|c| c as f64 / 1_000_000.0),
         ..ContextUsage::from(&built)
     })
 }

@@ -114,6 +114,10 @@ pub async fn provider_test(
         Ok(probe) => Ok(ProviderProbe {
             elapsed_ms: u32::try_from(probe.elapsed.as_millis()).unwrap_or(u32::MAX),
             prompt_tokens: probe.usage.map(|u| u.prompt_tokens),
+            context_window: Some(probe.window.window),
+            context_window_source: Some(probe.window.source.into()),
+            window_warning: probe.window.warning,
+            structured_output: probe.structured_output,
             failure: None,
         }),
         // The provider failed the test: that is the test's answer, not the command's failure.
@@ -128,6 +132,10 @@ pub async fn provider_test(
             Ok(ProviderProbe {
                 elapsed_ms: elapsed(started),
                 prompt_tokens: None,
+                context_window: None,
+                context_window_source: None,
+                window_warning: None,
+                structured_output: None,
                 failure: Some(probe_failure(&e, url)),
             })
         }
@@ -148,6 +156,7 @@ pub async fn provider_presets() -> Result<Vec<ProviderPresetView>, AppError> {
             kind: match p.protocol {
                 decima_llm::Protocol::OpenAi => "openai",
                 decima_llm::Protocol::Anthropic => "anthropic",
+                decima_llm::Protocol::Ollama => "ollama",
             }
             .to_owned(),
             base_url: p.base_url.clone(),

@@ -36,8 +36,28 @@ pub async fn message_page(
         }
         _ => (false, false),
     };
+    let mut answers = match (messages.first(), messages.last()) {
+        (Some(first), Some(last)) => state
+            .store
+            .answers()
+            .within(id, first.seq, last.seq)
+            .await?
+            .into_iter()
+            .map(|a| (a.seq, a.record))
+            .collect(),
+        _ => std::collections::HashMap::new(),
+    };
     Ok(MessagePage {
-        messages: messages.into_iter().map(MessageView::from).collect(),
+        messages: messages
+            .into_iter()
+            .map(|m| {
+                let answer = answers.remove(&m.seq).map(crate::dto::AnswerView::from);
+                MessageView {
+                    answer,
+                    ..MessageView::from(m)
+                }
+            })
+            .collect(),
         has_earlier,
         has_later,
         total: u32::try_from(conversation.message_count).unwrap_or(u32::MAX),

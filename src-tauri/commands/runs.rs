@@ -139,6 +139,18 @@ pub async fn run_stop(state: State<'_, AppState>, run_id: String) -> Result<(), 
     Ok(())
 }
 
+/// Skips the final review of a run this window is running: the answer stands, unreviewed, and
+/// the run ends at once. `false` when no final review of that execution is running.
+#[tauri::command]
+#[specta::specta]
+#[tracing::instrument(name = "command", skip_all, fields(name = "run_skip_review"))]
+pub async fn run_skip_review(execution_id: String) -> Result<bool, AppError> {
+    let id = execution_id
+        .parse()
+        .map_err(|_| AppError::invalid("that is not an execution id"))?;
+    Ok(decima_runtime::agent::skip_final_review(id))
+}
+
 /// Answers the failure a live run waits on with one of the choices it offers; any other is
 /// refused and the run keeps waiting.
 #[tauri::command]

@@ -154,6 +154,44 @@ pub struct MessageView {
     pub pinned: bool,
     /// RFC 3339, UTC.
     pub created_at: String,
+    /// For an answer of the model: how it ended and what it cost.
+    pub answer: Option<AnswerView>,
+}
+
+/// How an answer of the model ended and what it cost, beside its message: the window marks an
+/// answer that is not whole (cut by the output cap, stopped, ended for looping) and offers to
+/// continue it.
+#[derive(Debug, Clone, Serialize, Type)]
+#[serde(rename_all = "camelCase")]
+pub struct AnswerView {
+    /// Whole, cut, stopped or looping.
+    pub ended: decima_store::AnswerEnd,
+    /// Prompt tokens the provider reported, if it did.
+    pub tokens_in: Option<u32>,
+    /// Output tokens the provider reported, if it did.
+    pub tokens_out: Option<u32>,
+    /// Of the prompt, tokens read from the provider's cache.
+    pub cache_read_tokens: Option<u32>,
+    /// The estimated cost in US dollars; `None` without prices or usage.
+    pub cost_usd: Option<f64>,
+    /// The server counted far fewer prompt tokens than were sent: it dropped part of them.
+    pub prompt_truncated: bool,
+    /// The written form of tool calls that were read back from the answer's text.
+    pub calls_from_text: Option<String>,
+}
+
+impl From<decima_store::AnswerRecord> for AnswerView {
+    fn from(record: decima_store::AnswerRecord) -> Self {
+        Self {
+            ended: record.ended,
+            tokens_in: record.usage.map(|u| u.tokens_in),
+            tokens_out: record.usage.map(|u| u.tokens_out),
+            cache_read_tokens: record.usage.map(|u| u.cache_read_tokens),
+            cost_usd: record.cost_microdollars.map(|c| c as f64 / 1_000_000.0),
+            prompt_truncated: record.prompt_truncated,
+            calls_from_text: record.calls_from_text,
+        }
+    }
 }
 
 impl From<Message> for MessageView {
@@ -178,6 +216,7 @@ impl From<Message> for MessageView {
             tokens: m.tokens,
             pinned: m.pinned,
             created_at: m.created_at.to_rfc3339(),
+            answer: None,
         }
     }
 }
@@ -306,6 +345,8 @@ pub struct ContextUsage {
     /// What the conversation's runs cost, estimated at their providers' prices; `null` when
     /// none was priced.
     pub cost_usd: Option<f64>,
+    /// What its chat turns (outside runs) cost, likewise; `null` when none was priced.
+    pub chat_cost_usd: Option<f64>,
 }
 
 impl From<&decima_runtime::context::Built> for ContextUsage {
@@ -333,6 +374,7 @@ impl From<&decima_runtime::context::Built> for ContextUsage {
             pending_messages: u32::try_from(built.history.pending_messages).unwrap_or(u32::MAX),
             cached_percent: None,
             cost_usd: None,
+            chat_cost_usd: None,
         }
     }
 }

@@ -19,8 +19,14 @@ pub struct ProviderView {
     pub base_url: String,
     /// The model.
     pub model: String,
-    /// The context window, in tokens.
+    /// The context window requests are fitted to, in tokens.
     pub context_window: u32,
+    /// Where that window comes from: Settings says "8,192 tokens, as the server reports".
+    pub context_window_source: WindowSourceView,
+    /// The window the server said it serves, when it was last asked.
+    pub served_window: Option<u32>,
+    /// Whether the server held an answer to a JSON schema at the last connection test.
+    pub structured_output: Option<bool>,
     /// Whether the secret store holds a key for it.
     pub has_api_key: bool,
     /// Where the key is kept, so the window says it truthfully: the keyring, or the file
@@ -32,6 +38,29 @@ pub struct ProviderView {
     pub prices: Option<PricesView>,
     /// Anthropic: how long its prompt cache keeps a prefix, `5m` or `1h`.
     pub cache_ttl: String,
+}
+
+/// Where a provider's window comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Type)]
+#[serde(rename_all = "snake_case")]
+pub enum WindowSourceView {
+    /// The server said it serves it.
+    Served,
+    /// The preset's, since the server does not say.
+    Preset,
+    /// The analyst set it.
+    Configured,
+}
+
+impl From<decima_runtime::settings::WindowSource> for WindowSourceView {
+    fn from(source: decima_runtime::settings::WindowSource) -> Self {
+        use decima_runtime::settings::WindowSource;
+        match source {
+            WindowSource::Served => Self::Served,
+            WindowSource::Preset => Self::Preset,
+            WindowSource::Configured => Self::Configured,
+        }
+    }
 }
 
 /// A provider's prices, in US dollars per million tokens.
@@ -84,6 +113,12 @@ impl ProviderView {
             base_url: record.base_url,
             model: record.model,
             context_window: record.context_window,
+            context_window_source: settings
+                .window_source
+                .unwrap_or(decima_runtime::settings::WindowSource::Configured)
+                .into(),
+            served_window: settings.served_window,
+            structured_output: settings.structured_output,
             has_api_key: listed.has_api_key,
             key_file: match listed.key_place {
                 Some(decima_llm::secrets::SecretBackend::File(path)) => {
@@ -168,6 +203,15 @@ pub struct ProviderProbe {
     pub elapsed_ms: u32,
     /// Prompt tokens, when the provider reported usage.
     pub prompt_tokens: Option<u32>,
+    /// The window as the server reports it (or the preset's, or the analyst's), read again by
+    /// the test; `null` when the test failed before.
+    pub context_window: Option<u32>,
+    /// Where that window comes from.
+    pub context_window_source: Option<WindowSourceView>,
+    /// A configured window clamped to the served one, or a server that could not say.
+    pub window_warning: Option<String>,
+    /// Whether the server held an answer to a JSON schema; `null` where it is not said to.
+    pub structured_output: Option<bool>,
     /// Why the test failed, when it did: the window says it in one plain sentence in its own
     /// language, with the details folded under it.
     pub failure: Option<ProbeFailure>,

@@ -58,6 +58,11 @@ export const commands = {
 	 */
 	runStop: (runId: string) => typedError<null, AppError>(__TAURI_INVOKE("run_stop", { runId })),
 	/**
+	 *  Skips the final review of a run this window is running: the answer stands, unreviewed, and
+	 *  the run ends at once. `false` when no final review of that execution is running.
+	 */
+	runSkipReview: (executionId: string) => typedError<boolean, AppError>(__TAURI_INVOKE("run_skip_review", { executionId })),
+	/**
 	 *  Answers the failure a live run waits on with one of the choices it offers; any other is
 	 *  refused and the run keeps waiting.
 	 */
@@ -305,6 +310,39 @@ export type AddedFileView = {
 	size: number | null,
 };
 
+/**  How an answer ended. */
+export type AnswerEnd = 
+/**  The model finished it. */
+"complete" | 
+/**  The output cap ended it: its text may stop mid-sentence. */
+"cut" | 
+/**  The analyst stopped it while it streamed; what had arrived is kept. */
+"stopped" | 
+/**  Decima ended it because the stream kept repeating the same run of text. */
+"looping";
+
+/**
+ *  How an answer of the model ended and what it cost, beside its message: the window marks an
+ *  answer that is not whole (cut by the output cap, stopped, ended for looping) and offers to
+ *  continue it.
+ */
+export type AnswerView = {
+	/**  Whole, cut, stopped or looping. */
+	ended: AnswerEnd,
+	/**  Prompt tokens the provider reported, if it did. */
+	tokensIn: number | null,
+	/**  Output tokens the provider reported, if it did. */
+	tokensOut: number | null,
+	/**  Of the prompt, tokens read from the provider's cache. */
+	cacheReadTokens: number | null,
+	/**  The estimated cost in US dollars; `None` without prices or usage. */
+	costUsd: number | null,
+	/**  The server counted far fewer prompt tokens than were sent: it dropped part of them. */
+	promptTruncated: boolean,
+	/**  The written form of tool calls that were read back from the answer's text. */
+	callsFromText: string | null,
+};
+
 /**  A failure and the analyst's choice, for the row the conversation keeps where it was made. */
 export type AnsweredFailure = {
 	/**  What failed and what was rolled back; `resolution` is the choice. */
@@ -443,6 +481,8 @@ export type ContextUsage = {
 	 *  none was priced.
 	 */
 	costUsd: number | null,
+	/**  What its chat turns (outside runs) cost, likewise; `null` when none was priced. */
+	chatCostUsd: number | null,
 };
 
 /**  What keeps a conversation busy, for the composer's disabled Send and its reason. */
@@ -955,6 +995,8 @@ export type MessageView = {
 	pinned: boolean,
 	/**  RFC 3339, UTC. */
 	createdAt: string,
+	/**  For an answer of the model: how it ended and what it cost. */
+	answer: AnswerView | null,
 };
 
 /**
@@ -1065,6 +1107,17 @@ export type ProviderProbe = {
 	/**  Prompt tokens, when the provider reported usage. */
 	promptTokens: number | null,
 	/**
+	 *  The window as the server reports it (or the preset's, or the analyst's), read again by
+	 *  the test; `null` when the test failed before.
+	 */
+	contextWindow: number | null,
+	/**  Where that window comes from. */
+	contextWindowSource: WindowSourceView | null,
+	/**  A configured window clamped to the served one, or a server that could not say. */
+	windowWarning: string | null,
+	/**  Whether the server held an answer to a JSON schema; `null` where it is not said to. */
+	structuredOutput: boolean | null,
+	/**
 	 *  Why the test failed, when it did: the window says it in one plain sentence in its own
 	 *  language, with the details folded under it.
 	 */
@@ -1086,8 +1139,14 @@ export type ProviderView = {
 	baseUrl: string,
 	/**  The model. */
 	model: string,
-	/**  The context window, in tokens. */
+	/**  The context window requests are fitted to, in tokens. */
 	contextWindow: number,
+	/**  Where that window comes from: Settings says "8,192 tokens, as the server reports". */
+	contextWindowSource: WindowSourceView,
+	/**  The window the server said it serves, when it was last asked. */
+	servedWindow: number | null,
+	/**  Whether the server held an answer to a JSON schema at the last connection test. */
+	structuredOutput: boolean | null,
 	/**  Whether the secret store holds a key for it. */
 	hasApiKey: boolean,
 	/**
@@ -1617,6 +1676,15 @@ export type ToolImageView = {
 	/**  Its bytes, base64. */
 	data: string,
 };
+
+/**  Where a provider's window comes from. */
+export type WindowSourceView = 
+/**  The server said it serves it. */
+"served" | 
+/**  The preset's, since the server does not say. */
+"preset" | 
+/**  The analyst set it. */
+"configured";
 
 /**  The workbench's choices: the provider runs use, the reviewer's, and where tools run. */
 export type WorkbenchSettings = {

@@ -86,7 +86,12 @@ pub fn request_body(config: &ProviderConfig, request: &ChatRequest) -> Value {
         body.insert("tool_choice".into(), value);
     }
     if let Some(max) = request.max_tokens {
-        body.insert("max_tokens".into(), json!(max));
+        let field = if config.max_completion_tokens {
+            "max_completion_tokens"
+        } else {
+            "max_tokens"
+        };
+        body.insert(field.into(), json!(max));
     }
     if let Some(t) = request.temperature {
         body.insert("temperature".into(), json!(t));
@@ -542,5 +547,39 @@ mod tests {
         config.grammar_decoding = true;
         let local = request_body(&config, &request);
         assert_eq!(local["response_format"]["json_schema"]["schema"], schema);
+    }
+
+    #[test]
+    fn the_output_cap_goes_by_the_name_the_server_wants() {
+        let request = ChatRequest {
+            model: "o3".into(),
+            max_tokens: Some(2_048),
+            ..ChatRequest::default()
+        };
+        let mut config = ProviderConfig::new("p", Protocol::OpenAi, "http://x/v1", "o3");
+        let body = request_body(&config, &request);
+        assert_eq!(
+            (
+                body["max_tokens"].as_u64(),
+                body.get("max_completion_tokens")
+            ),
+            (Some(2_048), None)
+        );
+        config.max_completion_tokens = true;
+        let body = request_body(&config, &request);
+        assert_eq!(
+            (
+                body["max_completion_tokens"].as_u64(),
+                body.get("max_tokens")
+            ),
+            (Some(2_048), None)
+        );
+        let openai = crate::presets::find("openai").unwrap();
+        assert!(openai.max_completion_tokens);
+        assert!(
+            !crate::presets::find("llamacpp")
+                .unwrap()
+                .max_completion_tokens
+        );
     }
 }

@@ -67,6 +67,10 @@ pub struct ProviderPreset {
     /// one form (Ollama's `/v1` turns it into its native `format`, openai/openai.go
     /// `FromChatRequest`), so no other way of asking is needed.
     pub supports_json_schema: bool,
+    /// The output cap goes as `max_completion_tokens`, OpenAI's current name for it (its
+    /// reasoning models refuse `max_tokens`); the other servers take `max_tokens`.
+    #[serde(default)]
+    pub max_completion_tokens: bool,
     /// Where reasoning arrives in streamed deltas, if the provider streams it separately.
     pub reasoning_field: Option<ReasoningField>,
     /// Whether the server takes OpenAI's `prompt_cache_key` (strict servers refuse it).

@@ -93,6 +93,9 @@ pub struct ProviderConfig {
     /// (llama.cpp, Ollama, vLLM, SGLang, LM Studio), which honours string lengths; strict hosted
     /// APIs refuse `minLength`/`maxLength`, so those keywords are only sent where this is set.
     pub grammar_decoding: bool,
+    /// The output cap goes as `max_completion_tokens` (OpenAI's current name; its reasoning
+    /// models refuse `max_tokens`).
+    pub max_completion_tokens: bool,
 }
 
 impl ProviderConfig {
@@ -119,6 +122,7 @@ impl ProviderConfig {
             cache_ttl: crate::CacheTtl::default(),
             num_ctx: None,
             grammar_decoding: false,
+            max_completion_tokens: false,
         }
     }
 }

@@ -203,7 +203,11 @@ async fn cache_share(turns: usize) {
         .of_conversation(conversation.unwrap())
         .await
         .unwrap();
-    let later: Vec<_> = answers.iter().skip(1).filter_map(|a| a.record.usage).collect();
+    let later: Vec<_> = answers
+        .iter()
+        .skip(1)
+        .filter_map(|a| a.record.usage)
+        .collect();
     let prompt: u64 = later.iter().map(|u| u64::from(u.tokens_in)).sum();
     let cached: u64 = later.iter().map(|u| u64::from(u.cache_read_tokens)).sum();
     println!(

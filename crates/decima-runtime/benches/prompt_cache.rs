@@ -395,7 +395,12 @@ fn tail_bytes(protocol: Wire, body: &Value) -> usize {
 async fn naive(run: &Run, protocol: Wire) -> Vec<Value> {
     let messages = run.store.messages().all(run.conversation).await.unwrap();
     let tools = run.bodies[0]["tools"].clone();
-    let config = ProviderConfig::new("naive", protocol.into(), "http://127.0.0.1:1", "cache-model");
+    let config = ProviderConfig::new(
+        "naive",
+        protocol.into(),
+        "http://127.0.0.1:1",
+        "cache-model",
+    );
     let answers: Vec<usize> = messages
         .iter()
         .enumerate()

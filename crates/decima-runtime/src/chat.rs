@@ -249,6 +249,8 @@ async fn run_turn(
         turn.events.emit(Event::Warning { message: note });
     }
     if truncated {
+        // The window the server serves is read again, so that the next turn fits it.
+        served_window::after_truncation(store, &config).await?;
         turn.events.emit(Event::Warning {
             message: truncation_note(&config.name, needed, completion.usage),
         });
@@ -283,8 +285,7 @@ fn truncation_note(provider: &str, sent: u32, usage: Option<Usage>) -> String {
     format!(
         "{provider} counted {counted} prompt tokens where about {sent} were sent: the server \
          dropped part of the conversation without saying so (its window is smaller than \
-         Decima was told). Run `decima provider test {provider}` to read the window it serves; \
-         the next request is fitted to it"
+         Decima was told); the window it serves is read again and the next request fitted to it"
     )
 }
 

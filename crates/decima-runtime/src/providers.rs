@@ -99,6 +99,7 @@ pub async fn add(store: &Store, data_dir: &Path, draft: ProviderDraft) -> Result
                     reasoning_field: preset.reasoning_field,
                     supports_json_schema: preset.supports_json_schema,
                     prompt_cache_key: preset.prompt_cache_key,
+                    max_completion_tokens: preset.max_completion_tokens,
                     prices: preset.prices,
                     ..ProviderSettings::default()
                 }

@@ -212,8 +212,25 @@ pub async fn after_refusal(
     config: &ProviderConfig,
     refusal: &LlmError,
 ) -> Result<Option<u32>> {
+    refit(
+        store,
+        config,
+        decima_llm::served_limit(&refusal.to_string()),
+    )
+    .await
+}
+
+/// After a server counted far fewer prompt tokens than were sent (it dropped part of the
+/// prompt without a word): reads the window it serves again, and returns it when it is smaller
+/// than the one the request was fitted to, so that the next request fits.
+pub async fn after_truncation(store: &Store, config: &ProviderConfig) -> Result<Option<u32>> {
+    refit(store, config, None).await
+}
+
+/// Reads the served window now; stores and returns it when it, or the limit a refusal
+/// `named`, is smaller than the window the last request was fitted to.
+async fn refit(store: &Store, config: &ProviderConfig, named: Option<u32>) -> Result<Option<u32>> {
     forget(config);
-    let named = decima_llm::served_limit(&refusal.to_string());
     let Ok(record) = store.providers().get_by_name(&config.name).await else {
         return Ok(named.filter(|n| *n < config.context_window));
     };
@@ -241,7 +258,7 @@ pub async fn after_refusal(
         provider = %config.name,
         was = config.context_window,
         window,
-        "the server refused a request for its length; fitting to the window it serves"
+        "the server does not take the window the request was fitted to; fitting to what it serves"
     );
     Ok(Some(window))
 }

@@ -47,6 +47,8 @@ pub struct ProviderSettings {
     pub window_source: Option<WindowSource>,
     /// The window the server said it serves, when it was last asked.
     pub served_window: Option<u32>,
+    /// The output cap goes as `max_completion_tokens` (OpenAI's current name).
+    pub max_completion_tokens: bool,
     /// Whether the server held an answer to a JSON schema when `provider test` checked it;
     /// `None` before any check.
     pub structured_output: Option<bool>,
@@ -149,6 +151,13 @@ pub async fn from_record(record: &ProviderRecord, data_dir: &Path) -> Result<Res
     }
     config.tokenizer_json = settings.tokenizer_json.clone();
     config.prompt_cache_key = settings.prompt_cache_key;
+    // Rows added before the setting existed take it from their preset.
+    config.max_completion_tokens = settings.max_completion_tokens
+        || record
+            .preset
+            .as_deref()
+            .and_then(decima_llm::presets::find)
+            .is_some_and(|p| p.max_completion_tokens);
     config.cache_ttl = settings.cache_ttl.unwrap_or_default();
     Ok(ResolvedProvider { config, settings })
 }

@@ -85,6 +85,13 @@ impl Runner<'_, '_> {
                     self.turn.prompt_truncated = completion.usage.is_some_and(|u| {
                         self.calibration.looks_truncated(estimate, u.prompt_tokens)
                     });
+                    if self.turn.prompt_truncated
+                        && let Some(served) =
+                            crate::served_window::after_truncation(self.store(), &self.config)
+                                .await?
+                    {
+                        self.fit_to(served)?;
+                    }
                     if let Some(usage) = completion.usage
                         && !self.turn.prompt_truncated
                     {
@@ -202,6 +209,13 @@ impl Runner<'_, '_> {
                 crate::served_window::thousands(self.window.window)
             ),
         });
+        self.fit_to(served)
+    }
+
+    /// Fits the rest of the run to `served` tokens: the window, the answer's reserve within
+    /// it, the provider (Ollama is told the window with each request), and the context read
+    /// for the next request.
+    fn fit_to(&mut self, served: u32) -> Result<()> {
         self.config.context_window = served;
         if self.config.num_ctx.is_some() {
             self.config.num_ctx = Some(served);

@@ -272,9 +272,15 @@ impl Runner<'_, '_> {
             Ok(reviewed) => reviewed,
             Err(how) => {
                 stop.cancel();
-                warn!(how, "the final review was stopped; the answer stands unreviewed");
-                self.log_event("review.cancelled", &json!({ "trigger": "system", "how": how }))
-                    .await?;
+                warn!(
+                    how,
+                    "the final review was stopped; the answer stands unreviewed"
+                );
+                self.log_event(
+                    "review.cancelled",
+                    &json!({ "trigger": "system", "how": how }),
+                )
+                .await?;
                 self.emit(Event::Warning {
                     message: format!(
                         "the final tenth-man review was {how}: the answer stands, unreviewed"
