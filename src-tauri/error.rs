@@ -218,6 +218,7 @@ mod tests {
             FailureClass::System,
             FailureClass::ContextOverflow,
             FailureClass::Cancelled,
+            FailureClass::Degenerate,
         ] {
             assert_eq!(serde_json::to_value(class).unwrap(), class.as_str());
         }

@@ -319,6 +319,7 @@ export function App() {
               report={report}
               onSend={send}
               onStop={() => void runs.stop(open.id)}
+              onSkipReview={() => runs.skipReview(open.id)}
               onChoose={(executionId, choice) => runs.choose(open.id, executionId, choice)}
               onApprove={(answer) => runs.approve(open.id, answer)}
               onOpenConversation={openConversation}

@@ -697,7 +697,12 @@ export type FailureClass =
 /**  The request did not fit the model's context window: compress deeply and retry. */
 "context_overflow" | 
 /**  The user or the program stopped it on purpose. */
-"cancelled";
+"cancelled" | 
+/**
+ *  The model's output ran in a loop (the same run of text over and over) until Decima
+ *  ended it: a small model that lost its way, which asking again rarely mends.
+ */
+"degenerate";
 
 /**
  *  A failure report, in the recovery panel's terms: where, why, what was rolled back, and

@@ -24,6 +24,9 @@ pub enum FailureClass {
     ContextOverflow,
     /// The user or the program stopped it on purpose.
     Cancelled,
+    /// The model's output ran in a loop (the same run of text over and over) until Decima
+    /// ended it: a small model that lost its way, which asking again rarely mends.
+    Degenerate,
 }
 
 impl FailureClass {
@@ -37,6 +40,7 @@ impl FailureClass {
             FailureClass::System => "system",
             FailureClass::ContextOverflow => "context_overflow",
             FailureClass::Cancelled => "cancelled",
+            FailureClass::Degenerate => "degenerate",
         }
     }
 }

@@ -77,8 +77,13 @@ async fn a_looping_answer_is_a_failure_not_the_runs_answer() {
     let outcome = f.run("Reconcile", RunOptions::default()).await;
     assert_eq!(outcome.execution.status, ExecutionStatus::AwaitingUser);
     let waiting = outcome.waiting_on.unwrap();
-    assert_eq!(waiting.class, FailureClass::Logic);
+    assert_eq!(waiting.class, FailureClass::Degenerate);
     assert_eq!(waiting.details["trigger"], "looping_answer");
+    // Stored as its own class, and offered what may mend it.
+    let stored = f.store.failures().get(&waiting.id).await.unwrap();
+    assert_eq!(stored.class, FailureClass::Degenerate);
+    let offered = decima_runtime::agent::FailureReport::of(&stored).offered();
+    assert_eq!(offered.first(), Some(&decima_store::Resolution::Replan));
     assert_eq!(f.server.requests().len(), 1);
 }
 

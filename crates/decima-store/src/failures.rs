@@ -83,6 +83,7 @@ fn parse_class(s: &str) -> Result<FailureClass> {
         System,
         ContextOverflow,
         Cancelled,
+        Degenerate,
     ]
     .into_iter()
     .find(|c| c.as_str() == s)

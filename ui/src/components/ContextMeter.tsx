@@ -151,7 +151,19 @@ export function ContextMeter({ conversationId, liveUsage, refreshKey, onCompress
           {usage.cachedPercent !== null && (
             <p data-testid="context-cache-share">{t("context.cacheShare", { percent: usage.cachedPercent })}</p>
           )}
-          {usage.costUsd !== null && <p data-testid="context-cost">{t("context.cost", { cost: formatCost(usage.costUsd, lang) })}</p>}
+          {(usage.costUsd !== null || usage.chatCostUsd !== null) && (
+            // What the runs cost beside what the chat turns outside them cost; either is left out
+            // when none of its calls was priced.
+            <p data-testid="context-cost" title={t("context.costExact")}>
+              {usage.costUsd !== null && (
+                <span data-testid="context-cost-runs">{t("context.costRuns", { cost: formatCost(usage.costUsd, lang) })}</span>
+              )}
+              {usage.costUsd !== null && usage.chatCostUsd !== null && " · "}
+              {usage.chatCostUsd !== null && (
+                <span data-testid="context-cost-chat">{t("context.costChat", { cost: formatCost(usage.chatCostUsd, lang) })}</span>
+              )}
+            </p>
+          )}
           <button type="button" className="button button-small" data-testid="breakdown-compress" onClick={onCompress}>
             {t("compress.open")}
           </button>

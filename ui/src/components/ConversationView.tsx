@@ -63,6 +63,8 @@ type Props = {
    *  message sent and what followed are set aside first (edit and run again, regenerate). */
   onSend: (task: string, rewindFrom?: number | null) => Promise<AppError | null>;
   onStop: () => void;
+  /** Skips the final review of the live run: its answer stands unreviewed and the run ends. */
+  onSkipReview?: () => Promise<void>;
   /** Answers a failure; resolves to the error that refused the choice, if any. */
   onChoose: (executionId: string, choice: Choice) => Promise<AppError | null>;
   /** Answers the MCP call the live run waits to have approved. */
@@ -80,6 +82,9 @@ type Props = {
 
 /** How long a cited message stays highlighted. */
 const HIGHLIGHT_MS = 4000;
+
+/** The task Continue starts a run with, under an answer that was cut or stopped. */
+export const CONTINUE_TASK = "Continue where you stopped.";
 
 export function ConversationView(props: Props) {
   const { conversation, messages, loading, run, executions, refreshKey, report } = props;
@@ -147,6 +152,26 @@ export function ConversationView(props: Props) {
     setSendError(error);
     return false;
   };
+  // Continue, under the newest answer when it was cut or stopped: a run here with the same
+  // task every time, started as Send starts one, and offered when Send would be.
+  const [continuing, setContinuing] = useState(false);
+  const sendRef = useLatest(send);
+  const continueAnswer = useCallback(async () => {
+    setContinuing(true);
+    await sendRef.current(CONTINUE_TASK);
+    setContinuing(false);
+  }, [sendRef]);
+  const onContinue = useCallback(() => void continueAnswer(), [continueAnswer]);
+  const continuable = useMemo(() => {
+    if (pages.hasLater) return null;
+    // The newest answer: the last message that is not a tool's result (a stopped answer's calls
+    // are answered "not run" after it).
+    const last = [...messages].reverse().find((m) => m.role !== "tool");
+    const ended = last?.role === "assistant" ? last.answer?.ended : undefined;
+    if (!last || (ended !== "cut" && ended !== "stopped")) return null;
+    return { seq: last.seq, disabled: run.live || busy !== null || continuing };
+  }, [messages, pages.hasLater, run.live, busy, continuing]);
+
   // A cited message, a search hit, a find match, "go to": its page is read (wherever it is)
   // and the message brought into view and marked for a while.
   const [highlighted, setHighlighted] = useState<Mark | null>(null);
@@ -380,12 +405,22 @@ export function ConversationView(props: Props) {
                 <EmptyState testId="no-messages">{t("main.noMessages")}</EmptyState>
               ) : null
             }
-            footer={<LiveRun run={run} conversationId={conversation.id} onOpenReview={() => setReviewOpen(true)} onApprove={props.onApprove} />}
-            footerKey={`${run.text.length}:${run.reasoning.length}:${run.tools.length}:${run.tools.filter((x) => x.done).length}:${run.approval?.callId ?? ""}`}
+            footer={
+              <LiveRun
+                run={run}
+                conversationId={conversation.id}
+                onOpenReview={() => setReviewOpen(true)}
+                onApprove={props.onApprove}
+                onSkipReview={props.onSkipReview}
+              />
+            }
+            footerKey={`${run.text.length}:${run.reasoning.length}:${run.tools.length}:${run.tools.filter((x) => x.done).length}:${run.approval?.callId ?? ""}:${run.reviewing}`}
             runLive={run.live}
             rerunnable={rerunnable}
             brief={props.parent ? { seq: messages.find((m) => m.role === "user")?.seq ?? -1, from: props.parent.title } : null}
             onMessageAction={onMessageAction}
+            continuable={continuable}
+            onContinue={onContinue}
           />
           {undoError && (
             <div className="workbench-error">

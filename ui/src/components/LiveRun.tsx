@@ -1,5 +1,7 @@
+import { useState } from "react";
 import { useTranslation } from "react-i18next";
 import type { AppError } from "../bindings";
+import { warningText } from "../lib/runWarning";
 import { toolLine } from "../lib/toolLine";
 import type { LiveTool, RunState } from "../run/state";
 import type { ApprovalAnswer } from "../run/useRuns";
@@ -45,18 +47,50 @@ function ToolCard({ tool, awaitingApproval, conversationId }: { tool: LiveTool; 
   );
 }
 
+/**
+ * The status line while the final tenth-man review reads the answer, with Skip: the answer then
+ * stands unreviewed and the run ends at once. Skip waits for the run to say so.
+ */
+function Reviewing({ onSkip }: { onSkip?: () => Promise<void> }) {
+  const { t } = useTranslation();
+  const [skipping, setSkipping] = useState(false);
+  return (
+    <div className="live-text live-reviewing" data-testid="live-text" data-state="reviewing" role="status">
+      <span data-testid="live-reviewing">{t("run.reviewing")}</span>
+      {onSkip && (
+        <button
+          type="button"
+          className="button button-small"
+          data-testid="skip-review"
+          title={t("run.skipReviewHint")}
+          disabled={skipping}
+          onClick={() => {
+            setSkipping(true);
+            void onSkip().finally(() => setSkipping(false));
+          }}
+        >
+          {t("run.skipReview")}
+        </button>
+      )}
+    </div>
+  );
+}
+
 /** What the running agent is doing right now: its streaming answer and its tool calls. */
 export function LiveRun({
   run,
   conversationId,
   onOpenReview,
   onApprove,
+  onSkipReview,
 }: {
   run: RunState;
   /** The run's conversation, for reading what its tools returned. */
   conversationId?: string;
   onOpenReview?: () => void;
   onApprove?: (answer: ApprovalAnswer) => Promise<AppError | null>;
+  /** Skips the final review that is running. */
+  onSkipReview?: () => Promise<void>;
 }) {
   const { t } = useTranslation();
   const showTools = run.tools.length > 0;
@@ -75,7 +109,7 @@ export function LiveRun({
       )}
       {run.warnings.map((w, i) => (
         <p key={i} className="run-warning" data-testid="run-warning">
-          {w}
+          {warningText(t, w)}
         </p>
       ))}
       {run.live && (
@@ -99,9 +133,13 @@ export function LiveRun({
               <pre>{run.reasoning}</pre>
             </details>
           )}
-          <div className="live-text" data-testid="live-text" data-delta-at={run.lastDeltaAt ?? undefined}>
-            {run.text || (run.awaiting ? t("run.waiting") : t("run.thinking"))}
-          </div>
+          {run.reviewing && !run.text ? (
+            <Reviewing onSkip={onSkipReview} />
+          ) : (
+            <div className="live-text" data-testid="live-text" data-delta-at={run.lastDeltaAt ?? undefined}>
+              {run.text || (run.awaiting ? t("run.waiting") : t("run.thinking"))}
+            </div>
+          )}
         </>
       )}
     </section>

@@ -1,7 +1,8 @@
 import { memo } from "react";
 import { useTranslation } from "react-i18next";
-import type { MessageView } from "../bindings";
+import type { AnswerView, MessageView } from "../bindings";
 import { formatFullTime, formatMessageTime, formatNumber } from "../lib/format";
+import { answerEndLabel } from "../lib/labels";
 import { isShortResult } from "../lib/toolLine";
 import { CopyButton } from "./CopyButton";
 import { PinIcon } from "./Icons";
@@ -18,6 +19,10 @@ type Props = {
   /** The actions this message offers besides Copy (only the last ones have any). */
   actions?: readonly MessageAction[];
   onAction?: (action: MessageAction, message: MessageView) => void;
+  /** Continue, under an answer that was cut or stopped (only the newest one offers it). */
+  onContinue?: () => void;
+  /** Continue is there but cannot start a run now (one is working, the conversation is busy). */
+  continueDisabled?: boolean;
   /** The title of the parent conversation whose brief this message is (a subagent's first). */
   briefFrom?: string;
   /** The conversation, for reading the images a tool result carries. */
@@ -32,7 +37,7 @@ type Props = {
  * One stored message. Memoized: a scrolling list re-renders on every frame, and a row whose
  * message and place did not change must not parse its markdown again.
  */
-export const MessageItem = memo(function MessageItem({ message, highlighted = false, ref, index, start, actions = NONE, onAction, briefFrom, conversationId }: Props) {
+export const MessageItem = memo(function MessageItem({ message, highlighted = false, ref, index, start, actions = NONE, onAction, onContinue, continueDisabled = false, briefFrom, conversationId }: Props) {
   const { t, i18n } = useTranslation();
   const lang = i18n.resolvedLanguage ?? "en";
   const { seq, role, name, content, reasoning, toolCalls, toolCallId, tokens, pinned, createdAt } = message;
@@ -114,6 +119,10 @@ export const MessageItem = memo(function MessageItem({ message, highlighted = fa
           <MessageContent text={content} testId="message-content" markdown={role === "assistant"} />
         ))}
 
+      {role === "assistant" && message.answer && (
+        <AnswerNotes answer={message.answer} onContinue={onContinue} continueDisabled={continueDisabled} />
+      )}
+
       {role === "tool" && conversationId !== undefined && toolCallId !== null && namesImages(content) && (
         <ToolImages conversationId={conversationId} callId={toolCallId} tool={name ?? ""} />
       )}
@@ -130,6 +139,45 @@ export const MessageItem = memo(function MessageItem({ message, highlighted = fa
 });
 
 const NONE: readonly MessageAction[] = [];
+
+/**
+ * What an answer's record says under its text: a quiet mark when it is not whole (cut by the
+ * output limit, stopped, ended for looping), with Continue on a cut or stopped one that offers
+ * it; and a warning when the server dropped part of the prompt it was asked with.
+ */
+function AnswerNotes({ answer, onContinue, continueDisabled }: { answer: AnswerView; onContinue?: () => void; continueDisabled: boolean }) {
+  const { t } = useTranslation();
+  const end = answerEndLabel(t, answer.ended);
+  const continues = answer.ended === "cut" || answer.ended === "stopped";
+  return (
+    <>
+      {answer.promptTruncated && (
+        <p className="answer-warning" data-testid="prompt-truncated">
+          {t("message.answer.promptTruncated")}
+        </p>
+      )}
+      {end && (
+        <p className="answer-end" data-testid="answer-end" data-ended={answer.ended}>
+          <span className="answer-end-mark" title={end.hint} aria-description={end.hint}>
+            {end.mark}
+          </span>
+          {continues && onContinue && (
+            <button
+              type="button"
+              className="button button-small"
+              data-testid="answer-continue"
+              title={t("message.answer.continueHint")}
+              disabled={continueDisabled}
+              onClick={onContinue}
+            >
+              {t("message.answer.continue")}
+            </button>
+          )}
+        </p>
+      )}
+    </>
+  );
+}
 
 /** What Copy takes from a message: its text, or its tool calls when it has no text. */
 function copyable(message: MessageView): string {

@@ -1,10 +1,12 @@
 import { useEffect, useRef, useState } from "react";
 import { useTranslation } from "react-i18next";
 import { call } from "../api/call";
-import { commands, type AppError, type ProviderPresetView } from "../bindings";
+import { commands, type AppError, type ProviderPresetView, type ProviderProbe, type ProviderView } from "../bindings";
+import { useLatest } from "../hooks/useLatest";
 import { useModal } from "../hooks/useModal";
 import { InlineError } from "./InlineError";
 import { probeSentence } from "./SettingsDialog";
+import { ProbeFacts, probeHasFacts } from "./settings/ProbeFacts";
 
 type Kind = "openai" | "anthropic";
 
@@ -17,11 +19,18 @@ type Props = {
  * The first-start setup: the kind of server, a preset, its address and key, then the model
  * from the server's own list where it gives one. "Add and test" stores the provider (its key
  * in the keyring), sends it a tiny request, and makes it the one runs use once it answers.
+ * What the test learned (the window and where it comes from, a warning about it, whether the
+ * server holds answers to a schema) is shown before the setup closes; where the server does not
+ * say its window, the window can be set there.
  */
 export function ProviderSetup({ onClose }: Props) {
   const { t } = useTranslation();
   const dialog = useRef<HTMLDivElement>(null);
-  useModal(dialog, () => onClose(false));
+  // What a passed test learned, shown before the setup closes. The provider is in use by then:
+  // closing the setup keeps it.
+  const [passed, setPassed] = useState<{ probe: ProviderProbe; provider: ProviderView } | null>(null);
+  const passedRef = useLatest(passed !== null);
+  useModal(dialog, () => onClose(passedRef.current));
   const [presets, setPresets] = useState<ProviderPresetView[]>([]);
   const [kind, setKind] = useState<Kind>("openai");
   const [preset, setPreset] = useState("");
@@ -99,118 +108,180 @@ export function ProviderSetup({ onClose }: Props) {
     const saved = await call(() => commands.settingsSave(res.data.name, reviewer, sandbox));
     setBusy(null);
     if (saved.status === "error") setError(saved.error);
+    else if (probeHasFacts(probe.data)) setPassed({ probe: probe.data, provider: res.data });
     else onClose(true);
   };
 
-  const shown = presets.filter((p) => p.kind === kind);
+  // Ollama speaks its own API but is one of the OpenAI-compatible kind's servers here.
+  const shown = presets.filter((p) => (kind === "anthropic" ? p.kind === "anthropic" : p.kind !== "anthropic"));
   return (
     <div className="overlay">
       <div ref={dialog} className="dialog setup-dialog" role="dialog" aria-modal="true" aria-label={t("setup.title")} data-testid="provider-setup">
         <h2>{t("setup.title")}</h2>
-        <p className="muted">{t("setup.intro")}</p>
-        <div className="segmented" role="radiogroup" aria-label={t("setup.kind")}>
-          {(["openai", "anthropic"] as const).map((k) => (
-            <button
-              key={k}
-              type="button"
-              role="radio"
-              aria-checked={kind === k}
-              className={kind === k ? "segmented-item active" : "segmented-item"}
-              data-testid={`setup-kind-${k}`}
-              onClick={() => {
-                setKind(k);
-                setPreset("");
-                setModels(null);
-              }}
-            >
-              {t(`setup.kinds.${k}`)}
-            </button>
-          ))}
-        </div>
-        <div className="settings-form">
-          <label className="settings-field">
-            <span>{t("setup.preset")}</span>
-            <select data-testid="setup-preset" value={preset} onChange={(e) => choosePreset(e.target.value)}>
-              <option value="">{t("setup.custom")}</option>
-              {shown.map((p) => (
-                <option key={p.name} value={p.name}>
-                  {p.label}
-                </option>
+        {passed ? (
+          <SetupPassed passed={passed} onDone={() => onClose(true)} />
+        ) : (
+          <>
+            <p className="muted">{t("setup.intro")}</p>
+            <div className="segmented" role="radiogroup" aria-label={t("setup.kind")}>
+              {(["openai", "anthropic"] as const).map((k) => (
+                <button
+                  key={k}
+                  type="button"
+                  role="radio"
+                  aria-checked={kind === k}
+                  className={kind === k ? "segmented-item active" : "segmented-item"}
+                  data-testid={`setup-kind-${k}`}
+                  onClick={() => {
+                    setKind(k);
+                    setPreset("");
+                    setModels(null);
+                  }}
+                >
+                  {t(`setup.kinds.${k}`)}
+                </button>
               ))}
-            </select>
-          </label>
-          <label className="settings-field">
-            <span>{t("settings.name")}</span>
-            <input data-testid="setup-name" value={name} onChange={(e) => setName(e.target.value)} />
-          </label>
-          <label className="settings-field">
-            <span>{t("settings.baseUrl")}</span>
-            <input
-              data-testid="setup-base-url"
-              placeholder={kind === "openai" ? "http://localhost:11434/v1" : "https://api.anthropic.com"}
-              value={baseUrl}
-              onChange={(e) => {
-                setBaseUrl(e.target.value);
-                setModels(null);
-              }}
-            />
-          </label>
-          <label className="settings-field">
-            <span>{t("settings.apiKey")}</span>
-            <input type="password" autoComplete="off" data-testid="setup-key" value={apiKey} onChange={(e) => setApiKey(e.target.value)} />
-          </label>
-          <label className="settings-field">
-            <span>{t("settings.model")}</span>
-            {models && models.length > 0 ? (
-              <select data-testid="setup-model" value={model} onChange={(e) => setModel(e.target.value)}>
-                {models.map((m) => (
-                  <option key={m} value={m}>
-                    {m}
-                  </option>
-                ))}
-              </select>
-            ) : (
-              <input data-testid="setup-model" value={model} onChange={(e) => setModel(e.target.value)} />
+            </div>
+            <div className="settings-form">
+              <label className="settings-field">
+                <span>{t("setup.preset")}</span>
+                <select data-testid="setup-preset" value={preset} onChange={(e) => choosePreset(e.target.value)}>
+                  <option value="">{t("setup.custom")}</option>
+                  {shown.map((p) => (
+                    <option key={p.name} value={p.name}>
+                      {p.label}
+                    </option>
+                  ))}
+                </select>
+              </label>
+              <label className="settings-field">
+                <span>{t("settings.name")}</span>
+                <input data-testid="setup-name" value={name} onChange={(e) => setName(e.target.value)} />
+              </label>
+              <label className="settings-field">
+                <span>{t("settings.baseUrl")}</span>
+                <input
+                  data-testid="setup-base-url"
+                  placeholder={kind === "openai" ? "http://localhost:11434/v1" : "https://api.anthropic.com"}
+                  value={baseUrl}
+                  onChange={(e) => {
+                    setBaseUrl(e.target.value);
+                    setModels(null);
+                  }}
+                />
+              </label>
+              <label className="settings-field">
+                <span>{t("settings.apiKey")}</span>
+                <input type="password" autoComplete="off" data-testid="setup-key" value={apiKey} onChange={(e) => setApiKey(e.target.value)} />
+              </label>
+              <label className="settings-field">
+                <span>{t("settings.model")}</span>
+                {models && models.length > 0 ? (
+                  <select data-testid="setup-model" value={model} onChange={(e) => setModel(e.target.value)}>
+                    {models.map((m) => (
+                      <option key={m} value={m}>
+                        {m}
+                      </option>
+                    ))}
+                  </select>
+                ) : (
+                  <input data-testid="setup-model" value={model} onChange={(e) => setModel(e.target.value)} />
+                )}
+              </label>
+              <div className="settings-field">
+                <span aria-hidden="true">&nbsp;</span>
+                <button type="button" className="button" data-testid="setup-find-models" disabled={busy !== null || baseUrl.trim() === ""} onClick={() => void findModels()}>
+                  {busy === "models" ? t("setup.finding") : t("setup.findModels")}
+                </button>
+              </div>
+            </div>
+            {listing && (
+              <p className="muted" role="status" data-testid="setup-models-note">
+                {t("setup.noList", { reason: listing })}
+              </p>
             )}
-          </label>
-          <div className="settings-field">
-            <span aria-hidden="true">&nbsp;</span>
-            <button type="button" className="button" data-testid="setup-find-models" disabled={busy !== null || baseUrl.trim() === ""} onClick={() => void findModels()}>
-              {busy === "models" ? t("setup.finding") : t("setup.findModels")}
-            </button>
-          </div>
-        </div>
-        {listing && (
-          <p className="muted" role="status" data-testid="setup-models-note">
-            {t("setup.noList", { reason: listing })}
-          </p>
+            {models && (
+              <p className="muted" role="status" data-testid="setup-models-found">
+                {t("setup.found", { count: models.length })}
+              </p>
+            )}
+            <InlineError error={error} testId="setup-error" />
+            {failed && (
+              <p className="provider-test-result test-failed" role="alert" data-testid="setup-test-failed">
+                <span aria-hidden="true">✗</span> {failed}
+              </p>
+            )}
+            <div className="dialog-actions">
+              <button type="button" className="button" onClick={() => onClose(false)}>
+                {t("setup.later")}
+              </button>
+              <button
+                type="button"
+                className="button button-primary"
+                data-testid="setup-add"
+                disabled={busy !== null || name.trim() === "" || (preset === "" && (baseUrl.trim() === "" || model.trim() === ""))}
+                onClick={() => void addAndTest()}
+              >
+                {busy === "adding" ? t("setup.testing") : t("setup.add")}
+              </button>
+            </div>
+          </>
         )}
-        {models && (
-          <p className="muted" role="status" data-testid="setup-models-found">
-            {t("setup.found", { count: models.length })}
-          </p>
-        )}
-        <InlineError error={error} testId="setup-error" />
-        {failed && (
-          <p className="provider-test-result test-failed" role="alert" data-testid="setup-test-failed">
-            <span aria-hidden="true">✗</span> {failed}
-          </p>
-        )}
-        <div className="dialog-actions">
-          <button type="button" className="button" onClick={() => onClose(false)}>
-            {t("setup.later")}
-          </button>
-          <button
-            type="button"
-            className="button button-primary"
-            data-testid="setup-add"
-            disabled={busy !== null || name.trim() === "" || (preset === "" && (baseUrl.trim() === "" || model.trim() === ""))}
-            onClick={() => void addAndTest()}
-          >
-            {busy === "adding" ? t("setup.testing") : t("setup.add")}
-          </button>
-        </div>
       </div>
     </div>
+  );
+}
+
+/**
+ * The provider answered and runs use it now: what the test learned, the window to set where the
+ * server does not say it, and Done.
+ */
+function SetupPassed({ passed, onDone }: { passed: { probe: ProviderProbe; provider: ProviderView }; onDone: () => void }) {
+  const { t } = useTranslation();
+  const { probe, provider } = passed;
+  const unknown = probe.contextWindowSource === "preset";
+  const [windowDraft, setWindowDraft] = useState(String(probe.contextWindow ?? provider.contextWindow));
+  const [error, setError] = useState<AppError | null>(null);
+  const [saving, setSaving] = useState(false);
+  // The Add button it replaces had the focus: Done takes it, inside the dialog.
+  const doneButton = useRef<HTMLButtonElement>(null);
+  useEffect(() => doneButton.current?.focus(), []);
+
+  const done = async () => {
+    const tokens = Number(windowDraft);
+    if (unknown && tokens > 0 && tokens !== (probe.contextWindow ?? provider.contextWindow)) {
+      setSaving(true);
+      const res = await call(() => commands.providerUpdate(provider.name, provider.baseUrl, provider.model, tokens, null));
+      setSaving(false);
+      if (res.status === "error") {
+        setError(res.error);
+        return;
+      }
+    }
+    onDone();
+  };
+
+  return (
+    <>
+      <div className="provider-test-result test-passed" role="status" data-testid="setup-passed">
+        <span aria-hidden="true">✓</span> {t("setup.passed", { ms: probe.elapsedMs })}
+        <ProbeFacts probe={probe} />
+      </div>
+      {unknown && (
+        <div className="settings-form">
+          <label className="settings-field">
+            <span>{t("settings.contextWindow")}</span>
+            <input inputMode="numeric" data-testid="setup-window" value={windowDraft} onChange={(e) => setWindowDraft(e.target.value.replace(/\D/g, ""))} />
+            <span className="settings-hint">{t("settings.windowUnknown")}</span>
+          </label>
+        </div>
+      )}
+      <InlineError error={error} testId="setup-error" />
+      <div className="dialog-actions">
+        <button ref={doneButton} type="button" className="button button-primary" data-testid="setup-done" disabled={saving} onClick={() => void done()}>
+          {t("setup.done")}
+        </button>
+      </div>
+    </>
   );
 }

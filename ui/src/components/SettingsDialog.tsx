@@ -3,12 +3,23 @@ import { useModal } from "../hooks/useModal";
 import type { TFunction } from "i18next";
 import { useTranslation } from "react-i18next";
 import { call } from "../api/call";
-import { commands, type AppError, type PresetView, type ProbeFailure, type ProviderView, type SandboxStatus } from "../bindings";
+import {
+  commands,
+  type AppError,
+  type PresetView,
+  type ProbeFailure,
+  type ProviderProbe,
+  type ProviderView,
+  type SandboxStatus,
+} from "../bindings";
+import { formatNumber } from "../lib/format";
+import { windowSourceLabel } from "../lib/labels";
 import { InlineError } from "./InlineError";
 import { McpServers } from "./McpServers";
 import { saveSendKey, savedSendKey, SEND_KEYS, type SendKey } from "../lib/sendKey";
 import { applyTheme, savedTheme, THEMES, type Theme } from "../lib/theme";
 import { LanguageSwitch } from "./LanguageSwitch";
+import { ProbeFacts } from "./settings/ProbeFacts";
 import { ProviderEditor } from "./settings/ProviderEditor";
 import { RunSettings } from "./settings/RunSettings";
 import { ThresholdsEditor } from "./settings/ThresholdsEditor";
@@ -17,8 +28,13 @@ import { About } from "./settings/About";
 
 type Props = { onClose: () => void };
 
-/** A provider test's state: going, passed, or failed with a plain sentence and its details. */
-type Tested = { state: "testing" } | { state: "passed" | "failed"; sentence: string; detail: string | null };
+/**
+ * A provider test's state: going, passed (with what the test learned of the window and the
+ * server), or failed with a plain sentence and its details.
+ */
+type Tested =
+  | { state: "testing" }
+  | { state: "passed" | "failed"; sentence: string; detail: string | null; probe?: ProviderProbe };
 
 /** One plain sentence for a failed provider test, in the window's language. */
 export function probeSentence(failure: ProbeFailure, t: TFunction): string {
@@ -41,6 +57,7 @@ function TestResult({ result }: { result: Tested }) {
   return (
     <div className={`provider-test-result test-${result.state}`} data-testid="provider-test-result" data-state={result.state} role="status">
       <span aria-hidden="true">{result.state === "passed" ? "✓" : "✗"}</span> {result.sentence}
+      {result.probe && <ProbeFacts probe={result.probe} />}
       {result.detail && (
         <details className="provider-test-detail">
           <summary>{t("settings.probe.details")}</summary>
@@ -56,7 +73,8 @@ function TestResult({ result }: { result: Tested }) {
  * sandbox), the language, the theme, the presets.
  */
 export function SettingsDialog({ onClose }: Props) {
-  const { t } = useTranslation();
+  const { t, i18n } = useTranslation();
+  const lang = i18n.resolvedLanguage ?? "en";
   const [providers, setProviders] = useState<ProviderView[]>([]);
   const [presets, setPresets] = useState<PresetView[]>([]);
   const [sandbox, setSandbox] = useState<SandboxStatus | null>(null);
@@ -117,8 +135,13 @@ export function SettingsDialog({ onClose }: Props) {
           ? { state: "failed", sentence: res.error.message, detail: null }
           : res.data.failure
             ? { state: "failed", sentence: probeSentence(res.data.failure, t), detail: res.data.failure.detail }
-            : { state: "passed", sentence: t("settings.testOk", { ms: res.data.elapsedMs }), detail: null },
+            : { state: "passed", sentence: t("settings.testOk", { ms: res.data.elapsedMs }), detail: null, probe: res.data },
     }));
+    // The test read the served window again and may have stored it: the row says the new one.
+    if (res.status === "ok" && !res.data.failure) {
+      const listed = await call(() => commands.providerList());
+      if (listed.status === "ok") setProviders(listed.data);
+    }
   };
 
   const remove = async (name: string) => {
@@ -157,7 +180,13 @@ export function SettingsDialog({ onClose }: Props) {
           <ul className="settings-list">
             {providers.map((p) => (
               <li key={p.name} data-testid="provider" data-name={p.name}>
-                <strong>{p.name}</strong> {p.model} · {p.baseUrl} · {t("settings.window", { tokens: p.contextWindow })} ·{" "}
+                <strong>{p.name}</strong> {p.model} · {p.baseUrl} ·{" "}
+                <span data-testid="provider-window-source" data-source={p.contextWindowSource}>
+                  {t("settings.windowIs", {
+                    window: windowSourceLabel(t, p.contextWindowSource, formatNumber(p.contextWindow, lang)),
+                  })}
+                </span>{" "}
+                ·{" "}
                 <span data-testid="provider-key-place">
                   {!p.hasApiKey
                     ? t("settings.noKey")

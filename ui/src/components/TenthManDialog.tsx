@@ -4,6 +4,7 @@ import { useTranslation } from "react-i18next";
 import { call } from "../api/call";
 import { commands, type FindingView, type ReviewView } from "../bindings";
 import { riskLevelLabel, severityLabel } from "../lib/labels";
+import { withoutCliFlags } from "../lib/runWarning";
 
 type Props = {
   conversationId: string;
@@ -125,7 +126,7 @@ export function TenthManDialog({ conversationId, onClose, onEvidence }: Props) {
           </div>
             {error && (
               <p className="review-error" role="alert" data-testid="review-error">
-                {error}
+                {withoutCliFlags(t, error)}
               </p>
             )}
           </>

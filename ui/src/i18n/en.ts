@@ -91,6 +91,22 @@ const en = {
     truncated: "Showing the first {{shown}} of {{total}} characters.",
     showAll: "Show all",
     jumpToLatest: "Jump to latest",
+    answer: {
+      ends: {
+        cut: "Cut by the output limit",
+        stopped: "Stopped",
+        looping: "Ended: it kept repeating itself",
+      },
+      hints: {
+        cut: "The answer reached the most tokens a reply may have, so it may end mid-sentence. What arrived is kept.",
+        stopped: "The answer was stopped while it was being written. What had arrived is kept.",
+        looping: "Decima ended the answer because it kept writing the same text over and over. What came before is kept.",
+      },
+      continue: "Continue",
+      continueHint: "Start a run here that picks up where this answer stopped",
+      promptTruncated:
+        "The server dropped part of the conversation from this request: its window is smaller than Decima was told. Decima re-reads it before the next request.",
+    },
   },
   composer: {
     label: "Task",
@@ -170,6 +186,15 @@ const en = {
     arguments: "Arguments",
     thinking: "Working…",
     waiting: "Waiting for your choice.",
+    reviewing: "Reviewing the answer…",
+    skipReview: "Skip",
+    skipReviewHint: "Let the answer stand unreviewed and end the run now",
+    review: {
+      skipped: "You skipped the final tenth-man review: the answer stands, unreviewed.",
+      cancelled: "The final tenth-man review was stopped: the answer stands, unreviewed.",
+      failed: "The final tenth-man review failed, so the answer stands unreviewed: {{reason}}",
+      tryAnotherReviewer: "Try again, or choose another provider for the tenth man in Settings.",
+    },
     contested: "The final tenth-man review contests this answer: read its findings before relying on it.",
   },
   context: {
@@ -185,7 +210,9 @@ const en = {
     compressing: "The context is over 85% full: it is compressed before the next request.",
     total: "Using {{used}} of {{room}} tokens (the model's window is {{window}}; the rest is kept for its answer).",
     cacheShare: "{{percent}}% of the input this conversation's runs sent was read from the providers' prompt caches.",
-    cost: "Its runs cost about {{cost}}, at the prices in Settings.",
+    costRuns: "Runs {{cost}}",
+    costChat: "Chat {{cost}}",
+    costExact: "Estimated at the prices in Settings: the runs, and the chat turns outside them.",
     layers: {
       system_constants: "System and preset",
       session_context: "Summaries",
@@ -268,6 +295,8 @@ const en = {
     add: "Add, test and use",
     testing: "Testing…",
     later: "Later",
+    passed: "The provider answered in {{ms}} ms and is the one runs use.",
+    done: "Done",
   },
   search: {
     label: "Search conversations and messages",
@@ -353,6 +382,7 @@ const en = {
       system: "A system failure",
       context_overflow: "The context overflowed",
       cancelled: "Cancelled",
+      degenerate: "The model kept repeating itself",
     },
     triggers: {
       todo_failed: "the agent marked the todo failed",
@@ -361,6 +391,8 @@ const en = {
       tool_failure: "a tool failed",
       step_budget: "the run used up its step budget",
       still_failed: "the todo was still failed after the automatic replan",
+      looping_answer: "the model's answer kept repeating the same words",
+      cut_twice: "two answers in a row were cut by the output limit",
     },
     aside: "A failed step waits for your choice; nothing runs until you make it.",
     reopen: "Choose how to recover",
@@ -563,7 +595,18 @@ const en = {
     keepKey: "blank keeps the stored key",
     label: "Settings",
     providers: "Providers",
-    window: "{{tokens}}-token window",
+    windowSources: {
+      served: "{{tokens}} tokens, as the server reports",
+      preset: "{{tokens}} tokens, the preset's (the server does not say)",
+      configured: "{{tokens}} tokens, as configured",
+    },
+    windowIs: "Context window: {{window}}",
+    windowUnknown: "The server does not say its window: set it here if you know it.",
+    windowWarning: "{{warning}}",
+    structured: {
+      yes: "Holds answers to a JSON schema",
+      no: "Does not hold answers to a JSON schema (reviews are parsed and repaired)",
+    },
     keyStored: "key in the keyring",
     keyInFile: "key in {{path}}, a file only you can read (this machine has no keyring service)",
     noKey: "no key",

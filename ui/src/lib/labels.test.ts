@@ -9,8 +9,10 @@ import type {
   Severity,
   SummaryLevel,
   TodoStatus,
+  WindowSourceView,
 } from "../bindings";
 import {
+  answerEndLabel,
   compactionTriggerLabel,
   compressionLevelLabel,
   executionStatusLabel,
@@ -19,9 +21,10 @@ import {
   severityLabel,
   summaryLevelLabel,
   todoStatusLabel,
+  windowSourceLabel,
 } from "./labels";
 
-const CLASSES: FailureClass[] = ["transient", "data", "logic", "permission", "system", "context_overflow", "cancelled"];
+const CLASSES: FailureClass[] = ["transient", "data", "logic", "permission", "system", "context_overflow", "cancelled", "degenerate"];
 
 describe("failure class labels", () => {
   it("name every class in words in both languages, never as its code", async () => {
@@ -60,6 +63,8 @@ const UNIONS: [string, string[], (value: never) => string][] = [
     (v) => compactionTriggerLabel(i18n.t, v),
   ],
   ["summary level", ["segment", "global"] satisfies SummaryLevel[], (v) => summaryLevelLabel(i18n.t, v)],
+  ["window source", ["served", "preset", "configured"] satisfies WindowSourceView[], (v) => windowSourceLabel(i18n.t, v, "8,192")],
+  ["answer end", ["cut", "stopped", "looping"], (v) => answerEndLabel(i18n.t, v)?.mark ?? ""],
 ];
 
 describe("the labels of the other unions", () => {
@@ -76,5 +81,15 @@ describe("the labels of the other unions", () => {
     await setLanguage("en");
     expect(riskLevelLabel(i18n.t, "critical")).toBe("critical");
     expect(compactionTriggerLabel(i18n.t, "overflow")).toBe("the model refused a request as too long");
+  });
+});
+
+describe("the marks of answers", () => {
+  it("mark no complete answer, and explain each other one", async () => {
+    await setLanguage("en");
+    expect(answerEndLabel(i18n.t, "complete")).toBeNull();
+    expect(answerEndLabel(i18n.t, "cut")?.mark).toBe("Cut by the output limit");
+    expect(answerEndLabel(i18n.t, "looping")?.hint).toContain("over and over");
+    expect(windowSourceLabel(i18n.t, "served", "8,192")).toBe("8,192 tokens, as the server reports");
   });
 });

@@ -1,5 +1,6 @@
 import type { TFunction } from "i18next";
 import type {
+  AnswerEnd,
   CompactionTrigger,
   CompressionLevel,
   ExecutionStatus,
@@ -8,6 +9,7 @@ import type {
   Severity,
   SummaryLevel,
   TodoStatus,
+  WindowSourceView,
 } from "../bindings";
 
 /**
@@ -24,6 +26,7 @@ const FAILURE_CLASSES = {
   system: "recovery.classes.system",
   context_overflow: "recovery.classes.context_overflow",
   cancelled: "recovery.classes.cancelled",
+  degenerate: "recovery.classes.degenerate",
 } as const satisfies Record<FailureClass, string>;
 
 const RISK_LEVELS = {
@@ -80,6 +83,20 @@ const SUMMARY_LEVELS = {
   global: "compress.summaryLevels.global",
 } as const satisfies Record<SummaryLevel, string>;
 
+/** An answer that is not whole: its mark under the text and what the mark means. */
+const ANSWER_ENDS = {
+  cut: { mark: "message.answer.ends.cut", hint: "message.answer.hints.cut" },
+  stopped: { mark: "message.answer.ends.stopped", hint: "message.answer.hints.stopped" },
+  looping: { mark: "message.answer.ends.looping", hint: "message.answer.hints.looping" },
+} as const satisfies Record<Exclude<AnswerEnd, "complete">, { mark: string; hint: string }>;
+
+/** "8,192 tokens, as the server reports": a provider's window with where it comes from. */
+const WINDOW_SOURCES = {
+  served: "settings.windowSources.served",
+  preset: "settings.windowSources.preset",
+  configured: "settings.windowSources.configured",
+} as const satisfies Record<WindowSourceView, string>;
+
 /** What a failure class is called in the window's language. */
 export const failureClassLabel = (t: TFunction, c: FailureClass): string => t(FAILURE_CLASSES[c]);
 
@@ -104,3 +121,17 @@ export const compactionTriggerLabel = (t: TFunction, trigger: CompactionTrigger)
 
 /** A summary's kind (one segment's, or the global one) in the window's language. */
 export const summaryLevelLabel = (t: TFunction, level: SummaryLevel): string => t(SUMMARY_LEVELS[level]);
+
+/**
+ * The mark of an answer that is not whole and its tooltip, in the window's language; `null` for
+ * a complete one, which carries no mark.
+ */
+export function answerEndLabel(t: TFunction, ended: AnswerEnd): { mark: string; hint: string } | null {
+  if (ended === "complete") return null;
+  const keys = ANSWER_ENDS[ended];
+  return { mark: t(keys.mark), hint: t(keys.hint) };
+}
+
+/** A window of `tokens` (already formatted) with where it comes from, in the window's language. */
+export const windowSourceLabel = (t: TFunction, source: WindowSourceView, tokens: string): string =>
+  t(WINDOW_SOURCES[source], { tokens });

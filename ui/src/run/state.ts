@@ -51,6 +51,11 @@ export type RunState = {
   /** The MCP call that waits for approval, if one does. */
   approval: PendingApproval | null;
   contested: boolean;
+  /**
+   * The final tenth-man review of the run's answer is running: the status line says so and
+   * offers Skip. It ends with the review, its warning (skipped, failed) or the run.
+   */
+  reviewing: boolean;
   subagents: LiveSubagent[];
   warnings: string[];
   /** Compactions the run made, newest last, for the notice with undo. */
@@ -74,6 +79,7 @@ export const idle: RunState = {
   awaiting: null,
   approval: null,
   contested: false,
+  reviewing: false,
   subagents: [],
   warnings: [],
   compactions: [],
@@ -85,7 +91,7 @@ export const idle: RunState = {
 export function reduce(state: RunState, event: RunEvent): RunState {
   switch (event.type) {
     case "textDelta":
-      return { ...state, text: state.text + event.text, lastDeltaAt: event.atMs };
+      return { ...state, text: state.text + event.text, lastDeltaAt: event.atMs, reviewing: false };
     case "reasoningDelta":
       return { ...state, reasoning: state.reasoning + event.text };
     case "discarded":
@@ -118,6 +124,7 @@ export function reduce(state: RunState, event: RunEvent): RunState {
     case "toolStarted":
       return {
         ...state,
+        reviewing: false,
         tools: [
           ...state.tools.filter((t) => t.callId !== event.callId),
           {
@@ -199,10 +206,13 @@ export function reduce(state: RunState, event: RunEvent): RunState {
           s.executionId === event.executionId ? { ...s, status: event.status } : s,
         ),
       };
+    case "reviewStarted":
+      return isFinalReview(state, event.trigger) ? { ...state, reviewing: true } : state;
     case "reviewFinished":
-      return event.contested ? { ...state, contested: true } : state;
+      return { ...state, reviewing: false, contested: state.contested || event.contested };
     case "warning":
-      return { ...state, warnings: [...state.warnings.slice(-4), event.message] };
+      // A final review that was skipped, stopped or failed says so in a warning, then the run ends.
+      return { ...state, reviewing: false, warnings: [...state.warnings.slice(-4), event.message] };
     case "approvalAsked":
       return {
         ...state,
@@ -216,7 +226,7 @@ export function reduce(state: RunState, event: RunEvent): RunState {
         },
       };
     case "finished":
-      return event.executionId === state.executionId ? { ...state, status: event.status } : state;
+      return event.executionId === state.executionId ? { ...state, status: event.status, reviewing: false } : state;
     case "runEnded":
       return {
         ...state,
@@ -227,9 +237,20 @@ export function reduce(state: RunState, event: RunEvent): RunState {
         status: event.status ?? state.status,
         awaiting: event.status === "awaiting_user" ? state.awaiting : null,
         approval: null,
+        reviewing: false,
         stored: state.stored + 1,
       };
     default:
       return state;
   }
+}
+
+/**
+ * Whether a review that starts now is the run's final one: the runtime's own (`system`) review
+ * once the answer is in, while no tool call is running. The review before a risky call is a
+ * `system` one too, but its call has started and is not done; a subagent works inside its
+ * parent's running call.
+ */
+function isFinalReview(state: RunState, trigger: string): boolean {
+  return trigger === "system" && state.approval === null && state.tools.every((t) => t.done);
 }

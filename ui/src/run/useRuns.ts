@@ -87,6 +87,21 @@ export function useRuns(report: ReportError) {
   );
 
   /**
+   * Skips the final review of the run working in `conversationId`: its answer stands,
+   * unreviewed, and the run ends at once (the runtime says so in a warning). A review that
+   * ended meanwhile leaves nothing to skip.
+   */
+  const skipReview = useCallback(
+    async (conversationId: string) => {
+      const executionId = runs[conversationId]?.executionId;
+      if (!executionId) return;
+      const res = await call(() => commands.runSkipReview(executionId));
+      if (res.status === "error") reportRef.current(res.error);
+    },
+    [reportRef, runs],
+  );
+
+  /**
    * Answers a failure: through the live run that waits, else by recovering the execution.
    * Resolves to the error that refused the choice (one the failure does not offer is
    * `invalid_input`), if any: the failure then still waits, and the recovery panel says why.
@@ -131,5 +146,5 @@ export function useRuns(report: ReportError) {
     [runs],
   );
 
-  return { runs, start, stop, choose, resume, approve };
+  return { runs, start, stop, skipReview, choose, resume, approve };
 }

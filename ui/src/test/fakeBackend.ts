@@ -27,7 +27,9 @@ import type {
   Strategy,
   SearchHitView,
   PricesView,
+  ProviderProbe,
   ThresholdsView,
+  WindowSourceView,
   WorkbenchSettings,
 } from "../bindings";
 
@@ -111,6 +113,9 @@ export class FakeBackend {
     kind?: string;
     prices?: PricesView | null;
     cacheTtl?: string;
+    contextWindowSource?: WindowSourceView;
+    servedWindow?: number | null;
+    structuredOutput?: boolean | null;
   }[] = [];
   /** The workbench settings settings_get answers and settings_save replaces. */
   settings: WorkbenchSettings = { provider: null, reviewerProvider: null, sandbox: "host" };
@@ -135,6 +140,15 @@ export class FakeBackend {
   keyFile: string | null = null;
   /** How provider_test fails, if it does. */
   probeFailure: { kind: string; url: string; status: number | null; detail: string } | null = null;
+  /** What a passed provider_test learned of the window and the server (nothing, by default). */
+  probeFacts: Pick<ProviderProbe, "contextWindow" | "contextWindowSource" | "windowWarning" | "structuredOutput"> = {
+    contextWindow: null,
+    contextWindowSource: null,
+    windowWarning: null,
+    structuredOutput: null,
+  };
+  /** What run_skip_review answers: whether a final review of that execution was running. */
+  reviewSkippable = true;
   /** Whether the export's save dialog is cancelled. */
   exportCancelled = false;
   /** Compactions in force, by conversation id. */
@@ -209,7 +223,18 @@ export class FakeBackend {
   }
 
   private providerView(p: FakeBackend["providers"][number]) {
-    return { thresholds: { warn: 0.7, compress: 0.85, deep: 0.9, enabled: true }, keyFile: null, prices: null, cacheTtl: "5m", kind: "openai", ...p, preset: null };
+    return {
+      thresholds: { warn: 0.7, compress: 0.85, deep: 0.9, enabled: true },
+      keyFile: null,
+      prices: null,
+      cacheTtl: "5m",
+      kind: "openai",
+      contextWindowSource: "configured",
+      servedWindow: null,
+      structuredOutput: null,
+      ...p,
+      preset: null,
+    };
   }
 
   /** Every later call of `cmd` rejects with `error` until `succeed(cmd)`. */
@@ -429,6 +454,8 @@ export class FakeBackend {
       }
       case "run_stop":
         return null;
+      case "run_skip_review":
+        return this.reviewSkippable;
       case "provider_names":
         return this.providers.map((p) => ({ name: p.name, model: p.model }));
       case "mcp_server_list":
@@ -616,16 +643,26 @@ export class FakeBackend {
       }
       case "provider_presets":
         return [
-          { name: "ollama", label: "Ollama (local)", kind: "openai", baseUrl: "http://localhost:11434/v1", defaultModel: "qwen3:8b", contextWindow: 32768, needsApiKey: false },
+          { name: "ollama", label: "Ollama (local)", kind: "ollama", baseUrl: "http://localhost:11434/v1", defaultModel: "qwen3:8b", contextWindow: 32768, needsApiKey: false },
           { name: "anthropic", label: "Anthropic", kind: "anthropic", baseUrl: "https://api.anthropic.com", defaultModel: "claude-sonnet-4-5", contextWindow: 200000, needsApiKey: true },
         ];
       case "provider_models":
         if (this.modelList === null)
           return { models: [], failure: { kind: "unreachable", url: String(args.baseUrl), status: null, detail: "connection refused" } };
         return { models: this.modelList, failure: null };
-      case "provider_test":
-        if (this.probeFailure) return { elapsedMs: 3, promptTokens: null, failure: this.probeFailure };
-        return { elapsedMs: 42, promptTokens: 12, failure: null };
+      case "provider_test": {
+        const none = { contextWindow: null, contextWindowSource: null, windowWarning: null, structuredOutput: null };
+        if (this.probeFailure) return { elapsedMs: 3, promptTokens: null, ...none, failure: this.probeFailure };
+        // As the runtime does: the test stores the window it read, with where it comes from.
+        const tested = this.providers.find((p) => p.name === args.name);
+        const { contextWindow, contextWindowSource, structuredOutput } = this.probeFacts;
+        if (tested && contextWindow !== null && contextWindowSource !== null) {
+          tested.contextWindow = contextWindow;
+          tested.contextWindowSource = contextWindowSource;
+        }
+        if (tested && structuredOutput !== null) tested.structuredOutput = structuredOutput;
+        return { elapsedMs: 42, promptTokens: 12, ...this.probeFacts, failure: null };
+      }
       case "provider_update": {
         const found = this.providers.find((p) => p.name === args.name);
         if (!found) throw notFound(String(args.name));
@@ -633,6 +670,8 @@ export class FakeBackend {
           throw { code: "invalid_input", message: "invalid base URL: it must start with http:// or https://" } satisfies AppError;
         found.baseUrl = String(args.baseUrl);
         found.model = String(args.model);
+        // Another window is the analyst's own now.
+        if (Number(args.contextWindow) !== found.contextWindow) found.contextWindowSource = "configured";
         found.contextWindow = Number(args.contextWindow);
         if (args.apiKey) found.hasApiKey = true;
         return this.providerView(found);
@@ -774,5 +813,6 @@ export function usageAt(fraction: number): ContextUsage {
     pendingMessages: 0,
     cachedPercent: null,
     costUsd: null,
+    chatCostUsd: null,
   };
 }

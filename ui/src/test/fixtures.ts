@@ -23,6 +23,7 @@ export function message(overrides: Partial<MessageView> & { id: string; seq: num
     tokens: 0,
     pinned: false,
     createdAt: "2026-01-01T10:00:00Z",
+    answer: null,
     ...overrides,
   };
 }

@@ -153,6 +153,10 @@ pub fn likely_causes(pending: &Pending) -> Vec<String> {
             vec!["the conversation no longer fits the model's window, even compressed".into()]
         }
         (_, FailureClass::Cancelled) => vec!["the run was stopped".into()],
+        (_, FailureClass::Degenerate) => vec![
+            "the model lost its way and repeated itself (small local models do)".into(),
+            "the step asks more of the model than it can do in one answer".into(),
+        ],
     };
     if let Some((name, _)) = &pending.call {
         causes.push(format!("the failing call was {name}"));
@@ -180,6 +184,7 @@ pub fn suggestions(trigger: &Trigger, class: FailureClass, options: Options) -> 
         (Trigger::StuckLoop, _) => vec![Replan, Skip, Abort],
         (_, FailureClass::Transient) => vec![Retry, Skip, Abort],
         (_, FailureClass::Data | FailureClass::Logic) => vec![Replan, Skip, Retry, Abort],
+        (_, FailureClass::Degenerate) => vec![Replan, Retry, Skip, Abort],
         (_, FailureClass::Permission) if options.rolled_back => vec![Replan, Skip, Abort],
         (_, FailureClass::Permission | FailureClass::System) => vec![Retry, Abort, Skip],
         _ => vec![Retry, Replan, Skip, Abort],

@@ -101,7 +101,7 @@ impl Asker<'_> {
                 Err(reason) => {
                     return Err(RuntimeError::Review(format!(
                         "the reviewer ({}) answered with an invalid review twice ({reason}); \
-                         nothing was stored. Try again, or name another --reviewer-provider",
+                         nothing was stored. Try again, or review with another provider",
                         self.config.name
                     )));
                 }

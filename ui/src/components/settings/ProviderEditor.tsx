@@ -2,6 +2,8 @@ import { useState } from "react";
 import { useTranslation } from "react-i18next";
 import { call } from "../../api/call";
 import { commands, type AppError, type PricesView, type ProviderView } from "../../bindings";
+import { formatNumber } from "../../lib/format";
+import { windowSourceLabel } from "../../lib/labels";
 import { InlineError } from "../InlineError";
 
 type Props = {
@@ -39,7 +41,8 @@ function pricesOf(draft: PriceDraft): PricesView | null | undefined {
  * edited here too; nothing is fetched to fill them.
  */
 export function ProviderEditor({ provider, onSaved, onCancel }: Props) {
-  const { t } = useTranslation();
+  const { t, i18n } = useTranslation();
+  const lang = i18n.resolvedLanguage ?? "en";
   const [draft, setDraft] = useState({
     baseUrl: provider.baseUrl,
     model: provider.model,
@@ -93,6 +96,11 @@ export function ProviderEditor({ provider, onSaved, onCancel }: Props) {
           value={draft.window}
           onChange={(e) => setDraft({ ...draft, window: e.target.value.replace(/\D/g, "") })}
         />
+        {/* Where the window in force comes from; a window typed here becomes the configured one. */}
+        <span className="settings-hint" data-testid="edit-window-source" data-source={provider.contextWindowSource}>
+          {windowSourceLabel(t, provider.contextWindowSource, formatNumber(provider.contextWindow, lang))}
+          {provider.contextWindowSource === "preset" && <> {t("settings.windowUnknown")}</>}
+        </span>
       </label>
       <fieldset className="settings-field provider-prices" data-testid="edit-prices">
         <legend>{t("settings.prices")}</legend>

@@ -161,7 +161,7 @@ impl Runner<'_, '_> {
         self.turn.cut_in_a_row = if cut { self.turn.cut_in_a_row + 1 } else { 0 };
         match ended {
             AnswerEnd::Looping => Unfinished::Failed(Box::new(Pending {
-                class: FailureClass::Logic,
+                class: FailureClass::Degenerate,
                 trigger: Trigger::LoopingAnswer,
                 message: "the model's answer kept repeating the same words and was ended; \
                           try again, replan with a clearer step, or use a larger model"
