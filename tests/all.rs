@@ -8,6 +8,7 @@
 mod support;
 
 mod e2e;
+mod e2e_answers;
 mod e2e_context;
 mod e2e_export;
 mod e2e_figures;

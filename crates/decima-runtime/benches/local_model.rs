@@ -93,10 +93,22 @@ async fn decima_first_token(store: &Store, dir: &std::path::Path) -> Duration {
 /// The body Decima sends for a fresh conversation's first turn, captured from the wire.
 async fn captured_body() -> Vec<u8> {
     let recorder = LlmServer::start().await;
-    recorder.enqueue(Reply::Stream(Turn {
-        text: vec!["Blue.".into()],
-        ..Turn::default()
-    }));
+    // It answers the chat; asked for its window (as adding and starting a chat ask), it has
+    // none to say.
+    recorder.respond_with(|request| {
+        if request.path.ends_with("/chat/completions") {
+            Reply::Stream(Turn {
+                text: vec!["Blue.".into()],
+                ..Turn::default()
+            })
+        } else {
+            Reply::Status {
+                status: 404,
+                headers: Vec::new(),
+                body: "{}".into(),
+            }
+        }
+    });
     let dir = tempfile::tempdir().unwrap();
     let store = store_with_provider(dir.path(), recorder.openai_base_url()).await;
     decima_first_token(&store, dir.path()).await;
@@ -129,9 +141,15 @@ async fn plain_first_token(server: &LlamaCppServer, body: &[u8]) -> Duration {
     panic!("the server sent no content");
 }
 
-fn median(mut values: Vec<f64>) -> f64 {
+fn median(values: Vec<f64>) -> f64 {
+    quartiles(values)[1]
+}
+
+/// The first quartile, the median and the third quartile.
+fn quartiles(mut values: Vec<f64>) -> [f64; 3] {
     values.sort_by(f64::total_cmp);
-    values[values.len() / 2]
+    let at = |q: usize| values[(values.len() - 1) * q / 4];
+    [at(1), at(2), at(3)]
 }
 
 async fn added_latency(rounds: usize) {
@@ -159,12 +177,17 @@ async fn added_latency(rounds: usize) {
         decima.push(ms(d));
         added.push(ms(d) - ms(p));
     }
+    let q = |v: &[f64]| {
+        let [a, b, c] = quartiles(v.to_vec());
+        format!("{a:.1} / {b:.1} / {c:.1}")
+    };
     println!(
-        "first token, {rounds} rounds: plain socket median {:.1} ms, Decima's chat turn median \
-         {:.1} ms; Decima's added latency median {:.1} ms (per-round difference)",
-        median(plain),
-        median(decima),
-        median(added)
+        "first token, {rounds} rounds (quartiles, ms): plain socket {}, Decima's chat turn {}; \
+         Decima's added latency per round {} (median of medians' difference {:.1} ms)",
+        q(&plain),
+        q(&decima),
+        q(&added),
+        median(decima.clone()) - median(plain.clone())
     );
 }
 

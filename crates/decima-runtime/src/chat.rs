@@ -184,49 +184,7 @@ async fn run_turn(
     };
     let (cap, estimate, needed) = (fitted.request.max_tokens, fitted.estimate, fitted.needed);
     let ended = answer::ending(&completion);
-    let stopped = ended == AnswerEnd::Stopped;
-    let mut completion = completion;
-    if stopped {
-        // A call of a stopped answer never runs: keep its words only.
-        completion.tool_calls.clear();
-        completion.cut_off_tool_calls.clear();
-    }
-    if !completion.cut_off_tool_calls.is_empty() {
-        // A call whose arguments the output limit cut off is never run or stored as a call: its
-        // arguments are incomplete (a truncated file, a half command). The person is told.
-        let names: Vec<String> = completion
-            .cut_off_tool_calls
-            .iter()
-            .map(|c| c.name.clone())
-            .collect();
-        warn!(
-            calls = names.len(),
-            "tool calls cut off by the output limit"
-        );
-        if completion.text.trim().is_empty() && completion.tool_calls.is_empty() {
-            return Err(RuntimeError::CutOff {
-                provider: config.name.clone(),
-                calls: names.join(", "),
-            });
-        }
-        turn.events.emit(Event::Warning {
-            message: format!(
-                "the answer was cut off by the output limit while writing a call to {}; \
-                 that call was not run",
-                names.join(", ")
-            ),
-        });
-    }
-    if completion.text.trim().is_empty() && completion.tool_calls.is_empty() {
-        if stopped {
-            return Err(LlmError::Cancelled.into());
-        }
-        // An empty assistant turn would be refused by some providers on every later request
-        // (Anthropic rejects empty text blocks), so it is never stored.
-        return Err(RuntimeError::EmptyAnswer {
-            provider: config.name.clone(),
-        });
-    }
+    let completion = storable(completion, ended, &config.name, turn.events)?;
     let answer = store.messages().append(id, completion.to_message()).await?;
     // A server that counted far fewer prompt tokens than were sent dropped part of the prompt;
     // such a count says nothing about the tokenizer and is not learned from.
@@ -277,6 +235,57 @@ async fn run_turn(
         usage: completion.usage,
         ended,
     })
+}
+
+/// The answer as it may be stored: a stopped answer keeps its words only, a call the output
+/// limit cut off is never run or stored as a call (its arguments are incomplete: a truncated
+/// file, a half command) and the person is told, and an answer with nothing left is refused.
+fn storable(
+    mut completion: Completion,
+    ended: AnswerEnd,
+    provider: &str,
+    events: &dyn EventSink,
+) -> Result<Completion> {
+    let stopped = ended == AnswerEnd::Stopped;
+    if stopped {
+        completion.tool_calls.clear();
+        completion.cut_off_tool_calls.clear();
+    }
+    if !completion.cut_off_tool_calls.is_empty() {
+        let names: Vec<String> = completion
+            .cut_off_tool_calls
+            .iter()
+            .map(|c| c.name.clone())
+            .collect();
+        warn!(
+            calls = names.len(),
+            "tool calls cut off by the output limit"
+        );
+        if completion.text.trim().is_empty() && completion.tool_calls.is_empty() {
+            return Err(RuntimeError::CutOff {
+                provider: provider.to_owned(),
+                calls: names.join(", "),
+            });
+        }
+        events.emit(Event::Warning {
+            message: format!(
+                "the answer was cut off by the output limit while writing a call to {}; \
+                 that call was not run",
+                names.join(", ")
+            ),
+        });
+    }
+    if completion.text.trim().is_empty() && completion.tool_calls.is_empty() {
+        if stopped {
+            return Err(LlmError::Cancelled.into());
+        }
+        // An empty assistant turn would be refused by some providers on every later request
+        // (Anthropic rejects empty text blocks), so it is never stored.
+        return Err(RuntimeError::EmptyAnswer {
+            provider: provider.to_owned(),
+        });
+    }
+    Ok(completion)
 }
 
 /// What the analyst is told when the server dropped part of the prompt without a word.

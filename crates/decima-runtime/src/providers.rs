@@ -62,7 +62,58 @@ pub async fn add(store: &Store, data_dir: &Path, draft: ProviderDraft) -> Result
     if let Some(path) = &draft.tokenizer_json {
         decima_llm::tokens::HfCounter::from_file(path)?;
     }
-    let mut new = match &draft.preset {
+    let mut new = new_provider(&draft)?;
+    let mut typed: ProviderSettings =
+        serde_json::from_value(new.settings.clone()).unwrap_or_default();
+    typed.tokenizer_json = draft.tokenizer_json.clone();
+    typed.thresholds = draft.thresholds;
+    typed.server = draft
+        .preset
+        .as_deref()
+        .and_then(presets::find)
+        .map(|p| p.server)
+        .filter(|s| *s != decima_llm::ServerFamily::Hosted);
+    typed.configured_window = draft.context_window;
+    typed.window_source = Some(if draft.context_window.is_some() {
+        WindowSource::Configured
+    } else {
+        WindowSource::Preset
+    });
+    new.settings = typed.to_value();
+    // Validate the endpoint before anything is stored.
+    let mut probe = ProviderConfig::new(
+        &new.name,
+        settings::protocol(&new.kind)?,
+        &new.base_url,
+        &new.model,
+    );
+    probe.context_window = new.context_window;
+    HttpProvider::new(probe)?;
+    let record = store.providers().create(new).await?;
+    let mut warning = None;
+    if let Some(key) = &draft.api_key {
+        let (secrets, fallback) = SecretStore::open_async(data_dir).await?;
+        if let Err(e) = secrets.set_async(&record.name, key).await {
+            // Leave no provider without the key the user meant it to have.
+            let _ = store.providers().remove(&record.name).await;
+            return Err(e.into());
+        }
+        warning = fallback;
+    }
+    info!(provider = %record.name, kind = %record.kind, "provider added");
+    // Ask the server what it serves now, so the first run is fitted to it.
+    let config = settings::from_record(&record, data_dir).await?.config;
+    let (window, record) = served_window::check(store, &record, &config, Freshness::Now).await?;
+    Ok(Added {
+        record,
+        warning,
+        window,
+    })
+}
+
+/// The row a draft makes: from its preset with the draft's overrides, or a custom one.
+fn new_provider(draft: &ProviderDraft) -> Result<NewProvider> {
+    let new = match &draft.preset {
         Some(preset_name) => {
             let preset = presets::find(preset_name).ok_or_else(|| {
                 RuntimeError::Config(format!(
@@ -128,52 +179,7 @@ pub async fn add(store: &Store, data_dir: &Path, draft: ProviderDraft) -> Result
             }
         }
     };
-    let mut typed: ProviderSettings =
-        serde_json::from_value(new.settings.clone()).unwrap_or_default();
-    typed.tokenizer_json = draft.tokenizer_json.clone();
-    typed.thresholds = draft.thresholds;
-    typed.server = draft
-        .preset
-        .as_deref()
-        .and_then(presets::find)
-        .map(|p| p.server)
-        .filter(|s| *s != decima_llm::ServerFamily::Hosted);
-    typed.configured_window = draft.context_window;
-    typed.window_source = Some(if draft.context_window.is_some() {
-        WindowSource::Configured
-    } else {
-        WindowSource::Preset
-    });
-    new.settings = typed.to_value();
-    // Validate the endpoint before anything is stored.
-    let mut probe = ProviderConfig::new(
-        &new.name,
-        settings::protocol(&new.kind)?,
-        &new.base_url,
-        &new.model,
-    );
-    probe.context_window = new.context_window;
-    HttpProvider::new(probe)?;
-    let record = store.providers().create(new).await?;
-    let mut warning = None;
-    if let Some(key) = &draft.api_key {
-        let (secrets, fallback) = SecretStore::open_async(data_dir).await?;
-        if let Err(e) = secrets.set_async(&record.name, key).await {
-            // Leave no provider without the key the user meant it to have.
-            let _ = store.providers().remove(&record.name).await;
-            return Err(e.into());
-        }
-        warning = fallback;
-    }
-    info!(provider = %record.name, kind = %record.kind, "provider added");
-    // Ask the server what it serves now, so the first run is fitted to it.
-    let config = settings::from_record(&record, data_dir).await?.config;
-    let (window, record) = served_window::check(store, &record, &config, Freshness::Now).await?;
-    Ok(Added {
-        record,
-        warning,
-        window,
-    })
+    Ok(new)
 }
 
 /// A provider as a settings list shows it.

@@ -70,51 +70,7 @@ impl Runner<'_, '_> {
                     return Ok(None);
                 }
                 Ok(completion) => {
-                    // The run history's cost: every answered call, with what the provider
-                    // said it carried and, at the provider's prices now, what it cost.
-                    let usage = completion.usage.map(crate::answer::call_usage);
-                    let cost = usage
-                        .zip(self.prices)
-                        .map(|(u, prices)| crate::answer::cost_microdollars(&u, &prices));
-                    self.store()
-                        .executions()
-                        .add_model_call(self.execution.id, usage, cost)
-                        .await?;
-                    // A server that counted far fewer prompt tokens than were sent dropped part
-                    // of the prompt: the answer is marked, and the count is not learned from.
-                    self.turn.prompt_truncated = completion.usage.is_some_and(|u| {
-                        self.calibration.looks_truncated(estimate, u.prompt_tokens)
-                    });
-                    if self.turn.prompt_truncated
-                        && let Some(served) =
-                            crate::served_window::after_truncation(self.store(), &self.config)
-                                .await?
-                    {
-                        self.fit_to(served)?;
-                    }
-                    if let Some(usage) = completion.usage
-                        && !self.turn.prompt_truncated
-                    {
-                        self.calibration.update(estimate, usage.prompt_tokens);
-                        // Saved while it is still learning, then every few samples: a crash
-                        // loses at most a few samples of a running average.
-                        if self.calibration.samples <= CALIBRATION_WARMUP
-                            || self
-                                .calibration
-                                .samples
-                                .is_multiple_of(CALIBRATION_SAVE_EVERY)
-                        {
-                            self.store()
-                                .calibrations()
-                                .save(
-                                    &self.config.model,
-                                    self.calibration.factor,
-                                    self.calibration.samples,
-                                )
-                                .await?;
-                        }
-                    }
-                    self.turn.instant_context = None;
+                    self.answered(&completion, estimate).await?;
                     return Ok(Some(self.calls_from_text(completion, &tools)));
                 }
                 Err(RuntimeError::Llm(e))
@@ -189,6 +145,56 @@ impl Runner<'_, '_> {
         }
         self.turn.calls_from_text = Some(recovered.form);
         completion
+    }
+
+    /// Books an answered call: its usage and cost in the run's history, a prompt the server
+    /// cut (which refits the window and is not learned from), and the calibration.
+    async fn answered(&mut self, completion: &Completion, estimate: u32) -> Result<()> {
+        // The run history's cost: every answered call, with what the provider said it carried
+        // and, at the provider's prices now, what it cost.
+        let usage = completion.usage.map(crate::answer::call_usage);
+        let cost = usage
+            .zip(self.prices)
+            .map(|(u, prices)| crate::answer::cost_microdollars(&u, &prices));
+        self.store()
+            .executions()
+            .add_model_call(self.execution.id, usage, cost)
+            .await?;
+        // A server that counted far fewer prompt tokens than were sent dropped part of the
+        // prompt: the answer is marked, and the count is not learned from.
+        self.turn.prompt_truncated = completion
+            .usage
+            .is_some_and(|u| self.calibration.looks_truncated(estimate, u.prompt_tokens));
+        if self.turn.prompt_truncated
+            && let Some(served) =
+                crate::served_window::after_truncation(self.store(), &self.config).await?
+        {
+            self.fit_to(served)?;
+        }
+        if let Some(usage) = completion.usage
+            && !self.turn.prompt_truncated
+        {
+            self.calibration.update(estimate, usage.prompt_tokens);
+            // Saved while it is still learning, then every few samples: a crash loses at most
+            // a few samples of a running average.
+            if self.calibration.samples <= CALIBRATION_WARMUP
+                || self
+                    .calibration
+                    .samples
+                    .is_multiple_of(CALIBRATION_SAVE_EVERY)
+            {
+                self.store()
+                    .calibrations()
+                    .save(
+                        &self.config.model,
+                        self.calibration.factor,
+                        self.calibration.samples,
+                    )
+                    .await?;
+            }
+        }
+        self.turn.instant_context = None;
+        Ok(())
     }
 
     /// Reads the served window again after the server refused a request for its length, and
