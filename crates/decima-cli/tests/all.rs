@@ -22,6 +22,7 @@ mod logging;
 mod mcp_cli;
 mod mcp_cli_settings;
 mod remote_engine;
+mod real_llamacpp;
 mod review;
 mod review_answers;
 mod review_in_runs;

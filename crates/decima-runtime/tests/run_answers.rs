@@ -226,3 +226,77 @@ async fn a_stop_before_the_first_token_ends_the_run_within_a_second() {
         .unwrap();
     assert_eq!(ending.status, ExecutionStatus::Cancelled);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stop_while_a_subagent_streams_ends_both_within_a_second_and_keeps_what_the_child_said() {
+    let f = Fixture::new().await;
+    f.call(
+        "spawn_subagent",
+        serde_json::json!({"task": "Count the rows of ledger.csv"}),
+    );
+    // The child's model has begun its answer and then says nothing more.
+    f.server.enqueue(Reply::Stream(Turn {
+        text: vec!["Counting: ".into(), "the ledger has".into()],
+        fault: Some(StreamFault::StallAfter(3)),
+        ..Turn::default()
+    }));
+    let session = f.session(&StopOnFailure);
+    let cancel = session.cancel.clone();
+    let server = &f.server;
+    let stopper = async {
+        server.wait_for_requests(2, Duration::from_secs(60)).await;
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        cancel.cancel();
+        std::time::Instant::now()
+    };
+    let run = agent::run(
+        &session,
+        RunRequest {
+            conversation: None,
+            workspace: Some(f.workspace()),
+            task: "How many rows does the ledger have?".into(),
+            sandbox: decima_store::SandboxKind::Host,
+            options: RunOptions {
+                tenth_man: decima_runtime::review::TenthManMode::Off,
+                ..RunOptions::default()
+            },
+        },
+    );
+    let (outcome, stopped) = tokio::join!(run, stopper);
+    let outcome = outcome.unwrap();
+    assert!(
+        stopped.elapsed() < Duration::from_secs(1),
+        "the stop took {:?}",
+        stopped.elapsed()
+    );
+    assert_eq!(outcome.execution.status, ExecutionStatus::Cancelled);
+    let children = f
+        .store
+        .executions()
+        .children(outcome.execution.id)
+        .await
+        .unwrap();
+    assert_eq!(children.len(), 1);
+    let child = &children[0];
+    assert_eq!(child.status, ExecutionStatus::Cancelled);
+    // Where it stopped shows in the child's conversation: what the child's model had said.
+    let answers = f
+        .store
+        .answers()
+        .of_conversation(child.conversation_id)
+        .await
+        .unwrap();
+    let stopped: Vec<_> = answers
+        .iter()
+        .filter(|a| a.record.ended == AnswerEnd::Stopped)
+        .collect();
+    assert_eq!(stopped.len(), 1, "{answers:?}");
+    let said = f
+        .store
+        .messages()
+        .get(child.conversation_id, stopped[0].seq)
+        .await
+        .unwrap();
+    assert_eq!(said.execution_id, Some(child.id));
+    assert!(said.content.starts_with("Counting: "), "{}", said.content);
+}

@@ -157,14 +157,17 @@ pub enum ProviderCommand {
         /// A name of your choice (letters, digits, '.', '_', '-').
         name: String,
         /// Start from a preset: openai, anthropic, deepseek, qwen, moonshot, zhipu, openrouter,
-        /// ollama, lmstudio, llamacpp, vllm.
-        #[arg(long, conflicts_with_all = ["kind", "base_url"], required_unless_present = "kind")]
+        /// ollama, lmstudio, llamacpp, vllm. Decima asks a local server's preset what window
+        /// it serves.
+        #[arg(long, conflicts_with = "kind", required_unless_present = "kind")]
         preset: Option<String>,
         /// The wire protocol of a custom endpoint.
         #[arg(long, value_enum, requires = "base_url")]
         kind: Option<KindArg>,
         /// The endpoint: for openai up to the /v1-style prefix, for anthropic the host root.
-        #[arg(long, requires = "kind")]
+        /// With a preset, where its server runs if not at the preset's address (a llama.cpp
+        /// server on another port).
+        #[arg(long)]
         base_url: Option<String>,
         /// The model id (defaults to the preset's).
         #[arg(long)]
