@@ -112,7 +112,10 @@ async fn the_meter_crosses_70_and_85_percent_then_compression_is_previewed_confi
             .and_then(|m| m["content"].as_str().map(str::to_owned))
             .unwrap_or_default();
         let words = if task.contains("second") { 1_500 } else { 700 };
-        say(format!("Ledger notes: {}", "reconciled ledger line ".repeat(words)))
+        // Numbered lines: a long answer, not one line said over and over (which Decima ends
+        // early as a loop).
+        let lines: String = (0..words).map(|n| format!("reconciled line {n} ")).collect();
+        say(format!("Ledger notes: {lines}"))
     });
 
     // A conversation seeded to about 60% of what the prompt may use.
