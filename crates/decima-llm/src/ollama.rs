@@ -16,11 +16,11 @@ use decima_core::Role;
 use serde_json::{Map, Value, json};
 
 use crate::provider::ProviderConfig;
-use crate::tool_calls::{PartialToolCall, finish_call, generated_call_id};
+use crate::tool_calls::{PartialToolCall, closing_events};
 use crate::transport::Decoded;
 use crate::{
-    ChatMessage, ChatRequest, CutOffToolCall, FinishReason, LlmError, StreamEvent, ToolChoice,
-    Usage, classify_status, openai,
+    ChatMessage, ChatRequest, FinishReason, LlmError, StreamEvent, ToolChoice, Usage,
+    classify_status, openai,
 };
 
 /// Authorization header, when there is a key: a local Ollama takes none, but one behind an
@@ -253,26 +253,7 @@ impl Decoder {
             Some(other) => FinishReason::Other(other.to_owned()),
         };
         let seed = self.seed.as_deref().unwrap_or_default();
-        let mut events = Vec::with_capacity(calls.len() + 2);
-        for (n, mut call) in calls.into_iter().enumerate() {
-            if call.id.is_empty() {
-                call.id = generated_call_id(seed, n, &call.name, &call.arguments);
-            }
-            events.push(if finish == FinishReason::Length {
-                StreamEvent::ToolCallCutOff(CutOffToolCall {
-                    id: call.id,
-                    name: call.name,
-                    arguments: call.arguments,
-                })
-            } else {
-                StreamEvent::ToolCall(finish_call(call)?)
-            });
-        }
-        events.push(StreamEvent::Finish(finish));
-        if let Some(usage) = usage(line) {
-            events.push(StreamEvent::Usage(usage));
-        }
-        Ok(events)
+        closing_events(calls, finish, seed, usage(line))
     }
 }
 

@@ -8,11 +8,11 @@ use eventsource_stream::Event;
 use serde_json::{Map, Value, json};
 
 use crate::provider::ProviderConfig;
-use crate::tool_calls::{ToolCallAssembler, ToolCallDelta, finish_call, generated_call_id};
+use crate::tool_calls::{ToolCallAssembler, ToolCallDelta, closing_events};
 use crate::transport::Decoded;
 use crate::{
-    ChatMessage, ChatRequest, CutOffToolCall, FinishReason, LlmError, StreamEvent, ToolChoice,
-    Usage, classify_error_kind, classify_status,
+    ChatMessage, ChatRequest, FinishReason, LlmError, StreamEvent, ToolChoice, Usage,
+    classify_error_kind, classify_status,
 };
 
 /// Authorization header, when there is a key.
@@ -388,26 +388,7 @@ impl Decoder {
             finish = FinishReason::ToolCalls;
         }
         let seed = self.response_id.as_deref().unwrap_or_default();
-        let mut events = Vec::with_capacity(calls.len() + 2);
-        for (n, mut call) in calls.into_iter().enumerate() {
-            if call.id.is_empty() {
-                call.id = generated_call_id(seed, n, &call.name, &call.arguments);
-            }
-            events.push(if finish == FinishReason::Length {
-                StreamEvent::ToolCallCutOff(CutOffToolCall {
-                    id: call.id,
-                    name: call.name,
-                    arguments: call.arguments,
-                })
-            } else {
-                StreamEvent::ToolCall(finish_call(call)?)
-            });
-        }
-        events.push(StreamEvent::Finish(finish));
-        if let Some(usage) = self.usage {
-            events.push(StreamEvent::Usage(usage));
-        }
-        Ok(events)
+        closing_events(calls, finish, seed, self.usage)
     }
 }
 

@@ -228,6 +228,38 @@ pub const INVALID_ARGUMENTS_KEY: &str = "__invalid_arguments__";
 /// The parse error kept with them.
 pub const PARSE_ERROR_KEY: &str = "__parse_error__";
 
+/// The events that close an answer of an OpenAI-style wire (OpenAI-compatible and Ollama):
+/// its calls (ids generated from `seed` where the server sent none; cut off, never run, when
+/// the output limit ended the answer), the finish reason, then the usage.
+pub(crate) fn closing_events(
+    calls: Vec<PartialToolCall>,
+    finish: crate::FinishReason,
+    seed: &str,
+    usage: Option<crate::Usage>,
+) -> Result<Vec<crate::StreamEvent>, LlmError> {
+    use crate::{CutOffToolCall, FinishReason, StreamEvent};
+    let mut events = Vec::with_capacity(calls.len() + 2);
+    for (n, mut call) in calls.into_iter().enumerate() {
+        if call.id.is_empty() {
+            call.id = generated_call_id(seed, n, &call.name, &call.arguments);
+        }
+        events.push(if finish == FinishReason::Length {
+            StreamEvent::ToolCallCutOff(CutOffToolCall {
+                id: call.id,
+                name: call.name,
+                arguments: call.arguments,
+            })
+        } else {
+            StreamEvent::ToolCall(finish_call(call)?)
+        });
+    }
+    events.push(StreamEvent::Finish(finish));
+    if let Some(usage) = usage {
+        events.push(StreamEvent::Usage(usage));
+    }
+    Ok(events)
+}
+
 /// Validates one assembled call. Arguments that stay invalid JSON after repair keep the call:
 /// they are wrapped as a JSON object under [`INVALID_ARGUMENTS_KEY`], so the call can be stored
 /// and sent back (every provider needs JSON there) and answered with a tool error the model can
