@@ -17,6 +17,28 @@ use decima_runtime::agent::{self, RunOptions, RunRequest, StopOnFailure};
 use decima_store::{AnswerEnd, ExecutionStatus};
 use decima_testkit::{Reply, StreamFault, Turn};
 
+/// Runs `task` on the host in `session`, which the test may stop, with the tenth man off.
+async fn run_in(
+    f: &Fixture,
+    session: &agent::Session<'_>,
+    task: &str,
+) -> decima_runtime::Result<agent::RunOutcome> {
+    agent::run(
+        session,
+        RunRequest {
+            conversation: None,
+            workspace: Some(f.workspace()),
+            task: task.into(),
+            sandbox: decima_store::SandboxKind::Host,
+            options: RunOptions {
+                tenth_man: decima_runtime::review::TenthManMode::Off,
+                ..RunOptions::default()
+            },
+        },
+    )
+    .await
+}
+
 fn text(parts: &[&str], finish: Option<&str>) -> Reply {
     Reply::Stream(Turn {
         text: parts.iter().map(|p| (*p).to_owned()).collect(),
@@ -151,21 +173,7 @@ async fn a_stop_while_the_model_streams_keeps_what_it_said_and_takes_effect_with
         cancel.cancel();
         std::time::Instant::now()
     });
-    let outcome = agent::run(
-        &session,
-        RunRequest {
-            conversation: None,
-            workspace: Some(f.workspace()),
-            task: "Read the ledger".into(),
-            sandbox: decima_store::SandboxKind::Host,
-            options: RunOptions {
-                tenth_man: decima_runtime::review::TenthManMode::Off,
-                ..RunOptions::default()
-            },
-        },
-    )
-    .await
-    .unwrap();
+    let outcome = run_in(&f, &session, "Read the ledger").await.unwrap();
     let stopped = stopper.await.unwrap();
     assert!(stopped.elapsed() < Duration::from_secs(1));
     assert_eq!(outcome.execution.status, ExecutionStatus::Cancelled);
@@ -200,21 +208,7 @@ async fn a_stop_before_the_first_token_ends_the_run_within_a_second() {
         tokio::time::sleep(Duration::from_millis(500)).await;
         cancel.cancel();
     });
-    let outcome = agent::run(
-        &session,
-        RunRequest {
-            conversation: None,
-            workspace: Some(f.workspace()),
-            task: "Read the ledger".into(),
-            sandbox: decima_store::SandboxKind::Host,
-            options: RunOptions {
-                tenth_man: decima_runtime::review::TenthManMode::Off,
-                ..RunOptions::default()
-            },
-        },
-    )
-    .await
-    .unwrap();
+    let outcome = run_in(&f, &session, "Read the ledger").await.unwrap();
     assert!(started.elapsed() < Duration::from_millis(1_500));
     assert_eq!(outcome.execution.status, ExecutionStatus::Cancelled);
     // The conversation shows where it stopped: the run's ending row.
@@ -249,19 +243,7 @@ async fn a_stop_while_a_subagent_streams_ends_both_within_a_second_and_keeps_wha
         cancel.cancel();
         std::time::Instant::now()
     };
-    let run = agent::run(
-        &session,
-        RunRequest {
-            conversation: None,
-            workspace: Some(f.workspace()),
-            task: "How many rows does the ledger have?".into(),
-            sandbox: decima_store::SandboxKind::Host,
-            options: RunOptions {
-                tenth_man: decima_runtime::review::TenthManMode::Off,
-                ..RunOptions::default()
-            },
-        },
-    );
+    let run = run_in(&f, &session, "How many rows does the ledger have?");
     let (outcome, stopped) = tokio::join!(run, stopper);
     let outcome = outcome.unwrap();
     assert!(
