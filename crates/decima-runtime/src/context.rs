@@ -500,11 +500,9 @@ impl Loaded {
         (drafts, tokens)
     }
 
-    /// The oldest seq a request built from what was read can hold verbatim: past the
-    /// summaries' frontier and within the loaded tail. Older messages left the window.
+    /// The oldest seq a request can hold verbatim: past the summaries and in the loaded tail.
     pub fn first_verbatim_seq(&self) -> i64 {
-        let loaded = self.tail.first().map_or(i64::MAX, |m| m.seq);
-        loaded.max(self.frontier + 1)
+        (self.frontier + 1).max(self.tail.first().map_or(i64::MAX, |m| m.seq))
     }
 
     /// The sliding-window selection over what was read, within `tokens` of history (store
