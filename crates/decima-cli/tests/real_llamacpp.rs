@@ -52,9 +52,8 @@ async fn new_conversation(env: &Env) -> String {
 }
 
 /// Starts a chat and waits until the model is answering: the conversation is claimed and the
-/// model has had a few seconds to stream (it writes a few tokens a second here, and its answer
-/// runs to hundreds of them, so it is mid-answer).
-async fn chat_mid_answer(env: &Env, conversation: &str) -> Child {
+/// server has decoded the first tokens of the answer.
+async fn chat_mid_answer(env: &Env, server: &LlamaCppServer, conversation: &str) -> Child {
     let mut child = env
         .command(&["chat", "--conversation", conversation, LONG])
         .stdout(Stdio::piped())
@@ -75,9 +74,33 @@ async fn chat_mid_answer(env: &Env, conversation: &str) -> Child {
         );
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-    tokio::time::sleep(Duration::from_secs(8)).await;
-    assert!(child.try_wait().unwrap().is_none(), "the chat ended early");
+    // Until the server has decoded a few tokens of the answer: mid-answer, whatever the speed.
+    while decoded(server) < 3 {
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "the chat ended before the model answered"
+        );
+        assert!(started.elapsed() < Duration::from_secs(120), "no answer");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
     child
+}
+
+/// The tokens the server's busy slot has decoded so far (its `/slots`), 0 when none is busy.
+fn decoded(server: &LlamaCppServer) -> u64 {
+    let out = Command::new("curl")
+        .args(["-s", &format!("{}/slots", server.root_url())])
+        .output()
+        .unwrap();
+    let slots: Value = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
+    slots
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|s| s["is_processing"] == true)
+        .filter_map(|s| s["next_token"][0]["n_decoded"].as_u64())
+        .max()
+        .unwrap_or(0)
 }
 
 /// Whether something holds the conversation.
@@ -104,7 +127,7 @@ async fn a_real_servers_window_is_read_and_a_killed_or_stopped_chat_frees_its_co
 
     // Killed with SIGKILL mid-answer: the next chat takes the conversation over at once.
     let conversation = new_conversation(&env).await;
-    let mut child = chat_mid_answer(&env, &conversation).await;
+    let mut child = chat_mid_answer(&env, &server, &conversation).await;
     child.kill().unwrap();
     child.wait().unwrap();
     let started = Instant::now();
@@ -120,7 +143,7 @@ async fn a_real_servers_window_is_read_and_a_killed_or_stopped_chat_frees_its_co
     );
 
     // Stopped with SIGTERM mid-answer: out promptly, the partial answer kept as stopped.
-    let child = chat_mid_answer(&env, &conversation).await;
+    let child = chat_mid_answer(&env, &server, &conversation).await;
     let sent = Command::new("kill")
         .args(["-TERM", &child.id().to_string()])
         .status()
