@@ -182,6 +182,9 @@ pub struct FailureReport {
     /// What the todo changed since it started, when nothing was rolled back: what choosing
     /// `rollback` would undo.
     pub changes: Option<TodoChangesView>,
+    /// For a request too long for the model, the window the server named: the `compress`
+    /// choice says it ("use the server's 8,192 and compress").
+    pub served_window: Option<u32>,
 }
 
 /// What a todo changed since its snapshot, for the analyst deciding whether to roll back.
@@ -251,6 +254,7 @@ impl From<&Failure> for FailureReport {
             suggestions: offered,
             resolution: f.resolution,
             changes: details.changes.map(TodoChangesView::from),
+            served_window: details.served_window,
         }
     }
 }

@@ -749,6 +749,11 @@ export type FailureReport = {
 	 *  `rollback` would undo.
 	 */
 	changes: TodoChangesView | null,
+	/**
+	 *  For a request too long for the model, the window the server named: the `compress`
+	 *  choice says it ("use the server's 8,192 and compress").
+	 */
+	servedWindow: number | null,
 };
 
 /**
@@ -1184,7 +1189,13 @@ export type Resolution =
  *  Put the workspace, the plan and the history back to the failed todo's snapshot, then
  *  choose again: for a failure that did not roll back on its own (the step budget).
  */
-"rollback";
+"rollback" | 
+/**
+ *  Fit the run to the window the server says it serves, compress the conversation deeply,
+ *  and try the step again: for a request too long for the model, where a plain retry
+ *  would be refused again.
+ */
+"compress";
 
 /**  A tenth-man review and the findings earlier reviews left open. */
 export type ReviewView = {

@@ -228,8 +228,13 @@ pub async fn after_truncation(store: &Store, config: &ProviderConfig) -> Result<
 }
 
 /// Reads the served window now; stores and returns it when it, or the limit a refusal
-/// `named`, is smaller than the window the last request was fitted to.
-async fn refit(store: &Store, config: &ProviderConfig, named: Option<u32>) -> Result<Option<u32>> {
+/// `named`, is smaller than the window the last request was fitted to. The analyst's
+/// `compress` on an overflow calls it too, with the limit the failure recorded.
+pub async fn refit(
+    store: &Store,
+    config: &ProviderConfig,
+    named: Option<u32>,
+) -> Result<Option<u32>> {
     forget(config);
     let Ok(record) = store.providers().get_by_name(&config.name).await else {
         return Ok(named.filter(|n| *n < config.context_window));

@@ -303,3 +303,62 @@ async fn a_server_that_counts_far_fewer_prompt_tokens_than_were_sent_is_caught()
     // Such a count is not learned: the calibration does not shrink to it.
     assert_eq!(store.calibrations().get("qwen3").await.unwrap(), None);
 }
+
+/// The same on Ollama's own wire, the server that really does it: with a window smaller than
+/// the prompt it keeps the prompt's end and reports `prompt_eval_count` for what it kept. The
+/// request told it the window Decima planned for (`options.num_ctx`), the answer is marked,
+/// and the analyst is told.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ollama_counting_far_fewer_prompt_tokens_than_were_sent_is_caught() {
+    let server = LlmServer::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(
+        &dir.path().join("decima.db"),
+        decima_llm::tokens::store_counter(),
+    )
+    .await
+    .unwrap();
+    store
+        .providers()
+        .create(NewProvider {
+            name: "local".into(),
+            kind: "ollama".into(),
+            preset: None,
+            base_url: server.ollama_base_url(),
+            model: "llama3.2".into(),
+            context_window: WINDOW,
+            settings: serde_json::json!({}),
+        })
+        .await
+        .unwrap();
+    let long = "The ledger lists account ACC-1042 with a balance of 1,204.50 EUR. ".repeat(120);
+    server.enqueue(Reply::Stream(Turn {
+        text: vec!["I see one account.".into()],
+        usage: Some((512, 6)),
+        ..Turn::default()
+    }));
+    let events = CollectEvents::default();
+    let outcome = turn(
+        &store,
+        dir.path(),
+        None,
+        &long,
+        &events,
+        CancellationToken::new(),
+    )
+    .await
+    .unwrap();
+    let request = &server.requests()[0];
+    assert_eq!(request.path, "/api/chat");
+    let body = request.json.as_ref().unwrap();
+    assert_eq!(body["options"]["num_ctx"], WINDOW);
+    assert!(body["options"]["num_predict"].as_u64().unwrap() > 0);
+    let answers = store
+        .answers()
+        .of_conversation(outcome.conversation_id)
+        .await
+        .unwrap();
+    assert!(answers[0].record.prompt_truncated);
+    let said = warnings(&events);
+    assert!(said.iter().any(|w| w.contains("dropped part")), "{said:?}");
+}

@@ -395,3 +395,142 @@ async fn a_choice_source_answering_an_unoffered_choice_leaves_the_run_waiting() 
         [Resolution::Retry, Resolution::Replan, Resolution::Abort]
     );
 }
+
+/// llama.cpp's refusal of a prompt longer than its window, byte for byte as its server sends it
+/// (read from a real server; it refuses even with context shift on, and never truncates).
+fn llamacpp_refusal(sent: u32, n_ctx: u32) -> decima_testkit::Reply {
+    decima_testkit::Reply::Status {
+        status: 400,
+        headers: vec![],
+        body: format!(
+            r#"{{"error":{{"code":400,"message":"request ({sent} tokens) exceeds the available context size ({n_ctx} tokens), try increasing it","type":"exceed_context_size_error","n_prompt_tokens":{sent},"n_ctx":{n_ctx}}}}}"#
+        ),
+    }
+}
+
+/// A request the server refuses for its length, still refused after Decima fitted itself to
+/// the window the refusal names: the failure offers to use the server's window and compress
+/// (not a retry, which would be refused again), says the number, and that choice fits the run,
+/// compresses deeply and goes on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_overflow_the_server_refuses_twice_offers_its_window_and_compress() {
+    let f = Fixture::new().await;
+    f.call(
+        "todo_write",
+        todos(&[("summarise the ledger", "in_progress")]),
+    );
+    for i in 0..6 {
+        f.call(
+            "shell",
+            json!({"command": format!("seq 1 400 | sed 's/^/ledger line {i} /'")}),
+        );
+    }
+    f.server.enqueue(llamacpp_refusal(9_120, 8_192));
+    f.server.enqueue(llamacpp_refusal(8_410, 8_192));
+    let outcome = f.run("Summarise the ledger", RunOptions::default()).await;
+
+    assert_eq!(outcome.execution.status, ExecutionStatus::AwaitingUser);
+    let waiting = outcome.waiting_on.unwrap();
+    assert_eq!(waiting.class, FailureClass::ContextOverflow);
+    assert_eq!(
+        offered(&waiting),
+        [
+            Resolution::Compress,
+            Resolution::Replan,
+            Resolution::Skip,
+            Resolution::Rollback,
+            Resolution::Abort
+        ],
+        "a retry of a refused request is not offered"
+    );
+    assert_eq!(
+        FailureReport::of(&waiting).details.served_window,
+        Some(8_192)
+    );
+    // The first refusal already taught Decima the window, stored with where it came from.
+    let provider = f.store.providers().get_by_name("local").await.unwrap();
+    assert_eq!(provider.context_window, 8_192);
+    assert_eq!(provider.settings["window_source"], "served");
+    let sent_before = f.server.requests().len();
+
+    // Retry is refused: it is not among the choices.
+    let refused = agent::recover(
+        &f.session(&StopOnFailure),
+        outcome.execution.id,
+        Resolution::Retry,
+    )
+    .await
+    .unwrap_err();
+    assert!(
+        matches!(refused, RuntimeError::ChoiceNotOffered(_)),
+        "{refused}"
+    );
+    assert_eq!(
+        f.server.requests().len(),
+        sent_before,
+        "a refused choice sent a request"
+    );
+
+    f.call(
+        "todo_write",
+        todos(&[("summarise the ledger", "completed")]),
+    );
+    f.say("The ledger has 2,400 lines in six parts.");
+    let done = agent::recover(
+        &f.session(&StopOnFailure),
+        outcome.execution.id,
+        Resolution::Compress,
+    )
+    .await
+    .unwrap();
+    assert_eq!(done.execution.status, ExecutionStatus::Succeeded);
+    let resolved = f.store.failures().get(&waiting.id).await.unwrap();
+    assert_eq!(resolved.resolution, Some(Resolution::Compress));
+
+    // The conversation stands compressed deeply (by the first refusal's refit, or on the
+    // analyst's word; what one did the other does not repeat, and the window is told so),
+    // and every request after the choice was fitted to the server's window: its answer cap is
+    // inside 8,192 and the oldest output is no longer sent verbatim.
+    let compactions = f
+        .store
+        .compactions()
+        .in_force(outcome.execution.conversation_id)
+        .await
+        .unwrap();
+    assert!(
+        compactions.iter().any(|(c, range)| c.level
+            == decima_core::context::CompressionLevel::Deep
+            && range.is_some_and(|(start, _)| start <= 2)),
+        "{compactions:?}"
+    );
+    let manual = compactions
+        .iter()
+        .any(|(c, _)| c.trigger == decima_store::CompactionTrigger::Manual);
+    let said = f.events.take().iter().any(|e| {
+        matches!(e, decima_runtime::Event::Warning { message }
+            if message.contains("nothing more of the conversation could be compressed")
+                && message.contains("8,192"))
+    });
+    assert!(
+        manual != said,
+        "compressed: {manual}, said it could not: {said}"
+    );
+    let requests = f.server.requests();
+    let after: Vec<_> = requests[sent_before..]
+        .iter()
+        .filter(|r| r.path.ends_with("/chat/completions"))
+        .collect();
+    assert!(!after.is_empty());
+    for request in after {
+        let body = request.json.as_ref().unwrap();
+        let cap = body["max_tokens"].as_u64().unwrap();
+        assert!(
+            cap <= u64::from(decima_runtime::settings::default_output_reserve(8_192)),
+            "{cap}"
+        );
+        assert!(
+            !body.to_string().contains("ledger line 0 1\\n"),
+            "the oldest tool output is still sent verbatim after the deep compression"
+        );
+    }
+}

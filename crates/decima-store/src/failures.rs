@@ -31,11 +31,16 @@ pub enum Resolution {
     /// Put the workspace, the plan and the history back to the failed todo's snapshot, then
     /// choose again: for a failure that did not roll back on its own (the step budget).
     Rollback,
+    /// Fit the run to the window the server says it serves, compress the conversation deeply,
+    /// and try the step again: for a request too long for the model, where a plain retry
+    /// would be refused again.
+    Compress,
 }
 
 impl Resolution {
     /// Every answer, in the order a person reads them.
-    pub const ALL: [Resolution; 5] = [
+    pub const ALL: [Resolution; 6] = [
+        Self::Compress,
         Self::Retry,
         Self::Skip,
         Self::Replan,
@@ -51,6 +56,7 @@ impl Resolution {
             Self::Replan => "replan",
             Self::Abort => "abort",
             Self::Rollback => "rollback",
+            Self::Compress => "compress",
         }
     }
 }
@@ -65,8 +71,9 @@ impl FromStr for Resolution {
             "replan" => Ok(Self::Replan),
             "abort" => Ok(Self::Abort),
             "rollback" => Ok(Self::Rollback),
+            "compress" => Ok(Self::Compress),
             other => Err(StoreError::InvalidInput(format!(
-                "{:?} is not a resolution (retry, skip, replan, abort, rollback)",
+                "{:?} is not a resolution (compress, retry, skip, replan, abort, rollback)",
                 echo_untrusted(other)
             ))),
         }

@@ -219,4 +219,39 @@ describe("the recovery panel", () => {
     expect(screen.getByTestId("recovery-why")).toHaveTextContent("运行用完了步数预算");
     await act(() => setLanguage("en"));
   });
+
+  it("offers to fit an overflow to the window the server named, with its number, not a retry that cannot succeed", async () => {
+    const overflow = failureReport({
+      id: "f9",
+      class: "context_overflow",
+      message: "request (9120 tokens) exceeds the available context size (8192 tokens), try increasing it",
+      trigger: "model_request",
+      rolledBack: false,
+      suggestions: ["compress", "replan", "skip", "abort"],
+      servedWindow: 8192,
+    });
+    const backend = backendWith({ executions: { c1: [waitingOn(overflow)] } });
+    const { user } = await openC1();
+    const panel = await screen.findByRole("alertdialog", { name: "Failure recovery" });
+    expect(choiceNames(panel)).toEqual(["Use the server’s 8,192 and compress", "Replan", "Skip", "Abort"]);
+    expect(within(panel).getByTestId("recovery-compress")).toHaveAccessibleDescription(/8,192 tokens the server serves/);
+    await act(() => setLanguage("zh"));
+    expect(choiceNames(screen.getByRole("alertdialog"))[0]).toBe("采用服务器的 8,192 并压缩");
+    await act(() => setLanguage("en"));
+    await user.click(within(panel).getByTestId("recovery-compress"));
+    await waitFor(() => expect(backend.callsOf("execution_recover")[0]?.args).toMatchObject({ executionId: "e1", choice: "compress" }));
+  });
+
+  it("words compress without a number when the refusal named no window", async () => {
+    const overflow = failureReport({
+      class: "context_overflow",
+      trigger: "model_request",
+      suggestions: ["compress", "replan", "abort"],
+      servedWindow: null,
+    });
+    backendWith({ executions: { c1: [waitingOn(overflow)] } });
+    await openC1();
+    const panel = await screen.findByRole("alertdialog", { name: "Failure recovery" });
+    expect(choiceNames(panel)[0]).toBe("Compress and retry");
+  });
 });

@@ -5,6 +5,7 @@ import type { AppError, FailureReport } from "../bindings";
 import type { Choice } from "../run/useRuns";
 import { TodoChanges } from "./TodoChanges";
 import { failureClassLabel } from "../lib/labels";
+import { formatNumber } from "../lib/format";
 
 type Props = {
   report: FailureReport;
@@ -85,7 +86,14 @@ export function RecoveryPanel({ report, onChoose, onDismiss }: Props) {
         )}
         <ul className="recovery-choices" aria-label={t("recovery.choicesLabel")} data-testid="recovery-choices">
           {choices.map((choice, i) => (
-            <ChoiceButton key={choice} choice={choice} primary={i === 0} disabled={busy} onChoose={(c) => void choose(c)} />
+            <ChoiceButton
+              key={choice}
+              choice={choice}
+              servedWindow={report.servedWindow}
+              primary={i === 0}
+              disabled={busy}
+              onChoose={(c) => void choose(c)}
+            />
           ))}
         </ul>
       </div>
@@ -133,11 +141,22 @@ function FailureCause({ report }: { report: FailureReport }) {
   );
 }
 
-/** One offered choice, with a line saying what it does. */
-function ChoiceButton(props: { choice: Choice; primary: boolean; disabled: boolean; onChoose: (choice: Choice) => void }) {
-  const { t } = useTranslation();
-  const { choice } = props;
+/**
+ * One offered choice, with a line saying what it does. `compress` names the window the server
+ * said it serves, where the refusal named one: the analyst sees the number requests will fit.
+ */
+function ChoiceButton(props: {
+  choice: Choice;
+  servedWindow: number | null;
+  primary: boolean;
+  disabled: boolean;
+  onChoose: (choice: Choice) => void;
+}) {
+  const { t, i18n } = useTranslation();
+  const { choice, servedWindow } = props;
   const explanation = useId();
+  const key = choice === "compress" && servedWindow ? "compressServed" : choice;
+  const window = servedWindow ? formatNumber(servedWindow, i18n.language) : "";
   return (
     <li className="recovery-choice">
       <button
@@ -149,10 +168,10 @@ function ChoiceButton(props: { choice: Choice; primary: boolean; disabled: boole
         disabled={props.disabled}
         onClick={() => props.onChoose(choice)}
       >
-        {t(`recovery.choices.${choice}`)}
+        {t(`recovery.choices.${key}`, { window })}
       </button>
       <span id={explanation} className="recovery-choice-help">
-        {t(`recovery.explain.${choice}`)}
+        {t(`recovery.explain.${key}`, { window })}
       </span>
     </li>
   );

@@ -414,6 +414,8 @@ const en = {
       replan: "Replan",
       rollback: "Roll back",
       abort: "Abort",
+      compress: "Compress and retry",
+      compressServed: "Use the server’s {{window}} and compress",
     },
     explain: {
       retry: "Run the failed step again.",
@@ -421,6 +423,8 @@ const en = {
       replan: "Have the agent make a new plan from here.",
       rollback: "Put the workspace, plan and history back to where this todo started, then choose again.",
       abort: "Stop the run here.",
+      compress: "Compress the conversation deeply so it fits the model’s window, then run the step again.",
+      compressServed: "Fit every request to the {{window}} tokens the server serves, compress the conversation deeply, then run the step again.",
     },
     changes: {
       since: "Since this todo started: {{list}}.",

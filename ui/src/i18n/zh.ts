@@ -415,6 +415,8 @@ const zh: Messages = {
       replan: "重新规划",
       rollback: "回滚",
       abort: "中止",
+      compress: "压缩后重试",
+      compressServed: "采用服务器的 {{window}} 并压缩",
     },
     explain: {
       retry: "再次执行失败的步骤。",
@@ -422,6 +424,8 @@ const zh: Messages = {
       replan: "让代理从这里重新制定计划。",
       rollback: "将工作区、计划和历史恢复到此待办开始时的状态，然后再次选择。",
       abort: "在此停止运行。",
+      compress: "深度压缩对话，使其放得进模型的窗口，然后重新运行这一步。",
+      compressServed: "按服务器提供的 {{window}} 个令牌适配每个请求，深度压缩对话，然后重新运行这一步。",
     },
     changes: {
       since: "自此待办开始以来：{{list}}。",

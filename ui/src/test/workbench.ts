@@ -19,6 +19,7 @@ export function failureReport(overrides: Partial<FailureReport> = {}): FailureRe
     suggestions: ["replan", "skip", "retry", "abort"],
     resolution: null,
     changes: null,
+    servedWindow: null,
     ...overrides,
   };
 }

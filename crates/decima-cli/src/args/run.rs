@@ -162,6 +162,9 @@ pub enum ChoiceArg {
     /// Put the workspace, the plan and the history back to the todo's snapshot, then choose
     /// again (offered where the failure did not roll back on its own).
     Rollback,
+    /// Fit the run to the window the server serves, compress the conversation deeply and try
+    /// again (offered where a request was too long for the model).
+    Compress,
 }
 
 impl From<ChoiceArg> for decima_store::Resolution {
@@ -173,6 +176,7 @@ impl From<ChoiceArg> for decima_store::Resolution {
             ChoiceArg::Replan => Resolution::Replan,
             ChoiceArg::Abort => Resolution::Abort,
             ChoiceArg::Rollback => Resolution::Rollback,
+            ChoiceArg::Compress => Resolution::Compress,
         }
     }
 }

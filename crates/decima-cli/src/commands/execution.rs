@@ -325,6 +325,15 @@ pub(super) fn failure_report(f: &FailureView) -> Vec<String> {
     }
     let offered: Vec<&str> = report.offered().into_iter().map(|c| c.as_str()).collect();
     lines.push(format!("    choices: {}", offered.join(", ")));
+    if let Some(window) = details
+        .served_window
+        .filter(|_| offered.contains(&"compress"))
+    {
+        lines.push(format!(
+            "    compress: use the server's {} tokens and compress the conversation deeply",
+            decima_runtime::served_window::thousands(window)
+        ));
+    }
     lines
 }
 

@@ -185,6 +185,8 @@ pub fn suggestions(trigger: &Trigger, class: FailureClass, options: Options) -> 
         (_, FailureClass::Transient) => vec![Retry, Skip, Abort],
         (_, FailureClass::Data | FailureClass::Logic) => vec![Replan, Skip, Retry, Abort],
         (_, FailureClass::Degenerate) => vec![Replan, Retry, Skip, Abort],
+        // The same request again would be refused again: compress first.
+        (_, FailureClass::ContextOverflow) => vec![Compress, Replan, Skip, Abort],
         (_, FailureClass::Permission) if options.rolled_back => vec![Replan, Skip, Abort],
         (_, FailureClass::Permission | FailureClass::System) => vec![Retry, Abort, Skip],
         _ => vec![Retry, Replan, Skip, Abort],
@@ -255,6 +257,10 @@ pub fn render_for_model(
         Resolution::Abort => "Next: stop.\n",
         Resolution::Rollback => {
             "Next: the analyst rolled this todo back and will say how to go on.\n"
+        }
+        Resolution::Compress => {
+            "Next: the conversation was compressed to fit the model's window; go on with this \
+             todo, and keep tool outputs short (read files in parts, filter before printing).\n"
         }
     });
     out

@@ -28,6 +28,10 @@ pub struct FailureDetails {
     /// rollback would undo, so the analyst can decide whether to choose it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub changes: Option<TodoChanges>,
+    /// For a request too long for the model: the window the server named in its refusal, or
+    /// the one it reported serving, which `compress` fits the run to.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub served_window: Option<u32>,
 }
 
 /// What a todo changed since the snapshot taken when it started.
@@ -177,6 +181,7 @@ mod tests {
             }),
             step: 7,
             changes: None,
+            served_window: None,
         };
         let rolled = RolledBack {
             snapshot_id: "snap".into(),

@@ -218,6 +218,36 @@ impl Runner<'_, '_> {
         self.fit_to(served)
     }
 
+    /// The analyst's `compress` on a request too long for the model: fits the run to the
+    /// window the server serves (or `named` in its refusal, when smaller), stored as served,
+    /// then compresses the conversation deeply, so the step tried again fits.
+    pub(super) async fn compress_to_fit(&mut self, named: Option<u32>) -> Result<()> {
+        if let Some(served) = crate::served_window::refit(self.store(), &self.config, named).await?
+        {
+            self.fit_to(served)?;
+        }
+        let built = self.build_context().await?;
+        let compressed = compress_at(
+            &self.compress_ctx(),
+            &built,
+            CompressionLevel::Deep,
+            CompactionTrigger::Manual,
+        )
+        .await?;
+        if compressed.is_none() {
+            // Said, not hidden: the step is tried as it stands.
+            self.emit(Event::Warning {
+                message: format!(
+                    "nothing more of the conversation could be compressed; the step is tried \
+                     again within {} tokens",
+                    crate::served_window::thousands(self.window.window)
+                ),
+            });
+        }
+        self.turn.window_cache = None;
+        Ok(())
+    }
+
     /// Fits the rest of the run to `served` tokens: the window, the answer's reserve within
     /// it, the provider (Ollama is told the window with each request), and the context read
     /// for the next request.

@@ -258,6 +258,9 @@ impl Runner<'_, '_> {
                     }),
                     step: self.steps_taken,
                     changes,
+                    served_window: (pending.class == FailureClass::ContextOverflow)
+                        .then(|| decima_llm::served_limit(&pending.message))
+                        .flatten(),
                 })
                 .unwrap_or_default(),
                 snapshot_id: rolled.map(|r| r.snapshot_id.clone()),
@@ -292,6 +295,11 @@ impl Runner<'_, '_> {
                 .roll_back_on_request(failure)
                 .await
                 .map(|next| Chosen::AskAgain(Box::new(next)));
+        }
+        if choice == Resolution::Compress {
+            // Before the answer is stored: a compression that fails leaves the failure
+            // waiting for another choice.
+            self.compress_to_fit(report.details.served_window).await?;
         }
         let resolved = self.store().failures().resolve(&failure.id, choice).await?;
         self.log_event(
