@@ -271,6 +271,7 @@ mod tests {
             suggested_actions: serde_json::json!(offered),
             resolution: None,
             resolved_at: None,
+            resolved_by: None,
             created_at: Timestamp(0),
         }
     }

@@ -4,7 +4,7 @@
 use decima_core::Timestamp;
 use decima_core::{FailureClass, RiskLevel, Severity};
 use decima_runtime::agent;
-use decima_store::{Execution, ExecutionStatus, Failure, Resolution, Todo};
+use decima_store::{Execution, ExecutionStatus, Failure, Resolution, ResolvedBy, Todo};
 use serde::Serialize;
 use specta::Type;
 
@@ -179,6 +179,8 @@ pub struct FailureReport {
     pub suggestions: Vec<Resolution>,
     /// The choice made, once made.
     pub resolution: Option<Resolution>,
+    /// Who made it: the analyst, or the run itself (the automatic first replan).
+    pub resolved_by: Option<ResolvedBy>,
     /// What the todo changed since it started, when nothing was rolled back: what choosing
     /// `rollback` would undo.
     pub changes: Option<TodoChangesView>,
@@ -253,6 +255,7 @@ impl From<&Failure> for FailureReport {
             messages_removed: rolled.map_or(0, |r| count(r.messages_removed)),
             suggestions: offered,
             resolution: f.resolution,
+            resolved_by: f.resolved_by,
             changes: details.changes.map(TodoChangesView::from),
             served_window: details.served_window,
         }

@@ -744,6 +744,8 @@ export type FailureReport = {
 	suggestions: Resolution[],
 	/**  The choice made, once made. */
 	resolution: Resolution | null,
+	/**  Who made it: the analyst, or the run itself (the automatic first replan). */
+	resolvedBy: ResolvedBy | null,
 	/**
 	 *  What the todo changed since it started, when nothing was rolled back: what choosing
 	 *  `rollback` would undo.
@@ -1196,6 +1198,13 @@ export type Resolution =
  *  would be refused again.
  */
 "compress";
+
+/**  Who answered a failure: the conversation says "You chose" only for the analyst's answers. */
+export type ResolvedBy = 
+/**  The analyst chose, in the window or the CLI. */
+"analyst" | 
+/**  The run chose by itself: a logic failure's one automatic replan. */
+"automatic";
 
 /**  A tenth-man review and the findings earlier reviews left open. */
 export type ReviewView = {

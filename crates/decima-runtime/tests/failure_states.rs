@@ -63,6 +63,11 @@ async fn a_model_that_insists_a_todo_failed_is_rolled_back_and_waits() {
     let failures = f.store.failures().list(outcome.execution.id).await.unwrap();
     assert_eq!(failures.len(), 2);
     assert_eq!(failures[0].resolution, Some(Resolution::Replan));
+    assert_eq!(
+        failures[0].resolved_by,
+        Some(decima_store::ResolvedBy::Automatic),
+        "nobody chose the first replan: the run did"
+    );
     let waiting = outcome.waiting_on.unwrap();
     assert_eq!(waiting.id, failures[1].id);
     assert_eq!(waiting.details["trigger"], "still_failed");
@@ -486,6 +491,10 @@ async fn an_overflow_the_server_refuses_twice_offers_its_window_and_compress() {
     assert_eq!(done.execution.status, ExecutionStatus::Succeeded);
     let resolved = f.store.failures().get(&waiting.id).await.unwrap();
     assert_eq!(resolved.resolution, Some(Resolution::Compress));
+    assert_eq!(
+        resolved.resolved_by,
+        Some(decima_store::ResolvedBy::Analyst)
+    );
 
     // The conversation stands compressed deeply (by the first refusal's refit, or on the
     // analyst's word; what one did the other does not repeat, and the window is told so),

@@ -80,6 +80,35 @@ impl FromStr for Resolution {
     }
 }
 
+/// Who answered a failure: the conversation says "You chose" only for the analyst's answers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub enum ResolvedBy {
+    /// The analyst chose, in the window or the CLI.
+    Analyst,
+    /// The run chose by itself: a logic failure's one automatic replan.
+    Automatic,
+}
+
+impl ResolvedBy {
+    /// The text stored in `failures.resolved_by`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Analyst => "analyst",
+            Self::Automatic => "automatic",
+        }
+    }
+
+    fn parse(s: &str) -> Result<Self> {
+        match s {
+            "analyst" => Ok(Self::Analyst),
+            "automatic" => Ok(Self::Automatic),
+            other => Err(corrupt("failure resolved_by", echo_untrusted(other))),
+        }
+    }
+}
+
 fn parse_class(s: &str) -> Result<FailureClass> {
     use FailureClass::*;
     [
@@ -143,6 +172,8 @@ pub struct Failure {
     pub resolution: Option<Resolution>,
     /// When they answered.
     pub resolved_at: Option<Timestamp>,
+    /// Who answered: the analyst or the run itself.
+    pub resolved_by: Option<ResolvedBy>,
     /// When it failed.
     pub created_at: Timestamp,
 }
@@ -160,13 +191,14 @@ struct FailureRow {
     suggested_actions: String,
     resolution: Option<String>,
     resolved_at: Option<i64>,
+    resolved_by: Option<String>,
     created_at: i64,
 }
 
 macro_rules! failure_select {
     () => {
         "SELECT id, execution_id, todo_id, class, message, details, \
-     snapshot_id, rolled_back, suggested_actions, resolution, resolved_at, created_at FROM failures"
+     snapshot_id, rolled_back, suggested_actions, resolution, resolved_at, resolved_by, created_at FROM failures"
     };
 }
 
@@ -197,6 +229,11 @@ impl TryFrom<FailureRow> for Failure {
             message: row.message,
             snapshot_id: row.snapshot_id,
             resolved_at: row.resolved_at.map(Timestamp),
+            resolved_by: row
+                .resolved_by
+                .as_deref()
+                .map(ResolvedBy::parse)
+                .transpose()?,
             created_at: Timestamp(row.created_at),
         })
     }
@@ -293,18 +330,36 @@ impl<'s> Failures<'s> {
         rows.into_iter().map(Failure::try_from).collect()
     }
 
-    /// Records the user's answer. Only the first answer counts: a failure already resolved is
-    /// refused with [`StoreError::Conflict`] naming the earlier answer.
+    /// Records the analyst's answer. Only the first answer counts: a failure already resolved
+    /// is refused with [`StoreError::Conflict`] naming the earlier answer.
     pub async fn resolve(&self, id: &str, resolution: Resolution) -> Result<Failure> {
+        self.resolve_as(id, resolution, ResolvedBy::Analyst).await
+    }
+
+    /// Records an answer the run gave by itself (the automatic replan), so that nobody reads
+    /// it as the analyst's; otherwise as [`Self::resolve`].
+    pub async fn resolve_automatically(&self, id: &str, resolution: Resolution) -> Result<Failure> {
+        self.resolve_as(id, resolution, ResolvedBy::Automatic).await
+    }
+
+    async fn resolve_as(
+        &self,
+        id: &str,
+        resolution: Resolution,
+        by: ResolvedBy,
+    ) -> Result<Failure> {
         let done = on_pool!(self.store, |pool, d| {
             sqlx::query(
-            "UPDATE failures SET resolution = $1, resolved_at = $2 WHERE id = $3 AND resolution IS NULL",
-        )
-        .bind(resolution.as_str())
-        .bind(Timestamp::now().0)
-        .bind(id)
-        .execute(pool)
-        .await.map(|r| r.rows_affected())
+                "UPDATE failures SET resolution = $1, resolved_at = $2, resolved_by = $3 \
+             WHERE id = $4 AND resolution IS NULL",
+            )
+            .bind(resolution.as_str())
+            .bind(Timestamp::now().0)
+            .bind(by.as_str())
+            .bind(id)
+            .execute(pool)
+            .await
+            .map(|r| r.rows_affected())
         })?;
         let failure = self.get(id).await?;
         if done == 0 {

@@ -64,7 +64,7 @@ pub use executions::{
     RunUsage, SandboxKind,
 };
 pub use exports::{Exports, HistoryExport};
-pub use failures::{Failure, Failures, NewFailure, Resolution};
+pub use failures::{Failure, Failures, NewFailure, Resolution, ResolvedBy};
 pub use leases::{LeaseClaim, LeaseHolder, Leases};
 pub use live::{Change, ChangeFeed};
 pub use location::StoreLocation;

@@ -617,7 +617,18 @@ async fn failures_are_recorded_and_resolved_exactly_once() {
         .await
         .unwrap();
     assert_eq!(resolved.resolution, Some(Resolution::Replan));
+    assert_eq!(
+        resolved.resolved_by,
+        Some(decima_store::ResolvedBy::Analyst)
+    );
     assert!(resolved.resolved_at.is_some());
+    // The run's own answer is refused alike once the analyst answered, and changes nothing.
+    let again = store
+        .failures()
+        .resolve_automatically(&failure.id, Resolution::Replan)
+        .await
+        .unwrap_err();
+    assert!(matches!(again, StoreError::Conflict(_)), "{again}");
     let again = store
         .failures()
         .resolve(&failure.id, Resolution::Abort)

@@ -21,6 +21,7 @@ mod mcp_servers;
 mod message_images;
 mod messages;
 mod migration_executions;
+mod migration_resolved_by;
 mod migration_run_endings;
 mod postgres_store;
 mod postgres_tls;

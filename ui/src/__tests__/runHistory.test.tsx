@@ -1,4 +1,4 @@
-import { screen, waitFor, within } from "@testing-library/react";
+import { act, screen, waitFor, within } from "@testing-library/react";
 import { beforeEach, describe, expect, it } from "vitest";
 import { formatDuration } from "../components/RunHistory";
 import i18n, { setLanguage } from "../i18n";
@@ -71,10 +71,12 @@ describe("the run history", () => {
     expect(within(rows[0]!).getByTestId("run-cached")).toHaveTextContent("62% of input from cache");
     expect(within(rows[1]!).queryByTestId("run-cached")).toBeNull();
     // Its estimated cost and the compressions that made the caches miss; a run on a provider
-    // without prices shows no cost rather than $0.
+    // without prices says there is no estimate rather than $0.
     expect(within(rows[0]!).getByTestId("run-cost")).toHaveTextContent("≈ $4.17");
     expect(within(rows[0]!).getByTestId("run-compressions")).toHaveTextContent("2 compressions");
     expect(within(rows[1]!).queryByTestId("run-cost")).toBeNull();
+    expect(within(rows[1]!).getByTestId("run-cost-none")).toHaveTextContent("no cost estimate");
+    expect(within(rows[1]!).getByTestId("run-cost-none")).toHaveAttribute("title", expect.stringContaining("Settings"));
     expect(within(rows[1]!).queryByTestId("run-compressions")).toBeNull();
     expect(within(rows[0]!).getByTestId("run-risk")).toHaveTextContent("high");
     expect(within(rows[1]!).getByTestId("run-status")).toHaveTextContent("failed");
@@ -124,5 +126,36 @@ describe("a recovery choice", () => {
     // It stands after message 2, before message 3.
     const order = [...screen.getByTestId("message-list").children].map((e) => e.getAttribute("data-seq") ?? e.getAttribute("data-testid"));
     expect(order).toEqual(["1", "2", "failure-answered", "3", "4"]);
+  });
+
+  it("says the run replanned by itself, not that the analyst chose it", async () => {
+    const backend = new FakeBackend({
+      conversations: [conversation({ id: "c1", title: "Invoices", messageCount: 4 })],
+      messages: { c1: many(4) },
+    });
+    backend.executions = {
+      c1: [
+        execution({
+          id: "e1",
+          conversationId: "c1",
+          status: "succeeded",
+          answered: [
+            { report: failureReport({ id: "f1", class: "logic", resolution: "replan", resolvedBy: "automatic", rolledBack: false }), afterSeq: 2 },
+            { report: failureReport({ id: "f2", resolution: "replan", resolvedBy: "analyst" }), afterSeq: 3 },
+          ],
+        }),
+      ],
+    };
+    backend.install();
+    const { user } = renderApp();
+    await user.click(await screen.findByTestId("conversation-item"));
+    const rows = await screen.findAllByTestId("failure-answered");
+    expect(rows).toHaveLength(2);
+    expect(rows[0]).toHaveTextContent("Decima replanned by itself");
+    expect(rows[0]).not.toHaveTextContent("You chose");
+    expect(rows[1]).toHaveTextContent("You chose: Replan.");
+    await act(() => setLanguage("zh"));
+    expect(screen.getAllByTestId("failure-answered")[0]).toHaveTextContent("Decima 自动重新规划了");
+    await act(() => setLanguage("en"));
   });
 });

@@ -151,6 +151,12 @@ export function ContextMeter({ conversationId, liveUsage, refreshKey, onCompress
           {usage.cachedPercent !== null && (
             <p data-testid="context-cache-share">{t("context.cacheShare", { percent: usage.cachedPercent })}</p>
           )}
+          {usage.costUsd === null && usage.chatCostUsd === null && usage.cachedPercent !== null && (
+            // Runs were made, none of them priced: said, rather than left out or shown as $0.
+            <p data-testid="context-cost-none" className="muted">
+              {t("context.noCost")}
+            </p>
+          )}
           {(usage.costUsd !== null || usage.chatCostUsd !== null) && (
             // What the runs cost beside what the chat turns outside them cost; either is left out
             // when none of its calls was priced.

@@ -324,7 +324,12 @@ const AnsweredRow = memo(function AnsweredRow(props: {
             ? t("recovery.row.rolledBack", { restored: r.filesRestored, removed: r.filesRemoved, messages: r.messagesRemoved })
             : t("recovery.row.nothingRolledBack")}
         </span>{" "}
-        <strong>{choice && t("recovery.row.chose", { choice: t(`recovery.choices.${choice}`) })}</strong>
+        <strong data-resolved-by={r.resolvedBy ?? ""}>
+          {choice &&
+            (r.resolvedBy === "automatic"
+              ? t("recovery.row.choseAutomatically")
+              : t("recovery.row.chose", { choice: t(`recovery.choices.${choice}`) }))}
+        </strong>
       </div>
     </li>
   );

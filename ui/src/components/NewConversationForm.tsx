@@ -46,7 +46,7 @@ export function NewConversationForm({ onCreate }: Props) {
           setError(null);
         }}
       />
-      <button type="submit" className="button primary" data-testid="new-conversation-submit" disabled={busy}>
+      <button type="submit" className="button button-primary" data-testid="new-conversation-submit" disabled={busy}>
         {busy ? t("newConversation.creating") : t("newConversation.submit")}
       </button>
       <div className="new-conversation-error">

@@ -96,10 +96,16 @@ export function RunHistory({ executions, onOpen }: Props) {
                         {run.compressions > 0 && (
                           <span data-testid="run-compressions">{t("runs.compressions", { count: run.compressions })}</span>
                         )}
-                        {run.costUsd !== null && (
+                        {run.costUsd !== null ? (
                           <span data-testid="run-cost" title={t("runs.costExact")}>
                             {t("runs.cost", { cost: formatCost(run.costUsd, lang) })}
                           </span>
+                        ) : (
+                          run.modelCalls > 0 && (
+                            <span data-testid="run-cost-none" className="muted" title={t("runs.noCostWhy")}>
+                              {t("runs.noCost")}
+                            </span>
+                          )
                         )}
                       </span>
                     </button>

@@ -75,7 +75,7 @@ export function WorkspacePreview({ conversationId, file, onClose }: Props) {
           <button type="button" className="button" data-testid="workspace-save-as" onClick={() => void saveAs()}>
             {t("workspace.saveAs")}
           </button>
-          <button type="button" className="button primary" data-testid="workspace-preview-close" onClick={onClose}>
+          <button type="button" className="button button-primary" data-testid="workspace-preview-close" onClick={onClose}>
             {t("workspace.close")}
           </button>
         </div>

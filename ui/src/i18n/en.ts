@@ -213,6 +213,7 @@ const en = {
     costRuns: "Runs {{cost}}",
     costChat: "Chat {{cost}}",
     costExact: "Estimated at the prices in Settings: the runs, and the chat turns outside them.",
+    noCost: "No cost estimate: no prices are set for the providers these runs used (Settings).",
     layers: {
       system_constants: "System and preset",
       session_context: "Summaries",
@@ -244,6 +245,8 @@ const en = {
     cachedExact: "{{tokens}} tokens of the input were read from the provider's prompt cache",
     cost: "≈ {{cost}}",
     costExact: "Estimated at the provider's prices in Settings",
+    noCost: "no cost estimate",
+    noCostWhy: "No prices are set for this provider: add them in Settings to see what runs cost.",
     compressions_one: "{{count}} compression",
     compressions_other: "{{count}} compressions",
     seconds: "{{s}} s",
@@ -373,6 +376,7 @@ const en = {
       rolledBack: "Rolled back: {{restored}} files restored, {{removed}} removed, {{messages}} messages undone.",
       nothingRolledBack: "Nothing was rolled back.",
       chose: "You chose: {{choice}}.",
+      choseAutomatically: "Decima replanned by itself, as it does once for a logic failure.",
     },
     classes: {
       transient: "A passing failure",

@@ -214,6 +214,7 @@ const zh: Messages = {
     costRuns: "运行 {{cost}}",
     costChat: "聊天 {{cost}}",
     costExact: "按设置中的价格估算：各次运行，以及运行之外的聊天轮次。",
+    noCost: "无费用估算：这些运行所用的服务方未设置价格（见设置）。",
     layers: {
       system_constants: "系统与预设",
       session_context: "摘要",
@@ -245,6 +246,8 @@ const zh: Messages = {
     cachedExact: "输入中有 {{tokens}} 个 token 读自服务方的提示缓存",
     cost: "≈ {{cost}}",
     costExact: "按设置中该服务方的价格估算",
+    noCost: "无费用估算",
+    noCostWhy: "该服务方未设置价格：在设置中填写后即可看到运行的费用。",
     compressions_one: "压缩 {{count}} 次",
     compressions_other: "压缩 {{count}} 次",
     seconds: "{{s}} 秒",
@@ -374,6 +377,7 @@ const zh: Messages = {
       rolledBack: "已回滚：恢复 {{restored}} 个文件，删除 {{removed}} 个，撤销 {{messages}} 条消息。",
       nothingRolledBack: "没有回滚任何内容。",
       chose: "你的选择：{{choice}}。",
+      choseAutomatically: "Decima 自动重新规划了（逻辑类失败会自动重新规划一次）。",
     },
     classes: {
       transient: "暂时性故障",

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { formatCompact, formatRelative, prettyJson } from "./format";
+import { formatCompact, formatCost, formatRelative, prettyJson } from "./format";
 
 const now = new Date("2026-03-10T12:00:00Z");
 
@@ -42,5 +42,18 @@ describe("formatCompact", () => {
   it("abbreviates large counts", () => {
     expect(formatCompact(1234, "en")).toBe("1.2K");
     expect(formatCompact(999, "en")).toBe("999");
+  });
+});
+
+describe("formatCost", () => {
+  it("gives a fraction of a cent the digits it needs, never $0.00", () => {
+    expect(formatCost(0.0042, "en")).toBe("$0.0042");
+    expect(formatCost(0.00037, "en")).toBe("$0.00037");
+    expect(formatCost(0.00004, "en")).toBe("< $0.0001");
+    expect(formatCost(0, "en")).toBe("$0");
+    expect(formatCost(0.125, "en")).toBe("$0.125");
+    expect(formatCost(12.5, "en")).toBe("$12.50");
+    expect(formatCost(1234.5, "en")).toBe("$1,234.50");
+    expect(formatCost(0.0042, "zh")).toBe("US$0.0042");
   });
 });

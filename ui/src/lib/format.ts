@@ -56,10 +56,18 @@ export function formatNumber(n: number, lang: string): string {
   return new Intl.NumberFormat(lang).format(n);
 }
 
-/** An estimated cost in US dollars: cents from a dollar up, more digits below one. */
+/**
+ * An estimated cost in US dollars, with the precision it needs: cents from a dollar up, and two
+ * significant digits below a cent, so a run that cost a fraction of a cent never reads "$0.00".
+ * Below a hundredth of a cent it says "< $0.0001"; nothing at all is "$0".
+ */
 export function formatCost(usd: number, lang: string): string {
-  const digits = usd >= 1 ? 2 : usd >= 0.01 ? 3 : 4;
-  return new Intl.NumberFormat(lang, { style: "currency", currency: "USD", maximumFractionDigits: digits }).format(usd);
+  const currency = (options: Intl.NumberFormatOptions) =>
+    new Intl.NumberFormat(lang, { style: "currency", currency: "USD", ...options });
+  if (usd <= 0) return currency({ maximumFractionDigits: 0 }).format(0);
+  if (usd < 0.0001) return `< ${currency({ maximumFractionDigits: 4 }).format(0.0001)}`;
+  if (usd < 0.01) return currency({ maximumSignificantDigits: 2 }).format(usd);
+  return currency({ maximumFractionDigits: usd >= 1 ? 2 : 3 }).format(usd);
 }
 
 /** 1234 → "1.2K" (en) / "1234" (zh); for dense lists. */

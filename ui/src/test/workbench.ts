@@ -18,6 +18,7 @@ export function failureReport(overrides: Partial<FailureReport> = {}): FailureRe
     messagesRemoved: 6,
     suggestions: ["replan", "skip", "retry", "abort"],
     resolution: null,
+    resolvedBy: null,
     changes: null,
     servedWindow: null,
     ...overrides,

@@ -159,7 +159,11 @@ fn render(v: &ExecutionView) -> String {
             let _ = writeln!(
                 text,
                 "      resolution: {}",
-                failure.resolution.unwrap_or("none yet (waiting)")
+                match (failure.resolution, failure.resolved_by) {
+                    (Some(choice), Some("automatic")) => format!("{choice} (automatic)"),
+                    (Some(choice), _) => choice.to_owned(),
+                    (None, _) => "none yet (waiting)".to_owned(),
+                }
             );
         }
     }

@@ -173,8 +173,10 @@ pub struct FailureView {
     pub rolled_back: serde_json::Value,
     /// The suggested next actions, best first.
     pub suggestions: serde_json::Value,
-    /// retry, skip, replan, rollback or abort, once chosen.
+    /// compress, retry, skip, replan, rollback or abort, once chosen.
     pub resolution: Option<&'static str>,
+    /// Who chose: `analyst`, or `automatic` for the run's own first replan.
+    pub resolved_by: Option<&'static str>,
     /// When it was recorded.
     pub created_at: i64,
 }
@@ -190,6 +192,7 @@ impl From<&Failure> for FailureView {
             rolled_back: f.rolled_back.clone(),
             suggestions: f.suggested_actions.clone(),
             resolution: f.resolution.map(|r| r.as_str()),
+            resolved_by: f.resolved_by.map(|r| r.as_str()),
             created_at: f.created_at.0,
         }
     }

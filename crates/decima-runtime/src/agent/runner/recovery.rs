@@ -94,7 +94,7 @@ impl Runner<'_, '_> {
         let resolved = self
             .store()
             .failures()
-            .resolve(&recorded.id, Resolution::Replan)
+            .resolve_automatically(&recorded.id, Resolution::Replan)
             .await?;
         self.log_event("failure.auto_replan", &json!({ "failure_id": resolved.id }))
             .await?;
