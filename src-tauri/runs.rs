@@ -4,10 +4,10 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 
-use decima_runtime::agent::{self, BoxFuture, CancellationToken, ChoiceSource};
+use decima_runtime::agent::{self, BoxFuture, CancellationToken, Choice, ChoiceSource};
 use decima_runtime::mcp::{Approval, ApprovalRequest};
 use decima_runtime::{Event, EventSink};
-use decima_store::{Failure, Resolution};
+use decima_store::Failure;
 use tauri::ipc::Channel;
 use tokio::sync::oneshot;
 
@@ -94,7 +94,7 @@ pub struct WindowChoices {
 
 /// A run waiting on a failure: where its answer goes, and what the failure offers.
 struct Waiting {
-    answer: oneshot::Sender<Resolution>,
+    answer: oneshot::Sender<Choice>,
     failure: Failure,
 }
 
@@ -122,12 +122,12 @@ impl WindowChoices {
 
     /// Hands the analyst's choice to the waiting run, if its failure offers it; otherwise the
     /// run keeps waiting and nothing changes.
-    pub fn choose(&self, choice: Resolution) -> Result<(), ChoiceRefused> {
+    pub fn choose(&self, choice: Choice) -> Result<(), ChoiceRefused> {
         let mut pending = self.pending.lock().unwrap_or_else(PoisonError::into_inner);
         let Some(waiting) = pending.take() else {
             return Err(ChoiceRefused::NotWaiting);
         };
-        if let Err(refused) = agent::offered_choice(&waiting.failure, choice) {
+        if let Err(refused) = agent::offered_choice(&waiting.failure, choice.resolution) {
             *pending = Some(waiting);
             return Err(ChoiceRefused::NotOffered(refused));
         }
@@ -150,7 +150,7 @@ impl ChoiceSource for WindowChoices {
         })
     }
 
-    fn choose<'a>(&'a self, failure: &'a Failure) -> BoxFuture<'a, Option<Resolution>> {
+    fn choose<'a>(&'a self, failure: &'a Failure) -> BoxFuture<'a, Option<Choice>> {
         let (tx, rx) = oneshot::channel();
         *self.pending.lock().unwrap_or_else(PoisonError::into_inner) = Some(Waiting {
             answer: tx,
@@ -257,6 +257,7 @@ impl EventSink for ChannelSink {
 mod tests {
     use super::*;
     use decima_core::{ExecutionId, FailureClass, Timestamp};
+    use decima_store::Resolution;
 
     fn failure(offered: &[&str]) -> Failure {
         Failure {
@@ -284,23 +285,24 @@ mod tests {
             cancel: CancellationToken::new(),
         };
         assert!(matches!(
-            choices.choose(Resolution::Retry),
+            choices.choose(Resolution::Retry.into()),
             Err(ChoiceRefused::NotWaiting)
         ));
         let failure = failure(&["retry", "replan", "rollback", "abort"]);
         let waiting = ChoiceSource::choose(&choices, &failure);
         // Skip is not offered: refused, and the run still waits for a valid answer.
-        match choices.choose(Resolution::Skip) {
+        match choices.choose(Resolution::Skip.into()) {
             Err(ChoiceRefused::NotOffered(e)) => {
                 let text = e.to_string();
                 assert!(text.contains("retry, replan, rollback, abort"), "{text}");
             }
             _ => panic!("skip was handed to the run"),
         }
-        assert!(choices.choose(Resolution::Rollback).is_ok());
-        assert_eq!(waiting.await, Some(Resolution::Rollback));
+        let guided = Choice::new(Resolution::Rollback, Some("keep q3")).unwrap();
+        assert!(choices.choose(guided.clone()).is_ok());
+        assert_eq!(waiting.await, Some(guided));
         assert!(matches!(
-            choices.choose(Resolution::Abort),
+            choices.choose(Resolution::Abort.into()),
             Err(ChoiceRefused::NotWaiting)
         ));
     }

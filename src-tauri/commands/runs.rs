@@ -151,7 +151,8 @@ pub async fn run_skip_review(execution_id: String) -> Result<bool, AppError> {
     Ok(decima_runtime::agent::skip_final_review(id))
 }
 
-/// Answers the failure a live run waits on with one of the choices it offers; any other is
+/// Answers the failure a live run waits on with one of the choices it offers, and the
+/// analyst's guidance with it (stored as their message); any other choice is
 /// refused and the run keeps waiting.
 #[tauri::command]
 #[specta::specta]
@@ -160,8 +161,9 @@ pub async fn run_choose(
     state: State<'_, AppState>,
     run_id: String,
     choice: String,
+    guidance: Option<String>,
 ) -> Result<(), AppError> {
-    let choice = resolution(&choice)?;
+    let choice = agent::Choice::new(resolution(&choice)?, guidance.as_deref())?;
     let run = live(&state.runs, &run_id)?;
     match run.choices.choose(choice) {
         Ok(()) => Ok(()),
@@ -213,13 +215,14 @@ pub async fn execution_recover(
     state: State<'_, AppState>,
     execution_id: String,
     choice: String,
+    guidance: Option<String>,
     on_event: Channel<RunEvent>,
 ) -> Result<String, AppError> {
-    let choice = resolution(&choice)?;
+    let choice = agent::Choice::new(resolution(&choice)?, guidance.as_deref())?;
     let execution = super::execution_id(&execution_id)?;
     state.store.executions().get(execution).await?;
     // Refused here, before a run starts: the failure stays unresolved and waiting.
-    agent::check_choice(&state.store, execution, choice).await?;
+    agent::check_choice(&state.store, execution, choice.resolution).await?;
     Ok(spawn_run(&state, app, on_event, None, move |session| {
         Box::pin(async move { agent::recover(session, execution, choice).await })
     }))
@@ -245,7 +248,8 @@ pub async fn execution_resume(
 fn resolution(choice: &str) -> Result<Resolution, AppError> {
     choice.parse().map_err(|_| {
         AppError::invalid(
-            "unknown choice: use one the failure offers (retry, skip, replan, rollback or abort)",
+            "unknown choice: use one the failure offers (compress, retry, skip, replan, rollback \
+             or abort)",
         )
     })
 }

@@ -320,7 +320,7 @@ export function App() {
               onSend={send}
               onStop={() => void runs.stop(open.id)}
               onSkipReview={() => runs.skipReview(open.id)}
-              onChoose={(executionId, choice) => runs.choose(open.id, executionId, choice)}
+              onChoose={(executionId, choice, guidance) => runs.choose(open.id, executionId, choice, guidance)}
               onApprove={(answer) => runs.approve(open.id, answer)}
               onOpenConversation={openConversation}
               compressionNotice={notices.notices[open.id] ?? null}

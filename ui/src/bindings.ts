@@ -63,10 +63,11 @@ export const commands = {
 	 */
 	runSkipReview: (executionId: string) => typedError<boolean, AppError>(__TAURI_INVOKE("run_skip_review", { executionId })),
 	/**
-	 *  Answers the failure a live run waits on with one of the choices it offers; any other is
+	 *  Answers the failure a live run waits on with one of the choices it offers, and the
+	 *  analyst's guidance with it (stored as their message); any other choice is
 	 *  refused and the run keeps waiting.
 	 */
-	runChoose: (runId: string, choice: string) => typedError<null, AppError>(__TAURI_INVOKE("run_choose", { runId, choice })),
+	runChoose: (runId: string, choice: string, guidance: string | null) => typedError<null, AppError>(__TAURI_INVOKE("run_choose", { runId, choice, guidance })),
 	/**
 	 *  Answers the MCP call a live run waits to have approved: `once`, `conversation` (this
 	 *  conversation from now on), `always` (this tool of this server), or `deny`.
@@ -106,7 +107,7 @@ export const commands = {
 	 *  Continues an execution that waits for a choice and has no live run (it stopped waiting
 	 *  when the app closed, or was started from the CLI).
 	 */
-	executionRecover: (executionId: string, choice: string, onEvent: Channel<RunEvent>) => typedError<string, AppError>(__TAURI_INVOKE("execution_recover", { executionId, choice, onEvent })),
+	executionRecover: (executionId: string, choice: string, guidance: string | null, onEvent: Channel<RunEvent>) => typedError<string, AppError>(__TAURI_INVOKE("execution_recover", { executionId, choice, guidance, onEvent })),
 	/**  Continues an interrupted execution from its last stored state. */
 	executionResume: (executionId: string, onEvent: Channel<RunEvent>) => typedError<string, AppError>(__TAURI_INVOKE("execution_resume", { executionId, onEvent })),
 	/**

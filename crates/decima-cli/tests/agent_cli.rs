@@ -364,10 +364,23 @@ async fn recover_replan_retry_and_abort() {
     // Replan: the new plan fails again.
     let first_after_replan = env.server.requests().len();
     script_data_failure(&env, "missing/two.csv");
-    let out = env.decima(&["recover", &id, "--choice", "replan"]).await;
+    let out = env
+        .decima(&[
+            "recover",
+            &id,
+            "--choice",
+            "replan",
+            "--note",
+            "the inputs are under missing/",
+        ])
+        .await;
     assert_eq!(out.status.code(), Some(6), "{}", text(&out.stderr));
     let request = env.request_text(first_after_replan);
     assert!(request.contains("Failure report"), "{request}");
+    assert!(
+        request.contains("the inputs are under missing/"),
+        "{request}"
+    );
     assert!(request.contains("write a new plan"), "{request}");
     assert!(request.contains("clean the data"), "{request}");
 

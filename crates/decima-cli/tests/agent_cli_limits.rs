@@ -250,7 +250,9 @@ async fn on_failure_ask_takes_the_choice_from_stdin() {
         let mut child = cmd.spawn().unwrap();
         let mut stdin = child.stdin.take().unwrap();
         // Not a choice, then a choice this failure does not offer (it rolled back already).
-        std::io::Write::write_all(&mut stdin, b"maybe\nrollback\nskip\n").unwrap();
+        // The words after the choice are guidance for the agent.
+        std::io::Write::write_all(&mut stdin, b"maybe\nrollback\nskip: the raw file is fine\n")
+            .unwrap();
         drop(stdin);
         child.wait_with_output().unwrap()
     })
@@ -279,6 +281,8 @@ async fn on_failure_ask_takes_the_choice_from_stdin() {
     assert_eq!(view["status"], "succeeded", "{view}");
     assert_eq!(view["failures"][0]["resolution"], "skip", "{view}");
     assert_eq!(view["todos"][0]["status"], "skipped", "{view}");
+    let last = String::from_utf8_lossy(&env.server.requests().last().unwrap().body).into_owned();
+    assert!(last.contains("the raw file is fine"), "{last}");
 }
 
 /// 6c. Ctrl-C while the final tenth-man review streams: the review is dropped and nothing of it

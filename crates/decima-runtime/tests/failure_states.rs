@@ -543,3 +543,74 @@ async fn an_overflow_the_server_refuses_twice_offers_its_window_and_compress() {
         );
     }
 }
+
+/// What the analyst types while a failure waits goes with the choice: it is stored as their
+/// message after the failure (and after a rollback, which would otherwise undo it), the model
+/// reads it in the next request, and guidance too long to be a message is refused before
+/// anything changes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn guidance_given_with_a_choice_reaches_the_model_and_the_transcript() {
+    let f = Fixture::new().await;
+    f.call("todo_write", todos(&[("total the ledger", "in_progress")]));
+    f.call(
+        "shell",
+        json!({"command": "mkdir -p out && echo partial > out/total.csv"}),
+    );
+    f.call("shell", json!({"command": "echo still working"}));
+    let outcome = f
+        .run(
+            "Total the ledger",
+            RunOptions {
+                max_steps: 3,
+                ..RunOptions::default()
+            },
+        )
+        .await;
+    assert_eq!(outcome.execution.status, ExecutionStatus::AwaitingUser);
+
+    let too_long = "x".repeat(agent::MAX_GUIDANCE_CHARS + 1);
+    let refused = agent::Choice::new(Resolution::Replan, Some(&too_long)).unwrap_err();
+    assert!(refused.to_string().contains("at most 8,000"), "{refused}");
+
+    // Roll back with guidance: the rollback undoes the todo's messages, not the guidance.
+    let after = agent::recover(
+        &f.session(&StopOnFailure),
+        outcome.execution.id,
+        agent::Choice::new(Resolution::Rollback, Some("the ledger is ledger_q3.csv")).unwrap(),
+    )
+    .await
+    .unwrap();
+    assert_eq!(after.execution.status, ExecutionStatus::AwaitingUser);
+    let messages = f.messages_of(&outcome).await;
+    let last = messages.last().unwrap();
+    assert_eq!(last.role, decima_core::Role::User);
+    assert_eq!(last.content, "the ledger is ledger_q3.csv");
+
+    f.call("todo_write", todos(&[("total the ledger", "completed")]));
+    f.say("Totalled from ledger_q3.csv.");
+    let sent_before = f.server.requests().len();
+    let done = agent::recover(
+        &f.session(&StopOnFailure),
+        outcome.execution.id,
+        agent::Choice::new(Resolution::Replan, Some("  and round to cents  ")).unwrap(),
+    )
+    .await
+    .unwrap();
+    assert_eq!(done.execution.status, ExecutionStatus::Succeeded);
+    let next = f.request_text(sent_before);
+    assert!(next.contains("the ledger is ledger_q3.csv"), "{next}");
+    assert!(next.contains("and round to cents"), "{next}");
+    assert!(next.contains("guidance with this choice"), "{next}");
+    let guidance: Vec<String> = f
+        .messages_of(&outcome)
+        .await
+        .into_iter()
+        .filter(|m| m.role == decima_core::Role::User)
+        .map(|m| m.content)
+        .collect();
+    assert_eq!(
+        guidance[1..],
+        ["the ledger is ledger_q3.csv", "and round to cents"],
+        "{guidance:?}"
+    );
+}

@@ -17,7 +17,7 @@ use decima_mcp::{Place, ServerConfig, Transport};
 use decima_runtime::agent::{self, ChoiceSource, RunOptions, RunRequest, StopOnFailure};
 use decima_runtime::mcp::{Approval, ApprovalRequest};
 use decima_sandbox::host::BoxFuture;
-use decima_store::{ExecutionStatus, Failure, Resolution};
+use decima_store::{ExecutionStatus, Failure};
 use serde_json::json;
 
 fn everything_script() -> PathBuf {
@@ -46,7 +46,10 @@ struct Approver {
 }
 
 impl ChoiceSource for Approver {
-    fn choose<'a>(&'a self, _failure: &'a Failure) -> BoxFuture<'a, Option<Resolution>> {
+    fn choose<'a>(
+        &'a self,
+        _failure: &'a Failure,
+    ) -> BoxFuture<'a, Option<decima_runtime::agent::Choice>> {
         Box::pin(async { None })
     }
 

@@ -108,7 +108,7 @@ describe("the recovery panel", () => {
     const backend = backendWith();
     const { user, panel } = await liveRunWaitingOn(backend, stepBudget());
     await user.click(within(panel).getByRole("button", { name: "Roll back" }));
-    await waitFor(() => expect(backend.callsOf("run_choose")).toEqual([{ cmd: "run_choose", args: { runId: "run-1", choice: "rollback" } }]));
+    await waitFor(() => expect(backend.callsOf("run_choose")).toEqual([{ cmd: "run_choose", args: { runId: "run-1", choice: "rollback", guidance: null } }]));
 
     reportRollback(backend);
     await waitFor(() =>
@@ -122,7 +122,7 @@ describe("the recovery panel", () => {
     expect(within(second).queryByTestId("recovery-changes")).toBeNull();
 
     await user.click(within(second).getByRole("button", { name: "Replan" }));
-    await waitFor(() => expect(backend.callsOf("run_choose")[1]?.args).toEqual({ runId: "run-1", choice: "replan" }));
+    await waitFor(() => expect(backend.callsOf("run_choose")[1]?.args).toEqual({ runId: "run-1", choice: "replan", guidance: null }));
   });
 
   it("keeps the panel and says why when a choice is refused", async () => {
@@ -253,5 +253,43 @@ describe("the recovery panel", () => {
     await openC1();
     const panel = await screen.findByRole("alertdialog", { name: "Failure recovery" });
     expect(choiceNames(panel)[0]).toBe("Compress and retry");
+  });
+
+  it("takes what the analyst types while a failure waits as guidance with the choice, never drops it", async () => {
+    const backend = backendWith();
+    const { user, panel } = await liveRunWaitingOn(backend, stepBudget());
+    // Set aside, the analyst types in the composer and sends: the panel comes back with it.
+    await user.keyboard("{Escape}");
+    expect(screen.queryByRole("alertdialog")).toBeNull();
+    const composer = screen.getByTestId("composer-input");
+    await user.type(composer, "use ledger_q3.csv");
+    await user.click(screen.getByTestId("send-guidance"));
+    const back = await screen.findByRole("alertdialog", { name: "Failure recovery" });
+    expect(within(back).getByTestId("recovery-guidance")).toHaveValue("use ledger_q3.csv");
+    expect(composer).toHaveValue("");
+    await user.type(within(back).getByTestId("recovery-guidance"), " and round to cents");
+    await user.click(within(back).getByRole("button", { name: "Replan" }));
+    await waitFor(() =>
+      expect(backend.callsOf("run_choose")[0]?.args).toEqual({
+        runId: "run-1",
+        choice: "replan",
+        guidance: "use ledger_q3.csv and round to cents",
+      }),
+    );
+    expect(panel).not.toBeInTheDocument();
+  });
+
+  it("sends guidance when recovering a waiting execution, and labels the field in Chinese", async () => {
+    const backend = backendWith({ executions: { c1: [waitingOn(stepBudget())] } });
+    const { user } = await openC1();
+    const panel = await screen.findByRole("alertdialog", { name: "Failure recovery" });
+    await act(() => setLanguage("zh"));
+    expect(within(panel).getByText("给代理的指引（可选）")).toBeInTheDocument();
+    await act(() => setLanguage("en"));
+    await user.type(within(panel).getByTestId("recovery-guidance"), "keep the Q3 rows");
+    await user.click(within(panel).getByRole("button", { name: "Replan" }));
+    await waitFor(() =>
+      expect(backend.callsOf("execution_recover")[0]?.args).toMatchObject({ executionId: "e1", choice: "replan", guidance: "keep the Q3 rows" }),
+    );
   });
 });

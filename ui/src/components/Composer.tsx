@@ -13,13 +13,18 @@ type Props = {
   /** Resolves to whether the task was started (the text is then cleared). */
   onSend: (task: string) => Promise<boolean>;
   onStop: () => void;
+  /**
+   * Set while a failure waits for the analyst's choice: what they send then is guidance that
+   * goes with the choice (the recovery panel opens with it), never dropped.
+   */
+  onGuide?: ((text: string) => void) | null;
 };
 
 /** The task field's id, which the focus-the-composer shortcut focuses. */
 export const COMPOSER_INPUT = "composer-input";
 
 /** Where the analyst gives the agent a task, and stops it. */
-export function Composer({ live, busyReason, onSend, onStop, error = null }: Props) {
+export function Composer({ live, busyReason, onSend, onStop, onGuide = null, error = null }: Props) {
   const { t } = useTranslation();
   const [task, setTask] = useState("");
   const [sending, setSending] = useState(false);
@@ -30,6 +35,11 @@ export function Composer({ live, busyReason, onSend, onStop, error = null }: Pro
   const blocked = busyReason !== null && !live;
 
   const send = async () => {
+    if (!empty && onGuide) {
+      onGuide(task.trim());
+      setTask("");
+      return;
+    }
     if (empty || live || sending || blocked) return;
     setSending(true);
     const started = await onSend(task.trim());
@@ -68,6 +78,11 @@ export function Composer({ live, busyReason, onSend, onStop, error = null }: Pro
             }
           }}
         />
+        {onGuide && !empty && (
+          <button type="submit" className="button button-primary" data-testid="send-guidance">
+            {t("composer.guide")}
+          </button>
+        )}
         {live ? (
           <button type="button" className="button button-danger" data-testid="stop" onClick={onStop}>
             {t("composer.stop")}

@@ -66,7 +66,7 @@ type Props = {
   /** Skips the final review of the live run: its answer stands unreviewed and the run ends. */
   onSkipReview?: () => Promise<void>;
   /** Answers a failure; resolves to the error that refused the choice, if any. */
-  onChoose: (executionId: string, choice: Choice) => Promise<AppError | null>;
+  onChoose: (executionId: string, choice: Choice, guidance: string | null) => Promise<AppError | null>;
   /** Answers the MCP call the live run waits to have approved. */
   onApprove: (answer: ApprovalAnswer) => Promise<AppError | null>;
   onOpenConversation: (conversationId: string, title: string) => void;
@@ -296,12 +296,19 @@ export function ConversationView(props: Props) {
     (answering === failure.id || (run.live ? run.awaiting?.failureId === failure.id : true));
   // Escape puts the panel aside; the failure stays unresolved and a bar brings it back.
   const [setAside, setSetAside] = useState<string | null>(null);
-  const choose = async (choice: Choice) => {
+  // What the analyst typed for the agent while the failure waited: it goes with the choice.
+  const [guidance, setGuidance] = useState("");
+  const choose = async (choice: Choice, text: string) => {
     if (!waiting || !failure) return null;
     setAnswering(failure.id);
-    const refused = await props.onChoose(waiting.id, choice);
+    const refused = await props.onChoose(waiting.id, choice, text.trim() === "" ? null : text.trim());
     setAnswering(null);
+    if (!refused) setGuidance("");
     return refused;
+  };
+  const guide = (text: string) => {
+    setGuidance((before) => (before.trim() === "" ? text : `${before.trim()}\n${text}`));
+    setSetAside(null);
   };
 
   return (
@@ -441,6 +448,7 @@ export function ConversationView(props: Props) {
             error={sendError}
             onSend={send}
             onStop={props.onStop}
+            onGuide={showRecovery && failure ? guide : null}
           />
           <RunOptions conversationId={conversation.id} disabled={run.live} settingsKey={props.settingsKey} />
         </div>
@@ -459,7 +467,14 @@ export function ConversationView(props: Props) {
         </aside>
       </div>
       {showRecovery && failure && setAside !== failure.id && (
-        <RecoveryPanel key={failure.id} report={failure} onChoose={choose} onDismiss={() => setSetAside(failure.id)} />
+        <RecoveryPanel
+          key={failure.id}
+          report={failure}
+          guidance={guidance}
+          onGuidanceChange={setGuidance}
+          onChoose={choose}
+          onDismiss={() => setSetAside(failure.id)}
+        />
       )}
       {showRecovery && failure && setAside === failure.id && (
         <div className="recovery-aside" role="status" data-testid="recovery-aside">

@@ -9,8 +9,12 @@ import { formatNumber } from "../lib/format";
 
 type Props = {
   report: FailureReport;
+  /** What the analyst wants the agent to know with the choice; kept by the view, so text
+   *  typed in the composer while the failure waited lands here. */
+  guidance: string;
+  onGuidanceChange: (text: string) => void;
   /** Resolves to the error that refused the choice, if any. */
-  onChoose: (choice: Choice) => Promise<AppError | null>;
+  onChoose: (choice: Choice, guidance: string) => Promise<AppError | null>;
   /** Puts the panel aside (Escape) without choosing: the failure stays unresolved. */
   onDismiss: () => void;
 };
@@ -20,7 +24,7 @@ type Props = {
  * back or what the todo changed, and exactly the choices this failure offers, best first. A
  * refused choice keeps the panel open and says why.
  */
-export function RecoveryPanel({ report, onChoose, onDismiss }: Props) {
+export function RecoveryPanel({ report, guidance, onGuidanceChange, onChoose, onDismiss }: Props) {
   const { t } = useTranslation();
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<AppError | null>(null);
@@ -29,7 +33,7 @@ export function RecoveryPanel({ report, onChoose, onDismiss }: Props) {
   const choose = async (choice: Choice) => {
     setBusy(true);
     setError(null);
-    const refused = await onChoose(choice);
+    const refused = await onChoose(choice, guidance);
     setBusy(false);
     setError(refused);
   };
@@ -84,6 +88,17 @@ export function RecoveryPanel({ report, onChoose, onDismiss }: Props) {
             {t("recovery.refused", { message: error.message })}
           </p>
         )}
+        <label className="recovery-guidance">
+          <span>{t("recovery.guidanceLabel")}</span>
+          <textarea
+            data-testid="recovery-guidance"
+            rows={2}
+            maxLength={8000}
+            placeholder={t("recovery.guidancePlaceholder")}
+            value={guidance}
+            onChange={(e) => onGuidanceChange(e.target.value)}
+          />
+        </label>
         <ul className="recovery-choices" aria-label={t("recovery.choicesLabel")} data-testid="recovery-choices">
           {choices.map((choice, i) => (
             <ChoiceButton

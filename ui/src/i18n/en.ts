@@ -113,6 +113,7 @@ const en = {
     placeholder: "What should the agent do? (Ctrl+Enter sends)",
     placeholderEnter: "What should the agent do? (Enter sends, Shift+Enter adds a line)",
     send: "Send",
+    guide: "Add to the choice",
     stop: "Stop",
     busy: {
       running: "A run is working in this conversation (started {{time}}). Wait for it or stop it.",
@@ -410,6 +411,8 @@ const en = {
     rolledBack: "Workspace, plan and history went back to the todo’s snapshot: {{restored}} files restored, {{removed}} removed, {{messages}} messages undone.",
     nothingRolledBack: "Nothing.",
     changesLabel: "Changes",
+    guidanceLabel: "Guidance for the agent (optional)",
+    guidancePlaceholder: "e.g. use ledger_q3.csv instead",
     choicesLabel: "Choices",
     refused: "The choice was refused: {{message}}",
     choices: {

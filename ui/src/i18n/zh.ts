@@ -114,6 +114,7 @@ const zh: Messages = {
     placeholder: "要代理做什么？（Ctrl+Enter 发送）",
     placeholderEnter: "要代理做什么？（Enter 发送，Shift+Enter 换行）",
     send: "发送",
+    guide: "随选择一起发送",
     stop: "停止",
     busy: {
       running: "此对话中有一个运行正在工作（开始于 {{time}}）。请等待它结束或停止它。",
@@ -411,6 +412,8 @@ const zh: Messages = {
     rolledBack: "工作区、计划和历史已回到该待办的快照：恢复 {{restored}} 个文件，删除 {{removed}} 个，撤销 {{messages}} 条消息。",
     nothingRolledBack: "无。",
     changesLabel: "变更",
+    guidanceLabel: "给代理的指引（可选）",
+    guidancePlaceholder: "例如：改用 ledger_q3.csv",
     choicesLabel: "选择",
     refused: "该选择被拒绝：{{message}}",
     choices: {

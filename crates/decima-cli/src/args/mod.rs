@@ -146,6 +146,10 @@ pub enum Command {
         /// What to do about the failure it waits on.
         #[arg(long, value_enum)]
         choice: ChoiceArg,
+        /// Guidance for the agent with the choice ("use ledger_q3.csv"), stored as your message
+        /// in the conversation before the run goes on.
+        #[arg(long, value_name = "TEXT")]
+        note: Option<String>,
         /// Print one JSON event per line on stdout instead of the answer.
         #[arg(long)]
         json: bool,

@@ -31,7 +31,7 @@ use crate::error::CliError;
 /// What to start or continue.
 enum Entry {
     Run(RunRequest),
-    Recover(ExecutionId, Resolution),
+    Recover(ExecutionId, agent::Choice),
     Resume(ExecutionId),
 }
 
@@ -81,12 +81,12 @@ pub async fn run(store: &Store, data_dir: &Path, args: RunArgs) -> Result<(), Cl
     .await
 }
 
-/// `decima recover ID --choice C`.
+/// `decima recover ID --choice C [--note TEXT]`.
 pub async fn recover(
     store: &Store,
     data_dir: &Path,
     id: &str,
-    choice: Resolution,
+    choice: agent::Choice,
     json: bool,
 ) -> Result<(), CliError> {
     let id = execution_id(id)?;
@@ -253,7 +253,7 @@ impl ChoiceSource for AskOnTerminal {
         })
     }
 
-    fn choose<'a>(&'a self, failure: &'a Failure) -> BoxFuture<'a, Option<Resolution>> {
+    fn choose<'a>(&'a self, failure: &'a Failure) -> BoxFuture<'a, Option<agent::Choice>> {
         Box::pin(async move {
             if !self.failures {
                 return None;
@@ -273,19 +273,34 @@ impl ChoiceSource for AskOnTerminal {
             loop {
                 {
                     let mut stderr = std::io::stderr().lock();
-                    let _ = write!(stderr, "what now? {list} (empty: stop and decide later): ");
+                    let _ = write!(
+                        stderr,
+                        "what now? {list}, then any guidance for the agent \
+                         (empty: stop and decide later): "
+                    );
                     let _ = stderr.flush();
                 }
                 let line = tokio::select! {
                     line = read_line() => line,
                     () = self.cancel.cancelled() => return None,
                 };
-                let answer = line?.trim().to_ascii_lowercase();
+                let line = line?;
+                let answer = line.trim();
                 if answer.is_empty() {
                     return None;
                 }
-                match answer.parse::<Resolution>() {
-                    Ok(choice) if offered.contains(&choice) => return Some(choice),
+                // "replan use ledger_q3.csv": the first word chooses, the rest guides.
+                let (word, guidance) = answer
+                    .split_once(char::is_whitespace)
+                    .unwrap_or((answer, ""));
+                let word = word.trim_end_matches([':', ',']).to_ascii_lowercase();
+                match word.parse::<Resolution>() {
+                    Ok(choice) if offered.contains(&choice) => {
+                        match agent::Choice::new(choice, Some(guidance)) {
+                            Ok(choice) => return Some(choice),
+                            Err(e) => note(&e.to_string()),
+                        }
+                    }
                     _ => note(&format!(
                         "please answer {list}: this failure offers nothing else"
                     )),

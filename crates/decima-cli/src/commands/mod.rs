@@ -91,8 +91,12 @@ async fn dispatch(cli: Cli) -> Result<(), CliError> {
         Command::Recover {
             execution_id,
             choice,
+            note,
             json,
-        } => agent::recover(&store, &dir, &execution_id, choice.into(), json).await,
+        } => {
+            let choice = decima_runtime::agent::Choice::new(choice.into(), note.as_deref())?;
+            agent::recover(&store, &dir, &execution_id, choice, json).await
+        }
         Command::Resume { execution_id, json } => {
             agent::resume(&store, &dir, &execution_id, json).await
         }

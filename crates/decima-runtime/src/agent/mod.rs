@@ -10,6 +10,7 @@
 //! for `decima execution show` and the desktop app.
 
 mod checkpoint;
+mod choice;
 mod dangling;
 pub mod docker;
 mod failure;
@@ -33,6 +34,7 @@ use decima_store::{Execution, Failure, Resolution, SandboxKind, Store};
 pub use tokio_util::sync::CancellationToken;
 
 pub use checkpoint::{RolledBack, collect_snapshots, snapshot_store};
+pub use choice::{Choice, MAX_GUIDANCE_CHARS};
 pub use failure::{Place, Trigger};
 pub use lease::{Lease, interrupt_orphans};
 pub use options::{DEFAULT_MAX_STEPS, DEFAULT_STUCK_AFTER, RunOptions};
@@ -56,7 +58,7 @@ use crate::events::EventSink;
 pub trait ChoiceSource: Send + Sync {
     /// The choice for this stored failure; `None` leaves the execution `awaiting_user`, to be
     /// continued later with [`recover`].
-    fn choose<'a>(&'a self, failure: &'a Failure) -> BoxFuture<'a, Option<Resolution>>;
+    fn choose<'a>(&'a self, failure: &'a Failure) -> BoxFuture<'a, Option<Choice>>;
 
     /// The analyst's answer to an MCP call that no rule approved yet; `None` when no one can
     /// be asked (no terminal, no window), which refuses the call with a tool error saying how
@@ -75,7 +77,7 @@ pub trait ChoiceSource: Send + Sync {
 pub struct StopOnFailure;
 
 impl ChoiceSource for StopOnFailure {
-    fn choose<'a>(&'a self, _failure: &'a Failure) -> BoxFuture<'a, Option<Resolution>> {
+    fn choose<'a>(&'a self, _failure: &'a Failure) -> BoxFuture<'a, Option<Choice>> {
         Box::pin(async { None })
     }
 }
@@ -173,13 +175,14 @@ pub async fn run(session: &Session<'_>, request: RunRequest) -> Result<RunOutcom
     runner::start(session, request).await
 }
 
-/// Continues an execution that waits for a choice, with that choice.
+/// Continues an execution that waits for a choice, with that choice (and the analyst's
+/// guidance, which is stored in the conversation before the run goes on).
 pub async fn recover(
     session: &Session<'_>,
     execution: ExecutionId,
-    choice: Resolution,
+    choice: impl Into<Choice>,
 ) -> Result<RunOutcome> {
-    runner::recover(session, execution, choice).await
+    runner::recover(session, execution, choice.into()).await
 }
 
 /// The failure `execution` waits on, provided `choice` is one it offers: faces check before

@@ -238,8 +238,8 @@ pub fn todos(list: &[(&str, &str)]) -> Value {
 pub struct Choices(pub std::sync::Mutex<Vec<Resolution>>);
 
 impl ChoiceSource for Choices {
-    fn choose<'a>(&'a self, _failure: &'a Failure) -> BoxFuture<'a, Option<Resolution>> {
-        let next = self.0.lock().unwrap().pop();
+    fn choose<'a>(&'a self, _failure: &'a Failure) -> BoxFuture<'a, Option<agent::Choice>> {
+        let next = self.0.lock().unwrap().pop().map(agent::Choice::from);
         Box::pin(async move { next })
     }
 }

@@ -2,14 +2,14 @@
 //! interrupted one, each under the run's lease and its span.
 
 use decima_core::{ExecutionId, NewMessage, Role};
-use decima_store::{ExecutionStatus, Failure, NewExecution, Resolution, Store};
+use decima_store::{ExecutionStatus, Failure, NewExecution, Store};
 use tracing::Instrument as _;
 
 use super::{Flow, Runner, recovery};
 use crate::agent::lease::{Lease, interrupt_orphans};
 use crate::agent::options::RunOptions;
 use crate::agent::report::FailureReport;
-use crate::agent::{RunOutcome, RunRequest, Session, default_workspace};
+use crate::agent::{Choice, RunOutcome, RunRequest, Session, default_workspace};
 use crate::chat::title_from;
 use crate::error::{Result, RuntimeError};
 use crate::settings;
@@ -146,7 +146,7 @@ pub(in crate::agent) async fn launch(
 pub(in crate::agent) async fn recover(
     session: &Session<'_>,
     id: ExecutionId,
-    choice: Resolution,
+    choice: Choice,
 ) -> Result<RunOutcome> {
     interrupt_orphans(session.store, session.data_dir).await?;
     let execution = session.store.executions().get(id).await?;
@@ -163,8 +163,8 @@ pub(in crate::agent) async fn recover(
     }
     let failure = waiting_failure(session.store, id).await?;
     // Refused before anything is touched: the failure stays unresolved and keeps waiting.
-    if !FailureReport::of(&failure).offers(choice) {
-        return Err(recovery::not_offered(&failure, choice));
+    if !FailureReport::of(&failure).offers(choice.resolution) {
+        return Err(recovery::not_offered(&failure, choice.resolution));
     }
     let lease = Lease::acquire(session.store, session.data_dir, id).await?;
     let writer = lease.store().cloned();
@@ -174,7 +174,7 @@ pub(in crate::agent) async fn recover(
     async move {
         runner.started("recover");
         let outcome = async {
-            let flow = match runner.apply_choice(&failure, choice).await? {
+            let flow = match runner.apply_choice(&failure, &choice).await? {
                 recovery::Chosen::Go(flow) => flow,
                 recovery::Chosen::AskAgain(next) => runner.wait_for_choice(*next).await?,
             };

@@ -2,6 +2,7 @@
 //! the analyst's choice, which must be one the failure offers.
 
 use super::{Flow, Runner, clip};
+use crate::agent::Choice;
 use crate::agent::checkpoint::{RolledBack, rollback_target};
 use crate::agent::failure::Options;
 use crate::agent::failure::{Pending, Place, Trigger};
@@ -192,10 +193,10 @@ impl Runner<'_, '_> {
                 suggestions: report.suggestions.clone(),
             });
             let choice = match self.session.choices.choose(&failure).await {
-                Some(choice) if report.offers(choice) => choice,
+                Some(choice) if report.offers(choice.resolution) => choice,
                 Some(choice) => {
                     warn!(
-                        choice = choice.as_str(),
+                        choice = choice.resolution.as_str(),
                         offered = ?report.suggestions,
                         "a choice this failure does not offer was refused; the run waits"
                     );
@@ -203,7 +204,7 @@ impl Runner<'_, '_> {
                 }
                 None => return Ok(self.stop_waiting(failure)),
             };
-            match self.apply_choice(&failure, choice).await? {
+            match self.apply_choice(&failure, &choice).await? {
                 Chosen::Go(flow) => return Ok(flow),
                 Chosen::AskAgain(next) => failure = *next,
             }
@@ -284,17 +285,18 @@ impl Runner<'_, '_> {
     pub(super) async fn apply_choice(
         &mut self,
         failure: &Failure,
-        choice: Resolution,
+        answer: &Choice,
     ) -> Result<Chosen> {
+        let choice = answer.resolution;
         let report = FailureReport::of(failure);
         if !report.offers(choice) {
             return Err(not_offered(failure, choice));
         }
         if choice == Resolution::Rollback {
-            return self
-                .roll_back_on_request(failure)
-                .await
-                .map(|next| Chosen::AskAgain(Box::new(next)));
+            let next = self.roll_back_on_request(failure).await?;
+            // After the rollback, which would otherwise undo it.
+            self.store_guidance(answer).await?;
+            return Ok(Chosen::AskAgain(Box::new(next)));
         }
         if choice == Resolution::Compress {
             // Before the answer is stored: a compression that fails leaves the failure
@@ -311,6 +313,7 @@ impl Runner<'_, '_> {
             failure_id: resolved.id.clone(),
             choice: choice.as_str(),
         });
+        self.store_guidance(answer).await?;
         if choice == Resolution::Abort && self.execution.parent_id.is_some() {
             // A subagent ends at its first failure: failed, with the reason its parent reads.
             return self
@@ -361,14 +364,28 @@ impl Runner<'_, '_> {
                 .await?;
             self.emit_plan(&after);
         }
-        self.turn.instant_context = Some(failure::render_for_model(
-            &pending,
-            &place,
-            &causes,
-            rolled.as_ref(),
-            choice,
-        ));
+        let mut report =
+            failure::render_for_model(&pending, &place, &causes, rolled.as_ref(), choice);
+        if answer.guidance.is_some() {
+            report.push_str(
+                "The analyst's guidance with this choice is their last message: follow it.\n",
+            );
+        }
+        self.turn.instant_context = Some(report);
         Ok(Chosen::Go(Flow::Continue))
+    }
+
+    /// The analyst's guidance with a choice, as their message in the conversation: the model
+    /// reads it with the rest of the history, and the transcript shows it where it was given.
+    async fn store_guidance(&mut self, answer: &Choice) -> Result<()> {
+        let Some(guidance) = &answer.guidance else {
+            return Ok(());
+        };
+        let mut message = decima_core::NewMessage::new(decima_core::Role::User, guidance.clone());
+        message.execution_id = Some(self.execution.id);
+        self.store_message(message).await?;
+        self.turn.window_cache = None;
+        Ok(())
     }
 
     /// The analyst asked to roll a failure back that did not roll back on its own: the

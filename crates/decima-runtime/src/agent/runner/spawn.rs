@@ -340,8 +340,8 @@ struct ChildChoices<'a> {
 }
 
 impl ChoiceSource for ChildChoices<'_> {
-    fn choose<'a>(&'a self, _failure: &'a Failure) -> BoxFuture<'a, Option<Resolution>> {
-        Box::pin(async { Some(Resolution::Abort) })
+    fn choose<'a>(&'a self, _failure: &'a Failure) -> BoxFuture<'a, Option<crate::agent::Choice>> {
+        Box::pin(async { Some(Resolution::Abort.into()) })
     }
 
     fn approve<'a>(
