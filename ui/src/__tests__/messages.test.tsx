@@ -234,3 +234,51 @@ describe("markdown", () => {
     expect(screen.getByText("**not bold** in a user message").tagName).toBe("PRE");
   });
 });
+
+describe("a tool call's code", () => {
+  it("shows a command and Python as highlighted code blocks with real line breaks, not one JSON string", async () => {
+    new FakeBackend({
+      conversations: [conversation({ id: "a", title: "Code", messageCount: 1 })],
+      messages: {
+        a: [
+          message({
+            id: "m1",
+            seq: 1,
+            role: "assistant",
+            content: "",
+            toolCalls: [
+              { id: "c1", name: "shell", arguments: JSON.stringify({ command: "cd out &&\nls -la | grep csv", timeout_secs: 30 }) },
+              { id: "c2", name: "python", arguments: JSON.stringify({ code: 'import pandas as pd\ndf = pd.read_csv("ledger.csv")\nprint(df["amount"].sum())' }) },
+            ],
+          }),
+        ],
+      },
+    }).install();
+    const { user } = renderApp();
+    await open(user, "a");
+    const calls = await screen.findAllByTestId("tool-call");
+    await user.click(calls[0]!.querySelector("summary")!);
+    const command = within(calls[0]!).getByTestId("tool-call-code");
+    expect(command).toHaveAttribute("data-language", "bash");
+    const commandCode = await waitFor(() => {
+      const code = command.querySelector("pre code");
+      if (!code) throw new Error("no code block yet");
+      return code;
+    });
+    // Markdown ends a code block with its line break.
+    expect(commandCode.textContent).toBe("cd out &&\nls -la | grep csv\n");
+    expect(commandCode.className).toContain("language-bash");
+    expect(within(calls[0]!).getByTestId("tool-call-arguments")).toHaveTextContent('"timeout_secs": 30');
+    expect(within(calls[0]!).getByTestId("tool-call-arguments").textContent).not.toContain("\\n");
+
+    await user.click(calls[1]!.querySelector("summary")!);
+    const python = await waitFor(() => {
+      const code = within(calls[1]!).getByTestId("tool-call-code").querySelector("pre code");
+      if (!code) throw new Error("no code block yet");
+      return code;
+    });
+    expect(python.textContent).toBe('import pandas as pd\ndf = pd.read_csv("ledger.csv")\nprint(df["amount"].sum())\n');
+    // Highlighted: the keyword is its own span.
+    expect(python.querySelector(".hljs-keyword")).toHaveTextContent("import");
+  });
+});

@@ -1,15 +1,22 @@
+import { lazy, Suspense } from "react";
 import { useTranslation } from "react-i18next";
 import type { ToolCallView } from "../bindings";
+import { callCode, fenced } from "../lib/callCode";
 import { prettyJson } from "../lib/format";
 import { toolLine } from "../lib/toolLine";
 
+const MarkdownText = lazy(() => import("./MarkdownText"));
+
 /**
- * A tool call as one readable line (`shell: duckdb -c 'select …'`), the JSON folded under it
- * and opened on demand. The call's id is the provider's bookkeeping: in the tooltip only.
+ * A tool call as one readable line (`shell: duckdb -c 'select …'`), its arguments folded under
+ * it and opened on demand: the command, code or file content as a highlighted code block with
+ * real line breaks (what an analyst audits), the other arguments as JSON. The call's id is the
+ * provider's bookkeeping: in the tooltip only.
  */
 export function ToolCallCard({ call }: { call: ToolCallView }) {
   const { t } = useTranslation();
   const args = prettyJson(call.arguments);
+  const split = callCode(call.arguments);
   const line = toolLine(call.name, call.arguments, (total, inProgress) => t("message.todoLine", { count: total, inProgress }));
   return (
     <details className="tool-call" data-testid="tool-call" data-tool-call-id={call.id}>
@@ -24,9 +31,25 @@ export function ToolCallCard({ call }: { call: ToolCallView }) {
         )}
         {!args.ok && <span className="tool-call-warning">{t("message.invalidJson")}</span>}
       </summary>
-      <pre className="tool-call-args" data-testid="tool-call-arguments" data-valid-json={args.ok}>
-        {args.text}
-      </pre>
+      {split && split.code.length > 0 ? (
+        <div className="tool-call-code" data-testid="tool-call-arguments" data-valid-json>
+          {split.code.map((arg) => (
+            <div key={arg.name} className="tool-call-code-arg" data-testid="tool-call-code" data-argument={arg.name} data-language={arg.language}>
+              <span className="tool-call-code-name">{arg.name}</span>
+              <div className="markdown message-content">
+                <Suspense fallback={<pre>{arg.code}</pre>}>
+                  <MarkdownText text={fenced(arg.language, arg.code)} />
+                </Suspense>
+              </div>
+            </div>
+          ))}
+          {split.rest && <pre className="tool-call-args">{split.rest}</pre>}
+        </div>
+      ) : (
+        <pre className="tool-call-args" data-testid="tool-call-arguments" data-valid-json={args.ok}>
+          {args.text}
+        </pre>
+      )}
     </details>
   );
 }
