@@ -1,6 +1,6 @@
 import { screen, waitFor, within } from "@testing-library/react";
 import { describe, expect, it } from "vitest";
-import { LANGUAGE_STORAGE_KEY, initialLanguage } from "../i18n";
+import i18n, { LANGUAGE_STORAGE_KEY, initialLanguage, setLanguage } from "../i18n";
 import { FakeBackend } from "../test/fakeBackend";
 import { LOCAL_PROVIDER, conversation } from "../test/fixtures";
 import { renderApp } from "../test/render";
@@ -50,5 +50,19 @@ describe("language switch", () => {
     window.localStorage.setItem(LANGUAGE_STORAGE_KEY, "fr");
     const system = navigator.language.toLowerCase().startsWith("zh") ? "zh" : "en";
     expect(initialLanguage()).toBe(system);
+  });
+});
+
+describe("numbers in sentences", () => {
+  it("are written with the language's separators in both languages, and text passes unchanged", async () => {
+    await setLanguage("zh");
+    expect(i18n.t("mcp.toolTokens", { tokens: 1665 })).toBe("1,665 个 token");
+    expect(i18n.t("recovery.changes.messages", { count: 3000 })).toBe("存储了 3,000 条消息");
+    // A caller that formatted the number itself is left alone.
+    expect(i18n.t("mcp.toolTokens", { tokens: "1.6K" })).toBe("1.6K 个 token");
+    await setLanguage("en");
+    expect(i18n.t("mcp.toolTokens", { tokens: 1665 })).toBe("1,665 tokens");
+    expect(i18n.t("recovery.changes.messages", { count: 1 })).toBe("1 message stored");
+    expect(i18n.t("recovery.changes.messages", { count: 12000 })).toBe("12,000 messages stored");
   });
 });

@@ -162,7 +162,7 @@ describe("MCP servers in the settings", () => {
     const rows = await within(section).findAllByTestId("mcp-server");
     const [everything, db, fresh] = rows as HTMLElement[];
     expect(within(everything!).getByTestId("mcp-last")).toHaveAttribute("data-state", "ready");
-    expect(within(everything!).getByTestId("mcp-last")).toHaveTextContent("13 tools, 1246 tokens of schemas, in 388 ms");
+    expect(within(everything!).getByTestId("mcp-last")).toHaveTextContent("13 tools, 1,246 tokens of schemas, in 388 ms");
     expect(within(db!).getByTestId("mcp-last")).toHaveAttribute("data-state", "failed");
     expect(within(db!).getByTestId("mcp-last")).toHaveTextContent("the process exited");
     expect(within(db!).getByText(/cannot reach db: connection refused/)).toBeVisible();

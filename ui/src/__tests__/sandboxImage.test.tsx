@@ -42,7 +42,7 @@ describe("the sandbox image in the settings", () => {
     expect(within(image).getByRole("button", { name: "Build" })).toBeDisabled();
     await act(async () => finish());
     await waitFor(() => expect(image).toHaveAttribute("data-state", "current"));
-    expect(image).toHaveTextContent("built from this version's recipe (1374 MB");
+    expect(image).toHaveTextContent("built from this version's recipe (1,374 MB");
     expect(within(image).queryByRole("status")).toBeNull();
     expect(backend.callsOf("sandbox_image_build")[0]?.args.force).toBe(false);
     // A current image is rebuilt only on purpose, from scratch.

@@ -63,4 +63,13 @@ void i18n.use(initReactI18next).init({
   initAsync: false,
 });
 
+/**
+ * `{{count, n}}`: a number as the language writes it ("1,665" beside "3,000", never "1665"),
+ * anything else as it came. The locale files mark every placeholder that can hold a count,
+ * including the ones callers fill with text they formatted themselves.
+ */
+i18n.services.formatter?.add("n", (value: unknown, lng: string | undefined) =>
+  typeof value === "number" ? new Intl.NumberFormat(lng === "zh" ? "zh-CN" : "en-US").format(value) : value,
+);
+
 export default i18n;
