@@ -44,8 +44,17 @@ describe("settings and library", () => {
     await waitFor(() => expect(within(dialog).queryByTestId("provider")).toBeNull());
 
     const file = new File([new Uint8Array([123, 125])], "seraphina.json", { type: "application/json" });
+    // The picker speaks the window's language, not the engine's ("Choose File").
+    expect(within(dialog).getByTestId("preset-file-button")).toHaveTextContent("Choose a file…");
+    expect(within(dialog).getByTestId("preset-file-chosen")).toHaveTextContent("No file chosen");
     await user.upload(within(dialog).getByTestId("preset-file"), file);
     expect(await within(dialog).findByTestId("preset-imported")).toHaveTextContent("Seraphina");
+    expect(within(dialog).getByTestId("preset-file-chosen")).toHaveTextContent("seraphina.json");
+    await act(() => setLanguage("zh"));
+    expect(within(dialog).getByTestId("preset-file-button")).toHaveTextContent("选择文件…");
+    expect(within(dialog).getByTestId("mcp-import-button")).toHaveTextContent("选择文件…");
+    expect(within(dialog).getByTestId("mcp-import-chosen")).toHaveTextContent("未选择文件");
+    await act(() => setLanguage("en"));
     expect(backend.callsOf("preset_import")[0]?.args).toEqual({ fileName: "seraphina.json", bytes: [123, 125] });
     expect(within(dialog).getAllByTestId("preset")).toHaveLength(1);
   });

@@ -1,3 +1,4 @@
+import { FilePicker } from "./FilePicker";
 import { useEffect, useState } from "react";
 import { useTranslation } from "react-i18next";
 import { call } from "../api/call";
@@ -299,18 +300,7 @@ export function McpServers() {
         </button>
       </fieldset>
       <div className="mcp-import">
-        <label>
-          {t("mcp.import")}{" "}
-          <input
-            type="file"
-            accept=".json"
-            data-testid="mcp-import"
-            onChange={(e) => {
-              const file = e.target.files?.[0];
-              if (file) void importFile(file);
-            }}
-          />
-        </label>
+        <FilePicker label={t("mcp.import")} accept=".json" testId="mcp-import" onFile={(file) => void importFile(file)} />
         <label>
           {t("mcp.importWhere")}{" "}
           <select value={importPlace} data-testid="mcp-import-place" onChange={(e) => setImportPlace(e.target.value as Place)}>

@@ -1,3 +1,4 @@
+import { FilePicker } from "./FilePicker";
 import { useEffect, useRef, useState, type DragEvent } from "react";
 import { useModal } from "../hooks/useModal";
 import type { TFunction } from "i18next";
@@ -326,18 +327,7 @@ export function SettingsDialog({ onClose }: Props) {
         <section aria-label={t("settings.presets")}>
           <h3>{t("settings.presets")}</h3>
           <div className="drop-zone" data-testid="preset-drop" onDragOver={(e) => e.preventDefault()} onDrop={onDrop}>
-            <label>
-              {t("settings.importHint")}{" "}
-              <input
-                type="file"
-                accept=".json,.png"
-                data-testid="preset-file"
-                onChange={(e) => {
-                  const file = e.target.files?.[0];
-                  if (file) void importFile(file);
-                }}
-              />
-            </label>
+            <FilePicker label={t("settings.importHint")} accept=".json,.png" testId="preset-file" onFile={(file) => void importFile(file)} />
           </div>
           <InlineError error={importError} testId="preset-import-error" />
           {imported && <p data-testid="preset-imported">{t("settings.imported", { name: imported })}</p>}

@@ -108,6 +108,10 @@ const en = {
         "The server dropped part of the conversation from this request: its window is smaller than Decima was told. Decima re-reads it before the next request.",
     },
   },
+  filePicker: {
+    choose: "Choose a file…",
+    none: "No file chosen",
+  },
   composer: {
     label: "Task",
     placeholder: "What should the agent do? (Ctrl+Enter sends)",

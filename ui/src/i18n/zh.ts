@@ -109,6 +109,10 @@ const zh: Messages = {
       promptTruncated: "服务器从这次请求中丢弃了部分对话：它的窗口比 Decima 所知的更小。Decima 会在下一次请求前重新读取窗口大小。",
     },
   },
+  filePicker: {
+    choose: "选择文件…",
+    none: "未选择文件",
+  },
   composer: {
     label: "任务",
     placeholder: "要代理做什么？（Ctrl+Enter 发送）",
