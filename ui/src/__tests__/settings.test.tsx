@@ -40,6 +40,11 @@ describe("settings and library", () => {
 
     await user.click(within(row).getByTestId("provider-test"));
     expect(await within(row).findByTestId("provider-test-result")).toHaveTextContent("answered in 42 ms");
+    // The result is worded when shown: a language switch rewords it.
+    await act(() => setLanguage("zh"));
+    expect(within(row).getByTestId("provider-test-result")).not.toHaveTextContent("answered in");
+    expect(within(row).getByTestId("provider-test-result")).toHaveTextContent("42 毫秒内应答");
+    await act(() => setLanguage("en"));
     await user.click(within(row).getByTestId("provider-remove"));
     await waitFor(() => expect(within(dialog).queryByTestId("provider")).toBeNull());
 

@@ -1,7 +1,14 @@
 import { useEffect, useRef, useState } from "react";
 import { useTranslation } from "react-i18next";
 import { call } from "../api/call";
-import { commands, type AppError, type ProviderPresetView, type ProviderProbe, type ProviderView } from "../bindings";
+import {
+  commands,
+  type AppError,
+  type ProbeFailure,
+  type ProviderPresetView,
+  type ProviderProbe,
+  type ProviderView,
+} from "../bindings";
 import { useLatest } from "../hooks/useLatest";
 import { useModal } from "../hooks/useModal";
 import { InlineError } from "./InlineError";
@@ -42,7 +49,8 @@ export function ProviderSetup({ onClose }: Props) {
   const [listing, setListing] = useState<string | null>(null);
   const [busy, setBusy] = useState<"models" | "adding" | null>(null);
   const [error, setError] = useState<AppError | null>(null);
-  const [failed, setFailed] = useState<string | null>(null);
+  // Kept as data, worded when shown: a language switch rewords it.
+  const [failed, setFailed] = useState<ProbeFailure | AppError | null>(null);
   const [added, setAdded] = useState<string | null>(null);
 
   useEffect(() => {
@@ -99,7 +107,7 @@ export function ProviderSetup({ onClose }: Props) {
     const probe = await call(() => commands.providerTest(res.data.name));
     if (probe.status === "error" || probe.data.failure) {
       setBusy(null);
-      setFailed(probe.status === "error" ? probe.error.message : probeSentence(probe.data.failure!, t));
+      setFailed(probe.status === "error" ? probe.error : probe.data.failure);
       return;
     }
     const current = await call(() => commands.settingsGet());
@@ -208,7 +216,7 @@ export function ProviderSetup({ onClose }: Props) {
             <InlineError error={error} testId="setup-error" />
             {failed && (
               <p className="provider-test-result test-failed" role="alert" data-testid="setup-test-failed">
-                <span aria-hidden="true">✗</span> {failed}
+                <span aria-hidden="true">✗</span> {"kind" in failed ? probeSentence(failed, t) : failed.message}
               </p>
             )}
             <div className="dialog-actions">

@@ -35,7 +35,11 @@ type Props = { onClose: () => void };
  */
 type Tested =
   | { state: "testing" }
-  | { state: "passed" | "failed"; sentence: string; detail: string | null; probe?: ProviderProbe };
+  // What the test found, kept as data: the sentence is written when shown, in the language
+  // the window speaks then (a result kept in words stayed in the language it was shown in).
+  | { state: "passed"; probe: ProviderProbe }
+  | { state: "failed"; probe: ProviderProbe & { failure: ProbeFailure } }
+  | { state: "failed"; error: AppError };
 
 /** One plain sentence for a failed provider test, in the window's language. */
 export function probeSentence(failure: ProbeFailure, t: TFunction): string {
@@ -55,14 +59,21 @@ function TestResult({ result }: { result: Tested }) {
       </span>
     );
   }
+  const sentence =
+    "error" in result
+      ? result.error.message
+      : result.state === "failed"
+        ? probeSentence(result.probe.failure, t)
+        : t("settings.testOk", { ms: result.probe.elapsedMs });
+  const detail = "probe" in result && result.state === "failed" ? result.probe.failure.detail : null;
   return (
     <div className={`provider-test-result test-${result.state}`} data-testid="provider-test-result" data-state={result.state} role="status">
-      <span aria-hidden="true">{result.state === "passed" ? "✓" : "✗"}</span> {result.sentence}
-      {result.probe && <ProbeFacts probe={result.probe} />}
-      {result.detail && (
+      <span aria-hidden="true">{result.state === "passed" ? "✓" : "✗"}</span> {sentence}
+      {result.state === "passed" && <ProbeFacts probe={result.probe} />}
+      {detail && (
         <details className="provider-test-detail">
           <summary>{t("settings.probe.details")}</summary>
-          <code>{result.detail}</code>
+          <code>{detail}</code>
         </details>
       )}
     </div>
@@ -133,10 +144,10 @@ export function SettingsDialog({ onClose }: Props) {
       ...all,
       [name]:
         res.status === "error"
-          ? { state: "failed", sentence: res.error.message, detail: null }
+          ? { state: "failed", error: res.error }
           : res.data.failure
-            ? { state: "failed", sentence: probeSentence(res.data.failure, t), detail: res.data.failure.detail }
-            : { state: "passed", sentence: t("settings.testOk", { ms: res.data.elapsedMs }), detail: null, probe: res.data },
+            ? { state: "failed", probe: { ...res.data, failure: res.data.failure } }
+            : { state: "passed", probe: res.data },
     }));
     // The test read the served window again and may have stored it: the row says the new one.
     if (res.status === "ok" && !res.data.failure) {
