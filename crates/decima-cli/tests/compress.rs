@@ -146,7 +146,10 @@ fn the_level_follows_usage_and_bad_requests_are_refused() {
         .output()
         .unwrap();
     assert_eq!(no_window.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&no_window.stderr).contains("no context window"));
+    assert!(
+        String::from_utf8_lossy(&no_window.stderr)
+            .contains("no provider to take a context window from")
+    );
 }
 
 fn with_model(env: &Env, server: &LlmServer, window: &str, args: &[&str]) -> Output {

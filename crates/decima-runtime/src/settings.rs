@@ -185,7 +185,8 @@ pub async fn resolve(
         [] => from_env(),
         [only] => from_record(only, data_dir).await,
         many => Err(RuntimeError::Config(format!(
-            "several providers are configured; pass --provider with one of: {}",
+            "several providers are configured; choose the one to use (Settings > Runs in the \
+             window, --provider on the command line): {}",
             many.iter()
                 .map(|r| r.name.as_str())
                 .collect::<Vec<_>>()
@@ -275,7 +276,9 @@ pub async fn window_settings(store: &Store, name: Option<&str>) -> Result<Window
             ProviderConfig::new("env", Protocol::OpenAi, "", "").context_window,
         )),
         _ => Err(RuntimeError::Config(
-            "no context window: pass --provider NAME or set DECIMA_CONTEXT_WINDOW".into(),
+            "no provider to take a context window from: add one (Settings in the window, \
+             `provider add` on the command line) or set DECIMA_CONTEXT_WINDOW"
+                .into(),
         )),
     }
 }

@@ -265,8 +265,9 @@ impl LazyDocker {
                 if !matches!(engine_address(&self.data_dir)?, EngineAddress::Socket(_)) {
                     return Err(SandboxError::DockerUnavailable {
                         detail: "the Docker engine is on another machine, which cannot see \
-                                 this run's folder; run in Docker (--sandbox docker) or place \
-                                 the server on this computer (--where host)"
+                                 this run's folder; run in the Docker sandbox, or place the \
+                                 server on this computer (\"on this machine\" in Settings > \
+                                 MCP, --where host on the command line)"
                             .into(),
                     });
                 }

@@ -269,7 +269,8 @@ async fn probe_in_docker(
     let unreachable = |e: decima_sandbox::SandboxError| {
         RuntimeError::Config(format!(
             "MCP server {name:?} runs in the Docker sandbox, and the Docker engine is not \
-             available: {e}; start Docker, or add the server again with --where host"
+             available: {e}; start Docker, or run the server on this computer (\"on this \
+             machine\" in Settings > MCP, --where host on the command line)"
         ))
     };
     let engine = crate::agent::docker::engine(data_dir)

@@ -265,7 +265,8 @@ async fn docker_sandbox(
 fn docker_unavailable(detail: &str) -> McpError {
     McpError::Config(format!(
         "the Docker sandbox that MCP servers placed in Docker run in is not available ({detail}); \
-         start the engine, or add the server with --where host to run it on this machine"
+         start the engine, or run the server on this computer (\"on this machine\" in \
+         Settings > MCP, --where host on the command line)"
     ))
 }
 
