@@ -33,7 +33,9 @@ pub async fn workspace_files(
     let id = super::conversation_id(&conversation_id)?;
     let place = open(&state, id).await?;
     let entries = workspace::entries(&state.store, &place, id, all).await?;
+    let pending_announcement = workspace::added::pending_paths(&state.store, id).await?;
     Ok(WorkspaceView {
+        pending_announcement,
         sandbox: place.kind.as_str().to_owned(),
         can_open_folder: place.host_dir.is_some(),
         files: entries

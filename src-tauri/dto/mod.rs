@@ -428,6 +428,9 @@ pub struct WorkspaceView {
     pub can_open_folder: bool,
     /// Its files, newest first.
     pub files: Vec<WorkspaceFileView>,
+    /// Files the analyst added that the next message will name to the agent, oldest first:
+    /// the notice saying so shows exactly while this is not empty.
+    pub pending_announcement: Vec<String>,
 }
 
 /// A file of a workspace.

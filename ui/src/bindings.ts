@@ -1742,6 +1742,11 @@ export type WorkspaceView = {
 	canOpenFolder: boolean,
 	/**  Its files, newest first. */
 	files: WorkspaceFileView[],
+	/**
+	 *  Files the analyst added that the next message will name to the agent, oldest first:
+	 *  the notice saying so shows exactly while this is not empty.
+	 */
+	pendingAnnouncement: string[],
 };
 
 /**  Who last wrote a workspace file: the tool card to link to, or the analyst. */

@@ -103,6 +103,14 @@ async fn on_the_host_added_files_are_named_once_and_written_files_carry_their_ca
         "{refused}"
     );
 
+    // The window's notice reads the same state: both wait to be named, oldest first.
+    assert_eq!(
+        workspace::added::pending_paths(&f.store, c.id)
+            .await
+            .unwrap(),
+        ["q3 sales.csv", "q3 sales (2).csv"]
+    );
+
     // The next run's message names both; the one after names nothing.
     f.call(
         "shell",
@@ -117,6 +125,13 @@ async fn on_the_host_added_files_are_named_once_and_written_files_carry_their_ca
          - q3 sales (2).csv (21 bytes)]"
     );
     assert!(f.request_text(0).contains("- q3 sales (2).csv (21 bytes)"));
+    assert!(
+        workspace::added::pending_paths(&f.store, c.id)
+            .await
+            .unwrap()
+            .is_empty(),
+        "named files are still said to be waiting"
+    );
     f.say("Nothing new.");
     run(&f, c.id, "Anything else?", SandboxKind::Host).await;
     assert_eq!(last_user_message(&f, c.id).await, "Anything else?");

@@ -1,8 +1,8 @@
 import { act, screen, waitFor, within } from "@testing-library/react";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { setLanguage } from "../i18n";
-import { backendWith, openC1, startRun } from "../test/conversation";
-import { message } from "../test/fixtures";
+import { C1, backendWith, openC1, startRun } from "../test/conversation";
+import { conversation, message } from "../test/fixtures";
 
 beforeEach(async () => {
   await setLanguage("en");
@@ -113,8 +113,8 @@ describe("the workspace panel", () => {
     expect(await screen.findByTestId("workspace-preview-error")).toHaveTextContent("gone.txt is not in this conversation's workspace");
   });
 
-  it("adds files dropped on the conversation and names them; a drop elsewhere imports", async () => {
-    const backend = backendWith({ droppable: {} });
+  it("adds files dropped on the conversation and names them; a drop elsewhere imports", { timeout: 15_000 }, async () => {
+    const backend = backendWith({ droppable: {}, conversations: [C1, conversation({ id: "c2", title: "Other" })] });
     const { user } = await openC1();
     await screen.findByTestId("workspace-empty");
     const view = screen.getByTestId("conversation-view");
@@ -129,14 +129,45 @@ describe("the workspace panel", () => {
     expect(await screen.findAllByTestId("workspace-file")).toHaveLength(1);
     expect(backend.callsOf("conversation_import_dropped")).toEqual([]);
 
-    // The run's message names the file: the notice goes once it starts.
+    // The notice is the store's state: a language switch, or leaving and reopening the
+    // conversation, keeps it while the file waits to be named.
+    await act(() => setLanguage("zh"));
+    expect(await screen.findByTestId("workspace-added")).toHaveTextContent("q3 sales.csv");
+    await act(() => setLanguage("en"));
+    const item = (id: string) => screen.getAllByTestId("conversation-item").find((e) => e.getAttribute("data-conversation-id") === id)!;
+    await user.click(item("c2"));
+    await waitFor(() => expect(screen.getByTestId("conversation-view")).toHaveAttribute("data-conversation-id", "c2"));
+    await user.click(item("c1"));
+    expect(await screen.findByTestId("workspace-added")).toHaveTextContent("q3 sales.csv");
+
+    // The run's message names the file: the notice goes once it starts, and does not come
+    // back on reopening the conversation or switching the language.
     await startRun(backend, user, "Chart it");
     await waitFor(() => expect(screen.queryByTestId("workspace-added")).toBeNull());
+    await act(() => setLanguage("zh"));
+    await act(() => setLanguage("en"));
+    expect(screen.queryByTestId("workspace-added")).toBeNull();
+    await user.click(item("c2"));
+    await waitFor(() => expect(screen.getByTestId("conversation-view")).toHaveAttribute("data-conversation-id", "c2"));
+    await user.click(item("c1"));
+    await screen.findAllByTestId("workspace-file");
+    expect(screen.queryByTestId("workspace-added")).toBeNull();
 
     document.elementFromPoint = () => screen.getAllByTestId("conversation-item")[0]!;
     act(() => backend.drag({ type: "dropped", paths: ["/home/a/ledger.jsonl"], x: 40, y: 200 }));
     await waitFor(() => expect(backend.callsOf("conversation_import_dropped")).toHaveLength(1));
     expect(backend.callsOf("workspace_add_dropped")).toHaveLength(1);
+  });
+});
+
+describe("files waiting to be named", () => {
+  it("are said from the store's state: after a restart too, and not once a message named them", async () => {
+    const backend = backendWith({ workspaceFiles: { c1: [{ path: "ledger.csv", size: 10, modifiedMs: AT, writtenBy: null }] } });
+    backend.pendingAnnouncement = { c1: ["ledger.csv"] };
+    const { user } = await openC1();
+    expect(await screen.findByTestId("workspace-added")).toHaveTextContent("Added ledger.csv");
+    await startRun(backend, user, "Chart it");
+    await waitFor(() => expect(screen.queryByTestId("workspace-added")).toBeNull());
   });
 });
 

@@ -422,7 +422,6 @@ export function ConversationView(props: Props) {
               />
             }
             footerKey={`${run.text.length}:${run.reasoning.length}:${run.tools.length}:${run.tools.filter((x) => x.done).length}:${run.approval?.callId ?? ""}:${run.reviewing}`}
-            runLive={run.live}
             rerunnable={rerunnable}
             brief={props.parent ? { seq: messages.find((m) => m.role === "user")?.seq ?? -1, from: props.parent.title } : null}
             onMessageAction={onMessageAction}

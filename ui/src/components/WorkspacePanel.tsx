@@ -16,8 +16,6 @@ type Props = {
   refreshKey: string;
   /** The newest files the window added here, to name them and read the list again. */
   added: WorkspaceAdded | null;
-  /** Whether a run is going on here: its message names the files added, so the notice goes. */
-  runLive: boolean;
   /** Told how many files are listed, after each read. */
   onListed?: (count: number) => void;
   /** Brings the result of the call that wrote a file into view (its conversation's, when a
@@ -30,7 +28,7 @@ type Props = {
  * first, each with the call that wrote it: a click opens its preview, the call's name scrolls to
  * its card. Read again after each tool call; on the host and in Docker alike.
  */
-export function WorkspacePanel({ conversationId, refreshKey, added, runLive, onListed, onShowCall }: Props) {
+export function WorkspacePanel({ conversationId, refreshKey, added, onListed, onShowCall }: Props) {
   const { t, i18n } = useTranslation();
   const lang = i18n.resolvedLanguage ?? "en";
   const [view, setView] = useState<WorkspaceView | null>(null);
@@ -73,12 +71,10 @@ export function WorkspacePanel({ conversationId, refreshKey, added, runLive, onL
     setOpenError(res.status === "error" ? res.error : null);
   };
   const newest = [added, picked].filter((a): a is WorkspaceAdded => a !== null).sort((a, b) => b.nonce - a.nonce)[0];
-  // Once a run starts, its message has named the files: the notice has said what it had to.
-  const [announced, setAnnounced] = useState(0);
-  useEffect(() => {
-    if (runLive) setAnnounced(Date.now());
-  }, [runLive]);
-  const news = newest && (newest.error !== null || newest.nonce > announced) ? newest : undefined;
+  // A failed add says why until the next one; which files the next message names is the
+  // store's to say (it gets them named once, whatever the window did in between).
+  const addError = newest?.error ?? null;
+  const pending = view?.pendingAnnouncement ?? [];
   const files = view?.files ?? [];
 
   return (
@@ -106,10 +102,10 @@ export function WorkspacePanel({ conversationId, refreshKey, added, runLive, onL
         </label>
       </div>
       {openError && <InlineError error={openError} testId="workspace-open-error" />}
-      {news?.error && <InlineError error={news.error} testId="workspace-add-error" />}
-      {news && news.paths.length > 0 && (
+      {addError && <InlineError error={addError} testId="workspace-add-error" />}
+      {pending.length > 0 && (
         <p className="workspace-added" data-testid="workspace-added" role="status">
-          {t("workspace.added", { count: news.paths.length, names: news.paths.join(", ") })}
+          {t("workspace.added", { count: pending.length, names: pending.join(", ") })}
         </p>
       )}
       {error && <InlineError error={error} testId="workspace-error" />}

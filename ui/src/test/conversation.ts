@@ -31,7 +31,8 @@ export function backendWith(init: Partial<FakeBackend> = {}) {
 /** Renders the app and opens C1 (its last message is `lastText`). */
 export async function openC1(lastText = "Note: match the ledger") {
   const utils = renderApp();
-  await utils.user.click(await screen.findByTestId("conversation-item"));
+  const items = await screen.findAllByTestId("conversation-item");
+  await utils.user.click(items.find((e) => e.getAttribute("data-conversation-id") === C1.id) ?? items[0]!);
   await screen.findByText(lastText);
   return utils;
 }

@@ -159,6 +159,8 @@ export class FakeBackend {
   dragWatcher: Channel<FileDrag> | null = null;
   /** Each conversation's workspace files, by conversation id. */
   workspaceFiles: Record<string, WorkspaceFileView[]> = {};
+  /** Added files the next message names, by conversation: the runtime clears them once a run's task names them. */
+  pendingAnnouncement: Record<string, string[]> = {};
   /** What workspace_preview answers, by path. */
   previews: Record<string, FilePreview> = {};
   /** The Docker engine Settings chose. */
@@ -439,6 +441,8 @@ export class FakeBackend {
           this.messages[conversationId] = live.filter((m) => m.seq < Number(args.rewindFrom));
         }
         if (cmd === "execution_recover") this.checkChoice(this.executionById(String(args.executionId)), String(args.choice));
+        // The run's task names the added files.
+        if (cmd === "run_start" && conversationId !== undefined) delete this.pendingAnnouncement[conversationId];
         this.channels.push(args.onEvent as Channel<RunEvent>);
         const runId = `run-${this.nextId++}`;
         if (conversationId !== undefined) this.runConversations.set(runId, conversationId);
@@ -521,7 +525,12 @@ export class FakeBackend {
         return this.engine;
       }
       case "workspace_files":
-        return { sandbox: "host", canOpenFolder: true, files: this.workspaceFiles[String(args.conversationId)] ?? [] };
+        return {
+          sandbox: "host",
+          canOpenFolder: true,
+          files: this.workspaceFiles[String(args.conversationId)] ?? [],
+          pendingAnnouncement: this.pendingAnnouncement[String(args.conversationId)] ?? [],
+        };
       case "workspace_preview": {
         const preview = this.previews[String(args.path)];
         if (!preview) throw { code: "invalid_input", message: `${String(args.path)} is not in this conversation's workspace (any more)` } satisfies AppError;
@@ -536,6 +545,7 @@ export class FakeBackend {
         for (const path of paths) {
           files.unshift({ path, size: 1200, modifiedMs: this.clock, writtenBy: { by: "analyst", name: path, atMs: this.clock } });
         }
+        (this.pendingAnnouncement[id] ??= []).push(...paths);
         return paths.map((path) => ({ path, size: 1200 }));
       }
       case "tool_result_seq": {

@@ -85,6 +85,27 @@ pub async fn pending_announcement(
     store: &Store,
     conversation: ConversationId,
 ) -> Result<Option<(String, i64)>> {
+    Ok(pending(store, conversation)
+        .await?
+        .map(|(files, through)| (announcement(&files), through)))
+}
+
+/// The workspace paths the next message will name (added since the last announcement),
+/// oldest first: what the window's notice says, from the store, so it neither comes back
+/// after the message named them nor goes before.
+pub async fn pending_paths(store: &Store, conversation: ConversationId) -> Result<Vec<String>> {
+    Ok(pending(store, conversation)
+        .await?
+        .map(|(files, _)| files.into_iter().map(|(path, _)| path).collect())
+        .unwrap_or_default())
+}
+
+/// The files added since the last announcement (path and size, oldest first) and the id of
+/// the newest added event; `None` when nothing was added since.
+async fn pending(
+    store: &Store,
+    conversation: ConversationId,
+) -> Result<Option<(Vec<(String, u64)>, i64)>> {
     let events = store
         .events()
         .in_tree_of_kinds(conversation, &[ADDED_EVENT, ANNOUNCED_EVENT], EVENTS_READ)
@@ -109,7 +130,7 @@ pub async fn pending_announcement(
         return Ok(None);
     };
     files.reverse();
-    Ok(Some((announcement(&files), through)))
+    Ok(Some((files, through)))
 }
 
 /// Notes that the added files up to event `through` were announced.
