@@ -53,21 +53,31 @@ pub(crate) async fn open(path: &Path, commits: Arc<Commits>) -> Result<SqlitePoo
         .await
         .map_err(open_error)?;
     // A file that is not SQLite at all fails on the first query, which is this one.
-    let state = crate::schema::sqlite_state(&pool)
-        .await
-        .map_err(|e| match e {
-            StoreError::Database(source) => open_error(source),
-            other => other,
-        })?;
-    if state.pending > 0 {
-        crate::schema::migrate_sqlite(&pool)
-            .await
-            .map_err(|e| match e {
-                StoreError::Migrate(sqlx::migrate::MigrateError::Execute(source)) => {
-                    open_error(source)
-                }
-                other => other,
-            })?;
+    let state = match crate::schema::sqlite_state(&pool).await {
+        Ok(state) => state,
+        Err(e) => return Err(closed(pool, e, open_error).await),
+    };
+    if state.pending > 0
+        && let Err(e) = crate::schema::migrate_sqlite(&pool).await
+    {
+        return Err(closed(pool, e, open_error).await);
     }
     Ok(pool)
+}
+
+/// The error of a database that is not opened after all (not SQLite, from a newer Decima, a
+/// migration that failed), once its pool is closed: a pool merely dropped closes its
+/// connections on their own threads, and a process that exits first leaves the `-wal` and
+/// `-shm` files beside a database it promised not to touch.
+async fn closed(
+    pool: SqlitePool,
+    error: StoreError,
+    open_error: impl Fn(sqlx::Error) -> StoreError,
+) -> StoreError {
+    pool.close().await;
+    match error {
+        StoreError::Database(source) => open_error(source),
+        StoreError::Migrate(sqlx::migrate::MigrateError::Execute(source)) => open_error(source),
+        other => other,
+    }
 }
