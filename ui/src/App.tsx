@@ -128,9 +128,13 @@ export function App() {
       const created = await create(title);
       if ("code" in created) return created;
       setOpenId(created.id);
+      // A narrow window's sidebar lies over the conversation: it folds, and the next thing to
+      // type is the task, not another title.
+      fold();
+      window.setTimeout(() => document.getElementById(COMPOSER_INPUT)?.focus(), 0);
       return null;
     },
-    [create],
+    [create, fold],
   );
 
   const [undoError, setUndoError] = useState<AppError | null>(null);
@@ -338,7 +342,19 @@ export function App() {
             </EmptyState>
           ) : (
             <EmptyState testId="empty-state">
-              {conv.conversations.length === 0 && !conv.loading ? t("main.firstConversation") : t("main.empty")}
+              <p>{conv.conversations.length === 0 && !conv.loading ? t("main.firstConversation") : t("main.empty")}</p>
+              {/* Wherever the sidebar is (folded away in a narrow window), this reaches it. */}
+              <button
+                type="button"
+                className="button button-primary"
+                data-testid="empty-new-conversation"
+                onClick={() => {
+                  sidebar.show();
+                  window.setTimeout(() => document.getElementById(NEW_CONVERSATION_INPUT)?.focus(), 0);
+                }}
+              >
+                {t("main.newConversation")}
+              </button>
             </EmptyState>
           )}
         </main>

@@ -45,7 +45,7 @@ describe("conversation list", () => {
     expect(item("c1")).toHaveTextContent("1 message·1 token");
     expect(beta.querySelector("time")).toHaveAttribute("datetime", "2026-02-03T10:00:00Z");
 
-    expect(screen.getByTestId("empty-state")).toHaveTextContent("Select a conversation or create a new one.");
+    expect(screen.getByTestId("empty-state")).toHaveTextContent("Open a conversation, or create a new one.");
   });
 
   it("says so when there are no conversations", async () => {
@@ -214,5 +214,35 @@ describe("deleting a conversation", () => {
     expect(screen.queryByTestId("undo-delete")).not.toBeInTheDocument();
     expect(backend.callsOf("conversation_restore")).toEqual([]);
     expect(ids()).toEqual(["c2", "c1"]);
+  });
+});
+
+describe("a narrow window", () => {
+  function narrowWindow() {
+    const query = { matches: true, media: "(max-width: 999px)", addEventListener: () => {}, removeEventListener: () => {} };
+    Object.defineProperty(window, "matchMedia", { configurable: true, value: () => query });
+    return () => Reflect.deleteProperty(window, "matchMedia");
+  }
+
+  it("reaches the folded sidebar from the empty screen, and after creating folds it and puts focus in the task", async () => {
+    const restore = narrowWindow();
+    try {
+      new FakeBackend({ providers: [LOCAL_PROVIDER] }).install();
+      const { user } = renderApp();
+      const body = () => document.querySelector(".app-body")!;
+      await waitFor(() => expect(body()).toHaveAttribute("data-narrow", "true"));
+      expect(body()).toHaveAttribute("data-sidebar", "hidden");
+      const empty = await screen.findByTestId("empty-state");
+      expect(empty).not.toHaveTextContent("on the left");
+      await user.click(within(empty).getByTestId("empty-new-conversation"));
+      expect(body()).toHaveAttribute("data-sidebar", "shown");
+      await waitFor(() => expect(screen.getByTestId("new-conversation-title")).toHaveFocus());
+      await user.type(screen.getByTestId("new-conversation-title"), "Q3 ledger{Enter}");
+      await screen.findByTestId("conversation-view");
+      expect(body()).toHaveAttribute("data-sidebar", "hidden");
+      await waitFor(() => expect(screen.getByTestId("composer-input")).toHaveFocus());
+    } finally {
+      restore();
+    }
   });
 });

@@ -33,7 +33,7 @@ describe("the first start", () => {
     expect(backend.callsOf("provider_test")).toHaveLength(1);
     expect(backend.settings.provider).toBe("ollama");
     // The empty window now says what to do next.
-    expect(await screen.findByTestId("empty-state")).toHaveTextContent("Create a conversation on the left");
+    expect(await screen.findByTestId("empty-state")).toHaveTextContent("Create a conversation: give it a title");
   });
 
   it("keeps the setup open with one plain sentence when the server does not answer", async () => {

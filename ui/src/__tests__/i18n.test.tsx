@@ -17,7 +17,7 @@ describe("language switch", () => {
 
     expect(screen.getByTestId("new-conversation-submit")).toHaveTextContent("新建对话");
     expect(screen.getByTestId("new-conversation-title")).toHaveAttribute("placeholder", "标题");
-    expect(screen.getByTestId("empty-state")).toHaveTextContent("选择一个对话，或新建一个。");
+    expect(screen.getByTestId("empty-state")).toHaveTextContent("打开一个对话，或新建一个。");
     expect(screen.getByTestId("conversation-item")).toHaveTextContent("2 条消息");
     expect(within(sw).getByRole("button", { name: "中文" })).toHaveAttribute("aria-pressed", "true");
     expect(window.localStorage.getItem(LANGUAGE_STORAGE_KEY)).toBe("zh");

@@ -422,6 +422,7 @@ export function ConversationView(props: Props) {
               />
             }
             footerKey={`${run.text.length}:${run.reasoning.length}:${run.tools.length}:${run.tools.filter((x) => x.done).length}:${run.approval?.callId ?? ""}:${run.reviewing}`}
+            runLive={run.live}
             rerunnable={rerunnable}
             brief={props.parent ? { seq: messages.find((m) => m.role === "user")?.seq ?? -1, from: props.parent.title } : null}
             onMessageAction={onMessageAction}
@@ -459,7 +460,6 @@ export function ConversationView(props: Props) {
             conversationId={conversation.id}
             refreshKey={`${refreshKey}:${run.live}:${run.tools.filter((x) => x.done).length}`}
             added={props.workspaceAdded?.conversationId === conversation.id ? props.workspaceAdded : null}
-            runLive={run.live}
             onListed={setListedFiles}
             onShowCall={(callId, inConversation) => void showCall(callId, inConversation)}
           />

@@ -51,8 +51,9 @@ const en = {
     },
   },
   main: {
-    empty: "Select a conversation or create a new one.",
-    firstConversation: "Create a conversation on the left: give it a title, then say what the agent should do.",
+    empty: "Open a conversation, or create a new one.",
+    newConversation: "New conversation",
+    firstConversation: "Create a conversation: give it a title, then say what the agent should do.",
     loading: "Loading messages…",
     noMessages: "No messages yet: give the agent a task below.",
   },

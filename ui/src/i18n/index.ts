@@ -69,7 +69,7 @@ void i18n.use(initReactI18next).init({
  * including the ones callers fill with text they formatted themselves.
  */
 i18n.services.formatter?.add("n", (value: unknown, lng: string | undefined) =>
-  typeof value === "number" ? new Intl.NumberFormat(lng === "zh" ? "zh-CN" : "en-US").format(value) : value,
+  typeof value === "number" ? new Intl.NumberFormat(lng === "zh" ? "zh-CN" : "en-US").format(value) : value === undefined || value === null ? "" : String(value),
 );
 
 export default i18n;

@@ -53,8 +53,9 @@ const zh: Messages = {
     },
   },
   main: {
-    empty: "选择一个对话，或新建一个。",
-    firstConversation: "在左侧新建一个对话：输入标题，然后说明代理要做什么。",
+    empty: "打开一个对话，或新建一个。",
+    newConversation: "新建对话",
+    firstConversation: "新建一个对话：输入标题，然后说明代理要做什么。",
     loading: "正在加载消息…",
     noMessages: "还没有消息：在下方给代理一个任务。",
   },
