@@ -99,6 +99,7 @@ pub async fn tool_result_seq(
     state: State<'_, AppState>,
     conversation_id: String,
     call_id: String,
+    after_seq: Option<u32>,
 ) -> Result<Option<u32>, AppError> {
     let id = super::conversation_id(&conversation_id)?;
     if call_id.is_empty() || call_id.len() > 256 {
@@ -106,7 +107,11 @@ pub async fn tool_result_seq(
             "a tool call id is between 1 and 256 characters",
         ));
     }
-    let seq = state.store.messages().seq_of_result(id, &call_id).await?;
+    let seq = state
+        .store
+        .messages()
+        .seq_of_result(id, &call_id, after_seq.map(i64::from))
+        .await?;
     Ok(seq.and_then(|s| u32::try_from(s).ok()))
 }
 

@@ -245,12 +245,14 @@ fn writer_view(writer: Writer) -> WriterView {
     match writer {
         Writer::Call {
             call_id,
+            message_seq,
             tool,
             conversation_id,
             at,
             ..
         } => WriterView::Call {
             call_id,
+            message_seq: message_seq.and_then(|s| u32::try_from(s).ok()),
             tool,
             conversation_id: conversation_id.map(|c| c.to_string()),
             at_ms: at.0 as f64,

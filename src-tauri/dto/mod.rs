@@ -456,6 +456,8 @@ pub enum WriterView {
     Call {
         /// The call's id, as its card carries it.
         call_id: String,
+        /// The seq of the answer that holds the call, which finds it where ids repeat.
+        message_seq: Option<u32>,
         /// The tool.
         tool: String,
         /// The conversation the call is in (a subagent's, for a file it wrote).

@@ -37,7 +37,7 @@ export const commands = {
 	 *  Where the result of a tool call is in the conversation (its seq), for the window to bring
 	 *  it into view; `None` when it is not stored (any more).
 	 */
-	toolResultSeq: (conversationId: string, callId: string) => typedError<number | null, AppError>(__TAURI_INVOKE("tool_result_seq", { conversationId, callId })),
+	toolResultSeq: (conversationId: string, callId: string, afterSeq: number | null) => typedError<number | null, AppError>(__TAURI_INVOKE("tool_result_seq", { conversationId, callId, afterSeq })),
 	/**
 	 *  A page of messages holding every word of `text`, newest first, across every live
 	 *  conversation or within one. `after` is the previous page's `next`.
@@ -1755,6 +1755,8 @@ export type WriterView =
 { by: "call"; 
 /**  The call's id, as its card carries it. */
 callId: string; 
+/**  The seq of the answer that holds the call, which finds it where ids repeat. */
+messageSeq: number | null; 
 /**  The tool. */
 tool: string; 
 /**  The conversation the call is in (a subagent's, for a file it wrote). */

@@ -364,3 +364,82 @@ async fn a_two_gigabyte_file_is_listed_and_only_its_head_is_read() {
         started.elapsed()
     );
 }
+
+/// A server that numbers calls per response sends `call_0` at every step: each file's writer
+/// names the answer that holds its call, and the result found from it is that step's, not the
+/// newest `call_0`'s.
+#[tokio::test]
+async fn a_call_id_used_at_every_step_finds_each_files_own_call() {
+    let f = Fixture::new().await;
+    let c = f
+        .store
+        .conversations()
+        .create("Charts", None)
+        .await
+        .unwrap();
+    for command in [
+        "echo a > first.csv && echo wrote first",
+        "echo b > second.csv && echo wrote second",
+        "echo done",
+    ] {
+        f.server
+            .enqueue(decima_testkit::Reply::Stream(decima_testkit::Turn {
+                tool_calls: vec![decima_testkit::ScriptedToolCall {
+                    id: "call_0".into(),
+                    name: "shell".into(),
+                    argument_chunks: vec![json!({ "command": command }).to_string()],
+                }],
+                ..decima_testkit::Turn::default()
+            }));
+    }
+    f.say("Both written.");
+    run(&f, c.id, "Write both", SandboxKind::Host).await;
+
+    let place = workspace::place(&f.store, f.dir.path(), c.id)
+        .await
+        .unwrap();
+    let listed = workspace::entries(&f.store, &place, c.id, false)
+        .await
+        .unwrap();
+    let answer_of = |path: &str| match &listed.iter().find(|e| e.path == path).unwrap().written_by {
+        Some(Writer::Call {
+            call_id,
+            message_seq,
+            ..
+        }) => {
+            assert_eq!(call_id, "call_0");
+            message_seq.expect("the answer that holds the call")
+        }
+        other => panic!("{path}: {other:?}"),
+    };
+    let (first, second) = (answer_of("first.csv"), answer_of("second.csv"));
+    assert!(first < second, "{first} {second}");
+    let store = &f.store;
+    let result_of = |after: i64| async move {
+        let seq = store
+            .messages()
+            .seq_of_result(c.id, "call_0", Some(after))
+            .await
+            .unwrap()
+            .unwrap();
+        store
+            .messages()
+            .page_before(c.id, 0, i64::MAX, 100)
+            .await
+            .unwrap()
+            .into_iter()
+            .find(|m| m.seq == seq)
+            .unwrap()
+            .content
+    };
+    assert!(result_of(first).await.contains("wrote first"));
+    assert!(result_of(second).await.contains("wrote second"));
+    // Without the answer, the newest result of that id: the step after both.
+    let newest = store
+        .messages()
+        .seq_of_result(c.id, "call_0", None)
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(newest > second + 1);
+}

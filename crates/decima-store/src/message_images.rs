@@ -62,20 +62,38 @@ impl Messages<'_> {
 
 impl Messages<'_> {
     /// The seq of the live result of one tool call, if it is stored: where the window scrolls to
-    /// show the call that wrote a workspace file, however far back it is.
+    /// show the call that wrote a workspace file, however far back it is. A call id is not
+    /// unique (servers that number calls per response reuse `call_0` at every step): with
+    /// `after`, the seq of the answer that holds the call, it is the first result after that
+    /// answer, and `None` when that answer's result is no longer live (set aside by a
+    /// Regenerate); without it, the newest result of that id.
     pub async fn seq_of_result(
         &self,
         conversation: ConversationId,
         call_id: &str,
+        after: Option<i64>,
     ) -> Result<Option<i64>> {
-        let rows: Vec<(i64,)> = on_pool!(self.store, |pool, d| sqlx::query_as(
-            "SELECT seq FROM messages WHERE conversation_id = $1 AND tool_call_id = $2 \
-             AND deleted_at IS NULL ORDER BY seq DESC LIMIT 1",
-        )
-        .bind(conversation.to_string())
-        .bind(call_id)
-        .fetch_all(pool)
-        .await)?;
+        let rows: Vec<(i64,)> = match after {
+            Some(after) => on_pool!(self.store, |pool, d| sqlx::query_as(
+                "SELECT seq FROM messages WHERE conversation_id = $1 AND tool_call_id = $2 \
+                 AND seq > $3 AND deleted_at IS NULL AND NOT EXISTS (SELECT 1 FROM messages a \
+                 WHERE a.conversation_id = $1 AND a.seq = $3 AND a.deleted_at IS NOT NULL) \
+                 ORDER BY seq LIMIT 1",
+            )
+            .bind(conversation.to_string())
+            .bind(call_id)
+            .bind(after)
+            .fetch_all(pool)
+            .await)?,
+            None => on_pool!(self.store, |pool, d| sqlx::query_as(
+                "SELECT seq FROM messages WHERE conversation_id = $1 AND tool_call_id = $2 \
+                 AND deleted_at IS NULL ORDER BY seq DESC LIMIT 1",
+            )
+            .bind(conversation.to_string())
+            .bind(call_id)
+            .fetch_all(pool)
+            .await)?,
+        };
         Ok(rows.first().map(|(seq,)| *seq))
     }
 }

@@ -20,7 +20,7 @@ describe("the workspace panel", () => {
     const backend = backendWith({
       workspaceFiles: {
         c1: [
-          { path: "out/q3.png", size: 20480, modifiedMs: AT, writtenBy: { by: "call", callId: "call_7", tool: "shell", conversationId: "c1", atMs: AT } },
+          { path: "out/q3.png", size: 20480, modifiedMs: AT, writtenBy: { by: "call", callId: "call_7", messageSeq: null, tool: "shell", conversationId: "c1", atMs: AT } },
           { path: "sales.csv", size: 1200, modifiedMs: AT - 60_000, writtenBy: { by: "analyst", name: "sales.csv", atMs: AT } },
           { path: "sales (2).csv", size: 900, modifiedMs: AT - 120_000, writtenBy: { by: "analyst", name: "sales.csv", atMs: AT } },
         ],
@@ -183,22 +183,51 @@ describe("the call that wrote a file", () => {
         ],
       },
       workspaceFiles: {
-        c1: [{ path: "chart.png", size: 70, modifiedMs: AT, writtenBy: { by: "call", callId: "call_7", tool: "shell", conversationId: "c1", atMs: AT } }],
+        c1: [{ path: "chart.png", size: 70, modifiedMs: AT, writtenBy: { by: "call", callId: "call_7", messageSeq: 2, tool: "shell", conversationId: "c1", atMs: AT } }],
       },
     });
     const { user } = await openC1("Charted.");
     await user.click(await screen.findByTestId("workspace-writer"));
-    await waitFor(() => expect(backend.callsOf("tool_result_seq")[0]?.args).toEqual({ conversationId: "c1", callId: "call_7" }));
+    await waitFor(() => expect(backend.callsOf("tool_result_seq")[0]?.args).toEqual({ conversationId: "c1", callId: "call_7", afterSeq: 2 }));
     await waitFor(() =>
       expect(screen.getAllByTestId("message").find((m) => m.getAttribute("data-seq") === "3")).toHaveAttribute("data-highlighted", "true"),
     );
   });
 });
 
+describe("a call id a server used at every step", () => {
+  it("links each file to the call of its own answer, and says when that step was set aside", async () => {
+    const call0 = (seq: number) => [
+      message({ id: `a${seq}`, seq, role: "assistant", content: "", toolCalls: [{ id: "call_0", name: "shell", arguments: "{}" }] }),
+      message({ id: `r${seq}`, seq: seq + 1, role: "tool", name: "shell", toolCallId: "call_0", content: `step ${seq}` }),
+    ];
+    const writer = (seq: number) => ({ by: "call" as const, callId: "call_0", messageSeq: seq, tool: "shell", conversationId: "c1", atMs: AT });
+    const backend = backendWith({
+      messages: { c1: [message({ id: "m1", seq: 1, content: "Chart it" }), ...call0(2), ...call0(4), ...call0(6), message({ id: "m8", seq: 8, role: "assistant", content: "Charted." })] },
+      workspaceFiles: {
+        c1: [
+          { path: "chart.png", size: 70, modifiedMs: AT, writtenBy: writer(4) },
+          { path: "gone.csv", size: 70, modifiedMs: AT, writtenBy: writer(10) },
+        ],
+      },
+    });
+    const { user } = await openC1("Charted.");
+    const writers = await screen.findAllByTestId("workspace-writer");
+    await user.click(writers[0]!);
+    // The result of the second step's call_0, not the newest call_0.
+    await waitFor(() =>
+      expect(screen.getAllByTestId("message").find((m) => m.getAttribute("data-seq") === "5")).toHaveAttribute("data-highlighted", "true"),
+    );
+    await user.click(writers[1]!);
+    expect(await screen.findByText(/was set aside/)).toBeInTheDocument();
+    expect(backend.callsOf("tool_result_seq")[1]?.args).toEqual({ conversationId: "c1", callId: "call_0", afterSeq: 10 });
+  });
+});
+
 describe("the workspace panel in Chinese", () => {
   it("words its list and notices in Chinese", async () => {
     await setLanguage("zh");
-    backendWith({ workspaceFiles: { c1: [{ path: "图表.png", size: 2048, modifiedMs: AT, writtenBy: { by: "call", callId: "c", tool: "shell", conversationId: "c1", atMs: AT } }] } });
+    backendWith({ workspaceFiles: { c1: [{ path: "图表.png", size: 2048, modifiedMs: AT, writtenBy: { by: "call", callId: "c", messageSeq: null, tool: "shell", conversationId: "c1", atMs: AT } }] } });
     await openC1();
     const panel = await screen.findByTestId("workspace-panel");
     expect(panel).toHaveTextContent("工作区");

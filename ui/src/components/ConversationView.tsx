@@ -281,15 +281,18 @@ export function ConversationView(props: Props) {
   const [listedFiles, setListedFiles] = useState(0);
   // The call that wrote a workspace file: its result is brought into view and marked, wherever
   // it is in the history; one a subagent made opens the subagent's conversation.
-  const showCall = async (callId: string, inConversation: string | null) => {
+  const showCall = async (callId: string, inConversation: string | null, messageSeq: number | null) => {
     if (inConversation !== null && inConversation !== conversation.id) {
       const child = subagents.find((s) => s.conversationId === inConversation);
       props.onOpenConversation(inConversation, child?.task ?? t("workspace.subagent"));
       return;
     }
-    const res = await call(() => commands.toolResultSeq(conversation.id, callId));
+    // By the answer that holds the call: its id alone repeats where a server numbers calls
+    // per response.
+    const res = await call(() => commands.toolResultSeq(conversation.id, callId, messageSeq));
     if (res.status === "ok" && res.data !== null) await reveal(res.data);
-    else if (res.status === "error") report(res.error);
+    else if (res.status === "ok") report({ code: "not_found", message: t("workspace.writerSetAside") });
+    else report(res.error);
   };
   const showRecovery =
     failure !== null &&
@@ -461,7 +464,7 @@ export function ConversationView(props: Props) {
             refreshKey={`${refreshKey}:${run.live}:${run.tools.filter((x) => x.done).length}`}
             added={props.workspaceAdded?.conversationId === conversation.id ? props.workspaceAdded : null}
             onListed={setListedFiles}
-            onShowCall={(callId, inConversation) => void showCall(callId, inConversation)}
+            onShowCall={(callId, inConversation, messageSeq) => void showCall(callId, inConversation, messageSeq)}
           />
         </aside>
       </div>

@@ -20,7 +20,7 @@ type Props = {
   onListed?: (count: number) => void;
   /** Brings the result of the call that wrote a file into view (its conversation's, when a
    *  subagent wrote it). */
-  onShowCall: (callId: string, conversationId: string | null) => void;
+  onShowCall: (callId: string, conversationId: string | null, messageSeq: number | null) => void;
 };
 
 /**
@@ -160,7 +160,7 @@ function Writer({ file, onShowCall }: { file: WorkspaceFileView; onShowCall: Pro
       data-testid="workspace-writer"
       data-call-id={by.callId}
       title={t("workspace.showCall")}
-      onClick={() => onShowCall(by.callId, by.conversationId)}
+      onClick={() => onShowCall(by.callId, by.conversationId, by.messageSeq)}
     >
       {t("workspace.byCall", { tool: by.tool })}
     </button>

@@ -130,6 +130,7 @@ const en = {
     },
   },
   workspace: {
+    writerSetAside: "The run step that wrote this file was set aside (by Regenerate or an edit); the file stays as it wrote it.",
     label: "Workspace",
     onHost: "on this computer",
     inDocker: "in Docker",

@@ -131,6 +131,7 @@ const zh: Messages = {
     },
   },
   workspace: {
+    writerSetAside: "写出此文件的运行步骤已被搁置（重新生成或编辑所致）；文件仍保持它写出的内容。",
     label: "工作区",
     onHost: "在本机",
     inDocker: "在 Docker 中",

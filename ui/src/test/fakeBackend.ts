@@ -549,8 +549,15 @@ export class FakeBackend {
         return paths.map((path) => ({ path, size: 1200 }));
       }
       case "tool_result_seq": {
-        const found = (this.messages[String(args.conversationId)] ?? []).find((m) => m.toolCallId === args.callId);
-        return found ? found.seq : null;
+        // As the store answers: after the answer that holds the call, the first result of that
+        // id (none when that answer is gone); without it, the newest.
+        const live = this.messages[String(args.conversationId)] ?? [];
+        const after = args.afterSeq as number | null | undefined;
+        if (after !== null && after !== undefined) {
+          if (!live.some((m) => m.seq === after)) return null;
+          return live.find((m) => m.seq > after && m.toolCallId === args.callId)?.seq ?? null;
+        }
+        return [...live].reverse().find((m) => m.toolCallId === args.callId)?.seq ?? null;
       }
       case "workspace_add_picked":
         return [];

@@ -26,6 +26,10 @@ pub enum Writer {
     Call {
         /// The call's id, as its tool card carries it.
         call_id: String,
+        /// The seq of the answer that holds the call: a call id alone is not unique (servers
+        /// that number calls per response), so this is what finds the card. `None` for
+        /// changes noted before it was recorded.
+        message_seq: Option<i64>,
         /// The tool.
         tool: String,
         /// The run.
@@ -125,6 +129,7 @@ async fn writers(store: &Store, conversation: ConversationId) -> Result<HashMap<
                 .entry(path.to_owned())
                 .or_insert_with(|| Writer::Call {
                     call_id: call_id.to_owned(),
+                    message_seq: p["message_seq"].as_i64(),
                     tool: tool.to_owned(),
                     execution_id: event.execution_id,
                     conversation_id: event.conversation_id,

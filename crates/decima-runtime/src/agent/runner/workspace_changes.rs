@@ -79,7 +79,14 @@ impl Runner<'_, '_> {
         if let Err(e) = self
             .log_event(
                 crate::workspace::CHANGED_EVENT,
-                &json!({"call_id": call.id, "name": call.name, "files": files}),
+                // The answer that holds the call: ids repeat where a server numbers calls per
+                // response (`call_0` at every step), so the window finds the card by this.
+                &json!({
+                    "call_id": call.id,
+                    "name": call.name,
+                    "files": files,
+                    "message_seq": self.step_answers.get(&self.steps_taken.max(1)),
+                }),
             )
             .await
         {
