@@ -4,7 +4,7 @@ import { setLanguage } from "../i18n";
 import { meterState } from "../components/ContextMeter";
 import { C1, backendWith, inView, openC1, readerScrollsTo, shownMessage } from "../test/conversation";
 import { FakeBackend, usageAt } from "../test/fakeBackend";
-import { message } from "../test/fixtures";
+import { conversation, message } from "../test/fixtures";
 import { renderApp } from "../test/render";
 import { execution, failureReport, review } from "../test/workbench";
 
@@ -148,6 +148,29 @@ describe("context meter popovers", () => {
     expect(screen.queryByTestId("context-warning")).toBeNull();
     act(() => backend.emit({ type: "contextUsage", usage: 0.86, used: 8600, inputRoom: 10000, layers: [] }));
     expect(screen.getByTestId("context-warning")).toHaveTextContent("over 85%");
+  });
+});
+
+describe("a dismissed context warning", () => {
+  it("stays dismissed on the next visit and waits while the Find bar is open", async () => {
+    backendWith({ usage: usageAt(0.86), conversations: [C1, conversation({ id: "c2", title: "Other" })] });
+    const { user } = await openC1();
+    expect(await screen.findByTestId("context-warning")).toHaveTextContent("over 85%");
+    // The Find bar opens where the warning floats: the warning waits, and comes back after.
+    await user.click(screen.getByRole("button", { name: "Find" }));
+    expect(await screen.findByTestId("find-bar")).toBeInTheDocument();
+    expect(screen.queryByTestId("context-warning")).toBeNull();
+    await user.keyboard("{Escape}");
+    await waitFor(() => expect(screen.queryByTestId("find-bar")).toBeNull());
+    expect(await screen.findByTestId("context-warning")).toBeInTheDocument();
+    await user.click(screen.getByTestId("context-warning-close"));
+    const item = (id: string) => screen.getAllByTestId("conversation-item").find((e) => e.getAttribute("data-conversation-id") === id)!;
+    await user.click(item("c2"));
+    await waitFor(() => expect(screen.getByTestId("conversation-view")).toHaveAttribute("data-conversation-id", "c2"));
+    await user.click(item("c1"));
+    await waitFor(() => expect(screen.getByTestId("conversation-view")).toHaveAttribute("data-conversation-id", "c1"));
+    await screen.findByTestId("context-usage");
+    expect(screen.queryByTestId("context-warning")).toBeNull();
   });
 });
 

@@ -22,16 +22,39 @@ type Props = {
   refreshKey: string;
   /** Opens the compression dialog. */
   onCompress: () => void;
+  /** Something the analyst opened lies where the warning floats (the Find bar): it waits. */
+  quiet?: boolean;
 };
 
+/** Where a dismissal is kept: per conversation, so it holds across visits and restarts. */
+const DISMISSED_KEY = "decima.contextWarningDismissed.";
+
+function dismissedFor(conversationId: string): string | null {
+  try {
+    return window.localStorage.getItem(DISMISSED_KEY + conversationId);
+  } catch {
+    return null;
+  }
+}
+
 /** How full the open conversation's context is, against the model's window, per layer. */
-export function ContextMeter({ conversationId, liveUsage, refreshKey, onCompress }: Props) {
+export function ContextMeter({ conversationId, liveUsage, refreshKey, onCompress, quiet = false }: Props) {
   const { t, i18n } = useTranslation();
   const lang = i18n.resolvedLanguage ?? "en";
   const [usage, setUsage] = useState<ContextUsage | null>(null);
   const { open, toggle, container, trigger } = usePopover();
-  // The warning closes with its × or Escape, and comes back only when the context gets fuller.
-  const [dismissed, setDismissed] = useState<string | null>(null);
+  // The warning closes with its × or Escape, and comes back only when the context gets fuller:
+  // the dismissal is remembered for the conversation, not for this visit.
+  const [dismissed, setDismissedState] = useState<string | null>(() => dismissedFor(conversationId));
+  useEffect(() => setDismissedState(dismissedFor(conversationId)), [conversationId]);
+  const setDismissed = (state: string) => {
+    setDismissedState(state);
+    try {
+      window.localStorage.setItem(DISMISSED_KEY + conversationId, state);
+    } catch {
+      // Storage can be unavailable; the dismissal then holds for this visit.
+    }
+  };
   // No provider in force: said here, beside where the meter would be, not as an error banner.
   const [noProvider, setNoProvider] = useState<string | null>(null);
   // Any other failure to measure is said in the meter's place too.
@@ -105,7 +128,7 @@ export function ContextMeter({ conversationId, liveUsage, refreshKey, onCompress
       >
         {t("context.breakdown")}
       </button>
-      {warningShown && !open && (
+      {warningShown && !open && !quiet && (
         <p
           className={`context-warning state-${state}`}
           data-testid="context-warning"

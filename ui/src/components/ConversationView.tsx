@@ -346,6 +346,7 @@ export function ConversationView(props: Props) {
               liveUsage={run.live ? run.usage : null}
               refreshKey={`${refreshKey}:${compressions}:${props.settingsKey}`}
               onCompress={() => setCompressOpen(true)}
+              quiet={finding}
             />
             <button
               type="button"
