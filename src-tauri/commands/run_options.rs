@@ -137,6 +137,8 @@ pub async fn workspace_use_default(
 /// (a subagent's conversation works in its parent's; the settings' default folder counts), made
 /// first when no run has made it yet, so files can be put there before the first run. A
 /// workspace in a Docker container has no folder here: the error says how to get its files.
+/// Where no file manager opens it (none installed), the folder's path comes back instead of an
+/// error, for the window to give the analyst to paste; `None` when it opened.
 #[tauri::command]
 #[specta::specta]
 #[tracing::instrument(name = "command", skip_all, fields(name = "workspace_open"))]
@@ -144,7 +146,7 @@ pub async fn workspace_open(
     app: AppHandle,
     state: State<'_, AppState>,
     conversation_id: String,
-) -> Result<(), AppError> {
+) -> Result<Option<String>, AppError> {
     let id = super::conversation_id(&conversation_id)?;
     let place = decima_runtime::workspace::place(&state.store, &state.data_dir, id).await?;
     let Some(folder) = place.host_dir else {
@@ -153,9 +155,16 @@ pub async fn workspace_open(
              computer: use Save as in the workspace panel to copy a file out",
         ));
     };
-    app.opener()
+    match app
+        .opener()
         .open_path(folder.to_string_lossy(), None::<&str>)
-        .map_err(|e| AppError::invalid(format!("no file manager opened {}: {e}", folder.display())))
+    {
+        Ok(()) => Ok(None),
+        Err(e) => {
+            tracing::warn!(error = %e, "no file manager opened the workspace");
+            Ok(Some(folder.display().to_string()))
+        }
+    }
 }
 
 async fn view(

@@ -11,7 +11,9 @@ use tauri::{AppHandle, State};
 use tauri_plugin_dialog::DialogExt;
 
 use super::dialogs::{answered_path, dialog_title_or};
-use crate::dto::{AddedFileView, SavedFileView, WorkspaceFileView, WorkspaceView, WriterView};
+use crate::dto::{
+    AddedFileView, SavedFileView, WorkspaceFileView, WorkspaceOwnerView, WorkspaceView, WriterView,
+};
 use crate::preview::{self, FilePreview, Kind};
 use crate::{AppError, AppState};
 
@@ -34,7 +36,24 @@ pub async fn workspace_files(
     let place = open(&state, id).await?;
     let entries = workspace::entries(&state.store, &place, id, all).await?;
     let pending_announcement = workspace::added::pending_paths(&state.store, id).await?;
+    // A deleted owner leaves the files where they are; the panel then just lists them.
+    let owner = match place.owner {
+        Some(owner) => {
+            state
+                .store
+                .conversations()
+                .get(owner)
+                .await
+                .ok()
+                .map(|c| WorkspaceOwnerView {
+                    conversation_id: owner.to_string(),
+                    title: c.title,
+                })
+        }
+        None => None,
+    };
     Ok(WorkspaceView {
+        owner,
         pending_announcement,
         sandbox: place.kind.as_str().to_owned(),
         can_open_folder: place.host_dir.is_some(),

@@ -428,9 +428,22 @@ pub struct WorkspaceView {
     pub can_open_folder: bool,
     /// Its files, newest first.
     pub files: Vec<WorkspaceFileView>,
+    /// The conversation whose workspace this is, when it is another's (a subagent's works in
+    /// its root run's): its id and title, so the panel says whose files these are.
+    pub owner: Option<WorkspaceOwnerView>,
     /// Files the analyst added that the next message will name to the agent, oldest first:
     /// the notice saying so shows exactly while this is not empty.
     pub pending_announcement: Vec<String>,
+}
+
+/// The conversation a shared workspace belongs to.
+#[derive(Debug, Clone, Serialize, Type)]
+#[serde(rename_all = "camelCase")]
+pub struct WorkspaceOwnerView {
+    /// Its id, to open it.
+    pub conversation_id: String,
+    /// Its title.
+    pub title: String,
 }
 
 /// A file of a workspace.

@@ -279,8 +279,10 @@ export const commands = {
 	 *  (a subagent's conversation works in its parent's; the settings' default folder counts), made
 	 *  first when no run has made it yet, so files can be put there before the first run. A
 	 *  workspace in a Docker container has no folder here: the error says how to get its files.
+	 *  Where no file manager opens it (none installed), the folder's path comes back instead of an
+	 *  error, for the window to give the analyst to paste; `None` when it opened.
 	 */
-	workspaceOpen: (conversationId: string) => typedError<null, AppError>(__TAURI_INVOKE("workspace_open", { conversationId })),
+	workspaceOpen: (conversationId: string) => typedError<string | null, AppError>(__TAURI_INVOKE("workspace_open", { conversationId })),
 	/**
 	 *  The files of the conversation's workspace that its runs or the analyst wrote (every file
 	 *  with `all`), newest first, with who wrote each.
@@ -1734,6 +1736,14 @@ export type WorkspaceFileView = {
 	writtenBy: WriterView | null,
 };
 
+/**  The conversation a shared workspace belongs to. */
+export type WorkspaceOwnerView = {
+	/**  Its id, to open it. */
+	conversationId: string,
+	/**  Its title. */
+	title: string,
+};
+
 /**  A conversation's workspace as its panel lists it. */
 export type WorkspaceView = {
 	/**  Where it is: "host" or "docker". */
@@ -1742,6 +1752,11 @@ export type WorkspaceView = {
 	canOpenFolder: boolean,
 	/**  Its files, newest first. */
 	files: WorkspaceFileView[],
+	/**
+	 *  The conversation whose workspace this is, when it is another's (a subagent's works in
+	 *  its root run's): its id and title, so the panel says whose files these are.
+	 */
+	owner: WorkspaceOwnerView | null,
 	/**
 	 *  Files the analyst added that the next message will name to the agent, oldest first:
 	 *  the notice saying so shows exactly while this is not empty.

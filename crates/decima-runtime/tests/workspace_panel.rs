@@ -302,7 +302,7 @@ async fn a_subagents_conversation_is_placed_in_its_parents_folder() {
     let parent = workspace::place(&f.store, f.dir.path(), c.id)
         .await
         .unwrap();
-    let parent_dir = parent.host_dir.unwrap();
+    let parent_dir = parent.host_dir.clone().unwrap();
     assert!(
         parent_dir.join("note.md").exists(),
         "the child wrote in the parent's folder"
@@ -327,6 +327,9 @@ async fn a_subagents_conversation_is_placed_in_its_parents_folder() {
         .unwrap();
     assert_eq!(placed.kind, SandboxKind::Host);
     assert_eq!(placed.host_dir.unwrap(), parent_dir);
+    // The window says whose workspace the child's is; the parent's is its own.
+    assert_eq!(placed.owner, Some(c.id));
+    assert_eq!(parent.owner, None);
 }
 
 /// A 2 GiB file (sparse: no disk is spent) is listed with its size, and its preview reads only

@@ -327,6 +327,33 @@ describe("plan and subagents", () => {
   });
 });
 
+describe("a subagent's own conversation", () => {
+  it("does not list itself, says whose workspace it works in, and gives the folder's path where no file manager opens it", async () => {
+    const backend = backendWith({
+      conversations: [conversation({ id: "child-c", title: "Check the ledger", messageCount: 1, parentId: "c1" }), C1],
+      messages: { "child-c": [message({ id: "k1", seq: 1, content: "Check the ledger" })] },
+      executions: {
+        "child-c": [execution({ id: "e2", conversationId: "child-c", parentId: "e1", depth: 1, task: "Check the ledger", status: "succeeded" })],
+      },
+    });
+    backend.workspaceOwners = { "child-c": { conversationId: "c1", title: "Invoices" } };
+    backend.noFileManager = true;
+    const { user } = renderApp();
+    const items = await screen.findAllByTestId("conversation-item");
+    await user.click(items.find((e) => e.getAttribute("data-conversation-id") === "child-c")!);
+    await screen.findByTestId("workspace-owner");
+    expect(screen.queryByRole("region", { name: "Subagents" })).toBeNull();
+    expect(screen.getByTestId("workspace-owner")).toHaveTextContent("A subagent works in the workspace of Invoices");
+    await user.click(screen.getByTestId("workspace-open-folder"));
+    const path = await screen.findByTestId("workspace-folder-path");
+    expect(path).toHaveTextContent("No file manager opened it. The folder is /home/analyst/.local/share/decima/workspaces/child-c");
+    expect(screen.queryByTestId("workspace-open-error")).toBeNull();
+    expect(within(path).getByTestId("workspace-folder-path-copy")).toHaveTextContent("Copy");
+    await user.click(screen.getByTestId("workspace-owner-open"));
+    await waitFor(() => expect(screen.getByTestId("conversation-view")).toHaveAttribute("data-conversation-id", "c1"));
+  });
+});
+
 describe("failure recovery", () => {
   const waiting = () =>
     execution({ id: "e1", conversationId: "c1", status: "awaiting_user", waitingOn: failureReport() });

@@ -255,8 +255,9 @@ export function ConversationView(props: Props) {
     [executions, conversation.id],
   );
   const snapshots = [...new Set([...(root?.snapshotTodoIds ?? []), ...run.snapshotTodoIds])];
+  // A subagent's own conversation lists the subagents it started, never itself.
   const stored: SubagentNode[] = executions
-    .filter((e) => e.depth > 0)
+    .filter((e) => e.depth > 0 && e.conversationId !== conversation.id)
     .map((e) => ({
       executionId: e.id,
       parentId: e.parentId,
@@ -269,7 +270,7 @@ export function ConversationView(props: Props) {
     }));
   const subagents: SubagentNode[] = [
     ...stored,
-    ...run.subagents.filter((s) => !stored.some((e) => e.executionId === s.executionId)),
+    ...run.subagents.filter((s) => s.conversationId !== conversation.id && !stored.some((e) => e.executionId === s.executionId)),
   ];
   const waiting = executions.find(
     (e) => e.status === "awaiting_user" && e.waitingOn !== null && e.waitingOn.resolution === null,
@@ -466,6 +467,7 @@ export function ConversationView(props: Props) {
             added={props.workspaceAdded?.conversationId === conversation.id ? props.workspaceAdded : null}
             onListed={setListedFiles}
             onShowCall={(callId, inConversation, messageSeq) => void showCall(callId, inConversation, messageSeq)}
+            onOpenConversation={props.onOpenConversation}
           />
         </aside>
       </div>

@@ -3,6 +3,7 @@ import { useTranslation } from "react-i18next";
 import { call } from "../api/call";
 import { commands, type AppError, type ProviderName, type RunOptionsView } from "../bindings";
 import { usePopover } from "../hooks/usePopover";
+import { FolderNotOpened } from "./FolderNotOpened";
 import { InlineError } from "./InlineError";
 import { McpSwitches } from "./McpSwitches";
 
@@ -66,9 +67,11 @@ export function RunOptions({ conversationId, disabled = false, settingsKey = 0 }
     setError(res.status === "error" ? res.error : null);
     if (res.status === "ok") setOptions(res.data);
   };
+  const [unopened, setUnopened] = useState<string | null>(null);
   const openFolder = async () => {
     const res = await call(() => commands.workspaceOpen(conversationId));
     setError(res.status === "error" ? res.error : null);
+    setUnopened(res.status === "ok" ? res.data : null);
   };
 
   if (!options) return error ? <InlineError error={error} testId="run-options-error" /> : null;
@@ -180,6 +183,7 @@ export function RunOptions({ conversationId, disabled = false, settingsKey = 0 }
                     </button>
                   )}
                 </span>
+                {unopened && <FolderNotOpened path={unopened} testId="run-options-folder-path" />}
               </>
             )}
           </div>

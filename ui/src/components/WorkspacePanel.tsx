@@ -3,6 +3,7 @@ import { useTranslation } from "react-i18next";
 import { call } from "../api/call";
 import { commands, type AppError, type WorkspaceFileView, type WorkspaceView } from "../bindings";
 import { formatBytes } from "../lib/format";
+import { FolderNotOpened } from "./FolderNotOpened";
 import { InlineError } from "./InlineError";
 import { RelativeTime } from "./RelativeTime";
 import { WorkspacePreview } from "./WorkspacePreview";
@@ -21,6 +22,8 @@ type Props = {
   /** Brings the result of the call that wrote a file into view (its conversation's, when a
    *  subagent wrote it). */
   onShowCall: (callId: string, conversationId: string | null, messageSeq: number | null) => void;
+  /** Opens another conversation: the one whose workspace a subagent's shares. */
+  onOpenConversation?: (conversationId: string, title: string) => void;
 };
 
 /**
@@ -28,7 +31,7 @@ type Props = {
  * first, each with the call that wrote it: a click opens its preview, the call's name scrolls to
  * its card. Read again after each tool call; on the host and in Docker alike.
  */
-export function WorkspacePanel({ conversationId, refreshKey, added, onListed, onShowCall }: Props) {
+export function WorkspacePanel({ conversationId, refreshKey, added, onListed, onShowCall, onOpenConversation }: Props) {
   const { t, i18n } = useTranslation();
   const lang = i18n.resolvedLanguage ?? "en";
   const [view, setView] = useState<WorkspaceView | null>(null);
@@ -66,9 +69,11 @@ export function WorkspacePanel({ conversationId, refreshKey, added, onListed, on
     setReads((n) => n + 1);
   }, [conversationId, t]);
   const [openError, setOpenError] = useState<AppError | null>(null);
+  const [unopened, setUnopened] = useState<string | null>(null);
   const openFolder = async () => {
     const res = await call(() => commands.workspaceOpen(conversationId));
     setOpenError(res.status === "error" ? res.error : null);
+    setUnopened(res.status === "ok" ? res.data : null);
   };
   const newest = [added, picked].filter((a): a is WorkspaceAdded => a !== null).sort((a, b) => b.nonce - a.nonce)[0];
   // A failed add says why until the next one; which files the next message names is the
@@ -101,7 +106,17 @@ export function WorkspacePanel({ conversationId, refreshKey, added, onListed, on
           {t("workspace.all")}
         </label>
       </div>
+      {view?.owner && (
+        <p className="muted workspace-owner" data-testid="workspace-owner">
+          {t("workspace.sharedWith")}{" "}
+          <button type="button" className="link-button" data-testid="workspace-owner-open" onClick={() => onOpenConversation?.(view.owner!.conversationId, view.owner!.title)}>
+            {view.owner.title}
+          </button>
+          {t("workspace.sharedWithAfter")}
+        </p>
+      )}
       {openError && <InlineError error={openError} testId="workspace-open-error" />}
+      {unopened && <FolderNotOpened path={unopened} testId="workspace-folder-path" />}
       {addError && <InlineError error={addError} testId="workspace-add-error" />}
       {pending.length > 0 && (
         <p className="workspace-added" data-testid="workspace-added" role="status">

@@ -130,6 +130,9 @@ const en = {
     },
   },
   workspace: {
+    sharedWith: "A subagent works in the workspace of",
+    sharedWithAfter: ": only the files its own calls wrote are listed here; Open folder shows them all.",
+    noFileManager: "No file manager opened it. The folder is",
     writerSetAside: "The run step that wrote this file was set aside (by Regenerate or an edit); the file stays as it wrote it.",
     label: "Workspace",
     onHost: "on this computer",

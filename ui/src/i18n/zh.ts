@@ -131,6 +131,9 @@ const zh: Messages = {
     },
   },
   workspace: {
+    sharedWith: "子代理在以下对话的工作区中工作：",
+    sharedWithAfter: "。这里只列出它自己的调用写出的文件；“打开文件夹”可查看全部。",
+    noFileManager: "没有文件管理器能打开它。文件夹位于",
     writerSetAside: "写出此文件的运行步骤已被搁置（重新生成或编辑所致）；文件仍保持它写出的内容。",
     label: "工作区",
     onHost: "在本机",

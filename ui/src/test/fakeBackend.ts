@@ -161,6 +161,10 @@ export class FakeBackend {
   workspaceFiles: Record<string, WorkspaceFileView[]> = {};
   /** Added files the next message names, by conversation: the runtime clears them once a run's task names them. */
   pendingAnnouncement: Record<string, string[]> = {};
+  /** Whose workspace a conversation's is, where it is another's (a subagent's). */
+  workspaceOwners: Record<string, { conversationId: string; title: string }> = {};
+  /** Set when no file manager can open a folder: `workspace_open` answers with its path. */
+  noFileManager = false;
   /** What workspace_preview answers, by path. */
   previews: Record<string, FilePreview> = {};
   /** The Docker engine Settings chose. */
@@ -339,7 +343,7 @@ export class FakeBackend {
         delete this.workspaces[String(args.conversationId)];
         return this.handle("run_options_get", { conversationId: args.conversationId });
       case "workspace_open":
-        return null;
+        return this.noFileManager ? `/home/analyst/.local/share/decima/workspaces/${String(args.conversationId)}` : null;
       case "conversation_create": {
         const at = this.now();
         const created: ConversationSummary = {
@@ -530,6 +534,7 @@ export class FakeBackend {
           canOpenFolder: true,
           files: this.workspaceFiles[String(args.conversationId)] ?? [],
           pendingAnnouncement: this.pendingAnnouncement[String(args.conversationId)] ?? [],
+          owner: this.workspaceOwners[String(args.conversationId)] ?? null,
         };
       case "workspace_preview": {
         const preview = this.previews[String(args.path)];

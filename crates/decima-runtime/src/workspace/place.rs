@@ -23,6 +23,9 @@ pub struct WorkspacePlace {
     /// The files, read and written as the tools do (paths checked, symlinks leading out
     /// refused).
     pub sandbox: Arc<dyn Sandbox>,
+    /// The conversation whose workspace this is, when it is another's: a subagent works in
+    /// the workspace of the analyst's run it serves, and the window says so.
+    pub owner: Option<ConversationId>,
 }
 
 /// Opens the workspace of `conversation` in the data directory `data_dir`. A host folder is
@@ -68,12 +71,14 @@ pub async fn place(
                 kind,
                 sandbox: Arc::new(HostSandbox::new(host_dir.clone(), HostLimits::default())),
                 host_dir: Some(host_dir),
+                owner: (root != conversation).then_some(root),
             }
         }
         SandboxKind::Docker => WorkspacePlace {
             kind,
             host_dir: None,
             sandbox: Arc::new(LazyDocker::new(store, data_dir, root).await?),
+            owner: (root != conversation).then_some(root),
         },
     })
 }
