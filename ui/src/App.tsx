@@ -163,11 +163,22 @@ export function App() {
     })();
   }, [undoDelete, reopenAfterUndo]);
 
-  const openConversation = useCallback((id: string, title: string) => {
-    const now = new Date().toISOString();
-    setOpened({ id, title, messageCount: 0, tokens: 0, createdAt: now, updatedAt: now, parentId: null });
-    setOpenId(id);
-  }, []);
+  // Opens a conversation the list may not hold yet (a subagent's, started during a run). One
+  // deleted since it was linked (a subagent's, deleted on its own) is said, not opened as an
+  // empty view of nothing.
+  const openConversation = useCallback(
+    async (id: string, title: string) => {
+      const probe = await call(() => commands.messagePage(id, { kind: "end" }, 1));
+      if (probe.status === "error" && probe.error.code === "not_found") {
+        report({ code: "not_found", message: t("main.conversationGone", { title }) });
+        return;
+      }
+      const now = new Date().toISOString();
+      setOpened({ id, title, messageCount: 0, tokens: 0, createdAt: now, updatedAt: now, parentId: null });
+      setOpenId(id);
+    },
+    [report, t],
+  );
 
   const send = useCallback(
     async (task: string, rewindFrom: number | null = null) => (open ? runs.start(open.id, task, rewindFrom) : null),

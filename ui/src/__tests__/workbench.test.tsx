@@ -327,6 +327,33 @@ describe("plan and subagents", () => {
   });
 });
 
+describe("a subagent's conversation deleted on its own", () => {
+  it("is said when a link to it is followed, and nothing opens", async () => {
+    const backend = backendWith({
+      messages: {
+        c1: [
+          message({ id: "m1", seq: 1, content: "Chart it" }),
+          message({ id: "m2", seq: 2, role: "assistant", content: "Charted." }),
+        ],
+      },
+      workspaceFiles: {
+        c1: [{ path: "chart.png", size: 70, modifiedMs: 0, writtenBy: { by: "call", callId: "call_1", messageSeq: 3, tool: "shell", conversationId: "gone-c", atMs: 0 } }],
+      },
+      executions: {
+        c1: [
+          execution({ id: "e1", conversationId: "c1" }),
+          execution({ id: "e2", conversationId: "gone-c", parentId: "e1", depth: 1, task: "Draw the chart", status: "succeeded" }),
+        ],
+      },
+    });
+    backend.goneConversations = ["gone-c"];
+    const { user } = await openC1("Charted.");
+    await user.click(await screen.findByTestId("workspace-writer"));
+    expect(await screen.findByText(/was deleted: its conversation cannot be opened/)).toBeInTheDocument();
+    expect(screen.getByTestId("conversation-view")).toHaveAttribute("data-conversation-id", "c1");
+  });
+});
+
 describe("a subagent's own conversation", () => {
   it("does not list itself, says whose workspace it works in, and gives the folder's path where no file manager opens it", async () => {
     const backend = backendWith({

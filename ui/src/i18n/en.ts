@@ -51,6 +51,7 @@ const en = {
     },
   },
   main: {
+    conversationGone: "“{{title}}” was deleted: its conversation cannot be opened. The run that started it keeps its answer.",
     empty: "Open a conversation, or create a new one.",
     newConversation: "New conversation",
     firstConversation: "Create a conversation: give it a title, then say what the agent should do.",

@@ -53,6 +53,7 @@ const zh: Messages = {
     },
   },
   main: {
+    conversationGone: "“{{title}}”已被删除，无法打开其对话。启动它的运行仍保留其答复。",
     empty: "打开一个对话，或新建一个。",
     newConversation: "新建对话",
     firstConversation: "新建一个对话：输入标题，然后说明代理要做什么。",

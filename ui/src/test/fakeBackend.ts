@@ -163,6 +163,8 @@ export class FakeBackend {
   pendingAnnouncement: Record<string, string[]> = {};
   /** Whose workspace a conversation's is, where it is another's (a subagent's). */
   workspaceOwners: Record<string, { conversationId: string; title: string }> = {};
+  /** Conversations deleted on their own (a subagent's): reading them is `not_found`. */
+  goneConversations: string[] = [];
   /** Set when no file manager can open a folder: `workspace_open` answers with its path. */
   noFileManager = false;
   /** What workspace_preview answers, by path. */
@@ -377,6 +379,8 @@ export class FakeBackend {
         return { ...found };
       }
       case "message_page": {
+        if (this.goneConversations.includes(String(args.conversationId)))
+          throw { code: "not_found", message: `conversation ${String(args.conversationId)} not found` } satisfies AppError;
         this.pageReads.push(args.at as PageAt);
         return pageOf(this.messages[String(args.conversationId)] ?? [], args.at as PageAt, Number(args.limit));
       }
