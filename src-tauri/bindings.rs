@@ -46,6 +46,7 @@ pub fn builder() -> Builder<tauri::Wry> {
             mcp::mcp_server_import,
             mcp::mcp_server_set_enabled,
             mcp::mcp_server_remove,
+            mcp::mcp_server_set_place,
             mcp::mcp_server_check,
             mcp::mcp_conversation_list,
             mcp::mcp_conversation_set,
@@ -147,7 +148,7 @@ mod tests {
             .skip(1)
             .filter_map(|rest| rest.split('"').next())
             .collect();
-        assert_eq!(invoked.len(), 71, "{invoked:?}");
+        assert_eq!(invoked.len(), 72, "{invoked:?}");
         for command in invoked {
             assert!(
                 build_rs.contains(&format!("\"{command}\"")),

@@ -24,6 +24,7 @@ fn main() {
         "mcp_server_import",
         "mcp_server_set_enabled",
         "mcp_server_remove",
+        "mcp_server_set_place",
         "mcp_server_check",
         "mcp_conversation_list",
         "mcp_conversation_set",

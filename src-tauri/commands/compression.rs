@@ -119,6 +119,12 @@ async fn run(
     };
     // Confirming uses the preview's model-written summary; the runtime checks it still covers
     // the same messages at the same level and strategy, and asks the model again if not.
+    // The meter's figure now: the dialog says the whole request before and after, as the meter
+    // will read it, not the history's share alone.
+    let request_now = context::build(store, &conversation, &preset, &window, ctx.scale)
+        .await?
+        .report
+        .total;
     let written = if dry_run {
         None
     } else {
@@ -143,7 +149,10 @@ async fn run(
             if dry_run && let Some(summary) = written {
                 previews(state).insert(id, summary);
             }
-            Ok(CompressionPreview::new(&plan, compaction_id))
+            let mut preview = CompressionPreview::new(&plan, compaction_id);
+            preview.tokens_before = request_now;
+            preview.tokens_after = compression::request_after(request_now, &plan, ctx.scale);
+            Ok(preview)
         }
         // Only without a level; the dialog always gives one.
         CompressOutcome::BelowThreshold { .. } => Err(AppError::invalid(

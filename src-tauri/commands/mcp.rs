@@ -170,6 +170,20 @@ pub async fn mcp_server_set_enabled(
 }
 
 /// Removes a server, its secret values and its approvals.
+/// Moves a stdio server between this computer (`host`) and the Docker sandbox (`docker`): the
+/// recovery a check offers when the server's program is not in the sandbox image.
+#[tauri::command]
+#[specta::specta]
+#[tracing::instrument(name = "command", skip_all, fields(name = "mcp_server_set_place"))]
+pub async fn mcp_server_set_place(
+    state: State<'_, AppState>,
+    name: String,
+    place: String,
+) -> Result<(), AppError> {
+    servers::set_place(&state.store, &name, place_of(&place)?).await?;
+    Ok(())
+}
+
 #[tauri::command]
 #[specta::specta]
 #[tracing::instrument(name = "command", skip_all, fields(name = "mcp_server_remove"))]

@@ -31,9 +31,9 @@ pub struct CompressionPreview {
     pub level: CompressionLevel,
     /// How its summaries are written.
     pub strategy: Strategy,
-    /// Tokens of the history before.
+    /// Tokens of the whole request before, as the context meter counts them.
     pub tokens_before: u32,
-    /// And after.
+    /// And after: what the meter reads once the compression is applied.
     pub tokens_after: u32,
     /// The new summaries.
     pub summaries: Vec<SummaryPreview>,

@@ -88,8 +88,13 @@ export const commands = {
 	mcpServerImport: (bytes: number[], place: string) => typedError<string[], AppError>(__TAURI_INVOKE("mcp_server_import", { bytes, place })),
 	/**  Turns a server on or off for every run. */
 	mcpServerSetEnabled: (name: string, enabled: boolean) => typedError<null, AppError>(__TAURI_INVOKE("mcp_server_set_enabled", { name, enabled })),
-	/**  Removes a server, its secret values and its approvals. */
 	mcpServerRemove: (name: string) => typedError<null, AppError>(__TAURI_INVOKE("mcp_server_remove", { name })),
+	/**
+	 *  Removes a server, its secret values and its approvals.
+	 *  Moves a stdio server between this computer (`host`) and the Docker sandbox (`docker`): the
+	 *  recovery a check offers when the server's program is not in the sandbox image.
+	 */
+	mcpServerSetPlace: (name: string, place: string) => typedError<null, AppError>(__TAURI_INVOKE("mcp_server_set_place", { name, place })),
 	/**
 	 *  Starts a server, lists its tools with the tokens each offer takes, and stops it: the
 	 *  server's state as a run would meet it. A server that does not start is an error saying why,
@@ -436,9 +441,9 @@ export type CompressionPreview = {
 	level: CompressionLevel,
 	/**  How its summaries are written. */
 	strategy: Strategy,
-	/**  Tokens of the history before. */
+	/**  Tokens of the whole request before, as the context meter counts them. */
 	tokensBefore: number,
-	/**  And after. */
+	/**  And after: what the meter reads once the compression is applied. */
 	tokensAfter: number,
 	/**  The new summaries. */
 	summaries: SummaryPreview[],

@@ -144,6 +144,30 @@ async fn tools_of_a_docker_server_are_listed_from_a_container_and_nothing_is_lef
     assert!(listed["tokens"].as_u64().unwrap() > 100, "{listed}");
     let after_conversation = containers();
     assert_eq!(after_conversation.len(), 1, "{after_conversation:?}");
+    // A program the image does not have is named, with what to do, and the server that
+    // failed its check is no longer used by runs.
+    env.mcp_add(&["absent", "--", "uvx", "mcp-server-fetch"])
+        .await;
+    let out = env
+        .decima(&["mcp", "tools", "absent", "--conversation", &conversation])
+        .await;
+    assert!(!out.status.success());
+    let said = text(&out.stderr);
+    assert!(
+        said.contains("\"uvx\" is not in the sandbox image") && said.contains("--where host"),
+        "{said}"
+    );
+    assert!(said.contains("runs no longer use \"absent\""), "{said}");
+    let listed = env.decima(&["mcp", "list", "--json"]).await;
+    let servers: serde_json::Value = serde_json::from_str(&text(&listed.stdout)).unwrap();
+    let absent = servers
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"] == "absent")
+        .unwrap();
+    assert_eq!(absent["enabled"], false, "{absent}");
+
     let filter = format!("label=decima.instance={}", cleanup.0);
     let ps = std::process::Command::new("docker")
         .args(["ps", "-q", "--filter", &filter])

@@ -123,7 +123,7 @@ async fn an_agent_does_an_analysts_work_in_the_image() {
             || echo network-off; \
             cat /sys/fs/cgroup/memory.max 2>/dev/null || cat /sys/fs/cgroup/memory/memory.limit_in_bytes; \
             cat /sys/fs/cgroup/pids.max 2>/dev/null || cat /sys/fs/cgroup/pids/pids.max; \
-            jq --version; csvlook --version; git --version; node --version; \
+            jq --version; csvlook --version; git --version; node --version; npm --version; npx --version; \
             fc-match 'WenQuanYi Micro Hei'; \
             cat /sys/fs/cgroup/cpu.max 2>/dev/null || cat /sys/fs/cgroup/cpu/cpu.cfs_quota_us"}),
     );
@@ -185,6 +185,12 @@ async fn an_agent_does_an_analysts_work_in_the_image() {
     assert!(lines.contains(&"256"), "the process limit: {checks}");
     assert!(checks.contains("jq-1.6"), "{checks}");
     assert!(checks.contains("git version"), "{checks}");
+    // npm and npx (the usual way MCP servers start) each print a bare version.
+    let versions = lines
+        .iter()
+        .filter(|l| l.split('.').count() == 3 && l.split('.').all(|p| p.parse::<u32>().is_ok()))
+        .count();
+    assert!(versions >= 2, "npm and npx: {checks}");
     assert!(checks.contains("wqy-microhei"), "{checks}");
     assert!(
         lines.iter().any(|l| l.starts_with("100000")),

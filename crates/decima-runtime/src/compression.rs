@@ -6,7 +6,7 @@ use std::path::Path;
 use decima_core::FailureClass;
 use decima_core::context::compress::PlanInput;
 use decima_core::context::{
-    CompactionPlan, CompressionLevel, HistoryBudget, Strategy, compaction_range, plan,
+    CompactionPlan, CompressionLevel, HistoryBudget, Strategy, compaction_range, plan, select,
 };
 use decima_core::prompt::Preset;
 use decima_store::{ClaimKind, CompactionRecord, CompactionTrigger, Conversation, Store};
@@ -260,6 +260,22 @@ pub async fn compress_built(
     compress_at(ctx, built, level, trigger).await
 }
 
+/// What the whole request will take after `plan` is applied, counted as the context meter
+/// counts it (system prompt, preset, tools and history), from what it takes now: the plan's
+/// own figures are the history's alone, and a preview that showed them promised far less
+/// than the meter then read.
+/// `request_now` is the meter's figure (model tokens); the plan's are store tokens, turned
+/// into model tokens with `scale`.
+pub fn request_after(
+    request_now: u32,
+    plan: &decima_core::context::CompactionPlan,
+    scale: Scale,
+) -> u32 {
+    request_now
+        .saturating_sub(scale.to_model(u64::from(plan.tokens_before)))
+        .saturating_add(scale.to_model(u64::from(plan.tokens_after)))
+}
+
 /// Compresses at a level the caller chose (a finished phase, a passed checkpoint, a context
 /// overflow), with the extract strategy, whatever the usage. `None` when there was nothing to
 /// compress, compression is turned off, or the plan would not make the history smaller (a short
@@ -357,7 +373,45 @@ async fn run(
         input.strategy = strategy;
         input.written = Some(&summary.text);
     }
-    let plan = plan(input)?;
+    let mut plan = plan(input)?;
+    if !plan.is_empty() {
+        // The plan fits its summaries under the compression's own target, counting their text
+        // alone. Once they are in force, the request carries them under their headers, and the
+        // window is built with the full budget less those headers, keeping more recent
+        // messages verbatim. What the preview, the notice and the record say is the history as
+        // it will be sent, headers included: what the meter then reads.
+        let after = plan.apply(&built.summaries);
+        let overhead_before =
+            crate::context::summaries_overhead(&built.summaries, counter.as_ref());
+        let overhead_after = crate::context::summaries_overhead(&after, counter.as_ref());
+        let budget_after = HistoryBudget::new(
+            built
+                .budgeting
+                .history
+                .tokens
+                .saturating_sub(overhead_after.saturating_sub(overhead_before)),
+        );
+        plan.tokens_before = select(
+            &uncovered,
+            &built.pinned,
+            &built.summaries,
+            &built.budgeting.history,
+        )?
+        .required_tokens()
+        .saturating_add(overhead_before);
+        // Pinned messages the new summaries cover are sent beside them, as pinned: the loader
+        // reads only those already covered, so the ones among the uncovered are added.
+        let mut pinned_after: Vec<decima_core::Message> = built.pinned.to_vec();
+        for unit in decima_core::context::pinned_units(&uncovered) {
+            if !pinned_after.iter().any(|p| p.seq == unit.seq) {
+                pinned_after.push(unit);
+            }
+        }
+        pinned_after.sort_by_key(|m| m.seq);
+        plan.tokens_after = select(&uncovered, &pinned_after, &after, &budget_after)?
+            .required_tokens()
+            .saturating_add(overhead_after);
+    }
     let skip = match apply {
         Apply::DryRun => true,
         Apply::Always => false,

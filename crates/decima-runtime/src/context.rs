@@ -177,6 +177,24 @@ fn render_todos(todos: &[PinnedTodo]) -> String {
     out
 }
 
+/// What the summaries cost a request beyond their own tokens (which the history's selection
+/// counts): the session message's frame and the summaries' headers. A compression's preview
+/// adds it, as the request will, so that it says what the meter will read.
+pub fn summaries_overhead(summaries: &[Summary], counter: &dyn TokenCounter) -> u32 {
+    let session = render_summaries(summaries);
+    if session.is_empty() {
+        return 0;
+    }
+    let frame = counter.count_message(&NewMessage::new(decima_core::Role::System, ""));
+    let own: u64 = summaries.iter().map(|s| u64::from(s.tokens)).sum();
+    u32::try_from(
+        u64::from(frame)
+            .saturating_add(u64::from(counter.count_text(&session)))
+            .saturating_sub(own),
+    )
+    .unwrap_or(u32::MAX)
+}
+
 /// The summaries, global first, each under its header.
 fn render_summaries(summaries: &[Summary]) -> String {
     let mut ordered: Vec<&Summary> = summaries.iter().collect();

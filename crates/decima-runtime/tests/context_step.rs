@@ -508,3 +508,63 @@ async fn a_conversations_own_system_message_is_counted_with_the_system_layer() {
     );
     assert_eq!(layer(&b, "working_context"), layer(&a, "working_context"));
 }
+
+/// The compression dialog's preview is what the compression then does, as the meter counts it:
+/// the whole request after, predicted from the plan, is what the meter reads once it is
+/// applied, on a long history and a short one, at both levels.
+#[tokio::test]
+async fn a_preview_predicts_the_meter_after_the_compression() {
+    for (seed, messages, level) in [
+        (21, 3_000, CompressionLevel::Standard),
+        (22, 3_000, CompressionLevel::Deep),
+        (23, 160, CompressionLevel::Standard),
+        (24, 160, CompressionLevel::Deep),
+    ] {
+        let (_dir, store) = open().await;
+        let conversation = seeded(&store, seed, messages).await;
+        let preset = Preset::default();
+        let window = WindowSettings::new(16_000);
+        let before = build(&store, &conversation, &preset, &window, Scale::ONE)
+            .await
+            .unwrap()
+            .report
+            .total;
+        let request = |dry_run| CompressRequest {
+            level: Some(level),
+            strategy: Strategy::Extract,
+            dry_run,
+            written: None,
+        };
+        let ctx = ctx(&store, &conversation, &preset, &window, Scale::ONE);
+        let CompressOutcome::Planned { plan, .. } = compress(&ctx, request(true)).await.unwrap()
+        else {
+            panic!("nothing planned for {messages} messages");
+        };
+        let promised = decima_runtime::compression::request_after(before, &plan, Scale::ONE);
+        let CompressOutcome::Planned { compaction_id, .. } =
+            compress(&ctx, request(false)).await.unwrap()
+        else {
+            panic!("nothing applied");
+        };
+        assert!(
+            compaction_id.is_some(),
+            "{messages} {level:?}: nothing stored"
+        );
+        let built_after = build(&store, &conversation, &preset, &window, Scale::ONE)
+            .await
+            .unwrap();
+        let after = built_after.report.total;
+        let off = f64::from(promised.abs_diff(after)) / f64::from(after.max(1));
+        assert!(
+            off <= 0.02,
+            "{messages} messages, {level:?}: promised {promised}, the meter reads {after} \
+             (before {before}; the plan's history {} -> {})",
+            plan.tokens_before,
+            plan.tokens_after
+        );
+        assert!(
+            promised < before,
+            "{messages} {level:?}: {promised} >= {before}"
+        );
+    }
+}

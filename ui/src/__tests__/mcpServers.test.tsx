@@ -58,6 +58,27 @@ describe("MCP servers in the settings", () => {
     expect(backend.callsOf("mcp_server_check")).toHaveLength(3);
   });
 
+  it("turns off a server whose check failed, and moves one whose program the sandbox lacks to this machine", async () => {
+    const backend = backendWith();
+    backend.mcpServers = [
+      { name: "fs", kind: "stdio", place: "docker", summary: "npx -y @modelcontextprotocol/server-filesystem /workspace", enabled: true, secretNames: [], status: null, allow: [], deny: [] },
+    ];
+    backend.mcpChecks = {
+      fs: 'MCP server "fs" did not start: "npx" is not in the sandbox image, so it cannot start there: run the server on this computer',
+    };
+    const { user, section } = await openSettings();
+    const row = (await within(section).findAllByTestId("mcp-server"))[0] as HTMLElement;
+    await user.click(within(row).getByRole("button", { name: "Check" }));
+    await waitFor(() => expect(within(row).getByTestId("mcp-turned-off")).toHaveTextContent("Runs no longer use this server"));
+    expect(within(row).getByRole("checkbox", { name: "Used by runs" })).not.toBeChecked();
+    backend.mcpChecks.fs = { tools: [{ name: "read_file", description: "Reads a file", tokens: 80 }], tokens: 80, startedMs: 300 };
+    await user.click(within(row).getByTestId("mcp-move-host"));
+    await waitFor(() => expect(backend.callsOf("mcp_server_set_place")[0]?.args).toEqual({ name: "fs", place: "host" }));
+    const moved = (await within(section).findAllByTestId("mcp-server"))[0] as HTMLElement;
+    await waitFor(() => expect(within(moved).getByTestId("mcp-state")).toHaveTextContent("Ready: 1 tool"));
+    expect(moved).toHaveTextContent("on this machine");
+  });
+
   it("adds a server by command, turns one off and removes one", async () => {
     const backend = backendWith();
     const { user, section } = await openSettings();

@@ -113,6 +113,12 @@ export function McpServers() {
     await load();
   };
 
+  const moveToHost = async (name: string) => {
+    const res = await call(() => commands.mcpServerSetPlace(name, "host"));
+    setError(res.status === "error" ? res.error : null);
+    if (res.status === "ok") await check(name);
+  };
+
   const check = async (name: string) => {
     setChecked((all) => ({ ...all, [name]: { state: "checking" } }));
     const res = await call(() => commands.mcpServerCheck(name));
@@ -196,6 +202,13 @@ export function McpServers() {
               {c?.state === "failed" && (
                 <div className="inline-error" role="alert" data-testid="mcp-state" data-state="failed">
                   <p>{c.error.message}</p>
+                  {/* A failed check turned the server off for runs: said, with the way back. */}
+                  {!s.enabled && <p data-testid="mcp-turned-off">{t("mcp.turnedOff")}</p>}
+                  {s.place === "docker" && c.error.message.includes("is not in the sandbox image") && (
+                    <button type="button" className="button button-small" data-testid="mcp-move-host" onClick={() => void moveToHost(s.name)}>
+                      {t("mcp.moveToHost")}
+                    </button>
+                  )}
                   {s.status?.state === "failed" && s.status.stderr.length > 0 && (
                     <details open>
                       <summary>{t("mcp.stderr")}</summary>

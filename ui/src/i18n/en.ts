@@ -519,6 +519,8 @@ const en = {
     dismiss: "Dismiss",
   },
   mcp: {
+    turnedOff: "Runs no longer use this server. Tick “Used by runs” again once a check passes.",
+    moveToHost: "Run it on this machine instead",
     label: "MCP servers",
     intro: "Tools of your own servers, offered to runs beside the built-in ones. Every call asks before it runs.",
     none: "No MCP server yet. Add one, or import Claude Desktop's claude_desktop_config.json.",
@@ -566,7 +568,7 @@ const en = {
     missing: "The sandbox image {{name}} is not built yet: runs in Docker need it.",
     current: "The sandbox image {{name}} is built from this version's recipe ({{size, n}} MB, {{created, n}}).",
     outdated: "The sandbox image {{name}} was built from another recipe: update it.",
-    contents: "Python with pandas, numpy, scipy, matplotlib and openpyxl; sqlite3, jq, csvkit, git and Node.js. Built from Debian's packages, no image registry needed; the first build takes a few minutes.",
+    contents: "Python with pandas, numpy, scipy, matplotlib and openpyxl; sqlite3, jq, csvkit, git and Node.js with npm. Built from Debian's packages, no image registry needed; the first build takes a few minutes.",
     build: "Build",
     update: "Update",
     rebuild: "Rebuild",

@@ -520,6 +520,8 @@ const zh: Messages = {
     dismiss: "关闭",
   },
   mcp: {
+    turnedOff: "运行已不再使用此服务器。检查通过后请重新勾选“供运行使用”。",
+    moveToHost: "改为在本机运行",
     label: "MCP 服务器",
     intro: "你自己的服务器提供的工具，与内置工具一起提供给运行。每次调用前都会先征求你的同意。",
     none: "还没有 MCP 服务器。添加一个，或导入 Claude Desktop 的 claude_desktop_config.json。",
@@ -567,7 +569,7 @@ const zh: Messages = {
     missing: "沙箱镜像 {{name}} 尚未构建：在 Docker 中运行需要它。",
     current: "沙箱镜像 {{name}} 已按此版本的配方构建（{{size, n}} MB，{{created, n}}）。",
     outdated: "沙箱镜像 {{name}} 是按其他配方构建的：请更新。",
-    contents: "包含 Python（pandas、numpy、scipy、matplotlib、openpyxl）以及 sqlite3、jq、csvkit、git 和 Node.js。由 Debian 软件包构建，无需镜像仓库；首次构建需要几分钟。",
+    contents: "包含 Python（pandas、numpy、scipy、matplotlib、openpyxl）以及 sqlite3、jq、csvkit、git 和 Node.js（含 npm）。由 Debian 软件包构建，无需镜像仓库；首次构建需要几分钟。",
     build: "构建",
     update: "更新",
     rebuild: "重新构建",

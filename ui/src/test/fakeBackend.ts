@@ -608,6 +608,11 @@ export class FakeBackend {
       case "mcp_server_remove":
         this.mcpServers = this.mcpServers.filter((m) => m.name !== args.name);
         return null;
+      case "mcp_server_set_place": {
+        const name = String(args.name);
+        this.mcpServers = this.mcpServers.map((m) => (m.name === name ? { ...m, place: String(args.place) } : m));
+        return null;
+      }
       case "mcp_server_check": {
         // As the runtime does: the check records the server's state, which the list reads.
         const name = String(args.name);
@@ -618,6 +623,8 @@ export class FakeBackend {
         };
         if (typeof found === "string") {
           record({ ...at, state: "failed", error: found, stderr: this.mcpStderr[name] ?? [] });
+          // A server that fails its check is turned off for runs.
+          this.mcpServers = this.mcpServers.map((m) => (m.name === name ? { ...m, enabled: false } : m));
           throw { code: "storage", message: found };
         }
         const view = found ?? { tools: [], tokens: 0, startedMs: 1 };

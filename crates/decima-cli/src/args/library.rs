@@ -251,7 +251,7 @@ pub enum DbCommand {
 #[derive(Debug, Subcommand)]
 pub enum SandboxCommand {
     /// The sandbox image, decima-sandbox:latest: Python with pandas, numpy, scipy, matplotlib
-    /// and openpyxl, sqlite3, jq, csvkit, git and Node.js, built from Debian's packages.
+    /// and openpyxl, sqlite3, jq, csvkit, git and Node.js with npm, built from Debian's packages.
     #[command(subcommand)]
     Image(ImageCommand),
 }

@@ -210,7 +210,21 @@ async fn tools(
 ) -> Result<(), CliError> {
     let cwd = std::env::current_dir().unwrap_or_else(|_| data_dir.to_path_buf());
     let conversation = conversation.map(super::conversation_id).transpose()?;
-    let probe = servers::probe(store, data_dir, name, &cwd, conversation).await?;
+    let was_on = servers::list_public(store)
+        .await?
+        .iter()
+        .any(|s| s.name == name && s.enabled);
+    let probe = match servers::probe(store, data_dir, name, &cwd, conversation).await {
+        Ok(probe) => probe,
+        Err(e) => {
+            if was_on {
+                eprintln!(
+                    "note: runs no longer use {name:?}; turn it on with `decima mcp enable                      {name}` once `decima mcp tools {name}` passes"
+                );
+            }
+            return Err(e.into());
+        }
+    };
     let total: u32 = probe.tools.iter().map(|(_, t)| t).sum();
     let mut out = std::io::stdout().lock();
     if json_out {

@@ -192,6 +192,18 @@ pub async fn set_enabled(store: &Store, name: &str, enabled: bool) -> Result<()>
     update(store, &server).await
 }
 
+/// Moves a stored stdio server between this computer and the Docker sandbox: what the window
+/// offers when a server's program is not in the sandbox image. Its secrets and settings stay.
+pub async fn set_place(store: &Store, name: &str, place: Place) -> Result<()> {
+    let server = named(list_public(store).await?, name)?;
+    if !matches!(server.transport, decima_mcp::Transport::Stdio { .. }) {
+        return Err(RuntimeError::Config(format!(
+            "MCP server {name:?} is reached over HTTP: it runs where its URL points"
+        )));
+    }
+    update(store, &server.at(place)).await
+}
+
 /// What `decima mcp tools` shows of a server: its tools and what offering them costs.
 #[derive(Debug, Clone)]
 pub struct Probe {
@@ -205,7 +217,8 @@ pub struct Probe {
 /// schemas take as offered, and stops it. A host server starts in `cwd`. A server placed in
 /// Docker starts in `conversation`'s container, with its sandbox settings; without one, in a
 /// container of the default settings made for the probe and removed after it. A server that
-/// does not answer in time is a clear error, and nothing is left running.
+/// does not answer in time is a clear error, and nothing is left running. A server that fails
+/// is turned off for runs (the analyst turns it on again once a check passes).
 pub async fn probe(
     store: &Store,
     data_dir: &Path,
@@ -226,6 +239,14 @@ pub async fn probe(
         Err(e) => super::status::failed(&e.to_string(), &log),
     };
     super::status::record(data_dir, name, &state);
+    if probed.is_err() && config.enabled {
+        // A server that fails its check is not left in every run's tools, to fail there.
+        tracing::warn!(
+            server = name,
+            "the check failed; runs no longer use the server"
+        );
+        set_enabled(store, name, false).await?;
+    }
     probed
 }
 

@@ -272,6 +272,33 @@ fn docker_unavailable(detail: &str) -> McpError {
 
 /// Starts a stdio server inside the sandbox container as an attached exec: it sees
 /// `/workspace` and the container's network setting, and is stopped through its process group.
+/// Refuses a server whose program the sandbox image does not have, naming it and what to do:
+/// started anyway, it dies at once and its stderr says only "not found".
+async fn missing_in_sandbox(
+    config: &ServerConfig,
+    program: &str,
+    sandbox: &Arc<DockerSandbox>,
+) -> std::result::Result<(), McpError> {
+    let quoted = format!("'{}'", program.replace('\'', r"'\''"));
+    let found = sandbox
+        .exec(decima_sandbox::host::ShellRequest::new(format!(
+            "command -v {quoted} >/dev/null 2>&1"
+        )))
+        .await;
+    match found {
+        Ok(outcome) if outcome.exit_code != Some(0) => Err(McpError::Start {
+            server: config.name.clone(),
+            message: format!(
+                "{program:?} is not in the sandbox image, so it cannot start there: run the \
+                 server on this computer (\"on this machine\" in Settings > MCP, --where host \
+                 on the command line), or use an image that has it"
+            ),
+        }),
+        // A check that could not run says nothing: the start below reports what fails.
+        _ => Ok(()),
+    }
+}
+
 pub(crate) async fn start_in_docker(
     config: &ServerConfig,
     sandbox: &Arc<DockerSandbox>,
@@ -289,6 +316,7 @@ pub(crate) async fn start_in_docker(
             "only stdio servers run in a sandbox".into(),
         ));
     };
+    missing_in_sandbox(config, command, sandbox).await?;
     let mut argv = vec![command.clone()];
     argv.extend(args.iter().cloned());
     let env: Vec<(String, String)> = env.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
