@@ -55,7 +55,7 @@ say "Rust: the store's whole suite again, on PostgreSQL"
 DECIMA_TEST_STORE=postgres cargo test -p decima-store --locked --tests
 
 # The installers: built in release and installed in a clean container, which takes minutes, so
-# only when asked (a release's CI sets it; see the README).
+# only when asked (a release's CI sets it; see docs/DEVELOPMENT.md).
 if [[ ${DECIMA_TEST_PACKAGE:-} == 1 ]]; then
     say "Installers: the .deb installed, run and purged in a clean Debian 12 container"
     scripts/test-package.sh
