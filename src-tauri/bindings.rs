@@ -33,6 +33,7 @@ pub fn builder() -> Builder<tauri::Wry> {
             messages::message_page,
             messages::tool_result_images,
             messages::tool_result_seq,
+            messages::message_set_pinned,
             search::search_messages,
             search::find_in_conversation,
             context::context_usage,
@@ -148,7 +149,7 @@ mod tests {
             .skip(1)
             .filter_map(|rest| rest.split('"').next())
             .collect();
-        assert_eq!(invoked.len(), 72, "{invoked:?}");
+        assert_eq!(invoked.len(), 73, "{invoked:?}");
         for command in invoked {
             assert!(
                 build_rs.contains(&format!("\"{command}\"")),

@@ -11,6 +11,7 @@ fn main() {
         "message_page",
         "tool_result_images",
         "tool_result_seq",
+        "message_set_pinned",
         "search_messages",
         "find_in_conversation",
         "context_usage",

@@ -90,6 +90,26 @@ pub async fn tool_result_images(
         .collect())
 }
 
+/// Pins or unpins a message from the window: a pinned message is never compressed away, and
+/// every request carries it.
+#[tauri::command]
+#[specta::specta]
+#[tracing::instrument(name = "command", skip_all, fields(name = "message_set_pinned"))]
+pub async fn message_set_pinned(
+    state: State<'_, AppState>,
+    conversation_id: String,
+    seq: u32,
+    pinned: bool,
+) -> Result<(), AppError> {
+    let id = super::conversation_id(&conversation_id)?;
+    state
+        .store
+        .messages()
+        .set_pinned(id, i64::from(seq), pinned)
+        .await?;
+    Ok(())
+}
+
 /// Where the result of a tool call is in the conversation (its seq), for the window to bring
 /// it into view; `None` when it is not stored (any more).
 #[tauri::command]

@@ -39,6 +39,11 @@ export const commands = {
 	 */
 	toolResultSeq: (conversationId: string, callId: string, afterSeq: number | null) => typedError<number | null, AppError>(__TAURI_INVOKE("tool_result_seq", { conversationId, callId, afterSeq })),
 	/**
+	 *  Pins or unpins a message from the window: a pinned message is never compressed away, and
+	 *  every request carries it.
+	 */
+	messageSetPinned: (conversationId: string, seq: number, pinned: boolean) => typedError<null, AppError>(__TAURI_INVOKE("message_set_pinned", { conversationId, seq, pinned })),
+	/**
 	 *  A page of messages holding every word of `text`, newest first, across every live
 	 *  conversation or within one. `after` is the previous page's `next`.
 	 */

@@ -282,3 +282,30 @@ describe("a tool call's code", () => {
     expect(python.querySelector(".hljs-keyword")).toHaveTextContent("import");
   });
 });
+
+describe("pinning from the window", () => {
+  it("pins and unpins a message, and the list says so at once", async () => {
+    const backend = backendWithChat();
+    const { user } = renderApp();
+    await open(user, "a");
+    const assistant = (await screen.findAllByTestId("message")).find((m) => m.getAttribute("data-seq") === "3")!;
+    expect(within(assistant).queryByTestId("pinned-marker")).toBeNull();
+    await user.click(within(assistant).getByTestId("message-pin"));
+    await waitFor(() => expect(backend.callsOf("message_set_pinned")[0]?.args).toEqual({ conversationId: "a", seq: 3, pinned: true }));
+    const pinned = await waitFor(() => {
+      const row = screen.getAllByTestId("message").find((m) => m.getAttribute("data-seq") === "3")!;
+      expect(within(row).getByTestId("pinned-marker")).toBeInTheDocument();
+      return row;
+    });
+    expect(within(pinned).getByTestId("message-pin")).toHaveTextContent("Unpin");
+    await user.click(within(pinned).getByTestId("message-pin"));
+    await waitFor(() => expect(backend.callsOf("message_set_pinned")[1]?.args).toEqual({ conversationId: "a", seq: 3, pinned: false }));
+    await waitFor(() => {
+      const row = screen.getAllByTestId("message").find((m) => m.getAttribute("data-seq") === "3")!;
+      expect(within(row).queryByTestId("pinned-marker")).toBeNull();
+    });
+    // A system message is not offered: it is always sent.
+    const system = screen.getAllByTestId("message").find((m) => m.getAttribute("data-seq") === "1")!;
+    expect(within(system).queryByTestId("message-pin")).toBeNull();
+  });
+});

@@ -215,6 +215,16 @@ export function ConversationView(props: Props) {
     setRerun({ mode: action, text: user.content, seq: user.seq });
   }, [messagesRef, rerunRef]);
 
+  // Pinning changes what every request carries: the messages and the meter are read again.
+  const onTogglePin = useCallback(
+    async (message: MessageView) => {
+      const res = await call(() => commands.messageSetPinned(conversation.id, message.seq, !message.pinned));
+      if (res.status === "error") report(res.error);
+      else onMessagesChanged();
+    },
+    [conversation.id, report, onMessagesChanged],
+  );
+
   const [finding, setFinding] = useState(false);
   useEffect(() => {
     if (props.findRequest === 0) return;
@@ -431,6 +441,7 @@ export function ConversationView(props: Props) {
             rerunnable={rerunnable}
             brief={props.parent ? { seq: messages.find((m) => m.role === "user")?.seq ?? -1, from: props.parent.title } : null}
             onMessageAction={onMessageAction}
+            onTogglePin={onTogglePin}
             continuable={continuable}
             onContinue={onContinue}
           />

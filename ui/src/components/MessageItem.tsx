@@ -19,6 +19,8 @@ type Props = {
   /** The actions this message offers besides Copy (only the last ones have any). */
   actions?: readonly MessageAction[];
   onAction?: (action: MessageAction, message: MessageView) => void;
+  /** Pins or unpins the message (a pinned one is never compressed away). */
+  onTogglePin?: (message: MessageView) => void;
   /** Continue, under an answer that was cut or stopped (only the newest one offers it). */
   onContinue?: () => void;
   /** Continue is there but cannot start a run now (one is working, the conversation is busy). */
@@ -37,7 +39,7 @@ type Props = {
  * One stored message. Memoized: a scrolling list re-renders on every frame, and a row whose
  * message and place did not change must not parse its markdown again.
  */
-export const MessageItem = memo(function MessageItem({ message, highlighted = false, ref, index, start, actions = NONE, onAction, onContinue, continueDisabled = false, briefFrom, conversationId }: Props) {
+export const MessageItem = memo(function MessageItem({ message, highlighted = false, ref, index, start, actions = NONE, onAction, onTogglePin, onContinue, continueDisabled = false, briefFrom, conversationId }: Props) {
   const { t, i18n } = useTranslation();
   const lang = i18n.resolvedLanguage ?? "en";
   const { seq, role, name, content, reasoning, toolCalls, toolCallId, tokens, pinned, createdAt } = message;
@@ -91,6 +93,18 @@ export const MessageItem = memo(function MessageItem({ message, highlighted = fa
               {t(`message.actions.${action}`)}
             </button>
           ))}
+          {onTogglePin && role !== "system" && (
+            <button
+              type="button"
+              className="link-button"
+              data-testid="message-pin"
+              aria-pressed={pinned}
+              title={pinned ? t("message.unpinHint") : t("message.pinHint")}
+              onClick={() => onTogglePin(message)}
+            >
+              {pinned ? t("message.unpin") : t("message.pin")}
+            </button>
+          )}
           <CopyButton text={() => copyable(message)} testId="copy-message" />
         </span>
       </div>

@@ -107,6 +107,8 @@ type Props = {
   brief?: { seq: number; from: string } | null;
   /** Stable across renders, so rows stay memoized. */
   onMessageAction?: (action: MessageAction, message: MessageView) => void;
+  /** Pins or unpins a message. */
+  onTogglePin?: (message: MessageView) => void;
   /** The newest answer, when it was cut or stopped: it offers Continue (disabled while Send is). */
   continuable?: { seq: number; disabled: boolean } | null;
   /** Starts the run that continues it; stable across renders. */
@@ -239,6 +241,7 @@ export function MessageList(props: Props) {
                         : undefined
                   }
                   onAction={props.onMessageAction}
+                  onTogglePin={props.onTogglePin}
                   onContinue={row.message.seq === props.continuable?.seq ? props.onContinue : undefined}
                   continueDisabled={row.message.seq === props.continuable?.seq && props.continuable.disabled}
                   briefFrom={row.message.seq === props.brief?.seq ? props.brief.from : undefined}

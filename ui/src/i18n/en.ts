@@ -59,6 +59,10 @@ const en = {
     noMessages: "No messages yet: give the agent a task below.",
   },
   message: {
+    pin: "Pin",
+    unpin: "Unpin",
+    pinHint: "Keep this message word for word in every request: it is never compressed away.",
+    unpinHint: "Let compression summarise this message again.",
     roles: {
       system: "System",
       user: "User",

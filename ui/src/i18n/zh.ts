@@ -61,6 +61,10 @@ const zh: Messages = {
     noMessages: "还没有消息：在下方给代理一个任务。",
   },
   message: {
+    pin: "置顶",
+    unpin: "取消置顶",
+    pinHint: "每次请求都逐字保留这条消息：压缩永远不会把它去掉。",
+    unpinHint: "允许压缩再次概括这条消息。",
     roles: {
       system: "系统",
       user: "用户",

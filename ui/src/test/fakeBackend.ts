@@ -378,6 +378,13 @@ export class FakeBackend {
         this.conversations.push(found);
         return { ...found };
       }
+      case "message_set_pinned": {
+        const list = this.messages[String(args.conversationId)] ?? [];
+        const at = list.findIndex((m) => m.seq === Number(args.seq));
+        if (at < 0) throw { code: "not_found", message: `message seq ${String(args.seq)} not found` } satisfies AppError;
+        list[at] = { ...list[at]!, pinned: Boolean(args.pinned) };
+        return null;
+      }
       case "message_page": {
         if (this.goneConversations.includes(String(args.conversationId)))
           throw { code: "not_found", message: `conversation ${String(args.conversationId)} not found` } satisfies AppError;
