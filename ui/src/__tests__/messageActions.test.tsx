@@ -20,6 +20,8 @@ const CHAT = [
   message({ id: "m4", seq: 4, role: "assistant", content: "3 are unpaid." }),
 ];
 
+const TABLE = "By region:\n\n| region | unpaid |\n| --- | ---: |\n| North | 1,204.50 |\n| East | 2 310 |";
+
 async function openChat() {
   const backend = new FakeBackend({
     conversations: [conversation({ id: "c1", title: "Invoices", messageCount: 4 })],
@@ -42,6 +44,17 @@ describe("message actions", () => {
     expect(within(row(4)).getByTestId("copy-message")).toHaveTextContent("Copied");
     await user.click(await within(row(2)).findByTestId("copy-code"));
     expect(await navigator.clipboard.readText()).toBe("select count(*) from invoices;");
+  });
+
+  it("copies a Markdown table as TSV, which pastes into a spreadsheet as cells", async () => {
+    new FakeBackend({
+      conversations: [conversation({ id: "c1", title: "Invoices", messageCount: 1 })],
+      messages: { c1: [message({ id: "t1", seq: 1, role: "assistant", content: TABLE })] },
+    }).install();
+    const { user } = renderApp();
+    await user.click(await screen.findByTestId("conversation-item"));
+    await user.click(await screen.findByTestId("copy-table"));
+    expect(await navigator.clipboard.readText()).toBe("region\tunpaid\nNorth\t1,204.50\nEast\t2 310");
   });
 
   it("offers edit on the last message sent and regenerate on its answer only", async () => {

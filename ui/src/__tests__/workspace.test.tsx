@@ -44,7 +44,7 @@ describe("the workspace panel", () => {
     const dialog = await screen.findByRole("dialog", { name: "sales.csv" });
     const table = await within(dialog).findByTestId("workspace-preview-table");
     expect(within(table).getAllByRole("columnheader").map((c) => c.textContent)).toEqual(["region", "net"]);
-    expect(within(table).getByText("1200.5")).toBeInTheDocument();
+    expect(within(table).getByText("1,200.5")).toBeInTheDocument();
     expect(dialog).toHaveTextContent("The first 1 rows; the file holds more.");
     await user.click(within(dialog).getByTestId("workspace-save-as"));
     expect(await within(dialog).findByTestId("workspace-saved")).toHaveTextContent("Saved to /home/a/Documents/copy (2 KB).");
@@ -70,7 +70,14 @@ describe("the workspace panel", () => {
       previews: {
         "notes.md": { kind: "markdown", text: "# Findings\n\n- **EMEA** grew 12%\n", truncated: false },
         "chart.svg": { kind: "image", mediaType: "image/svg+xml", data: btoa(svg) },
-        "q3.xlsx": { kind: "table", columns: ["region", "revenue"], rows: [["EMEA", "2550"]], more: false, sheet: "Q3", sheets: 2 },
+        "q3.xlsx": {
+          kind: "table",
+          columns: ["region", "revenue"],
+          rows: [["EMEA", "2550"], ["APAC", "1750.25"], ["Americas", "12040"]],
+          more: false,
+          sheet: "Q3",
+          sheets: 2,
+        },
       },
     });
     const { user } = await openC1();
@@ -95,7 +102,21 @@ describe("the workspace panel", () => {
     expect(await within(dialog).findByTestId("workspace-preview-sheet")).toHaveTextContent("Q3");
     const table = within(dialog).getByTestId("workspace-preview-table");
     expect(within(table).getAllByRole("columnheader").map((c) => c.textContent)).toEqual(["region", "revenue"]);
-    expect(within(table).getByText("2550")).toBeInTheDocument();
+    // Numbers right-aligned with separators, the row count, sorting and a filter.
+    const cell = within(table).getByText("2,550");
+    expect(cell).toHaveClass("numeric");
+    expect(within(table).getByText("EMEA")).not.toHaveClass("numeric");
+    expect(within(dialog).getByTestId("table-count")).toHaveTextContent("3 rows");
+    const firstColumn = () => within(table).getAllByRole("row").slice(1).map((r) => r.firstElementChild?.textContent);
+    await user.click(within(table).getAllByTestId("table-sort")[1]!);
+    expect(firstColumn()).toEqual(["APAC", "EMEA", "Americas"]);
+    expect(within(table).getAllByRole("columnheader")[1]).toHaveAttribute("aria-sort", "ascending");
+    await user.click(within(table).getAllByTestId("table-sort")[1]!);
+    expect(firstColumn()).toEqual(["Americas", "EMEA", "APAC"]);
+    await user.type(within(dialog).getByTestId("table-filter"), "ap");
+    expect(firstColumn()).toEqual(["APAC"]);
+    expect(within(dialog).getByTestId("table-count")).toHaveTextContent("3 rows · 1 match");
+    expect(within(dialog).getByTestId("table-copy-tsv")).toBeInTheDocument();
   });
 
   it("says why a file is not shown, and what went wrong reading one", async () => {

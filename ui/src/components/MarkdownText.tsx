@@ -1,6 +1,8 @@
 import Markdown from "react-markdown";
 import rehypeHighlight from "rehype-highlight";
 import remarkGfm from "remark-gfm";
+import { useTranslation } from "react-i18next";
+import { toTsv } from "../lib/table";
 import { CopyButton } from "./CopyButton";
 
 /** The parts of a syntax-tree node that hold text. */
@@ -13,6 +15,24 @@ function textOf(node: TextNode | undefined): string {
   return (node.children ?? []).map(textOf).join("");
 }
 
+/** A Markdown table's cells, row by row (header first), as TSV: it pastes into a spreadsheet
+ *  as cells. */
+function tableTsv(node: TextNode | undefined): string {
+  const rows: string[][] = [];
+  const walk = (n: TextNode | undefined) => {
+    if (!n) return;
+    const tag = (n as TextNode & { tagName?: string }).tagName;
+    if (tag === "tr") {
+      rows.push((n.children ?? []).filter((c) => ["th", "td"].includes((c as TextNode & { tagName?: string }).tagName ?? "")).map(textOf));
+      return;
+    }
+    (n.children ?? []).forEach(walk);
+  };
+  walk(node);
+  const [head = [], ...body] = rows;
+  return toTsv(head, body);
+}
+
 /**
  * Markdown with GFM and highlighted code, rendered to React elements, never to raw HTML: HTML in
  * the text stays text. Each code block has its own Copy button. In its own chunk, loaded with
@@ -20,11 +40,18 @@ function textOf(node: TextNode | undefined): string {
  * highlighting code it may not need yet.
  */
 export default function MarkdownText({ text }: { text: string }) {
+  const { t } = useTranslation();
   return (
     <Markdown
       remarkPlugins={[remarkGfm]}
       rehypePlugins={[[rehypeHighlight, { detect: false }]]}
       components={{
+        table: ({ node, children }) => (
+          <div className="table-block">
+            <CopyButton text={() => tableTsv(node as TextNode | undefined)} testId="copy-table" label={t("table.copyTsv")} />
+            <table>{children}</table>
+          </div>
+        ),
         pre: ({ node, children }) => (
           <div className="code-block">
             <CopyButton text={() => textOf(node).replace(/\n$/, "")} testId="copy-code" />

@@ -1,3 +1,4 @@
+import { DataTable } from "./DataTable";
 import { lazy, Suspense, useEffect, useRef, useState } from "react";
 import { useTranslation } from "react-i18next";
 import { call } from "../api/call";
@@ -106,26 +107,7 @@ function Shown({ preview, path, full, onToggle }: { preview: FilePreview; path: 
               {t("workspace.sheet", { name: preview.sheet, count: preview.sheets })}
             </p>
           )}
-          <table className="workspace-table" data-testid="workspace-preview-table">
-            <thead>
-              <tr>
-                {preview.columns.map((c, i) => (
-                  <th key={i} scope="col">
-                    {c}
-                  </th>
-                ))}
-              </tr>
-            </thead>
-            <tbody>
-              {preview.rows.map((row, r) => (
-                <tr key={r}>
-                  {row.map((cell, i) => (
-                    <td key={i}>{cell}</td>
-                  ))}
-                </tr>
-              ))}
-            </tbody>
-          </table>
+          <DataTable columns={preview.columns} rows={preview.rows} more={preview.more} />
           {preview.more && <p className="muted">{t("workspace.moreRows", { count: preview.rows.length })}</p>}
         </div>
       );

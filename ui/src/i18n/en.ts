@@ -118,6 +118,16 @@ const en = {
     choose: "Choose a file…",
     none: "No file chosen",
   },
+  table: {
+    rows_one: "{{count, n}} row",
+    rows_other: "{{count, n}} rows",
+    firstRows_one: "the first {{count, n}} row",
+    firstRows_other: "the first {{count, n}} rows",
+    matching_one: "{{count, n}} match",
+    matching_other: "{{count, n}} matches",
+    filter: "Filter rows",
+    copyTsv: "Copy the table as TSV (pastes into a spreadsheet as cells)",
+  },
   composer: {
     label: "Task",
     placeholder: "What should the agent do? (Ctrl+Enter sends)",

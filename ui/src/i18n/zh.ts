@@ -119,6 +119,16 @@ const zh: Messages = {
     choose: "选择文件…",
     none: "未选择文件",
   },
+  table: {
+    rows_one: "{{count, n}} 行",
+    rows_other: "{{count, n}} 行",
+    firstRows_one: "前 {{count, n}} 行",
+    firstRows_other: "前 {{count, n}} 行",
+    matching_one: "{{count, n}} 行匹配",
+    matching_other: "{{count, n}} 行匹配",
+    filter: "筛选行",
+    copyTsv: "以 TSV 复制表格（粘贴到电子表格中即为单元格）",
+  },
   composer: {
     label: "任务",
     placeholder: "要代理做什么？（Ctrl+Enter 发送）",
