@@ -1,3 +1,4 @@
+import { searchWords } from "./lib/marks";
 import { useCallback, useEffect, useRef, useState } from "react";
 import { useTranslation } from "react-i18next";
 import { call } from "./api/call";
@@ -252,11 +253,11 @@ export function App() {
     })();
   });
 
-  const openHit = (hit: SearchHitView) => {
+  const openHit = (hit: SearchHitView, query: string) => {
     if (!conv.conversations.some((c) => c.id === hit.conversationId)) {
       openConversation(hit.conversationId, hit.conversationTitle);
     } else setOpenId(hit.conversationId);
-    setRevealRequest({ conversationId: hit.conversationId, seq: hit.seq, nonce: Date.now() });
+    setRevealRequest({ conversationId: hit.conversationId, seq: hit.seq, nonce: Date.now(), words: searchWords(query) });
     fold();
   };
 

@@ -632,6 +632,15 @@ describe("long conversations", () => {
     expect(screen.getByTestId("conversation-title")).toHaveTextContent("Vendor audit");
     expect(backend.pageReads[backend.pageReads.length - 1]).toEqual({ kind: "around", seq: 42 });
     await waitFor(() => expect(inView(shownMessage(42)!)).toBe(true));
+    // The opened message marks the words that matched, and only that message.
+    await waitFor(() => expect(shownMessage(42)!.querySelector("mark.search-mark")).toHaveTextContent("8812"));
+    expect(shownMessage(41)?.querySelector("mark.search-mark") ?? null).toBeNull();
+    // The results stand in for the list; a button leads back to it.
+    await user.click(screen.getByTestId("search-back"));
+    expect(search).toHaveValue("");
+    await waitFor(() => expect(screen.getAllByTestId("conversation-item")).toHaveLength(2));
+    await user.type(search, "8812");
+    await screen.findByTestId("search-hit");
 
     // The filter narrows the titles at once; Escape clears it.
     await user.clear(search);

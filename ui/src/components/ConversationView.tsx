@@ -192,7 +192,7 @@ export function ConversationView(props: Props) {
     const last = messages[messages.length - 1];
     if (!first || !last || first.seq > revealRequest.seq || last.seq < revealRequest.seq) return;
     revealed.current = revealRequest.nonce;
-    setHighlighted({ seq: revealRequest.seq, nonce: revealRequest.nonce });
+    setHighlighted({ seq: revealRequest.seq, nonce: revealRequest.nonce, words: revealRequest.words });
   }, [revealRequest, messages]);
 
   // Edit the last message sent, or regenerate the answer to it: offered while nothing runs and

@@ -2,6 +2,7 @@ import Markdown from "react-markdown";
 import rehypeHighlight from "rehype-highlight";
 import remarkGfm from "remark-gfm";
 import { useTranslation } from "react-i18next";
+import { rehypeMarks } from "../lib/marks";
 import { toTsv } from "../lib/table";
 import { CopyButton } from "./CopyButton";
 
@@ -39,12 +40,12 @@ function tableTsv(node: TextNode | undefined): string {
  * the first assistant message, so the window starts without parsing the markdown and
  * highlighting code it may not need yet.
  */
-export default function MarkdownText({ text }: { text: string }) {
+export default function MarkdownText({ text, marks }: { text: string; marks?: readonly string[] }) {
   const { t } = useTranslation();
   return (
     <Markdown
       remarkPlugins={[remarkGfm]}
-      rehypePlugins={[[rehypeHighlight, { detect: false }]]}
+      rehypePlugins={marks && marks.length > 0 ? [[rehypeHighlight, { detect: false }], rehypeMarks(marks)] : [[rehypeHighlight, { detect: false }]]}
       components={{
         table: ({ node, children }) => (
           <div className="table-block">

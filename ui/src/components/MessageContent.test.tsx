@@ -44,3 +44,20 @@ describe("plain prose skips the markdown parser", () => {
     expect(paragraphs(fast.container)).toEqual(["First line same paragraph.", "Second paragraph: 4.2% of 1,000 rows."]);
   });
 });
+
+describe("a search's words", () => {
+  it("are marked in Markdown, in plain prose and in a tool's output, never inside code's meaning", () => {
+    const md = render(<MarkdownText text={"The **ledger** total, from `ledger_q3.csv`."} marks={["ledger"]} />);
+    const marked = [...md.container.querySelectorAll("mark.search-mark")].map((m) => m.textContent);
+    expect(marked).toEqual(["ledger", "ledger"]);
+    expect(md.container.querySelector("strong mark")).not.toBeNull();
+    expect(md.container.textContent).toBe("The ledger total, from ledger_q3.csv.");
+    md.unmount();
+    const prose = render(<MessageContent text={"Vendor 8812 is a duplicate."} testId="c" markdown marks={["8812"]} />);
+    expect(prose.container.querySelector("mark")).toHaveTextContent("8812");
+    prose.unmount();
+    const tool = render(<MessageContent text={"id,vendor\n1,8812"} testId="c" marks={["8812"]} />);
+    expect(tool.container.querySelector("pre mark")).toHaveTextContent("8812");
+    expect(tool.container.querySelector("pre")?.textContent).toBe("id,vendor\n1,8812");
+  });
+});

@@ -1,6 +1,7 @@
 import { lazy, Suspense, useState } from "react";
 import { useTranslation } from "react-i18next";
 import { formatNumber } from "../lib/format";
+import { markPattern, splitMarks } from "../lib/marks";
 
 const MarkdownText = lazy(() => import("./MarkdownText"));
 
@@ -13,9 +14,34 @@ export const PREVIEW_CHARS = 200_000;
 /** Longer texts stay plain: parsing and highlighting them would stall the list. */
 export const MARKDOWN_CHARS = 60_000;
 
-type Props = { text: string; testId: string; className?: string; markdown?: boolean };
+type Props = {
+  text: string;
+  testId: string;
+  className?: string;
+  markdown?: boolean;
+  /** Words to mark where they stand (a search's), if any. */
+  marks?: readonly string[];
+};
 
-export function MessageContent({ text, testId, className, markdown = false }: Props) {
+/** `text` with `marks` wrapped in `<mark>`. */
+function Marked({ text, marks }: { text: string; marks?: readonly string[] }) {
+  if (!marks || marks.length === 0) return <>{text}</>;
+  return (
+    <>
+      {splitMarks(text, markPattern(marks)).map((p, i) =>
+        p.marked ? (
+          <mark key={i} className="search-mark">
+            {p.text}
+          </mark>
+        ) : (
+          p.text
+        ),
+      )}
+    </>
+  );
+}
+
+export function MessageContent({ text, testId, className, markdown = false, marks }: Props) {
   const { t, i18n } = useTranslation();
   const lang = i18n.resolvedLanguage ?? "en";
   const [expanded, setExpanded] = useState(false);
@@ -29,7 +55,11 @@ export function MessageContent({ text, testId, className, markdown = false }: Pr
     return (
       <div className={`${classes} markdown`} data-testid={testId}>
         {text.split(/\n[ \t]*\n/).map((paragraph, i) =>
-          paragraph.trim() === "" ? null : <p key={i}>{paragraph.trim()}</p>,
+          paragraph.trim() === "" ? null : (
+            <p key={i}>
+              <Marked text={paragraph.trim()} marks={marks} />
+            </p>
+          ),
         )}
       </div>
     );
@@ -39,7 +69,7 @@ export function MessageContent({ text, testId, className, markdown = false }: Pr
     return (
       <div className={`${classes} markdown`} data-testid={testId}>
         <Suspense fallback={<p className="markdown-pending">{text}</p>}>
-          <MarkdownText text={text} />
+          <MarkdownText text={text} marks={marks} />
         </Suspense>
       </div>
     );
@@ -47,7 +77,7 @@ export function MessageContent({ text, testId, className, markdown = false }: Pr
   return (
     <>
       <pre className={classes} data-testid={testId}>
-        {shown}
+        <Marked text={shown} marks={marks} />
       </pre>
       {truncated && (
         <div className="truncation-note" data-testid="truncation-note">

@@ -19,6 +19,8 @@ type Props = {
   /** The actions this message offers besides Copy (only the last ones have any). */
   actions?: readonly MessageAction[];
   onAction?: (action: MessageAction, message: MessageView) => void;
+  /** A search's words to mark in the text (the message a search hit opened). */
+  marks?: readonly string[];
   /** Pins or unpins the message (a pinned one is never compressed away). */
   onTogglePin?: (message: MessageView) => void;
   /** Continue, under an answer that was cut or stopped (only the newest one offers it). */
@@ -39,7 +41,7 @@ type Props = {
  * One stored message. Memoized: a scrolling list re-renders on every frame, and a row whose
  * message and place did not change must not parse its markdown again.
  */
-export const MessageItem = memo(function MessageItem({ message, highlighted = false, ref, index, start, actions = NONE, onAction, onTogglePin, onContinue, continueDisabled = false, briefFrom, conversationId }: Props) {
+export const MessageItem = memo(function MessageItem({ message, highlighted = false, ref, index, start, actions = NONE, onAction, onTogglePin, marks, onContinue, continueDisabled = false, briefFrom, conversationId }: Props) {
   const { t, i18n } = useTranslation();
   const lang = i18n.resolvedLanguage ?? "en";
   const { seq, role, name, content, reasoning, toolCalls, toolCallId, tokens, pinned, createdAt } = message;
@@ -119,7 +121,7 @@ export const MessageItem = memo(function MessageItem({ message, highlighted = fa
 
       {content !== "" &&
         (role === "tool" && isShortResult(content) ? (
-          <MessageContent text={content} className="tool-output-short" testId="message-content" />
+          <MessageContent text={content} className="tool-output-short" testId="message-content" marks={marks} />
         ) : role === "tool" ? (
           // A long output: folded, with its first line and size in the summary.
           <details className="tool-output" data-testid="tool-output">
@@ -130,7 +132,7 @@ export const MessageItem = memo(function MessageItem({ message, highlighted = fa
             <MessageContent text={content} testId="message-content" />
           </details>
         ) : (
-          <MessageContent text={content} testId="message-content" markdown={role === "assistant"} />
+          <MessageContent text={content} testId="message-content" markdown={role === "assistant"} marks={marks} />
         ))}
 
       {role === "assistant" && message.answer && (

@@ -58,7 +58,7 @@ export function rowsOf(messages: MessageView[], markers: CompactionMarker[], end
 }
 
 /** A message to bring into view and mark; the nonce lets the same message be asked for again. */
-export type Mark = { seq: number; nonce: number };
+export type Mark = { seq: number; nonce: number; /** A search's words, marked in the message. */ words?: readonly string[] };
 
 /** A first guess at a row's height before it is measured; messages vary, markers are short. */
 const ESTIMATE_PX = 120;
@@ -233,6 +233,7 @@ export function MessageList(props: Props) {
                   key={row.key}
                   message={row.message}
                   highlighted={row.message.seq === highlighted?.seq}
+                  marks={row.message.seq === highlighted?.seq ? highlighted.words : undefined}
                   actions={
                     row.message.seq === props.rerunnable?.userSeq
                       ? EDIT

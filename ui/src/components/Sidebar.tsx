@@ -23,7 +23,7 @@ type Props = {
   undoError: AppError | null;
   onDismissUndo: () => void;
   /** Opens a search hit's conversation at its message. */
-  onOpenHit: (hit: SearchHitView) => void;
+  onOpenHit: (hit: SearchHitView, query: string) => void;
   /** Opens the dialog that imports a conversation from a JSONL file. */
   onImport: () => void;
   /** What the last import (picked or dropped) left to say, if anything. */
@@ -74,6 +74,12 @@ export function Sidebar(props: Props) {
         />
       </div>
       <h2 className="sidebar-heading">{t("sidebar.heading")}</h2>
+      {searching && (
+        // The results stand in for the list; this is the way back to it.
+        <button type="button" className="link-button sidebar-back" data-testid="search-back" onClick={() => setQuery("")}>
+          {t("search.back")}
+        </button>
+      )}
       <div className="sidebar-scroll">
         {searching && shown.length === 0 ? (
           <p className="sidebar-note" data-testid="no-title-matches">
@@ -90,7 +96,7 @@ export function Sidebar(props: Props) {
           onDelete={props.onDelete}
         />
         )}
-        {searching && <SearchResults query={query} onOpen={props.onOpenHit} />}
+        {searching && <SearchResults query={query} onOpen={(hit) => props.onOpenHit(hit, query)} />}
       </div>
       {props.deleted && (
         <UndoBar

@@ -327,6 +327,7 @@ const en = {
     done: "Done",
   },
   search: {
+    back: "← All conversations",
     label: "Search conversations and messages",
     placeholder: "Search all conversations",
     messages: "Messages",

@@ -328,6 +328,7 @@ const zh: Messages = {
     done: "完成",
   },
   search: {
+    back: "← 全部对话",
     label: "搜索对话和消息",
     placeholder: "搜索全部对话",
     messages: "消息",
