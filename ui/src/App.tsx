@@ -1,3 +1,4 @@
+import { isDefaultTitle, titleFrom } from "./lib/autoTitle";
 import { searchWords } from "./lib/marks";
 import { useCallback, useEffect, useRef, useState } from "react";
 import { useTranslation } from "react-i18next";
@@ -181,9 +182,17 @@ export function App() {
     [report, t],
   );
 
+  const { rename } = conv;
   const send = useCallback(
-    async (task: string, rewindFrom: number | null = null) => (open ? runs.start(open.id, task, rewindFrom) : null),
-    [open, runs],
+    async (task: string, rewindFrom: number | null = null) => {
+      if (!open) return null;
+      const refused = await runs.start(open.id, task, rewindFrom);
+      // The first task of a conversation left untitled names it (by rules: its first line).
+      const title = titleFrom(task);
+      if (refused === null && open.messageCount === 0 && isDefaultTitle(open.title) && title) void rename(open.id, title);
+      return refused;
+    },
+    [open, runs, rename],
   );
 
   // Keyboard shortcuts: the fields are found by id once they are on screen (the sidebar may

@@ -42,6 +42,9 @@ describe("language switch", () => {
       ]),
     );
     expect(await screen.findByTestId("no-messages")).toHaveTextContent("还没有消息");
+    // The first task names it; a titled conversation keeps its title.
+    await user.type(screen.getByTestId("composer-input"), "核对第三季度的发票{Enter}");
+    await waitFor(() => expect(backend.callsOf("conversation_rename")[0]?.args).toMatchObject({ title: "核对第三季度的发票" }));
   });
 
   it("starts in the stored language and ignores unknown values", () => {
