@@ -158,4 +158,35 @@ describe("a recovery choice", () => {
     expect(screen.getAllByTestId("failure-answered")[0]).toHaveTextContent("Decima 自动重新规划了");
     await act(() => setLanguage("en"));
   });
+
+  it("marks the answer a final review found a medium risk in, with its findings a click away", async () => {
+    const backend = new FakeBackend({
+      conversations: [conversation({ id: "c1", title: "Invoices", messageCount: 6 })],
+      messages: {
+        c1: [
+          message({ id: "u1", seq: 1, role: "user", content: "Count the invoices" }),
+          message({ id: "a1", seq: 2, role: "assistant", content: "There are 12." }),
+          message({ id: "u2", seq: 3, role: "user", content: "Only the unpaid ones" }),
+          message({ id: "a2", seq: 4, role: "assistant", content: "Let me look." }),
+          message({ id: "a3", seq: 5, role: "assistant", content: "3 are unpaid." }),
+        ],
+      },
+    });
+    backend.executions = {
+      c1: [
+        execution({ id: "e1", conversationId: "c1", status: "succeeded", firstSeq: 1, reviewRisk: "low" }),
+        execution({ id: "e2", conversationId: "c1", status: "succeeded", firstSeq: 3, reviewRisk: "medium" }),
+      ],
+    };
+    backend.install();
+    const { user } = renderApp();
+    await user.click(await screen.findByTestId("conversation-item"));
+    await screen.findByText("3 are unpaid.");
+    const marks = await screen.findAllByTestId("review-mark");
+    expect(marks).toHaveLength(1);
+    const answer = screen.getAllByTestId("message").find((m) => m.getAttribute("data-seq") === "5")!;
+    expect(within(answer).getByTestId("review-mark")).toHaveTextContent("found a medium risk in this answer");
+    await user.click(within(answer).getByTestId("review-mark-open"));
+    expect(await screen.findByTestId("tenth-man-review-dialog")).toBeInTheDocument();
+  });
 });

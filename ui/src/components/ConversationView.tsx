@@ -10,6 +10,7 @@ import {
   type ConversationSummary,
   type ExecutionView,
   type MessageView,
+  type RiskLevel,
 } from "../bindings";
 import type { CompressionNotice } from "../hooks/useCompressionNotices";
 import { useConversationBusy } from "../hooks/useConversationBusy";
@@ -214,6 +215,23 @@ export function ConversationView(props: Props) {
     if (!user) return;
     setRerun({ mode: action, text: user.content, seq: user.seq });
   }, [messagesRef, rerunRef]);
+
+  // A final review that found something (medium and up) leaves a mark on the answer it read:
+  // the newest answer of its run, which ends where the next run starts.
+  const reviewMarks = useMemo(() => {
+    const roots = executions
+      .filter((e) => e.depth === 0 && e.conversationId === conversation.id && e.firstSeq !== null)
+      .sort((a, b) => (a.firstSeq ?? 0) - (b.firstSeq ?? 0));
+    const marks = new Map<number, RiskLevel>();
+    roots.forEach((run, i) => {
+      if (!run.reviewRisk || run.reviewRisk === "none" || run.reviewRisk === "low") return;
+      const from = run.firstSeq ?? 0;
+      const to = roots[i + 1]?.firstSeq ?? Number.POSITIVE_INFINITY;
+      const answer = [...messages].reverse().find((m) => m.role === "assistant" && m.content.trim() !== "" && m.seq >= from && m.seq < to);
+      if (answer) marks.set(answer.seq, run.reviewRisk);
+    });
+    return marks;
+  }, [executions, messages, conversation.id]);
 
   // Pinning changes what every request carries: the messages and the meter are read again.
   const onTogglePin = useCallback(
@@ -442,6 +460,8 @@ export function ConversationView(props: Props) {
             brief={props.parent ? { seq: messages.find((m) => m.role === "user")?.seq ?? -1, from: props.parent.title } : null}
             onMessageAction={onMessageAction}
             onTogglePin={onTogglePin}
+            reviewMarks={reviewMarks}
+            onOpenReview={() => setReviewOpen(true)}
             continuable={continuable}
             onContinue={onContinue}
           />

@@ -1,6 +1,6 @@
 import { memo } from "react";
 import { useTranslation } from "react-i18next";
-import type { AnswerView, MessageView } from "../bindings";
+import type { AnswerView, MessageView, RiskLevel } from "../bindings";
 import { formatFullTime, formatMessageTime, formatNumber } from "../lib/format";
 import { answerEndLabel } from "../lib/labels";
 import { isShortResult } from "../lib/toolLine";
@@ -19,6 +19,10 @@ type Props = {
   /** The actions this message offers besides Copy (only the last ones have any). */
   actions?: readonly MessageAction[];
   onAction?: (action: MessageAction, message: MessageView) => void;
+  /** The risk the final tenth-man review found in this answer, where it found some. */
+  reviewRisk?: RiskLevel;
+  /** Opens the review's findings. */
+  onOpenReview?: () => void;
   /** A search's words to mark in the text (the message a search hit opened). */
   marks?: readonly string[];
   /** Pins or unpins the message (a pinned one is never compressed away). */
@@ -41,7 +45,7 @@ type Props = {
  * One stored message. Memoized: a scrolling list re-renders on every frame, and a row whose
  * message and place did not change must not parse its markdown again.
  */
-export const MessageItem = memo(function MessageItem({ message, highlighted = false, ref, index, start, actions = NONE, onAction, onTogglePin, marks, onContinue, continueDisabled = false, briefFrom, conversationId }: Props) {
+export const MessageItem = memo(function MessageItem({ message, highlighted = false, ref, index, start, actions = NONE, onAction, onTogglePin, marks, reviewRisk, onOpenReview, onContinue, continueDisabled = false, briefFrom, conversationId }: Props) {
   const { t, i18n } = useTranslation();
   const lang = i18n.resolvedLanguage ?? "en";
   const { seq, role, name, content, reasoning, toolCalls, toolCallId, tokens, pinned, createdAt } = message;
@@ -134,6 +138,17 @@ export const MessageItem = memo(function MessageItem({ message, highlighted = fa
         ) : (
           <MessageContent text={content} testId="message-content" markdown={role === "assistant"} marks={marks} />
         ))}
+
+      {role === "assistant" && reviewRisk && (
+        <p className={`review-mark risk-${reviewRisk}`} data-testid="review-mark" data-risk={reviewRisk}>
+          {t("review.mark", { level: t(`review.riskLevels.${reviewRisk}`) })}{" "}
+          {onOpenReview && (
+            <button type="button" className="link-button" data-testid="review-mark-open" onClick={onOpenReview}>
+              {t("review.readFindings")}
+            </button>
+          )}
+        </p>
+      )}
 
       {role === "assistant" && message.answer && (
         <AnswerNotes answer={message.answer} onContinue={onContinue} continueDisabled={continueDisabled} />

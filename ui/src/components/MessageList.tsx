@@ -1,7 +1,7 @@
 import { useVirtualizer } from "@tanstack/react-virtual";
 import { memo, useEffect, useEffectEvent, useMemo, useRef, type ReactNode } from "react";
 import { useTranslation } from "react-i18next";
-import type { AnsweredFailure, CompactionMarker, MessageView, RunEndingView } from "../bindings";
+import type { AnsweredFailure, CompactionMarker, MessageView, RiskLevel, RunEndingView } from "../bindings";
 import { useFollowEnd } from "../hooks/useFollowEnd";
 import { endedText } from "../lib/runEnding";
 import { MessageItem, type MessageAction } from "./MessageItem";
@@ -107,6 +107,10 @@ type Props = {
   brief?: { seq: number; from: string } | null;
   /** Stable across renders, so rows stay memoized. */
   onMessageAction?: (action: MessageAction, message: MessageView) => void;
+  /** The risk each reviewed answer's final review found, by the answer's seq (medium and up). */
+  reviewMarks?: ReadonlyMap<number, RiskLevel>;
+  /** Opens the tenth man's findings. */
+  onOpenReview?: () => void;
   /** Pins or unpins a message. */
   onTogglePin?: (message: MessageView) => void;
   /** The newest answer, when it was cut or stopped: it offers Continue (disabled while Send is). */
@@ -243,6 +247,8 @@ export function MessageList(props: Props) {
                   }
                   onAction={props.onMessageAction}
                   onTogglePin={props.onTogglePin}
+                  reviewRisk={props.reviewMarks?.get(row.message.seq)}
+                  onOpenReview={props.onOpenReview}
                   onContinue={row.message.seq === props.continuable?.seq ? props.onContinue : undefined}
                   continueDisabled={row.message.seq === props.continuable?.seq && props.continuable.disabled}
                   briefFrom={row.message.seq === props.brief?.seq ? props.brief.from : undefined}

@@ -487,6 +487,8 @@ const en = {
     start: "Start review",
     running: "Reviewing…",
     risk: "Risk: {{level}}",
+    mark: "The final tenth-man review found a {{level}} risk in this answer.",
+    readFindings: "Read the findings",
     riskLevels: { none: "none", low: "low", medium: "medium", high: "high", critical: "critical" },
     severities: { low: "low", medium: "medium", high: "high", critical: "critical" },
     cached: "from the cache",

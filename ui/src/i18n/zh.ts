@@ -488,6 +488,8 @@ const zh: Messages = {
     start: "开始审查",
     running: "审查中…",
     risk: "风险：{{level}}",
+    mark: "最终的第十人审查在这个答复中发现了{{level}}风险。",
+    readFindings: "查看审查结论",
     riskLevels: { none: "无", low: "低", medium: "中", high: "高", critical: "严重" },
     severities: { low: "低", medium: "中", high: "高", critical: "严重" },
     cached: "来自缓存",
