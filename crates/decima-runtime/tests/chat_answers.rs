@@ -20,6 +20,11 @@ const WINDOW: u32 = 8_192;
 const CAP: u32 = 2_048;
 
 async fn setup(server: &LlmServer, dir: &std::path::Path) -> Store {
+    setup_as(dir, "openai", server.openai_base_url(), "qwen3").await
+}
+
+/// A store with one provider named `local` of `kind` at `base_url`.
+async fn setup_as(dir: &std::path::Path, kind: &str, base_url: String, model: &str) -> Store {
     let store = Store::open(&dir.join("decima.db"), decima_llm::tokens::store_counter())
         .await
         .unwrap();
@@ -27,10 +32,10 @@ async fn setup(server: &LlmServer, dir: &std::path::Path) -> Store {
         .providers()
         .create(NewProvider {
             name: "local".into(),
-            kind: "openai".into(),
+            kind: kind.into(),
             preset: None,
-            base_url: server.openai_base_url(),
-            model: "qwen3".into(),
+            base_url,
+            model: model.into(),
             context_window: WINDOW,
             settings: serde_json::json!({}),
         })
@@ -269,12 +274,13 @@ async fn a_stopped_stream_keeps_what_arrived_and_frees_the_conversation_at_once(
     .unwrap();
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_server_that_counts_far_fewer_prompt_tokens_than_were_sent_is_caught() {
-    let server = LlmServer::start().await;
-    let dir = tempfile::tempdir().unwrap();
-    let store = setup(&server, dir.path()).await;
-    // Ollama with its default num_ctx cuts a long prompt from the front and counts what it kept.
+/// A long message whose answer the server says it read 512 prompt tokens of: far fewer than
+/// were sent. Returns the turn's conversation and the warnings it gave.
+async fn long_turn_counted_short(
+    store: &Store,
+    server: &LlmServer,
+    dir: &std::path::Path,
+) -> (decima_core::ConversationId, Vec<String>) {
     let long = "The ledger lists account ACC-1042 with a balance of 1,204.50 EUR. ".repeat(120);
     server.enqueue(Reply::Stream(Turn {
         text: vec!["I see one account.".into()],
@@ -282,23 +288,24 @@ async fn a_server_that_counts_far_fewer_prompt_tokens_than_were_sent_is_caught()
         ..Turn::default()
     }));
     let events = CollectEvents::default();
-    let outcome = turn(
-        &store,
-        dir.path(),
-        None,
-        &long,
-        &events,
-        CancellationToken::new(),
-    )
-    .await
-    .unwrap();
+    let outcome = turn(store, dir, None, &long, &events, CancellationToken::new())
+        .await
+        .unwrap();
     let answers = store
         .answers()
         .of_conversation(outcome.conversation_id)
         .await
         .unwrap();
     assert!(answers[0].record.prompt_truncated);
-    let said = warnings(&events);
+    (outcome.conversation_id, warnings(&events))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_that_counts_far_fewer_prompt_tokens_than_were_sent_is_caught() {
+    let server = LlmServer::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let store = setup(&server, dir.path()).await;
+    let (_, said) = long_turn_counted_short(&store, &server, dir.path()).await;
     assert!(said.iter().any(|w| w.contains("dropped part")), "{said:?}");
     // Such a count is not learned: the calibration does not shrink to it.
     assert_eq!(store.calibrations().get("qwen3").await.unwrap(), None);
@@ -312,53 +319,12 @@ async fn a_server_that_counts_far_fewer_prompt_tokens_than_were_sent_is_caught()
 async fn ollama_counting_far_fewer_prompt_tokens_than_were_sent_is_caught() {
     let server = LlmServer::start().await;
     let dir = tempfile::tempdir().unwrap();
-    let store = Store::open(
-        &dir.path().join("decima.db"),
-        decima_llm::tokens::store_counter(),
-    )
-    .await
-    .unwrap();
-    store
-        .providers()
-        .create(NewProvider {
-            name: "local".into(),
-            kind: "ollama".into(),
-            preset: None,
-            base_url: server.ollama_base_url(),
-            model: "llama3.2".into(),
-            context_window: WINDOW,
-            settings: serde_json::json!({}),
-        })
-        .await
-        .unwrap();
-    let long = "The ledger lists account ACC-1042 with a balance of 1,204.50 EUR. ".repeat(120);
-    server.enqueue(Reply::Stream(Turn {
-        text: vec!["I see one account.".into()],
-        usage: Some((512, 6)),
-        ..Turn::default()
-    }));
-    let events = CollectEvents::default();
-    let outcome = turn(
-        &store,
-        dir.path(),
-        None,
-        &long,
-        &events,
-        CancellationToken::new(),
-    )
-    .await
-    .unwrap();
+    let store = setup_as(dir.path(), "ollama", server.ollama_base_url(), "llama3.2").await;
+    let (_, said) = long_turn_counted_short(&store, &server, dir.path()).await;
     let request = &server.requests()[0];
     assert_eq!(request.path, "/api/chat");
     let body = request.json.as_ref().unwrap();
     assert_eq!(body["options"]["num_ctx"], WINDOW);
     assert!(body["options"]["num_predict"].as_u64().unwrap() > 0);
-    let answers = store
-        .answers()
-        .of_conversation(outcome.conversation_id)
-        .await
-        .unwrap();
-    assert!(answers[0].record.prompt_truncated);
-    let said = warnings(&events);
     assert!(said.iter().any(|w| w.contains("dropped part")), "{said:?}");
 }
