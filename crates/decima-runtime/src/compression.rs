@@ -264,6 +264,7 @@ pub async fn compress_built(
 /// counts it (system prompt, preset, tools and history), from what it takes now: the plan's
 /// own figures are the history's alone, and a preview that showed them promised far less
 /// than the meter then read.
+///
 /// `request_now` is the meter's figure (model tokens); the plan's are store tokens, turned
 /// into model tokens with `scale`.
 pub fn request_after(
