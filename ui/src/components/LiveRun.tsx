@@ -1,3 +1,4 @@
+import { toolLabel } from "../lib/toolName";
 import { useState } from "react";
 import { useTranslation } from "react-i18next";
 import type { AppError } from "../bindings";
@@ -20,7 +21,9 @@ function ToolCard({ tool, awaitingApproval, conversationId }: { tool: LiveTool; 
   return (
     <li className={`live-tool ${tool.done ? "done" : "running"}`} data-testid="live-tool-card" data-call-id={tool.callId}>
       <div className="live-tool-head">
-        <span className="live-tool-name">{tool.name}</span>
+        <span className="live-tool-name" data-tool={tool.name}>
+          {toolLabel(tool.name).label}
+        </span>
         {line.detail !== "" && <span className="tool-call-line" data-testid="live-tool-line">{line.detail}</span>}
         {!tool.done && (
           <span className="live-tool-running" data-testid="live-tool-state">

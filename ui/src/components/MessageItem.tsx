@@ -7,6 +7,7 @@ import { isShortResult } from "../lib/toolLine";
 import { CopyButton } from "./CopyButton";
 import { PinIcon } from "./Icons";
 import { MessageContent } from "./MessageContent";
+import { toolLabel } from "../lib/toolName";
 import { ToolCallCard } from "./ToolCallCard";
 import { namesImages, ToolImages } from "./ToolImages";
 
@@ -68,8 +69,8 @@ export const MessageItem = memo(function MessageItem({ message, highlighted = fa
         </span>
         {/* A tool result names its tool; the call's id stays in the tooltip. */}
         {name && (
-          <span className="message-name" data-testid="message-name" title={toolCallId ?? undefined}>
-            {name}
+          <span className="message-name" data-testid="message-name" title={toolCallId ?? undefined} data-tool={name}>
+            {toolLabel(name).label}
           </span>
         )}
         <span className="message-seq" data-testid="message-seq">

@@ -4,6 +4,7 @@ import type { ToolCallView } from "../bindings";
 import { callCode, fenced } from "../lib/callCode";
 import { prettyJson } from "../lib/format";
 import { toolLine } from "../lib/toolLine";
+import { toolLabel } from "../lib/toolName";
 
 const MarkdownText = lazy(() => import("./MarkdownText"));
 
@@ -21,8 +22,8 @@ export function ToolCallCard({ call }: { call: ToolCallView }) {
   return (
     <details className="tool-call" data-testid="tool-call" data-tool-call-id={call.id}>
       <summary className="tool-call-head" title={call.id}>
-        <span className="tool-call-name" data-testid="tool-call-name">
-          {call.name}
+        <span className="tool-call-name" data-testid="tool-call-name" data-tool={call.name}>
+          {toolLabel(call.name).label}
         </span>
         {line.detail !== "" && (
           <span className="tool-call-line" data-testid="tool-call-line">
