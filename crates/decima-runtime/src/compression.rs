@@ -376,42 +376,7 @@ async fn run(
     }
     let mut plan = plan(input)?;
     if !plan.is_empty() {
-        // The plan fits its summaries under the compression's own target, counting their text
-        // alone. Once they are in force, the request carries them under their headers, and the
-        // window is built with the full budget less those headers, keeping more recent
-        // messages verbatim. What the preview, the notice and the record say is the history as
-        // it will be sent, headers included: what the meter then reads.
-        let after = plan.apply(&built.summaries);
-        let overhead_before =
-            crate::context::summaries_overhead(&built.summaries, counter.as_ref());
-        let overhead_after = crate::context::summaries_overhead(&after, counter.as_ref());
-        let budget_after = HistoryBudget::new(
-            built
-                .budgeting
-                .history
-                .tokens
-                .saturating_sub(overhead_after.saturating_sub(overhead_before)),
-        );
-        plan.tokens_before = select(
-            &uncovered,
-            &built.pinned,
-            &built.summaries,
-            &built.budgeting.history,
-        )?
-        .required_tokens()
-        .saturating_add(overhead_before);
-        // Pinned messages the new summaries cover are sent beside them, as pinned: the loader
-        // reads only those already covered, so the ones among the uncovered are added.
-        let mut pinned_after: Vec<decima_core::Message> = built.pinned.to_vec();
-        for unit in decima_core::context::pinned_units(&uncovered) {
-            if !pinned_after.iter().any(|p| p.seq == unit.seq) {
-                pinned_after.push(unit);
-            }
-        }
-        pinned_after.sort_by_key(|m| m.seq);
-        plan.tokens_after = select(&uncovered, &pinned_after, &after, &budget_after)?
-            .required_tokens()
-            .saturating_add(overhead_after);
+        count_as_sent(&mut plan, built, &uncovered, counter.as_ref())?;
     }
     let skip = match apply {
         Apply::DryRun => true,
@@ -447,6 +412,51 @@ async fn run(
         compaction_id: Some(compaction_id),
         written,
     })
+}
+
+/// Recounts `plan`'s history before and after as the request will send it. The plan fits its
+/// summaries under the compression's own target, counting their text alone. Once they are in
+/// force, the request carries them under their headers, and the window is built with the full
+/// budget less those headers, keeping more recent messages verbatim and the pinned messages
+/// the summaries cover beside them. What the preview, the notice and the record say is that:
+/// what the meter then reads.
+fn count_as_sent(
+    plan: &mut CompactionPlan,
+    built: &Built,
+    uncovered: &[decima_core::Message],
+    counter: &dyn decima_core::TokenCounter,
+) -> Result<()> {
+    let after = plan.apply(&built.summaries);
+    let overhead_before = crate::context::summaries_overhead(&built.summaries, counter);
+    let overhead_after = crate::context::summaries_overhead(&after, counter);
+    let budget_after = HistoryBudget::new(
+        built
+            .budgeting
+            .history
+            .tokens
+            .saturating_sub(overhead_after.saturating_sub(overhead_before)),
+    );
+    plan.tokens_before = select(
+        uncovered,
+        &built.pinned,
+        &built.summaries,
+        &built.budgeting.history,
+    )?
+    .required_tokens()
+    .saturating_add(overhead_before);
+    // The loader reads only the pinned messages already covered; those among the uncovered
+    // that the new summaries cover are added.
+    let mut pinned_after: Vec<decima_core::Message> = built.pinned.to_vec();
+    for unit in decima_core::context::pinned_units(uncovered) {
+        if !pinned_after.iter().any(|p| p.seq == unit.seq) {
+            pinned_after.push(unit);
+        }
+    }
+    pinned_after.sort_by_key(|m| m.seq);
+    plan.tokens_after = select(uncovered, &pinned_after, &after, &budget_after)?
+        .required_tokens()
+        .saturating_add(overhead_after);
+    Ok(())
 }
 
 /// The model's summary of the range the next compaction covers: the earlier one when it was
