@@ -26,14 +26,28 @@ function readStoredLanguage(): Language | null {
   }
 }
 
-/** The saved choice, else the system language if it is Chinese, else English. */
-export function initialLanguage(): Language {
-  const stored = readStoredLanguage();
-  if (stored) return stored;
-  const system = typeof navigator !== "undefined" ? navigator.language : "";
-  return system.toLowerCase().startsWith("zh") ? "zh" : "en";
+/** What the webview says of the system's languages (WebKitGTK follows LANGUAGE and LANG). */
+type SystemLanguages = { language?: string; languages?: readonly string[] };
+
+/**
+ * The system's language, for an analyst who never chose one: the first the webview lists
+ * (`navigator.languages`, else `navigator.language`), Chinese for any zh* (zh-CN, zh-TW, zh),
+ * English for everything else, since those are the two the window speaks.
+ */
+export function systemLanguage(system: SystemLanguages | undefined = typeof navigator === "undefined" ? undefined : navigator): Language {
+  const first = system?.languages?.[0] ?? system?.language ?? "";
+  return first.toLowerCase().startsWith("zh") ? "zh" : "en";
 }
 
+/**
+ * The analyst's saved choice, else the system's language. The system's is not saved: until the
+ * analyst chooses, the window follows the system wherever it starts.
+ */
+export function initialLanguage(): Language {
+  return readStoredLanguage() ?? systemLanguage();
+}
+
+/** The analyst's choice: saved, so it wins over the system's language at every later start. */
 export async function setLanguage(lang: Language): Promise<void> {
   try {
     window.localStorage.setItem(LANGUAGE_STORAGE_KEY, lang);
@@ -43,6 +57,7 @@ export async function setLanguage(lang: Language): Promise<void> {
   await i18n.changeLanguage(lang);
 }
 
+/** The language the window speaks now (English when i18next resolved something else). */
 export function currentLanguage(): Language {
   return isLanguage(i18n.resolvedLanguage) ? i18n.resolvedLanguage : "en";
 }
