@@ -5,10 +5,12 @@
 pub mod added;
 pub mod entries;
 pub mod place;
+pub mod transfer;
 
 pub use added::{AddedFile, add_files};
 pub use entries::{WorkspaceEntry, Writer, entries};
-pub use place::{WorkspacePlace, place};
+pub use place::{WorkspacePlace, place, place_as};
+pub use transfer::{Transfer, census, copy_across};
 
 /// The event a run logs for each call that changed files (see the runner's
 /// `workspace_changes`): `{call_id, name, files: [{path, size, created}]}`.

@@ -60,6 +60,47 @@ pub async fn place(
             (kind, dir, conversation)
         }
     };
+    opened(store, data_dir, conversation, kind, host_dir, root).await
+}
+
+/// Opens `conversation`'s workspace of the given kind, whatever its run options say: the
+/// place it works in with the other sandbox, for copying its files across when the analyst
+/// switches. A subagent's conversation has no place of its own to copy to or from.
+pub async fn place_as(
+    store: &Store,
+    data_dir: &std::path::Path,
+    conversation: ConversationId,
+    kind: SandboxKind,
+) -> Result<WorkspacePlace> {
+    let newest = store
+        .executions()
+        .list_by_conversation(conversation)
+        .await?
+        .pop();
+    if newest.is_some_and(|e| e.depth > 0) {
+        return Err(RuntimeError::Conflict(
+            "a subagent works in the workspace of the conversation it serves; copy the files \
+             from that conversation instead"
+                .to_owned(),
+        ));
+    }
+    let own = conversation_options::load(store, conversation).await?;
+    let dir = own
+        .workspace
+        .map(PathBuf::from)
+        .unwrap_or_else(|| default_workspace(data_dir, conversation));
+    opened(store, data_dir, conversation, kind, dir, conversation).await
+}
+
+/// The workspace of `kind` at `host_dir` (host) or in `root`'s container (Docker).
+async fn opened(
+    store: &Store,
+    data_dir: &std::path::Path,
+    conversation: ConversationId,
+    kind: SandboxKind,
+    host_dir: PathBuf,
+    root: ConversationId,
+) -> Result<WorkspacePlace> {
     Ok(match kind {
         SandboxKind::Host => {
             std::fs::create_dir_all(&host_dir).map_err(|source| RuntimeError::Io {
