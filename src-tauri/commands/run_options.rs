@@ -41,22 +41,10 @@ pub async fn run_options_save(
 ) -> Result<RunOptionsView, AppError> {
     let id = super::conversation_id(&conversation_id)?;
     // The folder is kept as it is: only the folder dialog sets it, never a path the page names.
-    let kept = conversation_options::load(&state.store, id)
-        .await?
-        .workspace;
+    let own = conversation_options::load(&state.store, id).await?;
     let tenth_man = tenth_man
         .filter(|m| !m.trim().is_empty())
-        .map(|m| {
-            serde_json::from_value::<TenthManMode>(serde_json::Value::String(m.clone())).map_err(
-                |_| {
-                    AppError::invalid(format!(
-                        "the tenth man's mode is hybrid, tool_only, system_only or off, not \
-                         '{}'",
-                        decima_core::names::echo_untrusted(&m)
-                    ))
-                },
-            )
-        })
+        .map(|m| parse_mode(&m))
         .transpose()?;
     let saved = conversation_options::save(
         &state.store,
@@ -66,11 +54,47 @@ pub async fn run_options_save(
             sandbox: sandbox.filter(|s| !s.trim().is_empty()),
             max_steps,
             tenth_man,
-            workspace: kept,
+            workspace: own.workspace,
+            quick: own.quick,
         },
     )
     .await?;
     view(&state, id, saved).await
+}
+
+/// Makes the conversation's next messages quick chats (no tools, plan or review), or full
+/// runs again: the toggle beside Send.
+#[tauri::command]
+#[specta::specta]
+#[tracing::instrument(name = "command", skip_all, fields(name = "run_options_set_quick"))]
+pub async fn run_options_set_quick(
+    state: State<'_, AppState>,
+    conversation_id: String,
+    quick: bool,
+) -> Result<RunOptionsView, AppError> {
+    let id = super::conversation_id(&conversation_id)?;
+    let own = conversation_options::load(&state.store, id).await?;
+    let saved =
+        conversation_options::save(&state.store, id, ConversationOptions { quick, ..own }).await?;
+    view(&state, id, saved).await
+}
+
+/// Sets where the tenth man runs for a provider's runs, unless a conversation chose; `null`
+/// (or blank) follows the runtime's default.
+#[tauri::command]
+#[specta::specta]
+#[tracing::instrument(name = "command", skip_all, fields(name = "provider_tenth_man_save"))]
+pub async fn provider_tenth_man_save(
+    state: State<'_, AppState>,
+    name: String,
+    mode: Option<String>,
+) -> Result<(), AppError> {
+    let mode = mode
+        .filter(|m| !m.trim().is_empty())
+        .map(|m| parse_mode(&m))
+        .transpose()?;
+    decima_runtime::providers::set_tenth_man(&state.store, &name, mode).await?;
+    Ok(())
 }
 
 /// Asks for the folder this conversation's host runs work in (the system's folder dialog), and
@@ -174,7 +198,24 @@ async fn view(
 ) -> Result<RunOptionsView, AppError> {
     let settings = decima_runtime::preferences::load(&state.store).await?;
     let defaults = decima_runtime::agent::RunOptions::default();
+    // What an unset tenth man follows: the in-force provider's default, else the runtime's.
+    let in_force = match &own.provider {
+        Some(p) => Some(p.clone()),
+        None => settings
+            .provider_in_force(&state.store)
+            .await
+            .ok()
+            .flatten(),
+    };
+    let provider_tenth_man =
+        match decima_runtime::providers::tenth_man_of(&state.store, in_force.as_deref()).await {
+            Ok(mode) => mode.map(mode_name),
+            Err(_) => None,
+        };
     Ok(RunOptionsView {
+        quick: own.quick,
+        provider_in_force: in_force,
+        provider_tenth_man: provider_tenth_man.clone(),
         provider: own.provider,
         sandbox: own.sandbox,
         max_steps: own.max_steps,
@@ -182,12 +223,24 @@ async fn view(
         settings_provider: settings.provider,
         settings_sandbox: settings.sandbox.as_str().to_owned(),
         default_max_steps: defaults.max_steps,
-        default_tenth_man: mode_name(defaults.tenth_man),
+        default_tenth_man: provider_tenth_man.unwrap_or_else(|| mode_name(defaults.tenth_man)),
         default_workspace: decima_runtime::agent::default_workspace(&state.data_dir, id)
             .display()
             .to_string(),
         workspace: own.workspace,
     })
+}
+
+/// A tenth man's mode as the window names it.
+fn parse_mode(text: &str) -> Result<TenthManMode, AppError> {
+    serde_json::from_value::<TenthManMode>(serde_json::Value::String(text.to_owned())).map_err(
+        |_| {
+            AppError::invalid(format!(
+                "the tenth man's mode is hybrid, tool_only, system_only or off, not '{}'",
+                decima_core::names::echo_untrusted(text)
+            ))
+        },
+    )
 }
 
 /// The mode as the window and the store name it.

@@ -72,7 +72,16 @@ pub async fn run_start(
     let sandbox = in_force.sandbox;
     let defaults = agent::RunOptions::default();
     let max_steps = in_force.max_steps.unwrap_or(defaults.max_steps);
-    let tenth_man = in_force.tenth_man.unwrap_or(defaults.tenth_man);
+    // A quick chat has no review; else the conversation's choice, the provider's default, then
+    // the runtime's.
+    let quick = in_force.quick;
+    let tenth_man = match in_force.tenth_man {
+        _ if quick => decima_runtime::review::TenthManMode::Off,
+        Some(mode) => mode,
+        None => {
+            decima_runtime::providers::tenth_man_default(&state.store, provider.as_deref()).await?
+        }
+    };
     let workspace = in_force.workspace;
     Ok(spawn_run(&state, app, on_event, provider, move |session| {
         Box::pin(async move {
@@ -92,6 +101,7 @@ pub async fn run_start(
                         reviewer_provider,
                         max_steps,
                         tenth_man,
+                        quick,
                         ..agent::RunOptions::default()
                     },
                 },

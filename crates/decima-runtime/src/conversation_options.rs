@@ -29,6 +29,9 @@ pub struct ConversationOptions {
     /// The folder its host runs work in (absolute); unset: the data folder's
     /// `workspaces/<conversation id>`.
     pub workspace: Option<String>,
+    /// Its messages are quick chats: answered with no tools, plan or review (the toggle
+    /// beside Send, remembered per conversation).
+    pub quick: bool,
 }
 
 /// The options a run of this conversation starts with, the settings filled in.
@@ -44,6 +47,8 @@ pub struct InForce {
     pub tenth_man: Option<TenthManMode>,
     /// The folder host runs work in, when the conversation chose one.
     pub workspace: Option<std::path::PathBuf>,
+    /// A quick chat: no tools, plan or review.
+    pub quick: bool,
 }
 
 impl ConversationOptions {
@@ -114,6 +119,7 @@ impl ConversationOptions {
             max_steps: self.max_steps,
             tenth_man: self.tenth_man,
             workspace: self.workspace.as_ref().map(std::path::PathBuf::from),
+            quick: self.quick,
         })
     }
 }

@@ -327,6 +327,53 @@ pub async fn set_pricing(
     Ok(updated)
 }
 
+/// Sets where the tenth man runs for a provider's runs unless a conversation chose (`None`
+/// follows the runtime's default); returns the updated row.
+pub async fn set_tenth_man(
+    store: &Store,
+    name: &str,
+    mode: Option<crate::review::TenthManMode>,
+) -> Result<ProviderRecord> {
+    let record = store.providers().get_by_name(name).await?;
+    let mut settings = ProviderSettings::from_record(&record)?;
+    settings.tenth_man = mode;
+    let updated = store
+        .providers()
+        .update_settings(name, settings.to_value())
+        .await?;
+    info!(provider = %name, ?mode, "tenth man default set");
+    Ok(updated)
+}
+
+/// The tenth man's mode a run with `provider` (by name; `None`: the only configured one)
+/// starts with when its conversation did not choose: the provider's default, else the
+/// runtime's.
+pub async fn tenth_man_default(
+    store: &Store,
+    provider: Option<&str>,
+) -> Result<crate::review::TenthManMode> {
+    Ok(tenth_man_of(store, provider).await?.unwrap_or_default())
+}
+
+/// The tenth man's mode `provider` (by name; `None`: the only configured one) set for its
+/// runs, if it set one.
+pub async fn tenth_man_of(
+    store: &Store,
+    provider: Option<&str>,
+) -> Result<Option<crate::review::TenthManMode>> {
+    let record = match provider {
+        Some(name) => Some(store.providers().get_by_name(name).await?),
+        None => match store.providers().list().await?.as_slice() {
+            [only] => Some(only.clone()),
+            _ => None,
+        },
+    };
+    Ok(match record {
+        Some(record) => ProviderSettings::from_record(&record)?.tenth_man,
+        None => None,
+    })
+}
+
 /// What a connection test measured.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Probe {

@@ -52,6 +52,10 @@ pub struct ProviderSettings {
     /// Whether the server held an answer to a JSON schema when `provider test` checked it;
     /// `None` before any check.
     pub structured_output: Option<bool>,
+    /// Where the tenth man runs for this provider's runs, unless a conversation chose: off for
+    /// a small local model a question should not turn into a reviewed run on; `None` follows
+    /// the runtime's default.
+    pub tenth_man: Option<crate::review::TenthManMode>,
 }
 
 /// Where a provider's window comes from: what `provider list --json` and Settings show beside it.

@@ -267,6 +267,7 @@ async fn a_conversations_run_options_win_over_the_settings_and_are_checked() {
             max_steps: Some(120),
             tenth_man: Some(TenthManMode::Off),
             workspace: None,
+            quick: true,
         },
     )
     .await
@@ -278,6 +279,7 @@ async fn a_conversations_run_options_win_over_the_settings_and_are_checked() {
     assert_eq!(wins.provider.as_deref(), Some("careful"));
     assert_eq!(wins.sandbox, SandboxKind::Docker);
     assert_eq!(wins.max_steps, Some(120));
+    assert!(wins.quick, "a quick chat is remembered per conversation");
     assert_eq!(wins.tenth_man, Some(TenthManMode::Off));
     // Another conversation is untouched.
     assert_eq!(

@@ -42,6 +42,10 @@ pub struct RunOptions {
     /// Tools approved for this run by name or pattern (`mcp__db__*`): MCP calls that match
     /// run without asking.
     pub allow_tools: Vec<String>,
+    /// A quick chat: the model answers the message as a chat would, with no tools offered (no
+    /// plan, subagents, MCP servers or tenth man), so a question does not become a long run
+    /// with a final review.
+    pub quick: bool,
 }
 
 impl Default for RunOptions {
@@ -58,6 +62,7 @@ impl Default for RunOptions {
             reviewer_provider: None,
             risky_calls: RiskyCalls::default(),
             allow_tools: Vec::new(),
+            quick: false,
         }
     }
 }

@@ -246,7 +246,8 @@ impl Runner<'_, '_> {
     /// review is a warning, never a failed run.
     pub(super) async fn final_review(&mut self) -> Result<()> {
         // A subagent runs tool-only (see spawn.rs), so it never reaches this.
-        if !self.options.tenth_man.system() {
+        // A quick chat is answered as a chat: no review follows.
+        if !self.options.tenth_man.system() || self.options.quick {
             return Ok(());
         }
         let mut request = self.review_request(

@@ -104,42 +104,29 @@ impl<'s, 'a> Runner<'s, 'a> {
         }
         let step_limit = options.max_steps.max(1);
         let mut registry = Registry::new(sandbox);
-        registry.register_core(Arc::new(plan_tool::PlanTool {
-            store: session.store,
-            events: session.events,
-            execution: execution.id,
-        }));
-        registry.register_core(Arc::new(spawn::SubagentTool::new(
-            session,
-            execution.clone(),
-            options.clone(),
-        )));
-        let mcp = crate::mcp::McpSession::start(crate::mcp::StartRequest {
-            store: session.store,
-            data_dir: session.data_dir,
-            conversation: conversation.id,
-            host_workspace: (execution.sandbox == SandboxKind::Host).then_some(workspace.as_path()),
-            protocol: resolved.config.protocol,
-            docker: run_docker,
-            root_conversation: root,
-            events: session.events,
-        })
-        .await?;
-        for tool in mcp.tools() {
-            registry.register(tool);
-        }
-        if options.tenth_man.tool() {
-            registry.register(Arc::new(crate::review::tool::TenthManTool {
-                store: session.store,
-                data_dir: session.data_dir,
-                events: session.events,
-                agent_provider: options.provider.clone(),
-                conversation: conversation.id,
-                execution: execution.id,
-                reviewer: options.reviewer_provider.clone(),
-            }));
-        }
-        let mut tools = registry.specs();
+        let (mcp, mut tools) = if options.quick {
+            // A quick chat offers no tool: no server starts for it.
+            (crate::mcp::McpSession::default(), Vec::new())
+        } else {
+            Self::register_tools(
+                session,
+                &execution,
+                &options,
+                &mut registry,
+                crate::mcp::StartRequest {
+                    store: session.store,
+                    data_dir: session.data_dir,
+                    conversation: conversation.id,
+                    host_workspace: (execution.sandbox == SandboxKind::Host)
+                        .then_some(workspace.as_path()),
+                    protocol: resolved.config.protocol,
+                    docker: run_docker,
+                    root_conversation: root,
+                    events: session.events,
+                },
+            )
+            .await?
+        };
         let model_counter = counter_for_model(
             &resolved.config.model,
             resolved.config.tokenizer_json.as_deref(),
@@ -219,6 +206,46 @@ impl<'s, 'a> Runner<'s, 'a> {
             .get(execution.conversation_id)
             .await?;
         Self::new(session, execution, conversation, resolved, lease).await
+    }
+
+    /// Registers a run's tools (its plan, subagents, the conversation's MCP servers, the tenth
+    /// man when it runs as a tool) and starts the servers: what a run offers the model unless
+    /// it is a quick chat.
+    async fn register_tools(
+        session: &'s Session<'a>,
+        execution: &Execution,
+        options: &RunOptions,
+        registry: &mut Registry<'s>,
+        servers: crate::mcp::StartRequest<'_>,
+    ) -> Result<(crate::mcp::McpSession, Vec<decima_llm::ToolSpec>)> {
+        let conversation = servers.conversation;
+        registry.register_core(Arc::new(plan_tool::PlanTool {
+            store: session.store,
+            events: session.events,
+            execution: execution.id,
+        }));
+        registry.register_core(Arc::new(spawn::SubagentTool::new(
+            session,
+            execution.clone(),
+            options.clone(),
+        )));
+        let mcp = crate::mcp::McpSession::start(servers).await?;
+        for tool in mcp.tools() {
+            registry.register(tool);
+        }
+        if options.tenth_man.tool() {
+            registry.register(Arc::new(crate::review::tool::TenthManTool {
+                store: session.store,
+                data_dir: session.data_dir,
+                events: session.events,
+                agent_provider: options.provider.clone(),
+                conversation,
+                execution: execution.id,
+                reviewer: options.reviewer_provider.clone(),
+            }));
+        }
+        let tools = registry.specs();
+        Ok((mcp, tools))
     }
 }
 
