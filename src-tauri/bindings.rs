@@ -10,7 +10,8 @@ use tauri_specta::{Builder, collect_commands};
 
 use crate::commands::{
     about, compression, context, conversations, database, engine, executions, export, import,
-    library, mcp, messages, reviews, run_options, runs, search, settings, workspace,
+    library, mcp, messages, reviews, run_options, runs, search, settings, tables, titles,
+    workspace, workspace_switch,
 };
 
 /// Where the generated bindings live, relative to the workspace root.
@@ -92,6 +93,8 @@ pub fn builder() -> Builder<tauri::Wry> {
             settings::provider_thresholds_save,
             run_options::run_options_get,
             run_options::run_options_save,
+            run_options::run_options_set_quick,
+            run_options::provider_tenth_man_save,
             run_options::workspace_choose,
             run_options::workspace_use_default,
             run_options::workspace_open,
@@ -100,6 +103,10 @@ pub fn builder() -> Builder<tauri::Wry> {
             workspace::workspace_save_as,
             workspace::workspace_add_dropped,
             workspace::workspace_add_picked,
+            workspace_switch::workspace_census,
+            workspace_switch::workspace_copy_across,
+            tables::table_save_csv,
+            titles::conversation_title_from_model,
         ])
 }
 
@@ -149,7 +156,7 @@ mod tests {
             .skip(1)
             .filter_map(|rest| rest.split('"').next())
             .collect();
-        assert_eq!(invoked.len(), 73, "{invoked:?}");
+        assert_eq!(invoked.len(), 79, "{invoked:?}");
         for command in invoked {
             assert!(
                 build_rs.contains(&format!("\"{command}\"")),

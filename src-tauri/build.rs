@@ -70,6 +70,8 @@ fn main() {
         "provider_thresholds_save",
         "run_options_get",
         "run_options_save",
+        "run_options_set_quick",
+        "provider_tenth_man_save",
         "workspace_choose",
         "workspace_use_default",
         "workspace_open",
@@ -78,6 +80,10 @@ fn main() {
         "workspace_save_as",
         "workspace_add_dropped",
         "workspace_add_picked",
+        "workspace_census",
+        "workspace_copy_across",
+        "table_save_csv",
+        "conversation_title_from_model",
     ]);
     let attributes = tauri_build::Attributes::new()
         .capabilities_path_pattern("./src-tauri/capabilities/**/*")

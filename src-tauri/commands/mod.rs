@@ -18,7 +18,10 @@ pub mod run_options;
 pub mod runs;
 pub mod search;
 pub mod settings;
+pub mod tables;
+pub mod titles;
 pub mod workspace;
+pub mod workspace_switch;
 
 use decima_core::{ConversationId, ExecutionId};
 

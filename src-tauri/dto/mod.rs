@@ -410,8 +410,14 @@ pub struct RunOptionsView {
     pub settings_sandbox: String,
     /// The runtime's step budget.
     pub default_max_steps: u32,
-    /// The runtime's tenth man mode.
+    /// What an unset tenth man follows: the provider's default, else the runtime's.
     pub default_tenth_man: String,
+    /// Its messages are quick chats (no tools, plan or review).
+    pub quick: bool,
+    /// The provider its runs use now (its own choice, else the settings'), if one is known.
+    pub provider_in_force: Option<String>,
+    /// That provider's tenth man default, when it set one.
+    pub provider_tenth_man: Option<String>,
     /// The folder host runs work in, when the analyst chose one.
     pub workspace: Option<String>,
     /// The data folder's own workspace for this conversation, used otherwise.
@@ -434,6 +440,34 @@ pub struct WorkspaceView {
     /// Files the analyst added that the next message will name to the agent, oldest first:
     /// the notice saying so shows exactly while this is not empty.
     pub pending_announcement: Vec<String>,
+    /// The host folder, for a host workspace: said in the panel, so the analyst knows where
+    /// the agent's files are.
+    pub location: Option<String>,
+    /// Files in this conversation's host folder while its runs work in Docker, where they
+    /// cannot see them: the panel offers to copy them across.
+    pub left_on_host: f64,
+}
+
+/// What a workspace holds, counted before a switch leaves it behind.
+#[derive(Debug, Clone, Serialize, Type)]
+#[serde(rename_all = "camelCase")]
+pub struct WorkspaceCensusView {
+    /// Its files.
+    pub files: f64,
+    /// Their bytes.
+    pub bytes: f64,
+}
+
+/// What copying a workspace across did.
+#[derive(Debug, Clone, Serialize, Type)]
+#[serde(rename_all = "camelCase")]
+pub struct WorkspaceTransferView {
+    /// The files copied.
+    pub copied: Vec<String>,
+    /// Files already there under the same path, left as they were.
+    pub kept: Vec<String>,
+    /// Bytes copied.
+    pub bytes: f64,
 }
 
 /// The conversation a shared workspace belongs to.

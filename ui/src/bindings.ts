@@ -278,6 +278,16 @@ export const commands = {
 	 */
 	runOptionsSave: (conversationId: string, provider: string | null, sandbox: string | null, maxSteps: number | null, tenthMan: string | null) => typedError<RunOptionsView, AppError>(__TAURI_INVOKE("run_options_save", { conversationId, provider, sandbox, maxSteps, tenthMan })),
 	/**
+	 *  Makes the conversation's next messages quick chats (no tools, plan or review), or full
+	 *  runs again: the toggle beside Send.
+	 */
+	runOptionsSetQuick: (conversationId: string, quick: boolean) => typedError<RunOptionsView, AppError>(__TAURI_INVOKE("run_options_set_quick", { conversationId, quick })),
+	/**
+	 *  Sets where the tenth man runs for a provider's runs, unless a conversation chose; `null`
+	 *  (or blank) follows the runtime's default.
+	 */
+	providerTenthManSave: (name: string, mode: string | null) => typedError<null, AppError>(__TAURI_INVOKE("provider_tenth_man_save", { name, mode })),
+	/**
 	 *  Asks for the folder this conversation's host runs work in (the system's folder dialog), and
 	 *  keeps it. `None` when the dialog was cancelled.
 	 */
@@ -312,6 +322,27 @@ export const commands = {
 	workspaceAddDropped: (conversationId: string, paths: string[]) => typedError<AddedFileView[], AppError>(__TAURI_INVOKE("workspace_add_dropped", { conversationId, paths })),
 	/**  Asks for files and copies them into the conversation's workspace; none when cancelled. */
 	workspaceAddPicked: (conversationId: string, dialogTitle: string) => typedError<AddedFileView[], AppError>(__TAURI_INVOKE("workspace_add_picked", { conversationId, dialogTitle })),
+	/**
+	 *  How many files (and bytes) the conversation's workspace of `sandbox` ("host" or "docker")
+	 *  holds, wherever its runs work now.
+	 */
+	workspaceCensus: (conversationId: string, sandbox: string) => typedError<WorkspaceCensusView, AppError>(__TAURI_INVOKE("workspace_census", { conversationId, sandbox })),
+	/**
+	 *  Copies the files of the conversation's workspace of `from` into the one its runs work in
+	 *  now, never over a file already there.
+	 */
+	workspaceCopyAcross: (conversationId: string, from: string) => typedError<WorkspaceTransferView, AppError>(__TAURI_INVOKE("workspace_copy_across", { conversationId, from })),
+	/**
+	 *  Asks where to save `csv` (the table as the window built it), proposing `suggested_name`,
+	 *  and writes it there whole or not at all. `None` when the dialog was cancelled.
+	 */
+	tableSaveCsv: (csv: string, suggestedName: string, dialogTitle: string) => typedError<SavedFileView | null, AppError>(__TAURI_INVOKE("table_save_csv", { csv, suggestedName, dialogTitle })),
+	/**
+	 *  Asks the conversation's provider for a title from its first question and answer, and gives
+	 *  it to the conversation when its title is still `expected_title` (the one the window gave it
+	 *  by rules). `None` when there is nothing to title yet or the analyst renamed it meanwhile.
+	 */
+	conversationTitleFromModel: (conversationId: string, expectedTitle: string) => typedError<string | null, AppError>(__TAURI_INVOKE("conversation_title_from_model", { conversationId, expectedTitle })),
 };
 
 /* Types */
@@ -1493,8 +1524,14 @@ export type RunOptionsView = {
 	settingsSandbox: string,
 	/**  The runtime's step budget. */
 	defaultMaxSteps: number,
-	/**  The runtime's tenth man mode. */
+	/**  What an unset tenth man follows: the provider's default, else the runtime's. */
 	defaultTenthMan: string,
+	/**  Its messages are quick chats (no tools, plan or review). */
+	quick: boolean,
+	/**  The provider its runs use now (its own choice, else the settings'), if one is known. */
+	providerInForce: string | null,
+	/**  That provider's tenth man default, when it set one. */
+	providerTenthMan: string | null,
 	/**  The folder host runs work in, when the analyst chose one. */
 	workspace: string | null,
 	/**  The data folder's own workspace for this conversation, used otherwise. */
@@ -1734,6 +1771,14 @@ export type WorkbenchSettings = {
 	sandbox: string,
 };
 
+/**  What a workspace holds, counted before a switch leaves it behind. */
+export type WorkspaceCensusView = {
+	/**  Its files. */
+	files: number | null,
+	/**  Their bytes. */
+	bytes: number | null,
+};
+
 /**  A file of a workspace. */
 export type WorkspaceFileView = {
 	/**  Relative to the workspace, `/`-separated. */
@@ -1754,6 +1799,16 @@ export type WorkspaceOwnerView = {
 	title: string,
 };
 
+/**  What copying a workspace across did. */
+export type WorkspaceTransferView = {
+	/**  The files copied. */
+	copied: string[],
+	/**  Files already there under the same path, left as they were. */
+	kept: string[],
+	/**  Bytes copied. */
+	bytes: number | null,
+};
+
 /**  A conversation's workspace as its panel lists it. */
 export type WorkspaceView = {
 	/**  Where it is: "host" or "docker". */
@@ -1772,6 +1827,16 @@ export type WorkspaceView = {
 	 *  the notice saying so shows exactly while this is not empty.
 	 */
 	pendingAnnouncement: string[],
+	/**
+	 *  The host folder, for a host workspace: said in the panel, so the analyst knows where
+	 *  the agent's files are.
+	 */
+	location: string | null,
+	/**
+	 *  Files in this conversation's host folder while its runs work in Docker, where they
+	 *  cannot see them: the panel offers to copy them across.
+	 */
+	leftOnHost: number | null,
 };
 
 /**  Who last wrote a workspace file: the tool card to link to, or the analyst. */

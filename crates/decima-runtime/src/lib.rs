@@ -24,6 +24,7 @@ pub mod providers;
 pub mod review;
 pub mod served_window;
 pub mod settings;
+pub mod titles;
 pub mod workspace;
 
 pub use error::{Result, RuntimeError};
