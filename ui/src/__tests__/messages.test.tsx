@@ -52,7 +52,7 @@ async function open(user: ReturnType<typeof renderApp>["user"], id: string) {
 }
 
 describe("tool results", () => {
-  it("folds a long output under its first line and size", async () => {
+  it("folds a long output under its first lines and size", async () => {
     const long = Array.from({ length: 30 }, (_, i) => `row ${i + 1}`).join("\n");
     new FakeBackend({
       conversations: [conversation({ id: "a", title: "Long output", messageCount: 1 })],
@@ -64,7 +64,8 @@ describe("tool results", () => {
     expect(output.tagName).toBe("DETAILS");
     expect(output).not.toHaveAttribute("open");
     const summary = output.querySelector("summary")!;
-    expect(summary).toHaveTextContent("row 1 (30 lines, 200 characters)");
+    expect(summary).toHaveTextContent("row 1 row 2 row 3 (30 lines, 200 characters)");
+    expect(within(output).getByTestId("tool-output-head").textContent).toBe("row 1\nrow 2\nrow 3");
     await user.click(summary);
     expect(output).toHaveAttribute("open");
   });
@@ -76,18 +77,15 @@ describe("the open conversation", () => {
     const { user } = renderApp();
     await open(user, "a");
 
-    await waitFor(() => expect(screen.getAllByTestId("message")).toHaveLength(4));
+    // The tool's result is on its call's card, not a row of its own.
+    await waitFor(() => expect(screen.getAllByTestId("message")).toHaveLength(3));
     expect(backend.callsOf("message_page")).toEqual([{ cmd: "message_page", args: { conversationId: "a", at: { kind: "end" }, limit: 200 } }]);
     const messages = screen.getAllByTestId("message");
-    expect(messages.map((m) => m.getAttribute("data-seq"))).toEqual(["1", "2", "3", "4"]);
-    expect(messages.map((m) => within(m).getByTestId("message-role").textContent)).toEqual([
-      "System",
-      "User",
-      "Assistant",
-      "Tool",
-    ]);
+    expect(messages.map((m) => m.getAttribute("data-seq"))).toEqual(["1", "2", "3"]);
+    expect(messages[2]).toHaveAttribute("data-result-seqs", "4");
+    expect(messages.map((m) => within(m).getByTestId("message-role").textContent)).toEqual(["System", "User", "Assistant"]);
 
-    const [, user2, assistant] = messages as [HTMLElement, HTMLElement, HTMLElement, HTMLElement];
+    const [, user2, assistant] = messages as [HTMLElement, HTMLElement, HTMLElement];
     expect(within(user2).getByTestId("message-seq")).toHaveTextContent("#2");
     expect(user2).toHaveTextContent("12 tokens");
     expect(assistant).toHaveTextContent("1,234 tokens");
@@ -112,7 +110,6 @@ describe("the open conversation", () => {
     await open(user, "a");
     const messages = await screen.findAllByTestId("message");
     const assistant = messages[2]!;
-    const tool = messages[3]!;
 
     const reasoning = within(assistant).getByTestId("reasoning");
     expect(reasoning.tagName).toBe("DETAILS");
@@ -137,14 +134,22 @@ describe("the open conversation", () => {
     expect(within(calls[1]!).getByTestId("tool-call-name")).toHaveTextContent("shell");
     expect(within(calls[1]!).getByTestId("tool-call-arguments").textContent).toBe("{not json");
 
-    // Internal ids are not shown: the result names its tool, the id is in the tooltip.
-    expect(tool).not.toHaveTextContent("call_1");
-    expect(within(tool).getByTestId("message-name")).toHaveAttribute("title", "call_1");
+    // Each result is on its call's card, under the call's line: one card, one role badge.
+    const cards = within(assistant).getAllByTestId("tool-card");
+    const result = within(cards[0]!).getByTestId("tool-result");
+    expect(result).toHaveAttribute("data-seq", "4");
+    expect(within(result).getByTestId("result-seq")).toHaveTextContent("#4");
+    expect(within(assistant).getAllByTestId("message-role")).toHaveLength(1);
+    // The call without a loaded result has none.
+    expect(within(cards[1]!).queryByTestId("tool-result")).toBeNull();
+    // Internal ids are not shown: they are in the tooltips.
+    expect(assistant).not.toHaveTextContent("call_1");
+    expect(within(result).getByTestId("result-seq")).toHaveAttribute("title", "call_1");
     expect(calls[1]!.querySelector("summary")).toHaveAttribute("title", "call_2");
     expect(assistant).not.toHaveTextContent("call_2");
     // A short output shows in full.
-    expect(within(tool).queryByTestId("tool-output")).toBeNull();
-    expect(within(tool).getByTestId("message-content")).toHaveTextContent("hello");
+    expect(within(result).queryByTestId("tool-output")).toBeNull();
+    expect(within(result).getByTestId("message-content")).toHaveTextContent("hello");
     expect(within(assistant).queryByTestId("tool-result-label")).not.toBeInTheDocument();
     expect(messages[0]!.querySelector("details")).toBeNull();
   });

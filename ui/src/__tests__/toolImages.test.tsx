@@ -39,10 +39,13 @@ describe("images a tool returned", () => {
     const { user } = await openC1("Revenue rose.");
     const image = await screen.findByRole("img", { name: "Image 1 returned by mcp__plots__chart" });
     expect(image).toHaveAttribute("src", `data:image/png;base64,${PNG.data}`);
-    // The MCP tool is named in words on its card and its result, the offered name kept.
-    expect(screen.getByTestId("tool-call-name")).toHaveTextContent("chart (plots)");
-    expect(screen.getByTestId("tool-call-name")).toHaveAttribute("data-tool", "mcp__plots__chart");
-    expect(screen.getAllByTestId("message-name")[0]).toHaveTextContent("chart (plots)");
+    // The MCP tool is named in words on the card of its call and result, the offered name kept;
+    // the images are on the result, on that card.
+    const card = screen.getByTestId("tool-card");
+    expect(within(card).getByTestId("tool-call-name")).toHaveTextContent("chart (plots)");
+    expect(within(card).getByTestId("tool-call-name")).toHaveAttribute("data-tool", "mcp__plots__chart");
+    expect(within(within(card).getByTestId("tool-result")).getByRole("img")).toBe(image);
+    expect(screen.queryByTestId("message-name")).toBeNull();
     expect(backend.callsOf("tool_result_images")).toEqual([
       { cmd: "tool_result_images", args: { conversationId: "c1", callId: "call_chart" } },
     ]);

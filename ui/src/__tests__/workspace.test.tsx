@@ -1,7 +1,7 @@
 import { act, screen, waitFor, within } from "@testing-library/react";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { setLanguage } from "../i18n";
-import { C1, backendWith, openC1, startRun } from "../test/conversation";
+import { C1, backendWith, openC1, shownMessage, shownResult, startRun } from "../test/conversation";
 import { conversation, message } from "../test/fixtures";
 
 beforeEach(async () => {
@@ -210,9 +210,10 @@ describe("the call that wrote a file", () => {
     const { user } = await openC1("Charted.");
     await user.click(await screen.findByTestId("workspace-writer"));
     await waitFor(() => expect(backend.callsOf("tool_result_seq")[0]?.args).toEqual({ conversationId: "c1", callId: "call_7", afterSeq: 2 }));
-    await waitFor(() =>
-      expect(screen.getAllByTestId("message").find((m) => m.getAttribute("data-seq") === "3")).toHaveAttribute("data-highlighted", "true"),
-    );
+    // The result is on its call's card: the row and the result on it are marked.
+    await waitFor(() => expect(shownMessage(3)).toHaveAttribute("data-highlighted", "true"));
+    expect(shownMessage(3)).toHaveAttribute("data-seq", "2");
+    expect(shownResult(3)).toHaveAttribute("data-highlighted", "true");
   });
 });
 
@@ -236,9 +237,8 @@ describe("a call id a server used at every step", () => {
     const writers = await screen.findAllByTestId("workspace-writer");
     await user.click(writers[0]!);
     // The result of the second step's call_0, not the newest call_0.
-    await waitFor(() =>
-      expect(screen.getAllByTestId("message").find((m) => m.getAttribute("data-seq") === "5")).toHaveAttribute("data-highlighted", "true"),
-    );
+    await waitFor(() => expect(shownResult(5)).toHaveAttribute("data-highlighted", "true"));
+    expect(shownMessage(5)).toHaveAttribute("data-seq", "4");
     await user.click(writers[1]!);
     expect(await screen.findByText(/was set aside/)).toBeInTheDocument();
     expect(backend.callsOf("tool_result_seq")[1]?.args).toEqual({ conversationId: "c1", callId: "call_0", afterSeq: 10 });

@@ -3,20 +3,26 @@ import { useTranslation } from "react-i18next";
 import type { AnswerView, MessageView, RiskLevel } from "../bindings";
 import { formatFullTime, formatMessageTime, formatNumber } from "../lib/format";
 import { answerEndLabel } from "../lib/labels";
-import { isShortResult } from "../lib/toolLine";
 import { CopyButton } from "./CopyButton";
 import { PinIcon } from "./Icons";
 import { MessageContent } from "./MessageContent";
 import { toolLabel } from "../lib/toolName";
 import { ToolCallCard } from "./ToolCallCard";
 import { namesImages, ToolImages } from "./ToolImages";
+import { ToolOutput } from "./ToolOutput";
+import { ToolResult } from "./ToolResult";
 
 /** What can be done again from a message: edit the last one sent, regenerate the last answer. */
 export type MessageAction = "edit" | "regenerate";
 
 type Props = {
   message: MessageView;
-  highlighted?: boolean;
+  /** The seq the list brought into view and marks, when it is this message's or one of its results'. */
+  highlightedSeq?: number;
+  /** The stored result of each of its tool calls, by the call's index; null where none is loaded. */
+  results?: readonly (MessageView | null)[];
+  /** For each `todo_write` call, by index: the arguments of the loaded one before it, if any. */
+  plansBefore?: readonly (string | null)[];
   /** The actions this message offers besides Copy (only the last ones have any). */
   actions?: readonly MessageAction[];
   onAction?: (action: MessageAction, message: MessageView) => void;
@@ -43,23 +49,29 @@ type Props = {
 };
 
 /**
- * One stored message. Memoized: a scrolling list re-renders on every frame, and a row whose
- * message and place did not change must not parse its markdown again.
+ * One stored message, with the results of its tool calls on their calls' cards. Memoized: a
+ * scrolling list re-renders on every frame, and a row whose message, results and place did not
+ * change must not parse its markdown again.
  */
-export const MessageItem = memo(function MessageItem({ message, highlighted = false, ref, index, start, actions = NONE, onAction, onTogglePin, marks, reviewRisk, onOpenReview, onContinue, continueDisabled = false, briefFrom, conversationId }: Props) {
+export const MessageItem = memo(function MessageItem({ message, highlightedSeq, results = NO_RESULTS, plansBefore = NO_PLANS, ref, index, start, actions = NONE, onAction, onTogglePin, marks, reviewRisk, onOpenReview, onContinue, continueDisabled = false, briefFrom, conversationId }: Props) {
   const { t, i18n } = useTranslation();
   const lang = i18n.resolvedLanguage ?? "en";
   const { seq, role, name, content, reasoning, toolCalls, toolCallId, tokens, pinned, createdAt } = message;
+  // The row is marked as the one brought into view; the part marked is its text or a result.
+  const highlighted = highlightedSeq !== undefined;
+  const ownMarks = highlightedSeq === seq ? marks : undefined;
+  const resultSeqs = results.flatMap((r) => (r === null ? [] : [r.seq]));
 
   return (
     <li
       ref={ref}
       data-index={index}
       style={start === undefined ? undefined : { transform: `translateY(${start}px)` }}
-      className={`${index === undefined ? "" : "list-row "}message role-${role}${pinned ? " pinned" : ""}${highlighted ? " highlighted" : ""}`}
+      className={`${index === undefined ? "" : "list-row "}message role-${role}${pinned ? " pinned" : ""}${highlightedSeq === seq ? " highlighted" : ""}`}
       data-testid="message"
       data-highlighted={highlighted ? "true" : undefined}
       data-seq={seq}
+      data-result-seqs={resultSeqs.length > 0 ? resultSeqs.join(" ") : undefined}
       data-role={role}
       data-message-id={message.id}
     >
@@ -125,19 +137,10 @@ export const MessageItem = memo(function MessageItem({ message, highlighted = fa
       )}
 
       {content !== "" &&
-        (role === "tool" && isShortResult(content) ? (
-          <MessageContent text={content} className="tool-output-short" testId="message-content" marks={marks} />
-        ) : role === "tool" ? (
-          // A long output: folded, with its first line and size in the summary.
-          <details className="tool-output" data-testid="tool-output">
-            <summary>
-              <span className="tool-output-head">{firstLine(content)}</span>{" "}
-              <span className="muted">{t("message.outputSize", { count: lineCount(content), chars: formatNumber(content.length, lang) })}</span>
-            </summary>
-            <MessageContent text={content} testId="message-content" />
-          </details>
+        (role === "tool" ? (
+          <ToolOutput content={content} marks={ownMarks} />
         ) : (
-          <MessageContent text={content} testId="message-content" markdown={role === "assistant"} marks={marks} />
+          <MessageContent text={content} testId="message-content" markdown={role === "assistant"} marks={ownMarks} />
         ))}
 
       {role === "assistant" && reviewRisk && (
@@ -161,16 +164,55 @@ export const MessageItem = memo(function MessageItem({ message, highlighted = fa
 
       {toolCalls.length > 0 && (
         <div className="tool-calls" aria-label={t("message.toolCalls")}>
-          {toolCalls.map((call) => (
-            <ToolCallCard key={call.id} call={call} />
-          ))}
+          {toolCalls.map((call, i) => {
+            const result = results[i] ?? null;
+            return (
+              <ToolCallCard key={`${i}:${call.id}`} call={call}>
+                {result && (
+                  <ToolResult
+                    call={call}
+                    result={result}
+                    planBefore={plansBefore[i] ?? null}
+                    conversationId={conversationId}
+                    highlighted={highlightedSeq === result.seq}
+                    marks={highlightedSeq === result.seq ? marks : undefined}
+                    onTogglePin={onTogglePin}
+                  />
+                )}
+              </ToolCallCard>
+            );
+          })}
         </div>
       )}
     </li>
   );
-});
+}, sameProps);
 
 const NONE: readonly MessageAction[] = [];
+const NO_RESULTS: readonly (MessageView | null)[] = [];
+const NO_PLANS: readonly (string | null)[] = [];
+
+/** Whether a row would render the same: the list builds the result arrays anew each time, so
+ *  they are compared item by item, everything else as it is. */
+function sameProps(a: Props, b: Props): boolean {
+  const keys = new Set([...Object.keys(a), ...Object.keys(b)] as (keyof Props)[]);
+  for (const key of keys) {
+    if (key === "results") {
+      if (!sameItems(a.results, b.results)) return false;
+    } else if (key === "plansBefore") {
+      if (!sameItems(a.plansBefore, b.plansBefore)) return false;
+    } else if (!Object.is(a[key], b[key])) {
+      return false;
+    }
+  }
+  return true;
+}
+
+function sameItems<T>(a: readonly T[] | undefined, b: readonly T[] | undefined): boolean {
+  if (a === b) return true;
+  if (a === undefined || b === undefined || a.length !== b.length) return false;
+  return a.every((item, i) => Object.is(item, b[i]));
+}
 
 /**
  * What an answer's record says under its text: a quiet mark when it is not whole (cut by the
@@ -215,16 +257,4 @@ function AnswerNotes({ answer, onContinue, continueDisabled }: { answer: AnswerV
 function copyable(message: MessageView): string {
   if (message.content !== "") return message.content;
   return message.toolCalls.map((c) => `${c.name} ${c.arguments}`).join("\n");
-}
-
-/** The first non-empty line, cut to a summary's width. */
-function firstLine(text: string): string {
-  const line = text.split("\n").find((l) => l.trim() !== "") ?? "";
-  return line.length > 120 ? `${line.slice(0, 120)}…` : line;
-}
-
-function lineCount(text: string): number {
-  let n = 1;
-  for (let i = text.indexOf("\n"); i !== -1 && i < text.length - 1; i = text.indexOf("\n", i + 1)) n += 1;
-  return n;
 }

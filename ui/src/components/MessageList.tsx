@@ -6,6 +6,7 @@ import { useFollowEnd } from "../hooks/useFollowEnd";
 import { endedText } from "../lib/runEnding";
 import { MessageItem, type MessageAction } from "./MessageItem";
 import { compactionTriggerLabel, compressionLevelLabel, failureClassLabel } from "../lib/labels";
+import { callKey, pairResults, plansBefore } from "../lib/transcript";
 
 const EDIT: readonly MessageAction[] = ["edit"];
 const REGENERATE: readonly MessageAction[] = ["regenerate"];
@@ -17,44 +18,102 @@ export type RunEnd = { executionId: string; ending: RunEndingView };
 export type Answered = { executionId: string; answered: AnsweredFailure };
 
 /**
+ * A stored message's row. An assistant message carries the loaded results of its tool calls
+ * (by the call's index, null where none is loaded), shown on the calls' cards rather than as
+ * rows of their own, and for each `todo_write` call the plan the one before it sent.
+ */
+type MessageRow = {
+  kind: "message";
+  key: string;
+  message: MessageView;
+  results: readonly (MessageView | null)[];
+  plansBefore: readonly (string | null)[];
+};
+
+/**
  * One row of the list: a stored message, the marker of a compaction whose summary ends there,
  * where the analyst stopped or aborted a run, or where they answered a failure.
  */
 type Row =
   | { kind: "marker"; key: string; marker: CompactionMarker }
-  | { kind: "message"; key: string; message: MessageView }
+  | MessageRow
   | { kind: "ended"; key: string; end: RunEnd }
   | { kind: "answered"; key: string; answer: Answered };
+
+const NO_RESULTS: readonly (MessageView | null)[] = [];
+const NO_PLANS: readonly (string | null)[] = [];
 
 /**
  * Rows in reading order: each marker stands before the first message after its summary's end;
  * each run's end follows the last message at or before its seq (when that message is loaded).
+ * A tool result joins its call's card when only other results stand between them; one whose
+ * call is not loaded, or is across a marker or a run's end, keeps a row of its own.
  */
 export function rowsOf(messages: MessageView[], markers: CompactionMarker[], ends: RunEnd[] = [], answers: Answered[] = []): Row[] {
+  const pairs = pairResults(messages);
+  const plans = plansBefore(messages, pairs);
   const rows: Row[] = [];
+  // The assistant row whose calls' results may still join it.
+  let open: { row: MessageRow; results: (MessageView | null)[] } | null = null;
   messages.forEach((message, i) => {
     const previousSeq = i === 0 ? null : (messages[i - 1]?.seq ?? null);
     for (const marker of markers) {
       if (marker.endSeq !== null && marker.endSeq < message.seq && (previousSeq === null || marker.endSeq >= previousSeq)) {
         rows.push({ kind: "marker", key: `k:${marker.id}`, marker });
+        open = null;
       }
     }
-    rows.push({ kind: "message", key: `m:${message.id}`, message });
+    const place = pairs.get(message.id);
+    if (place && open?.row.message === place.message) {
+      open.results[place.index] = message;
+    } else {
+      const { row, results } = messageRow(message, plans);
+      rows.push(row);
+      open = results.length > 0 ? { row, results } : null;
+    }
     const nextSeq = messages[i + 1]?.seq ?? null;
     for (const answer of answers) {
       const after = answer.answered.afterSeq;
       if (after >= message.seq && (nextSeq === null || after < nextSeq)) {
         rows.push({ kind: "answered", key: `a:${answer.answered.report.id}`, answer });
+        open = null;
       }
     }
     for (const end of ends) {
       const after = end.ending.afterSeq;
       if (after >= message.seq && (nextSeq === null || after < nextSeq)) {
         rows.push({ kind: "ended", key: `e:${end.executionId}`, end });
+        open = null;
       }
     }
   });
   return rows;
+}
+
+/** A message's row, with a slot for each of its calls' results (filled as they are read). */
+function messageRow(message: MessageView, plans: ReadonlyMap<string, string | null>): { row: MessageRow; results: (MessageView | null)[] } {
+  const calls = message.role === "assistant" ? message.toolCalls : [];
+  const results = calls.map((): MessageView | null => null);
+  const keys = calls.map((_, n) => callKey(message, n));
+  const row: MessageRow = {
+    kind: "message",
+    key: `m:${message.id}`,
+    message,
+    results: results.length > 0 ? results : NO_RESULTS,
+    plansBefore: keys.some((k) => plans.has(k)) ? keys.map((k) => plans.get(k) ?? null) : NO_PLANS,
+  };
+  return { row, results };
+}
+
+/** The last seq a row shows: its message's, or its last loaded result's. */
+function lastSeqOf(row: MessageRow): number {
+  return row.results.reduce((last, r) => (r !== null && r.seq > last ? r.seq : last), row.message.seq);
+}
+
+/** The seq of a row's message or results that the list marks, if it holds the marked one. */
+function highlightedIn(row: MessageRow, seq: number | undefined): number | undefined {
+  if (seq === undefined) return undefined;
+  return row.message.seq === seq || row.results.some((r) => r?.seq === seq) ? seq : undefined;
 }
 
 /** A message to bring into view and mark; the nonce lets the same message be asked for again. */
@@ -170,7 +229,7 @@ export function MessageList(props: Props) {
     virtualizer.scrollToIndex(index, { align });
   });
   const citedRow = useEffectEvent((seq: number) => {
-    const index = rows.findIndex((r) => r.kind === "message" && r.message.seq >= seq);
+    const index = rows.findIndex((r) => r.kind === "message" && lastSeqOf(r) >= seq);
     return index < 0 ? rows.length - 1 : index;
   });
 
@@ -182,7 +241,7 @@ export function MessageList(props: Props) {
   }, [props.runLive]);
 
   // A cited message: bring it to the middle of the view (or the nearest live one after it, when
-  // it was rolled back).
+  // it was rolled back). A tool result is brought into view on its call's card.
   useEffect(() => {
     if (highlighted === null) return;
     const index = citedRow(highlighted.seq);
@@ -236,8 +295,10 @@ export function MessageList(props: Props) {
                 <MessageItem
                   key={row.key}
                   message={row.message}
-                  highlighted={row.message.seq === highlighted?.seq}
-                  marks={row.message.seq === highlighted?.seq ? highlighted.words : undefined}
+                  results={row.results}
+                  plansBefore={row.plansBefore}
+                  highlightedSeq={highlightedIn(row, highlighted?.seq)}
+                  marks={highlightedIn(row, highlighted?.seq) === undefined ? undefined : highlighted?.words}
                   actions={
                     row.message.seq === props.rerunnable?.userSeq
                       ? EDIT

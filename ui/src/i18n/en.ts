@@ -97,6 +97,22 @@ const en = {
     truncated: "Showing the first {{shown, n}} of {{total, n}} characters.",
     showAll: "Show all",
     jumpToLatest: "Jump to latest",
+    result: "Result",
+    subagentTask: "Subagent's task:",
+    plan: {
+      added: "Added: {{list}}",
+      started: "Started: {{list}}",
+      done: "Done: {{list}}",
+      failed: "Failed: {{list}}",
+      skipped: "Skipped: {{list}}",
+      reopened: "Back to pending: {{list}}",
+      renamed: "Renamed: {{list}}",
+      removed: "Removed: {{list}}",
+      unchanged: "The plan did not change",
+      listSeparator: ", ",
+      groupSeparator: " · ",
+      stored: "The plan as stored",
+    },
     answer: {
       ends: {
         cut: "Cut by the output limit",

@@ -99,6 +99,22 @@ const zh: Messages = {
     truncated: "仅显示前 {{shown, n}} 个字符，共 {{total, n}} 个。",
     showAll: "显示全部",
     jumpToLatest: "跳到最新",
+    result: "结果",
+    subagentTask: "子代理的任务：",
+    plan: {
+      added: "新增：{{list}}",
+      started: "开始：{{list}}",
+      done: "完成：{{list}}",
+      failed: "失败：{{list}}",
+      skipped: "跳过：{{list}}",
+      reopened: "改回待办：{{list}}",
+      renamed: "改名：{{list}}",
+      removed: "移除：{{list}}",
+      unchanged: "计划没有变化",
+      listSeparator: "、",
+      groupSeparator: " · ",
+      stored: "保存的完整计划",
+    },
     answer: {
       ends: {
         cut: "被输出上限截断",

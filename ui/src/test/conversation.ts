@@ -51,9 +51,17 @@ export function storeMessage(backend: FakeBackend, conversationId: string, m: Me
   act(() => backend.emit({ type: "messageStored", seq: m.seq, role: m.role }));
 }
 
-/** The rendered message with this seq, if the virtualized list rendered it. */
+/** The rendered row showing the message with this seq (a tool result shows on its call's
+ *  row), if the virtualized list rendered it. */
 export function shownMessage(seq: number): HTMLElement | undefined {
-  return screen.queryAllByTestId("message").find((m) => m.getAttribute("data-seq") === String(seq));
+  return screen
+    .queryAllByTestId("message")
+    .find((m) => m.getAttribute("data-seq") === String(seq) || (m.getAttribute("data-result-seqs") ?? "").split(" ").includes(String(seq)));
+}
+
+/** The rendered result with this seq on its call's card, if the list rendered it. */
+export function shownResult(seq: number): HTMLElement | undefined {
+  return screen.queryAllByTestId("tool-result").find((r) => r.getAttribute("data-seq") === String(seq));
 }
 
 /** Whether a rendered row lies within the list's viewport (rows are placed by a translateY). */
