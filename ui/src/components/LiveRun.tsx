@@ -1,12 +1,14 @@
 import { toolLabel } from "../lib/toolName";
-import { useState } from "react";
+import { memo, useMemo, useState } from "react";
 import { useTranslation } from "react-i18next";
 import type { AppError } from "../bindings";
 import { warningText } from "../lib/runWarning";
 import { toolLine } from "../lib/toolLine";
 import type { LiveTool, RunState } from "../run/state";
 import type { ApprovalAnswer } from "../run/useRuns";
+import { useThrottled } from "../hooks/useThrottled";
 import { ApprovalPrompt } from "./ApprovalPrompt";
+import { MessageContent } from "./MessageContent";
 import { ToolImages } from "./ToolImages";
 
 function ToolCard({ tool, awaitingApproval, conversationId }: { tool: LiveTool; awaitingApproval: boolean; conversationId?: string }) {
@@ -47,6 +49,43 @@ function ToolCard({ tool, awaitingApproval, conversationId }: { tool: LiveTool; 
         <ToolImages conversationId={conversationId} callId={tool.callId} tool={tool.name} />
       )}
     </li>
+  );
+}
+
+/** Streamed text is drawn at most this often: its Markdown is parsed anew each time. */
+const LIVE_TEXT_MS = 100;
+
+/** The streamed text as drawn, with when Rust forwarded its newest delta. */
+type Streamed = { text: string; deltaAt: number | null };
+
+/** A cleared text, the first of a new one, or one that is not the drawn one grown, is drawn at once. */
+function drawNow(next: Streamed, shown: Streamed): boolean {
+  return next.text === "" || shown.text === "" || !next.text.startsWith(shown.text);
+}
+
+/** The answer as far as it has come, as Markdown; drawn again only when its text grew. */
+const LiveAnswer = memo(function LiveAnswer({ text }: { text: string }) {
+  return <MessageContent text={text} testId="live-content" markdown />;
+});
+
+/**
+ * The answer the model is writing, read as the stored one will be (Markdown, under an
+ * "Assistant" badge), or what the run is waiting for while there is none. Drawn at most every
+ * `LIVE_TEXT_MS`, so a fast stream stays smooth; `data-delta-at` is the newest delta drawn.
+ */
+function LiveText({ text, deltaAt, awaiting }: { text: string; deltaAt: number | null; awaiting: boolean }) {
+  const { t } = useTranslation();
+  const streamed = useMemo(() => ({ text, deltaAt }), [text, deltaAt]);
+  const shown = useThrottled(streamed, LIVE_TEXT_MS, drawNow);
+  return (
+    <div className="live-text" data-testid="live-text" data-delta-at={shown.deltaAt ?? undefined}>
+      <div className="message-meta">
+        <span className="role-badge role-assistant" data-testid="live-role">
+          {t("message.roles.assistant")}
+        </span>
+      </div>
+      {shown.text ? <LiveAnswer text={shown.text} /> : <span className="live-placeholder">{awaiting ? t("run.waiting") : t("run.thinking")}</span>}
+    </div>
   );
 }
 
@@ -139,9 +178,7 @@ export function LiveRun({
           {run.reviewing && !run.text ? (
             <Reviewing onSkip={onSkipReview} />
           ) : (
-            <div className="live-text" data-testid="live-text" data-delta-at={run.lastDeltaAt ?? undefined}>
-              {run.text || (run.awaiting ? t("run.waiting") : t("run.thinking"))}
-            </div>
+            <LiveText text={run.text} deltaAt={run.lastDeltaAt} awaiting={run.awaiting !== null} />
           )}
         </>
       )}
