@@ -53,18 +53,32 @@ pub async fn review_run(
 }
 
 /// The newest review of the conversation (asked for in the window, by the agent, or a run's
-/// final review), so the review panel opens on it without asking the model again. `None` when
-/// it was never reviewed.
+/// final review), so the review panel opens on it without asking the model again; with
+/// `execution_id`, the newest review of that run (a row of the run history). `None` when there
+/// is none.
 #[tauri::command]
 #[specta::specta]
 #[tracing::instrument(name = "command", skip_all, fields(name = "review_latest"))]
 pub async fn review_latest(
     state: State<'_, AppState>,
     conversation_id: String,
+    execution_id: Option<String>,
 ) -> Result<Option<ReviewView>, AppError> {
     let conversation = super::conversation_id(&conversation_id)?;
+    let of_run = execution_id
+        .as_deref()
+        .map(super::execution_id)
+        .transpose()?;
     let store = &state.store;
-    let Some(latest) = store.reviews().list(conversation).await?.pop() else {
+    // A run's own review (its row in the run history), else the conversation's newest.
+    let Some(latest) = store
+        .reviews()
+        .list(conversation)
+        .await?
+        .into_iter()
+        .rev()
+        .find(|r| of_run.is_none() || r.execution_id == of_run)
+    else {
         return Ok(None);
     };
     let earlier = store.reviews().open_findings(conversation, None).await?;

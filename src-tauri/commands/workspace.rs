@@ -55,21 +55,15 @@ pub async fn workspace_files(
     // Files left in the host folder are counted only when runs work in Docker: a host
     // listing is cheap, while a container's would start it.
     let left_on_host = if place.kind == decima_store::SandboxKind::Docker && place.owner.is_none() {
-        workspace::census(
-            &state.store,
-            &state.data_dir,
-            id,
-            decima_store::SandboxKind::Host,
-        )
-        .await
-        .map_or(0, |(files, _)| files)
+        workspace::left_on_host(&state.store, &state.data_dir, id)
+            .await
+            .unwrap_or(0)
     } else {
         0
     };
     Ok(WorkspaceView {
         location: place.host_dir.as_ref().map(|d| d.display().to_string()),
-        #[allow(clippy::cast_precision_loss)]
-        left_on_host: left_on_host as f64,
+        left_on_host: u32::try_from(left_on_host).unwrap_or(u32::MAX),
         owner,
         pending_announcement,
         sandbox: place.kind.as_str().to_owned(),

@@ -24,7 +24,7 @@ pub async fn workspace_census(
     let (files, bytes) = workspace::census(&state.store, &state.data_dir, id, kind).await?;
     #[allow(clippy::cast_precision_loss)] // counts and sizes far below 2^53
     Ok(WorkspaceCensusView {
-        files: files as f64,
+        files: u32::try_from(files).unwrap_or(u32::MAX),
         bytes: bytes as f64,
     })
 }

@@ -443,9 +443,10 @@ pub struct WorkspaceView {
     /// The host folder, for a host workspace: said in the panel, so the analyst knows where
     /// the agent's files are.
     pub location: Option<String>,
-    /// Files in this conversation's host folder while its runs work in Docker, where they
-    /// cannot see them: the panel offers to copy them across.
-    pub left_on_host: f64,
+    /// Files in this conversation's host folder, changed since they were last copied into its
+    /// container, while its runs work in Docker and cannot see them: the panel offers to copy
+    /// them across.
+    pub left_on_host: u32,
 }
 
 /// What a workspace holds, counted before a switch leaves it behind.
@@ -453,7 +454,7 @@ pub struct WorkspaceView {
 #[serde(rename_all = "camelCase")]
 pub struct WorkspaceCensusView {
     /// Its files.
-    pub files: f64,
+    pub files: u32,
     /// Their bytes.
     pub bytes: f64,
 }

@@ -183,17 +183,39 @@ export function App() {
   );
 
   const { rename } = conv;
+  // Conversations whose first run was titled by rules, until the model is asked for a title.
+  const titleAsks = useRef(new Map<string, { rulesTitle: string; seenLive: boolean }>());
   const send = useCallback(
     async (task: string, rewindFrom: number | null = null) => {
       if (!open) return null;
       const refused = await runs.start(open.id, task, rewindFrom);
       // The first task of a conversation left untitled names it (by rules: its first line).
       const title = titleFrom(task);
-      if (refused === null && open.messageCount === 0 && isDefaultTitle(open.title) && title) void rename(open.id, title);
+      if (refused === null && open.messageCount === 0 && isDefaultTitle(open.title) && title) {
+        void rename(open.id, title);
+        // Once the first answer is in, the model may title it better (see the effect below).
+        titleAsks.current.set(open.id, { rulesTitle: title, seenLive: false });
+      }
       return refused;
     },
     [open, runs, rename],
   );
+
+  // The title the model writes from the first exchange, asked when that run ends; only over
+  // the title the rules gave (the backend checks it again), never over the analyst's own.
+  const allRuns = runs.runs;
+  useEffect(() => {
+    for (const [id, ask] of titleAsks.current) {
+      const state = allRuns[id];
+      if (state?.live) titleAsks.current.set(id, { ...ask, seenLive: true });
+      else if (ask.seenLive) {
+        titleAsks.current.delete(id);
+        void call(() => commands.conversationTitleFromModel(id, ask.rulesTitle)).then((res) => {
+          if (res.status === "ok" && res.data !== null) void reload();
+        });
+      }
+    }
+  }, [allRuns, reload]);
 
   // Keyboard shortcuts: the fields are found by id once they are on screen (the sidebar may
   // have to unfold first).

@@ -137,10 +137,11 @@ export const commands = {
 	reviewRun: (conversationId: string, reviewType: string | null, focus: string | null) => typedError<ReviewView, AppError>(__TAURI_INVOKE("review_run", { conversationId, reviewType, focus })),
 	/**
 	 *  The newest review of the conversation (asked for in the window, by the agent, or a run's
-	 *  final review), so the review panel opens on it without asking the model again. `None` when
-	 *  it was never reviewed.
+	 *  final review), so the review panel opens on it without asking the model again; with
+	 *  `execution_id`, the newest review of that run (a row of the run history). `None` when there
+	 *  is none.
 	 */
-	reviewLatest: (conversationId: string) => typedError<ReviewView | null, AppError>(__TAURI_INVOKE("review_latest", { conversationId })),
+	reviewLatest: (conversationId: string, executionId: string | null) => typedError<ReviewView | null, AppError>(__TAURI_INVOKE("review_latest", { conversationId, executionId })),
 	/**  What compressing at `level` with `strategy` would do; nothing is stored. */
 	compressionPreview: (conversationId: string, level: string, strategy: string) => typedError<CompressionPreview, AppError>(__TAURI_INVOKE("compression_preview", { conversationId, level, strategy })),
 	/**
@@ -1774,7 +1775,7 @@ export type WorkbenchSettings = {
 /**  What a workspace holds, counted before a switch leaves it behind. */
 export type WorkspaceCensusView = {
 	/**  Its files. */
-	files: number | null,
+	files: number,
 	/**  Their bytes. */
 	bytes: number | null,
 };
@@ -1833,10 +1834,11 @@ export type WorkspaceView = {
 	 */
 	location: string | null,
 	/**
-	 *  Files in this conversation's host folder while its runs work in Docker, where they
-	 *  cannot see them: the panel offers to copy them across.
+	 *  Files in this conversation's host folder, changed since they were last copied into its
+	 *  container, while its runs work in Docker and cannot see them: the panel offers to copy
+	 *  them across.
 	 */
-	leftOnHost: number | null,
+	leftOnHost: number,
 };
 
 /**  Who last wrote a workspace file: the tool card to link to, or the analyst. */

@@ -105,8 +105,11 @@ async fn switching_to_docker_and_back_takes_the_files_along_and_replaces_nothing
         "{early}"
     );
 
-    // To Docker: both files are copied into the container, byte for byte.
+    // To Docker: both files are left on the host until copied, then copied into the
+    // container byte for byte, and no longer said to be left behind.
     work_in(&f, c.id, "docker").await;
+    let left = workspace::left_on_host(&f.store, f.dir.path(), c.id).await;
+    assert_eq!(left.unwrap(), 2);
     let copied = workspace::copy_across(&f.store, f.dir.path(), c.id, SandboxKind::Host)
         .await
         .unwrap();
@@ -115,6 +118,8 @@ async fn switching_to_docker_and_back_takes_the_files_along_and_replaces_nothing
     assert_eq!(names, ["ledger_q3.csv", "out/total.txt"]);
     assert!(copied.kept.is_empty());
     assert_eq!(copied.bytes, 42);
+    let left = workspace::left_on_host(&f.store, f.dir.path(), c.id).await;
+    assert_eq!(left.unwrap(), 0);
     let docker = workspace::place(&f.store, f.dir.path(), c.id)
         .await
         .unwrap();

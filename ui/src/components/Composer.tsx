@@ -18,13 +18,15 @@ type Props = {
    * goes with the choice (the recovery panel opens with it), never dropped.
    */
   onGuide?: ((text: string) => void) | null;
+  /** Quick chat beside Send: the message is answered with no tools, plan or review. */
+  quick?: { on: boolean; onChange: (on: boolean) => void } | null;
 };
 
 /** The task field's id, which the focus-the-composer shortcut focuses. */
 export const COMPOSER_INPUT = "composer-input";
 
 /** Where the analyst gives the agent a task, and stops it. */
-export function Composer({ live, busyReason, onSend, onStop, onGuide = null, error = null }: Props) {
+export function Composer({ live, busyReason, onSend, onStop, onGuide = null, error = null, quick = null }: Props) {
   const { t } = useTranslation();
   const [task, setTask] = useState("");
   const [sending, setSending] = useState(false);
@@ -82,6 +84,12 @@ export function Composer({ live, busyReason, onSend, onStop, onGuide = null, err
           <button type="submit" className="button button-primary" data-testid="send-guidance">
             {t("composer.guide")}
           </button>
+        )}
+        {quick && !live && (
+          <label className="composer-quick" title={t("composer.quickHint")} data-testid="quick-chat">
+            <input type="checkbox" checked={quick.on} data-testid="quick-chat-toggle" onChange={(e) => quick.onChange(e.target.checked)} />
+            {t("composer.quick")}
+          </label>
         )}
         {live ? (
           <button type="button" className="button button-danger" data-testid="stop" onClick={onStop}>

@@ -32,7 +32,7 @@ import { LiveRun } from "./LiveRun";
 import { MessageList, type Mark } from "./MessageList";
 import type { MessageAction } from "./MessageItem";
 import { RerunDialog } from "./RerunDialog";
-import { RunHistory } from "./RunHistory";
+import { RunHistory, type RunFiles } from "./RunHistory";
 import { RunOptions } from "./RunOptions";
 import { RecoveryPanel } from "./RecoveryPanel";
 import { RelativeTime } from "./RelativeTime";
@@ -41,6 +41,7 @@ import { TenthManDialog } from "./TenthManDialog";
 import { TodoPanel } from "./TodoPanel";
 import { WorkspacePanel, type WorkspaceAdded } from "./WorkspacePanel";
 import { useLatest } from "../hooks/useLatest";
+import { useQuickChat } from "../hooks/useQuickChat";
 
 type Props = {
   conversation: ConversationSummary;
@@ -94,10 +95,21 @@ export function ConversationView(props: Props) {
   const lang = i18n.resolvedLanguage ?? "en";
   const { title, messageCount, tokens, updatedAt } = conversation;
   const [reviewOpen, setReviewOpen] = useState(false);
+  // The run whose own review the panel shows (opened from the run history); else the newest.
+  const [reviewRun, setReviewRun] = useState<string | null>(null);
+  // The run whose files the workspace panel lists alone (opened from the run history).
+  const [runFiles, setRunFiles] = useState<RunFiles | null>(null);
+  useEffect(() => {
+    setRunFiles(null);
+    setReviewRun(null);
+  }, [conversation.id]);
   const [compressOpen, setCompressOpen] = useState(false);
   // Bumped by a compression or an undo made here: the markers and the meter read again.
   const [compressions, setCompressions] = useState(0);
   const [markers, setMarkers] = useState<CompactionMarker[]>([]);
+  const quickChat = useQuickChat(conversation.id, props.settingsKey);
+  // Bumped when runs switched between the host and Docker: the workspace panel reads again.
+  const [switches, setSwitches] = useState(0);
   const reportFailure = useEffectEvent((error: AppError) => report(error));
   useEffect(() => {
     let alive = true;
@@ -396,7 +408,15 @@ export function ConversationView(props: Props) {
             >
               {t("find.button")}
             </button>
-            <RunHistory executions={executions.filter((e) => e.conversationId === conversation.id)} onOpen={(seq) => void reveal(seq)} />
+            <RunHistory
+              executions={executions.filter((e) => e.conversationId === conversation.id)}
+              onOpen={(seq) => void reveal(seq)}
+              onFiles={setRunFiles}
+              onReview={(id) => {
+                setReviewRun(id);
+                setReviewOpen(true);
+              }}
+            />
             <ExportMenu conversationId={conversation.id} />
           </div>
         </div>
@@ -485,8 +505,10 @@ export function ConversationView(props: Props) {
             onSend={send}
             onStop={props.onStop}
             onGuide={showRecovery && failure ? guide : null}
+            quick={{ on: quickChat.quick, onChange: (on) => void quickChat.setQuick(on) }}
           />
-          <RunOptions conversationId={conversation.id} disabled={run.live} settingsKey={props.settingsKey} />
+          <InlineError error={quickChat.error} testId="quick-chat-error" />
+          <RunOptions conversationId={conversation.id} disabled={run.live} settingsKey={props.settingsKey} onSwitched={() => setSwitches((n) => n + 1)} />
         </div>
         {/* With no plan, no subagents and no files, a narrow window gives the messages the room. */}
         <aside className={todos.length === 0 && subagents.length === 0 && listedFiles === 0 ? "workbench-side quiet" : "workbench-side"}>
@@ -494,11 +516,13 @@ export function ConversationView(props: Props) {
           {subagents.length > 0 && <SubagentTree nodes={subagents} onOpen={props.onOpenConversation} />}
           <WorkspacePanel
             conversationId={conversation.id}
-            refreshKey={`${refreshKey}:${run.live}:${run.tools.filter((x) => x.done).length}`}
+            refreshKey={`${refreshKey}:${run.live}:${run.tools.filter((x) => x.done).length}:${switches}`}
             added={props.workspaceAdded?.conversationId === conversation.id ? props.workspaceAdded : null}
             onListed={setListedFiles}
             onShowCall={(callId, inConversation, messageSeq) => void showCall(callId, inConversation, messageSeq)}
             onOpenConversation={props.onOpenConversation}
+            onlyRun={runFiles}
+            onShowAll={() => setRunFiles(null)}
           />
         </aside>
       </div>
@@ -543,7 +567,11 @@ export function ConversationView(props: Props) {
       {reviewOpen && (
         <TenthManDialog
           conversationId={conversation.id}
-          onClose={() => setReviewOpen(false)}
+          executionId={reviewRun}
+          onClose={() => {
+            setReviewOpen(false);
+            setReviewRun(null);
+          }}
           onEvidence={(seq) => {
             void reveal(seq);
             // On a narrow window the sheet takes the width: it closes to show the message, and

@@ -1,13 +1,16 @@
 import { useMemo, useState } from "react";
 import { useTranslation } from "react-i18next";
-import { formatCell, numericColumns, sortRows, toTsv } from "../lib/table";
+import { formatCell, numericColumns, sortRows, toCsv, toTsv } from "../lib/table";
 import { CopyButton } from "./CopyButton";
+import { SaveCsvButton } from "./SaveCsvButton";
 
 type Props = {
   columns: string[];
   rows: string[][];
   /** The file holds more rows than these. */
   more: boolean;
+  /** The name Save as CSV proposes (the file's, for a preview). */
+  name?: string;
 };
 
 /**
@@ -15,7 +18,7 @@ type Props = {
  * count, sorting by a column (numbers as numbers), a filter, and Copy as TSV, which pastes into
  * a spreadsheet as cells.
  */
-export function DataTable({ columns, rows, more }: Props) {
+export function DataTable({ columns, rows, more, name = "table" }: Props) {
   const { t, i18n } = useTranslation();
   const lang = i18n.resolvedLanguage ?? "en";
   const [sort, setSort] = useState<{ column: number; descending: boolean } | null>(null);
@@ -46,6 +49,7 @@ export function DataTable({ columns, rows, more }: Props) {
           onChange={(e) => setFilter(e.target.value)}
         />
         <CopyButton text={() => toTsv(columns, shown)} testId="table-copy-tsv" label={t("table.copyTsv")} />
+        <SaveCsvButton csv={() => toCsv(columns, shown)} name={name} />
       </div>
       <table className="workspace-table" data-testid="workspace-preview-table">
         <thead>

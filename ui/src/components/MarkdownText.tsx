@@ -3,8 +3,9 @@ import rehypeHighlight from "rehype-highlight";
 import remarkGfm from "remark-gfm";
 import { useTranslation } from "react-i18next";
 import { rehypeMarks } from "../lib/marks";
-import { toTsv } from "../lib/table";
+import { toCsv, toTsv } from "../lib/table";
 import { CopyButton } from "./CopyButton";
+import { SaveCsvButton } from "./SaveCsvButton";
 
 /** The parts of a syntax-tree node that hold text. */
 type TextNode = { type: string; value?: string; children?: TextNode[] };
@@ -16,9 +17,8 @@ function textOf(node: TextNode | undefined): string {
   return (node.children ?? []).map(textOf).join("");
 }
 
-/** A Markdown table's cells, row by row (header first), as TSV: it pastes into a spreadsheet
- *  as cells. */
-function tableTsv(node: TextNode | undefined): string {
+/** A Markdown table's cells, row by row (header first). */
+function tableCells(node: TextNode | undefined): { head: string[]; body: string[][] } {
   const rows: string[][] = [];
   const walk = (n: TextNode | undefined) => {
     if (!n) return;
@@ -31,7 +31,7 @@ function tableTsv(node: TextNode | undefined): string {
   };
   walk(node);
   const [head = [], ...body] = rows;
-  return toTsv(head, body);
+  return { head, body };
 }
 
 /**
@@ -49,7 +49,23 @@ export default function MarkdownText({ text, marks }: { text: string; marks?: re
       components={{
         table: ({ node, children }) => (
           <div className="table-block">
-            <CopyButton text={() => tableTsv(node as TextNode | undefined)} testId="copy-table" label={t("table.copyTsv")} />
+            <span className="table-block-tools">
+              <CopyButton
+                text={() => {
+                  const { head, body } = tableCells(node as TextNode | undefined);
+                  return toTsv(head, body);
+                }}
+                testId="copy-table"
+                label={t("table.copyTsv")}
+              />
+              <SaveCsvButton
+                csv={() => {
+                  const { head, body } = tableCells(node as TextNode | undefined);
+                  return toCsv(head, body);
+                }}
+                name="table"
+              />
+            </span>
             <table>{children}</table>
           </div>
         ),

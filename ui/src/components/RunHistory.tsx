@@ -9,7 +9,14 @@ type Props = {
   executions: ExecutionView[];
   /** Brings a run's first message into view. */
   onOpen: (seq: number) => void;
+  /** Lists the files a run wrote: its messages are seqs `from` up to (not with) `to`. */
+  onFiles?: (run: RunFiles) => void;
+  /** Opens a run's own review. */
+  onReview?: (executionId: string) => void;
 };
+
+/** The run whose files the workspace panel lists alone: its messages' seqs and its task. */
+export type RunFiles = { executionId: string; from: number; to: number | null; task: string };
 
 /** A run's length in words: "42 s", "3 min 5 s", "1 h 2 min". */
 export function formatDuration(ms: number, t: (key: "runs.seconds" | "runs.minutes" | "runs.hours", o: Record<string, number>) => string): string {
@@ -23,7 +30,7 @@ export function formatDuration(ms: number, t: (key: "runs.seconds" | "runs.minut
  * The conversation's runs, newest first: each with its status, model calls, tokens in and out,
  * how long it took and its final review's risk. A click shows the run's messages.
  */
-export function RunHistory({ executions, onOpen }: Props) {
+export function RunHistory({ executions, onOpen, onFiles, onReview }: Props) {
   const { t, i18n } = useTranslation();
   const lang = i18n.resolvedLanguage ?? "en";
   const { open, setOpen, toggle, container, trigger } = usePopover();
@@ -47,7 +54,9 @@ export function RunHistory({ executions, onOpen }: Props) {
             <p className="muted">{t("runs.none")}</p>
           ) : (
             <ol className="run-list">
-              {runs.map((run) => {
+              {runs.map((run, i) => {
+                // Newest first: the run after this one is the row above it.
+                const next = runs.slice(0, i).reverse().find((r) => r.firstSeq !== null);
                 const started = parseTime(run.startedAt ?? run.createdAt);
                 const finished = run.finishedAt ? parseTime(run.finishedAt) : null;
                 const duration = started && finished ? formatDuration(finished.getTime() - started.getTime(), t) : null;
@@ -109,6 +118,36 @@ export function RunHistory({ executions, onOpen }: Props) {
                         )}
                       </span>
                     </button>
+                    {(onFiles || (onReview && run.reviewRisk)) && run.firstSeq !== null && (
+                      <span className="run-row-actions">
+                        {onFiles && (
+                          <button
+                            type="button"
+                            className="link-button"
+                            data-testid="run-files"
+                            onClick={() => {
+                              onFiles({ executionId: run.id, from: run.firstSeq!, to: next?.firstSeq ?? null, task: run.task });
+                              setOpen(false);
+                            }}
+                          >
+                            {t("runs.files")}
+                          </button>
+                        )}
+                        {onReview && run.reviewRisk && (
+                          <button
+                            type="button"
+                            className="link-button"
+                            data-testid="run-review"
+                            onClick={() => {
+                              onReview(run.id);
+                              setOpen(false);
+                            }}
+                          >
+                            {t("runs.review")}
+                          </button>
+                        )}
+                      </span>
+                    )}
                   </li>
                 );
               })}

@@ -6,6 +6,7 @@ import { usePopover } from "../hooks/usePopover";
 import { FolderNotOpened } from "./FolderNotOpened";
 import { InlineError } from "./InlineError";
 import { McpSwitches } from "./McpSwitches";
+import { SandboxSwitchPrompt, transferText, type PendingSwitch, type SandboxName } from "./SandboxSwitch";
 
 const SANDBOXES = ["host", "docker"] as const;
 const MODES = ["hybrid", "tool_only", "system_only", "off"] as const;
@@ -16,6 +17,8 @@ type Props = {
   disabled?: boolean;
   /** Changes when the settings were saved: what an unset option follows is read again. */
   settingsKey?: number;
+  /** Where runs work changed (and files may have been copied there): the workspace is read again. */
+  onSwitched?: () => void;
 };
 
 /**
@@ -23,8 +26,11 @@ type Props = {
  * many model calls a run may make, and where the tenth man runs. Each unset one follows the
  * settings (or the runtime's default), and says which. Saved on change; the next run uses them.
  */
-export function RunOptions({ conversationId, disabled = false, settingsKey = 0 }: Props) {
-  const { t } = useTranslation();
+export function RunOptions({ conversationId, disabled = false, settingsKey = 0, onSwitched }: Props) {
+  const { t, i18n } = useTranslation();
+  const lang = i18n.resolvedLanguage ?? "en";
+  const [pending, setPending] = useState<PendingSwitch | null>(null);
+  const [moved, setMoved] = useState<string | null>(null);
   const { open, toggle, container, trigger } = usePopover();
   const [options, setOptions] = useState<RunOptionsView | null>(null);
   const [providers, setProviders] = useState<ProviderName[]>([]);
@@ -47,13 +53,40 @@ export function RunOptions({ conversationId, disabled = false, settingsKey = 0 }
     };
   }, [conversationId, open, settingsKey]);
 
-  const save = async (next: Pick<RunOptionsView, "provider" | "sandbox" | "maxSteps" | "tenthMan">) => {
+  const save = async (next: Pick<RunOptionsView, "provider" | "sandbox" | "maxSteps" | "tenthMan">): Promise<boolean> => {
     const res = await call(() => commands.runOptionsSave(conversationId, next.provider, next.sandbox, next.maxSteps, next.tenthMan));
     setError(res.status === "error" ? res.error : null);
     if (res.status === "ok") {
       setOptions(res.data);
       setSteps(res.data.maxSteps === null ? "" : String(res.data.maxSteps));
     }
+    return res.status === "ok";
+  };
+
+  // A switch that leaves files behind asks first (see SandboxSwitchPrompt).
+  const changeSandbox = async (current: RunOptionsView, value: string) => {
+    setMoved(null);
+    const from = (current.sandbox ?? current.settingsSandbox) as SandboxName;
+    const to = (value || current.settingsSandbox) as SandboxName;
+    const next = { provider: current.provider, sandbox: value || null, maxSteps: current.maxSteps, tenthMan: current.tenthMan };
+    if (from === to) {
+      await save(next);
+      return;
+    }
+    const census = await call(() => commands.workspaceCensus(conversationId, from));
+    if (census.status === "ok" && (census.data.files ?? 0) > 0) {
+      setPending({ value, from, to, files: census.data.files ?? 0, bytes: census.data.bytes ?? 0 });
+      return;
+    }
+    if (await save(next)) onSwitched?.();
+    // A place that cannot be read (a stopped engine) is said; the switch still goes.
+    if (census.status === "error") setError(census.error);
+  };
+  const setProviderDefault = async (provider: string, mode: string | null) => {
+    const res = await call(() => commands.providerTenthManSave(provider, mode));
+    if (res.status === "error") return setError(res.error);
+    const again = await call(() => commands.runOptionsGet(conversationId));
+    if (again.status === "ok") setOptions(again.data);
   };
 
   // The workspace: only the folder dialog names a folder, never the page.
@@ -132,9 +165,27 @@ export function RunOptions({ conversationId, disabled = false, settingsKey = 0 }
                 },
                 ...SANDBOXES.map((s) => ({ value: s, label: t(`runOptions.sandboxes.${s}`) })),
               ]}
-              onChange={(v) => void save({ ...own(options), sandbox: v || null })}
+              onChange={(v) => void changeSandbox(options, v)}
             />
           </label>
+          {pending && (
+            <SandboxSwitchPrompt
+              conversationId={conversationId}
+              pending={pending}
+              onSave={(value) => save({ ...own(options), sandbox: value || null })}
+              onDone={(switched, copied) => {
+                const to = pending.to;
+                setPending(null);
+                if (copied) setMoved(transferText(t, copied, to, lang));
+                if (switched) onSwitched?.();
+              }}
+            />
+          )}
+          {moved && (
+            <p className="run-options-wide sandbox-switch-done" role="status" data-testid="sandbox-switch-done">
+              {moved}
+            </p>
+          )}
           <label className="settings-field">
             <span>{t("runOptions.maxSteps")}</span>
             <input
@@ -160,6 +211,14 @@ export function RunOptions({ conversationId, disabled = false, settingsKey = 0 }
               ]}
               onChange={(v) => void save({ ...own(options), tenthMan: v || null })}
             />
+            {options.providerInForce !== null && (
+              <ProviderDefault
+                provider={options.providerInForce}
+                chosen={options.tenthMan}
+                providerMode={options.providerTenthMan}
+                onSet={(mode) => void setProviderDefault(options.providerInForce!, mode)}
+              />
+            )}
           </label>
           <div className="settings-field run-options-workspace" data-testid="run-options-workspace">
             <span>{t("runOptions.workspace")}</span>
@@ -212,4 +271,30 @@ function ChoiceSelect({ testId, value, choices, onChange }: { testId: string; va
       ))}
     </select>
   );
+}
+
+/**
+ * A provider's own tenth man default, beside the conversation's choice: a small local model can
+ * have it off for every conversation that does not choose, so a question stays a question.
+ */
+function ProviderDefault({ provider, chosen, providerMode, onSet }: { provider: string; chosen: string | null; providerMode: string | null; onSet: (mode: string | null) => void }) {
+  const { t } = useTranslation();
+  if (chosen !== null && chosen !== providerMode) {
+    return (
+      <button type="button" className="link-button run-options-provider-default" data-testid="tenth-man-provider-default" onClick={() => onSet(chosen)}>
+        {t("runOptions.makeProviderDefault", { provider })}
+      </button>
+    );
+  }
+  if (providerMode !== null) {
+    return (
+      <span className="muted run-options-provider-default" data-testid="tenth-man-provider-default-set">
+        {t("runOptions.providerDefault", { provider, mode: t(`runOptions.modes.${providerMode as "hybrid"}`) })}{" "}
+        <button type="button" className="link-button" data-testid="tenth-man-provider-default-clear" onClick={() => onSet(null)}>
+          {t("runOptions.clearProviderDefault")}
+        </button>
+      </span>
+    );
+  }
+  return null;
 }

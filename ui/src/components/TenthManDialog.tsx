@@ -8,6 +8,8 @@ import { withoutCliFlags } from "../lib/runWarning";
 
 type Props = {
   conversationId: string;
+  /** Opens on this run's review (a row of the run history) rather than the newest. */
+  executionId?: string | null;
   onClose: () => void;
   onEvidence: (seq: number) => void;
 };
@@ -45,7 +47,7 @@ function Finding({ finding, onEvidence }: { finding: FindingView; onEvidence: (s
 }
 
 /** The tenth man: an adversarial review of the whole conversation, on demand. */
-export function TenthManDialog({ conversationId, onClose, onEvidence }: Props) {
+export function TenthManDialog({ conversationId, executionId = null, onClose, onEvidence }: Props) {
   const { t, i18n } = useTranslation();
   const sheet = useRef<HTMLDivElement>(null);
   useSheet(sheet, onClose);
@@ -62,7 +64,7 @@ export function TenthManDialog({ conversationId, onClose, onEvidence }: Props) {
   useEffect(() => {
     let alive = true;
     void (async () => {
-      const res = await call(() => commands.reviewLatest(conversationId));
+      const res = await call(() => commands.reviewLatest(conversationId, executionId));
       if (!alive) return;
       if (res.status === "ok") setReview(res.data);
       else setError(res.error.message);
@@ -71,7 +73,7 @@ export function TenthManDialog({ conversationId, onClose, onEvidence }: Props) {
     return () => {
       alive = false;
     };
-  }, [conversationId]);
+  }, [conversationId, executionId]);
 
   const start = async () => {
     setBusy(true);

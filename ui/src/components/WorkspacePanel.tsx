@@ -2,6 +2,8 @@ import { useCallback, useEffect, useEffectEvent, useState } from "react";
 import { useTranslation } from "react-i18next";
 import { call } from "../api/call";
 import { commands, type AppError, type WorkspaceFileView, type WorkspaceView } from "../bindings";
+import { transferText } from "./SandboxSwitch";
+import type { RunFiles } from "./RunHistory";
 import { formatBytes } from "../lib/format";
 import { FolderNotOpened } from "./FolderNotOpened";
 import { InlineError } from "./InlineError";
@@ -24,14 +26,25 @@ type Props = {
   onShowCall: (callId: string, conversationId: string | null, messageSeq: number | null) => void;
   /** Opens another conversation: the one whose workspace a subagent's shares. */
   onOpenConversation?: (conversationId: string, title: string) => void;
+  /** Lists only the files this run's calls wrote (a row of the run history asked). */
+  onlyRun?: RunFiles | null;
+  /** Lists every file again. */
+  onShowAll?: () => void;
 };
+
+/** Whether a run's calls wrote `file`: its writer's answer lies among the run's messages. */
+export function writtenByRun(file: WorkspaceFileView, run: RunFiles): boolean {
+  const by = file.writtenBy;
+  if (by === null || by.by !== "call" || by.messageSeq === null) return false;
+  return by.messageSeq >= run.from && (run.to === null || by.messageSeq < run.to);
+}
 
 /**
  * The files this conversation's runs wrote (or the analyst added) in its workspace, newest
  * first, each with the call that wrote it: a click opens its preview, the call's name scrolls to
  * its card. Read again after each tool call; on the host and in Docker alike.
  */
-export function WorkspacePanel({ conversationId, refreshKey, added, onListed, onShowCall, onOpenConversation }: Props) {
+export function WorkspacePanel({ conversationId, refreshKey, added, onListed, onShowCall, onOpenConversation, onlyRun = null, onShowAll }: Props) {
   const { t, i18n } = useTranslation();
   const lang = i18n.resolvedLanguage ?? "en";
   const [view, setView] = useState<WorkspaceView | null>(null);
@@ -75,12 +88,36 @@ export function WorkspacePanel({ conversationId, refreshKey, added, onListed, on
     setOpenError(res.status === "error" ? res.error : null);
     setUnopened(res.status === "ok" ? res.data : null);
   };
+  // Files left in the host folder while runs work in Docker: copied in on demand.
+  const [copying, setCopying] = useState(false);
+  const [copied, setCopied] = useState<string | null>(null);
+  const [copyError, setCopyError] = useState<AppError | null>(null);
+  const copyIn = async () => {
+    setCopying(true);
+    const res = await call(() => commands.workspaceCopyAcross(conversationId, "host"));
+    setCopying(false);
+    setCopyError(res.status === "error" ? res.error : null);
+    setCopied(res.status === "ok" ? transferText(t, res.data, "docker", lang) : null);
+    setReads((n) => n + 1);
+  };
+  // "Leave them" hides the notice until the count changes (a file added or changed there).
+  const leftKey = `decima.leftOnHostDismissed.${conversationId}`;
+  const [leftDismissed, setLeftDismissed] = useState<string | null>(() => localStorage.getItem(leftKey));
+  useEffect(() => {
+    setCopied(null);
+    setCopyError(null);
+    setLeftDismissed(localStorage.getItem(leftKey));
+  }, [conversationId, leftKey]);
+  const leaveThem = (count: number) => {
+    localStorage.setItem(leftKey, String(count));
+    setLeftDismissed(String(count));
+  };
   const newest = [added, picked].filter((a): a is WorkspaceAdded => a !== null).sort((a, b) => b.nonce - a.nonce)[0];
   // A failed add says why until the next one; which files the next message names is the
   // store's to say (it gets them named once, whatever the window did in between).
   const addError = newest?.error ?? null;
   const pending = view?.pendingAnnouncement ?? [];
-  const files = view?.files ?? [];
+  const files = (view?.files ?? []).filter((f) => onlyRun === null || writtenByRun(f, onlyRun));
 
   return (
     <section className="side-panel workspace-panel" data-testid="workspace-panel" aria-label={t("workspace.label")}>
@@ -106,6 +143,36 @@ export function WorkspacePanel({ conversationId, refreshKey, added, onListed, on
           {t("workspace.all")}
         </label>
       </div>
+      {view && view.owner === null && (
+        <p className="muted workspace-location" data-testid="workspace-location">
+          {view.location !== null ? (
+            <>
+              {t("workspace.hostFolder")} <code title={view.location}>{view.location}</code>
+            </>
+          ) : (
+            t("workspace.container")
+          )}
+        </p>
+      )}
+      {view && view.leftOnHost > 0 && leftDismissed !== String(view.leftOnHost) && (
+        <div className="workspace-left-behind" role="status" data-testid="workspace-left-behind">
+          <span>{t("workspace.leftOnHost", { count: view.leftOnHost })}</span>
+          <span className="workspace-left-actions">
+            <button type="button" className="button button-small button-primary" data-testid="workspace-copy-in" disabled={copying} onClick={() => void copyIn()}>
+              {t("workspace.copyIn")}
+            </button>
+            <button type="button" className="button button-small" data-testid="workspace-leave" onClick={() => leaveThem(view.leftOnHost)}>
+              {t("workspace.leave")}
+            </button>
+          </span>
+        </div>
+      )}
+      {copied && (
+        <p className="workspace-added" role="status" data-testid="workspace-copied">
+          {copied}
+        </p>
+      )}
+      {copyError && <InlineError error={copyError} testId="workspace-copy-error" />}
       {view?.owner && (
         <p className="muted workspace-owner" data-testid="workspace-owner">
           {t("workspace.sharedWith")}{" "}
@@ -123,8 +190,16 @@ export function WorkspacePanel({ conversationId, refreshKey, added, onListed, on
           {t("workspace.added", { count: pending.length, names: pending.join(", ") })}
         </p>
       )}
+      {onlyRun && (
+        <p className="workspace-run-filter" role="status" data-testid="workspace-run-filter">
+          <span title={onlyRun.task}>{t("workspace.ofRun", { count: files.length, task: onlyRun.task })}</span>{" "}
+          <button type="button" className="link-button" data-testid="workspace-show-all" onClick={onShowAll}>
+            {t("workspace.showAll")}
+          </button>
+        </p>
+      )}
       {error && <InlineError error={error} testId="workspace-error" />}
-      {view && files.length === 0 && !error && (
+      {view && files.length === 0 && !error && onlyRun === null && (
         <p className="muted" data-testid="workspace-empty">
           {all ? t("workspace.emptyAll") : t("workspace.empty")}
         </p>

@@ -107,7 +107,7 @@ function Shown({ preview, path, full, onToggle }: { preview: FilePreview; path: 
               {t("workspace.sheet", { name: preview.sheet, count: preview.sheets })}
             </p>
           )}
-          <DataTable columns={preview.columns} rows={preview.rows} more={preview.more} />
+          <DataTable columns={preview.columns} rows={preview.rows} more={preview.more} name={path.split("/").pop()?.replace(/\.[^.]*$/, "") ?? "table"} />
           {preview.more && <p className="muted">{t("workspace.moreRows", { count: preview.rows.length })}</p>}
         </div>
       );

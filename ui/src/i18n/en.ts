@@ -135,6 +135,9 @@ const en = {
     none: "No file chosen",
   },
   table: {
+    saveCsv: "Save as CSV…",
+    saveTitle: "Save the table as CSV",
+    saved: "Saved to {{path}} ({{size}}).",
     rows_one: "{{count, n}} row",
     rows_other: "{{count, n}} rows",
     firstRows_one: "the first {{count, n}} row",
@@ -145,6 +148,8 @@ const en = {
     copyTsv: "Copy the table as TSV (pastes into a spreadsheet as cells)",
   },
   composer: {
+    quick: "Quick chat",
+    quickHint: "Answer as a chat: no tools, plan or review. Remembered for this conversation.",
     label: "Task",
     placeholder: "What should the agent do? (Ctrl+Enter sends)",
     placeholderEnter: "What should the agent do? (Enter sends, Shift+Enter adds a line)",
@@ -161,6 +166,15 @@ const en = {
     },
   },
   workspace: {
+    hostFolder: "Files are in",
+    container: "Files are in the Docker container's /workspace.",
+    leftOnHost_one: "{{count, n}} file in this conversation's folder on this computer is not in the container, where runs now work.",
+    leftOnHost_other: "{{count, n}} files in this conversation's folder on this computer are not in the container, where runs now work.",
+    copyIn: "Copy into the container",
+    leave: "Leave them",
+    ofRun_one: "{{count, n}} file written by the run “{{task}}”.",
+    ofRun_other: "{{count, n}} files written by the run “{{task}}”.",
+    showAll: "Show all files",
     sharedWith: "A subagent works in the workspace of",
     sharedWithAfter: ": only the files its own calls wrote are listed here; Open folder shows them all.",
     noFileManager: "No file manager opened it. The folder is",
@@ -274,6 +288,8 @@ const en = {
     dismiss: "Dismiss",
   },
   runs: {
+    files: "Its files",
+    review: "Its review",
     button_one: "{{count, n}} run",
     button_other: "{{count, n}} runs",
     label: "Run history",
@@ -295,6 +311,9 @@ const en = {
     hours: "{{h}} h {{m}} min",
   },
   runOptions: {
+    makeProviderDefault: "Use this for every conversation with {{provider}}",
+    providerDefault: "{{provider}}'s default: {{mode}}.",
+    clearProviderDefault: "Clear",
     mcp: "MCP servers used here",
     mcpOffForAll: "off for every run in the settings",
     workspace: "Workspace (where host runs work)",
@@ -743,6 +762,20 @@ const en = {
   },
   time: {
     justNow: "just now",
+  },
+  sandboxSwitch: {
+    warning_one: "This conversation's file ({{size}}) is {{from}}. Runs {{to}} cannot see it.",
+    warning_other: "This conversation's {{count, n}} files ({{size}}) are {{from}}. Runs {{to}} cannot see them.",
+    copy: "Copy them across and switch",
+    only: "Switch without them",
+    cancel: "Cancel",
+    close: "Close",
+    copied_one: "Copied {{count, n}} file ({{size}}) {{to}}.",
+    copied_other: "Copied {{count, n}} files ({{size}}) {{to}}.",
+    kept_one: "{{count, n}} file was already there and is kept as it is: {{names}}.",
+    kept_other: "{{count, n}} files were already there and are kept as they are: {{names}}.",
+    places: { host: "on this computer", docker: "in Docker" },
+    placesTo: { host: "to this computer", docker: "into the Docker container" },
   },
 };
 

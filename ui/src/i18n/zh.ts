@@ -136,6 +136,9 @@ const zh: Messages = {
     none: "未选择文件",
   },
   table: {
+    saveCsv: "另存为 CSV…",
+    saveTitle: "将表格另存为 CSV",
+    saved: "已保存到 {{path}}（{{size}}）。",
     rows_one: "{{count, n}} 行",
     rows_other: "{{count, n}} 行",
     firstRows_one: "前 {{count, n}} 行",
@@ -146,6 +149,8 @@ const zh: Messages = {
     copyTsv: "以 TSV 复制表格（粘贴到电子表格中即为单元格）",
   },
   composer: {
+    quick: "快速聊天",
+    quickHint: "像聊天一样回答：不用工具、计划或审查。此对话会记住这个选择。",
     label: "任务",
     placeholder: "要代理做什么？（Ctrl+Enter 发送）",
     placeholderEnter: "要代理做什么？（Enter 发送，Shift+Enter 换行）",
@@ -162,6 +167,15 @@ const zh: Messages = {
     },
   },
   workspace: {
+    hostFolder: "文件位于",
+    container: "文件位于 Docker 容器的 /workspace 中。",
+    leftOnHost_one: "此对话在本机文件夹中的 {{count, n}} 个文件不在容器里，而运行现在在容器中进行。",
+    leftOnHost_other: "此对话在本机文件夹中的 {{count, n}} 个文件不在容器里，而运行现在在容器中进行。",
+    copyIn: "复制到容器中",
+    leave: "保留在原处",
+    ofRun_one: "运行“{{task}}”写入的 {{count, n}} 个文件。",
+    ofRun_other: "运行“{{task}}”写入的 {{count, n}} 个文件。",
+    showAll: "显示全部文件",
     sharedWith: "子代理在以下对话的工作区中工作：",
     sharedWithAfter: "。这里只列出它自己的调用写出的文件；“打开文件夹”可查看全部。",
     noFileManager: "没有文件管理器能打开它。文件夹位于",
@@ -275,6 +289,8 @@ const zh: Messages = {
     dismiss: "关闭",
   },
   runs: {
+    files: "它的文件",
+    review: "它的审查",
     button_one: "{{count, n}} 次运行",
     button_other: "{{count, n}} 次运行",
     label: "运行历史",
@@ -296,6 +312,9 @@ const zh: Messages = {
     hours: "{{h}} 小时 {{m}} 分",
   },
   runOptions: {
+    makeProviderDefault: "对 {{provider}} 的所有对话都使用此设置",
+    providerDefault: "{{provider}} 的默认设置：{{mode}}。",
+    clearProviderDefault: "清除",
     mcp: "此对话使用的 MCP 服务器",
     mcpOffForAll: "已在设置中对所有运行关闭",
     workspace: "工作区（主机运行的目录）",
@@ -744,6 +763,20 @@ const zh: Messages = {
   },
   time: {
     justNow: "刚刚",
+  },
+  sandboxSwitch: {
+    warning_one: "此对话的文件（{{size}}）{{from}}。{{to}}的运行看不到它。",
+    warning_other: "此对话的 {{count, n}} 个文件（{{size}}）{{from}}。{{to}}的运行看不到它们。",
+    copy: "复制过去并切换",
+    only: "不带文件切换",
+    cancel: "取消",
+    close: "关闭",
+    copied_one: "已将 {{count, n}} 个文件（{{size}}）复制到{{to}}。",
+    copied_other: "已将 {{count, n}} 个文件（{{size}}）复制到{{to}}。",
+    kept_one: "{{count, n}} 个文件已在那里，保持原样：{{names}}。",
+    kept_other: "{{count, n}} 个文件已在那里，保持原样：{{names}}。",
+    places: { host: "在本机上", docker: "在 Docker 中" },
+    placesTo: { host: "本机", docker: "Docker 容器中" },
   },
 };
 

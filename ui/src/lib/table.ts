@@ -54,3 +54,10 @@ export function toTsv(columns: string[], rows: string[][]): string {
   const clean = (cell: string) => cell.replace(/[\t\r\n]+/g, " ");
   return [columns, ...rows].map((row) => row.map(clean).join("\t")).join("\n");
 }
+
+/** A table as CSV (RFC 4180): a cell with a comma, quote or line break is quoted, its quotes
+ *  doubled; lines end with CRLF, as spreadsheets write them. */
+export function toCsv(columns: string[], rows: string[][]): string {
+  const cell = (value: string) => (/[",\r\n]/.test(value) ? `"${value.replace(/"/g, '""')}"` : value);
+  return [columns, ...rows].map((row) => row.map(cell).join(",")).join("\r\n") + "\r\n";
+}

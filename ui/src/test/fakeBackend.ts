@@ -96,6 +96,22 @@ export class FakeBackend {
   runOptions: Record<string, { provider: string | null; sandbox: string | null; maxSteps: number | null; tenthMan: string | null }> = {};
   /** Each conversation's chosen workspace folder. */
   workspaces: Record<string, string> = {};
+  /** Conversations whose messages are quick chats. */
+  quick: Record<string, boolean> = {};
+  /** Each provider's own tenth man default. */
+  providerTenthMan: Record<string, string | null> = {};
+  /** What workspace_census counts, by `<conversation>/<sandbox>` (none: empty). */
+  census: Record<string, { files: number; bytes: number }> = {};
+  /** What workspace_copy_across answers, or fails with. */
+  copyAcross: { copied: string[]; kept: string[]; bytes: number } | AppError = { copied: [], kept: [], bytes: 0 };
+  /** Files left in a conversation's host folder while it works in Docker. */
+  leftOnHost: Record<string, number> = {};
+  /** Where the save dialog of table_save_csv puts the file (null cancels it). */
+  csvSaveTo: string | null = "/home/analyst/Documents/table.csv";
+  /** The title conversation_title_from_model gives (null: none). */
+  modelTitle: string | null = null;
+  /** Each run's own review, by execution id: what review_latest answers when asked for one. */
+  runReviews: Record<string, ReviewView> = {};
   /** What the folder dialog picks (null cancels it). */
   pickedFolder: string | null = null;
   /** What provider_models lists (null: the server does not answer). */
@@ -327,15 +343,41 @@ export class FakeBackend {
           this.runOptions[id] = { provider, sandbox: (args.sandbox as string | null) ?? null, maxSteps, tenthMan: (args.tenthMan as string | null) ?? null };
         }
         const own = this.runOptions[id] ?? { provider: null, sandbox: null, maxSteps: null, tenthMan: null };
+        const inForce = own.provider ?? this.settings.provider ?? (this.providers.length === 1 ? this.providers[0]!.name : null);
+        const providerTenthMan = inForce === null ? null : (this.providerTenthMan[inForce] ?? null);
         return {
           ...own,
+          quick: this.quick[id] ?? false,
+          providerInForce: inForce,
+          providerTenthMan,
           workspace: this.workspaces[id] ?? null,
           defaultWorkspace: `/data/workspaces/${id}`,
           settingsProvider: this.settings.provider,
           settingsSandbox: this.settings.sandbox,
           defaultMaxSteps: 50,
-          defaultTenthMan: "hybrid",
+          defaultTenthMan: providerTenthMan ?? "hybrid",
         };
+      }
+      case "run_options_set_quick":
+        this.quick[String(args.conversationId)] = Boolean(args.quick);
+        return this.handle("run_options_get", { conversationId: args.conversationId });
+      case "provider_tenth_man_save":
+        this.providerTenthMan[String(args.name)] = (args.mode as string | null) ?? null;
+        return null;
+      case "workspace_census":
+        return this.census[`${String(args.conversationId)}/${String(args.sandbox)}`] ?? { files: 0, bytes: 0 };
+      case "workspace_copy_across":
+        if ("code" in this.copyAcross) throw this.copyAcross;
+        delete this.leftOnHost[String(args.conversationId)];
+        return this.copyAcross;
+      case "table_save_csv":
+        return this.csvSaveTo === null ? null : { path: this.csvSaveTo, bytes: String(args.csv).length };
+      case "conversation_title_from_model": {
+        if (this.modelTitle === null) return null;
+        const c = this.conversations.find((x) => x.id === args.conversationId);
+        if (!c || c.title !== args.expectedTitle) return null;
+        c.title = this.modelTitle;
+        return this.modelTitle;
       }
       case "workspace_choose":
         if (this.pickedFolder === null) return null;
@@ -539,14 +581,18 @@ export class FakeBackend {
         this.engine = { host, certPath: host === null ? null : certPath, fromEnvironment: this.engine.fromEnvironment };
         return this.engine;
       }
-      case "workspace_files":
+      case "workspace_files": {
+        const sandbox = this.runOptions[String(args.conversationId)]?.sandbox ?? this.settings.sandbox;
         return {
-          sandbox: "host",
-          canOpenFolder: true,
+          sandbox,
+          canOpenFolder: sandbox === "host",
+          location: sandbox === "host" ? (this.workspaces[String(args.conversationId)] ?? `/data/workspaces/${String(args.conversationId)}`) : null,
+          leftOnHost: sandbox === "docker" ? (this.leftOnHost[String(args.conversationId)] ?? 0) : 0,
           files: this.workspaceFiles[String(args.conversationId)] ?? [],
           pendingAnnouncement: this.pendingAnnouncement[String(args.conversationId)] ?? [],
           owner: this.workspaceOwners[String(args.conversationId)] ?? null,
         };
+      }
       case "workspace_preview": {
         const preview = this.previews[String(args.path)];
         if (!preview) throw { code: "invalid_input", message: `${String(args.path)} is not in this conversation's workspace (any more)` } satisfies AppError;
@@ -798,6 +844,7 @@ export class FakeBackend {
         this.latestReview = this.review;
         return this.review;
       case "review_latest":
+        if (typeof args.executionId === "string") return this.runReviews[args.executionId] ?? null;
         return this.latestReview;
       default:
         throw { code: "internal", message: `unknown command ${cmd}` } satisfies AppError;

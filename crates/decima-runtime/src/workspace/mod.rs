@@ -10,7 +10,7 @@ pub mod transfer;
 pub use added::{AddedFile, add_files};
 pub use entries::{WorkspaceEntry, Writer, entries};
 pub use place::{WorkspacePlace, place, place_as};
-pub use transfer::{Transfer, census, copy_across};
+pub use transfer::{Transfer, census, copy_across, left_on_host};
 
 /// The event a run logs for each call that changed files (see the runner's
 /// `workspace_changes`): `{call_id, name, files: [{path, size, created}]}`.

@@ -39,6 +39,37 @@ pub async fn census(
     Ok((files.len() as u64, bytes))
 }
 
+/// The files of `conversation`'s host folder its runs in Docker cannot see: those changed since
+/// they were last copied into the container (all of them, before any copy). The window's
+/// workspace panel says how many, and offers to copy them.
+pub async fn left_on_host(
+    store: &Store,
+    data_dir: &std::path::Path,
+    conversation: ConversationId,
+) -> Result<u64> {
+    let since = store
+        .app_settings()
+        .get(&copied_key(conversation))
+        .await?
+        .and_then(|v| v.get("host").and_then(serde_json::Value::as_i64))
+        .unwrap_or(i64::MIN);
+    let host = place_as(store, data_dir, conversation, SandboxKind::Host).await?;
+    let files = host
+        .sandbox
+        .list_files()
+        .await
+        .map_err(RuntimeError::Workspace)?;
+    Ok(files.iter().filter(|f| f.modified >= since).count() as u64)
+}
+
+/// Where the time of the last copy out of a conversation's host folder is kept.
+fn copied_key(conversation: ConversationId) -> String {
+    format!(
+        "workspace_copied.{}",
+        conversation.to_string().replace('-', "_")
+    )
+}
+
 /// Copies every file of `conversation`'s workspace of kind `from` into the workspace its runs
 /// work in now, which must be of the other kind.
 #[tracing::instrument(skip(store, data_dir), fields(%conversation, from = from.as_str()))]
@@ -64,7 +95,21 @@ pub async fn copy_across(
         )));
     }
     let source = place_as(store, data_dir, conversation, from).await?;
-    copy_files(&source, &to).await
+    let started = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX));
+    let done = copy_files(&source, &to).await?;
+    if from == SandboxKind::Host {
+        // A file changed in the same second as the copy still counts as left behind.
+        store
+            .app_settings()
+            .put(
+                &copied_key(conversation),
+                &serde_json::json!({ "host": started.saturating_add(1) }),
+            )
+            .await?;
+    }
+    Ok(done)
 }
 
 /// Copies `source`'s files into `to`, each through a temporary host file (a container's file
