@@ -356,9 +356,11 @@ const en = {
     found_other: "The server lists {{count, n}} models.",
     noList: "No model list: {{reason}} Type the model's name instead.",
     add: "Add, test and use",
+    addAndTest: "Add and test",
     testing: "Testing…",
     later: "Later",
     passed: "The provider answered in {{ms, n}} ms and is the one runs use.",
+    passedAdded: "The provider answered in {{ms, n}} ms and is added.",
     done: "Done",
   },
   search: {
@@ -670,6 +672,7 @@ const en = {
     keepKey: "blank keeps the stored key",
     label: "Settings",
     providers: "Providers",
+    addProvider: "Add a provider",
     windowSources: {
       served: "{{tokens, n}} tokens, as the server reports",
       preset: "{{tokens, n}} tokens, the preset's (the server does not say)",

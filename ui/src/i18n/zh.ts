@@ -357,9 +357,11 @@ const zh: Messages = {
     found_other: "服务器列出了 {{count, n}} 个模型。",
     noList: "没有模型列表：{{reason}} 请直接输入模型名称。",
     add: "添加、测试并使用",
+    addAndTest: "添加并测试",
     testing: "正在测试…",
     later: "稍后",
     passed: "该服务在 {{ms, n}} 毫秒内应答，现已用于运行。",
+    passedAdded: "该服务在 {{ms, n}} 毫秒内应答，已添加。",
     done: "完成",
   },
   search: {
@@ -671,6 +673,7 @@ const zh: Messages = {
     keepKey: "留空则保留已存的密钥",
     label: "设置",
     providers: "模型服务",
+    addProvider: "添加模型服务",
     windowSources: {
       served: "{{tokens, n}} 个 token，由服务器报告",
       preset: "{{tokens, n}} 个 token，取自预设（服务器未告知）",
