@@ -587,3 +587,46 @@ async fn ctrl_c_while_the_model_answers_cancels_the_run() {
         .unwrap();
     assert_eq!(answer["answer"]["ended"], "stopped", "{answer}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_quick_run_answers_in_one_request_with_no_tool_offered() {
+    let env = Env::new().await;
+    env.say("Four.");
+    // Asked for the tenth man too: a quick chat still neither offers it nor reviews.
+    let out = env
+        .run(&["--quick", "--tenth-man", "hybrid"], "What is 2 + 2?")
+        .await;
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout).trim(), "Four.");
+    let requests = env.server.requests();
+    assert_eq!(requests.len(), 1, "one answer and no final review");
+    let tools = &requests[0].json.as_ref().unwrap()["tools"];
+    assert!(
+        tools.is_null() || tools.as_array().is_some_and(Vec::is_empty),
+        "{tools}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_providers_tenth_man_default_is_refused_for_an_unknown_provider_or_mode() {
+    let env = Env::new().await;
+    let unknown = env
+        .decima(&["provider", "tenth-man", "nobody", "off"])
+        .await;
+    assert!(!unknown.status.success());
+    assert!(
+        text(&unknown.stderr).contains("nobody"),
+        "{}",
+        text(&unknown.stderr)
+    );
+    let mode = env
+        .decima(&["provider", "tenth-man", "nobody", "sometimes"])
+        .await;
+    assert!(!mode.status.success());
+    let said = text(&mode.stderr);
+    assert!(
+        said.contains("off, tool_only, system_only, hybrid or default")
+            && said.contains("sometimes"),
+        "{said}"
+    );
+}

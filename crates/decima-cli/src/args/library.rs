@@ -207,6 +207,14 @@ pub enum ProviderCommand {
         /// The provider's name.
         name: String,
     },
+    /// Set where the tenth man runs for this provider's runs that do not choose (`default`
+    /// follows Decima's: hybrid). Off suits a small local model.
+    TenthMan {
+        /// The provider's name.
+        name: String,
+        /// off, tool_only, system_only, hybrid, or default.
+        mode: String,
+    },
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]

@@ -203,6 +203,7 @@ impl Command {
                 ProviderCommand::List { .. } => "provider list",
                 ProviderCommand::Remove { .. } => "provider remove",
                 ProviderCommand::Test { .. } => "provider test",
+                ProviderCommand::TenthMan { .. } => "provider tenth-man",
             },
             Command::Db(DbCommand::Migrate) => "db migrate",
             Command::Db(DbCommand::Copy { .. }) => "db copy",

@@ -45,9 +45,13 @@ pub struct RunArgs {
     #[arg(long, value_name = "N", default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..))]
     pub subagent_running: u32,
     /// Where the tenth man (an adversarial reviewer) runs: as a tool the agent can call, as a
-    /// final review of the answer, both (hybrid), or not at all.
-    #[arg(long, value_enum, value_name = "MODE", default_value = "hybrid")]
-    pub tenth_man: TenthManArg,
+    /// final review of the answer, both (hybrid), or not at all. Unset: the provider's default
+    /// (`provider tenth-man`), else hybrid.
+    #[arg(long, value_enum, value_name = "MODE")]
+    pub tenth_man: Option<TenthManArg>,
+    /// A quick chat: the model answers with no tools, plan or review.
+    #[arg(long)]
+    pub quick: bool,
     /// The provider that reviews; defaults to the conversation's reviewer, else the agent's.
     #[arg(long, value_name = "NAME")]
     pub reviewer_provider: Option<String>,

@@ -47,7 +47,15 @@ pub async fn run(store: &Store, data_dir: &Path, args: RunArgs) -> Result<(), Cl
         provider: args.provider.clone(),
         phase_compression: !args.no_phase_compression,
         checkpoint_compression: !args.no_checkpoint_compression,
-        tenth_man: args.tenth_man.into(),
+        tenth_man: match args.tenth_man {
+            _ if args.quick => decima_runtime::review::TenthManMode::Off,
+            Some(mode) => mode.into(),
+            None => {
+                decima_runtime::providers::tenth_man_default(store, args.provider.as_deref())
+                    .await?
+            }
+        },
+        quick: args.quick,
         reviewer_provider: args.reviewer_provider.clone(),
         ..RunOptions::default()
     };

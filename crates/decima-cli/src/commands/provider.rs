@@ -67,6 +67,26 @@ pub async fn run(store: &Store, data_dir: &Path, command: ProviderCommand) -> Re
         }
         ProviderCommand::List { json } => list(store, data_dir, json).await,
         ProviderCommand::Remove { name } => Ok(providers::remove(store, data_dir, &name).await?),
+        ProviderCommand::TenthMan { name, mode } => {
+            let chosen = match mode.as_str() {
+                "default" => None,
+                other => Some(
+                    serde_json::from_value(serde_json::Value::String(other.to_owned())).map_err(
+                        |_| {
+                            CliError::Provider(format!(
+                                "the tenth man's mode is off, tool_only, system_only, hybrid or \
+                                 default, not '{}'",
+                                decima_core::names::echo_untrusted(other)
+                            ))
+                        },
+                    )?,
+                ),
+            };
+            providers::set_tenth_man(store, &name, chosen).await?;
+            output::print(&format!(
+                "{name}: the tenth man is {mode} for runs that do not choose\n"
+            ))
+        }
         ProviderCommand::Test { name } => {
             let probe = providers::test(store, data_dir, &name).await?;
             let usage = probe
