@@ -1,8 +1,9 @@
-import { screen, waitFor, within } from "@testing-library/react";
+import { waitFor, within } from "@testing-library/react";
 import { beforeEach, describe, expect, it } from "vitest";
 import { setLanguage } from "../i18n";
 import { backendWith } from "../test/conversation";
 import { renderApp } from "../test/render";
+import { openSettings } from "../test/settings";
 
 beforeEach(async () => {
   await setLanguage("en");
@@ -10,8 +11,7 @@ beforeEach(async () => {
 
 async function openEngine(settings = "Settings") {
   const utils = renderApp();
-  await utils.user.click(await screen.findByRole("button", { name: settings }));
-  const dialog = screen.getByRole("dialog", { name: settings });
+  const dialog = await openSettings(utils.user, "sandbox", settings);
   const engine = await within(dialog).findByTestId("docker-engine");
   return { ...utils, engine };
 }

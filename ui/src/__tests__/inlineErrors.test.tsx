@@ -48,9 +48,13 @@ describe("errors where they happen", () => {
     const { user } = renderApp();
     await user.click(await screen.findByRole("button", { name: "Settings" }));
     const dialog = await screen.findByTestId("settings-dialog");
-    await user.type(within(dialog).getByTestId("provider-name"), "local");
-    await user.click(within(dialog).getByTestId("provider-add"));
-    expect(await within(dialog).findByTestId("provider-add-error")).toHaveTextContent("exists already");
+    // The add form is the first start's: its name, address and model, then Add and test.
+    await user.type(within(dialog).getByTestId("setup-name"), "local");
+    await user.type(within(dialog).getByTestId("setup-base-url"), "http://localhost:8080/v1");
+    await user.type(within(dialog).getByTestId("setup-model"), "qwen3");
+    await user.click(within(dialog).getByTestId("setup-add"));
+    expect(await within(within(dialog).getByTestId("provider-form")).findByTestId("setup-error")).toHaveTextContent("exists already");
+    expect(backend.callsOf("provider_test")).toHaveLength(0);
     expect(screen.queryByTestId("error-banner")).toBeNull();
   });
 

@@ -3,10 +3,11 @@ import { beforeEach, describe, expect, it } from "vitest";
 import { setLanguage } from "../i18n";
 import { backendWith } from "../test/conversation";
 import { renderApp } from "../test/render";
+import { openSettings as openSection } from "../test/settings";
 
 async function openSettings() {
   const utils = renderApp();
-  await utils.user.click(await screen.findByRole("button", { name: "Settings" }));
+  await openSection(utils.user, "mcp");
   const section = await screen.findByRole("region", { name: "MCP servers" });
   return { ...utils, section };
 }

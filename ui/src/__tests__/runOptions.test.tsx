@@ -2,6 +2,7 @@ import { screen, waitFor, within } from "@testing-library/react";
 import { beforeEach, describe, expect, it } from "vitest";
 import { setLanguage } from "../i18n";
 import { backendWith, openC1 } from "../test/conversation";
+import { openSettings } from "../test/settings";
 
 beforeEach(async () => {
   await setLanguage("en");
@@ -94,7 +95,7 @@ describe("a conversation's run options", () => {
     );
     await user.click(button);
     // Chosen in Settings: the line says so once the settings close, without reopening anything.
-    await user.click(screen.getByRole("button", { name: "Settings" }));
+    await openSettings(user, "runs");
     await user.selectOptions(within(await screen.findByTestId("run-settings")).getByTestId("run-provider"), "careful");
     await user.click(screen.getByTestId("settings-close"));
     await waitFor(() => expect(button).toHaveTextContent(/^careful · host/));

@@ -4,6 +4,7 @@ import { beforeEach, describe, expect, it } from "vitest";
 import { setLanguage } from "../i18n";
 import { backendWith } from "../test/conversation";
 import { renderApp } from "../test/render";
+import { openSettings } from "../test/settings";
 
 beforeEach(async () => {
   await setLanguage("en");
@@ -13,8 +14,7 @@ const engine = { dockerAvailable: true, detail: "" };
 
 async function openRuns(settings = "Settings") {
   const utils = renderApp();
-  await utils.user.click(await screen.findByRole("button", { name: settings }));
-  const dialog = screen.getByRole("dialog", { name: settings });
+  const dialog = await openSettings(utils.user, "sandbox", settings);
   const image = await within(dialog).findByTestId("sandbox-image");
   return { ...utils, image };
 }
@@ -85,7 +85,7 @@ describe("the sandbox image in the settings", () => {
   it("is not shown when no engine answers", async () => {
     backendWith();
     const { user } = renderApp();
-    await user.click(await screen.findByRole("button", { name: "Settings" }));
+    await openSettings(user, "sandbox");
     expect(await screen.findByTestId("sandbox-status")).toHaveTextContent("No Docker engine");
     expect(screen.queryByTestId("sandbox-image")).toBeNull();
   });

@@ -8,6 +8,7 @@ import { setLanguage } from "../i18n";
 import { backendWith, openC1 } from "../test/conversation";
 import { conversation, message } from "../test/fixtures";
 import { renderApp } from "../test/render";
+import { openSettings, showSection } from "../test/settings";
 
 beforeEach(async () => {
   await setLanguage("en");
@@ -21,22 +22,35 @@ describe("settings and library", () => {
   it("adds, tests and removes a provider without ever showing its key, shows the sandbox, imports a card", async () => {
     const backend = backendWith();
     const { user } = renderApp();
-    await user.click(await screen.findByRole("button", { name: "Settings" }));
-    const dialog = screen.getByRole("dialog", { name: "Settings" });
-    expect(await within(dialog).findByTestId("sandbox-status")).toHaveTextContent("No Docker engine");
+    const dialog = await openSettings(user);
 
-    await user.type(within(dialog).getByTestId("provider-name"), "local");
-    await user.type(within(dialog).getByTestId("provider-base-url"), "http://127.0.0.1:8080/v1");
-    await user.type(within(dialog).getByTestId("provider-model"), "qwen3");
-    await user.type(within(dialog).getByTestId("provider-window"), "32k000");
-    await user.type(within(dialog).getByTestId("provider-key"), "sk-secret-123");
-    expect(within(dialog).getByTestId("provider-key")).toHaveAttribute("type", "password");
-    await user.click(within(dialog).getByTestId("provider-add"));
+    // The add form is the first start's: the kind, the address, the model, the key, then Add and test.
+    const form = within(dialog).getByTestId("provider-form");
+    await user.type(within(form).getByTestId("setup-name"), "local");
+    await user.type(within(form).getByTestId("setup-base-url"), "http://127.0.0.1:8080/v1");
+    await user.type(within(form).getByTestId("setup-model"), "qwen3");
+    await user.type(within(form).getByTestId("setup-key"), "sk-secret-123");
+    expect(within(form).getByTestId("setup-key")).toHaveAttribute("type", "password");
+    await user.click(within(form).getByTestId("setup-add"));
     await waitFor(() => expect(backend.callsOf("provider_add")).toHaveLength(1));
-    expect(backend.callsOf("provider_add")[0]?.args).toMatchObject({ name: "local", contextWindow: 32000, apiKey: "sk-secret-123" });
+    expect(backend.callsOf("provider_add")[0]?.args).toEqual({
+      name: "local",
+      preset: null,
+      protocol: "openai",
+      baseUrl: "http://127.0.0.1:8080/v1",
+      model: "qwen3",
+      contextWindow: null,
+      apiKey: "sk-secret-123",
+    });
     const row = await within(dialog).findByTestId("provider");
     expect(row).toHaveTextContent("key in the keyring");
     expect(dialog).not.toHaveTextContent("sk-secret-123");
+    // Tested as it was added, and said on its row; Settings does not make it the one runs use.
+    expect(await within(row).findByTestId("provider-test-result")).toHaveTextContent("answered in 42 ms");
+    expect(backend.callsOf("provider_test")).toHaveLength(1);
+    expect(backend.callsOf("settings_save")).toHaveLength(0);
+    // The form is empty again, for another.
+    expect(within(dialog).getByTestId("setup-name")).toHaveValue("");
 
     await user.click(within(row).getByTestId("provider-test"));
     expect(await within(row).findByTestId("provider-test-result")).toHaveTextContent("answered in 42 ms");
@@ -48,6 +62,11 @@ describe("settings and library", () => {
     await user.click(within(row).getByTestId("provider-remove"));
     await waitFor(() => expect(within(dialog).queryByTestId("provider")).toBeNull());
 
+    // The sandbox's state is in its section.
+    expect(await within(await showSection(user, "sandbox")).findByTestId("sandbox-status")).toHaveTextContent("No Docker engine");
+
+    // The presets runs take their prompt from are with what runs use.
+    await showSection(user, "runs");
     const file = new File([new Uint8Array([123, 125])], "seraphina.json", { type: "application/json" });
     // The picker speaks the window's language, not the engine's ("Choose File").
     expect(within(dialog).getByTestId("preset-file-button")).toHaveTextContent("Choose a file…");
@@ -71,24 +90,32 @@ describe("settings and library", () => {
       { name: "careful", model: "m", baseUrl: "http://b", contextWindow: 200000, hasApiKey: true },
     ];
     const { user } = renderApp();
-    await user.click(await screen.findByRole("button", { name: "Settings" }));
+    await openSettings(user, "runs");
     const runs = await screen.findByTestId("run-settings");
     expect(within(runs).getByTestId("run-provider")).toHaveValue("");
     // Two are set up and none is chosen: a run would not pick one by itself, and this says so.
     expect(within(runs).getByTestId("run-provider")).toHaveDisplayValue("None (several are set up: choose one)");
-    expect(within(runs).getByRole("radio", { name: "Host (the workspace folder)" })).toHaveAttribute("aria-checked", "true");
 
     await user.selectOptions(within(runs).getByTestId("run-provider"), "fast");
     await user.selectOptions(within(runs).getByTestId("reviewer-provider"), "careful");
-    await user.click(within(runs).getByRole("radio", { name: "Docker container" }));
+    await waitFor(() => expect(within(runs).getByTestId("run-settings-saved")).toHaveTextContent("Saved."));
+
+    // The sandbox is its own section, saved with the choices made in Runs (not over them).
+    const sandbox = within(await showSection(user, "sandbox")).getByTestId("sandbox-settings");
+    expect(within(sandbox).getByRole("radio", { name: "Host (the workspace folder)" })).toHaveAttribute("aria-checked", "true");
+    await user.click(within(sandbox).getByRole("radio", { name: "Docker container" }));
     await waitFor(() => expect(backend.callsOf("settings_save")).toHaveLength(3));
     expect(backend.callsOf("settings_save")[2]?.args).toEqual({ provider: "fast", reviewerProvider: "careful", sandbox: "docker" });
-    expect(within(runs).getByRole("radio", { name: "Docker container" })).toHaveAttribute("aria-checked", "true");
-    expect(within(runs).getByTestId("run-settings-saved")).toHaveTextContent("Saved.");
+    expect(within(sandbox).getByRole("radio", { name: "Docker container" })).toHaveAttribute("aria-checked", "true");
+    expect(within(sandbox).getByTestId("sandbox-settings-saved")).toHaveTextContent("Saved.");
     // The engine's state stands beside the choice.
-    expect(within(runs).getByTestId("sandbox-status")).toHaveTextContent("No Docker engine");
+    expect(within(sandbox).getByTestId("sandbox-status")).toHaveTextContent("No Docker engine");
+    // Back in Runs, the choices are as saved.
+    await showSection(user, "runs");
+    expect(within(runs).getByTestId("run-provider")).toHaveValue("fast");
 
     // Thresholds in percent; ones that do not increase are refused with the runtime's reason.
+    await showSection(user, "models");
     const careful = screen.getAllByTestId("provider").find((r) => r.getAttribute("data-name") === "careful")!;
     const form = within(careful).getByTestId("thresholds");
     expect(within(form).getByTestId("threshold-warn")).toHaveValue("70");
@@ -115,7 +142,7 @@ describe("settings and library", () => {
     const backend = backendWith();
     backend.settings = { provider: "gone", reviewerProvider: null, sandbox: "host" };
     const { user } = renderApp();
-    await user.click(await screen.findByRole("button", { name: "Settings" }));
+    await openSettings(user, "runs");
     const runs = await screen.findByTestId("run-settings");
     expect(within(runs).getByTestId("run-provider")).toHaveValue("gone");
     await user.selectOptions(within(runs).getByTestId("run-provider"), "");
@@ -125,7 +152,7 @@ describe("settings and library", () => {
   it("switches the theme and keeps it", async () => {
     backendWith();
     const { user } = renderApp();
-    await user.click(await screen.findByRole("button", { name: "Settings" }));
+    await openSettings(user, "appearance");
     await user.click(within(screen.getByTestId("theme-switch")).getByRole("button", { name: "Dark" }));
     expect(document.documentElement.dataset.theme).toBe("dark");
     expect(window.localStorage.getItem("decima.theme")).toBe("dark");
@@ -294,7 +321,7 @@ describe("settings and library", () => {
     window.localStorage.removeItem("decima.sendKey");
     const backend = backendWith();
     const { user } = await openC1();
-    await user.click(screen.getByRole("button", { name: "Settings" }));
+    await openSettings(user, "appearance");
     await user.click(within(screen.getByTestId("send-key-switch")).getByRole("button", { name: "Ctrl+Enter sends" }));
     await user.keyboard("{Escape}");
     const box = screen.getByRole("textbox", { name: "Task" });

@@ -4,6 +4,7 @@ import { setLanguage } from "../i18n";
 import { backendWith, C1, openC1 } from "../test/conversation";
 import { message } from "../test/fixtures";
 import { renderApp } from "../test/render";
+import { openSettings } from "../test/settings";
 
 beforeEach(async () => {
   await setLanguage("en");
@@ -11,8 +12,7 @@ beforeEach(async () => {
 
 async function openDatabase(settings = "Settings") {
   const utils = renderApp();
-  await utils.user.click(await screen.findByRole("button", { name: settings }));
-  const dialog = screen.getByRole("dialog", { name: settings });
+  const dialog = await openSettings(utils.user, "store", settings);
   const section = await within(dialog).findByTestId("shared-database");
   return { ...utils, section };
 }

@@ -24,9 +24,10 @@ export function About() {
   }, []);
   if (about === null) return null;
   return (
-    <section aria-label={t("settings.about.title")} data-testid="settings-about">
-      <h3>{t("settings.about.title")}</h3>
-      <p>
+    <section className="settings-about" aria-label={t("settings.about.title")} data-testid="settings-about">
+      {/* One line at the foot of Settings, in sight in every section; the heading is for readers. */}
+      <h3 className="visually-hidden">{t("settings.about.title")}</h3>
+      <p className="muted">
         {t("settings.about.line", { version: about.version, commit: about.commit, built: about.built })}
       </p>
     </section>

@@ -1,61 +1,27 @@
-import { useEffect, useState } from "react";
 import { useTranslation } from "react-i18next";
-import { call } from "../../api/call";
-import { commands, type AppError, type ProviderView, type SandboxImageView, type SandboxStatus, type WorkbenchSettings } from "../../bindings";
+import type { ProviderView } from "../../bindings";
 import { InlineError } from "../InlineError";
-import { DockerEngine } from "./DockerEngine";
-import { SandboxImage } from "./SandboxImage";
-
-const SANDBOXES = ["host", "docker"] as const;
+import { useSectionSave, type WorkbenchSettingsState } from "./useWorkbenchSettings";
 
 type Props = {
   providers: ProviderView[];
-  sandbox: SandboxStatus | null;
-  /** The engine was changed: its status is read again. */
-  onEngineChanged: () => void;
+  workbench: WorkbenchSettingsState;
 };
 
 /**
- * What new runs use: the provider, the tenth man's provider, and where tools run. Each change
- * is saved at once (the runtime checks the names); a run already going keeps its own.
+ * What new runs use: the provider and the tenth man's provider. Each change is saved at once
+ * (the runtime checks the names); a run already going keeps its own.
  */
-export function RunSettings({ providers, sandbox, onEngineChanged }: Props) {
+export function RunSettings({ providers, workbench }: Props) {
   const { t } = useTranslation();
-  const [settings, setSettings] = useState<WorkbenchSettings | null>(null);
-  const [saved, setSaved] = useState(false);
-  const [error, setError] = useState<AppError | null>(null);
-  /** The image as the last build here left it (the status was read when the dialog opened). */
-  const [built, setBuilt] = useState<SandboxImageView | null>(null);
-
-  useEffect(() => {
-    let alive = true;
-    void (async () => {
-      const res = await call(() => commands.settingsGet());
-      if (!alive) return;
-      if (res.status === "ok") setSettings(res.data);
-      else setError(res.error);
-    })();
-    return () => {
-      alive = false;
-    };
-    // Read once when the dialog opens.
-  }, []);
-
-  const save = async (next: WorkbenchSettings) => {
-    setSaved(false);
-    const res = await call(() => commands.settingsSave(next.provider, next.reviewerProvider, next.sandbox));
-    setError(res.status === "error" ? res.error : null);
-    if (res.status === "ok") {
-      setSettings(res.data);
-      setSaved(true);
-    }
-  };
+  const { settings, loadError } = workbench;
+  const { saved, error, saveNow } = useSectionSave(workbench.save);
 
   if (settings === null) {
-    return error ? (
+    return loadError ? (
       <section aria-label={t("settings.runs")} data-testid="run-settings">
         <h3>{t("settings.runs")}</h3>
-        <InlineError error={error} testId="run-settings-error" />
+        <InlineError error={loadError} testId="run-settings-error" />
       </section>
     ) : null;
   }
@@ -72,7 +38,7 @@ export function RunSettings({ providers, sandbox, onEngineChanged }: Props) {
         none={choices.length > 1 ? t("settings.noDefault") : t("settings.automatic")}
         value={settings.provider}
         choices={withSaved(settings.provider)}
-        onChange={(provider) => void save({ ...settings, provider })}
+        onChange={(provider) => void saveNow({ ...settings, provider })}
       />
       <ProviderSelect
         testId="reviewer-provider"
@@ -80,28 +46,8 @@ export function RunSettings({ providers, sandbox, onEngineChanged }: Props) {
         none={t("settings.sameAsRun")}
         value={settings.reviewerProvider}
         choices={withSaved(settings.reviewerProvider)}
-        onChange={(reviewerProvider) => void save({ ...settings, reviewerProvider })}
+        onChange={(reviewerProvider) => void saveNow({ ...settings, reviewerProvider })}
       />
-      <div className="segmented" role="radiogroup" aria-label={t("settings.sandbox")} data-testid="sandbox-choice">
-        {SANDBOXES.map((kind) => (
-          <button
-            key={kind}
-            type="button"
-            role="radio"
-            aria-checked={settings.sandbox === kind}
-            data-sandbox={kind}
-            className={settings.sandbox === kind ? "segmented-item active" : "segmented-item"}
-            onClick={() => void save({ ...settings, sandbox: kind })}
-          >
-            {t(`settings.sandboxes.${kind}`)}
-          </button>
-        ))}
-      </div>
-      <DockerEngine onSaved={onEngineChanged} />
-      <p data-testid="sandbox-status">
-        {sandbox === null ? "…" : sandbox.dockerAvailable ? t("settings.dockerOk") : t("settings.dockerMissing", { detail: sandbox.detail })}
-      </p>
-      {sandbox?.image && <SandboxImage image={built ?? sandbox.image} onBuilt={setBuilt} />}
       <InlineError error={error} testId="run-settings-error" />
       {saved && (
         <p className="muted" role="status" data-testid="run-settings-saved">
