@@ -10,7 +10,7 @@ use tauri_specta::{Builder, collect_commands};
 
 use crate::commands::{
     about, compression, context, conversations, database, engine, executions, export, import,
-    library, mcp, messages, reviews, run_options, runs, search, settings, tables, titles,
+    library, mcp, messages, report, reviews, run_options, runs, search, settings, tables, titles,
     workspace, workspace_switch,
 };
 
@@ -107,6 +107,7 @@ pub fn builder() -> Builder<tauri::Wry> {
             workspace_switch::workspace_copy_across,
             tables::table_save_csv,
             titles::conversation_title_from_model,
+            report::conversation_export_report,
         ])
 }
 
@@ -156,7 +157,7 @@ mod tests {
             .skip(1)
             .filter_map(|rest| rest.split('"').next())
             .collect();
-        assert_eq!(invoked.len(), 79, "{invoked:?}");
+        assert_eq!(invoked.len(), 80, "{invoked:?}");
         for command in invoked {
             assert!(
                 build_rs.contains(&format!("\"{command}\"")),

@@ -84,6 +84,7 @@ fn main() {
         "workspace_copy_across",
         "table_save_csv",
         "conversation_title_from_model",
+        "conversation_export_report",
     ]);
     let attributes = tauri_build::Attributes::new()
         .capabilities_path_pattern("./src-tauri/capabilities/**/*")

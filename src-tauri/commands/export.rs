@@ -117,7 +117,7 @@ fn exported(state: &AppState, path: &str) -> Result<PathBuf, AppError> {
             "only a file exported from this window can be opened from it",
         ));
     }
-    if !path.is_file() {
+    if !path.exists() {
         return Err(AppError::not_found(format!(
             "{} is no longer there: it was moved or deleted",
             path.display()
@@ -171,7 +171,7 @@ pub fn default_name(title: &str, today: &str, extension: &str) -> String {
 }
 
 /// Whether `text` reads `YYYY-MM-DD`.
-fn is_date(text: &str) -> bool {
+pub(super) fn is_date(text: &str) -> bool {
     let b = text.as_bytes();
     b.len() == 10
         && b[4] == b'-'

@@ -13,7 +13,7 @@ pub use run_event::{LayerTokens, RunEvent, TodoItem};
 pub use settings::{
     DatabaseView, EngineChoiceView, ExportView, ImageBuildEvent, McpCheckView, McpServerOptions,
     McpServerView, McpSwitchView, McpToolView, PresetView, PricesView, ProbeFailure,
-    ProviderModels, ProviderName, ProviderPresetView, ProviderProbe, ProviderView,
+    ProviderModels, ProviderName, ProviderPresetView, ProviderProbe, ProviderView, ReportView,
     SandboxImageView, SandboxStatus, StoreChange, ThresholdsView, WorkbenchSettings,
 };
 

@@ -269,6 +269,22 @@ pub struct ExportView {
     pub messages: u32,
 }
 
+/// A report written: where, and what it holds.
+#[derive(Debug, Clone, Serialize, Type)]
+#[serde(rename_all = "camelCase")]
+pub struct ReportView {
+    /// The HTML file or the folder written.
+    pub path: String,
+    /// Charts in it.
+    pub charts: u32,
+    /// CSVs in it.
+    pub tables: u32,
+    /// The review's findings listed.
+    pub findings: u32,
+    /// Files named but left out, with why.
+    pub left_out: Vec<String>,
+}
+
 /// Whether runs can use the Docker sandbox, for the settings screen.
 #[derive(Debug, Clone, Serialize, Type)]
 #[serde(rename_all = "camelCase")]

@@ -344,6 +344,12 @@ export const commands = {
 	 *  by rules). `None` when there is nothing to title yet or the analyst renamed it meanwhile.
 	 */
 	conversationTitleFromModel: (conversationId: string, expectedTitle: string) => typedError<string | null, AppError>(__TAURI_INVOKE("conversation_title_from_model", { conversationId, expectedTitle })),
+	/**
+	 *  Asks where to put the report ("html": a file; "folder": a new folder named after the
+	 *  conversation and `today` inside the folder picked) and writes it. `None` when the dialog
+	 *  was cancelled.
+	 */
+	conversationExportReport: (conversationId: string, format: string, today: string, dialogTitle: string) => typedError<ReportView | null, AppError>(__TAURI_INVOKE("conversation_export_report", { conversationId, format, today, dialogTitle })),
 };
 
 /* Types */
@@ -1217,6 +1223,20 @@ export type ProviderView = {
 	prices: PricesView | null,
 	/**  Anthropic: how long its prompt cache keeps a prefix, `5m` or `1h`. */
 	cacheTtl: string,
+};
+
+/**  A report written: where, and what it holds. */
+export type ReportView = {
+	/**  The HTML file or the folder written. */
+	path: string,
+	/**  Charts in it. */
+	charts: number,
+	/**  CSVs in it. */
+	tables: number,
+	/**  The review's findings listed. */
+	findings: number,
+	/**  Files named but left out, with why. */
+	leftOut: string[],
 };
 
 /**

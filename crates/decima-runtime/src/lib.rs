@@ -21,6 +21,7 @@ pub mod memo;
 pub mod preferences;
 pub mod presets;
 pub mod providers;
+pub mod report;
 pub mod review;
 pub mod served_window;
 pub mod settings;

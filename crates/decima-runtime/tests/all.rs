@@ -19,6 +19,7 @@ mod mcp_tools;
 mod preferences;
 mod quick_chat;
 mod real_llamacpp;
+mod report_export;
 mod review_digests_ahead;
 mod review_passes;
 mod run_answers;

@@ -190,3 +190,28 @@ describe("the model's title", () => {
     await waitFor(() => expect(screen.getAllByTestId("conversation-item")[0]).toHaveTextContent("Q3 invoice check"));
   });
 });
+
+describe("a report", () => {
+  it("is exported as HTML or a folder from the Export menu, and says what it holds and what it left out", async () => {
+    const backend = backendWith({ providers: [LOCAL] });
+    const { user } = await openC1();
+    await user.click(screen.getByTestId("export-button"));
+    await user.click(screen.getByTestId("export-report-html"));
+    expect(await screen.findByTestId("report-done")).toHaveTextContent(
+      "Report written to /home/analyst/Documents/Invoices 2026-12-02 report.html: 2 charts, 1 CSVs, 3 findings.",
+    );
+    expect(backend.callsOf("conversation_export_report")[0]?.args).toMatchObject({ conversationId: "c1", format: "html", dialogTitle: "Export a report" });
+
+    backend.report = { path: "/home/analyst/Documents/Invoices report", charts: 0, tables: 1, findings: 0, leftOut: ["big.csv (600 MB, more than a report holds; it is in the workspace)"] };
+    await user.click(screen.getByTestId("export-button"));
+    await user.click(screen.getByTestId("export-report-folder"));
+    expect(await screen.findByTestId("report-done")).toHaveTextContent("Left out: big.csv (600 MB");
+    await user.click(screen.getByTestId("export-reveal"));
+    expect(backend.callsOf("export_reveal")[0]?.args).toEqual({ path: "/home/analyst/Documents/Invoices report" });
+
+    backend.report = { code: "conflict", message: "this conversation has no answer yet: a report holds an answer, so run a task first" };
+    await user.click(screen.getByTestId("export-button"));
+    await user.click(screen.getByTestId("export-report-html"));
+    expect(await screen.findByTestId("export-error")).toHaveTextContent("no answer yet");
+  });
+});

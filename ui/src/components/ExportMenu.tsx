@@ -1,10 +1,12 @@
 import { useState } from "react";
 import { useTranslation } from "react-i18next";
 import { call } from "../api/call";
-import { commands, type AppError, type ExportView } from "../bindings";
+import { commands, type AppError, type ExportView, type ReportView } from "../bindings";
 import { usePopover } from "../hooks/usePopover";
 
 const FORMATS = ["md", "jsonl", "text"] as const;
+/** A report of the newest answer: one self-contained HTML file, or a folder. */
+const REPORTS = ["html", "folder"] as const;
 
 /** The analyst's local date, `YYYY-MM-DD`, for the exported file's default name. */
 export function localDate(now = new Date()): string {
@@ -20,6 +22,7 @@ export function ExportMenu({ conversationId }: { conversationId: string }) {
   const { t } = useTranslation();
   const { open, setOpen, toggle, container, trigger } = usePopover();
   const [done, setDone] = useState<ExportView | null>(null);
+  const [report, setReport] = useState<ReportView | null>(null);
   const [error, setError] = useState<AppError | null>(null);
   const [busy, setBusy] = useState(false);
 
@@ -27,11 +30,24 @@ export function ExportMenu({ conversationId }: { conversationId: string }) {
     setOpen(false);
     setError(null);
     setDone(null);
+    setReport(null);
     setBusy(true);
     const res = await call(() => commands.conversationExport(conversationId, format, localDate(), t("export.dialogTitle")));
     setBusy(false);
     if (res.status === "error") setError(res.error);
     else if (res.data) setDone(res.data);
+  }
+
+  async function exportReport(format: (typeof REPORTS)[number]) {
+    setOpen(false);
+    setError(null);
+    setDone(null);
+    setReport(null);
+    setBusy(true);
+    const res = await call(() => commands.conversationExportReport(conversationId, format, localDate(), t("export.reportTitle")));
+    setBusy(false);
+    if (res.status === "error") setError(res.error);
+    else if (res.data) setReport(res.data);
   }
 
   async function follow(action: "open" | "reveal", path: string) {
@@ -67,19 +83,41 @@ export function ExportMenu({ conversationId }: { conversationId: string }) {
               {t(`export.formats.${format}`)}
             </button>
           ))}
+          <span className="export-options-heading" role="presentation">
+            {t("export.reportHeading")}
+          </span>
+          {REPORTS.map((format) => (
+            <button
+              key={format}
+              type="button"
+              role="menuitem"
+              className="button button-small"
+              data-testid={`export-report-${format}`}
+              title={t("export.reportHint")}
+              onClick={() => void exportReport(format)}
+            >
+              {t(`export.reports.${format}`)}
+            </button>
+          ))}
         </div>
       )}
-      {(done || error) && (
+      {(done || report || error) && (
         <div className="export-result" role={error ? "alert" : "status"} data-testid={error ? "export-error" : "export-done"}>
           {done && !error && <p className="export-path">{t("export.done", { path: done.path, count: done.messages })}</p>}
+          {report && !error && (
+            <p className="export-path" data-testid="report-done">
+              {t("export.reportDone", { path: report.path, charts: report.charts, tables: report.tables, findings: report.findings })}
+              {report.leftOut.length > 0 && ` ${t("export.reportLeftOut", { count: report.leftOut.length, names: report.leftOut.join("; ") })}`}
+            </p>
+          )}
           {error && <p className="export-failed">{t("export.failed", { message: error.message })}</p>}
           <div className="export-actions">
-            {done && (
+            {(done ?? report) && (
               <>
-                <button type="button" className="button button-small" data-testid="export-open" onClick={() => void follow("open", done.path)}>
+                <button type="button" className="button button-small" data-testid="export-open" onClick={() => void follow("open", (done ?? report)!.path)}>
                   {t("export.open")}
                 </button>
-                <button type="button" className="button button-small" data-testid="export-reveal" onClick={() => void follow("reveal", done.path)}>
+                <button type="button" className="button button-small" data-testid="export-reveal" onClick={() => void follow("reveal", (done ?? report)!.path)}>
                   {t("export.reveal")}
                 </button>
               </>
@@ -90,6 +128,7 @@ export function ExportMenu({ conversationId }: { conversationId: string }) {
               data-testid="export-dismiss"
               onClick={() => {
                 setDone(null);
+                setReport(null);
                 setError(null);
               }}
             >

@@ -751,6 +751,13 @@ const en = {
     imported: "Imported “{{name}}”.",
   },
   export: {
+    reportHeading: "A report of the newest answer",
+    reportHint: "The answer, the charts and CSVs its run wrote, and its review's findings",
+    reportTitle: "Export a report",
+    reports: { html: "Report as one HTML file", folder: "Report as a folder" },
+    reportDone: "Report written to {{path}}: {{charts, n}} charts, {{tables, n}} CSVs, {{findings, n}} findings.",
+    reportLeftOut_one: "Left out: {{names}}.",
+    reportLeftOut_other: "{{count, n}} files left out: {{names}}.",
     label: "Export",
     busy: "Exporting…",
     dialogTitle: "Export the conversation",

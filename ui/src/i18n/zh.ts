@@ -752,6 +752,13 @@ const zh: Messages = {
     imported: "已导入“{{name}}”。",
   },
   export: {
+    reportHeading: "最新回答的报告",
+    reportHint: "回答、其运行写出的图表和 CSV，以及审查发现",
+    reportTitle: "导出报告",
+    reports: { html: "报告：单个 HTML 文件", folder: "报告：文件夹" },
+    reportDone: "报告已写入 {{path}}：{{charts, n}} 张图表、{{tables, n}} 个 CSV、{{findings, n}} 条发现。",
+    reportLeftOut_one: "未包含：{{names}}。",
+    reportLeftOut_other: "未包含 {{count, n}} 个文件：{{names}}。",
     label: "导出",
     busy: "正在导出…",
     dialogTitle: "导出对话",

@@ -110,6 +110,14 @@ export class FakeBackend {
   csvSaveTo: string | null = "/home/analyst/Documents/table.csv";
   /** The title conversation_title_from_model gives (null: none). */
   modelTitle: string | null = null;
+  /** What conversation_export_report writes (null: the dialog was cancelled), or fails with. */
+  report: { path: string; charts: number; tables: number; findings: number; leftOut: string[] } | AppError | null = {
+    path: "/home/analyst/Documents/Invoices 2026-12-02 report.html",
+    charts: 2,
+    tables: 1,
+    findings: 3,
+    leftOut: [],
+  };
   /** Each run's own review, by execution id: what review_latest answers when asked for one. */
   runReviews: Record<string, ReviewView> = {};
   /** What the folder dialog picks (null cancels it). */
@@ -370,6 +378,9 @@ export class FakeBackend {
         if ("code" in this.copyAcross) throw this.copyAcross;
         delete this.leftOnHost[String(args.conversationId)];
         return this.copyAcross;
+      case "conversation_export_report":
+        if (this.report !== null && "code" in this.report) throw this.report;
+        return this.report;
       case "table_save_csv":
         return this.csvSaveTo === null ? null : { path: this.csvSaveTo, bytes: String(args.csv).length };
       case "conversation_title_from_model": {
