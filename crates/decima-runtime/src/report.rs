@@ -280,23 +280,23 @@ fn html(contents: &Contents) -> String {
         escape(&contents.title)
     );
     if let Some(question) = &contents.question {
-        let _ = write!(
+        let _ = writeln!(
             page,
-            "<section class=\"question\"><h2>The question</h2>{}</section>\n",
+            "<section class=\"question\"><h2>The question</h2>{}</section>",
             markdown_html(question)
         );
     }
-    let _ = write!(
+    let _ = writeln!(
         page,
-        "<section class=\"answer\"><h2>The answer</h2>{}</section>\n",
+        "<section class=\"answer\"><h2>The answer</h2>{}</section>",
         markdown_html(&contents.answer)
     );
     if !contents.charts.is_empty() {
         page.push_str("<section class=\"charts\"><h2>Charts</h2>\n");
         for chart in &contents.charts {
-            let _ = write!(
+            let _ = writeln!(
                 page,
-                "<figure><img alt=\"{0}\" src=\"data:{1};base64,{2}\"><figcaption>{0}</figcaption></figure>\n",
+                "<figure><img alt=\"{0}\" src=\"data:{1};base64,{2}\"><figcaption>{0}</figcaption></figure>",
                 escape(&chart.path),
                 mime(&chart.path),
                 base64::engine::general_purpose::STANDARD.encode(&chart.bytes)
@@ -355,9 +355,9 @@ fn csv_html(table: &Attached) -> String {
     out.push_str("</table></div>");
     let data_rows = total.saturating_sub(1);
     let shown = rows.saturating_sub(1);
-    let _ = write!(
+    let _ = writeln!(
         out,
-        "<p class=\"note\">{} rows{}. <a download=\"{}\" href=\"data:text/csv;base64,{}\">Save the whole CSV</a></p>\n",
+        "<p class=\"note\">{} rows{}. <a download=\"{}\" href=\"data:text/csv;base64,{}\">Save the whole CSV</a></p>",
         data_rows,
         if shown < data_rows {
             format!(", the first {shown} shown")
