@@ -11,6 +11,7 @@ mod e2e;
 mod e2e_answers;
 mod e2e_context;
 mod e2e_day;
+mod e2e_day_actions;
 mod e2e_export;
 mod e2e_figures;
 mod e2e_import;

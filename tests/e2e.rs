@@ -93,7 +93,13 @@ async fn create_rename_and_read_conversations_in_the_real_app() {
         .find_all(Locator::Css("[data-testid=message]"))
         .await
         .unwrap();
-    assert_eq!(messages.len(), 3);
+    // The question, and the answer whose call and result are one card.
+    assert_eq!(messages.len(), 2);
+    assert_eq!(
+        support::count(&client, "[data-testid=message] [data-testid=tool-result]").await,
+        1,
+        "the tool result shows on its call's card"
+    );
     let page = client.source().await.unwrap();
     assert!(page.contains("call_e2e"), "tool calls are shown");
 

@@ -182,6 +182,7 @@ async fn the_meter_crosses_70_and_85_percent_then_compression_is_previewed_confi
         0
     );
     click(&client, "[data-testid=settings-button]").await;
+    click(&client, "[data-testid=settings-tab-runs]").await;
     let select = wait_for_text(&client, "[data-testid=run-provider]", "spare").await;
     select.select_by_value("local").await.unwrap();
     wait_for_text(&client, "[data-testid=run-settings-saved]", "Saved").await;

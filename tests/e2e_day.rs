@@ -170,6 +170,7 @@ async fn buttons_keep_their_colour_a_narrow_window_keeps_the_workspace_and_code_
             click(&client, "[data-testid=settings-button]").await;
             // The dialog's lists load after it opens and move the theme buttons: the click is
             // made again until the theme took.
+            click(&client, "[data-testid=settings-tab-appearance]").await;
             wait_until(&client, "the dark theme", || async {
                 click(&client, "[data-theme-choice=dark]").await;
                 tokio::time::sleep(std::time::Duration::from_millis(200)).await;

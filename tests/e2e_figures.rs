@@ -210,7 +210,7 @@ async fn cold_start_idle_memory_and_a_100k_message_conversation() {
              const t0 = performance.now();\
              item.querySelector('[data-testid=conversation-title-button]').click();\
              const poll = () => {\
-               const last = document.querySelector('[data-testid=message][data-seq=\"100000\"]');\
+               const last = document.querySelector('[data-testid=message-scroll] [data-seq=\"100000\"]');\
                if (last) { requestAnimationFrame(() => done(performance.now() - t0)); }\
                else if (performance.now() - t0 > 30000) { done(null); }\
                else { requestAnimationFrame(poll); }\
@@ -242,7 +242,7 @@ async fn cold_start_idle_memory_and_a_100k_message_conversation() {
                  const t0 = performance.now();\
                  document.querySelector(`[data-testid=${button}]`).click();\
                  const visible = () => {\
-                   const e = document.querySelector(`[data-testid=message][data-seq=\"${seq}\"]`);\
+                   const e = document.querySelector(`[data-testid=message-scroll] [data-seq=\"${seq}\"]`);\
                    if (!e) return false;\
                    const r = e.getBoundingClientRect();\
                    const v = document.querySelector('[data-testid=message-scroll]').getBoundingClientRect();\

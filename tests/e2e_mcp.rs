@@ -214,6 +214,7 @@ async fn the_run_view_asks_before_an_mcp_call_and_remembers_the_answer() {
 
     // The settings say how the run's start of the server went, then check it again.
     click(&client, "[data-testid=settings-button]").await;
+    click(&client, "[data-testid=settings-tab-mcp]").await;
     let last = wait_for_text(
         &client,
         "[data-testid=mcp-server][data-name=everything] [data-testid=mcp-last]",

@@ -125,7 +125,7 @@ async fn a_search_finds_a_message_deep_in_a_long_conversation_and_opens_it_there
     wait_until(
         &client,
         "the latest message was not brought into view",
-        || async { on_screen(&client, "[data-testid=message][data-seq='10000']").await },
+        || async { on_screen(&client, "[data-testid=message-scroll] [data-seq='10000']").await },
     )
     .await;
 

@@ -62,6 +62,7 @@ async fn the_window_opens_the_shared_database_and_shows_another_desktops_message
             support::click_text(&client, "[data-testid=language-switch] button", label).await;
         }
         click(&client, "[data-testid=settings-button]").await;
+        click(&client, "[data-testid=settings-tab-store]").await;
         wait_for_text(&client, "[data-testid=shared-database-open]", open_text).await;
         wait_for_text(
             &client,

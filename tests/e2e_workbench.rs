@@ -451,7 +451,11 @@ async fn an_agent_run_with_a_failure_a_subagent_and_a_tenth_man_review_in_the_re
     );
     let evidence = format!("[data-testid=finding-evidence][data-seq='{EVIDENCE_SEQ}']");
     click(&client, &evidence).await;
-    let cited = format!("[data-testid=message][data-seq='{EVIDENCE_SEQ}']");
+    // The cited message is a tool result: it shows on its call's card, which is the row marked.
+    let cited = format!(
+        "[data-testid=message][data-seq='{EVIDENCE_SEQ}'], \
+         [data-testid=message][data-result-seqs~='{EVIDENCE_SEQ}']"
+    );
     wait_until(&client, "the cited message was not highlighted", || async {
         attr(&client, &cited, "data-highlighted").await.as_deref() == Some("true")
     })

@@ -72,10 +72,10 @@ export function SandboxSwitchPrompt({
       </p>
       <div className="sandbox-switch-actions">
         <button type="button" className="button button-primary button-small" data-testid="sandbox-switch-copy" disabled={working} onClick={() => void switchAndCopy()}>
-          {t("sandboxSwitch.copy", { to: toPlace })}
+          {t("sandboxSwitch.copy", { count: pending.files })}
         </button>
         <button type="button" className="button button-small" data-testid="sandbox-switch-only" disabled={working} onClick={() => void switchOnly()}>
-          {t("sandboxSwitch.only")}
+          {t("sandboxSwitch.only", { count: pending.files })}
         </button>
         <button type="button" className="button button-small" data-testid="sandbox-switch-cancel" disabled={working} onClick={() => onDone(switched, null)}>
           {switched ? t("sandboxSwitch.close") : t("sandboxSwitch.cancel")}

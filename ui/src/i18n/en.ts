@@ -781,8 +781,10 @@ const en = {
   sandboxSwitch: {
     warning_one: "This conversation's file ({{size}}) is {{from}}. Runs {{to}} cannot see it.",
     warning_other: "This conversation's {{count, n}} files ({{size}}) are {{from}}. Runs {{to}} cannot see them.",
-    copy: "Copy them across and switch",
-    only: "Switch without them",
+    copy_one: "Copy it across and switch",
+    copy_other: "Copy them across and switch",
+    only_one: "Switch without it",
+    only_other: "Switch without them",
     cancel: "Cancel",
     close: "Close",
     copied_one: "Copied {{count, n}} file ({{size}}) {{to}}.",

@@ -782,8 +782,10 @@ const zh: Messages = {
   sandboxSwitch: {
     warning_one: "此对话的文件（{{size}}）{{from}}。{{to}}的运行看不到它。",
     warning_other: "此对话的 {{count, n}} 个文件（{{size}}）{{from}}。{{to}}的运行看不到它们。",
-    copy: "复制过去并切换",
-    only: "不带文件切换",
+    copy_one: "复制过去并切换",
+    copy_other: "复制过去并切换",
+    only_one: "不带文件切换",
+    only_other: "不带文件切换",
     cancel: "取消",
     close: "关闭",
     copied_one: "已将 {{count, n}} 个文件（{{size}}）复制到{{to}}。",
