@@ -10,8 +10,8 @@ use tauri_specta::{Builder, collect_commands};
 
 use crate::commands::{
     about, compression, context, conversations, database, engine, executions, export, import,
-    library, mcp, messages, report, reviews, run_options, runs, search, settings, tables, titles,
-    workspace, workspace_switch,
+    library, mcp, messages, plan_rollback, report, reviews, run_options, runs, search, settings,
+    tables, titles, workspace, workspace_switch,
 };
 
 /// Where the generated bindings live, relative to the workspace root.
@@ -108,6 +108,9 @@ pub fn builder() -> Builder<tauri::Wry> {
             tables::table_save_csv,
             titles::conversation_title_from_model,
             report::conversation_export_report,
+            plan_rollback::plan_rollback_preview,
+            plan_rollback::plan_rollback,
+            plan_rollback::plan_rollback_undo,
         ])
 }
 
@@ -157,7 +160,7 @@ mod tests {
             .skip(1)
             .filter_map(|rest| rest.split('"').next())
             .collect();
-        assert_eq!(invoked.len(), 80, "{invoked:?}");
+        assert_eq!(invoked.len(), 83, "{invoked:?}");
         for command in invoked {
             assert!(
                 build_rs.contains(&format!("\"{command}\"")),

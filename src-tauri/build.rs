@@ -85,6 +85,9 @@ fn main() {
         "table_save_csv",
         "conversation_title_from_model",
         "conversation_export_report",
+        "plan_rollback_preview",
+        "plan_rollback",
+        "plan_rollback_undo",
     ]);
     let attributes = tauri_build::Attributes::new()
         .capabilities_path_pattern("./src-tauri/capabilities/**/*")

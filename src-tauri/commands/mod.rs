@@ -13,6 +13,7 @@ pub mod import;
 pub mod library;
 pub mod mcp;
 pub mod messages;
+pub mod plan_rollback;
 pub mod report;
 pub mod reviews;
 pub mod run_options;

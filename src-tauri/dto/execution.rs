@@ -189,6 +189,22 @@ pub struct FailureReport {
     pub served_window: Option<u32>,
 }
 
+/// A rollback done from the Plan panel: what it undid, and the handle its Undo names.
+#[derive(Debug, Clone, Serialize, Type)]
+#[serde(rename_all = "camelCase")]
+pub struct PlanRollbackView {
+    /// What Undo names.
+    pub undo: u32,
+    /// Files written back.
+    pub files_restored: u32,
+    /// Files removed.
+    pub files_removed: u32,
+    /// Messages set aside.
+    pub messages_removed: u32,
+    /// Why the container's files could not be put back, when they could not.
+    pub workspace_error: Option<String>,
+}
+
 /// What a todo changed since its snapshot, for the analyst deciding whether to roll back.
 #[derive(Debug, Clone, Serialize, Type)]
 #[serde(rename_all = "camelCase")]

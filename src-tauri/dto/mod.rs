@@ -8,7 +8,10 @@ mod run_event;
 mod settings;
 
 pub use compression::{CompactionMarker, CompressionPreview, SummaryPreview};
-pub use execution::{AnsweredFailure, ExecutionView, FailureReport, FindingView, ReviewView};
+pub use execution::{
+    AnsweredFailure, ExecutionView, FailureReport, FindingView, PlanRollbackView, ReviewView,
+    TodoChangesView,
+};
 pub use run_event::{LayerTokens, RunEvent, TodoItem};
 pub use settings::{
     DatabaseView, EngineChoiceView, ExportView, ImageBuildEvent, McpCheckView, McpServerOptions,

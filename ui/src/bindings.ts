@@ -350,6 +350,15 @@ export const commands = {
 	 *  was cancelled.
 	 */
 	conversationExportReport: (conversationId: string, format: string, today: string, dialogTitle: string) => typedError<ReportView | null, AppError>(__TAURI_INVOKE("conversation_export_report", { conversationId, format, today, dialogTitle })),
+	/**  What rolling the run back to the start of `todo_id` would undo; nothing changes. */
+	planRollbackPreview: (executionId: string, todoId: string) => typedError<TodoChangesView, AppError>(__TAURI_INVOKE("plan_rollback_preview", { executionId, todoId })),
+	/**
+	 *  Rolls the ended run back to the start of `todo_id`: its files, its plan and the messages
+	 *  after. Returns what Undo needs.
+	 */
+	planRollback: (executionId: string, todoId: string) => typedError<PlanRollbackView, AppError>(__TAURI_INVOKE("plan_rollback", { executionId, todoId })),
+	/**  Undoes the rollback `undo` names; returns the messages brought back. */
+	planRollbackUndo: (executionId: string, undo: number) => typedError<number, AppError>(__TAURI_INVOKE("plan_rollback_undo", { executionId, undo })),
 };
 
 /* Types */
@@ -1081,6 +1090,20 @@ seq: number } |
 { kind: "around"; 
 /**  The message to show. */
 seq: number };
+
+/**  A rollback done from the Plan panel: what it undid, and the handle its Undo names. */
+export type PlanRollbackView = {
+	/**  What Undo names. */
+	undo: number,
+	/**  Files written back. */
+	filesRestored: number,
+	/**  Files removed. */
+	filesRemoved: number,
+	/**  Messages set aside. */
+	messagesRemoved: number,
+	/**  Why the container's files could not be put back, when they could not. */
+	workspaceError: string | null,
+};
 
 /**  A preset in the library. */
 export type PresetView = {

@@ -16,6 +16,7 @@ mod chat_turn;
 mod context_step;
 mod failure_states;
 mod mcp_tools;
+mod plan_rollback;
 mod preferences;
 mod quick_chat;
 mod real_llamacpp;

@@ -198,7 +198,7 @@ describe("a report", () => {
     await user.click(screen.getByTestId("export-button"));
     await user.click(screen.getByTestId("export-report-html"));
     expect(await screen.findByTestId("report-done")).toHaveTextContent(
-      "Report written to /home/analyst/Documents/Invoices 2026-12-02 report.html: 2 charts, 1 CSVs, 3 findings.",
+      "Report written to /home/analyst/Documents/Invoices 2026-12-02 report.html. Charts: 2; CSVs: 1; findings: 3.",
     );
     expect(backend.callsOf("conversation_export_report")[0]?.args).toMatchObject({ conversationId: "c1", format: "html", dialogTitle: "Export a report" });
 
@@ -213,5 +213,55 @@ describe("a report", () => {
     await user.click(screen.getByTestId("export-button"));
     await user.click(screen.getByTestId("export-report-html"));
     expect(await screen.findByTestId("export-error")).toHaveTextContent("no answer yet");
+  });
+});
+
+describe("the plan panel", () => {
+  it("names its run and rolls an ended run back to a todo's start, with a preview and an Undo", async () => {
+    const backend = backendWith({ providers: [LOCAL] });
+    const todo = (id: string, title: string, status: "completed" | "in_progress") => ({ id, title, status, phase: null, checkpoint: false, pinned: false, reason: null });
+    backend.executions.c1 = [
+      execution({
+        id: "e1",
+        conversationId: "c1",
+        task: "Load and chart",
+        status: "succeeded",
+        todos: [todo("t1", "Load the data", "completed"), todo("t2", "Chart it", "completed")],
+        snapshotTodoIds: ["t1", "t2"],
+      }),
+    ];
+    const { user } = await openC1();
+    const panel = await screen.findByTestId("todo-panel");
+    expect(within(panel).getByTestId("plan-owner")).toHaveTextContent("The plan of the run “Load and chart” (done)");
+    const chips = within(panel).getAllByTestId("todo-snapshot");
+    await user.click(chips[1]!);
+    const preview = await within(panel).findByTestId("plan-rollback-preview");
+    expect(preview).toHaveTextContent("Roll back to the start of “Chart it”?");
+    await waitFor(() => expect(within(preview).getByTestId("todo-changes-summary")).toHaveTextContent("1 file created"));
+    expect(backend.callsOf("plan_rollback_preview")[0]?.args).toEqual({ executionId: "e1", todoId: "t2" });
+    await user.click(within(preview).getByTestId("plan-rollback-confirm"));
+    const done = await within(panel).findByTestId("plan-rolled-back");
+    expect(done).toHaveTextContent("Rolled back to the start of “Chart it”. Files written back: 1; removed: 1; messages set aside: 6.");
+    await user.click(within(done).getByTestId("plan-rollback-undo"));
+    await waitFor(() => expect(within(panel).getByTestId("plan-rolled-back")).toHaveTextContent("was undone"));
+    expect(backend.callsOf("plan_rollback_undo")[0]?.args).toEqual({ executionId: "e1", undo: 41 });
+  });
+
+  it("offers no rollback while its run goes", async () => {
+    const backend = backendWith({ providers: [LOCAL] });
+    backend.executions.c1 = [
+      execution({
+        id: "e1",
+        conversationId: "c1",
+        task: "Load and chart",
+        status: "running",
+        todos: [{ id: "t1", title: "Load the data", status: "in_progress", phase: null, checkpoint: false, pinned: false, reason: null }],
+        snapshotTodoIds: ["t1"],
+      }),
+    ];
+    await openC1();
+    const chip = await screen.findByTestId("todo-snapshot");
+    expect(chip.tagName).toBe("SPAN");
+    expect(screen.getByTestId("plan-owner")).toHaveTextContent("(running)");
   });
 });

@@ -512,7 +512,15 @@ export function ConversationView(props: Props) {
         </div>
         {/* With no plan, no subagents and no files, a narrow window gives the messages the room. */}
         <aside className={todos.length === 0 && subagents.length === 0 && listedFiles === 0 ? "workbench-side quiet" : "workbench-side"}>
-          {todos.length > 0 && <TodoPanel todos={todos} snapshotTodoIds={snapshots} ending={planOwner?.ending ?? null} />}
+          {todos.length > 0 && (
+            <TodoPanel
+              todos={todos}
+              snapshotTodoIds={snapshots}
+              ending={planOwner?.ending ?? null}
+              owner={planOwner ? { executionId: planOwner.id, task: planOwner.task, status: planOwner.status } : null}
+              onChanged={onMessagesChanged}
+            />
+          )}
           {subagents.length > 0 && <SubagentTree nodes={subagents} onOpen={props.onOpenConversation} />}
           <WorkspacePanel
             conversationId={conversation.id}

@@ -1,10 +1,27 @@
+import { useState } from "react";
 import { useTranslation } from "react-i18next";
-import type { RunEndingView, TodoItem, TodoStatus } from "../bindings";
-import { todoStatusLabel } from "../lib/labels";
+import { call } from "../api/call";
+import { commands, type AppError, type ExecutionStatus, type PlanRollbackView, type RunEndingView, type TodoChangesView, type TodoItem, type TodoStatus } from "../bindings";
+import { executionStatusLabel, todoStatusLabel } from "../lib/labels";
 import { endedText } from "../lib/runEnding";
+import { InlineError } from "./InlineError";
+import { TodoChanges } from "./TodoChanges";
+
+/** The run a plan belongs to: named above the plan, and rolled back from it once it ended. */
+export type PlanOwner = { executionId: string; task: string; status: ExecutionStatus };
 
 /** `ending`: how the analyst ended the run these todos belong to, if they did. */
-type Props = { todos: TodoItem[]; snapshotTodoIds: string[]; ending?: RunEndingView | null };
+type Props = {
+  todos: TodoItem[];
+  snapshotTodoIds: string[];
+  ending?: RunEndingView | null;
+  owner?: PlanOwner | null;
+  /** The conversation's messages or plan changed (a rollback, or its undo): read them again. */
+  onChanged?: () => void;
+};
+
+/** Statuses after which a run can be rolled back from its plan (a waiting one has its panel). */
+const ENDED: readonly ExecutionStatus[] = ["succeeded", "failed", "cancelled", "interrupted"];
 
 const MARK: Record<TodoStatus, string> = {
   pending: "○",
@@ -19,8 +36,46 @@ const MARK: Record<TodoStatus, string> = {
 const ENDED_BY_ANALYST = /^(stopped|aborted) by the analyst\b/;
 
 /** The plan: todos by phase, with their status, checkpoints and snapshots. */
-export function TodoPanel({ todos, snapshotTodoIds, ending = null }: Props) {
+export function TodoPanel({ todos, snapshotTodoIds, ending = null, owner = null, onChanged }: Props) {
   const { t } = useTranslation();
+  const [asking, setAsking] = useState<{ todo: TodoItem; changes: TodoChangesView | null } | null>(null);
+  const [done, setDone] = useState<{ todo: string; result: PlanRollbackView; undone: boolean } | null>(null);
+  const [error, setError] = useState<AppError | null>(null);
+  const [working, setWorking] = useState(false);
+  const canRollBack = owner !== null && ENDED.includes(owner.status);
+  const ask = async (todo: TodoItem) => {
+    if (!owner) return;
+    setError(null);
+    setDone(null);
+    setAsking({ todo, changes: null });
+    const res = await call(() => commands.planRollbackPreview(owner.executionId, todo.id));
+    if (res.status === "ok") setAsking({ todo, changes: res.data });
+    else {
+      setAsking(null);
+      setError(res.error);
+    }
+  };
+  const rollBack = async () => {
+    if (!owner || !asking) return;
+    setWorking(true);
+    const res = await call(() => commands.planRollback(owner.executionId, asking.todo.id));
+    setWorking(false);
+    if (res.status === "ok") {
+      setDone({ todo: asking.todo.title, result: res.data, undone: false });
+      setAsking(null);
+      onChanged?.();
+    } else setError(res.error);
+  };
+  const undo = async () => {
+    if (!owner || !done) return;
+    setWorking(true);
+    const res = await call(() => commands.planRollbackUndo(owner.executionId, done.result.undo));
+    setWorking(false);
+    if (res.status === "ok") {
+      setDone({ ...done, undone: true });
+      onChanged?.();
+    } else setError(res.error);
+  };
   // The runtime words the analyst's Stop or Abort in English for the record (finish.rs); the
   // analyst reads it in the window's language, from how the run ended. A reason the model gave
   // is shown as it wrote it.
@@ -37,6 +92,54 @@ export function TodoPanel({ todos, snapshotTodoIds, ending = null }: Props) {
   return (
     <section className="side-panel todo-panel" data-testid="todo-panel" aria-label={t("plan.label")}>
       <h3>{t("plan.label")}</h3>
+      {owner && (
+        <p className="muted plan-owner" data-testid="plan-owner" title={owner.task}>
+          {t("plan.owner", { task: owner.task, status: executionStatusLabel(t, owner.status) })}
+        </p>
+      )}
+      {done && (
+        <div className="plan-rolled-back" role="status" data-testid="plan-rolled-back">
+          <span>
+            {done.undone
+              ? t("plan.undone", { todo: done.todo })
+              : t("plan.rolledBack", {
+                  todo: done.todo,
+                  restored: done.result.filesRestored,
+                  removed: done.result.filesRemoved,
+                  messages: done.result.messagesRemoved,
+                })}
+            {done.result.workspaceError && !done.undone && ` ${t("plan.workspaceError", { reason: done.result.workspaceError })}`}
+          </span>
+          {!done.undone && (
+            <button type="button" className="button button-small" data-testid="plan-rollback-undo" disabled={working} onClick={() => void undo()}>
+              {t("plan.undo")}
+            </button>
+          )}
+        </div>
+      )}
+      {asking && (
+        <div className="plan-rollback-preview" role="alertdialog" aria-label={t("plan.rollBackTo", { todo: asking.todo.title })} data-testid="plan-rollback-preview">
+          <p>
+            <strong>{t("plan.rollBackTo", { todo: asking.todo.title })}</strong>
+          </p>
+          {asking.changes === null ? <p className="muted">{t("plan.previewing")}</p> : <TodoChanges changes={asking.changes} />}
+          <div className="plan-rollback-actions">
+            <button
+              type="button"
+              className="button button-small button-danger"
+              data-testid="plan-rollback-confirm"
+              disabled={working || asking.changes === null}
+              onClick={() => void rollBack()}
+            >
+              {t("plan.rollBack")}
+            </button>
+            <button type="button" className="button button-small" data-testid="plan-rollback-cancel" onClick={() => setAsking(null)}>
+              {t("plan.cancel")}
+            </button>
+          </div>
+        </div>
+      )}
+      <InlineError error={error} testId="plan-rollback-error" />
       {todos.length === 0 ? (
         <p className="side-empty">{t("plan.empty")}</p>
       ) : (
@@ -59,11 +162,22 @@ export function TodoPanel({ todos, snapshotTodoIds, ending = null }: Props) {
                       {t("plan.chips.checkpoint")}
                     </span>
                   )}
-                  {snapshotTodoIds.includes(todo.id) && (
-                    <span className="todo-chip" data-testid="todo-snapshot" title={t("plan.snapshot")}>
-                      {t("plan.chips.snapshot")}
-                    </span>
-                  )}
+                  {snapshotTodoIds.includes(todo.id) &&
+                    (canRollBack ? (
+                      <button
+                        type="button"
+                        className="todo-chip todo-chip-action"
+                        data-testid="todo-snapshot"
+                        title={t("plan.rollBackHint")}
+                        onClick={() => void ask(todo)}
+                      >
+                        {t("plan.chips.rollBack")}
+                      </button>
+                    ) : (
+                      <span className="todo-chip" data-testid="todo-snapshot" title={t("plan.snapshot")}>
+                        {t("plan.chips.snapshot")}
+                      </span>
+                    ))}
                   {reasonOf(todo) && <p className="todo-reason">{reasonOf(todo)}</p>}
                 </li>
               ))}

@@ -118,6 +118,17 @@ export class FakeBackend {
     findings: 3,
     leftOut: [],
   };
+  /** What plan_rollback_preview answers (or fails with). */
+  rollbackPreview: unknown = {
+    added: ["chart.png"],
+    changed: ["data.csv"],
+    removed: [],
+    addedCount: 1,
+    changedCount: 1,
+    removedCount: 0,
+    messagesSince: 6,
+    workspaceUnknown: null,
+  };
   /** Each run's own review, by execution id: what review_latest answers when asked for one. */
   runReviews: Record<string, ReviewView> = {};
   /** What the folder dialog picks (null cancels it). */
@@ -378,6 +389,13 @@ export class FakeBackend {
         if ("code" in this.copyAcross) throw this.copyAcross;
         delete this.leftOnHost[String(args.conversationId)];
         return this.copyAcross;
+      case "plan_rollback_preview":
+        if (this.rollbackPreview !== null && typeof this.rollbackPreview === "object" && "code" in this.rollbackPreview) throw this.rollbackPreview;
+        return this.rollbackPreview;
+      case "plan_rollback":
+        return { undo: 41, filesRestored: 1, filesRemoved: 1, messagesRemoved: 6, workspaceError: null };
+      case "plan_rollback_undo":
+        return 6;
       case "conversation_export_report":
         if (this.report !== null && "code" in this.report) throw this.report;
         return this.report;

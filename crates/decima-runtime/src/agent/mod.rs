@@ -17,6 +17,7 @@ mod failure;
 mod lease;
 mod options;
 mod plan;
+pub mod plan_rollback;
 mod report;
 mod review_skip;
 mod runner;

@@ -228,6 +228,42 @@ impl<'s> Messages<'s> {
         Ok(deleted)
     }
 
+    /// Brings back the messages after `seq` that were soft-deleted at or after `since`, and the
+    /// summaries retired with them: the undo of a rollback the analyst asked for, when nothing
+    /// was written since. Returns the messages brought back.
+    pub async fn restore_deleted_since(
+        &self,
+        conversation: ConversationId,
+        seq: i64,
+        since: Timestamp,
+    ) -> Result<u64> {
+        let restored = on_pool!(self.store, |pool, dialect| {
+            let mut tx = pool.begin_write().await?;
+            touch!(tx, conversation);
+            let done = sqlx::query(
+                "UPDATE messages SET deleted_at = NULL WHERE conversation_id = $1 AND seq > $2 \
+                 AND deleted_at >= $3",
+            )
+            .bind(conversation.to_string())
+            .bind(seq)
+            .bind(since.0)
+            .execute(&mut *tx)
+            .await?;
+            sqlx::query(
+                "UPDATE summaries SET rolled_back_at = NULL WHERE conversation_id = $1 \
+                 AND end_seq > $2 AND rolled_back_at >= $3",
+            )
+            .bind(conversation.to_string())
+            .bind(seq)
+            .bind(since.0)
+            .execute(&mut *tx)
+            .await?;
+            tx.commit().await?;
+            done.rows_affected()
+        });
+        Ok(restored)
+    }
+
     /// Whether the conversation holds a live message written by this execution: a resumed
     /// run checks that its task was stored before the process died.
     pub async fn any_of_execution(
