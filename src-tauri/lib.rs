@@ -37,6 +37,7 @@ use std::sync::Arc;
 /// OS default shared with the CLI. Logs go to its `logs/`, at the level of `--log-level LEVEL`,
 /// then `DECIMA_LOG`, then `RUST_LOG`, then `info`.
 pub fn run() -> ExitCode {
+    let started = std::time::Instant::now();
     let builder = bindings::builder();
     let data_dir = match data_dir_from(
         std::env::args().skip(1),
@@ -60,6 +61,7 @@ pub fn run() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    tracing::info!(elapsed_ms = started.elapsed().as_millis(), "store opened");
     // Executions whose process died while they ran are marked interrupted, so they can be
     // resumed; ones another live process runs are left alone.
     match tauri::async_runtime::block_on(decima_runtime::agent::interrupt_orphans(
@@ -106,6 +108,7 @@ pub fn run() -> ExitCode {
         .setup(move |app| {
             builder.mount_events(app);
             open_main_window(app, &state_dir)?;
+            tracing::info!(elapsed_ms = started.elapsed().as_millis(), "window created");
             app.manage(AppState::new(store, state_dir).opened_at(opened));
             Ok(())
         })

@@ -188,6 +188,28 @@ async fn cold_start_idle_memory_and_a_100k_message_conversation() {
         "figure: cold start to first paint {:.0} ms",
         first_paint - started
     );
+    // Where that time goes: the process until the page starts loading, then the page (its
+    // script parsed and run, the first frame) until the paint; and when React's own first
+    // frame (the workbench, not the page's shell) was on screen.
+    let page = client
+        .execute(
+            "return [performance.timeOrigin, window.__decimaFirstRender ?? null];",
+            vec![],
+        )
+        .await
+        .unwrap();
+    let origin = page[0].as_f64().unwrap();
+    println!(
+        "figure: cold start, the process until the page loads {:.0} ms, the page until its first paint {:.0} ms",
+        origin - started,
+        first_paint - origin
+    );
+    if let Some(rendered) = page[1].as_f64() {
+        println!(
+            "figure: cold start to the workbench's first frame {:.0} ms",
+            rendered - started
+        );
+    }
 
     tokio::time::sleep(Duration::from_secs(3)).await;
     let pids = tree(pid);
@@ -275,6 +297,10 @@ async fn cold_start_idle_memory_and_a_100k_message_conversation() {
     tokio::time::sleep(Duration::from_millis(500)).await;
     scroll_and_report(&client, "markdown and tools").await;
 
+    // At 900x700: hovering a conversation, opening the folded sidebar and switching to another
+    // conversation, each from its input to the frame that shows it.
+    one_frame_figures(&client).await;
+
     // A delta's way to the screen: Rust stamps each text delta as it forwards it; the page
     // notes when the frame that shows it is painted.
     support::click_text(&client, "[data-testid=conversation-item]", "Short one").await;
@@ -326,6 +352,130 @@ async fn cold_start_idle_memory_and_a_100k_message_conversation() {
     );
     client.close().await.unwrap();
     drop(driver);
+}
+
+/// How long, at 900x700, a hover, opening the folded sidebar and switching the conversation
+/// take from their input to the end of the frame that shows them (a frame's callback, then a
+/// task after its paint): within one frame is about 17 ms. Each is taken 15 times; the median
+/// and the worst are printed.
+async fn one_frame_figures(client: &fantoccini::Client) {
+    client.set_window_size(900, 700).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    // Shown when the frame after `t0` has painted: a frame callback, then a task after it.
+    const AFTER_PAINT: &str = "const painted = (t0, done) => requestAnimationFrame(() => {\
+           const c = new MessageChannel(); c.port1.onmessage = () => done(performance.now() - t0);\
+           c.port2.postMessage(0); });";
+    let mut hover = Vec::new();
+    let mut panel = Vec::new();
+    let mut switch = Vec::new();
+    for round in 0..15 {
+        // The sidebar, folded at this width, opens from its toggle.
+        let opened = client
+            .execute_async(
+                &format!(
+                    "{AFTER_PAINT} const done = arguments[arguments.length - 1];\
+                     const toggle = document.querySelector('[data-testid=sidebar-toggle]');\
+                     const open = () => {{ const t0 = performance.now(); toggle.click(); painted(t0, done); }};\
+                     if (toggle.getAttribute('aria-expanded') === 'true') {{\
+                       toggle.click(); requestAnimationFrame(() => setTimeout(open, 100));\
+                     }} else open();"
+                ),
+                vec![],
+            )
+            .await
+            .unwrap();
+        panel.push(opened.as_f64().unwrap());
+        // A real pointer over a conversation: the page notes the event, then the frame.
+        client
+            .execute(
+                &format!(
+                    "{AFTER_PAINT} window.__hover = null;\
+                     const items = document.querySelectorAll('[data-testid=conversation-item]');\
+                     const item = items[arguments[0] % items.length];\
+                     item.addEventListener('pointerover', (e) => painted(e.timeStamp, (ms) => {{ window.__hover = ms; }}), {{once: true}});\
+                     item.setAttribute('data-hover-target', '1');"
+                ),
+                vec![serde_json::json!(round)],
+            )
+            .await
+            .unwrap();
+        let target = client
+            .find(Locator::Css("[data-hover-target='1']"))
+            .await
+            .unwrap();
+        let away = client
+            .find(Locator::Css(
+                "[data-testid=composer-input], [data-testid=conversation-title]",
+            ))
+            .await
+            .unwrap();
+        use fantoccini::actions::{InputSource, MouseActions, PointerAction};
+        let mouse = MouseActions::new("mouse".into())
+            .then(PointerAction::MoveToElement {
+                element: away,
+                duration: None,
+                x: 0.0,
+                y: 0.0,
+            })
+            .then(PointerAction::MoveToElement {
+                element: target,
+                duration: None,
+                x: 0.0,
+                y: 0.0,
+            });
+        client.perform_actions(mouse).await.unwrap();
+        tokio::time::sleep(Duration::from_millis(150)).await;
+        let hovered = client
+            .execute(
+                "document.querySelector('[data-hover-target]')?.removeAttribute('data-hover-target');\
+                 return window.__hover;",
+                vec![],
+            )
+            .await
+            .unwrap();
+        if let Some(ms) = hovered.as_f64() {
+            hover.push(ms);
+        }
+        // Switching: from the click on another conversation to the frame showing its title.
+        let switched = client
+            .execute_async(
+                &format!(
+                    "{AFTER_PAINT} const done = arguments[arguments.length - 1];\
+                     const names = ['Short one', 'Markdown and tools'];\
+                     const name = names[arguments[0] % 2];\
+                     const item = [...document.querySelectorAll('[data-testid=conversation-item]')]\
+                       .find(e => e.textContent.includes(name));\
+                     const t0 = performance.now();\
+                     item.querySelector('[data-testid=conversation-title-button]').click();\
+                     const poll = () => {{\
+                       const title = document.querySelector('[data-testid=conversation-title]');\
+                       if (title && title.textContent.includes(name)) painted(t0, done);\
+                       else if (performance.now() - t0 > 5000) done(null);\
+                       else requestAnimationFrame(poll);\
+                     }};\
+                     poll();"
+                ),
+                vec![serde_json::json!(round)],
+            )
+            .await
+            .unwrap();
+        switch.push(switched.as_f64().expect("the conversation opened"));
+    }
+    for (what, mut took) in [
+        ("hover a conversation", hover),
+        ("open the sidebar", panel),
+        ("switch the conversation", switch),
+    ] {
+        assert!(!took.is_empty(), "{what}: nothing measured");
+        took.sort_by(f64::total_cmp);
+        println!(
+            "figure: at 900x700, {what} to its painted frame ({} times): median {:.1} ms, max {:.1} ms",
+            took.len(),
+            took[took.len() / 2],
+            took[took.len() - 1]
+        );
+    }
+    client.set_window_size(1280, 800).await.unwrap();
 }
 
 /// Scrolls the open conversation up as a reader does (a wheel event, then the scroll it makes):

@@ -22,3 +22,16 @@ createRoot(root).render(
     <App />
   </StrictMode>,
 );
+
+declare global {
+  interface Window {
+    /** When the workbench's first frame was painted (ms since the epoch): the figures read it. */
+    __decimaFirstRender?: number;
+  }
+}
+// After React's first commit (a task), the next frame is the workbench's first on screen.
+setTimeout(() =>
+  requestAnimationFrame(() => {
+    window.__decimaFirstRender ??= performance.timeOrigin + performance.now();
+  }),
+);
