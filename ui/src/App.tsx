@@ -1,6 +1,6 @@
 import { isDefaultTitle, titleFrom } from "./lib/autoTitle";
 import { searchWords } from "./lib/marks";
-import { useCallback, useEffect, useRef, useState } from "react";
+import { useCallback, useEffect, useRef, useState, type ReactNode } from "react";
 import { useTranslation } from "react-i18next";
 import { call } from "./api/call";
 import { commands, type AppError, type ConversationSummary, type SearchHitView } from "./bindings";
@@ -20,7 +20,7 @@ import { useExecutions, useInterrupted } from "./hooks/useExecutions";
 import { useFileDrop } from "./hooks/useFileDrop";
 import { useMessages } from "./hooks/useMessages";
 import { useShortcuts } from "./hooks/useShortcuts";
-import { useSidebar } from "./hooks/useSidebar";
+import { useSidebarStore, useSidebarView, type SidebarStore } from "./hooks/useSidebar";
 import { COMPOSER_INPUT } from "./components/Composer";
 import { NEW_CONVERSATION_INPUT } from "./components/NewConversationForm";
 import { ShortcutsDialog } from "./components/ShortcutsDialog";
@@ -52,7 +52,8 @@ export function App() {
   const notices = useCompressionNotices(runs.runs);
   // Bumped when what is stored changed here outside a run (a compression, an undo).
   const [edits, setEdits] = useState(0);
-  const sidebar = useSidebar();
+  // Not React state of the app: toggling it re-renders the header and the body's frame only.
+  const sidebar = useSidebarStore();
   const { fold } = sidebar;
   const [shortcutsOpen, setShortcutsOpen] = useState(false);
   // First start: without a provider nothing can run, so the window says so and offers a setup.
@@ -294,11 +295,7 @@ export function App() {
 
   return (
     <div className="app">
-      <Header
-        onSettings={() => setSettingsOpen(true)}
-        onShortcuts={() => setShortcutsOpen(true)}
-        sidebar={{ shown: sidebar.shown, onToggle: sidebar.toggle }}
-      />
+      <SidebarHeader store={sidebar} onSettings={() => setSettingsOpen(true)} onShortcuts={() => setShortcutsOpen(true)} />
       {shortcutsOpen && <ShortcutsDialog onClose={() => setShortcutsOpen(false)} />}
       {setupOpen && (
         <ProviderSetup
@@ -327,7 +324,7 @@ export function App() {
           void runs.resume(e.conversationId, e.id);
         }}
       />
-      <div className="app-body" data-sidebar={sidebar.shown ? "shown" : "hidden"} data-narrow={sidebar.narrow}>
+      <AppBody store={sidebar}>
         <Sidebar
           conversations={conv.conversations}
           loading={conv.loading}
@@ -401,7 +398,7 @@ export function App() {
             </EmptyState>
           )}
         </main>
-      </div>
+      </AppBody>
       {dropOver && (
         <div className="drop-overlay" data-testid="drop-overlay" aria-hidden="true">
           {openId !== null ? (
@@ -418,3 +415,19 @@ export function App() {
   );
 }
 
+/** The header, with the sidebar's toggle as the sidebar is now. */
+function SidebarHeader({ store, onSettings, onShortcuts }: { store: SidebarStore; onSettings: () => void; onShortcuts: () => void }) {
+  const { shown } = useSidebarView(store);
+  return <Header onSettings={onSettings} onShortcuts={onShortcuts} sidebar={{ shown, onToggle: store.toggle }} />;
+}
+
+/** The body's frame, which shows or folds the sidebar: its children are the app's, made by the
+ *  app's last render, so a toggle re-renders none of them. */
+function AppBody({ store, children }: { store: SidebarStore; children: ReactNode }) {
+  const { shown, narrow } = useSidebarView(store);
+  return (
+    <div className="app-body" data-sidebar={shown ? "shown" : "hidden"} data-narrow={narrow}>
+      {children}
+    </div>
+  );
+}
