@@ -90,8 +90,11 @@ pub enum FilePreview {
         columns: Vec<String>,
         /// The rows after it.
         rows: Vec<Vec<String>>,
-        /// Whether the file holds more rows (or columns) than shown.
+        /// Whether the file holds more rows than shown (columns cut say so in `columns_total`).
         more: bool,
+        /// How many columns its widest row has, when more than the table shows: a 10,000-column
+        /// file says it shows the first 50.
+        columns_total: Option<u32>,
         /// The sheet shown, for a workbook, and how many it has.
         sheet: Option<String>,
         /// The workbook's sheet count (1 for a CSV).
@@ -235,16 +238,15 @@ fn workbook(bytes: &[u8]) -> FilePreview {
 /// A table from rows, the first as its header, each cut to [`MAX_COLUMNS`].
 fn table(
     mut records: Vec<Vec<String>>,
-    mut more: bool,
+    more: bool,
     sheet: Option<String>,
     sheets: u32,
 ) -> FilePreview {
+    let widest = records.iter().map(Vec::len).max().unwrap_or(0);
     for row in &mut records {
-        if row.len() > MAX_COLUMNS {
-            row.truncate(MAX_COLUMNS);
-            more = true;
-        }
+        row.truncate(MAX_COLUMNS);
     }
+    let columns_total = (widest > MAX_COLUMNS).then(|| u32::try_from(widest).unwrap_or(u32::MAX));
     let columns = if records.is_empty() {
         Vec::new()
     } else {
@@ -254,6 +256,7 @@ fn table(
         columns,
         rows: records,
         more,
+        columns_total,
         sheet,
         sheets,
     }
@@ -329,6 +332,33 @@ mod tests {
         };
         assert_eq!(rows.len(), MAX_ROWS);
         assert!(more);
+    }
+
+    #[test]
+    fn a_ten_thousand_column_csv_shows_fifty_and_says_how_many_there_are() {
+        let header: Vec<String> = (0..10_000).map(|i| format!("c{i}")).collect();
+        let row: Vec<String> = (0..10_000).map(|i| i.to_string()).collect();
+        let csv = format!(
+            "{}\n{}\n{}\n",
+            header.join(","),
+            row.join(","),
+            row.join(",")
+        );
+        let FilePreview::Table {
+            columns,
+            rows,
+            more,
+            columns_total,
+            ..
+        } = preview(Kind::Delimited(b','), csv.as_bytes(), true)
+        else {
+            panic!("not a table")
+        };
+        assert_eq!(columns.len(), MAX_COLUMNS);
+        assert_eq!(rows.len(), 2);
+        assert!(rows.iter().all(|r| r.len() == MAX_COLUMNS));
+        assert!(!more, "every row is shown");
+        assert_eq!(columns_total, Some(10_000));
     }
 
     #[test]
@@ -420,6 +450,7 @@ mod tests {
                     vec!["华南".into(), "800".into()],
                 ],
                 more: false,
+                columns_total: None,
                 sheet: Some("Q3 sales".into()),
                 sheets: 2,
             }

@@ -81,7 +81,41 @@ async fn seed(data: &std::path::Path, server: &LlmServer) -> decima_core::Conver
     ] {
         store.messages().append(c.id, message).await.unwrap();
     }
+    // A conversation whose folder holds a 200 MB CSV and one 10,000 columns wide.
+    let big = store
+        .conversations()
+        .create("Big files", None)
+        .await
+        .unwrap();
     store.close().await;
+    let folder = data.join("workspaces").join(big.id.to_string());
+    std::fs::create_dir_all(&folder).unwrap();
+    {
+        use std::io::Write as _;
+        let mut out =
+            std::io::BufWriter::new(std::fs::File::create(folder.join("big.csv")).unwrap());
+        writeln!(out, "id,region,net").unwrap();
+        let mut i = 0u64;
+        while out.get_ref().metadata().unwrap().len() < 200 * 1024 * 1024 {
+            for _ in 0..10_000 {
+                i += 1;
+                writeln!(out, "{i},R-{},{}.50", i % 97, i * 7).unwrap();
+            }
+            out.flush().unwrap();
+        }
+    }
+    let header: Vec<String> = (0..10_000).map(|i| format!("c{i}")).collect();
+    let row: Vec<String> = (0..10_000).map(|i| i.to_string()).collect();
+    std::fs::write(
+        folder.join("wide.csv"),
+        format!(
+            "{}\n{}\n{}\n",
+            header.join(","),
+            row.join(","),
+            row.join(",")
+        ),
+    )
+    .unwrap();
     let folder = data.join("workspaces").join(c.id.to_string());
     std::fs::create_dir_all(&folder).unwrap();
     std::fs::write(folder.join("ledger.csv"), "account,amount\nrent,1200.50\n").unwrap();
@@ -232,6 +266,93 @@ async fn everyday_actions_work_in_the_window() {
     assert_eq!(copied, b"account,amount\nrent,1200.50\n");
     let _ = engine.remove_conversation(&ledger.to_string(), true).await;
     click(&client, "[data-testid=run-options-button]").await;
+
+    // Bad input: a 200 MB CSV previews its first rows, a 10,000-column one its first 50
+    // columns (and copies them), and a title of 5,000 characters is refused in words with
+    // nothing typed lost.
+    support::click_text(&client, "[data-testid=conversation-item]", "Big files").await;
+    wait_for_text(&client, "[data-testid=conversation-title]", "Big files").await;
+    click(&client, "[data-testid=workspace-all]").await;
+    wait_for_text(&client, "[data-testid=workspace-files]", "big.csv").await;
+    let opened = std::time::Instant::now();
+    click(
+        &client,
+        "[data-testid=workspace-file][data-path='big.csv'] [data-testid=workspace-file-open]",
+    )
+    .await;
+    wait_for_text(&client, "[data-testid=table-count]", "the first").await;
+    println!(
+        "a 200 MB CSV previewed in {} ms",
+        opened.elapsed().as_millis()
+    );
+    assert_eq!(
+        count(&client, "[data-testid=workspace-preview-table] tbody tr").await,
+        199,
+        "its first rows, the cut last row of the head left out"
+    );
+    shot(&client, "actions-big-csv.png").await;
+    click(&client, "[data-testid=workspace-preview-close]").await;
+    click(
+        &client,
+        "[data-testid=workspace-file][data-path='wide.csv'] [data-testid=workspace-file-open]",
+    )
+    .await;
+    wait_for_text(
+        &client,
+        "[data-testid=workspace-preview-columns]",
+        "The first 50 of its 10,000 columns",
+    )
+    .await;
+    click(&client, "[data-testid=table-copy-tsv]").await;
+    wait_until(&client, "the wide table was not copied", || async {
+        support::attr(&client, "[data-testid=table-copy-tsv]", "data-state")
+            .await
+            .as_deref()
+            == Some("copied")
+    })
+    .await;
+    shot(&client, "actions-wide-csv.png").await;
+    click(&client, "[data-testid=workspace-preview-close]").await;
+    let long = "Q3 ".repeat(1_667);
+    client
+        .execute(
+            "const input = document.querySelector('[data-testid=new-conversation-title]');\
+             Object.getOwnPropertyDescriptor(HTMLInputElement.prototype, 'value').set.call(input, arguments[0]);\
+             input.dispatchEvent(new Event('input', {bubbles: true}));",
+            vec![serde_json::json!(long)],
+        )
+        .await
+        .unwrap();
+    click(&client, "[data-testid=new-conversation-submit]").await;
+    wait_for_text(
+        &client,
+        "[data-testid=new-conversation-error]",
+        "at most 500 characters",
+    )
+    .await;
+    let kept = client
+        .execute(
+            "return document.querySelector('[data-testid=new-conversation-title]').value.length;",
+            vec![],
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        kept.as_u64(),
+        Some(long.len() as u64),
+        "the typed title is kept"
+    );
+    client
+        .execute(
+            "const input = document.querySelector('[data-testid=new-conversation-title]');\
+             Object.getOwnPropertyDescriptor(HTMLInputElement.prototype, 'value').set.call(input, '');\
+             input.dispatchEvent(new Event('input', {bubbles: true}));",
+            vec![],
+        )
+        .await
+        .unwrap();
+    support::click_text(&client, "[data-testid=conversation-item]", "Ledger").await;
+    wait_for_text(&client, "[data-testid=conversation-title]", "Ledger").await;
 
     // Settings in sections: each one fits the dialog, at both sizes and in both languages.
     click(&client, "[data-testid=settings-button]").await;

@@ -858,6 +858,11 @@ columns: string[];
 rows: string[][]; 
 /**  Whether the file holds more rows (or columns) than shown. */
 more: boolean; 
+/**
+ *  How many columns its widest row has, when more than the table shows: a 10,000-column
+ *  file says it shows the first 50.
+ */
+columnsTotal: number | null; 
 /**  The sheet shown, for a workbook, and how many it has. */
 sheet: string | null; 
 /**  The workbook's sheet count (1 for a CSV). */

@@ -26,7 +26,7 @@ describe("the workspace panel", () => {
         ],
       },
       previews: {
-        "sales.csv": { kind: "table", columns: ["region", "net"], rows: [["North", "1200.5"]], more: true, sheet: null, sheets: 1 },
+        "sales.csv": { kind: "table", columns: ["region", "net"], rows: [["North", "1200.5"]], more: true, columnsTotal: null, sheet: null, sheets: 1 },
       },
     });
     const { user } = await openC1();
@@ -75,6 +75,7 @@ describe("the workspace panel", () => {
           columns: ["region", "revenue"],
           rows: [["EMEA", "2550"], ["APAC", "1750.25"], ["Americas", "12040"]],
           more: false,
+          columnsTotal: null,
           sheet: "Q3",
           sheets: 2,
         },

@@ -109,6 +109,11 @@ function Shown({ preview, path, full, onToggle }: { preview: FilePreview; path: 
           )}
           <DataTable columns={preview.columns} rows={preview.rows} more={preview.more} name={path.split("/").pop()?.replace(/\.[^.]*$/, "") ?? "table"} />
           {preview.more && <p className="muted">{t("workspace.moreRows", { count: preview.rows.length })}</p>}
+          {preview.columnsTotal !== null && (
+            <p className="muted" data-testid="workspace-preview-columns">
+              {t("workspace.moreColumns", { shown: preview.columns.length, total: preview.columnsTotal })}
+            </p>
+          )}
         </div>
       );
     case "markdown":

@@ -202,6 +202,7 @@ const en = {
     sheet_one: "Sheet {{name}}",
     sheet_other: "Sheet {{name}} (first of {{count, n}})",
     moreRows: "The first {{count, n}} rows; the file holds more.",
+    moreColumns: "The first {{shown, n}} of its {{total, n}} columns: Copy and Save as CSV take these; Save as… keeps the whole file.",
     truncated: "The start of the file; it goes on.",
     notShown: {
       tooLarge: "Too large to preview. Save a copy to open it.",

@@ -203,6 +203,7 @@ const zh: Messages = {
     sheet_one: "工作表 {{name}}",
     sheet_other: "工作表 {{name}}（共 {{count, n}} 个中的第一个）",
     moreRows: "前 {{count, n}} 行；文件还有更多行。",
+    moreColumns: "显示其 {{total, n}} 列中的前 {{shown, n}} 列：复制和另存为 CSV 取这些列；“另存为…”保存整个文件。",
     truncated: "文件的开头部分；后面还有内容。",
     notShown: {
       tooLarge: "文件太大，无法预览。请保存副本后打开。",
