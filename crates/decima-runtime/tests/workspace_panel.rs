@@ -446,3 +446,52 @@ async fn a_call_id_used_at_every_step_finds_each_files_own_call() {
         .unwrap();
     assert!(newest > second + 1);
 }
+
+/// A file the analyst drops while a run writes a file of the same name: neither is lost. The
+/// run's file keeps its name and every byte it wrote; the analyst's lands beside it under a free
+/// name, is listed as theirs, and the next message names it as it landed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_file_dropped_while_a_run_writes_the_same_name_lands_beside_it() {
+    let f = Fixture::new().await;
+    let c = f.store.conversations().create("Race", None).await.unwrap();
+    let place = workspace::place(&f.store, f.dir.path(), c.id)
+        .await
+        .unwrap();
+    let outside = tempfile::tempdir().unwrap();
+    let dropped = outside.path().join("data.csv");
+    std::fs::write(&dropped, "analyst,1\n").unwrap();
+    f.call(
+        "shell",
+        json!({"command": "printf 'run,1\\n' > data.csv && sleep 1 && printf 'run,2\\n' >> data.csv"}),
+    );
+    f.say("Written.");
+    let drop = async {
+        // While the command sleeps: data.csv is the run's, half written.
+        tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+        workspace::add_files(&f.store, &place, c.id, std::slice::from_ref(&dropped))
+            .await
+            .unwrap()
+    };
+    let ((), added) = tokio::join!(run(&f, c.id, "Write the data", SandboxKind::Host), drop);
+    assert_eq!(added[0].path, "data (2).csv");
+    let dir = place.host_dir.clone().unwrap();
+    assert_eq!(
+        std::fs::read_to_string(dir.join("data.csv")).unwrap(),
+        "run,1\nrun,2\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.join("data (2).csv")).unwrap(),
+        "analyst,1\n"
+    );
+    let listed = workspace::entries(&f.store, &place, c.id, false)
+        .await
+        .unwrap();
+    assert!(listed.iter().any(|e| e.path == "data.csv"
+        && matches!(&e.written_by, Some(Writer::Call { tool, .. }) if tool == "shell")));
+    assert!(listed.iter().any(|e| e.path == "data (2).csv"
+        && matches!(&e.written_by, Some(Writer::Analyst { name, .. }) if name == "data.csv")));
+    f.say("Seen.");
+    run(&f, c.id, "Look again", SandboxKind::Host).await;
+    let told = last_user_message(&f, c.id).await;
+    assert!(told.contains("data (2).csv"), "{told}");
+}

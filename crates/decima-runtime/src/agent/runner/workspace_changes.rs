@@ -59,9 +59,17 @@ impl Runner<'_, '_> {
         let Some(before) = before else {
             return outcome;
         };
+        // A file the analyst added while the call ran is theirs, not the call's: it appears
+        // between the listings too, under the name the add gave it (and is named to the agent
+        // with their next message).
+        let added_meanwhile =
+            crate::workspace::added::pending_paths(self.store(), self.conversation.id)
+                .await
+                .unwrap_or_default();
         let changed: Vec<WorkspaceFile> = after
             .iter()
             .filter(|(path, now)| before.get(*path) != Some(now))
+            .filter(|(path, _)| before.contains_key(*path) || !added_meanwhile.contains(*path))
             .map(|(path, (size, modified))| WorkspaceFile {
                 path: path.clone(),
                 size: *size,
