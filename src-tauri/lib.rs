@@ -193,9 +193,17 @@ async fn open_store(data_dir: &std::path::Path) -> Result<(Store, Opened), Strin
 /// WebKit's caches) in DATA_DIR/webview: one data directory is one whole profile, and two of them
 /// never share a setting through the user's home.
 fn open_main_window(app: &tauri::App, data_dir: &std::path::Path) -> tauri::Result<()> {
+    // The system's languages, told to the page before its scripts run, so its first frame is
+    // already in the analyst's language.
+    let languages: Vec<String> = sys_locale::get_locales().take(8).collect();
+    let told = format!(
+        "window.__decimaSystemLanguages = {};",
+        serde_json::to_string(&languages).unwrap_or_else(|_| "[]".to_owned())
+    );
     for config in app.config().app.windows.iter().filter(|w| !w.create) {
         tauri::WebviewWindowBuilder::from_config(app.handle(), config)?
             .data_directory(data_dir.join("webview"))
+            .initialization_script(&told)
             .build()?;
     }
     Ok(())

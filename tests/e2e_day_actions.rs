@@ -448,3 +448,127 @@ async fn everyday_actions_work_in_the_window() {
         "quick chat stays on for this conversation"
     );
 }
+
+/// A scripted turn: these tool calls, streamed.
+fn turn_calls(name: &str, arguments: serde_json::Value) -> decima_testkit::Reply {
+    decima_testkit::Reply::Stream(decima_testkit::Turn {
+        tool_calls: vec![decima_testkit::ScriptedToolCall {
+            id: "call_0".into(),
+            name: name.into(),
+            argument_chunks: vec![arguments.to_string()],
+        }],
+        ..decima_testkit::Turn::default()
+    })
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_system_language_at_first_start_and_a_rollback_from_the_plan() {
+    let _alone = support::one_at_a_time().await;
+    let data = tempfile::tempdir().unwrap();
+    let server = LlmServer::start().await;
+    let conversation = {
+        let store = Store::open_in_dir(data.path(), decima_llm::tokens::store_counter())
+            .await
+            .unwrap();
+        let mut provider = support::provider("local", server.openai_base_url(), 32_000);
+        // This provider's runs have no tenth man: the script answers the run alone.
+        provider.settings = serde_json::json!({"tenth_man": "off"});
+        store.providers().create(provider).await.unwrap();
+        let c = store
+            .conversations()
+            .create("Plan 计划", None)
+            .await
+            .unwrap();
+        store.close().await;
+        c.id
+    };
+    // A Chinese desktop: GLib, and so WebKit's navigator.language, follow LANGUAGE and LANG.
+    let chinese = [("LANG", "zh_CN.UTF-8"), ("LANGUAGE", "zh_CN:zh")];
+    {
+        let driver = Driver::start_with_env(&chinese);
+        let client = connect(&driver, data.path()).await;
+        wait_for_text(&client, "[data-testid=settings-button]", "设置").await;
+        shot(&client, "actions-system-language-zh.png").await;
+        // The analyst's choice is saved and wins at the next start.
+        support::click_text(&client, "[data-testid=language-switch] button", "EN").await;
+        wait_for_text(&client, "[data-testid=settings-button]", "Settings").await;
+        client.close().await.unwrap();
+    }
+    let driver = Driver::start_with_env(&chinese);
+    let client = connect(&driver, data.path()).await;
+    client.set_window_size(1280, 800).await.unwrap();
+    wait_for_text(&client, "[data-testid=settings-button]", "Settings").await;
+
+    // A run whose one todo writes a chart; then, from the Plan panel, back to where the todo
+    // started, with a preview, and undone.
+    for reply in [
+        turn_calls(
+            "todo_write",
+            serde_json::json!({"todos": [{"title": "Chart the ledger", "status": "in_progress"}]}),
+        ),
+        turn_calls(
+            "shell",
+            serde_json::json!({"command": "printf png > chart.png"}),
+        ),
+        turn_calls(
+            "todo_write",
+            serde_json::json!({"todos": [{"title": "Chart the ledger", "status": "completed"}]}),
+        ),
+        decima_testkit::Reply::Stream(decima_testkit::Turn {
+            text: vec!["Charted.".into()],
+            ..decima_testkit::Turn::default()
+        }),
+    ] {
+        server.enqueue(reply);
+    }
+    let item = format!("[data-testid=conversation-item][data-conversation-id='{conversation}']");
+    click(
+        &client,
+        &format!("{item} [data-testid=conversation-title-button]"),
+    )
+    .await;
+    client
+        .find(Locator::Css("[data-testid=composer-input]"))
+        .await
+        .unwrap()
+        .send_keys("Chart the ledger")
+        .await
+        .unwrap();
+    click(&client, "[data-testid=send]").await;
+    wait_for_text(&client, "[data-testid=message-list]", "Charted.").await;
+    let chart = data
+        .path()
+        .join("workspaces")
+        .join(conversation.to_string())
+        .join("chart.png");
+    assert!(chart.is_file());
+    wait_for_text(&client, "[data-testid=plan-owner]", "Chart the ledger").await;
+    wait_until(
+        &client,
+        "the plan offers its rollback once the run ended",
+        || async { count(&client, "button[data-testid=todo-snapshot]").await == 1 },
+    )
+    .await;
+    click(&client, "button[data-testid=todo-snapshot]").await;
+    wait_for_text(
+        &client,
+        "[data-testid=todo-changes-summary]",
+        "1 file created",
+    )
+    .await;
+    shot(&client, "actions-plan-rollback-preview.png").await;
+    click(&client, "[data-testid=plan-rollback-confirm]").await;
+    wait_for_text(&client, "[data-testid=plan-rolled-back]", "Rolled back").await;
+    assert!(!chart.exists(), "the todo's chart is gone");
+    wait_until(&client, "the answer was set aside", || async {
+        !text_of(&client, "[data-testid=message-list]")
+            .await
+            .contains("Charted.")
+    })
+    .await;
+    click(&client, "[data-testid=plan-rollback-undo]").await;
+    wait_for_text(&client, "[data-testid=plan-rolled-back]", "was undone").await;
+    assert_eq!(std::fs::read(&chart).unwrap(), b"png");
+    wait_for_text(&client, "[data-testid=message-list]", "Charted.").await;
+    shot(&client, "actions-plan-rollback-undone.png").await;
+}

@@ -1,5 +1,5 @@
-// The language at the first start: the system's (navigator.language / navigator.languages, which
-// WebKitGTK takes from LANG) until the analyst chooses one; the choice is saved and wins after.
+// The language at the first start: the system's (as the app read it, else navigator.language /
+// navigator.languages) until the analyst chooses one; the choice is saved and wins after.
 import { render, screen, within } from "@testing-library/react";
 import userEvent from "@testing-library/user-event";
 import { afterEach, describe, expect, it, vi } from "vitest";
@@ -29,6 +29,18 @@ describe("the system's language", () => {
     expect(systemLanguage({ language: "zh-CN", languages: [] })).toBe("zh");
     expect(systemLanguage({ language: "zh-CN" })).toBe("zh");
     expect(systemLanguage(undefined)).toBe("en");
+  });
+
+  it("takes the languages the app read from the system over the webview's", () => {
+    systemSays("en-US");
+    window.__decimaSystemLanguages = ["zh-CN", "en-US"];
+    try {
+      expect(systemLanguage()).toBe("zh");
+      window.__decimaSystemLanguages = [];
+      expect(systemLanguage()).toBe("en");
+    } finally {
+      delete window.__decimaSystemLanguages;
+    }
   });
 
   it("reads the webview's navigator when nothing else is given", () => {

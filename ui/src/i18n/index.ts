@@ -26,15 +26,33 @@ function readStoredLanguage(): Language | null {
   }
 }
 
-/** What the webview says of the system's languages (WebKitGTK follows LANGUAGE and LANG). */
+/** What the webview says of the system's languages. */
 type SystemLanguages = { language?: string; languages?: readonly string[] };
 
+declare global {
+  interface Window {
+    /** The system's languages as the app read them before the page loaded (LANGUAGE, LC_ALL,
+     *  LC_MESSAGES and LANG on Linux; the user's preferences on Windows and macOS). WebKitGTK's
+     *  own `navigator.language` says en-US wherever the locale is not installed. */
+    __decimaSystemLanguages?: readonly string[];
+  }
+}
+
+/** The system's languages: the app's reading first, then the webview's. */
+function systemLanguages(): SystemLanguages | undefined {
+  if (typeof window !== "undefined" && Array.isArray(window.__decimaSystemLanguages) && window.__decimaSystemLanguages.length > 0) {
+    return { languages: window.__decimaSystemLanguages };
+  }
+  return typeof navigator === "undefined" ? undefined : navigator;
+}
+
 /**
- * The system's language, for an analyst who never chose one: the first the webview lists
- * (`navigator.languages`, else `navigator.language`), Chinese for any zh* (zh-CN, zh-TW, zh),
+ * The system's language, for an analyst who never chose one: the first the app read from the
+ * system, else the first the webview lists (`navigator.languages`, then `navigator.language`),
+ * Chinese for any zh* (zh-CN, zh-TW, zh),
  * English for everything else, since those are the two the window speaks.
  */
-export function systemLanguage(system: SystemLanguages | undefined = typeof navigator === "undefined" ? undefined : navigator): Language {
+export function systemLanguage(system: SystemLanguages | undefined = systemLanguages()): Language {
   const first = system?.languages?.[0] ?? system?.language ?? "";
   return first.toLowerCase().startsWith("zh") ? "zh" : "en";
 }
