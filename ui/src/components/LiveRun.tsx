@@ -52,8 +52,9 @@ function ToolCard({ tool, awaitingApproval, conversationId }: { tool: LiveTool; 
   );
 }
 
-/** Streamed text is drawn at most this often: its Markdown is parsed anew each time. */
-const LIVE_TEXT_MS = 100;
+/** Streamed text is drawn at most this often (its Markdown is parsed anew each time): within the
+ *  50 ms a delta may take to reach the screen. */
+const LIVE_TEXT_MS = 50;
 
 /** The streamed text as drawn, with when Rust forwarded its newest delta. */
 type Streamed = { text: string; deltaAt: number | null };
