@@ -198,6 +198,46 @@ async fn everyday_actions_work_in_the_window() {
     support::click_text(&client, "[data-testid=language-switch] button", "EN").await;
     client.set_window_size(1280, 800).await.unwrap();
 
+    // Pin the answer: it says so, and stays pinned when the conversation is opened again.
+    click(
+        &client,
+        "[data-testid=message][data-seq='6'] [data-testid=message-pin]",
+    )
+    .await;
+    wait_for_text(
+        &client,
+        "[data-testid=message][data-seq='6'] [data-testid=pinned-marker]",
+        "Pinned",
+    )
+    .await;
+    // A search's words are marked in the message it opens, and the list comes back.
+    client
+        .find(Locator::Css("#sidebar-search"))
+        .await
+        .unwrap()
+        .send_keys("region")
+        .await
+        .unwrap();
+    click(&client, "[data-testid=search-hit]").await;
+    wait_until(&client, "the search's words are marked", || async {
+        count(&client, "[data-testid=message-list] mark.search-mark").await >= 1
+    })
+    .await;
+    shot(&client, "actions-search-marks.png").await;
+    click(&client, "[data-testid=search-back]").await;
+    wait_for_text(&client, &item, "Ledger").await;
+    click(
+        &client,
+        &format!("{item} [data-testid=conversation-title-button]"),
+    )
+    .await;
+    wait_for_text(
+        &client,
+        "[data-testid=message][data-seq='6'] [data-testid=pinned-marker]",
+        "Pinned",
+    )
+    .await;
+
     // The answer's table, saved as CSV through the save dialog.
     click(&client, "[data-testid=table-save-csv]").await;
     tokio::task::spawn_blocking(|| support::accept_save_dialog("Save the table as CSV"))

@@ -9,9 +9,8 @@ use crate::common;
 
 use common::Fixture;
 use decima_core::ConversationId;
-use decima_runtime::agent::{self, RunOptions, RunRequest, StopOnFailure};
+use decima_runtime::agent;
 use decima_runtime::report::{ReportFormat, export_report};
-use decima_runtime::review::TenthManMode;
 use decima_runtime::workspace;
 use decima_store::{NewFinding, NewReview, SandboxKind};
 use serde_json::json;
@@ -20,24 +19,7 @@ use serde_json::json;
 const PNG: &[u8] = b"\x89PNG\r\n\x1a\nchart";
 
 async fn run(f: &Fixture, conversation: ConversationId, task: &str) -> agent::RunOutcome {
-    agent::run(
-        &agent::Session {
-            provider: Some("local"),
-            ..f.session(&StopOnFailure)
-        },
-        RunRequest {
-            conversation: Some(conversation),
-            workspace: None,
-            task: task.into(),
-            sandbox: SandboxKind::Host,
-            options: RunOptions {
-                tenth_man: TenthManMode::Off,
-                ..RunOptions::default()
-            },
-        },
-    )
-    .await
-    .unwrap()
+    f.run_here(conversation, task, SandboxKind::Host).await
 }
 
 #[tokio::test]

@@ -10,9 +10,7 @@ use crate::common;
 
 use common::Fixture;
 use decima_core::ConversationId;
-use decima_runtime::agent::{self, RunOptions, RunRequest, StopOnFailure};
 use decima_runtime::conversation_options::{self, ConversationOptions};
-use decima_runtime::review::TenthManMode;
 use decima_runtime::workspace;
 use decima_store::{ExecutionStatus, SandboxKind};
 use serde_json::json;
@@ -20,24 +18,7 @@ use serde_json::json;
 const TEST_IMAGE: &str = "decima-test:busybox";
 
 async fn run_where(f: &Fixture, conversation: ConversationId, sandbox: SandboxKind) {
-    let outcome = agent::run(
-        &agent::Session {
-            provider: Some("local"),
-            ..f.session(&StopOnFailure)
-        },
-        RunRequest {
-            conversation: Some(conversation),
-            workspace: None,
-            task: "Read the ledger".into(),
-            sandbox,
-            options: RunOptions {
-                tenth_man: TenthManMode::Off,
-                ..RunOptions::default()
-            },
-        },
-    )
-    .await
-    .unwrap();
+    let outcome = f.run_here(conversation, "Read the ledger", sandbox).await;
     assert_eq!(outcome.execution.status, ExecutionStatus::Succeeded);
 }
 

@@ -98,6 +98,34 @@ impl Fixture {
         .unwrap()
     }
 
+    /// Runs `task` with the "local" provider in `conversation`, where its run options put it
+    /// (its own workspace folder, or its container), the tenth man off.
+    pub async fn run_here(
+        &self,
+        conversation: decima_core::ConversationId,
+        task: &str,
+        sandbox: decima_store::SandboxKind,
+    ) -> RunOutcome {
+        agent::run(
+            &Session {
+                provider: Some("local"),
+                ..self.session(&StopOnFailure)
+            },
+            RunRequest {
+                conversation: Some(conversation),
+                workspace: None,
+                task: task.into(),
+                sandbox,
+                options: RunOptions {
+                    tenth_man: decima_runtime::review::TenthManMode::Off,
+                    ..RunOptions::default()
+                },
+            },
+        )
+        .await
+        .unwrap()
+    }
+
     pub fn workspace(&self) -> std::path::PathBuf {
         let ws = self.dir.path().join("ws");
         std::fs::create_dir_all(&ws).unwrap();
