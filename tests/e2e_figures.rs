@@ -302,13 +302,16 @@ async fn cold_start_idle_memory_and_a_100k_message_conversation() {
     one_frame_figures(&client).await;
 
     // A delta's way to the screen: Rust stamps each text delta as it forwards it; the page
-    // notes when the frame that shows it is painted.
+    // notes when the frame that shows it is painted. Only the stamp's own writes count: a
+    // change among the live text's children (its placeholder giving way, the run ending) is no
+    // delta, and read the newest stamp again long after it.
     support::click_text(&client, "[data-testid=conversation-item]", "Short one").await;
     client
         .execute(
             "window.__latencies = [];\
              new MutationObserver(records => {\
                for (const r of records) {\
+                 if (r.type !== 'attributes') continue;\
                  const el = r.target;\
                  const at = Number(el.getAttribute && el.getAttribute('data-delta-at'));\
                  if (!at) continue;\
