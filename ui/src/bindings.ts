@@ -856,7 +856,7 @@ data: string } |
 columns: string[]; 
 /**  The rows after it. */
 rows: string[][]; 
-/**  Whether the file holds more rows (or columns) than shown. */
+/**  Whether the file holds more rows than shown (columns cut say so in `columns_total`). */
 more: boolean; 
 /**
  *  How many columns its widest row has, when more than the table shows: a 10,000-column
