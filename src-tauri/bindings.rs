@@ -11,7 +11,7 @@ use tauri_specta::{Builder, collect_commands};
 use crate::commands::{
     about, compression, context, conversations, database, engine, executions, export, import,
     library, mcp, messages, plan_rollback, report, reviews, run_options, runs, search, settings,
-    tables, titles, workspace, workspace_switch,
+    startup, tables, titles, workspace, workspace_switch,
 };
 
 /// Where the generated bindings live, relative to the workspace root.
@@ -88,6 +88,7 @@ pub fn builder() -> Builder<tauri::Wry> {
             engine::sandbox_engine_get,
             engine::sandbox_engine_save,
             about::app_about,
+            startup::app_painted,
             settings::settings_get,
             settings::settings_save,
             settings::provider_thresholds_save,
@@ -160,7 +161,7 @@ mod tests {
             .skip(1)
             .filter_map(|rest| rest.split('"').next())
             .collect();
-        assert_eq!(invoked.len(), 83, "{invoked:?}");
+        assert_eq!(invoked.len(), 84, "{invoked:?}");
         for command in invoked {
             assert!(
                 build_rs.contains(&format!("\"{command}\"")),

@@ -65,6 +65,7 @@ fn main() {
         "sandbox_engine_get",
         "sandbox_engine_save",
         "app_about",
+        "app_painted",
         "settings_get",
         "settings_save",
         "provider_thresholds_save",

@@ -20,6 +20,7 @@ pub mod run_options;
 pub mod runs;
 pub mod search;
 pub mod settings;
+pub mod startup;
 pub mod tables;
 pub mod titles;
 pub mod workspace;

@@ -259,6 +259,12 @@ export const commands = {
 	sandboxEngineSave: (host: string, chooseCerts: boolean, dialogTitle: string) => typedError<EngineChoiceView, AppError>(__TAURI_INVOKE("sandbox_engine_save", { host, chooseCerts, dialogTitle })),
 	/**  The release, commit and build date of this app. */
 	appAbout: () => __TAURI_INVOKE<AppAbout>("app_about"),
+	/**
+	 *  The page's first paint and the workbench's first frame, as milliseconds since the epoch
+	 *  (`performance.timeOrigin` plus the paint entry): logged once per page load as milliseconds
+	 *  since the launch. `first_paint` is null where WebKit has no paint entry.
+	 */
+	appPainted: (firstPaint: number | null, firstFrame: number | null) => typedError<null, AppError>(__TAURI_INVOKE("app_painted", { firstPaint, firstFrame })),
 	/**  What the settings say now. */
 	settingsGet: () => typedError<WorkbenchSettings, AppError>(__TAURI_INVOKE("settings_get")),
 	/**

@@ -155,6 +155,8 @@ export class FakeBackend {
   /** The workbench settings settings_get answers and settings_save replaces. */
   settings: WorkbenchSettings = { provider: null, reviewerProvider: null, sandbox: "host" };
   presets: { id: string; name: string; kind: string; source: string | null; createdAt: string }[] = [];
+  /** What the page reported of its first paint (`app_painted`), in order. */
+  painted: { firstPaint: number | null; firstFrame: number }[] = [];
   /** The MCP servers the settings list, and what checking each finds (an error message fails it). */
   mcpServers: McpServerView[] = [];
   /** What each server last wrote to stderr, recorded with a failed check. */
@@ -552,6 +554,9 @@ export class FakeBackend {
         return this.mcpServers;
       case "app_about":
         return { version: "0.2.0", commit: "a6e16a4", built: "2026-11-27" };
+      case "app_painted":
+        this.painted.push({ firstPaint: args.firstPaint as number | null, firstFrame: args.firstFrame as number });
+        return null;
       case "database_get":
         return this.database;
       case "database_save": {
