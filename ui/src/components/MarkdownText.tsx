@@ -1,4 +1,4 @@
-import type { ReactNode } from "react";
+import type { ReactElement, ReactNode } from "react";
 import Markdown from "react-markdown";
 import rehypeHighlight from "rehype-highlight";
 import remarkGfm from "remark-gfm";
@@ -79,6 +79,86 @@ function CodeBlock({ node, children }: BlockProps) {
  *  remount them and lose their state (a table's "Saved to …"). */
 const COMPONENTS = { table: TableBlock, pre: CodeBlock };
 
+/** How many rendered texts the cache keeps, and how many characters of text in all: a row that
+ *  scrolls back into view, or a conversation opened again, is not parsed a second time. */
+const CACHE_ENTRIES = 600;
+const CACHE_CHARS = 3_000_000;
+
+/** Rendered texts by their text (and marks), oldest first: a `Map` keeps insertion order. */
+const rendered = new Map<string, ReactElement>();
+let cachedChars = 0;
+
+function cacheKey(text: string, marks?: readonly string[]): string {
+  return marks && marks.length > 0 ? `${marks.join("\u0000")}\u0001${text}` : text;
+}
+
+/** The text parsed, highlighted and turned into React elements, from the cache when it is there.
+ *  React elements describe and never hold DOM, so one can be mounted in any number of rows. */
+function render(text: string, marks?: readonly string[]): ReactElement {
+  const key = cacheKey(text, marks);
+  const hit = rendered.get(key);
+  if (hit) {
+    rendered.delete(key);
+    rendered.set(key, hit);
+    return hit;
+  }
+  const element = Markdown({
+    children: text,
+    remarkPlugins: [remarkGfm],
+    rehypePlugins:
+      marks && marks.length > 0
+        ? [[rehypeHighlight, { detect: false }], rehypeMarks(marks)]
+        : [[rehypeHighlight, { detect: false }]],
+    components: COMPONENTS,
+  });
+  rendered.set(key, element);
+  cachedChars += key.length;
+  for (const [oldest] of rendered) {
+    if (rendered.size <= CACHE_ENTRIES && cachedChars <= CACHE_CHARS) break;
+    rendered.delete(oldest);
+    cachedChars -= oldest.length;
+  }
+  return element;
+}
+
+/** The texts still to be prepared, in order; a newer list replaces an older one. */
+let queue: string[] = [];
+let scheduled = false;
+
+/** How long one task of preparation may run: short enough to leave most of a frame to the page. */
+const SLICE_MS = 4;
+
+function prepareSome() {
+  scheduled = false;
+  const until = performance.now() + SLICE_MS;
+  while (queue.length > 0 && performance.now() < until) {
+    const text = queue.shift();
+    if (text !== undefined && !rendered.has(text)) render(text);
+  }
+  if (queue.length > 0) schedule();
+}
+
+function schedule() {
+  if (scheduled) return;
+  scheduled = true;
+  setTimeout(prepareSome, 0);
+}
+
+/**
+ * Parses texts ahead of their rows, in slices of a few milliseconds between frames: a row that
+ * then scrolls into view only builds its DOM. The parse is most of what a Markdown row costs
+ * to mount, and a scroll mounts one or two rows a frame.
+ */
+export function prepare(texts: readonly string[]) {
+  queue = texts.filter((text) => !rendered.has(text));
+  if (queue.length > 0) schedule();
+}
+
+/** Whether a text is parsed and waiting in the cache (what `prepare` did, for its tests). */
+export function isPrepared(text: string): boolean {
+  return rendered.has(text);
+}
+
 /**
  * Markdown with GFM and highlighted code, rendered to React elements, never to raw HTML: HTML in
  * the text stays text. Each code block has its own Copy button. In its own chunk, loaded with
@@ -86,13 +166,5 @@ const COMPONENTS = { table: TableBlock, pre: CodeBlock };
  * highlighting code it may not need yet.
  */
 export default function MarkdownText({ text, marks }: { text: string; marks?: readonly string[] }) {
-  return (
-    <Markdown
-      remarkPlugins={[remarkGfm]}
-      rehypePlugins={marks && marks.length > 0 ? [[rehypeHighlight, { detect: false }], rehypeMarks(marks)] : [[rehypeHighlight, { detect: false }]]}
-      components={COMPONENTS}
-    >
-      {text}
-    </Markdown>
-  );
+  return render(text, marks);
 }

@@ -14,6 +14,11 @@ export const PREVIEW_CHARS = 200_000;
 /** Longer texts stay plain: parsing and highlighting them would stall the list. */
 export const MARKDOWN_CHARS = 60_000;
 
+/** Whether a text shown as Markdown goes through the parser: not plain prose, not too long. */
+export function parsesAsMarkdown(text: string): boolean {
+  return text.length <= MARKDOWN_CHARS && !isPlainProse(text);
+}
+
 type Props = {
   text: string;
   testId: string;

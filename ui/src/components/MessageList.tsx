@@ -4,6 +4,7 @@ import { useTranslation } from "react-i18next";
 import type { AnsweredFailure, CompactionMarker, MessageView, RiskLevel, RunEndingView } from "../bindings";
 import { useFollowEnd } from "../hooks/useFollowEnd";
 import { endedText } from "../lib/runEnding";
+import { parsesAsMarkdown } from "./MessageContent";
 import { MessageItem, type MessageAction } from "./MessageItem";
 import { compactionTriggerLabel, compressionLevelLabel, failureClassLabel } from "../lib/labels";
 import { callKey, pairResults, plansBefore } from "../lib/transcript";
@@ -190,6 +191,15 @@ export function MessageList(props: Props) {
   const scrollRef = useRef<HTMLDivElement>(null);
   const { ends, answers } = props;
   const rows = useMemo(() => rowsOf(messages, markers, ends, answers), [messages, markers, ends, answers]);
+  // The answers in Markdown are parsed ahead of their rows, newest first: the list opens at its
+  // end and reads earlier pages as it is scrolled up, so the rows nearest the view come first.
+  useEffect(() => {
+    const texts = messages
+      .filter((m) => m.role === "assistant" && parsesAsMarkdown(m.content))
+      .map((m) => m.content)
+      .reverse();
+    if (texts.length > 0) void import("./MarkdownText").then((markdown) => markdown.prepare(texts));
+  }, [messages]);
   const virtualizer = useVirtualizer({
     count: rows.length,
     getScrollElement: () => scrollRef.current,
