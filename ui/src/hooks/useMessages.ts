@@ -9,9 +9,9 @@ export const PAGE = 200;
 /** The most one refresh re-reads; other pages are read again when scrolled to. */
 const MAX_REFRESH = 1000;
 
-/** What the view shows of a conversation: one run of consecutive live messages. */
-type Shown = { messages: MessageView[]; hasEarlier: boolean; hasLater: boolean };
-const NOTHING: Shown = { messages: [], hasEarlier: false, hasLater: false };
+/** What the view shows of a conversation (`id`): one run of consecutive live messages. */
+type Shown = { id: string | null; messages: MessageView[]; hasEarlier: boolean; hasLater: boolean };
+const NOTHING: Shown = { id: null, messages: [], hasEarlier: false, hasLater: false };
 
 /**
  * The open conversation's messages: one contiguous stretch of them, read a page at a time. It
@@ -29,8 +29,14 @@ export function useMessages(
   /** A message to open at (a search hit): the conversation's first read is the page around it. */
   reveal: { conversationId: string; seq: number; nonce: number } | null = null,
 ) {
-  const [shown, setShown] = useState<Shown>(NOTHING);
-  const [loading, setLoading] = useState(false);
+  const [stored, setShown] = useState<Shown>(NOTHING);
+  // The conversation whose first read has ended (shown, or failed and reported).
+  const [settled, setSettled] = useState<string | null>(null);
+  // Another conversation's messages are never shown, not even for the render in which the
+  // switch happens: what belongs to the one opened is derived here, so a switch is one render,
+  // not a render of the old messages in the new view and then a second one to clear them.
+  const shown = stored.id === conversationId ? stored : NOTHING;
+  const loading = conversationId !== null && settled !== conversationId;
   const reportRef = useLatest(report);
   const shownRef = useLatest<Shown>(shown);
   const openRef = useRef<string | null>(null);
@@ -56,9 +62,9 @@ export function useMessages(
       const mine = ++generation.current;
       const page = await read(id, at, limit);
       if (mine !== generation.current) return false; // a newer read replaced this one
-      setLoading(false);
+      setSettled(id);
       if (page === null) return false;
-      setShown({ messages: page.messages, hasEarlier: page.hasEarlier, hasLater: page.hasLater });
+      setShown({ id, messages: page.messages, hasEarlier: page.hasEarlier, hasLater: page.hasLater });
       return true;
     },
     [read],
@@ -70,14 +76,9 @@ export function useMessages(
     openRef.current = conversationId;
     if (!same) {
       generation.current++;
-      setShown(NOTHING);
       shownRef.current = NOTHING;
     }
-    if (conversationId === null) {
-      setLoading(false);
-      return;
-    }
-    if (!same) setLoading(true);
+    if (conversationId === null) return;
     const now = shownRef.current;
     const limit = Math.min(Math.max(PAGE, now.messages.length), MAX_REFRESH);
     const first = now.messages[0];
@@ -101,6 +102,7 @@ export function useMessages(
       });
       if (page === null || mine !== generation.current) return false;
       setShown((s) => {
+        if (s.id !== id) return s;
         if (earlier) {
           const top = s.messages[0]?.seq ?? Infinity;
           return { ...s, messages: [...page.messages.filter((m) => m.seq < top), ...s.messages], hasEarlier: page.hasEarlier };
