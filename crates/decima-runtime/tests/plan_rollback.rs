@@ -103,6 +103,29 @@ async fn an_ended_run_rolls_back_to_a_todos_start_and_the_undo_puts_it_back() {
         .await
         .unwrap_err();
     assert!(twice.to_string().contains("undone already"), "{twice}");
+    // However many events the run recorded between the rollback and its undo.
+    let far = plan_rollback::roll_back(&f.store, f.dir.path(), run, &chart)
+        .await
+        .unwrap();
+    for i in 0..1_100 {
+        f.store
+            .events()
+            .append(
+                Some(run),
+                Some(conversation),
+                "test.filler",
+                &serde_json::json!({ "i": i }),
+            )
+            .await
+            .unwrap();
+    }
+    plan_rollback::undo(&f.store, f.dir.path(), run, far.undo)
+        .await
+        .unwrap();
+    let twice = plan_rollback::undo(&f.store, f.dir.path(), run, far.undo)
+        .await
+        .unwrap_err();
+    assert!(twice.to_string().contains("undone already"), "{twice}");
 
     // Once the conversation moved on, a rollback's undo is refused and nothing changes.
     let again = plan_rollback::roll_back(&f.store, f.dir.path(), run, &chart)

@@ -88,6 +88,29 @@ pub async fn roll_back(
     Ok(PlanRollback { rolled, undo })
 }
 
+/// Whether the rollback `undo` has its undo recorded: every event after it is read, a page at a
+/// time, however many the run wrote in between.
+async fn undone_already(store: &Store, execution: ExecutionId, undo: i64) -> Result<bool> {
+    const PAGE: u32 = 1000;
+    let mut after = undo;
+    loop {
+        let page = store
+            .events()
+            .execution_after(execution, after, PAGE)
+            .await?;
+        if page
+            .iter()
+            .any(|e| e.kind == UNDONE && e.payload["undo"].as_i64() == Some(undo))
+        {
+            return Ok(true);
+        }
+        match page.last() {
+            Some(last) if page.len() == PAGE as usize => after = last.id,
+            _ => return Ok(false),
+        }
+    }
+}
+
 /// Puts back what the rollback `undo` (its handle) undid: the files and the plan as they were
 /// just before it, and the messages it set aside. Refused once anything was written since.
 #[tracing::instrument(skip(store, data_dir), fields(%execution))]
@@ -98,11 +121,11 @@ pub async fn undo(
     undo: i64,
 ) -> Result<u64> {
     let (run, checkpoints) = open(store, data_dir, execution).await?;
-    let recorded = store
+    let rollback = store
         .events()
-        .execution_after(execution, undo - 1, 1000)
+        .execution_after(execution, undo - 1, 1)
         .await?;
-    let Some(done) = recorded
+    let Some(done) = rollback
         .iter()
         .find(|e| e.id == undo && e.kind == ROLLED_BACK)
     else {
@@ -110,10 +133,7 @@ pub async fn undo(
             "there is no such rollback of this run to undo".to_owned(),
         ));
     };
-    if recorded
-        .iter()
-        .any(|e| e.kind == UNDONE && e.payload["undo"].as_i64() == Some(undo))
-    {
+    if undone_already(store, execution, undo).await? {
         return Err(RuntimeError::Conflict(
             "this rollback was undone already".to_owned(),
         ));
