@@ -66,34 +66,8 @@ pub fn run() -> ExitCode {
         since_launch_ms = commands::startup::since_launch_ms(),
         "store opened"
     );
-    // Executions whose process died while they ran are marked interrupted, so they can be
-    // resumed; ones another live process runs are left alone.
-    match tauri::async_runtime::block_on(decima_runtime::agent::interrupt_orphans(
-        &store, &data_dir,
-    )) {
-        Ok(marked) if !marked.is_empty() => {
-            tracing::info!(count = marked.len(), "executions marked interrupted");
-        }
-        Ok(_) => {}
-        Err(e) => tracing::warn!(error = %e, "cannot check for interrupted executions"),
-    }
-    // Workspace snapshots of executions that finished while no app or CLI collected them.
-    let collecting = store.clone();
-    let collect_dir = data_dir.clone();
-    tauri::async_runtime::spawn(async move {
-        if let Err(e) = decima_runtime::agent::collect_snapshots(&collecting, &collect_dir).await {
-            tracing::warn!(error = %e, "cannot collect workspace snapshots");
-        }
-    });
-    // Sandbox containers left by earlier runs of the app are removed in the background: the
-    // window does not wait for the Docker engine, and without one the host sandbox still works.
-    let engine_dir = data_dir.clone();
+    tidy_after_earlier_runs(&store, &data_dir);
     let state_dir = data_dir.clone();
-    tauri::async_runtime::spawn(async move {
-        if let Err(e) = decima_runtime::agent::docker::engine(&engine_dir).await {
-            tracing::info!(error = %e, "no Docker engine: the Docker sandbox is unavailable");
-        }
-    });
     let app = tauri::Builder::default()
         .plugin(tauri_plugin_notification::init())
         .plugin(tauri_plugin_dialog::init())
@@ -154,6 +128,38 @@ pub fn run() -> ExitCode {
     tracing::info!(code, "app exited");
     drop(log);
     ExitCode::from(u8::try_from(code).unwrap_or(1))
+}
+
+/// What earlier runs of the app or the CLI left: executions whose process died, marked
+/// interrupted (waited for, so the page lists them); workspace snapshots nobody collected and
+/// sandbox containers left behind, both in the background, so the window waits for neither.
+fn tidy_after_earlier_runs(store: &decima_store::Store, data_dir: &std::path::Path) {
+    // Executions whose process died while they ran are marked interrupted, so they can be
+    // resumed; ones another live process runs are left alone.
+    match tauri::async_runtime::block_on(decima_runtime::agent::interrupt_orphans(store, data_dir))
+    {
+        Ok(marked) if !marked.is_empty() => {
+            tracing::info!(count = marked.len(), "executions marked interrupted");
+        }
+        Ok(_) => {}
+        Err(e) => tracing::warn!(error = %e, "cannot check for interrupted executions"),
+    }
+    // Workspace snapshots of executions that finished while no app or CLI collected them.
+    let collecting = store.clone();
+    let collect_dir = data_dir.to_path_buf();
+    tauri::async_runtime::spawn(async move {
+        if let Err(e) = decima_runtime::agent::collect_snapshots(&collecting, &collect_dir).await {
+            tracing::warn!(error = %e, "cannot collect workspace snapshots");
+        }
+    });
+    // Sandbox containers left by earlier runs of the app are removed in the background: the
+    // window does not wait for the Docker engine, and without one the host sandbox still works.
+    let engine_dir = data_dir.to_path_buf();
+    tauri::async_runtime::spawn(async move {
+        if let Err(e) = decima_runtime::agent::docker::engine(&engine_dir).await {
+            tracing::info!(error = %e, "no Docker engine: the Docker sandbox is unavailable");
+        }
+    });
 }
 
 /// Opens the store the data directory's choice names, and says where it is (a file's path, or
