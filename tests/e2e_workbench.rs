@@ -2,7 +2,8 @@
 //! server and a real SQLite file: a run that streams and calls tools, the plan and the subagent
 //! tree filling in live, a failure whose recovery panel's Skip continues the run (and whose wait,
 //! with the window unfocused, shows a native notification on a real daemon), the flag of a
-//! contested final review, a tenth-man review whose evidence click scrolls to the message, the
+//! contested final review and its mark on the answer, guidance sent with a recovery choice, a
+//! tenth-man review whose evidence click scrolls to the message, the
 //! context meter, and the switch to Chinese. Each stage saves a screenshot to
 //! `target/e2e-artifacts/`.
 //!
@@ -38,6 +39,8 @@ const ANSWER: [&str; 4] = [
 ];
 /// The seeded message the reviewer cites: far above the bottom of the list.
 const EVIDENCE_SEQ: i64 = 3;
+/// What the analyst types into the recovery panel before choosing Skip.
+const GUIDANCE: &str = "Skip it, and say in the answer that the ledger was not checked";
 
 fn call(id: &str, name: &str, arguments: Value) -> ScriptedToolCall {
     ScriptedToolCall {
@@ -337,6 +340,14 @@ async fn an_agent_run_with_a_failure_a_subagent_and_a_tenth_man_review_in_the_re
     assert_eq!(waiting[0].1, "awaiting_user");
     shot(&client, "workbench-failure-recovery.png").await;
 
+    // Guidance typed while the failure waits goes with the choice: Skip, with a word on how.
+    let guidance = client
+        .find(Locator::Css(&format!(
+            "{panel} [data-testid=recovery-guidance]"
+        )))
+        .await
+        .unwrap();
+    guidance.send_keys(GUIDANCE).await.unwrap();
     // Skip: the panel closes, the run goes on and streams its answer.
     click(&client, "[data-testid=recovery-skip]").await;
     wait_until(
@@ -403,11 +414,70 @@ async fn an_agent_run_with_a_failure_a_subagent_and_a_tenth_man_review_in_the_re
         parent_steps.load(Ordering::SeqCst) >= 6,
         "every scripted step ran"
     );
+    // The guidance is the analyst's message in the conversation, and the model read it on the
+    // step after the choice.
+    let said = db_row(
+        &db,
+        &format!(
+            "SELECT role, content FROM messages WHERE content LIKE '%{}%'",
+            GUIDANCE.replace('\'', "''")
+        ),
+    )
+    .await;
+    assert_eq!(said, vec![("user".to_owned(), GUIDANCE.to_owned())]);
+    assert!(
+        server
+            .requests()
+            .iter()
+            .any(|r| texts(r, "user").iter().any(|t| t.contains(GUIDANCE))),
+        "the model was sent the guidance"
+    );
+    wait_for_text(&client, "[data-testid=message]", GUIDANCE).await;
+
+    // The contested final review leaves its mark on the answer it read, and its findings are a
+    // click away.
+    let answer = "[data-testid=message][data-role=assistant]:has([data-testid=review-mark])";
+    wait_until(&client, "the reviewed answer has no mark", || async {
+        text_of(&client, answer).await.contains("not be checked.")
+    })
+    .await;
+    assert_eq!(
+        attr(
+            &client,
+            &format!("{answer} [data-testid=review-mark]"),
+            "data-risk"
+        )
+        .await
+        .as_deref(),
+        Some("high")
+    );
+    assert_eq!(
+        count(&client, "[data-testid=review-mark]").await,
+        1,
+        "one mark: only the answer the review read"
+    );
+    shot(&client, "workbench-review-mark.png").await;
+    click(&client, &format!("{answer} [data-testid=review-mark-open]")).await;
+    let dialog = "[role=dialog][aria-label='Tenth man review']";
+    wait_for_text(
+        &client,
+        &format!("{dialog} [data-testid=finding]"),
+        "The ledger was never checked",
+    )
+    .await;
+    click(
+        &client,
+        "[data-testid=tenth-man-review-dialog] [data-testid=review-close]",
+    )
+    .await;
+    wait_until(&client, "the review dialog stayed open", || async {
+        count(&client, dialog).await == 0
+    })
+    .await;
 
     // The tenth-man button: the review's finding cites an early message; clicking its evidence
     // scrolls that message into view and highlights it.
     click(&client, "[data-testid=tenth-man-review-button]").await;
-    let dialog = "[role=dialog][aria-label='Tenth man review']";
     wait_until(&client, "the review dialog never opened", || async {
         count(&client, dialog).await == 1
     })
