@@ -351,6 +351,62 @@ pub struct Decoder {
     stopped: bool,
 }
 
+/// The index a block event names; the API numbers blocks from 0.
+fn block_index(value: &Value) -> u64 {
+    value.get("index").and_then(Value::as_u64).unwrap_or(0)
+}
+
+/// A block starts: text and thinking it already carries go out at once, a tool call opens with
+/// any input it started with, and a redacted thinking block goes out whole.
+fn open_block(block: Option<&Value>, events: &mut Vec<StreamEvent>) -> Block {
+    match block.and_then(|b| b.get("type")).and_then(Value::as_str) {
+        Some("text") => {
+            let text = str_at(block, "text");
+            if !text.is_empty() {
+                events.push(StreamEvent::TextDelta(text));
+            }
+            Block::Text
+        }
+        Some("thinking") => {
+            let thinking = str_at(block, "thinking");
+            let had_text = !thinking.is_empty();
+            if had_text {
+                events.push(StreamEvent::ReasoningDelta(thinking));
+            }
+            Block::Thinking {
+                from_start: str_at(block, "signature"),
+                from_deltas: None,
+                had_text,
+            }
+        }
+        // Arrives whole, with no deltas; goes back unchanged in its place.
+        Some("redacted_thinking") => {
+            let data = str_at(block, "data");
+            if !data.is_empty() {
+                events.push(StreamEvent::RedactedReasoning(data));
+            }
+            Block::Other
+        }
+        Some("tool_use") => {
+            let start_input = match block.and_then(|b| b.get("input")) {
+                Some(Value::Object(o)) if !o.is_empty() => {
+                    Some(Value::Object(o.clone()).to_string())
+                }
+                _ => None,
+            };
+            Block::ToolUse(OpenCall {
+                call: PartialToolCall {
+                    id: str_at(block, "id"),
+                    name: str_at(block, "name"),
+                    ..PartialToolCall::default()
+                },
+                start_input,
+            })
+        }
+        _ => Block::Other,
+    }
+}
+
 impl Decoder {
     pub(crate) fn decode(&mut self, provider: &str, event: &Event) -> Result<Decoded, LlmError> {
         let data = event.data.trim();
@@ -371,97 +427,12 @@ impl Decoder {
                 self.cache = usage.map(cache_tokens).unwrap_or_default();
             }
             "content_block_start" => {
-                let index = value.get("index").and_then(Value::as_u64).unwrap_or(0);
-                let block = value.get("content_block");
-                let block = match block.and_then(|b| b.get("type")).and_then(Value::as_str) {
-                    Some("text") => {
-                        let text = str_at(block, "text");
-                        if !text.is_empty() {
-                            events.push(StreamEvent::TextDelta(text));
-                        }
-                        Block::Text
-                    }
-                    Some("thinking") => {
-                        let thinking = str_at(block, "thinking");
-                        let had_text = !thinking.is_empty();
-                        if had_text {
-                            events.push(StreamEvent::ReasoningDelta(thinking));
-                        }
-                        Block::Thinking {
-                            from_start: str_at(block, "signature"),
-                            from_deltas: None,
-                            had_text,
-                        }
-                    }
-                    // Arrives whole, with no deltas; goes back unchanged in its place.
-                    Some("redacted_thinking") => {
-                        let data = str_at(block, "data");
-                        if !data.is_empty() {
-                            events.push(StreamEvent::RedactedReasoning(data));
-                        }
-                        Block::Other
-                    }
-                    Some("tool_use") => {
-                        let start_input = match block.and_then(|b| b.get("input")) {
-                            Some(Value::Object(o)) if !o.is_empty() => {
-                                Some(Value::Object(o.clone()).to_string())
-                            }
-                            _ => None,
-                        };
-                        Block::ToolUse(OpenCall {
-                            call: PartialToolCall {
-                                id: str_at(block, "id"),
-                                name: str_at(block, "name"),
-                                ..PartialToolCall::default()
-                            },
-                            start_input,
-                        })
-                    }
-                    _ => Block::Other,
-                };
-                self.blocks.push((index, block));
+                let block = open_block(value.get("content_block"), &mut events);
+                self.blocks.push((block_index(&value), block));
             }
-            "content_block_delta" => {
-                let index = value.get("index").and_then(Value::as_u64).unwrap_or(0);
-                let delta = value.get("delta");
-                let block = self
-                    .blocks
-                    .iter_mut()
-                    .find(|(i, _)| *i == index)
-                    .map(|(_, b)| b);
-                match (
-                    delta.and_then(|d| d.get("type")).and_then(Value::as_str),
-                    block,
-                ) {
-                    (Some("text_delta"), _) => {
-                        events.push(StreamEvent::TextDelta(str_at(delta, "text")))
-                    }
-                    (Some("thinking_delta"), block) => {
-                        let thinking = str_at(delta, "thinking");
-                        if let Some(Block::Thinking { had_text, .. }) = block {
-                            *had_text |= !thinking.is_empty();
-                        }
-                        events.push(StreamEvent::ReasoningDelta(thinking))
-                    }
-                    (Some("signature_delta"), Some(Block::Thinking { from_deltas, .. })) => {
-                        from_deltas
-                            .get_or_insert_with(String::new)
-                            .push_str(&str_at(delta, "signature"));
-                    }
-                    // A signature for no known thinking block still ends the reasoning so far.
-                    (Some("signature_delta"), _) => {
-                        events.push(StreamEvent::ReasoningSignature(str_at(delta, "signature")))
-                    }
-                    // Every piece is appended as it is: the text so far is any prefix of the
-                    // JSON, and may well look like a complete object (`{"code": "x = {}`).
-                    (Some("input_json_delta"), Some(Block::ToolUse(open))) => {
-                        open.call.arguments.push_str(&str_at(delta, "partial_json"));
-                    }
-                    _ => {}
-                }
-            }
+            "content_block_delta" => self.extend_block(&value, &mut events),
             "content_block_stop" => {
-                let index = value.get("index").and_then(Value::as_u64).unwrap_or(0);
+                let index = block_index(&value);
                 if let Some(position) = self.blocks.iter().position(|(i, _)| *i == index) {
                     let (index, block) = self.blocks.remove(position);
                     self.close(index, block, &mut events);
@@ -471,29 +442,7 @@ impl Decoder {
                 if let Some(reason) = value.pointer("/delta/stop_reason").and_then(Value::as_str) {
                     self.stop = Some(stop_reason(reason));
                 }
-                let output = value
-                    .pointer("/usage/output_tokens")
-                    .and_then(Value::as_u64)
-                    .map(|n| u32::try_from(n).unwrap_or(u32::MAX))
-                    .unwrap_or(0);
-                let input = value
-                    .get("usage")
-                    .map(input_tokens)
-                    .filter(|n| *n > 0)
-                    .unwrap_or(self.input_tokens);
-                // The final usage repeats the cache figures where the API sends them again;
-                // otherwise those of `message_start` stand.
-                let (cache_read_tokens, cache_write_tokens) = value
-                    .get("usage")
-                    .map(cache_tokens)
-                    .filter(|&cache| cache != (0, 0))
-                    .unwrap_or(self.cache);
-                events.push(StreamEvent::Usage(Usage {
-                    prompt_tokens: input,
-                    completion_tokens: output,
-                    cache_read_tokens,
-                    cache_write_tokens,
-                }));
+                events.push(StreamEvent::Usage(self.final_usage(&value)));
             }
             "message_stop" => {
                 events.extend(self.finish(provider)?);
@@ -507,6 +456,72 @@ impl Decoder {
             events,
             done: false,
         })
+    }
+
+    /// A delta goes to the block its index names: text and thinking stream out as they come, a
+    /// signature and a tool call's JSON are kept until the block ends.
+    fn extend_block(&mut self, value: &Value, events: &mut Vec<StreamEvent>) {
+        let index = block_index(value);
+        let delta = value.get("delta");
+        let block = self
+            .blocks
+            .iter_mut()
+            .find(|(i, _)| *i == index)
+            .map(|(_, b)| b);
+        match (
+            delta.and_then(|d| d.get("type")).and_then(Value::as_str),
+            block,
+        ) {
+            (Some("text_delta"), _) => events.push(StreamEvent::TextDelta(str_at(delta, "text"))),
+            (Some("thinking_delta"), block) => {
+                let thinking = str_at(delta, "thinking");
+                if let Some(Block::Thinking { had_text, .. }) = block {
+                    *had_text |= !thinking.is_empty();
+                }
+                events.push(StreamEvent::ReasoningDelta(thinking))
+            }
+            (Some("signature_delta"), Some(Block::Thinking { from_deltas, .. })) => {
+                from_deltas
+                    .get_or_insert_with(String::new)
+                    .push_str(&str_at(delta, "signature"));
+            }
+            // A signature for no known thinking block still ends the reasoning so far.
+            (Some("signature_delta"), _) => {
+                events.push(StreamEvent::ReasoningSignature(str_at(delta, "signature")))
+            }
+            // Every piece is appended as it is: the text so far is any prefix of the
+            // JSON, and may well look like a complete object (`{"code": "x = {}`).
+            (Some("input_json_delta"), Some(Block::ToolUse(open))) => {
+                open.call.arguments.push_str(&str_at(delta, "partial_json"));
+            }
+            _ => {}
+        }
+    }
+
+    /// The usage `message_delta` reports: its output tokens, and its input and cache figures
+    /// where it repeats them, else those of `message_start`.
+    fn final_usage(&self, value: &Value) -> Usage {
+        let output = value
+            .pointer("/usage/output_tokens")
+            .and_then(Value::as_u64)
+            .map(|n| u32::try_from(n).unwrap_or(u32::MAX))
+            .unwrap_or(0);
+        let input = value
+            .get("usage")
+            .map(input_tokens)
+            .filter(|n| *n > 0)
+            .unwrap_or(self.input_tokens);
+        let (cache_read_tokens, cache_write_tokens) = value
+            .get("usage")
+            .map(cache_tokens)
+            .filter(|&cache| cache != (0, 0))
+            .unwrap_or(self.cache);
+        Usage {
+            prompt_tokens: input,
+            completion_tokens: output,
+            cache_read_tokens,
+            cache_write_tokens,
+        }
     }
 
     /// A block ends: a thinking block emits its signature, a tool call waits for the stop reason.

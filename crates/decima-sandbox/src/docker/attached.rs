@@ -132,20 +132,7 @@ impl DockerSandbox {
         env: &[(String, String)],
         cwd: Option<&str>,
     ) -> Result<AttachedProcess, SandboxError> {
-        let dir = match cwd {
-            None => WORKSPACE.to_owned(),
-            Some(c) => {
-                let rel = container_relative(c).map_err(|e| SandboxError::Docker {
-                    action: "start an attached process".to_owned(),
-                    message: e.message,
-                })?;
-                if rel.is_empty() {
-                    WORKSPACE.to_owned()
-                } else {
-                    format!("{WORKSPACE}/{rel}")
-                }
-            }
-        };
+        let dir = attached_dir(cwd)?;
         let container = self.container().await?;
         let mut cmd = vec![
             "sh".to_owned(),
@@ -183,50 +170,17 @@ impl DockerSandbox {
             .engine
             .call("start an exec", docker.start_exec(&created.id, Some(start)))
             .await?;
-        let StartExecResults::Attached { mut output, input } = started else {
+        let StartExecResults::Attached { output, input } = started else {
             return Err(SandboxError::Docker {
                 action: "start an attached process".to_owned(),
                 message: "the engine detached the exec".to_owned(),
             });
         };
-        let (mut out_tx, stdout) = tokio::io::duplex(PIPE_BYTES);
-        let (mut err_tx, stderr) = tokio::io::duplex(PIPE_BYTES);
+        let (out_tx, stdout) = tokio::io::duplex(PIPE_BYTES);
+        let (err_tx, stderr) = tokio::io::duplex(PIPE_BYTES);
         let (pgid_tx, pgid) = watch::channel(None);
         let (ended_tx, ended) = watch::channel(false);
-        tokio::spawn(async move {
-            let mut pending = Vec::new();
-            let mut reported = false;
-            while let Some(Ok(chunk)) = output.next().await {
-                match chunk {
-                    LogOutput::StdOut { message } | LogOutput::Console { message } => {
-                        if out_tx.write_all(&message).await.is_err() {
-                            break;
-                        }
-                    }
-                    LogOutput::StdErr { message } => {
-                        if reported {
-                            let _ = err_tx.write_all(&message).await;
-                            continue;
-                        }
-                        // The wrapper's report comes first; until it has, stderr is held.
-                        pending.extend_from_slice(&message);
-                        if let Some(end) = pending.iter().position(|b| *b == b'\n') {
-                            let line = String::from_utf8_lossy(&pending[..end]).into_owned();
-                            if let Some(n) = line.strip_prefix("decima:pgid ") {
-                                let _ = pgid_tx.send(n.trim().parse().ok());
-                                pending.drain(..=end);
-                            }
-                            reported = true;
-                            let _ = err_tx.write_all(&pending).await;
-                            pending.clear();
-                        }
-                    }
-                    LogOutput::StdIn { .. } => {}
-                }
-            }
-            let _ = err_tx.write_all(&pending).await;
-            let _ = ended_tx.send(true);
-        });
+        tokio::spawn(split_output(output, out_tx, err_tx, pgid_tx, ended_tx));
         Ok(AttachedProcess {
             stdout,
             stdin: input,
@@ -239,4 +193,64 @@ impl DockerSandbox {
             },
         })
     }
+}
+
+/// Where the attached process starts: `cwd` inside the workspace, or the workspace itself.
+fn attached_dir(cwd: Option<&str>) -> Result<String, SandboxError> {
+    let Some(c) = cwd else {
+        return Ok(WORKSPACE.to_owned());
+    };
+    let rel = container_relative(c).map_err(|e| SandboxError::Docker {
+        action: "start an attached process".to_owned(),
+        message: e.message,
+    })?;
+    Ok(if rel.is_empty() {
+        WORKSPACE.to_owned()
+    } else {
+        format!("{WORKSPACE}/{rel}")
+    })
+}
+
+/// Copies the exec's output to the process's stdout and stderr pipes. The wrapper's first
+/// stderr line reports the process group; stderr is held until it has, then passes through.
+async fn split_output<S>(
+    mut output: S,
+    mut out_tx: DuplexStream,
+    mut err_tx: DuplexStream,
+    pgid_tx: watch::Sender<Option<i64>>,
+    ended_tx: watch::Sender<bool>,
+) where
+    S: futures_util::Stream<Item = Result<LogOutput, bollard::errors::Error>> + Unpin,
+{
+    let mut pending = Vec::new();
+    let mut reported = false;
+    while let Some(Ok(chunk)) = output.next().await {
+        match chunk {
+            LogOutput::StdOut { message } | LogOutput::Console { message } => {
+                if out_tx.write_all(&message).await.is_err() {
+                    break;
+                }
+            }
+            LogOutput::StdErr { message } => {
+                if reported {
+                    let _ = err_tx.write_all(&message).await;
+                    continue;
+                }
+                pending.extend_from_slice(&message);
+                if let Some(end) = pending.iter().position(|b| *b == b'\n') {
+                    let line = String::from_utf8_lossy(&pending[..end]).into_owned();
+                    if let Some(n) = line.strip_prefix("decima:pgid ") {
+                        let _ = pgid_tx.send(n.trim().parse().ok());
+                        pending.drain(..=end);
+                    }
+                    reported = true;
+                    let _ = err_tx.write_all(&pending).await;
+                    pending.clear();
+                }
+            }
+            LogOutput::StdIn { .. } => {}
+        }
+    }
+    let _ = err_tx.write_all(&pending).await;
+    let _ = ended_tx.send(true);
 }

@@ -161,26 +161,10 @@ impl DockerEngine {
         force: bool,
         progress: &(dyn Fn(BuildEvent) + Send + Sync),
     ) -> Result<ImageStatus, SandboxError> {
-        let failed = |message: String| SandboxError::Docker {
-            action: "build the sandbox image".into(),
-            message,
-        };
         // One build of an image at a time on this computer, whichever process asks (a window,
         // `decima sandbox image build`, scripts/run.sh in the background): a second waits, then
         // finds the image current.
-        let _lock = match BuildLock::try_take(image)
-            .map_err(|e| failed(format!("the build's lock could not be taken: {e}")))?
-        {
-            Some(lock) => lock,
-            None => {
-                progress(BuildEvent::Step(
-                    "waiting for another build of the image on this computer to finish",
-                ));
-                BuildLock::take(image)
-                    .await
-                    .map_err(|e| failed(format!("the build's lock could not be taken: {e}")))?
-            }
-        };
+        let _lock = BuildLock::take_or_wait(image, progress).await?;
         let before = self.image_status(image).await?;
         if before.current && !force {
             return Ok(before);
@@ -195,35 +179,45 @@ impl DockerEngine {
         progress(BuildEvent::Step(
             "installing the packages into a root filesystem",
         ));
-        let mut tool = tokio::process::Command::new("mmdebstrap")
-            // apt's and dpkg's own lines: each package fetched and unpacked, for the progress.
-            .arg("--verbose")
-            .arg("--variant=essential")
-            .arg(format!("--include={}", packages().join(",")))
-            .arg(format!("--customize-hook=sh '{}' \"$1\"", script.display()))
-            .arg("--aptopt=Acquire::Retries \"3\"")
-            .arg("--aptopt=APT::Install-Recommends \"false\"")
-            // The root filesystem is thrown away if the build fails: dpkg need not sync each
-            // file (a build took 6.5 minutes with it, 2 without).
-            .arg("--dpkgopt=force-unsafe-io")
-            .arg("--format=tar")
-            .arg(SUITE)
-            .arg("-")
-            .arg(mirror)
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .kill_on_drop(true)
-            .spawn()
-            .map_err(|e| {
-                failed(if e.kind() == std::io::ErrorKind::NotFound {
-                    "mmdebstrap is not installed: install it (apt-get install mmdebstrap), or run \
-                     scripts/run.sh, which does"
-                        .into()
-                } else {
-                    format!("mmdebstrap could not start: {e}")
-                })
-            })?;
+        let tool = start_mmdebstrap(mirror, &script)?;
+        let built = self.import_built(tool, repo, &building, progress).await?;
+        progress(BuildEvent::Step("naming the image"));
+        self.call(
+            "tag the sandbox image",
+            self.client().tag_image(
+                &built,
+                Some(TagImageOptions {
+                    repo: Some(repo.to_owned()),
+                    tag: Some(tag.to_owned()),
+                }),
+            ),
+        )
+        .await?;
+        // The build tag goes; the image stays under its name. The image it replaced goes too,
+        // unless a container still uses it (the engine refuses then, and it stays, unnamed).
+        let _ = self
+            .client()
+            .remove_image(&built, None::<RemoveImageOptions>, None)
+            .await;
+        if let Some(old) = before.id.filter(|_| before.present) {
+            let _ = self
+                .client()
+                .remove_image(&old, None::<RemoveImageOptions>, None)
+                .await;
+        }
+        self.image_status(image).await
+    }
+
+    /// Imports the root filesystem mmdebstrap writes as `repo:building`, passing its progress
+    /// lines on. The imported image's name when the tool and the import both succeeded; else
+    /// the half-built image is removed and the error carries the tool's last lines.
+    async fn import_built(
+        &self,
+        mut tool: tokio::process::Child,
+        repo: &str,
+        building: &str,
+        progress: &(dyn Fn(BuildEvent) + Send + Sync),
+    ) -> Result<String, SandboxError> {
         let (Some(stdout), Some(stderr)) = (tool.stdout.take(), tool.stderr.take()) else {
             return Err(failed("mmdebstrap's output could not be read".into()));
         };
@@ -250,7 +244,7 @@ impl DockerEngine {
         let mut options = CreateImageOptions {
             from_src: Some("-".into()),
             repo: Some(repo.to_owned()),
-            tag: Some(building.clone()),
+            tag: Some(building.to_owned()),
             changes: CHANGES.iter().map(|c| (*c).to_owned()).collect(),
             ..Default::default()
         };
@@ -286,32 +280,52 @@ impl DockerEngine {
             };
             return Err(failed(why));
         }
-        progress(BuildEvent::Step("naming the image"));
-        self.call(
-            "tag the sandbox image",
-            self.client().tag_image(
-                &built,
-                Some(TagImageOptions {
-                    repo: Some(repo.to_owned()),
-                    tag: Some(tag.to_owned()),
-                }),
-            ),
-        )
-        .await?;
-        // The build tag goes; the image stays under its name. The image it replaced goes too,
-        // unless a container still uses it (the engine refuses then, and it stays, unnamed).
-        let _ = self
-            .client()
-            .remove_image(&built, None::<RemoveImageOptions>, None)
-            .await;
-        if let Some(old) = before.id.filter(|_| before.present) {
-            let _ = self
-                .client()
-                .remove_image(&old, None::<RemoveImageOptions>, None)
-                .await;
-        }
-        self.image_status(image).await
+        Ok(built)
     }
+}
+
+/// An error of the image's build, saying what went wrong.
+fn failed(message: String) -> SandboxError {
+    SandboxError::Docker {
+        action: "build the sandbox image".into(),
+        message,
+    }
+}
+
+/// Starts mmdebstrap writing the recipe's root filesystem as a tar to its stdout.
+fn start_mmdebstrap(
+    mirror: &str,
+    script: &std::path::Path,
+) -> Result<tokio::process::Child, SandboxError> {
+    tokio::process::Command::new("mmdebstrap")
+        // apt's and dpkg's own lines: each package fetched and unpacked, for the progress.
+        .arg("--verbose")
+        .arg("--variant=essential")
+        .arg(format!("--include={}", packages().join(",")))
+        .arg(format!("--customize-hook=sh '{}' \"$1\"", script.display()))
+        .arg("--aptopt=Acquire::Retries \"3\"")
+        .arg("--aptopt=APT::Install-Recommends \"false\"")
+        // The root filesystem is thrown away if the build fails: dpkg need not sync each
+        // file (a build took 6.5 minutes with it, 2 without).
+        .arg("--dpkgopt=force-unsafe-io")
+        .arg("--format=tar")
+        .arg(SUITE)
+        .arg("-")
+        .arg(mirror)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .map_err(|e| {
+            failed(if e.kind() == std::io::ErrorKind::NotFound {
+                "mmdebstrap is not installed: install it (apt-get install mmdebstrap), or run \
+                 scripts/run.sh, which does"
+                    .into()
+            } else {
+                format!("mmdebstrap could not start: {e}")
+            })
+        })
 }
 
 impl DockerEngine {
@@ -392,6 +406,21 @@ impl BuildLock {
             Err(rustix::io::Errno::WOULDBLOCK) => Ok(None),
             Err(e) => Err(e.into()),
         }
+    }
+
+    /// The lock: at once when it is free, else after saying so, once the other build ends.
+    async fn take_or_wait(
+        image: &str,
+        progress: &(dyn Fn(BuildEvent) + Send + Sync),
+    ) -> Result<Self, SandboxError> {
+        let taken = |e: std::io::Error| failed(format!("the build's lock could not be taken: {e}"));
+        if let Some(lock) = Self::try_take(image).map_err(taken)? {
+            return Ok(lock);
+        }
+        progress(BuildEvent::Step(
+            "waiting for another build of the image on this computer to finish",
+        ));
+        Self::take(image).await.map_err(taken)
     }
 
     /// The lock, once the build that holds it ends.

@@ -63,8 +63,8 @@ pub use id::SnapshotId;
 pub use manifest::{Changes, Entry, MANIFEST_FORMAT, Manifest, Skipped};
 
 pub(crate) use id::{hex, is_hex_sha256};
-use objects::HashJob;
 pub(crate) use objects::hash_reader;
+use objects::{HashDone, HashJob};
 use stat_cache::now_ns;
 pub(crate) use stat_cache::{CachedStat, StatCache, mode_of, mtime_ns, system_time};
 use walk::{Walked, walk};
@@ -220,96 +220,10 @@ impl SnapshotStore {
         walk(&key, &mut PathBuf::new(), &mut walked, &mut skipped)?;
 
         let mut stats = SnapshotStats::default();
-        let mut entries = Vec::with_capacity(walked.len());
-        let mut jobs = Vec::new();
-        let mut metas: HashMap<usize, Metadata> = HashMap::new();
-        for item in walked {
-            match item {
-                Walked::Dir { rel, mode } => {
-                    stats.dirs += 1;
-                    entries.push(Entry::Dir {
-                        path: manifest::encode_path(&rel),
-                        mode,
-                    });
-                }
-                Walked::Symlink { rel, target } => {
-                    stats.symlinks += 1;
-                    entries.push(Entry::Symlink {
-                        path: manifest::encode_path(&rel),
-                        target,
-                    });
-                }
-                Walked::File { rel, meta } => {
-                    let path = manifest::encode_path(&rel);
-                    let cached = old_cache
-                        .get(&path)
-                        .filter(|c| c.matches(&meta) && self.object_path(&c.hash).is_file())
-                        .map(|c| c.hash.clone());
-                    let index = entries.len();
-                    if cached.is_none() {
-                        jobs.push(HashJob {
-                            index,
-                            path: key.join(&rel),
-                            size: meta.len(),
-                        });
-                    }
-                    entries.push(Entry::File {
-                        path,
-                        hash: cached.unwrap_or_default(),
-                        size: meta.len(),
-                        mode: meta.mode() & 0o7777,
-                        mtime_ns: mtime_ns(&meta),
-                    });
-                    metas.insert(index, meta);
-                }
-            }
-        }
-
-        let (done, failed) = self.hash_all(&jobs)?;
-        for d in done {
-            stats.hashed += 1;
-            stats.bytes_hashed += d.bytes;
-            stats.new_objects += u64::from(d.new_object);
-            if let Some(Entry::File { hash, size, .. }) = entries.get_mut(d.index) {
-                *hash = d.hash;
-                // The content read is what is stored, even if the file grew or shrank since lstat.
-                *size = d.bytes;
-            }
-        }
-        // Files that could not be read (or vanished) are reported, not recorded.
-        let mut failed_set = HashSet::new();
-        for (index, kind, reason) in failed {
-            failed_set.insert(index);
-            if let Some(entry) = entries.get(index) {
-                skipped.push(Skipped {
-                    path: entry.path().to_owned(),
-                    kind,
-                    reason,
-                });
-            }
-        }
-        let mut new_cache = StatCache::new();
-        let mut kept = Vec::with_capacity(entries.len());
-        for (index, entry) in entries.into_iter().enumerate() {
-            if failed_set.contains(&index) {
-                continue;
-            }
-            if let Entry::File {
-                path, hash, size, ..
-            } = &entry
-            {
-                stats.files += 1;
-                stats.bytes_total += size;
-                if let Some(c) = metas
-                    .get(&index)
-                    .filter(|m| m.len() == *size)
-                    .and_then(|m| CachedStat::trusted(m, hash.clone(), walk_start))
-                {
-                    new_cache.insert(path.clone(), c);
-                }
-            }
-            kept.push(entry);
-        }
+        let mut listed = self.list_entries(&key, walked, &old_cache, &mut stats);
+        let (done, failed) = self.hash_all(&listed.jobs)?;
+        listed.take_hashes(done, &mut stats);
+        let (kept, new_cache) = listed.keep_readable(failed, &mut skipped, &mut stats, walk_start);
         skipped.sort_by(|a, b| a.path.cmp(&b.path));
         stats.skipped = skipped.len() as u64;
 
@@ -326,6 +240,64 @@ impl SnapshotStore {
             manifest,
             stats,
         })
+    }
+
+    /// The manifest's entries in walk order: directories and links as they are, each file with
+    /// its hash from the stat cache where its metadata still matches, else a job to hash it.
+    fn list_entries(
+        &self,
+        key: &Path,
+        walked: Vec<Walked>,
+        old_cache: &StatCache,
+        stats: &mut SnapshotStats,
+    ) -> Listed {
+        let mut listed = Listed {
+            entries: Vec::with_capacity(walked.len()),
+            jobs: Vec::new(),
+            metas: HashMap::new(),
+        };
+        for item in walked {
+            match item {
+                Walked::Dir { rel, mode } => {
+                    stats.dirs += 1;
+                    listed.entries.push(Entry::Dir {
+                        path: manifest::encode_path(&rel),
+                        mode,
+                    });
+                }
+                Walked::Symlink { rel, target } => {
+                    stats.symlinks += 1;
+                    listed.entries.push(Entry::Symlink {
+                        path: manifest::encode_path(&rel),
+                        target,
+                    });
+                }
+                Walked::File { rel, meta } => {
+                    let path = manifest::encode_path(&rel);
+                    let cached = old_cache
+                        .get(&path)
+                        .filter(|c| c.matches(&meta) && self.object_path(&c.hash).is_file())
+                        .map(|c| c.hash.clone());
+                    let index = listed.entries.len();
+                    if cached.is_none() {
+                        listed.jobs.push(HashJob {
+                            index,
+                            path: key.join(&rel),
+                            size: meta.len(),
+                        });
+                    }
+                    listed.entries.push(Entry::File {
+                        path,
+                        hash: cached.unwrap_or_default(),
+                        size: meta.len(),
+                        mode: meta.mode() & 0o7777,
+                        mtime_ns: mtime_ns(&meta),
+                    });
+                    listed.metas.insert(index, meta);
+                }
+            }
+        }
+        listed
     }
 
     /// Makes `workspace` equal to snapshot `id` (see the module documentation). Creates the
@@ -495,5 +467,75 @@ pub(crate) fn io_err(action: &'static str, path: &Path) -> impl FnOnce(io::Error
         action,
         path,
         source,
+    }
+}
+
+/// A snapshot's entries while its files are hashed: the jobs still to hash and the metadata each
+/// file was listed with, by entry index.
+struct Listed {
+    entries: Vec<Entry>,
+    jobs: Vec<HashJob>,
+    metas: HashMap<usize, Metadata>,
+}
+
+impl Listed {
+    /// Puts each hashed file's hash and size (what was read, even if the file grew or shrank
+    /// since it was listed) into its entry.
+    fn take_hashes(&mut self, done: Vec<HashDone>, stats: &mut SnapshotStats) {
+        for d in done {
+            stats.hashed += 1;
+            stats.bytes_hashed += d.bytes;
+            stats.new_objects += u64::from(d.new_object);
+            if let Some(Entry::File { hash, size, .. }) = self.entries.get_mut(d.index) {
+                *hash = d.hash;
+                *size = d.bytes;
+            }
+        }
+    }
+
+    /// The entries to record and the stat cache for the next snapshot: files that could not be
+    /// read (or vanished) are reported as skipped, not recorded.
+    fn keep_readable(
+        self,
+        failed: Vec<(usize, String, String)>,
+        skipped: &mut Vec<Skipped>,
+        stats: &mut SnapshotStats,
+        walk_start: i64,
+    ) -> (Vec<Entry>, StatCache) {
+        let mut failed_set = HashSet::new();
+        for (index, kind, reason) in failed {
+            failed_set.insert(index);
+            if let Some(entry) = self.entries.get(index) {
+                skipped.push(Skipped {
+                    path: entry.path().to_owned(),
+                    kind,
+                    reason,
+                });
+            }
+        }
+        let mut new_cache = StatCache::new();
+        let mut kept = Vec::with_capacity(self.entries.len());
+        for (index, entry) in self.entries.into_iter().enumerate() {
+            if failed_set.contains(&index) {
+                continue;
+            }
+            if let Entry::File {
+                path, hash, size, ..
+            } = &entry
+            {
+                stats.files += 1;
+                stats.bytes_total += size;
+                if let Some(c) = self
+                    .metas
+                    .get(&index)
+                    .filter(|m| m.len() == *size)
+                    .and_then(|m| CachedStat::trusted(m, hash.clone(), walk_start))
+                {
+                    new_cache.insert(path.clone(), c);
+                }
+            }
+            kept.push(entry);
+        }
+        (kept, new_cache)
     }
 }
