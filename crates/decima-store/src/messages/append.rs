@@ -42,6 +42,16 @@ async fn append_postgres(
 }
 
 /// [`append_postgres`] inside the caller's transaction.
+/// A message about to be appended, with the id, token count and time the store gave it.
+#[derive(Clone, Copy)]
+struct Pending<'a> {
+    id: &'a MessageId,
+    conversation: ConversationId,
+    message: &'a NewMessage,
+    tokens: u32,
+    created_at: Timestamp,
+}
+
 async fn append_postgres_in(
     tx: &mut sqlx::PgConnection,
     id: &MessageId,
@@ -266,57 +276,88 @@ impl Messages<'_> {
         let tokens = self.store.counter().count_message(&message);
         let id = MessageId::new();
         let created_at = Timestamp::now();
-        let pool = match self.store.backend() {
-            crate::Backend::Sqlite(pool) => pool,
+        let pending = Pending {
+            id: &id,
+            conversation,
+            message: &message,
+            tokens,
+            created_at,
+        };
+        let (seq, steps) = match self.store.backend() {
+            crate::Backend::Sqlite(pool) => {
+                self.noting_sqlite(pool, &pending, &notes, started).await?
+            }
+            // Boxed: the transaction's future is large, and this one is on every step's path.
             crate::Backend::Postgres(pool) => {
-                // One transaction: the message, its records and the marker land together.
-                let (seq, steps) = Box::pin(async {
-                    let mut tx = pool.begin().await?;
-                    let seq = append_postgres_in(
-                        &mut tx,
-                        &id,
-                        &message,
-                        tokens,
-                        created_at,
-                        conversation,
-                    )
-                    .await?;
-                    let mut steps = Vec::with_capacity(notes.records.len());
-                    for (kind, content) in notes.records {
-                        steps.push(
-                            crate::steps::insert_step(
-                                self.store,
-                                &mut *tx,
-                                notes.execution,
-                                *kind,
-                                content,
-                            )
-                            .await?,
-                        );
-                    }
-                    if let Some(payload) = started {
-                        sqlx::query(
-                            "INSERT INTO events (conversation_id, execution_id, kind, payload, \
-                         created_at) VALUES ($1, $2, 'tool.started', $3, $4)",
-                        )
-                        .bind(conversation.to_string())
-                        .bind(notes.execution.to_string())
-                        .bind(payload)
-                        .bind(created_at.0)
-                        .execute(&mut *tx)
-                        .await
-                        .map_err(insert_error)?;
-                    }
-                    tx.commit().await?;
-                    Ok::<_, StoreError>((seq, steps))
-                })
-                .await?;
-                return Ok((
-                    stored(id, conversation, seq, message, tokens, created_at),
-                    steps,
-                ));
+                Box::pin(self.noting_postgres(pool, &pending, &notes, started)).await?
             }
         };
+        Ok((
+            stored(id, conversation, seq, message, tokens, created_at),
+            steps,
+        ))
+    }
+
+    /// PostgreSQL: one transaction, so the message, its records and the marker land together.
+    /// The message's seq and the records.
+    async fn noting_postgres(
+        &self,
+        pool: &sqlx::PgPool,
+        pending: &Pending<'_>,
+        notes: &StepNotes<'_>,
+        started: Option<String>,
+    ) -> Result<(i64, Vec<crate::Step>)> {
+        let mut tx = pool.begin().await?;
+        let seq = append_postgres_in(
+            &mut tx,
+            pending.id,
+            pending.message,
+            pending.tokens,
+            pending.created_at,
+            pending.conversation,
+        )
+        .await?;
+        let mut steps = Vec::with_capacity(notes.records.len());
+        for (kind, content) in notes.records {
+            steps.push(
+                crate::steps::insert_step(self.store, &mut *tx, notes.execution, *kind, content)
+                    .await?,
+            );
+        }
+        if let Some(payload) = started {
+            sqlx::query(
+                "INSERT INTO events (conversation_id, execution_id, kind, payload, \
+                 created_at) VALUES ($1, $2, 'tool.started', $3, $4)",
+            )
+            .bind(pending.conversation.to_string())
+            .bind(notes.execution.to_string())
+            .bind(payload)
+            .bind(pending.created_at.0)
+            .execute(&mut *tx)
+            .await
+            .map_err(insert_error)?;
+        }
+        tx.commit().await?;
+        Ok((seq, steps))
+    }
+
+    /// SQLite: consecutive statements in one exchange with the connection's worker thread, each
+    /// committing on its own; the notes only where the message was written. The message's seq
+    /// and the records.
+    async fn noting_sqlite(
+        &self,
+        pool: &sqlx::SqlitePool,
+        pending: &Pending<'_>,
+        notes: &StepNotes<'_>,
+        started: Option<String>,
+    ) -> Result<(i64, Vec<crate::Step>)> {
+        let Pending {
+            id,
+            conversation,
+            message,
+            tokens,
+            created_at,
+        } = *pending;
         let mut sql = String::from(APPEND_SQL);
         if let Some(records) = crate::steps::records_sql(notes.records.len(), ON_MESSAGE) {
             sql.push_str("; ");
@@ -326,13 +367,13 @@ impl Messages<'_> {
             sql.push_str("; ");
             sql.push_str(&crate::events::marker_sql(ON_MESSAGE));
         }
-        push_image_sql(&mut sql, &message);
+        push_image_sql(&mut sql, message);
         // The text depends only on how many records there are and whether a call starts;
         // every value is bound.
         let mut query = bind_append(
             sqlx::query_scalar::<_, i64>(sqlx::AssertSqlSafe(sql)),
-            &id,
-            &message,
+            id,
+            message,
             tokens,
             created_at,
             conversation,
@@ -370,7 +411,7 @@ impl Messages<'_> {
                 .bind(created_at.0)
                 .bind(id.to_string());
         }
-        query = bind_images(query, &id, &message);
+        query = bind_images(query, id, message);
         let returned = query.fetch_all(pool).await.map_err(insert_error)?;
         // The message's seq, then each record's, then the marker's id.
         let expected = 1 + steps.len() + usize::from(notes.started_call.is_some());
@@ -385,10 +426,7 @@ impl Messages<'_> {
         for (step, seq) in steps.iter_mut().zip(record_seqs) {
             step.seq = seq;
         }
-        Ok((
-            stored(id, conversation, seq, message, tokens, created_at),
-            steps,
-        ))
+        Ok((seq, steps))
     }
 
     /// Appends messages in one transaction and returns the seqs they got. The seqs follow the last
