@@ -47,77 +47,85 @@ pub async fn run(store: &Store, data_dir: &Path, command: ProviderCommand) -> Re
                 tokenizer_json: tokenizer_json.map(|p| std::path::absolute(&p).unwrap_or(p)),
                 thresholds: thresholds_from(thresholds.as_deref(), no_compression)?,
             };
-            let added = providers::add(store, data_dir, draft).await?;
-            if let Some(warning) = added.warning {
-                eprintln!("warning: {warning}");
-            }
-            if let Some(warning) = &added.window.warning {
-                eprintln!("warning: {warning}");
-            }
-            let r = &added.record;
-            eprintln!(
-                "Added provider {} ({} · {} · {}); window {}.",
-                r.name,
-                r.kind,
-                r.model,
-                r.base_url,
-                window_words(added.window.window, added.window.source)
-            );
-            Ok(())
+            add(store, data_dir, draft).await
         }
         ProviderCommand::List { json } => list(store, data_dir, json).await,
         ProviderCommand::Remove { name } => Ok(providers::remove(store, data_dir, &name).await?),
-        ProviderCommand::TenthMan { name, mode } => {
-            let chosen = match mode.as_str() {
-                "default" => None,
-                other => Some(
-                    serde_json::from_value(serde_json::Value::String(other.to_owned())).map_err(
-                        |_| {
-                            CliError::Provider(format!(
-                                "the tenth man's mode is off, tool_only, system_only, hybrid or \
-                                 default, not '{}'",
-                                decima_core::names::echo_untrusted(other)
-                            ))
-                        },
-                    )?,
-                ),
-            };
-            providers::set_tenth_man(store, &name, chosen).await?;
-            output::print(&format!(
-                "{name}: the tenth man is {mode} for runs that do not choose\n"
-            ))
-        }
-        ProviderCommand::Test { name } => {
-            let probe = providers::test(store, data_dir, &name).await?;
-            let usage = probe
-                .usage
-                .map(|u| {
-                    format!(
-                        "prompt {} tokens, completion {} tokens",
-                        u.prompt_tokens, u.completion_tokens
-                    )
-                })
-                .unwrap_or_else(|| "no usage reported".into());
-            if let Some(warning) = &probe.window.warning {
-                eprintln!("warning: {warning}");
-            }
-            let structured = match probe.structured_output {
-                Some(true) => "answers held to a JSON schema",
-                Some(false) => {
-                    "did NOT hold an answer to a JSON schema (reviews and summaries are parsed \
-                     and repaired)"
-                }
-                None => {
-                    "no schema-constrained answers (reviews and summaries are parsed and repaired)"
-                }
-            };
-            output::print(&format!(
-                "ok: {name} answered in {} ms; {usage}\nwindow: {}\nstructured output: {structured}\n",
-                probe.elapsed.as_millis(),
-                window_words(probe.window.window, probe.window.source)
-            ))
-        }
+        ProviderCommand::TenthMan { name, mode } => set_tenth_man(store, &name, &mode).await,
+        ProviderCommand::Test { name } => test(store, data_dir, &name).await,
     }
+}
+
+/// Adds the provider and says what it added, with the window it found and any warning.
+async fn add(store: &Store, data_dir: &Path, draft: ProviderDraft) -> Result<(), CliError> {
+    let added = providers::add(store, data_dir, draft).await?;
+    if let Some(warning) = added.warning {
+        eprintln!("warning: {warning}");
+    }
+    if let Some(warning) = &added.window.warning {
+        eprintln!("warning: {warning}");
+    }
+    let r = &added.record;
+    eprintln!(
+        "Added provider {} ({} · {} · {}); window {}.",
+        r.name,
+        r.kind,
+        r.model,
+        r.base_url,
+        window_words(added.window.window, added.window.source)
+    );
+    Ok(())
+}
+
+/// Sets the tenth man's mode for runs that do not choose one; `default` clears it.
+async fn set_tenth_man(store: &Store, name: &str, mode: &str) -> Result<(), CliError> {
+    let chosen = match mode {
+        "default" => None,
+        other => Some(
+            serde_json::from_value(serde_json::Value::String(other.to_owned())).map_err(|_| {
+                CliError::Provider(format!(
+                    "the tenth man's mode is off, tool_only, system_only, hybrid or default, not \
+                     '{}'",
+                    decima_core::names::echo_untrusted(other)
+                ))
+            })?,
+        ),
+    };
+    providers::set_tenth_man(store, name, chosen).await?;
+    output::print(&format!(
+        "{name}: the tenth man is {mode} for runs that do not choose\n"
+    ))
+}
+
+/// Asks the provider for a short answer and says how it went: the time, the usage, the window
+/// and whether it holds answers to a JSON schema.
+async fn test(store: &Store, data_dir: &Path, name: &str) -> Result<(), CliError> {
+    let probe = providers::test(store, data_dir, name).await?;
+    let usage = probe
+        .usage
+        .map(|u| {
+            format!(
+                "prompt {} tokens, completion {} tokens",
+                u.prompt_tokens, u.completion_tokens
+            )
+        })
+        .unwrap_or_else(|| "no usage reported".into());
+    if let Some(warning) = &probe.window.warning {
+        eprintln!("warning: {warning}");
+    }
+    let structured = match probe.structured_output {
+        Some(true) => "answers held to a JSON schema",
+        Some(false) => {
+            "did NOT hold an answer to a JSON schema (reviews and summaries are parsed and \
+             repaired)"
+        }
+        None => "no schema-constrained answers (reviews and summaries are parsed and repaired)",
+    };
+    output::print(&format!(
+        "ok: {name} answered in {} ms; {usage}\nwindow: {}\nstructured output: {structured}\n",
+        probe.elapsed.as_millis(),
+        window_words(probe.window.window, probe.window.source)
+    ))
 }
 
 /// Thresholds given on the command line, checked; `None` keeps the defaults.

@@ -4,17 +4,14 @@ use std::io::Write as _;
 use std::sync::Mutex;
 
 use decima_runtime::Event;
-use decima_runtime::agent::TODO_WRITE;
 use decima_runtime::events::TodoView;
 
 use decima_store::TodoStatus;
 
+use super::said::{self, Said};
 use super::{note, todo_mark};
 use crate::commands::execution::one_line;
 use crate::error::CliError;
-
-/// How much of a tool call's arguments its `[tool]` line shows.
-const ARGUMENTS_SHOWN: usize = 160;
 
 /// Text output: the answer on stdout, progress on stderr.
 pub(crate) struct Human {
@@ -71,17 +68,7 @@ impl Human {
                 }
                 state.segment.push_str(&text);
             }
-            Event::ReasoningDelta { text } => {
-                if state.stdout_open {
-                    state.print("\n");
-                }
-                let mut stderr = std::io::stderr().lock();
-                let _ = stderr.write_all(text.as_bytes());
-                let _ = stderr.flush();
-                if !text.is_empty() {
-                    state.reasoning_open = !text.ends_with('\n');
-                }
-            }
+            Event::ReasoningDelta { text } => state.reason(&text),
             Event::Discarded { reason } => {
                 let streamed = !state.segment.is_empty() && self.stream;
                 state.segment.clear();
@@ -91,50 +78,6 @@ impl Human {
                 } else {
                     note(&format!("[a partial answer was discarded: {reason}]"));
                 }
-            }
-            Event::ExecutionStarted { workspace, how, .. } => {
-                state.segment.clear();
-                state.break_lines();
-                if !workspace.is_empty() {
-                    note(&format!("[{how}] workspace {workspace}"));
-                }
-            }
-            // The plan lines below say what a todo_write did.
-            Event::ToolStarted { name, .. } if name == TODO_WRITE => {
-                state.segment.clear();
-            }
-            Event::ToolFinished {
-                name, class: None, ..
-            } if name == TODO_WRITE => {}
-            Event::ToolStarted {
-                name, arguments, ..
-            } => {
-                state.segment.clear();
-                state.break_lines();
-                note(&format!(
-                    "[tool] {name} {}",
-                    one_line(&arguments, ARGUMENTS_SHOWN)
-                ));
-            }
-            Event::ToolFinished {
-                name,
-                exit_code,
-                duration_ms,
-                class,
-                ran,
-                ..
-            } => {
-                state.break_lines();
-                let mut line = format!("[tool] {name}");
-                match (exit_code, class) {
-                    _ if !ran => line.push_str(" answered without running"),
-                    (Some(code), Some(class)) => line.push_str(&format!(" exit {code} [{class}]")),
-                    (Some(code), None) => line.push_str(&format!(" exit {code}")),
-                    (None, Some(class)) => line.push_str(&format!(" failed [{class}]")),
-                    (None, None) => line.push_str(" ok"),
-                }
-                line.push_str(&format!(" ({duration_ms} ms)"));
-                note(&line);
             }
             Event::TodosChanged { todos } => {
                 state.break_lines();
@@ -146,122 +89,19 @@ impl Human {
                     note(&progress_line(&todos));
                 }
             }
-            Event::SnapshotTaken {
-                snapshot_id,
-                reason: "checkpoint",
-                ..
-            } => {
-                state.break_lines();
-                note(&format!("[checkpoint] snapshot {}", short(&snapshot_id)));
-            }
-            Event::Failure { class, message, .. } => {
-                state.break_lines();
-                note(&format!("[failure] [{class}] {}", one_line(&message, 400)));
-            }
-            Event::RolledBack {
-                snapshot_id,
-                files_restored,
-                files_removed,
-                messages_removed,
-                ..
-            } => {
-                state.segment.clear();
-                state.break_lines();
-                note(&format!(
-                    "[rollback] workspace, plan and history back to snapshot {}: {files_restored} \
-                     files restored, {files_removed} removed, {messages_removed} messages undone",
-                    short(&snapshot_id)
-                ));
-            }
-            Event::Recovered { choice, .. } => {
-                state.break_lines();
-                note(&format!("[recover] {choice}"));
-            }
-            Event::Compacted {
-                compaction_id,
-                tokens_before,
-                tokens_after,
-                ..
-            } => {
-                state.break_lines();
-                note(&format!(
-                    "[compressed the history before sending: {tokens_before} → {tokens_after} \
-                     tokens; `decima compress undo {compaction_id}` reverts it]"
-                ));
-            }
-            // A chat turn's first event: which conversation it went to (a new one, unless
-            // `--conversation` named it).
-            Event::TurnStarted { conversation_id } => {
-                state.break_lines();
-                note(&format!("conversation {conversation_id}"));
-            }
-            Event::Warning { message } => {
-                state.break_lines();
-                note(&format!("warning: {message}"));
-            }
-            // The terminal prompt itself says what is asked.
-            Event::ApprovalAsked { .. } => state.break_lines(),
-            Event::SubagentStarted {
-                execution_id,
-                depth,
-                task,
-                ..
-            } => {
-                state.break_lines();
-                note(&format!(
-                    "[subagent {} started at depth {depth}] {}",
-                    short(&execution_id.to_string()),
-                    one_line(&task, 100)
-                ));
-            }
-            Event::SubagentFinished {
-                execution_id,
-                status,
-                ..
-            } => {
-                state.break_lines();
-                note(&format!(
-                    "[subagent {} {status}]",
-                    short(&execution_id.to_string())
-                ));
-            }
-            Event::ReviewStarted {
-                trigger,
-                mode,
-                review_type,
-                ..
-            } => {
-                state.break_lines();
-                note(&format!(
-                    "[tenth man: {review_type} {mode} review ({trigger})…]"
-                ));
-            }
-            Event::ReviewFinished {
-                review_id,
-                risk_level,
-                findings,
-                cached,
-                contested,
-            } => {
-                state.break_lines();
-                note(&format!(
-                    "[tenth man: risk {risk_level}, {findings} finding(s){}; review {review_id}]{}",
-                    if cached { ", from the cache" } else { "" },
-                    if contested {
-                        "\n[the final review CONTESTS this result: read the findings before \
-                         relying on it]"
-                    } else {
-                        ""
+            other => {
+                if said::ends_segment(&other) {
+                    state.segment.clear();
+                }
+                match said::said(other) {
+                    Said::Nothing => {}
+                    Said::LineBreak => state.break_lines(),
+                    Said::Note(line) => {
+                        state.break_lines();
+                        note(&line);
                     }
-                ));
+                }
             }
-            // The report and the question come from the choice source, or the exit message.
-            Event::AwaitingChoice { .. } => state.break_lines(),
-            Event::MessageStored { .. }
-            | Event::ContextUsage { .. }
-            | Event::StepTimed { .. }
-            | Event::SnapshotTaken { .. }
-            | Event::Finished { .. } => {}
         }
     }
 
@@ -310,6 +150,19 @@ impl HumanState {
         self.stdout_open = !text.ends_with('\n');
     }
 
+    /// Streamed reasoning goes to stderr, on a line after any answer text.
+    fn reason(&mut self, text: &str) {
+        if self.stdout_open {
+            self.print("\n");
+        }
+        let mut stderr = std::io::stderr().lock();
+        let _ = stderr.write_all(text.as_bytes());
+        let _ = stderr.flush();
+        if !text.is_empty() {
+            self.reasoning_open = !text.ends_with('\n');
+        }
+    }
+
     /// Ends streamed text and reasoning lines, so the next note starts a line of its own.
     fn break_lines(&mut self) {
         if self.stdout_open {
@@ -347,9 +200,4 @@ fn progress_line(todos: &[TodoView]) -> String {
         line.push_str(&format!("; now: {}", one_line(&todo.title, 120)));
     }
     line
-}
-
-/// The first 12 characters of a long id.
-fn short(id: &str) -> &str {
-    id.get(..12).unwrap_or(id)
 }

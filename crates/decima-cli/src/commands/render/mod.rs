@@ -4,6 +4,7 @@
 
 mod human;
 mod json_lines;
+mod said;
 
 use std::io::Write as _;
 
