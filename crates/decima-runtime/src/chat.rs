@@ -126,62 +126,22 @@ async fn run_turn(
     let mut config = resolved.config.clone();
     let store = turn.store;
     let id = conversation.id;
-    turn.events.emit(Event::TurnStarted {
-        conversation_id: id,
-    });
-    // The user's message is stored before anything is sent, so a failed request loses nothing
-    // the user typed.
-    let stored = store
-        .messages()
-        .append(id, NewMessage::new(Role::User, turn.message.clone()))
-        .await?;
-    turn.events.emit(Event::MessageStored {
-        seq: stored.seq,
-        role: stored.role,
-    });
-    crate::review::digest_cache::warm_when_full(store, id, stored.seq);
-
+    store_question(turn, id).await?;
     let preset = preset_of(store, &conversation).await?;
     let mut calibration = match store.calibrations().get(&config.model).await? {
         Some((factor, samples)) => Calibration { factor, samples },
         None => Calibration::new(),
     };
-    let mut provider = connect(&config)?;
-    let mut window = window;
-    let mut refitted = false;
-    // A request the server refuses for its length is fitted once more, to the window the
-    // server says it serves: never twice.
-    let (completion, fitted) = loop {
-        let fitted =
-            fit_request(turn, &conversation, &preset, &config, &window, &calibration).await?;
-        let request = fitted.request.clone();
-        match stream_answer(&provider, request, turn.events, &turn.cancel).await {
-            Err(RuntimeError::Llm(e))
-                if e.class() == FailureClass::ContextOverflow && !refitted =>
-            {
-                refitted = true;
-                let Some(served) = served_window::after_refusal(store, &config, &e).await? else {
-                    return Err(e.into());
-                };
-                turn.events.emit(Event::Warning {
-                    message: format!(
-                        "{} refused the request for its length: it serves {} tokens, not {}; \
-                         the conversation is compressed to fit and the request sent again",
-                        config.name,
-                        served_window::thousands(served),
-                        served_window::thousands(window.window)
-                    ),
-                });
-                window = WindowSettings::of(served, &resolved.settings);
-                config.context_window = served;
-                if config.num_ctx.is_some() {
-                    config.num_ctx = Some(served);
-                    provider = connect(&config)?;
-                }
-            }
-            result => break (result?, fitted),
-        }
-    };
+    let (completion, fitted) = answer_fitted(
+        turn,
+        &conversation,
+        &preset,
+        &mut config,
+        &resolved.settings,
+        window,
+        &calibration,
+    )
+    .await?;
     let (cap, estimate, needed) = (fitted.request.max_tokens, fitted.estimate, fitted.needed);
     let ended = answer::ending(&completion);
     let completion = storable(completion, ended, &config.name, turn.events)?;
@@ -235,6 +195,72 @@ async fn run_turn(
         usage: completion.usage,
         ended,
     })
+}
+
+/// Stores the user's message before anything is sent, so a failed request loses nothing the
+/// user typed, and reports the turn started and the message stored.
+async fn store_question(turn: &ChatTurn<'_>, id: ConversationId) -> Result<()> {
+    let store = turn.store;
+    turn.events.emit(Event::TurnStarted {
+        conversation_id: id,
+    });
+    let stored = store
+        .messages()
+        .append(id, NewMessage::new(Role::User, turn.message.clone()))
+        .await?;
+    turn.events.emit(Event::MessageStored {
+        seq: stored.seq,
+        role: stored.role,
+    });
+    crate::review::digest_cache::warm_when_full(store, id, stored.seq);
+    Ok(())
+}
+
+/// Fits the request to `window` and streams the answer. A request the server refuses for its
+/// length is fitted once more, to the window the server says it serves (which `config` then
+/// carries): never twice.
+async fn answer_fitted(
+    turn: &ChatTurn<'_>,
+    conversation: &Conversation,
+    preset: &Preset,
+    config: &mut ProviderConfig,
+    settings: &settings::ProviderSettings,
+    mut window: WindowSettings,
+    calibration: &Calibration,
+) -> Result<(Completion, Fitted)> {
+    let mut provider = connect(config)?;
+    let mut refitted = false;
+    loop {
+        let fitted = fit_request(turn, conversation, preset, config, &window, calibration).await?;
+        let request = fitted.request.clone();
+        match stream_answer(&provider, request, turn.events, &turn.cancel).await {
+            Err(RuntimeError::Llm(e))
+                if e.class() == FailureClass::ContextOverflow && !refitted =>
+            {
+                refitted = true;
+                let Some(served) = served_window::after_refusal(turn.store, config, &e).await?
+                else {
+                    return Err(e.into());
+                };
+                turn.events.emit(Event::Warning {
+                    message: format!(
+                        "{} refused the request for its length: it serves {} tokens, not {}; \
+                         the conversation is compressed to fit and the request sent again",
+                        config.name,
+                        served_window::thousands(served),
+                        served_window::thousands(window.window)
+                    ),
+                });
+                window = WindowSettings::of(served, settings);
+                config.context_window = served;
+                if config.num_ctx.is_some() {
+                    config.num_ctx = Some(served);
+                    provider = connect(config)?;
+                }
+            }
+            result => return Ok((result?, fitted)),
+        }
+    }
 }
 
 /// The answer as it may be stored: a stopped answer keeps its words only, a call the output

@@ -82,16 +82,7 @@ pub struct StartRequest<'a> {
 impl McpSession {
     /// Starts every enabled server the conversation did not switch off, side by side.
     pub async fn start(request: StartRequest<'_>) -> Result<Self> {
-        let servers = super::servers::list(request.store, request.data_dir).await?;
-        let off = request
-            .store
-            .mcp_servers()
-            .switched_off(request.conversation)
-            .await?;
-        let wanted: Vec<ServerConfig> = servers
-            .into_iter()
-            .filter(|s| s.enabled && !off.contains(&s.name))
-            .collect();
+        let wanted = wanted_servers(&request).await?;
         let mut session = Self {
             protocol: Some(request.protocol),
             ..Self::default()
@@ -101,16 +92,7 @@ impl McpSession {
         }
         let started = Instant::now();
         let logs = request.data_dir.join("logs").join("mcp");
-        // A host server of a Docker run has no host workspace: it starts in a folder of its
-        // own, not in the data directory (which holds the database and the key file).
-        let workspace = match request.host_workspace {
-            Some(w) => w.to_path_buf(),
-            None => {
-                let dir = request.data_dir.join("mcp").join("host");
-                let _ = tokio::fs::create_dir_all(&dir).await;
-                dir
-            }
-        };
+        let workspace = host_servers_folder(&request).await;
         let sandbox = if wanted.iter().any(placed_in_docker) {
             Some(docker_sandbox(&request).await)
         } else {
@@ -121,64 +103,11 @@ impl McpSession {
                 workspace: workspace.clone(),
                 log: Some(log_path(&logs, &config.name)),
             };
-            let sandbox = sandbox.clone();
-            let log = host.log.clone();
-            let data_dir = request.data_dir;
-            async move {
-                super::status::record(
-                    data_dir,
-                    &config.name,
-                    &super::status::starting(config.startup_timeout()),
-                );
-                let connected = if placed_in_docker(config) {
-                    match sandbox {
-                        Some(Ok(sandbox)) => start_in_docker(config, &sandbox, log).await,
-                        Some(Err(e)) => Err(docker_unavailable(&e)),
-                        None => Err(McpError::Config("no Docker sandbox".into())),
-                    }
-                } else {
-                    let token = bearer_token(config);
-                    McpClient::connect(config, &host, token.as_deref()).await
-                };
-                (config, connected)
-            }
+            start_server(config, host, sandbox.clone(), request.data_dir)
         });
         let span = info_span!("mcp.servers", count = wanted.len());
         for (config, connected) in join_all(starts).instrument(span).await {
-            let state = match &connected {
-                Ok(client) => super::status::ready(
-                    &super::servers::priced(&config.name, client.tools()),
-                    client.started_in,
-                ),
-                Err(e) => super::status::failed(&e.to_string(), &log_path(&logs, &config.name)),
-            };
-            super::status::record(request.data_dir, &config.name, &state);
-            match connected {
-                Ok(client) => {
-                    let client = Arc::new(client);
-                    for tool in client.tools() {
-                        if !config.offers(&tool.name) {
-                            continue;
-                        }
-                        let name = session.table.insert(&config.name, &tool.name);
-                        session.offered.insert(
-                            name,
-                            OfferedTool {
-                                server: config.name.clone(),
-                                tool: tool.clone(),
-                                client: client.clone(),
-                            },
-                        );
-                    }
-                    session.clients.push(client);
-                }
-                Err(e) => {
-                    warn!(server = %config.name, error = %e, "an MCP server did not start");
-                    request.events.emit(Event::Warning {
-                        message: format!("{e}; its tools are not offered in this run"),
-                    });
-                }
-            }
+            session.add_started(config, connected, &logs, &request);
         }
         info!(
             servers = session.clients.len(),
@@ -187,6 +116,51 @@ impl McpSession {
             "MCP servers ready"
         );
         Ok(session)
+    }
+
+    /// Takes one server's start: records its status, then offers the tools it lists that its
+    /// config lets through, or warns that it did not start.
+    fn add_started(
+        &mut self,
+        config: &ServerConfig,
+        connected: std::result::Result<McpClient, McpError>,
+        logs: &Path,
+        request: &StartRequest<'_>,
+    ) {
+        let state = match &connected {
+            Ok(client) => super::status::ready(
+                &super::servers::priced(&config.name, client.tools()),
+                client.started_in,
+            ),
+            Err(e) => super::status::failed(&e.to_string(), &log_path(logs, &config.name)),
+        };
+        super::status::record(request.data_dir, &config.name, &state);
+        match connected {
+            Ok(client) => {
+                let client = Arc::new(client);
+                for tool in client.tools() {
+                    if !config.offers(&tool.name) {
+                        continue;
+                    }
+                    let name = self.table.insert(&config.name, &tool.name);
+                    self.offered.insert(
+                        name,
+                        OfferedTool {
+                            server: config.name.clone(),
+                            tool: tool.clone(),
+                            client: client.clone(),
+                        },
+                    );
+                }
+                self.clients.push(client);
+            }
+            Err(e) => {
+                warn!(server = %config.name, error = %e, "an MCP server did not start");
+                request.events.emit(Event::Warning {
+                    message: format!("{e}; its tools are not offered in this run"),
+                });
+            }
+        }
     }
 
     /// The offered tools, for the registry.
@@ -222,6 +196,60 @@ impl McpSession {
     pub async fn shutdown(&self) {
         join_all(self.clients.iter().map(|c| c.shutdown())).await;
     }
+}
+
+/// The servers to start: those enabled that the conversation did not switch off.
+async fn wanted_servers(request: &StartRequest<'_>) -> Result<Vec<ServerConfig>> {
+    let servers = super::servers::list(request.store, request.data_dir).await?;
+    let off = request
+        .store
+        .mcp_servers()
+        .switched_off(request.conversation)
+        .await?;
+    Ok(servers
+        .into_iter()
+        .filter(|s| s.enabled && !off.contains(&s.name))
+        .collect())
+}
+
+/// Where host servers start: the run's host workspace, or for a Docker run a folder of their
+/// own, not the data directory (which holds the database and the key file).
+async fn host_servers_folder(request: &StartRequest<'_>) -> PathBuf {
+    match request.host_workspace {
+        Some(w) => w.to_path_buf(),
+        None => {
+            let dir = request.data_dir.join("mcp").join("host");
+            let _ = tokio::fs::create_dir_all(&dir).await;
+            dir
+        }
+    }
+}
+
+/// Starts one server, in the Docker sandbox or on this computer as its config places it, with
+/// its status saying it is starting meanwhile.
+async fn start_server<'c>(
+    config: &'c ServerConfig,
+    host: HostContext,
+    sandbox: Option<std::result::Result<Arc<DockerSandbox>, String>>,
+    data_dir: &Path,
+) -> (&'c ServerConfig, std::result::Result<McpClient, McpError>) {
+    let log = host.log.clone();
+    super::status::record(
+        data_dir,
+        &config.name,
+        &super::status::starting(config.startup_timeout()),
+    );
+    let connected = if placed_in_docker(config) {
+        match sandbox {
+            Some(Ok(sandbox)) => start_in_docker(config, &sandbox, log).await,
+            Some(Err(e)) => Err(docker_unavailable(&e)),
+            None => Err(McpError::Config("no Docker sandbox".into())),
+        }
+    } else {
+        let token = bearer_token(config);
+        McpClient::connect(config, &host, token.as_deref()).await
+    };
+    (config, connected)
 }
 
 /// Whether a server runs in the conversation's Docker sandbox.

@@ -11,7 +11,7 @@
 
 use std::fmt::Write as _;
 
-use decima_core::TokenCounter;
+use decima_core::{ConversationId, TokenCounter};
 use decima_store::{Conversation, Finding, Store};
 use tracing::warn;
 
@@ -102,22 +102,7 @@ pub async fn build(store: &Store, parts: &Parts<'_>, counter: &dyn TokenCounter)
     let id = parts.conversation.id;
     let (heading, scope, after, stored) = match (parts.mode, parts.after_seq) {
         (ReviewMode::SpecificContent { content }, _) => {
-            let (text, tokens) = content_within(content, room, counter);
-            let text = format!("{head}# The content to review\n{text}\n");
-            return Ok(Input {
-                passes: vec![PassInput {
-                    text,
-                    tokens: fixed.saturating_add(tokens),
-                    from_seq: 0,
-                    through_seq: 0,
-                    summarised: None,
-                    verbatim: None,
-                }],
-                from_seq: 0,
-                shown: 0,
-                summarised: 0,
-                summary_read: 0,
-            });
+            return Ok(given_content(head, fixed, content, room, counter));
         }
         (ReviewMode::RecentMessages { count }, _) => {
             let first = store.messages().nth_newest_seq(id, *count).await?;
@@ -138,17 +123,11 @@ pub async fn build(store: &Store, parts: &Parts<'_>, counter: &dyn TokenCounter)
         ),
         (ReviewMode::FullHistory, None) => {
             let stored = Stored::load(store, id).await?;
-            if parts.passes {
-                let totals = store
-                    .messages()
-                    .totals_between(id, stored.frontier, i64::MAX)
-                    .await?;
-                let need = stored.tokens() + history::estimate(totals);
-                let pass_room = room.saturating_sub(PASS_INTRO_TOKENS);
-                if passes::far_above(need, room) {
-                    let planned = passes::plan(store, id, &stored, pass_room, counter).await?;
-                    return Ok(in_passes(&head, fixed, planned, parts.budget, counter));
-                }
+            if parts.passes
+                && let Some(planned) =
+                    far_above_in_passes(store, id, &stored, room, counter).await?
+            {
+                return Ok(in_passes(&head, fixed, planned, parts.budget, counter));
             }
             let after = stored.frontier;
             (
@@ -161,6 +140,69 @@ pub async fn build(store: &Store, parts: &Parts<'_>, counter: &dyn TokenCounter)
     };
     let history =
         history::one_request(store, id, &stored, (after, i64::MAX), room, counter).await?;
+    Ok(in_one_request(
+        head, fixed, &heading, &scope, &history, counter,
+    ))
+}
+
+/// The input of a review of given content: the head, then the content cut to fit `room`.
+fn given_content(
+    head: String,
+    fixed: u32,
+    content: &str,
+    room: u32,
+    counter: &dyn TokenCounter,
+) -> Input {
+    let (text, tokens) = content_within(content, room, counter);
+    let text = format!("{head}# The content to review\n{text}\n");
+    Input {
+        passes: vec![PassInput {
+            text,
+            tokens: fixed.saturating_add(tokens),
+            from_seq: 0,
+            through_seq: 0,
+            summarised: None,
+            verbatim: None,
+        }],
+        from_seq: 0,
+        shown: 0,
+        summarised: 0,
+        summary_read: 0,
+    }
+}
+
+/// The passes a full history is read in when it is far above `room`; `None` when it is read in
+/// one request, with summaries.
+async fn far_above_in_passes(
+    store: &Store,
+    id: ConversationId,
+    stored: &Stored,
+    room: u32,
+    counter: &dyn TokenCounter,
+) -> Result<Option<passes::Passes>> {
+    let totals = store
+        .messages()
+        .totals_between(id, stored.frontier, i64::MAX)
+        .await?;
+    let need = stored.tokens() + history::estimate(totals);
+    let pass_room = room.saturating_sub(PASS_INTRO_TOKENS);
+    if !passes::far_above(need, room) {
+        return Ok(None);
+    }
+    let planned = passes::plan(store, id, stored, pass_room, counter).await?;
+    Ok(Some(planned))
+}
+
+/// The input of a review read in one request: the head, what of the history reaches the
+/// reviewer and how (under `heading`, covering `scope`), then the history's parts.
+fn in_one_request(
+    head: String,
+    fixed: u32,
+    heading: &str,
+    scope: &str,
+    history: &[Part],
+    counter: &dyn TokenCounter,
+) -> Input {
     let mut text = head;
     let _ = writeln!(text, "{heading}");
     if history.is_empty() {
@@ -170,30 +212,30 @@ pub async fn build(store: &Store, parts: &Parts<'_>, counter: &dyn TokenCounter)
             text,
             "Of the history, {scope} reaches you: {}. Cite seqs from the `### seq=N` headers, or \
              within the seq range of a summary.\n",
-            describe_all(&history)
+            describe_all(history)
         );
     }
     let intro = counter.count_text(&text).saturating_sub(fixed);
-    for p in &history {
+    for p in history {
         text.push_str(&p.text);
     }
     let tokens = fixed
         .saturating_add(intro)
         .saturating_add(history.iter().map(|p| p.tokens).sum());
     let first = history.first().map_or(0, |p| p.from);
-    let from_seq = if stored_covers_start(&history) {
+    let from_seq = if stored_covers_start(history) {
         0
     } else {
         first
     };
-    let pass = pass_input(text, tokens, &history);
-    Ok(Input {
+    let pass = pass_input(text, tokens, history);
+    Input {
         from_seq,
         shown: history.iter().map(|p| p.shown).sum(),
         summarised: history.iter().map(|p| p.summarised).sum(),
         summary_read: history.iter().map(|p| p.read).sum(),
         passes: vec![pass],
-    })
+    }
 }
 
 /// The task, the focus and the open findings: the same in every request of a review.

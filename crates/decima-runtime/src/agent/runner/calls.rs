@@ -21,145 +21,221 @@ use futures_util::future::join_all;
 use crate::agent::stuck::Observed;
 use crate::agent::tools::ToolEffect;
 
+/// What the calls of one step gather as they run, for the calls after them and the step's end.
+#[derive(Default)]
+struct StepCalls {
+    /// The first call that started the failure path: the calls after it are not run.
+    failure: Option<Pending>,
+    /// Phase and checkpoint compressions the plan's changes call for, run at the step's end.
+    deferred: Vec<(CompressionLevel, CompactionTrigger)>,
+    /// Each call's status, for the step's supervision record.
+    supervision: Vec<String>,
+    /// Whether the supervision record went to the store with the last call's result.
+    supervision_written: bool,
+    /// The results of calls that ran as a group, waiting for their turn to be stored.
+    ran_together: HashMap<String, ToolOutcome>,
+}
+
+/// How a call run on its own ended.
+enum Alone {
+    /// It ran, to this outcome.
+    Ran(Box<ToolOutcome>),
+    /// It was answered as not run (an earlier failure, or a cancel before it).
+    NotRun,
+    /// The run was cancelled while it ran: it and every call after it are answered.
+    Cancelled,
+}
+
 impl Runner<'_, '_> {
     /// Runs the answer's calls in order, each through the same gates and the registry, and
     /// stores each result. Consecutive calls of a tool that runs side by side (subagents) run
     /// as a group. The first call that starts the failure path stops the rest, which are
     /// answered as not run.
     pub(super) async fn run_calls(&mut self, answer: &Message) -> Result<CallsEnd> {
-        let mut failure: Option<Pending> = None;
-        let mut deferred: Vec<(CompressionLevel, CompactionTrigger)> = Vec::new();
-        let mut supervision = Vec::new();
-        let mut supervision_written = false;
-        // The results of calls that ran as a group, waiting for their turn to be stored.
-        let mut ran_together: HashMap<String, ToolOutcome> = HashMap::new();
+        let mut step = StepCalls::default();
         for (index, call) in answer.tool_calls.iter().enumerate() {
-            if !ran_together.contains_key(&call.id)
-                && failure.is_none()
+            if !step.ran_together.contains_key(&call.id)
+                && step.failure.is_none()
                 && !self.session.cancel.is_cancelled()
                 && self.registry.is_concurrent(&call.name)
             {
-                // Each call of the group gets its marker before any runs; the tools stop on
-                // the run's cancellation themselves, so the group is waited for whole.
                 let group: Vec<&ToolCall> = answer.tool_calls[index..]
                     .iter()
                     .take_while(|c| self.registry.is_concurrent(&c.name))
                     .collect();
-                for c in &group {
-                    self.mark_started(c).await?;
-                }
-                let ran = Instant::now();
-                let outcomes = join_all(group.iter().map(|c| self.call_tool(c))).await;
-                self.turn.step_wait.tools += ran.elapsed();
-                ran_together.extend(group.iter().map(|c| c.id.clone()).zip(outcomes));
+                self.run_group(&group, &mut step.ran_together).await?;
             }
-            let outcome = if let Some(outcome) = ran_together.remove(&call.id) {
+            let outcome = if let Some(outcome) = step.ran_together.remove(&call.id) {
                 outcome
             } else {
-                if let Some(pending) = &failure {
-                    let text = format!(
-                        "[not run] an earlier call in this step failed ({}); this call was not run",
-                        pending.message
-                    );
-                    self.answer_unrun(call, text, None).await?;
-                    continue;
+                match self.run_alone(answer, call, step.failure.as_ref()).await? {
+                    Alone::Ran(outcome) => *outcome,
+                    Alone::NotRun => continue,
+                    Alone::Cancelled => return Ok(CallsEnd::Cancelled),
                 }
-                if self.session.cancel.is_cancelled() {
-                    self.answer_unrun(
-                        call,
-                        "[not run] the run was cancelled before this call".into(),
-                        Some(FailureClass::Cancelled),
-                    )
-                    .await?;
-                    continue;
-                }
-                self.mark_started(call).await?;
-                let ran = Instant::now();
-                let outcome = tokio::select! {
-                    biased;
-                    () = self.session.cancel.cancelled() => None,
-                    outcome = self.call_tool(call) => Some(outcome),
-                };
-                self.turn.step_wait.tools += ran.elapsed();
-                let Some(outcome) = outcome else {
-                    // Dropping the call's future killed its process group.
-                    self.answer_unrun(
-                        call,
-                        "[cancelled] the run was cancelled while this call ran; the command was \
-                     killed and its effect may be partial"
-                            .into(),
-                        Some(FailureClass::Cancelled),
-                    )
-                    .await?;
-                    for rest in answer
-                        .tool_calls
-                        .iter()
-                        .skip_while(|c| c.id != call.id)
-                        .skip(1)
-                    {
-                        self.answer_unrun(
-                            rest,
-                            "[not run] the run was cancelled before this call".into(),
-                            Some(FailureClass::Cancelled),
-                        )
-                        .await?;
-                    }
-                    return Ok(CallsEnd::Cancelled);
-                };
-                outcome
             };
-            supervision.push(format!("{} {}", call.name, status_word(&outcome)));
-            let stored = if index + 1 == answer.tool_calls.len() {
-                // The step's last call: its result and the step's supervision record go to
-                // the store together.
-                supervision_written = true;
-                self.answer_call_noting(
-                    call,
-                    &outcome,
-                    vec![(StepKind::Supervision, supervision.join("; "))],
-                )
-                .await?
-            } else {
-                self.answer_outcome(call, &outcome).await?
-            };
-            if let Some(ToolEffect::PlanChanged(transitions)) = &outcome.effect {
-                let (pending, compress) = self.after_plan_change(transitions, stored.seq).await?;
-                deferred.extend(compress);
-                failure = failure.or(pending);
-            } else if let Some(class) = outcome.class
-                && call.name != plan::TODO_WRITE
-            {
-                // A plan the model wrote wrong is not what a failed todo failed of.
-                self.turn.last_tool_failure = Some(class);
-            }
-            // The same call, plan included, sent again and again is a loop like any other; a
-            // todo that starts resets the streak first, so only an unchanged plan counts.
-            let stuck = self.note_repeat(call, &outcome);
-            if failure.is_none() {
-                failure = stuck.or_else(|| match outcome.class {
-                    Some(class @ (FailureClass::Permission | FailureClass::System))
-                        if !outcome.refused =>
-                    {
-                        Some(Pending {
-                            class,
-                            trigger: Trigger::ToolFailure,
-                            message: first_line(&outcome.text),
-                            call: Some((call.name.clone(), call.arguments.clone())),
-                            todo: None,
-                        })
-                    }
-                    _ => None,
-                });
-            }
-        }
-        if !supervision_written {
-            self.record(StepKind::Supervision, supervision.join("; "))
+            let last = index + 1 == answer.tool_calls.len();
+            let stored = self.store_result(call, &outcome, last, &mut step).await?;
+            self.follow_result(call, &outcome, stored.seq, &mut step)
                 .await?;
         }
-        if failure.is_none() {
+        self.end_calls(step).await
+    }
+
+    /// Runs a group of calls side by side, keeping their results for their turn to be stored.
+    async fn run_group(
+        &mut self,
+        group: &[&ToolCall],
+        ran_together: &mut HashMap<String, ToolOutcome>,
+    ) -> Result<()> {
+        // Each call of the group gets its marker before any runs; the tools stop on the run's
+        // cancellation themselves, so the group is waited for whole.
+        for c in group {
+            self.mark_started(c).await?;
+        }
+        let ran = Instant::now();
+        let outcomes = join_all(group.iter().map(|c| self.call_tool(c))).await;
+        self.turn.step_wait.tools += ran.elapsed();
+        ran_together.extend(group.iter().map(|c| c.id.clone()).zip(outcomes));
+        Ok(())
+    }
+
+    /// Runs one call on its own, unless an earlier failure or a cancel stops it first; a cancel
+    /// while it runs kills it and answers it and every call after it in `answer`.
+    async fn run_alone(
+        &mut self,
+        answer: &Message,
+        call: &ToolCall,
+        failure: Option<&Pending>,
+    ) -> Result<Alone> {
+        if let Some(pending) = failure {
+            let text = format!(
+                "[not run] an earlier call in this step failed ({}); this call was not run",
+                pending.message
+            );
+            self.answer_unrun(call, text, None).await?;
+            return Ok(Alone::NotRun);
+        }
+        if self.session.cancel.is_cancelled() {
+            self.answer_unrun(
+                call,
+                "[not run] the run was cancelled before this call".into(),
+                Some(FailureClass::Cancelled),
+            )
+            .await?;
+            return Ok(Alone::NotRun);
+        }
+        self.mark_started(call).await?;
+        let ran = Instant::now();
+        let outcome = tokio::select! {
+            biased;
+            () = self.session.cancel.cancelled() => None,
+            outcome = self.call_tool(call) => Some(outcome),
+        };
+        self.turn.step_wait.tools += ran.elapsed();
+        if let Some(outcome) = outcome {
+            return Ok(Alone::Ran(Box::new(outcome)));
+        }
+        // Dropping the call's future killed its process group.
+        self.answer_unrun(
+            call,
+            "[cancelled] the run was cancelled while this call ran; the command was killed and \
+             its effect may be partial"
+                .into(),
+            Some(FailureClass::Cancelled),
+        )
+        .await?;
+        for rest in answer
+            .tool_calls
+            .iter()
+            .skip_while(|c| c.id != call.id)
+            .skip(1)
+        {
+            self.answer_unrun(
+                rest,
+                "[not run] the run was cancelled before this call".into(),
+                Some(FailureClass::Cancelled),
+            )
+            .await?;
+        }
+        Ok(Alone::Cancelled)
+    }
+
+    /// Stores a call's result, noting its status for the supervision record; the step's `last`
+    /// call's result and that record go to the store together.
+    async fn store_result(
+        &mut self,
+        call: &ToolCall,
+        outcome: &ToolOutcome,
+        last: bool,
+        step: &mut StepCalls,
+    ) -> Result<Message> {
+        step.supervision
+            .push(format!("{} {}", call.name, status_word(outcome)));
+        if !last {
+            return self.answer_outcome(call, outcome).await;
+        }
+        step.supervision_written = true;
+        self.answer_call_noting(
+            call,
+            outcome,
+            vec![(StepKind::Supervision, step.supervision.join("; "))],
+        )
+        .await
+    }
+
+    /// What a stored result sets off: a plan change's snapshots and compressions, the failure
+    /// it ends in, and a stuck loop; the first failure of the step is the one kept.
+    async fn follow_result(
+        &mut self,
+        call: &ToolCall,
+        outcome: &ToolOutcome,
+        seq: i64,
+        step: &mut StepCalls,
+    ) -> Result<()> {
+        if let Some(ToolEffect::PlanChanged(transitions)) = &outcome.effect {
+            let (pending, compress) = self.after_plan_change(transitions, seq).await?;
+            step.deferred.extend(compress);
+            step.failure = step.failure.take().or(pending);
+        } else if let Some(class) = outcome.class
+            && call.name != plan::TODO_WRITE
+        {
+            // A plan the model wrote wrong is not what a failed todo failed of.
+            self.turn.last_tool_failure = Some(class);
+        }
+        // The same call, plan included, sent again and again is a loop like any other; a todo
+        // that starts resets the streak first, so only an unchanged plan counts.
+        let stuck = self.note_repeat(call, outcome);
+        if step.failure.is_none() {
+            step.failure = stuck.or_else(|| match outcome.class {
+                Some(class @ (FailureClass::Permission | FailureClass::System))
+                    if !outcome.refused =>
+                {
+                    Some(Pending {
+                        class,
+                        trigger: Trigger::ToolFailure,
+                        message: first_line(&outcome.text),
+                        call: Some((call.name.clone(), call.arguments.clone())),
+                        todo: None,
+                    })
+                }
+                _ => None,
+            });
+        }
+        Ok(())
+    }
+
+    /// Ends the step's calls: the supervision record when no result carried it, then, when no
+    /// call failed, the compressions the plan's changes called for.
+    async fn end_calls(&mut self, step: StepCalls) -> Result<CallsEnd> {
+        if !step.supervision_written {
+            self.record(StepKind::Supervision, step.supervision.join("; "))
+                .await?;
+        }
+        if step.failure.is_none() {
             // Phase and checkpoint compressions run once every call of the step has its
             // result, so no compaction splits a call from its answer.
-            for (level, trigger) in deferred {
+            for (level, trigger) in step.deferred {
                 let built = self.build_context().await?;
                 if compress_at(&self.compress_ctx(), &built, level, trigger)
                     .await?
@@ -169,7 +245,7 @@ impl Runner<'_, '_> {
                 }
             }
         }
-        Ok(CallsEnd::Done(failure))
+        Ok(CallsEnd::Done(step.failure))
     }
 
     /// Notes a call's result for the stuck-loop check, and returns the failure when this same

@@ -2,7 +2,7 @@
 //! plan, subagents, the run's MCP servers, the tenth man), the step history read back, and what
 //! every request carries.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use decima_core::ConversationId;
@@ -45,63 +45,15 @@ impl<'s, 'a> Runner<'s, 'a> {
         }
         let window = window_for_turn(options.provider.as_deref(), &resolved)?;
         let preset = preset_of(session.store, &conversation).await?;
-        let workspace = PathBuf::from(execution.workspace.clone().ok_or_else(|| {
-            RuntimeError::Config(format!("execution {} has no workspace", execution.id))
-        })?);
-        if !workspace.is_dir() {
-            return Err(RuntimeError::Config(format!(
-                "the workspace {} of execution {} is gone; restore it or start a new run",
-                workspace.display(),
-                execution.id
-            )));
-        }
+        let workspace = existing_workspace(&execution)?;
         let root = root_conversation(session.store, &execution).await?;
-        let mut run_docker = None;
-        let (sandbox, source): (Arc<dyn Sandbox>, SnapshotSource) = match execution.sandbox {
-            SandboxKind::Host => (
-                Arc::new(HostSandbox::new(workspace.clone(), HostLimits::default())),
-                SnapshotSource::Host(workspace.clone()),
-            ),
-            SandboxKind::Docker => {
-                let docker =
-                    Arc::new(LazyDocker::new(session.store, session.data_dir, root).await?);
-                run_docker = Some(docker.clone());
-                (docker.clone(), SnapshotSource::Container(docker))
-            }
-        };
-        let source = if options.workspace_snapshots {
-            source
-        } else {
-            SnapshotSource::None
-        };
-        let checkpoints = Checkpoints::new(snapshot_store(session.data_dir)?, source, execution.id);
-        let calibration = match session
-            .store
-            .calibrations()
-            .get(&resolved.config.model)
-            .await?
-        {
-            Some((factor, samples)) => Calibration { factor, samples },
-            None => Calibration::new(),
-        };
-        let mut history = ExecutionHistoryManager::new(STEP_WINDOW, STEP_BATCH);
-        let mut steps_taken = 0u32;
-        for step in session.store.steps().list(execution.id).await? {
-            let kind = match step.kind.as_str() {
-                "analysis" => {
-                    steps_taken += 1;
-                    StepKind::Analysis
-                }
-                "action" => StepKind::Action,
-                "supervision" => StepKind::Supervision,
-                _ => continue,
-            };
-            history.push(StepRecord {
-                step: steps_taken.max(1),
-                kind,
-                content: step.content,
-            });
-        }
+        let RunSandbox {
+            sandbox,
+            checkpoints,
+            docker: run_docker,
+        } = open_sandbox(session, &execution, &options, &workspace, root).await?;
+        let calibration = calibration_of(session.store, &resolved.config.model).await?;
+        let (history, steps_taken) = step_history(session.store, &execution).await?;
         let step_limit = options.max_steps.max(1);
         let mut registry = Registry::new(sandbox);
         let (mcp, mut tools) = if options.quick {
@@ -131,33 +83,16 @@ impl<'s, 'a> Runner<'s, 'a> {
             &resolved.config.model,
             resolved.config.tokenizer_json.as_deref(),
         )?;
-        let deferred = Arc::new(defer_mcp_tools(
+        let deferred = offer_search(
+            &mut registry,
             &mut tools,
             &mcp,
             model_counter.as_ref(),
             window.window,
-        ));
-        if !deferred.held.is_empty() {
-            registry.register(Arc::new(tool_search::SearchTool(deferred.clone())));
-        }
-        let shown_images = if resolved.config.protocol == decima_llm::Protocol::Anthropic {
-            shown_only(
-                session
-                    .store
-                    .messages()
-                    .tool_result_images(conversation.id)
-                    .await?,
-            )
-        } else {
-            std::collections::HashMap::new()
-        };
-        let request_base = estimate_request(
-            model_counter.as_ref(),
-            &decima_llm::ChatRequest {
-                tools: tools.clone(),
-                ..decima_llm::ChatRequest::default()
-            },
         );
+        let shown_images =
+            shown_images_of(session.store, &conversation, resolved.config.protocol).await?;
+        let request_base = request_base(model_counter.as_ref(), &tools);
         Ok(Self {
             registry,
             mcp,
@@ -249,6 +184,117 @@ impl<'s, 'a> Runner<'s, 'a> {
     }
 }
 
+/// The run's workspace, which must still be there: a run does not start in a folder that is
+/// gone.
+fn existing_workspace(execution: &Execution) -> Result<PathBuf> {
+    let workspace = PathBuf::from(execution.workspace.clone().ok_or_else(|| {
+        RuntimeError::Config(format!("execution {} has no workspace", execution.id))
+    })?);
+    if !workspace.is_dir() {
+        return Err(RuntimeError::Config(format!(
+            "the workspace {} of execution {} is gone; restore it or start a new run",
+            workspace.display(),
+            execution.id
+        )));
+    }
+    Ok(workspace)
+}
+
+/// Where a run's commands run, and what its checkpoints snapshot.
+struct RunSandbox {
+    sandbox: Arc<dyn Sandbox>,
+    checkpoints: Checkpoints,
+    /// The run's Docker sandbox, when it runs in one: its MCP servers placed in Docker use it.
+    docker: Option<Arc<LazyDocker>>,
+}
+
+/// Opens the run's sandbox, on the host or in the tree's Docker container, and its checkpoints,
+/// which snapshot the workspace unless the run's options turned that off.
+async fn open_sandbox(
+    session: &Session<'_>,
+    execution: &Execution,
+    options: &RunOptions,
+    workspace: &Path,
+    root: ConversationId,
+) -> Result<RunSandbox> {
+    let mut docker = None;
+    let (sandbox, source): (Arc<dyn Sandbox>, SnapshotSource) = match execution.sandbox {
+        SandboxKind::Host => (
+            Arc::new(HostSandbox::new(
+                workspace.to_path_buf(),
+                HostLimits::default(),
+            )),
+            SnapshotSource::Host(workspace.to_path_buf()),
+        ),
+        SandboxKind::Docker => {
+            let lazy = Arc::new(LazyDocker::new(session.store, session.data_dir, root).await?);
+            docker = Some(lazy.clone());
+            (lazy.clone(), SnapshotSource::Container(lazy))
+        }
+    };
+    let source = if options.workspace_snapshots {
+        source
+    } else {
+        SnapshotSource::None
+    };
+    let checkpoints = Checkpoints::new(snapshot_store(session.data_dir)?, source, execution.id);
+    Ok(RunSandbox {
+        sandbox,
+        checkpoints,
+        docker,
+    })
+}
+
+/// The calibration learned for `model` from its reported usage, or a new one.
+async fn calibration_of(store: &Store, model: &str) -> Result<Calibration> {
+    Ok(match store.calibrations().get(model).await? {
+        Some((factor, samples)) => Calibration { factor, samples },
+        None => Calibration::new(),
+    })
+}
+
+/// The execution's step records read back into its history, and the model calls it made so
+/// far (its analysis records).
+async fn step_history(
+    store: &Store,
+    execution: &Execution,
+) -> Result<(ExecutionHistoryManager, u32)> {
+    let mut history = ExecutionHistoryManager::new(STEP_WINDOW, STEP_BATCH);
+    let mut steps_taken = 0u32;
+    for step in store.steps().list(execution.id).await? {
+        let kind = match step.kind.as_str() {
+            "analysis" => {
+                steps_taken += 1;
+                StepKind::Analysis
+            }
+            "action" => StepKind::Action,
+            "supervision" => StepKind::Supervision,
+            _ => continue,
+        };
+        history.push(StepRecord {
+            step: steps_taken.max(1),
+            kind,
+            content: step.content,
+        });
+    }
+    Ok((history, steps_taken))
+}
+
+/// The images of the conversation's tool results the model is shown: only Anthropic's
+/// requests carry them.
+async fn shown_images_of(
+    store: &Store,
+    conversation: &Conversation,
+    protocol: decima_llm::Protocol,
+) -> Result<std::collections::HashMap<String, Vec<decima_core::ImagePart>>> {
+    if protocol != decima_llm::Protocol::Anthropic {
+        return Ok(std::collections::HashMap::new());
+    }
+    Ok(shown_only(
+        store.messages().tool_result_images(conversation.id).await?,
+    ))
+}
+
 /// The images a model is shown, by call: those that cost tokens (the others were kept for the
 /// window only).
 fn shown_only(
@@ -261,6 +307,33 @@ fn shown_only(
             (!shown.is_empty()).then_some((call, shown))
         })
         .collect()
+}
+
+/// Holds the MCP tools back behind `search_tools` when they would take too much of the window
+/// ([`defer_mcp_tools`]), and then registers that tool to find them.
+fn offer_search(
+    registry: &mut Registry<'_>,
+    tools: &mut Vec<decima_llm::ToolSpec>,
+    mcp: &crate::mcp::McpSession,
+    counter: &dyn decima_core::TokenCounter,
+    window: u32,
+) -> Arc<tool_search::Deferred> {
+    let deferred = Arc::new(defer_mcp_tools(tools, mcp, counter, window));
+    if !deferred.held.is_empty() {
+        registry.register(Arc::new(tool_search::SearchTool(deferred.clone())));
+    }
+    deferred
+}
+
+/// The model's count of what every request carries besides its messages: the tools offered.
+fn request_base(counter: &dyn decima_core::TokenCounter, tools: &[decima_llm::ToolSpec]) -> u32 {
+    estimate_request(
+        counter,
+        &decima_llm::ChatRequest {
+            tools: tools.to_vec(),
+            ..decima_llm::ChatRequest::default()
+        },
+    )
 }
 
 /// Holds the MCP tools back behind `search_tools` when their schemas would take more than
