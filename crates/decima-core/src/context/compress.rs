@@ -22,7 +22,7 @@ use crate::context::fold::{
 use crate::context::summary::{
     CompressionLevel, HistoryBudget, Strategy, Summary, SummaryLevel, header_tokens,
 };
-use crate::context::window::{select, units_from_end};
+use crate::context::window::{Selection, select, units_from_end};
 use crate::{CoreError, Message, TokenCounter};
 
 /// What to compress and with which settings.
@@ -390,26 +390,74 @@ fn share_out(
 /// and recorded with their strategy (a fold records the strategy its parts share). Every new
 /// summary's `tokens` include its [`Summary::header`], and never exceed its share.
 pub fn plan(input: PlanInput<'_>) -> Result<CompactionPlan, CoreError> {
+    require_written(&input)?;
+    let before = select(input.messages, input.pinned, input.summaries, &input.budget)?;
+    let keep = (f64::from(input.budget.recent()) * input.level.keep_fraction()).floor() as u32;
+    let changes = match choose_range(input.messages, before.frontier, keep) {
+        Some(range) => cover_range(&input, &before, range)?,
+        None => deepen_global(before.global, input.budget, input.counter),
+    };
+    finish_plan(&input, &before, changes)
+}
+
+/// Refuses a model strategy without the model's text: only `Extract` can plan on its own.
+fn require_written(input: &PlanInput<'_>) -> Result<(), CoreError> {
     if input.strategy != Strategy::Extract && input.written.is_none() {
         return Err(CoreError::InvalidContext(format!(
             "strategy {} needs the summary a model wrote for the range compaction_range chose",
             input.strategy.as_str()
         )));
     }
-    let budget = input.budget;
-    let counter = input.counter;
-    let before = select(input.messages, input.pinned, input.summaries, &budget)?;
-    let detail = match input.level {
+    Ok(())
+}
+
+/// The detail a compression level renders at: only a deep compression drops more.
+fn detail_for(level: CompressionLevel) -> Detail {
+    match level {
         CompressionLevel::Deep => Detail::Deep,
         _ => Detail::Standard,
-    };
-    let keep = (f64::from(budget.recent()) * input.level.keep_fraction()).floor() as u32;
-    let range = choose_range(input.messages, before.frontier, keep);
+    }
+}
 
-    let mut new_summaries = Vec::new();
-    let mut superseded = Vec::new();
-    let mut covered = None;
-    if let Some(range) = range.clone() {
+/// What a compaction changes in the live summaries, before its token figures are measured.
+#[derive(Default)]
+struct Changes {
+    /// Summaries to insert.
+    new_summaries: Vec<Summary>,
+    /// Ids of live summaries the new ones replace.
+    superseded: Vec<String>,
+    /// The message seqs newly covered, if any.
+    covered: Option<(i64, i64)>,
+}
+
+/// The messages a compaction covers, with what was extracted from them and what a model wrote:
+/// the state every way of summarising the range shares.
+struct NewRange<'a> {
+    /// The messages covered.
+    msgs: &'a [Message],
+    /// The first seq covered (just past the frontier once summaries exist).
+    start: i64,
+    /// The last seq covered.
+    end: i64,
+    /// The live summaries the range may fold with: the global one, then the segments.
+    old: Vec<&'a Summary>,
+    /// The digest extracted from the messages.
+    extracted: Digest,
+    /// The model's text, when the strategy uses one.
+    written: Option<&'a str>,
+    /// The model's text parsed, with the extracted literals and recurring lines merged in.
+    parsed_written: Option<Digest>,
+    /// The strategy the new segment records.
+    strategy: Strategy,
+}
+
+impl<'a> NewRange<'a> {
+    /// Extracts the range's digest and pairs it with the model's text, if the strategy uses one.
+    fn new(
+        input: &PlanInput<'a>,
+        before: &Selection<'a>,
+        range: std::ops::Range<usize>,
+    ) -> Result<Self, CoreError> {
         let msgs = &input.messages[range];
         let (Some(first), Some(last)) = (msgs.first(), msgs.last()) else {
             return Err(CoreError::InvalidContext("empty compaction range".into()));
@@ -419,7 +467,6 @@ pub fn plan(input: PlanInput<'_>) -> Result<CompactionPlan, CoreError> {
         } else {
             before.frontier + 1
         };
-        covered = Some((start, last.seq));
         let old: Vec<&Summary> = before
             .global
             .into_iter()
@@ -438,7 +485,7 @@ pub fn plan(input: PlanInput<'_>) -> Result<CompactionPlan, CoreError> {
         let written = input
             .written
             .filter(|_| input.strategy != Strategy::Extract);
-        let new_strategy = if written.is_some() {
+        let strategy = if written.is_some() {
             input.strategy
         } else {
             Strategy::Extract
@@ -453,174 +500,281 @@ pub fn plan(input: PlanInput<'_>) -> Result<CompactionPlan, CoreError> {
             });
             d
         });
-        let new_digest = parsed_written.as_ref().unwrap_or(&extracted);
-        let body = || match written {
+        Ok(Self {
+            msgs,
+            start,
+            end: last.seq,
+            old,
+            extracted,
+            written,
+            parsed_written,
+            strategy,
+        })
+    }
+
+    /// The range's content as a digest: the model's, parsed, or else the extracted one.
+    fn digest(&self) -> &Digest {
+        self.parsed_written.as_ref().unwrap_or(&self.extracted)
+    }
+
+    /// What the new segment says: the model's text (literals it left out appended), or the
+    /// digest.
+    fn body(&self) -> Body<'_> {
+        match self.written {
             Some(text) => Body::Written(
-                with_missing_literals(text, &extracted.literal_texts()),
-                new_digest,
+                with_missing_literals(text, &self.extracted.literal_texts()),
+                self.digest(),
             ),
-            None => Body::Digest(new_digest),
-        };
-        if input.level == CompressionLevel::Phase {
-            // A completed phase: everything, old and new, into one global summary.
-            let global_start = old.iter().map(|s| s.start_seq).min().unwrap_or(start);
-            let mut digest = Digest::default();
-            for s in &old {
-                digest.merge(Digest::parse(&s.text));
-            }
-            digest.merge(new_digest.clone());
-            let strategy = fold_strategy(
-                old.iter().map(|s| s.strategy).chain([new_strategy]),
-                input.strategy,
-            );
-            superseded = old.iter().map(|s| s.id.clone()).collect();
-            new_summaries.push(make_summary(
-                SummaryLevel::Global,
-                global_start,
-                last.seq,
-                strategy,
-                Body::Digest(&digest),
-                detail,
-                budget.global(),
-                counter,
-            ));
-        } else if written.is_none()
-            && let Some(shares) = share_out(
-                msgs,
-                &old,
-                start,
-                new_digest,
-                detail,
-                budget,
-                counter,
-                before.segment_tokens,
-            )
-        {
-            // The extract strategy fills the global share before anything is dropped.
-            superseded = old.iter().map(|s| s.id.clone()).collect();
-            new_summaries.extend(shares);
-        } else {
-            let room = budget.segments().saturating_sub(before.segment_tokens);
-            let whole = whole_tokens(
-                SummaryLevel::Segment,
-                start,
-                last.seq,
-                &body(),
-                detail,
-                counter,
-            );
-            let mut seg_room = room;
-            let mut spilled = Digest::default();
-            if whole > room && !before.segments.is_empty() {
-                // Segments outgrow their share: the older ones fold into the global summary,
-                // and the new segment gets the whole segment share. What the global summary
-                // has no room for moves into the new segment (ranked with the new content)
-                // rather than being lost while the segment share has room.
-                let global_start = old.iter().map(|s| s.start_seq).min().unwrap_or(start);
-                let global_end = old.iter().map(|s| s.end_seq).max().unwrap_or(start - 1);
-                let strategy = fold_strategy(old.iter().map(|s| s.strategy), input.strategy);
-                let header = header_tokens(SummaryLevel::Global, global_start, global_end, counter);
-                let (text, tokens, rest) = fold_summaries_spill(
-                    &old,
-                    detail,
-                    budget.global().saturating_sub(header),
-                    counter,
-                );
-                spilled = rest;
-                superseded = old.iter().map(|s| s.id.clone()).collect();
-                new_summaries.push(Summary {
-                    id: Uuid::now_v7().to_string(),
-                    level: SummaryLevel::Global,
-                    start_seq: global_start,
-                    end_seq: global_end,
-                    text,
-                    tokens: tokens.saturating_add(header),
-                    strategy,
-                });
-                seg_room = budget.segments();
-            }
-            let carried;
-            let seg_body = if spilled == Digest::default() {
-                body()
-            } else {
-                spilled.merge(new_digest.clone());
-                carried = spilled;
-                Body::Digest(&carried)
-            };
-            new_summaries.push(make_summary(
-                SummaryLevel::Segment,
-                start,
-                last.seq,
-                new_strategy,
-                seg_body,
-                detail,
-                seg_room,
-                counter,
-            ));
-        }
-    } else if let Some(g) = before.global
-        && g.tokens > budget.global()
-    {
-        // Nothing new to cover, but the global summary outgrew its share: summarise it deeper.
-        let header = header_tokens(SummaryLevel::Global, g.start_seq, g.end_seq, counter);
-        let (text, tokens) = fold_summaries(
-            &[g],
-            None,
-            Detail::Deep,
-            budget.global().saturating_sub(header),
-            counter,
-        );
-        let tokens = tokens.saturating_add(header);
-        if tokens < g.tokens {
-            superseded.push(g.id.clone());
-            new_summaries.push(Summary {
-                id: Uuid::now_v7().to_string(),
-                level: SummaryLevel::Global,
-                start_seq: g.start_seq,
-                end_seq: g.end_seq,
-                text,
-                tokens,
-                strategy: g.strategy,
-            });
+            None => Body::Digest(self.digest()),
         }
     }
 
+    /// The first seq the older summaries cover (the range's own start when there are none).
+    fn old_start(&self) -> i64 {
+        self.old
+            .iter()
+            .map(|s| s.start_seq)
+            .min()
+            .unwrap_or(self.start)
+    }
+
+    /// The ids of every older summary, which a fold supersedes.
+    fn old_ids(&self) -> Vec<String> {
+        self.old.iter().map(|s| s.id.clone()).collect()
+    }
+}
+
+/// Summarises the oldest uncovered messages, folding older summaries as the level and the
+/// shares require.
+fn cover_range<'a>(
+    input: &PlanInput<'a>,
+    before: &Selection<'a>,
+    range: std::ops::Range<usize>,
+) -> Result<Changes, CoreError> {
+    let new = NewRange::new(input, before, range)?;
+    let detail = detail_for(input.level);
+    let mut changes = if input.level == CompressionLevel::Phase {
+        fold_phase(input, &new, detail)
+    } else if new.written.is_none()
+        && let Some(shares) = share_out(
+            new.msgs,
+            &new.old,
+            new.start,
+            new.digest(),
+            detail,
+            input.budget,
+            input.counter,
+            before.segment_tokens,
+        )
+    {
+        // The extract strategy fills the global share before anything is dropped.
+        Changes {
+            new_summaries: shares,
+            superseded: new.old_ids(),
+            covered: None,
+        }
+    } else {
+        add_segment(input, before, &new, detail)
+    };
+    changes.covered = Some((new.start, new.end));
+    Ok(changes)
+}
+
+/// A completed phase: everything, old and new, folds into one global summary.
+fn fold_phase(input: &PlanInput<'_>, new: &NewRange<'_>, detail: Detail) -> Changes {
+    let mut digest = Digest::default();
+    for s in &new.old {
+        digest.merge(Digest::parse(&s.text));
+    }
+    digest.merge(new.digest().clone());
+    let strategy = fold_strategy(
+        new.old.iter().map(|s| s.strategy).chain([new.strategy]),
+        input.strategy,
+    );
+    let global = make_summary(
+        SummaryLevel::Global,
+        new.old_start(),
+        new.end,
+        strategy,
+        Body::Digest(&digest),
+        detail,
+        input.budget.global(),
+        input.counter,
+    );
+    Changes {
+        new_summaries: vec![global],
+        superseded: new.old_ids(),
+        covered: None,
+    }
+}
+
+/// Makes the range a new segment; when it does not fit the room the segments have left, the
+/// older summaries first fold into a global one and the segment gets the whole share.
+fn add_segment(
+    input: &PlanInput<'_>,
+    before: &Selection<'_>,
+    new: &NewRange<'_>,
+    detail: Detail,
+) -> Changes {
+    let budget = input.budget;
+    let room = budget.segments().saturating_sub(before.segment_tokens);
+    let whole = whole_tokens(
+        SummaryLevel::Segment,
+        new.start,
+        new.end,
+        &new.body(),
+        detail,
+        input.counter,
+    );
+    let mut changes = Changes::default();
+    let mut seg_room = room;
+    let mut spilled = Digest::default();
+    if whole > room && !before.segments.is_empty() {
+        let (global, rest) = fold_outgrown_segments(input, new, detail);
+        spilled = rest;
+        changes.superseded = new.old_ids();
+        changes.new_summaries.push(global);
+        seg_room = budget.segments();
+    }
+    let carried;
+    let seg_body = if spilled == Digest::default() {
+        new.body()
+    } else {
+        spilled.merge(new.digest().clone());
+        carried = spilled;
+        Body::Digest(&carried)
+    };
+    changes.new_summaries.push(make_summary(
+        SummaryLevel::Segment,
+        new.start,
+        new.end,
+        new.strategy,
+        seg_body,
+        detail,
+        seg_room,
+        input.counter,
+    ));
+    changes
+}
+
+/// Segments outgrow their share: the older summaries fold into a global summary within the
+/// global share, and what it has no room for is returned to be carried into the new segment
+/// (ranked with the new content) rather than lost while the segment share has room.
+fn fold_outgrown_segments(
+    input: &PlanInput<'_>,
+    new: &NewRange<'_>,
+    detail: Detail,
+) -> (Summary, Digest) {
+    let counter = input.counter;
+    let global_start = new.old_start();
+    let global_end = new
+        .old
+        .iter()
+        .map(|s| s.end_seq)
+        .max()
+        .unwrap_or(new.start - 1);
+    let strategy = fold_strategy(new.old.iter().map(|s| s.strategy), input.strategy);
+    let header = header_tokens(SummaryLevel::Global, global_start, global_end, counter);
+    let (text, tokens, rest) = fold_summaries_spill(
+        &new.old,
+        detail,
+        input.budget.global().saturating_sub(header),
+        counter,
+    );
+    let global = Summary {
+        id: Uuid::now_v7().to_string(),
+        level: SummaryLevel::Global,
+        start_seq: global_start,
+        end_seq: global_end,
+        text,
+        tokens: tokens.saturating_add(header),
+        strategy,
+    };
+    (global, rest)
+}
+
+/// Nothing new to cover, but the global summary outgrew its share: summarise it deeper, if
+/// that makes it smaller.
+fn deepen_global(
+    global: Option<&Summary>,
+    budget: HistoryBudget,
+    counter: &dyn TokenCounter,
+) -> Changes {
+    let mut changes = Changes::default();
+    let Some(g) = global.filter(|g| g.tokens > budget.global()) else {
+        return changes;
+    };
+    let header = header_tokens(SummaryLevel::Global, g.start_seq, g.end_seq, counter);
+    let (text, tokens) = fold_summaries(
+        &[g],
+        None,
+        Detail::Deep,
+        budget.global().saturating_sub(header),
+        counter,
+    );
+    let tokens = tokens.saturating_add(header);
+    if tokens < g.tokens {
+        changes.superseded.push(g.id.clone());
+        changes.new_summaries.push(Summary {
+            id: Uuid::now_v7().to_string(),
+            level: SummaryLevel::Global,
+            start_seq: g.start_seq,
+            end_seq: g.end_seq,
+            text,
+            tokens,
+            strategy: g.strategy,
+        });
+    }
+    changes
+}
+
+/// The seqs a selection sends verbatim, covered pinned and uncovered alike, in seq order.
+fn kept_verbatim(selection: &Selection<'_>) -> Vec<i64> {
+    let mut kept: Vec<i64> = selection
+        .verbatim_seqs()
+        .into_iter()
+        .chain(selection.pending.iter().map(|m| m.seq))
+        .collect();
+    kept.sort_unstable();
+    kept
+}
+
+/// Measures the history before and after the changes, and drops them when they save nothing.
+fn finish_plan(
+    input: &PlanInput<'_>,
+    before: &Selection<'_>,
+    changes: Changes,
+) -> Result<CompactionPlan, CoreError> {
     let mut plan = CompactionPlan {
         level: input.level,
         strategy: input.strategy,
-        new_summaries,
-        superseded,
+        new_summaries: changes.new_summaries,
+        superseded: changes.superseded,
         tokens_before: before.required_tokens(),
         tokens_after: before.required_tokens(),
-        kept_verbatim: before
-            .verbatim_seqs()
-            .into_iter()
-            .chain(before.pending.iter().map(|m| m.seq))
-            .collect(),
-        covered,
+        kept_verbatim: kept_verbatim(before),
+        covered: changes.covered,
     };
-    plan.kept_verbatim.sort_unstable();
-    if !plan.is_empty() {
-        let after_summaries = plan.apply(input.summaries);
-        let after = select(input.messages, input.pinned, &after_summaries, &budget)?;
-        plan.tokens_after = after.required_tokens();
-        let mut kept: Vec<i64> = after
-            .verbatim_seqs()
-            .into_iter()
-            .chain(after.pending.iter().map(|m| m.seq))
-            .collect();
-        kept.sort_unstable();
-        if after.required_tokens() >= before.required_tokens()
-            && input.level != CompressionLevel::Phase
-        {
-            // Summarising a few short messages can cost more than sending them: do nothing.
-            plan.new_summaries.clear();
-            plan.superseded.clear();
-            plan.covered = None;
-            plan.tokens_after = plan.tokens_before;
-            return Ok(plan);
-        }
-        plan.kept_verbatim = kept;
+    if plan.is_empty() {
+        return Ok(plan);
     }
+    let after_summaries = plan.apply(input.summaries);
+    let after = select(
+        input.messages,
+        input.pinned,
+        &after_summaries,
+        &input.budget,
+    )?;
+    plan.tokens_after = after.required_tokens();
+    if after.required_tokens() >= before.required_tokens() && input.level != CompressionLevel::Phase
+    {
+        // Summarising a few short messages can cost more than sending them: do nothing.
+        plan.new_summaries.clear();
+        plan.superseded.clear();
+        plan.covered = None;
+        plan.tokens_after = plan.tokens_before;
+        return Ok(plan);
+    }
+    plan.kept_verbatim = kept_verbatim(&after);
     Ok(plan)
 }

@@ -3,11 +3,12 @@
 
 use super::clauses::clauses;
 use super::clauses::{Subject, subject_in};
+use super::copula::copula_value;
 use super::corrections::{Correction, add_text_correction, correction};
 use super::facts::{ValueKeys, current_values};
 use super::literals::scan_literals;
 use super::text::FastMap;
-use super::values::{Span, copula_value, new_value_only, value_spans, widen_to_phrase};
+use super::values::{Span, new_value_only, value_spans, widen_to_phrase};
 use std::cell::RefCell;
 use std::rc::Rc;
 

@@ -2,28 +2,23 @@
 //! constraints, statements, tool operations and every exact literal.
 
 use std::collections::BTreeMap;
-use std::hash::BuildHasher;
 
 use super::analysis::{analyse, analyse_values};
-use super::blocks::blocks;
 use super::clauses::{clause_text, clauses, subject_in};
+use super::copula::copula_value;
 use super::corrections::{Correction, add_text_correction, correction, marks_alternative};
-use super::cues::{Cues, is_todo, says_goal, sentences, todo_key};
+use super::cues::Cues;
 use super::facts::{Facts, Home, Patch};
-use super::labels::{Labelled, label_line, read_output};
+use super::labels::{Labelled, read_output};
 use super::literals::{Literal, LiteralKind, Origin, scan_literals};
 use super::operations::{MAX_VARIANT_LINES, exit_code, key_argument, shape_of};
-use super::restatements::{asks_to_confirm, is_list_item, opens_list, restates, strip_list_marker};
-use super::sentence_reading::{
-    REFERRED_SENTENCES, WHOLE_SENTENCE_CHARS, answers_own_question, literals_in,
-    names_a_correction, one_line_answer, patch_list, refers_back,
-};
+use super::restatements::{opens_list, strip_list_marker};
+use super::sentence_reading::{WHOLE_SENTENCE_CHARS, literals_in, one_line_answer, patch_list};
 use super::text::{FastMap, FastSet, first_lines, prefix_bytes, truncate};
 use super::values::{
-    Span, copula_value, might_state, might_state_spaced, new_value_only, value_spans,
-    widen_to_phrase,
+    Span, might_state, might_state_spaced, new_value_only, value_spans, widen_to_phrase,
 };
-use super::{Digest, GOAL_CHARS, LINE_CHARS, Operation, Source, Statement, StatementKind};
+use super::{Digest, LINE_CHARS, Operation, Source, Statement, StatementKind};
 use crate::{Role, ToolCall};
 
 const FIRST_LINES: usize = 3;
@@ -243,201 +238,6 @@ impl Builder {
         scan_literals(&line, false, &mut |t, k| {
             self.literal(t, k, Origin::Tool, group.as_deref());
         });
-    }
-
-    fn prose(&mut self, role: Role, text: &str) {
-        if text.trim().is_empty() {
-            return;
-        }
-        let user = role == Role::User;
-        let whole_goal = user && (self.starts_conversation && !self.goal_taken || says_goal(text));
-        if user {
-            self.goal_taken = true;
-        }
-        if whole_goal {
-            let g = truncate(text.trim(), GOAL_CHARS);
-            if self.seen_goal.insert(g.clone()) {
-                self.d.goal.push(g);
-            }
-        }
-        let origin = if user { Origin::User } else { Origin::Prose };
-        // Literals once for the whole message; statements take their spans.
-        let mut lits: Vec<Span> = Vec::new();
-        scan_literals(text, true, &mut |t, k| {
-            let at = t.as_ptr() as usize - text.as_ptr() as usize;
-            lits.push((at, at + t.len()));
-            self.literal(t, k, origin, None);
-        });
-        lits.sort_unstable();
-        let mut blocks = blocks(text);
-        let scope = if user { "user" } else { "assistant" };
-        for l in std::mem::take(&mut blocks.facts) {
-            self.labelled(l, origin, None, scope);
-        }
-        let mut restating = false;
-        let mut carry: Option<(&str, String)> = None;
-        let all = sentences(text);
-        // A request to confirm ("Shout if that's wrong.", "没问题的话我就开始了。") makes what
-        // it follows a restatement: the sentence before it, or the list before it and the line
-        // that opened the list.
-        let mut confirmed = vec![false; all.len()];
-        if !user {
-            for k in 1..all.len() {
-                if !asks_to_confirm(all[k]) || restates(all[k]) {
-                    continue;
-                }
-                let mut j = k - 1;
-                confirmed[j] = true;
-                while j > 0 && is_list_item(all[j]) {
-                    j -= 1;
-                    confirmed[j] = true;
-                }
-            }
-        }
-        for (k, sentence) in all.iter().enumerate() {
-            let mut sentence = sentence.trim();
-            if sentence.is_empty() {
-                continue;
-            }
-            let mut at = sentence.as_ptr() as usize - text.as_ptr() as usize;
-            let in_block = blocks.contains(at);
-            if is_todo(sentence) {
-                let key = todo_key(sentence);
-                match self.todo_at.get(&key) {
-                    Some(&i) => self.d.todos[i] = sentence.to_string(),
-                    None => {
-                        self.todo_at.insert(key, self.d.todos.len());
-                        self.d.todos.push(sentence.to_string());
-                    }
-                }
-                continue;
-            }
-            // "缺失地区还是用账单国家吧？嗯，就账单国家": the user answers their own question by
-            // naming its choice again; both together are the decision.
-            let answered = user && k > 0 && answers_own_question(all[k - 1], sentence);
-            if answered {
-                let question = all[k - 1].trim_start();
-                let from = question.as_ptr() as usize - text.as_ptr() as usize;
-                sentence = text[from..at + sentence.len()].trim();
-                at = from;
-            }
-            // Chat repeats itself ("Any progress?", the same report line): what a sentence says
-            // on its own is read once.
-            let h = self.memo.hasher().hash_one((user, sentence));
-            let (mut cues, quiet) = match self.memo.get(&h) {
-                Some(&(cues, quiet)) => (cues, quiet),
-                None => (Cues::of(sentence), false),
-            };
-            cues.decision |= answered;
-            // A restatement says so, or is followed by a request to confirm it ("Shout if
-            // that's wrong."), or is an item of a list a restatement opened.
-            let says_so = !user && !quiet && cues.may_restate && restates(sentence);
-            let restated = !user
-                && !in_block
-                && (says_so || confirmed[k] || restating && is_list_item(sentence));
-            restating = restated && (opens_list(sentence) || restating);
-            let mut home = Home::Listed;
-            if !whole_goal && cues.goal {
-                let g = truncate(sentence, SENTENCE_CHARS);
-                if self.seen_goal.insert(g.clone()) {
-                    self.d.goal.push(g);
-                }
-            } else if user
-                && cues.constraint
-                // "改主意了，日切时区用UTC，不用Asia/Shanghai": a correction, not a rule.
-                && correction(sentence, &[]).is_none_or(|c| !c.strong)
-            {
-                let c = truncate(sentence, SENTENCE_CHARS);
-                self.statements += 1;
-                if self
-                    .seen_constraints
-                    .insert(c.clone(), self.statements)
-                    .is_none()
-                {
-                    self.d.constraints.push(c.clone());
-                } else {
-                    *self.d.stated.entry(c.clone()).or_insert(1) += 1;
-                }
-                home = Home::Constraint(c);
-            } else if cues.decision && !restated {
-                // "let's do that" decides what the sentences before it said: they are the
-                // decision ("I think Pro for Legacy tier? yes. Pro. let's do that").
-                if k > 0 && refers_back(sentence) {
-                    let first = all[k.saturating_sub(REFERRED_SENTENCES)];
-                    let from = first.as_ptr() as usize - text.as_ptr() as usize;
-                    sentence = text[from..at + sentence.len()].trim();
-                    at = from + (text[from..].len() - text[from..].trim_start().len());
-                }
-                let c = truncate(sentence, SENTENCE_CHARS);
-                self.statements += 1;
-                if self
-                    .seen_decisions
-                    .insert(c.clone(), self.statements)
-                    .is_none()
-                {
-                    self.d.decisions.push(c.clone());
-                } else {
-                    *self.d.stated.entry(c.clone()).or_insert(1) += 1;
-                }
-                home = Home::Decision(c);
-            }
-            self.memo.entry(h).or_insert((cues, false));
-            if in_block || quiet && !restated {
-                continue;
-            }
-            let mut stated = true;
-            if user {
-                // "the refund window I gave you was the draft figure. the signed-off one is 21
-                // days": a correction naming its subject, then its value in the next sentence.
-                match carry.take() {
-                    Some((before, named)) => {
-                        let joined = format!("{before} {sentence}");
-                        let mut inner: Vec<Span> = Vec::new();
-                        scan_literals(&joined, true, &mut |t, _| {
-                            let s = t.as_ptr() as usize - joined.as_ptr() as usize;
-                            inner.push((s, s + t.len()));
-                        });
-                        inner.sort_unstable();
-                        // A statement of its own: the sentence alone says nothing of its
-                        // subject, wherever it is listed.
-                        self.named = Some(named);
-                        self.user_statements(&joined, &inner, Home::Listed);
-                        self.named = None;
-                    }
-                    None => {
-                        let inner = literals_in(&lits, at, sentence.len());
-                        stated = self.user_statements(sentence, &inner, home.clone());
-                        if !stated
-                            && let Some(named) = self.facts.subject_named_in(sentence)
-                            && let Some(part) = names_a_correction(sentence, &named)
-                        {
-                            carry = Some((part, named));
-                            stated = true;
-                        }
-                    }
-                }
-            } else if restated {
-                self.restatement(sentence);
-            } else if home == Home::Listed
-                && !asks_to_confirm(sentence)
-                && let Some((label, value)) = label_line(sentence)
-            {
-                // A report line of the agent's: "Churn rate: 3.4%"; each line its own (an
-                // "Updated:" line does not replace the last one).
-                let l = Labelled {
-                    key: format!("{label}: {value}"),
-                    text: format!("{label}: {value}"),
-                    kind: StatementKind::Labelled,
-                };
-                self.labelled(l, origin, None, scope);
-            } else if home == Home::Listed {
-                stated = self.assistant_statements(sentence, at, &lits);
-            }
-            if !stated && home == Home::Listed && !says_so {
-                // Nothing to read in it: the next time it is said, it is skipped.
-                self.memo.insert(h, (cues, true));
-            }
-        }
     }
 
     /// The user's clauses that state a value, each a statement (or, inside a constraint or
@@ -677,6 +477,9 @@ impl Builder {
         }
     }
 }
+
+#[path = "builder_prose.rs"]
+mod prose;
 
 #[cfg(test)]
 #[path = "builder_tests.rs"]

@@ -6,7 +6,7 @@ use std::collections::{HashMap, HashSet};
 use super::analysis::{Analysis, analyse};
 use super::facts::{REPLACED_SEP, REPLACES};
 use super::operations::OpRow;
-use super::statements::{RowKind, grouped_line, statement_rows};
+use super::statements::{RowKind, StatementRow, grouped_line, statement_rows};
 use super::text::{item_line, one_line, truncate};
 use super::values::as_quoted;
 use super::{Detail, Digest, GOAL_CHARS, Origin, Statement, StatementKind};
@@ -29,9 +29,149 @@ impl Digest {
     /// `budgeted`: whether a layout may pick shorter renderings (an unlimited one never does,
     /// so they are not made).
     pub(super) fn candidates(&self, detail: Detail, budgeted: bool) -> Vec<Cand> {
-        let mut out = Vec::new();
-        // Tier A: goal, constraints, decisions, the user's literals.
-        for (i, g) in self.goal.iter().enumerate() {
+        let mut scan = CandScan {
+            d: self,
+            detail,
+            budgeted,
+            out: Vec::new(),
+        };
+        let ranked = Ranked::of(self);
+        // Tier A: goal, constraints, decisions, the user's statements and literals.
+        scan.push_goals();
+        let older = scan.push_instructions();
+        scan.push_facts(ranked.statements[0].iter().chain(&ranked.statements[1]));
+        for &i in &ranked.user_literals {
+            let c = scan.flat_literal(i);
+            scan.out.push(c);
+        }
+        // Tier B: todos and the most recent operations.
+        scan.push_todos();
+        let mut ops = scan.push_recent_ops();
+        // Tier B': the older one-off variants of decisions and constraints.
+        scan.out.extend(older);
+        // Tier C: model-written notes, newest first.
+        scan.push_notes();
+        // Tier D: what the agent stated, newest first: its statements here, its bare literals
+        // after the tools' statements.
+        scan.push_facts(&ranked.statements[2]);
+        // Tier E: what tools printed, then the operation rows not chosen so far.
+        scan.push_tool_items(&mut ops, &ranked);
+        // Tier F: the result lines of the last operations.
+        if detail == Detail::Standard {
+            scan.push_result_lines(&ops);
+        }
+        scan.out
+    }
+}
+
+/// The candidate scan of one digest: candidates are pushed tier by tier, and one shown under
+/// another refers to it by its index in `out`.
+struct CandScan<'d> {
+    /// The digest scanned.
+    d: &'d Digest,
+    /// The detail asked for.
+    detail: Detail,
+    /// Whether a layout may pick shorter renderings.
+    budgeted: bool,
+    /// The candidates so far, in priority order.
+    out: Vec<Cand>,
+}
+
+/// The digest's literals and statements sorted into the tiers they rank in, each list newest
+/// first.
+struct Ranked {
+    /// The user's literals.
+    user_literals: Vec<usize>,
+    /// The assistant's literals.
+    prose_literals: Vec<usize>,
+    /// The tools' literals.
+    tool_literals: Vec<usize>,
+    /// Statements: the user's, then the assistant's restatements, then the agent's own report
+    /// lines.
+    statements: [Vec<usize>; 3],
+    /// The tools' statements, which go with their operations.
+    tool_statements: Vec<usize>,
+}
+
+impl Ranked {
+    /// Sorts the digest's literals by who said them (leaving out values a correction
+    /// replaced) and its statements by rank, newest first.
+    fn of(d: &Digest) -> Self {
+        // Values a correction replaced are not listed as if current; the statement that
+        // replaced them notes them.
+        let stale: HashSet<&str> = d
+            .statements
+            .iter()
+            .filter_map(|s| s.replaces.as_deref())
+            .flat_map(|r| r.split(REPLACED_SEP))
+            .collect();
+        let mut lists: [Vec<usize>; 3] = Default::default();
+        for (i, l) in d.literals.iter().enumerate() {
+            if l.origin != Origin::Tool && stale.contains(l.text.as_str()) {
+                continue;
+            }
+            match l.origin {
+                Origin::User => lists[0].push(i),
+                Origin::Prose => lists[1].push(i),
+                Origin::Tool => lists[2].push(i),
+            }
+        }
+        for list in &mut lists {
+            list.sort_by(|a, b| d.literals[*b].last_seen.cmp(&d.literals[*a].last_seen));
+        }
+        let mut statements: [Vec<usize>; 3] = Default::default();
+        let mut tool_statements: Vec<usize> = Vec::new();
+        for (i, st) in d.statements.iter().enumerate() {
+            match (st.origin, st.kind) {
+                (Origin::User, _) => statements[0].push(i),
+                (Origin::Prose, StatementKind::Restated) => statements[1].push(i),
+                (Origin::Prose, _) => statements[2].push(i),
+                (Origin::Tool, _) => tool_statements.push(i),
+            }
+        }
+        for list in statements.iter_mut().chain([&mut tool_statements]) {
+            list.sort_by(|a, b| d.statements[*b].last_seen.cmp(&d.statements[*a].last_seen));
+        }
+        let [user_literals, prose_literals, tool_literals] = lists;
+        Ranked {
+            user_literals,
+            prose_literals,
+            tool_literals,
+            statements,
+            tool_statements,
+        }
+    }
+}
+
+/// The operation rows and where their candidates are, for the tiers that show items under
+/// them.
+struct OpRows {
+    /// The rows, one per operation shape.
+    rows: Vec<OpRow>,
+    /// Row indices, most recent first.
+    by_recency: Vec<usize>,
+    /// Where each row's candidate is, or will be.
+    row_at: HashMap<usize, usize>,
+    /// The row each operation shape lands on.
+    row_of_shape: HashMap<String, usize>,
+    /// The rows ranked after the tools' items, with their candidates.
+    later: Vec<(usize, Cand)>,
+}
+
+impl OpRows {
+    /// Whether the row candidate at `c` shows a line (a later row's index is `late_base` on).
+    fn listed(&self, c: usize, out: &[Cand], late_base: usize) -> bool {
+        match c.checked_sub(late_base) {
+            Some(j) => !self.later[j].1.texts.is_empty(),
+            None => !out[c].texts.is_empty(),
+        }
+    }
+}
+
+impl<'d> CandScan<'d> {
+    /// The goal lines, each with shorter renderings for when it would take most of the budget.
+    fn push_goals(&mut self) {
+        for (i, g) in self.d.goal.iter().enumerate() {
             let whole = truncate(g, GOAL_CHARS);
             let mut texts = vec![item_line(&whole)];
             for n in GOAL_SHORT {
@@ -39,153 +179,96 @@ impl Digest {
                     texts.push(item_line(&truncate(g, n)));
                 }
             }
-            out.push(
+            self.out.push(
                 Cand::new(Sec::Goal, (i as u64, 0), texts, CandKind::Goal, true).src(Src::Goal(i)),
             );
         }
-        // Newest first; a recurring instruction is one line, and the older one-off variants of
-        // a shape with many rank after the todos and recent operations.
+    }
+
+    /// Constraints and decisions, newest first, a recurring instruction as one line. Returns
+    /// the older one-off variants of a shape with many, which rank after the todos and recent
+    /// operations.
+    fn push_instructions(&mut self) -> Vec<Cand> {
+        let d = self.d;
         let mut older: Vec<Cand> = Vec::new();
         for (sec, list) in [
-            (Sec::Constraints, &self.constraints),
-            (Sec::Decisions, &self.decisions),
+            (Sec::Constraints, &d.constraints),
+            (Sec::Decisions, &d.decisions),
         ] {
-            for row in statement_rows(list, &self.stated, &self.recurring)
+            for row in statement_rows(list, &d.stated, &d.recurring)
                 .into_iter()
                 .rev()
             {
-                let (texts, plain) = match &row.kind {
-                    RowKind::Recurring {
-                        newest,
-                        stated,
-                        variants,
-                    } => {
-                        let line = grouped_line(newest, *stated, *variants);
-                        let mut texts = vec![item_line(&line)];
-                        if newest.chars().count() > ITEM_SHORT {
-                            let short = truncate(newest, ITEM_SHORT);
-                            texts.push(item_line(&grouped_line(&short, *stated, *variants)));
-                        }
-                        (texts, one_line(&line))
-                    }
-                    RowKind::Single | RowKind::Older => {
-                        let s = row.members.first().map_or("", |&i| list[i].as_str());
-                        (short_variants(s), one_line(s))
-                    }
-                };
                 let is_older = row.kind == RowKind::Older;
-                let src = if sec == Sec::Constraints {
-                    Src::Constraints(row.members)
-                } else {
-                    Src::Decisions(row.members)
-                };
-                let mut c = Cand::new(sec, (row.key, 0), texts, CandKind::Contained, true).src(src);
-                c.plain = plain;
+                let c = instruction_cand(sec, list, row);
                 if is_older {
                     older.push(c);
                 } else {
-                    out.push(c);
+                    self.out.push(c);
                 }
             }
         }
-        let newest_first = |a: &usize, b: &usize| {
-            self.literals[*b]
-                .last_seen
-                .cmp(&self.literals[*a].last_seen)
+        older
+    }
+
+    /// Adds the statements `ids` as facts, in that order.
+    fn push_facts<'i>(&mut self, ids: impl IntoIterator<Item = &'i usize>) {
+        for &i in ids {
+            let c = self.fact(i, Sec::Facts);
+            self.out.push(c);
+        }
+    }
+
+    /// The candidate of statement `i` in section `sec`, with its compact line when a budget
+    /// may need it.
+    fn fact(&self, i: usize, sec: Sec) -> Cand {
+        let st = &self.d.statements[i];
+        let mut texts = vec![statement_line(st, "- ")];
+        if self.budgeted
+            && let Some(short) = compact_line(st, "- ")
+            && short.len() < texts[0].len()
+        {
+            texts.push(short);
+        }
+        let mut c = Cand::new(
+            sec,
+            (st.last_seen, i as u64),
+            texts,
+            CandKind::Statement(i),
+            true,
+        )
+        .src(Src::Statement(i));
+        if st.origin == Origin::User {
+            // Kept with the goal when the goal message says it.
+            c.plain = st.text.clone();
+        }
+        c.shrinks =
+            sec == Sec::Facts && (st.origin == Origin::User || st.kind == StatementKind::Restated);
+        c
+    }
+
+    /// The candidate of literal `i` in the section of who said it.
+    fn flat_literal(&self, i: usize) -> Cand {
+        let l = &self.d.literals[i];
+        let sec = match l.origin {
+            Origin::User => Sec::UserLiterals,
+            Origin::Prose => Sec::Literals,
+            Origin::Tool => Sec::ToolLiterals,
         };
-        // Values a correction replaced are not listed as if current; the statement that
-        // replaced them notes them.
-        let stale: HashSet<&str> = self
-            .statements
-            .iter()
-            .filter_map(|s| s.replaces.as_deref())
-            .flat_map(|r| r.split(REPLACED_SEP))
-            .collect();
-        let mut user: Vec<usize> = Vec::new();
-        let mut prose: Vec<usize> = Vec::new();
-        let mut tool: Vec<usize> = Vec::new();
-        for (i, l) in self.literals.iter().enumerate() {
-            if l.origin != Origin::Tool && stale.contains(l.text.as_str()) {
-                continue;
-            }
-            match l.origin {
-                Origin::User => user.push(i),
-                Origin::Prose => prose.push(i),
-                Origin::Tool => tool.push(i),
-            }
-        }
-        // Statements, newest first: the user's, then the assistant's restatements, then the
-        // agent's own report lines; tools' statements go with their operations below.
-        let mut by_rank: [Vec<usize>; 3] = Default::default();
-        let mut tool_statements: Vec<usize> = Vec::new();
-        for (i, st) in self.statements.iter().enumerate() {
-            match (st.origin, st.kind) {
-                (Origin::User, _) => by_rank[0].push(i),
-                (Origin::Prose, StatementKind::Restated) => by_rank[1].push(i),
-                (Origin::Prose, _) => by_rank[2].push(i),
-                (Origin::Tool, _) => tool_statements.push(i),
-            }
-        }
-        let statement_newest_first = |a: &usize, b: &usize| {
-            self.statements[*b]
-                .last_seen
-                .cmp(&self.statements[*a].last_seen)
-        };
-        for list in &mut by_rank {
-            list.sort_by(statement_newest_first);
-        }
-        let fact = |i: usize, sec: Sec| {
-            let st = &self.statements[i];
-            let mut texts = vec![statement_line(st, "- ")];
-            if budgeted
-                && let Some(short) = compact_line(st, "- ")
-                && short.len() < texts[0].len()
-            {
-                texts.push(short);
-            }
-            let mut c = Cand::new(
-                sec,
-                (st.last_seen, i as u64),
-                texts,
-                CandKind::Statement(i),
-                true,
-            )
-            .src(Src::Statement(i));
-            if st.origin == Origin::User {
-                // Kept with the goal when the goal message says it.
-                c.plain = st.text.clone();
-            }
-            c.shrinks = sec == Sec::Facts
-                && (st.origin == Origin::User || st.kind == StatementKind::Restated);
-            c
-        };
-        for &i in by_rank[0].iter().chain(&by_rank[1]) {
-            out.push(fact(i, Sec::Facts));
-        }
-        user.sort_by(newest_first);
-        prose.sort_by(newest_first);
-        let flat_lit = |i: usize| {
-            let l = &self.literals[i];
-            let sec = match l.origin {
-                Origin::User => Sec::UserLiterals,
-                Origin::Prose => Sec::Literals,
-                Origin::Tool => Sec::ToolLiterals,
-            };
-            Cand::new(
-                sec,
-                (l.last_seen, 0),
-                vec![item_line(&l.text)],
-                CandKind::Literal(i),
-                false,
-            )
-            .src(Src::Literal(i))
-        };
-        for &i in &user {
-            out.push(flat_lit(i));
-        }
-        // Tier B: todos and the most recent operations.
-        for (i, t) in self.todos.iter().enumerate().rev() {
-            out.push(
+        Cand::new(
+            sec,
+            (l.last_seen, 0),
+            vec![item_line(&l.text)],
+            CandKind::Literal(i),
+            false,
+        )
+        .src(Src::Literal(i))
+    }
+
+    /// The todos, newest first.
+    fn push_todos(&mut self) {
+        for (i, t) in self.d.todos.iter().enumerate().rev() {
+            self.out.push(
                 Cand::new(
                     Sec::Todo,
                     (i as u64, 0),
@@ -196,247 +279,141 @@ impl Digest {
                 .src(Src::Todo(i)),
             );
         }
-        let rows = self.op_rows();
+    }
+
+    /// The most recent operation rows; the others are kept aside to rank after the tools'
+    /// items.
+    fn push_recent_ops(&mut self) -> OpRows {
+        let rows = self.d.op_rows();
         let mut by_recency: Vec<usize> = (0..rows.len()).collect();
         by_recency.sort_by(|&a, &b| rows[b].op.last_seen.cmp(&rows[a].op.last_seen));
-        let shown = match detail {
+        let shown = match self.detail {
             Detail::Folded => FOLDED_OPS,
             _ => usize::MAX,
         };
-        // Where each row's candidate will be, and which row each operation shape lands on.
         let mut row_at: HashMap<usize, usize> = HashMap::new();
         let mut row_of_shape: HashMap<String, usize> = HashMap::new();
         for &r in &by_recency {
             row_of_shape.entry(rows[r].shape.clone()).or_insert(r);
         }
-        let row_cand = |r: &OpRow, listed: bool| {
-            let texts = if listed {
-                vec![r.op.render_line()]
-            } else {
-                // Folded detail: counted, not listed, whatever the budget.
-                Vec::new()
-            };
-            Cand::new(
-                Sec::Operations,
-                (r.key, 0),
-                texts,
-                CandKind::Op(r.op.tool().to_string(), r.op.count),
-                r.op.variants == 1,
-            )
-            .src(Src::Ops(r.members.clone()))
-        };
-        let mut later_rows: Vec<(usize, Cand)> = Vec::new();
+        let mut later: Vec<(usize, Cand)> = Vec::new();
         for (rank, &r) in by_recency.iter().enumerate() {
             if rank < shown.min(RECENT_OPS) {
-                row_at.insert(r, out.len());
-                out.push(row_cand(&rows[r], true));
+                row_at.insert(r, self.out.len());
+                self.out.push(op_row_cand(&rows[r], true));
             } else {
-                later_rows.push((r, row_cand(&rows[r], rank < shown)));
+                later.push((r, op_row_cand(&rows[r], rank < shown)));
             }
         }
-        // Tier B': the older one-off variants of decisions and constraints.
-        out.append(&mut older);
-        // Tier C: model-written notes, newest first.
-        for (ni, note) in self.notes.iter().enumerate() {
+        OpRows {
+            rows,
+            by_recency,
+            row_at,
+            row_of_shape,
+            later,
+        }
+    }
+
+    /// The lines of model-written notes, newest first.
+    fn push_notes(&mut self) {
+        for (ni, note) in self.d.notes.iter().enumerate() {
             for (li, line) in note.lines.iter().enumerate().rev() {
-                let texts = match detail {
+                let texts = match self.detail {
                     Detail::Folded => vec![item_line(&truncate(line, ITEM_SHORT))],
                     _ => short_variants(line),
                 };
-                out.push(
+                self.out.push(
                     Cand::new(Sec::Note(ni), (li as u64, 0), texts, CandKind::Other, true)
                         .src(Src::Note(ni, li)),
                 );
             }
         }
-        // Tier D: what the agent stated, newest first: its statements here, its bare literals
-        // after the tools' statements.
-        for &i in &by_rank[2] {
-            out.push(fact(i, Sec::Facts));
-        }
-        // Tier E: what tools printed, shared fairly between operations: the newest statement
-        // of every operation, then the second newest of every operation, and so on, so a noisy
-        // operation repeated thousands of times cannot crowd out a command that ran once; then
-        // the agent's bare literals; then the tools' bare literals, shared the same way. An
-        // item is shown under its operation's row, which it brings in if needed; the rows not
-        // chosen so far come after these.
-        let mut sorted_statements = tool_statements.clone();
-        sorted_statements.sort_by(statement_newest_first);
-        let mut sorted_tool = tool.clone();
-        sorted_tool.sort_by(newest_first);
-        let items = sorted_statements
+    }
+
+    /// The result lines of the last few operations run in a single variant, under their rows.
+    fn push_result_lines(&mut self, ops: &OpRows) {
+        let rows = &ops.rows;
+        for &r in ops
+            .by_recency
             .iter()
-            .map(|&i| {
-                let st = &self.statements[i];
-                (st.group.as_deref(), st.last_seen, ToolItem::Statement(i))
-            })
-            .chain(sorted_tool.iter().map(|&i| {
-                let l = &self.literals[i];
-                (l.group.as_deref(), l.last_seen, ToolItem::Literal(i))
-            }));
-        // Per operation: its recency, its statements and its literals, newest first.
-        let mut groups: Vec<(u64, [Vec<ToolItem>; 2])> = Vec::new();
-        let mut group_at: HashMap<Option<&str>, usize> = HashMap::new();
-        for (key, last_seen, item) in items {
-            let g = *group_at.entry(key).or_insert_with(|| {
-                groups.push((0, [Vec::new(), Vec::new()]));
-                groups.len() - 1
-            });
-            groups[g].0 = groups[g].0.max(last_seen);
-            let pass = usize::from(matches!(item, ToolItem::Literal(_)));
-            groups[g].1[pass].push(item);
-        }
-        groups.sort_by_key(|g| std::cmp::Reverse(g.0));
-        let tool_count = tool.len() + tool_statements.len() + prose.len();
-        let late_base = out.len() + tool_count;
-        for (j, (r, _)) in later_rows.iter().enumerate() {
-            row_at.insert(*r, late_base + j);
-        }
-        let listed = |c: usize, out: &[Cand]| match c.checked_sub(late_base) {
-            Some(j) => !later_rows[j].1.texts.is_empty(),
-            None => !out[c].texts.is_empty(),
-        };
-        // Tool statements whose operation row is not shown go under a line naming it.
-        let mut heads_seen: HashSet<&str> = HashSet::new();
-        let mut pending_heads: Vec<&str> = Vec::new();
-        let mut under_head: Vec<(usize, &str)> = Vec::new();
-        for pass in 0..2 {
-            if pass == 1 {
-                for &i in &prose {
-                    out.push(flat_lit(i));
-                }
-            }
-            let deepest = groups.iter().map(|g| g.1[pass].len()).max().unwrap_or(0);
-            for depth in 0..deepest {
-                for g in &groups {
-                    let Some(&item) = g.1[pass].get(depth) else {
-                        continue;
-                    };
-                    let (group, last_seen) = match item {
-                        ToolItem::Literal(i) => {
-                            (&self.literals[i].group, self.literals[i].last_seen)
-                        }
-                        ToolItem::Statement(i) => {
-                            (&self.statements[i].group, self.statements[i].last_seen)
-                        }
-                    };
-                    let row = group
-                        .as_ref()
-                        .and_then(|s| row_of_shape.get(s))
-                        .and_then(|r| row_at.get(r).map(|&c| (*r, c)))
-                        .filter(|&(_, c)| listed(c, &out));
-                    let cand = match (row, item) {
-                        (Some((r, c)), _) => {
-                            let (text, kind, src, scan) = match item {
-                                ToolItem::Literal(i) => (
-                                    format!("  - {}\n", one_line(&self.literals[i].text)),
-                                    CandKind::Literal(i),
-                                    Src::Literal(i),
-                                    false,
-                                ),
-                                ToolItem::Statement(i) => (
-                                    statement_line(&self.statements[i], "  - "),
-                                    CandKind::Statement(i),
-                                    Src::Statement(i),
-                                    true,
-                                ),
-                            };
-                            let mut cand = Cand::new(
-                                Sec::Operations,
-                                (rows[r].key, 2 + last_seen),
-                                vec![text],
-                                kind,
-                                scan,
-                            )
-                            .src(src);
-                            cand.parent = Some(c);
-                            cand.needs_parent = true;
-                            cand
-                        }
-                        (None, ToolItem::Literal(i)) => flat_lit(i),
-                        (None, ToolItem::Statement(i)) => match group {
-                            // Under a line naming its operation, so it keeps what printed it.
-                            Some(g) => {
-                                if heads_seen.insert(g.as_str()) {
-                                    pending_heads.push(g.as_str());
-                                }
-                                let mut cand = Cand::new(
-                                    Sec::ToolFacts,
-                                    (0, 2 + last_seen),
-                                    vec![statement_line(&self.statements[i], "  - ")],
-                                    CandKind::Statement(i),
-                                    true,
-                                )
-                                .src(Src::Statement(i));
-                                cand.needs_parent = true;
-                                under_head.push((out.len(), g.as_str()));
-                                cand
-                            }
-                            None => {
-                                // Before the groups, oldest first.
-                                let mut cand = fact(i, Sec::ToolFacts);
-                                cand.key = (0, last_seen);
-                                cand
-                            }
-                        },
-                    };
-                    out.push(cand);
-                }
-            }
-        }
-        out.extend(later_rows.into_iter().map(|(_, c)| c));
-        // The group lines, each shown only with a statement under it.
-        let heads_at = out.len();
-        let mut head_index: HashMap<&str, usize> = HashMap::new();
-        for (k, g) in pending_heads.iter().enumerate() {
-            head_index.insert(g, heads_at + k);
-            let mut head = Cand::new(
-                Sec::ToolFacts,
-                (k as u64 + 1, 0),
-                vec![format!("- {}\n", one_line(g))],
+            .filter(|&&r| rows[r].op.variants == 1 && !rows[r].op.first_lines.is_empty())
+            .take(DETAILED_OPS)
+        {
+            let Some(&parent) = ops.row_at.get(&r) else {
+                continue;
+            };
+            let lines: String = rows[r]
+                .op
+                .first_lines
+                .iter()
+                .map(|l| format!("  | {}\n", one_line(l)))
+                .collect();
+            let mut cand = Cand::new(
+                Sec::Operations,
+                (rows[r].key, 1),
+                vec![lines],
                 CandKind::Other,
                 false,
             );
-            head.only_as_parent = true;
-            out.push(head);
+            cand.parent = Some(parent);
+            cand.needs_parent = true;
+            self.out.push(cand);
         }
-        for (c, g) in under_head {
-            if let Some(&h) = head_index.get(g) {
-                out[c].key.0 = out[h].key.0;
-                out[c].parent = Some(h);
-            }
-        }
-        // Tier F: the result lines of the last operations.
-        if detail == Detail::Standard {
-            for &r in by_recency
-                .iter()
-                .filter(|&&r| rows[r].op.variants == 1 && !rows[r].op.first_lines.is_empty())
-                .take(DETAILED_OPS)
-            {
-                let Some(&parent) = row_at.get(&r) else {
-                    continue;
-                };
-                let lines: String = rows[r]
-                    .op
-                    .first_lines
-                    .iter()
-                    .map(|l| format!("  | {}\n", one_line(l)))
-                    .collect();
-                let mut cand = Cand::new(
-                    Sec::Operations,
-                    (rows[r].key, 1),
-                    vec![lines],
-                    CandKind::Other,
-                    false,
-                );
-                cand.parent = Some(parent);
-                cand.needs_parent = true;
-                out.push(cand);
-            }
-        }
-        out
     }
 }
+
+/// The candidate of a row of constraints or decisions: one sentence, or a recurring
+/// instruction with its counts, with a shorter rendering when it is long.
+fn instruction_cand(sec: Sec, list: &[String], row: StatementRow) -> Cand {
+    let (texts, plain) = match &row.kind {
+        RowKind::Recurring {
+            newest,
+            stated,
+            variants,
+        } => {
+            let line = grouped_line(newest, *stated, *variants);
+            let mut texts = vec![item_line(&line)];
+            if newest.chars().count() > ITEM_SHORT {
+                let short = truncate(newest, ITEM_SHORT);
+                texts.push(item_line(&grouped_line(&short, *stated, *variants)));
+            }
+            (texts, one_line(&line))
+        }
+        RowKind::Single | RowKind::Older => {
+            let s = row.members.first().map_or("", |&i| list[i].as_str());
+            (short_variants(s), one_line(s))
+        }
+    };
+    let src = if sec == Sec::Constraints {
+        Src::Constraints(row.members)
+    } else {
+        Src::Decisions(row.members)
+    };
+    let mut c = Cand::new(sec, (row.key, 0), texts, CandKind::Contained, true).src(src);
+    c.plain = plain;
+    c
+}
+
+/// The candidate of an operation row; at folded detail a row not `listed` is counted, not
+/// shown, whatever the budget.
+fn op_row_cand(r: &OpRow, listed: bool) -> Cand {
+    let texts = if listed {
+        vec![r.op.render_line()]
+    } else {
+        Vec::new()
+    };
+    Cand::new(
+        Sec::Operations,
+        (r.key, 0),
+        texts,
+        CandKind::Op(r.op.tool().to_string(), r.op.count),
+        r.op.variants == 1,
+    )
+    .src(Src::Ops(r.members.clone()))
+}
+
+#[path = "candidates_tools.rs"]
+mod tools;
 
 /// Sections in the order they are rendered.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]

@@ -15,15 +15,15 @@
 //! sentence where it stands. Lookups go through maps keyed by subject head, value and label, so
 //! adding a statement costs about the same at 100 statements as at 100,000.
 
-use super::analysis::{Analysis, analyse, analyse_values, analysed, hidden_clauses, value_clauses};
+use super::analysis::{Analysis, analyse_values, analysed, hidden_clauses, value_clauses};
 use super::candidates::short_text;
 use super::clauses::{same_subject, singular};
-use super::corrections::Correction;
 use super::literals::Origin;
 use super::operations::{MAX_VARIANT_LINES, shape_of};
 use super::text::FastMap;
 use super::values::{Span, as_quoted};
 use super::{Statement, StatementKind};
+use relate::Relation;
 use std::rc::Rc;
 
 /// How many recent user statements a correction without a subject looks back over.
@@ -397,185 +397,26 @@ impl Facts {
     /// analysis, `home` where it is shown) and returns the sentences to rewrite because it
     /// corrects something in them.
     pub(super) fn add_clause(&mut self, mut st: Statement, a: &Analysis, home: Home) -> Vec<Patch> {
-        let user = st.origin == Origin::User;
-        let text = st.text.clone();
-        if let Some(&j) = self.by_text.get(&text)
-            && self.open(j)
-            && self.entries[j].st.origin == st.origin
-        {
-            // Said again word for word: the older statement goes, its note with it.
-            self.entries[j].alive = false;
-            if st.replaces.is_none() {
-                st.replaces = self.entries[j].st.replaces.clone();
-            }
-        }
-        let values = current_values(&text, a);
-        // A statement carried over from a summary already says what it replaced: it relates to
-        // that value or its subject, never to whatever was said last.
-        let noted_old = st
-            .replaces
-            .as_deref()
-            .map(|r| value_key(latest_replaced(r)));
-        let corr = match (a.correction, &noted_old) {
-            (_, Some(_)) => Some(Correction {
-                strong: false,
-                old: None,
-            }),
-            (c, None) => c.filter(|_| user),
-        };
-        let old_key = noted_old.or_else(|| {
-            corr.and_then(|c| c.old)
-                .and_then(|i| a.values.get(i))
-                .map(|&(s, e)| value_key(&text[s..e]))
-        });
-        let new_value = corr
-            .and_then(|c| {
-                a.values
-                    .iter()
-                    .enumerate()
-                    .find(|(i, _)| Some(*i) != c.old)
-                    .map(|(_, &span)| quoted(&text, span))
-            })
-            .or_else(|| a.values.first().map(|&span| quoted(&text, span)));
+        self.drop_repeat(&mut st);
+        let values = current_values(&st.text, a);
+        let rel = Relation::of(&st, a);
         let key = a.subject.key.clone();
-        let mut target = None;
-        if corr.is_some()
-            || (user && a.subject.specific && a.subject.linked && home == Home::Listed)
-        {
-            if let Some(old) = &old_key {
-                // A correction that names the value it replaces corrects the statement that
-                // holds that value now (of its subject, when it names one), else the latest
-                // statement of the subject it names, or nothing.
-                target = self
-                    .latest_with_value(old, &key)
-                    .filter(|&t| key.is_empty() || same_subject(&self.entries[t].key, &key))
-                    .or_else(|| {
-                        (a.subject.specific && corr.is_some_and(|c| c.strong))
-                            .then(|| self.latest_with_subject(&key, false))
-                            .flatten()
-                    });
-            } else {
-                if !key.is_empty() {
-                    target = self.latest_with_subject(&key, corr.is_none());
-                }
-                // Only a correction that says nothing of its subject ("make that 15") falls
-                // back to the user's latest statement: one that names a subject nobody stated
-                // corrects nothing known.
-                if target.is_none() && corr.is_some_and(|c| c.strong) && key.is_empty() {
-                    target = self.latest_user(values.sorts.first().copied());
-                }
-            }
-        }
-        let mut patches = Vec::new();
-        let Some(t) = target else {
+        let user = st.origin == Origin::User;
+        let sort = values.sorts.first().copied();
+        let Some(t) = self.target_of(&rel, a, user, &home, sort) else {
             if home == Home::Listed {
                 st.short = short_text(&st.text, a);
             }
             let i = self.push(st, key, values, home);
             self.recur(i);
-            return patches;
+            return Vec::new();
         };
-        let new_key = new_value.as_deref().map(value_key);
-        if self.entries[t].home != Home::Listed
-            && new_key
-                .as_ref()
-                .is_some_and(|k| self.entries[t].values.keys.contains(k))
-        {
+        if self.states_already(t, &rel) {
             // A constraint or decision that already states the new value.
             self.push(st, key, values, home);
-            return patches;
+            return Vec::new();
         }
-        let (t_key, t_text) = (self.entries[t].key.clone(), self.entries[t].st.text.clone());
-        // The statement that is current now: the clause itself when it names the subject, else
-        // the corrected statement with the new value in place of the old.
-        let names_subject = !key.is_empty() && same_subject(&key, &t_key);
-        let t_analysis = analyse(&t_text);
-        let t_values: Vec<String> = t_analysis
-            .values
-            .iter()
-            .map(|&(s, e)| value_key(&t_text[s..e]))
-            .collect();
-        let old_span = old_key
-            .as_ref()
-            .and_then(|o| t_values.iter().position(|v| v == o))
-            .or(if t_analysis.values.is_empty() {
-                None
-            } else {
-                Some(0)
-            })
-            .and_then(|p| t_analysis.values.get(p).copied());
-        let old_text = old_span.map(|span| quoted(&t_text, span));
-        if new_value.as_deref().map(value_key) == old_text.as_deref().map(value_key)
-            && corr.is_none()
-        {
-            // The same value again: the newer statement stands alone.
-            st.replaces = self.entries[t].st.replaces.clone();
-        } else if st.replaces.is_none() {
-            // The values it replaced, newest first, with the few the target had replaced.
-            st.replaces = old_text.clone().map(|old| {
-                let mut parts = vec![old];
-                if let Some(prev) = &self.entries[t].st.replaces {
-                    parts.extend(prev.split(REPLACED_SEP).map(str::to_string));
-                }
-                parts.truncate(MAX_REPLACED);
-                parts.join(REPLACED_SEP)
-            });
-        }
-        let (current_text, current_key, home, substituted) = if names_subject || corr.is_none() {
-            (text, key, home, false)
-        } else {
-            match (old_span, &new_value) {
-                // Restated with the new value, it is a statement of its own wherever the
-                // correction was said.
-                (Some(span), Some(new)) => (
-                    replace_value(&t_text, span, new),
-                    t_key.clone(),
-                    Home::Listed,
-                    true,
-                ),
-                _ => (text, key, home, false),
-            }
-        };
-        st.text = current_text.clone();
-        let current_analysis = if substituted {
-            analyse(&current_text)
-        } else {
-            a.clone()
-        };
-        let current = current_values(&current_text, &current_analysis);
-        if home == Home::Listed {
-            st.short = short_text(&current_text, &current_analysis);
-        }
-        // Everything else that states the old value of this subject goes with the target.
-        let mut gone = vec![t];
-        if let Some(old) = old_text.as_deref().map(value_key)
-            && let Some(list) = self.by_value.get(&old)
-        {
-            gone.extend(list.iter().rev().take(LOOKBACK).copied().filter(|&i| {
-                i != t
-                    && self.open(i)
-                    && self.entries[i].st.origin != Origin::Tool
-                    && (self.entries[i].key.is_empty()
-                        || same_subject(&self.entries[i].key, &t_key))
-            }));
-        }
-        // Where the replaced clause stands in a goal, constraint or decision, it stays as said,
-        // marked as replaced: "… above 0.75 (replaced by 0.8 at seq 812)".
-        let by = new_value.clone().unwrap_or_else(|| current_text.clone());
-        let at = st.seq.map(|n| format!(" at seq {n}")).unwrap_or_default();
-        for g in gone {
-            let e = &mut self.entries[g];
-            e.alive = false;
-            let old = e.st.text.clone();
-            patches.push(Patch {
-                home: e.home.clone(),
-                new: format!("{old} ({REPLACED_BY} {by}{at})"),
-                old,
-            });
-        }
-        let i = self.push(st, current_key, current, home);
-        self.recur(i);
-        patches
+        self.replace(t, st, a, home, &rel)
     }
 
     /// A user statement repeated with only its numbers changed, each variant again and again
@@ -739,6 +580,9 @@ pub(super) fn split_note(s: &str) -> (&str, Option<&str>) {
         _ => (s, None),
     }
 }
+
+#[path = "facts_relate.rs"]
+mod relate;
 
 #[cfg(test)]
 #[path = "facts_tests.rs"]

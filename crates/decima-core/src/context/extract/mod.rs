@@ -34,6 +34,7 @@ mod builder;
 mod candidates;
 mod classify;
 mod clauses;
+mod copula;
 mod corrections;
 mod cues;
 mod facts;

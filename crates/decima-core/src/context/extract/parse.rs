@@ -76,131 +76,158 @@ impl Parser {
                     s
                 }
             };
-            if current == PSec::ToolFacts
-                && let Some(item) = line.strip_prefix("  - ")
-                && let Some(st) = statement(item.trim(), self.clock)
-            {
-                // A statement a tool printed, under the line naming its operation.
-                let group = self.tool_group.clone();
-                self.add_statement(Statement { group, ..st });
-                continue;
-            }
-            if current == PSec::ToolFacts
-                && let Some(item) = line.strip_prefix("- ")
-                && statement(item.trim(), self.clock).is_none()
-            {
-                self.tool_group = Some(shape_of(item.trim()));
-                continue;
-            }
-            if current == PSec::Ops
-                && let Some(lit) = line.strip_prefix("  - ")
-            {
-                let group = self.d.operations.last().map(|o| shape_of(&o.line));
-                if let Some(st) = statement(lit.trim(), self.clock) {
-                    // A statement a tool printed, under its operation.
-                    self.add_statement(Statement { group, ..st });
-                    continue;
-                }
-                // A literal a tool printed, under its operation.
-                let kind = classify_whole(lit.trim()).unwrap_or(LiteralKind::Quoted);
-                self.add_literal(lit.trim().to_string(), kind, Origin::Tool, group);
-                continue;
-            }
-            if let Some(detail) = line.strip_prefix("  | ") {
-                if current == PSec::Ops
-                    && let Some(op) = self.d.operations.last_mut()
-                {
-                    op.first_lines.push(detail.to_string());
-                }
-                self.scan(detail, Origin::Tool);
+            if self.nested_line(current, line) {
                 continue;
             }
             let item = strip_bullet(line.trim());
             if item.is_empty() {
                 continue;
             }
-            match current {
-                PSec::Goal => self.item("goal", item, Origin::User),
-                PSec::Decisions => self.item("decisions", item, Origin::Prose),
-                PSec::Constraints => self.item("constraints", item, Origin::User),
-                PSec::Facts | PSec::ToolFacts => match statement(item, self.clock) {
-                    Some(st) => self.add_statement(st),
-                    None => {
-                        // A line a model wrote under the heading: a statement of unknown origin.
-                        let origin = if current == PSec::Facts {
-                            Origin::Prose
-                        } else {
-                            Origin::Tool
-                        };
-                        self.add_statement(Statement {
-                            seq: None,
-                            origin,
-                            kind: StatementKind::Labelled,
-                            text: item.to_string(),
-                            replaces: None,
-                            recurring: None,
-                            short: None,
-                            group: None,
-                            last_seen: self.clock,
-                        });
-                    }
-                },
-                PSec::Todo => {
-                    let key = todo_key(item);
-                    match self.todo_at.get(&key) {
-                        Some(&i) => self.d.todos[i] = item.to_string(),
-                        None => {
-                            self.todo_at.insert(key, self.d.todos.len());
-                            self.d.todos.push(item.to_string());
-                        }
-                    }
-                    self.scan(item, Origin::Prose);
+            self.section_item(current, item);
+        }
+        self.d
+    }
+
+    /// Reads a line that goes with the one before it (a tool's statement or literal under its
+    /// operation, an operation's result line) or names the operation of the tool facts after
+    /// it. Returns whether the line was one of those.
+    fn nested_line(&mut self, current: PSec, line: &str) -> bool {
+        if current == PSec::ToolFacts
+            && let Some(item) = line.strip_prefix("  - ")
+            && let Some(st) = statement(item.trim(), self.clock)
+        {
+            // A statement a tool printed, under the line naming its operation.
+            let group = self.tool_group.clone();
+            self.add_statement(Statement { group, ..st });
+            return true;
+        }
+        if current == PSec::ToolFacts
+            && let Some(item) = line.strip_prefix("- ")
+            && statement(item.trim(), self.clock).is_none()
+        {
+            self.tool_group = Some(shape_of(item.trim()));
+            return true;
+        }
+        if current == PSec::Ops
+            && let Some(lit) = line.strip_prefix("  - ")
+        {
+            let group = self.d.operations.last().map(|o| shape_of(&o.line));
+            if let Some(st) = statement(lit.trim(), self.clock) {
+                // A statement a tool printed, under its operation.
+                self.add_statement(Statement { group, ..st });
+                return true;
+            }
+            // A literal a tool printed, under its operation.
+            let kind = classify_whole(lit.trim()).unwrap_or(LiteralKind::Quoted);
+            self.add_literal(lit.trim().to_string(), kind, Origin::Tool, group);
+            return true;
+        }
+        if let Some(detail) = line.strip_prefix("  | ") {
+            if current == PSec::Ops
+                && let Some(op) = self.d.operations.last_mut()
+            {
+                op.first_lines.push(detail.to_string());
+            }
+            self.scan(detail, Origin::Tool);
+            return true;
+        }
+        false
+    }
+
+    /// Reads an item (its bullet stripped) into the list of the section it is under.
+    fn section_item(&mut self, current: PSec, item: &str) {
+        match current {
+            PSec::Goal => self.item("goal", item, Origin::User),
+            PSec::Decisions => self.item("decisions", item, Origin::Prose),
+            PSec::Constraints => self.item("constraints", item, Origin::User),
+            PSec::Facts | PSec::ToolFacts => self.fact_line(current, item),
+            PSec::Todo => self.todo_line(item),
+            PSec::Note(i) => {
+                let seen = self.seen.entry("notes").or_default();
+                let key = format!("{i}\u{0}{item}");
+                if seen.insert(key)
+                    && let Some(n) = self.d.notes.get_mut(i)
+                {
+                    n.lines.push(item.to_string());
                 }
-                PSec::Note(i) => {
-                    let seen = self.seen.entry("notes").or_default();
-                    let key = format!("{i}\u{0}{item}");
-                    if seen.insert(key)
-                        && let Some(n) = self.d.notes.get_mut(i)
-                    {
-                        n.lines.push(item.to_string());
-                    }
-                    self.scan(item, Origin::Prose);
+                self.scan(item, Origin::Prose);
+            }
+            PSec::Ops => {
+                if let Some(counts) = item.strip_prefix("folded operations: ") {
+                    parse_counts(counts, &mut self.d.folded_ops);
+                } else {
+                    self.operation_line(item);
                 }
-                PSec::Ops => {
-                    if let Some(counts) = item.strip_prefix("folded operations: ") {
-                        parse_counts(counts, &mut self.d.folded_ops);
-                    } else {
-                        let op = Operation::parse_line(item, self.clock);
-                        if op.variants == 1 {
-                            self.scan(&op.line, Origin::Prose);
-                        }
-                        match self.d.operations.iter_mut().find(|o| o.line == op.line) {
-                            Some(o) => {
-                                o.count += op.count;
-                                for (c, n) in op.exits {
-                                    *o.exits.entry(c).or_default() += n;
-                                }
-                                o.last_seen = op.last_seen;
-                            }
-                            None => self.d.operations.push(op),
-                        }
-                    }
-                }
-                PSec::UserLits | PSec::Lits | PSec::ToolLits => {
-                    let origin = match current {
-                        PSec::UserLits => Origin::User,
-                        PSec::Lits => Origin::Prose,
-                        _ => Origin::Tool,
-                    };
-                    if let Some(counts) = item.strip_prefix("folded literals: ") {
-                        parse_counts(counts, &mut self.d.folded_literals);
-                    } else {
-                        self.listed_literal(item, origin);
-                    }
+            }
+            PSec::UserLits | PSec::Lits | PSec::ToolLits => {
+                let origin = match current {
+                    PSec::UserLits => Origin::User,
+                    PSec::Lits => Origin::Prose,
+                    _ => Origin::Tool,
+                };
+                if let Some(counts) = item.strip_prefix("folded literals: ") {
+                    parse_counts(counts, &mut self.d.folded_literals);
+                } else {
+                    self.listed_literal(item, origin);
                 }
             }
         }
-        self.d
+    }
+
+    /// An item under "Facts" or "Tool facts": a rendered statement, or a line a model wrote
+    /// under the heading, read as a statement of unknown origin.
+    fn fact_line(&mut self, current: PSec, item: &str) {
+        if let Some(st) = statement(item, self.clock) {
+            self.add_statement(st);
+            return;
+        }
+        let origin = if current == PSec::Facts {
+            Origin::Prose
+        } else {
+            Origin::Tool
+        };
+        self.add_statement(Statement {
+            seq: None,
+            origin,
+            kind: StatementKind::Labelled,
+            text: item.to_string(),
+            replaces: None,
+            recurring: None,
+            short: None,
+            group: None,
+            last_seen: self.clock,
+        });
+    }
+
+    /// A todo line; a later one for the same todo replaces it.
+    fn todo_line(&mut self, item: &str) {
+        let key = todo_key(item);
+        match self.todo_at.get(&key) {
+            Some(&i) => self.d.todos[i] = item.to_string(),
+            None => {
+                self.todo_at.insert(key, self.d.todos.len());
+                self.d.todos.push(item.to_string());
+            }
+        }
+        self.scan(item, Origin::Prose);
+    }
+
+    /// An operation line; the same line listed again adds its runs and exit codes to it.
+    fn operation_line(&mut self, item: &str) {
+        let op = Operation::parse_line(item, self.clock);
+        if op.variants == 1 {
+            self.scan(&op.line, Origin::Prose);
+        }
+        match self.d.operations.iter_mut().find(|o| o.line == op.line) {
+            Some(o) => {
+                o.count += op.count;
+                for (c, n) in op.exits {
+                    *o.exits.entry(c).or_default() += n;
+                }
+                o.last_seen = op.last_seen;
+            }
+            None => self.d.operations.push(op),
+        }
     }
 
     fn section(&mut self, heading: &str) -> PSec {

@@ -221,111 +221,25 @@ impl Digest {
         limit: Option<(u32, &dyn TokenCounter)>,
         mut spill: Option<&mut HashSet<Src>>,
     ) -> String {
-        let mut chosen: Vec<Option<usize>> = vec![None; cands.len()];
-        let mut open: HashSet<Sec> = HashSet::new();
-        let mut present: FastSet<String> = FastSet::default();
-        let mut folded_ops = self.folded_ops.clone();
-        let mut folded_lits = self.folded_literals.clone();
-        let mut said = Said::default();
-        let (budget, counter) = match limit {
-            Some((room, counter)) => {
-                let reserve = self.fold_reserve(cands, counter);
-                (Some(room.saturating_sub(reserve)), Some(counter))
-            }
-            None => (None, None),
-        };
-        let mut used: u32 = 0;
-        let mut goal_used: u32 = 0;
-        // What the statements that shrink need after each candidate, in their shortest form.
-        let mut shrunk_after: Vec<u32> = vec![0; cands.len() + 1];
-        if let Some(counter) = counter {
-            for ci in (0..cands.len()).rev() {
-                let c = &cands[ci];
-                let own = match (c.shrinks, c.texts.last()) {
-                    (true, Some(t)) => counter.count_text(t),
-                    _ => 0,
-                };
-                shrunk_after[ci] = shrunk_after[ci + 1].saturating_add(own);
-            }
-        }
+        let mut choice = Choice::new(self, cands.len());
+        let mut budget = limit.map(|(room, counter)| Budget::new(self, cands, room, counter));
         for ci in 0..cands.len() {
             let cand = &cands[ci];
-            if chosen[ci].is_some() || cand.only_as_parent {
-                continue;
-            }
-            if let CandKind::Literal(i) = cand.kind
-                && present.contains(&self.literals[i].text)
-            {
-                continue;
-            }
-            if !cand.plain.is_empty() && said.says(&cand.kind, &cand.plain) {
-                // Said by the chosen goal (or, for a statement, by a chosen constraint or
-                // decision): kept there.
+            if !choice.wants(self, cand, ci) {
                 continue;
             }
             // Lines under an operation row need the row: its cost joins theirs.
-            let parent = cand.parent.filter(|&p| chosen[p].is_none());
-            let mut pick: Option<(usize, Option<usize>)> = None;
-            match (budget, counter) {
-                (Some(budget), Some(counter)) => {
-                    let heading = |sec: Sec, open: &HashSet<Sec>| {
-                        if open.contains(&sec) {
-                            0
-                        } else {
-                            counter.count_text(&self.heading_line(sec))
-                        }
-                    };
-                    let parent_cost = match parent {
-                        Some(p) => match cands[p].texts.last() {
-                            Some(t) => counter
-                                .count_text(t)
-                                .saturating_add(heading(cands[p].sec, &open)),
-                            None => u32::MAX,
-                        },
-                        None => 0,
-                    };
-                    let own_heading = if parent.is_some_and(|p| cands[p].sec == cand.sec) {
-                        0
-                    } else {
-                        heading(cand.sec, &open)
-                    };
-                    for (vi, text) in cand.texts.iter().enumerate() {
-                        let c = counter
-                            .count_text(text)
-                            .saturating_add(own_heading)
-                            .saturating_add(parent_cost);
-                        let within_goal_cap = !matches!(cand.kind, CandKind::Goal)
-                            || vi + 1 == cand.texts.len()
-                            || goal_used.saturating_add(c) <= budget / 2;
-                        let leaves_room = !cand.shrinks
-                            || vi + 1 == cand.texts.len()
-                            || used.saturating_add(c).saturating_add(shrunk_after[ci + 1])
-                                <= budget;
-                        if within_goal_cap && leaves_room && used.saturating_add(c) <= budget {
-                            used += c;
-                            if matches!(cand.kind, CandKind::Goal) {
-                                goal_used += c;
-                            }
-                            let pv = parent.map(|p| cands[p].texts.len().saturating_sub(1));
-                            pick = Some((vi, pv));
-                            break;
-                        }
-                    }
-                }
-                _ => {
-                    if !cand.texts.is_empty() {
-                        pick = Some((0, parent.map(|_| 0)));
-                    }
-                }
-            }
+            let parent = cand.parent.filter(|&p| choice.chosen[p].is_none());
+            let pick = match budget.as_mut() {
+                Some(budget) => budget.pick(self, cands, ci, parent, &choice.open),
+                None => (!cand.texts.is_empty()).then(|| (0, parent.map(|_| 0))),
+            };
             match pick {
                 Some((vi, pv)) => {
                     if let (Some(p), Some(pv)) = (parent, pv) {
-                        self.take(&cands[p], pv, &mut present, &mut said, &mut open);
-                        chosen[p] = Some(pv);
+                        choice.take(&cands[p], p, pv);
                     }
-                    self.take(cand, vi, &mut present, &mut said, &mut open);
-                    chosen[ci] = Some(vi);
+                    choice.take(cand, ci, vi);
                 }
                 None if spill.is_some() => {
                     if let Some(dropped) = spill.as_deref_mut()
@@ -334,24 +248,20 @@ impl Digest {
                         dropped.insert(cand.src.clone());
                     }
                 }
-                None => match cand.kind {
-                    CandKind::Literal(i) => {
-                        let kind = self.literals[i].kind.as_str().to_string();
-                        *folded_lits.entry(kind).or_default() += 1;
-                    }
-                    CandKind::Statement(_) => {
-                        *folded_lits.entry(STATEMENT.to_string()).or_default() += 1;
-                    }
-                    CandKind::Op(ref tool, n) => {
-                        *folded_ops.entry(tool.clone()).or_default() += n;
-                    }
-                    _ => {}
-                },
+                None => choice.fold(self, cand),
             }
         }
+        self.write_sections(cands, &choice)
+    }
+
+    /// Writes the chosen renderings under their section headings, in section order, with the
+    /// "folded" count lines after the operations and after the last literal section (or in
+    /// sections of their own when none was written).
+    fn write_sections(&self, cands: &[Cand], choice: &Choice) -> String {
+        let (folded_ops, folded_lits) = (&choice.folded_ops, &choice.folded_lits);
         let mut picked: Vec<(Sec, (u64, u64), &str)> = cands
             .iter()
-            .zip(&chosen)
+            .zip(&choice.chosen)
             .filter_map(|(c, v)| v.map(|v| (c.sec, c.key, c.texts[v].as_str())))
             .collect();
         picked.sort_by_key(|a| (a.0, a.1));
@@ -371,11 +281,11 @@ impl Digest {
         let mut lits_done = false;
         let close = |sec: Sec, out: &mut String, ops_done: &mut bool, lits_done: &mut bool| {
             if sec == Sec::Operations && !folded_ops.is_empty() {
-                out.push_str(&folded_ops_line(&folded_ops));
+                out.push_str(&folded_ops_line(folded_ops));
                 *ops_done = true;
             }
             if Some(sec) == last_literal_sec && !folded_lits.is_empty() {
-                out.push_str(&folded_lits_line(&folded_lits));
+                out.push_str(&folded_lits_line(folded_lits));
                 *lits_done = true;
             }
         };
@@ -386,7 +296,7 @@ impl Digest {
                 }
                 if *sec > Sec::Operations && !ops_done && !folded_ops.is_empty() {
                     out.push_str("## Operations\n");
-                    out.push_str(&folded_ops_line(&folded_ops));
+                    out.push_str(&folded_ops_line(folded_ops));
                     ops_done = true;
                 }
                 out.push_str(&self.heading_line(*sec));
@@ -399,35 +309,13 @@ impl Digest {
         }
         if !ops_done && !folded_ops.is_empty() {
             out.push_str("## Operations\n");
-            out.push_str(&folded_ops_line(&folded_ops));
+            out.push_str(&folded_ops_line(folded_ops));
         }
         if !lits_done && !folded_lits.is_empty() {
             out.push_str("## Literals\n");
-            out.push_str(&folded_lits_line(&folded_lits));
+            out.push_str(&folded_lits_line(folded_lits));
         }
         out
-    }
-
-    /// Records a chosen rendering: its section opens, its literals count as present, and a goal,
-    /// constraint or decision is remembered so what it says is not repeated.
-    fn take(
-        &self,
-        cand: &Cand,
-        variant: usize,
-        present: &mut FastSet<String>,
-        said: &mut Said,
-        open: &mut HashSet<Sec>,
-    ) {
-        let text = &cand.texts[variant];
-        if cand.scan {
-            scan_literals(text, true, &mut |lit, _| {
-                present.insert(lit.to_string());
-            });
-        }
-        if matches!(cand.kind, CandKind::Goal) {
-            said.goal.push(text.clone());
-        }
-        open.insert(cand.sec);
     }
 
     /// Tokens set aside for the "folded" lines, at their largest.
@@ -471,6 +359,181 @@ impl Digest {
             Sec::ToolLiterals => "Tool literals",
         };
         format!("## {name}\n")
+    }
+}
+
+/// A layout in progress: the rendering chosen for each candidate, what the chosen ones
+/// already hold, and what was folded into counts.
+struct Choice {
+    /// The rendering chosen for each candidate.
+    chosen: Vec<Option<usize>>,
+    /// Sections with a chosen line: their headings are paid for.
+    open: HashSet<Sec>,
+    /// Literals the chosen lines carry.
+    present: FastSet<String>,
+    /// The goal texts chosen.
+    said: Said,
+    /// Operations folded into counts, by tool.
+    folded_ops: BTreeMap<String, u64>,
+    /// Literals and statements folded into counts, by kind.
+    folded_lits: BTreeMap<String, u64>,
+}
+
+impl Choice {
+    /// Nothing chosen yet among `n` candidates; the digest's own folded counts to start from.
+    fn new(d: &Digest, n: usize) -> Self {
+        Choice {
+            chosen: vec![None; n],
+            open: HashSet::new(),
+            present: FastSet::default(),
+            said: Said::default(),
+            folded_ops: d.folded_ops.clone(),
+            folded_lits: d.folded_literals.clone(),
+        }
+    }
+
+    /// Whether candidate `ci` still needs a place: not chosen yet (as a parent), not a line
+    /// shown only as a parent, not a literal or sentence the chosen lines already carry.
+    fn wants(&self, d: &Digest, cand: &Cand, ci: usize) -> bool {
+        if self.chosen[ci].is_some() || cand.only_as_parent {
+            return false;
+        }
+        if let CandKind::Literal(i) = cand.kind
+            && self.present.contains(&d.literals[i].text)
+        {
+            return false;
+        }
+        // Said by the chosen goal (or, for a statement, by a chosen constraint or decision):
+        // kept there.
+        cand.plain.is_empty() || !self.said.says(&cand.kind, &cand.plain)
+    }
+
+    /// Records a chosen rendering: its section opens, its literals count as present, and a goal,
+    /// constraint or decision is remembered so what it says is not repeated.
+    fn take(&mut self, cand: &Cand, ci: usize, variant: usize) {
+        let text = &cand.texts[variant];
+        if cand.scan {
+            scan_literals(text, true, &mut |lit, _| {
+                self.present.insert(lit.to_string());
+            });
+        }
+        if matches!(cand.kind, CandKind::Goal) {
+            self.said.goal.push(text.clone());
+        }
+        self.open.insert(cand.sec);
+        self.chosen[ci] = Some(variant);
+    }
+
+    /// Counts a candidate left out in the "folded" lines.
+    fn fold(&mut self, d: &Digest, cand: &Cand) {
+        match cand.kind {
+            CandKind::Literal(i) => {
+                let kind = d.literals[i].kind.as_str().to_string();
+                *self.folded_lits.entry(kind).or_default() += 1;
+            }
+            CandKind::Statement(_) => {
+                *self.folded_lits.entry(STATEMENT.to_string()).or_default() += 1;
+            }
+            CandKind::Op(ref tool, n) => {
+                *self.folded_ops.entry(tool.clone()).or_default() += n;
+            }
+            _ => {}
+        }
+    }
+}
+
+/// The token budget of a layout and what is used of it.
+struct Budget<'c> {
+    /// Tokens for the chosen lines: the room less the reserve for the "folded" lines.
+    budget: u32,
+    /// Counts the lines.
+    counter: &'c dyn TokenCounter,
+    /// Tokens chosen so far.
+    used: u32,
+    /// Tokens the goal took, capped at half the budget except for its shortest rendering.
+    goal_used: u32,
+    /// What the statements that shrink need after each candidate, in their shortest form.
+    shrunk_after: Vec<u32>,
+}
+
+impl<'c> Budget<'c> {
+    /// The budget of `room` tokens, with the "folded" lines' reserve set aside.
+    fn new(d: &Digest, cands: &[Cand], room: u32, counter: &'c dyn TokenCounter) -> Self {
+        let reserve = d.fold_reserve(cands, counter);
+        let mut shrunk_after: Vec<u32> = vec![0; cands.len() + 1];
+        for ci in (0..cands.len()).rev() {
+            let c = &cands[ci];
+            let own = match (c.shrinks, c.texts.last()) {
+                (true, Some(t)) => counter.count_text(t),
+                _ => 0,
+            };
+            shrunk_after[ci] = shrunk_after[ci + 1].saturating_add(own);
+        }
+        Budget {
+            budget: room.saturating_sub(reserve),
+            counter,
+            used: 0,
+            goal_used: 0,
+            shrunk_after,
+        }
+    }
+
+    /// The longest rendering of candidate `ci` that fits what is left (with its heading, and
+    /// its `parent`'s shortest rendering and heading when it brings the parent in), and the
+    /// parent's rendering; the tokens are counted as used.
+    fn pick(
+        &mut self,
+        d: &Digest,
+        cands: &[Cand],
+        ci: usize,
+        parent: Option<usize>,
+        open: &HashSet<Sec>,
+    ) -> Option<(usize, Option<usize>)> {
+        let (budget, counter) = (self.budget, self.counter);
+        let cand = &cands[ci];
+        let heading = |sec: Sec| {
+            if open.contains(&sec) {
+                0
+            } else {
+                counter.count_text(&d.heading_line(sec))
+            }
+        };
+        let parent_cost = match parent {
+            Some(p) => match cands[p].texts.last() {
+                Some(t) => counter.count_text(t).saturating_add(heading(cands[p].sec)),
+                None => u32::MAX,
+            },
+            None => 0,
+        };
+        let own_heading = if parent.is_some_and(|p| cands[p].sec == cand.sec) {
+            0
+        } else {
+            heading(cand.sec)
+        };
+        for (vi, text) in cand.texts.iter().enumerate() {
+            let c = counter
+                .count_text(text)
+                .saturating_add(own_heading)
+                .saturating_add(parent_cost);
+            let within_goal_cap = !matches!(cand.kind, CandKind::Goal)
+                || vi + 1 == cand.texts.len()
+                || self.goal_used.saturating_add(c) <= budget / 2;
+            let leaves_room = !cand.shrinks
+                || vi + 1 == cand.texts.len()
+                || self
+                    .used
+                    .saturating_add(c)
+                    .saturating_add(self.shrunk_after[ci + 1])
+                    <= budget;
+            if within_goal_cap && leaves_room && self.used.saturating_add(c) <= budget {
+                self.used += c;
+                if matches!(cand.kind, CandKind::Goal) {
+                    self.goal_used += c;
+                }
+                return Some((vi, parent.map(|p| cands[p].texts.len().saturating_sub(1))));
+            }
+        }
+        None
     }
 }
 

@@ -5,6 +5,18 @@ use super::values::is_cjk;
 
 /// Words that say nothing about what a value measures.
 pub(super) fn stopword(w: &str) -> bool {
+    grammar_word(w)
+        || chat_word(w)
+        || verb_of_change(w)
+        || verb_of_wanting(w)
+        || pointing_word(w)
+        || correction_word(w)
+        || contraction(w)
+        || history_word(w)
+}
+
+/// Articles, possessives, forms of "be", auxiliaries, prepositions and conjunctions.
+fn grammar_word(w: &str) -> bool {
     matches!(
         w,
         "a" | "an"
@@ -54,12 +66,23 @@ pub(super) fn stopword(w: &str) -> bool {
             | "as"
             | "into"
             | "than"
+            | "throughout"
             | "then"
             | "so"
             | "and"
             | "or"
             | "but"
-            | "also"
+            | "though"
+            | "equal"
+            | "equals"
+    )
+}
+
+/// Fillers, greetings and hedges that chat wraps around a statement.
+fn chat_word(w: &str) -> bool {
+    matches!(
+        w,
+        "also"
             | "just"
             | "now"
             | "currently"
@@ -78,7 +101,17 @@ pub(super) fn stopword(w: &str) -> bool {
             | "yes"
             | "no"
             | "not"
-            | "set"
+            | "anyway"
+            | "ugh"
+            | "lol"
+    )
+}
+
+/// Verbs that set, change or keep a value ("bump it to 15", "keep 30 days").
+fn verb_of_change(w: &str) -> bool {
+    matches!(
+        w,
+        "set"
             | "change"
             | "changed"
             | "move"
@@ -104,20 +137,29 @@ pub(super) fn stopword(w: &str) -> bool {
             | "go"
             | "goes"
             | "went"
+            | "come"
+            | "comes"
+            | "came"
             | "got"
             | "get"
             | "gets"
             | "keep"
-            | "want"
-            | "wants"
-            | "need"
-            | "needs"
-            | "like"
-            | "think"
-            | "guess"
-            | "let"
-            | "let's"
-            | "here"
+    )
+}
+
+/// Verbs of wanting and thinking ("I think", "let's").
+fn verb_of_wanting(w: &str) -> bool {
+    matches!(
+        w,
+        "want" | "wants" | "need" | "needs" | "like" | "think" | "guess" | "let" | "let's"
+    )
+}
+
+/// Question words, directions and intensifiers.
+fn pointing_word(w: &str) -> bool {
+    matches!(
+        w,
+        "here"
             | "there"
             | "what"
             | "which"
@@ -134,7 +176,15 @@ pub(super) fn stopword(w: &str) -> bool {
             | "yet"
             | "very"
             | "really"
-            | "said"
+    )
+}
+
+/// Words of correcting and confirming, and the adjectives that go with them ("quick
+/// correction", "the old one").
+fn correction_word(w: &str) -> bool {
+    matches!(
+        w,
+        "said"
             | "say"
             | "says"
             | "sorry"
@@ -164,15 +214,22 @@ pub(super) fn stopword(w: &str) -> bool {
             | "new"
             | "old"
             | "should've"
-            | "it's"
-            | "that's"
-            | "i'm"
-            | "we're"
-            | "you're"
-            | "they're"
-            | "there's"
-            | "here's"
-            | "stands"
+    )
+}
+
+/// Contractions of a pronoun (or "here", "there") and a verb.
+fn contraction(w: &str) -> bool {
+    matches!(
+        w,
+        "it's" | "that's" | "i'm" | "we're" | "you're" | "they're" | "there's" | "here's" | "at's"
+    )
+}
+
+/// Words about when and how a value was stated ("the draft figure I gave you earlier").
+fn history_word(w: &str) -> bool {
+    matches!(
+        w,
+        "stands"
             | "sits"
             | "decision"
             | "decided"
@@ -194,17 +251,6 @@ pub(super) fn stopword(w: &str) -> bool {
             | "tomorrow"
             | "ago"
             | "later"
-            | "ugh"
-            | "lol"
-            | "throughout"
-            | "anyway"
-            | "though"
-            | "came"
-            | "comes"
-            | "come"
-            | "at's"
-            | "equal"
-            | "equals"
     )
 }
 

@@ -18,6 +18,21 @@ pub(super) struct Row {
 }
 
 impl Row {
+    /// The row as kept: its non-empty cells, the first few, each cell cut to its length.
+    fn cut_to_size(self) -> Row {
+        Row {
+            key_header: cut(&self.key_header),
+            key: cut(&self.key),
+            cells: self
+                .cells
+                .into_iter()
+                .filter(|(_, c)| !c.is_empty())
+                .take(MAX_CELLS)
+                .map(|(h, c)| (cut(&h), cut(&c)))
+                .collect(),
+        }
+    }
+
     /// The row as one line: `region EMEA: revenue 1.2M; churn 3.4%`.
     pub(super) fn text(&self) -> String {
         let mut out = String::new();
@@ -123,6 +138,38 @@ fn header_ok(cells: &[&str]) -> bool {
 pub(super) fn table_at(lines: &[&str], i: usize) -> Option<(usize, Vec<Row>)> {
     let head = *lines.get(i)?;
     let next = *lines.get(i + 1)?;
+    let (style, first_row) = table_style(head, next, i)?;
+    let header = split(head, style);
+    if !header_ok(&header) || style == Style::Words && header.len() < 3 {
+        return None;
+    }
+    let mut rows = Vec::new();
+    let mut j = first_row;
+    let index_name = match pandas_index_name(lines, j, style, header.len()) {
+        Some(name) => {
+            j += 1;
+            name
+        }
+        None => String::new(),
+    };
+    while let Some(line) = lines.get(j) {
+        if line.trim().is_empty() || is_rule(line) && style == Style::Pipes {
+            break;
+        }
+        let Some(row) = read_row(line, style, &header, &index_name) else {
+            break;
+        };
+        if rows.len() < MAX_ROWS && !row.key.is_empty() {
+            rows.push(row.cut_to_size());
+        }
+        j += 1;
+    }
+    (!rows.is_empty()).then_some((j, rows))
+}
+
+/// How a table whose header is `head` (at line `i`, `next` under it) splits its cells, and
+/// the line its rows start at; `None` when `head` is no header.
+fn table_style(head: &str, next: &str, i: usize) -> Option<(Style, usize)> {
     if head.trim().is_empty() || head.len() > 400 || next.trim().is_empty() {
         return None;
     }
@@ -140,30 +187,26 @@ pub(super) fn table_at(lines: &[&str], i: usize) -> Option<(usize, Vec<Row>)> {
     {
         return None;
     }
-    let (style, first_row) = if head.contains('|') && is_rule(next) {
-        (Style::Pipes, i + 2)
+    if head.contains('|') && is_rule(next) {
+        Some((Style::Pipes, i + 2))
     } else if head.contains('\t') {
-        (Style::Tab, i + 1)
+        Some((Style::Tab, i + 1))
     } else if head.contains(',') && !head.contains(", ") {
-        (Style::Comma, i + 1)
+        Some((Style::Comma, i + 1))
     } else if head.trim().contains("  ") {
         let skip = usize::from(is_rule(next));
-        (Style::Spaced, i + 1 + skip)
+        Some((Style::Spaced, i + 1 + skip))
     } else if head.split_whitespace().count() >= 2 && head.len() <= 120 {
         let skip = usize::from(is_rule(next));
-        (Style::Words, i + 1 + skip)
+        Some((Style::Words, i + 1 + skip))
     } else {
-        return None;
-    };
-    let header = split(head, style);
-    if !header_ok(&header) || style == Style::Words && header.len() < 3 {
-        return None;
+        None
     }
-    let width = header.len();
-    let mut rows = Vec::new();
-    let mut j = first_row;
-    // pandas prints the index's name alone on the line under the header.
-    let mut index_name = String::new();
+}
+
+/// The index's name pandas prints alone on the line under the header (`lines[j]`), when the
+/// rows after it hold one cell more than the `width` of the header.
+fn pandas_index_name(lines: &[&str], j: usize, style: Style, width: usize) -> Option<String> {
     if matches!(style, Style::Spaced | Style::Words)
         && let Some(line) = lines.get(j)
         && split(line, style).len() == 1
@@ -172,65 +215,50 @@ pub(super) fn table_at(lines: &[&str], i: usize) -> Option<(usize, Vec<Row>)> {
             .get(j + 1)
             .is_some_and(|next| split(next, style).len() == width + 1)
     {
-        index_name = line.trim().to_string();
-        j += 1;
+        return Some(line.trim().to_string());
     }
-    while let Some(line) = lines.get(j) {
-        if line.trim().is_empty() || is_rule(line) && style == Style::Pipes {
-            break;
-        }
-        let cells = split(line, style);
-        // pandas prints an unnamed index column before the named ones.
-        let (key_header, key, rest): (&str, &str, &[&str]) = if cells.len() == width {
-            (header[0], cells[0], &cells[1..])
-        } else if cells.len() == width + 1 && matches!(style, Style::Spaced | Style::Words) {
-            (index_name.as_str(), cells[0], &cells[1..])
-        } else {
-            break;
-        };
-        let mut with_headers: Vec<(String, String)> = if cells.len() == width {
-            header[1..]
-                .iter()
-                .zip(rest)
-                .map(|(h, c)| (h.to_string(), c.to_string()))
-                .collect()
-        } else {
-            header
-                .iter()
-                .zip(rest)
-                .map(|(h, c)| (h.to_string(), c.to_string()))
-                .collect()
-        };
-        // Aligned columns hold at least one digit a row, or the "table" is prose.
-        if matches!(style, Style::Words | Style::Spaced)
-            && !line.bytes().any(|b| b.is_ascii_digit())
-        {
-            break;
-        }
-        // pandas' default index says nothing: the first named column keys the row.
-        let (mut key_header, mut key) = (key_header.to_string(), key.to_string());
-        if key_header.is_empty()
-            && key.bytes().all(|b| b.is_ascii_digit())
-            && !with_headers.is_empty()
-        {
-            let (h, c) = with_headers.remove(0);
-            (key_header, key) = (h, c);
-        }
-        if rows.len() < MAX_ROWS && !key.is_empty() {
-            rows.push(Row {
-                key_header: cut(&key_header),
-                key: cut(&key),
-                cells: with_headers
-                    .into_iter()
-                    .filter(|(_, c)| !c.is_empty())
-                    .take(MAX_CELLS)
-                    .map(|(h, c)| (cut(&h), cut(&c)))
-                    .collect(),
-            });
-        }
-        j += 1;
+    None
+}
+
+/// A row with its cells under their headers, uncut; `None` when the line ends the table (a
+/// different number of cells, or aligned columns without a digit).
+fn read_row(line: &str, style: Style, header: &[&str], index_name: &str) -> Option<Row> {
+    let width = header.len();
+    let cells = split(line, style);
+    // pandas prints an unnamed index column before the named ones.
+    let (key_header, key, rest): (&str, &str, &[&str]) = if cells.len() == width {
+        (header[0], cells[0], &cells[1..])
+    } else if cells.len() == width + 1 && matches!(style, Style::Spaced | Style::Words) {
+        (index_name, cells[0], &cells[1..])
+    } else {
+        return None;
+    };
+    let named = if cells.len() == width {
+        &header[1..]
+    } else {
+        header
+    };
+    let mut with_headers: Vec<(String, String)> = named
+        .iter()
+        .zip(rest)
+        .map(|(h, c)| (h.to_string(), c.to_string()))
+        .collect();
+    // Aligned columns hold at least one digit a row, or the "table" is prose.
+    if matches!(style, Style::Words | Style::Spaced) && !line.bytes().any(|b| b.is_ascii_digit()) {
+        return None;
     }
-    (!rows.is_empty()).then_some((j, rows))
+    // pandas' default index says nothing: the first named column keys the row.
+    let (mut key_header, mut key) = (key_header.to_string(), key.to_string());
+    if key_header.is_empty() && key.bytes().all(|b| b.is_ascii_digit()) && !with_headers.is_empty()
+    {
+        let (h, c) = with_headers.remove(0);
+        (key_header, key) = (h, c);
+    }
+    Some(Row {
+        key_header,
+        key,
+        cells: with_headers,
+    })
 }
 
 fn cut(s: &str) -> String {

@@ -4,6 +4,8 @@
 //! capitalised word elsewhere is more often what the sentence is about ("the SLA", "VPN") than
 //! its value, so it is left to the subject.
 
+use super::copula::copula_value;
+
 /// A value: a byte span of the sentence.
 pub(super) type Span = (usize, usize);
 
@@ -73,13 +75,37 @@ fn inside(spans: &[Span], pos: usize) -> bool {
 pub(super) fn value_spans(sentence: &str, literals: &[Span]) -> Vec<Span> {
     let mut lits: Vec<Span> = literals.to_vec();
     lits.sort_unstable();
+    let numbers = bare_numbers(sentence, &lits);
+    let mut out = lits;
+    out.extend(numbers);
+    out.sort_unstable();
+    // Names: a run of capitalised words (particles allowed inside) of two or more words that
+    // does not open the sentence ("Dana Whitfield", "Northwind Data Services B.V."), or of any
+    // length a few lowercase words after a linking word ("issued to the legal entity Acme").
+    // Without a capital past the first letter there is none.
+    let trimmed = sentence.trim_start();
+    if trimmed.is_ascii() && !trimmed.bytes().skip(1).any(|b| b.is_ascii_uppercase()) {
+        join_ranges(sentence, &mut out);
+        group_parenthesised(sentence, &mut out);
+        return out;
+    }
+    let names = names(sentence, &out);
+    out.extend(names);
+    out.sort_unstable();
+    out.dedup();
+    join_ranges(sentence, &mut out);
+    group_parenthesised(sentence, &mut out);
+    out
+}
+
+/// Bare numbers outside the literals `lits` (sorted): a run of digits (with inner `.`, `,`,
+/// `:`, `/` or `-` between digits) that is a word of its own, or sits next to CJK text.
+fn bare_numbers(sentence: &str, lits: &[Span]) -> Vec<Span> {
     let bytes = sentence.as_bytes();
-    // Bare numbers: a run of digits (with inner `.`, `,`, `:`, `/` or `-` between digits) that
-    // is a word of its own, or sits next to CJK text.
     let mut numbers: Vec<Span> = Vec::new();
     let mut i = 0;
     while i < bytes.len() {
-        if !bytes[i].is_ascii_digit() || inside(&lits, i) {
+        if !bytes[i].is_ascii_digit() || inside(lits, i) {
             i += 1;
             continue;
         }
@@ -107,19 +133,13 @@ pub(super) fn value_spans(sentence: &str, literals: &[Span]) -> Vec<Span> {
         }
         i = j.max(i + 1);
     }
-    let mut out = lits;
-    out.extend(numbers);
-    out.sort_unstable();
-    // Names: a run of capitalised words (particles allowed inside) of two or more words that
-    // does not open the sentence ("Dana Whitfield", "Northwind Data Services B.V."), or of any
-    // length a few lowercase words after a linking word ("issued to the legal entity Acme").
-    // Without a capital past the first letter there is none.
-    let trimmed = sentence.trim_start();
-    if trimmed.is_ascii() && !trimmed.bytes().skip(1).any(|b| b.is_ascii_uppercase()) {
-        join_ranges(sentence, &mut out);
-        group_parenthesised(sentence, &mut out);
-        return out;
-    }
+    numbers
+}
+
+/// Names outside the values found so far (`out`, sorted): a run of two or more capitalised
+/// words that does not open the sentence, or a run of any length a few words after a linking
+/// word.
+fn names(sentence: &str, out: &[Span]) -> Vec<Span> {
     let words = word_spans(sentence);
     let mut names: Vec<Span> = Vec::new();
     let mut since_link: Option<usize> = None;
@@ -127,7 +147,7 @@ pub(super) fn value_spans(sentence: &str, literals: &[Span]) -> Vec<Span> {
     while k < words.len() {
         let (ws, we) = words[k];
         let w = &sentence[ws..we];
-        if !capitalised(w) || inside(&out, ws) {
+        if !capitalised(w) || inside(out, ws) {
             if links_to_value(&w.to_ascii_lowercase()) {
                 since_link = Some(0);
             } else if let Some(n) = since_link.as_mut() {
@@ -139,35 +159,7 @@ pub(super) fn value_spans(sentence: &str, literals: &[Span]) -> Vec<Span> {
             k += 1;
             continue;
         }
-        let mut last = k;
-        let mut m = k;
-        loop {
-            // A name ends at punctuation.
-            let end = words[m].1;
-            if sentence[end..].starts_with([',', ';', ':', '!', '?', ')']) {
-                break;
-            }
-            let Some(&(s, e)) = words.get(m + 1) else {
-                break;
-            };
-            // Only spaces between the words of a name, or a dash between spaces ("SMB – Self
-            // Serve"); "Legacy 档用专业版（Q1" is none.
-            let gap = &sentence[end..s];
-            let dashed = gap.len() > 2
-                && gap.starts_with(' ')
-                && gap.ends_with(' ')
-                && matches!(gap.trim(), "–" | "—" | "-" | "/");
-            if !(gap.bytes().all(|b| b == b' ') || dashed && capitalised(&sentence[s..e])) {
-                break;
-            }
-            let next = &sentence[s..e];
-            if capitalised(next) && !inside(&out, s) {
-                last = m + 1;
-            } else if !name_particle(next) {
-                break;
-            }
-            m += 1;
-        }
+        let last = name_end(sentence, &words, k, out);
         let length = last - k + 1;
         let opens = sentence[..ws].trim().is_empty();
         // One capitalised word that a lowercase noun follows names what the noun is about
@@ -183,12 +175,43 @@ pub(super) fn value_spans(sentence: &str, literals: &[Span]) -> Vec<Span> {
         since_link = None;
         k = last + 1;
     }
-    out.extend(names);
-    out.sort_unstable();
-    out.dedup();
-    join_ranges(sentence, &mut out);
-    group_parenthesised(sentence, &mut out);
-    out
+    names
+}
+
+/// The last capitalised word of the name that starts at `words[k]`: the name goes on over
+/// capitalised words and particles separated by spaces (or a spaced dash), and ends at
+/// punctuation.
+fn name_end(sentence: &str, words: &[Span], k: usize, out: &[Span]) -> usize {
+    let mut last = k;
+    let mut m = k;
+    loop {
+        // A name ends at punctuation.
+        let end = words[m].1;
+        if sentence[end..].starts_with([',', ';', ':', '!', '?', ')']) {
+            break;
+        }
+        let Some(&(s, e)) = words.get(m + 1) else {
+            break;
+        };
+        // Only spaces between the words of a name, or a dash between spaces ("SMB – Self
+        // Serve"); "Legacy 档用专业版（Q1" is none.
+        let gap = &sentence[end..s];
+        let dashed = gap.len() > 2
+            && gap.starts_with(' ')
+            && gap.ends_with(' ')
+            && matches!(gap.trim(), "–" | "—" | "-" | "/");
+        if !(gap.bytes().all(|b| b == b' ') || dashed && capitalised(&sentence[s..e])) {
+            break;
+        }
+        let next = &sentence[s..e];
+        if capitalised(next) && !inside(out, s) {
+            last = m + 1;
+        } else if !name_particle(next) {
+            break;
+        }
+        m += 1;
+    }
+    last
 }
 
 /// A range is one value: "21:00–07:00 CET", "2026-01-01 – 2026-03-31", "3-5 days"; a time
@@ -250,51 +273,6 @@ fn group_parenthesised(sentence: &str, out: &mut Vec<Span>) {
         from = close + 1;
     }
 }
-
-/// Words that, before a colon, announce a sentence rather than label a value.
-const ANNOUNCING: &[&str] = &[
-    "goal",
-    "task",
-    "objective",
-    "decision",
-    "decided",
-    "constraint",
-    "remember",
-    "note",
-    "todo",
-    "fyi",
-    "btw",
-    "update",
-    "correction",
-    "reminder",
-    "important",
-    "ps",
-    "nb",
-    "context",
-    "background",
-    "question",
-    "answer",
-    "summary",
-    "plan",
-    "next",
-    "also",
-    "first",
-    "second",
-    "third",
-    "finally",
-    "then",
-    "so",
-    "ok",
-    "okay",
-    "yes",
-    "no",
-];
-
-/// Characters before 是 that make it something other than "is" (还是, 就是, 不是, …).
-const ZH_NOT_COPULA: &[char] = &[
-    '还', '就', '也', '都', '但', '可', '于', '总', '只', '不', '要', '若', '倒', '正', '算', '凡',
-    '真', '像', '或', '即', '便', '硬', '老', '先', '而', '然', '么', '这', '那', '它', '他', '她',
-];
 
 /// The value of a correction that gives only its new value in English ("scratch that, use
 /// Pro", "no, make it weekly"): the words after a verb of choosing that opens a clause, up to
@@ -426,169 +404,10 @@ pub(super) fn widen_to_phrase(sentence: &str, values: &mut Vec<Span>, corrects: 
 
 /// A value after a Chinese copula: up to 12 Chinese characters, or a longer Latin one
 /// ("Asia/Shanghai", "finance-review@acme.example").
-fn short_phrase(value: &str) -> bool {
+pub(super) fn short_phrase(value: &str) -> bool {
     let all = value.chars().count();
     let cjk = value.chars().filter(|c| is_cjk(*c)).count();
     all >= 1 && cjk <= 12 && all <= 40
-}
-
-/// A value that is a word or short phrase, in a sentence without numbers or names: what
-/// follows "is", "are", "should be" or "是" when something is said before it ("the output
-/// format should be parquet", "报告币种是欧元"). At most six words (twelve CJK characters), up
-/// to the next punctuation; the caller checks that the subject names something.
-pub(super) fn copula_value(sentence: &str) -> Option<Span> {
-    if sentence.is_ascii() && !has_link_word(sentence) {
-        return None;
-    }
-    let lower = sentence.to_ascii_lowercase();
-    // A value ends at punctuation; a dot between letters or digits ("p99.5", "v1.2") is its
-    // own.
-    let end_of = |from: usize| {
-        let b = sentence.as_bytes();
-        sentence[from..]
-            .char_indices()
-            .find(|&(k, c)| {
-                let at = from + k;
-                match c {
-                    '.' => !b.get(at + 1).is_some_and(u8::is_ascii_alphanumeric),
-                    ',' | ';' | '!' | '?' | '。' | '，' | '；' | '！' | '？' | '、' | '('
-                    | '（' => true,
-                    _ => false,
-                }
-            })
-            .map_or(sentence.len(), |(k, _)| from + k)
-    };
-    // "use X for Y", "go with X for Y", "I think X for Y": X is the value, Y the subject.
-    for verb in [
-        "use ",
-        "go with ",
-        "switch to ",
-        "stick with ",
-        "pick ",
-        "think ",
-        "prefer ",
-        "suggest ",
-        "propose ",
-        "recommend ",
-    ] {
-        let Some(p) = lower
-            .match_indices(verb)
-            .map(|(p, _)| p)
-            .find(|&p| p == 0 || !lower.as_bytes()[p - 1].is_ascii_alphanumeric())
-        else {
-            continue;
-        };
-        let start = p + verb.len();
-        let end = end_of(start);
-        if let Some(f) = lower[start..end].find(" for ") {
-            let value = sentence[start..start + f].trim();
-            let words = value.split_whitespace().count();
-            if (1..=5).contains(&words) {
-                return Some((start, start + value.len()));
-            }
-        }
-    }
-    for link in [
-        " should be ",
-        " must be ",
-        " will be ",
-        " is ",
-        " are ",
-        ": ",
-    ] {
-        if let Some(p) = lower.find(link) {
-            let start = p + link.len();
-            let end = end_of(start);
-            let value = sentence[start..end].trim();
-            let words = value.split_whitespace().count();
-            // "Goal: …", "Note: …" announce a sentence; "Decision on outliers: …" labels a value.
-            let label = &lower[..p];
-            let announces = link == ": "
-                && (label.split_whitespace().count() > 5
-                    || !label.contains(' ') && ANNOUNCING.contains(&label.trim()));
-            // After "is"/"are", a verb ("are excluded from the join") says what happens, not
-            // what something is.
-            let first = value.split_whitespace().next().unwrap_or("");
-            let verb = link != ": "
-                && first.len() > 4
-                && (first.ends_with("ed") || first.ends_with("ing"));
-            if p > 0 && (1..=6).contains(&words) && !value.is_empty() && !announces && !verb {
-                let s =
-                    start + (sentence[start..end].len() - sentence[start..end].trim_start().len());
-                return Some((s, s + value.len()));
-            }
-        }
-    }
-    if sentence.is_ascii() {
-        return None;
-    }
-    // "关于异常值：采用取对数": what follows a full-width colon.
-    if let Some(p) = sentence.find('：') {
-        let start = p + '：'.len_utf8();
-        let end = end_of(start);
-        let value = sentence[start..end].trim();
-        // The verb of choosing is not part of the value ("关于流失日期：采用账期结束日").
-        let value = ["采用", "改用", "选用", "定为", "用", "是", "为"]
-            .iter()
-            .find_map(|l| value.strip_prefix(l).filter(|v| !v.trim().is_empty()))
-            .map_or(value, str::trim_start);
-        if short_phrase(value) && sentence[..p].chars().count() >= 2 {
-            let s = end
-                - (sentence[start..end].len() - sentence[start..end].trim_end().len())
-                - value.len();
-            return Some((s, s + value.len()));
-        }
-    }
-    // A correction that gives only its new value ("改成 Word 文档", "不对，改为按周"): what
-    // follows the verb of changing, at the start of a clause.
-    for verb in ["改成", "改为", "换成", "换为"] {
-        for (p, _) in sentence.match_indices(verb) {
-            let opens = sentence[..p]
-                .chars()
-                .next_back()
-                .is_none_or(|c| !is_cjk(c) || "，。；：！、".contains(c));
-            let start = p + verb.len();
-            let end = end_of(start);
-            let value = sentence[start..end].trim();
-            if opens && short_phrase(value) {
-                let s =
-                    start + (sentence[start..end].len() - sentence[start..end].trim_start().len());
-                return Some((s, s + value.len()));
-            }
-        }
-    }
-    // "是", or a verb of choosing ("请采用取对数", "最后还是定按天"), not negated (不用).
-    let links = ["是", "采用", "改用", "选用", "定为", "定按", "定", "用"];
-    let mut found: Vec<(usize, usize)> = links
-        .iter()
-        .flat_map(|l| sentence.match_indices(l).map(move |(p, _)| (p, l.len())))
-        .collect();
-    found.sort_unstable();
-    for (p, len) in found {
-        let before = sentence[..p].chars().next_back();
-        let after = sentence[p + len..].chars().next();
-        // 用 inside a word (试用期, 费用, 使用, 用户) links nothing.
-        let in_word = sentence[p..].starts_with('用')
-            && (before
-                .is_some_and(|c| "试使费应信采作适通效常实享占动运利引启任录租启调".contains(c))
-                || after.is_some_and(|c| "户量途时法品语例于".contains(c)));
-        if in_word
-            || before.is_none_or(|c| {
-                !is_cjk(c) || ZH_NOT_COPULA.contains(&c) || "没别使改选".contains(c)
-            })
-            || sentence[..p].chars().count() < 2
-        {
-            continue;
-        }
-        let start = p + len;
-        let end = end_of(start);
-        let value = sentence[start..end].trim();
-        if short_phrase(value) {
-            let s = start + (sentence[start..end].len() - sentence[start..end].trim_start().len());
-            return Some((s, s + value.len()));
-        }
-    }
-    None
 }
 
 /// Units a bare number carries in Chinese text ("53 天", "3个月").
@@ -721,7 +540,7 @@ pub(super) fn might_state(sentence: &str) -> bool {
 
 /// Whether an ASCII text holds a linking word or sign ("is", "are", "be", "was", "use", "go",
 /// "switch", "stick", "pick", "it's", "think", ": "), read word by word without allocating.
-fn has_link_word(text: &str) -> bool {
+pub(super) fn has_link_word(text: &str) -> bool {
     text.contains(": ")
         || text
             .split(|c: char| !(c.is_ascii_alphabetic() || c == '\''))
