@@ -1,3 +1,5 @@
+// Unit tests read as the story they check: the line limit is for production code.
+#![cfg_attr(test, allow(clippy::too_many_lines))]
 // Prevents an extra console window on Windows in release builds.
 #![cfg_attr(not(debug_assertions), windows_subsystem = "windows")]
 

@@ -285,6 +285,11 @@ fn small(n: u64) -> u32 {
 impl RunEvent {
     /// The webview's form of a runtime event; `None` for what it does not show (step timings,
     /// the chat turn marker).
+    #[allow(
+        clippy::too_many_lines,
+        reason = "one arm per runtime event: this mirror goes when the window receives the \
+                  runtime's Event itself"
+    )]
     pub fn from_runtime(event: Event, execution: Option<&str>) -> Option<Self> {
         Some(match event {
             Event::TurnStarted { .. } | Event::StepTimed { .. } => return None,

@@ -1,5 +1,8 @@
 //! `decima`: Decima without a window, for scripting, benchmarks and tests.
 
+// Unit tests read as the story they check: the line limit is for production code.
+#![cfg_attr(test, allow(clippy::too_many_lines))]
+
 mod args;
 mod commands;
 mod data_dir;

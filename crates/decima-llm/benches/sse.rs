@@ -9,6 +9,8 @@
 
 // Test code: a failed setup step should panic right where it happened.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
+// A test or a benchmark reads as the story it checks: the line limit is for production code.
+#![allow(clippy::too_many_lines)]
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use decima_llm::{Protocol, ProviderConfig, collect, replay};

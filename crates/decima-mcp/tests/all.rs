@@ -4,6 +4,8 @@
 
 // Test code: a failed setup step should panic right where it happened.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
+// A test or a benchmark reads as the story it checks: the line limit is for production code.
+#![allow(clippy::too_many_lines)]
 
 mod in_process;
 mod reference_servers;

@@ -8,6 +8,9 @@
 //! protocols from scripts and injects faults; workspaces for agent tests ([`workspace`]); and a
 //! remote Docker engine behind mutual TLS on loopback ([`tls`]).
 
+// Test support: fixtures, their tables and scripted servers read as wholes; the line limit
+// is for production code.
+#![allow(clippy::too_many_lines)]
 #![warn(missing_docs)]
 
 pub mod analyst_conversation;
