@@ -13,6 +13,7 @@
 mod calls;
 mod entry;
 mod finish;
+mod gates;
 mod model;
 mod plan_tool;
 mod records;
