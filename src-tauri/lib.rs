@@ -158,7 +158,7 @@ fn tidy_after_earlier_runs(store: &decima_store::Store, data_dir: &std::path::Pa
     // window does not wait for the Docker engine, and without one the host sandbox still works.
     let engine_dir = data_dir.to_path_buf();
     tauri::async_runtime::spawn(async move {
-        if let Err(e) = decima_runtime::agent::docker::engine(&engine_dir).await {
+        if let Err(e) = decima_runtime::docker::engine(&engine_dir).await {
             tracing::info!(error = %e, "no Docker engine: the Docker sandbox is unavailable");
         }
     });

@@ -287,9 +287,7 @@ async fn everyday_actions_work_in_the_window() {
         "Docker container's /workspace",
     )
     .await;
-    let engine = decima_runtime::agent::docker::engine(data.path())
-        .await
-        .unwrap();
+    let engine = decima_runtime::docker::engine(data.path()).await.unwrap();
     let copied = decima_runtime::workspace::place(
         &Store::open_in_dir(data.path(), decima_llm::tokens::store_counter())
             .await

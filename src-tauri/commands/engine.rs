@@ -3,7 +3,7 @@
 //! dialog: the page never names a host path). `DOCKER_HOST` in the app's environment wins, as
 //! for the docker CLI, and the window says so.
 
-use decima_runtime::agent::docker::{self, EngineChoice};
+use decima_runtime::docker::{self, EngineChoice};
 use tauri::{AppHandle, State};
 use tauri_plugin_dialog::DialogExt;
 

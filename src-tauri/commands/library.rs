@@ -270,7 +270,7 @@ pub async fn preset_import(
 #[tracing::instrument(name = "command", skip_all, fields(name = "sandbox_status"))]
 pub async fn sandbox_status(state: State<'_, AppState>) -> Result<SandboxStatus, AppError> {
     Ok(
-        match decima_runtime::agent::docker::engine(&state.data_dir).await {
+        match decima_runtime::docker::engine(&state.data_dir).await {
             Ok(engine) => SandboxStatus {
                 docker_available: true,
                 detail: String::new(),
@@ -316,7 +316,7 @@ pub async fn sandbox_image_build(
         ));
     };
     let sandbox_error = |e| AppError::from(decima_runtime::RuntimeError::Sandbox(e));
-    let engine = decima_runtime::agent::docker::engine(&state.data_dir)
+    let engine = decima_runtime::docker::engine(&state.data_dir)
         .await
         .map_err(sandbox_error)?;
     let mirror = std::env::var("DECIMA_DEBIAN_MIRROR")

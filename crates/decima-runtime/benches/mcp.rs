@@ -21,7 +21,7 @@ use decima_core::ConversationId;
 use decima_llm::Protocol;
 use decima_mcp::{Place, ServerConfig};
 use decima_runtime::NoEvents;
-use decima_runtime::agent::docker::LazyDocker;
+use decima_runtime::docker::LazyDocker;
 use decima_runtime::mcp::{McpSession, StartRequest, servers};
 use decima_store::Store;
 

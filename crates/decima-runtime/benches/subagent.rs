@@ -22,11 +22,11 @@ use std::time::{Duration, Instant};
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use decima_core::export::ExportFormat;
-use decima_runtime::agent::docker::LazyDocker;
 use decima_runtime::agent::subagent::Exported;
 use decima_runtime::agent::{
     self, CancellationToken, DockerConfig, RunRequest, Session, StopOnFailure, SubagentLimits,
 };
+use decima_runtime::docker::LazyDocker;
 use decima_runtime::{Event, EventSink};
 use decima_sandbox::host::BoxFuture;
 use decima_sandbox::{DockerEngine, DockerSandbox};

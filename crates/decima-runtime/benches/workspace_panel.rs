@@ -100,7 +100,7 @@ fn panel(c: &mut Criterion) {
     }
     group.finish();
     rt.block_on(async {
-        if let Ok(engine) = decima_runtime::agent::docker::engine(dir.path()).await {
+        if let Ok(engine) = decima_runtime::docker::engine(dir.path()).await {
             let _ = engine
                 .remove_conversation(&in_docker.to_string(), true)
                 .await;

@@ -11,9 +11,9 @@ use decima_llm::{ChatMessage, ChatRequest};
 use decima_store::Store;
 use tokio_util::sync::CancellationToken;
 
-use crate::chat::{connect, stream_answer};
 use crate::error::{Result, RuntimeError};
 use crate::events::NoEvents;
+use crate::model_call::{connect, stream_answer};
 use crate::settings;
 
 /// Messages read for the first exchange: its question, its answer and the calls between.

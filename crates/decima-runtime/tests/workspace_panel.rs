@@ -275,7 +275,7 @@ async fn in_docker_files_are_added_listed_read_in_part_and_copied_out_from_the_c
         "no partial file is left"
     );
 
-    if let Ok(engine) = decima_runtime::agent::docker::engine(f.dir.path()).await {
+    if let Ok(engine) = decima_runtime::docker::engine(f.dir.path()).await {
         let _ = engine.remove_conversation(&c.id.to_string(), true).await;
     }
 }

@@ -154,7 +154,7 @@ async fn switching_to_docker_and_back_takes_the_files_along_and_replaces_nothing
         b"total 9\n"
     );
 
-    if let Ok(engine) = decima_runtime::agent::docker::engine(f.dir.path()).await {
+    if let Ok(engine) = decima_runtime::docker::engine(f.dir.path()).await {
         let _ = engine.remove_conversation(&c.id.to_string(), true).await;
     }
 }

@@ -163,7 +163,7 @@ async fn sandbox_settings(
 /// Says on stderr which of the commands the agent relies on a newly named image lacks, or why
 /// it could not be checked. The settings are stored either way: the image may be built later.
 async fn warn_of_missing_tools(data_dir: &std::path::Path, config: &DockerConfig) {
-    let checked = match decima_runtime::agent::docker::engine(data_dir).await {
+    let checked = match decima_runtime::docker::engine(data_dir).await {
         Ok(engine) => engine.missing_tools(config).await,
         Err(e) => Err(e),
     };

@@ -13,7 +13,7 @@ use crate::error::CliError;
 /// Runs a `sandbox` command.
 pub async fn run(data_dir: &Path, cmd: SandboxCommand) -> Result<(), CliError> {
     let SandboxCommand::Image(cmd) = cmd;
-    let engine = decima_runtime::agent::docker::engine(data_dir)
+    let engine = decima_runtime::docker::engine(data_dir)
         .await
         .map_err(|e| CliError::Sandbox(e.to_string()))?;
     let name = DockerConfig::DEFAULT_IMAGE;

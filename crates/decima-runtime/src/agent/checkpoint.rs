@@ -13,8 +13,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 use tracing::{info, warn};
 
-use super::docker::LazyDocker;
 use super::report::TodoChanges;
+use crate::docker::LazyDocker;
 
 use crate::error::{Result, RuntimeError};
 

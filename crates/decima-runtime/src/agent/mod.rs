@@ -12,18 +12,15 @@
 mod checkpoint;
 mod choice;
 mod dangling;
-pub mod docker;
 mod failure;
-mod lease;
 mod options;
-mod plan;
+pub(crate) mod plan;
 pub mod plan_rollback;
 mod report;
 mod review_skip;
 mod runner;
 mod stuck;
 pub mod subagent;
-mod tools;
 mod view;
 
 use std::path::{Path, PathBuf};
@@ -34,10 +31,11 @@ pub use decima_sandbox::host::BoxFuture;
 use decima_store::{Execution, Failure, Resolution, SandboxKind, Store};
 pub use tokio_util::sync::CancellationToken;
 
+pub use crate::lease::{Lease, interrupt_orphans};
+pub use crate::tools::{AgentTool, Registry, ToolCallContext, ToolOutcome};
 pub use checkpoint::{RolledBack, collect_snapshots, snapshot_store};
 pub use choice::{Choice, MAX_GUIDANCE_CHARS};
 pub use failure::{Place, Trigger};
-pub use lease::{Lease, interrupt_orphans};
 pub use options::{DEFAULT_MAX_STEPS, DEFAULT_STUCK_AFTER, RunOptions};
 pub use plan::{TODO_WRITE, todo_write_schema};
 pub use report::{FailedCall, FailureDetails, FailureReport, TodoChanges};
@@ -46,7 +44,6 @@ pub use subagent::{
     CONTAINER_CONTEXT_DIR, HISTORY_MAX_AGE, SPAWN_SUBAGENT, SubagentLimits, history_path,
     spawn_subagent_schema,
 };
-pub use tools::{AgentTool, Registry, ToolCallContext, ToolOutcome};
 pub use view::{
     CallView, ExecutionTree, ExecutionView, FailureView, SnapshotView, StepView, UsageView, list,
     summary, tree, view,
@@ -145,7 +142,7 @@ pub struct RunOutcome {
 /// The Docker sandbox settings of a conversation (its subagents share them): what was stored,
 /// else the defaults.
 pub async fn sandbox_settings(store: &Store, conversation: ConversationId) -> Result<DockerConfig> {
-    docker::config_of(store, conversation).await
+    crate::docker::config_of(store, conversation).await
 }
 
 /// Stores a conversation's Docker sandbox settings after checking them (a numeric, non-root

@@ -11,9 +11,9 @@ use decima_store::{ClaimKind, Execution, ExecutionStatus, SnapshotReason, Store}
 use serde_json::json;
 
 use super::checkpoint::{Checkpoints, RolledBack, SnapshotSource, rollback_target, snapshot_store};
-use super::docker::LazyDocker;
 use super::report::TodoChanges;
 use crate::busy::ClaimGuard;
+use crate::docker::LazyDocker;
 use crate::error::{Result, RuntimeError};
 
 /// The event that records a rollback the analyst asked for: its id is the Undo's handle.

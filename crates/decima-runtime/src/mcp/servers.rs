@@ -294,14 +294,12 @@ async fn probe_in_docker(
              machine\" in Settings > MCP, --where host on the command line)"
         ))
     };
-    let engine = crate::agent::docker::engine(data_dir)
-        .await
-        .map_err(unreachable)?;
+    let engine = crate::docker::engine(data_dir).await.map_err(unreachable)?;
     let (settings, key, throwaway) = match conversation {
         Some(id) => {
             store.conversations().get(id).await?;
             (
-                crate::agent::docker::config_of(store, id).await?,
+                crate::docker::config_of(store, id).await?,
                 id.to_string(),
                 false,
             )

@@ -24,8 +24,8 @@ use decima_store::Store;
 use futures_util::future::join_all;
 use tracing::{Instrument as _, debug, info, info_span, warn};
 
-use crate::agent::docker::LazyDocker;
 use crate::agent::{AgentTool, ToolCallContext, ToolOutcome};
+use crate::docker::LazyDocker;
 use crate::error::Result;
 use crate::events::{Event, EventSink};
 

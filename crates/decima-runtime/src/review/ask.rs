@@ -13,10 +13,10 @@ use tracing::warn;
 
 use super::answer::{self, Answer};
 use super::prompt;
-use crate::chat::{connect, stream_answer};
 use crate::context::Scale;
 use crate::error::{Result, RuntimeError};
 use crate::events::NoEvents;
+use crate::model_call::{connect, stream_answer};
 
 /// Model tokens the budget keeps for an invalid answer echoed back in a repair request: enough
 /// for the reviewer to see what it wrote, and the answer is cut to it when longer.

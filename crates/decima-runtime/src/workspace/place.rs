@@ -9,8 +9,8 @@ use decima_core::ConversationId;
 use decima_sandbox::{HostLimits, HostSandbox, Sandbox};
 use decima_store::{SandboxKind, Store};
 
-use crate::agent::docker::LazyDocker;
 use crate::agent::{default_workspace, subagent};
+use crate::docker::LazyDocker;
 use crate::error::{Result, RuntimeError};
 use crate::{conversation_options, preferences};
 

@@ -4,11 +4,11 @@
 use super::{CallsEnd, Runner, first_line};
 use crate::agent::failure::{Pending, Trigger};
 use crate::agent::plan::Transitions;
-use crate::agent::tools::ToolOutcome;
 use crate::agent::{dangling, plan};
 use crate::compression::compress_at;
 use crate::error::Result;
 use crate::events::Event;
+use crate::tools::ToolOutcome;
 use decima_core::context::{CompressionLevel, StepKind};
 use decima_core::{FailureClass, Message, NewMessage, ToolCall};
 use decima_store::{CompactionTrigger, SnapshotReason, Todo};
@@ -19,7 +19,7 @@ use std::time::Instant;
 use futures_util::future::join_all;
 
 use crate::agent::stuck::Observed;
-use crate::agent::tools::ToolEffect;
+use crate::tools::ToolEffect;
 
 /// What the calls of one step gather as they run, for the calls after them and the step's end.
 #[derive(Default)]

@@ -6,12 +6,12 @@ use decima_store::{ExecutionStatus, Failure, NewExecution, Store};
 use tracing::Instrument as _;
 
 use super::{Flow, Runner, recovery};
-use crate::agent::lease::{Lease, interrupt_orphans};
 use crate::agent::options::RunOptions;
 use crate::agent::report::FailureReport;
 use crate::agent::{Choice, RunOutcome, RunRequest, Session, default_workspace};
 use crate::chat::title_from;
 use crate::error::{Result, RuntimeError};
+use crate::lease::{Lease, interrupt_orphans};
 use crate::settings;
 
 /// Starts a new execution.

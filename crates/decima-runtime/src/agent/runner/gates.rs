@@ -3,9 +3,9 @@
 //! followed by what it changed there.
 
 use super::Runner;
-use crate::agent::tools::ToolOutcome;
 use crate::events::Event;
 use crate::review::{self, ReviewMode, ReviewTrigger, ReviewType, is_risky};
+use crate::tools::ToolOutcome;
 use decima_core::{FailureClass, ToolCall};
 use std::time::Instant;
 use tracing::warn;

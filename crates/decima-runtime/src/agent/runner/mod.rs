@@ -42,16 +42,16 @@ use tracing::{Instrument as _, info_span, warn};
 
 use super::checkpoint::Checkpoints;
 use super::failure::{Pending, Trigger};
-use super::lease::Lease;
 use super::options::RunOptions;
 use super::stuck::StuckDetector;
-use super::tools::Registry;
 use super::{RunOutcome, Session};
 use crate::context::{Loaded, Scale};
 use crate::error::{Result, RuntimeError};
 use crate::events::{Event, TodoView};
+use crate::lease::Lease;
 use crate::memo::{MemoCounter, ModelMemo, ParagraphMemo};
 use crate::settings::WindowSettings;
+use crate::tools::Registry;
 
 /// Step records kept in detail before the oldest are summarised.
 const STEP_WINDOW: usize = 6;

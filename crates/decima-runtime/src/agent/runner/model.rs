@@ -7,12 +7,12 @@ use super::{
     STEP_SUMMARY_TOKENS, StepError,
 };
 use crate::agent::failure::{Pending, Trigger};
-use crate::chat::{chat_request, stream_answer};
 use crate::compression::{CompressContext, compress_at, compress_built};
 use crate::context::{Built, Extras, Loaded};
 use crate::error::{Result, RuntimeError};
 use crate::events::{Event, LayerUsage};
 use crate::memo::MemoCounter;
+use crate::model_call::{chat_request, stream_answer};
 use decima_core::context::CompressionLevel;
 use decima_core::{FailureClass, Role, ToolCall};
 use decima_llm::{Completion, FinishReason, LlmError};
@@ -255,7 +255,7 @@ impl Runner<'_, '_> {
         self.config.context_window = served;
         if self.config.num_ctx.is_some() {
             self.config.num_ctx = Some(served);
-            self.provider = crate::chat::connect(&self.config)?;
+            self.provider = crate::model_call::connect(&self.config)?;
         }
         self.window.output_reserve = self
             .window

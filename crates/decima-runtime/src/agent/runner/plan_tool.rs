@@ -4,10 +4,10 @@
 
 use crate::agent::BoxFuture;
 use crate::agent::plan;
-use crate::agent::tools::ToolOutcome;
-use crate::agent::tools::{AgentTool, ToolCallContext, ToolEffect, builtin_spec};
 use crate::events::EventSink;
 use crate::events::{Event, TodoView};
+use crate::tools::ToolOutcome;
+use crate::tools::{AgentTool, ToolCallContext, ToolEffect, builtin_spec};
 use decima_core::{ExecutionId, FailureClass};
 use decima_store::Store;
 use std::time::Instant;

@@ -14,17 +14,17 @@ use tracing::info;
 
 use super::{Runner, STEP_BATCH, STEP_WINDOW, Turn, plan_tool, spawn, tool_search};
 use crate::agent::checkpoint::{Checkpoints, SnapshotSource, snapshot_store};
-use crate::agent::docker::LazyDocker;
-use crate::agent::lease::Lease;
 use crate::agent::options::RunOptions;
-use crate::agent::tools::Registry;
 use crate::agent::{Session, subagent};
 use crate::chat::window_for_turn;
 use crate::context::{Scale, preset_of};
+use crate::docker::LazyDocker;
 use crate::error::{Result, RuntimeError};
+use crate::lease::Lease;
 use crate::memo::{ModelMemo, ParagraphMemo};
 use crate::served_window::Freshness;
 use crate::settings;
+use crate::tools::Registry;
 
 impl<'s, 'a> Runner<'s, 'a> {
     pub(super) async fn new(
@@ -107,7 +107,7 @@ impl<'s, 'a> Runner<'s, 'a> {
             scale: Scale::new(calibration.factor),
             calibration,
             prices: resolved.settings.prices,
-            provider: crate::chat::connect(&resolved.config)?,
+            provider: crate::model_call::connect(&resolved.config)?,
             config: resolved.config,
             window,
             preset,

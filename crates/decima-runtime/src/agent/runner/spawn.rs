@@ -5,20 +5,20 @@
 
 use super::entry::ChildOf;
 use super::entry::launch;
-use crate::agent::docker::LazyDocker;
 use crate::agent::options::RunOptions;
 use crate::agent::subagent::{
     self, Brief, Exported, RunningSlot, SpawnRequest, container_history_path, parse_spawn,
     spawn_subagent_schema,
 };
-use crate::agent::tools::ToolOutcome;
-use crate::agent::tools::{AgentTool, ToolCallContext, builtin_spec};
 use crate::agent::{BoxFuture, ChoiceSource};
 use crate::agent::{RunOutcome, RunRequest, Session};
+use crate::docker::LazyDocker;
 use crate::error::Result;
 use crate::events::Event;
 use crate::events::EventSink;
 use crate::review::TenthManMode;
+use crate::tools::ToolOutcome;
+use crate::tools::{AgentTool, ToolCallContext, builtin_spec};
 use decima_core::{ExecutionId, FailureClass};
 use decima_store::{Execution, ExecutionStatus, Failure, Resolution, SandboxKind, Store};
 use std::path::PathBuf;

@@ -4,7 +4,7 @@
 //! knows every tool.
 
 use super::Runner;
-use crate::agent::tools::ToolOutcome;
+use crate::tools::ToolOutcome;
 use decima_core::FailureClass;
 use std::sync::Arc;
 use std::time::Instant;
@@ -12,8 +12,8 @@ use std::time::Instant;
 use decima_llm::ToolSpec;
 use decima_sandbox::host::BoxFuture;
 
-use crate::agent::tools::{AgentTool, ToolCallContext};
 use crate::mcp::search::{MAX_LISTED, rank};
+use crate::tools::{AgentTool, ToolCallContext};
 
 /// The tools held back for search, and those a search has added.
 #[derive(Default)]

@@ -14,7 +14,7 @@ use serde_json::json;
 use tracing::{debug, warn};
 
 use super::Runner;
-use crate::agent::tools::ToolOutcome;
+use crate::tools::ToolOutcome;
 
 /// The image formats kept from the files a call wrote, by extension.
 const IMAGE_TYPES: [(&str, &str); 6] = [

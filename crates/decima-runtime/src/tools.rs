@@ -21,7 +21,7 @@ use decima_sandbox::{Sandbox, ToolError};
 use tokio_util::sync::CancellationToken;
 use tracing::{Instrument as _, debug, info_span};
 
-use super::plan::Transitions;
+use crate::agent::plan::Transitions;
 
 /// What one tool call produced: the text the model gets (its images, the files it made), and
 /// what the loop needs to know.

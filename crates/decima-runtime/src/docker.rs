@@ -26,9 +26,9 @@ use decima_store::Store;
 use tokio::sync::Mutex;
 use tracing::{info, warn};
 
-use super::lease::Lease;
-use super::subagent::{Exported, history_file_name};
+use crate::agent::subagent::{Exported, history_file_name};
 use crate::error::Result;
+use crate::lease::Lease;
 
 /// The engines connected by this process, per data directory, with the lease that marks their
 /// containers live.
