@@ -199,13 +199,32 @@ fn make_summary(
         }
         Body::Digest(d) => render_within(d, detail, room, counter),
     };
+    new_summary(
+        level,
+        start_seq,
+        end_seq,
+        text,
+        tokens.saturating_add(header),
+        strategy,
+    )
+}
+
+/// A summary of `start_seq..=end_seq` made now, under a new id; `tokens` counts its header.
+fn new_summary(
+    level: SummaryLevel,
+    start_seq: i64,
+    end_seq: i64,
+    text: String,
+    tokens: u32,
+    strategy: Strategy,
+) -> Summary {
     Summary {
         id: Uuid::now_v7().to_string(),
         level,
         start_seq,
         end_seq,
         text,
-        tokens: tokens.saturating_add(header),
+        tokens,
         strategy,
     }
 }
@@ -301,28 +320,14 @@ fn share_out(
     if whole <= room && !corrects_older(&combined, new_digest) {
         return None;
     }
-    // The global summary covers what the older summaries covered (or, with none, the first
-    // part of the range); the segment covers the rest.
-    let (global_start, global_end, segment_start) = if old.is_empty() {
-        let k = split_point(msgs)?;
-        (msgs[0].seq, msgs[k - 1].seq, msgs[k].seq)
-    } else {
-        let first = old.iter().map(|s| s.start_seq).min().unwrap_or(start);
-        let end = old.iter().map(|s| s.end_seq).max().unwrap_or(start - 1);
-        (first, end, start)
-    };
+    let (global_start, global_end, segment_start) = share_spans(msgs, old, start)?;
     // With nothing older, the new digest is the whole content: no copy.
-    let combined: &Digest = if old.is_empty() {
-        new_digest
+    let (combined, strategy): (&Digest, _) = if old.is_empty() {
+        (new_digest, Strategy::Extract)
     } else {
         combined.merge(new_digest.clone());
-        &combined
-    };
-    let strategy = fold_strategy(old.iter().map(|s| s.strategy), Strategy::Extract);
-    let strategy = if old.is_empty() {
-        Strategy::Extract
-    } else {
-        strategy
+        let strategy = fold_strategy(old.iter().map(|s| s.strategy), Strategy::Extract);
+        (&combined, strategy)
     };
     let header = header_tokens(SummaryLevel::Global, global_start, global_end, counter);
     let global_room = budget.global().saturating_sub(header);
@@ -338,26 +343,24 @@ fn share_out(
         let header = header_tokens(SummaryLevel::Global, global_start, last.seq, counter);
         let (text, tokens) =
             combined.render_budgeted(detail, budget.global().saturating_sub(header), counter);
-        out.push(Summary {
-            id: Uuid::now_v7().to_string(),
-            level: SummaryLevel::Global,
-            start_seq: global_start,
-            end_seq: last.seq,
+        out.push(new_summary(
+            SummaryLevel::Global,
+            global_start,
+            last.seq,
             text,
-            tokens: tokens.saturating_add(header),
+            tokens.saturating_add(header),
             strategy,
-        });
+        ));
         return Some(out);
     }
-    out.push(Summary {
-        id: Uuid::now_v7().to_string(),
-        level: SummaryLevel::Global,
-        start_seq: global_start,
-        end_seq: global_end,
+    out.push(new_summary(
+        SummaryLevel::Global,
+        global_start,
+        global_end,
         text,
-        tokens: tokens.saturating_add(header),
+        tokens.saturating_add(header),
         strategy,
-    });
+    ));
     // What the global summary left, about: everything less what it holds.
     let old_tokens: u32 = old.iter().map(|s| s.tokens).sum();
     let left = whole.saturating_add(old_tokens).saturating_sub(tokens);
@@ -368,16 +371,28 @@ fn share_out(
     } else {
         rest.render_budgeted(detail, segment_room, counter)
     };
-    out.push(Summary {
-        id: Uuid::now_v7().to_string(),
-        level: SummaryLevel::Segment,
-        start_seq: segment_start,
-        end_seq: last.seq,
+    out.push(new_summary(
+        SummaryLevel::Segment,
+        segment_start,
+        last.seq,
         text,
-        tokens: tokens.saturating_add(segment_header),
-        strategy: Strategy::Extract,
-    });
+        tokens.saturating_add(segment_header),
+        Strategy::Extract,
+    ));
     Some(out)
+}
+
+/// Where the two shares start and end: the global summary covers what the older summaries
+/// covered (or, with none, the first part of the range), the segment the rest. As (global
+/// start, global end, segment start); `None` when a range with nothing older cannot be split.
+fn share_spans(msgs: &[Message], old: &[&Summary], start: i64) -> Option<(i64, i64, i64)> {
+    if old.is_empty() {
+        let k = split_point(msgs)?;
+        return Some((msgs[0].seq, msgs[k - 1].seq, msgs[k].seq));
+    }
+    let first = old.iter().map(|s| s.start_seq).min().unwrap_or(start);
+    let end = old.iter().map(|s| s.end_seq).max().unwrap_or(start - 1);
+    Some((first, end, start))
 }
 
 /// Plans a compaction. The oldest uncovered messages become a new segment summary. When it
@@ -681,15 +696,14 @@ fn fold_outgrown_segments(
         input.budget.global().saturating_sub(header),
         counter,
     );
-    let global = Summary {
-        id: Uuid::now_v7().to_string(),
-        level: SummaryLevel::Global,
-        start_seq: global_start,
-        end_seq: global_end,
+    let global = new_summary(
+        SummaryLevel::Global,
+        global_start,
+        global_end,
         text,
-        tokens: tokens.saturating_add(header),
+        tokens.saturating_add(header),
         strategy,
-    };
+    );
     (global, rest)
 }
 
@@ -715,15 +729,14 @@ fn deepen_global(
     let tokens = tokens.saturating_add(header);
     if tokens < g.tokens {
         changes.superseded.push(g.id.clone());
-        changes.new_summaries.push(Summary {
-            id: Uuid::now_v7().to_string(),
-            level: SummaryLevel::Global,
-            start_seq: g.start_seq,
-            end_seq: g.end_seq,
+        changes.new_summaries.push(new_summary(
+            SummaryLevel::Global,
+            g.start_seq,
+            g.end_seq,
             text,
             tokens,
-            strategy: g.strategy,
-        });
+            g.strategy,
+        ));
     }
     changes
 }

@@ -1,8 +1,10 @@
 //! Where a run begins: a new execution, a recovery choice on a waiting one, or a resume of an
 //! interrupted one, each under the run's lease and its span.
 
-use decima_core::{ExecutionId, NewMessage, Role};
-use decima_store::{ExecutionStatus, Failure, NewExecution, Store};
+use std::path::{Path, PathBuf};
+
+use decima_core::{ConversationId, ExecutionId, NewMessage, Role};
+use decima_store::{Conversation, ExecutionStatus, Failure, NewExecution, Store};
 use tracing::Instrument as _;
 
 use super::{Flow, Runner, recovery};
@@ -51,37 +53,8 @@ pub(in crate::agent) async fn launch(
         .map(str::to_owned)
         .or(request.options.provider.clone());
     let resolved = settings::resolve(session.store, session.data_dir, provider.as_deref()).await?;
-    let conversation = match request.conversation {
-        Some(id) => {
-            let conversation = session.store.conversations().get(id).await?;
-            // Refused before anything is written (the start below checks again, atomically).
-            if let Some(busy) = session.store.claims().busy(id).await? {
-                return Err(decima_store::StoreError::Busy(Box::new(busy)).into());
-            }
-            conversation
-        }
-        None => {
-            session
-                .store
-                .conversations()
-                .create(&title_from(&request.task), None)
-                .await?
-        }
-    };
-    let workspace = match request.workspace {
-        Some(dir) => dir,
-        None => default_workspace(session.data_dir, conversation.id),
-    };
-    std::fs::create_dir_all(&workspace).map_err(|source| RuntimeError::Io {
-        action: "create",
-        path: workspace.clone(),
-        source,
-    })?;
-    let workspace = std::fs::canonicalize(&workspace).map_err(|source| RuntimeError::Io {
-        action: "resolve",
-        path: workspace.clone(),
-        source,
-    })?;
+    let conversation = conversation_for(session, request.conversation, &request.task).await?;
+    let workspace = workspace_for(session.data_dir, request.workspace, conversation.id)?;
     let options = RunOptions {
         provider,
         ..request.options
@@ -267,4 +240,46 @@ pub(in crate::agent) async fn resume(session: &Session<'_>, id: ExecutionId) -> 
     }
     .instrument(span)
     .await
+}
+
+/// The run's conversation: the one named, refused while another run holds it, or a new one
+/// titled from the task.
+async fn conversation_for(
+    session: &Session<'_>,
+    named: Option<ConversationId>,
+    task: &str,
+) -> Result<Conversation> {
+    let Some(id) = named else {
+        return Ok(session
+            .store
+            .conversations()
+            .create(&title_from(task), None)
+            .await?);
+    };
+    let conversation = session.store.conversations().get(id).await?;
+    // Refused before anything is written (the start below checks again, atomically).
+    if let Some(busy) = session.store.claims().busy(id).await? {
+        return Err(decima_store::StoreError::Busy(Box::new(busy)).into());
+    }
+    Ok(conversation)
+}
+
+/// The run's workspace folder, made if missing and resolved to its real path: the one asked
+/// for, or the conversation's default under the data folder.
+fn workspace_for(
+    data_dir: &Path,
+    asked: Option<PathBuf>,
+    conversation: ConversationId,
+) -> Result<PathBuf> {
+    let workspace = asked.unwrap_or_else(|| default_workspace(data_dir, conversation));
+    std::fs::create_dir_all(&workspace).map_err(|source| RuntimeError::Io {
+        action: "create",
+        path: workspace.clone(),
+        source,
+    })?;
+    std::fs::canonicalize(&workspace).map_err(|source| RuntimeError::Io {
+        action: "resolve",
+        path: workspace.clone(),
+        source,
+    })
 }
