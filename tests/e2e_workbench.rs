@@ -397,6 +397,7 @@ async fn an_agent_run_with_a_failure_a_subagent_and_a_tenth_man_review_in_the_re
         "the list is at its end"
     );
     shot(&client, "workbench-run-ended.png").await;
+    plan_titles_keep_their_lines(&client).await;
     let ended = db_row(
         &db,
         "SELECT e.status, f.resolution FROM executions e JOIN failures f ON f.execution_id = e.id \
@@ -615,6 +616,12 @@ async fn an_agent_run_with_a_failure_a_subagent_and_a_tenth_man_review_in_the_re
             .contains("发送")
     );
     shot(&client, "workbench-chinese.png").await;
+    // In a narrow window the plan's titles keep their words on a line or two; their badges wrap
+    // below them rather than squeezing the title a word a line.
+    client.set_window_size(900, 700).await.unwrap();
+    plan_titles_keep_their_lines(&client).await;
+    shot(&client, "workbench-chinese-900x700.png").await;
+    client.set_window_size(1280, 800).await.unwrap();
     // The choice is saved in this data directory's own webview storage, not in the user's home,
     // where every profile (and every other test) would have shared it.
     let storage = data.path().join("webview").join("localstorage");
@@ -630,4 +637,22 @@ async fn an_agent_run_with_a_failure_a_subagent_and_a_tenth_man_review_in_the_re
 
     client.close().await.unwrap();
     drop(driver);
+}
+
+/// Every plan title keeps its words on a line or two: its badges wrap below it rather than
+/// squeezing it a word a line.
+async fn plan_titles_keep_their_lines(client: &fantoccini::Client) {
+    wait_until(client, "a plan title is broken a word a line", || async {
+        let lines = client
+            .execute(
+                "return [...document.querySelectorAll('[data-testid=todo] .todo-title')]\
+                   .map((t) => t.getBoundingClientRect().height / parseFloat(getComputedStyle(t).lineHeight));",
+                vec![],
+            )
+            .await
+            .unwrap();
+        let lines: Vec<f64> = serde_json::from_value(lines).unwrap();
+        !lines.is_empty() && lines.iter().all(|n| *n < 2.5)
+    })
+    .await;
 }
