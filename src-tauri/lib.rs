@@ -27,8 +27,8 @@ use tauri::Manager;
 pub use commands::about::AppAbout;
 pub use dto::{
     CompactionMarker, CompressionPreview, ContextLayerView, ContextUsage, ConversationSummary,
-    ExecutionView, FailureReport, FindingView, LayerTokens, MessagePage, MessageView, ReviewView,
-    RunEvent, SummaryPreview, TodoItem, ToolCallView,
+    ExecutionView, FailureReport, FindingView, MessagePage, MessageView, ReviewView, RunUpdate,
+    SummaryPreview, ToolCallView,
 };
 pub use error::{AppError, ErrorCode};
 pub use state::{AppState, Opened};

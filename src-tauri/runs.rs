@@ -11,7 +11,7 @@ use decima_store::Failure;
 use tauri::ipc::Channel;
 use tokio::sync::oneshot;
 
-use crate::dto::RunEvent;
+use crate::dto::RunUpdate;
 
 /// Live runs by run id.
 #[derive(Default)]
@@ -172,18 +172,16 @@ const LONG_RUN: std::time::Duration = std::time::Duration::from_secs(20);
 /// and tells the analyst through a native notification when the window is not focused and the
 /// run waits for a choice or ends after a long time.
 pub struct ChannelSink {
-    channel: Channel<RunEvent>,
-    execution: Mutex<Option<String>>,
+    channel: Channel<RunUpdate>,
     app: tauri::AppHandle,
     started: std::time::Instant,
 }
 
 impl ChannelSink {
     /// A sink over the webview's channel.
-    pub fn new(channel: Channel<RunEvent>, app: tauri::AppHandle) -> Self {
+    pub fn new(channel: Channel<RunUpdate>, app: tauri::AppHandle) -> Self {
         Self {
             channel,
-            execution: Mutex::default(),
             app,
             started: std::time::Instant::now(),
         }
@@ -219,8 +217,8 @@ impl ChannelSink {
         self.started.elapsed() >= LONG_RUN
     }
 
-    /// Sends an event of the window's own (the run's end).
-    pub fn send(&self, event: RunEvent) {
+    /// Sends an update: an event, or the run's end.
+    pub fn send(&self, event: RunUpdate) {
         if let Err(e) = self.channel.send(event) {
             tracing::debug!(error = %e, "the window no longer listens to this run");
         }
@@ -229,27 +227,13 @@ impl ChannelSink {
 
 impl EventSink for ChannelSink {
     fn emit(&self, event: Event) {
-        let mut execution = self
-            .execution
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
-        // The top execution: the first one started on this channel (subagents come later).
-        if let Event::ExecutionStarted { execution_id, .. } = &event
-            && execution.is_none()
-        {
-            *execution = Some(execution_id.to_string());
-        }
-        let current = execution.clone();
-        drop(execution);
         if matches!(event, Event::AwaitingChoice { .. }) {
             self.notify_unless_focused(
                 "Decima: a run waits for you",
                 "It stopped at a failure and waits for your choice.",
             );
         }
-        if let Some(event) = RunEvent::from_runtime(event, current.as_deref()) {
-            self.send(event);
-        }
+        self.send(RunUpdate::event(event));
     }
 }
 

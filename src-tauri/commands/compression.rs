@@ -16,10 +16,10 @@ use crate::{AppError, AppState};
 pub async fn compression_preview(
     state: State<'_, AppState>,
     conversation_id: String,
-    level: String,
-    strategy: String,
+    level: CompressionLevel,
+    strategy: Strategy,
 ) -> Result<CompressionPreview, AppError> {
-    run(&state, &conversation_id, &level, &strategy, true).await
+    run(&state, &conversation_id, level, strategy, true).await
 }
 
 /// Compresses at `level` with `strategy` and stores the compaction. A model-written summary is
@@ -31,10 +31,10 @@ pub async fn compression_preview(
 pub async fn compression_apply(
     state: State<'_, AppState>,
     conversation_id: String,
-    level: String,
-    strategy: String,
+    level: CompressionLevel,
+    strategy: Strategy,
 ) -> Result<CompressionPreview, AppError> {
-    run(&state, &conversation_id, &level, &strategy, false).await
+    run(&state, &conversation_id, level, strategy, false).await
 }
 
 /// Undoes a compaction: its summaries stop being in force and what they replaced is back.
@@ -82,26 +82,11 @@ pub async fn compaction_list(
 async fn run(
     state: &AppState,
     conversation_id: &str,
-    level: &str,
-    strategy: &str,
+    level: CompressionLevel,
+    strategy: Strategy,
     dry_run: bool,
 ) -> Result<CompressionPreview, AppError> {
     let id = super::conversation_id(conversation_id)?;
-    let level = match level {
-        "standard" => CompressionLevel::Standard,
-        "deep" => CompressionLevel::Deep,
-        _ => return Err(AppError::invalid("unknown level: use standard or deep")),
-    };
-    let strategy = match strategy {
-        "extract" => Strategy::Extract,
-        "llm" => Strategy::Llm,
-        "structured" => Strategy::Structured,
-        _ => {
-            return Err(AppError::invalid(
-                "unknown strategy: use extract, llm or structured",
-            ));
-        }
-    };
     let store = &state.store;
     let conversation = store.conversations().get(id).await?;
     let preset = context::preset_of(store, &conversation).await?;

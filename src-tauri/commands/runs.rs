@@ -13,7 +13,7 @@ use tauri::State;
 use tauri::ipc::Channel;
 use tracing::Instrument;
 
-use crate::dto::RunEvent;
+use crate::dto::RunUpdate;
 use crate::runs::{ChannelSink, ChoiceRefused, LiveRun, Runs};
 use crate::{AppError, AppState};
 
@@ -27,7 +27,7 @@ pub async fn run_start(
     conversation_id: Option<String>,
     task: String,
     rewind_from: Option<u32>,
-    on_event: Channel<RunEvent>,
+    on_event: Channel<RunUpdate>,
 ) -> Result<String, AppError> {
     let conversation = conversation_id
         .as_deref()
@@ -170,10 +170,10 @@ pub async fn run_skip_review(execution_id: String) -> Result<bool, AppError> {
 pub async fn run_choose(
     state: State<'_, AppState>,
     run_id: String,
-    choice: String,
+    choice: Resolution,
     guidance: Option<String>,
 ) -> Result<(), AppError> {
-    let choice = agent::Choice::new(resolution(&choice)?, guidance.as_deref())?;
+    let choice = agent::Choice::new(choice, guidance.as_deref())?;
     let run = live(&state.runs, &run_id)?;
     match run.choices.choose(choice) {
         Ok(()) => Ok(()),
@@ -192,21 +192,8 @@ pub async fn run_choose(
 pub async fn run_approve(
     state: State<'_, AppState>,
     run_id: String,
-    answer: String,
+    answer: decima_runtime::mcp::Approval,
 ) -> Result<(), AppError> {
-    use decima_runtime::mcp::Approval;
-    let answer = match answer.as_str() {
-        "once" => Approval::Once,
-        "conversation" => Approval::Conversation,
-        "always" => Approval::Always,
-        "deny" => Approval::Deny,
-        other => {
-            return Err(AppError::invalid(format!(
-                "{:?} is not an answer: once, conversation, always or deny",
-                decima_core::names::echo_untrusted(other)
-            )));
-        }
-    };
     let run = live(&state.runs, &run_id)?;
     run.choices.approve(answer).map_err(|_| {
         AppError::invalid(
@@ -224,11 +211,11 @@ pub async fn execution_recover(
     app: tauri::AppHandle,
     state: State<'_, AppState>,
     execution_id: String,
-    choice: String,
+    choice: Resolution,
     guidance: Option<String>,
-    on_event: Channel<RunEvent>,
+    on_event: Channel<RunUpdate>,
 ) -> Result<String, AppError> {
-    let choice = agent::Choice::new(resolution(&choice)?, guidance.as_deref())?;
+    let choice = agent::Choice::new(choice, guidance.as_deref())?;
     let execution = super::execution_id(&execution_id)?;
     state.store.executions().get(execution).await?;
     // Refused here, before a run starts: the failure stays unresolved and waiting.
@@ -246,22 +233,13 @@ pub async fn execution_resume(
     app: tauri::AppHandle,
     state: State<'_, AppState>,
     execution_id: String,
-    on_event: Channel<RunEvent>,
+    on_event: Channel<RunUpdate>,
 ) -> Result<String, AppError> {
     let execution = super::execution_id(&execution_id)?;
     state.store.executions().get(execution).await?;
     Ok(spawn_run(&state, app, on_event, None, move |session| {
         Box::pin(async move { agent::resume(session, execution).await })
     }))
-}
-
-fn resolution(choice: &str) -> Result<Resolution, AppError> {
-    choice.parse().map_err(|_| {
-        AppError::invalid(
-            "unknown choice: use one the failure offers (compress, retry, skip, replan, rollback \
-             or abort)",
-        )
-    })
 }
 
 fn live(runs: &Runs, run_id: &str) -> Result<Arc<LiveRun>, AppError> {
@@ -279,7 +257,7 @@ type RunFuture<'a> =
 fn spawn_run(
     state: &AppState,
     app: tauri::AppHandle,
-    channel: Channel<RunEvent>,
+    channel: Channel<RunUpdate>,
     provider: Option<String>,
     work: impl for<'s> FnOnce(&'s Session<'s>) -> RunFuture<'s> + Send + 'static,
 ) -> String {
@@ -301,14 +279,14 @@ fn spawn_run(
                 cancel: run.cancel.clone(),
             };
             let ended = match work(&session).await {
-                Ok(outcome) => RunEvent::RunEnded {
+                Ok(outcome) => RunUpdate::Ended {
                     status: Some(outcome.execution.status),
                     answer: outcome.answer,
                     error: None,
                 },
                 Err(e) => {
                     tracing::warn!(error = %e, "run ended in an error");
-                    RunEvent::RunEnded {
+                    RunUpdate::Ended {
                         status: None,
                         answer: None,
                         error: Some(AppError::from(e)),
@@ -317,7 +295,7 @@ fn spawn_run(
             };
             runs.end(&id);
             if sink.was_long()
-                && let RunEvent::RunEnded { status, .. } = &ended
+                && let RunUpdate::Ended { status, .. } = &ended
             {
                 let body = match status {
                     Some(ExecutionStatus::Succeeded) => "The run finished.",

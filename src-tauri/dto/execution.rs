@@ -8,7 +8,7 @@ use decima_store::{Execution, ExecutionStatus, Failure, Resolution, ResolvedBy, 
 use serde::Serialize;
 use specta::Type;
 
-use super::run_event::TodoItem;
+use decima_runtime::events::TodoView;
 
 /// An execution, with what its panels need.
 #[derive(Debug, Clone, Serialize, Type)]
@@ -33,7 +33,7 @@ pub struct ExecutionView {
     /// Its final review disagreed with its answer.
     pub contested: bool,
     /// Its plan.
-    pub todos: Vec<TodoItem>,
+    pub todos: Vec<TodoView>,
     /// Todos that have a snapshot to roll back to.
     pub snapshot_todo_ids: Vec<String>,
     /// The failure it waits on, when it awaits a choice.
@@ -112,10 +112,7 @@ impl ExecutionView {
             result: execution.result.clone(),
             error: execution.error.clone(),
             contested: execution.contested,
-            todos: todos
-                .iter()
-                .map(|t| TodoItem::from(&decima_runtime::events::TodoView::from(t)))
-                .collect(),
+            todos: todos.iter().map(TodoView::from).collect(),
             snapshot_todo_ids,
             waiting_on: waiting_on.map(FailureReport::from),
             created_at: execution.created_at.to_rfc3339(),

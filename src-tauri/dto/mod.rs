@@ -4,7 +4,7 @@
 
 mod compression;
 mod execution;
-mod run_event;
+mod run_update;
 mod settings;
 
 pub use compression::{CompactionMarker, CompressionPreview, SummaryPreview};
@@ -12,7 +12,7 @@ pub use execution::{
     AnsweredFailure, ExecutionView, FailureReport, FindingView, PlanRollbackView, ReviewView,
     TodoChangesView,
 };
-pub use run_event::{LayerTokens, RunEvent, TodoItem};
+pub use run_update::RunUpdate;
 pub use settings::{
     DatabaseView, EngineChoiceView, ExportView, ImageBuildEvent, McpCheckView, McpServerOptions,
     McpServerView, McpSwitchView, McpToolView, PresetView, PricesView, ProbeFailure,

@@ -56,7 +56,7 @@ export const commands = {
 	 */
 	contextUsage: (conversationId: string) => typedError<ContextUsage, AppError>(__TAURI_INVOKE("context_usage", { conversationId })),
 	/**  Starts an agent run on `task`, in the conversation (or a new one titled from the task). */
-	runStart: (conversationId: string | null, task: string, rewindFrom: number | null, onEvent: Channel<RunEvent>) => typedError<string, AppError>(__TAURI_INVOKE("run_start", { conversationId, task, rewindFrom, onEvent })),
+	runStart: (conversationId: string | null, task: string, rewindFrom: number | null, onEvent: Channel<RunUpdate>) => typedError<string, AppError>(__TAURI_INVOKE("run_start", { conversationId, task, rewindFrom, onEvent })),
 	/**
 	 *  Stops a run: the model's stream is dropped, a running command's process group is killed,
 	 *  and the execution ends `cancelled` (or stays waiting, when it waited for a choice).
@@ -72,12 +72,12 @@ export const commands = {
 	 *  analyst's guidance with it (stored as their message); any other choice is
 	 *  refused and the run keeps waiting.
 	 */
-	runChoose: (runId: string, choice: string, guidance: string | null) => typedError<null, AppError>(__TAURI_INVOKE("run_choose", { runId, choice, guidance })),
+	runChoose: (runId: string, choice: Resolution, guidance: string | null) => typedError<null, AppError>(__TAURI_INVOKE("run_choose", { runId, choice, guidance })),
 	/**
 	 *  Answers the MCP call a live run waits to have approved: `once`, `conversation` (this
 	 *  conversation from now on), `always` (this tool of this server), or `deny`.
 	 */
-	runApprove: (runId: string, answer: string) => typedError<null, AppError>(__TAURI_INVOKE("run_approve", { runId, answer })),
+	runApprove: (runId: string, answer: Approval) => typedError<null, AppError>(__TAURI_INVOKE("run_approve", { runId, answer })),
 	/**  The servers, in the order they were added, each with how its last start went. */
 	mcpServerList: () => typedError<McpServerView[], AppError>(__TAURI_INVOKE("mcp_server_list")),
 	/**
@@ -117,9 +117,9 @@ export const commands = {
 	 *  Continues an execution that waits for a choice and has no live run (it stopped waiting
 	 *  when the app closed, or was started from the CLI).
 	 */
-	executionRecover: (executionId: string, choice: string, guidance: string | null, onEvent: Channel<RunEvent>) => typedError<string, AppError>(__TAURI_INVOKE("execution_recover", { executionId, choice, guidance, onEvent })),
+	executionRecover: (executionId: string, choice: Resolution, guidance: string | null, onEvent: Channel<RunUpdate>) => typedError<string, AppError>(__TAURI_INVOKE("execution_recover", { executionId, choice, guidance, onEvent })),
 	/**  Continues an interrupted execution from its last stored state. */
-	executionResume: (executionId: string, onEvent: Channel<RunEvent>) => typedError<string, AppError>(__TAURI_INVOKE("execution_resume", { executionId, onEvent })),
+	executionResume: (executionId: string, onEvent: Channel<RunUpdate>) => typedError<string, AppError>(__TAURI_INVOKE("execution_resume", { executionId, onEvent })),
 	/**
 	 *  The conversation's executions, newest first, each followed by its subagents (depth first,
 	 *  in start order): the run list, the subagent tree and the recovery panel read this.
@@ -143,13 +143,13 @@ export const commands = {
 	 */
 	reviewLatest: (conversationId: string, executionId: string | null) => typedError<ReviewView | null, AppError>(__TAURI_INVOKE("review_latest", { conversationId, executionId })),
 	/**  What compressing at `level` with `strategy` would do; nothing is stored. */
-	compressionPreview: (conversationId: string, level: string, strategy: string) => typedError<CompressionPreview, AppError>(__TAURI_INVOKE("compression_preview", { conversationId, level, strategy })),
+	compressionPreview: (conversationId: string, level: CompressionLevel, strategy: Strategy) => typedError<CompressionPreview, AppError>(__TAURI_INVOKE("compression_preview", { conversationId, level, strategy })),
 	/**
 	 *  Compresses at `level` with `strategy` and stores the compaction. A model-written summary is
 	 *  the one the preview showed, unless the conversation changed since; then the model writes
 	 *  it again.
 	 */
-	compressionApply: (conversationId: string, level: string, strategy: string) => typedError<CompressionPreview, AppError>(__TAURI_INVOKE("compression_apply", { conversationId, level, strategy })),
+	compressionApply: (conversationId: string, level: CompressionLevel, strategy: Strategy) => typedError<CompressionPreview, AppError>(__TAURI_INVOKE("compression_apply", { conversationId, level, strategy })),
 	/**  Undoes a compaction: its summaries stop being in force and what they replaced is back. */
 	compressionUndo: (compactionId: string) => typedError<null, AppError>(__TAURI_INVOKE("compression_undo", { compactionId })),
 	/**  The conversation's compactions in force, oldest first. */
@@ -440,6 +440,17 @@ export type AppError = {
 	class?: FailureClass | null,
 };
 
+/**  The analyst's answer. */
+export type Approval = 
+/**  Run this call. */
+"once" | 
+/**  Run this tool's calls in this conversation from now on. */
+"conversation" | 
+/**  Run this tool's calls always. */
+"always" | 
+/**  Do not run it. */
+"deny";
+
 /**  A compaction in force: a marker in the conversation, where its summaries stand, with undo. */
 export type CompactionMarker = {
 	/**  Its id, for undo. */
@@ -565,6 +576,9 @@ export type ConversationBusy = {
 	message: string,
 };
 
+/**  Identifies a conversation: the unit a user sees in the sidebar. */
+export type ConversationId = string;
+
 /**  A conversation as the sidebar lists it. */
 export type ConversationSummary = {
 	/**  The conversation id. */
@@ -659,6 +673,9 @@ export type ErrorCode =
 /**  A bug: something that should not happen. */
 "internal";
 
+/**  Identifies one agent run (an execution), including subagent runs. */
+export type ExecutionId = string;
+
 /**  Where an execution is in its life, as stored in `executions.status`. */
 export type ExecutionStatus = 
 /**  Created, not started. */
@@ -697,7 +714,7 @@ export type ExecutionView = {
 	/**  Its final review disagreed with its answer. */
 	contested: boolean,
 	/**  Its plan. */
-	todos: TodoItem[],
+	todos: TodoView[],
 	/**  Todos that have a snapshot to roll back to. */
 	snapshotTodoIds: string[],
 	/**  The failure it waits on, when it awaits a choice. */
@@ -925,11 +942,11 @@ text: string } |
 /**  The tool's line. */
 line: string };
 
-/**  One layer's share of the context, as a run reports it. */
-export type LayerTokens = {
-	/**  The layer. */
+/**  One layer of the context meter. */
+export type LayerUsage = {
+	/**  The layer's name (system_constants, global_summary, ..., pending). */
 	name: string,
-	/**  Its tokens. */
+	/**  Its tokens, in model tokens. */
 	tokens: number,
 };
 
@@ -1305,6 +1322,34 @@ export type ResolvedBy =
 /**  The run chose by itself: a logic failure's one automatic replan. */
 "automatic";
 
+/**
+ *  What part of the history a review reads, without its count or content: the name stored
+ *  with the review and sent when it starts (the content may be long, and is the analyst's).
+ */
+export type ReviewScope = 
+/**  The whole history. */
+"full_history" | 
+/**  The last messages. */
+"recent_messages" | 
+/**  Content given with the request. */
+"specific_content";
+
+/**  What asked for the review. */
+export type ReviewTrigger = 
+/**  The agent called `tenth_man_review`. */
+"tool" | 
+/**  The runtime: the final review, or one before a risky call. */
+"system" | 
+/**  The analyst (`decima review`, the button). */
+"user";
+
+/**  How deep the review goes. */
+export type ReviewType = 
+/**  A fast risk check: a quarter of the budget, at most three findings. */
+"quick" | 
+/**  A complete critique. */
+"full";
+
 /**  A tenth-man review and the findings earlier reviews left open. */
 export type ReviewView = {
 	/**  Its id. */
@@ -1367,54 +1412,46 @@ export type RunEndingView = {
 	afterSeq: number,
 };
 
-/**  A run's progress, in the order it happened. `runEnded` is always the last one. */
+/**  Something the runtime did or is doing, in the order it happened. */
 export type RunEvent = 
-/**  A piece of the answer's text. */
-{ type: "textDelta"; 
-/**  The text. */
-text: string; 
-/**
- *  When Rust forwarded it, in milliseconds since the epoch: the window measures how
- *  long a delta takes to reach the screen against it.
- */
-atMs: number | null } | 
-/**  A piece of the model's reasoning. */
-{ type: "reasoningDelta"; 
+/**  A chat turn started in this conversation (new or existing). */
+{ type: "turn_started"; 
+/**  The conversation the turn belongs to. */
+conversation_id: ConversationId } | 
+/**  A piece of the answer's visible text. */
+{ type: "text_delta"; 
 /**  The text. */
 text: string } | 
-/**  What streamed since the last stored message is void (a retry starts over). */
+/**  A piece of the model's reasoning. */
+{ type: "reasoning_delta"; 
+/**  The text. */
+text: string } | 
+/**  Everything streamed since the last final event is void: a retry starts over. */
 { type: "discarded"; 
 /**  Why. */
 reason: string } | 
-/**  A message was stored: the list reloads its tail. */
-{ type: "messageStored"; 
+/**  A message was stored. */
+{ type: "message_stored"; 
 /**  Its seq. */
-seq: number; 
-/**  Its role. */
+seq: number | null; 
+/**  Who said it. */
 role: Role } | 
-/**  The context was compressed. */
+/**  A compaction was applied, automatically or on request. */
 { type: "compacted"; 
-/**  The compaction, for undo. */
-compactionId: string; 
+/**  The stored compaction, for undo. */
+compaction_id: string; 
 /**  How far it compressed. */
 level: CompressionLevel; 
 /**  What set it off. */
 trigger: CompactionTrigger; 
-/**  Tokens before. */
-tokensBefore: number; 
-/**  Tokens after. */
-tokensAfter: number } | 
-/**  Something the analyst should know that did not stop the run. */
-{ type: "warning"; 
-/**  One line. */
-message: string } | 
-/**
- *  An MCP call waits for the analyst: allow it once, for this conversation, always, or
- *  refuse it (`run_approve`).
- */
-{ type: "approvalAsked"; 
+/**  Tokens the history needed before. */
+tokens_before: number; 
+/**  And after. */
+tokens_after: number } | 
+/**  An MCP call waits for the analyst's approval (no rule approved it). */
+{ type: "approval_asked"; 
 /**  The call. */
-callId: string; 
+call_id: string; 
 /**  The server. */
 server: string; 
 /**  The server's own name for the tool. */
@@ -1422,143 +1459,175 @@ tool: string;
 /**  The call's arguments as the model sent them. */
 arguments: string; 
 /**  The server says the tool only reads. */
-readOnly: boolean | null; 
+read_only: boolean | null; 
 /**  The server says the tool may destroy data. */
 destructive: boolean | null } | 
-/**  The run's execution exists. */
-{ type: "executionStarted"; 
+/**  Something the person should know that did not stop the operation. */
+{ type: "warning"; 
+/**  One line. */
+message: string } | 
+/**  An agent execution started or continued (after a choice, or resumed). */
+{ type: "execution_started"; 
 /**  The execution. */
-executionId: string; 
+execution_id: ExecutionId; 
 /**  Its conversation. */
-conversationId: string; 
-/**  Where its tools work. */
+conversation_id: ConversationId; 
+/**  The directory its tools work in. */
 workspace: string; 
-/**  started, resumed or recovered. */
-how: string } | 
-/**  How full the next request is. */
-{ type: "contextUsage"; 
-/**  Of the input room, 0..1 (above 1 when over). */
+/**  How it came to run. */
+how: RunStart } | 
+/**  The context a step is about to send: every layer, against the input room. */
+{ type: "context_usage"; 
+/**  Usage as a fraction of the input room. */
 usage: number | null; 
-/**  Tokens used. */
+/**  Tokens the request holds (model tokens). */
 used: number; 
-/**  Tokens the prompt may use. */
-inputRoom: number; 
-/**  Per layer. */
-layers: LayerTokens[] } | 
-/**  A tool call started. */
-{ type: "toolStarted"; 
-/**  The call. */
-callId: string; 
+/**  The input room (window minus the output reserve). */
+input_room: number; 
+/**  Tokens per layer, pending included. */
+layers: LayerUsage[] } | 
+/**  A tool call is about to run. */
+{ type: "tool_started"; 
+/**  The call's id. */
+call_id: string; 
 /**  The tool. */
 name: string; 
-/**  Its JSON arguments, as the model wrote them. */
+/**  Its arguments, as the model wrote them. */
 arguments: string } | 
-/**  A tool call ended. */
-{ type: "toolFinished"; 
-/**  The call. */
-callId: string; 
+/**  A tool call finished, failed or was answered without running. */
+{ type: "tool_finished"; 
+/**  The call's id. */
+call_id: string; 
 /**  The tool. */
 name: string; 
 /**  The command's exit code, for shell. */
-exitCode: number | null; 
-/**  How long it ran. */
-durationMs: number; 
-/**  The failure class, when it failed. */
+exit_code: number | null; 
+/**  Wall time. */
+duration_ms: number | null; 
+/**  The failure class, when the call failed. */
 class: FailureClass | null; 
-/**  False when it was answered without running. */
+/**
+ *  False when the call was answered without running (to its end): cancelled,
+ *  interrupted by a crash, rolled back, or skipped after an earlier failure.
+ */
 ran: boolean; 
-/**  Images the tool returned: the card shows them (`tool_result_images`). */
+/**  Images the tool returned, kept with its result (the window shows them). */
 images: number } | 
-/**  The plan changed. */
-{ type: "todosChanged"; 
-/**  The whole plan. */
-todos: TodoItem[] } | 
-/**  The workspace was snapshotted. */
-{ type: "snapshotTaken"; 
-/**  The snapshot. */
-snapshotId: string; 
+/**  The plan changed (todo_write, a rollback, a skip). */
+{ type: "todos_changed"; 
+/**  The whole plan after the change. */
+todos: TodoView[] } | 
+/**  A workspace snapshot was taken. */
+{ type: "snapshot_taken"; 
+/**  The stored snapshot's id. */
+snapshot_id: string; 
 /**  The todo it belongs to. */
-todoId: string | null; 
-/**  todo_started, checkpoint or manual. */
-reason: string } | 
-/**  A failure was recorded. */
+todo_id: string | null; 
+/**  Why it was taken. */
+reason: SnapshotReason; 
+/**  The last message seq it covers. */
+message_seq: number | null } | 
+/**  Something failed and took the failure path. */
 { type: "failure"; 
-/**  The failure. */
-failureId: string; 
+/**  The stored failure report. */
+failure_id: string; 
 /**  Its class. */
 class: FailureClass; 
-/**  What happened. */
-message: string } | 
-/**  A rollback ran. */
-{ type: "rolledBack"; 
-/**  The failure it answered. */
-failureId: string; 
-/**  Files put back. */
-filesRestored: number; 
-/**  Files removed. */
-filesRemoved: number; 
-/**  Messages undone. */
-messagesRemoved: number } | 
-/**  The run waits for the analyst's choice on this failure. */
-{ type: "awaitingChoice"; 
+/**  What happened, in one line. */
+message: string; 
+/**
+ *  A system failure (the sandbox, the disk, the database): the person should look now,
+ *  whatever they choose.
+ */
+alert: boolean } | 
+/**  The workspace, the plan and the history went back to a snapshot. */
+{ type: "rolled_back"; 
+/**  The failure that caused it. */
+failure_id: string; 
+/**  The snapshot restored. */
+snapshot_id: string; 
+/**  Files written back. */
+files_restored: number | null; 
+/**  Files created since the snapshot and removed. */
+files_removed: number | null; 
+/**  Messages soft-deleted. */
+messages_removed: number | null } | 
+/**  The execution waits for the person to pick one of the choices the failure offers. */
+{ type: "awaiting_choice"; 
 /**  The execution that waits. */
-executionId: string; 
-/**  The failure. */
-failureId: string } | 
-/**  A choice was applied. */
+execution_id: ExecutionId; 
+/**  The failure to resolve. */
+failure_id: string; 
+/**  The choices it offers, best first: the only ones it accepts. */
+suggestions: Resolution[] } | 
+/**  A choice was taken (by the person or automatically) and the run goes on. */
 { type: "recovered"; 
-/**  The failure. */
-failureId: string; 
-/**  The choice taken, one the failure offered: retry, skip, replan, rollback or abort. */
-choice: string } | 
-/**  A subagent started. */
-{ type: "subagentStarted"; 
-/**  Its parent's execution. */
-parentId: string; 
-/**  Its execution. */
-executionId: string; 
-/**  Its conversation. */
-conversationId: string; 
-/**  1 for a child of the top run. */
+/**  The failure resolved. */
+failure_id: string; 
+/**  The choice taken, one the failure offered. */
+choice: Resolution } | 
+/**  A step ended: what it cost, and how much of that was waiting on the model and tools. */
+{ type: "step_timed"; 
+/**  The step's number in the execution. */
+step: number; 
+/**  Wall time of the whole step. */
+total_us: number | null; 
+/**  Waiting for the model's answer. */
+model_us: number | null; 
+/**  Running tools. */
+tools_us: number | null; 
+/**  The runtime's own cost: building the context, storing, recording. */
+overhead_us: number | null } | 
+/**  A subagent was spawned and started (at any depth below the run that emits it). */
+{ type: "subagent_started"; 
+/**  The execution that spawned it. */
+parent_id: ExecutionId; 
+/**  The subagent's execution. */
+execution_id: ExecutionId; 
+/**  Its own conversation, where its messages are. */
+conversation_id: ConversationId; 
+/**  Its depth: 1 for a child of the top-level run. */
 depth: number; 
-/**  What it was asked. */
+/**  What it was asked to do. */
 task: string } | 
-/**  A subagent ended. */
-{ type: "subagentFinished"; 
-/**  Its parent's execution. */
-parentId: string; 
-/**  Its execution. */
-executionId: string; 
-/**  How it ended. */
+/**  A subagent ended or stopped. */
+{ type: "subagent_finished"; 
+/**  The execution that spawned it. */
+parent_id: ExecutionId; 
+/**  The subagent's execution. */
+execution_id: ExecutionId; 
+/**  succeeded, failed, cancelled or interrupted. */
 status: ExecutionStatus } | 
 /**  A tenth-man review started. */
-{ type: "reviewStarted"; 
-/**  tool, system or user. */
-trigger: string } | 
-/**  A tenth-man review ended. */
-{ type: "reviewFinished"; 
-/**  The review. */
-reviewId: string; 
+{ type: "review_started"; 
+/**  The conversation reviewed. */
+conversation_id: ConversationId; 
+/**  The execution reviewed, if one. */
+execution_id: ExecutionId | null; 
+/**  What asked for it. */
+trigger: ReviewTrigger; 
+/**  What part of the history it reads. */
+mode: ReviewScope; 
+/**  How deep it goes. */
+review_type: ReviewType } | 
+/**  A tenth-man review is stored (or was found in the cache). */
+{ type: "review_finished"; 
+/**  The stored review. */
+review_id: string; 
 /**  How much it thinks is wrong. */
-riskLevel: RiskLevel; 
-/**  How many findings. */
+risk_level: RiskLevel; 
+/**  How many findings it raised. */
 findings: number; 
-/**  The final review disagrees with the answer. */
+/**  Served from the cache: no request was made. */
+cached: boolean; 
+/**  A final review that contests the run's result. */
 contested: boolean } | 
-/**  An execution (the run's, or a subagent's) ended or stopped to wait. */
+/**  The execution ended or stopped: the last event of a run. */
 { type: "finished"; 
 /**  The execution. */
-executionId: string; 
-/**  Its status. */
-status: ExecutionStatus } | 
-/**  The run is over: nothing follows. */
-{ type: "runEnded"; 
-/**  The execution's status, when it got that far. */
-status: ExecutionStatus | null; 
-/**  The final answer, when it succeeded. */
-answer: string | null; 
-/**  Why it could not go on, when it ended in an error. */
-error: AppError | null };
+execution_id: ExecutionId; 
+/**  succeeded, failed, cancelled, interrupted or awaiting_user. */
+status: ExecutionStatus };
 
 /**
  *  A conversation's own run options (`None`: follows the settings or the default), with what
@@ -1592,6 +1661,38 @@ export type RunOptionsView = {
 	/**  The data folder's own workspace for this conversation, used otherwise. */
 	defaultWorkspace: string,
 };
+
+/**
+ *  How an execution came to run: started by a task, continued after a failure's choice, or
+ *  picked up again after its process stopped.
+ */
+export type RunStart = 
+/**  A new execution for a task. */
+"run" | 
+/**  After a choice on its failure. */
+"recover" | 
+/**  After its process stopped (a crash, a closed window). */
+"resume";
+
+/**  One message on a run's channel, in the order it happened. `ended` is always the last one. */
+export type RunUpdate = 
+/**  Something the run (or one of its subagents) did. */
+{ kind: "event"; 
+/**  The event, as the runtime emitted it. */
+event: RunEvent; 
+/**
+ *  When Rust sent it, in milliseconds since the epoch: the window measures how long a
+ *  text delta takes to reach the screen against it.
+ */
+sentAtMs: number | null } | 
+/**  The run is over: nothing follows. */
+{ kind: "ended"; 
+/**  The execution's status, when it got that far. */
+status: ExecutionStatus | null; 
+/**  The final answer, when it succeeded. */
+answer: string | null; 
+/**  Why it could not go on, when it ended in an error. */
+error: AppError | null };
 
 /**  The analyst's sandbox image as the engine holds it, for the settings' Build button. */
 export type SandboxImageView = {
@@ -1664,6 +1765,15 @@ export type Severity =
 "high" | 
 /**  Makes the conclusion wrong or unsafe. */
 "critical";
+
+/**  Why a snapshot was taken, as stored in `snapshots.reason` and sent with its event. */
+export type SnapshotReason = 
+/**  A todo is about to start: the state to return to if it fails. */
+"todo_start" | 
+/**  A checkpoint todo finished. */
+"checkpoint" | 
+/**  The user asked for one. */
+"manual";
 
 /**  A snippet of a message around a search match, split so the view marks the match as text. */
 export type SnippetView = {
@@ -1750,24 +1860,6 @@ export type TodoChangesView = {
 	workspaceUnknown: string | null,
 };
 
-/**  A todo of the plan, as the todo panel shows it. */
-export type TodoItem = {
-	/**  Its id in the plan. */
-	id: string,
-	/**  What it is. */
-	title: string,
-	/**  Where it stands. */
-	status: TodoStatus,
-	/**  The phase it belongs to. */
-	phase: string | null,
-	/**  Completing it takes a checkpoint. */
-	checkpoint: boolean,
-	/**  Kept in every context. */
-	pinned: boolean,
-	/**  Why it failed or was skipped. */
-	reason: string | null,
-};
-
 /**  A todo's progress, as stored in `todos.status`. */
 export type TodoStatus = 
 /**  Not started. */
@@ -1785,6 +1877,24 @@ export type TodoStatus =
  *  model. The todo's `reason` says how the run ended.
  */
 "cancelled";
+
+/**  A todo as events and the execution view show it. */
+export type TodoView = {
+	/**  Its id, for todo_write updates. */
+	id: string,
+	/**  What it is. */
+	title: string,
+	/**  Where it stands. */
+	status: TodoStatus,
+	/**  Its phase. */
+	phase: string | null,
+	/**  Whether finishing it takes a checkpoint. */
+	checkpoint: boolean,
+	/**  Whether it stays in the session context verbatim. */
+	pinned: boolean,
+	/**  Why it failed or was skipped. */
+	reason: string | null,
+};
 
 /**  A tool call on an assistant message. */
 export type ToolCallView = {

@@ -13,8 +13,9 @@ macro_rules! typed_id {
     ($(#[$doc:meta])* $name:ident, $kind:literal) => {
         $(#[$doc])*
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+        #[cfg_attr(feature = "specta", derive(specta::Type))]
         #[serde(transparent)]
-        pub struct $name(Uuid);
+        pub struct $name(#[cfg_attr(feature = "specta", specta(type = String))] Uuid);
 
         impl $name {
             /// A fresh, time-ordered id.

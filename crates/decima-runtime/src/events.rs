@@ -1,14 +1,46 @@
 //! Progress reports. The runtime never prints: it emits typed events through one sink, which
-//! the CLI turns into terminal output and the desktop app forwards to the webview.
+//! the CLI turns into terminal output (or JSON lines) and the desktop app sends to the webview
+//! as they are: one type, one wire shape, and TypeScript types derived from it (the `specta`
+//! feature), so no copy of it exists to drift.
+//!
+//! Numbers the window reads as `number` are typed `f64` for TypeScript: a seq, a count of bytes
+//! or microseconds stays far below 2^53, where a JavaScript number is exact.
 
 use decima_core::context::CompressionLevel;
 use decima_core::{ConversationId, ExecutionId, FailureClass, RiskLevel, Role};
-use decima_store::{CompactionTrigger, ExecutionStatus, TodoStatus};
+use decima_store::{CompactionTrigger, ExecutionStatus, Resolution, SnapshotReason, TodoStatus};
 use serde::Serialize;
+
+use crate::review::{ReviewScope, ReviewTrigger, ReviewType};
+
+/// How an execution came to run: started by a task, continued after a failure's choice, or
+/// picked up again after its process stopped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, strum::IntoStaticStr, strum::Display)]
+#[serde(rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub enum RunStart {
+    /// A new execution for a task.
+    Run,
+    /// After a choice on its failure.
+    Recover,
+    /// After its process stopped (a crash, a closed window).
+    Resume,
+}
+
+impl RunStart {
+    /// The name logs and the CLI show.
+    pub fn as_str(self) -> &'static str {
+        self.into()
+    }
+}
 
 /// Something the runtime did or is doing, in the order it happened.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(tag = "type", rename_all = "snake_case")]
+// The container's name is not in the JSON; it names the TypeScript type `RunEvent`, where
+// `Event` is the DOM's.
+#[serde(tag = "type", rename = "RunEvent", rename_all = "snake_case")]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 pub enum Event {
     /// A chat turn started in this conversation (new or existing).
     TurnStarted {
@@ -33,6 +65,7 @@ pub enum Event {
     /// A message was stored.
     MessageStored {
         /// Its seq.
+        #[cfg_attr(feature = "specta", specta(type = f64))]
         seq: i64,
         /// Who said it.
         role: Role,
@@ -78,8 +111,8 @@ pub enum Event {
         conversation_id: ConversationId,
         /// The directory its tools work in.
         workspace: String,
-        /// run, recover or resume.
-        how: &'static str,
+        /// How it came to run.
+        how: RunStart,
     },
     /// The context a step is about to send: every layer, against the input room.
     ContextUsage {
@@ -110,6 +143,7 @@ pub enum Event {
         /// The command's exit code, for shell.
         exit_code: Option<i32>,
         /// Wall time.
+        #[cfg_attr(feature = "specta", specta(type = f64))]
         duration_ms: u64,
         /// The failure class, when the call failed.
         class: Option<FailureClass>,
@@ -117,7 +151,7 @@ pub enum Event {
         /// interrupted by a crash, rolled back, or skipped after an earlier failure.
         ran: bool,
         /// Images the tool returned, kept with its result (the window shows them).
-        images: usize,
+        images: u32,
     },
     /// The plan changed (todo_write, a rollback, a skip).
     TodosChanged {
@@ -130,9 +164,10 @@ pub enum Event {
         snapshot_id: String,
         /// The todo it belongs to.
         todo_id: Option<String>,
-        /// todo_start or checkpoint.
-        reason: &'static str,
+        /// Why it was taken.
+        reason: SnapshotReason,
         /// The last message seq it covers.
+        #[cfg_attr(feature = "specta", specta(type = f64))]
         message_seq: i64,
     },
     /// Something failed and took the failure path.
@@ -154,37 +189,46 @@ pub enum Event {
         /// The snapshot restored.
         snapshot_id: String,
         /// Files written back.
+        #[cfg_attr(feature = "specta", specta(type = f64))]
         files_restored: u64,
         /// Files created since the snapshot and removed.
+        #[cfg_attr(feature = "specta", specta(type = f64))]
         files_removed: u64,
         /// Messages soft-deleted.
+        #[cfg_attr(feature = "specta", specta(type = f64))]
         messages_removed: u64,
     },
     /// The execution waits for the person to pick one of the choices the failure offers.
     AwaitingChoice {
+        /// The execution that waits.
+        execution_id: ExecutionId,
         /// The failure to resolve.
         failure_id: String,
-        /// What the runtime suggests, best first.
-        suggestions: Vec<String>,
+        /// The choices it offers, best first: the only ones it accepts.
+        suggestions: Vec<Resolution>,
     },
     /// A choice was taken (by the person or automatically) and the run goes on.
     Recovered {
         /// The failure resolved.
         failure_id: String,
-        /// The choices the failure offers, best first: retry, skip, replan, rollback or abort.
-        choice: &'static str,
+        /// The choice taken, one the failure offered.
+        choice: Resolution,
     },
     /// A step ended: what it cost, and how much of that was waiting on the model and tools.
     StepTimed {
         /// The step's number in the execution.
         step: u32,
         /// Wall time of the whole step.
+        #[cfg_attr(feature = "specta", specta(type = f64))]
         total_us: u64,
         /// Waiting for the model's answer.
+        #[cfg_attr(feature = "specta", specta(type = f64))]
         model_us: u64,
         /// Running tools.
+        #[cfg_attr(feature = "specta", specta(type = f64))]
         tools_us: u64,
         /// The runtime's own cost: building the context, storing, recording.
+        #[cfg_attr(feature = "specta", specta(type = f64))]
         overhead_us: u64,
     },
     /// A subagent was spawned and started (at any depth below the run that emits it).
@@ -215,12 +259,12 @@ pub enum Event {
         conversation_id: ConversationId,
         /// The execution reviewed, if one.
         execution_id: Option<ExecutionId>,
-        /// tool, system or user.
-        trigger: &'static str,
-        /// full_history, recent_messages or specific_content.
-        mode: &'static str,
-        /// quick or full.
-        review_type: &'static str,
+        /// What asked for it.
+        trigger: ReviewTrigger,
+        /// What part of the history it reads.
+        mode: ReviewScope,
+        /// How deep it goes.
+        review_type: ReviewType,
     },
     /// A tenth-man review is stored (or was found in the cache).
     ReviewFinished {
@@ -229,7 +273,7 @@ pub enum Event {
         /// How much it thinks is wrong.
         risk_level: RiskLevel,
         /// How many findings it raised.
-        findings: usize,
+        findings: u32,
         /// Served from the cache: no request was made.
         cached: bool,
         /// A final review that contests the run's result.
@@ -246,15 +290,17 @@ pub enum Event {
 
 /// One layer of the context meter.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct LayerUsage {
     /// The layer's name (system_constants, global_summary, ..., pending).
     pub name: String,
     /// Its tokens, in model tokens.
-    pub tokens: u64,
+    pub tokens: u32,
 }
 
 /// A todo as events and the execution view show it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct TodoView {
     /// Its id, for todo_write updates.
     pub id: String,

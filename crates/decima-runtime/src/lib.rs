@@ -36,4 +36,4 @@ pub mod tools;
 pub mod workspace;
 
 pub use error::{Result, RuntimeError};
-pub use events::{CollectEvents, Event, EventSink, NoEvents};
+pub use events::{CollectEvents, Event, EventSink, NoEvents, RunStart};

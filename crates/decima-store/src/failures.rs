@@ -2,22 +2,33 @@
 //! they chose. A failure is resolved once; a second answer is refused, not overwritten, so a
 //! double click can never both retry and abort.
 
-use std::str::FromStr;
-
 use decima_core::names::echo_untrusted;
 use decima_core::{ExecutionId, FailureClass, Timestamp};
 use sqlx::FromRow;
 
 use crate::BeginWrite;
 use crate::on_pool;
-use crate::rows::corrupt;
+use crate::rows::{corrupt, named};
 use crate::snapshots::check_execution_and_todo;
 use crate::{Result, Store, StoreError};
 
 /// The user's answer to a failure, as stored in `failures.resolution`. The recovery panel
 /// offers exactly the ones a failure names, so it crosses to the webview as a union.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    serde::Serialize,
+    serde::Deserialize,
+    strum::IntoStaticStr,
+    strum::EnumString,
+    strum::Display,
+)]
 #[serde(rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
 #[cfg_attr(feature = "specta", derive(specta::Type))]
 pub enum Resolution {
     /// Run the failed todo again from its snapshot.
@@ -50,33 +61,17 @@ impl Resolution {
 
     /// The text stored in `failures.resolution`.
     pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Retry => "retry",
-            Self::Skip => "skip",
-            Self::Replan => "replan",
-            Self::Abort => "abort",
-            Self::Rollback => "rollback",
-            Self::Compress => "compress",
-        }
+        self.into()
     }
-}
 
-impl FromStr for Resolution {
-    type Err = StoreError;
-
-    fn from_str(s: &str) -> Result<Self> {
-        match s {
-            "retry" => Ok(Self::Retry),
-            "skip" => Ok(Self::Skip),
-            "replan" => Ok(Self::Replan),
-            "abort" => Ok(Self::Abort),
-            "rollback" => Ok(Self::Rollback),
-            "compress" => Ok(Self::Compress),
-            other => Err(StoreError::InvalidInput(format!(
+    /// Reads an answer a person typed or a row holds, with an error that lists the answers.
+    pub fn parse(text: &str) -> Result<Self> {
+        text.parse().map_err(|_| {
+            StoreError::InvalidInput(format!(
                 "{:?} is not a resolution (compress, retry, skip, replan, abort, rollback)",
-                echo_untrusted(other)
-            ))),
-        }
+                echo_untrusted(text)
+            ))
+        })
     }
 }
 
@@ -221,9 +216,8 @@ impl TryFrom<FailureRow> for Failure {
             resolution: row
                 .resolution
                 .as_deref()
-                .map(Resolution::from_str)
-                .transpose()
-                .map_err(|e| corrupt("failure resolution", e))?,
+                .map(|r| named("failure resolution", r))
+                .transpose()?,
             id: row.id,
             todo_id: row.todo_id,
             message: row.message,

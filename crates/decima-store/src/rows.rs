@@ -157,6 +157,17 @@ impl TryFrom<ConversationRow> for Conversation {
     }
 }
 
+/// A name stored in a text column read back as its enum: an unknown one is a corrupt row, named
+/// as it was found (escaped, shortened).
+pub(crate) fn named<T: std::str::FromStr>(
+    what: &'static str,
+    stored: &str,
+) -> Result<T, StoreError> {
+    stored
+        .parse()
+        .map_err(|_| corrupt(what, decima_core::names::echo_untrusted(stored)))
+}
+
 pub(crate) fn corrupt(what: &'static str, e: impl std::fmt::Display) -> StoreError {
     StoreError::Corrupt {
         what,

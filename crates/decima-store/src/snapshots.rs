@@ -7,11 +7,24 @@ use sqlx::FromRow;
 
 use crate::BeginWrite;
 use crate::on_pool;
-use crate::rows::corrupt;
+use crate::rows::{corrupt, named};
 use crate::{Result, Store, StoreError};
 
-/// Why a snapshot was taken, as stored in `snapshots.reason`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+/// Why a snapshot was taken, as stored in `snapshots.reason` and sent with its event.
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    serde::Serialize,
+    strum::IntoStaticStr,
+    strum::EnumString,
+)]
+#[serde(rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 pub enum SnapshotReason {
     /// A todo is about to start: the state to return to if it fails.
     TodoStart,
@@ -24,20 +37,7 @@ pub enum SnapshotReason {
 impl SnapshotReason {
     /// The text stored in `snapshots.reason`.
     pub fn as_str(self) -> &'static str {
-        match self {
-            Self::TodoStart => "todo_start",
-            Self::Checkpoint => "checkpoint",
-            Self::Manual => "manual",
-        }
-    }
-
-    fn parse(s: &str) -> Result<Self> {
-        match s {
-            "todo_start" => Ok(Self::TodoStart),
-            "checkpoint" => Ok(Self::Checkpoint),
-            "manual" => Ok(Self::Manual),
-            other => Err(corrupt("snapshot reason", echo_untrusted(other))),
-        }
+        self.into()
     }
 }
 
@@ -107,7 +107,7 @@ impl TryFrom<SnapshotRow> for Snapshot {
                 .execution_id
                 .parse()
                 .map_err(|e| corrupt("execution id", e))?,
-            reason: SnapshotReason::parse(&row.reason)?,
+            reason: named("snapshot reason", &row.reason)?,
             todo_state: serde_json::from_str(&row.todo_state)
                 .map_err(|e| corrupt("snapshot todo_state", e))?,
             id: row.id,

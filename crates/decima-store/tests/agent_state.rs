@@ -674,7 +674,7 @@ async fn failures_are_recorded_and_resolved_exactly_once() {
             "{err}"
         );
         assert_echoed_safely(&err);
-        let err = hostile.parse::<Resolution>().unwrap_err();
+        let err = Resolution::parse(&hostile).unwrap_err();
         assert_echoed_safely(&err);
     }
     assert!(matches!(

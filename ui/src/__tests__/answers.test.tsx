@@ -56,7 +56,7 @@ describe("an answer that is not whole", () => {
     expect(backend.callsOf("run_start")[0]?.args).toMatchObject({ conversationId: "c1", task: "Continue where you stopped.", rewindFrom: null });
     // Like Send, it cannot start another run while this one works.
     await waitFor(() => expect(within(shownMessage(2)!).getByTestId("answer-continue")).toBeDisabled());
-    act(() => backend.emit({ type: "runEnded", status: "succeeded", answer: "done", error: null }));
+    act(() => backend.end({ status: "succeeded", answer: "done", error: null }));
     await waitFor(() => expect(within(shownMessage(2)!).getByTestId("answer-continue")).toBeEnabled());
   });
 

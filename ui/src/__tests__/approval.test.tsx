@@ -1,16 +1,16 @@
 import { act, screen, waitFor, within } from "@testing-library/react";
 import { beforeEach, describe, expect, it } from "vitest";
 import { setLanguage } from "../i18n";
-import { idle, reduce } from "../run/state";
+import { end, idle, reduce } from "../run/state";
 import { backendWith, openC1, startRun } from "../test/conversation";
 
 const asked = {
-  type: "approvalAsked",
-  callId: "call_1",
+  type: "approval_asked",
+  call_id: "call_1",
   server: "db",
   tool: "drop_table",
   arguments: '{"table":"ledger_2025"}',
-  readOnly: null,
+  read_only: null,
   destructive: true,
 } as const;
 
@@ -23,28 +23,28 @@ describe("an MCP call waiting for approval", () => {
     const waiting = reduce({ ...idle, live: true }, asked);
     expect(waiting.approval).toMatchObject({ callId: "call_1", server: "db", tool: "drop_table", destructive: true });
     const other = reduce(waiting, {
-      type: "toolFinished",
-      callId: "call_0",
+      type: "tool_finished",
+      call_id: "call_0",
       name: "shell",
-      exitCode: 0,
-      durationMs: 3,
+      exit_code: 0,
+      duration_ms: 3,
       class: null,
       ran: true,
       images: 0,
     });
     expect(other.approval).not.toBeNull();
     const done = reduce(waiting, {
-      type: "toolFinished",
-      callId: "call_1",
+      type: "tool_finished",
+      call_id: "call_1",
       name: "mcp__db__drop_table",
-      exitCode: null,
-      durationMs: 1,
+      exit_code: null,
+      duration_ms: 1,
       class: "permission",
       ran: true,
       images: 0,
     });
     expect(done.approval).toBeNull();
-    expect(reduce(waiting, { type: "runEnded", status: "cancelled", answer: null, error: null }).approval).toBeNull();
+    expect(end(waiting, { status: "cancelled", answer: null, error: null }).approval).toBeNull();
   });
 
   it("is asked in the run's view with the server's claim, and the answer goes to the run", async () => {
@@ -52,7 +52,7 @@ describe("an MCP call waiting for approval", () => {
     const { user } = await openC1();
     await startRun(backend, user);
     act(() =>
-      backend.emit({ type: "toolStarted", callId: "call_1", name: "mcp__db__drop_table", arguments: asked.arguments }),
+      backend.emit({ type: "tool_started", call_id: "call_1", name: "mcp__db__drop_table", arguments: asked.arguments }),
     );
     act(() => backend.emit(asked));
     const prompt = await screen.findByRole("group", { name: "Approval of an MCP call" });
@@ -74,7 +74,7 @@ describe("an MCP call waiting for approval", () => {
     const { user } = await openC1();
     await startRun(backend, user);
     await act(() => setLanguage("zh"));
-    act(() => backend.emit({ ...asked, destructive: null, readOnly: true }));
+    act(() => backend.emit({ ...asked, destructive: null, read_only: true }));
     const prompt = await screen.findByRole("group", { name: "批准 MCP 调用" });
     expect(prompt).toHaveTextContent("db 想运行 drop_table");
     expect(prompt).toHaveTextContent("服务器称此工具只读取数据");

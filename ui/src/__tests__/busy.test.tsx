@@ -133,7 +133,7 @@ describe("a busy conversation", () => {
     expect(screen.queryByTestId("composer-busy")).toBeNull();
 
     backend.busy.c1 = null;
-    act(() => backend.emit({ type: "runEnded", status: "succeeded", answer: "done", error: null }));
+    act(() => backend.end({ status: "succeeded", answer: "done", error: null }));
     await waitFor(() => expect(backend.callsOf("conversation_busy").length).toBeGreaterThan(checks));
     expect(screen.getByRole("button", { name: "Send" })).toBeInTheDocument();
     expect(screen.queryByTestId("composer-busy")).toBeNull();

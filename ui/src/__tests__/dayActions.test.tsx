@@ -182,7 +182,7 @@ describe("the model's title", () => {
     await waitFor(() => expect(backend.callsOf("conversation_rename")).toHaveLength(1));
     expect(backend.callsOf("conversation_title_from_model")).toHaveLength(0);
     backend.messages[backend.conversations[0]!.id]?.push(message({ id: "a1", seq: 2, role: "assistant", content: "Checked." }));
-    act(() => backend.emit({ type: "runEnded", status: "succeeded", answer: "Checked.", error: null } as never));
+    act(() => backend.end({ status: "succeeded", answer: "Checked.", error: null } as never));
     await waitFor(() => expect(backend.callsOf("conversation_title_from_model")).toHaveLength(1));
     expect(backend.callsOf("conversation_title_from_model")[0]?.args).toMatchObject({
       expectedTitle: "check the q3 invoices against the ledger please",

@@ -31,8 +31,8 @@ async function answered() {
   await startRun(backend, user);
   emit(
     backend,
-    { type: "executionStarted", executionId: "e1", conversationId: "c1", workspace: "/ws", how: "started" },
-    { type: "toolStarted", callId: "k1", name: "shell", arguments: '{"command":"rm -rf out"}' },
+    { type: "execution_started", execution_id: "e1", conversation_id: "c1", workspace: "/ws", how: "run" },
+    { type: "tool_started", call_id: "k1", name: "shell", arguments: '{"command":"rm -rf out"}' },
   );
   return { backend, user };
 }
@@ -40,13 +40,13 @@ async function answered() {
 describe("the final review", () => {
   it("is not the review before a risky call, which the call's card shows", async () => {
     const { backend } = await answered();
-    emit(backend, { type: "reviewStarted", trigger: "system" });
+    emit(backend, { type: "review_started", conversation_id: "c1", execution_id: "e1", trigger: "system", mode: "full_history", review_type: "full" });
     expect(screen.queryByTestId("live-reviewing")).toBeNull();
     expect(screen.queryByTestId("skip-review")).toBeNull();
-    emit(backend, { type: "reviewFinished", reviewId: "r0", riskLevel: "low", findings: 0, contested: false });
-    emit(backend, { type: "toolFinished", callId: "k1", name: "shell", exitCode: 0, durationMs: 5, class: null, ran: true, images: 0 });
+    emit(backend, { type: "review_finished", review_id: "r0", risk_level: "low", findings: 0, contested: false, cached: false });
+    emit(backend, { type: "tool_finished", call_id: "k1", name: "shell", exit_code: 0, duration_ms: 5, class: null, ran: true, images: 0 });
     // A review the agent asked for through its tool is not the final one either.
-    emit(backend, { type: "reviewStarted", trigger: "tool" });
+    emit(backend, { type: "review_started", conversation_id: "c1", execution_id: "e1", trigger: "tool", mode: "full_history", review_type: "full" });
     expect(screen.queryByTestId("live-reviewing")).toBeNull();
     expect(screen.getByTestId("live-text")).toHaveTextContent("Working…");
   });
@@ -55,10 +55,10 @@ describe("the final review", () => {
     const { backend, user } = await answered();
     emit(
       backend,
-      { type: "toolFinished", callId: "k1", name: "shell", exitCode: 0, durationMs: 5, class: null, ran: true, images: 0 },
-      { type: "textDelta", text: "There are 3 invoices.", atMs: 1 },
-      { type: "messageStored", seq: 3, role: "assistant" },
-      { type: "reviewStarted", trigger: "system" },
+      { type: "tool_finished", call_id: "k1", name: "shell", exit_code: 0, duration_ms: 5, class: null, ran: true, images: 0 },
+      { type: "text_delta", text: "There are 3 invoices." },
+      { type: "message_stored", seq: 3, role: "assistant" },
+      { type: "review_started", conversation_id: "c1", execution_id: "e1", trigger: "system", mode: "full_history", review_type: "full" },
     );
     const line = screen.getByTestId("live-text");
     expect(line).toHaveAttribute("data-state", "reviewing");
@@ -71,11 +71,8 @@ describe("the final review", () => {
     emit(backend, { type: "warning", message: "the final tenth-man review was skipped: the answer stands, unreviewed" });
     expect(screen.queryByTestId("live-reviewing")).toBeNull();
     expect(screen.getByTestId("run-warning")).toHaveTextContent("You skipped the final tenth-man review: the answer stands, unreviewed.");
-    emit(
-      backend,
-      { type: "finished", executionId: "e1", status: "succeeded" },
-      { type: "runEnded", status: "succeeded", answer: "There are 3 invoices.", error: null },
-    );
+    emit(backend, { type: "finished", execution_id: "e1", status: "succeeded" });
+    act(() => backend.end({ status: "succeeded", answer: "There are 3 invoices.", error: null }));
     expect(screen.queryByTestId("skip-review")).toBeNull();
     expect(screen.queryByTestId("live-text")).toBeNull();
   });
@@ -85,12 +82,12 @@ describe("the final review", () => {
     await act(() => setLanguage("zh"));
     emit(
       backend,
-      { type: "toolFinished", callId: "k1", name: "shell", exitCode: 0, durationMs: 5, class: null, ran: true, images: 0 },
-      { type: "reviewStarted", trigger: "system" },
+      { type: "tool_finished", call_id: "k1", name: "shell", exit_code: 0, duration_ms: 5, class: null, ran: true, images: 0 },
+      { type: "review_started", conversation_id: "c1", execution_id: "e1", trigger: "system", mode: "full_history", review_type: "full" },
     );
     expect(screen.getByTestId("live-text")).toHaveTextContent("正在审查答案…");
     expect(screen.getByTestId("skip-review")).toHaveTextContent("跳过");
-    emit(backend, { type: "reviewFinished", reviewId: "r1", riskLevel: "low", findings: 0, contested: false });
+    emit(backend, { type: "review_finished", review_id: "r1", risk_level: "low", findings: 0, contested: false, cached: false });
     expect(screen.queryByTestId("live-reviewing")).toBeNull();
     expect(screen.getByTestId("live-text")).toHaveTextContent("处理中…");
     await act(() => setLanguage("en"));
@@ -100,8 +97,8 @@ describe("the final review", () => {
     const { backend } = await answered();
     emit(
       backend,
-      { type: "toolFinished", callId: "k1", name: "shell", exitCode: 0, durationMs: 5, class: null, ran: true, images: 0 },
-      { type: "reviewStarted", trigger: "system" },
+      { type: "tool_finished", call_id: "k1", name: "shell", exit_code: 0, duration_ms: 5, class: null, ran: true, images: 0 },
+      { type: "review_started", conversation_id: "c1", execution_id: "e1", trigger: "system", mode: "full_history", review_type: "full" },
       { type: "warning", message: REVIEWER_FAILED },
     );
     const warning = screen.getByTestId("run-warning");

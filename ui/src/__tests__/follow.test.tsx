@@ -33,25 +33,25 @@ describe("the message list follows a live run", () => {
     const backend = new FakeBackend({ conversations: [C1], messages: { c1: manyMessages(SEEDED) } });
     const { user } = await openLongConversation(backend);
     await startRun(backend, user);
-    act(() => backend.emit({ type: "executionStarted", executionId: "e1", conversationId: "c1", workspace: "/ws", how: "started" }));
+    act(() => backend.emit({ type: "execution_started", execution_id: "e1", conversation_id: "c1", workspace: "/ws", how: "run" }));
     storeMessage(backend, "c1", message({ id: "t", seq: 21, content: "go" }));
     await expectNewestInView(21);
 
     // A failure: the run waits in the recovery panel, and Skip goes on.
     backend.executions.c1 = [execution({ id: "e1", conversationId: "c1", status: "awaiting_user", waitingOn: failureReport() })];
-    act(() => backend.emit({ type: "awaitingChoice", executionId: "e1", failureId: "f1" }));
+    act(() => backend.emit({ type: "awaiting_choice", execution_id: "e1", failure_id: "f1", suggestions: ["retry", "skip", "replan", "abort"] }));
     const panel = await screen.findByRole("alertdialog", { name: "Failure recovery" });
     backend.executions.c1 = [execution({ id: "e1", conversationId: "c1", status: "running" })];
     await user.click(within(panel).getByRole("button", { name: "Skip" }));
-    act(() => backend.emit({ type: "recovered", failureId: "f1", choice: "skip" }));
+    act(() => backend.emit({ type: "recovered", failure_id: "f1", choice: "skip" }));
     await waitFor(() => expect(screen.queryByRole("alertdialog")).toBeNull());
 
     // The answer streams, is stored, and the run ends.
-    act(() => backend.emit({ type: "textDelta", text: "There are 3 invoices", atMs: 0 }));
+    act(() => backend.emit({ type: "text_delta", text: "There are 3 invoices" }, 0));
     storeMessage(backend, "c1", message({ id: "a", seq: 22, role: "assistant", content: "There are 3 invoices." }));
     act(() => {
-      backend.emit({ type: "finished", executionId: "e1", status: "succeeded", result: null } as never);
-      backend.emit({ type: "runEnded", status: "succeeded", answer: "There are 3 invoices.", error: null });
+      backend.emit({ type: "finished", execution_id: "e1", status: "succeeded", result: null } as never);
+      backend.end({ status: "succeeded", answer: "There are 3 invoices.", error: null });
     });
     await screen.findByText("There are 3 invoices.");
     await expectNewestInView(22);
@@ -71,11 +71,11 @@ describe("the message list follows a live run", () => {
     backend.compactions.c1 = [
       { id: "auto1", level: "standard", trigger: "auto", strategy: "extract", tokensBefore: 8600, tokensAfter: 4000, startSeq: 1, endSeq: 15, undoable: true, createdAt: "2026-01-01T10:00:00Z" },
     ];
-    act(() => backend.emit({ type: "compacted", compactionId: "auto1", level: "standard", trigger: "auto", tokensBefore: 8600, tokensAfter: 4000 }));
+    act(() => backend.emit({ type: "compacted", compaction_id: "auto1", level: "standard", trigger: "auto", tokens_before: 8600, tokens_after: 4000 }));
     await screen.findByTestId("compaction-notice");
     await waitFor(() => expect(screen.getByTestId("message-list")).toHaveAttribute("data-count", "22"));
     storeMessage(backend, "c1", message({ id: "r2", seq: 22, role: "assistant", content: "after the compression" }));
-    act(() => backend.emit({ type: "runEnded", status: "succeeded", answer: "done", error: null }));
+    act(() => backend.end({ status: "succeeded", answer: "done", error: null }));
     await screen.findByText("after the compression");
     await expectNewestInView(22);
   });
@@ -90,7 +90,7 @@ describe("the message list follows a live run", () => {
     expect(inView(shownMessage(1)!)).toBe(true);
 
     storeMessage(backend, "c1", message({ id: "a", seq: 21, role: "assistant", content: "the answer" }));
-    act(() => backend.emit({ type: "runEnded", status: "succeeded", answer: "the answer", error: null }));
+    act(() => backend.end({ status: "succeeded", answer: "the answer", error: null }));
     await waitFor(() => expect(screen.getByTestId("message-list")).toHaveAttribute("data-count", "21"));
     // Not yanked down.
     expect(viewport.scrollTop).toBe(0);
@@ -116,7 +116,7 @@ describe("the message list follows a live run", () => {
     delete (viewport as { scrollHeight?: number }).scrollHeight;
 
     storeMessage(backend, "c1", message({ id: "a", seq: 21, role: "assistant", content: "the answer" }));
-    act(() => backend.emit({ type: "runEnded", status: "succeeded", answer: "the answer", error: null }));
+    act(() => backend.end({ status: "succeeded", answer: "the answer", error: null }));
     await expectNewestInView(21);
     expect(screen.queryByTestId("jump-to-latest")).toBeNull();
   });

@@ -22,8 +22,8 @@ describe("the answer as it streams", () => {
     expect(within(live).getByTestId("live-role")).toHaveTextContent("Assistant");
     expect(live).toHaveTextContent("Working…");
 
-    act(() => backend.emit({ type: "textDelta", text: "Totals for **R-1**:\n\n| month | sum |\n| --- | ---: |\n", atMs: 10 }));
-    act(() => backend.emit({ type: "textDelta", text: "| Jan | 1,204 |\n", atMs: 20 }));
+    act(() => backend.emit({ type: "text_delta", text: "Totals for **R-1**:\n\n| month | sum |\n| --- | ---: |\n" }, 10));
+    act(() => backend.emit({ type: "text_delta", text: "| Jan | 1,204 |\n" }, 20));
     const text = screen.getByTestId("live-text");
     expect(await within(text).findByText("R-1", { selector: "strong" })).toBeInTheDocument();
     expect(await within(text).findByRole("table")).toHaveTextContent("Jan1,204");

@@ -61,9 +61,9 @@ function choiceNames(panel: HTMLElement): string[] {
 async function liveRunWaitingOn(backend: FakeBackend, report: FailureReport) {
   const { user } = await openC1();
   await startRun(backend, user);
-  act(() => backend.emit({ type: "executionStarted", executionId: "e1", conversationId: "c1", workspace: "/ws", how: "started" }));
+  act(() => backend.emit({ type: "execution_started", execution_id: "e1", conversation_id: "c1", workspace: "/ws", how: "run" }));
   backend.executions.c1 = [waitingOn(report)];
-  act(() => backend.emit({ type: "awaitingChoice", executionId: "e1", failureId: report.id }));
+  act(() => backend.emit({ type: "awaiting_choice", execution_id: "e1", failure_id: report.id, suggestions: report.suggestions }));
   const panel = await screen.findByRole("alertdialog", { name: "Failure recovery" });
   return { user, panel };
 }
@@ -72,10 +72,10 @@ async function liveRunWaitingOn(backend: FakeBackend, report: FailureReport) {
 function reportRollback(backend: FakeBackend) {
   backend.executions.c1 = [waitingOn(afterRollback())];
   act(() => {
-    backend.emit({ type: "recovered", failureId: "f1", choice: "rollback" });
-    backend.emit({ type: "failure", failureId: "f2", class: "logic", message: "the step budget of 40 steps is spent" });
-    backend.emit({ type: "rolledBack", failureId: "f2", filesRestored: 1, filesRemoved: 2, messagesRemoved: 4 });
-    backend.emit({ type: "awaitingChoice", executionId: "e1", failureId: "f2" });
+    backend.emit({ type: "recovered", failure_id: "f1", choice: "rollback" });
+    backend.emit({ type: "failure", failure_id: "f2", class: "logic", message: "the step budget of 40 steps is spent", alert: false });
+    backend.emit({ type: "rolled_back", failure_id: "f2", snapshot_id: "s1", files_restored: 1, files_removed: 2, messages_removed: 4 });
+    backend.emit({ type: "awaiting_choice", execution_id: "e1", failure_id: "f2", suggestions: ["retry", "skip", "replan", "abort"] });
   });
 }
 
@@ -151,7 +151,7 @@ describe("the recovery panel", () => {
     await user.click(within(panel).getByRole("button", { name: "Roll back" }));
     await waitFor(() => expect(backend.channels).toHaveLength(1));
     expect(backend.callsOf("execution_recover")[0]?.args).toMatchObject({ executionId: "e1", choice: "rollback" });
-    act(() => backend.emit({ type: "executionStarted", executionId: "e1", conversationId: "c1", workspace: "/ws", how: "recovered" }));
+    act(() => backend.emit({ type: "execution_started", execution_id: "e1", conversation_id: "c1", workspace: "/ws", how: "recover" }));
     reportRollback(backend);
     await waitFor(() =>
       expect(screen.getByRole("alertdialog", { name: "Failure recovery" })).toHaveAttribute("data-failure-id", "f2"),

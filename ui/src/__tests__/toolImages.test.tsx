@@ -74,12 +74,12 @@ describe("images a tool returned", () => {
     const backend = backendWith({ toolImages: { "c1/call_chart": [PNG, { ...PNG, mediaType: "image/webp" }] } });
     const { user } = await openC1();
     await startRun(backend, user);
-    act(() => backend.emit({ type: "toolStarted", callId: "call_chart", name: "mcp__plots__chart", arguments: "{}" }));
+    act(() => backend.emit({ type: "tool_started", call_id: "call_chart", name: "mcp__plots__chart", arguments: "{}" }));
     const card = await screen.findByTestId("live-tool-card");
     expect(within(card).queryByTestId("tool-images")).toBeNull();
     await act(() => setLanguage("zh"));
     act(() =>
-      backend.emit({ type: "toolFinished", callId: "call_chart", name: "mcp__plots__chart", exitCode: null, durationMs: 40, class: null, ran: true, images: 2 }),
+      backend.emit({ type: "tool_finished", call_id: "call_chart", name: "mcp__plots__chart", exit_code: null, duration_ms: 40, class: null, ran: true, images: 2 }),
     );
     const images = await within(card).findAllByRole("img");
     expect(images.map((i) => i.getAttribute("alt"))).toEqual(["mcp__plots__chart 返回的第 1 张图片", "mcp__plots__chart 返回的第 2 张图片"]);

@@ -28,17 +28,17 @@ describe("composer and live run", () => {
     expect(backend.callsOf("run_start")[0]?.args).toMatchObject({ conversationId: "c1", task: "Count the invoices" });
 
     act(() => {
-      backend.emit({ type: "executionStarted", executionId: "e1", conversationId: "c1", workspace: "/ws", how: "started" });
-      backend.emit({ type: "toolStarted", callId: "k1", name: "shell", arguments: '{"command":"ls"}' });
+      backend.emit({ type: "execution_started", execution_id: "e1", conversation_id: "c1", workspace: "/ws", how: "run" });
+      backend.emit({ type: "tool_started", call_id: "k1", name: "shell", arguments: '{"command":"ls"}' });
     });
     const card = await screen.findByTestId("live-tool-card");
     expect(card).toHaveTextContent("shell");
     expect(card).toHaveTextContent("running");
-    act(() => backend.emit({ type: "toolFinished", callId: "k1", name: "shell", exitCode: 2, durationMs: 15, class: null, ran: true, images: 0 }));
+    act(() => backend.emit({ type: "tool_finished", call_id: "k1", name: "shell", exit_code: 2, duration_ms: 15, class: null, ran: true, images: 0 }));
     expect(within(card).getByTestId("tool-exit-code")).toHaveTextContent("exit 2");
     act(() => {
-      backend.emit({ type: "textDelta", text: "There are ", atMs: 0 });
-      backend.emit({ type: "textDelta", text: "3 invoices", atMs: 1234.5 });
+      backend.emit({ type: "text_delta", text: "There are " }, 0);
+      backend.emit({ type: "text_delta", text: "3 invoices" }, 1234.5);
     });
     expect(screen.getByTestId("live-text")).toHaveTextContent("There are 3 invoices");
     // When Rust forwarded the newest delta, for the latency figure.
@@ -49,9 +49,7 @@ describe("composer and live run", () => {
 
     const listsBefore = backend.callsOf("message_page").length;
     act(() =>
-      backend.emit({
-        type: "runEnded",
-        status: null,
+      backend.end({ status: null,
         answer: null,
         error: { code: "provider", message: "the provider refused the key" },
       }),
@@ -68,12 +66,12 @@ describe("composer and live run", () => {
     await user.type(screen.getByRole("textbox", { name: "Task" }), "go");
     await user.click(screen.getByRole("button", { name: "Send" }));
     await waitFor(() => expect(backend.channels).toHaveLength(1));
-    act(() => backend.emit({ type: "textDelta", text: "draft answer", atMs: 0 }));
+    act(() => backend.emit({ type: "text_delta", text: "draft answer" }, 0));
     expect(screen.getByTestId("live-text")).toHaveTextContent("draft answer");
-    act(() => backend.emit({ type: "messageStored", seq: 3, role: "assistant" }));
+    act(() => backend.emit({ type: "message_stored", seq: 3, role: "assistant" }));
     expect(screen.getByTestId("live-text")).not.toHaveTextContent("draft answer");
     backend.latestReview = review({ id: "r", trigger: "system" });
-    act(() => backend.emit({ type: "reviewFinished", reviewId: "r", riskLevel: "high", findings: 1, contested: true }));
+    act(() => backend.emit({ type: "review_finished", review_id: "r", risk_level: "high", findings: 1, contested: true, cached: false }));
     expect(screen.getByTestId("run-contested")).toBeInTheDocument();
     // The banner leads to the review that contests the answer.
     await user.click(screen.getByTestId("run-contested-open"));
@@ -115,13 +113,13 @@ describe("context meter", () => {
     await user.type(screen.getByRole("textbox", { name: "Task" }), "go");
     await user.click(screen.getByRole("button", { name: "Send" }));
     await waitFor(() => expect(backend.channels).toHaveLength(1));
-    act(() => backend.emit({ type: "contextUsage", usage: 0.72, used: 7200, inputRoom: 10000, layers: [] }));
+    act(() => backend.emit({ type: "context_usage", usage: 0.72, used: 7200, input_room: 10000, layers: [] }));
     expect(meter).toHaveAttribute("aria-valuenow", "72");
     expect(meter).toHaveAttribute("data-state", "warn");
     expect(screen.getByTestId("context-warning")).toHaveTextContent("over 70%");
-    act(() => backend.emit({ type: "contextUsage", usage: 0.86, used: 8600, inputRoom: 10000, layers: [] }));
+    act(() => backend.emit({ type: "context_usage", usage: 0.86, used: 8600, input_room: 10000, layers: [] }));
     expect(meter).toHaveAttribute("data-state", "compress");
-    act(() => backend.emit({ type: "contextUsage", usage: 0.91, used: 9100, inputRoom: 10000, layers: [] }));
+    act(() => backend.emit({ type: "context_usage", usage: 0.91, used: 9100, input_room: 10000, layers: [] }));
     expect(meter).toHaveAttribute("data-state", "deep");
   });
 });
@@ -144,9 +142,9 @@ describe("context meter popovers", () => {
     await user.type(screen.getByRole("textbox", { name: "Task" }), "go");
     await user.click(screen.getByRole("button", { name: "Send" }));
     await waitFor(() => expect(backend.channels).toHaveLength(1));
-    act(() => backend.emit({ type: "contextUsage", usage: 0.74, used: 7400, inputRoom: 10000, layers: [] }));
+    act(() => backend.emit({ type: "context_usage", usage: 0.74, used: 7400, input_room: 10000, layers: [] }));
     expect(screen.queryByTestId("context-warning")).toBeNull();
-    act(() => backend.emit({ type: "contextUsage", usage: 0.86, used: 8600, inputRoom: 10000, layers: [] }));
+    act(() => backend.emit({ type: "context_usage", usage: 0.86, used: 8600, input_room: 10000, layers: [] }));
     expect(screen.getByTestId("context-warning")).toHaveTextContent("over 85%");
   });
 });
@@ -183,8 +181,8 @@ describe("counts during a run", () => {
     await user.click(screen.getByRole("button", { name: "Send" }));
     await waitFor(() => expect(backend.channels).toHaveLength(1));
     backend.conversations[0] = { ...backend.conversations[0]!, messageCount: 4, tokens: 512 };
-    act(() => backend.emit({ type: "messageStored", seq: 3, role: "user" }));
-    act(() => backend.emit({ type: "messageStored", seq: 4, role: "assistant" }));
+    act(() => backend.emit({ type: "message_stored", seq: 3, role: "user" }));
+    act(() => backend.emit({ type: "message_stored", seq: 4, role: "assistant" }));
     await waitFor(() => expect(screen.getByTestId("conversation-view")).toHaveTextContent("4 messages"), { timeout: 3000 });
     expect(screen.getByTestId("live-run")).toBeInTheDocument();
   });
@@ -291,10 +289,10 @@ describe("plan and subagents", () => {
     await waitFor(() => expect(backend.channels).toHaveLength(1));
     act(() => {
       backend.emit({
-        type: "todosChanged",
+        type: "todos_changed",
         todos: [{ id: "x", title: "New plan", status: "failed", phase: null, checkpoint: false, pinned: false, reason: "no ledger" }],
       });
-      backend.emit({ type: "subagentStarted", parentId: "e1", executionId: "e3", conversationId: "c3", depth: 2, task: "Deeper", status: "x" } as never);
+      backend.emit({ type: "subagent_started", parent_id: "e1", execution_id: "e3", conversation_id: "c3", depth: 2, task: "Deeper", status: "x" } as never);
     });
     expect(within(panel).getByTestId("todo")).toHaveTextContent("no ledger");
     const nodes = within(tree).getAllByTestId("subagent");
@@ -392,7 +390,7 @@ describe("failure recovery", () => {
     await user.click(screen.getByRole("button", { name: "Send" }));
     await waitFor(() => expect(backend.channels).toHaveLength(1));
     backend.executions.c1 = [waiting()];
-    act(() => backend.emit({ type: "awaitingChoice", executionId: "e1", failureId: "f1" }));
+    act(() => backend.emit({ type: "awaiting_choice", execution_id: "e1", failure_id: "f1", suggestions: ["retry", "skip", "replan", "abort"] }));
     const panel = await screen.findByRole("alertdialog", { name: "Failure recovery" });
     expect(panel).toHaveTextContent("Todo 1 of 2: “Gather the invoices”");
     expect(panel).toHaveTextContent("the ledger is missing");
@@ -403,7 +401,7 @@ describe("failure recovery", () => {
     backend.executions.c1 = [execution({ id: "e1", conversationId: "c1", status: "running" })];
     await user.click(within(panel).getByRole("button", { name: "Skip" }));
     await waitFor(() => expect(backend.callsOf("run_choose")).toEqual([{ cmd: "run_choose", args: { runId: "run-1", choice: "skip", guidance: null } }]));
-    act(() => backend.emit({ type: "recovered", failureId: "f1", choice: "skip" }));
+    act(() => backend.emit({ type: "recovered", failure_id: "f1", choice: "skip" }));
     await waitFor(() => expect(screen.queryByRole("alertdialog")).toBeNull());
   });
 
@@ -415,7 +413,7 @@ describe("failure recovery", () => {
     await user.click(within(panel).getByRole("button", { name: "Skip" }));
     await waitFor(() => expect(backend.callsOf("execution_recover")).toHaveLength(1));
     expect(backend.callsOf("execution_recover")[0]?.args).toMatchObject({ executionId: "e1", choice: "skip" });
-    act(() => backend.emit({ type: "recovered", failureId: "f1", choice: "skip" }));
+    act(() => backend.emit({ type: "recovered", failure_id: "f1", choice: "skip" }));
     await waitFor(() => expect(screen.queryByRole("alertdialog")).toBeNull());
   });
 });
@@ -485,7 +483,7 @@ describe("interrupted runs", () => {
     await user.click(within(notice).getByRole("button", { name: "Resume" }));
     await waitFor(() => expect(backend.callsOf("execution_resume")).toHaveLength(1));
     expect(screen.queryByTestId("interrupted-notice")).toBeNull();
-    act(() => backend.emit({ type: "textDelta", text: "resumed", atMs: 0 }));
+    act(() => backend.emit({ type: "text_delta", text: "resumed" }, 0));
     expect(await screen.findByTestId("live-text")).toHaveTextContent("resumed");
   });
 });
@@ -710,7 +708,7 @@ describe("compression", () => {
     await user.type(screen.getByRole("textbox", { name: "Task" }), "go");
     await user.click(screen.getByRole("button", { name: "Send" }));
     await waitFor(() => expect(backend.channels).toHaveLength(1));
-    act(() => backend.emit({ type: "runEnded", status: "succeeded", answer: "ok", error: null }));
+    act(() => backend.end({ status: "succeeded", answer: "ok", error: null }));
     expect(screen.getByTestId("compaction-notice")).toBe(notice);
 
     const usageReads = backend.callsOf("context_usage").length;
@@ -744,12 +742,12 @@ describe("compression", () => {
     backend.compactions.c1 = [
       { id: "auto1", level: "standard", trigger: "auto", strategy: "extract", tokensBefore: 8600, tokensAfter: 4000, startSeq: 1, endSeq: 1, undoable: true, createdAt: "2026-01-01T10:00:00Z" },
     ];
-    act(() => backend.emit({ type: "compacted", compactionId: "auto1", level: "standard", trigger: "auto", tokensBefore: 8600, tokensAfter: 4000 }));
+    act(() => backend.emit({ type: "compacted", compaction_id: "auto1", level: "standard", trigger: "auto", tokens_before: 8600, tokens_after: 4000 }));
     const notice = await screen.findByTestId("compaction-notice");
     expect(notice).toHaveTextContent("The context was compressed automatically (8,600 → 4,000 tokens).");
     expect(screen.getByTestId("message-scroll")).not.toContainElement(notice);
     // The run ends: the notice stays until the analyst answers it.
-    act(() => backend.emit({ type: "runEnded", status: "succeeded", answer: "ok", error: null }));
+    act(() => backend.end({ status: "succeeded", answer: "ok", error: null }));
     await waitFor(() => expect(screen.getByRole("button", { name: "Send" })).toBeInTheDocument());
     expect(screen.getByTestId("compaction-notice")).toBe(notice);
     const usageReads = backend.callsOf("context_usage").length;
@@ -765,7 +763,7 @@ describe("compression", () => {
     await user.type(screen.getByRole("textbox", { name: "Task" }), "go");
     await user.click(screen.getByRole("button", { name: "Send" }));
     await waitFor(() => expect(backend.channels).toHaveLength(1));
-    act(() => backend.emit({ type: "compacted", compactionId: "auto1", level: "standard", trigger: "auto", tokensBefore: 8600, tokensAfter: 4000 }));
+    act(() => backend.emit({ type: "compacted", compaction_id: "auto1", level: "standard", trigger: "auto", tokens_before: 8600, tokens_after: 4000 }));
     const notice = await screen.findByTestId("compaction-notice");
     await user.click(within(notice).getByTestId("compaction-notice-dismiss"));
     expect(screen.queryByTestId("compaction-notice")).toBeNull();

@@ -2,7 +2,7 @@ import { useRef, useState } from "react";
 import { useModal } from "../hooks/useModal";
 import { useTranslation } from "react-i18next";
 import { call } from "../api/call";
-import { commands, type AppError, type CompressionPreview } from "../bindings";
+import { commands, type AppError, type CompressionLevel, type CompressionPreview, type Strategy } from "../bindings";
 import { InlineError } from "./InlineError";
 import { formatNumber } from "../lib/format";
 import { summaryLevelLabel } from "../lib/labels";
@@ -15,13 +15,18 @@ type Props = {
 };
 
 /** Compress context: preview what a level and strategy keep, then confirm. */
+/** What the selects offer, to read their values back as the types the commands take (phase
+ *  and checkpoint compactions are the runtime's own). */
+const LEVELS = ["standard", "deep"] as const satisfies readonly CompressionLevel[];
+const STRATEGIES = ["extract", "llm", "structured"] as const satisfies readonly Strategy[];
+
 export function CompressionDialog({ conversationId, onClose, onDone }: Props) {
   const { t, i18n } = useTranslation();
   const lang = i18n.resolvedLanguage ?? "en";
   const dialog = useRef<HTMLDivElement>(null);
   useModal(dialog, onClose);
-  const [level, setLevel] = useState("standard");
-  const [strategy, setStrategy] = useState("extract");
+  const [level, setLevel] = useState<CompressionLevel>("standard");
+  const [strategy, setStrategy] = useState<Strategy>("extract");
   const [preview, setPreview] = useState<CompressionPreview | null>(null);
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<AppError | null>(null);
@@ -52,7 +57,7 @@ export function CompressionDialog({ conversationId, onClose, onDone }: Props) {
               data-testid="compress-level"
               value={level}
               onChange={(e) => {
-                setLevel(e.target.value);
+                setLevel(LEVELS.find((l) => l === e.target.value) ?? "standard");
                 setPreview(null);
               }}
             >
@@ -66,7 +71,7 @@ export function CompressionDialog({ conversationId, onClose, onDone }: Props) {
               data-testid="compress-strategy"
               value={strategy}
               onChange={(e) => {
-                setStrategy(e.target.value);
+                setStrategy(STRATEGIES.find((k) => k === e.target.value) ?? "extract");
                 setPreview(null);
               }}
             >

@@ -1,7 +1,7 @@
 import { useState } from "react";
 import { useTranslation } from "react-i18next";
 import { call } from "../api/call";
-import { commands, type AppError, type ExecutionStatus, type PlanRollbackView, type RunEndingView, type TodoChangesView, type TodoItem, type TodoStatus } from "../bindings";
+import { commands, type AppError, type ExecutionStatus, type PlanRollbackView, type RunEndingView, type TodoChangesView, type TodoView, type TodoStatus } from "../bindings";
 import { executionStatusLabel, todoStatusLabel } from "../lib/labels";
 import { endedText } from "../lib/runEnding";
 import { InlineError } from "./InlineError";
@@ -12,7 +12,7 @@ export type PlanOwner = { executionId: string; task: string; status: ExecutionSt
 
 /** `ending`: how the analyst ended the run these todos belong to, if they did. */
 type Props = {
-  todos: TodoItem[];
+  todos: TodoView[];
   snapshotTodoIds: string[];
   ending?: RunEndingView | null;
   owner?: PlanOwner | null;
@@ -38,12 +38,12 @@ const ENDED_BY_ANALYST = /^(stopped|aborted) by the analyst\b/;
 /** The plan: todos by phase, with their status, checkpoints and snapshots. */
 export function TodoPanel({ todos, snapshotTodoIds, ending = null, owner = null, onChanged }: Props) {
   const { t } = useTranslation();
-  const [asking, setAsking] = useState<{ todo: TodoItem; changes: TodoChangesView | null } | null>(null);
+  const [asking, setAsking] = useState<{ todo: TodoView; changes: TodoChangesView | null } | null>(null);
   const [done, setDone] = useState<{ todo: string; result: PlanRollbackView; undone: boolean } | null>(null);
   const [error, setError] = useState<AppError | null>(null);
   const [working, setWorking] = useState(false);
   const canRollBack = owner !== null && ENDED.includes(owner.status);
-  const ask = async (todo: TodoItem) => {
+  const ask = async (todo: TodoView) => {
     if (!owner) return;
     setError(null);
     setDone(null);
@@ -79,11 +79,11 @@ export function TodoPanel({ todos, snapshotTodoIds, ending = null, owner = null,
   // The runtime words the analyst's Stop or Abort in English for the record (finish.rs); the
   // analyst reads it in the window's language, from how the run ended. A reason the model gave
   // is shown as it wrote it.
-  const reasonOf = (todo: TodoItem) =>
+  const reasonOf = (todo: TodoView) =>
     todo.status === "cancelled" && ending && ENDED_BY_ANALYST.test(todo.reason ?? "")
       ? endedText(t, ending)
       : todo.reason;
-  const phases: { phase: string | null; todos: TodoItem[] }[] = [];
+  const phases: { phase: string | null; todos: TodoView[] }[] = [];
   for (const todo of todos) {
     const last = phases[phases.length - 1];
     if (last && last.phase === todo.phase) last.todos.push(todo);

@@ -1,4 +1,4 @@
-import type { CompactionTrigger, CompressionLevel, ExecutionStatus, RunEvent, TodoItem } from "../bindings";
+import type { CompactionTrigger, CompressionLevel, ExecutionStatus, ReviewTrigger, RunEvent, RunUpdate, TodoView } from "../bindings";
 
 /** A tool call as the live run shows it. */
 export type LiveTool = {
@@ -40,11 +40,11 @@ export type RunState = {
   executionId: string | null;
   live: boolean;
   text: string;
-  /** When Rust forwarded the newest text delta (epoch ms), for the latency figure. */
+  /** When Rust sent the newest text delta (epoch ms), for the latency figure. */
   lastDeltaAt: number | null;
   reasoning: string;
   tools: LiveTool[];
-  todos: TodoItem[] | null;
+  todos: TodoView[] | null;
   snapshotTodoIds: string[];
   usage: number | null;
   awaiting: { executionId: string; failureId: string } | null;
@@ -87,16 +87,19 @@ export const idle: RunState = {
   stored: 0,
 };
 
-/** The run's state after one of its events. Pure, so it is tested without a window. */
-export function reduce(state: RunState, event: RunEvent): RunState {
+/**
+ * The run's state after one of its events (`sentAtMs`: when Rust sent it). Pure, so it is
+ * tested without a window.
+ */
+export function reduce(state: RunState, event: RunEvent, sentAtMs: number | null = null): RunState {
   switch (event.type) {
-    case "textDelta":
-      return { ...state, text: state.text + event.text, lastDeltaAt: event.atMs, reviewing: false };
-    case "reasoningDelta":
+    case "text_delta":
+      return { ...state, text: state.text + event.text, lastDeltaAt: sentAtMs, reviewing: false };
+    case "reasoning_delta":
       return { ...state, reasoning: state.reasoning + event.text };
     case "discarded":
       return { ...state, text: "", reasoning: "" };
-    case "messageStored":
+    case "message_stored":
       // What streamed is now a stored message in the list.
       return { ...state, text: "", reasoning: "", stored: state.stored + 1 };
     case "compacted":
@@ -106,29 +109,29 @@ export function reduce(state: RunState, event: RunEvent): RunState {
         compactions: [
           ...state.compactions,
           {
-            id: event.compactionId,
+            id: event.compaction_id,
             level: event.level,
             trigger: event.trigger,
-            tokensBefore: event.tokensBefore,
-            tokensAfter: event.tokensAfter,
+            tokensBefore: event.tokens_before,
+            tokensAfter: event.tokens_after,
           },
         ],
       };
-    case "rolledBack":
+    case "rolled_back":
       // The list changes: summaries stand in for messages, or messages were undone.
       return { ...state, stored: state.stored + 1 };
-    case "executionStarted":
-      return state.executionId === null ? { ...state, executionId: event.executionId } : state;
-    case "contextUsage":
+    case "execution_started":
+      return state.executionId === null ? { ...state, executionId: event.execution_id } : state;
+    case "context_usage":
       return { ...state, usage: event.usage };
-    case "toolStarted":
+    case "tool_started":
       return {
         ...state,
         reviewing: false,
         tools: [
-          ...state.tools.filter((t) => t.callId !== event.callId),
+          ...state.tools.filter((t) => t.callId !== event.call_id),
           {
-            callId: event.callId,
+            callId: event.call_id,
             name: event.name,
             arguments: event.arguments,
             exitCode: null,
@@ -140,12 +143,12 @@ export function reduce(state: RunState, event: RunEvent): RunState {
           },
         ],
       };
-    case "toolFinished": {
-      const known = state.tools.some((t) => t.callId === event.callId);
+    case "tool_finished": {
+      const known = state.tools.some((t) => t.callId === event.call_id);
       const finished = (t: LiveTool): LiveTool => ({
         ...t,
-        exitCode: event.exitCode,
-        durationMs: event.durationMs,
+        exitCode: event.exit_code,
+        durationMs: event.duration_ms,
         failureClass: event.class,
         ran: event.ran,
         done: true,
@@ -154,13 +157,13 @@ export function reduce(state: RunState, event: RunEvent): RunState {
       return {
         ...state,
         // A call that finished is no longer waiting for approval (answered, or the run stopped).
-        approval: state.approval?.callId === event.callId ? null : state.approval,
+        approval: state.approval?.callId === event.call_id ? null : state.approval,
         tools: known
-          ? state.tools.map((t) => (t.callId === event.callId ? finished(t) : t))
+          ? state.tools.map((t) => (t.callId === event.call_id ? finished(t) : t))
           : [
               ...state.tools,
               finished({
-                callId: event.callId,
+                callId: event.call_id,
                 name: event.name,
                 arguments: "",
                 exitCode: null,
@@ -173,76 +176,87 @@ export function reduce(state: RunState, event: RunEvent): RunState {
             ],
       };
     }
-    case "todosChanged":
+    case "todos_changed":
       return { ...state, todos: event.todos };
-    case "snapshotTaken":
-      return event.todoId && !state.snapshotTodoIds.includes(event.todoId)
-        ? { ...state, snapshotTodoIds: [...state.snapshotTodoIds, event.todoId] }
+    case "snapshot_taken":
+      return event.todo_id && !state.snapshotTodoIds.includes(event.todo_id)
+        ? { ...state, snapshotTodoIds: [...state.snapshotTodoIds, event.todo_id] }
         : state;
-    case "awaitingChoice":
-      return { ...state, awaiting: { executionId: event.executionId, failureId: event.failureId } };
+    case "awaiting_choice":
+      return { ...state, awaiting: { executionId: event.execution_id, failureId: event.failure_id } };
     case "recovered":
       // A failure reported since (a rollback reports a new one) still waits.
-      return state.awaiting === null || state.awaiting.failureId === event.failureId ? { ...state, awaiting: null } : state;
-    case "subagentStarted":
+      return state.awaiting === null || state.awaiting.failureId === event.failure_id ? { ...state, awaiting: null } : state;
+    case "subagent_started":
       return {
         ...state,
         subagents: [
-          ...state.subagents.filter((s) => s.executionId !== event.executionId),
+          ...state.subagents.filter((s) => s.executionId !== event.execution_id),
           {
-            executionId: event.executionId,
-            parentId: event.parentId,
-            conversationId: event.conversationId,
+            executionId: event.execution_id,
+            parentId: event.parent_id,
+            conversationId: event.conversation_id,
             depth: event.depth,
             task: event.task,
             status: "running",
           },
         ],
       };
-    case "subagentFinished":
+    case "subagent_finished":
       return {
         ...state,
         subagents: state.subagents.map((s) =>
-          s.executionId === event.executionId ? { ...s, status: event.status } : s,
+          s.executionId === event.execution_id ? { ...s, status: event.status } : s,
         ),
       };
-    case "reviewStarted":
+    case "review_started":
       return isFinalReview(state, event.trigger) ? { ...state, reviewing: true } : state;
-    case "reviewFinished":
+    case "review_finished":
       return { ...state, reviewing: false, contested: state.contested || event.contested };
     case "warning":
       // A final review that was skipped, stopped or failed says so in a warning, then the run ends.
       return { ...state, reviewing: false, warnings: [...state.warnings.slice(-4), event.message] };
-    case "approvalAsked":
+    case "approval_asked":
       return {
         ...state,
         approval: {
-          callId: event.callId,
+          callId: event.call_id,
           server: event.server,
           tool: event.tool,
           arguments: event.arguments,
-          readOnly: event.readOnly,
+          readOnly: event.read_only,
           destructive: event.destructive,
         },
       };
     case "finished":
-      return event.executionId === state.executionId ? { ...state, status: event.status, reviewing: false } : state;
-    case "runEnded":
-      return {
-        ...state,
-        live: false,
-        runId: null,
-        text: "",
-        reasoning: "",
-        status: event.status ?? state.status,
-        awaiting: event.status === "awaiting_user" ? state.awaiting : null,
-        approval: null,
-        reviewing: false,
-        stored: state.stored + 1,
-      };
+      return event.execution_id === state.executionId ? { ...state, status: event.status, reviewing: false } : state;
     default:
       return state;
   }
+}
+
+/** The run's state once it is over: nothing follows. */
+export function end(state: RunState, ended: RunEnded): RunState {
+  return {
+    ...state,
+    live: false,
+    runId: null,
+    text: "",
+    reasoning: "",
+    status: ended.status ?? state.status,
+    awaiting: ended.status === "awaiting_user" ? state.awaiting : null,
+    approval: null,
+    reviewing: false,
+    stored: state.stored + 1,
+  };
+}
+
+/** The end of a run, as its channel's last message carries it. */
+export type RunEnded = Omit<Extract<RunUpdate, { kind: "ended" }>, "kind">;
+
+/** The run's state after one message of its channel. */
+export function receive(state: RunState, update: RunUpdate): RunState {
+  return update.kind === "event" ? reduce(state, update.event, update.sentAtMs) : end(state, update);
 }
 
 /**
@@ -251,6 +265,6 @@ export function reduce(state: RunState, event: RunEvent): RunState {
  * `system` one too, but its call has started and is not done; a subagent works inside its
  * parent's running call.
  */
-function isFinalReview(state: RunState, trigger: string): boolean {
+function isFinalReview(state: RunState, trigger: ReviewTrigger): boolean {
   return trigger === "system" && state.approval === null && state.tools.every((t) => t.done);
 }

@@ -1,15 +1,15 @@
 import { Channel } from "@tauri-apps/api/core";
 import { useCallback, useState } from "react";
 import { call, type Result } from "../api/call";
-import { commands, type AppError, type Resolution, type RunEvent } from "../bindings";
+import { commands, type AppError, type Approval, type Resolution, type RunUpdate } from "../bindings";
 import type { ReportError } from "../hooks/useErrorBanner";
-import { idle, reduce, type RunState } from "./state";
+import { idle, receive, type RunState } from "./state";
 import { useLatest } from "../hooks/useLatest";
 
 /** What the analyst can answer a failure with; a failure offers some of these (`suggestions`). */
 export type Choice = Resolution;
 /** The answers to an MCP call waiting for approval. */
-export type ApprovalAnswer = "once" | "conversation" | "always" | "deny";
+export type ApprovalAnswer = Approval;
 
 /**
  * The runs of every conversation, kept while the window lives so switching conversations
@@ -19,9 +19,9 @@ export function useRuns(report: ReportError) {
   const [runs, setRuns] = useState<Record<string, RunState>>({});
   const reportRef = useLatest(report);
 
-  const apply = useCallback((conversationId: string, event: RunEvent) => {
-    setRuns((all) => ({ ...all, [conversationId]: reduce(all[conversationId] ?? idle, event) }));
-    if (event.type === "runEnded" && event.error) reportRef.current(event.error);
+  const apply = useCallback((conversationId: string, update: RunUpdate) => {
+    setRuns((all) => ({ ...all, [conversationId]: receive(all[conversationId] ?? idle, update) }));
+    if (update.kind === "ended" && update.error) reportRef.current(update.error);
   }, [reportRef]);
 
   /**
@@ -31,11 +31,11 @@ export function useRuns(report: ReportError) {
   const launch = useCallback(
     async (
       conversationId: string,
-      begin: (channel: Channel<RunEvent>) => Promise<Result<string, AppError>>,
+      begin: (channel: Channel<RunUpdate>) => Promise<Result<string, AppError>>,
       keep: boolean,
     ) => {
-      const channel = new Channel<RunEvent>();
-      channel.onmessage = (event) => apply(conversationId, event);
+      const channel = new Channel<RunUpdate>();
+      channel.onmessage = (update) => apply(conversationId, update);
       setRuns((all) => {
         const before = all[conversationId] ?? idle;
         const base: RunState = keep

@@ -48,7 +48,7 @@ export async function startRun(backend: FakeBackend, user: ReturnType<typeof ren
 /** Stores a message in the fake and tells the run's channel, as the runtime does. */
 export function storeMessage(backend: FakeBackend, conversationId: string, m: MessageView): void {
   (backend.messages[conversationId] ??= []).push(m);
-  act(() => backend.emit({ type: "messageStored", seq: m.seq, role: m.role }));
+  act(() => backend.emit({ type: "message_stored", seq: m.seq, role: m.role }));
 }
 
 /** The rendered row showing the message with this seq (a tool result shows on its call's

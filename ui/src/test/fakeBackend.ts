@@ -24,6 +24,7 @@ import type {
   PageAt,
   ReviewView,
   RunEvent,
+  RunUpdate,
   Strategy,
   SearchHitView,
   PricesView,
@@ -32,6 +33,7 @@ import type {
   WindowSourceView,
   WorkbenchSettings,
 } from "../bindings";
+import type { RunEnded } from "../run/state";
 
 export type Call = { cmd: string; args: Record<string, unknown> };
 
@@ -226,7 +228,7 @@ export class FakeBackend {
   /** Where the save dialog of "save as" puts a file; null: cancelled. */
   saveAsTo: string | null = "/home/a/Documents/copy";
   /** The channels runs were started with, newest last. */
-  readonly channels: Channel<RunEvent>[] = [];
+  readonly channels: Channel<RunUpdate>[] = [];
   /** The conversation of each run started, by run id. */
   private runConversations = new Map<string, string>();
   private failures = new Map<string, AppError>();
@@ -305,10 +307,19 @@ export class FakeBackend {
   }
 
   /** Delivers a run event through the newest run's channel, as the Rust side would. */
-  emit(event: RunEvent): void {
+  emit(event: RunEvent, sentAtMs = Date.now()): void {
+    this.send({ kind: "event", event, sentAtMs });
+  }
+
+  /** Ends the newest run, as the Rust side does with its channel's last message. */
+  end(ended: RunEnded): void {
+    this.send({ kind: "ended", ...ended });
+  }
+
+  private send(update: RunUpdate): void {
     const channel = this.channels[this.channels.length - 1];
     if (!channel) throw new Error("no run was started");
-    channel.onmessage(event);
+    channel.onmessage(update);
   }
 
   callsOf(cmd: string): Call[] {
@@ -531,7 +542,7 @@ export class FakeBackend {
         if (cmd === "execution_recover") this.checkChoice(this.executionById(String(args.executionId)), String(args.choice));
         // The run's task names the added files.
         if (cmd === "run_start" && conversationId !== undefined) delete this.pendingAnnouncement[conversationId];
-        this.channels.push(args.onEvent as Channel<RunEvent>);
+        this.channels.push(args.onEvent as Channel<RunUpdate>);
         const runId = `run-${this.nextId++}`;
         if (conversationId !== undefined) this.runConversations.set(runId, conversationId);
         return runId;

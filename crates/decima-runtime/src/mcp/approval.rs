@@ -4,7 +4,9 @@
 //! (`readOnlyHint`, `destructiveHint`) are shown with the question; they never answer it.
 
 /// The analyst's answer.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 pub enum Approval {
     /// Run this call.
     Once,

@@ -33,7 +33,7 @@ use decima_store::{Review, Store};
 use tokio_util::sync::CancellationToken;
 use tracing::{Instrument as _, info_span};
 
-pub use modes::{ReviewMode, ReviewTrigger, ReviewType, TenthManMode};
+pub use modes::{ReviewMode, ReviewScope, ReviewTrigger, ReviewType, TenthManMode};
 pub use risky::{RiskyCalls, is_risky};
 
 use crate::error::Result;

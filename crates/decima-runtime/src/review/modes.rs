@@ -23,14 +23,34 @@ pub enum ReviewMode {
     },
 }
 
+/// What part of the history a review reads, without its count or content: the name stored
+/// with the review and sent when it starts (the content may be long, and is the analyst's).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, strum::IntoStaticStr, strum::Display)]
+#[serde(rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub enum ReviewScope {
+    /// The whole history.
+    FullHistory,
+    /// The last messages.
+    RecentMessages,
+    /// Content given with the request.
+    SpecificContent,
+}
+
 impl ReviewMode {
+    /// What part of the history it reads.
+    pub fn scope(&self) -> ReviewScope {
+        match self {
+            Self::FullHistory => ReviewScope::FullHistory,
+            Self::RecentMessages { .. } => ReviewScope::RecentMessages,
+            Self::SpecificContent { .. } => ReviewScope::SpecificContent,
+        }
+    }
+
     /// The name stored with the review.
     pub fn name(&self) -> &'static str {
-        match self {
-            Self::FullHistory => "full_history",
-            Self::RecentMessages { .. } => "recent_messages",
-            Self::SpecificContent { .. } => "specific_content",
-        }
+        self.scope().into()
     }
 
     /// The mode's argument stored with the review: the count, or the content.
@@ -74,8 +94,22 @@ impl ReviewMode {
 }
 
 /// How deep the review goes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Serialize,
+    Deserialize,
+    Default,
+    strum::IntoStaticStr,
+    strum::EnumString,
+    strum::Display,
+)]
 #[serde(rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 pub enum ReviewType {
     /// A fast risk check: a quarter of the budget, at most three findings.
     Quick,
@@ -87,22 +121,17 @@ pub enum ReviewType {
 impl ReviewType {
     /// The name stored with the review.
     pub fn name(self) -> &'static str {
-        match self {
-            Self::Quick => "quick",
-            Self::Full => "full",
-        }
+        self.into()
     }
 
     /// Reads `quick` or `full`.
     pub fn parse(text: &str) -> Result<Self> {
-        match text {
-            "quick" => Ok(Self::Quick),
-            "full" => Ok(Self::Full),
-            other => Err(RuntimeError::Config(format!(
+        text.parse().map_err(|_| {
+            RuntimeError::Config(format!(
                 "unknown review type {:?}: use quick or full",
-                decima_core::names::echo_untrusted(other)
-            ))),
-        }
+                decima_core::names::echo_untrusted(text)
+            ))
+        })
     }
 
     /// The longest answer the reviewer may give.
@@ -115,7 +144,10 @@ impl ReviewType {
 }
 
 /// What asked for the review.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, strum::IntoStaticStr, strum::Display)]
+#[serde(rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 pub enum ReviewTrigger {
     /// The agent called `tenth_man_review`.
     Tool,
@@ -128,17 +160,14 @@ pub enum ReviewTrigger {
 impl ReviewTrigger {
     /// The name stored with the review.
     pub(super) fn name(self) -> &'static str {
-        match self {
-            Self::Tool => "tool",
-            Self::System => "system",
-            Self::User => "user",
-        }
+        self.into()
     }
 }
 
 /// Where the tenth man runs during an execution.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default, strum::EnumString)]
 #[serde(rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
 pub enum TenthManMode {
     /// Never.
     Off,
@@ -164,15 +193,11 @@ impl TenthManMode {
 
     /// Reads off, tool_only, system_only or hybrid.
     pub fn parse(text: &str) -> Result<Self> {
-        match text {
-            "off" => Ok(Self::Off),
-            "tool_only" => Ok(Self::ToolOnly),
-            "system_only" => Ok(Self::SystemOnly),
-            "hybrid" => Ok(Self::Hybrid),
-            other => Err(RuntimeError::Config(format!(
+        text.parse().map_err(|_| {
+            RuntimeError::Config(format!(
                 "unknown tenth-man mode {:?}: use off, tool_only, system_only or hybrid",
-                decima_core::names::echo_untrusted(other)
-            ))),
-        }
+                decima_core::names::echo_untrusted(text)
+            ))
+        })
     }
 }

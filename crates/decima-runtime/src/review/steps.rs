@@ -302,9 +302,9 @@ fn announce_start(
     ctx.events.emit(Event::ReviewStarted {
         conversation_id: conversation,
         execution_id: request.execution,
-        trigger: request.trigger.name(),
-        mode: request.mode.name(),
-        review_type: request.review_type.name(),
+        trigger: request.trigger,
+        mode: request.mode.scope(),
+        review_type: request.review_type,
     });
     let built = &reading.built;
     info!(
@@ -469,7 +469,7 @@ async fn finished(
     ctx.events.emit(Event::ReviewFinished {
         review_id: review.id.clone(),
         risk_level: review.risk_level,
-        findings: review.findings.len(),
+        findings: u32::try_from(review.findings.len()).unwrap_or(u32::MAX),
         cached,
         contested,
     });

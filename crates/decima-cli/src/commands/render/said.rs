@@ -55,7 +55,7 @@ pub(super) fn said(event: Event) -> Said {
         } => Said::Note(tool_finished(&name, exit_code, duration_ms, class, ran)),
         Event::SnapshotTaken {
             snapshot_id,
-            reason: "checkpoint",
+            reason: decima_store::SnapshotReason::Checkpoint,
             ..
         } => Said::Note(format!("[checkpoint] snapshot {}", short(&snapshot_id))),
         Event::Failure { class, message, .. } => {

@@ -337,7 +337,7 @@ impl Runner<'_, '_> {
             duration_ms: ms(outcome),
             class: outcome.class,
             ran: true,
-            images: outcome.images.len(),
+            images: u32::try_from(outcome.images.len()).unwrap_or(u32::MAX),
         });
     }
 
@@ -442,7 +442,7 @@ impl Runner<'_, '_> {
         self.emit(Event::SnapshotTaken {
             snapshot_id: snapshot.id,
             todo_id: snapshot.todo_id,
-            reason: reason.as_str(),
+            reason,
             message_seq: seq,
         });
         Ok(())

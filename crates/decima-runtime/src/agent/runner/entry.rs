@@ -13,6 +13,7 @@ use crate::agent::report::FailureReport;
 use crate::agent::{Choice, RunOutcome, RunRequest, Session, default_workspace};
 use crate::chat::title_from;
 use crate::error::{Result, RuntimeError};
+use crate::events::RunStart;
 use crate::lease::{Lease, interrupt_orphans};
 use crate::settings;
 
@@ -96,7 +97,7 @@ pub(in crate::agent) async fn launch(
     };
     let span = runner.span(if child.is_some() { "subagent" } else { "run" });
     async move {
-        runner.started("run");
+        runner.started(RunStart::Run);
         match child {
             Some(child) => {
                 let mut first = NewMessage::new(Role::User, child.first_message);
@@ -143,9 +144,9 @@ pub(in crate::agent) async fn recover(
     let writer = lease.store().cloned();
     let session = &session.writing_through(writer.as_ref());
     let mut runner = Runner::open(session, execution, lease).await?;
-    let span = runner.span("recover");
+    let span = runner.span(RunStart::Recover.as_str());
     async move {
-        runner.started("recover");
+        runner.started(RunStart::Recover);
         let outcome = async {
             let flow = match runner.apply_choice(&failure, &choice).await? {
                 recovery::Chosen::Go(flow) => flow,
@@ -216,11 +217,11 @@ pub(in crate::agent) async fn resume(session: &Session<'_>, id: ExecutionId) -> 
     let writer = lease.store().cloned();
     let session = &session.writing_through(writer.as_ref());
     let mut runner = Runner::open(session, execution, lease).await?;
-    let span = runner.span("resume");
+    let span = runner.span(RunStart::Resume.as_str());
     async move {
         let outcome = async {
             runner.set_status(ExecutionStatus::Running).await?;
-            runner.started("resume");
+            runner.started(RunStart::Resume);
             // A run killed between its start and storing its task stores it now.
             if !runner
                 .store()

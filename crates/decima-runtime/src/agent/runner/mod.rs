@@ -47,7 +47,7 @@ use super::stuck::StuckDetector;
 use super::{RunOutcome, Session};
 use crate::context::{Loaded, Scale};
 use crate::error::{Result, RuntimeError};
-use crate::events::{Event, TodoView};
+use crate::events::{Event, RunStart, TodoView};
 use crate::lease::Lease;
 use crate::memo::{MemoCounter, ModelMemo, ParagraphMemo};
 use crate::settings::WindowSettings;
@@ -198,7 +198,7 @@ impl<'s, 'a> Runner<'s, 'a> {
         self.session.events.emit(event);
     }
 
-    fn started(&self, how: &'static str) {
+    fn started(&self, how: RunStart) {
         self.emit(Event::ExecutionStarted {
             execution_id: self.execution.id,
             conversation_id: self.conversation.id,

@@ -397,7 +397,7 @@ impl Runner<'_, '_> {
                 .iter()
                 .map(|l| LayerUsage {
                     name: l.name.clone(),
-                    tokens: u64::from(l.tokens),
+                    tokens: l.tokens,
                 })
                 .collect(),
         });

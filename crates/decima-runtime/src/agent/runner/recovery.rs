@@ -117,7 +117,7 @@ impl Runner<'_, '_> {
         }
         self.emit(Event::Recovered {
             failure_id: resolved.id,
-            choice: Resolution::Replan.as_str(),
+            choice: Resolution::Replan,
         });
         Ok(Flow::Continue)
     }
@@ -189,8 +189,9 @@ impl Runner<'_, '_> {
             }
             let report = FailureReport::of(&failure);
             self.emit(Event::AwaitingChoice {
+                execution_id: self.execution.id,
                 failure_id: failure.id.clone(),
-                suggestions: report.suggestions.clone(),
+                suggestions: report.offered(),
             });
             let choice = match self.session.choices.choose(&failure).await {
                 Some(choice) if report.offers(choice.resolution) => choice,
@@ -311,7 +312,7 @@ impl Runner<'_, '_> {
         .await?;
         self.emit(Event::Recovered {
             failure_id: resolved.id.clone(),
-            choice: choice.as_str(),
+            choice,
         });
         self.store_guidance(answer).await?;
         if choice == Resolution::Abort && self.execution.parent_id.is_some() {
@@ -414,7 +415,7 @@ impl Runner<'_, '_> {
         .await?;
         self.emit(Event::Recovered {
             failure_id: resolved.id.clone(),
-            choice: Resolution::Rollback.as_str(),
+            choice: Resolution::Rollback,
         });
         let pending = Pending {
             class: failure.class,
