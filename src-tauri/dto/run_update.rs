@@ -53,3 +53,37 @@ fn now_ms() -> f64 {
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0.0, |d| d.as_secs_f64() * 1000.0)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use decima_store::Resolution;
+
+    #[test]
+    fn an_event_crosses_in_the_runtimes_own_shape_inside_the_envelope() {
+        let update = RunUpdate::event(Event::Recovered {
+            failure_id: "f1".into(),
+            choice: Resolution::Rollback,
+        });
+        let json = serde_json::to_value(&update).unwrap();
+        assert_eq!(json["kind"], "event");
+        assert_eq!(
+            json["event"],
+            serde_json::json!({"type": "recovered", "failure_id": "f1", "choice": "rollback"})
+        );
+        assert!(json["sentAtMs"].as_f64().unwrap() > 1.7e12);
+    }
+
+    #[test]
+    fn the_end_is_its_own_kind() {
+        let ended = RunUpdate::Ended {
+            status: Some(ExecutionStatus::AwaitingUser),
+            answer: None,
+            error: None,
+        };
+        assert_eq!(
+            serde_json::to_value(&ended).unwrap(),
+            serde_json::json!({"kind": "ended", "status": "awaiting_user", "answer": null, "error": null})
+        );
+    }
+}
