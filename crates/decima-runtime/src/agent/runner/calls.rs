@@ -1,6 +1,7 @@
 //! Running a step's tool calls in order, storing each result, and what a plan change sets off:
 //! snapshots, phase and checkpoint compressions, the failure of a todo.
 
+use super::step::Step;
 use super::{CallsEnd, Runner, first_line};
 use crate::agent::failure::{Pending, Trigger};
 use crate::agent::plan::Transitions;
@@ -51,11 +52,15 @@ impl Runner<'_, '_> {
     /// stores each result. Consecutive calls of a tool that runs side by side (subagents) run
     /// as a group. The first call that starts the failure path stops the rest, which are
     /// answered as not run.
-    pub(super) async fn run_calls(&mut self, answer: &Message) -> Result<CallsEnd> {
-        let mut step = StepCalls::default();
+    pub(super) async fn run_calls(
+        &mut self,
+        step: &mut Step,
+        answer: &Message,
+    ) -> Result<CallsEnd> {
+        let mut calls = StepCalls::default();
         for (index, call) in answer.tool_calls.iter().enumerate() {
-            if !step.ran_together.contains_key(&call.id)
-                && step.failure.is_none()
+            if !calls.ran_together.contains_key(&call.id)
+                && calls.failure.is_none()
                 && !self.session.cancel.is_cancelled()
                 && self.registry.is_concurrent(&call.name)
             {
@@ -63,39 +68,44 @@ impl Runner<'_, '_> {
                     .iter()
                     .take_while(|c| self.registry.is_concurrent(&c.name))
                     .collect();
-                self.run_group(&group, &mut step.ran_together).await?;
+                self.run_group(step, &group, &mut calls.ran_together)
+                    .await?;
             }
-            let outcome = if let Some(outcome) = step.ran_together.remove(&call.id) {
+            let outcome = if let Some(outcome) = calls.ran_together.remove(&call.id) {
                 outcome
             } else {
-                match self.run_alone(answer, call, step.failure.as_ref()).await? {
+                match self
+                    .run_alone(step, answer, call, calls.failure.as_ref())
+                    .await?
+                {
                     Alone::Ran(outcome) => *outcome,
                     Alone::NotRun => continue,
                     Alone::Cancelled => return Ok(CallsEnd::Cancelled),
                 }
             };
             let last = index + 1 == answer.tool_calls.len();
-            let stored = self.store_result(call, &outcome, last, &mut step).await?;
-            self.follow_result(call, &outcome, stored.seq, &mut step)
+            let stored = self.store_result(call, &outcome, last, &mut calls).await?;
+            self.follow_result(call, &outcome, stored.seq, &mut calls)
                 .await?;
         }
-        self.end_calls(step).await
+        self.end_calls(calls).await
     }
 
     /// Runs a group of calls side by side, keeping their results for their turn to be stored.
     async fn run_group(
         &mut self,
+        step: &mut Step,
         group: &[&ToolCall],
         ran_together: &mut HashMap<String, ToolOutcome>,
     ) -> Result<()> {
         // Each call of the group gets its marker before any runs; the tools stop on the run's
         // cancellation themselves, so the group is waited for whole.
         for c in group {
-            self.mark_started(c).await?;
+            self.mark_started(step, c).await?;
         }
         let ran = Instant::now();
         let outcomes = join_all(group.iter().map(|c| self.call_tool(c))).await;
-        self.turn.step_wait.tools += ran.elapsed();
+        step.tools_wait += ran.elapsed();
         ran_together.extend(group.iter().map(|c| c.id.clone()).zip(outcomes));
         Ok(())
     }
@@ -104,6 +114,7 @@ impl Runner<'_, '_> {
     /// while it runs kills it and answers it and every call after it in `answer`.
     async fn run_alone(
         &mut self,
+        step: &mut Step,
         answer: &Message,
         call: &ToolCall,
         failure: Option<&Pending>,
@@ -125,14 +136,14 @@ impl Runner<'_, '_> {
             .await?;
             return Ok(Alone::NotRun);
         }
-        self.mark_started(call).await?;
+        self.mark_started(step, call).await?;
         let ran = Instant::now();
         let outcome = tokio::select! {
             biased;
             () = self.session.cancel.cancelled() => None,
             outcome = self.call_tool(call) => Some(outcome),
         };
-        self.turn.step_wait.tools += ran.elapsed();
+        step.tools_wait += ran.elapsed();
         if let Some(outcome) = outcome {
             return Ok(Alone::Ran(Box::new(outcome)));
         }
@@ -201,7 +212,7 @@ impl Runner<'_, '_> {
             && call.name != plan::TODO_WRITE
         {
             // A plan the model wrote wrong is not what a failed todo failed of.
-            self.turn.last_tool_failure = Some(class);
+            self.todo.call_failed(class);
         }
         // The same call, plan included, sent again and again is a loop like any other; a todo
         // that starts resets the streak first, so only an unchanged plan counts.
@@ -241,7 +252,7 @@ impl Runner<'_, '_> {
                     .await?
                     .is_some()
                 {
-                    self.turn.window_cache = None;
+                    self.window_cache.forget();
                 }
             }
         }
@@ -251,17 +262,16 @@ impl Runner<'_, '_> {
     /// Notes a call's result for the stuck-loop check, and returns the failure when this same
     /// call has now come back the same way `stuck_after` times in a row.
     fn note_repeat(&mut self, call: &ToolCall, outcome: &ToolOutcome) -> Option<Pending> {
-        let repeats = self.turn.stuck.observe(Observed {
-            name: &call.name,
-            arguments: &call.arguments,
-            result: &outcome.text,
-            exit_code: outcome.exit_code,
-            failed: outcome.is_failure(),
-        });
-        if repeats < self.options.stuck_after.max(2) {
-            return None;
-        }
-        self.turn.stuck.reset();
+        let repeats = self.todo.repeated(
+            Observed {
+                name: &call.name,
+                arguments: &call.arguments,
+                result: &outcome.text,
+                exit_code: outcome.exit_code,
+                failed: outcome.is_failure(),
+            },
+            self.options.stuck_after.max(2),
+        )?;
         let how = if outcome.is_failure() {
             "failing"
         } else {
@@ -282,9 +292,9 @@ impl Runner<'_, '_> {
 
     /// The `tool.started` marker, written before a call runs: resume answers a call that has
     /// one but no result as interrupted, and never runs it again.
-    async fn mark_started(&mut self, call: &ToolCall) -> Result<()> {
+    async fn mark_started(&self, step: &mut Step, call: &ToolCall) -> Result<()> {
         // Written with the answer already when it is the answer's first call.
-        if self.turn.started_marker_call.take().as_deref() != Some(call.id.as_str()) {
+        if !step.marked_with_answer(&call.id) {
             self.log_event(
                 "tool.started",
                 &json!({ "call_id": call.id, "name": call.name }),
@@ -393,13 +403,12 @@ impl Runner<'_, '_> {
         let plan = self.plan().await?;
         let mut compress = Vec::new();
         if !transitions.completed.is_empty() {
-            self.turn.auto_replan_used = false;
+            self.todo.todo_completed();
         }
         for todo in &transitions.started {
             self.take_snapshot(Some(todo), SnapshotReason::TodoStart, seq, &plan)
                 .await?;
-            self.turn.last_tool_failure = None;
-            self.turn.stuck.reset();
+            self.todo.todo_started();
         }
         for todo in &transitions.checkpoints {
             if self.options.checkpoint_compression {
@@ -418,7 +427,7 @@ impl Runner<'_, '_> {
                 .map(|t| t.title.clone())
                 .unwrap_or_default();
             Pending {
-                class: self.turn.last_tool_failure.unwrap_or(FailureClass::Logic),
+                class: self.todo.failed_todo_class(),
                 trigger: Trigger::TodoFailed,
                 message: format!("the model marked \"{title}\" failed: {reason}"),
                 call: None,

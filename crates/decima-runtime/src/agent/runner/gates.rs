@@ -163,6 +163,7 @@ impl Runner<'_, '_> {
         let reason = destructive.or_else(|| is_risky(rules, &call.name, &arguments, |_| exists))?;
         let key = (call.name.clone(), call.arguments.clone());
         if self
+            .gates
             .risky_calls_held
             .lock()
             .is_ok_and(|held| held.contains(&key))
@@ -186,7 +187,7 @@ impl Runner<'_, '_> {
         );
         match review::review(&self.review_ctx(), request).await {
             Ok(outcome) if outcome.review.risk_level.contests() => {
-                if let Ok(mut held) = self.risky_calls_held.lock() {
+                if let Ok(mut held) = self.gates.risky_calls_held.lock() {
                     held.insert(key);
                 }
                 Some(ToolOutcome::ok(

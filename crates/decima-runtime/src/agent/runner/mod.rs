@@ -22,6 +22,8 @@ mod resume;
 mod review;
 mod setup;
 mod spawn;
+mod step;
+mod todo_state;
 mod tool_search;
 mod workspace_changes;
 
@@ -29,7 +31,6 @@ pub(super) use entry::{recover, resume, start, waiting_failure};
 pub(super) use recovery::not_offered;
 
 use std::sync::Arc;
-use std::time::Instant;
 
 use decima_core::context::ExecutionHistoryManager;
 use decima_core::prompt::Preset;
@@ -43,7 +44,6 @@ use tracing::{Instrument as _, info_span, warn};
 use super::checkpoint::Checkpoints;
 use super::failure::{Pending, Trigger};
 use super::options::RunOptions;
-use super::stuck::StuckDetector;
 use super::{RunOutcome, Session};
 use crate::context::{Loaded, Scale};
 use crate::error::{Result, RuntimeError};
@@ -52,6 +52,8 @@ use crate::lease::Lease;
 use crate::memo::{MemoCounter, ModelMemo, ParagraphMemo};
 use crate::settings::WindowSettings;
 use crate::tools::Registry;
+use step::Step;
+use todo_state::TodoState;
 
 /// Step records kept in detail before the oldest are summarised.
 const STEP_WINDOW: usize = 6;
@@ -83,11 +85,8 @@ struct Runner<'s, 'a> {
     session: &'s Session<'a>,
     execution: Execution,
     conversation: Conversation,
-    config: ProviderConfig,
-    /// The provider every model call of the run goes to, with its connections.
-    provider: Arc<dyn decima_llm::Provider>,
-    /// What the provider charges, for each call's estimated cost; `None` without prices.
-    prices: Option<decima_llm::Prices>,
+    /// Where its model calls go.
+    link: ModelLink,
     window: WindowSettings,
     preset: Preset,
     registry: Registry<'s>,
@@ -102,6 +101,50 @@ struct Runner<'s, 'a> {
     steps_taken: u32,
     /// The step budget: `steps_taken` may not reach it.
     step_limit: u32,
+    /// Counting in the model's tokens.
+    counting: TokenCounting,
+    /// The tools offered, as sent.
+    tools: Vec<decima_llm::ToolSpec>,
+    /// Images of the conversation's tool results that the model is shown (by the call each
+    /// result answers): attached to those results in every request that carries them.
+    shown_images: std::collections::HashMap<String, Vec<decima_core::ImagePart>>,
+    /// The workspace as the last listing found it, to tell what a call wrote.
+    files: tokio::sync::Mutex<Option<workspace_changes::Listing>>,
+    /// What a call passes before it runs.
+    gates: Gates,
+    /// The seq of each step's answer, by step: which steps the request still shows verbatim.
+    step_answers: std::collections::HashMap<u32, i64>,
+    /// The failure path's state for the todo in progress.
+    todo: TodoState,
+    /// The window kept between steps.
+    window_cache: WindowCache,
+    /// What one step leaves for the next.
+    carried: Carried,
+    _lease: Lease,
+}
+
+/// What one step leaves for the next.
+#[derive(Default)]
+struct Carried {
+    /// Failure reports, review digests and notes on the last answer, for the next model call
+    /// only: cleared once it is answered.
+    instant_context: Option<String>,
+    /// Answers cut by the output cap in a row: the second ends in the failure path.
+    cut_in_a_row: u32,
+}
+
+/// Where the run's model calls go: the provider's settings, its client, and its prices.
+struct ModelLink {
+    config: ProviderConfig,
+    /// The provider every model call of the run goes to, with its connections.
+    provider: Arc<dyn decima_llm::Provider>,
+    /// What the provider charges, for each call's estimated cost; `None` without prices.
+    prices: Option<decima_llm::Prices>,
+}
+
+/// Counting in the model's tokens: the calibration learned from the server's counts, the
+/// scale it gives, and the counts kept so that no text is counted twice.
+struct TokenCounting {
     calibration: Calibration,
     scale: Scale,
     /// The model's counts of messages already counted in earlier steps.
@@ -110,67 +153,53 @@ struct Runner<'s, 'a> {
     paragraphs: ParagraphMemo,
     /// The model's count of what every request carries besides its messages (the tools).
     request_base: u32,
-    /// The tools offered, as sent.
-    tools: Vec<decima_llm::ToolSpec>,
-    /// Images of the conversation's tool results that the model is shown (by the call each
-    /// result answers): attached to those results in every request that carries them.
-    shown_images: std::collections::HashMap<String, Vec<decima_core::ImagePart>>,
-    /// The workspace as the last listing found it, to tell what a call wrote.
-    files: tokio::sync::Mutex<Option<workspace_changes::Listing>>,
-    /// Risky calls the tenth man held once: the same call again runs.
-    risky_calls_held: std::sync::Mutex<std::collections::HashSet<(String, String)>>,
-    /// The seq of each step's answer, by step: which steps the request still shows verbatim.
-    step_answers: std::collections::HashMap<u32, i64>,
-    /// The state of the current step and todo.
-    turn: Turn,
-    _lease: Lease,
 }
 
-/// What lives for one step or one todo, beside the run's [`Runner`]: what the next model call
-/// carries, the failure path's state for the current todo, and the window kept between steps.
+/// What a call passes before it runs, beyond its approval: the risky calls the tenth man held.
 #[derive(Default)]
-struct Turn {
-    /// Failure reports and review digests for the next model call only, cleared once sent.
-    instant_context: Option<String>,
-    /// Whether the one automatic replan a logic failure gets was used since a todo last
-    /// completed: a replan that fails again waits for the analyst.
-    auto_replan_used: bool,
-    /// The todo the automatic replan was given for, checked once the model has acted again.
-    replan_watch: Option<recovery::ReplanWatch>,
-    /// The class of the last failed tool call since the current todo started.
-    last_tool_failure: Option<FailureClass>,
-    /// Repeated calls of the current todo, to tell a stuck loop.
-    stuck: StuckDetector,
-    /// Time spent waiting on the model and on tools in the current step.
-    step_wait: StepWait,
-    /// What the last step read from the store, brought up to date each step.
-    window_cache: Option<CachedContext>,
-    /// The messages this runner stored since the last step read the store, as stored: the
-    /// next step takes them as they are instead of reading them back.
+struct Gates {
+    /// Risky calls the tenth man held once: the same call again runs.
+    risky_calls_held: std::sync::Mutex<std::collections::HashSet<(String, String)>>,
+}
+
+/// The window kept between steps: what the last step read from the store, and the messages
+/// this runner stored since, so a step does not read its window from the store again.
+#[derive(Default)]
+struct WindowCache {
+    /// What the last step read, brought up to date each step.
+    cached: Option<CachedContext>,
+    /// The messages stored since the last step read the store, as stored: the next step takes
+    /// them as they are instead of reading them back.
     stored_since: std::sync::Mutex<Vec<Message>>,
-    /// The call whose `tool.started` marker was written with the answer that made it.
-    started_marker_call: Option<String>,
-    /// The output cap the last request carried, for what a cut answer says.
-    output_cap: Option<u32>,
-    /// The server counted far fewer prompt tokens for the last request than were sent.
-    prompt_truncated: bool,
-    /// Answers cut by the output cap in a row: the second ends in the failure path.
-    cut_in_a_row: u32,
-    /// The written form of the last answer's calls, when they were read from its text.
-    calls_from_text: Option<decima_llm::TextCallForm>,
+}
+
+impl WindowCache {
+    /// The history changed under the window (a compaction, a rollback): the next step reads it
+    /// again.
+    fn forget(&mut self) {
+        self.cached = None;
+    }
+
+    /// Notes a message this runner stored, for the next step's refresh.
+    fn note_stored(&self, message: &Message) {
+        if let Ok(mut since) = self.stored_since.lock() {
+            since.push(message.clone());
+        }
+    }
+
+    /// The messages stored since the last step read, once.
+    fn take_stored(&self) -> Vec<Message> {
+        match self.stored_since.lock() {
+            Ok(mut since) => std::mem::take(&mut *since),
+            Err(_) => Vec::new(),
+        }
+    }
 }
 
 /// The step context kept between steps.
 struct CachedContext {
     loaded: Loaded,
     memo: MemoCounter,
-}
-
-/// What a step spent waiting on others, so its own cost can be told apart.
-#[derive(Debug, Default, Clone, Copy)]
-struct StepWait {
-    model: std::time::Duration,
-    tools: std::time::Duration,
 }
 
 impl<'s, 'a> Runner<'s, 'a> {
@@ -185,8 +214,8 @@ impl<'s, 'a> Runner<'s, 'a> {
             how,
             execution = %self.execution.id,
             conversation = %self.conversation.id,
-            provider = %self.config.name,
-            model = %self.config.model,
+            provider = %self.link.config.name,
+            model = %self.link.config.model,
         )
     }
 
@@ -250,9 +279,7 @@ impl<'s, 'a> Runner<'s, 'a> {
 
     /// Notes a message this runner stored, for the next step's refresh, and reports it.
     fn stored(&self, message: &Message) {
-        if let Ok(mut since) = self.turn.stored_since.lock() {
-            since.push(message.clone());
-        }
+        self.window_cache.note_stored(message);
         crate::review::digest_cache::warm_when_full(
             self.store(),
             self.conversation.id,
@@ -358,9 +385,8 @@ impl<'s, 'a> Runner<'s, 'a> {
             };
             return self.fail(pending).await.map(Stepped::from);
         }
-        let step_started = Instant::now();
-        self.turn.step_wait = StepWait::default();
-        let completion = match self.model_step().await {
+        let mut step = Step::start();
+        let completion = match self.model_step(&mut step).await {
             Ok(Some(completion)) => completion,
             Ok(None) => {
                 return self
@@ -372,16 +398,16 @@ impl<'s, 'a> Runner<'s, 'a> {
             Err(StepError::Runtime(e)) => return Err(e),
         };
         self.steps_taken += 1;
-        let Some(answer) = self.store_answer(&completion).await? else {
+        let Some(answer) = self.store_answer(&mut step, &completion).await? else {
             return Ok(Stepped::Next);
         };
-        match self.unfinished(crate::answer::ending(&completion), &answer) {
+        match self.unfinished(&step, crate::answer::ending(&completion), &answer) {
             Unfinished::No => {}
             Unfinished::AskAgain => return Ok(Stepped::Next),
             Unfinished::Failed(pending) => return self.fail(*pending).await.map(Stepped::from),
         }
         if answer.tool_calls.is_empty() {
-            self.step_timed(step_started);
+            self.step_timed(&step);
             // An answer that leaves the todo of the automatic replan failed ends nothing.
             if let Some(pending) = self.replan_not_taken().await? {
                 return self.fail(pending).await.map(Stepped::from);
@@ -391,8 +417,8 @@ impl<'s, 'a> Runner<'s, 'a> {
                 .await
                 .map(Stepped::ended);
         }
-        let end = self.run_calls(&answer).await?;
-        self.step_timed(step_started);
+        let end = self.run_calls(&mut step, &answer).await?;
+        self.step_timed(&step);
         let failed = match end {
             CallsEnd::Done(None) => self.replan_not_taken().await?,
             CallsEnd::Done(Some(pending)) => Some(pending),

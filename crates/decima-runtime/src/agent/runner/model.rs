@@ -2,6 +2,7 @@
 //! compression when a threshold is crossed), the request and its estimate, the stream, and what
 //! the step cost apart from waiting.
 
+use super::step::Step;
 use super::{
     CALIBRATION_SAVE_EVERY, CALIBRATION_WARMUP, CachedContext, MAX_SHOWN_IMAGES, Runner,
     STEP_SUMMARY_TOKENS, StepError,
@@ -23,19 +24,22 @@ use tracing::{Instrument as _, debug, info_span, warn};
 
 impl Runner<'_, '_> {
     /// Builds, compresses when due, and streams one answer. `Ok(None)` when cancelled.
-    pub(super) async fn model_step(&mut self) -> Result<Option<Completion>, StepError> {
+    pub(super) async fn model_step(
+        &mut self,
+        step: &mut Step,
+    ) -> Result<Option<Completion>, StepError> {
         let mut overflow_retried = false;
         loop {
             let built = self.build_context().await?;
             let built = self.with_images(built);
             let tools = self.offered_tools();
-            let request = chat_request(&self.config, &built, &tools, self.conversation.id);
+            let request = chat_request(&self.link.config, &built, &tools, self.conversation.id);
             let estimate = self.estimate(&built);
-            let needed = self.calibration.apply(estimate);
+            let needed = self.counting.calibration.apply(estimate);
             let too_big = built.compression_required() || needed > built.budgeting.input_room;
             let result = if too_big {
                 Err(LlmError::ContextOverflow {
-                    provider: self.config.name.clone(),
+                    provider: self.link.config.name.clone(),
                     message: format!(
                         "the request needs about {needed} tokens and {} are available",
                         built.budgeting.input_room
@@ -47,31 +51,31 @@ impl Runner<'_, '_> {
                 // One span per request sent: an overflow retried within the step is a second.
                 let span = info_span!(
                     "model.call",
-                    model = %self.config.model,
+                    model = %self.link.config.model,
                     estimate = needed,
                     overflow_retry = overflow_retried,
                 );
-                self.turn.output_cap = request.max_tokens;
+                step.output_cap = request.max_tokens;
                 let result = stream_answer(
-                    &self.provider,
+                    &self.link.provider,
                     request,
                     self.session.events,
                     &self.session.cancel,
                 )
                 .instrument(span)
                 .await;
-                self.turn.step_wait.model += asked.elapsed();
+                step.model_wait += asked.elapsed();
                 result
             };
             match result {
                 Ok(completion) if completion.finish == Some(FinishReason::Stopped) => {
                     // Stopped while it streamed: what arrived is kept, marked as stopped.
-                    self.store_stopped(completion).await?;
+                    self.store_stopped(step, completion).await?;
                     return Ok(None);
                 }
                 Ok(completion) => {
-                    self.answered(&completion, estimate).await?;
-                    return Ok(Some(self.calls_from_text(completion, &tools)));
+                    self.answered(step, &completion, estimate).await?;
+                    return Ok(Some(self.calls_from_text(step, completion, &tools)));
                 }
                 Err(RuntimeError::Llm(e))
                     if e.class() == FailureClass::ContextOverflow && !overflow_retried =>
@@ -111,11 +115,11 @@ impl Runner<'_, '_> {
     /// a bare JSON object, Llama 3's and Mistral's forms): the calls are read from the text,
     /// and the step's record says so. Anything else passes unchanged.
     fn calls_from_text(
-        &mut self,
+        &self,
+        step: &mut Step,
         mut completion: Completion,
         tools: &[decima_llm::ToolSpec],
     ) -> Completion {
-        self.turn.calls_from_text = None;
         if tools.is_empty() || !completion.tool_calls.is_empty() || completion.is_cut_off() {
             return completion;
         }
@@ -131,30 +135,35 @@ impl Runner<'_, '_> {
         );
         completion.text = recovered.remaining_text;
         // The same text in two steps would give the same ids: each step's are its own.
-        let step = self.steps_taken + 1;
+        let number = self.steps_taken + 1;
         completion.tool_calls = recovered
             .calls
             .into_iter()
             .map(|mut call| {
-                call.id = format!("{}_step{step}", call.id);
+                call.id = format!("{}_step{number}", call.id);
                 call
             })
             .collect();
         if completion.finish == Some(FinishReason::Stop) {
             completion.finish = Some(FinishReason::ToolCalls);
         }
-        self.turn.calls_from_text = Some(recovered.form);
+        step.calls_from_text = Some(recovered.form);
         completion
     }
 
     /// Books an answered call: its usage and cost in the run's history, a prompt the server
     /// cut (which refits the window and is not learned from), and the calibration.
-    async fn answered(&mut self, completion: &Completion, estimate: u32) -> Result<()> {
+    async fn answered(
+        &mut self,
+        step: &mut Step,
+        completion: &Completion,
+        estimate: u32,
+    ) -> Result<()> {
         // The run history's cost: every answered call, with what the provider said it carried
         // and, at the provider's prices now, what it cost.
         let usage = completion.usage.map(crate::answer::call_usage);
         let cost = usage
-            .zip(self.prices)
+            .zip(self.link.prices)
             .map(|(u, prices)| crate::answer::cost_microdollars(&u, &prices));
         self.store()
             .executions()
@@ -162,23 +171,28 @@ impl Runner<'_, '_> {
             .await?;
         // A server that counted far fewer prompt tokens than were sent dropped part of the
         // prompt: the answer is marked, and the count is not learned from.
-        self.turn.prompt_truncated = completion
-            .usage
-            .is_some_and(|u| self.calibration.looks_truncated(estimate, u.prompt_tokens));
-        if self.turn.prompt_truncated
+        step.prompt_truncated = completion.usage.is_some_and(|u| {
+            self.counting
+                .calibration
+                .looks_truncated(estimate, u.prompt_tokens)
+        });
+        if step.prompt_truncated
             && let Some(served) =
-                crate::served_window::after_truncation(self.store(), &self.config).await?
+                crate::served_window::after_truncation(self.store(), &self.link.config).await?
         {
             self.fit_to(served)?;
         }
         if let Some(usage) = completion.usage
-            && !self.turn.prompt_truncated
+            && !step.prompt_truncated
         {
-            self.calibration.update(estimate, usage.prompt_tokens);
+            self.counting
+                .calibration
+                .update(estimate, usage.prompt_tokens);
             // Saved while it is still learning, then every few samples: a crash loses at most
             // a few samples of a running average.
-            if self.calibration.samples <= CALIBRATION_WARMUP
+            if self.counting.calibration.samples <= CALIBRATION_WARMUP
                 || self
+                    .counting
                     .calibration
                     .samples
                     .is_multiple_of(CALIBRATION_SAVE_EVERY)
@@ -186,14 +200,14 @@ impl Runner<'_, '_> {
                 self.store()
                     .calibrations()
                     .save(
-                        &self.config.model,
-                        self.calibration.factor,
-                        self.calibration.samples,
+                        &self.link.config.model,
+                        self.counting.calibration.factor,
+                        self.counting.calibration.samples,
                     )
                     .await?;
             }
         }
-        self.turn.instant_context = None;
+        self.carried.instant_context = None;
         Ok(())
     }
 
@@ -202,7 +216,7 @@ impl Runner<'_, '_> {
     /// context read for the next request.
     async fn refit_after_refusal(&mut self, refusal: &LlmError) -> Result<()> {
         let Some(served) =
-            crate::served_window::after_refusal(self.store(), &self.config, refusal).await?
+            crate::served_window::after_refusal(self.store(), &self.link.config, refusal).await?
         else {
             return Ok(());
         };
@@ -210,7 +224,7 @@ impl Runner<'_, '_> {
             message: format!(
                 "{} refused the request for its length: it serves {} tokens, not {}; the \
                  conversation is compressed to fit and the request sent again",
-                self.config.name,
+                self.link.config.name,
                 crate::served_window::thousands(served),
                 crate::served_window::thousands(self.window.window)
             ),
@@ -222,7 +236,8 @@ impl Runner<'_, '_> {
     /// window the server serves (or `named` in its refusal, when smaller), stored as served,
     /// then compresses the conversation deeply, so the step tried again fits.
     pub(super) async fn compress_to_fit(&mut self, named: Option<u32>) -> Result<()> {
-        if let Some(served) = crate::served_window::refit(self.store(), &self.config, named).await?
+        if let Some(served) =
+            crate::served_window::refit(self.store(), &self.link.config, named).await?
         {
             self.fit_to(served)?;
         }
@@ -244,7 +259,7 @@ impl Runner<'_, '_> {
                 ),
             });
         }
-        self.turn.window_cache = None;
+        self.window_cache.forget();
         Ok(())
     }
 
@@ -252,17 +267,17 @@ impl Runner<'_, '_> {
     /// it, the provider (Ollama is told the window with each request), and the context read
     /// for the next request.
     fn fit_to(&mut self, served: u32) -> Result<()> {
-        self.config.context_window = served;
-        if self.config.num_ctx.is_some() {
-            self.config.num_ctx = Some(served);
-            self.provider = crate::model_call::connect(&self.config)?;
+        self.link.config.context_window = served;
+        if self.link.config.num_ctx.is_some() {
+            self.link.config.num_ctx = Some(served);
+            self.link.provider = crate::model_call::connect(&self.link.config)?;
         }
         self.window.output_reserve = self
             .window
             .output_reserve
             .min(crate::settings::default_output_reserve(served));
         self.window.window = served;
-        self.turn.window_cache = None;
+        self.window_cache.forget();
         Ok(())
     }
 
@@ -304,24 +319,24 @@ impl Runner<'_, '_> {
     }
 
     /// Reports what the step cost, apart from the model and the tools it waited on.
-    pub(super) fn step_timed(&self, started: Instant) {
-        let total = started.elapsed();
+    pub(super) fn step_timed(&self, step: &Step) {
+        let total = step.elapsed();
         let own = total
-            .saturating_sub(self.turn.step_wait.model)
-            .saturating_sub(self.turn.step_wait.tools);
+            .saturating_sub(step.model_wait)
+            .saturating_sub(step.tools_wait);
         let us = |d: std::time::Duration| u64::try_from(d.as_micros()).unwrap_or(u64::MAX);
         debug!(
             step = self.steps_taken,
             total_us = us(total),
-            model_us = us(self.turn.step_wait.model),
-            tools_us = us(self.turn.step_wait.tools),
+            model_us = us(step.model_wait),
+            tools_us = us(step.tools_wait),
             "step timed"
         );
         self.emit(Event::StepTimed {
             step: self.steps_taken,
             total_us: us(total),
-            model_us: us(self.turn.step_wait.model),
-            tools_us: us(self.turn.step_wait.tools),
+            model_us: us(step.model_wait),
+            tools_us: us(step.tools_wait),
             overhead_us: us(own),
         });
     }
@@ -333,7 +348,7 @@ impl Runner<'_, '_> {
             conversation: &self.conversation,
             preset: &self.preset,
             window: &self.window,
-            scale: self.scale,
+            scale: self.counting.scale,
             provider: self.options.provider.as_deref(),
             events: self.session.events,
         }
@@ -344,13 +359,10 @@ impl Runner<'_, '_> {
     /// step is kept and brought up to date with the messages stored since, so a step does not
     /// read its window from the store again.
     pub(super) async fn build_context(&mut self) -> Result<Built> {
-        let instant = self.turn.instant_context.clone().unwrap_or_default();
+        let instant = self.carried.instant_context.clone().unwrap_or_default();
         let store = self.session.store;
-        let own = match self.turn.stored_since.lock() {
-            Ok(mut since) => std::mem::take(&mut *since),
-            Err(_) => Vec::new(),
-        };
-        let mut cached = match self.turn.window_cache.take() {
+        let own = self.window_cache.take_stored();
+        let mut cached = match self.window_cache.cached.take() {
             Some(mut cached) => {
                 if cached.loaded.refresh(store, own).await? {
                     cached
@@ -365,11 +377,14 @@ impl Runner<'_, '_> {
             session: &history,
             instant: &instant,
         };
-        let counter = self.paragraphs.over(&cached.memo);
-        let mut built =
-            cached
-                .loaded
-                .assemble(&self.preset, &self.window, self.scale, extras, &counter)?;
+        let counter = self.counting.paragraphs.over(&cached.memo);
+        let mut built = cached.loaded.assemble(
+            &self.preset,
+            &self.window,
+            self.counting.scale,
+            extras,
+            &counter,
+        )?;
         if compress_built(&self.compress_ctx(), &built, CompactionTrigger::Auto)
             .await?
             .is_some()
@@ -380,13 +395,16 @@ impl Runner<'_, '_> {
                 session: &history,
                 instant: &instant,
             };
-            let counter = self.paragraphs.over(&cached.memo);
-            built =
-                cached
-                    .loaded
-                    .assemble(&self.preset, &self.window, self.scale, extras, &counter)?;
+            let counter = self.counting.paragraphs.over(&cached.memo);
+            built = cached.loaded.assemble(
+                &self.preset,
+                &self.window,
+                self.counting.scale,
+                extras,
+                &counter,
+            )?;
         }
-        self.turn.window_cache = Some(cached);
+        self.window_cache.cached = Some(cached);
         self.emit(Event::ContextUsage {
             usage: built.report.usage,
             used: built.report.total,
@@ -410,10 +428,11 @@ impl Runner<'_, '_> {
     fn step_history(&mut self, loaded: &Loaded) -> String {
         let first_verbatim = loaded.first_verbatim_seq();
         let answers = &self.step_answers;
-        self.history
-            .history_left(STEP_SUMMARY_TOKENS, self.model_memo.counter(), |step| {
-                answers.get(&step).is_none_or(|&seq| seq < first_verbatim)
-            })
+        self.history.history_left(
+            STEP_SUMMARY_TOKENS,
+            self.counting.model_memo.counter(),
+            |step| answers.get(&step).is_none_or(|&seq| seq < first_verbatim),
+        )
     }
 
     pub(super) async fn load_context(&self) -> Result<CachedContext> {
@@ -429,7 +448,7 @@ impl Runner<'_, '_> {
             &self.conversation,
             &self.preset,
             &self.window,
-            self.scale,
+            self.counting.scale,
             &memo,
         )
         .await?;
@@ -439,9 +458,10 @@ impl Runner<'_, '_> {
     /// The model's estimate of a request: the tools and reply priming counted once per run,
     /// each message once (remembered across steps).
     pub(super) fn estimate(&self, built: &Built) -> u32 {
-        self.model_memo
+        self.counting
+            .model_memo
             .count_request(built.assembled.messages.iter().map(|m| &m.message))
-            .saturating_add(self.request_base)
+            .saturating_add(self.counting.request_base)
             .saturating_add(self.loaded_tokens())
     }
 }

@@ -1,6 +1,7 @@
 //! What a step writes besides its tool results: the answer, and the analysis, action and
 //! supervision records that feed the step history.
 
+use super::step::Step;
 use super::{RECORD_CHARS, Runner, clip};
 use crate::agent::failure::{Pending, Trigger};
 use crate::error::Result;
@@ -25,6 +26,7 @@ impl Runner<'_, '_> {
     /// store (an empty answer, or one whose only call was cut off): the model is told next step.
     pub(super) async fn store_answer(
         &mut self,
+        step: &mut Step,
         completion: &Completion,
     ) -> Result<Option<Message>> {
         let mut notes = Vec::new();
@@ -52,11 +54,11 @@ impl Runner<'_, '_> {
             }
             self.record(StepKind::Analysis, "(empty answer)".into())
                 .await?;
-            self.turn.instant_context = Some(notes.join("\n"));
+            self.carried.instant_context = Some(notes.join("\n"));
             return Ok(None);
         }
         if !notes.is_empty() {
-            self.turn.instant_context = Some(notes.join("\n"));
+            self.carried.instant_context = Some(notes.join("\n"));
         }
         let mut message = completion.to_message();
         message.execution_id = Some(self.execution.id);
@@ -75,7 +77,7 @@ impl Runner<'_, '_> {
                 .collect::<Vec<_>>()
                 .join("; ")
         };
-        if let Some(form) = self.turn.calls_from_text {
+        if let Some(form) = step.calls_from_text {
             action.push_str(&format!(
                 " (recovered from text: the server left the call in {} form)",
                 form.as_str()
@@ -96,26 +98,31 @@ impl Runner<'_, '_> {
                     .map(|(id, name)| (id.as_str(), name.as_str())),
             )
             .await?;
-        self.turn.started_marker_call = first.map(|(id, _)| id);
+        step.started_marker_call = first.map(|(id, _)| id);
         self.step_answers
             .insert(self.steps_taken.max(1), answer.seq);
-        self.record_answer(&answer, completion).await?;
+        self.record_answer(step, &answer, completion).await?;
         Ok(Some(answer))
     }
 
     /// Records how the answer ended and what it cost, beside it.
-    async fn record_answer(&self, answer: &Message, completion: &Completion) -> Result<()> {
+    async fn record_answer(
+        &self,
+        step: &Step,
+        answer: &Message,
+        completion: &Completion,
+    ) -> Result<()> {
         let record = crate::answer::record(
             completion,
-            self.prices,
-            self.turn.prompt_truncated,
-            self.turn.calls_from_text.map(|form| form.as_str()),
+            self.link.prices,
+            step.prompt_truncated,
+            step.calls_from_text.map(|form| form.as_str()),
         );
         self.store()
             .answers()
             .record(self.conversation.id, answer.id, &record)
             .await?;
-        if let Some(note) = crate::answer::ending_note(record.ended, self.turn.output_cap) {
+        if let Some(note) = crate::answer::ending_note(record.ended, step.output_cap) {
             self.emit(Event::Warning { message: note });
         }
         if record.prompt_truncated {
@@ -124,7 +131,7 @@ impl Runner<'_, '_> {
                     "{} counted fewer prompt tokens than were sent: the server dropped part of \
                      the request without saying so; its window is read again before the next \
                      request",
-                    self.config.name
+                    self.link.config.name
                 ),
             });
         }
@@ -134,8 +141,11 @@ impl Runner<'_, '_> {
     /// Keeps what a stopped answer had said, marked as stopped, so the conversation shows
     /// where the run was stopped and the analyst can continue from it. Its calls never run and
     /// are not kept: a call without a result would break every later request.
-    pub(super) async fn store_stopped(&mut self, mut completion: Completion) -> Result<()> {
-        self.turn.calls_from_text = None;
+    pub(super) async fn store_stopped(
+        &mut self,
+        step: &Step,
+        mut completion: Completion,
+    ) -> Result<()> {
         completion.tool_calls.clear();
         completion.cut_off_tool_calls.clear();
         if completion.text.trim().is_empty() {
@@ -150,15 +160,24 @@ impl Runner<'_, '_> {
                 None,
             )
             .await?;
-        self.record_answer(&answer, &completion).await
+        self.record_answer(step, &answer, &completion).await
     }
 
     /// Whether an answer the model did not finish can stand: a looping answer goes to the
     /// failure path at once; a cut one without calls is asked again once, with what happened,
     /// and the second cut in a row goes to the failure path.
-    pub(super) fn unfinished(&mut self, ended: AnswerEnd, answer: &Message) -> Unfinished {
+    pub(super) fn unfinished(
+        &mut self,
+        step: &Step,
+        ended: AnswerEnd,
+        answer: &Message,
+    ) -> Unfinished {
         let cut = ended == AnswerEnd::Cut;
-        self.turn.cut_in_a_row = if cut { self.turn.cut_in_a_row + 1 } else { 0 };
+        self.carried.cut_in_a_row = if cut {
+            self.carried.cut_in_a_row + 1
+        } else {
+            0
+        };
         match ended {
             AnswerEnd::Looping => Unfinished::Failed(Box::new(Pending {
                 class: FailureClass::Degenerate,
@@ -169,15 +188,14 @@ impl Runner<'_, '_> {
                 call: None,
                 todo: None,
             })),
-            AnswerEnd::Cut if self.turn.cut_in_a_row >= 2 => {
+            AnswerEnd::Cut if self.carried.cut_in_a_row >= 2 => {
                 Unfinished::Failed(Box::new(Pending {
                     class: FailureClass::Logic,
                     trigger: Trigger::CutTwice,
                     message: format!(
                         "two answers in a row were cut by the output cap{}; replan with smaller \
                      steps, or raise the provider's output reserve",
-                        self.turn
-                            .output_cap
+                        step.output_cap
                             .map(|cap| format!(" of {cap} tokens"))
                             .unwrap_or_default()
                     ),
@@ -186,7 +204,7 @@ impl Runner<'_, '_> {
                 }))
             }
             AnswerEnd::Cut if answer.tool_calls.is_empty() => {
-                self.turn.instant_context = Some(
+                self.carried.instant_context = Some(
                     "Your last answer was cut by the output limit before you finished it. \
                      Finish it in fewer words, or do the work in smaller steps."
                         .to_owned(),

@@ -1,6 +1,7 @@
 //! The failure path: the report, the rollback its class calls for, the automatic replan, and
 //! the analyst's choice, which must be one the failure offers.
 
+use super::todo_state::ReplanWatch;
 use super::{Flow, Runner, clip};
 use crate::agent::Choice;
 use crate::agent::checkpoint::{RolledBack, rollback_target};
@@ -23,19 +24,13 @@ pub(super) enum Chosen {
     AskAgain(Box<Failure>),
 }
 
-/// The todo the automatic replan was given for, and the class of that failure: if the todo is
-/// still failed when the model has acted again, the replan did not take.
-#[derive(Debug, Clone)]
-pub(super) struct ReplanWatch {
-    todo: String,
-    class: FailureClass,
-}
-
 impl Runner<'_, '_> {
     /// The failure path: record, roll back when the class says so, and wait for a choice (or
     /// take the one automatic replan a logic failure gets).
     pub(super) async fn fail(&mut self, pending: Pending) -> Result<Flow> {
-        self.turn.replan_watch = None;
+        let replannable =
+            pending.class == FailureClass::Logic && pending.trigger.allows_auto_replan();
+        let auto_replan = self.todo.failed(replannable);
         let plan = self.plan().await?;
         let place = Place::of(&plan, pending.todo.as_deref());
         let causes = failure::likely_causes(&pending);
@@ -45,9 +40,6 @@ impl Runner<'_, '_> {
             todo = place.todo_id.as_deref().unwrap_or("-"),
             "failure"
         );
-        let auto_replan = pending.class == FailureClass::Logic
-            && pending.trigger.allows_auto_replan()
-            && !std::mem::replace(&mut self.turn.auto_replan_used, true);
         if auto_replan {
             return self.auto_replan(&pending, &place, &causes).await;
         }
@@ -99,22 +91,21 @@ impl Runner<'_, '_> {
             .await?;
         self.log_event("failure.auto_replan", &json!({ "failure_id": resolved.id }))
             .await?;
-        self.turn.instant_context = Some(failure::render_for_model(
+        self.carried.instant_context = Some(failure::render_for_model(
             pending,
             place,
             causes,
             None,
             Resolution::Replan,
         ));
-        self.turn.stuck.reset();
-        if pending.trigger == Trigger::TodoFailed
-            && let Some(todo) = &place.todo_id
-        {
-            self.turn.replan_watch = Some(ReplanWatch {
+        let watch = match (&pending.trigger, &place.todo_id) {
+            (Trigger::TodoFailed, Some(todo)) => Some(ReplanWatch {
                 todo: todo.clone(),
                 class: pending.class,
-            });
-        }
+            }),
+            _ => None,
+        };
+        self.todo.replanned(watch);
         self.emit(Event::Recovered {
             failure_id: resolved.id,
             choice: Resolution::Replan,
@@ -126,7 +117,7 @@ impl Runner<'_, '_> {
     /// given for is still failed. A failure is a state, not a transition: a model that marks
     /// the same todo failed again, or leaves it failed and does something else, is caught here.
     pub(super) async fn replan_not_taken(&mut self) -> Result<Option<Pending>> {
-        let Some(watch) = self.turn.replan_watch.take() else {
+        let Some(watch) = self.todo.take_watch() else {
             return Ok(None);
         };
         let plan = self.plan().await?;
@@ -166,7 +157,7 @@ impl Runner<'_, '_> {
             self.answer_unrun(&call, text, None).await?;
         }
         // The history changed under the cached window.
-        self.turn.window_cache = None;
+        self.window_cache.forget();
         Ok(rolled)
     }
 
@@ -331,7 +322,7 @@ impl Runner<'_, '_> {
         if self.execution.status != ExecutionStatus::Running {
             self.set_status(ExecutionStatus::Running).await?;
         }
-        self.turn.stuck.reset();
+        self.todo.chosen();
         let FailureReport {
             details,
             rolled_back: rolled,
@@ -372,7 +363,7 @@ impl Runner<'_, '_> {
                 "The analyst's guidance with this choice is their last message: follow it.\n",
             );
         }
-        self.turn.instant_context = Some(report);
+        self.carried.instant_context = Some(report);
         Ok(Chosen::Go(Flow::Continue))
     }
 
@@ -385,7 +376,7 @@ impl Runner<'_, '_> {
         let mut message = decima_core::NewMessage::new(decima_core::Role::User, guidance.clone());
         message.execution_id = Some(self.execution.id);
         self.store_message(message).await?;
-        self.turn.window_cache = None;
+        self.window_cache.forget();
         Ok(())
     }
 

@@ -12,7 +12,10 @@ use decima_sandbox::{HostLimits, HostSandbox, Sandbox};
 use decima_store::{Conversation, Execution, SandboxKind, Store};
 use tracing::info;
 
-use super::{Runner, STEP_BATCH, STEP_WINDOW, Turn, plan_tool, spawn, tool_search};
+use super::{
+    Carried, Gates, ModelLink, Runner, STEP_BATCH, STEP_WINDOW, TokenCounting, WindowCache,
+    plan_tool, spawn, tool_search,
+};
 use crate::agent::checkpoint::{Checkpoints, SnapshotSource, snapshot_store};
 use crate::agent::options::RunOptions;
 use crate::agent::{Session, subagent};
@@ -98,17 +101,21 @@ impl<'s, 'a> Runner<'s, 'a> {
             mcp,
             deferred,
             tools,
-            model_memo: ModelMemo::new(model_counter),
-            paragraphs: ParagraphMemo::default(),
-            request_base,
             shown_images,
             files: tokio::sync::Mutex::new(None),
             session,
-            scale: Scale::new(calibration.factor),
-            calibration,
-            prices: resolved.settings.prices,
-            provider: crate::model_call::connect(&resolved.config)?,
-            config: resolved.config,
+            counting: TokenCounting {
+                scale: Scale::new(calibration.factor),
+                calibration,
+                model_memo: ModelMemo::new(model_counter),
+                paragraphs: ParagraphMemo::default(),
+                request_base,
+            },
+            link: ModelLink {
+                prices: resolved.settings.prices,
+                provider: crate::model_call::connect(&resolved.config)?,
+                config: resolved.config,
+            },
             window,
             preset,
             checkpoints,
@@ -118,9 +125,11 @@ impl<'s, 'a> Runner<'s, 'a> {
             step_limit,
             execution,
             conversation,
-            risky_calls_held: std::sync::Mutex::default(),
+            gates: Gates::default(),
             step_answers: std::collections::HashMap::new(),
-            turn: Turn::default(),
+            todo: super::TodoState::default(),
+            window_cache: WindowCache::default(),
+            carried: Carried::default(),
             _lease: lease,
         })
     }

@@ -125,7 +125,8 @@ impl Runner<'_, '_> {
             .iter()
             .filter(|s| loaded.contains(&s.name))
             .map(|s| {
-                self.model_memo
+                self.counting
+                    .model_memo
                     .counter()
                     .count_text(&serde_json::to_string(s).unwrap_or_default())
             })

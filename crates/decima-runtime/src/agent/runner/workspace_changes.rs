@@ -114,7 +114,7 @@ impl Runner<'_, '_> {
                 match sandbox.read_bytes(file.path.clone(), MAX_IMAGE_BYTES).await {
                     Ok(bytes) => {
                         outcome.images.push(decima_llm::images::tool_result_image(
-                            self.config.protocol,
+                            self.link.config.protocol,
                             media_type,
                             &bytes,
                         ));
