@@ -115,7 +115,7 @@ say "The desktop app under Xvfb in the container"
 in_box bash -c "DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends xvfb x11-apps >/dev/null"
 in_box bash -c 'setsid Xvfb :99 -screen 0 1280x900x24 -nolisten tcp >/tmp/xvfb.log 2>&1 & echo $! >/tmp/xvfb.pid'
 as_analyst bash -c 'DISPLAY=:99 setsid decima-desktop >/tmp/desktop.log 2>&1 & echo $! >/tmp/desktop.pid'
-# The accent blue of the app's buttons (--accent in ui/src/styles), as tests/e2e.rs looks for it.
+# The accent blue of the app's buttons (--accent in ui/src/styles), as src-tauri/tests/e2e.rs looks for it.
 count_accent() {
     python3 - "$1" <<'PY'
 import struct, sys

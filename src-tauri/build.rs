@@ -94,7 +94,7 @@ const COMMANDS: &[&str] = &[
 fn main() {
     let manifest = tauri_build::AppManifest::new().commands(COMMANDS);
     let attributes = tauri_build::Attributes::new()
-        .capabilities_path_pattern("./src-tauri/capabilities/**/*")
+        .capabilities_path_pattern("./capabilities/**/*")
         .app_manifest(manifest);
     if let Err(error) = tauri_build::try_build(attributes) {
         println!("cargo:warning=tauri-build failed: {error:#}");

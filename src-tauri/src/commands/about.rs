@@ -61,12 +61,12 @@ mod tests {
             "tauri.conf.json names a version"
         );
         let ui: serde_json::Value =
-            serde_json::from_str(include_str!("../../ui/package.json")).unwrap();
+            serde_json::from_str(include_str!("../../../ui/package.json")).unwrap();
         assert!(
             ui.get("version").is_none(),
             "ui/package.json names a version"
         );
-        let changelog = include_str!("../../CHANGELOG.md");
+        let changelog = include_str!("../../../CHANGELOG.md");
         let entry = format!("\n## [{}] - ", env!("CARGO_PKG_VERSION"));
         assert!(
             changelog.contains(&entry),

@@ -138,7 +138,7 @@ fn free_port() -> u16 {
 }
 
 pub fn artifacts() -> PathBuf {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/e2e-artifacts");
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/e2e-artifacts");
     std::fs::create_dir_all(&dir).unwrap();
     dir
 }

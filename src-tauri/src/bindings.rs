@@ -14,8 +14,8 @@ use crate::commands::{
     startup, tables, titles, workspace, workspace_switch,
 };
 
-/// Where the generated bindings live, relative to the workspace root.
-pub const BINDINGS_PATH: &str = "ui/src/bindings.ts";
+/// Where the generated bindings live, relative to this crate (`src-tauri/`).
+pub const BINDINGS_PATH: &str = "../ui/src/bindings.ts";
 
 /// Every command the webview can call. The ACL in build.rs and the capability file list the same
 /// names; a test keeps the three in step.
@@ -152,9 +152,9 @@ mod tests {
     #[test]
     fn acl_capability_and_registry_list_the_same_commands() {
         let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-        let build_rs = std::fs::read_to_string(root.join("src-tauri/build.rs")).unwrap();
+        let build_rs = std::fs::read_to_string(root.join("build.rs")).unwrap();
         let capability =
-            std::fs::read_to_string(root.join("src-tauri/capabilities/default.json")).unwrap();
+            std::fs::read_to_string(root.join("capabilities/default.json")).unwrap();
         let bindings = std::fs::read_to_string(root.join(BINDINGS_PATH)).unwrap();
         let invoked: Vec<&str> = bindings
             .split("TAURI_INVOKE(\"")
