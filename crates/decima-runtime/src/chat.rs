@@ -86,7 +86,7 @@ pub async fn chat_turn(turn: ChatTurn<'_>) -> Result<TurnOutcome> {
     // The question and its answer belong together: nothing else writes into the conversation
     // until the turn ends, and a turn on a conversation in use is refused before it stores
     // anything.
-    crate::agent::interrupt_orphans(turn.store, turn.data_dir).await?;
+    crate::lease::interrupt_orphans(turn.store, turn.data_dir).await?;
     let claim = ClaimGuard::take(turn.store, conversation.id, ClaimKind::Chat).await?;
     let outcome = run_turn(&turn, conversation, &resolved, window)
         .instrument(span)

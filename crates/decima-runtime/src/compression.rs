@@ -101,7 +101,7 @@ pub async fn compress(
         let claim = if request.dry_run {
             None
         } else {
-            crate::agent::interrupt_orphans(ctx.store, ctx.data_dir).await?;
+            crate::lease::interrupt_orphans(ctx.store, ctx.data_dir).await?;
             Some(ClaimGuard::take(ctx.store, ctx.conversation.id, ClaimKind::Compression).await?)
         };
         let outcome = compress_claimed(ctx, request).await;
@@ -123,7 +123,7 @@ pub async fn undo(store: &Store, data_dir: &Path, compaction_id: &str) -> Result
         .get(compaction_id)
         .await?
         .conversation_id;
-    crate::agent::interrupt_orphans(store, data_dir).await?;
+    crate::lease::interrupt_orphans(store, data_dir).await?;
     let claim = ClaimGuard::take(store, conversation, ClaimKind::Compression).await?;
     let undone = store.compactions().undo(compaction_id).await;
     claim.release().await;

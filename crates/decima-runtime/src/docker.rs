@@ -26,8 +26,8 @@ use decima_store::Store;
 use tokio::sync::Mutex;
 use tracing::{info, warn};
 
-use crate::agent::subagent::{Exported, history_file_name};
 use crate::error::Result;
+use crate::history_file::{Exported, history_file_name};
 use crate::lease::Lease;
 
 /// The engines connected by this process, per data directory, with the lease that marks their

@@ -21,7 +21,7 @@ use decima_sandbox::{Sandbox, ToolError};
 use tokio_util::sync::CancellationToken;
 use tracing::{Instrument as _, debug, info_span};
 
-use crate::agent::plan::Transitions;
+use crate::plan::Transitions;
 
 /// What one tool call produced: the text the model gets (its images, the files it made), and
 /// what the loop needs to know.
@@ -178,21 +178,10 @@ impl AgentTool for ReadFileTool {
     }
 
     fn call<'a>(&'a self, call: ToolCallContext<'a>) -> BoxFuture<'a, ToolOutcome> {
-        Box::pin(async move {
-            let started = Instant::now();
-            let outcome = match parse_read_file(call.raw) {
-                Ok(request) => call
-                    .sandbox
-                    .read_file(request)
-                    .await
-                    .map(|content| content.to_tool_text()),
-                Err(e) => Err(e),
-            };
-            match outcome {
-                Ok(text) => ToolOutcome::ok(text, started.elapsed()),
-                Err(e) => ToolOutcome::from((e, started.elapsed())),
-            }
-        })
+        Box::pin(timed(async move {
+            let request = parse_read_file(call.raw)?;
+            Ok(call.sandbox.read_file(request).await?.to_tool_text())
+        }))
     }
 }
 
@@ -205,25 +194,26 @@ impl AgentTool for WriteFileTool {
     }
 
     fn call<'a>(&'a self, call: ToolCallContext<'a>) -> BoxFuture<'a, ToolOutcome> {
-        Box::pin(async move {
-            let started = Instant::now();
-            let outcome = match parse_write_file(call.raw) {
-                Ok(request) => call
-                    .sandbox
-                    .write_file(request)
-                    .await
-                    .map(|done| done.to_tool_text()),
-                Err(e) => Err(e),
-            };
-            match outcome {
-                Ok(text) => ToolOutcome::ok(text, started.elapsed()),
-                Err(e) => ToolOutcome::from((e, started.elapsed())),
-            }
-        })
+        Box::pin(timed(async move {
+            let request = parse_write_file(call.raw)?;
+            Ok(call.sandbox.write_file(request).await?.to_tool_text())
+        }))
     }
 
     fn changes_workspace(&self) -> bool {
         true
+    }
+}
+
+/// A file tool's work, timed: its text, or the error the model is told (a bad argument or
+/// what the sandbox refused), with the time either took.
+async fn timed(
+    work: impl Future<Output = std::result::Result<String, decima_sandbox::ToolError>>,
+) -> ToolOutcome {
+    let started = Instant::now();
+    match work.await {
+        Ok(text) => ToolOutcome::ok(text, started.elapsed()),
+        Err(e) => ToolOutcome::from((e, started.elapsed())),
     }
 }
 

@@ -14,7 +14,6 @@ mod choice;
 mod dangling;
 mod failure;
 mod options;
-pub(crate) mod plan;
 pub mod plan_rollback;
 mod report;
 mod review_skip;
@@ -32,12 +31,13 @@ use decima_store::{Execution, Failure, Resolution, SandboxKind, Store};
 pub use tokio_util::sync::CancellationToken;
 
 pub use crate::lease::{Lease, interrupt_orphans};
+pub use crate::plan::{TODO_WRITE, todo_write_schema};
 pub use crate::tools::{AgentTool, Registry, ToolCallContext, ToolOutcome};
+pub use crate::workspace::place::default_workspace;
 pub use checkpoint::{RolledBack, collect_snapshots, snapshot_store};
 pub use choice::{Choice, MAX_GUIDANCE_CHARS};
 pub use failure::{Place, Trigger};
 pub use options::{DEFAULT_MAX_STEPS, DEFAULT_STUCK_AFTER, RunOptions};
-pub use plan::{TODO_WRITE, todo_write_schema};
 pub use report::{FailedCall, FailureDetails, FailureReport, TodoChanges};
 pub use review_skip::skip_final_review;
 pub use subagent::{
@@ -161,11 +161,6 @@ pub async fn set_sandbox_settings(
         .set_sandbox_config(conversation, Some(&value))
         .await?;
     Ok(())
-}
-
-/// The default workspace of a conversation: `DATA_DIR/workspaces/<conversation id>`.
-pub fn default_workspace(data_dir: &Path, conversation: ConversationId) -> PathBuf {
-    data_dir.join("workspaces").join(conversation.to_string())
 }
 
 /// Starts an execution for `request.task` and runs it until it ends or waits.

@@ -28,6 +28,7 @@ use tracing::{debug, warn};
 
 use crate::error::{Result, RuntimeError};
 use crate::export::export_to_file;
+pub use crate::history_file::{Exported, history_file_name, lineage};
 
 /// The tool's name.
 pub const SPAWN_SUBAGENT: &str = "spawn_subagent";
@@ -169,44 +170,9 @@ pub fn history_path(data_dir: &Path, execution: ExecutionId) -> PathBuf {
     data_dir.join("context").join(history_file_name(execution))
 }
 
-/// The file name of an execution's history, on the host and in a container.
-pub fn history_file_name(execution: ExecutionId) -> String {
-    format!("history_{execution}.txt")
-}
-
 /// The container path of an execution's history file.
 pub fn container_history_path(execution: ExecutionId) -> String {
     format!("{CONTAINER_CONTEXT_DIR}/{}", history_file_name(execution))
-}
-
-/// An execution and its ancestors, nearest first: the parent chain a child inherits.
-pub async fn lineage(store: &Store, execution: &Execution) -> Result<Vec<Execution>> {
-    let mut chain = vec![execution.clone()];
-    let mut next = execution.parent_id;
-    // Depth is bounded by the limits; the bound here only guards against a corrupt cycle.
-    while let Some(id) = next {
-        if chain.len() > 64 || chain.iter().any(|e| e.id == id) {
-            return Err(RuntimeError::Conflict(format!(
-                "the parent chain of execution {} loops or is too deep",
-                execution.id
-            )));
-        }
-        let parent = store.executions().get(id).await?;
-        next = parent.parent_id;
-        chain.push(parent);
-    }
-    Ok(chain)
-}
-
-/// One history file as exported for a spawn.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Exported {
-    /// Whose history.
-    pub execution: ExecutionId,
-    /// The host file.
-    pub path: PathBuf,
-    /// True when the export only appended to the file (its earlier bytes are unchanged).
-    pub appended: bool,
 }
 
 /// Exports the histories of `chain` (an execution and its ancestors) to their files, each

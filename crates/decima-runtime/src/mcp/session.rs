@@ -24,10 +24,10 @@ use decima_store::Store;
 use futures_util::future::join_all;
 use tracing::{Instrument as _, debug, info, info_span, warn};
 
-use crate::agent::{AgentTool, ToolCallContext, ToolOutcome};
 use crate::docker::LazyDocker;
 use crate::error::Result;
 use crate::events::{Event, EventSink};
+use crate::tools::{AgentTool, ToolCallContext, ToolOutcome};
 
 /// Text past this many bytes is saved to a file and shown as a head and a tail, as `shell`'s
 /// output is.

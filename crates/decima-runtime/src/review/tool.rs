@@ -110,7 +110,7 @@ pub struct TenthManTool<'a> {
     pub reviewer: Option<String>,
 }
 
-impl crate::agent::AgentTool for TenthManTool<'_> {
+impl crate::tools::AgentTool for TenthManTool<'_> {
     fn spec(&self) -> decima_llm::ToolSpec {
         let schema = tenth_man_review_schema();
         decima_llm::ToolSpec {
@@ -125,9 +125,9 @@ impl crate::agent::AgentTool for TenthManTool<'_> {
 
     fn call<'a>(
         &'a self,
-        call: crate::agent::ToolCallContext<'a>,
-    ) -> decima_sandbox::host::BoxFuture<'a, crate::agent::ToolOutcome> {
-        use crate::agent::ToolOutcome;
+        call: crate::tools::ToolCallContext<'a>,
+    ) -> decima_sandbox::host::BoxFuture<'a, crate::tools::ToolOutcome> {
+        use crate::tools::ToolOutcome;
         use decima_core::FailureClass;
         Box::pin(async move {
             let started = std::time::Instant::now();

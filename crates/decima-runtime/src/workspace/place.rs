@@ -2,17 +2,22 @@
 //! runs are subagents' works where its newest run did (its parent's workspace, or the tree's
 //! container); any other follows its run options over the settings, as a run would.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use decima_core::ConversationId;
 use decima_sandbox::{HostLimits, HostSandbox, Sandbox};
 use decima_store::{SandboxKind, Store};
 
-use crate::agent::{default_workspace, subagent};
 use crate::docker::LazyDocker;
 use crate::error::{Result, RuntimeError};
+use crate::history_file::lineage;
 use crate::{conversation_options, preferences};
+
+/// The default workspace of a conversation: `DATA_DIR/workspaces/<conversation id>`.
+pub fn default_workspace(data_dir: &Path, conversation: ConversationId) -> PathBuf {
+    data_dir.join("workspaces").join(conversation.to_string())
+}
 
 /// A conversation's workspace, opened.
 pub struct WorkspacePlace {
@@ -42,7 +47,7 @@ pub async fn place(
         .pop();
     let (kind, host_dir, root) = match newest {
         Some(execution) if execution.depth > 0 => {
-            let root = subagent::lineage(store, &execution)
+            let root = lineage(store, &execution)
                 .await?
                 .last()
                 .map_or(execution.conversation_id, |r| r.conversation_id);

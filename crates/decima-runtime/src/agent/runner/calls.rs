@@ -3,12 +3,13 @@
 
 use super::step::Step;
 use super::{CallsEnd, Runner, first_line};
+use crate::agent::dangling;
 use crate::agent::failure::{Pending, Trigger};
-use crate::agent::plan::Transitions;
-use crate::agent::{dangling, plan};
 use crate::compression::compress_at;
 use crate::error::Result;
 use crate::events::Event;
+use crate::plan;
+use crate::plan::Transitions;
 use crate::tools::ToolOutcome;
 use decima_core::context::{CompressionLevel, StepKind};
 use decima_core::{FailureClass, Message, NewMessage, ToolCall};

@@ -3,9 +3,9 @@
 //! path are the loop's to take).
 
 use crate::agent::BoxFuture;
-use crate::agent::plan;
 use crate::events::EventSink;
 use crate::events::{Event, TodoView};
+use crate::plan;
 use crate::tools::ToolOutcome;
 use crate::tools::{AgentTool, ToolCallContext, ToolEffect, builtin_spec};
 use decima_core::{ExecutionId, FailureClass};
