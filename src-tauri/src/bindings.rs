@@ -153,8 +153,7 @@ mod tests {
     fn acl_capability_and_registry_list_the_same_commands() {
         let root = Path::new(env!("CARGO_MANIFEST_DIR"));
         let build_rs = std::fs::read_to_string(root.join("build.rs")).unwrap();
-        let capability =
-            std::fs::read_to_string(root.join("capabilities/default.json")).unwrap();
+        let capability = std::fs::read_to_string(root.join("capabilities/default.json")).unwrap();
         let bindings = std::fs::read_to_string(root.join(BINDINGS_PATH)).unwrap();
         let invoked: Vec<&str> = bindings
             .split("TAURI_INVOKE(\"")

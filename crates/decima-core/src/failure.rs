@@ -1,14 +1,25 @@
 //! Failure classes: the runtime's recovery policy keys on these, so every error in every crate
 //! maps to exactly one.
 
-use std::fmt;
-
 use serde::{Deserialize, Serialize};
 
 /// What kind of failure happened, which decides what recovery does.
 #[cfg_attr(feature = "specta", derive(specta::Type))]
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    Serialize,
+    Deserialize,
+    strum::IntoStaticStr,
+    strum::EnumString,
+    strum::Display,
+)]
 #[serde(rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
 pub enum FailureClass {
     /// Worth retrying as is: rate limits, 5xx, timeouts, dropped connections.
     Transient,
@@ -32,21 +43,6 @@ pub enum FailureClass {
 impl FailureClass {
     /// The snake_case name stored in `failures.class` and printed by the CLI.
     pub fn as_str(self) -> &'static str {
-        match self {
-            FailureClass::Transient => "transient",
-            FailureClass::Data => "data",
-            FailureClass::Logic => "logic",
-            FailureClass::Permission => "permission",
-            FailureClass::System => "system",
-            FailureClass::ContextOverflow => "context_overflow",
-            FailureClass::Cancelled => "cancelled",
-            FailureClass::Degenerate => "degenerate",
-        }
-    }
-}
-
-impl fmt::Display for FailureClass {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
+        self.into()
     }
 }

@@ -1,16 +1,31 @@
 //! Chat messages as Decima stores them, and the drafts that become them.
 
-use std::fmt;
-use std::str::FromStr;
-
 use serde::{Deserialize, Serialize};
 
 use crate::{ConversationId, CoreError, ExecutionId, MessageId, Timestamp};
 
 /// Who said a message. Tool results are their own role, as in the OpenAI wire format.
 #[cfg_attr(feature = "specta", derive(specta::Type))]
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    Default,
+    Serialize,
+    Deserialize,
+    strum::IntoStaticStr,
+    strum::EnumString,
+    strum::Display,
+)]
 #[serde(rename_all = "lowercase")]
+#[strum(
+    serialize_all = "lowercase",
+    parse_err_ty = CoreError,
+    parse_err_fn = unknown_role
+)]
 pub enum Role {
     /// Instructions from the operator or preset.
     System,
@@ -26,33 +41,13 @@ pub enum Role {
 impl Role {
     /// The lowercase name used in SQLite, on the wire and in exports.
     pub fn as_str(self) -> &'static str {
-        match self {
-            Role::System => "system",
-            Role::User => "user",
-            Role::Assistant => "assistant",
-            Role::Tool => "tool",
-        }
+        self.into()
     }
 }
 
-impl fmt::Display for Role {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-impl FromStr for Role {
-    type Err = CoreError;
-
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        match s {
-            "system" => Ok(Role::System),
-            "user" => Ok(Role::User),
-            "assistant" => Ok(Role::Assistant),
-            "tool" => Ok(Role::Tool),
-            other => Err(CoreError::UnknownRole(other.chars().take(40).collect())),
-        }
-    }
+/// The error for a role name outside the four, with the name shortened.
+fn unknown_role(name: &str) -> CoreError {
+    CoreError::UnknownRole(name.chars().take(40).collect())
 }
 
 /// One tool invocation requested by the model. `arguments` is kept as the raw text the model

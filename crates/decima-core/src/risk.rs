@@ -2,9 +2,6 @@
 //! Both are ordered lowest first, so a merge of passes keeps the highest with `max` and the
 //! answer check compares a finding with the review's level, never by looking names up.
 
-use std::fmt;
-use std::str::FromStr;
-
 use serde::{Deserialize, Serialize};
 
 use crate::CoreError;
@@ -12,9 +9,27 @@ use crate::CoreError;
 /// How much a review thinks is wrong with the conclusion it read.
 #[cfg_attr(feature = "specta", derive(specta::Type))]
 #[derive(
-    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default, Serialize, Deserialize,
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    Default,
+    Serialize,
+    Deserialize,
+    strum::IntoStaticStr,
+    strum::EnumString,
+    strum::Display,
 )]
 #[serde(rename_all = "lowercase")]
+#[strum(
+    serialize_all = "lowercase",
+    parse_err_ty = CoreError,
+    parse_err_fn = unknown_risk_level
+)]
 pub enum RiskLevel {
     /// Nothing found against it.
     #[default]
@@ -41,13 +56,7 @@ impl RiskLevel {
 
     /// The lowercase name the reviewer writes and the store keeps.
     pub fn as_str(self) -> &'static str {
-        match self {
-            Self::None => "none",
-            Self::Low => "low",
-            Self::Medium => "medium",
-            Self::High => "high",
-            Self::Critical => "critical",
-        }
+        self.into()
     }
 
     /// Whether a final review at this level contests the run's result.
@@ -63,8 +72,27 @@ impl RiskLevel {
 
 /// How grave one finding is.
 #[cfg_attr(feature = "specta", derive(specta::Type))]
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    Serialize,
+    Deserialize,
+    strum::IntoStaticStr,
+    strum::EnumString,
+    strum::Display,
+)]
 #[serde(rename_all = "lowercase")]
+#[strum(
+    serialize_all = "lowercase",
+    parse_err_ty = CoreError,
+    parse_err_fn = unknown_severity
+)]
 pub enum Severity {
     /// A detail.
     Low,
@@ -82,12 +110,7 @@ impl Severity {
 
     /// The lowercase name the reviewer writes and the store keeps.
     pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Low => "low",
-            Self::Medium => "medium",
-            Self::High => "high",
-            Self::Critical => "critical",
-        }
+        self.into()
     }
 
     /// The least risk level a review with this finding can have.
@@ -110,41 +133,15 @@ fn names<'a>(all: impl Iterator<Item = &'a str>) -> String {
     all.collect::<Vec<_>>().join(", ")
 }
 
-impl fmt::Display for RiskLevel {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
+/// The error for a name that is not a risk level. Parsing takes exact lowercase names only: a
+/// reviewer's casing is normalised by the answer check, a stored row is never guessed at.
+fn unknown_risk_level(value: &str) -> CoreError {
+    unknown("risk level", value, &RiskLevel::names())
 }
 
-impl fmt::Display for Severity {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-impl FromStr for RiskLevel {
-    type Err = CoreError;
-
-    /// Exact lowercase names only: a reviewer's casing is normalised by the answer check, a
-    /// stored row is never guessed at.
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        Self::ALL
-            .into_iter()
-            .find(|l| l.as_str() == s)
-            .ok_or_else(|| unknown("risk level", s, &Self::names()))
-    }
-}
-
-impl FromStr for Severity {
-    type Err = CoreError;
-
-    /// Exact lowercase names only, as for [`RiskLevel`].
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        Self::ALL
-            .into_iter()
-            .find(|l| l.as_str() == s)
-            .ok_or_else(|| unknown("severity", s, &Self::names()))
-    }
+/// The error for a name that is not a severity (exact lowercase names only, as for levels).
+fn unknown_severity(value: &str) -> CoreError {
+    unknown("severity", value, &Severity::names())
 }
 
 fn unknown(what: &'static str, value: &str, expected: &str) -> CoreError {

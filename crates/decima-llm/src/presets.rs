@@ -17,8 +17,9 @@ static PRESETS: LazyLock<Vec<ProviderPreset>> =
     LazyLock::new(|| parse(PRESETS_JSON).unwrap_or_default());
 
 /// Where an OpenAI-compatible provider puts the model's reasoning in messages.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, strum::IntoStaticStr)]
 #[serde(rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
 pub enum ReasoningField {
     /// `reasoning_content` (DeepSeek, Qwen, Kimi, GLM, llama.cpp, vLLM).
     ReasoningContent,
@@ -29,10 +30,7 @@ pub enum ReasoningField {
 impl ReasoningField {
     /// The JSON field name on the wire.
     pub fn as_str(self) -> &'static str {
-        match self {
-            ReasoningField::ReasoningContent => "reasoning_content",
-            ReasoningField::Reasoning => "reasoning",
-        }
+        self.into()
     }
 }
 

@@ -33,7 +33,8 @@ use crate::tool_calls::generated_call_id;
 
 /// Which written form a recovered call was in (for the step record: "recovered from text
 /// (hermes)").
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, strum::IntoStaticStr)]
+#[strum(serialize_all = "snake_case")]
 pub enum TextCallForm {
     /// `<tool_call>{…}</tool_call>` blocks (Hermes 2 Pro / 3, Qwen2.5, Qwen3).
     Hermes,
@@ -47,13 +48,8 @@ pub enum TextCallForm {
 
 impl TextCallForm {
     /// The form's stable name, for step records and logs.
-    pub const fn as_str(self) -> &'static str {
-        match self {
-            Self::Hermes => "hermes",
-            Self::BareJson => "bare_json",
-            Self::Llama3 => "llama3",
-            Self::Mistral => "mistral",
-        }
+    pub fn as_str(self) -> &'static str {
+        self.into()
     }
 }
 

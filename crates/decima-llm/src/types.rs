@@ -9,8 +9,20 @@ use serde::{Deserialize, Serialize};
 use crate::reasoning::{self, ReasoningBlock};
 
 /// Which wire protocol a provider speaks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    Serialize,
+    Deserialize,
+    strum::IntoStaticStr,
+    strum::EnumString,
+)]
 #[serde(rename_all = "lowercase")]
+#[strum(serialize_all = "lowercase")]
 pub enum Protocol {
     /// OpenAI-compatible chat completions (`POST {base}/chat/completions`).
     OpenAi,
@@ -25,11 +37,7 @@ pub enum Protocol {
 impl Protocol {
     /// The name used in config, presets and the CLI: `openai`, `anthropic` or `ollama`.
     pub fn as_str(self) -> &'static str {
-        match self {
-            Protocol::OpenAi => "openai",
-            Protocol::Anthropic => "anthropic",
-            Protocol::Ollama => "ollama",
-        }
+        self.into()
     }
 }
 

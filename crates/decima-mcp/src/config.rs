@@ -80,8 +80,20 @@ pub enum Transport {
 }
 
 /// Where a stdio server runs.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    Default,
+    PartialEq,
+    Eq,
+    Serialize,
+    Deserialize,
+    strum::IntoStaticStr,
+    strum::EnumString,
+)]
 #[serde(rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
 pub enum Place {
     /// In the conversation's Docker sandbox, seeing `/workspace` and no network: the default,
     /// since a server is code the analyst did not write.
@@ -94,10 +106,7 @@ pub enum Place {
 impl Place {
     /// The word the CLI and the window use.
     pub fn as_str(self) -> &'static str {
-        match self {
-            Place::Docker => "docker",
-            Place::Host => "host",
-        }
+        self.into()
     }
 }
 

@@ -87,24 +87,23 @@ impl fmt::Debug for LogGuard {
 }
 
 /// Which setting the filter came from; see the module documentation for the precedence.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, strum::IntoStaticStr)]
 pub enum FilterSource {
     /// `--log-level` or `DECIMA_LOG`.
+    #[strum(serialize = "explicit level")]
     Explicit,
     /// `RUST_LOG`.
+    #[strum(serialize = "RUST_LOG")]
     RustLog,
     /// Neither was set: [`DEFAULT_LEVEL`].
+    #[strum(serialize = "default")]
     Default,
 }
 
 impl FilterSource {
     /// A short name for the log's first line.
     pub fn as_str(self) -> &'static str {
-        match self {
-            FilterSource::Explicit => "explicit level",
-            FilterSource::RustLog => "RUST_LOG",
-            FilterSource::Default => "default",
-        }
+        self.into()
     }
 }
 

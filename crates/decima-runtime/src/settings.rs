@@ -59,8 +59,9 @@ pub struct ProviderSettings {
 }
 
 /// Where a provider's window comes from: what `provider list --json` and Settings show beside it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, strum::IntoStaticStr)]
 #[serde(rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
 pub enum WindowSource {
     /// The server said it serves this window.
     Served,
@@ -73,11 +74,7 @@ pub enum WindowSource {
 impl WindowSource {
     /// The name `provider list --json` prints.
     pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Served => "served",
-            Self::Preset => "preset",
-            Self::Configured => "configured",
-        }
+        self.into()
     }
 }
 
@@ -110,15 +107,12 @@ impl ProviderSettings {
 
 /// Parses `openai` / `anthropic` / `ollama`.
 pub fn protocol(kind: &str) -> Result<Protocol> {
-    match kind {
-        "openai" => Ok(Protocol::OpenAi),
-        "anthropic" => Ok(Protocol::Anthropic),
-        "ollama" => Ok(Protocol::Ollama),
-        other => Err(RuntimeError::Config(format!(
+    kind.parse().map_err(|_| {
+        RuntimeError::Config(format!(
             "unknown provider kind '{}' (expected openai, anthropic or ollama)",
-            decima_core::names::echo_untrusted(other)
-        ))),
-    }
+            decima_core::names::echo_untrusted(kind)
+        ))
+    })
 }
 
 /// A provider ready to use: the client config (key included) and the settings the context

@@ -8,12 +8,24 @@
 use decima_core::{ConversationId, MessageId, Timestamp};
 
 use crate::executions::CallUsage;
-use crate::rows::corrupt;
+use crate::rows::{corrupt, named};
 use crate::{Result, Store, StoreError, on_pool};
 
 /// How an answer ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, serde::Serialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    Default,
+    serde::Serialize,
+    strum::IntoStaticStr,
+    strum::EnumString,
+)]
 #[serde(rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
 #[cfg_attr(feature = "specta", derive(specta::Type))]
 pub enum AnswerEnd {
     /// The model finished it.
@@ -30,22 +42,7 @@ pub enum AnswerEnd {
 impl AnswerEnd {
     /// The text stored in `answers.ended`.
     pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Complete => "complete",
-            Self::Cut => "cut",
-            Self::Stopped => "stopped",
-            Self::Looping => "looping",
-        }
-    }
-
-    fn parse(s: &str) -> Result<Self> {
-        match s {
-            "complete" => Ok(Self::Complete),
-            "cut" => Ok(Self::Cut),
-            "stopped" => Ok(Self::Stopped),
-            "looping" => Ok(Self::Looping),
-            other => Err(corrupt("answer end", other)),
-        }
+        self.into()
     }
 }
 
@@ -236,7 +233,7 @@ fn stored(row: Row) -> Result<StoredAnswer> {
         message_id: id.parse().map_err(|e| corrupt("answer message id", e))?,
         seq,
         record: AnswerRecord {
-            ended: AnswerEnd::parse(&ended)?,
+            ended: named("answer end", &ended)?,
             usage,
             cost_microdollars: cost
                 .map(u64::try_from)

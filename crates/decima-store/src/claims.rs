@@ -23,11 +23,12 @@ use crate::BeginWrite;
 use crate::executions::ExecutionStatus;
 use crate::on_pool;
 use crate::process_identity::{GoneHolder, ProcessIdentity};
-use crate::rows::corrupt;
+use crate::rows::{corrupt, named};
 use crate::{Result, Store, StoreError};
 
 /// What a claim is for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, strum::IntoStaticStr, strum::EnumString)]
+#[strum(serialize_all = "snake_case")]
 pub enum ClaimKind {
     /// A chat turn: the question and its answer belong together.
     Chat,
@@ -38,18 +39,7 @@ pub enum ClaimKind {
 impl ClaimKind {
     /// The text stored in `conversation_claims.kind`.
     pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Chat => "chat",
-            Self::Compression => "compression",
-        }
-    }
-
-    fn parse(s: &str) -> Result<Self> {
-        match s {
-            "chat" => Ok(Self::Chat),
-            "compression" => Ok(Self::Compression),
-            other => Err(corrupt("claim kind", other)),
-        }
+        self.into()
     }
 }
 
@@ -425,7 +415,7 @@ where
 /// A live claim's row: busy, unless its holder's process is gone from this machine.
 fn judge_claim(conversation: ConversationId, row: ClaimRow) -> Result<Found> {
     let (kind, owner, claimed_at, expires_at, token, pid, boot_id, start_time) = row;
-    let kind = ClaimKind::parse(&kind)?;
+    let kind: ClaimKind = named("claim kind", &kind)?;
     let process = ProcessIdentity::from_columns(pid, boot_id, start_time);
     if let Some(holder) = process.and_then(|p| GoneHolder::judged(&p, owner.clone())) {
         return Ok(Found {

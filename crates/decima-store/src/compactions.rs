@@ -1,19 +1,31 @@
 //! Compactions and the summaries they make. A compaction is applied in one transaction and can be
 //! undone, newest first; messages are never touched by either.
 
-use decima_core::context::{CompactionPlan, CompressionLevel, Strategy, Summary, SummaryLevel};
+use decima_core::context::{CompactionPlan, CompressionLevel, Summary};
 use decima_core::{ConversationId, Timestamp};
 use sqlx::FromRow;
 
 use crate::BeginWrite;
 use crate::on_pool;
-use crate::rows::corrupt;
+use crate::rows::{corrupt, named};
 use crate::{Result, Store, StoreError};
 
 /// What set a compaction off, as stored in `compactions.trigger`. The window words a
 /// compression notice by it, so it crosses to the webview as a union.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    serde::Serialize,
+    strum::IntoStaticStr,
+    strum::EnumString,
+    strum::Display,
+)]
 #[serde(rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
 #[cfg_attr(feature = "specta", derive(specta::Type))]
 pub enum CompactionTrigger {
     /// The context passed the compression threshold.
@@ -40,26 +52,14 @@ impl CompactionTrigger {
 
     /// The text stored in `compactions.trigger`.
     pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Auto => "auto",
-            Self::Manual => "manual",
-            Self::Phase => "phase",
-            Self::Checkpoint => "checkpoint",
-            Self::Overflow => "overflow",
-        }
+        self.into()
     }
 }
 
 impl CompactionTrigger {
     /// The trigger a stored name stands for; `None` for a name no version of Decima wrote.
     pub fn parse(name: &str) -> Option<Self> {
-        Self::ALL.into_iter().find(|t| t.as_str() == name)
-    }
-}
-
-impl std::fmt::Display for CompactionTrigger {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
+        name.parse().ok()
     }
 }
 
@@ -114,24 +114,10 @@ impl TryFrom<SummaryRow> for Summary {
     type Error = StoreError;
 
     fn try_from(row: SummaryRow) -> Result<Self> {
-        let corrupt = |what: &'static str, value: &str| StoreError::Corrupt {
-            what,
-            detail: decima_core::names::echo_untrusted(value),
-        };
         Ok(Summary {
-            level: match row.level.as_str() {
-                "segment" => SummaryLevel::Segment,
-                "global" => SummaryLevel::Global,
-                other => return Err(corrupt("summary level", other)),
-            },
-            strategy: match row.strategy.as_str() {
-                "extract" => Strategy::Extract,
-                "llm" => Strategy::Llm,
-                "structured" => Strategy::Structured,
-                other => return Err(corrupt("summary strategy", other)),
-            },
-            tokens: u32::try_from(row.tokens)
-                .map_err(|_| corrupt("summary tokens", &row.tokens.to_string()))?,
+            level: named("summary level", &row.level)?,
+            strategy: named("summary strategy", &row.strategy)?,
+            tokens: u32::try_from(row.tokens).map_err(|_| corrupt("summary tokens", row.tokens))?,
             id: row.id,
             start_seq: row.start_seq,
             end_seq: row.end_seq,
@@ -406,10 +392,8 @@ impl<'s> Compactions<'s> {
                     detail: e.to_string(),
                 })?,
             id: row.id,
-            level: CompressionLevel::parse(&row.level)
-                .ok_or_else(|| corrupt("compaction level", &row.level))?,
-            trigger: CompactionTrigger::parse(&row.trigger)
-                .ok_or_else(|| corrupt("compaction trigger", &row.trigger))?,
+            level: named("compaction level", &row.level)?,
+            trigger: named("compaction trigger", &row.trigger)?,
             strategy: row.strategy,
             tokens_before: u32::try_from(row.tokens_before).unwrap_or(0),
             tokens_after: u32::try_from(row.tokens_after).unwrap_or(0),

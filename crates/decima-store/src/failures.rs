@@ -76,8 +76,19 @@ impl Resolution {
 }
 
 /// Who answered a failure: the conversation says "You chose" only for the analyst's answers.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    serde::Serialize,
+    strum::IntoStaticStr,
+    strum::EnumString,
+)]
 #[serde(rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
 #[cfg_attr(feature = "specta", derive(specta::Type))]
 pub enum ResolvedBy {
     /// The analyst chose, in the window or the CLI.
@@ -89,36 +100,8 @@ pub enum ResolvedBy {
 impl ResolvedBy {
     /// The text stored in `failures.resolved_by`.
     pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Analyst => "analyst",
-            Self::Automatic => "automatic",
-        }
+        self.into()
     }
-
-    fn parse(s: &str) -> Result<Self> {
-        match s {
-            "analyst" => Ok(Self::Analyst),
-            "automatic" => Ok(Self::Automatic),
-            other => Err(corrupt("failure resolved_by", echo_untrusted(other))),
-        }
-    }
-}
-
-fn parse_class(s: &str) -> Result<FailureClass> {
-    use FailureClass::*;
-    [
-        Transient,
-        Data,
-        Logic,
-        Permission,
-        System,
-        ContextOverflow,
-        Cancelled,
-        Degenerate,
-    ]
-    .into_iter()
-    .find(|c| c.as_str() == s)
-    .ok_or_else(|| corrupt("failure class", echo_untrusted(s)))
 }
 
 /// What recording a failure needs.
@@ -209,7 +192,7 @@ impl TryFrom<FailureRow> for Failure {
                 .execution_id
                 .parse()
                 .map_err(|e| corrupt("execution id", e))?,
-            class: parse_class(&row.class)?,
+            class: named("failure class", &row.class)?,
             details: json("failure details", &row.details)?,
             rolled_back: json("failure rolled_back", &row.rolled_back)?,
             suggested_actions: json("failure suggested_actions", &row.suggested_actions)?,
@@ -226,7 +209,7 @@ impl TryFrom<FailureRow> for Failure {
             resolved_by: row
                 .resolved_by
                 .as_deref()
-                .map(ResolvedBy::parse)
+                .map(|by| named("failure resolved_by", by))
                 .transpose()?,
             created_at: Timestamp(row.created_at),
         })

@@ -9,7 +9,8 @@ use crate::rows::corrupt;
 use crate::{Result, Store, StoreError};
 
 /// What a step was, as stored in `steps.kind`. Summary rows are made by compression, not here.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, strum::IntoStaticStr)]
+#[strum(serialize_all = "snake_case")]
 pub enum StepKind {
     /// The model reasoned about what to do.
     Analysis,
@@ -22,11 +23,7 @@ pub enum StepKind {
 impl StepKind {
     /// The text stored in `steps.kind`.
     pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Analysis => "analysis",
-            Self::Action => "action",
-            Self::Supervision => "supervision",
-        }
+        self.into()
     }
 }
 

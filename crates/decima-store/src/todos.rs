@@ -50,8 +50,24 @@ impl<'s> Todos<'s> {
 }
 
 /// A todo's progress, as stored in `todos.status`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    serde::Serialize,
+    strum::IntoStaticStr,
+    strum::EnumString,
+    strum::Display,
+)]
 #[serde(rename_all = "snake_case")]
+#[strum(
+    serialize_all = "snake_case",
+    parse_err_ty = StoreError,
+    parse_err_fn = not_a_todo_status
+)]
 #[cfg_attr(feature = "specta", derive(specta::Type))]
 pub enum TodoStatus {
     /// Not started.
@@ -82,37 +98,16 @@ impl TodoStatus {
 
     /// The text stored in `todos.status` and used by the todo_write tool.
     pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Pending => "pending",
-            Self::InProgress => "in_progress",
-            Self::Completed => "completed",
-            Self::Failed => "failed",
-            Self::Skipped => "skipped",
-            Self::Cancelled => "cancelled",
-        }
+        self.into()
     }
 }
 
-impl std::fmt::Display for TodoStatus {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-impl std::str::FromStr for TodoStatus {
-    type Err = StoreError;
-
-    fn from_str(s: &str) -> Result<Self> {
-        Self::ALL
-            .into_iter()
-            .find(|status| status.as_str() == s)
-            .ok_or_else(|| {
-                StoreError::InvalidInput(format!(
-                    "{:?} is not a todo status (pending, in_progress, completed, failed, skipped, cancelled)",
-                    echo_untrusted(s)
-                ))
-            })
-    }
+/// The error for a name that is not a todo status, listing the statuses.
+fn not_a_todo_status(s: &str) -> StoreError {
+    StoreError::InvalidInput(format!(
+        "{:?} is not a todo status (pending, in_progress, completed, failed, skipped, cancelled)",
+        echo_untrusted(s)
+    ))
 }
 
 /// One entry of a todo_write call: the whole plan is sent every time, in order.

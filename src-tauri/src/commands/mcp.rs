@@ -124,14 +124,12 @@ fn apply_options(config: &mut ServerConfig, options: McpServerOptions) -> Result
 }
 
 fn place_of(place: &str) -> Result<Place, AppError> {
-    match place {
-        "docker" => Ok(Place::Docker),
-        "host" => Ok(Place::Host),
-        other => Err(AppError::invalid(format!(
+    place.parse().map_err(|_| {
+        AppError::invalid(format!(
             "{:?} is not a place: docker or host",
-            decima_core::names::echo_untrusted(other)
-        ))),
-    }
+            decima_core::names::echo_untrusted(place)
+        ))
+    })
 }
 
 /// Imports the servers of Claude Desktop's `claude_desktop_config.json`, picked in the window:

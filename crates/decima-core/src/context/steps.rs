@@ -7,8 +7,9 @@ use crate::Role;
 use crate::context::extract::{Detail, Digest, Source};
 
 /// What a step record is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, strum::IntoStaticStr)]
 #[serde(rename_all = "lowercase")]
+#[strum(serialize_all = "lowercase")]
 pub enum StepKind {
     /// The agent's reading of the situation.
     Analysis,
@@ -20,11 +21,7 @@ pub enum StepKind {
 
 impl StepKind {
     fn as_str(self) -> &'static str {
-        match self {
-            StepKind::Analysis => "analysis",
-            StepKind::Action => "action",
-            StepKind::Supervision => "supervision",
-        }
+        self.into()
     }
 }
 

@@ -8,8 +8,22 @@ use crate::CoreError;
 /// Whether a summary covers one segment of messages or everything folded so far. Maps onto the
 /// `level` column of table `summaries` (`segment` | `global`).
 #[cfg_attr(feature = "specta", derive(specta::Type))]
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    Serialize,
+    Deserialize,
+    strum::IntoStaticStr,
+    strum::EnumString,
+)]
 #[serde(rename_all = "lowercase")]
+#[strum(serialize_all = "lowercase")]
 pub enum SummaryLevel {
     /// The single summary that segments fold into when they outgrow their share.
     Global,
@@ -20,17 +34,27 @@ pub enum SummaryLevel {
 impl SummaryLevel {
     /// The lowercase name stored in SQLite.
     pub fn as_str(self) -> &'static str {
-        match self {
-            SummaryLevel::Global => "global",
-            SummaryLevel::Segment => "segment",
-        }
+        self.into()
     }
 }
 
 /// How a summary was written. Maps onto the `strategy` column (`extract` | `llm` | `structured`).
 #[cfg_attr(feature = "specta", derive(specta::Type))]
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    Default,
+    Serialize,
+    Deserialize,
+    strum::IntoStaticStr,
+    strum::EnumString,
+)]
 #[serde(rename_all = "lowercase")]
+#[strum(serialize_all = "lowercase")]
 pub enum Strategy {
     /// Rule-based, no LLM: goal, todos, decisions, literals and tool digests.
     #[default]
@@ -44,11 +68,7 @@ pub enum Strategy {
 impl Strategy {
     /// The lowercase name stored in SQLite and accepted by the CLI.
     pub fn as_str(self) -> &'static str {
-        match self {
-            Strategy::Extract => "extract",
-            Strategy::Llm => "llm",
-            Strategy::Structured => "structured",
-        }
+        self.into()
     }
 }
 
@@ -103,8 +123,21 @@ pub fn header_tokens(
 
 /// What a compaction does. Maps onto the `level` column of table `compactions`.
 #[cfg_attr(feature = "specta", derive(specta::Type))]
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    Default,
+    Serialize,
+    Deserialize,
+    strum::IntoStaticStr,
+    strum::EnumString,
+)]
 #[serde(rename_all = "lowercase")]
+#[strum(serialize_all = "lowercase")]
 pub enum CompressionLevel {
     /// Keeps about 60%: goal, todos, every decision, the last 3 operations in detail.
     #[default]
@@ -120,19 +153,12 @@ pub enum CompressionLevel {
 impl CompressionLevel {
     /// The lowercase name stored in SQLite and accepted by the CLI.
     pub fn as_str(self) -> &'static str {
-        match self {
-            CompressionLevel::Standard => "standard",
-            CompressionLevel::Deep => "deep",
-            CompressionLevel::Phase => "phase",
-            CompressionLevel::Checkpoint => "checkpoint",
-        }
+        self.into()
     }
 
     /// The level a stored name stands for; `None` for a name no version of Decima wrote.
     pub fn parse(name: &str) -> Option<Self> {
-        [Self::Standard, Self::Deep, Self::Phase, Self::Checkpoint]
-            .into_iter()
-            .find(|l| l.as_str() == name)
+        name.parse().ok()
     }
 
     /// The fraction of the recent share that stays verbatim after this compaction.

@@ -36,8 +36,21 @@ use super::preset::{Anchor, Lorebook, Position, Preset, SkeletonEntry};
 use crate::{NewMessage, Role, TokenCounter};
 
 /// The four layers of context. The meter shows them separately and each has its own budget.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    Serialize,
+    Deserialize,
+    strum::IntoStaticStr,
+)]
 #[serde(rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
 pub enum Layer {
     /// The preset's text: system prompt, character, lorebook, injections.
     SystemConstants,
@@ -60,12 +73,7 @@ impl Layer {
 
     /// The snake_case name used by the CLI's JSON and the UI.
     pub fn name(self) -> &'static str {
-        match self {
-            Layer::SystemConstants => "system_constants",
-            Layer::SessionContext => "session_context",
-            Layer::WorkingContext => "working_context",
-            Layer::InstantContext => "instant_context",
-        }
+        self.into()
     }
 }
 

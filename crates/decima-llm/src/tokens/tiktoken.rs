@@ -36,9 +36,11 @@ const PARALLEL_MIN: usize = 32 * 1024;
 const CUT_SEARCH: usize = 8 * 1024;
 
 /// The BPE a model uses.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, strum::IntoStaticStr)]
 enum Encoding {
+    #[strum(serialize = "o200k_base")]
     O200k,
+    #[strum(serialize = "cl100k_base")]
     Cl100k,
 }
 
@@ -87,10 +89,7 @@ impl Encoding {
     }
 
     fn name(self) -> &'static str {
-        match self {
-            Encoding::O200k => "o200k_base",
-            Encoding::Cl100k => "cl100k_base",
-        }
+        self.into()
     }
 
     fn tool_costs(self) -> ToolCosts {

@@ -9,8 +9,9 @@ use serde::{Deserialize, Serialize};
 use super::checkpoint::RolledBack;
 
 /// What started the failure path.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, strum::IntoStaticStr)]
 #[serde(rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
 pub enum Trigger {
     /// The model marked the todo failed.
     TodoFailed,
@@ -35,16 +36,7 @@ pub enum Trigger {
 impl Trigger {
     /// The name stored in the report's details.
     pub fn as_str(&self) -> &'static str {
-        match self {
-            Trigger::TodoFailed => "todo_failed",
-            Trigger::StuckLoop => "stuck_loop",
-            Trigger::ModelRequest => "model_request",
-            Trigger::ToolFailure => "tool_failure",
-            Trigger::StepBudget => "step_budget",
-            Trigger::StillFailed => "still_failed",
-            Trigger::LoopingAnswer => "looping_answer",
-            Trigger::CutTwice => "cut_twice",
-        }
+        self.into()
     }
 
     /// Whether a logic failure of this kind gets the one automatic replan. A stuck loop, a

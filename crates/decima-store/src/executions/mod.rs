@@ -2,7 +2,6 @@
 //! transitions the agent loop may take, so a finished run can never be revived by a stale task.
 
 use std::fmt;
-use std::str::FromStr;
 
 use decima_core::names::echo_untrusted;
 use decima_core::{ConversationId, ExecutionId, Timestamp};
@@ -11,7 +10,7 @@ use sqlx::FromRow;
 use crate::BeginWrite;
 use crate::claims::busy_in;
 use crate::on_pool;
-use crate::rows::corrupt;
+use crate::rows::{corrupt, named};
 use crate::{Result, Store, StoreError};
 
 mod usage;
@@ -19,8 +18,24 @@ mod usage;
 pub use usage::{CallUsage, EndedBy, ModelCall, RunEnding, RunUsage};
 
 /// Where an execution is in its life, as stored in `executions.status`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    serde::Serialize,
+    strum::IntoStaticStr,
+    strum::EnumString,
+    strum::Display,
+)]
 #[serde(rename_all = "snake_case")]
+#[strum(
+    serialize_all = "snake_case",
+    parse_err_ty = StoreError,
+    parse_err_fn = not_an_execution_status
+)]
 #[cfg_attr(feature = "specta", derive(specta::Type))]
 pub enum ExecutionStatus {
     /// Created, not started.
@@ -53,15 +68,7 @@ impl ExecutionStatus {
 
     /// The text stored in `executions.status`.
     pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Queued => "queued",
-            Self::Running => "running",
-            Self::AwaitingUser => "awaiting_user",
-            Self::Succeeded => "succeeded",
-            Self::Failed => "failed",
-            Self::Cancelled => "cancelled",
-            Self::Interrupted => "interrupted",
-        }
+        self.into()
     }
 
     /// Finished for good: nothing may change the status again.
@@ -86,30 +93,23 @@ impl ExecutionStatus {
     }
 }
 
-impl fmt::Display for ExecutionStatus {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-impl FromStr for ExecutionStatus {
-    type Err = StoreError;
-
-    fn from_str(s: &str) -> Result<Self> {
-        Self::ALL
-            .into_iter()
-            .find(|status| status.as_str() == s)
-            .ok_or_else(|| {
-                StoreError::InvalidInput(format!(
-                    "{:?} is not an execution status",
-                    echo_untrusted(s)
-                ))
-            })
-    }
+/// The error for a name that is not an execution status.
+fn not_an_execution_status(s: &str) -> StoreError {
+    StoreError::InvalidInput(format!(
+        "{:?} is not an execution status",
+        echo_untrusted(s)
+    ))
 }
 
 /// Where an execution's tools run, as stored in `executions.sandbox_kind`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, Default, strum::IntoStaticStr, strum::EnumString,
+)]
+#[strum(
+    serialize_all = "snake_case",
+    parse_err_ty = StoreError,
+    parse_err_fn = not_a_sandbox_kind
+)]
 pub enum SandboxKind {
     /// On the user's machine, inside the workspace.
     #[default]
@@ -121,26 +121,16 @@ pub enum SandboxKind {
 impl SandboxKind {
     /// The text stored in `executions.sandbox_kind`.
     pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Host => "host",
-            Self::Docker => "docker",
-        }
+        self.into()
     }
 }
 
-impl FromStr for SandboxKind {
-    type Err = StoreError;
-
-    fn from_str(s: &str) -> Result<Self> {
-        match s {
-            "host" => Ok(Self::Host),
-            "docker" => Ok(Self::Docker),
-            other => Err(StoreError::InvalidInput(format!(
-                "{:?} is not a sandbox kind (host or docker)",
-                echo_untrusted(other)
-            ))),
-        }
-    }
+/// The error for a name that is not a sandbox kind.
+fn not_a_sandbox_kind(s: &str) -> StoreError {
+    StoreError::InvalidInput(format!(
+        "{:?} is not a sandbox kind (host or docker)",
+        echo_untrusted(s)
+    ))
 }
 
 /// What creating an execution needs.
@@ -289,11 +279,7 @@ impl TryFrom<ExecutionRow> for Execution {
                 row.ended_after_seq,
             ) {
                 (Some(by), Some(step), Some(after_seq)) => Some(RunEnding {
-                    by: match by {
-                        "stop" => EndedBy::Stop,
-                        "abort" => EndedBy::Abort,
-                        other => return Err(corrupt("run ending", other)),
-                    },
+                    by: named("run ending", by)?,
                     step: u32::try_from(step).map_err(|e| corrupt("run ending step", e))?,
                     after_seq,
                 }),

@@ -81,7 +81,8 @@ pub struct RunEnding {
 }
 
 /// Which of the analyst's actions ended a run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, strum::IntoStaticStr, strum::EnumString)]
+#[strum(serialize_all = "snake_case")]
 pub enum EndedBy {
     /// The Stop button or Ctrl-C.
     Stop,
@@ -92,10 +93,7 @@ pub enum EndedBy {
 impl EndedBy {
     /// The text stored in `executions.ended_by`.
     pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Stop => "stop",
-            Self::Abort => "abort",
-        }
+        self.into()
     }
 }
 

@@ -10,7 +10,8 @@ use super::classify::{classify, ends_with_zone, is_date, is_plain_int, is_time, 
 use super::spaced::spaced_literal;
 
 /// What kind of exact literal a token is; used to fold dropped literals into counts per kind.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, strum::IntoStaticStr)]
+#[strum(serialize_all = "lowercase")]
 pub enum LiteralKind {
     /// A number with decimals, a unit, a currency, a percent sign or many digits.
     Number,
@@ -39,19 +40,7 @@ pub enum LiteralKind {
 impl LiteralKind {
     /// The short name used in the "folded literals" line.
     pub fn as_str(self) -> &'static str {
-        match self {
-            LiteralKind::Number => "number",
-            LiteralKind::Address => "address",
-            LiteralKind::Url => "url",
-            LiteralKind::Email => "email",
-            LiteralKind::Hash => "hash",
-            LiteralKind::Version => "version",
-            LiteralKind::Time => "time",
-            LiteralKind::Ticket => "ticket",
-            LiteralKind::Quoted => "quoted",
-            LiteralKind::Path => "path",
-            LiteralKind::Id => "id",
-        }
+        self.into()
     }
 }
 
