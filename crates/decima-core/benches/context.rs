@@ -291,7 +291,7 @@ fn digest_block(c: &mut Criterion) {
             merged.render_fitted(
                 decima_core::context::Detail::Standard,
                 24_000,
-                counter.as_ref(),
+                &decima_core::context::extract::Counting(counter.as_ref()),
             )
         })
     });

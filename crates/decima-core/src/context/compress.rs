@@ -15,7 +15,7 @@
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
-use crate::context::extract::{Detail, Digest, Source};
+use crate::context::extract::{Counting, Detail, Digest, Source};
 use crate::context::fold::{
     fold_strategy, fold_summaries, fold_summaries_spill, render_within, summary_tokens,
 };
@@ -333,16 +333,19 @@ fn share_out(
     let global_room = budget.global().saturating_sub(header);
     // The combined digest holds at least the new range, which alone is `whole`.
     let (text, tokens, rest) = if whole > global_room {
-        combined.render_spill_over(detail, global_room, counter)
+        combined.render_spill_over(detail, global_room, &Counting(counter))
     } else {
-        combined.render_budgeted_spill(detail, global_room, counter)
+        combined.render_budgeted_spill(detail, global_room, &Counting(counter))
     };
     let mut out = Vec::new();
     if rest == Digest::default() {
         // Everything fits the global summary: it covers the whole range alone.
         let header = header_tokens(SummaryLevel::Global, global_start, last.seq, counter);
-        let (text, tokens) =
-            combined.render_budgeted(detail, budget.global().saturating_sub(header), counter);
+        let (text, tokens) = combined.render_budgeted(
+            detail,
+            budget.global().saturating_sub(header),
+            &Counting(counter),
+        );
         out.push(new_summary(
             SummaryLevel::Global,
             global_start,
@@ -367,9 +370,9 @@ fn share_out(
     let segment_header = header_tokens(SummaryLevel::Segment, segment_start, last.seq, counter);
     let segment_room = budget.segments().saturating_sub(segment_header);
     let (text, tokens) = if left > segment_room.saturating_mul(2) {
-        rest.render_over(detail, segment_room, counter)
+        rest.render_over(detail, segment_room, &Counting(counter))
     } else {
-        rest.render_budgeted(detail, segment_room, counter)
+        rest.render_budgeted(detail, segment_room, &Counting(counter))
     };
     out.push(new_summary(
         SummaryLevel::Segment,

@@ -10,7 +10,7 @@
 //! literal. The result never exceeds its budget.
 
 use crate::TokenCounter;
-use crate::context::extract::{Detail, Digest};
+use crate::context::extract::{Counting, Detail, Digest};
 use crate::context::summary::{Strategy, Summary};
 
 /// Tokens a summary's text costs when sent as a message.
@@ -30,7 +30,7 @@ pub fn render_within(
     max_tokens: u32,
     counter: &dyn TokenCounter,
 ) -> (String, u32) {
-    digest.render_budgeted(from, max_tokens, counter)
+    digest.render_budgeted(from, max_tokens, &Counting(counter))
 }
 
 /// Folds summaries (oldest first) and optionally a fresh digest of messages into one text
@@ -64,7 +64,7 @@ pub fn fold_summaries_spill(
     for s in summaries {
         digest.merge(Digest::parse(&s.text));
     }
-    digest.render_budgeted_spill(from, max_tokens, counter)
+    digest.render_budgeted_spill(from, max_tokens, &Counting(counter))
 }
 
 /// The strategy to record for a summary made of parts written by `parts`: theirs when they
@@ -97,13 +97,7 @@ mod tests {
     }
 
     fn extract_summary(i: usize, role: Role, content: &str) -> Summary {
-        let d = Digest::from_continuation([Source {
-            role,
-            content,
-            tool_calls: &[],
-            tool_call_id: None,
-            seq: None,
-        }]);
+        let d = Digest::from_continuation([Source::text(role.into(), content)]);
         summary(i, d.render(Detail::Standard), Strategy::Extract)
     }
 

@@ -3,8 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::Role;
-use crate::context::extract::{Detail, Digest, Source};
+use crate::context::extract::{Detail, Digest, Source, Speaker};
 
 /// What a step record is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, strum::IntoStaticStr)]
@@ -90,13 +89,11 @@ impl ExecutionHistoryManager {
                 .iter()
                 .map(|r| format!("[step {} {}] {}", r.step, r.kind.as_str(), r.content))
                 .collect();
-            let digest = Digest::from_sources(labelled.iter().map(|text| Source {
-                role: Role::Assistant,
-                content: text,
-                tool_calls: &[],
-                tool_call_id: None,
-                seq: None,
-            }));
+            let digest = Digest::from_sources(
+                labelled
+                    .iter()
+                    .map(|text| Source::text(Speaker::Assistant, text)),
+            );
             match &mut self.summary {
                 Some(s) => s.merge(digest),
                 None => self.summary = Some(digest),

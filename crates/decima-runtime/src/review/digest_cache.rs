@@ -15,6 +15,7 @@
 
 use std::collections::VecDeque;
 
+use decima_core::context::extract::Counting;
 use decima_core::context::{Detail, Digest, Source};
 use decima_core::{ConversationId, TokenCounter};
 use decima_store::{MessageText, ReviewDigest, SeqFingerprint, Store};
@@ -216,9 +217,9 @@ async fn make(
     let count = plans.blocks.len();
     let made = digest_blocks(store, conversation, plans.blocks, true).await?;
     let whole = made.fingerprint;
-    let (text, tokens) = made
-        .merged
-        .render_fitted(Detail::Standard, max_tokens, counter);
+    let (text, tokens) =
+        made.merged
+            .render_fitted(Detail::Standard, max_tokens, &Counting(counter));
     let mut rows = made.rows;
     rows.push(ReviewDigest {
         from_seq: from,
@@ -471,7 +472,7 @@ fn block_digest(
     opens: bool,
 ) -> (Digest, Option<String>) {
     let sources = messages.iter().map(|m| Source {
-        role: m.role,
+        role: m.role.into(),
         content: &m.content,
         tool_calls: &m.tool_calls,
         tool_call_id: m.tool_call_id.as_deref(),

@@ -430,7 +430,7 @@ fn parse_counts(text: &str, into: &mut BTreeMap<String, u64>) {
 mod tests {
     use super::*;
     use crate::ToolCall;
-    use crate::context::extract::{Detail, Role, Source, src};
+    use crate::{Detail, Source, Speaker, src};
 
     #[test]
     fn parse_round_trips_rendered_text() {
@@ -439,30 +439,29 @@ mod tests {
                 id: format!("c{i}"),
                 name: "shell".into(),
                 arguments: format!(r#"{{"cmd":"wc -l /data/part-{i}.csv"}}"#),
-                signature: None,
             })
             .collect();
         let mut sources = vec![
             src(
-                Role::User,
+                Speaker::User,
                 "Goal: ship v2 to /srv/app/v2.tar. Don't touch prod.",
             ),
-            src(Role::Assistant, "Decision: use ACC-9."),
+            src(Speaker::Assistant, "Decision: use ACC-9."),
             src(
-                Role::Assistant,
+                Speaker::Assistant,
                 "The log says 2026-11-03 14:05 UTC and 12.5 ms.",
             ),
         ];
         for (i, c) in calls.iter().enumerate() {
             sources.push(Source {
-                role: Role::Assistant,
+                role: Speaker::Assistant,
                 content: "",
                 tool_calls: std::slice::from_ref(c),
                 tool_call_id: None,
                 seq: None,
             });
             sources.push(Source {
-                role: Role::Tool,
+                role: Speaker::Tool,
                 content: if i % 3 == 0 {
                     "exit 1\nnope"
                 } else {

@@ -7,7 +7,7 @@ use super::candidates::{Cand, CandKind, Sec, Src};
 use super::literals::scan_literals;
 use super::text::FastSet;
 use super::{Detail, Digest, Note};
-use crate::TokenCounter;
+use crate::CountTokens;
 
 impl Digest {
     /// Renders the whole digest at `detail`, with fixed section headings; empty sections are
@@ -17,7 +17,7 @@ impl Digest {
     }
 
     /// Renders the digest at `detail` within `max_tokens` (counted as one message by
-    /// `counter`, as [`crate::context::fold::summary_tokens`] does), filling the budget by
+    /// `counter`, as [``summary_tokens` in decima-core's `context::fold``] does), filling the budget by
     /// priority: the goal (whole while it takes at most half the budget), constraints and
     /// decisions (an instruction that recurs with only its numbers changed as one line, the
     /// newest with counts) and the user's literals; then todos and the most recent operations;
@@ -31,7 +31,7 @@ impl Digest {
         &self,
         detail: Detail,
         max_tokens: u32,
-        counter: &dyn TokenCounter,
+        counter: &dyn CountTokens,
     ) -> (String, u32) {
         let (text, tokens, _) = self.fit(detail, max_tokens, counter, false, false);
         (text, tokens)
@@ -39,22 +39,22 @@ impl Digest {
 
     /// Like [`Digest::render_budgeted_spill`], for a digest the caller knows does not fit
     /// `max_tokens` whole: the whole rendering is not tried first.
-    pub(crate) fn render_spill_over(
+    pub fn render_spill_over(
         &self,
         detail: Detail,
         max_tokens: u32,
-        counter: &dyn TokenCounter,
+        counter: &dyn CountTokens,
     ) -> (String, u32, Digest) {
         self.fit(detail, max_tokens, counter, true, true)
     }
 
     /// Like [`Digest::render_budgeted`], for a digest the caller knows does not fit
     /// `max_tokens` whole.
-    pub(crate) fn render_over(
+    pub fn render_over(
         &self,
         detail: Detail,
         max_tokens: u32,
-        counter: &dyn TokenCounter,
+        counter: &dyn CountTokens,
     ) -> (String, u32) {
         let (text, tokens, _) = self.fit(detail, max_tokens, counter, false, true);
         (text, tokens)
@@ -67,7 +67,7 @@ impl Digest {
         &self,
         detail: Detail,
         max_tokens: u32,
-        counter: &dyn TokenCounter,
+        counter: &dyn CountTokens,
     ) -> (String, u32, Digest) {
         self.fit(detail, max_tokens, counter, true, false)
     }
@@ -78,7 +78,7 @@ impl Digest {
         &self,
         detail: Detail,
         max_tokens: u32,
-        counter: &dyn TokenCounter,
+        counter: &dyn CountTokens,
         spill: bool,
         over: bool,
     ) -> (String, u32, Digest) {
@@ -218,7 +218,7 @@ impl Digest {
     pub(super) fn layout(
         &self,
         cands: &[Cand],
-        limit: Option<(u32, &dyn TokenCounter)>,
+        limit: Option<(u32, &dyn CountTokens)>,
         mut spill: Option<&mut HashSet<Src>>,
     ) -> String {
         let mut choice = Choice::new(self, cands.len());
@@ -319,7 +319,7 @@ impl Digest {
     }
 
     /// Tokens set aside for the "folded" lines, at their largest.
-    fn fold_reserve(&self, cands: &[Cand], counter: &dyn TokenCounter) -> u32 {
+    fn fold_reserve(&self, cands: &[Cand], counter: &dyn CountTokens) -> u32 {
         let mut ops = self.folded_ops.clone();
         let mut lits = self.folded_literals.clone();
         for c in cands {
@@ -447,7 +447,7 @@ struct Budget<'c> {
     /// Tokens for the chosen lines: the room less the reserve for the "folded" lines.
     budget: u32,
     /// Counts the lines.
-    counter: &'c dyn TokenCounter,
+    counter: &'c dyn CountTokens,
     /// Tokens chosen so far.
     used: u32,
     /// Tokens the goal took, capped at half the budget except for its shortest rendering.
@@ -458,7 +458,7 @@ struct Budget<'c> {
 
 impl<'c> Budget<'c> {
     /// The budget of `room` tokens, with the "folded" lines' reserve set aside.
-    fn new(d: &Digest, cands: &[Cand], room: u32, counter: &'c dyn TokenCounter) -> Self {
+    fn new(d: &Digest, cands: &[Cand], room: u32, counter: &'c dyn CountTokens) -> Self {
         let reserve = d.fold_reserve(cands, counter);
         let mut shrunk_after: Vec<u32> = vec![0; cands.len() + 1];
         for ci in (0..cands.len()).rev() {
@@ -570,20 +570,20 @@ fn folded_lits_line(counts: &BTreeMap<String, u64>) -> String {
 mod tests {
     use super::*;
     use crate::EstimateCounter;
-    use crate::context::extract::{Role, src};
+    use crate::{Speaker, src};
 
     #[test]
     fn the_goal_message_stays_whole_and_its_constraints_are_kept() {
         let goal =
             "目标：核对第三季度发票。约束：只使用欧盟区数据，报告里不要出现客户姓名。阈值 0.8375。";
-        let d = Digest::from_sources([src(Role::User, goal), src(Role::User, "好的")]);
+        let d = Digest::from_sources([src(Speaker::User, goal), src(Speaker::User, "好的")]);
         assert_eq!(d.goal, vec![goal]);
         assert_eq!(d.constraints.len(), 1, "{:?}", d.constraints);
         let text = d.render(Detail::Deep);
         assert_eq!(text.matches("约束：只使用欧盟区数据").count(), 1, "{text}");
         // A tight budget cuts the goal, but its constraint and literal survive apart from it.
         let long_goal = format!("{goal}{}", "背景说明。".repeat(400));
-        let d = Digest::from_sources([src(Role::User, &long_goal)]);
+        let d = Digest::from_sources([src(Speaker::User, &long_goal)]);
         let (small, tokens) = d.render_budgeted(Detail::Standard, 300, &EstimateCounter);
         assert!(tokens <= 300, "{tokens}");
         assert!(small.contains("约束：只使用欧盟区数据"), "{small}");

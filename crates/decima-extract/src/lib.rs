@@ -1,4 +1,7 @@
-//! The `extract` strategy: a summary written by rules, without an LLM.
+//! The `extract` strategy: a summary written by rules, without an LLM, in English and Chinese.
+//! A crate of its own so that `decima-core` stays the domain: this one reads text and knows
+//! nothing of conversations, stores or models beyond the few fields of a message it reads
+//! ([`Source`]) and a way to count tokens ([`CountTokens`]), both given by its caller.
 //!
 //! It keeps what an agent cannot afford to lose: the goal (the whole message), the todo state,
 //! the decisions, the user's constraints (an instruction that recurs with only its numbers
@@ -58,34 +61,101 @@ mod values;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
-use crate::{Message, Role, ToolCall};
-
 pub use literals::{Literal, LiteralKind, Origin};
 
-/// One piece of history to summarise: a message, or a step record dressed as one.
-#[derive(Debug, Clone, Copy)]
-pub struct Source<'a> {
+/// Who said a piece of history, as far as extraction cares: constraints are only taken from
+/// the user, whose literals are kept first; a tool's text is output, read for its values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Speaker {
+    /// Instructions from the operator or preset.
+    System,
+    /// The analyst.
+    User,
+    /// The model.
+    Assistant,
+    /// A tool's result.
+    Tool,
+}
+
+/// The fields of a tool call extraction reads, so that a caller's own call type serves as is.
+pub trait ToolCallText {
+    /// The call's id, which its result names.
+    fn id(&self) -> &str;
+    /// The tool's name.
+    fn name(&self) -> &str;
+    /// The arguments, as the model wrote them.
+    fn arguments(&self) -> &str;
+}
+
+/// A tool call of extraction's own, for callers that have no call type of theirs.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ToolCall {
+    /// The call's id.
+    pub id: String,
+    /// The tool's name.
+    pub name: String,
+    /// The arguments as JSON text.
+    pub arguments: String,
+}
+
+impl ToolCallText for ToolCall {
+    fn id(&self) -> &str {
+        &self.id
+    }
+    fn name(&self) -> &str {
+        &self.name
+    }
+    fn arguments(&self) -> &str {
+        &self.arguments
+    }
+}
+
+/// Counts a text's tokens the way the model will: the budgets a digest is rendered to are in
+/// the caller's tokens.
+pub trait CountTokens {
+    /// Tokens in `text`.
+    fn count_text(&self, text: &str) -> u32;
+
+    /// The fixed framing cost of one chat message, which a summary's message also pays.
+    fn message_overhead(&self) -> u32 {
+        4
+    }
+}
+
+/// One piece of history to summarise: a message, or a step record dressed as one. `C` is the
+/// caller's tool call type.
+#[derive(Debug)]
+pub struct Source<'a, C = ToolCall> {
     /// Who said it; constraints are only taken from the user, and the user's literals are kept
     /// before any other.
-    pub role: Role,
+    pub role: Speaker,
     /// The text.
     pub content: &'a str,
     /// Tool calls, which become operation digests.
-    pub tool_calls: &'a [ToolCall],
+    pub tool_calls: &'a [C],
     /// For tool results: the call they answer, so exit code and first lines join its digest.
     pub tool_call_id: Option<&'a str>,
     /// The message's seq, which the statements taken from it cite; step records have none.
     pub seq: Option<i64>,
 }
 
-impl<'a> From<&'a Message> for Source<'a> {
-    fn from(m: &'a Message) -> Self {
+impl<C> Clone for Source<'_, C> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<C> Copy for Source<'_, C> {}
+
+impl<'a> Source<'a> {
+    /// Text without calls: a step record, or a message read for its words alone.
+    pub fn text(role: Speaker, content: &'a str) -> Self {
         Source {
-            role: m.role,
-            content: &m.content,
-            tool_calls: &m.tool_calls,
-            tool_call_id: m.tool_call_id.as_deref(),
-            seq: Some(m.seq),
+            role,
+            content,
+            tool_calls: &[],
+            tool_call_id: None,
+            seq: None,
         }
     }
 }
@@ -139,7 +209,7 @@ pub struct Statement {
 
 impl Statement {
     /// A statement as first read: no seq or time yet, nothing replaced, no note, no group.
-    pub(super) fn new(origin: Origin, kind: StatementKind, text: String) -> Statement {
+    pub(crate) fn new(origin: Origin, kind: StatementKind, text: String) -> Statement {
         Statement {
             seq: None,
             origin,
@@ -232,14 +302,9 @@ pub struct Digest {
     pub folded_literals: BTreeMap<String, u64>,
 }
 
-pub(super) const LINE_CHARS: usize = 160;
+pub(crate) const LINE_CHARS: usize = 160;
 /// The goal message is kept whole up to this many characters (its literals are kept anyway).
-pub(super) const GOAL_CHARS: usize = 6_000;
-
-/// Renders the extract summary of messages at the given detail.
-pub fn extract_messages(messages: &[Message], detail: Detail) -> String {
-    Digest::from_sources(messages.iter().map(Source::from)).render(detail)
-}
+pub(crate) const GOAL_CHARS: usize = 6_000;
 
 impl Digest {
     /// Takes note of the recurring instructions an earlier summary of the same conversation
@@ -314,19 +379,29 @@ impl<'de> serde::Deserialize<'de> for Digest {
 
 /// A source with text only, for the tests of the submodules.
 #[cfg(test)]
-fn src(role: Role, content: &str) -> Source<'_> {
-    Source {
-        role,
-        content,
-        tool_calls: &[],
-        tool_call_id: None,
-        seq: None,
+fn src(role: Speaker, content: &str) -> Source<'_> {
+    Source::text(role, content)
+}
+
+/// The estimate decima-core counts with when no model tokenizer is known, for the tests'
+/// budgets.
+#[cfg(test)]
+pub(crate) struct EstimateCounter;
+
+#[cfg(test)]
+impl CountTokens for EstimateCounter {
+    fn count_text(&self, text: &str) -> u32 {
+        decima_core::TokenCounter::count_text(&decima_core::EstimateCounter, text)
+    }
+
+    fn message_overhead(&self) -> u32 {
+        decima_core::TokenCounter::message_overhead(&decima_core::EstimateCounter)
     }
 }
 
 /// A source with text and a seq, for the tests of the submodules.
 #[cfg(test)]
-fn at(seq: i64, role: Role, content: &str) -> Source<'_> {
+fn at(seq: i64, role: Speaker, content: &str) -> Source<'_> {
     Source {
         seq: Some(seq),
         ..src(role, content)

@@ -19,7 +19,7 @@ use super::values::{
     Span, might_state, might_state_spaced, new_value_only, value_spans, widen_to_phrase,
 };
 use super::{Digest, LINE_CHARS, Operation, Source, Statement, StatementKind};
-use crate::{Role, ToolCall};
+use crate::{Speaker, ToolCallText};
 
 const FIRST_LINES: usize = 3;
 
@@ -39,13 +39,17 @@ const OUTPUT: &str = "output";
 impl Digest {
     /// Extracts a digest from history in seq order, starting at the conversation's beginning:
     /// the first user message is the goal.
-    pub fn from_sources<'a>(sources: impl IntoIterator<Item = Source<'a>>) -> Digest {
+    pub fn from_sources<'a, C: ToolCallText + 'a>(
+        sources: impl IntoIterator<Item = Source<'a, C>>,
+    ) -> Digest {
         Builder::new(true).run(sources)
     }
 
     /// Extracts a digest from a later range of history: only a user message that says it is a
     /// goal ("Goal: ...", "目标：...") becomes one.
-    pub fn from_continuation<'a>(sources: impl IntoIterator<Item = Source<'a>>) -> Digest {
+    pub fn from_continuation<'a, C: ToolCallText + 'a>(
+        sources: impl IntoIterator<Item = Source<'a, C>>,
+    ) -> Digest {
         Builder::new(false).run(sources)
     }
 }
@@ -107,12 +111,15 @@ impl Builder {
         }
     }
 
-    fn run<'a>(mut self, sources: impl IntoIterator<Item = Source<'a>>) -> Digest {
+    fn run<'a, C: ToolCallText + 'a>(
+        mut self,
+        sources: impl IntoIterator<Item = Source<'a, C>>,
+    ) -> Digest {
         for s in sources {
             self.clock += 1;
             self.seq = s.seq;
             match s.role {
-                Role::Tool => self.tool_result(s),
+                Speaker::Tool => self.tool_result(s),
                 role => {
                     self.prose(role, s.content);
                     for call in s.tool_calls {
@@ -148,7 +155,7 @@ impl Builder {
         self.d
     }
 
-    fn tool_result(&mut self, s: Source<'_>) {
+    fn tool_result<C>(&mut self, s: Source<'_, C>) {
         let head = prefix_bytes(s.content, TOOL_SCAN_BYTES);
         let op = s.tool_call_id.and_then(|id| self.calls.get(id)).copied();
         if let Some(i) = op
@@ -207,8 +214,8 @@ impl Builder {
             .add_labelled(st, format!("{scope}\u{0}{}", l.key));
     }
 
-    fn tool_call(&mut self, call: &ToolCall) {
-        let line = format!("{} {}", call.name, key_argument(&call.arguments));
+    fn tool_call(&mut self, call: &impl ToolCallText) {
+        let line = format!("{} {}", call.name(), key_argument(call.arguments()));
         let i = match self.op_at.get(&line) {
             Some(&i) => {
                 let o = &mut self.d.operations[i];
@@ -233,7 +240,7 @@ impl Builder {
                 i
             }
         };
-        self.calls.insert(call.id.clone(), i);
+        self.calls.insert(call.id().to_owned(), i);
         let group = self.op_shapes.get(i).cloned();
         scan_literals(&line, false, &mut |t, k| {
             self.literal(t, k, Origin::Tool, group.as_deref());

@@ -1,5 +1,5 @@
 use super::*;
-use crate::context::extract::{Detail, src};
+use crate::{Detail, ToolCall, src};
 
 #[test]
 fn keeps_goal_todos_decisions_constraints_and_literals() {
@@ -7,37 +7,36 @@ fn keeps_goal_todos_decisions_constraints_and_literals() {
         id: "c1".into(),
         name: "shell".into(),
         arguments: r#"{"cmd":"wc -l /workspace/a.csv"}"#.into(),
-        signature: None,
     }];
     let sources = vec![
         src(
-            Role::User,
+            Speaker::User,
             "Goal: reconcile ACC-12345 above 100 EUR. Be careful.",
         ),
         src(
-            Role::User,
+            Speaker::User,
             "Remember: \"Never touch /workspace/raw\". See https://x.example.com/a?b=1.",
         ),
-        src(Role::Assistant, "TODO: check totals\n- [ ] load data"),
+        src(Speaker::Assistant, "TODO: check totals\n- [ ] load data"),
         src(
-            Role::Assistant,
+            Speaker::Assistant,
             "Some prose. Decision: exclude batch 7. We will use prompt-uuid-123 too.",
         ),
         Source {
-            role: Role::Assistant,
+            role: Speaker::Assistant,
             content: "",
             tool_calls: &calls,
             tool_call_id: None,
             seq: None,
         },
         Source {
-            role: Role::Tool,
+            role: Speaker::Tool,
             content: "exit_code=2\nno such file\n",
             tool_calls: &[],
             tool_call_id: Some("c1"),
             seq: None,
         },
-        src(Role::Assistant, "- [x] load data"),
+        src(Speaker::Assistant, "- [x] load data"),
     ];
     let d = Digest::from_sources(sources);
     assert_eq!(
@@ -85,8 +84,8 @@ fn keeps_goal_todos_decisions_constraints_and_literals() {
 
 #[test]
 fn later_ranges_do_not_take_a_user_message_as_the_goal() {
-    let d = Digest::from_continuation([src(Role::User, "Remember to check 12.5 ms.")]);
+    let d = Digest::from_continuation([src(Speaker::User, "Remember to check 12.5 ms.")]);
     assert!(d.goal.is_empty());
-    let d = Digest::from_continuation([src(Role::User, "New goal: find the 0.8375 cut.")]);
+    let d = Digest::from_continuation([src(Speaker::User, "New goal: find the 0.8375 cut.")]);
     assert_eq!(d.goal.len(), 1);
 }

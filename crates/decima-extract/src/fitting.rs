@@ -6,7 +6,7 @@
 
 use super::candidates::Cand;
 use super::{Detail, Digest};
-use crate::TokenCounter;
+use crate::CountTokens;
 
 /// Counts by bytes at a rate measured on the text being rendered.
 struct ByteRate {
@@ -14,7 +14,7 @@ struct ByteRate {
     overhead: u32,
 }
 
-impl TokenCounter for ByteRate {
+impl CountTokens for ByteRate {
     fn count_text(&self, text: &str) -> u32 {
         (text.len() as f64 / self.bytes_per_token).ceil() as u32
     }
@@ -33,7 +33,7 @@ const TRIES: usize = 3;
 
 /// The bytes per token of the candidates' longest texts, from an even sample of them counted
 /// with `counter`. Lines are counted one by one, as the layout counts them.
-fn sampled_rate(cands: &[Cand], counter: &dyn TokenCounter) -> f64 {
+fn sampled_rate(cands: &[Cand], counter: &dyn CountTokens) -> f64 {
     let total: usize = cands
         .iter()
         .filter_map(|c| c.texts.first())
@@ -63,7 +63,7 @@ impl Digest {
         &self,
         detail: Detail,
         max_tokens: u32,
-        counter: &dyn TokenCounter,
+        counter: &dyn CountTokens,
     ) -> (String, u32) {
         let overhead = counter.message_overhead();
         let cost = |text: &str| counter.count_text(text).saturating_add(overhead);
@@ -120,12 +120,12 @@ impl Digest {
 mod tests {
     use super::*;
     use crate::EstimateCounter;
-    use crate::context::extract::{Role, src};
+    use crate::{Speaker, src};
 
     /// A counter unlike a byte rate: one token per word.
     struct PerWord;
 
-    impl TokenCounter for PerWord {
+    impl CountTokens for PerWord {
         fn count_text(&self, text: &str) -> u32 {
             text.split_whitespace().count() as u32
         }
@@ -144,13 +144,13 @@ mod tests {
                 )
             })
             .collect();
-        Digest::from_sources(messages.iter().map(|m| src(Role::User, m)))
+        Digest::from_sources(messages.iter().map(|m| src(Speaker::User, m)))
     }
 
     #[test]
     fn a_fitted_rendering_stays_within_the_budget_and_fills_most_of_it() {
         let d = long_digest();
-        for counter in [&EstimateCounter as &dyn TokenCounter, &PerWord] {
+        for counter in [&EstimateCounter as &dyn CountTokens, &PerWord] {
             for max in [300, 1_500, 6_000] {
                 let (text, tokens) = d.render_fitted(Detail::Standard, max, counter);
                 assert!(tokens <= max, "{tokens} > {max}");
@@ -166,7 +166,7 @@ mod tests {
 
     #[test]
     fn a_digest_that_fits_whole_is_rendered_whole() {
-        let d = Digest::from_sources([src(Role::User, "Keep the refund window at 30 days.")]);
+        let d = Digest::from_sources([src(Speaker::User, "Keep the refund window at 30 days.")]);
         let whole = d.render(Detail::Standard);
         let (text, _) = d.render_fitted(Detail::Standard, 10_000, &EstimateCounter);
         assert_eq!(text, whole);

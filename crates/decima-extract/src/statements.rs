@@ -177,7 +177,7 @@ pub(super) fn statement_rows(
 mod tests {
     use super::*;
     use crate::EstimateCounter;
-    use crate::context::extract::{Detail, Digest, Role, src};
+    use crate::{Detail, Digest, Speaker, src};
 
     fn strings(v: &[&str]) -> Vec<String> {
         v.iter().map(|s| s.to_string()).collect()
@@ -243,12 +243,15 @@ mod tests {
 
     #[test]
     fn recurring_lines_round_trip_and_merge_with_newer_variants() {
-        let mut sources = vec![src(Role::User, "Goal: scan the batches.")];
+        let mut sources = vec![src(Speaker::User, "Goal: scan the batches.")];
         let texts: Vec<String> = (0..40)
             .map(|i| format!("Only count rows of batch {} with an id.", i % 10))
             .collect();
-        sources.extend(texts.iter().map(|t| src(Role::User, t)));
-        sources.push(src(Role::User, "Never send the export outside the team."));
+        sources.extend(texts.iter().map(|t| src(Speaker::User, t)));
+        sources.push(src(
+            Speaker::User,
+            "Never send the export outside the team.",
+        ));
         let d = Digest::from_sources(sources);
         assert_eq!(d.constraints.len(), 11, "{:?}", d.constraints);
         let text = d.render(Detail::Standard);
@@ -265,9 +268,9 @@ mod tests {
 
         // A restated variant is the newest; newer variants add to the counts.
         let later = Digest::from_continuation([
-            src(Role::User, "Only count rows of batch 3 with an id."),
-            src(Role::User, "Only count rows of batch 11 with an id."),
-            src(Role::User, "Only count rows of batch 3 with an id."),
+            src(Speaker::User, "Only count rows of batch 3 with an id."),
+            src(Speaker::User, "Only count rows of batch 11 with an id."),
+            src(Speaker::User, "Only count rows of batch 3 with an id."),
         ]);
         let mut merged = back;
         merged.merge(later);
@@ -294,8 +297,8 @@ mod tests {
 
         // A later range going through a few more variants of a known recurring instruction.
         let mut next = Digest::from_continuation([
-            src(Role::User, "Only count rows of batch 12 with an id."),
-            src(Role::User, "Only count rows of batch 13 with an id."),
+            src(Speaker::User, "Only count rows of batch 12 with an id."),
+            src(Speaker::User, "Only count rows of batch 13 with an id."),
         ]);
         next.recurring_from(&text);
         let next_text = next.render(Detail::Standard);
@@ -307,12 +310,15 @@ mod tests {
 
     #[test]
     fn one_off_variants_are_kept_but_yield_to_distinct_items() {
-        let mut sources = vec![src(Role::User, "Goal: dedupe the ledger.")];
+        let mut sources = vec![src(Speaker::User, "Goal: dedupe the ledger.")];
         let texts: Vec<String> = (0..60)
             .map(|i| format!("Decision: treat batch {} as a duplicate.", 1_000 + i * 37))
             .collect();
-        sources.push(src(Role::Assistant, "Decision: keep the EU ledger only."));
-        sources.extend(texts.iter().map(|t| src(Role::Assistant, t)));
+        sources.push(src(
+            Speaker::Assistant,
+            "Decision: keep the EU ledger only.",
+        ));
+        sources.extend(texts.iter().map(|t| src(Speaker::Assistant, t)));
         let d = Digest::from_sources(sources);
         let whole = d.render(Detail::Standard);
         for t in &texts {

@@ -5,20 +5,20 @@
 use std::hash::BuildHasher;
 
 use super::{Builder, SENTENCE_CHARS};
-use crate::Role;
-use crate::context::extract::blocks::{Blocks, blocks};
-use crate::context::extract::corrections::correction;
-use crate::context::extract::cues::{Cues, is_todo, says_goal, sentences, todo_key};
-use crate::context::extract::facts::Home;
-use crate::context::extract::labels::{Labelled, label_line};
-use crate::context::extract::literals::{Origin, scan_literals};
-use crate::context::extract::restatements::{asks_to_confirm, is_list_item, opens_list, restates};
-use crate::context::extract::sentence_reading::{
+use crate::Speaker;
+use crate::blocks::{Blocks, blocks};
+use crate::corrections::correction;
+use crate::cues::{Cues, is_todo, says_goal, sentences, todo_key};
+use crate::facts::Home;
+use crate::labels::{Labelled, label_line};
+use crate::literals::{Origin, scan_literals};
+use crate::restatements::{asks_to_confirm, is_list_item, opens_list, restates};
+use crate::sentence_reading::{
     REFERRED_SENTENCES, answers_own_question, literals_in, names_a_correction, refers_back,
 };
-use crate::context::extract::text::truncate;
-use crate::context::extract::values::Span;
-use crate::context::extract::{GOAL_CHARS, StatementKind};
+use crate::text::truncate;
+use crate::values::Span;
+use crate::{GOAL_CHARS, StatementKind};
 
 /// A prose message being read sentence by sentence: what the reading of each sentence needs.
 struct ProseMessage<'t> {
@@ -74,11 +74,11 @@ fn confirmed_by_request(all: &[&str]) -> Vec<bool> {
 impl Builder {
     /// Reads a user's or the assistant's message: the goal, its literals and blocks, then each
     /// sentence in turn.
-    pub(super) fn prose(&mut self, role: Role, text: &str) {
+    pub(super) fn prose(&mut self, role: Speaker, text: &str) {
         if text.trim().is_empty() {
             return;
         }
-        let user = role == Role::User;
+        let user = role == Speaker::User;
         let whole_goal = self.message_goal(user, text);
         let origin = if user { Origin::User } else { Origin::Prose };
         let lits = self.message_literals(text, origin);

@@ -291,7 +291,7 @@ pub(super) fn key_argument(arguments: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::context::extract::{Detail, Role, Source, src};
+    use crate::{Detail, Source, Speaker, src};
     use crate::{EstimateCounter, ToolCall};
 
     #[test]
@@ -308,22 +308,21 @@ mod tests {
                     id: format!("c{i}"),
                     name: "shell".into(),
                     arguments: serde_json::json!({ "cmd": cmd }).to_string(),
-                    signature: None,
                 },
                 format!("exit code {}\n{}", i % 7 / 6, 400 + i),
             ));
         }
-        let mut sources = vec![src(Role::User, "Goal: count errors. Threshold 0.8375.")];
+        let mut sources = vec![src(Speaker::User, "Goal: count errors. Threshold 0.8375.")];
         for (c, out) in &msgs {
             sources.push(Source {
-                role: Role::Assistant,
+                role: Speaker::Assistant,
                 content: "",
                 tool_calls: std::slice::from_ref(c),
                 tool_call_id: None,
                 seq: None,
             });
             sources.push(Source {
-                role: Role::Tool,
+                role: Speaker::Tool,
                 content: out,
                 tool_calls: &[],
                 tool_call_id: Some(&c.id),
@@ -331,7 +330,7 @@ mod tests {
             });
         }
         sources.push(src(
-            Role::Assistant,
+            Speaker::Assistant,
             "Found the culprit at https://ci.example.com/run/77.",
         ));
         let d = Digest::from_sources(sources);

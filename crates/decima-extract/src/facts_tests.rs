@@ -1,5 +1,5 @@
 use super::*;
-use crate::context::extract::analysis::analyse;
+use crate::analysis::analyse;
 
 fn user(seq: i64, text: &str) -> Statement {
     Statement {

@@ -6,13 +6,13 @@ use super::{
     Entry, Facts, Home, LOOKBACK, MAX_REPLACED, Patch, REPLACED_BY, REPLACED_SEP, current_values,
     latest_replaced, quoted, replace_value, value_key,
 };
-use crate::context::extract::Statement;
-use crate::context::extract::analysis::{Analysis, analyse};
-use crate::context::extract::candidates::short_text;
-use crate::context::extract::clauses::same_subject;
-use crate::context::extract::corrections::Correction;
-use crate::context::extract::literals::Origin;
-use crate::context::extract::values::Span;
+use crate::Statement;
+use crate::analysis::{Analysis, analyse};
+use crate::candidates::short_text;
+use crate::clauses::same_subject;
+use crate::corrections::Correction;
+use crate::literals::Origin;
+use crate::values::Span;
 
 /// What a clause says it replaces: its correction cue, the value it replaces and its new
 /// value.

@@ -3,7 +3,7 @@
 //! its label, spaced literals cut, a restatement dropped, a corrected value shown beside its
 //! replacement), in the issue's words and in others.
 
-use super::{Detail, Digest, Origin, Role, Source, StatementKind, at};
+use super::{Detail, Digest, Origin, Source, Speaker, StatementKind, at};
 use crate::{EstimateCounter, ToolCall};
 
 fn facts_section(text: &str) -> String {
@@ -17,16 +17,16 @@ fn a_correction_states_the_current_value_and_notes_the_old() {
     let d = Digest::from_sources([
         at(
             1,
-            Role::User,
+            Speaker::User,
             "Goal: flag slow requests in the gateway logs.",
         ),
         at(
             4,
-            Role::User,
+            Speaker::User,
             "The alert threshold is 12 ms and the window is 5 minutes.",
         ),
-        at(5, Role::Assistant, "Got it."),
-        at(9, Role::User, "sorry, it is 15, not 12"),
+        at(5, Speaker::Assistant, "Got it."),
+        at(9, Speaker::User, "sorry, it is 15, not 12"),
     ]);
     let text = d.render(Detail::Standard);
     let facts = facts_section(&text);
@@ -48,16 +48,16 @@ fn a_correction_states_the_current_value_and_notes_the_old() {
 #[test]
 fn corrections_in_other_words_and_in_chinese() {
     let d = Digest::from_sources([
-        at(0, Role::User, "Goal: renew the hosting contract."),
+        at(0, Speaker::User, "Goal: renew the hosting contract."),
         at(
             1,
-            Role::User,
+            Speaker::User,
             "Heads up: the SLA target is 99.95% for the EU tenants.",
         ),
-        at(2, Role::User, "The vendor's payout limit is €250,000."),
-        at(3, Role::User, "Oops, I meant 99.9%."),
-        at(6, Role::User, "Keep the retention period at 30 days."),
-        at(8, Role::User, "Scratch that, make it 45 days."),
+        at(2, Speaker::User, "The vendor's payout limit is €250,000."),
+        at(3, Speaker::User, "Oops, I meant 99.9%."),
+        at(6, Speaker::User, "Keep the retention period at 30 days."),
+        at(8, Speaker::User, "Scratch that, make it 45 days."),
     ]);
     let text = d.render(Detail::Standard);
     assert!(
@@ -74,11 +74,11 @@ fn corrections_in_other_words_and_in_chinese() {
     );
 
     let d = Digest::from_sources([
-        at(1, Role::User, "目标：核对第三季度的流失率。"),
-        at(2, Role::User, "流失窗口是45天，报告币种是欧元。"),
-        at(5, Role::User, "不对，流失窗口改成60天。"),
-        at(7, Role::User, "风险阈值定为0.85。"),
-        at(9, Role::User, "应该是0.8，不是0.85。"),
+        at(1, Speaker::User, "目标：核对第三季度的流失率。"),
+        at(2, Speaker::User, "流失窗口是45天，报告币种是欧元。"),
+        at(5, Speaker::User, "不对，流失窗口改成60天。"),
+        at(7, Speaker::User, "风险阈值定为0.85。"),
+        at(9, Speaker::User, "应该是0.8，不是0.85。"),
     ]);
     let text = d.render(Detail::Standard);
     let facts = facts_section(&text);
@@ -96,20 +96,20 @@ fn corrections_in_other_words_and_in_chinese() {
 #[test]
 fn spaced_literals_and_names_stay_whole_with_their_subject() {
     let d = Digest::from_sources([
-        at(1, Role::User, "Goal: pay the Lisbon supplier."),
+        at(1, Speaker::User, "Goal: pay the Lisbon supplier."),
         at(
             2,
-            Role::User,
+            Speaker::User,
             "Their IBAN is DE89 3704 0044 0532 0130 00, and the contact is Ana Sofia Ramos.",
         ),
         at(
             3,
-            Role::User,
+            Speaker::User,
             "Call her on +351 912 345 678 if the bank asks.",
         ),
         at(
             4,
-            Role::User,
+            Speaker::User,
             "The approved budget is 1 234 567,89 € for the year.",
         ),
     ]);
@@ -140,31 +140,29 @@ fn tool_labels_and_table_rows_keep_what_a_number_measures() {
             id: "c1".into(),
             name: "shell".into(),
             arguments: r#"{"cmd":"python3 scan.py --month 2026-09"}"#.into(),
-            signature: None,
         },
         ToolCall {
             id: "c2".into(),
             name: "shell".into(),
             arguments: r#"{"cmd":"psql -c 'select region, revenue, churn from q3'"}"#.into(),
-            signature: None,
         },
     ];
     let call = |i: usize, seq: i64| Source {
-        role: Role::Assistant,
+        role: Speaker::Assistant,
         content: "",
         tool_calls: std::slice::from_ref(&calls[i]),
         tool_call_id: None,
         seq: Some(seq),
     };
     let result = |i: usize, seq: i64, content: &'static str| Source {
-        role: Role::Tool,
+        role: Speaker::Tool,
         content,
         tool_calls: &[],
         tool_call_id: Some(calls[i].id.as_str()),
         seq: Some(seq),
     };
     let d = Digest::from_sources([
-        at(1, Role::User, "Goal: find where churn went up."),
+        at(1, Speaker::User, "Goal: find where churn went up."),
         call(0, 2),
         result(
             0,
@@ -204,20 +202,20 @@ fn tool_labels_and_table_rows_keep_what_a_number_measures() {
 #[test]
 fn a_restatement_of_the_requirement_is_kept() {
     let d = Digest::from_sources([
-        at(1, Role::User, "Goal: draft the renewal memo."),
+        at(1, Speaker::User, "Goal: draft the renewal memo."),
         at(
             2,
-            Role::User,
+            Speaker::User,
             "Finance wants it in euros, and accounts under 500 seats don't count.",
         ),
         at(
             3,
-            Role::Assistant,
+            Speaker::Assistant,
             "Let me check the data first. So the requirement is: amounts in EUR, only accounts with 500 seats or more.",
         ),
-        at(4, Role::Assistant, "To confirm, you want:"),
-        at(5, Role::Assistant, "Hmm, the export is slow today."),
-        at(6, Role::Assistant, "确认一下：报告用欧元，阈值是0.85。"),
+        at(4, Speaker::Assistant, "To confirm, you want:"),
+        at(5, Speaker::Assistant, "Hmm, the export is slow today."),
+        at(6, Speaker::Assistant, "确认一下：报告用欧元，阈值是0.85。"),
     ]);
     let text = d.render(Detail::Standard);
     assert!(
@@ -244,10 +242,10 @@ fn a_restatement_of_the_requirement_is_kept() {
 #[test]
 fn code_blocks_in_messages_are_labelled_statements() {
     let d = Digest::from_sources([
-        at(1, Role::User, "Goal: tune the retry policy."),
+        at(1, Speaker::User, "Goal: tune the retry policy."),
         at(
             2,
-            Role::User,
+            Speaker::User,
             "Here is what prod runs:\n```yaml\nretry:\n  max_attempts: 5\n  backoff_ms: 250\n```\n",
         ),
     ]);
@@ -265,9 +263,9 @@ fn code_blocks_in_messages_are_labelled_statements() {
 #[test]
 fn statements_survive_folds_with_their_seq_and_corrections_across_ranges() {
     let first = Digest::from_sources([
-        at(1, Role::User, "Goal: reconcile the ledger."),
-        at(3, Role::User, "The tolerance is 0.05 EUR per invoice."),
-        at(4, Role::User, "Our cost centre is CC-4471."),
+        at(1, Speaker::User, "Goal: reconcile the ledger."),
+        at(3, Speaker::User, "The tolerance is 0.05 EUR per invoice."),
+        at(4, Speaker::User, "Our cost centre is CC-4471."),
     ]);
     let text = first.render(Detail::Standard);
     let back = Digest::parse(&text);
@@ -276,7 +274,8 @@ fn statements_survive_folds_with_their_seq_and_corrections_across_ranges() {
         assert_eq!((a.seq, &a.text, a.origin), (b.seq, &b.text, b.origin));
     }
     // A later range corrects a value the earlier summary holds.
-    let later = Digest::from_continuation([at(40, Role::User, "Correction: not 0.05, it's 0.02.")]);
+    let later =
+        Digest::from_continuation([at(40, Speaker::User, "Correction: not 0.05, it's 0.02.")]);
     let mut merged = back;
     merged.merge(later);
     let folded = merged.render(Detail::Folded);
@@ -299,12 +298,12 @@ fn dropped_statements_are_counted_and_the_budget_is_kept() {
     let texts: Vec<String> = (0..80)
         .map(|i| format!("The quota for team {i} is {} GB.", 100 + i))
         .collect();
-    let mut sources = vec![at(1, Role::User, "Goal: set the storage quotas.")];
+    let mut sources = vec![at(1, Speaker::User, "Goal: set the storage quotas.")];
     sources.extend(
         texts
             .iter()
             .enumerate()
-            .map(|(i, t)| at(i as i64 + 2, Role::User, t)),
+            .map(|(i, t)| at(i as i64 + 2, Speaker::User, t)),
     );
     let d = Digest::from_sources(sources);
     assert_eq!(
@@ -340,14 +339,18 @@ fn corrections_that_name_no_value_or_hide_it_in_chatter() {
     // A bare "no" after a filler takes back the number before it; the clause it corrects is
     // restated with the new value.
     let d = Digest::from_sources([
-        at(1, Role::User, "Goal: size the pilot."),
+        at(1, Speaker::User, "Goal: size the pilot."),
         at(
             2,
-            Role::User,
+            Speaker::User,
             "For sizing, the pilot group is 340 seats, keep that in mind.",
         ),
-        at(3, Role::Assistant, "Noted."),
-        at(4, Role::User, "hmm no — 280. 340 included the contractors"),
+        at(3, Speaker::Assistant, "Noted."),
+        at(
+            4,
+            Speaker::User,
+            "hmm no — 280. 340 included the contractors",
+        ),
     ]);
     let text = d.render(Detail::Standard);
     assert!(
@@ -364,15 +367,15 @@ fn corrections_that_name_no_value_or_hide_it_in_chatter() {
     // The subject in one sentence (after chatter with a number of its own), the value in the
     // next.
     let d = Digest::from_sources([
-        at(1, Role::User, "Goal: renew the support plan."),
+        at(1, Speaker::User, "Goal: renew the support plan."),
         at(
             5,
-            Role::User,
+            Speaker::User,
             "The response target is 8 hours for P2 tickets.",
         ),
         at(
             9,
-            Role::User,
+            Speaker::User,
             "back at 3, carry on — oh no, the response target I sent was the old draft. the agreed one is 6 hours",
         ),
     ]);
@@ -390,11 +393,15 @@ fn corrections_that_name_no_value_or_hide_it_in_chatter() {
 #[test]
 fn a_correction_in_words_patches_the_decision_it_replaces() {
     let d = Digest::from_sources([
-        at(1, Role::User, "Goal: publish the pricing study."),
-        at(3, Role::User, "Decision on the chart type: stacked bars."),
+        at(1, Speaker::User, "Goal: publish the pricing study."),
+        at(
+            3,
+            Speaker::User,
+            "Decision on the chart type: stacked bars.",
+        ),
         at(
             8,
-            Role::User,
+            Speaker::User,
             "forget that — small multiples for the chart type, not stacked bars.",
         ),
     ]);
@@ -414,13 +421,13 @@ fn a_correction_in_words_patches_the_decision_it_replaces() {
 #[test]
 fn chinese_corrections_that_give_only_the_new_value_or_a_word() {
     let d = Digest::from_sources([
-        at(1, Role::User, "目标：整理续约材料。"),
-        at(2, Role::User, "汇报格式请采用幻灯片，和上次一致。"),
-        at(4, Role::User, "改为 Excel 表格"),
-        at(6, Role::User, "关于计费周期：采用自然月，之后不再改。"),
-        at(8, Role::User, "想了想，计费周期用合同月，不用自然月。"),
-        at(10, Role::User, "本次的试用期按 30 天 计算。"),
-        at(12, Role::User, "前面说的试用期有误，以 14天 为准。"),
+        at(1, Speaker::User, "目标：整理续约材料。"),
+        at(2, Speaker::User, "汇报格式请采用幻灯片，和上次一致。"),
+        at(4, Speaker::User, "改为 Excel 表格"),
+        at(6, Speaker::User, "关于计费周期：采用自然月，之后不再改。"),
+        at(8, Speaker::User, "想了想，计费周期用合同月，不用自然月。"),
+        at(10, Speaker::User, "本次的试用期按 30 天 计算。"),
+        at(12, Speaker::User, "前面说的试用期有误，以 14天 为准。"),
     ]);
     let text = d.render(Detail::Standard);
     assert!(
@@ -447,13 +454,17 @@ fn chinese_corrections_that_give_only_the_new_value_or_a_word() {
 #[test]
 fn a_later_range_that_corrects_a_decision_of_an_earlier_summary_marks_it() {
     let first = Digest::from_sources([
-        at(1, Role::User, "Goal: prepare the audit sample."),
-        at(2, Role::User, "We decided the sample size is 120 invoices."),
+        at(1, Speaker::User, "Goal: prepare the audit sample."),
+        at(
+            2,
+            Speaker::User,
+            "We decided the sample size is 120 invoices.",
+        ),
     ]);
     let back = Digest::parse(&first.render(Detail::Standard));
     let later = Digest::from_continuation([at(
         70,
-        Role::User,
+        Speaker::User,
         "Correction: the sample size should be 150 invoices, not 120.",
     )]);
     let mut merged = back;
@@ -475,10 +486,10 @@ fn a_later_range_that_corrects_a_decision_of_an_earlier_summary_marks_it() {
 #[test]
 fn a_playback_list_confirmed_by_a_short_question_is_kept_item_by_item() {
     let d = Digest::from_sources([
-        at(1, Role::User, "Goal: write the board memo."),
+        at(1, Speaker::User, "Goal: write the board memo."),
         at(
             2,
-            Role::Assistant,
+            Speaker::Assistant,
             "Here's my brief before I start:\n- audience: the audit committee\n- length: two pages\n- tone: neutral\nRight?",
         ),
     ]);
@@ -496,15 +507,15 @@ fn a_playback_list_confirmed_by_a_short_question_is_kept_item_by_item() {
 #[test]
 fn company_names_with_abbreviations_and_chinese_phone_lines_stay_whole() {
     let d = Digest::from_sources([
-        at(1, Role::User, "Goal: send the invoices."),
+        at(1, Speaker::User, "Goal: send the invoices."),
         at(
             2,
-            Role::Assistant,
+            Speaker::Assistant,
             "The contract names Hartmann Logistik GmbH & Co. KG as the payer, so invoices go there.",
         ),
         at(
             3,
-            Role::Assistant,
+            Speaker::Assistant,
             "合同里写的对接人是采购部的 Lena Vogt，座机 +49 40 3012 7788。",
         ),
     ]);
@@ -522,14 +533,14 @@ fn company_names_with_abbreviations_and_chinese_phone_lines_stay_whole() {
 #[test]
 fn a_correction_that_gives_only_its_new_value_replaces_the_latest_choice() {
     let d = Digest::from_sources([
-        at(1, Role::User, "Goal: split churn by plan tier."),
+        at(1, Speaker::User, "Goal: split churn by plan tier."),
         at(
             2,
-            Role::User,
+            Speaker::User,
             "Having compared both, please use a row of its own for Legacy tier.",
         ),
-        at(3, Role::Assistant, "Makes sense."),
-        at(4, Role::User, "scratch that, use Pro"),
+        at(3, Speaker::Assistant, "Makes sense."),
+        at(4, Speaker::User, "scratch that, use Pro"),
     ]);
     let text = d.render(Detail::Standard);
     assert!(text.contains("use Pro for Legacy tier"), "{text}");
@@ -538,16 +549,16 @@ fn a_correction_that_gives_only_its_new_value_replaces_the_latest_choice() {
     // In Chinese: the words that admit the slip name no subject, so the correction replaces
     // the decision stated before it, and a value with a word set off by a space stays whole.
     let d = Digest::from_sources([
-        at(1, Role::User, "目标：按套餐拆分流失。"),
+        at(1, Speaker::User, "目标：按套餐拆分流失。"),
         at(
             2,
-            Role::User,
+            Speaker::User,
             "经过比较，Legacy 档请采用单独一行，与董事会材料口径一致。",
         ),
-        at(3, Role::Assistant, "了解。"),
-        at(4, Role::User, "刚才那个数说错了，用 专业版"),
-        at(5, Role::User, "关于异常值：采用取对数，后续不再调整。"),
-        at(6, Role::User, "不对，应该是 p99.5 截断"),
+        at(3, Speaker::Assistant, "了解。"),
+        at(4, Speaker::User, "刚才那个数说错了，用 专业版"),
+        at(5, Speaker::User, "关于异常值：采用取对数，后续不再调整。"),
+        at(6, Speaker::User, "不对，应该是 p99.5 截断"),
     ]);
     let text = d.render(Detail::Standard);
     assert!(text.contains("(replaced by 专业版 at seq 4)"), "{text}");
@@ -558,22 +569,22 @@ fn a_correction_that_gives_only_its_new_value_replaces_the_latest_choice() {
 #[test]
 fn a_chinese_correction_with_both_values_replaces_the_one_it_names() {
     let d = Digest::from_sources([
-        at(1, Role::User, "目标：核对汇率。"),
+        at(1, Speaker::User, "目标：核对汇率。"),
         at(
             2,
-            Role::User,
+            Speaker::User,
             "需要说明的是，本次分析的美元兑欧元汇率按 0.9358 执行。",
         ),
-        at(3, Role::User, "数仓刷新时间是 03:40 UTC。"),
-        at(4, Role::User, "打错了，是 0.9115 不是 0.9358"),
+        at(3, Speaker::User, "数仓刷新时间是 03:40 UTC。"),
+        at(4, Speaker::User, "打错了，是 0.9115 不是 0.9358"),
         at(
             5,
-            Role::User,
+            Speaker::User,
             "经过比较，日切时区请采用Asia/Shanghai，与董事会材料口径一致。",
         ),
         at(
             6,
-            Role::User,
+            Speaker::User,
             "改主意了，日切时区用UTC，不用Asia/Shanghai。",
         ),
     ]);
@@ -599,15 +610,15 @@ fn an_agents_report_lines_read_back_from_a_summary_never_replace_each_other() {
     let first = Digest::from_sources([
         at(
             1,
-            Role::User,
+            Speaker::User,
             "Goal: settle the outlier rule and the holdout.",
         ),
-        at(2, Role::Assistant, "Updated: outliers → clip at p99.5."),
+        at(2, Speaker::Assistant, "Updated: outliers → clip at p99.5."),
     ]);
     let mut merged = Digest::parse(&first.render(Detail::Standard));
     merged.merge(Digest::from_continuation([at(
         9,
-        Role::Assistant,
+        Speaker::Assistant,
         "Updated: holdout → 10%.",
     )]));
     let text = merged.render(Detail::Standard);
@@ -622,13 +633,13 @@ fn an_agents_report_lines_read_back_from_a_summary_never_replace_each_other() {
 #[test]
 fn a_choice_the_user_asks_about_then_confirms_is_a_decision() {
     let d = Digest::from_sources([
-        at(1, Role::User, "目标：补全地区。"),
+        at(1, Speaker::User, "目标：补全地区。"),
         at(
             2,
-            Role::User,
+            Speaker::User,
             "我想了一晚上，缺失地区还是用账单国家吧？嗯，就账单国家",
         ),
-        at(3, Role::User, "Should the holdout be 20%? yes, 20%"),
+        at(3, Speaker::User, "Should the holdout be 20%? yes, 20%"),
     ]);
     let text = d.render(Detail::Standard);
     let decisions = text
@@ -645,20 +656,20 @@ fn a_choice_the_user_asks_about_then_confirms_is_a_decision() {
 #[test]
 fn a_correction_naming_nothing_replaces_the_latest_choice_not_a_value_of_another_kind() {
     let d = Digest::from_sources([
-        at(1, Role::User, "目标：分析流失。"),
+        at(1, Speaker::User, "目标：分析流失。"),
         at(
             2,
-            Role::User,
+            Speaker::User,
             "收款账户的 IBAN 是 NL38 ABNA 9263 6348 03，别弄错。",
         ),
         at(
             3,
-            Role::User,
+            Speaker::User,
             "哈哈好。关于异常值：采用取对数，后续不再调整。",
         ),
-        at(4, Role::Assistant, "收到。"),
-        at(5, Role::User, "不对，应该是 p99.5 截断"),
-        at(6, Role::User, "增值税率=6%（Jonas 说的）"),
+        at(4, Speaker::Assistant, "收到。"),
+        at(5, Speaker::User, "不对，应该是 p99.5 截断"),
+        at(6, Speaker::User, "增值税率=6%（Jonas 说的）"),
     ]);
     let text = d.render(Detail::Standard);
     assert!(
@@ -666,6 +677,6 @@ fn a_correction_naming_nothing_replaces_the_latest_choice_not_a_value_of_another
         "{text}"
     );
     assert!(text.contains("(replaced by p99.5 截断 at seq 5)"), "{text}");
-    let d = Digest::from_sources([at(1, Role::User, "增值税率=6%（Jonas 说的）")]);
+    let d = Digest::from_sources([at(1, Speaker::User, "增值税率=6%（Jonas 说的）")]);
     assert_eq!(d.literal_texts(), vec!["6%".to_string()]);
 }

@@ -4,9 +4,9 @@
 use std::collections::{HashMap, HashSet};
 
 use super::{Cand, CandKind, CandScan, OpRows, Ranked, Sec, Src, ToolItem, statement_line};
-use crate::context::extract::Statement;
-use crate::context::extract::operations::OpRow;
-use crate::context::extract::text::one_line;
+use crate::Statement;
+use crate::operations::OpRow;
+use crate::text::one_line;
 
 /// Tool statements whose operation row is not shown, and the lines naming their operations
 /// they go under.
