@@ -125,10 +125,6 @@ pub(super) fn scan_literals(text: &str, prose: bool, out: &mut dyn FnMut(&str, L
             continue;
         }
         let w = &text[ws..we];
-        let adjacent = |j: usize| -> Option<&str> {
-            let (ps, pe) = (words[j - 1].1, words.get(j)?.0);
-            (pe == ps + 1 && text.as_bytes()[ps] == b' ').then(|| &text[words[j].0..words[j].1])
-        };
         // A plain word of letters is no literal (only a month may open a date, a currency code
         // an amount): most words end here.
         let letters = w.bytes().all(|b| b.is_ascii_alphabetic());
@@ -159,7 +155,7 @@ pub(super) fn scan_literals(text: &str, prose: bool, out: &mut dyn FnMut(&str, L
         let Some((kind, sub)) = classify(w) else {
             // A plain integer with a unit after it: "300 rows".
             if is_plain_int(w)
-                && let Some(unit) = adjacent(i + 1)
+                && let Some(unit) = adjacent(text, &words, i + 1)
                 && is_unit(unit)
             {
                 out(&text[ws..words[i + 1].1], LiteralKind::Number);
@@ -175,39 +171,59 @@ pub(super) fn scan_literals(text: &str, prose: bool, out: &mut dyn FnMut(&str, L
             i += 1;
             continue;
         }
-        let mut end = se;
-        let mut last = i;
-        match kind {
-            LiteralKind::Time => {
-                // A date, then its time, then its zone.
-                if is_date(&text[ss..se])
-                    && let Some(t) = adjacent(last + 1)
-                    && is_time(t)
-                {
-                    last += 1;
-                    end = words[last].1;
-                }
-                if let Some(z) = adjacent(last + 1)
-                    && is_zone(z)
-                    && !ends_with_zone(&text[ss..end])
-                {
-                    last += 1;
-                    end = words[last].1;
-                }
-            }
-            LiteralKind::Number if se == we && !text[ss..se].ends_with('%') => {
-                if let Some(unit) = adjacent(i + 1)
-                    && is_unit(unit)
-                {
-                    last = i + 1;
-                    end = words[last].1;
-                }
-            }
-            _ => {}
-        }
+        let (last, end) = literal_tail(text, &words, i, kind, (ss, se), we);
         out(&text[ss..end], kind);
         i = last + 1;
     }
+}
+
+/// The word after word `j - 1`, when a single space separates them.
+fn adjacent<'t>(text: &'t str, words: &[(usize, usize)], j: usize) -> Option<&'t str> {
+    let (ps, pe) = (words[j - 1].1, words.get(j)?.0);
+    (pe == ps + 1 && text.as_bytes()[ps] == b' ').then(|| &text[words[j].0..words[j].1])
+}
+
+/// How far the literal found in word `i` (its span `ss..se`, the word ending at `we`) reaches:
+/// a date takes its time and zone, a number its unit. The last word it takes, and its end.
+fn literal_tail(
+    text: &str,
+    words: &[(usize, usize)],
+    i: usize,
+    kind: LiteralKind,
+    (ss, se): (usize, usize),
+    we: usize,
+) -> (usize, usize) {
+    let mut end = se;
+    let mut last = i;
+    match kind {
+        LiteralKind::Time => {
+            // A date, then its time, then its zone.
+            if is_date(&text[ss..se])
+                && let Some(t) = adjacent(text, words, last + 1)
+                && is_time(t)
+            {
+                last += 1;
+                end = words[last].1;
+            }
+            if let Some(z) = adjacent(text, words, last + 1)
+                && is_zone(z)
+                && !ends_with_zone(&text[ss..end])
+            {
+                last += 1;
+                end = words[last].1;
+            }
+        }
+        LiteralKind::Number if se == we && !text[ss..se].ends_with('%') => {
+            if let Some(unit) = adjacent(text, words, i + 1)
+                && is_unit(unit)
+            {
+                last = i + 1;
+                end = words[last].1;
+            }
+        }
+        _ => {}
+    }
+    (last, end)
 }
 
 fn is_word_break(c: char) -> bool {

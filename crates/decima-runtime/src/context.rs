@@ -536,6 +536,19 @@ impl Loaded {
         Ok((selection, self.unread))
     }
 
+    /// What the selected history holds, by layer, with what is pending (unread included).
+    fn breakdown(&self, selection: &Selection) -> HistoryBreakdown {
+        HistoryBreakdown {
+            global_summary: selection.global_tokens,
+            segment_summaries: selection.segment_tokens,
+            pinned: selection.pinned_tokens,
+            recent: selection.recent_tokens,
+            pending: u64::from(selection.pending_tokens) + self.unread.tokens,
+            pending_messages: selection.pending.len() as u64 + self.unread.count,
+            loaded_messages: self.tail.len() + self.pinned.len(),
+        }
+    }
+
     /// Selects, assembles and measures the request from what was read.
     pub fn assemble(
         &self,
@@ -603,16 +616,7 @@ impl Loaded {
                 history.tokens = history.tokens.saturating_sub(excess);
                 continue;
             }
-            let breakdown = HistoryBreakdown {
-                global_summary: selection.global_tokens,
-                segment_summaries: selection.segment_tokens,
-                pinned: selection.pinned_tokens,
-                recent: selection.recent_tokens,
-                pending: u64::from(selection.pending_tokens) + self.unread.tokens,
-                pending_messages: selection.pending.len() as u64 + self.unread.count,
-                loaded_messages: self.tail.len() + self.pinned.len(),
-            };
-            break (assembled, breakdown);
+            break (assembled, self.breakdown(&selection));
         };
         let report = measure(&assembled, &breakdown, input_room, scale, window);
         debug!(

@@ -150,23 +150,7 @@ fn render(v: &ExecutionView) -> String {
     }
     let _ = writeln!(text, "\nsteps: {}", v.steps.len());
 
-    if !v.failures.is_empty() {
-        let _ = writeln!(text, "\nfailures:");
-        for failure in &v.failures {
-            for line in failure_report(failure) {
-                let _ = writeln!(text, "  {line}");
-            }
-            let _ = writeln!(
-                text,
-                "      resolution: {}",
-                match (failure.resolution, failure.resolved_by) {
-                    (Some(choice), Some("automatic")) => format!("{choice} (automatic)"),
-                    (Some(choice), _) => choice.to_owned(),
-                    (None, _) => "none yet (waiting)".to_owned(),
-                }
-            );
-        }
-    }
+    write_failures(&mut text, v);
 
     if !v.children.is_empty() {
         let _ = writeln!(text, "\nsubagents ({}):", v.children.len());
@@ -205,6 +189,28 @@ fn render(v: &ExecutionView) -> String {
         }
     }
     text
+}
+
+/// The failure reports of `execution show`, each with the choice that answered it.
+fn write_failures(text: &mut String, v: &ExecutionView) {
+    if v.failures.is_empty() {
+        return;
+    }
+    let _ = writeln!(text, "\nfailures:");
+    for failure in &v.failures {
+        for line in failure_report(failure) {
+            let _ = writeln!(text, "  {line}");
+        }
+        let _ = writeln!(
+            text,
+            "      resolution: {}",
+            match (failure.resolution, failure.resolved_by) {
+                (Some(choice), Some("automatic")) => format!("{choice} (automatic)"),
+                (Some(choice), _) => choice.to_owned(),
+                (None, _) => "none yet (waiting)".to_owned(),
+            }
+        );
+    }
 }
 
 /// One node of `execution tree` and, below it, its subagents, drawn with box characters.

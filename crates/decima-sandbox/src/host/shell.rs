@@ -145,22 +145,51 @@ pub(crate) fn checked_timeout(
     Ok(timeout)
 }
 
+/// `sh -c COMMAND` in `cwd`, in a process group of its own, with a cleared environment.
+fn shell_command(
+    ws: &Workspace,
+    req: &ShellRequest,
+    limits: &HostLimits,
+    cwd: &std::path::Path,
+) -> tokio::process::Command {
+    // By its absolute path: with PATH set for the child and a bare program name, std cannot
+    // use posix_spawn and forks instead, copying the page tables of this whole process (in
+    // a long session, tens of milliseconds per call; see docs/PERFORMANCE.md).
+    let mut cmd = tokio::process::Command::new(SHELL);
+    cmd.arg("-c")
+        .arg(&req.command)
+        .current_dir(cwd)
+        .env_clear()
+        .env("PATH", &limits.path)
+        .env("HOME", ws.root())
+        .env("LANG", "C.UTF-8")
+        .env("LC_ALL", "C.UTF-8")
+        .env("TERM", "dumb")
+        .stdin(Stdio::null())
+        .process_group(0)
+        .kill_on_drop(true);
+    cmd
+}
+
+/// The folder a command starts in: the workspace, or a folder inside it that exists.
+fn working_dir(ws: &Workspace, req: &ShellRequest) -> Result<std::path::PathBuf, ToolError> {
+    let Some(dir) = &req.cwd else {
+        return Ok(ws.root().to_path_buf());
+    };
+    let real = ws.resolve_existing(dir)?;
+    if !real.is_dir() {
+        return Err(ToolError::data(format!("{dir} is not a directory")));
+    }
+    Ok(real)
+}
+
 pub(crate) async fn run(
     ws: &Workspace,
     req: &ShellRequest,
     limits: &HostLimits,
 ) -> Result<ShellOutcome, ToolError> {
     let timeout = checked_timeout(req, limits)?;
-    let cwd = match &req.cwd {
-        None => ws.root().to_path_buf(),
-        Some(dir) => {
-            let real = ws.resolve_existing(dir)?;
-            if !real.is_dir() {
-                return Err(ToolError::data(format!("{dir} is not a directory")));
-            }
-            real
-        }
-    };
+    let cwd = working_dir(ws, req)?;
     let spill_name = limits
         .output_dir
         .join(format!("{}.log", uuid::Uuid::now_v7().simple()));
@@ -171,24 +200,8 @@ pub(crate) async fn run(
     let writer_err = writer
         .try_clone()
         .map_err(|e| ToolError::system(format!("cannot duplicate a pipe: {e}")))?;
-    // By its absolute path: with PATH set for the child and a bare program name, std cannot
-    // use posix_spawn and forks instead, copying the page tables of this whole process (in
-    // a long session, tens of milliseconds per call; see docs/PERFORMANCE.md).
-    let mut cmd = tokio::process::Command::new(SHELL);
-    cmd.arg("-c")
-        .arg(&req.command)
-        .current_dir(&cwd)
-        .env_clear()
-        .env("PATH", &limits.path)
-        .env("HOME", ws.root())
-        .env("LANG", "C.UTF-8")
-        .env("LC_ALL", "C.UTF-8")
-        .env("TERM", "dumb")
-        .stdin(Stdio::null())
-        .stdout(writer)
-        .stderr(writer_err)
-        .process_group(0)
-        .kill_on_drop(true);
+    let mut cmd = shell_command(ws, req, limits, &cwd);
+    cmd.stdout(writer).stderr(writer_err);
     let started = Instant::now();
     let spawned = cmd.spawn();
     // The command holds our copies of the pipe's write end: drop it so EOF can come.

@@ -155,6 +155,34 @@ struct TokenCounting {
     request_base: u32,
 }
 
+impl ModelLink {
+    /// The link to `config`'s provider, whose client is made once for the whole run.
+    fn connect(config: ProviderConfig, prices: Option<decima_llm::Prices>) -> Result<Self> {
+        Ok(Self {
+            provider: crate::model_call::connect(&config)?,
+            prices,
+            config,
+        })
+    }
+}
+
+impl TokenCounting {
+    /// Counting that starts from the calibration learned so far and counts nothing twice.
+    fn new(
+        calibration: Calibration,
+        model_counter: Arc<dyn decima_core::TokenCounter>,
+        request_base: u32,
+    ) -> Self {
+        Self {
+            scale: Scale::new(calibration.factor),
+            calibration,
+            model_memo: ModelMemo::new(model_counter),
+            paragraphs: ParagraphMemo::default(),
+            request_base,
+        }
+    }
+}
+
 /// What a call passes before it runs, beyond its approval: the risky calls the tenth man held.
 #[derive(Default)]
 struct Gates {

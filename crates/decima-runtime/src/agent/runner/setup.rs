@@ -20,11 +20,10 @@ use crate::agent::checkpoint::{Checkpoints, SnapshotSource, snapshot_store};
 use crate::agent::options::RunOptions;
 use crate::agent::{Session, subagent};
 use crate::chat::window_for_turn;
-use crate::context::{Scale, preset_of};
+use crate::context::preset_of;
 use crate::docker::LazyDocker;
 use crate::error::{Result, RuntimeError};
 use crate::lease::Lease;
-use crate::memo::{ModelMemo, ParagraphMemo};
 use crate::served_window::Freshness;
 use crate::settings;
 use crate::tools::Registry;
@@ -104,18 +103,8 @@ impl<'s, 'a> Runner<'s, 'a> {
             shown_images,
             files: tokio::sync::Mutex::new(None),
             session,
-            counting: TokenCounting {
-                scale: Scale::new(calibration.factor),
-                calibration,
-                model_memo: ModelMemo::new(model_counter),
-                paragraphs: ParagraphMemo::default(),
-                request_base,
-            },
-            link: ModelLink {
-                prices: resolved.settings.prices,
-                provider: crate::model_call::connect(&resolved.config)?,
-                config: resolved.config,
-            },
+            counting: TokenCounting::new(calibration, model_counter, request_base),
+            link: ModelLink::connect(resolved.config, resolved.settings.prices)?,
             window,
             preset,
             checkpoints,
