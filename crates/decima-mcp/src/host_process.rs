@@ -1,9 +1,9 @@
-//! A stdio server run on the host: in its own process group (so a shutdown reaches every
-//! child it started), with the environment cleared but for a short whitelist and the
+//! A stdio server run on the host: in a process tree of its own (a process group on Unix, a
+//! job object on Windows, so a shutdown reaches every child it started), with the environment cleared but for a short whitelist and the
 //! variables the analyst set, and its stderr written to a capped log file whose last lines
 //! explain a failed start.
 
-use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::collections::{BTreeMap, VecDeque};
 use std::future::Future;
 use std::path::{Path, PathBuf};
 use std::pin::Pin;
@@ -11,7 +11,7 @@ use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use rustix::process::{Pid, Signal, kill_process_group};
+use decima_process::{ProcessTree, TreeKiller};
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWriteExt, BufReader};
 use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 use tracing::debug;
@@ -19,36 +19,35 @@ use tracing::debug;
 use crate::error::{McpError, Result};
 
 /// Variables a host server keeps from Decima's own environment: what programs need to run
-/// at all, nothing that names a credential.
-const INHERITED: [&str; 9] = [
-    "PATH", "HOME", "USER", "LOGNAME", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TMPDIR",
-];
+/// at all on this system, nothing that names a credential.
+const INHERITED: &[&str] = decima_process::ESSENTIAL_VARIABLES;
 /// Bytes of stderr kept in a server's log file; what comes after is counted, not written.
 const LOG_CAP: u64 = 1024 * 1024;
 /// Lines of stderr kept in memory for error messages.
 const TAIL_LINES: usize = 20;
-/// How long a server may take to exit after its stdin closed, before its group is killed.
+/// How long a server may take to exit after its stdin closed, before its tree is killed.
 const EXIT_GRACE: Duration = Duration::from_secs(2);
 
-/// The process groups of the host servers this process started and has not stopped yet: what
+/// The process trees of the host servers this process started and has not stopped yet: what
 /// [`kill_every_host_server`] stops when the process must end without unwinding.
-static LIVE_GROUPS: Mutex<BTreeSet<i32>> = Mutex::new(BTreeSet::new());
+static LIVE_TREES: Mutex<BTreeMap<u64, TreeKiller>> = Mutex::new(BTreeMap::new());
 
-fn live_groups() -> std::sync::MutexGuard<'static, BTreeSet<i32>> {
-    LIVE_GROUPS.lock().unwrap_or_else(|p| p.into_inner())
+/// Keys of [`LIVE_TREES`], one per started server.
+static NEXT_TREE: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+fn live_trees() -> std::sync::MutexGuard<'static, BTreeMap<u64, TreeKiller>> {
+    LIVE_TREES.lock().unwrap_or_else(|p| p.into_inner())
 }
 
-/// Kills the process group of every host server still running. For an exit that skips
+/// Kills the process tree of every host server still running. For an exit that skips
 /// destructors (`std::process::exit` on a second Ctrl-C, an app closing with runs live):
-/// a server is its own group's leader, so nothing else would stop it or its children.
+/// a server's tree is its own, so nothing else would stop it or its children.
 pub fn kill_every_host_server() -> usize {
-    let groups: Vec<i32> = std::mem::take(&mut *live_groups()).into_iter().collect();
-    for raw in &groups {
-        if let Some(pgid) = Pid::from_raw(*raw) {
-            let _ = kill_process_group(pgid, Signal::KILL);
-        }
+    let trees = std::mem::take(&mut *live_trees());
+    for killer in trees.values() {
+        killer.kill();
     }
-    groups.len()
+    trees.len()
 }
 
 /// The last lines a server wrote to stderr, for error messages.
@@ -106,10 +105,12 @@ impl StderrTail {
     }
 }
 
-/// A running server process. Dropping it kills its whole process group.
+/// A running server process. Dropping it kills its whole process tree.
 pub(crate) struct HostProcess {
     child: Child,
-    pgid: Option<Pid>,
+    tree: Option<ProcessTree>,
+    /// Its key in [`LIVE_TREES`].
+    key: u64,
 }
 
 /// What [`spawn`] hands back: the process, and its stdout and stdin for the transport.
@@ -124,15 +125,22 @@ pub(crate) fn spawn(
     cwd: &Path,
     log: Option<PathBuf>,
 ) -> Result<Spawned> {
-    let mut cmd = Command::new(command);
+    let search_path = env
+        .get("PATH")
+        .map(std::ffi::OsString::from)
+        .or_else(|| std::env::var_os("PATH"));
+    let mut cmd = Command::new(decima_process::resolve_program(
+        command,
+        search_path.as_deref(),
+    ));
     cmd.args(args)
         .current_dir(cwd)
         .env_clear()
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
-        .process_group(0)
         .kill_on_drop(true);
+    ProcessTree::prepare(&mut cmd);
     for key in INHERITED {
         if let Some(value) = std::env::var_os(key) {
             cmd.env(key, value);
@@ -146,10 +154,12 @@ pub(crate) fn spawn(
             cwd.display()
         ),
     })?;
-    let pgid = child.id().and_then(|id| Pid::from_raw(id as i32));
-    if let Some(pgid) = pgid {
-        live_groups().insert(pgid.as_raw_nonzero().get());
-    }
+    let tree = ProcessTree::adopt(&child).map_err(|e| McpError::Start {
+        server: server.to_owned(),
+        message: format!("its processes could not be held together ({e})"),
+    })?;
+    let key = NEXT_TREE.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    live_trees().insert(key, tree.killer());
     let (Some(stdout), Some(stdin), Some(stderr)) =
         (child.stdout.take(), child.stdin.take(), child.stderr.take())
     else {
@@ -159,7 +169,12 @@ pub(crate) fn spawn(
         });
     };
     let tail = keep_stderr(stderr, log);
-    Ok((HostProcess { child, pgid }, stdout, stdin, tail))
+    let process = HostProcess {
+        child,
+        tree: Some(tree),
+        key,
+    };
+    Ok((process, stdout, stdin, tail))
 }
 
 /// Copies a server's stderr to its log file (up to the cap) and keeps its last lines, on a
@@ -254,23 +269,27 @@ impl ServerProcess for HostProcess {
 
 impl HostProcess {
     /// Waits a moment for the server to exit on its own (its stdin is closed by now), then
-    /// kills its process group, and reaps it.
+    /// kills its process tree, and reaps it.
     pub(crate) async fn shutdown(mut self) {
         if tokio::time::timeout(EXIT_GRACE, self.child.wait())
             .await
             .is_err()
         {
-            debug!("an MCP server did not exit after its stdin closed; killing its group");
+            debug!("an MCP server did not exit after its stdin closed; killing its tree");
         }
-        self.kill_group();
+        if let Some(tree) = self.tree.as_mut() {
+            tree.kill();
+        }
         let _ = self.child.wait().await;
         // Reaped: the id may be reused from here on, so the drop must not signal it.
-        self.forget_group();
+        self.forget_tree();
     }
 
-    fn forget_group(&mut self) {
-        if let Some(pgid) = self.pgid.take() {
-            live_groups().remove(&pgid.as_raw_nonzero().get());
+    /// Takes the tree out of the registry and lets it go without signalling anyone.
+    fn forget_tree(&mut self) {
+        live_trees().remove(&self.key);
+        if let Some(tree) = self.tree.take() {
+            tree.release_reaped();
         }
     }
 
@@ -278,20 +297,16 @@ impl HostProcess {
     pub(crate) fn exited(&mut self) -> bool {
         matches!(self.child.try_wait(), Ok(Some(_)))
     }
-
-    fn kill_group(&self) {
-        if let Some(pgid) = self.pgid {
-            let _ = kill_process_group(pgid, Signal::KILL);
-        }
-    }
 }
 
 impl Drop for HostProcess {
     fn drop(&mut self) {
-        // The group, not only the leader: a server started through `npx` or a shell script
-        // runs its real process as a child.
-        self.kill_group();
-        self.forget_group();
+        // The tree, not only the first process: a server started through `npx` or a shell
+        // script runs its real process as a child.
+        live_trees().remove(&self.key);
+        if let Some(mut tree) = self.tree.take() {
+            tree.kill();
+        }
     }
 }
 

@@ -133,12 +133,14 @@ pub trait AgentTool: Send + Sync {
     }
 }
 
-/// `shell` in the sandbox.
-struct ShellTool;
+/// `shell` in the sandbox, described in the language of the sandbox's shell.
+struct ShellTool {
+    kind: decima_sandbox::ShellKind,
+}
 
 impl AgentTool for ShellTool {
     fn spec(&self) -> ToolSpec {
-        builtin_spec(&shell_schema())
+        builtin_spec(&shell_schema(self.kind))
     }
 
     fn call<'a>(&'a self, call: ToolCallContext<'a>) -> BoxFuture<'a, ToolOutcome> {
@@ -240,12 +242,13 @@ pub struct Registry<'a> {
 impl<'a> Registry<'a> {
     /// The sandbox tools over `sandbox`.
     pub fn new(sandbox: Arc<dyn Sandbox>) -> Self {
+        let kind = sandbox.shell_kind();
         let mut registry = Self {
             sandbox,
             core: Vec::new(),
             extra: BTreeMap::new(),
         };
-        registry.register_core(Arc::new(ShellTool));
+        registry.register_core(Arc::new(ShellTool { kind }));
         registry.register_core(Arc::new(ReadFileTool));
         registry.register_core(Arc::new(WriteFileTool));
         registry

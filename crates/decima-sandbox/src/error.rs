@@ -35,10 +35,12 @@ pub enum SandboxError {
         /// The text given.
         id: String,
     },
-    /// The Docker engine cannot be reached (no socket, connection refused) or stopped
-    /// answering part way. The message says what to do.
+    /// The Docker engine cannot be reached (no socket or pipe, connection refused) or stopped
+    /// answering part way. The message says what to do, in the platform's terms (`dockerd` on
+    /// Linux, the desktop engines on macOS and Windows).
     #[error(
-        "the Docker engine is not reachable ({detail}); start it (`dockerd &` or `systemctl start docker`, or scripts/run.sh), or run with --sandbox host"
+        "the Docker engine is not reachable ({detail}); {}",
+        crate::docker::address::HostOs::CURRENT.start_hint()
     )]
     DockerUnavailable {
         /// What failed, in one line.

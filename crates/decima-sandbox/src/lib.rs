@@ -13,6 +13,10 @@ pub mod host;
 mod output;
 pub mod snapshot;
 
+/// The shell host commands run in on this system, chosen once (Settings names it).
+pub use decima_process::HostShell;
+/// The language a sandbox's shell commands are written in (the model is told which).
+pub use decima_process::ShellKind;
 pub use docker::{DockerConfig, DockerEngine, DockerSandbox};
 pub use error::{Result, SandboxError};
 pub use host::{HostLimits, HostSandbox, Sandbox, ToolError};

@@ -13,6 +13,9 @@ mod docker_sandbox;
 mod docker_ssh;
 mod docker_tls;
 mod host_files;
+#[cfg(unix)]
 mod host_shell;
+#[cfg(windows)]
+mod host_shell_windows;
 mod host_tools;
 mod snapshot_store;

@@ -8,7 +8,7 @@ use decima_sandbox::host::tools;
 
 #[test]
 fn schemas_name_the_three_tools_with_their_required_fields() {
-    let schemas = tools::schemas();
+    let schemas = tools::schemas(decima_process::ShellKind::Posix);
     let names: Vec<_> = schemas
         .iter()
         .map(|s| s["name"].as_str().unwrap())

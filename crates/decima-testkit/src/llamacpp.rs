@@ -12,7 +12,6 @@
 //! ```
 
 use std::net::SocketAddr;
-use std::os::unix::process::CommandExt as _;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -188,11 +187,12 @@ fn spawn(python: &Path, model: &Path, script: &Path, options: Options) -> (Llama
     if !options.slots_endpoint {
         command.arg("--no-slots");
     }
+    // A group of its own on Unix, so the server's workers end with it.
+    decima_process::ProcessTree::prepare_std(&mut command);
     let child = command
         .stdin(Stdio::null())
         .stdout(out.0)
         .stderr(out.1)
-        .process_group(0)
         .spawn()
         .unwrap_or_else(|e| panic!("cannot run {}: {e}", python.display()));
     let addr = SocketAddr::from(([127, 0, 0, 1], port));

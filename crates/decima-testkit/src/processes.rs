@@ -71,13 +71,14 @@ pub fn test_name(module_path: &str, name: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::os::unix::process::CommandExt as _;
 
+    #[cfg(unix)]
     #[test]
     fn a_child_is_found_by_its_command_line_and_group_until_it_is_reaped() {
         let mark = format!("decima-processes-{}", std::process::id());
         // The mark is the process's own name, so no other process shows it: a shell would fork
         // its command, and the forked copy carries the shell's command line until it execs.
+        use std::os::unix::process::CommandExt as _;
         let mut child = std::process::Command::new("sleep")
             .arg0(&mark)
             .arg("30")

@@ -88,6 +88,12 @@ pub trait Sandbox: Send + Sync {
         from: PathBuf,
         path: String,
     ) -> BoxFuture<'_, Result<WriteOutcome, ToolError>>;
+
+    /// The language `exec` runs commands in, for the model's tool description: `sh` in a
+    /// container, the system's shell on the host.
+    fn shell_kind(&self) -> decima_process::ShellKind {
+        decima_process::ShellKind::Posix
+    }
 }
 
 /// The host sandbox's limits. `Default` gives the documented values.
@@ -169,6 +175,13 @@ impl HostSandbox {
 }
 
 impl Sandbox for HostSandbox {
+    fn shell_kind(&self) -> decima_process::ShellKind {
+        decima_process::HostShell::system().map_or(
+            decima_process::ShellKind::Posix,
+            decima_process::HostShell::kind,
+        )
+    }
+
     fn exec(&self, request: ShellRequest) -> BoxFuture<'_, Result<ShellOutcome, ToolError>> {
         Box::pin(async move {
             let ws = self.open_workspace()?;

@@ -1,17 +1,11 @@
-//! The `shell` tool on the host: one process group per call, a timeout, an output cap.
+//! The `shell` tool on the host: one process tree per call (a process group on Unix, a job
+//! object on Windows), a timeout, an output cap.
 
-use std::os::fd::OwnedFd;
-use std::os::unix::process::ExitStatusExt;
 use std::path::PathBuf;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use rustix::process::{Pid, Signal, kill_process_group};
-
-/// The shell commands run in; POSIX systems have it at this path.
-const SHELL: &str = "/bin/sh";
-use tokio::io::AsyncReadExt;
-use tokio::net::unix::pipe;
+use decima_process::{HostShell, OutputPipe, ProcessTree};
 
 use super::HostLimits;
 use super::paths::Workspace;
@@ -21,7 +15,7 @@ use crate::output::{OutputSink, Spill};
 /// A `shell` call.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ShellRequest {
-    /// Run as `sh -c COMMAND`.
+    /// Run as `sh -c COMMAND` (on Windows, by PowerShell or `cmd.exe`: see [`HostShell`]).
     pub command: String,
     /// `None` = the default (120 s). Longer than the maximum (1 h) is cut to the maximum.
     pub timeout: Option<Duration>,
@@ -51,7 +45,7 @@ impl ShellRequest {
 pub struct ShellOutcome {
     /// The exit code, when the shell exited normally.
     pub exit_code: Option<i32>,
-    /// The signal that ended the shell, when one did (9 after a timeout).
+    /// The signal that ended the shell, when one did (9 after a timeout; never on Windows).
     pub signal: Option<i32>,
     /// Stdout and stderr interleaved in the order written (one pipe), UTF-8 lossily. When
     /// `truncated`, a head and a tail around a marker naming the saved file and a grep hint.
@@ -94,29 +88,8 @@ impl ShellOutcome {
     }
 }
 
-/// Sends SIGKILL to a whole process group; "no such group" is fine.
-///
-/// The group's id is `sh`'s pid. While any member lives the id cannot be reused; once all are
-/// gone and `sh` is reaped it could be in theory, but the kill follows the reap by
-/// microseconds, long before Linux's sequential pids wrap around.
-fn kill_group(pgid: Option<Pid>) {
-    if let Some(pgid) = pgid {
-        let _ = kill_process_group(pgid, Signal::KILL);
-    }
-}
-
-/// Kills the process group when dropped: at the end of a call, and when the call's future is
-/// dropped part way (`kill_on_drop` alone would kill only `sh`, not its children).
-struct GroupGuard(Option<Pid>);
-
-impl Drop for GroupGuard {
-    fn drop(&mut self) {
-        kill_group(self.0);
-    }
-}
-
 /// Reads the pipe to its end (EOF comes when every process holding it is gone).
-async fn drain(mut rx: pipe::Receiver, sink: &mut OutputSink) {
+async fn drain(mut rx: OutputPipe, sink: &mut OutputSink) {
     let mut buf = vec![0u8; 64 * 1024];
     loop {
         match rx.read(&mut buf).await {
@@ -145,30 +118,38 @@ pub(crate) fn checked_timeout(
     Ok(timeout)
 }
 
-/// `sh -c COMMAND` in `cwd`, in a process group of its own, with a cleared environment.
+/// The system's shell running the command in `cwd`, in a process tree of its own, with an
+/// environment of its own (see [`decima_process::shell_environment`]).
 fn shell_command(
     ws: &Workspace,
     req: &ShellRequest,
     limits: &HostLimits,
     cwd: &std::path::Path,
-) -> tokio::process::Command {
-    // By its absolute path: with PATH set for the child and a bare program name, std cannot
-    // use posix_spawn and forks instead, copying the page tables of this whole process (in
-    // a long session, tens of milliseconds per call; see docs/PERFORMANCE.md).
-    let mut cmd = tokio::process::Command::new(SHELL);
-    cmd.arg("-c")
-        .arg(&req.command)
+) -> Result<decima_process::ShellCommand, ToolError> {
+    let shell = HostShell::system().map_err(ToolError::system)?;
+    let scratch = ws.root().join(&limits.output_dir);
+    let mut call = shell
+        .command(&req.command, &scratch)
+        .map_err(|e| ToolError::system(format!("cannot prepare the command: {e}")))?;
+    call.command
         .current_dir(cwd)
         .env_clear()
-        .env("PATH", &limits.path)
-        .env("HOME", ws.root())
-        .env("LANG", "C.UTF-8")
-        .env("LC_ALL", "C.UTF-8")
-        .env("TERM", "dumb")
+        .envs(decima_process::shell_environment(ws.root(), &limits.path))
         .stdin(Stdio::null())
-        .process_group(0)
         .kill_on_drop(true);
-    cmd
+    ProcessTree::prepare(&mut call.command);
+    Ok(call)
+}
+
+/// Removes the script file a call needed, once the call ended.
+struct ScriptFile(Option<PathBuf>);
+
+impl Drop for ScriptFile {
+    fn drop(&mut self) {
+        if let Some(path) = self.0.take() {
+            let _ = std::fs::remove_file(path);
+        }
+    }
 }
 
 /// The folder a command starts in: the workspace, or a folder inside it that exists.
@@ -195,26 +176,24 @@ pub(crate) async fn run(
         .join(format!("{}.log", uuid::Uuid::now_v7().simple()));
     let mut sink = OutputSink::new(limits, Spill::Workspace(ws.clone(), spill_name));
 
-    let (reader, writer) =
-        std::io::pipe().map_err(|e| ToolError::system(format!("cannot create a pipe: {e}")))?;
+    let (rx, writer) =
+        OutputPipe::new().map_err(|e| ToolError::system(format!("cannot create a pipe: {e}")))?;
     let writer_err = writer
         .try_clone()
         .map_err(|e| ToolError::system(format!("cannot duplicate a pipe: {e}")))?;
-    let mut cmd = shell_command(ws, req, limits, &cwd);
+    let call = shell_command(ws, req, limits, &cwd)?;
+    let _script = ScriptFile(call.script_file);
+    let mut cmd = call.command;
     cmd.stdout(writer).stderr(writer_err);
     let started = Instant::now();
     let spawned = cmd.spawn();
     // The command holds our copies of the pipe's write end: drop it so EOF can come.
     drop(cmd);
-    let mut child = spawned.map_err(|e| ToolError::system(format!("cannot start sh: {e}")))?;
-    let pgid = child
-        .id()
-        .and_then(|id| i32::try_from(id).ok())
-        .and_then(Pid::from_raw);
-    // Nothing a call started outlives it: the group is killed when this guard drops.
-    let _group = GroupGuard(pgid);
-    let rx = pipe::Receiver::from_owned_fd(OwnedFd::from(reader))
-        .map_err(|e| ToolError::system(format!("cannot read the command's output: {e}")))?;
+    let mut child =
+        spawned.map_err(|e| ToolError::system(format!("cannot start the shell: {e}")))?;
+    // Nothing a call started outlives it: the tree is killed when it drops.
+    let mut tree = ProcessTree::adopt(&child)
+        .map_err(|e| ToolError::system(format!("cannot hold the command's processes: {e}")))?;
 
     let mut timed_out = false;
     let status;
@@ -233,7 +212,7 @@ pub(crate) async fn run(
                 }
                 () = &mut deadline => {
                     timed_out = true;
-                    kill_group(pgid);
+                    tree.kill();
                     status = child.wait().await;
                     break;
                 }
@@ -246,19 +225,21 @@ pub(crate) async fn run(
                 .await
                 .is_err()
             {
-                kill_group(pgid);
+                tree.kill();
                 // A process that left the group could keep the pipe open: stop waiting.
                 let _ = tokio::time::timeout(limits.drain_grace, &mut reading).await;
             }
         }
     }
     let duration = started.elapsed();
-    let status = status.map_err(|e| ToolError::system(format!("cannot wait for sh: {e}")))?;
+    drop(tree);
+    let status =
+        status.map_err(|e| ToolError::system(format!("cannot wait for the shell: {e}")))?;
     let output_bytes = sink.total();
     let (output, truncated, full_output_path) = sink.finish().await;
     Ok(ShellOutcome {
         exit_code: status.code(),
-        signal: status.signal(),
+        signal: decima_process::exit_signal(&status),
         output,
         output_bytes,
         truncated,

@@ -5,6 +5,7 @@
 
 use std::time::Duration;
 
+use decima_process::ShellKind;
 use serde_json::{Map, Value, json};
 
 use super::{ReadFileRequest, ShellRequest, WriteFileRequest};
@@ -17,17 +18,39 @@ pub const READ_FILE: &str = "read_file";
 /// The `write_file` tool's name.
 pub const WRITE_FILE: &str = "write_file";
 
-/// `{name, description, parameters}` for `shell`.
-pub fn shell_schema() -> Value {
+/// What the model is told about the language of `shell` commands: a model writes Bash unless
+/// told it is in PowerShell or `cmd.exe`.
+fn shell_wording(kind: ShellKind) -> (&'static str, &'static str) {
+    match kind {
+        ShellKind::Posix => (
+            "Run a command with `sh -c` in the workspace directory.",
+            "The shell command line, run as `sh -c COMMAND`.",
+        ),
+        ShellKind::PowerShell => (
+            "Run a PowerShell command in the workspace directory (this is Windows: write \
+             PowerShell, not Bash).",
+            "The PowerShell script to run; it may have several lines.",
+        ),
+        ShellKind::Cmd => (
+            "Run a command with `cmd.exe /C` in the workspace directory (this is Windows \
+             without PowerShell: write cmd.exe commands, not Bash).",
+            "The command line for `cmd.exe /C`; several lines run as a batch file.",
+        ),
+    }
+}
+
+/// `{name, description, parameters}` for `shell`, in the words of the shell that runs it.
+pub fn shell_schema(kind: ShellKind) -> Value {
+    let (what, command) = shell_wording(kind);
     json!({
         "name": SHELL,
-        "description": "Run a command with `sh -c` in the workspace directory. Stdout and stderr come back interleaved, with the exit code. Default timeout 120 s; at the timeout the command and all its children are killed. Background processes do not outlive the call. Long output is cut to a head and a tail and saved whole to a file you can grep.",
+        "description": format!("{what} Stdout and stderr come back interleaved, with the exit code. Default timeout 120 s; at the timeout the command and all its children are killed. Background processes do not outlive the call. Long output is cut to a head and a tail and saved whole to a file you can grep."),
         "parameters": {
             "type": "object",
             "properties": {
                 "command": {
                     "type": "string",
-                    "description": "The shell command line, run as `sh -c COMMAND`."
+                    "description": command
                 },
                 "timeout_s": {
                     "type": "integer",
@@ -94,9 +117,9 @@ pub fn write_file_schema() -> Value {
     })
 }
 
-/// The three schemas, in the order shell, read_file, write_file.
-pub fn schemas() -> Vec<Value> {
-    vec![shell_schema(), read_file_schema(), write_file_schema()]
+/// The three schemas, in the order shell, read_file, write_file, for commands in `kind`.
+pub fn schemas(kind: ShellKind) -> Vec<Value> {
+    vec![shell_schema(kind), read_file_schema(), write_file_schema()]
 }
 
 /// The arguments as a JSON object, or a `Data` error naming the tool.
