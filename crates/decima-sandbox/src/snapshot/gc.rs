@@ -4,8 +4,6 @@ use std::collections::HashSet;
 use std::fs;
 use std::time::SystemTime;
 
-use rustix::fs::FlockOperation;
-
 use super::{Entry, GcStats, SnapshotId, SnapshotStore, TEMP_PREFIX, io_err};
 use crate::error::{Result, SandboxError};
 
@@ -23,9 +21,7 @@ impl SnapshotStore {
     pub fn gc(&self, live: &[SnapshotId], recent: std::time::Duration) -> Result<GcStats> {
         let _state = self.lock();
         let mut stats = GcStats::default();
-        let Some(_exclusive) =
-            self.across_processes_if_free(FlockOperation::NonBlockingLockExclusive)?
-        else {
+        let Some(_exclusive) = self.lock_exclusive_if_free()? else {
             stats.busy = true;
             return Ok(stats);
         };

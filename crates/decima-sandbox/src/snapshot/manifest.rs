@@ -1,11 +1,12 @@
 //! What a snapshot records: the manifest, and how paths are spelled in it.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::ffi::{OsStr, OsString};
-use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::{Component, Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
+
+use super::platform;
 
 /// The manifest format written by this version.
 pub const MANIFEST_FORMAT: u32 = 1;
@@ -24,7 +25,13 @@ pub struct Manifest {
 }
 
 /// One recorded workspace entry. Paths are relative to the workspace, `/`-separated, with `%`
-/// and bytes that are not UTF-8 written as `%XX`.
+/// and bytes that are not UTF-8 written as `%XX`. The bytes are a Unix name's own; a Windows name
+/// (UTF-16) is spelled as WTF-8 (its UTF-8, where an unpaired surrogate, which is not Unicode,
+/// takes the three bytes `ED A0..BF 80..BF`, hence `%ED%XX%XX`), so every name round-trips.
+///
+/// Modes are Unix permission bits. Windows has none: a file is recorded as `0o444` when its
+/// read-only attribute is set and `0o644` otherwise, a directory as `0o755`; a restore sets or
+/// clears the read-only attribute from the write bits.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Entry {
@@ -32,7 +39,7 @@ pub enum Entry {
     Dir {
         /// Workspace-relative path.
         path: String,
-        /// Permission bits (`mode & 0o7777`).
+        /// Permission bits (`mode & 0o7777`; `0o755` on Windows).
         mode: u32,
     },
     /// A regular file, stored as the object named by its hash.
@@ -43,12 +50,14 @@ pub enum Entry {
         hash: String,
         /// Length in bytes.
         size: u64,
-        /// Permission bits (`mode & 0o7777`), executable bits included.
+        /// Permission bits (`mode & 0o7777`), executable bits included (on Windows `0o444`
+        /// read-only, `0o644` otherwise).
         mode: u32,
         /// Modification time, nanoseconds since the Unix epoch.
         mtime_ns: i64,
     },
-    /// A symbolic link, recorded as its target text and never followed.
+    /// A symbolic link, recorded as its target text and never followed. On Windows a junction
+    /// is recorded as one too (and restored as a directory symbolic link).
     Symlink {
         /// Workspace-relative path.
         path: String,
@@ -166,7 +175,7 @@ pub(crate) fn encode_os(s: &OsStr) -> String {
 }
 
 fn encode_bytes_into(s: &OsStr, out: &mut String) {
-    for chunk in s.as_bytes().utf8_chunks() {
+    for chunk in s.as_encoded_bytes().utf8_chunks() {
         for c in chunk.valid().chars() {
             if c == '%' {
                 out.push_str("%25");
@@ -195,11 +204,12 @@ pub(crate) fn decode_os(s: &str) -> Option<OsString> {
             i += 1;
         }
     }
-    Some(OsString::from_vec(out))
+    platform::os_from_bytes(out)
 }
 
 /// Reverses [`encode_path`], refusing anything that could leave the workspace: absolute paths,
-/// `.`/`..`, empty components, or a component that decodes to something with a `/` or NUL.
+/// `.`/`..`, empty components, or a component that decodes to something with a `/` or NUL (on
+/// Windows also `\` or `:`).
 pub(crate) fn decode_path(s: &str) -> Option<PathBuf> {
     if s.is_empty() {
         return None;
@@ -207,8 +217,7 @@ pub(crate) fn decode_path(s: &str) -> Option<PathBuf> {
     let mut out = PathBuf::new();
     for part in s.split('/') {
         let name = decode_os(part)?;
-        let raw = name.as_bytes();
-        if raw.is_empty() || raw.contains(&b'/') || raw.contains(&0) {
+        if !platform::name_allowed(&name) {
             return None;
         }
         let mut comps = Path::new(&name).components();
@@ -228,12 +237,13 @@ pub(crate) fn validate(manifest: &Manifest) -> Result<Vec<PathBuf>, String> {
         return Err(format!("unknown manifest format {}", manifest.format));
     }
     let mut dirs: HashSet<&str> = HashSet::new();
-    let mut seen: HashSet<&str> = HashSet::new();
+    let mut seen: HashSet<PathBuf> = HashSet::new();
     let mut paths = Vec::with_capacity(manifest.entries.len());
     for entry in &manifest.entries {
         let path = entry.path();
         let decoded = decode_path(path).ok_or_else(|| format!("unsafe path {path:?}"))?;
-        if !seen.insert(path) {
+        // Compared decoded: `a%41` and `aA` are one name.
+        if !seen.insert(decoded.clone()) {
             return Err(format!("duplicate path {path:?}"));
         }
         if let Some((parent, _)) = path.rsplit_once('/')
@@ -264,12 +274,41 @@ pub(crate) fn validate(manifest: &Manifest) -> Result<Vec<PathBuf>, String> {
     Ok(paths)
 }
 
+/// The first two entries whose paths differ only in case (`a.csv` and `A.csv`, or `Data` and
+/// `data`): a folder that folds case, as Windows folders do, can hold only one of them, so a
+/// restore refuses the snapshot rather than let one overwrite the other. Case is folded one
+/// character at a time to its simple uppercase, as NTFS compares names.
+pub(crate) fn case_clash(manifest: &Manifest) -> Option<(&str, &str)> {
+    let mut seen: HashMap<String, &str> = HashMap::with_capacity(manifest.entries.len());
+    for entry in &manifest.entries {
+        let path = entry.path();
+        if let Some(first) = seen.insert(fold_case(path), path) {
+            return Some((first, path));
+        }
+    }
+    None
+}
+
+fn fold_case(s: &str) -> String {
+    s.chars()
+        .map(|c| {
+            let mut upper = c.to_uppercase();
+            match (upper.next(), upper.next()) {
+                (Some(u), None) => u,
+                _ => c,
+            }
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    #[cfg(unix)]
     #[test]
     fn paths_round_trip_including_odd_bytes() {
+        use std::os::unix::ffi::OsStringExt;
         let raw = OsString::from_vec(b"a%b/\xff\x00x".to_vec());
         let rel = PathBuf::from(OsString::from_vec(b"dir/na%me\xfe".to_vec()));
         let enc = encode_path(&rel);
@@ -333,6 +372,60 @@ mod tests {
         assert_eq!(changes.removed, ["old", "old/x"]);
         assert!(!changes.is_empty());
         assert!(now.changes_since(&now).is_empty());
+    }
+
+    #[cfg(windows)]
+    #[test]
+    fn paths_round_trip_including_unpaired_surrogates() {
+        use std::os::windows::ffi::OsStringExt;
+        let name = OsString::from_wide(&[0x6E, 0x25, 0xD800, 0x78]); // n%, a lone surrogate, x
+        let rel = PathBuf::from("dir").join(&name);
+        let enc = encode_path(&rel);
+        assert_eq!(enc, "dir/n%25%ED%A0%80x");
+        assert_eq!(decode_path(&enc).unwrap(), rel);
+        assert_eq!(decode_os(&encode_os(&name)).unwrap(), name);
+    }
+
+    #[test]
+    fn names_differing_only_in_case_are_found() {
+        let manifest = |paths: &[&str]| Manifest {
+            format: MANIFEST_FORMAT,
+            entries: paths
+                .iter()
+                .map(|p| Entry::Symlink {
+                    path: (*p).into(),
+                    target: "t".into(),
+                })
+                .collect(),
+            skipped: Vec::new(),
+        };
+        assert_eq!(
+            case_clash(&manifest(&["a.csv", "b.csv", "A.csv"])),
+            Some(("a.csv", "A.csv"))
+        );
+        assert_eq!(
+            case_clash(&manifest(&["Data", "data"])),
+            Some(("Data", "data"))
+        );
+        assert_eq!(
+            case_clash(&manifest(&["Straße", "STRASSE", "ÉTÉ", "été/x"])),
+            None
+        );
+        assert_eq!(case_clash(&manifest(&["été", "ÉTÉ"])), Some(("été", "ÉTÉ")));
+    }
+
+    #[test]
+    fn a_name_spelled_two_ways_is_a_duplicate() {
+        let entry = |path: &str| Entry::Symlink {
+            path: path.into(),
+            target: "t".into(),
+        };
+        let manifest = Manifest {
+            format: MANIFEST_FORMAT,
+            entries: vec![entry("aA"), entry("a%41")],
+            skipped: Vec::new(),
+        };
+        assert!(validate(&manifest).unwrap_err().contains("duplicate"));
     }
 
     #[test]

@@ -5,15 +5,15 @@
 //! ```text
 //! objects/<first 2 hex>/<sha256>   file contents, written once (temp file + rename)
 //! manifests/<id>.json              one manifest per snapshot; the id is the SHA-256 of the JSON
-//! cache/<workspace key>.json       per-workspace stat cache (path, size, mtime, ctime, inode → hash)
+//! cache/<workspace key>.json       per-workspace stat cache (path, file identity → hash)
 //! tmp/                             temp files on their way to manifests/ or cache/ (objects are
 //!                                  written to `.tmp-*` beside their final name)
 //! ```
 //!
 //! * [`SnapshotStore::snapshot`] walks the workspace without following symlinks and records
 //!   directories (empty ones too), regular files (hash, size, permission bits, mtime) and
-//!   symlinks (target text). A file whose size, mtime, ctime and inode match the stat cache is not
-//!   read again. Identical contents are stored once.
+//!   symlinks (target text). A file whose identity matches the stat cache (size, mtime, ctime and
+//!   inode on Unix) is not read again. Identical contents are stored once.
 //! * [`SnapshotStore::restore`] makes the workspace equal to a snapshot: entries created since are
 //!   removed, changed or deleted ones written back (content, mode, mtime), symlinks recreated as
 //!   links. Unchanged files are recognised by the stat cache (or by hashing when it cannot tell)
@@ -30,32 +30,58 @@
 //! record of what happened rather than work: it is listed as skipped (`excluded`), a restore never
 //! touches it, and spilled outputs referenced by messages stay readable after a rollback.
 //!
-//! Hard links are stored as independent files and restored as such. Ownership, xattrs and
-//! directory mtimes are not recorded. Writes are not fsynced: a crash can lose the latest
-//! snapshot, and a damaged object is detected on restore (hash check) rather than restored.
-//! The stat cache ignores entries whose ctime is within [`RACY_WINDOW_NS`] of the walk, so a
+//! Hard links are stored as independent files and restored as such: a restore replaces a name
+//! (a new file renamed over it) rather than writing into the file, and gives a file with other
+//! names whose mode or mtime must change a fresh copy too, so a name outside the workspace never
+//! sees a restore. Ownership, xattrs and directory mtimes are not recorded. Writes are not
+//! fsynced: a crash can lose the latest snapshot, and a damaged object is detected on restore
+//! (hash check) rather than restored. The stat cache ignores entries whose ctime (on Windows the
+//! later of the last-write and creation times) is within [`RACY_WINDOW_NS`] of the walk, so a
 //! file written while a snapshot runs is hashed again next time. The API is blocking; call it
 //! from `spawn_blocking`. Operations on one store are serialised by a mutex; do not let two
 //! processes garbage-collect the same store while another snapshots into it.
+//!
+//! **Windows.** Everything that differs lives in the `platform` module (one interface, a Unix and
+//! a Windows implementation):
+//!
+//! * A file's identity for the stat cache is its size, last-write and creation times, attributes
+//!   and file id (volume serial number and file index), read from a handle on the entry itself.
+//! * Modes: a file is recorded as `0o444` when read-only and `0o644` otherwise, a directory as
+//!   `0o755`; a restore sets or clears the read-only attribute, and replaces or removes a
+//!   read-only file (clearing the attribute first where Windows cannot ignore it). Names are
+//!   spelled from their WTF-8 form (see [`Entry`]), so one that is not valid Unicode round-trips
+//!   too.
+//! * Symbolic links and junctions are recorded as links, never followed; a restore opens files
+//!   with `FILE_FLAG_OPEN_REPARSE_POINT`, removes a link before putting a file or directory in
+//!   its place, and brings a junction back as a directory symbolic link.
+//! * Before it changes anything, a restore looks for what would stop it half way: a file or
+//!   folder it must replace or remove that another program holds open (Excel holds its
+//!   workbook), which fails the restore with the file named and "close it in the program that has
+//!   it open, then roll back again"; and links it must create when this account may not (no
+//!   Developer Mode). A snapshot holding two names that differ only in case is refused with both
+//!   named, since a Windows folder can hold only one of them. Paths longer than 260 characters
+//!   work: the workspace is canonicalised to a `\\?\` path, which Windows does not limit.
+//!
+//! Whatever stops a restore part way (on any platform) is reported with what it had already
+//! restored by then, or that nothing had changed; restoring again finishes the job.
 
 mod gc;
 mod id;
 mod manifest;
 mod objects;
+mod platform;
 mod restore;
 mod stat_cache;
 mod walk;
 
 use std::collections::{HashMap, HashSet};
 use std::fmt;
-use std::fs::{self, File, Metadata};
+use std::fs::{self, File, TryLockError};
 use std::io;
-use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicU64;
 use std::sync::{Mutex, MutexGuard};
 
-use rustix::fs::{FlockOperation, flock};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
@@ -65,8 +91,9 @@ pub use manifest::{Changes, Entry, MANIFEST_FORMAT, Manifest, Skipped};
 pub(crate) use id::{hex, is_hex_sha256};
 pub(crate) use objects::hash_reader;
 use objects::{HashDone, HashJob};
+use platform::Stamp;
 use stat_cache::now_ns;
-pub(crate) use stat_cache::{CachedStat, StatCache, mode_of, mtime_ns, system_time};
+pub(crate) use stat_cache::{CachedStat, StatCache, system_time};
 use walk::{Walked, walk};
 
 use crate::error::{Result, SandboxError};
@@ -209,7 +236,7 @@ impl SnapshotStore {
     /// files do not fail the snapshot; they are listed in [`Manifest::skipped`].
     pub fn snapshot(&self, workspace: &Path) -> Result<Snapshot> {
         let mut state = self.lock();
-        let _shared = self.across_processes(FlockOperation::LockShared)?;
+        let _shared = self.lock_shared()?;
         let walk_start = now_ns();
         let key = fs::canonicalize(workspace).map_err(io_err("open", workspace))?;
         self.check_outside(&key)?;
@@ -254,7 +281,7 @@ impl SnapshotStore {
         let mut listed = Listed {
             entries: Vec::with_capacity(walked.len()),
             jobs: Vec::new(),
-            metas: HashMap::new(),
+            stamps: HashMap::new(),
         };
         for item in walked {
             match item {
@@ -272,28 +299,28 @@ impl SnapshotStore {
                         target,
                     });
                 }
-                Walked::File { rel, meta } => {
+                Walked::File { rel, mode, stamp } => {
                     let path = manifest::encode_path(&rel);
                     let cached = old_cache
                         .get(&path)
-                        .filter(|c| c.matches(&meta) && self.object_path(&c.hash).is_file())
+                        .filter(|c| c.matches(&stamp) && self.object_path(&c.hash).is_file())
                         .map(|c| c.hash.clone());
                     let index = listed.entries.len();
                     if cached.is_none() {
                         listed.jobs.push(HashJob {
                             index,
                             path: key.join(&rel),
-                            size: meta.len(),
+                            size: stamp.size(),
                         });
                     }
                     listed.entries.push(Entry::File {
                         path,
                         hash: cached.unwrap_or_default(),
-                        size: meta.len(),
-                        mode: meta.mode() & 0o7777,
-                        mtime_ns: mtime_ns(&meta),
+                        size: stamp.size(),
+                        mode,
+                        mtime_ns: stamp.mtime_ns(),
                     });
-                    listed.metas.insert(index, meta);
+                    listed.stamps.insert(index, stamp);
                 }
             }
         }
@@ -306,11 +333,14 @@ impl SnapshotStore {
     ///
     /// # Errors
     /// [`SandboxError::SnapshotNotFound`] or [`SandboxError::CorruptSnapshot`] before anything is
-    /// touched when the snapshot or one of its objects is missing or damaged; I/O errors
-    /// otherwise (the workspace may then be partly restored; restoring again finishes the job).
+    /// touched when the snapshot or one of its objects is missing or damaged. Also before
+    /// anything is touched, where the platform has them (Windows): names that differ only in
+    /// case, files another program holds open, links this account may not create. I/O errors
+    /// otherwise; the error then says what was already restored (restoring again finishes the
+    /// job).
     pub fn restore(&self, id: &SnapshotId, workspace: &Path) -> Result<RestoreStats> {
         let mut state = self.lock();
-        let _shared = self.across_processes(FlockOperation::LockShared)?;
+        let _shared = self.lock_shared()?;
         let manifest = self.manifest(id)?;
         let paths =
             manifest::validate(&manifest).map_err(|reason| SandboxError::CorruptSnapshot {
@@ -326,6 +356,19 @@ impl SnapshotStore {
                     reason: format!("object {hash} for {path:?} is missing"),
                 });
             }
+        }
+        if platform::FOLDS_CASE
+            && let Some((first, second)) = manifest::case_clash(&manifest)
+        {
+            return Err(SandboxError::Io {
+                action: "restore",
+                path: format!("{first:?} and {second:?}"),
+                source: io::Error::new(
+                    io::ErrorKind::InvalidInput,
+                    "the snapshot holds both names, which differ only in case, and a Windows \
+                     folder can hold only one of them; nothing was changed",
+                ),
+            });
         }
         fs::create_dir_all(workspace).map_err(io_err("create", workspace))?;
         let key = fs::canonicalize(workspace).map_err(io_err("open", workspace))?;
@@ -406,18 +449,27 @@ impl SnapshotStore {
         Ok(())
     }
 
-    /// The store's lock file, locked with `operation` (held until the file is dropped).
-    fn across_processes(&self, operation: FlockOperation) -> Result<File> {
-        self.across_processes_if_free(operation)?
-            .ok_or_else(|| SandboxError::Io {
-                action: "lock",
-                path: self.root.join("lock").display().to_string(),
-                source: io::Error::from(io::ErrorKind::WouldBlock),
-            })
+    /// The store's lock file, locked shared (held until the file is dropped): snapshots and
+    /// restores hold it so that no collection runs meanwhile (`flock` on Unix, `LockFileEx` on
+    /// Windows).
+    fn lock_shared(&self) -> Result<File> {
+        let (path, file) = self.lock_file()?;
+        file.lock_shared().map_err(io_err("lock", &path))?;
+        Ok(file)
     }
 
-    /// Like [`Self::across_processes`]; `None` when a non-blocking lock is taken elsewhere.
-    fn across_processes_if_free(&self, operation: FlockOperation) -> Result<Option<File>> {
+    /// The store's lock file, locked exclusively; `None` when another snapshot or restore holds
+    /// it (no waiting).
+    fn lock_exclusive_if_free(&self) -> Result<Option<File>> {
+        let (path, file) = self.lock_file()?;
+        match file.try_lock() {
+            Ok(()) => Ok(Some(file)),
+            Err(TryLockError::WouldBlock) => Ok(None),
+            Err(TryLockError::Error(e)) => Err(io_err("lock", &path)(e)),
+        }
+    }
+
+    fn lock_file(&self) -> Result<(PathBuf, File)> {
         let path = self.root.join("lock");
         let file = fs::OpenOptions::new()
             .create(true)
@@ -425,15 +477,7 @@ impl SnapshotStore {
             .write(true)
             .open(&path)
             .map_err(io_err("open", &path))?;
-        match flock(&file, operation) {
-            Ok(()) => Ok(Some(file)),
-            Err(rustix::io::Errno::WOULDBLOCK) => Ok(None),
-            Err(e) => Err(SandboxError::Io {
-                action: "lock",
-                path: path.display().to_string(),
-                source: e.into(),
-            }),
-        }
+        Ok((path, file))
     }
 
     fn lock(&self) -> MutexGuard<'_, State> {
@@ -461,6 +505,7 @@ impl SnapshotStore {
     }
 }
 
+/// Wraps an I/O error with what was being done to which path, for the crate's error type.
 pub(crate) fn io_err(action: &'static str, path: &Path) -> impl FnOnce(io::Error) -> SandboxError {
     let path = path.display().to_string();
     move |source| SandboxError::Io {
@@ -470,12 +515,12 @@ pub(crate) fn io_err(action: &'static str, path: &Path) -> impl FnOnce(io::Error
     }
 }
 
-/// A snapshot's entries while its files are hashed: the jobs still to hash and the metadata each
+/// A snapshot's entries while its files are hashed: the jobs still to hash and the identity each
 /// file was listed with, by entry index.
 struct Listed {
     entries: Vec<Entry>,
     jobs: Vec<HashJob>,
-    metas: HashMap<usize, Metadata>,
+    stamps: HashMap<usize, Stamp>,
 }
 
 impl Listed {
@@ -526,10 +571,10 @@ impl Listed {
                 stats.files += 1;
                 stats.bytes_total += size;
                 if let Some(c) = self
-                    .metas
+                    .stamps
                     .get(&index)
-                    .filter(|m| m.len() == *size)
-                    .and_then(|m| CachedStat::trusted(m, hash.clone(), walk_start))
+                    .filter(|s| s.size() == *size)
+                    .and_then(|s| CachedStat::trusted(s, hash.clone(), walk_start))
                 {
                     new_cache.insert(path.clone(), c);
                 }

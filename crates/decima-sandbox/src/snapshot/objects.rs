@@ -9,7 +9,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use sha2::{Digest, Sha256};
 
-use super::{SnapshotStore, TEMP_PREFIX, hex, io_err};
+use super::{SnapshotStore, TEMP_PREFIX, hex, io_err, platform};
 use crate::error::{Result, SandboxError};
 
 /// Files up to this size are read into memory once; larger ones are streamed.
@@ -177,6 +177,11 @@ impl SnapshotStore {
                 (
                     "vanished".to_owned(),
                     "removed while the snapshot was taken".to_owned(),
+                )
+            } else if platform::in_use(&e) {
+                (
+                    "unreadable".to_owned(),
+                    format!("open in another program that does not let others read it: {e}"),
                 )
             } else {
                 ("unreadable".to_owned(), format!("cannot read: {e}"))

@@ -1,47 +1,41 @@
-//! The per-workspace stat cache: a file whose size, mtime, ctime and inode are unchanged is not
-//! read again.
+//! The per-workspace stat cache: a file whose [`Stamp`] is unchanged (on Unix its size, mtime,
+//! ctime and inode; on Windows its size, times, attributes and file id) is not read again.
 
 use std::collections::HashMap;
-use std::fs::{self, Metadata};
+use std::fs;
 use std::io;
-use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
+use super::platform::Stamp;
 use super::{RACY_WINDOW_NS, SnapshotStore, State, hex};
 use crate::error::{Result, SandboxError};
 
-/// One file's identity as seen by `lstat`, with the hash it had.
+/// One file's identity, with the hash it had. The stamp's fields sit beside `hash` in the JSON,
+/// so the Unix cache file reads as it always has.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub(crate) struct CachedStat {
-    pub(crate) size: u64,
-    pub(crate) mtime_ns: i64,
-    pub(crate) ctime_ns: i64,
-    pub(crate) ino: u64,
+    /// The file's identity when it was hashed.
+    #[serde(flatten)]
+    pub(crate) stamp: Stamp,
+    /// Its content's hash then.
     pub(crate) hash: String,
 }
 
 impl CachedStat {
-    /// Whether `meta` is the same file, unchanged, as when this entry was made.
-    pub(crate) fn matches(&self, meta: &Metadata) -> bool {
-        self.size == meta.len()
-            && self.mtime_ns == mtime_ns(meta)
-            && self.ctime_ns == ctime_ns(meta)
-            && self.ino == meta.ino()
+    /// Whether `stamp` is the same file, unchanged, as when this entry was made.
+    pub(crate) fn matches(&self, stamp: &Stamp) -> bool {
+        self.stamp == *stamp
     }
 
-    /// An entry for `meta`, or `None` when its ctime is too recent to trust (see
+    /// An entry for `stamp`, or `None` when the file changed too recently to trust (see
     /// [`RACY_WINDOW_NS`]).
-    pub(crate) fn trusted(meta: &Metadata, hash: String, walk_start_ns: i64) -> Option<Self> {
-        let ctime = ctime_ns(meta);
-        (ctime < walk_start_ns.saturating_sub(RACY_WINDOW_NS)).then(|| Self {
-            size: meta.len(),
-            mtime_ns: mtime_ns(meta),
-            ctime_ns: ctime,
-            ino: meta.ino(),
+    pub(crate) fn trusted(stamp: &Stamp, hash: String, walk_start_ns: i64) -> Option<Self> {
+        (stamp.settled_ns() < walk_start_ns.saturating_sub(RACY_WINDOW_NS)).then(|| Self {
+            stamp: stamp.clone(),
             hash,
         })
     }
@@ -52,8 +46,8 @@ pub(crate) type StatCache = HashMap<String, CachedStat>;
 
 impl SnapshotStore {
     fn cache_file(&self, key: &Path) -> PathBuf {
-        use std::os::unix::ffi::OsStrExt;
-        let digest = hex(&Sha256::digest(key.as_os_str().as_bytes()));
+        // Raw bytes on Unix, WTF-8 on Windows: either way one name per workspace path.
+        let digest = hex(&Sha256::digest(key.as_os_str().as_encoded_bytes()));
         self.root
             .join("cache")
             .join(format!("{}.json", &digest[..32]))
@@ -71,6 +65,7 @@ impl SnapshotStore {
             .unwrap_or_default()
     }
 
+    /// Writes a workspace's stat cache to disk and keeps it in memory for the next operation.
     pub(super) fn save_cache(
         &self,
         state: &mut State,
@@ -89,18 +84,7 @@ impl SnapshotStore {
     }
 }
 
-pub(crate) fn mtime_ns(meta: &Metadata) -> i64 {
-    meta.mtime()
-        .saturating_mul(1_000_000_000)
-        .saturating_add(meta.mtime_nsec())
-}
-
-pub(crate) fn ctime_ns(meta: &Metadata) -> i64 {
-    meta.ctime()
-        .saturating_mul(1_000_000_000)
-        .saturating_add(meta.ctime_nsec())
-}
-
+/// A manifest's nanoseconds since the Unix epoch as a time to set on a file.
 pub(crate) fn system_time(ns: i64) -> SystemTime {
     let d = std::time::Duration::from_nanos(ns.unsigned_abs());
     if ns >= 0 {
@@ -110,13 +94,9 @@ pub(crate) fn system_time(ns: i64) -> SystemTime {
     }
 }
 
+/// Now, in nanoseconds since the Unix epoch (the racy window's reference).
 pub(super) fn now_ns() -> i64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| i64::try_from(d.as_nanos()).unwrap_or(i64::MAX))
-}
-
-/// Permission bits of `meta`, as stored.
-pub(crate) fn mode_of(meta: &Metadata) -> u32 {
-    meta.permissions().mode() & 0o7777
 }

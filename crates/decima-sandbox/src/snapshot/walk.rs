@@ -1,17 +1,24 @@
 //! The walk of a workspace: directories, regular files and symlinks, never following a link.
 
-use std::fs::{self, Metadata};
+use std::fs;
 use std::io;
-use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
+use super::platform::{self, Stamp};
 use super::{EXCLUDED_DIR, Skipped, io_err, manifest};
 use crate::error::Result;
 
 /// What the walk found at one path.
 pub(super) enum Walked {
+    /// A directory and its recorded mode.
     Dir { rel: PathBuf, mode: u32 },
-    File { rel: PathBuf, meta: Metadata },
+    /// A regular file: its recorded mode and its identity (size and mtime included).
+    File {
+        rel: PathBuf,
+        mode: u32,
+        stamp: Stamp,
+    },
+    /// A symlink (on Windows also a junction) and its encoded target.
     Symlink { rel: PathBuf, target: String },
 }
 
@@ -22,14 +29,17 @@ pub(super) fn walk(
     out: &mut Vec<Walked>,
     skipped: &mut Vec<Skipped>,
 ) -> Result<()> {
-    use std::os::unix::ffi::OsStrExt;
-    use std::os::unix::fs::FileTypeExt;
     let dir = root.join(&*rel);
     let mut items: Vec<fs::DirEntry> = Vec::new();
     for item in fs::read_dir(&dir).map_err(io_err("list", &dir))? {
         items.push(item.map_err(io_err("list", &dir))?);
     }
-    items.sort_by(|a, b| a.file_name().as_bytes().cmp(b.file_name().as_bytes()));
+    // Byte order of the names: raw bytes on Unix, WTF-8 (code point order) on Windows.
+    items.sort_by(|a, b| {
+        a.file_name()
+            .as_encoded_bytes()
+            .cmp(b.file_name().as_encoded_bytes())
+    });
     for item in items {
         let name = item.file_name();
         rel.push(&name);
@@ -47,11 +57,7 @@ pub(super) fn walk(
         let meta = match item.metadata() {
             Ok(m) => m,
             Err(e) if e.kind() == io::ErrorKind::NotFound => {
-                skipped.push(Skipped {
-                    path,
-                    kind: "vanished".to_owned(),
-                    reason: "removed while the snapshot was taken".to_owned(),
-                });
+                skipped.push(vanished(path));
                 rel.pop();
                 continue;
             }
@@ -61,14 +67,23 @@ pub(super) fn walk(
         if ft.is_dir() {
             out.push(Walked::Dir {
                 rel: rel.clone(),
-                mode: meta.mode() & 0o7777,
+                mode: platform::mode_of(&meta),
             });
             walk(root, rel, out, skipped)?;
         } else if ft.is_file() {
-            out.push(Walked::File {
-                rel: rel.clone(),
-                meta,
-            });
+            match Stamp::of(&root.join(&*rel), &meta) {
+                Ok(stamp) => out.push(Walked::File {
+                    rel: rel.clone(),
+                    mode: platform::mode_of(&meta),
+                    stamp,
+                }),
+                Err(e) if e.kind() == io::ErrorKind::NotFound => skipped.push(vanished(path)),
+                Err(e) => skipped.push(Skipped {
+                    path,
+                    kind: "unreadable".to_owned(),
+                    reason: format!("cannot inspect: {e}"),
+                }),
+            }
         } else if ft.is_symlink() {
             let full = root.join(&*rel);
             match fs::read_link(&full) {
@@ -83,17 +98,7 @@ pub(super) fn walk(
                 }),
             }
         } else {
-            let (kind, what) = if ft.is_fifo() {
-                ("fifo", "a named pipe")
-            } else if ft.is_socket() {
-                ("socket", "a socket")
-            } else if ft.is_block_device() {
-                ("block_device", "a block device")
-            } else if ft.is_char_device() {
-                ("char_device", "a character device")
-            } else {
-                ("unknown", "an unknown file type")
-            };
+            let (kind, what) = platform::special_kind(&ft);
             skipped.push(Skipped {
                 path,
                 kind: kind.to_owned(),
@@ -103,4 +108,12 @@ pub(super) fn walk(
         rel.pop();
     }
     Ok(())
+}
+
+fn vanished(path: String) -> Skipped {
+    Skipped {
+        path,
+        kind: "vanished".to_owned(),
+        reason: "removed while the snapshot was taken".to_owned(),
+    }
 }
