@@ -1,8 +1,13 @@
 //! The secret store's file backend on a real filesystem, and the keyring fallback on this machine.
-#![cfg(unix)]
+//! The file is its owner's alone: mode 0600 on unix, a protected DACL of the user alone on
+//! Windows (read back through `acl`).
 // Test code: a failed setup step should panic right where it happened.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+#[cfg(windows)]
+mod acl;
+
+#[cfg(unix)]
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
@@ -17,8 +22,21 @@ fn file_store(dir: &Path) -> SecretStore {
     store
 }
 
+#[cfg(unix)]
 fn mode(path: &Path) -> u32 {
     std::fs::metadata(path).unwrap().permissions().mode() & 0o777
+}
+
+/// Checks that the secrets file at `path` is its owner's alone, as the platform says it.
+#[cfg(unix)]
+fn assert_owner_only(path: &Path) {
+    assert_eq!(mode(path), 0o600);
+}
+
+/// Checks that the secrets file at `path` is its owner's alone, as the platform says it.
+#[cfg(windows)]
+fn assert_owner_only(path: &Path) {
+    acl::assert_private(path, "");
 }
 
 #[test]
@@ -52,6 +70,7 @@ fn file_backend_round_trips_overwrites_and_deletes() {
     assert!(!store.delete("never-set").unwrap());
 }
 
+#[cfg(unix)]
 #[test]
 fn the_file_is_0600_and_no_temp_files_remain() {
     let dir = tempfile::tempdir().unwrap();
@@ -75,6 +94,7 @@ fn the_file_is_0600_and_no_temp_files_remain() {
     }
 }
 
+#[cfg(unix)]
 #[test]
 fn a_loosened_file_is_made_private_again() {
     let dir = tempfile::tempdir().unwrap();
@@ -211,7 +231,7 @@ fn the_keyring_is_used_or_the_file_with_a_one_line_warning() {
             assert!(warning.contains(&path.display().to_string()), "{warning}");
             assert!(store.take_warning().is_none(), "said once, not twice");
             store.set("openai", &"sk-fallback".into()).unwrap();
-            assert_eq!(mode(&path), 0o600);
+            assert_owner_only(&path);
             assert_eq!(
                 store.get("openai").unwrap().unwrap().expose(),
                 "sk-fallback"
@@ -253,7 +273,7 @@ async fn the_async_api_round_trips_through_the_file_on_a_single_threaded_runtime
         store.get_async("openai").await.unwrap().unwrap().expose(),
         "sk-async"
     );
-    assert_eq!(mode(&dir.path().join(SECRETS_FILE)), 0o600);
+    assert_owner_only(&dir.path().join(SECRETS_FILE));
     assert!(store.delete_async("openai").await.unwrap());
     assert!(!store.delete_async("openai").await.unwrap());
     assert!(store.get_async("openai").await.unwrap().is_none());
@@ -262,4 +282,46 @@ async fn the_async_api_round_trips_through_the_file_on_a_single_threaded_runtime
         matches!(refused, Err(LlmError::InvalidKey(_))),
         "{refused:?}"
     );
+}
+
+#[cfg(windows)]
+#[test]
+fn the_file_and_a_new_folder_are_the_user_s_alone_and_no_temp_files_remain() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("fresh").join("decima");
+    let store = file_store(&data);
+    store.set("openai", &"sk-private".into()).unwrap();
+    let path = data.join(SECRETS_FILE);
+    // Protected (nothing inherited from the folder above), one entry: the user, full access;
+    // a data directory created here likewise, and what is made in it inherits that.
+    assert_owner_only(&path);
+    acl::assert_private(&data, "OICI");
+    store.set("openai", &"sk-private-2".into()).unwrap();
+    assert_owner_only(&path);
+    for entry in std::fs::read_dir(&data).unwrap() {
+        let entry = entry.unwrap();
+        let name = entry.file_name().to_string_lossy().into_owned();
+        assert!(!name.ends_with(".tmp"), "leftover temp file {name}");
+        assert!(
+            acl::dacl(&entry.path()).contains(&format!(";FA;;;{})", acl::user())),
+            "{name} is the user's"
+        );
+        assert!(
+            !acl::dacl(&entry.path()).contains(";WD)"),
+            "{name} is private"
+        );
+    }
+}
+
+#[cfg(windows)]
+#[test]
+fn a_loosened_file_is_made_the_user_s_alone_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = file_store(dir.path());
+    store.set("openai", &"sk-x".into()).unwrap();
+    let path = dir.path().join(SECRETS_FILE);
+    acl::open_to_everyone(&path);
+    assert!(acl::dacl(&path).contains(";;;WD)"), "{}", acl::dacl(&path));
+    assert_eq!(store.get("openai").unwrap().unwrap().expose(), "sk-x");
+    assert_owner_only(&path);
 }

@@ -23,13 +23,13 @@ pub const CLAIM_TTL: Duration = Duration::from_secs(60);
 /// does not let it lapse.
 const RENEW_EVERY: Duration = Duration::from_secs(15);
 
-/// Who this process is, for the message another process shows when it is refused.
+/// Who this process is, for the message another process shows when it is refused: its id and
+/// the host name (`uname -n` on unix, the computer's DNS host name on Windows).
 pub fn owner() -> String {
-    let host = rustix::system::uname();
     format!(
         "process {} on {}",
         std::process::id(),
-        host.nodename().to_string_lossy()
+        gethostname::gethostname().to_string_lossy()
     )
 }
 

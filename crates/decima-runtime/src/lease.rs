@@ -1,7 +1,8 @@
 //! Who owns a running execution.
 //!
-//! On a SQLite file, each running loop holds an exclusive `flock` on a file named after its
-//! execution; the kernel drops the lock when the process dies, SIGKILL included. At start-up, a
+//! On a SQLite file, each running loop holds an exclusive lock on a file named after its
+//! execution (`flock` on unix, `LockFileEx` on Windows, through std's `File::try_lock`); the
+//! system drops the lock when the process dies, SIGKILL included. At start-up, a
 //! `running` execution whose lock can be taken has no live owner: it is marked `interrupted`.
 //! Two `decima` processes can therefore run side by side without one marking the other's
 //! execution interrupted, which a blanket "every running row is dead" rule would do.
@@ -14,13 +15,12 @@
 //! runner writes through a store fenced by the lease's epoch: once another process took the
 //! run over, the old runner's next write is refused, whatever it was.
 
-use std::fs::{File, OpenOptions};
+use std::fs::{File, OpenOptions, TryLockError};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use decima_core::ExecutionId;
 use decima_store::{ExecutionStatus, LeaseClaim, Store};
-use rustix::fs::{FlockOperation, flock};
 use tokio::task::JoinHandle;
 use tracing::{debug, info, warn};
 
@@ -225,12 +225,12 @@ fn lock_file(path: PathBuf) -> Result<Option<Lease>> {
         .write(true)
         .open(&path)
         .map_err(|e| io("open", e))?;
-    match flock(&file, FlockOperation::NonBlockingLockExclusive) {
+    match file.try_lock() {
         Ok(()) => Ok(Some(Lease {
             held: Held::File { _file: file, path },
         })),
-        Err(rustix::io::Errno::WOULDBLOCK) => Ok(None),
-        Err(e) => Err(io("lock", e.into())),
+        Err(TryLockError::WouldBlock) => Ok(None),
+        Err(TryLockError::Error(e)) => Err(io("lock", e)),
     }
 }
 
@@ -281,4 +281,23 @@ pub async fn interrupt_orphans(store: &Store, data_dir: &Path) -> Result<Vec<Exe
         }
     }
     Ok(marked)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_lock_file_is_held_by_one_holder_until_it_is_dropped() {
+        let data = tempfile::tempdir().unwrap();
+        assert!(!Lease::is_held(data.path(), "engine"), "no file yet");
+        let held = Lease::try_named(data.path(), "engine").unwrap().unwrap();
+        assert!(held.path().is_some_and(|p| p.ends_with("run/engine.lock")));
+        // A second open of the same file, as another process would make: refused, not blocked.
+        assert!(Lease::try_named(data.path(), "engine").unwrap().is_none());
+        assert!(Lease::is_held(data.path(), "engine"));
+        drop(held);
+        assert!(!Lease::is_held(data.path(), "engine"));
+        assert!(Lease::try_named(data.path(), "engine").unwrap().is_some());
+    }
 }

@@ -390,15 +390,18 @@ async fn the_workspace_round_trips_through_a_host_mirror() {
         Some("a/b/one.txt")
     );
     assert!(m.join(".hidden").exists());
-    use std::os::unix::fs::PermissionsExt;
-    assert_eq!(
-        std::fs::metadata(m.join("bin"))
-            .unwrap()
-            .permissions()
-            .mode()
-            & 0o777,
-        0o600
-    );
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        assert_eq!(
+            std::fs::metadata(m.join("bin"))
+                .unwrap()
+                .permissions()
+                .mode()
+                & 0o777,
+            0o600
+        );
+    }
 
     // Change the mirror, push it back: the container's workspace matches it exactly.
     std::fs::remove_file(m.join("a/b/one.txt")).unwrap();
@@ -446,6 +449,8 @@ async fn big_single_line_and_binary_output_are_handled() {
     assert!(!out.truncated);
 }
 
+/// Unix sockets: Windows has Docker Desktop's pipe instead (`engine`'s own tests).
+#[cfg(unix)]
 #[tokio::test]
 async fn an_unreachable_engine_is_a_system_error_with_what_to_do() {
     let check = |e: SandboxError, started: Instant| {
@@ -455,8 +460,10 @@ async fn an_unreachable_engine_is_a_system_error_with_what_to_do() {
             started.elapsed()
         );
         let text = e.to_string();
+        // `dockerd` on Linux, the desktop engines on macOS.
+        let start = decima_sandbox::docker::address::HostOs::CURRENT.start_hint();
         assert!(
-            text.contains("dockerd") && text.contains("--sandbox host"),
+            text.contains(start) && text.contains("--sandbox host"),
             "{text}"
         );
         let tool: ToolError = e.into();

@@ -2,13 +2,35 @@
 //! including every way a path could leave the workspace.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::os::unix::fs::symlink;
 use std::path::{Path, PathBuf};
 
 use decima_core::FailureClass;
 use decima_sandbox::host::{
     HostLimits, HostSandbox, ReadFileRequest, Sandbox, ToolError, WriteFileRequest,
 };
+
+/// Links `link` to `target`, as `ln -s` does.
+#[cfg(unix)]
+fn symlink(target: impl AsRef<Path>, link: impl AsRef<Path>) -> std::io::Result<()> {
+    std::os::unix::fs::symlink(target, link)
+}
+
+/// Links `link` to `target`, as `mklink` does: a folder's link or a file's (a missing target
+/// is taken for a file), a relative target read from the link's folder. Windows lets an
+/// account make links with Developer Mode or the privilege to.
+#[cfg(windows)]
+fn symlink(target: impl AsRef<Path>, link: impl AsRef<Path>) -> std::io::Result<()> {
+    let target = PathBuf::from(target.as_ref().to_string_lossy().replace('/', "\\"));
+    let link = link.as_ref();
+    let resolved = link
+        .parent()
+        .map_or_else(|| target.clone(), |dir| dir.join(&target));
+    if resolved.is_dir() {
+        std::os::windows::fs::symlink_dir(&target, link)
+    } else {
+        std::os::windows::fs::symlink_file(&target, link)
+    }
+}
 
 /// A workspace `ws` and a directory `outside` beside it (with `outside/secret.txt`).
 struct Fixture {
@@ -250,6 +272,7 @@ async fn bad_paths_are_data_failures() {
     }
 }
 
+#[cfg(unix)]
 #[tokio::test]
 async fn an_unreadable_file_is_a_permission_failure() {
     use std::os::unix::fs::PermissionsExt;

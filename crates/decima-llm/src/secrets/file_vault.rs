@@ -1,13 +1,14 @@
-//! The 0600 `secrets.json` in the data directory: where keys go when no keyring service runs.
+//! The owner-only `secrets.json` in the data directory (0600 on unix, a DACL of the user alone
+//! on Windows, see `private`): where keys go when no keyring service runs.
 
 use std::collections::BTreeMap;
-use std::fs::{self, File, OpenOptions};
+use std::fs::{self, File};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use super::{Result, SECRETS_FILE, SecretString};
+use super::{Result, SECRETS_FILE, SecretString, private};
 use crate::LlmError;
 
 /// Serialises writers of `secrets.json` across processes (the CLI and the app share the file).
@@ -21,8 +22,9 @@ struct SecretsFile {
     version: u64,
     keys: BTreeMap<String, String>,
 }
-/// The 0600 fallback file. Writes go to a 0600 temp file that is renamed over the old one, under
-/// an exclusive lock, so readers see the old or the new file and concurrent writers lose nothing.
+/// The owner-only fallback file. Writes go to an owner-only temp file that is renamed over the
+/// old one, under an exclusive lock, so readers see the old or the new file and concurrent
+/// writers lose nothing.
 pub(super) struct FileVault {
     dir: PathBuf,
     /// Where the file is: warnings and errors name it.
@@ -89,20 +91,8 @@ impl FileVault {
     }
 
     /// A file someone loosened (by hand or by copying) is made private again before use.
-    #[cfg(unix)]
     pub(super) fn tighten_permissions(&self) -> Result<()> {
-        use std::os::unix::fs::PermissionsExt;
-        let meta = fs::metadata(&self.path).map_err(|e| self.io("inspect", &self.path, e))?;
-        if meta.permissions().mode() & 0o077 != 0 {
-            fs::set_permissions(&self.path, fs::Permissions::from_mode(0o600))
-                .map_err(|e| self.io("restrict the permissions of", &self.path, e))?;
-        }
-        Ok(())
-    }
-
-    #[cfg(not(unix))]
-    pub(super) fn tighten_permissions(&self) -> Result<()> {
-        Ok(())
+        private::tighten(&self.path).map_err(|(action, e)| self.io(action, &self.path, e))
     }
 
     pub(super) fn write(&self, keys: BTreeMap<String, String>) -> Result<()> {
@@ -127,22 +117,15 @@ impl FileVault {
             let _ = fs::remove_file(&tmp);
             return Err(self.io("write", &self.path, source));
         }
-        sync_dir(&self.dir);
+        private::sync_dir(&self.dir);
         Ok(())
     }
 
-    /// Takes the cross-process write lock, creating the data directory (0700) if needed.
+    /// Takes the cross-process write lock, creating the data directory (private) if needed.
     pub(super) fn lock(&self) -> Result<File> {
-        create_private_dir(&self.dir).map_err(|e| self.io("create", &self.dir, e))?;
+        private::create_private_dir(&self.dir).map_err(|e| self.io("create", &self.dir, e))?;
         let path = self.dir.join(LOCK_FILE);
-        let mut options = OpenOptions::new();
-        options.read(true).write(true).create(true).truncate(false);
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::OpenOptionsExt;
-            options.mode(0o600);
-        }
-        let file = options.open(&path).map_err(|e| self.io("open", &path, e))?;
+        let file = private::open_lock(&path).map_err(|e| self.io("open", &path, e))?;
         file.lock().map_err(|e| self.io("lock", &path, e))?;
         Ok(file)
     }
@@ -155,39 +138,10 @@ impl FileVault {
         }
     }
 }
-/// Creates the file with mode 0600 from the start (never world-readable, even briefly), then
-/// writes and flushes it to disk.
+/// Creates the file owner-only from the start (never readable by anyone else, even briefly),
+/// then writes and flushes it to disk.
 fn write_private(path: &Path, contents: &[u8]) -> io::Result<()> {
-    let mut options = OpenOptions::new();
-    options.write(true).create_new(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        options.mode(0o600);
-    }
-    let mut file = options.open(path)?;
+    let mut file = private::create_new(path)?;
     file.write_all(contents)?;
     file.sync_all()
-}
-fn create_private_dir(dir: &Path) -> io::Result<()> {
-    if dir.is_dir() {
-        return Ok(());
-    }
-    let mut builder = fs::DirBuilder::new();
-    builder.recursive(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::DirBuilderExt;
-        builder.mode(0o700);
-    }
-    builder.create(dir)
-}
-/// Makes the rename durable. Best effort: some filesystems refuse to sync a directory.
-fn sync_dir(dir: &Path) {
-    #[cfg(unix)]
-    if let Ok(d) = File::open(dir) {
-        let _ = d.sync_all();
-    }
-    #[cfg(not(unix))]
-    let _ = dir;
 }

@@ -7,6 +7,10 @@
 
 mod file_vault;
 mod keyring_vault;
+/// Owner-only files and folders, as each platform makes them: modes on unix, ACLs on Windows.
+#[cfg_attr(unix, path = "private/unix.rs")]
+#[cfg_attr(windows, path = "private/windows.rs")]
+mod private;
 
 use std::fmt;
 use std::path::{Path, PathBuf};

@@ -1,16 +1,25 @@
-//! Where the Docker engine is, as the docker CLI reads it: `DOCKER_HOST` (a `unix://` socket,
-//! `tcp://host:port` with mutual TLS, or `ssh://[user@]host[:port]`), `DOCKER_TLS_VERIFY` and
-//! `DOCKER_CERT_PATH` (a folder holding `ca.pem`, `cert.pem` and `key.pem`). A remote engine is
-//! reached only over a channel that checks both sides: mutual TLS, or SSH with the user's own
-//! keys and known hosts; a plain `tcp://` engine would run anyone's containers, so it is
-//! refused.
+//! Where the Docker engine is, as the docker CLI reads it: `DOCKER_HOST` (a `unix://` socket, a
+//! Windows `npipe://` named pipe, `tcp://host:port` with mutual TLS, or
+//! `ssh://[user@]host[:port]`), `DOCKER_TLS_VERIFY` and `DOCKER_CERT_PATH` (a folder holding
+//! `ca.pem`, `cert.pem` and `key.pem`). A remote engine is reached only over a channel that
+//! checks both sides: mutual TLS, or SSH with the user's own keys and known hosts; a plain
+//! `tcp://` engine would run anyone's containers, so it is refused. Unset, `DOCKER_HOST` means
+//! this computer's engine, found as its platform has it (see [`HostOs`]); an address the
+//! platform cannot reach (a named pipe off Windows, a unix socket on it) is refused in a sentence
+//! that names what to use instead.
 
 use std::path::{Path, PathBuf};
 
+pub use super::platform::HostOs;
 use crate::error::SandboxError;
 
-/// The socket used when `DOCKER_HOST` is not set.
+/// The socket used when `DOCKER_HOST` is not set, on Linux (and tried first on macOS); also the
+/// engine's socket on the far side of an `ssh://` address.
 pub const DEFAULT_SOCKET: &str = "/var/run/docker.sock";
+
+/// Docker Desktop's named pipe on Windows, the engine an unset `DOCKER_HOST` means there, as
+/// the docker CLI writes it after `npipe://`.
+pub const DEFAULT_PIPE: &str = "//./pipe/docker_engine";
 
 /// The files a TLS connection reads from the certificate folder.
 pub const TLS_FILES: [&str; 3] = ["ca.pem", "cert.pem", "key.pem"];
@@ -20,6 +29,9 @@ pub const TLS_FILES: [&str; 3] = ["ca.pem", "cert.pem", "key.pem"];
 pub enum EngineAddress {
     /// A local engine's unix socket.
     Socket(PathBuf),
+    /// A local engine's named pipe on Windows, `//./pipe/NAME` (Docker Desktop's is
+    /// [`DEFAULT_PIPE`]).
+    NamedPipe(String),
     /// A remote engine over mutual TLS.
     Tls {
         /// `host:port`.
@@ -50,28 +62,64 @@ impl EngineAddress {
         )
     }
 
+    /// This computer's engine, as its platform has it: the socket at [`DEFAULT_SOCKET`] on
+    /// Linux, Docker Desktop's pipe on Windows, and on macOS the first of the desktop engines'
+    /// sockets that exists (an error lists them all when none does).
+    pub fn local() -> Result<Self, SandboxError> {
+        let home = super::platform::home_dir();
+        HostOs::CURRENT
+            .local_engine(home.as_deref(), Path::exists)
+            .map_err(|detail| SandboxError::DockerUnavailable { detail })
+    }
+
+    /// True for an engine on this computer (a socket or a pipe), which can bind its folders.
+    pub fn is_local(&self) -> bool {
+        matches!(self, Self::Socket(_) | Self::NamedPipe(_))
+    }
+
     /// The address from the variables' values; `home_docker` is `~/.docker`, where the docker
-    /// CLI looks for certificates when `DOCKER_CERT_PATH` is unset.
+    /// CLI looks for certificates when `DOCKER_CERT_PATH` is unset. No host means this
+    /// computer's engine ([`EngineAddress::local`]); a host this platform cannot reach is
+    /// refused.
     pub fn parse(
         host: Option<&str>,
         tls_verify: Option<&str>,
         cert_path: Option<PathBuf>,
         home_docker: Option<PathBuf>,
     ) -> Result<Self, SandboxError> {
-        let unavailable = |detail: String| SandboxError::EngineRefused { detail };
         let Some(host) = host else {
-            return Ok(Self::Socket(PathBuf::from(DEFAULT_SOCKET)));
+            return Self::local();
         };
+        let address = Self::parse_host(host, tls_verify, cert_path, home_docker)?;
+        match HostOs::CURRENT.refusal(&address) {
+            Some(why) => Err(SandboxError::EngineRefused {
+                detail: format!("DOCKER_HOST={host}: {why}"),
+            }),
+            None => Ok(address),
+        }
+    }
+
+    /// `DOCKER_HOST`'s value as an address, as every platform writes it.
+    fn parse_host(
+        host: &str,
+        tls_verify: Option<&str>,
+        cert_path: Option<PathBuf>,
+        home_docker: Option<PathBuf>,
+    ) -> Result<Self, SandboxError> {
+        let unavailable = |detail: String| SandboxError::EngineRefused { detail };
         if let Some(socket) = host.strip_prefix("unix://") {
             return Ok(Self::Socket(PathBuf::from(socket)));
+        }
+        if let Some(pipe) = host.strip_prefix("npipe://") {
+            return pipe_address(host, pipe);
         }
         if let Some(rest) = host.strip_prefix("ssh://") {
             return ssh_address(host, rest);
         }
         let Some(addr) = host.strip_prefix("tcp://") else {
             return Err(unavailable(format!(
-                "DOCKER_HOST={host} is neither a unix:// socket, a tcp:// engine with TLS nor an \
-                 ssh:// host"
+                "DOCKER_HOST={host} is neither a unix:// socket, an npipe:// pipe, a tcp:// \
+                 engine with TLS nor an ssh:// host"
             )));
         };
         let addr = addr.trim_end_matches('/');
@@ -106,6 +154,7 @@ impl EngineAddress {
     pub fn describe(&self) -> String {
         match self {
             Self::Socket(path) => path.display().to_string(),
+            Self::NamedPipe(pipe) => format!("npipe://{pipe}"),
             Self::Tls { addr, .. } => format!("tcp://{addr}"),
             Self::Ssh {
                 destination, port, ..
@@ -114,6 +163,31 @@ impl EngineAddress {
                 None => format!("ssh://{destination}"),
             },
         }
+    }
+}
+
+/// `npipe://` and a pipe's path, `//HOST/pipe/NAME` (backslashes taken as slashes, as Windows
+/// does), or nothing for Docker Desktop's, as the docker CLI reads it.
+fn pipe_address(host: &str, pipe: &str) -> Result<EngineAddress, SandboxError> {
+    if pipe.is_empty() {
+        return Ok(EngineAddress::NamedPipe(DEFAULT_PIPE.to_owned()));
+    }
+    let path = pipe.replace('\\', "/");
+    let named = path
+        .strip_prefix("//")
+        .and_then(|rest| rest.split_once("/pipe/"))
+        .is_some_and(|(server, name)| {
+            !server.is_empty() && !server.contains('/') && !name.is_empty()
+        });
+    if named {
+        Ok(EngineAddress::NamedPipe(path))
+    } else {
+        Err(SandboxError::EngineRefused {
+            detail: format!(
+                "DOCKER_HOST={host} names no pipe: write npipe:////./pipe/NAME (Docker \
+                 Desktop's is npipe:////./pipe/docker_engine)"
+            ),
+        })
     }
 }
 
@@ -164,11 +238,10 @@ fn ssh_address(host: &str, rest: &str) -> Result<EngineAddress, SandboxError> {
     })
 }
 
-/// `~/.docker`, where the docker CLI keeps its certificates by default.
+/// `~/.docker` (`%USERPROFILE%\.docker` on Windows), where the docker CLI keeps its
+/// certificates by default.
 fn home_docker_dir() -> Option<PathBuf> {
-    std::env::var_os("HOME")
-        .filter(|h| !h.is_empty())
-        .map(|h| PathBuf::from(h).join(".docker"))
+    super::platform::home_dir().map(|home| home.join(".docker"))
 }
 
 /// The host part of `host:port` (an IPv6 address keeps its brackets off).
@@ -207,12 +280,13 @@ mod tests {
     #[test]
     fn addresses_follow_the_docker_cli_and_refuse_a_remote_engine_without_tls() {
         let home = Some(PathBuf::from("/home/a/.docker"));
+        // Unset: this computer's engine, as its platform has it (see `platform`'s tests).
         assert_eq!(
-            EngineAddress::parse(None, None, None, home.clone()).unwrap(),
-            EngineAddress::Socket(PathBuf::from(DEFAULT_SOCKET))
+            EngineAddress::parse(None, None, None, home.clone()).ok(),
+            EngineAddress::local().ok()
         );
         assert_eq!(
-            EngineAddress::parse(Some("unix:///run/user/1000/docker.sock"), None, None, None)
+            EngineAddress::parse_host("unix:///run/user/1000/docker.sock", None, None, None)
                 .unwrap(),
             EngineAddress::Socket(PathBuf::from("/run/user/1000/docker.sock"))
         );
@@ -251,7 +325,7 @@ mod tests {
             EngineAddress::parse(Some("http://engine.lab"), None, None, None)
                 .unwrap_err()
                 .to_string()
-                .contains("neither a unix:// socket")
+                .contains("neither a unix:// socket, an npipe:// pipe")
         );
         assert!(
             EngineAddress::parse(Some("tcp://engine.lab"), Some("1"), None, home)
@@ -264,8 +338,62 @@ mod tests {
     }
 
     #[test]
+    fn pipes_are_written_as_the_docker_cli_writes_them() {
+        let pipe = |host: &str| EngineAddress::parse_host(host, None, None, None);
+        let desktop = EngineAddress::NamedPipe(DEFAULT_PIPE.to_owned());
+        assert_eq!(pipe("npipe:////./pipe/docker_engine").unwrap(), desktop);
+        assert_eq!(pipe("npipe://").unwrap(), desktop, "the CLI's default");
+        assert_eq!(pipe(r"npipe://\\.\pipe\docker_engine").unwrap(), desktop);
+        assert_eq!(
+            pipe("npipe:////./pipe/dockerDesktopLinuxEngine")
+                .unwrap()
+                .describe(),
+            "npipe:////./pipe/dockerDesktopLinuxEngine"
+        );
+        for bad in [
+            "npipe:///pipe/docker_engine",
+            "npipe:////./pipe/",
+            "npipe://docker_engine",
+        ] {
+            let refused = pipe(bad).unwrap_err().to_string();
+            assert!(refused.contains("names no pipe"), "{bad}: {refused}");
+        }
+    }
+
+    #[test]
+    fn an_address_this_platform_cannot_reach_is_refused_when_read() {
+        let parse = |host: &str| EngineAddress::parse(Some(host), None, None, None);
+        let pipe = parse("npipe:////./pipe/docker_engine");
+        let socket = parse("unix:///var/run/docker.sock");
+        let ssh = parse("ssh://ana@engine.lab");
+        if cfg!(windows) {
+            assert!(pipe.is_ok());
+            for refused in [socket, ssh] {
+                let said = refused.unwrap_err().to_string();
+                assert!(said.contains("a tcp:// engine with TLS"), "{said}");
+            }
+        } else {
+            assert!(socket.is_ok() && ssh.is_ok());
+            let said = pipe.unwrap_err().to_string();
+            assert!(
+                said.contains("DOCKER_HOST=npipe:////./pipe/docker_engine: a named pipe"),
+                "{said}"
+            );
+        }
+        assert!(EngineAddress::NamedPipe(DEFAULT_PIPE.to_owned()).is_local());
+        assert!(EngineAddress::Socket(PathBuf::from(DEFAULT_SOCKET)).is_local());
+        assert!(
+            !EngineAddress::Tls {
+                addr: "engine.lab:2376".into(),
+                certs: PathBuf::new()
+            }
+            .is_local()
+        );
+    }
+
+    #[test]
     fn ssh_addresses_take_a_user_and_a_port_and_nothing_ssh_would_read_as_an_option() {
-        let ssh = |host: &str| EngineAddress::parse(Some(host), None, None, None);
+        let ssh = |host: &str| EngineAddress::parse_host(host, None, None, None);
         match ssh("ssh://ana@engine.lab:2222").unwrap() {
             EngineAddress::Ssh {
                 destination, port, ..

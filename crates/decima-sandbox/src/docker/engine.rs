@@ -25,7 +25,8 @@ pub const LABEL_INSTANCE: &str = "decima.instance";
 pub const LABEL_RUN: &str = "decima.run";
 
 pub use super::address::DEFAULT_SOCKET;
-use super::address::{EngineAddress, check_cert_files, host_of};
+use super::address::{DEFAULT_PIPE, EngineAddress, HostOs, check_cert_files, host_of};
+use super::platform;
 
 /// The oldest engine API Decima was tested against (Docker Engine 20.10, this machine's).
 const MIN_API: (u32, u32) = (1, 41);
@@ -58,7 +59,7 @@ pub(crate) type Answer<T> = Result<Result<T, BollardError>, SandboxError>;
 
 impl DockerEngine {
     /// Connects to the engine the environment names (`DOCKER_HOST`, `DOCKER_TLS_VERIFY`,
-    /// `DOCKER_CERT_PATH`, as the docker CLI reads them; the local socket when unset), and
+    /// `DOCKER_CERT_PATH`, as the docker CLI reads them; this computer's engine when unset), and
     /// checks it. `instance` scopes the sandboxes this process manages (see
     /// [`DockerEngine::instance_for_data_dir`]). A remote engine that fails never falls back to
     /// the local one.
@@ -70,6 +71,7 @@ impl DockerEngine {
     pub async fn connect_to(address: &EngineAddress, instance: &str) -> Result<Self, SandboxError> {
         match address {
             EngineAddress::Socket(path) => Self::connect_socket(path, instance).await,
+            EngineAddress::NamedPipe(pipe) => Self::connect_pipe(pipe, instance).await,
             EngineAddress::Tls { addr, certs } => Self::connect_tls(addr, certs, instance).await,
             EngineAddress::Ssh {
                 destination,
@@ -93,6 +95,11 @@ impl DockerEngine {
         instance: &str,
     ) -> Result<Self, SandboxError> {
         check_name_part(instance, 32)?;
+        reachable_here(&EngineAddress::Ssh {
+            destination: destination.to_owned(),
+            port,
+            config: config.map(Path::to_path_buf),
+        })?;
         let tunnel = super::ssh_tunnel::SshTunnel::open(destination, port, config, shown).await?;
         let path = tunnel
             .socket()
@@ -100,12 +107,9 @@ impl DockerEngine {
             .ok_or_else(|| SandboxError::EngineRefused {
                 detail: format!("ssh to {shown}: the forwarded socket's path is not UTF-8"),
             })?;
-        let docker =
-            Docker::connect_with_unix(path, 3600, bollard::API_DEFAULT_VERSION).map_err(|e| {
-                SandboxError::EngineRefused {
-                    detail: format!("ssh to {shown}: {e}"),
-                }
-            })?;
+        let docker = platform::unix_client(path).map_err(|e| SandboxError::EngineRefused {
+            detail: format!("ssh to {shown}: {e}"),
+        })?;
         let said = shown.to_owned();
         let mut engine = Self::checked(docker, shown, instance, move |e| {
             SandboxError::EngineRefused {
@@ -124,6 +128,7 @@ impl DockerEngine {
     /// Connects to the engine at a unix socket and checks it (within 5 s).
     pub async fn connect_socket(socket: &Path, instance: &str) -> Result<Self, SandboxError> {
         check_name_part(instance, 32)?;
+        reachable_here(&EngineAddress::Socket(socket.to_path_buf()))?;
         let unavailable = |detail: String| SandboxError::DockerUnavailable { detail };
         let path = socket.to_str().ok_or_else(|| {
             unavailable(format!("the socket path {} is not UTF-8", socket.display()))
@@ -133,11 +138,31 @@ impl DockerEngine {
         }
         // bollard's own timeout only backs ours up: every call is bounded by CALL_TIMEOUT or an
         // upload-sized timeout, every stream read by its own.
-        let docker = Docker::connect_with_unix(path, 3600, bollard::API_DEFAULT_VERSION)
-            .map_err(|e| unavailable(format!("{path}: {e}")))?;
+        let docker =
+            platform::unix_client(path).map_err(|e| unavailable(format!("{path}: {e}")))?;
         Self::checked(docker, path, instance, |e| {
             SandboxError::DockerUnavailable {
                 detail: format!("{path}: {e}"),
+            }
+        })
+        .await
+    }
+
+    /// Connects to the engine at a Windows named pipe (`//./pipe/NAME`) and checks it (within
+    /// 5 s). No pipe means no engine: for Docker Desktop's, that it is installed but not
+    /// running, which the error says in those words.
+    pub async fn connect_pipe(pipe: &str, instance: &str) -> Result<Self, SandboxError> {
+        check_name_part(instance, 32)?;
+        let address = EngineAddress::NamedPipe(pipe.to_owned());
+        reachable_here(&address)?;
+        let shown = address.describe();
+        let docker = platform::pipe_client(pipe).map_err(|e| SandboxError::DockerUnavailable {
+            detail: format!("{shown}: {e}"),
+        })?;
+        let desktop = pipe == DEFAULT_PIPE;
+        Self::checked(docker, &shown, instance, |e| {
+            SandboxError::DockerUnavailable {
+                detail: pipe_failure(&shown, desktop, &e),
             }
         })
         .await
@@ -463,8 +488,38 @@ pub(crate) fn check_name_part(key: &str, max: usize) -> Result<(), SandboxError>
     }
 }
 
-/// This machine's id (systemd's `/etc/machine-id`, else D-Bus's, else the host name): what
-/// tells two desktops apart on a shared engine.
+/// Refuses an address this platform cannot reach (see [`HostOs::refusal`]), before anything
+/// is started for it.
+fn reachable_here(address: &EngineAddress) -> Result<(), SandboxError> {
+    match HostOs::CURRENT.refusal(address) {
+        Some(why) => Err(SandboxError::EngineRefused {
+            detail: format!("{}: {why}", address.describe()),
+        }),
+        None => Ok(()),
+    }
+}
+
+/// A named pipe that did not answer, said so a person knows what to start: no pipe at all is an
+/// engine that is not running (Docker Desktop, for its own pipe).
+fn pipe_failure(shown: &str, desktop: bool, error: &BollardError) -> String {
+    // An I/O error of bollard's own hides from the chain (it is transparent); hyper's is in it.
+    let mut absent = matches!(error, BollardError::IOError { err } if err.kind() == std::io::ErrorKind::NotFound);
+    let mut cause: Option<&(dyn std::error::Error + 'static)> = Some(error);
+    while let Some(e) = cause {
+        if let Some(io) = e.downcast_ref::<std::io::Error>() {
+            absent |= io.kind() == std::io::ErrorKind::NotFound;
+        }
+        cause = e.source();
+    }
+    match (absent, desktop) {
+        (true, true) => format!("Docker Desktop is not running (nothing answers at {shown})"),
+        (true, false) => format!("nothing answers at {shown}: is its engine running?"),
+        _ => format!("{shown}: {}", error_chain(error)),
+    }
+}
+
+/// This machine's id (systemd's `/etc/machine-id`, else D-Bus's, else the host name, which is
+/// all macOS and Windows give here): what tells two desktops apart on a shared engine.
 fn machine_id() -> String {
     ["/etc/machine-id", "/var/lib/dbus/machine-id"]
         .iter()
@@ -474,12 +529,12 @@ fn machine_id() -> String {
                 .map(|s| s.trim().to_owned())
                 .filter(|s| !s.is_empty())
         })
-        .or_else(|| {
-            std::fs::read_to_string("/proc/sys/kernel/hostname")
-                .ok()
-                .map(|s| s.trim().to_owned())
+        .unwrap_or_else(|| {
+            gethostname::gethostname()
+                .to_string_lossy()
+                .trim()
+                .to_owned()
         })
-        .unwrap_or_default()
 }
 
 /// An error with its causes: hyper's own words ("client error (Connect)") hide what TLS said.
@@ -557,15 +612,57 @@ mod tests {
     }
 
     #[test]
+    fn a_missing_pipe_is_an_engine_that_is_not_running() {
+        let absent = || BollardError::IOError {
+            err: std::io::Error::from(std::io::ErrorKind::NotFound),
+        };
+        let shown = "npipe:////./pipe/docker_engine";
+        assert_eq!(
+            pipe_failure(shown, true, &absent()),
+            "Docker Desktop is not running (nothing answers at npipe:////./pipe/docker_engine)"
+        );
+        assert!(pipe_failure("npipe:////./pipe/other", false, &absent()).contains("is its engine"));
+        let denied = BollardError::IOError {
+            err: std::io::Error::from(std::io::ErrorKind::PermissionDenied),
+        };
+        assert!(pipe_failure(shown, true, &denied).starts_with(shown));
+    }
+
+    /// On Windows, a pipe nobody serves gives the words a person acts on.
+    #[cfg(windows)]
+    #[tokio::test]
+    async fn connecting_to_a_pipe_nobody_serves_says_the_engine_is_not_running() {
+        let pipe = format!("//./pipe/decima-absent-{}", uuid::Uuid::now_v7().simple());
+        let said = DockerEngine::connect_pipe(&pipe, "test")
+            .await
+            .unwrap_err()
+            .to_string();
+        assert!(said.contains("nothing answers at npipe://"), "{said}");
+        assert!(said.contains("start Docker Desktop"), "{said}");
+    }
+
+    /// Off Windows, a pipe is refused before anything is tried.
+    #[cfg(not(windows))]
+    #[tokio::test]
+    async fn a_pipe_is_refused_off_windows() {
+        let said = DockerEngine::connect_pipe(DEFAULT_PIPE, "test")
+            .await
+            .unwrap_err()
+            .to_string();
+        assert!(said.contains("only on Windows"), "{said}");
+    }
+
+    #[test]
     fn tls_failures_name_what_to_check() {
         let certs = Path::new("/home/a/.docker");
+        let file = |name: &str| certs.join(name).display().to_string();
         let said = |e: &str| tls_failure("engine.lab:2376", certs, e);
-        assert!(said("invalid peer certificate: UnknownIssuer").contains("/home/a/.docker/ca.pem"));
+        assert!(said("invalid peer certificate: UnknownIssuer").contains(&file("ca.pem")));
         assert!(
             said("invalid peer certificate: NotValidForName")
                 .contains("not for the host name engine.lab")
         );
-        assert!(said("received fatal alert: UnknownCA").contains("/home/a/.docker/cert.pem"));
+        assert!(said("received fatal alert: UnknownCA").contains(&file("cert.pem")));
         assert!(
             said("tcp connect error: Connection refused (os error 111)")
                 .contains("nothing answered at tcp://engine.lab:2376")

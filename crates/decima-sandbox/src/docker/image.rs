@@ -401,10 +401,10 @@ impl BuildLock {
     /// The lock, or `None` when another build holds it.
     fn try_take(image: &str) -> std::io::Result<Option<Self>> {
         let file = Self::open(image)?;
-        match rustix::fs::flock(&file, rustix::fs::FlockOperation::NonBlockingLockExclusive) {
+        match file.try_lock() {
             Ok(()) => Ok(Some(Self(file))),
-            Err(rustix::io::Errno::WOULDBLOCK) => Ok(None),
-            Err(e) => Err(e.into()),
+            Err(std::fs::TryLockError::WouldBlock) => Ok(None),
+            Err(std::fs::TryLockError::Error(e)) => Err(e),
         }
     }
 
@@ -427,7 +427,7 @@ impl BuildLock {
     async fn take(image: &str) -> std::io::Result<Self> {
         let file = Self::open(image)?;
         tokio::task::spawn_blocking(move || {
-            rustix::fs::flock(&file, rustix::fs::FlockOperation::LockExclusive)?;
+            file.lock()?;
             Ok(Self(file))
         })
         .await

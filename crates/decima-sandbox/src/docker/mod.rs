@@ -34,6 +34,7 @@ mod file_transfer;
 pub mod image;
 mod listing;
 pub mod paths;
+mod platform;
 mod ssh_tunnel;
 mod sync;
 mod transfer;
@@ -225,15 +226,15 @@ impl DockerSandbox {
     }
 
     /// The same sandbox with `/workspace` bound to `folder` of this computer instead of a
-    /// volume, its tools running as this process's user so that what they write there is the
-    /// analyst's (no owner is changed). For MCP servers placed in Docker beside a run on the
-    /// host: they must see the files the host tools see. Only an engine on this computer can
-    /// bind its folders, so the caller checks that; the key should differ from the
-    /// conversation's own sandbox, whose container has the volume.
+    /// volume, its tools running as this process's user where the platform has one (unix), so
+    /// that what they write there is the analyst's (no owner is changed). For MCP servers placed
+    /// in Docker beside a run on the host: they must see the files the host tools see. Only an
+    /// engine on this computer can bind its folders, so the caller checks that; the key should
+    /// differ from the conversation's own sandbox, whose container has the volume.
     pub fn with_host_folder(mut self, folder: PathBuf) -> Self {
-        let uid = rustix::process::getuid().as_raw();
-        let gid = rustix::process::getgid().as_raw();
-        self.config.user = format!("{uid}:{gid}");
+        if let Some(user) = platform::host_user() {
+            self.config.user = user;
+        }
         self.host_folder = Some(folder);
         self
     }

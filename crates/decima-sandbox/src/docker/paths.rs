@@ -7,24 +7,43 @@
 //! uploaded. A process in the container racing to swap a directory for a symlink between the
 //! check and the transfer is not defended against; it could only reach the container's own
 //! files, which its shell can read anyway (the root filesystem is read-only).
-
-use std::path::Path;
+//!
+//! A container's paths are POSIX paths whatever this computer's are: they are split at `/`
+//! only, so on Windows `/workspace/a` is still absolute and `a\b` still one name.
 
 use crate::error::ToolError;
-use crate::host::paths::lexically_relative;
 
 /// The workspace inside the container.
 pub const WORKSPACE: &str = "/workspace";
 
 /// A tool path as a clean path relative to `/workspace` ("" = the workspace itself). Refuses
-/// empty paths, NUL bytes, `..` and absolute paths outside `/workspace`.
+/// empty paths, NUL bytes, `..` and absolute paths outside `/workspace`; `.` parts and empty
+/// ones (`a//b`) are dropped.
 pub(crate) fn container_relative(raw: &str) -> Result<String, ToolError> {
-    let clean = lexically_relative(raw, &[Path::new(WORKSPACE)], WORKSPACE)?;
-    Ok(clean
-        .components()
-        .map(|c| c.as_os_str().to_string_lossy())
-        .collect::<Vec<_>>()
-        .join("/"))
+    if raw.is_empty() {
+        return Err(ToolError::data("the path is empty"));
+    }
+    if raw.contains('\0') {
+        return Err(ToolError::data("the path contains a NUL byte"));
+    }
+    let mut rest: Vec<&str> = raw
+        .split('/')
+        .filter(|part| !part.is_empty() && *part != ".")
+        .collect();
+    if raw.starts_with('/') {
+        if rest.first().copied() != WORKSPACE.strip_prefix('/') {
+            return Err(ToolError::outside_workspace(format!(
+                "{raw} is outside the workspace {WORKSPACE}; use a path relative to it"
+            )));
+        }
+        rest.remove(0);
+    }
+    if rest.contains(&"..") {
+        return Err(ToolError::outside_workspace(format!(
+            "{raw} uses `..`; paths must stay inside the workspace"
+        )));
+    }
+    Ok(rest.join("/"))
 }
 
 /// True when a resolved path is `/workspace` or inside it.
@@ -91,6 +110,13 @@ mod tests {
         assert!(container_relative("/etc/passwd").unwrap_err().refused);
         assert!(container_relative("/workspacex/a").unwrap_err().refused);
         assert!(!container_relative("").unwrap_err().refused);
+        assert!(!container_relative("a\0b").unwrap_err().refused);
+        assert_eq!(container_relative("./a//b/").unwrap(), "a/b");
+        assert_eq!(container_relative("/./workspace//a/.").unwrap(), "a");
+        // A backslash is part of a name in the container, on every host.
+        assert_eq!(container_relative(r"a\b").unwrap(), r"a\b");
+        assert!(container_relative("/../workspace/a").unwrap_err().refused);
+        assert!(container_relative("/").unwrap_err().refused);
     }
 
     #[test]

@@ -6,6 +6,10 @@
 //! answer each fail with `ssh`'s own words. The tunnel lives as long as the engine's
 //! connection.
 //!
+//! Unix only: OpenSSH for Windows cannot listen on a local unix socket, and a forwarded TCP
+//! port would let every user of the computer reach the engine, so Windows refuses `ssh://`
+//! engines before a tunnel is tried (see `platform`).
+//!
 //! One `ssh` process per connected engine, rather than one per HTTP connection as `docker -H
 //! ssh://` does with `docker system dial-stdio`: the engine host needs no docker CLI, and a
 //! call costs no new SSH session.
@@ -18,6 +22,7 @@ use tokio::io::AsyncReadExt;
 use tokio::process::{Child, Command};
 
 use super::address::DEFAULT_SOCKET;
+use super::platform::create_private_dir;
 use crate::error::SandboxError;
 
 /// How long `ssh` may take to log in and open the forwarded socket.
@@ -142,11 +147,4 @@ impl Drop for SshTunnel {
         let _ = self.child.start_kill();
         let _ = std::fs::remove_dir_all(&self.dir);
     }
-}
-
-/// A folder only this user can enter: the forwarded socket reaches the engine, which is root
-/// on the engine host.
-fn create_private_dir(dir: &Path) -> std::io::Result<()> {
-    use std::os::unix::fs::DirBuilderExt;
-    std::fs::DirBuilder::new().mode(0o700).create(dir)
 }

@@ -1,16 +1,19 @@
 //! Keeping every path inside the workspace.
 
+mod real;
+
 use std::io::ErrorKind;
 use std::path::{Component, Path, PathBuf};
 
 use crate::error::ToolError;
+use real::{canonical, relative_to};
 
-/// An existing workspace directory, canonicalised.
+/// An existing workspace directory, canonicalised (in the plain form on Windows, see `real`).
 #[derive(Debug, Clone)]
 pub(crate) struct Workspace {
     /// The workspace as given (for messages and `HOME`).
     given: PathBuf,
-    /// The workspace with symlinks resolved: every resolved path must start with it.
+    /// The workspace with symlinks resolved: every resolved path must be below it.
     root: PathBuf,
 }
 
@@ -20,7 +23,7 @@ impl Workspace {
         let gone = |why: String| {
             ToolError::system(format!("the workspace {} is gone: {why}", given.display()))
         };
-        let root = std::fs::canonicalize(given).map_err(|e| gone(e.to_string()))?;
+        let root = canonical(given).map_err(|e| gone(e.to_string()))?;
         if !root.is_dir() {
             return Err(gone("it is not a directory".to_owned()));
         }
@@ -50,7 +53,7 @@ impl Workspace {
     pub(crate) fn resolve_existing(&self, raw: &str) -> Result<PathBuf, ToolError> {
         let rel = self.relative(raw)?;
         let joined = self.root.join(&rel);
-        let real = std::fs::canonicalize(&joined).map_err(|e| match e.kind() {
+        let real = canonical(&joined).map_err(|e| match e.kind() {
             ErrorKind::NotFound => ToolError::data(format!("no such file or directory: {raw}")),
             _ => ToolError::io("resolve", &rel, &e),
         })?;
@@ -80,7 +83,7 @@ impl Workspace {
             let next = dir.join(part);
             match std::fs::symlink_metadata(&next) {
                 Ok(md) if md.file_type().is_symlink() => {
-                    let real = std::fs::canonicalize(&next).map_err(|_| {
+                    let real = canonical(&next).map_err(|_| {
                         ToolError::outside_workspace(format!(
                             "{raw}: {} is a symlink that does not resolve inside the workspace",
                             next.strip_prefix(&self.root).unwrap_or(&next).display()
@@ -116,8 +119,8 @@ impl Workspace {
                 match std::fs::create_dir(&dir) {
                     Ok(()) => {}
                     Err(e) if e.kind() == ErrorKind::AlreadyExists && dir.is_dir() => {
-                        let real = std::fs::canonicalize(&dir)
-                            .map_err(|e| ToolError::io("resolve", &dir, &e))?;
+                        let real =
+                            canonical(&dir).map_err(|e| ToolError::io("resolve", &dir, &e))?;
                         self.check_inside(raw, &real)?;
                         dir = real;
                     }
@@ -128,7 +131,7 @@ impl Workspace {
         let target = dir.join(&name);
         match std::fs::symlink_metadata(&target) {
             Ok(md) if md.file_type().is_symlink() => {
-                let real = std::fs::canonicalize(&target).map_err(|_| {
+                let real = canonical(&target).map_err(|_| {
                     ToolError::outside_workspace(format!(
                         "{raw} is a symlink that does not resolve inside the workspace"
                     ))
@@ -147,7 +150,7 @@ impl Workspace {
     }
 
     fn check_inside(&self, raw: &str, real: &Path) -> Result<(), ToolError> {
-        if real.starts_with(&self.root) {
+        if relative_to(real, &self.root).is_some() {
             Ok(())
         } else {
             Err(ToolError::outside_workspace(format!(
@@ -159,14 +162,12 @@ impl Workspace {
 
     /// A path shown to the model: relative to the workspace when it is inside it.
     pub(crate) fn display_relative(&self, real: &Path) -> PathBuf {
-        real.strip_prefix(&self.root)
-            .map(Path::to_path_buf)
-            .unwrap_or_else(|_| real.to_path_buf())
+        relative_to(real, &self.root).unwrap_or_else(|| real.to_path_buf())
     }
 }
 
-/// The lexical half of keeping a tool path inside a workspace, shared by the host and the
-/// Docker sandbox: a clean path relative to the workspace (empty for the workspace itself).
+/// The lexical half of keeping a tool path inside a workspace on this computer: a clean path
+/// relative to the workspace (empty for the workspace itself).
 /// Refuses empty paths, NUL bytes, `..`, and absolute paths under none of `roots` (the
 /// workspace's names); `.` parts are dropped. `shown` is the workspace as messages name it.
 pub(crate) fn lexically_relative(
@@ -184,14 +185,14 @@ pub(crate) fn lexically_relative(
     let rel = if path.is_absolute() {
         roots
             .iter()
-            .find_map(|root| path.strip_prefix(root).ok())
+            .find_map(|root| relative_to(path, root))
             .ok_or_else(|| {
                 ToolError::outside_workspace(format!(
                     "{raw} is outside the workspace {shown}; use a path relative to it"
                 ))
             })?
     } else {
-        path
+        path.to_path_buf()
     };
     let mut clean = PathBuf::new();
     for part in rel.components() {
@@ -205,7 +206,7 @@ pub(crate) fn lexically_relative(
             }
             Component::RootDir | Component::Prefix(_) => {
                 return Err(ToolError::outside_workspace(format!(
-                    "{raw} is not inside the workspace"
+                    "{raw} starts at a drive or a root, outside the workspace {shown}; use a path relative to it"
                 )));
             }
         }

@@ -278,7 +278,7 @@ fn workspace_for(
         path: workspace.clone(),
         source,
     })?;
-    std::fs::canonicalize(&workspace).map_err(|source| RuntimeError::Io {
+    dunce::canonicalize(&workspace).map_err(|source| RuntimeError::Io {
         action: "resolve",
         path: workspace.clone(),
         source,
