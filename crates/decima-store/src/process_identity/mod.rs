@@ -9,7 +9,8 @@
 //! time (the pid was reused), means the holder is gone and its claim may be taken at once.
 //!
 //! A holder on another machine (another boot id), or a holder or a machine without a boot id
-//! (old rows, systems other than Linux), is never judged: its time to live decides, as before.
+//! (old rows, Unix systems other than Linux), is never judged: its time to live decides, as
+//! before. Windows names its boot by the kernel's boot time and a process by its creation time.
 //! The boot id includes the pid namespace, because two containers on one kernel share a boot
 //! id while a pid means a different process in each.
 
@@ -24,12 +25,15 @@ mod sys;
 #[cfg(all(unix, not(target_os = "linux")))]
 #[path = "unix.rs"]
 mod sys;
-#[cfg(not(unix))]
+#[cfg(windows)]
+#[path = "windows.rs"]
+mod sys;
+#[cfg(not(any(unix, windows)))]
 #[path = "other.rs"]
 mod sys;
 
 /// What the kernel says about a pid on this machine.
-#[cfg_attr(not(unix), allow(dead_code))]
+#[cfg_attr(not(any(unix, windows)), allow(dead_code))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Probe {
     /// A live process has this pid; its start time when the system tells it.

@@ -1,4 +1,4 @@
-//! Systems without Unix processes (Windows): nothing is known, so nothing is ever taken over;
+//! Systems neither Unix nor Windows: nothing is known, so nothing is ever taken over;
 //! claims and leases lapse by their time to live.
 
 use super::Probe;
