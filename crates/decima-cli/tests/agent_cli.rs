@@ -5,6 +5,8 @@
 
 // Test code: a failed setup step should panic right where it happened.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
+// The signal tests are Unix-only (signals): elsewhere their helpers and imports go unused.
+#![cfg_attr(not(unix), allow(unused_imports, dead_code))]
 
 use std::path::Path;
 use std::process::{Child, Command, Output};
@@ -492,6 +494,9 @@ async fn a_killed_run_is_interrupted_and_resume_never_repeats_the_call() {
 
 /// 6. Ctrl-C (SIGINT) while a command runs: the command's process is killed, the run ends
 /// cancelled with exit 130, and the stored tool result says so.
+// Signals: Unix by nature (Windows stops a process with Ctrl-Break, which a test cannot send
+// to a process without a console of its own).
+#[cfg(unix)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ctrl_c_cancels_the_run_and_kills_the_command() {
     let env = Env::new().await;
@@ -534,6 +539,9 @@ async fn ctrl_c_cancels_the_run_and_kills_the_command() {
 /// 6b. Ctrl-C while the model is still answering: the request is dropped, the run ends
 /// cancelled with exit 130, and the half answer is kept, marked as stopped (never as a whole
 /// answer, and without the calls it may have begun).
+// Signals: Unix by nature (Windows stops a process with Ctrl-Break, which a test cannot send
+// to a process without a console of its own).
+#[cfg(unix)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ctrl_c_while_the_model_answers_cancels_the_run() {
     let env = Env::new().await;

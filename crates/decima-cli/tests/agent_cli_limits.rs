@@ -2,6 +2,8 @@
 //! hostile tool input, a choice read from stdin, and Ctrl-C during the final review.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
+// The signal tests are Unix-only (signals): elsewhere their helpers and imports go unused.
+#![cfg_attr(not(unix), allow(unused_imports, dead_code))]
 
 use super::agent_cli::*;
 use crate::common;
@@ -288,6 +290,9 @@ async fn on_failure_ask_takes_the_choice_from_stdin() {
 /// 6c. Ctrl-C while the final tenth-man review streams: the review is dropped and nothing of it
 /// is stored; the run's answer, already stored, stands, and the analyst is told it was not
 /// reviewed.
+// Signals: Unix by nature (Windows stops a process with Ctrl-Break, which a test cannot send
+// to a process without a console of its own).
+#[cfg(unix)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ctrl_c_during_the_final_review_skips_it_and_the_answer_stands() {
     let env = Env::new().await;

@@ -33,3 +33,5 @@ mod sandbox_image;
 mod shared_store;
 mod soak;
 mod subagents;
+#[cfg(windows)]
+mod windows_cli;

@@ -6,6 +6,8 @@
 
 // Test code: a failed setup step should panic right where it happened.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
+// The signal tests are Unix-only (signals): elsewhere their helpers and imports go unused.
+#![cfg_attr(not(unix), allow(unused_imports, dead_code))]
 
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
@@ -125,6 +127,9 @@ async fn a_chat_killed_mid_answer_is_taken_over_at_once_by_the_next_chat() {
     assert_eq!(claim_pid(&env, conversation).await, None, "released after");
 }
 
+// Signals: Unix by nature (Windows stops a process with Ctrl-Break, which a test cannot send
+// to a process without a console of its own).
+#[cfg(unix)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sigterm_stops_a_chat_mid_answer_promptly_and_frees_the_conversation() {
     let env = Env::new().await;
@@ -165,6 +170,9 @@ async fn sigterm_stops_a_chat_mid_answer_promptly_and_frees_the_conversation() {
     );
 }
 
+// Signals: Unix by nature (Windows stops a process with Ctrl-Break, which a test cannot send
+// to a process without a console of its own).
+#[cfg(unix)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sigterm_stops_a_review_promptly_and_stores_nothing() {
     let env = Env::new().await;

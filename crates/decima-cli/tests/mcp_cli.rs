@@ -6,6 +6,8 @@
 
 // Test code: a failed setup step should panic right where it happened.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
+// The signal tests are Unix-only (signals): elsewhere their helpers and imports go unused.
+#![cfg_attr(not(unix), allow(unused_imports, dead_code))]
 
 use crate::common;
 
@@ -363,12 +365,15 @@ async fn a_host_runs_server_in_docker_sees_and_writes_the_runs_own_folder() {
     assert!(!written.starts_with("[tool error"), "{written}");
     let notes = env.ws().join("notes.md");
     assert_eq!(std::fs::read_to_string(&notes).unwrap(), "APAC is down");
-    use std::os::unix::fs::MetadataExt as _;
-    assert_eq!(
-        std::fs::metadata(&notes).unwrap().uid(),
-        std::fs::metadata(env.ws()).unwrap().uid(),
-        "the server's file is the analyst's"
-    );
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt as _;
+        assert_eq!(
+            std::fs::metadata(&notes).unwrap().uid(),
+            std::fs::metadata(env.ws()).unwrap().uid(),
+            "the server's file is the analyst's"
+        );
+    }
 }
 
 /// Starts a run whose host server is inside a long call, and returns the run and the server's
@@ -442,6 +447,9 @@ pub(super) async fn signal_and_wait(
 
 /// SIGTERM (a session's end, `kill`) stops a run as Ctrl-C does: cancelled, exit 130, and the
 /// host server it was calling shut down with its whole group.
+// Signals: Unix by nature (Windows stops a process with Ctrl-Break, which a test cannot send
+// to a process without a console of its own).
+#[cfg(unix)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sigterm_cancels_the_run_and_stops_its_host_server() {
     let env = Env::new().await;
@@ -455,6 +463,9 @@ async fn sigterm_cancels_the_run_and_stops_its_host_server() {
 
 /// A second signal quits at once, without the clean shutdown: the host server's group is
 /// killed all the same (exiting runs no destructor, so nothing else would).
+// Signals: Unix by nature (Windows stops a process with Ctrl-Break, which a test cannot send
+// to a process without a console of its own).
+#[cfg(unix)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_second_signal_quits_at_once_and_leaves_no_host_server() {
     let env = Env::new().await;

@@ -269,7 +269,10 @@ fn copy_tree(from: &std::path::Path, to: &std::path::Path) {
         if kind.is_dir() {
             copy_tree(&entry.path(), &target);
         } else if kind.is_symlink() {
+            #[cfg(unix)]
             std::os::unix::fs::symlink(std::fs::read_link(entry.path()).unwrap(), &target).unwrap();
+            #[cfg(windows)]
+            std::fs::copy(entry.path(), &target).unwrap();
         } else {
             std::fs::copy(entry.path(), &target).unwrap();
         }

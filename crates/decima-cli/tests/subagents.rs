@@ -580,12 +580,15 @@ fn last_tool_result(request: &RecordedRequest) -> Option<String> {
 }
 
 /// A unix socket that forwards to the real engine's until cut: the engine, as the client sees
-/// it, stops mid-run; the real engine (which other tests use) keeps running.
+/// it, stops mid-run; the real engine (which other tests use) keeps running. Unix only: on
+/// Windows the engine is a named pipe.
+#[cfg(unix)]
 struct EngineProxy {
     path: std::path::PathBuf,
     tasks: std::sync::Arc<std::sync::Mutex<Vec<tokio::task::AbortHandle>>>,
 }
 
+#[cfg(unix)]
 impl EngineProxy {
     fn start(path: std::path::PathBuf) -> Self {
         let listener = tokio::net::UnixListener::bind(&path).unwrap();
@@ -625,6 +628,7 @@ impl EngineProxy {
     }
 }
 
+#[cfg(unix)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_engine_that_stops_mid_run_is_a_system_failure_with_rollback_not_a_hang() {
     let env = Env::new().await;

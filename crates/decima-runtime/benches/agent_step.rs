@@ -5,7 +5,7 @@
 //! wall time of the step minus the time spent awaiting the model's stream and the tool calls.
 //!
 //! A run against the wire-level test server: the scripted model calls `shell true <n>` step after
-//! step, then answers. The figure is the overhead of each step after the first (the steady
+//! step (`echo <n>` on Windows, whose shells have no `true`), then answers. The figure is the overhead of each step after the first (the steady
 //! state of a long run); the first step of a run, which reads the window from the store and
 //! counts the whole request, is printed separately.
 //!
@@ -26,6 +26,9 @@ use decima_runtime::{Event, EventSink};
 use decima_testkit::{LlmServer, Reply, ScriptedToolCall, Turn};
 
 const WINDOW: u32 = 128_000;
+
+/// A command that does nothing and succeeds, in the host shell's language.
+const NOOP: &str = if cfg!(windows) { "echo" } else { "true" };
 
 mod world;
 
@@ -81,7 +84,7 @@ fn agent_step(c: &mut Criterion) {
                         // Each call differs, as a working model's do: the same call
                         // with the same result step after step is a stuck loop, which
                         // the runtime stops.
-                        argument_chunks: vec![format!(r#"{{"command":"true {left}"}}"#)],
+                        argument_chunks: vec![format!(r#"{{"command":"{NOOP} {left}"}}"#)],
                     }],
                     ..Turn::default()
                 }

@@ -301,16 +301,25 @@ async fn the_analysts_answers_run_refuse_and_remember_calls() {
 async fn a_server_that_does_not_start_costs_its_tools_and_a_warning_not_the_run() {
     let f = Fixture::new().await;
     let config = ServerConfig::stdio("broken", "/no/such/program", vec![]).at(Place::Host);
-    let noisy = ServerConfig::stdio(
-        "noisy",
+    // A server that says why on stderr and exits, in the system's own shell.
+    #[cfg(unix)]
+    let (shell, script) = (
         "sh",
-        vec![
-            "-c".into(),
-            "echo 'loading config' >&2; echo 'cannot reach db: connection refused' >&2; exit 1"
-                .into(),
+        [
+            "-c",
+            "echo 'loading config' >&2; echo 'cannot reach db: connection refused' >&2; exit 1",
         ],
-    )
-    .at(Place::Host);
+    );
+    #[cfg(windows)]
+    let (shell, script) = (
+        "cmd.exe",
+        [
+            "/c",
+            "1>&2 echo loading config& 1>&2 echo cannot reach db: connection refused& exit 1",
+        ],
+    );
+    let noisy =
+        ServerConfig::stdio("noisy", shell, script.map(String::from).to_vec()).at(Place::Host);
     decima_runtime::mcp::servers::add(&f.store, f.dir.path(), &[config, noisy])
         .await
         .unwrap();
