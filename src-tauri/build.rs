@@ -65,6 +65,7 @@ const COMMANDS: &[&str] = &[
     "sandbox_engine_get",
     "sandbox_engine_save",
     "app_about",
+    "app_menu_watch",
     "app_painted",
     "settings_get",
     "settings_save",

@@ -8,6 +8,7 @@ use std::path::Path;
 use specta_typescript::Typescript;
 use tauri_specta::{Builder, collect_commands};
 
+use crate::app_menu;
 use crate::commands::{
     about, compression, context, conversations, database, engine, executions, export, import,
     library, mcp, messages, plan_rollback, report, reviews, run_options, runs, search, settings,
@@ -88,6 +89,7 @@ pub fn builder() -> Builder<tauri::Wry> {
             engine::sandbox_engine_get,
             engine::sandbox_engine_save,
             about::app_about,
+            app_menu::app_menu_watch,
             startup::app_painted,
             settings::settings_get,
             settings::settings_save,
@@ -160,7 +162,7 @@ mod tests {
             .skip(1)
             .filter_map(|rest| rest.split('"').next())
             .collect();
-        assert_eq!(invoked.len(), 84, "{invoked:?}");
+        assert_eq!(invoked.len(), 85, "{invoked:?}");
         for command in invoked {
             assert!(
                 build_rs.contains(&format!("\"{command}\"")),

@@ -7,6 +7,7 @@
 #![cfg_attr(test, allow(clippy::too_many_lines))]
 #![warn(missing_docs)]
 
+mod app_menu;
 pub mod bindings;
 mod commands;
 mod dto;
@@ -70,7 +71,8 @@ pub fn run() -> ExitCode {
     );
     tidy_after_earlier_runs(&store, &data_dir);
     let state_dir = data_dir.clone();
-    let app = tauri::Builder::default()
+    // macOS's menu bar (About, Settings…, Quit, Edit, Window); the other platforms have none.
+    let app = app_menu::install(tauri::Builder::default())
         .plugin(tauri_plugin_notification::init())
         .plugin(tauri_plugin_dialog::init())
         .plugin(tauri_plugin_opener::init())
@@ -209,11 +211,13 @@ async fn open_store(data_dir: &std::path::Path) -> Result<(Store, Opened), Strin
 /// never share a setting through the user's home.
 fn open_main_window(app: &tauri::App, data_dir: &std::path::Path) -> tauri::Result<()> {
     // The system's languages, told to the page before its scripts run, so its first frame is
-    // already in the analyst's language.
+    // already in the analyst's language; and the system ("macos", "windows", "linux"), so its
+    // shortcuts take the platform's modifier (⌘ on macOS) and are written its way.
     let languages: Vec<String> = sys_locale::get_locales().take(8).collect();
     let told = format!(
-        "window.__decimaSystemLanguages = {};",
-        serde_json::to_string(&languages).unwrap_or_else(|_| "[]".to_owned())
+        "window.__decimaSystemLanguages = {};\nwindow.__decimaPlatform = {};",
+        serde_json::to_string(&languages).unwrap_or_else(|_| "[]".to_owned()),
+        serde_json::to_string(std::env::consts::OS).unwrap_or_else(|_| "\"\"".to_owned())
     );
     for config in app.config().app.windows.iter().filter(|w| !w.create) {
         tauri::WebviewWindowBuilder::from_config(app.handle(), config)?

@@ -9,6 +9,7 @@ use decima_runtime::compression::WrittenSummary;
 use decima_store::Store;
 use tauri::ipc::Channel;
 
+use crate::app_menu::AppMenuAction;
 use crate::commands::import::FileDrag;
 use crate::runs::Runs;
 
@@ -31,6 +32,8 @@ pub struct AppState {
     pub dropped: Mutex<HashSet<PathBuf>>,
     /// Where the page hears of drags of files over the window, once it asked.
     pub drag_watcher: Mutex<Option<Channel<FileDrag>>>,
+    /// Where the page hears of the menu bar's choices (macOS's Settings…), once it asked.
+    pub menu_watcher: Mutex<Option<Channel<AppMenuAction>>>,
     /// Where the store was opened from, for Settings.
     pub opened: Opened,
     /// Whether the page already follows the shared store's changes (one forwarding task).
@@ -50,6 +53,7 @@ impl AppState {
             exported: Mutex::default(),
             dropped: Mutex::default(),
             drag_watcher: Mutex::default(),
+            menu_watcher: Mutex::default(),
             opened: Opened::new(String::new(), decima_runtime::database::Source::Local, None),
             following: Arc::default(),
             change_watcher: Arc::default(),

@@ -2,6 +2,9 @@
 //! of it, so the crate links one test binary rather than one per file. `cargo test -p
 //! decima-desktop --test all -- <file>::` runs one file's tests.
 
+// The app is driven through tauri-driver and WebKitWebDriver, which exist on Linux only (a
+// Windows build has no WebView2 under Wine; docs/WINDOWS-AND-MACOS.md says where each is tested).
+#![cfg(target_os = "linux")]
 // Test code: a failed setup step should panic right where it happened.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 // A test or a benchmark reads as the story it checks: the line limit is for production code.

@@ -79,6 +79,8 @@ async fn create_rename_and_read_conversations_in_the_real_app() {
         );
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
+    // Linux's GPU-less setup only (`graphics` is Linux's module).
+    #[cfg(target_os = "linux")]
     if !decima_desktop::graphics::has_render_node() {
         let app = support::mapped_files(support::app_pid(data.path()));
         let mesa: Vec<_> = app

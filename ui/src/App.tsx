@@ -13,6 +13,7 @@ import { SettingsDialog } from "./components/SettingsDialog";
 import { InterruptedNotice } from "./components/InterruptedNotice";
 import { SEARCH_INPUT, Sidebar } from "./components/Sidebar";
 import type { Mark } from "./components/MessageList";
+import { useAppMenu } from "./hooks/useAppMenu";
 import { useCompressionNotices } from "./hooks/useCompressionNotices";
 import { useConversations } from "./hooks/useConversations";
 import { useErrorBanner } from "./hooks/useErrorBanner";
@@ -66,7 +67,7 @@ export function App() {
   useEffect(() => {
     void countProviders();
   }, [countProviders, settingsKey]);
-  // Bumped by Ctrl+F: the open conversation's find bar opens.
+  // Bumped by the find shortcut (Ctrl+F, ⌘F on macOS): the open conversation's find bar opens.
   const [findRequest, setFindRequest] = useState(0);
   // Bumped when the shared store says another desktop wrote something.
   const [outside, setOutside] = useState(0);
@@ -218,6 +219,14 @@ export function App() {
     }
   }, [allRuns, reload]);
 
+  // Settings, from its button, its shortcut or macOS's menu bar (Settings…): the list of
+  // shortcuts it may have been opened from makes way for it.
+  const openSettings = () => {
+    setShortcutsOpen(false);
+    setSettingsOpen(true);
+  };
+  useAppMenu({ openSettings });
+
   // Keyboard shortcuts: the fields are found by id once they are on screen (the sidebar may
   // have to unfold first).
   const focusById = (id: string) => window.setTimeout(() => document.getElementById(id)?.focus(), 0);
@@ -238,6 +247,7 @@ export function App() {
       focusById(SEARCH_INPUT);
     },
     showShortcuts: () => setShortcutsOpen(true),
+    openSettings,
   });
 
   // Importing conversations: through the open dialog, or files dropped on the window. What
@@ -295,7 +305,7 @@ export function App() {
 
   return (
     <div className="app">
-      <SidebarHeader store={sidebar} onSettings={() => setSettingsOpen(true)} onShortcuts={() => setShortcutsOpen(true)} />
+      <SidebarHeader store={sidebar} onSettings={openSettings} onShortcuts={() => setShortcutsOpen(true)} />
       {shortcutsOpen && <ShortcutsDialog onClose={() => setShortcutsOpen(false)} />}
       {setupOpen && (
         <ProviderSetup

@@ -260,6 +260,13 @@ export const commands = {
 	/**  The release, commit and build date of this app. */
 	appAbout: () => __TAURI_INVOKE<AppAbout>("app_about"),
 	/**
+	 *  Hands the menu's choices to the page through `on_action` from now on (a later call replaces
+	 *  an earlier channel), and words the menu bar in `labels`, the window's language: the page
+	 *  calls it at start and again when its language changes. Where there is no menu bar (Linux,
+	 *  Windows) the words are not used.
+	 */
+	appMenuWatch: (labels: AppMenuLabels, onAction: Channel<AppMenuAction>) => typedError<null, AppError>(__TAURI_INVOKE("app_menu_watch", { labels, onAction })),
+	/**
 	 *  The page's first paint and the workbench's first frame, as milliseconds since the epoch
 	 *  (`performance.timeOrigin` plus the paint entry): logged once per page load as milliseconds
 	 *  since the launch. `first_paint` is null where WebKit has no paint entry.
@@ -438,6 +445,37 @@ export type AppError = {
 	 *  the same classes a run's failures carry, so the window words and offers alike.
 	 */
 	class?: FailureClass | null,
+};
+
+/**  What a choice in the menu asks of the page. */
+export type AppMenuAction = 
+/**  Settings… (⌘,): the page opens its Settings. */
+{ type: "openSettings" };
+
+/**
+ *  The menu's words, in the window's language. The page sends them from its own tables (the
+ *  `appMenu` keys of `ui/src/i18n`), so the menu speaks the language chosen in the window.
+ */
+export type AppMenuLabels = {
+	about: string,
+	settings: string,
+	services: string,
+	hide: string,
+	hideOthers: string,
+	showAll: string,
+	quit: string,
+	edit: string,
+	undo: string,
+	redo: string,
+	cut: string,
+	copy: string,
+	paste: string,
+	selectAll: string,
+	window: string,
+	minimize: string,
+	zoom: string,
+	fullScreen: string,
+	closeWindow: string,
 };
 
 /**  The analyst's answer. */
@@ -1713,7 +1751,10 @@ export type SandboxImageView = {
 	buildingElsewhere: boolean,
 };
 
-/**  Whether runs can use the Docker sandbox, for the settings screen. */
+/**
+ *  Whether runs can use the Docker sandbox, and which shell runs host commands, for the
+ *  settings screen.
+ */
 export type SandboxStatus = {
 	/**  A Docker engine answered. */
 	dockerAvailable: boolean,
@@ -1721,6 +1762,13 @@ export type SandboxStatus = {
 	detail: string,
 	/**  The analyst's sandbox image, when the engine answered. */
 	image: SandboxImageView | null,
+	/**
+	 *  The shell that runs commands on the host (PowerShell or `cmd.exe` on Windows, `sh`
+	 *  elsewhere) and where it is, so the analyst knows which language the agent writes in.
+	 */
+	hostShell: string | null,
+	/**  Why no shell was found, when none was: host runs cannot use the shell tool then. */
+	hostShellProblem: string,
 };
 
 /**  A workspace file saved out. */

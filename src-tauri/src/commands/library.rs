@@ -269,12 +269,14 @@ pub async fn preset_import(
 #[specta::specta]
 #[tracing::instrument(name = "command", skip_all, fields(name = "sandbox_status"))]
 pub async fn sandbox_status(state: State<'_, AppState>) -> Result<SandboxStatus, AppError> {
-    Ok(
+    let (host_shell, host_shell_problem) = match decima_sandbox::HostShell::system() {
+        Ok(shell) => (Some(shell.describe()), String::new()),
+        Err(problem) => (None, problem),
+    };
+    let (docker_available, detail, image) =
         match decima_runtime::docker::engine(&state.data_dir).await {
-            Ok(engine) => SandboxStatus {
-                docker_available: true,
-                detail: String::new(),
-                image: engine
+            Ok(engine) => {
+                let image = engine
                     .image_status(decima_sandbox::DockerConfig::DEFAULT_IMAGE)
                     .await
                     .ok()
@@ -285,15 +287,18 @@ pub async fn sandbox_status(state: State<'_, AppState>) -> Result<SandboxStatus,
                                 decima_sandbox::DockerConfig::DEFAULT_IMAGE,
                             ),
                         ..SandboxImageView::from(status)
-                    }),
-            },
-            Err(e) => SandboxStatus {
-                docker_available: false,
-                detail: docker_detail(e),
-                image: None,
-            },
-        },
-    )
+                    });
+                (true, String::new(), image)
+            }
+            Err(e) => (false, docker_detail(e), None),
+        };
+    Ok(SandboxStatus {
+        docker_available,
+        detail,
+        image,
+        host_shell,
+        host_shell_problem,
+    })
 }
 
 /// One image build at a time in this window.

@@ -4,7 +4,7 @@
 //! same line from an app launched as an analyst launches it (no WebDriver session in between).
 
 use std::sync::OnceLock;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{SystemTime, UNIX_EPOCH};
 
 use crate::AppError;
 
@@ -41,7 +41,7 @@ fn process_start() -> Option<SystemTime> {
         .ok()?;
     // The kernel reports these ticks in USER_HZ, which is 100 on every Linux architecture.
     let age = uptime - ticks / 100.0;
-    SystemTime::now().checked_sub(Duration::try_from_secs_f64(age.max(0.0)).ok()?)
+    SystemTime::now().checked_sub(std::time::Duration::try_from_secs_f64(age.max(0.0)).ok()?)
 }
 
 #[cfg(not(target_os = "linux"))]
@@ -86,7 +86,7 @@ mod tests {
     fn the_launch_is_before_now_and_not_long_ago() {
         let age = SystemTime::now().duration_since(launched_at()).unwrap();
         // A test binary started moments ago; a btime-based clock could be a second off.
-        assert!(age < Duration::from_secs(600), "{age:?}");
+        assert!(age < std::time::Duration::from_secs(600), "{age:?}");
         assert_eq!(launched_at(), launched_at(), "fixed once");
     }
 

@@ -285,7 +285,8 @@ pub struct ReportView {
     pub left_out: Vec<String>,
 }
 
-/// Whether runs can use the Docker sandbox, for the settings screen.
+/// Whether runs can use the Docker sandbox, and which shell runs host commands, for the
+/// settings screen.
 #[derive(Debug, Clone, Serialize, Type)]
 #[serde(rename_all = "camelCase")]
 pub struct SandboxStatus {
@@ -295,6 +296,11 @@ pub struct SandboxStatus {
     pub detail: String,
     /// The analyst's sandbox image, when the engine answered.
     pub image: Option<SandboxImageView>,
+    /// The shell that runs commands on the host (PowerShell or `cmd.exe` on Windows, `sh`
+    /// elsewhere) and where it is, so the analyst knows which language the agent writes in.
+    pub host_shell: Option<String>,
+    /// Why no shell was found, when none was: host runs cannot use the shell tool then.
+    pub host_shell_problem: String,
 }
 
 /// The analyst's sandbox image as the engine holds it, for the settings' Build button.

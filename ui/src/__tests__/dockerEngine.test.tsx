@@ -18,7 +18,7 @@ async function openEngine(settings = "Settings") {
 
 describe("the Docker engine in the settings", () => {
   it("takes a remote engine with its certificates, reads the engine's status again, and goes back to this computer's", async () => {
-    const backend = backendWith({ sandbox: { dockerAvailable: true, detail: "", image: null } });
+    const backend = backendWith({ sandbox: { dockerAvailable: true, detail: "", image: null, hostShell: "sh (/bin/sh)", hostShellProblem: "" } });
     const { user, engine } = await openEngine();
     const host = within(engine).getByTestId("docker-engine-host");
     expect(host).toHaveValue("");
@@ -48,7 +48,7 @@ describe("the Docker engine in the settings", () => {
   });
 
   it("takes an engine reached through ssh, which needs no certificates", async () => {
-    const backend = backendWith({ sandbox: { dockerAvailable: true, detail: "", image: null } });
+    const backend = backendWith({ sandbox: { dockerAvailable: true, detail: "", image: null, hostShell: "sh (/bin/sh)", hostShellProblem: "" } });
     const { user, engine } = await openEngine();
     await user.type(within(engine).getByTestId("docker-engine-host"), "ssh://ana@engine.lab");
     await user.click(within(engine).getByTestId("docker-engine-save"));
@@ -62,7 +62,7 @@ describe("the Docker engine in the settings", () => {
   it("says when DOCKER_HOST wins, in Chinese too", async () => {
     await setLanguage("zh");
     backendWith({
-      sandbox: { dockerAvailable: true, detail: "", image: null },
+      sandbox: { dockerAvailable: true, detail: "", image: null, hostShell: "sh (/bin/sh)", hostShellProblem: "" },
       engine: { host: null, certPath: null, fromEnvironment: "tcp://ci.lab:2376" },
     });
     const { engine } = await openEngine("设置");

@@ -10,7 +10,7 @@ beforeEach(async () => {
   await setLanguage("en");
 });
 
-const engine = { dockerAvailable: true, detail: "" };
+const engine = { dockerAvailable: true, detail: "", hostShell: "sh (/bin/sh)", hostShellProblem: "" };
 
 async function openRuns(settings = "Settings") {
   const utils = renderApp();

@@ -368,6 +368,7 @@ describe("settings and library", () => {
       "Ctrl+.Stop the run",
       "Ctrl+FFind in this conversation",
       "Ctrl+KSearch all conversations",
+      "Ctrl+,Open Settings",
       "Ctrl+/Show these shortcuts",
     ]);
     await user.keyboard("{Escape}");

@@ -1,5 +1,6 @@
 import { useEffect, useId, useState } from "react";
-import { onSendKeyChange, savedSendKey, sends } from "../lib/sendKey";
+import { NEW_LINE_CHORD, SEND_CHORDS, onSendKeyChange, savedSendKey, sends } from "../lib/sendKey";
+import { shortcutLabel } from "../lib/platform";
 import { useTranslation } from "react-i18next";
 import type { AppError } from "../bindings";
 import { InlineError } from "./InlineError";
@@ -68,7 +69,11 @@ export function Composer({ live, busyReason, onSend, onStop, onGuide = null, err
           className="composer-input"
           id={COMPOSER_INPUT}
           aria-label={t("composer.label")}
-          placeholder={sendKey === "enter" ? t("composer.placeholderEnter") : t("composer.placeholder")}
+          placeholder={
+            sendKey === "enter"
+              ? t("composer.placeholderEnter", { send: shortcutLabel(SEND_CHORDS.enter), newLine: shortcutLabel(NEW_LINE_CHORD) })
+              : t("composer.placeholder", { keys: shortcutLabel(SEND_CHORDS[sendKey]) })
+          }
           data-testid="composer-input"
           value={task}
           rows={2}

@@ -18,6 +18,7 @@ import type { MessageWindow } from "../hooks/useMessages";
 import type { ReportError } from "../hooks/useErrorBanner";
 import { busyReason } from "../lib/busy";
 import { formatCompact, formatNumber } from "../lib/format";
+import { shortcutLabel } from "../lib/platform";
 import type { RunState } from "../run/state";
 import type { ApprovalAnswer, Choice } from "../run/useRuns";
 import { Composer } from "./Composer";
@@ -403,7 +404,7 @@ export function ConversationView(props: Props) {
               className="button"
               data-testid="find-button"
               aria-expanded={finding}
-              title={t("find.shortcut")}
+              title={t("find.shortcut", { keys: shortcutLabel({ primary: true, key: "F" }) })}
               onClick={() => setFinding((f) => !f)}
             >
               {t("find.button")}

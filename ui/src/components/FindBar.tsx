@@ -3,6 +3,7 @@ import { useTranslation } from "react-i18next";
 import { call } from "../api/call";
 import { commands, type AppError } from "../bindings";
 import { formatNumber } from "../lib/format";
+import { shortcutLabel } from "../lib/platform";
 import { CloseIcon } from "./Icons";
 import { useLatest } from "../hooks/useLatest";
 
@@ -125,10 +126,10 @@ export function FindBar({ conversationId, onReveal, onStart, onEnd, onClose }: P
       <span className="find-count" role="status" data-testid="find-count">
         {error ? error.message : count}
       </span>
-      <button type="button" className="button button-small" onClick={() => step(-1)} disabled={!found || found.seqs.length === 0} title={t("find.olderHint")} data-testid="find-older">
+      <button type="button" className="button button-small" onClick={() => step(-1)} disabled={!found || found.seqs.length === 0} title={t("find.olderHint", { keys: shortcutLabel({ key: "Enter" }) })} data-testid="find-older">
         {t("find.older")}
       </button>
-      <button type="button" className="button button-small" onClick={() => step(1)} disabled={!found || found.seqs.length === 0} title={t("find.newerHint")} data-testid="find-newer">
+      <button type="button" className="button button-small" onClick={() => step(1)} disabled={!found || found.seqs.length === 0} title={t("find.newerHint", { keys: shortcutLabel({ shift: true, key: "Enter" }) })} data-testid="find-newer">
         {t("find.newer")}
       </button>
       <span className="find-divider" aria-hidden="true" />

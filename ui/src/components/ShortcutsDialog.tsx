@@ -2,8 +2,9 @@ import { useRef } from "react";
 import { useTranslation } from "react-i18next";
 import { useModal } from "../hooks/useModal";
 import { SHORTCUTS } from "../hooks/useShortcuts";
+import { shortcutLabel } from "../lib/platform";
 
-/** The list of keyboard shortcuts (Ctrl+/). */
+/** The list of keyboard shortcuts (Ctrl+/, ⌘/ on macOS), written as the platform writes them. */
 export function ShortcutsDialog({ onClose }: { onClose: () => void }) {
   const { t } = useTranslation();
   const dialog = useRef<HTMLDivElement>(null);
@@ -16,7 +17,7 @@ export function ShortcutsDialog({ onClose }: { onClose: () => void }) {
           {SHORTCUTS.map((s) => (
             <div key={s.action} className="shortcut" data-testid="shortcut">
               <dt>
-                <kbd>{s.keys}</kbd>
+                <kbd>{shortcutLabel(s.keys)}</kbd>
               </dt>
               <dd>{t(`shortcuts.actions.${s.action}`)}</dd>
             </div>

@@ -1,4 +1,5 @@
 import { useEffect, useRef } from "react";
+import { primaryPressed, type Chord } from "../lib/platform";
 
 /** What the window's keyboard shortcuts do. */
 export type ShortcutActions = {
@@ -8,27 +9,36 @@ export type ShortcutActions = {
   findInConversation: () => void;
   searchAll: () => void;
   showShortcuts: () => void;
+  openSettings: () => void;
 };
 
-/** The shortcuts, for the list the window shows (keys as the analyst presses them). */
-export const SHORTCUTS: { keys: string; action: keyof ShortcutActions }[] = [
-  { keys: "Ctrl+N", action: "newConversation" },
-  { keys: "Shift+Esc", action: "focusComposer" },
-  { keys: "Ctrl+.", action: "stopRun" },
-  { keys: "Ctrl+F", action: "findInConversation" },
-  { keys: "Ctrl+K", action: "searchAll" },
-  { keys: "Ctrl+/", action: "showShortcuts" },
+/**
+ * The shortcuts, for the list the window shows (keys as the analyst presses them, written by
+ * `shortcutLabel`: "Ctrl+N", or "⌘N" on macOS). On macOS ⌘, is also the app menu's Settings….
+ */
+export const SHORTCUTS: { keys: Chord; action: keyof ShortcutActions }[] = [
+  { keys: { primary: true, key: "N" }, action: "newConversation" },
+  { keys: { shift: true, key: "Escape" }, action: "focusComposer" },
+  { keys: { primary: true, key: "." }, action: "stopRun" },
+  { keys: { primary: true, key: "F" }, action: "findInConversation" },
+  { keys: { primary: true, key: "K" }, action: "searchAll" },
+  { keys: { primary: true, key: "," }, action: "openSettings" },
+  { keys: { primary: true, key: "/" }, action: "showShortcuts" },
 ];
 
-/** Which shortcut, if any, this key press is. */
+/**
+ * Which shortcut, if any, this key press is. The modifier is the platform's (⌘ on macOS, Ctrl
+ * elsewhere); Shift is not looked at for ".", "/" and ",", which some layouts type with it.
+ */
 export function shortcutOf(event: KeyboardEvent): keyof ShortcutActions | null {
-  const ctrl = event.ctrlKey || event.metaKey;
+  const ctrl = primaryPressed(event);
   if (ctrl && !event.shiftKey && !event.altKey && event.key.toLowerCase() === "n") return "newConversation";
-  if (event.shiftKey && !ctrl && event.key === "Escape") return "focusComposer";
+  if (event.shiftKey && !event.ctrlKey && !event.metaKey && event.key === "Escape") return "focusComposer";
   if (ctrl && event.key === ".") return "stopRun";
   if (ctrl && !event.shiftKey && !event.altKey && event.key.toLowerCase() === "f") return "findInConversation";
   if (ctrl && !event.shiftKey && !event.altKey && event.key.toLowerCase() === "k") return "searchAll";
   if (ctrl && event.key === "/") return "showShortcuts";
+  if (ctrl && !event.altKey && event.key === ",") return "openSettings";
   return null;
 }
 

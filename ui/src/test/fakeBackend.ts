@@ -1,6 +1,8 @@
 import { mockIPC } from "@tauri-apps/api/mocks";
 import type { Channel } from "@tauri-apps/api/core";
 import type {
+  AppMenuAction,
+  AppMenuLabels,
   FilePreview,
   WorkspaceFileView,
   AppError,
@@ -167,7 +169,13 @@ export class FakeBackend {
   /** The servers each conversation switched off. */
   mcpOff: Record<string, string[]> = {};
   /** What sandbox_status answers. */
-  sandbox: SandboxStatus = { dockerAvailable: false, detail: "no engine at unix:///var/run/docker.sock", image: null };
+  sandbox: SandboxStatus = {
+    dockerAvailable: false,
+    detail: "no engine at unix:///var/run/docker.sock",
+    image: null,
+    hostShell: "sh (/bin/sh)",
+    hostShellProblem: "",
+  };
   /** The events an image build reports, and how it fails (if it does). */
   imageBuild: ImageBuildEvent[] = [];
   imageBuildFailure: AppError | null = null;
@@ -196,6 +204,10 @@ export class FakeBackend {
   busy: Record<string, ConversationBusy | null> = {};
   /** Where the page hears of drags over the window, once it asked. */
   dragWatcher: Channel<FileDrag> | null = null;
+  /** Where the page hears of macOS's menu bar, once it asked. */
+  menuWatcher: Channel<AppMenuAction> | null = null;
+  /** The menu bar's words the page gave, in order: the menu speaks the last. */
+  readonly menuWords: AppMenuLabels[] = [];
   /** Each conversation's workspace files, by conversation id. */
   workspaceFiles: Record<string, WorkspaceFileView[]> = {};
   /** Added files the next message names, by conversation: the runtime clears them once a run's task names them. */
@@ -306,6 +318,12 @@ export class FakeBackend {
     this.dragWatcher.onmessage(drag);
   }
 
+  /** Tells the page of a choice in macOS's menu bar, as the app would. */
+  chooseInMenu(action: AppMenuAction): void {
+    if (!this.menuWatcher) throw new Error("the page does not watch the menu bar");
+    this.menuWatcher.onmessage(action);
+  }
+
   /** Delivers a run event through the newest run's channel, as the Rust side would. */
   emit(event: RunEvent, sentAtMs = Date.now()): void {
     this.send({ kind: "event", event, sentAtMs });
@@ -353,6 +371,10 @@ export class FakeBackend {
       }
       case "file_drags_watch":
         this.dragWatcher = args.onDrag as Channel<FileDrag>;
+        return null;
+      case "app_menu_watch":
+        this.menuWatcher = args.onAction as Channel<AppMenuAction>;
+        this.menuWords.push(args.labels as AppMenuLabels);
         return null;
       case "conversation_import_dropped":
         return (args.paths as string[]).map((path) => {

@@ -1,6 +1,7 @@
 import { useState, type ReactNode } from "react";
 import { useTranslation } from "react-i18next";
-import { saveSendKey, savedSendKey, SEND_KEYS, type SendKey } from "../../lib/sendKey";
+import { shortcutLabel } from "../../lib/platform";
+import { saveSendKey, savedSendKey, SEND_CHORDS, SEND_KEYS, type SendKey } from "../../lib/sendKey";
 import { applyTheme, savedTheme, THEMES, type Theme } from "../../lib/theme";
 import { LanguageSwitch } from "../LanguageSwitch";
 
@@ -51,7 +52,7 @@ export function Appearance() {
                 setSendKey(key);
               }}
             >
-              {t(`settings.sendKeys.${key}`)}
+              {t(`settings.sendKeys.${key}`, { keys: shortcutLabel(SEND_CHORDS[key]) })}
             </button>
           ))}
         </div>

@@ -60,6 +60,13 @@ export function SandboxSettings({ workbench }: { workbench: WorkbenchSettingsSta
           {t("settings.saved")}
         </p>
       )}
+      {sandbox !== null && (
+        <p className="muted" data-testid="host-shell">
+          {sandbox.hostShell === null
+            ? t("settings.hostShellMissing", { detail: sandbox.hostShellProblem })
+            : t("settings.hostShell", { shell: sandbox.hostShell })}
+        </p>
+      )}
       <DockerEngine onSaved={() => setAsked((n) => n + 1)} />
       <p data-testid="sandbox-status">
         {sandbox === null ? "…" : sandbox.dockerAvailable ? t("settings.dockerOk") : t("settings.dockerMissing", { detail: sandbox.detail })}
