@@ -73,6 +73,18 @@ impl HostShell {
         format!("{name} ({})", self.program.display())
     }
 
+    /// Why this shell cannot run a command in `dir`, in words that say what to do; `None` when
+    /// it can. Windows starts no program in a folder whose path is 260 characters or longer,
+    /// and `cmd.exe` none in a network folder named by its UNC path (it would run in the
+    /// Windows folder instead, and the command would touch the wrong files).
+    pub fn cannot_start_in(&self, dir: &Path) -> Option<String> {
+        if cfg!(windows) {
+            windows_folder_problem(self.kind, &dir.to_string_lossy())
+        } else {
+            None
+        }
+    }
+
     /// The command that runs `script`. `scratch` is a folder for a batch file, which `cmd.exe`
     /// needs for a script of several lines (`/C` runs one line).
     pub fn command(&self, script: &str, scratch: &Path) -> std::io::Result<ShellCommand> {
@@ -120,6 +132,33 @@ pub(crate) fn choose_windows_shell(
                 windows_join(&system32, "cmd.exe").display()
             )
         })
+}
+
+/// Windows' limits on the folder a program starts in (see [`HostShell::cannot_start_in`]),
+/// written for any system so that they are tested everywhere. `dir` as Windows spells it.
+fn windows_folder_problem(kind: ShellKind, dir: &str) -> Option<String> {
+    /// `MAX_PATH` less the backslash Windows ends a current folder with and the terminating
+    /// NUL: the longest folder a program that is not long-path aware starts in.
+    const LONGEST: usize = 258;
+    let plain = dir.strip_prefix(r"\\?\").unwrap_or(dir);
+    let network =
+        dir.starts_with(r"\\?\UNC\") || (dir.starts_with(r"\\") && !dir.starts_with(r"\\?\"));
+    let length = plain.encode_utf16().count();
+    if length > LONGEST {
+        return Some(format!(
+            "Windows cannot start a command in {dir}: its path is {length} characters, and \
+             programs start only in folders of at most {LONGEST}; move the workspace closer to \
+             the drive's root"
+        ));
+    }
+    if network && kind == ShellKind::Cmd {
+        return Some(format!(
+            "cmd.exe cannot run a command in the network folder {dir}; map it to a drive \
+             letter (net use Z: \\\\server\\share) and open the workspace there, or install \
+             PowerShell"
+        ));
+    }
+    None
 }
 
 /// `base\\rest` with Windows' separator whatever the system compiling it (`Path::join` would
@@ -205,6 +244,36 @@ mod tests {
         assert!(
             err.contains("powershell.exe") && err.contains("cmd.exe"),
             "{err}"
+        );
+    }
+
+    #[test]
+    fn windows_refuses_long_folders_and_cmd_network_ones_with_what_to_do() {
+        let long = format!(r"C:\{}", "a".repeat(300));
+        let why = windows_folder_problem(ShellKind::PowerShell, &long).unwrap();
+        assert!(
+            why.contains("303 characters") && why.contains("closer to"),
+            "{why}"
+        );
+        let verbatim = format!(r"\\?\C:\{}", "a".repeat(300));
+        assert!(windows_folder_problem(ShellKind::Cmd, &verbatim).is_some());
+        assert_eq!(
+            windows_folder_problem(ShellKind::Cmd, r"C:\Users\Zoë\Q3"),
+            None
+        );
+
+        for unc in [r"\\fs01\team\q3", r"\\?\UNC\fs01\team\q3"] {
+            let why = windows_folder_problem(ShellKind::Cmd, unc).unwrap();
+            assert!(
+                why.contains("network folder") && why.contains("net use"),
+                "{why}"
+            );
+            assert_eq!(windows_folder_problem(ShellKind::PowerShell, unc), None);
+        }
+        assert_eq!(
+            windows_folder_problem(ShellKind::Cmd, r"\\?\C:\work"),
+            None,
+            "a verbatim drive path is no network folder"
         );
     }
 

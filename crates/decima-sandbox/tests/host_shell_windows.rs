@@ -13,7 +13,9 @@ use std::time::{Duration, Instant};
 
 use decima_core::FailureClass;
 use decima_sandbox::ShellKind;
-use decima_sandbox::host::{HostLimits, HostSandbox, Sandbox, ShellOutcome, ShellRequest};
+use decima_sandbox::host::{
+    HostLimits, HostSandbox, Sandbox, ShellOutcome, ShellRequest, WriteFileRequest,
+};
 
 fn sandbox(dir: &Path) -> HostSandbox {
     HostSandbox::new(dir.to_path_buf(), HostLimits::default())
@@ -222,4 +224,38 @@ async fn a_program_that_does_not_exist_is_an_exit_code_not_a_failure_of_decima()
     let out = run(&sb, "no-such-program-anywhere", 30).await;
     assert!(matches!(out.exit_code, Some(code) if code != 0), "{out:?}");
     assert!(!out.output.is_empty(), "the shell says why: {out:?}");
+}
+
+#[tokio::test]
+async fn a_workspace_past_windows_folder_limit_is_refused_with_what_to_do() {
+    // 259 characters: one past the limit, and short of the lengths at which Wine's
+    // GetFinalPathNameByHandleW (behind `canonicalize`) fails with ERROR_MORE_DATA.
+    let dir = tempfile::tempdir().unwrap();
+    let mut ws = dunce::canonicalize(dir.path()).unwrap();
+    while ws.as_os_str().len() + 41 < 259 {
+        ws.push("a-folder-name-of-forty-characters-long-x");
+    }
+    let rest = 259 - ws.as_os_str().len() - 1;
+    ws.push("y".repeat(rest));
+    assert_eq!(ws.as_os_str().len(), 259);
+    std::fs::create_dir_all(&ws).unwrap();
+    let sb = sandbox(&ws);
+    let err = sb.exec(ShellRequest::new("echo hi")).await.unwrap_err();
+    assert_eq!(err.class, FailureClass::System, "{}", err.message);
+    assert!(
+        err.message.contains("characters") && err.message.contains("closer to the drive's root"),
+        "{}",
+        err.message
+    );
+    // The files of such a workspace are still read and written.
+    sb.write_file(WriteFileRequest {
+        path: "notes.md".into(),
+        content: "kept".into(),
+    })
+    .await
+    .unwrap();
+    assert_eq!(
+        std::fs::read_to_string(ws.join("notes.md")).unwrap(),
+        "kept"
+    );
 }

@@ -127,6 +127,9 @@ fn shell_command(
     cwd: &std::path::Path,
 ) -> Result<decima_process::ShellCommand, ToolError> {
     let shell = HostShell::system().map_err(ToolError::system)?;
+    if let Some(why) = shell.cannot_start_in(cwd) {
+        return Err(ToolError::system(why));
+    }
     let scratch = ws.root().join(&limits.output_dir);
     let mut call = shell
         .command(&req.command, &scratch)
