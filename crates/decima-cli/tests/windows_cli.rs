@@ -202,3 +202,102 @@ async fn killing_decima_mid_call_ends_the_calls_processes_and_the_next_command_s
     let view: Value = serde_json::from_slice(&shown.stdout).unwrap();
     assert_eq!(view["status"], "interrupted", "{view}");
 }
+
+/// A host MCP server that never answers: it starts a child that would write `late.txt` in
+/// `dir` after about five seconds (past the startup timeout and the two seconds' grace a server
+/// gets after it), notes `started.txt`, and waits. A batch file, so that no
+/// quoting stands between the test and `cmd.exe`.
+fn silent_server(env: &Env, dir: &Path) -> PathBuf {
+    let script = env.dir.path().join("silent-server.cmd");
+    let dir = dir.display();
+    std::fs::write(
+        &script,
+        format!(
+            "@echo off\r\n\
+             start /b cmd /d /c \"ping -n 6 127.0.0.1 >nul & echo late> \"{dir}\\late.txt\"\"\r\n\
+             echo yes> \"{dir}\\started.txt\"\r\n\
+             ping -n 600 127.0.0.1 >nul\r\n"
+        ),
+    )
+    .unwrap();
+    script
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_host_mcp_server_that_never_answers_ends_with_its_children_in_time() {
+    let env = Env::new().await;
+    // ASCII only: cmd.exe reads a batch file in the console's code page, not UTF-8.
+    let ws = env.dir.path().join("server-notes");
+    std::fs::create_dir_all(&ws).unwrap();
+    let script = silent_server(&env, &ws);
+    let script = script.to_str().unwrap();
+    env.mcp_add(&[
+        "hung",
+        "--where",
+        "host",
+        "--startup-timeout",
+        "1",
+        "--",
+        "cmd.exe",
+        "/d",
+        "/c",
+        script,
+    ])
+    .await;
+    let started = Instant::now();
+    let out = env.decima(&["mcp", "tools", "hung"]).await;
+    assert!(!out.status.success());
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "{:?}",
+        started.elapsed()
+    );
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains("\"hung\"") && stderr.contains("within 1 s"),
+        "{stderr}"
+    );
+    assert!(ws.join("started.txt").exists(), "the server ran");
+    assert!(
+        !late_child_wrote(&ws).await,
+        "the server's child outlived it"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn killing_decima_ends_its_host_mcp_servers_and_their_children() {
+    let env = Env::new().await;
+    // ASCII only: cmd.exe reads a batch file in the console's code page, not UTF-8.
+    let ws = env.dir.path().join("server-notes");
+    std::fs::create_dir_all(&ws).unwrap();
+    let script = silent_server(&env, &ws);
+    let script = script.to_str().unwrap();
+    env.mcp_add(&[
+        "hung",
+        "--where",
+        "host",
+        "--startup-timeout",
+        "120",
+        "--",
+        "cmd.exe",
+        "/d",
+        "/c",
+        script,
+    ])
+    .await;
+    let mut child = env
+        .command(&["mcp", "tools", "hung"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_for_file(&ws.join("started.txt"), Duration::from_secs(60), &mut child).await;
+    // TerminateProcess: only the server's job object, closed with decima's last handle to it,
+    // can end the server.
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert!(
+        !late_child_wrote(&ws).await,
+        "the server's child outlived decima"
+    );
+}
