@@ -342,3 +342,169 @@ stop_test_postgres() {
         "$bin/pg_ctl" -D "$TEST_PG_DIR/data" stop -m fast >/dev/null 2>&1 || true
     fi
 }
+
+# Windows: the Rust tests cross-built for x86_64-pc-windows-gnu with Debian's mingw-w64 and run
+# under Debian's Wine (wine64 8.0), which .cargo/config.toml makes cargo's runner for that target
+# (scripts/wine-runner). Each Windows program runs in the tests' own Wine prefix under
+# target/wine, never the user's ~/.wine. Tests that cannot run under Wine are named, with the
+# reason, in tests/wine/skip.txt.
+WINDOWS_TARGET=x86_64-pc-windows-gnu
+# Wine's 64-bit loader and server by path: the `wine` wrapper insists on 32-bit Wine too, which
+# these tests do not need, and wine64 alone installs neither command on PATH.
+WINE64=/usr/lib/wine/wine64
+WINESERVER=/usr/lib/wine/wineserver64
+WINE_DIR="$REPO_ROOT/target/wine"
+
+# What every Wine process of the tests runs with. Mono and Gecko are turned off (nothing here
+# needs .NET or the HTML engine, and Wine would try to fetch them when making the prefix), and so
+# is winemenubuilder, which would write menu entries and file associations into this user's
+# desktop. WINEDEBUG=-all unless set: Wine's own diagnostics would be mixed into the tests'
+# output (WINEDEBUG=err+module, say, shows why a program does not start).
+wine_env() {
+    export WINEPREFIX="$WINE_DIR/prefix"
+    export WINEDEBUG=${WINEDEBUG:--all}
+    export WINEDLLOVERRIDES="mscoree,mshtml=;winemenubuilder.exe=d"
+}
+
+# The stand-in bcryptprimitives.dll that Rust programs need to start under Wine 8.0
+# (tests/wine/bcryptprimitives.c says why). A test fixture: built into target/wine when missing
+# or older than its source, and from there only copied into the tests' Wine prefix. Written
+# under a temporary name and renamed, so no one ever copies half a file.
+ensure_wine_prng() {
+    local src="$REPO_ROOT/tests/wine/bcryptprimitives.c" dll="$WINE_DIR/bcryptprimitives.dll"
+    [[ -f $dll && $dll -nt $src ]] && return 0
+    command -v x86_64-w64-mingw32-gcc >/dev/null \
+        || die "x86_64-w64-mingw32-gcc not found: install Debian's mingw-w64 (or run scripts/test-windows.sh, which does)"
+    say "Wine: building the tests' stand-in bcryptprimitives.dll"
+    mkdir -p "$WINE_DIR"
+    x86_64-w64-mingw32-gcc -shared -O2 -s -Wall -Wextra -Werror -o "$dll.$$.tmp" "$src" -ladvapi32
+    mv -f "$dll.$$.tmp" "$dll"
+}
+
+# The tests' Wine prefix, made once (about 5 s) and reused: every Windows program of a run starts
+# in it. `wineboot -i` makes it up front and `wineserver -w` waits until it is written out, so the
+# test binaries that start next never race to make it; .decima-ready marks a finished one (a
+# prefix left half-made by an interrupted run is made again). The stand-in DLL goes into the
+# prefix's system32, where Windows looks after the program's own folder: that one copy serves the
+# test binaries in deps/, the decima.exe they start from the folder above, and rustdoc's doctests
+# in temporary folders alike, and it never sits beside a binary that could be packaged.
+ensure_wine_prefix() {
+    wine_env
+    [[ -x $WINE64 ]] || die "$WINE64 not found: install Debian's wine64 (or run scripts/test-windows.sh, which does)"
+    if [[ ! -f $WINEPREFIX/.decima-ready ]]; then
+        say "Wine: making the tests' prefix (target/wine/prefix)"
+        rm -rf "$WINEPREFIX"
+        mkdir -p "$WINE_DIR"
+        # wineboot reports that 32-bit rundll32 is missing (there is no 32-bit Wine): harmless.
+        "$WINE64" wineboot -i </dev/null >"$WINE_DIR/wineboot.log" 2>&1 \
+            || { cat "$WINE_DIR/wineboot.log" >&2; die "wineboot could not make the Wine prefix (log above)"; }
+        "$WINESERVER" -w
+        touch "$WINEPREFIX/.decima-ready"
+    fi
+    local dll="$WINE_DIR/bcryptprimitives.dll" installed="$WINEPREFIX/drive_c/windows/system32/bcryptprimitives.dll"
+    if ! cmp -s "$dll" "$installed"; then
+        cp "$dll" "$installed.$$.tmp"
+        mv -f "$installed.$$.tmp" "$installed"
+    fi
+}
+
+# The DLL and the prefix, under a lock: cargo may start several runners at once (doctests, or two
+# cargo commands), and only one may make them.
+wine_ready() {
+    mkdir -p "$WINE_DIR"
+    (
+        flock 9
+        ensure_wine_prng
+        ensure_wine_prefix
+    ) 9>"$WINE_DIR/.lock"
+    wine_env
+}
+
+# What cross-building for Windows and running the result under Wine need: the Rust target, the
+# MinGW-w64 cross compilers (rustc links with them; the C parts of dependencies, such as SQLite,
+# are compiled with them), 64-bit Wine, the stand-in DLL and the prefix.
+ensure_windows_cross() {
+    ensure_apt mingw-w64 wine64
+    if ! rustup target list --installed 2>/dev/null | grep -qx "$WINDOWS_TARGET"; then
+        command -v rustup >/dev/null || die "rustup not found: the Windows tests need \`rustup target add $WINDOWS_TARGET\`"
+        say "Rust: adding the $WINDOWS_TARGET target"
+        rustup target add "$WINDOWS_TARGET"
+    fi
+    wine_ready
+}
+
+# The crates whose tests run under Wine. decima-mcp is left out (its tests start the reference
+# MCP servers with this machine's Linux node, out of a Windows program's reach), and so is the
+# desktop crate, which is only cross-built: its window needs WebView2, which Wine does not have.
+WINDOWS_TEST_CRATES=(decima-core decima-extract decima-process decima-store decima-sandbox decima-llm decima-runtime decima-cli)
+
+# tests/wine/skip.txt as `--skip` arguments for the test binaries, into WINE_SKIP_ARGS: one
+# filter a line (a test's name or part of it, as `cargo test -- --skip` matches it), then the
+# reason, which is required; `#` starts a comment line.
+wine_skip_args() {
+    local file="$REPO_ROOT/tests/wine/skip.txt" filter reason
+    WINE_SKIP_ARGS=()
+    while read -r filter reason || [[ -n $filter ]]; do
+        [[ -z $filter || $filter == \#* ]] && continue
+        [[ -n $reason ]] || die "tests/wine/skip.txt: '$filter' has no reason"
+        WINE_SKIP_ARGS+=(--skip "$filter")
+    done <"$file"
+}
+
+# The Windows run: the tests of WINDOWS_TEST_CRATES built for Windows and run under Wine, save
+# those in tests/wine/skip.txt (arguments, such as a name filter, go to the test binaries after
+# them), and the desktop app cross-built. Expects the environment the Linux tests had
+# (scripts/test.sh's, or scripts/test-windows.sh's): the PostgreSQL cluster's URL above all. The
+# build goes to target/x86_64-pc-windows-gnu; the build scripts and proc-macros it runs on this
+# machine are the Linux build's in target/debug, reused when the build settings are the same. The
+# tests are built first and run after, so the log tells the two times apart.
+test_windows() {
+    ensure_windows_cross
+    # A warning in code only Windows compiles fails the run, as clippy's does on Linux.
+    export CARGO_TARGET_X86_64_PC_WINDOWS_GNU_RUSTFLAGS=-Dwarnings
+    wine_skip_args
+    local packages=() crate phase=$SECONDS
+    for crate in "${WINDOWS_TEST_CRATES[@]}"; do packages+=(-p "$crate"); done
+    # Without TLS: Wine's schannel hangs a PostgreSQL session in sslmode=prefer (the default)
+    # after its first large answer; tests/wine/skip.txt says more. Only for this run.
+    local pg_env=()
+    if [[ -n ${DECIMA_TEST_POSTGRES_URL:-} ]]; then
+        local sep='?'
+        [[ $DECIMA_TEST_POSTGRES_URL == *\?* ]] && sep='&'
+        pg_env=("DECIMA_TEST_POSTGRES_URL=$DECIMA_TEST_POSTGRES_URL${sep}sslmode=disable")
+    fi
+    say "Windows: building the tests of ${WINDOWS_TEST_CRATES[*]} for $WINDOWS_TARGET"
+    cargo test --target "$WINDOWS_TARGET" --locked --tests --no-run "${packages[@]}"
+    say "Windows: tests built in $((SECONDS - phase))s; running them under Wine ($(( ${#WINE_SKIP_ARGS[@]} / 2 )) filters of tests/wine/skip.txt left out)"
+    phase=$SECONDS
+    local status=0
+    env "${pg_env[@]}" cargo test --target "$WINDOWS_TARGET" --locked --tests --no-fail-fast "${packages[@]}" \
+        -- "${WINE_SKIP_ARGS[@]}" "$@" || status=$?
+    # Whatever Windows programs a test left running (a decima.exe it started, a binary stopped
+    # by the runner's time limit) end with the prefix's server, so none outlives the run.
+    "$WINESERVER" -k 2>/dev/null || true
+    [[ $status -eq 0 ]] || return "$status"
+    say "Windows: tests ran in $((SECONDS - phase))s; cross-building the desktop app (it cannot run under Wine: no WebView2)"
+    phase=$SECONDS
+    cargo build --target "$WINDOWS_TARGET" --locked -p decima-desktop
+    say "Windows: desktop app built in $((SECONDS - phase))s"
+}
+
+# macOS on Apple silicon: what can be checked without Apple's SDK. Every crate of the workspace
+# compiles its Rust for macOS; the ones missing here have a dependency whose build script compiles
+# C or Objective-C with Apple's headers (SQLite for decima-store, ring for TLS, mimalloc, and the
+# notification and window code of the desktop app), which only a Mac has. docs/PLATFORMS.md
+# lists them; the release workflow builds and tests all of them on a Mac.
+MACOS_TARGET=aarch64-apple-darwin
+MACOS_CHECK_CRATES=(decima-core decima-extract decima-process decima-llm decima-mcp)
+check_macos() {
+    if ! rustup target list --installed 2>/dev/null | grep -qx "$MACOS_TARGET"; then
+        command -v rustup >/dev/null || die "rustup not found: the macOS check needs \`rustup target add $MACOS_TARGET\`"
+        say "Rust: adding the $MACOS_TARGET target"
+        rustup target add "$MACOS_TARGET"
+    fi
+    local packages=() crate phase=$SECONDS
+    for crate in "${MACOS_CHECK_CRATES[@]}"; do packages+=(-p "$crate"); done
+    RUSTFLAGS=-Dwarnings cargo check --target "$MACOS_TARGET" --locked "${packages[@]}"
+    say "macOS: ${MACOS_CHECK_CRATES[*]} checked in $((SECONDS - phase))s"
+}

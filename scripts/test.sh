@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Installs what is missing and runs every test: formatting, lints, the UI's unit tests, the Rust
 # unit and integration tests (the Docker sandbox's against a real engine, the shared store's
-# against a PostgreSQL cluster of their own, both started here if needed), and the end-to-end
-# test of the real app in WebKit under Xvfb.
+# against a PostgreSQL cluster of their own, both started here if needed), the end-to-end test
+# of the real app in WebKit under Xvfb, the Windows build's tests under Wine, and a check of the
+# macOS build.
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 cd "$REPO_ROOT"
 started=$(date +%s)
@@ -53,6 +54,14 @@ xvfb-run -a --server-args="-screen 0 1280x900x24" cargo test --workspace --all-t
 
 say "Rust: the store's whole suite again, on PostgreSQL"
 DECIMA_TEST_STORE=postgres cargo test -p decima-store --locked --tests
+
+# A second build, for Windows, reusing the build scripts and proc-macros of the first (the same
+# settings above); its store tests use the same PostgreSQL cluster, so it runs before that stops.
+say "Windows: the tests of the domain crates and the CLI under Wine, and the desktop app cross-built"
+test_windows
+
+say "macOS: cargo check of every crate that builds without Apple's SDK"
+check_macos
 
 # The installers: built in release and installed in a clean container, which takes minutes, so
 # only when asked (a release's CI sets it; see docs/DEVELOPMENT.md).
