@@ -26,6 +26,10 @@ use tracing::{debug, info, warn};
 
 use crate::error::{Result, RuntimeError};
 
+/// Tries of a lock file before its execution is called busy, and the pause between them.
+const LOCK_ATTEMPTS: u32 = 20;
+const LOCK_RETRY: Duration = Duration::from_millis(50);
+
 /// A run's lease lives this long unless renewed, by default.
 const DEFAULT_TTL: Duration = Duration::from_secs(30);
 
@@ -54,13 +58,21 @@ impl Lease {
     /// Takes the lease of `execution`, or says who holds it.
     pub async fn acquire(store: &Store, data_dir: &Path, execution: ExecutionId) -> Result<Self> {
         if !store.is_postgres() {
-            return match try_lock(data_dir, execution)? {
-                Some(lease) => Ok(lease),
-                None => Err(RuntimeError::Busy(format!(
-                    "execution {execution} is being run by another Decima process; wait for it \
-                     to stop, or stop that process first"
-                ))),
-            };
+            // A lock released a moment ago can still be held by a child that another thread of
+            // this process forked before its exec closed the descriptor (flock locks follow the
+            // open file, which a fork shares): ask again for a moment before calling it busy.
+            for attempt in 1..=LOCK_ATTEMPTS {
+                if let Some(lease) = try_lock(data_dir, execution)? {
+                    return Ok(lease);
+                }
+                if attempt < LOCK_ATTEMPTS {
+                    tokio::time::sleep(LOCK_RETRY).await;
+                }
+            }
+            return Err(RuntimeError::Busy(format!(
+                "execution {execution} is being run by another Decima process; wait for it \
+                 to stop, or stop that process first"
+            )));
         }
         let ttl = ttl()?;
         let owner = crate::busy::owner();
