@@ -219,6 +219,7 @@ mod tests {
             FailureClass::ContextOverflow,
             FailureClass::Cancelled,
             FailureClass::Degenerate,
+            FailureClass::Unlinked,
         ] {
             assert_eq!(serde_json::to_value(class).unwrap(), class.as_str());
         }

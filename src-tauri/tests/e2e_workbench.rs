@@ -122,7 +122,7 @@ fn script(server: &LlmServer) -> Arc<AtomicUsize> {
             1 => calls(vec![call(
                 "call_list",
                 "shell",
-                json!({"command": "sleep 2; printf 'invoice-1\\ninvoice-2\\ninvoice-3\\n'"}),
+                json!({"command": "sleep 2; printf 'invoice-1\\ninvoice-2\\ninvoice-3\\n3 invoices\\n'"}),
             )]),
             2 => calls(vec![call(
                 "call_child",

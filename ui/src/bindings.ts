@@ -823,7 +823,13 @@ export type FailureClass =
  *  The model's output ran in a loop (the same run of text over and over) until Decima
  *  ended it: a small model that lost its way, which asking again rarely mends.
  */
-"degenerate";
+"degenerate" | 
+/**
+ *  The answer states figures that no tool output or file the run saw holds, and that no
+ *  sum, difference, ratio or mean of such figures gives: made up, misread or misattributed
+ *  until the analyst or a tool says otherwise.
+ */
+"unlinked";
 
 /**
  *  A failure report, in the recovery panel's terms: where, why, what was rolled back, and
@@ -1351,7 +1357,18 @@ export type Resolution =
  *  and try the step again: for a request too long for the model, where a plain retry
  *  would be refused again.
  */
-"compress";
+"compress" | 
+/**
+ *  Ask the agent to compute the answer's unlinked figures with a tool, then match them
+ *  again.
+ */
+"verify" | 
+/**  Keep the unlinked figures, each marked as an estimate in the answer. */
+"estimate" | 
+/**  Replace an unlinked figure with the value the analyst typed. */
+"correct" | 
+/**  Keep the unlinked figures as they are: the analyst vouches for them. */
+"accept";
 
 /**  Who answered a failure: the conversation says "You chose" only for the analyst's answers. */
 export type ResolvedBy = 

@@ -23,6 +23,7 @@ mod llm;
 mod logging;
 mod mcp_cli;
 mod mcp_cli_settings;
+mod numbers;
 mod real_llamacpp;
 mod remote_engine;
 mod review;

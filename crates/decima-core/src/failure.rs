@@ -38,6 +38,10 @@ pub enum FailureClass {
     /// The model's output ran in a loop (the same run of text over and over) until Decima
     /// ended it: a small model that lost its way, which asking again rarely mends.
     Degenerate,
+    /// The answer states figures that no tool output or file the run saw holds, and that no
+    /// sum, difference, ratio or mean of such figures gives: made up, misread or misattributed
+    /// until the analyst or a tool says otherwise.
+    Unlinked,
 }
 
 impl FailureClass {

@@ -4,12 +4,13 @@
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
-use decima_core::Message;
 use decima_core::export::{ExportFormat, render_message};
+use decima_core::{Message, Role};
 use decima_store::{Conversation, Store};
 use tracing::{debug, info_span};
 
 use crate::error::{Result, RuntimeError};
+use crate::figures::{ConversationLedger, footnoted};
 
 /// The stored name of a format, used to check that an append continues the same format.
 pub fn format_name(format: ExportFormat) -> &'static str {
@@ -20,19 +21,38 @@ pub fn format_name(format: ExportFormat) -> &'static str {
     }
 }
 
-/// Renders messages; `with_header` adds the markdown title line.
+/// Renders messages; `with_header` adds the markdown title line. With a conversation's
+/// ledger, a Markdown export gives each figure of an answer a footnote with its source.
 pub fn render(
     conversation: &Conversation,
     format: ExportFormat,
     messages: &[Message],
     with_header: bool,
+    figures: Option<&ConversationLedger<'_>>,
 ) -> String {
     let mut text = String::new();
     if with_header && format == ExportFormat::Markdown {
         text.push_str(&format!("# {}\n\n", conversation.title));
     }
     for m in messages {
-        render_message(format, m, &mut text);
+        match figures {
+            Some(ledger) if m.role == Role::Assistant && !m.content.is_empty() => {
+                let checked = ledger.check(m);
+                if checked.is_empty() {
+                    render_message(format, m, &mut text);
+                    continue;
+                }
+                let (content, notes) = footnoted(m, &checked);
+                let marked = Message {
+                    content,
+                    ..m.clone()
+                };
+                render_message(format, &marked, &mut text);
+                text.push_str(&notes);
+                text.push('\n');
+            }
+            _ => render_message(format, m, &mut text),
+        }
     }
     text
 }
@@ -90,13 +110,23 @@ pub async fn export_to_file(
                     appended: true,
                 });
             }
-            let bytes = append(&path, render(conversation, format, &new, false).as_bytes())
-                .map_err(io_error)?;
+            // The new answers' figures rest on the whole history, not only on what is new.
+            let history = if format == ExportFormat::Markdown {
+                store.messages().all(id).await?
+            } else {
+                Vec::new()
+            };
+            let ledger =
+                (format == ExportFormat::Markdown).then(|| ConversationLedger::new(&history));
+            let text = render(conversation, format, &new, false, ledger.as_ref());
+            let bytes = append(&path, text.as_bytes()).map_err(io_error)?;
             (new.len(), new.last().map_or(last_seq, |m| m.seq), bytes)
         }
         None => {
             let messages = store.messages().all(id).await?;
-            let text = render(conversation, format, &messages, true);
+            let ledger =
+                (format == ExportFormat::Markdown).then(|| ConversationLedger::new(&messages));
+            let text = render(conversation, format, &messages, true, ledger.as_ref());
             write_atomically(&path, text.as_bytes()).map_err(io_error)?;
             (
                 messages.len(),

@@ -18,6 +18,7 @@ pub mod docker;
 pub mod error;
 pub mod events;
 pub mod export;
+pub mod figures;
 pub mod history_file;
 pub mod import;
 mod lease;

@@ -9,7 +9,8 @@
 //! the keyring, app settings, token calibrations, MCP servers), then each conversation with
 //! everything that hangs off it (messages with their images and answer records, compactions and summaries, runs with
 //! their todos, snapshots' records, failures, steps, model calls and events, reviews and their
-//! findings and cached summaries, remembered token counts, MCP switches and approvals), each
+//! findings and cached summaries, remembered token counts, MCP switches and approvals, the
+//! analyst's decisions on figures), each
 //! conversation in one transaction, oldest first, so that a subagent's run finds its parent's.
 //! Not copied: claims (a chat turn in flight on this machine) and history exports (paths on
 //! this machine).
@@ -186,6 +187,13 @@ const PARTS: &[Part] = &[
         table: "mcp_approvals",
         rows: "conversation_id = ?1",
         order: "server, tool",
+        self_reference: None,
+        renumbered: None,
+    },
+    Part {
+        table: "figure_decisions",
+        rows: "conversation_id = ?1",
+        order: "message_seq, start",
         self_reference: None,
         renumbered: None,
     },

@@ -46,12 +46,25 @@ pub enum Resolution {
     /// and try the step again: for a request too long for the model, where a plain retry
     /// would be refused again.
     Compress,
+    /// Ask the agent to compute the answer's unlinked figures with a tool, then match them
+    /// again.
+    Verify,
+    /// Keep the unlinked figures, each marked as an estimate in the answer.
+    Estimate,
+    /// Replace an unlinked figure with the value the analyst typed.
+    Correct,
+    /// Keep the unlinked figures as they are: the analyst vouches for them.
+    Accept,
 }
 
 impl Resolution {
     /// Every answer, in the order a person reads them.
-    pub const ALL: [Resolution; 6] = [
+    pub const ALL: [Resolution; 10] = [
         Self::Compress,
+        Self::Verify,
+        Self::Estimate,
+        Self::Correct,
+        Self::Accept,
         Self::Retry,
         Self::Skip,
         Self::Replan,
@@ -68,7 +81,8 @@ impl Resolution {
     pub fn parse(text: &str) -> Result<Self> {
         text.parse().map_err(|_| {
             StoreError::InvalidInput(format!(
-                "{:?} is not a resolution (compress, retry, skip, replan, abort, rollback)",
+                "{:?} is not a resolution (compress, verify, estimate, correct, accept, retry, skip, \
+                 replan, abort, rollback)",
                 echo_untrusted(text)
             ))
         })

@@ -24,6 +24,7 @@ mod events;
 mod executions;
 mod exports;
 mod failures;
+mod figure_decisions;
 mod leases;
 mod live;
 mod location;
@@ -67,6 +68,7 @@ pub use executions::{
 };
 pub use exports::{Exports, HistoryExport};
 pub use failures::{Failure, Failures, NewFailure, Resolution, ResolvedBy};
+pub use figure_decisions::{FigureDecision, FigureDecisions};
 pub use leases::{LeaseClaim, LeaseHolder, Leases};
 pub use live::{Change, ChangeFeed};
 pub use location::StoreLocation;
@@ -437,6 +439,11 @@ impl Store {
     /// The tenth man's cached summaries of seq ranges (never compactions).
     pub fn review_digests(&self) -> ReviewDigests<'_> {
         ReviewDigests::new(self)
+    }
+
+    /// The analyst's decisions on the figures of answers that no source held.
+    pub fn figure_decisions(&self) -> FigureDecisions<'_> {
+        FigureDecisions::new(self)
     }
 
     /// Export bookkeeping: where each history was last written, for incremental exports.

@@ -139,7 +139,8 @@ async fn rebuild_keeps_every_row_index_trigger_and_reference() {
     // the tenth man's cached summaries, the full-text index with its triggers and the switch a
     // bulk insert turns its insert trigger off with, each model call's
     // usage and the trigger that sums it per run, the MCP servers with their switches and
-    // approvals, the images of tool results, how each answer ended and what it cost).
+    // approvals, the images of tool results, how each answer ended and what it cost, and the
+    // analyst's decisions on figures).
     let added: Vec<&String> = objects_after
         .iter()
         .filter(|o| !objects_before.contains(o))
@@ -161,6 +162,7 @@ async fn rebuild_keeps_every_row_index_trigger_and_reference() {
             "index sqlite_autoindex_app_settings_1",
             "index sqlite_autoindex_conversation_claims_1",
             "index sqlite_autoindex_conversation_mcp_servers_1",
+            "index sqlite_autoindex_figure_decisions_1",
             "index sqlite_autoindex_mcp_servers_1",
             "index sqlite_autoindex_message_images_1",
             "index sqlite_autoindex_review_findings_1",
@@ -169,6 +171,7 @@ async fn rebuild_keeps_every_row_index_trigger_and_reference() {
             "table app_settings",
             "table conversation_claims",
             "table conversation_mcp_servers",
+            "table figure_decisions",
             "table mcp_approvals",
             "table mcp_servers",
             "table message_images",

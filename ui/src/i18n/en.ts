@@ -484,6 +484,7 @@ const en = {
       context_overflow: "The context overflowed",
       cancelled: "Cancelled",
       degenerate: "The model kept repeating itself",
+      unlinked: "Figures no output holds",
     },
     triggers: {
       todo_failed: "the agent marked the todo failed",
@@ -494,6 +495,7 @@ const en = {
       still_failed: "the todo was still failed after the automatic replan",
       looping_answer: "the model's answer kept repeating the same words",
       cut_twice: "two answers in a row were cut by the output limit",
+      unlinked_figures: "the answer states figures that no tool output holds",
     },
     aside: "A failed step waits for your choice; nothing runs until you make it.",
     reopen: "Choose how to recover",
@@ -519,6 +521,10 @@ const en = {
       abort: "Abort",
       compress: "Compress and retry",
       compressServed: "Use the server’s {{window}} and compress",
+      verify: "Verify",
+      estimate: "Mark as estimates",
+      correct: "Correct",
+      accept: "Accept",
     },
     explain: {
       retry: "Run the failed step again.",
@@ -528,6 +534,10 @@ const en = {
       abort: "Stop the run here.",
       compress: "Compress the conversation deeply so it fits the model’s window, then run the step again.",
       compressServed: "Fit every request to the {{window}} tokens the server serves, compress the conversation deeply, then run the step again.",
+      verify: "Have the agent compute each figure with a tool, then match the new answer again.",
+      estimate: "Keep the figures; the answer says “(estimate)” beside each.",
+      correct: "Type the right value of the figure; it replaces the one in the answer.",
+      accept: "Keep the figures as they are: you vouch for them.",
     },
     changes: {
       since: "Since this todo started: {{list}}.",

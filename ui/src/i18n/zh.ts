@@ -484,6 +484,7 @@ const zh: Messages = {
       context_overflow: "上下文溢出",
       cancelled: "已取消",
       degenerate: "模型一直在重复自己",
+      unlinked: "没有输出支持的数字",
     },
     triggers: {
       todo_failed: "代理把待办标记为失败",
@@ -494,6 +495,7 @@ const zh: Messages = {
       still_failed: "自动重新规划后待办仍然失败",
       looping_answer: "模型的回答一直在重复相同的话",
       cut_twice: "连续两个回答被输出上限截断",
+      unlinked_figures: "回答中的数字不在任何工具输出里",
     },
     aside: "有一步失败，正等待你的选择；在你选择之前不会继续运行。",
     reopen: "选择恢复方式",
@@ -519,6 +521,10 @@ const zh: Messages = {
       abort: "中止",
       compress: "压缩后重试",
       compressServed: "采用服务器的 {{window}} 并压缩",
+      verify: "核实",
+      estimate: "标为估计值",
+      correct: "更正",
+      accept: "接受",
     },
     explain: {
       retry: "再次执行失败的步骤。",
@@ -528,6 +534,10 @@ const zh: Messages = {
       abort: "在此停止运行。",
       compress: "深度压缩对话，使其放得进模型的窗口，然后重新运行这一步。",
       compressServed: "按服务器提供的 {{window}} 个令牌适配每个请求，深度压缩对话，然后重新运行这一步。",
+      verify: "让代理用工具计算每个数字，再重新核对新的回答。",
+      estimate: "保留这些数字；回答会在每个旁边注明“（估计）”。",
+      correct: "输入该数字的正确值，替换回答中的数字。",
+      accept: "保持这些数字不变：由你为它们担保。",
     },
     changes: {
       since: "自此待办开始以来：{{list}}。",

@@ -27,6 +27,7 @@ const FAILURE_CLASSES = {
   context_overflow: "recovery.classes.context_overflow",
   cancelled: "recovery.classes.cancelled",
   degenerate: "recovery.classes.degenerate",
+  unlinked: "recovery.classes.unlinked",
 } as const satisfies Record<FailureClass, string>;
 
 const RISK_LEVELS = {

@@ -12,8 +12,8 @@ pub use library::{
     McpPlaceArg, PresetCommand, ProviderCommand, SandboxCommand, SandboxSettingsArgs,
 };
 pub use run::{
-    ChoiceArg, CompressArgs, CompressCommand, ExecutionCommand, LevelArg, OnFailureArg, ReviewArgs,
-    RunArgs, StrategyArg,
+    ChoiceArg, CompressArgs, CompressCommand, ExecutionCommand, LevelArg, OnFailureArg, OnOff,
+    ReviewArgs, RunArgs, StrategyArg,
 };
 
 /// Decima: an agent workbench for analysts, without a window.
@@ -150,6 +150,13 @@ pub enum Command {
         /// in the conversation before the run goes on.
         #[arg(long, value_name = "TEXT")]
         note: Option<String>,
+        /// For unlinked figures: the figure the choice is for, by its number in the failure's
+        /// list (repeat for several); all of them when not given.
+        #[arg(long = "figure", value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+        figures: Vec<u32>,
+        /// For `--choice correct`: the right value, as the answer should say it.
+        #[arg(long, value_name = "VALUE")]
+        value: Option<String>,
         /// Print one JSON event per line on stdout instead of the answer.
         #[arg(long)]
         json: bool,
@@ -168,6 +175,18 @@ pub enum Command {
     /// Ask the tenth man, an adversarial reviewer, to argue against the conversation's current
     /// conclusion. Prints the risk level and the findings with the seqs they cite.
     Review(ReviewArgs),
+    /// Check every figure of an assistant's answer against the tool outputs before it: linked
+    /// (with the output that holds it), derived (with its derivation) or unlinked.
+    Numbers {
+        /// The conversation id.
+        conversation_id: String,
+        /// The seq of the assistant's message to check.
+        #[arg(long, value_name = "SEQ")]
+        message: i64,
+        /// Print JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 impl Command {
@@ -229,8 +248,10 @@ impl Command {
                 ExecutionCommand::List { .. } => "execution list",
                 ExecutionCommand::Show { .. } => "execution show",
                 ExecutionCommand::Tree { .. } => "execution tree",
+                ExecutionCommand::Numbers { .. } => "execution numbers",
             },
             Command::Review(_) => "review",
+            Command::Numbers { .. } => "numbers",
         }
     }
 }

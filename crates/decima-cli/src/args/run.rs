@@ -52,6 +52,10 @@ pub struct RunArgs {
     /// A quick chat: the model answers with no tools, plan or review.
     #[arg(long)]
     pub quick: bool,
+    /// Whether the answer's figures are matched against the tool outputs before the run ends;
+    /// figures no output holds stop it as an `unlinked` failure for the analyst to settle.
+    #[arg(long, value_enum, value_name = "ON_OFF", default_value = "on")]
+    pub figures: OnOff,
     /// The provider that reviews; defaults to the conversation's reviewer, else the agent's.
     #[arg(long, value_name = "NAME")]
     pub reviewer_provider: Option<String>,
@@ -169,6 +173,23 @@ pub enum ChoiceArg {
     /// Fit the run to the window the server serves, compress the conversation deeply and try
     /// again (offered where a request was too long for the model).
     Compress,
+    /// Ask the agent to compute the unlinked figures with a tool and answer again.
+    Verify,
+    /// Keep the unlinked figures, each marked as an estimate in the answer.
+    Estimate,
+    /// Replace an unlinked figure with the right value (`--figure N --value V`).
+    Correct,
+    /// Keep the unlinked figures as they are.
+    Accept,
+}
+
+/// A switch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum OnOff {
+    /// On.
+    On,
+    /// Off.
+    Off,
 }
 
 impl From<ChoiceArg> for decima_store::Resolution {
@@ -181,6 +202,10 @@ impl From<ChoiceArg> for decima_store::Resolution {
             ChoiceArg::Abort => Resolution::Abort,
             ChoiceArg::Rollback => Resolution::Rollback,
             ChoiceArg::Compress => Resolution::Compress,
+            ChoiceArg::Verify => Resolution::Verify,
+            ChoiceArg::Estimate => Resolution::Estimate,
+            ChoiceArg::Correct => Resolution::Correct,
+            ChoiceArg::Accept => Resolution::Accept,
         }
     }
 }
@@ -210,6 +235,15 @@ pub enum ExecutionCommand {
         /// The execution id.
         id: String,
         /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Check every figure of the execution's answer against the tool outputs it rests on:
+    /// linked (with the output that holds it), derived (with its derivation) or unlinked.
+    Numbers {
+        /// The execution id.
+        id: String,
+        /// Print JSON instead of a table.
         #[arg(long)]
         json: bool,
     },

@@ -57,6 +57,7 @@ pub async fn run(store: &Store, data_dir: &Path, args: RunArgs) -> Result<(), Cl
         },
         quick: args.quick,
         reviewer_provider: args.reviewer_provider.clone(),
+        check_figures: args.figures == crate::args::OnOff::On,
         ..RunOptions::default()
     };
     options.risky_calls.enabled = args.review_risky;

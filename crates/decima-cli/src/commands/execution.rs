@@ -40,6 +40,11 @@ pub async fn run(
                 output::print(&text)
             }
         }
+        ExecutionCommand::Numbers { id, json } => {
+            let id = execution_id(&id)?;
+            let report = decima_runtime::figures::check_execution(store, id).await?;
+            super::numbers::print(&report, json)
+        }
         ExecutionCommand::Show { id, json } => {
             let id = execution_id(&id)?;
             interrupt_orphans(store, data_dir).await?;

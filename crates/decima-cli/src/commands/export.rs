@@ -28,11 +28,14 @@ pub async fn run(
     match output {
         None => {
             let messages = store.messages().all(id).await?;
+            let ledger = (format == ExportFormat::Markdown)
+                .then(|| decima_runtime::figures::ConversationLedger::new(&messages));
             output::print(&decima_runtime::export::render(
                 &conversation,
                 format,
                 &messages,
                 true,
+                ledger.as_ref(),
             ))
         }
         Some(path) => export_to_file(store, &conversation, format, path, full).await,

@@ -10,6 +10,7 @@ mod execution;
 mod export;
 mod import;
 mod mcp;
+mod numbers;
 mod preset;
 mod provider;
 mod render;
@@ -92,15 +93,29 @@ async fn dispatch(cli: Cli) -> Result<(), CliError> {
             execution_id,
             choice,
             note,
+            figures,
+            value,
             json,
         } => {
-            let choice = decima_runtime::agent::Choice::new(choice.into(), note.as_deref())?;
+            let choice = decima_runtime::agent::Choice::new(choice.into(), note.as_deref())?
+                .for_figures(figures.into_iter().map(|n| n as usize).collect())
+                .with_value(value);
             agent::recover(&store, &dir, &execution_id, choice, json).await
         }
         Command::Resume { execution_id, json } => {
             agent::resume(&store, &dir, &execution_id, json).await
         }
         Command::Execution(cmd) => execution::run(&store, &dir, cmd).await,
+        Command::Numbers {
+            conversation_id: id,
+            message,
+            json,
+        } => {
+            let conversation = conversation_id(&id)?;
+            let report =
+                decima_runtime::figures::check_message(&store, conversation, message).await?;
+            numbers::print(&report, json)
+        }
         Command::Review(args) => review::run(&store, &dir, args).await,
     };
     store.close().await;

@@ -60,6 +60,10 @@ impl Env {
         if args.first() == Some(&"run") && !args.contains(&"--tenth-man") {
             args.splice(1..1, ["--tenth-man", "off"]);
         }
+        // Nor the figures of their answers, which the figure tests check with `--figures on`.
+        if args.first() == Some(&"run") && !args.contains(&"--figures") {
+            args.splice(1..1, ["--figures", "off"]);
+        }
         cmd.arg("--data-dir").arg(self.data_dir());
         if let Some(url) = &self.database_url {
             cmd.arg("--database-url").arg(url);

@@ -19,6 +19,11 @@ pub struct Choice {
     pub resolution: Resolution,
     /// What the analyst adds, trimmed; never empty.
     pub guidance: Option<String>,
+    /// For a failure that lists figures: which of them (1-based) the choice is for; empty for
+    /// all of them.
+    pub figures: Vec<usize>,
+    /// For a correction: the right value, as the answer should say it.
+    pub value: Option<String>,
 }
 
 impl Choice {
@@ -43,7 +48,23 @@ impl Choice {
         Ok(Self {
             resolution,
             guidance: guidance.map(str::to_owned),
+            figures: Vec::new(),
+            value: None,
         })
+    }
+
+    /// The same choice for some of a failure's figures only (1-based, as listed).
+    #[must_use]
+    pub fn for_figures(mut self, figures: Vec<usize>) -> Self {
+        self.figures = figures;
+        self
+    }
+
+    /// The same choice with the analyst's corrected value.
+    #[must_use]
+    pub fn with_value(mut self, value: Option<String>) -> Self {
+        self.value = value.map(|v| v.trim().to_owned()).filter(|v| !v.is_empty());
+        self
     }
 }
 
@@ -52,6 +73,8 @@ impl From<Resolution> for Choice {
         Self {
             resolution,
             guidance: None,
+            figures: Vec::new(),
+            value: None,
         }
     }
 }

@@ -31,6 +31,8 @@ pub enum Trigger {
     LoopingAnswer,
     /// Two answers in a row were cut by the output cap before the model finished.
     CutTwice,
+    /// The final answer states figures that no tool output holds.
+    UnlinkedFigures,
 }
 
 impl Trigger {
@@ -145,6 +147,12 @@ pub fn likely_causes(pending: &Pending) -> Vec<String> {
             vec!["the conversation no longer fits the model's window, even compressed".into()]
         }
         (_, FailureClass::Cancelled) => vec!["the run was stopped".into()],
+        (_, FailureClass::Unlinked) => vec![
+            "the model wrote a figure it never computed or read with a tool".into(),
+            "the figure comes from a tool output in a form the matcher does not follow (a \
+             rounding, a unit or a derivation of more than three figures)"
+                .into(),
+        ],
         (_, FailureClass::Degenerate) => vec![
             "the model lost its way and repeated itself (small local models do)".into(),
             "the step asks more of the model than it can do in one answer".into(),
@@ -177,6 +185,7 @@ pub fn suggestions(trigger: &Trigger, class: FailureClass, options: Options) -> 
         (_, FailureClass::Transient) => vec![Retry, Skip, Abort],
         (_, FailureClass::Data | FailureClass::Logic) => vec![Replan, Skip, Retry, Abort],
         (_, FailureClass::Degenerate) => vec![Replan, Retry, Skip, Abort],
+        (_, FailureClass::Unlinked) => vec![Verify, Estimate, Correct, Accept, Abort],
         // The same request again would be refused again: compress first.
         (_, FailureClass::ContextOverflow) => vec![Compress, Replan, Skip, Abort],
         (_, FailureClass::Permission) if options.rolled_back => vec![Replan, Skip, Abort],
@@ -249,6 +258,14 @@ pub fn render_for_model(
         Resolution::Abort => "Next: stop.\n",
         Resolution::Rollback => {
             "Next: the analyst rolled this todo back and will say how to go on.\n"
+        }
+        Resolution::Verify => {
+            "Next: the analyst asked you to verify the figures listed above: compute each one \
+             with a tool from the data (print the value), then give your whole answer again with \
+             the values the tools printed, or say which figures you could not compute.\n"
+        }
+        Resolution::Estimate | Resolution::Correct | Resolution::Accept => {
+            "Next: the analyst settled the figures of your answer; nothing more is needed.\n"
         }
         Resolution::Compress => {
             "Next: the conversation was compressed to fit the model's window; go on with this \

@@ -46,6 +46,9 @@ pub struct RunOptions {
     /// plan, subagents, MCP servers or tenth man), so a question does not become a long run
     /// with a final review.
     pub quick: bool,
+    /// Whether the final answer's figures are matched against the tool outputs before the run
+    /// ends, an unlinked one going to the analyst as a failure.
+    pub check_figures: bool,
 }
 
 impl Default for RunOptions {
@@ -63,6 +66,7 @@ impl Default for RunOptions {
             risky_calls: RiskyCalls::default(),
             allow_tools: Vec::new(),
             quick: false,
+            check_figures: true,
         }
     }
 }

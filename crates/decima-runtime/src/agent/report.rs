@@ -32,6 +32,26 @@ pub struct FailureDetails {
     /// the one it reported serving, which `compress` fits the run to.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub served_window: Option<u32>,
+    /// For an answer with unlinked figures: each of them, in its sentence.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub figures: Vec<UnlinkedFigure>,
+}
+
+/// A figure of an answer that no source holds, as the recovery panel lists it.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(default)]
+pub struct UnlinkedFigure {
+    /// The answer's message.
+    pub message_seq: i64,
+    /// Byte span of the figure in the answer.
+    pub start: u32,
+    /// End of the span.
+    pub end: u32,
+    /// The figure as written.
+    pub text: String,
+    /// Its sentence.
+    pub sentence: String,
 }
 
 /// What a todo changed since the snapshot taken when it started.
@@ -99,6 +119,9 @@ impl FailureDetails {
             Some("model_request") => Trigger::ModelRequest,
             Some("step_budget") => Trigger::StepBudget,
             Some("still_failed") => Trigger::StillFailed,
+            Some("looping_answer") => Trigger::LoopingAnswer,
+            Some("cut_twice") => Trigger::CutTwice,
+            Some("unlinked_figures") => Trigger::UnlinkedFigures,
             _ => Trigger::ToolFailure,
         }
     }
@@ -182,6 +205,7 @@ mod tests {
             step: 7,
             changes: None,
             served_window: None,
+            figures: Vec::new(),
         };
         let rolled = RolledBack {
             snapshot_id: "snap".into(),

@@ -89,6 +89,8 @@ impl Fixture {
                 task: task.into(),
                 options: RunOptions {
                     tenth_man: decima_runtime::review::TenthManMode::Off,
+                    // The loop's tests, not the figures': their answers' numbers are scripted.
+                    check_figures: false,
                     ..RunOptions::default()
                 },
                 ..RunRequest::default()
@@ -118,6 +120,8 @@ impl Fixture {
                 sandbox,
                 options: RunOptions {
                     tenth_man: decima_runtime::review::TenthManMode::Off,
+                    // The loop's tests, not the figures': their answers' numbers are scripted.
+                    check_figures: false,
                     ..RunOptions::default()
                 },
             },
@@ -148,6 +152,8 @@ impl Fixture {
     pub async fn run(&self, task: &str, options: RunOptions) -> RunOutcome {
         let options = RunOptions {
             tenth_man: decima_runtime::review::TenthManMode::Off,
+            // The loop's tests, not the figures': their answers' numbers are scripted.
+            check_figures: false,
             ..options
         };
         agent::run(

@@ -12,6 +12,7 @@
 
 mod calls;
 mod entry;
+mod figures;
 mod finish;
 mod gates;
 mod model;
@@ -131,6 +132,8 @@ struct Carried {
     instant_context: Option<String>,
     /// Answers cut by the output cap in a row: the second ends in the failure path.
     cut_in_a_row: u32,
+    /// The figures of the answer that no source holds, for the failure about to be recorded.
+    unlinked: Vec<crate::agent::report::UnlinkedFigure>,
 }
 
 /// Where the run's model calls go: the provider's settings, its client, and its prices.
@@ -438,6 +441,9 @@ impl<'s, 'a> Runner<'s, 'a> {
             self.step_timed(&step);
             // An answer that leaves the todo of the automatic replan failed ends nothing.
             if let Some(pending) = self.replan_not_taken().await? {
+                return self.fail(pending).await.map(Stepped::from);
+            }
+            if let Some(pending) = self.unlinked_figures(&answer).await? {
                 return self.fail(pending).await.map(Stepped::from);
             }
             return self

@@ -255,6 +255,11 @@ impl Runner<'_, '_> {
                     served_window: (pending.class == FailureClass::ContextOverflow)
                         .then(|| decima_llm::served_limit(&pending.message))
                         .flatten(),
+                    figures: if pending.class == FailureClass::Unlinked {
+                        self.carried.unlinked.clone()
+                    } else {
+                        Vec::new()
+                    },
                 })
                 .unwrap_or_default(),
                 snapshot_id: rolled.map(|r| r.snapshot_id.clone()),
@@ -284,6 +289,9 @@ impl Runner<'_, '_> {
         let report = FailureReport::of(failure);
         if !report.offers(choice) {
             return Err(not_offered(failure, choice));
+        }
+        if failure.class == FailureClass::Unlinked {
+            return self.decide_figures(failure, &report, answer).await;
         }
         if choice == Resolution::Rollback {
             let next = self.roll_back_on_request(failure).await?;

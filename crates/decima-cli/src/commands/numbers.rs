@@ -1,0 +1,102 @@
+//! `decima numbers` and `decima execution numbers`: each figure of an answer with what
+//! supports it. JSON is the runtime's [`NumbersReport`] as is; the text is a table a person
+//! reads top to bottom, an unlinked figure shown in its sentence.
+
+use std::fmt::Write as _;
+
+use decima_runtime::figures::{FigureCheck, FigureStatus, NumbersReport};
+
+use crate::error::CliError;
+use crate::output;
+
+/// The longest sentence shown under an unlinked figure.
+const SENTENCE_COLUMN: usize = 100;
+
+pub fn print(report: &NumbersReport, json: bool) -> Result<(), CliError> {
+    if json {
+        output::print_json(report)
+    } else {
+        output::print(&render(report))
+    }
+}
+
+fn render(report: &NumbersReport) -> String {
+    let mut text = String::new();
+    let _ = writeln!(
+        text,
+        "message {} of conversation {}: {} figures, {} linked, {} derived, {} unlinked, {} \
+         settled by the analyst (ledger: {} figures from {} outputs and messages)",
+        report.message_seq,
+        report.conversation_id,
+        report.figures.len(),
+        report.count(FigureStatus::Linked),
+        report.count(FigureStatus::Derived),
+        report.count(FigureStatus::Unlinked),
+        report.count(FigureStatus::Estimate)
+            + report.count(FigureStatus::Corrected)
+            + report.count(FigureStatus::Accepted),
+        report.ledger_entries,
+        report.ledger_sources,
+    );
+    if report.figures.is_empty() {
+        text.push_str("The answer states no figures to check.\n");
+        return text;
+    }
+    let _ = writeln!(text, "{:<16}  {:<9}  SOURCE", "FIGURE", "STATUS");
+    for f in &report.figures {
+        let _ = writeln!(
+            text,
+            "{:<16}  {:<9}  {}",
+            f.text,
+            f.status.to_string(),
+            where_from(f)
+        );
+        if f.status == FigureStatus::Unlinked {
+            let _ = writeln!(text, "{:<16}  {:<9}  in: {}", "", "", cut(&f.sentence));
+        }
+    }
+    text
+}
+
+fn where_from(f: &FigureCheck) -> String {
+    if let Some(s) = &f.source {
+        let call = s
+            .tool_call_id
+            .as_deref()
+            .map(|c| format!(" ({c})"))
+            .unwrap_or_default();
+        let about = if s.subject.is_empty() {
+            String::new()
+        } else {
+            format!(": {}", s.subject)
+        };
+        return format!(
+            "seq {}{call}, bytes {}..{}, \"{}\"{about}",
+            s.message_seq, s.start, s.end, s.text
+        );
+    }
+    if let Some(d) = &f.derivation {
+        let seqs: Vec<String> = d
+            .operands
+            .iter()
+            .map(|o| o.message_seq.to_string())
+            .collect();
+        return format!(
+            "{} {} (from seq {})",
+            d.operation,
+            d.formula,
+            seqs.join(", ")
+        );
+    }
+    "no tool output or file holds it".to_owned()
+}
+
+fn cut(sentence: &str) -> String {
+    let one_line = sentence.split_whitespace().collect::<Vec<_>>().join(" ");
+    if one_line.chars().count() <= SENTENCE_COLUMN {
+        return one_line;
+    }
+    let mut s: String = one_line.chars().take(SENTENCE_COLUMN - 1).collect();
+    s.push('…');
+    s
+}

@@ -1,0 +1,306 @@
+//! `decima execution numbers`, `decima numbers` and the Markdown export's footnotes: every
+//! figure of an answer traced to the tool output that holds it, derived from such figures, or
+//! shown unlinked in its sentence.
+
+use decima_core::Role;
+use serde_json::{Value, json};
+
+use crate::common::{Env, execution_id, text};
+
+const SALES: &str = "region,revenue,cost\nNorth,1234567,800000\nSouth,2345678,1500000\n";
+
+/// A run that prints a CSV with a tool, then answers with figures of every kind: one as
+/// written, one rescaled, a sum, a ratio and one that no output holds.
+async fn run_with_figures(env: &Env) -> (String, Value) {
+    let command = format!(
+        "printf '{}' > sales.csv && cat sales.csv",
+        SALES.replace('\n', "\\n")
+    );
+    env.call("shell", json!({ "command": command }));
+    env.say(
+        "North brought in $1.23M and South 2,345,678, 3,580,245 together. \
+         North's costs were 64.8% of its revenue of 1,234,567. West made 987,654 in 2024.",
+    );
+    let out = env.run(&[], "Summarise sales.csv").await;
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let id = execution_id(&out.stderr);
+    let view = env.show(&id).await;
+    (id, view)
+}
+
+fn figure<'a>(report: &'a Value, written: &str) -> &'a Value {
+    report["figures"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["text"] == written)
+        .unwrap_or_else(|| panic!("{written} not among {report:#}"))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_figure_of_a_runs_answer_is_linked_derived_or_unlinked() {
+    let env = Env::new().await;
+    let (id, view) = run_with_figures(&env).await;
+    let messages = env.messages(&view).await;
+    let output = messages.iter().find(|m| m.role == Role::Tool).unwrap();
+
+    let out = env.decima(&["execution", "numbers", &id, "--json"]).await;
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+
+    let rescaled = figure(&report, "$1.23M");
+    assert_eq!(rescaled["status"], "linked");
+    let source = &rescaled["source"];
+    assert_eq!(source["message_seq"], output.seq);
+    assert_eq!(
+        source["tool_call_id"],
+        output.tool_call_id.as_deref().unwrap()
+    );
+    let (start, end) = (
+        source["start"].as_u64().unwrap() as usize,
+        source["end"].as_u64().unwrap() as usize,
+    );
+    assert_eq!(&output.content[start..end], "1234567");
+    assert_eq!(source["subject"], "revenue · North");
+
+    assert_eq!(figure(&report, "2,345,678")["status"], "linked");
+    let sum = figure(&report, "3,580,245");
+    assert_eq!(sum["status"], "derived", "{sum:#}");
+    assert_eq!(sum["derivation"]["operation"], "sum");
+    assert_eq!(sum["derivation"]["operands"].as_array().unwrap().len(), 2);
+    let ratio = figure(&report, "64.8%");
+    assert_eq!(ratio["status"], "derived", "{ratio:#}");
+    assert_eq!(ratio["derivation"]["operation"], "ratio");
+
+    let made_up = figure(&report, "987,654");
+    assert_eq!(made_up["status"], "unlinked");
+    assert!(made_up["source"].is_null());
+    assert_eq!(made_up["sentence"], "West made 987,654 in 2024.");
+    // The year is not a claim.
+    assert!(
+        report["figures"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|f| f["text"] != "2024")
+    );
+
+    // The table says the same to a person, the unlinked figure in its sentence.
+    let out = env.decima(&["execution", "numbers", &id]).await;
+    let table = text(&out.stdout);
+    assert!(table.contains("1 unlinked"), "{table}");
+    assert!(table.contains("in: West made 987,654 in 2024."), "{table}");
+    assert!(table.contains(&format!("seq {}", output.seq)), "{table}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn any_answer_is_checked_on_demand_and_a_message_that_is_no_answer_is_refused() {
+    let env = Env::new().await;
+    let (_, view) = run_with_figures(&env).await;
+    let conversation = view["conversation_id"].as_str().unwrap();
+    let messages = env.messages(&view).await;
+    let answer = messages
+        .iter()
+        .rev()
+        .find(|m| m.role == Role::Assistant)
+        .unwrap();
+
+    let seq = answer.seq.to_string();
+    let out = env
+        .decima(&["numbers", conversation, "--message", &seq, "--json"])
+        .await;
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["message_seq"], answer.seq);
+    assert_eq!(figure(&report, "987,654")["status"], "unlinked");
+
+    let user = messages
+        .iter()
+        .find(|m| m.role == Role::User)
+        .unwrap()
+        .seq
+        .to_string();
+    let out = env
+        .decima(&["numbers", conversation, "--message", &user])
+        .await;
+    assert!(!out.status.success());
+    assert!(
+        text(&out.stderr).contains("figures are checked in the assistant's answers"),
+        "{}",
+        text(&out.stderr)
+    );
+    let out = env
+        .decima(&["numbers", conversation, "--message", "9999"])
+        .await;
+    assert!(!out.status.success());
+    assert!(
+        text(&out.stderr).contains("has no live message 9999"),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_markdown_export_gives_each_figure_a_footnote_with_its_source() {
+    let env = Env::new().await;
+    let (_, view) = run_with_figures(&env).await;
+    let conversation = view["conversation_id"].as_str().unwrap();
+    let messages = env.messages(&view).await;
+    let output = messages.iter().find(|m| m.role == Role::Tool).unwrap();
+    let answer = messages
+        .iter()
+        .rev()
+        .find(|m| m.role == Role::Assistant)
+        .unwrap();
+
+    let out = env
+        .decima(&["export", conversation, "--format", "md"])
+        .await;
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let md = text(&out.stdout);
+    let seq = answer.seq;
+    assert!(md.contains(&format!("$1.23M[^f{seq}-1]")), "{md}");
+    assert!(
+        md.contains(&format!(
+            "[^f{seq}-1]: $1.23M — linked: message #{} (tool call `{}`), \"1234567\", revenue · North",
+            output.seq,
+            output.tool_call_id.as_deref().unwrap()
+        )),
+        "{md}"
+    );
+    assert!(
+        md.contains("derived (sum): 1234567 + 2345678 = 3580245"),
+        "{md}"
+    );
+    assert!(
+        md.contains("987,654 — unlinked: no tool output before it holds this value"),
+        "{md}"
+    );
+    // The text export stays as it was: no marks.
+    let out = env
+        .decima(&["export", conversation, "--format", "text"])
+        .await;
+    assert!(!text(&out.stdout).contains("[^f"));
+}
+
+/// The run with `--figures on` stops on the unlinked figure (exit 6, as any failure with
+/// `--on-failure stop`), the failure lists it in its sentence, and each choice settles it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unlinked_figure_stops_the_run_until_the_analyst_settles_it() {
+    let env = Env::new().await;
+    let command = format!(
+        "printf '{}' > sales.csv && cat sales.csv",
+        SALES.replace('\n', "\\n")
+    );
+    env.call("shell", json!({ "command": command }));
+    let answer = "North brought in 1,234,567. West made 987,654 and East 55,555.";
+    env.say(answer);
+    let out = env
+        .run(
+            &["--figures", "on", "--on-failure", "stop"],
+            "Summarise sales.csv",
+        )
+        .await;
+    assert_eq!(out.status.code(), Some(6), "{}", text(&out.stderr));
+    let id = execution_id(&out.stderr);
+    let view = env.show(&id).await;
+    assert_eq!(view["status"], "awaiting_user", "{view:#}");
+    let failure = view["failures"].as_array().unwrap().last().unwrap().clone();
+    assert_eq!(failure["class"], "unlinked", "{failure:#}");
+    let listed: Vec<&str> = failure["details"]["figures"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["text"].as_str().unwrap())
+        .collect();
+    assert_eq!(listed, ["987,654", "55,555"], "{failure:#}");
+    assert_eq!(
+        failure["details"]["figures"][0]["sentence"],
+        "West made 987,654 and East 55,555."
+    );
+    let offered: Vec<&str> = failure["suggestions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s.as_str().unwrap())
+        .collect();
+    assert_eq!(
+        offered,
+        ["verify", "estimate", "correct", "accept", "abort"]
+    );
+
+    // A correction without a value, or of a figure the failure does not list, changes nothing.
+    let out = env
+        .decima(&["recover", &id, "--choice", "correct", "--figure", "2"])
+        .await;
+    assert!(!out.status.success());
+    assert!(
+        text(&out.stderr).contains("needs the right value"),
+        "{}",
+        text(&out.stderr)
+    );
+    let out = env
+        .decima(&["recover", &id, "--choice", "accept", "--figure", "3"])
+        .await;
+    assert!(!out.status.success());
+    assert!(
+        text(&out.stderr).contains("lists 2 figures: 3 is not one of them"),
+        "{}",
+        text(&out.stderr)
+    );
+    assert_eq!(env.show(&id).await["status"], "awaiting_user");
+
+    // The first figure is an estimate; the run waits on the second, which is corrected.
+    let out = env
+        .decima(&["recover", &id, "--choice", "estimate", "--figure", "1"])
+        .await;
+    assert_eq!(out.status.code(), Some(6), "{}", text(&out.stderr));
+    let out = env
+        .decima(&["recover", &id, "--choice", "correct", "--value", "55,600"])
+        .await;
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let settled = "North brought in 1,234,567. West made 987,654 (estimate) and East 55,600.";
+    assert_eq!(text(&out.stdout), format!("{settled}\n"));
+    let view = env.show(&id).await;
+    assert_eq!(view["status"], "succeeded");
+    assert_eq!(view["result"], settled);
+
+    // The settled answer is the run's last message; its figures say what the analyst decided.
+    let out = env.decima(&["execution", "numbers", &id, "--json"]).await;
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(figure(&report, "1,234,567")["status"], "linked");
+    assert_eq!(figure(&report, "987,654")["status"], "estimate");
+    assert_eq!(figure(&report, "55,600")["status"], "corrected");
+}
+
+/// Verify sends the agent back to compute the figure with a tool; the new answer is matched
+/// again and the run ends when its figures are linked.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn verify_asks_the_agent_to_compute_the_figure_and_matches_the_new_answer() {
+    let env = Env::new().await;
+    env.call("shell", json!({ "command": "echo rows: 120" }));
+    env.say("There are 120 rows and a mean of 4.75.");
+    let out = env
+        .run(
+            &["--figures", "on", "--on-failure", "stop"],
+            "Describe the data",
+        )
+        .await;
+    assert_eq!(out.status.code(), Some(6), "{}", text(&out.stderr));
+    let id = execution_id(&out.stderr);
+
+    env.call("shell", json!({ "command": "echo mean: 4.75" }));
+    env.say("There are 120 rows and a mean of 4.75.");
+    let out = env.decima(&["recover", &id, "--choice", "verify"]).await;
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    // The model was asked to compute the figure, in the request after the choice.
+    let asked = (0..env.server.requests().len())
+        .map(|i| env.request_text(i))
+        .any(|r| r.contains("Figures to verify") && r.contains("4.75 in: There are 120 rows"));
+    assert!(asked);
+    let view = env.show(&id).await;
+    assert_eq!(view["status"], "succeeded");
+    let out = env.decima(&["execution", "numbers", &id, "--json"]).await;
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(figure(&report, "4.75")["status"], "linked");
+}

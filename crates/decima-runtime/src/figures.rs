@@ -1,0 +1,380 @@
+//! The figures of an answer checked against the conversation's ledger: each linked to the tool
+//! output that holds its value, derived from linked figures, or unlinked.
+//!
+//! The ledger is an index over what the store already holds, never a copy: it is read from the
+//! tool outputs and the analyst's messages before the answer, in one pass (a megabyte of output
+//! in a few milliseconds, see `docs/PERFORMANCE.md`), each time an answer is checked. A
+//! compression summarises the context a model sees; it removes no message, so the ledger keeps
+//! every figure however often the conversation was compressed.
+
+use std::collections::HashMap;
+
+use decima_core::{ConversationId, ExecutionId, Message, Role};
+use decima_figures::{Check, Derivation, Ledger, LedgerBuilder, Operation, Origin, Source, Status};
+use decima_store::Store;
+use decima_store::{FigureDecision, Resolution};
+use serde::Serialize;
+use tracing::instrument;
+
+use crate::error::RuntimeError;
+
+/// Where a figure's value was found: a span of a tool's output or an analyst's message.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct FigureSource {
+    /// The message that holds it.
+    pub message_seq: i64,
+    /// The tool call that output it.
+    pub tool_call_id: Option<String>,
+    /// Byte span of the value in that message's text.
+    pub start: u32,
+    /// End of the span.
+    pub end: u32,
+    /// The value as the source wrote it.
+    pub text: String,
+    /// What the source says it is about.
+    pub subject: String,
+}
+
+/// What supports a figure of an answer: a source, a derivation, nothing, or the analyst's word.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, strum::IntoStaticStr, strum::Display,
+)]
+#[serde(rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
+pub enum FigureStatus {
+    /// A tool output holds its value.
+    Linked,
+    /// Linked figures give it.
+    Derived,
+    /// Nothing the run saw supports it.
+    Unlinked,
+    /// Unlinked, and the analyst had the answer mark it an estimate.
+    Estimate,
+    /// Unlinked, and the analyst typed the right value.
+    Corrected,
+    /// Unlinked, and the analyst vouched for it.
+    Accepted,
+}
+
+impl From<Status> for FigureStatus {
+    fn from(s: Status) -> Self {
+        match s {
+            Status::Linked => Self::Linked,
+            Status::Derived => Self::Derived,
+            Status::Unlinked => Self::Unlinked,
+        }
+    }
+}
+
+/// How a derived figure is computed from sources.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct FigureDerivation {
+    /// The operation.
+    pub operation: Operation,
+    /// Its operands, in order.
+    pub operands: Vec<FigureSource>,
+    /// The derivation written out, "(150 − 120) ÷ 120 = 0.25".
+    pub formula: String,
+}
+
+/// One figure of an answer, what supports it, and the sentence it stands in.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct FigureCheck {
+    /// The figure as written.
+    pub text: String,
+    /// Byte span in the answer.
+    pub start: u32,
+    /// End of the span.
+    pub end: u32,
+    /// Its sentence.
+    pub sentence: String,
+    /// What the answer says it is about.
+    pub subject: String,
+    /// Linked, derived, unlinked, or what the analyst decided about an unlinked one.
+    pub status: FigureStatus,
+    /// The source that holds its value, when linked.
+    pub source: Option<FigureSource>,
+    /// How sources give it, when derived.
+    pub derivation: Option<FigureDerivation>,
+}
+
+/// Every figure of one answer, checked.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct NumbersReport {
+    /// The conversation.
+    pub conversation_id: String,
+    /// The answer's message.
+    pub message_seq: i64,
+    /// Its figures, in the answer's order. Years, dates, list numbers, ids and the analyst's
+    /// own figures are not claims and are not listed.
+    pub figures: Vec<FigureCheck>,
+    /// Figures the ledger held when the answer was checked.
+    pub ledger_entries: u32,
+    /// Tool outputs and analyst messages it read them from.
+    pub ledger_sources: u32,
+}
+
+impl NumbersReport {
+    /// How many figures have each status.
+    #[must_use]
+    pub fn count(&self, status: FigureStatus) -> usize {
+        self.figures.iter().filter(|f| f.status == status).count()
+    }
+}
+
+/// Checks the figures of the assistant's message `seq` against the tool outputs and analyst
+/// messages before it.
+#[instrument(skip(store), fields(conversation = %conversation))]
+pub async fn check_message(
+    store: &Store,
+    conversation: ConversationId,
+    seq: i64,
+) -> Result<NumbersReport, RuntimeError> {
+    let messages = store.messages().range(conversation, 1, seq).await?;
+    let Some(answer) = messages.iter().find(|m| m.seq == seq) else {
+        return Err(RuntimeError::Config(format!(
+            "conversation {conversation} has no live message {seq}: `decima conversation show \
+             {conversation}` lists its messages"
+        )));
+    };
+    if answer.role != Role::Assistant {
+        return Err(RuntimeError::Config(format!(
+            "message {seq} is a {} message: figures are checked in the assistant's answers",
+            answer.role.as_str()
+        )));
+    }
+    let mut report = check(conversation, &messages, answer);
+    overlay(store, conversation, &mut report).await?;
+    Ok(report)
+}
+
+/// Checks the figures of an execution's answer: its last assistant message with text.
+#[instrument(skip(store), fields(execution = %execution))]
+pub async fn check_execution(
+    store: &Store,
+    execution: ExecutionId,
+) -> Result<NumbersReport, RuntimeError> {
+    let record = store.executions().get(execution).await?;
+    let messages = store.messages().all(record.conversation_id).await?;
+    let answer = messages
+        .iter()
+        .rev()
+        .find(|m| {
+            m.execution_id == Some(execution)
+                && m.role == Role::Assistant
+                && !m.content.trim().is_empty()
+        })
+        .ok_or_else(|| {
+            RuntimeError::Conflict(format!(
+                "execution {execution} has no answer yet: its figures are checked once the \
+                 model has written one"
+            ))
+        })?;
+    let before: Vec<Message> = messages
+        .iter()
+        .filter(|m| m.seq <= answer.seq)
+        .cloned()
+        .collect();
+    let mut report = check(record.conversation_id, &before, answer);
+    overlay(store, record.conversation_id, &mut report).await?;
+    Ok(report)
+}
+
+/// The analyst's decisions on the report's unlinked figures.
+async fn overlay(
+    store: &Store,
+    conversation: ConversationId,
+    report: &mut NumbersReport,
+) -> Result<(), RuntimeError> {
+    let decisions = store
+        .figure_decisions()
+        .of_message(conversation, report.message_seq)
+        .await?;
+    apply_decisions(&mut report.figures, &decisions);
+    Ok(())
+}
+
+/// Gives each unlinked figure the status its decision says (a figure to verify stays unlinked
+/// until a tool gives it).
+pub fn apply_decisions(figures: &mut [FigureCheck], decisions: &[FigureDecision]) {
+    for f in figures
+        .iter_mut()
+        .filter(|f| f.status == FigureStatus::Unlinked)
+    {
+        let Some(d) = decisions.iter().find(|d| d.start == f.start) else {
+            continue;
+        };
+        f.status = match d.decision {
+            Resolution::Estimate => FigureStatus::Estimate,
+            Resolution::Correct => FigureStatus::Corrected,
+            Resolution::Accept => FigureStatus::Accepted,
+            _ => FigureStatus::Unlinked,
+        };
+    }
+}
+
+/// The ledger of the messages before `answer`, and the answer checked against it.
+fn check(conversation: ConversationId, messages: &[Message], answer: &Message) -> NumbersReport {
+    let ledger = ConversationLedger::new(messages);
+    let figures = ledger.check(answer);
+    NumbersReport {
+        conversation_id: conversation.to_string(),
+        message_seq: answer.seq,
+        figures,
+        ledger_entries: u32::try_from(ledger.ledger.len()).unwrap_or(u32::MAX),
+        ledger_sources: u32::try_from(ledger.ledger.sources().len()).unwrap_or(u32::MAX),
+    }
+}
+
+/// A conversation's ledger: every tool output and analyst message, read once, against which
+/// each answer is checked with the sources stored before it.
+pub struct ConversationLedger<'m> {
+    ledger: Ledger,
+    texts: HashMap<i64, &'m str>,
+}
+
+impl<'m> ConversationLedger<'m> {
+    /// Reads the tool outputs and analyst messages of `messages`.
+    #[must_use]
+    pub fn new(messages: &'m [Message]) -> Self {
+        let mut builder = LedgerBuilder::new();
+        let mut texts = HashMap::new();
+        for m in messages {
+            let origin = match m.role {
+                Role::Tool => Origin::Tool,
+                Role::User => Origin::Analyst,
+                Role::Assistant | Role::System => continue,
+            };
+            builder.add_text(
+                Source {
+                    origin,
+                    message_seq: m.seq,
+                    tool_call_id: m.tool_call_id.clone(),
+                    path: None,
+                },
+                &m.content,
+            );
+            texts.insert(m.seq, m.content.as_str());
+        }
+        Self {
+            ledger: builder.build(),
+            texts,
+        }
+    }
+
+    /// The figures of an assistant's message, each checked against what came before it.
+    #[must_use]
+    pub fn check(&self, answer: &Message) -> Vec<FigureCheck> {
+        decima_figures::check_answer_before(&answer.content, &self.ledger, answer.seq)
+            .iter()
+            .map(|c| view(c, &answer.content, &self.ledger, &self.texts))
+            .collect()
+    }
+}
+
+/// An answer's text with a Markdown footnote mark after each figure, and the footnotes that
+/// name each figure's source or derivation (or say that nothing holds it). Marks are
+/// `[^f{seq}-{n}]`, unique in a conversation's export.
+#[must_use]
+pub fn footnoted(answer: &Message, figures: &[FigureCheck]) -> (String, String) {
+    let mut text = answer.content.clone();
+    let mut notes = String::new();
+    for (n, f) in figures.iter().enumerate().rev() {
+        let mark = format!("[^f{}-{}]", answer.seq, n + 1);
+        if text.is_char_boundary(f.end as usize) {
+            text.insert_str(f.end as usize, &mark);
+        }
+    }
+    for (n, f) in figures.iter().enumerate() {
+        notes.push_str(&format!(
+            "[^f{}-{}]: {} — {}\n",
+            answer.seq,
+            n + 1,
+            f.text,
+            note(f)
+        ));
+    }
+    (text, notes)
+}
+
+fn note(f: &FigureCheck) -> String {
+    if let Some(s) = &f.source {
+        let call = s
+            .tool_call_id
+            .as_deref()
+            .map(|c| format!(" (tool call `{c}`)"))
+            .unwrap_or_default();
+        let about = if s.subject.is_empty() {
+            String::new()
+        } else {
+            format!(", {}", s.subject)
+        };
+        return format!(
+            "linked: message #{}{call}, \"{}\"{about}",
+            s.message_seq, s.text
+        );
+    }
+    if let Some(d) = &f.derivation {
+        let seqs: Vec<String> = d
+            .operands
+            .iter()
+            .map(|o| format!("#{}", o.message_seq))
+            .collect();
+        return format!(
+            "derived ({}): {} from messages {}",
+            d.operation,
+            d.formula,
+            seqs.join(", ")
+        );
+    }
+    "unlinked: no tool output before it holds this value".to_owned()
+}
+
+fn view(c: &Check, answer: &str, ledger: &Ledger, texts: &HashMap<i64, &str>) -> FigureCheck {
+    let source = c.entry.and_then(|e| source(ledger, texts, e));
+    let derivation = c.derivation.as_ref().map(|d| derivation(d, ledger, texts));
+    FigureCheck {
+        text: c.text.clone(),
+        start: u32::try_from(c.figure.start).unwrap_or(u32::MAX),
+        end: u32::try_from(c.figure.end).unwrap_or(u32::MAX),
+        sentence: answer
+            .get(c.sentence.0..c.sentence.1)
+            .unwrap_or("")
+            .trim()
+            .to_owned(),
+        subject: c.subject.clone(),
+        status: c.status.into(),
+        source,
+        derivation,
+    }
+}
+
+fn source(ledger: &Ledger, texts: &HashMap<i64, &str>, index: u32) -> Option<FigureSource> {
+    let entry = ledger.entry(index)?;
+    let src = ledger.source_of(entry)?;
+    let text = texts
+        .get(&src.message_seq)
+        .and_then(|t| t.get(entry.start as usize..entry.end as usize))
+        .unwrap_or("")
+        .to_owned();
+    Some(FigureSource {
+        message_seq: src.message_seq,
+        tool_call_id: src.tool_call_id.clone(),
+        start: entry.start,
+        end: entry.end,
+        text,
+        subject: entry.subject.clone(),
+    })
+}
+
+fn derivation(d: &Derivation, ledger: &Ledger, texts: &HashMap<i64, &str>) -> FigureDerivation {
+    FigureDerivation {
+        operation: d.operation,
+        operands: d
+            .operands
+            .iter()
+            .filter_map(|i| source(ledger, texts, *i))
+            .collect(),
+        formula: d.describe(ledger),
+    }
+}
