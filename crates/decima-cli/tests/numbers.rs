@@ -7,16 +7,14 @@ use serde_json::{Value, json};
 
 use crate::common::{Env, execution_id, text};
 
-const SALES: &str = "region,revenue,cost\nNorth,1234567,800000\nSouth,2345678,1500000\n";
+/// A CSV printed by a command both `sh` and `cmd.exe` run (the Windows tests run these too).
+const PRINT_SALES: &str =
+    "echo region,revenue,cost && echo North,1234567,800000 && echo South,2345678,1500000";
 
 /// A run that prints a CSV with a tool, then answers with figures of every kind: one as
 /// written, one rescaled, a sum, a ratio and one that no output holds.
 async fn run_with_figures(env: &Env) -> (String, Value) {
-    let command = format!(
-        "printf '{}' > sales.csv && cat sales.csv",
-        SALES.replace('\n', "\\n")
-    );
-    env.call("shell", json!({ "command": command }));
+    env.call("shell", json!({ "command": PRINT_SALES }));
     env.say(
         "North brought in $1.23M and South 2,345,678, 3,580,245 together. \
          North's costs were 64.8% of its revenue of 1,234,567. West made 987,654 in 2024.",
@@ -188,11 +186,7 @@ async fn a_markdown_export_gives_each_figure_a_footnote_with_its_source() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_unlinked_figure_stops_the_run_until_the_analyst_settles_it() {
     let env = Env::new().await;
-    let command = format!(
-        "printf '{}' > sales.csv && cat sales.csv",
-        SALES.replace('\n', "\\n")
-    );
-    env.call("shell", json!({ "command": command }));
+    env.call("shell", json!({ "command": PRINT_SALES }));
     let answer = "North brought in 1,234,567. West made 987,654 and East 55,555.";
     env.say(answer);
     let out = env
