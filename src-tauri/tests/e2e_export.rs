@@ -86,10 +86,17 @@ async fn a_fresh_data_folder_exports_through_the_save_dialogs_default_place() {
         "the window names the file it wrote: {said}"
     );
     let text = std::fs::read_to_string(file).unwrap();
+    // The answer's one figure is marked, and its footnote says no tool output holds it (the
+    // invoice number is an id, not a figure).
     assert!(
-        text.contains("INV-2026-000123 differs by 500.00 EUR."),
+        text.contains("INV-2026-000123 differs by 500.00 EUR[^f2-1]."),
         "{text}"
     );
+    assert!(
+        text.contains("[^f2-1]: 500.00 EUR — unlinked: no tool output before it holds this value"),
+        "{text}"
+    );
+    assert!(!text.contains("[^f2-2]"), "{text}");
     // What to do with it next.
     wait_for_text(&client, "[data-testid=export-open]", "Open").await;
     wait_for_text(&client, "[data-testid=export-reveal]", "Show in folder").await;

@@ -31,9 +31,11 @@ use support::{
 
 const TASK: &str = "Count the Q3 invoices and check the ledger";
 const CHILD_TASK: &str = "Check the ledger folder";
+/// In words: the failure's rollback undoes the listing, so a "3" would be a figure no live
+/// tool output holds, and the run would stop on it before the review this test is about.
 const ANSWER: [&str; 4] = [
     "There are ",
-    "3 invoices; ",
+    "three invoices; ",
     "the ledger could ",
     "not be checked.",
 ];
@@ -122,7 +124,7 @@ fn script(server: &LlmServer) -> Arc<AtomicUsize> {
             1 => calls(vec![call(
                 "call_list",
                 "shell",
-                json!({"command": "sleep 2; printf 'invoice-1\\ninvoice-2\\ninvoice-3\\n3 invoices\\n'"}),
+                json!({"command": "sleep 2; printf 'invoice-1\\ninvoice-2\\ninvoice-3\\n'"}),
             )]),
             2 => calls(vec![call(
                 "call_child",

@@ -107,10 +107,8 @@ fn before_marks(cx: &Context<'_>) -> Option<NotClaim> {
         '.' if char_before(cx.text, cx.start - 1).is_some_and(|c| c.is_ascii_alphanumeric()) => {
             return Some(NotClaim::Id);
         }
-        // "invoice-3", "INV-2026", "COVID-19": a name with a number, not a count.
-        '-' if char_before(cx.text, cx.start - 1).is_some_and(char::is_alphabetic) => {
-            return Some(NotClaim::Id);
-        }
+        // "invoice-3", "INV-2026-000123", "COVID-19": a name with a number, not a count.
+        '-' if hyphenated_name(&cx.text[..cx.start - 1]) => return Some(NotClaim::Id),
         _ => {}
     }
     if prev.is_ascii_alphabetic() {
@@ -122,6 +120,15 @@ fn before_marks(cx: &Context<'_>) -> Option<NotClaim> {
         });
     }
     None
+}
+
+/// Whether the text before a hyphen ends with a token of letters and digits that holds a
+/// letter: the hyphen joins a name to its number.
+fn hyphenated_name(head: &str) -> bool {
+    head.chars()
+        .rev()
+        .take_while(|c| c.is_alphanumeric() || matches!(c, '-' | '_'))
+        .any(char::is_alphabetic)
 }
 
 /// "15.03.2024" rather than "1.2.3".

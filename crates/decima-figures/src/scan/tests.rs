@@ -257,3 +257,15 @@ mod properties {
         }
     }
 }
+
+#[test]
+fn every_number_of_a_hyphenated_name_is_an_id() {
+    assert!(
+        claims("INV-2026-000123 differs by 500.00 EUR.")
+            .iter()
+            .all(|c| c.0 == "500.00 EUR")
+    );
+    assert_eq!(claims("INV-2026-000123 differs by 500.00 EUR.").len(), 1);
+    // A range between numbers stays two figures.
+    assert_eq!(claims("between 10-15 units").len(), 2);
+}
