@@ -97,6 +97,8 @@ impl Runner<'_, '_> {
             failure_id: resolved.id.clone(),
             choice,
         });
+        // Guidance typed with a choice on some figures is kept too, not only the last one's.
+        self.store_guidance_for_figures(answer).await?;
         let rest: Vec<UnlinkedFigure> = figures
             .iter()
             .enumerate()
@@ -106,7 +108,7 @@ impl Runner<'_, '_> {
         if !rest.is_empty() {
             return self.ask_about(rest).await;
         }
-        self.figures_decided(figures, answer).await
+        self.figures_decided(figures).await
     }
 
     /// A new failure for the figures still undecided.
@@ -129,11 +131,7 @@ impl Runner<'_, '_> {
 
     /// Every figure of the answer is decided: the agent verifies those so chosen, or the run
     /// ends with the answer as the analyst settled it.
-    async fn figures_decided(
-        &mut self,
-        figures: &[UnlinkedFigure],
-        answer: &Choice,
-    ) -> Result<Chosen> {
+    async fn figures_decided(&mut self, figures: &[UnlinkedFigure]) -> Result<Chosen> {
         let Some(seq) = figures.first().map(|f| f.message_seq) else {
             return Err(RuntimeError::Conflict(
                 "the failure lists no figures".into(),
@@ -144,7 +142,6 @@ impl Runner<'_, '_> {
             .figure_decisions()
             .of_message(self.conversation.id, seq)
             .await?;
-        self.store_guidance_for_figures(answer).await?;
         if self.execution.status != ExecutionStatus::Running {
             self.set_status(ExecutionStatus::Running).await?;
         }
