@@ -61,7 +61,7 @@ mod values;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
-pub use literals::{Literal, LiteralKind, Origin};
+pub use literals::{Literal, LiteralKind, MONTHS, Origin};
 
 /// Who said a piece of history, as far as extraction cares: constraints are only taken from
 /// the user, whose literals are kept first; a tool's text is output, read for its values.

@@ -73,7 +73,8 @@ pub struct Literal {
     pub group: Option<String>,
 }
 
-const MONTHS: &[&str] = &[
+/// English month names and their abbreviations, lowercase: a number beside one is a day.
+pub const MONTHS: &[&str] = &[
     "jan",
     "january",
     "feb",

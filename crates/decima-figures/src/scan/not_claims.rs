@@ -5,33 +5,7 @@
 use super::affixes::{char_at, char_before, word_after, word_before};
 use super::core::{Chain, Digits};
 use crate::figure::NotClaim;
-
-const MONTHS: &[&str] = &[
-    "jan",
-    "january",
-    "feb",
-    "february",
-    "mar",
-    "march",
-    "apr",
-    "april",
-    "may",
-    "jun",
-    "june",
-    "jul",
-    "july",
-    "aug",
-    "august",
-    "sep",
-    "sept",
-    "september",
-    "oct",
-    "october",
-    "nov",
-    "november",
-    "dec",
-    "december",
-];
+use decima_extract::MONTHS;
 
 /// Words after which a number names a thing rather than counts it.
 const ID_WORDS: &[&str] = &[
