@@ -1403,7 +1403,12 @@ export type ReviewType =
 /**  A fast risk check: a quarter of the budget, at most three findings. */
 "quick" | 
 /**  A complete critique. */
-"full";
+"full" | 
+/**
+ *  The answer's figures worked out again from the run's inputs, in a fresh sandbox, by a
+ *  reviewer that never sees the agent's code or files.
+ */
+"recompute";
 
 /**  A tenth-man review and the findings earlier reviews left open. */
 export type ReviewView = {
@@ -1833,6 +1838,11 @@ export type Severity =
 
 /**  Why a snapshot was taken, as stored in `snapshots.reason` and sent with its event. */
 export type SnapshotReason = 
+/**
+ *  A run is about to make its first call: its inputs as they were, for the tenth man's
+ *  recomputation of its figures.
+ */
+"run_start" | 
 /**  A todo is about to start: the state to return to if it fails. */
 "todo_start" | 
 /**  A checkpoint todo finished. */

@@ -168,7 +168,7 @@ async fn a_planned_run_succeeds_and_is_stored_whole() {
         .iter()
         .map(|s| s["reason"].as_str().unwrap())
         .collect();
-    assert_eq!(reasons, ["todo_start", "todo_start"], "{view}");
+    assert_eq!(reasons, ["run_start", "todo_start", "todo_start"], "{view}");
     let kinds: Vec<&str> = view["steps"]
         .as_array()
         .unwrap()

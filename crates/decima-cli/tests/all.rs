@@ -25,6 +25,7 @@ mod mcp_cli;
 mod mcp_cli_settings;
 mod numbers;
 mod real_llamacpp;
+mod recompute;
 mod remote_engine;
 mod review;
 mod review_answers;

@@ -185,3 +185,72 @@ pub fn units_compatible(a: Unit, b: Unit) -> bool {
         _ => false,
     }
 }
+
+/// Whether a value worked out again agrees with a figure as written: units that may describe
+/// the same quantity, and values within the precision of the coarser of the two (1.23M agrees
+/// with 1,234,567, 64.8% with 0.6481). A plain number set against a percentage is read as a
+/// fraction or as the percentage written without its sign, whichever is nearer.
+#[must_use]
+pub fn agrees(claimed: &Figure, recomputed: &Figure) -> bool {
+    if !units_compatible(claimed.unit, recomputed.unit) {
+        return false;
+    }
+    let tolerance = claimed.half_unit().max(recomputed.half_unit());
+    let close = |value: f64| {
+        let scale = claimed.magnitude().abs().max(value.abs());
+        (claimed.magnitude() - value).abs() <= tolerance + scale * 1e-12
+    };
+    let percent_unsigned = claimed.unit == Unit::Percent && recomputed.unit == Unit::Plain && {
+        let as_percent = Figure {
+            unit: Unit::Percent,
+            ..recomputed.clone()
+        };
+        let tolerance = claimed.half_unit().max(as_percent.half_unit());
+        (claimed.magnitude() - as_percent.magnitude()).abs() <= tolerance
+    };
+    close(recomputed.magnitude()) || percent_unsigned
+}
+
+#[cfg(test)]
+mod tests {
+    use super::agrees;
+    use crate::scan;
+
+    fn first(text: &str) -> super::Figure {
+        scan(text)
+            .into_iter()
+            .find(super::Figure::is_claim)
+            .unwrap_or_else(|| panic!("no figure in {text:?}"))
+    }
+
+    #[test]
+    fn a_recomputed_value_agrees_within_the_coarser_precision_and_a_compatible_unit() {
+        for (claimed, recomputed) in [
+            ("$1.23M", "1234567"),
+            ("1,234,567", "1.23M"),
+            ("64.8%", "0.6481"),
+            ("64.8%", "64.81"),
+            ("3,580,245", "3580245.0"),
+            ("(1,234)", "-1234"),
+            ("12.5 万", "125000"),
+        ] {
+            assert!(
+                agrees(&first(claimed), &first(recomputed)),
+                "{claimed} vs {recomputed}"
+            );
+        }
+        for (claimed, recomputed) in [
+            ("3,580,245", "3580254"),
+            ("$1.23M", "1250000"),
+            ("64.8%", "0.658"),
+            ("$1,200", "€1,200"),
+            ("1,234", "-1234"),
+            ("2.5%", "2.5 M"),
+        ] {
+            assert!(
+                !agrees(&first(claimed), &first(recomputed)),
+                "{claimed} vs {recomputed}"
+            );
+        }
+    }
+}

@@ -16,7 +16,7 @@ mod scan;
 mod sentences;
 
 pub use derive::{Derivation, Operation};
-pub use figure::{Currency, Figure, NotClaim, Scale, Unit, units_compatible};
+pub use figure::{Currency, Figure, NotClaim, Scale, Unit, agrees, units_compatible};
 pub use ledger::{Entry, Ledger, LedgerBuilder, Origin, Source};
 pub use matching::{Check, Status, check_answer, check_answer_before};
 pub use reading::{Located, read_figures};

@@ -174,6 +174,7 @@ fn reviews(c: &mut Criterion) {
         trigger: ReviewTrigger::User,
         reviewer: None,
         final_review: false,
+        figures: Vec::new(),
     };
     // The first review asks the model; every one after it is a cache hit.
     let first = rt.block_on(review(&ctx, request.clone())).unwrap();

@@ -12,7 +12,7 @@ use std::collections::HashMap;
 use decima_core::{ConversationId, ExecutionId, Message, Role};
 use decima_figures::{Check, Derivation, Ledger, LedgerBuilder, Operation, Origin, Source, Status};
 use decima_store::Store;
-use decima_store::{FigureDecision, Resolution};
+use decima_store::{FigureDecision, FigureReceipt, Resolution};
 use serde::Serialize;
 use tracing::instrument;
 
@@ -54,6 +54,8 @@ pub enum FigureStatus {
     Corrected,
     /// Unlinked, and the analyst vouched for it.
     Accepted,
+    /// Unsupported, and the tenth man worked out the same value from the run's inputs.
+    Verified,
 }
 
 impl From<Status> for FigureStatus {
@@ -96,6 +98,36 @@ pub struct FigureCheck {
     pub source: Option<FigureSource>,
     /// How sources give it, when derived.
     pub derivation: Option<FigureDerivation>,
+    /// What the tenth man got when it last recomputed it, with its receipt.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub recomputed: Option<Recomputation>,
+}
+
+/// A figure worked out again by a recompute review, from the run's inputs in a fresh sandbox.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Recomputation {
+    /// The review that did it.
+    pub review_id: String,
+    /// The value it reached, as it wrote it; none when it could not compute one.
+    pub value: Option<String>,
+    /// Whether that agrees with the figure within the figure's precision.
+    pub agrees: bool,
+    /// How it got there, or why it could not.
+    pub derivation: String,
+    /// Its commands and the files it wrote: the receipt.
+    pub code: String,
+}
+
+impl From<&FigureReceipt> for Recomputation {
+    fn from(r: &FigureReceipt) -> Self {
+        Self {
+            review_id: r.review_id.clone(),
+            value: r.recomputed.clone(),
+            agrees: r.agrees,
+            derivation: r.derivation.clone(),
+            code: r.code.clone(),
+        }
+    }
 }
 
 /// Every figure of one answer, checked.
@@ -180,7 +212,7 @@ pub async fn check_execution(
     Ok(report)
 }
 
-/// The analyst's decisions on the report's unlinked figures.
+/// The analyst's decisions on the report's unlinked figures, and the tenth man's receipts.
 async fn overlay(
     store: &Store,
     conversation: ConversationId,
@@ -191,7 +223,26 @@ async fn overlay(
         .of_message(conversation, report.message_seq)
         .await?;
     apply_decisions(&mut report.figures, &decisions);
+    let receipts = store
+        .figure_receipts()
+        .of_message(conversation, report.message_seq)
+        .await?;
+    apply_receipts(&mut report.figures, &receipts);
     Ok(())
+}
+
+/// Gives each figure the newest receipt of a recompute review; an unsupported figure whose
+/// recomputation agrees is verified.
+pub fn apply_receipts(figures: &mut [FigureCheck], receipts: &[FigureReceipt]) {
+    for f in figures.iter_mut() {
+        let Some(r) = receipts.iter().rev().find(|r| r.start == f.start) else {
+            continue;
+        };
+        f.recomputed = Some(Recomputation::from(r));
+        if r.agrees && !matches!(f.status, FigureStatus::Linked | FigureStatus::Derived) {
+            f.status = FigureStatus::Verified;
+        }
+    }
 }
 
 /// Gives each unlinked figure the status its decision says (a figure to verify stays unlinked
@@ -346,6 +397,7 @@ fn view(c: &Check, answer: &str, ledger: &Ledger, texts: &HashMap<i64, &str>) ->
         status: c.status.into(),
         source,
         derivation,
+        recomputed: None,
     }
 }
 

@@ -107,7 +107,10 @@ async fn a_planned_run_uses_tools_snapshots_each_todo_and_compresses_finished_ph
     assert_eq!(view.status, "succeeded");
     assert!(view.todos.iter().all(|t| t.status == TodoStatus::Completed));
     let reasons: Vec<&str> = view.snapshots.iter().map(|s| s.reason).collect();
-    assert_eq!(reasons, ["todo_start", "todo_start", "checkpoint"]);
+    assert_eq!(
+        reasons,
+        ["run_start", "todo_start", "todo_start", "checkpoint"]
+    );
     assert!(view.steps.iter().any(|s| s.kind == "supervision"));
     assert_eq!(
         view.steps.iter().filter(|s| s.kind == "analysis").count(),
@@ -240,7 +243,9 @@ async fn snapshots_of_finished_executions_are_collected_and_a_waiting_ones_are_k
     let f = Fixture::new().await;
     let ws = f.workspace();
     workspace::seed(&ws).unwrap();
-    let archives = |execution| {
+    // A run's inputs (its `run_start` snapshot) are kept for the tenth man's recomputations;
+    // `inputs` picks those, else the others.
+    let archives = |execution, inputs: bool| {
         let store = f.store.clone();
         async move {
             store
@@ -249,6 +254,7 @@ async fn snapshots_of_finished_executions_are_collected_and_a_waiting_ones_are_k
                 .await
                 .unwrap()
                 .into_iter()
+                .filter(|s| (s.reason == decima_store::SnapshotReason::RunStart) == inputs)
                 .filter_map(|s| s.workspace_archive)
                 .map(|id| decima_sandbox::SnapshotId::parse(&id).unwrap())
                 .collect::<Vec<_>>()
@@ -256,6 +262,9 @@ async fn snapshots_of_finished_executions_are_collected_and_a_waiting_ones_are_k
     };
 
     // One run finishes; another fails on data and waits, rolled back to its todo's snapshot.
+    // The first changes the workspace before its todo starts, so the todo's snapshot is not
+    // its inputs'.
+    f.call("shell", json!({"command": "printf zero > before.txt"}));
     f.call("todo_write", todos(&[("count", "in_progress")]));
     f.call("shell", json!({"command": "printf one > counted.txt"}));
     f.call("todo_write", todos(&[("count", "completed")]));
@@ -270,9 +279,12 @@ async fn snapshots_of_finished_executions_are_collected_and_a_waiting_ones_are_k
     );
     let waiting = f.run("Clean", RunOptions::default()).await;
     assert_eq!(waiting.execution.status, ExecutionStatus::AwaitingUser);
-    let finished = archives(done.execution.id).await;
-    let kept = archives(waiting.execution.id).await;
-    assert!(!finished.is_empty() && !kept.is_empty());
+    let finished = archives(done.execution.id, false).await;
+    let kept = archives(waiting.execution.id, false).await;
+    let mut inputs = archives(done.execution.id, true).await;
+    inputs.extend(archives(waiting.execution.id, true).await);
+    assert!(!finished.is_empty() && !kept.is_empty() && inputs.len() == 2);
+    assert!(finished.iter().all(|id| !inputs.contains(id)));
 
     let snapshots = agent::snapshot_store(f.dir.path()).unwrap();
     // Taken moments ago, they are all kept: another process may not have recorded its own yet.
@@ -300,6 +312,10 @@ async fn snapshots_of_finished_executions_are_collected_and_a_waiting_ones_are_k
             .all(|id| !kept.contains(id) && !snapshots.contains(id))
     );
     assert!(kept.iter().all(|id| snapshots.contains(id)));
+    assert!(
+        inputs.iter().all(|id| snapshots.contains(id)),
+        "every run's inputs are kept"
+    );
     let restored = f.dir.path().join("restored");
     snapshots.restore(&kept[0], &restored).unwrap();
     assert!(

@@ -145,7 +145,7 @@ async fn phase_and_checkpoint_compressions_can_be_turned_off() {
     assert!(!events.iter().any(|e| matches!(e, Event::Compacted { .. })));
     let view = agent::view(&f.store, outcome.execution.id).await.unwrap();
     let reasons: Vec<&str> = view.snapshots.iter().map(|s| s.reason).collect();
-    assert_eq!(reasons, ["todo_start"]);
+    assert_eq!(reasons, ["run_start", "todo_start"]);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -294,6 +294,7 @@ async fn the_small_model_writes_a_valid_review_and_a_structured_summary_under_th
             trigger: ReviewTrigger::User,
             reviewer: Some("local".into()),
             final_review: false,
+            figures: Vec::new(),
         },
     )
     .await

@@ -60,6 +60,7 @@ fn request(conversation: decima_core::ConversationId) -> ReviewRequest {
         trigger: ReviewTrigger::User,
         reviewer: None,
         final_review: false,
+        figures: Vec::new(),
     }
 }
 

@@ -197,6 +197,13 @@ const PARTS: &[Part] = &[
         self_reference: None,
         renumbered: None,
     },
+    Part {
+        table: "figure_receipts",
+        rows: "conversation_id = ?1",
+        order: "message_seq, start, review_id",
+        self_reference: None,
+        renumbered: None,
+    },
 ];
 
 /// Columns that the target's triggers change as rows go in (a message advances its

@@ -25,6 +25,7 @@ mod executions;
 mod exports;
 mod failures;
 mod figure_decisions;
+mod figure_receipts;
 mod leases;
 mod live;
 mod location;
@@ -69,6 +70,7 @@ pub use executions::{
 pub use exports::{Exports, HistoryExport};
 pub use failures::{Failure, Failures, NewFailure, Resolution, ResolvedBy};
 pub use figure_decisions::{FigureDecision, FigureDecisions};
+pub use figure_receipts::{FigureReceipt, FigureReceipts, MAX_RECEIPT_BYTES};
 pub use leases::{LeaseClaim, LeaseHolder, Leases};
 pub use live::{Change, ChangeFeed};
 pub use location::StoreLocation;
@@ -444,6 +446,11 @@ impl Store {
     /// The analyst's decisions on the figures of answers that no source held.
     pub fn figure_decisions(&self) -> FigureDecisions<'_> {
         FigureDecisions::new(self)
+    }
+
+    /// What the tenth man got when it recomputed the figures of answers: their receipts.
+    pub fn figure_receipts(&self) -> FigureReceipts<'_> {
+        FigureReceipts::new(self)
     }
 
     /// Export bookkeeping: where each history was last written, for incremental exports.

@@ -26,6 +26,9 @@ use crate::{Result, Store, StoreError};
 #[strum(serialize_all = "snake_case")]
 #[cfg_attr(feature = "specta", derive(specta::Type))]
 pub enum SnapshotReason {
+    /// A run is about to make its first call: its inputs as they were, for the tenth man's
+    /// recomputation of its figures.
+    RunStart,
     /// A todo is about to start: the state to return to if it fails.
     TodoStart,
     /// A checkpoint todo finished.
@@ -213,10 +216,12 @@ impl<'s> Snapshots<'s> {
         row.map(Snapshot::try_from).transpose()
     }
 
-    /// The workspace snapshots a rollback may still need: those of every execution that has not
-    /// finished for good (queued, running, waiting for the analyst, or interrupted and so
-    /// resumable). A finished execution is never rolled back, so its workspace snapshots are
-    /// garbage; its rows stay as the record of what was taken.
+    /// The workspace snapshots still needed: those of every execution that has not finished
+    /// for good (queued, running, waiting for the analyst, or interrupted and so resumable),
+    /// which a rollback may need, and every run's inputs (its `run_start` snapshot), which the
+    /// tenth man recomputes its figures from. A finished execution is never rolled back, so
+    /// its other workspace snapshots are garbage; its rows stay as the record of what was
+    /// taken.
     pub async fn archives_in_use(&self) -> Result<Vec<String>> {
         let finished: Vec<&str> = crate::ExecutionStatus::ALL
             .iter()
@@ -231,7 +236,8 @@ impl<'s> Snapshots<'s> {
             let sql = format!(
                 "SELECT DISTINCT s.workspace_archive FROM snapshots s \
                  JOIN executions e ON e.id = s.execution_id \
-                 WHERE s.workspace_archive IS NOT NULL AND e.status NOT IN ({each})"
+                 WHERE s.workspace_archive IS NOT NULL \
+                 AND (e.status NOT IN ({each}) OR s.reason = 'run_start')"
             );
             sqlx::query_as(sqlx::AssertSqlSafe(sql))
                 .bind(serde_json::json!(finished).to_string())

@@ -140,7 +140,7 @@ async fn rebuild_keeps_every_row_index_trigger_and_reference() {
     // bulk insert turns its insert trigger off with, each model call's
     // usage and the trigger that sums it per run, the MCP servers with their switches and
     // approvals, the images of tool results, how each answer ended and what it cost, and the
-    // analyst's decisions on figures).
+    // analyst's decisions on figures and the tenth man's receipts for them).
     let added: Vec<&String> = objects_after
         .iter()
         .filter(|o| !objects_before.contains(o))
@@ -163,6 +163,7 @@ async fn rebuild_keeps_every_row_index_trigger_and_reference() {
             "index sqlite_autoindex_conversation_claims_1",
             "index sqlite_autoindex_conversation_mcp_servers_1",
             "index sqlite_autoindex_figure_decisions_1",
+            "index sqlite_autoindex_figure_receipts_1",
             "index sqlite_autoindex_mcp_servers_1",
             "index sqlite_autoindex_message_images_1",
             "index sqlite_autoindex_review_findings_1",
@@ -172,6 +173,7 @@ async fn rebuild_keeps_every_row_index_trigger_and_reference() {
             "table conversation_claims",
             "table conversation_mcp_servers",
             "table figure_decisions",
+            "table figure_receipts",
             "table mcp_approvals",
             "table mcp_servers",
             "table message_images",

@@ -46,6 +46,7 @@ pub async fn review_run(
             trigger: ReviewTrigger::User,
             reviewer,
             final_review: false,
+            figures: Vec::new(),
         },
     )
     .await?;

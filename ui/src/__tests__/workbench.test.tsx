@@ -437,6 +437,29 @@ describe("tenth man", () => {
     expect(backend.callsOf("review_run")).toHaveLength(1);
   });
 
+  it("recomputes the newest run's figures from the review panel, with no focus to give", async () => {
+    const backend = backendWith({ review: review() });
+    const { user } = await openC1();
+    await user.click(screen.getByTestId("tenth-man-review-button"));
+    const dialog = screen.getByRole("dialog", { name: "Tenth man review" });
+    await user.click(within(dialog).getByTestId("review-start"));
+    await within(dialog).findByTestId("review-result");
+    backend.review = review({
+      id: "r3",
+      riskLevel: "high",
+      summary: "Recomputed 2 figures of the answer (message 4) from the run's inputs as they were when it started, in a fresh sandbox: 1 agree, 1 differ, 0 could not be computed.",
+    });
+    await user.click(within(dialog).getByTestId("review-recompute"));
+    expect(await within(dialog).findByText(/Recomputed 2 figures of the answer/)).toBeInTheDocument();
+    expect(backend.callsOf("review_run")[1]?.args).toMatchObject({ conversationId: "c1", reviewType: "recompute", focus: null });
+
+    // Chosen as a type in the form, it says what it does instead of asking for a focus.
+    await user.click(within(dialog).getByTestId("review-new"));
+    await user.selectOptions(within(dialog).getByTestId("review-type"), "recompute");
+    expect(within(dialog).getByTestId("review-recompute-hint")).toHaveTextContent("fresh sandbox");
+    expect(within(dialog).queryByTestId("review-focus")).toBeNull();
+  });
+
   it("shows a failed review in the panel, not as a banner", async () => {
     backendWith();
     const { user } = await openC1();

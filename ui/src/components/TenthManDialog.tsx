@@ -75,10 +75,12 @@ export function TenthManDialog({ conversationId, executionId = null, onClose, on
     };
   }, [conversationId, executionId]);
 
-  const start = async () => {
+  const start = async (kind: string = type) => {
     setBusy(true);
     setError(null);
-    const res = await call(() => commands.reviewRun(conversationId, type, focus.trim() || null));
+    const res = await call(() =>
+      commands.reviewRun(conversationId, kind, kind === "recompute" ? null : focus.trim() || null),
+    );
     setBusy(false);
     if (res.status === "ok") {
       setReview(res.data);
@@ -111,17 +113,24 @@ export function TenthManDialog({ conversationId, executionId = null, onClose, on
               <select data-testid="review-type" value={type} onChange={(e) => setType(e.target.value)}>
                 <option value="full">{t("review.full")}</option>
                 <option value="quick">{t("review.quick")}</option>
+                <option value="recompute">{t("review.recompute")}</option>
               </select>
             </label>
-            <label>
-              {t("review.focus")}
-              <input
-                data-testid="review-focus"
-                value={focus}
-                placeholder={t("review.focusPlaceholder")}
-                onChange={(e) => setFocus(e.target.value)}
-              />
-            </label>
+            {type === "recompute" ? (
+              <p className="muted" data-testid="review-recompute-hint">
+                {t("review.recomputeHint")}
+              </p>
+            ) : (
+              <label>
+                {t("review.focus")}
+                <input
+                  data-testid="review-focus"
+                  value={focus}
+                  placeholder={t("review.focusPlaceholder")}
+                  onChange={(e) => setFocus(e.target.value)}
+                />
+              </label>
+            )}
             <button type="button" className="button button-primary" data-testid="review-start" disabled={busy} onClick={() => void start()}>
               {busy ? t("review.running") : t("review.start")}
             </button>
@@ -134,9 +143,26 @@ export function TenthManDialog({ conversationId, executionId = null, onClose, on
           </>
         )}
         {!showForm && loaded && (
-          <button type="button" className="button" data-testid="review-new" onClick={() => setAsking(true)}>
-            {t("review.new")}
-          </button>
+          <div className="review-actions">
+            <button type="button" className="button" data-testid="review-new" onClick={() => setAsking(true)}>
+              {t("review.new")}
+            </button>
+            <button
+              type="button"
+              className="button"
+              data-testid="review-recompute"
+              disabled={busy}
+              title={t("review.recomputeHint")}
+              onClick={() => void start("recompute")}
+            >
+              {busy ? t("review.running") : t("review.recompute")}
+            </button>
+          </div>
+        )}
+        {!showForm && error && (
+          <p className="review-error" role="alert" data-testid="review-error">
+            {withoutCliFlags(t, error)}
+          </p>
         )}
         {review && (
           <div className="review-result" data-testid="review-result">

@@ -563,6 +563,8 @@ const en = {
     type: "Type",
     full: "Full",
     quick: "Quick",
+    recompute: "Recompute figures",
+    recomputeHint: "The newest run's figures that no output supports, and its headline ones, worked out again from its inputs in a fresh sandbox, by a reviewer that never sees the agent's files or code.",
     focus: "Focus",
     focusPlaceholder: "optional: what to look at",
     start: "Start review",

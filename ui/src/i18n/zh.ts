@@ -563,6 +563,8 @@ const zh: Messages = {
     type: "类型",
     full: "完整",
     quick: "快速",
+    recompute: "重算数字",
+    recomputeHint: "在全新的沙箱里，用最近一次运行开始时的输入文件，重新计算没有输出支撑的数字和开头的关键数字；审查者看不到智能体的文件和代码。",
     focus: "重点",
     focusPlaceholder: "可选：审查重点",
     start: "开始审查",

@@ -115,9 +115,18 @@ pub struct ReviewArgs {
         default_value = "full"
     )]
     pub mode: String,
-    /// quick (a fast risk check) or full (a complete critique).
-    #[arg(long = "type", value_name = "quick|full", default_value = "full")]
+    /// quick (a fast risk check), full (a complete critique), or recompute (the run's
+    /// figures worked out again from its inputs in a fresh sandbox; --mode does not apply).
+    #[arg(
+        long = "type",
+        value_name = "quick|full|recompute",
+        default_value = "full"
+    )]
     pub review_type: String,
+    /// For a recompute: a figure to work out again besides the unlinked and headline ones, by
+    /// its number in `decima execution numbers`; repeat for more.
+    #[arg(long = "figure", value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub figures: Vec<u32>,
     /// What the reviewer should look at hardest.
     #[arg(long, value_name = "TEXT")]
     pub focus: Option<String>,

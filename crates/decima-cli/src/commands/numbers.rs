@@ -25,7 +25,7 @@ fn render(report: &NumbersReport) -> String {
     let _ = writeln!(
         text,
         "message {} of conversation {}: {} figures, {} linked, {} derived, {} unlinked, {} \
-         settled by the analyst (ledger: {} figures from {} outputs and messages)",
+         settled by the analyst, {} verified by the tenth man (ledger: {} figures from {}          outputs and messages)",
         report.message_seq,
         report.conversation_id,
         report.figures.len(),
@@ -35,6 +35,7 @@ fn render(report: &NumbersReport) -> String {
         report.count(FigureStatus::Estimate)
             + report.count(FigureStatus::Corrected)
             + report.count(FigureStatus::Accepted),
+        report.count(FigureStatus::Verified),
         report.ledger_entries,
         report.ledger_sources,
     );
@@ -53,6 +54,18 @@ fn render(report: &NumbersReport) -> String {
         );
         if f.status == FigureStatus::Unlinked {
             let _ = writeln!(text, "{:<16}  {:<9}  in: {}", "", "", cut(&f.sentence));
+        }
+        if let Some(r) = &f.recomputed {
+            let verdict = match (&r.value, r.agrees) {
+                (Some(v), true) => format!("recomputed {v}: agrees"),
+                (Some(v), false) => format!("recomputed {v}: DIFFERS"),
+                (None, _) => "could not be recomputed".to_owned(),
+            };
+            let _ = writeln!(
+                text,
+                "{:<16}  {:<9}  {verdict} (review {}; its code is the receipt: --json)",
+                "", "", r.review_id
+            );
         }
     }
     text

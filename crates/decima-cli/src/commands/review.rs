@@ -8,7 +8,7 @@ use decima_runtime::review::{
     self, ReviewContext, ReviewMode, ReviewRequest, ReviewTrigger, ReviewType,
 };
 use decima_runtime::{Event, EventSink};
-use decima_store::{Review, Store};
+use decima_store::{FigureReceipt, Review, Store};
 
 use super::signals::cancel_on_ctrl_c;
 use super::{conversation_id, execution_id};
@@ -37,6 +37,11 @@ pub async fn run(store: &Store, data_dir: &Path, args: ReviewArgs) -> Result<(),
     let execution = args.execution.as_deref().map(execution_id).transpose()?;
     let mode = ReviewMode::parse(&args.mode)?;
     let review_type = ReviewType::parse(&args.review_type)?;
+    if !args.figures.is_empty() && review_type != ReviewType::Recompute {
+        return Err(CliError::Provider(
+            "--figure marks figures for a recompute review: add --type recompute".into(),
+        ));
+    }
     // Ctrl-C or SIGTERM stops the review as it stops a run: nothing of it is stored.
     let cancel = CancellationToken::new();
     let watcher = tokio::spawn(cancel_on_ctrl_c(
@@ -59,6 +64,7 @@ pub async fn run(store: &Store, data_dir: &Path, args: ReviewArgs) -> Result<(),
             trigger: ReviewTrigger::User,
             reviewer: args.reviewer_provider,
             final_review: false,
+            figures: args.figures,
         },
         &cancel,
     )
@@ -77,7 +83,15 @@ pub async fn run(store: &Store, data_dir: &Path, args: ReviewArgs) -> Result<(),
         .reviews()
         .open_findings(conversation, execution)
         .await?;
-    output::print(&render(&outcome.review, open.len()))
+    let mut text = render(&outcome.review, open.len());
+    if outcome.review.review_type == ReviewType::Recompute.name() {
+        let receipts = store
+            .figure_receipts()
+            .of_review(&outcome.review.id)
+            .await?;
+        text.push_str(&render_receipts(&receipts));
+    }
+    output::print(&text)
 }
 
 /// The review for a person: verdict, findings with their evidence, questions.
@@ -133,5 +147,25 @@ fn render(review: &Review, open: usize) -> String {
         }
     }
     let _ = writeln!(out, "\nOpen findings in this scope: {open}");
+    out
+}
+
+/// A recompute review's receipts, figure by figure, after the review.
+fn render_receipts(receipts: &[FigureReceipt]) -> String {
+    let mut out = String::from("\nFigures recomputed:\n");
+    for r in receipts {
+        let verdict = match (&r.recomputed, r.agrees) {
+            (Some(v), true) => format!("{v}, agrees: verified"),
+            (Some(v), false) => format!("{v}, DIFFERS"),
+            (None, _) => "no value".to_owned(),
+        };
+        let _ = writeln!(out, "- {} → {verdict}\n  how: {}", r.text, r.derivation);
+        for line in r.code.lines().take(12) {
+            let _ = writeln!(out, "  | {line}");
+        }
+        if r.code.lines().count() > 12 {
+            let _ = writeln!(out, "  | … (the whole receipt: decima numbers … --json)");
+        }
+    }
     out
 }

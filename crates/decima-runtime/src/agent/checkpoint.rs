@@ -78,7 +78,8 @@ pub fn snapshot_store(data_dir: &Path) -> Result<SnapshotStore> {
 const UNRECORDED_GRACE: std::time::Duration = std::time::Duration::from_secs(10 * 60);
 
 /// Reclaims the workspace snapshots no rollback can need any more: every one but those of the
-/// executions that have not finished (see `Snapshots::archives_in_use`). Run when a run ends
+/// executions that have not finished and each run's inputs (see `Snapshots::archives_in_use`;
+/// content-addressed, a run's inputs share their objects with the next run's). Run when a run ends
 /// and when the app starts, so `DATA_DIR/snapshots` does not grow with every todo ever run.
 /// Skips (returning `busy`) while another process is snapshotting or restoring.
 ///
@@ -160,6 +161,12 @@ impl Checkpoints {
             workspace,
             execution,
         }
+    }
+
+    /// Whether its snapshots hold the workspace (a subagent's, or a run with snapshots turned
+    /// off, hold the plan and the history only).
+    pub fn holds_workspace(&self) -> bool {
+        !matches!(self.workspace, SnapshotSource::None)
     }
 
     /// Takes a snapshot of the workspace now, and records it with the seq and the plan.

@@ -21,6 +21,7 @@ pub mod merge;
 mod modes;
 pub mod passes;
 pub mod prompt;
+pub mod recompute;
 mod risky;
 pub mod schema;
 mod steps;
@@ -61,6 +62,9 @@ pub struct ReviewRequest {
     pub reviewer: Option<String>,
     /// The final review of `execution`: a high or critical one marks its result contested.
     pub final_review: bool,
+    /// For a recompute: the figures the analyst marked, by their number in the answer's list
+    /// (`decima execution numbers`), besides the unlinked and the headline ones.
+    pub figures: Vec<u32>,
 }
 
 /// What a review needs from its caller.
@@ -103,6 +107,9 @@ pub async fn review_until(
         mode = request.mode.name(),
         review_type = request.review_type.name(),
     );
+    if request.review_type == ReviewType::Recompute {
+        return recompute::run(ctx, request, cancel).instrument(span).await;
+    }
     steps::run(ctx, request, cancel).instrument(span).await
 }
 

@@ -116,6 +116,9 @@ pub enum ReviewType {
     /// A complete critique.
     #[default]
     Full,
+    /// The answer's figures worked out again from the run's inputs, in a fresh sandbox, by a
+    /// reviewer that never sees the agent's code or files.
+    Recompute,
 }
 
 impl ReviewType {
@@ -124,11 +127,11 @@ impl ReviewType {
         self.into()
     }
 
-    /// Reads `quick` or `full`.
+    /// Reads `quick`, `full` or `recompute`.
     pub fn parse(text: &str) -> Result<Self> {
         text.parse().map_err(|_| {
             RuntimeError::Config(format!(
-                "unknown review type {:?}: use quick or full",
+                "unknown review type {:?}: use quick, full or recompute",
                 decima_core::names::echo_untrusted(text)
             ))
         })
@@ -138,7 +141,7 @@ impl ReviewType {
     pub(super) fn max_output(self) -> u32 {
         match self {
             Self::Quick => 1_500,
-            Self::Full => 4_096,
+            Self::Full | Self::Recompute => 4_096,
         }
     }
 }

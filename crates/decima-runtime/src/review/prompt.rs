@@ -35,7 +35,7 @@ pub fn system_prompt(kind: ReviewType, language: Option<&Language>) -> String {
             "This is a QUICK review: a fast risk check. Report at most 3 findings, the most \
              dangerous first, and keep every text short."
         }
-        ReviewType::Full => {
+        ReviewType::Full | ReviewType::Recompute => {
             "This is a FULL review: a complete critique. Look for logic flaws across steps, \
              dangerous assumptions, overlooked risks, inconsistencies between steps, tool \
              results that were misread or ignored, and conclusions the evidence does not \

@@ -171,7 +171,7 @@ impl Reviewer {
         let room = input_room(window.window, output, scale, &system, counter.as_ref());
         let budget = match request.review_type {
             ReviewType::Quick => room / 4,
-            ReviewType::Full => room,
+            ReviewType::Full | ReviewType::Recompute => room,
         };
         Ok(Self {
             resolved,
@@ -208,7 +208,7 @@ impl Reviewer {
             format: schema::review_format(
                 match request.review_type {
                     ReviewType::Quick => schema::QUICK_FINDINGS,
-                    ReviewType::Full => schema::FULL_FINDINGS,
+                    ReviewType::Full | ReviewType::Recompute => schema::FULL_FINDINGS,
                 },
                 self.output,
                 open_ids,

@@ -83,7 +83,14 @@ pub fn parse_call(arguments: &str) -> Result<(ReviewMode, ReviewType, Option<Str
     };
     let review_type = match args.review_type.as_deref() {
         None => ReviewType::Full,
-        Some(t) => ReviewType::parse(t).map_err(|e| e.to_string())?,
+        Some(t) => match ReviewType::parse(t).map_err(|e| e.to_string())? {
+            // The analyst's review of a finished run's figures, never the agent's own tool.
+            ReviewType::Recompute => {
+                return Err("review_type recompute is the analyst's review of a finished run's                             figures; use quick or full"
+                    .into());
+            }
+            other => other,
+        },
     };
     Ok((
         mode,
@@ -146,6 +153,7 @@ impl crate::tools::AgentTool for TenthManTool<'_> {
                 trigger: super::ReviewTrigger::Tool,
                 reviewer: self.reviewer.clone(),
                 final_review: false,
+                figures: Vec::new(),
             };
             let ctx = super::ReviewContext {
                 store: self.store,

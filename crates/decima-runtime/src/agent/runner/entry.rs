@@ -105,7 +105,9 @@ pub(in crate::agent) async fn launch(
                 runner.store_message(first).await?;
             }
             None => {
-                runner.store_task().await?;
+                let task = runner.store_task().await?;
+                // Boxed: a snapshot's future is large, and a run's future holds its children's.
+                Box::pin(runner.snapshot_inputs(task.seq)).await?;
             }
         }
         let outcome = runner.drive().await;

@@ -38,7 +38,9 @@ use decima_core::prompt::Preset;
 use decima_core::{FailureClass, Message, NewMessage, Role};
 use decima_llm::ProviderConfig;
 use decima_llm::tokens::Calibration;
-use decima_store::{Conversation, EndedBy, Execution, ExecutionStatus, Store, Todo};
+use decima_store::{
+    Conversation, EndedBy, Execution, ExecutionStatus, SnapshotReason, Store, Todo,
+};
 use records::Unfinished;
 use tracing::{Instrument as _, info_span, warn};
 
@@ -296,6 +298,17 @@ impl<'s, 'a> Runner<'s, 'a> {
                 .await?;
         }
         Ok(stored)
+    }
+
+    /// Snapshots the workspace before the run's first call, its inputs as they were: what the
+    /// tenth man recomputes the answer's figures from, in a fresh sandbox. Only when the run's
+    /// snapshots hold its workspace.
+    async fn snapshot_inputs(&self, seq: i64) -> Result<()> {
+        if !self.checkpoints.holds_workspace() {
+            return Ok(());
+        }
+        self.take_snapshot(None, SnapshotReason::RunStart, seq, &[])
+            .await
     }
 
     async fn store_message(&self, message: NewMessage) -> Result<Message> {

@@ -37,6 +37,7 @@ impl Runner<'_, '_> {
             trigger,
             reviewer: self.options.reviewer_provider.clone(),
             final_review: false,
+            figures: Vec::new(),
         }
     }
 
