@@ -298,3 +298,66 @@ async fn verify_asks_the_agent_to_compute_the_figure_and_matches_the_new_answer(
     let report: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(figure(&report, "4.75")["status"], "linked");
 }
+
+/// A file a command wrote is a source; a report the model wrote is checked as the answer is;
+/// one in a format the matcher does not read says so.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn files_the_run_wrote_are_sources_or_reports_checked_like_the_answer() {
+    let env = Env::new().await;
+    env.call(
+        "shell",
+        json!({ "command": "echo region,total>totals.csv && echo North,4321 >>totals.csv" }),
+    );
+    env.call(
+        "write_file",
+        json!({"path": "report.md", "content": "# Totals\n\nNorth totalled 4,321 and South 999.\n"}),
+    );
+    env.call(
+        "write_file",
+        json!({"path": "summary.xlsx", "content": "not really a workbook"}),
+    );
+    env.say("North totalled 4,321.");
+    // The figure check is on: the answer's figure is in the file the command wrote, so the run
+    // ends without a question.
+    let out = env.run(&["--figures", "on"], "Total the regions").await;
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let id = execution_id(&out.stderr);
+
+    let out = env.decima(&["execution", "numbers", &id, "--json"]).await;
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let total = figure(&report, "4,321");
+    assert_eq!(total["status"], "linked", "{report:#}");
+    assert_eq!(total["source"]["path"], "totals.csv");
+    assert_eq!(total["source"]["text"], "4321");
+    assert_eq!(total["source"]["subject"], "total · North");
+
+    let reports = report["reports"].as_array().unwrap();
+    let md = reports.iter().find(|r| r["path"] == "report.md").unwrap();
+    assert_eq!(figure(md, "4,321")["status"], "linked");
+    assert_eq!(figure(md, "999")["status"], "unlinked");
+    assert_eq!(
+        figure(md, "999")["sentence"],
+        "North totalled 4,321 and South 999."
+    );
+    let xlsx = reports
+        .iter()
+        .find(|r| r["path"] == "summary.xlsx")
+        .unwrap();
+    assert!(xlsx["figures"].as_array().unwrap().is_empty());
+    assert!(
+        xlsx["note"].as_str().unwrap().contains("not .xlsx"),
+        "{xlsx:#}"
+    );
+
+    let out = env.decima(&["execution", "numbers", &id]).await;
+    let table = text(&out.stdout);
+    assert!(
+        table.contains(
+            "report report.md (written by the run): 2 figures, 1 linked, 0 derived, 1 unlinked"
+        ),
+        "{table}"
+    );
+    assert!(table.contains("file totals.csv (written by"), "{table}");
+    assert!(table.contains("report summary.xlsx"), "{table}");
+}

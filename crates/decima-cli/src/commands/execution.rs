@@ -42,7 +42,7 @@ pub async fn run(
         }
         ExecutionCommand::Numbers { id, json } => {
             let id = execution_id(&id)?;
-            let report = decima_runtime::figures::check_execution(store, id).await?;
+            let report = decima_runtime::figures::check_execution(store, data_dir, id).await?;
             super::numbers::print(&report, json)
         }
         ExecutionCommand::Show { id, json } => {

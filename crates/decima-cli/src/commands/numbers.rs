@@ -41,10 +41,35 @@ fn render(report: &NumbersReport) -> String {
     );
     if report.figures.is_empty() {
         text.push_str("The answer states no figures to check.\n");
-        return text;
+    } else {
+        table(&mut text, &report.figures);
     }
+    for r in &report.reports {
+        let count = |s: FigureStatus| r.figures.iter().filter(|f| f.status == s).count();
+        let _ = writeln!(
+            text,
+            "\nreport {} (written by the run): {} figures, {} linked, {} derived, {} unlinked{}",
+            r.path,
+            r.figures.len(),
+            count(FigureStatus::Linked),
+            count(FigureStatus::Derived),
+            count(FigureStatus::Unlinked),
+            r.note
+                .as_deref()
+                .map(|n| format!(" ({n})"))
+                .unwrap_or_default()
+        );
+        if !r.figures.is_empty() {
+            table(&mut text, &r.figures);
+        }
+    }
+    text
+}
+
+/// One line per figure, an unlinked one with its sentence, a recomputed one with its verdict.
+fn table(text: &mut String, figures: &[FigureCheck]) {
     let _ = writeln!(text, "{:<16}  {:<9}  SOURCE", "FIGURE", "STATUS");
-    for f in &report.figures {
+    for f in figures {
         let _ = writeln!(
             text,
             "{:<16}  {:<9}  {}",
@@ -68,7 +93,6 @@ fn render(report: &NumbersReport) -> String {
             );
         }
     }
-    text
 }
 
 fn where_from(f: &FigureCheck) -> String {
@@ -83,6 +107,12 @@ fn where_from(f: &FigureCheck) -> String {
         } else {
             format!(": {}", s.subject)
         };
+        if let Some(path) = &s.path {
+            return format!(
+                "file {path} (written by{call} at seq {}), bytes {}..{}, \"{}\"{about}",
+                s.message_seq, s.start, s.end, s.text
+            );
+        }
         return format!(
             "seq {}{call}, bytes {}..{}, \"{}\"{about}",
             s.message_seq, s.start, s.end, s.text

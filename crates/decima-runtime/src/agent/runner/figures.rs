@@ -14,6 +14,7 @@ use crate::agent::failure::{Pending, Place, Trigger};
 use crate::agent::report::{FailureReport, UnlinkedFigure};
 use crate::error::{Result, RuntimeError};
 use crate::events::Event;
+use crate::figures::files::run_files;
 use crate::figures::{ConversationLedger, FigureStatus};
 
 /// Unlinked figures named in a failure's one-line message; the report lists them all.
@@ -28,7 +29,11 @@ impl Runner<'_, '_> {
             return Ok(None);
         }
         let messages = self.store().messages().all(self.conversation.id).await?;
-        let ledger = ConversationLedger::new(&messages);
+        // The files the run's commands wrote are sources too: a figure a script computed into
+        // a CSV links to it.
+        let sandbox = std::sync::Arc::clone(self.registry.sandbox());
+        let files = run_files(self.store(), sandbox.as_ref(), self.execution.id).await?;
+        let ledger = ConversationLedger::with_files(&messages, files.sources);
         let unlinked: Vec<UnlinkedFigure> = ledger
             .check(answer)
             .into_iter()

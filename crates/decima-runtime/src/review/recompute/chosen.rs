@@ -89,6 +89,7 @@ mod tests {
             conversation_id: String::new(),
             message_seq: 9,
             figures,
+            reports: Vec::new(),
             ledger_entries: 0,
             ledger_sources: 0,
         }

@@ -44,7 +44,7 @@ pub(super) async fn run(
     let store = ctx.store;
     let conversation = store.conversations().get(request.conversation).await?;
     let execution = the_run(store, &conversation, &request).await?;
-    let report = check_execution(store, execution.id).await?;
+    let report = check_execution(store, ctx.data_dir, execution.id).await?;
     let chosen = chosen::choose(&report, &request.figures)?;
     if chosen.is_empty() {
         return Err(RuntimeError::Config(format!(

@@ -7,6 +7,8 @@
 //! compression summarises the context a model sees; it removes no message, so the ledger keeps
 //! every figure however often the conversation was compressed.
 
+pub mod files;
+
 use std::collections::HashMap;
 
 use decima_core::{ConversationId, ExecutionId, Message, Role};
@@ -16,6 +18,8 @@ use decima_store::{FigureDecision, FigureReceipt, Resolution};
 use serde::Serialize;
 use tracing::instrument;
 
+pub use files::ReportCheck;
+
 use crate::error::RuntimeError;
 
 /// Where a figure's value was found: a span of a tool's output or an analyst's message.
@@ -23,8 +27,11 @@ use crate::error::RuntimeError;
 pub struct FigureSource {
     /// The message that holds it.
     pub message_seq: i64,
-    /// The tool call that output it.
+    /// The tool call that output it (or wrote its file).
     pub tool_call_id: Option<String>,
+    /// The workspace file that holds it, when a command wrote it there.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
     /// Byte span of the value in that message's text.
     pub start: u32,
     /// End of the span.
@@ -140,6 +147,9 @@ pub struct NumbersReport {
     /// Its figures, in the answer's order. Years, dates, list numbers, ids and the analyst's
     /// own figures are not claims and are not listed.
     pub figures: Vec<FigureCheck>,
+    /// The reports the run wrote itself, each checked as the answer is (runs only).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub reports: Vec<ReportCheck>,
     /// Figures the ledger held when the answer was checked.
     pub ledger_entries: u32,
     /// Tool outputs and analyst messages it read them from.
@@ -180,10 +190,13 @@ pub async fn check_message(
     Ok(report)
 }
 
-/// Checks the figures of an execution's answer: its last assistant message with text.
-#[instrument(skip(store), fields(execution = %execution))]
+/// Checks the figures of an execution's answer (its last assistant message with text) and of
+/// the reports it wrote, against the conversation's ledger and the files the run's commands
+/// wrote, read through the conversation's workspace.
+#[instrument(skip(store, data_dir), fields(execution = %execution))]
 pub async fn check_execution(
     store: &Store,
+    data_dir: &std::path::Path,
     execution: ExecutionId,
 ) -> Result<NumbersReport, RuntimeError> {
     let record = store.executions().get(execution).await?;
@@ -207,7 +220,27 @@ pub async fn check_execution(
         .filter(|m| m.seq <= answer.seq)
         .cloned()
         .collect();
-    let mut report = check(record.conversation_id, &before, answer);
+    let files = if files::written_by(store, execution).await?.is_empty() {
+        files::RunFiles::default()
+    } else {
+        // The run's own folder on the host; its conversation's container in Docker.
+        let sandbox: std::sync::Arc<dyn decima_sandbox::Sandbox> =
+            match (&record.sandbox, &record.workspace) {
+                (decima_store::SandboxKind::Host, Some(folder)) => {
+                    std::sync::Arc::new(decima_sandbox::HostSandbox::new(
+                        std::path::PathBuf::from(folder),
+                        decima_sandbox::HostLimits::default(),
+                    ))
+                }
+                _ => {
+                    crate::workspace::place::place(store, data_dir, record.conversation_id)
+                        .await?
+                        .sandbox
+                }
+            };
+        files::run_files(store, sandbox.as_ref(), execution).await?
+    };
+    let mut report = check_with(record.conversation_id, &before, answer, files);
     overlay(store, record.conversation_id, &mut report).await?;
     Ok(report)
 }
@@ -266,30 +299,66 @@ pub fn apply_decisions(figures: &mut [FigureCheck], decisions: &[FigureDecision]
 
 /// The ledger of the messages before `answer`, and the answer checked against it.
 fn check(conversation: ConversationId, messages: &[Message], answer: &Message) -> NumbersReport {
-    let ledger = ConversationLedger::new(messages);
+    check_with(conversation, messages, answer, files::RunFiles::default())
+}
+
+/// [`check`], with the files a run wrote: its commands' as sources, its reports checked.
+fn check_with(
+    conversation: ConversationId,
+    messages: &[Message],
+    answer: &Message,
+    files: files::RunFiles,
+) -> NumbersReport {
+    let ledger = ConversationLedger::with_files(messages, files.sources);
     let figures = ledger.check(answer);
     NumbersReport {
         conversation_id: conversation.to_string(),
         message_seq: answer.seq,
         figures,
+        reports: ledger.check_reports(&files.reports),
         ledger_entries: u32::try_from(ledger.ledger.len()).unwrap_or(u32::MAX),
         ledger_sources: u32::try_from(ledger.ledger.sources().len()).unwrap_or(u32::MAX),
     }
 }
 
-/// A conversation's ledger: every tool output and analyst message, read once, against which
-/// each answer is checked with the sources stored before it.
+/// A conversation's ledger: every tool output and analyst message, and the files a run's
+/// commands wrote, read once, against which each answer is checked with the sources stored
+/// before it.
 pub struct ConversationLedger<'m> {
     ledger: Ledger,
-    texts: HashMap<i64, &'m str>,
+    texts: Texts<'m>,
+}
+
+/// The texts the ledger's spans point into: messages by seq, files by path.
+#[derive(Default)]
+struct Texts<'m> {
+    messages: HashMap<i64, &'m str>,
+    files: HashMap<String, String>,
+}
+
+impl Texts<'_> {
+    fn of(&self, source: &Source) -> Option<&str> {
+        match &source.path {
+            Some(path) => self.files.get(path).map(String::as_str),
+            None => self.messages.get(&source.message_seq).copied(),
+        }
+    }
 }
 
 impl<'m> ConversationLedger<'m> {
     /// Reads the tool outputs and analyst messages of `messages`.
     #[must_use]
     pub fn new(messages: &'m [Message]) -> Self {
+        Self::with_files(messages, Vec::new())
+    }
+
+    /// Reads the tool outputs and analyst messages of `messages`, and the files commands and
+    /// tools of a run wrote (`files::run_files`), each a source as of the answer that made its
+    /// call.
+    #[must_use]
+    pub fn with_files(messages: &'m [Message], files: Vec<(files::WrittenFile, String)>) -> Self {
         let mut builder = LedgerBuilder::new();
-        let mut texts = HashMap::new();
+        let mut texts = Texts::default();
         for m in messages {
             let origin = match m.role {
                 Role::Tool => Origin::Tool,
@@ -305,7 +374,19 @@ impl<'m> ConversationLedger<'m> {
                 },
                 &m.content,
             );
-            texts.insert(m.seq, m.content.as_str());
+            texts.messages.insert(m.seq, m.content.as_str());
+        }
+        for (file, text) in files {
+            builder.add_text(
+                Source {
+                    origin: Origin::File,
+                    message_seq: file.message_seq,
+                    tool_call_id: Some(file.call_id),
+                    path: Some(file.path.clone()),
+                },
+                &text,
+            );
+            texts.files.insert(file.path, text);
         }
         Self {
             ledger: builder.build(),
@@ -319,6 +400,43 @@ impl<'m> ConversationLedger<'m> {
         decima_figures::check_answer_before(&answer.content, &self.ledger, answer.seq)
             .iter()
             .map(|c| view(c, &answer.content, &self.ledger, &self.texts))
+            .collect()
+    }
+
+    /// The figures of a report the run wrote, each checked against every source.
+    #[must_use]
+    pub fn check_report(&self, text: &str) -> Vec<FigureCheck> {
+        decima_figures::check_answer(text, &self.ledger)
+            .iter()
+            .map(|c| view(c, text, &self.ledger, &self.texts))
+            .collect()
+    }
+
+    /// The reports a run wrote, each checked, or named with why it was not.
+    #[must_use]
+    pub fn check_reports(
+        &self,
+        reports: &[(files::WrittenFile, files::FileText)],
+    ) -> Vec<ReportCheck> {
+        reports
+            .iter()
+            .map(|(file, text)| match text {
+                files::FileText::Text { text, cut } => ReportCheck {
+                    path: file.path.clone(),
+                    figures: self.check_report(text),
+                    note: cut.then(|| {
+                        format!(
+                            "only its first {} MiB were checked",
+                            files::MAX_FILE_BYTES / (1024 * 1024)
+                        )
+                    }),
+                },
+                files::FileText::Unread(why) => ReportCheck {
+                    path: file.path.clone(),
+                    figures: Vec::new(),
+                    note: Some(why.clone()),
+                },
+            })
             .collect()
     }
 }
@@ -381,7 +499,7 @@ fn note(f: &FigureCheck) -> String {
     "unlinked: no tool output before it holds this value".to_owned()
 }
 
-fn view(c: &Check, answer: &str, ledger: &Ledger, texts: &HashMap<i64, &str>) -> FigureCheck {
+fn view(c: &Check, answer: &str, ledger: &Ledger, texts: &Texts<'_>) -> FigureCheck {
     let source = c.entry.and_then(|e| source(ledger, texts, e));
     let derivation = c.derivation.as_ref().map(|d| derivation(d, ledger, texts));
     FigureCheck {
@@ -401,17 +519,18 @@ fn view(c: &Check, answer: &str, ledger: &Ledger, texts: &HashMap<i64, &str>) ->
     }
 }
 
-fn source(ledger: &Ledger, texts: &HashMap<i64, &str>, index: u32) -> Option<FigureSource> {
+fn source(ledger: &Ledger, texts: &Texts<'_>, index: u32) -> Option<FigureSource> {
     let entry = ledger.entry(index)?;
     let src = ledger.source_of(entry)?;
     let text = texts
-        .get(&src.message_seq)
+        .of(src)
         .and_then(|t| t.get(entry.start as usize..entry.end as usize))
         .unwrap_or("")
         .to_owned();
     Some(FigureSource {
         message_seq: src.message_seq,
         tool_call_id: src.tool_call_id.clone(),
+        path: src.path.clone(),
         start: entry.start,
         end: entry.end,
         text,
@@ -419,7 +538,7 @@ fn source(ledger: &Ledger, texts: &HashMap<i64, &str>, index: u32) -> Option<Fig
     })
 }
 
-fn derivation(d: &Derivation, ledger: &Ledger, texts: &HashMap<i64, &str>) -> FigureDerivation {
+fn derivation(d: &Derivation, ledger: &Ledger, texts: &Texts<'_>) -> FigureDerivation {
     FigureDerivation {
         operation: d.operation,
         operands: d
