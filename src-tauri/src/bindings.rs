@@ -36,6 +36,7 @@ pub fn builder() -> Builder<tauri::Wry> {
             messages::tool_result_images,
             messages::tool_result_seq,
             messages::message_set_pinned,
+            messages::message_figures,
             search::search_messages,
             search::find_in_conversation,
             context::context_usage,

@@ -44,6 +44,12 @@ export const commands = {
 	 */
 	messageSetPinned: (conversationId: string, seq: number, pinned: boolean) => typedError<null, AppError>(__TAURI_INVOKE("message_set_pinned", { conversationId, seq, pinned })),
 	/**
+	 *  The figures of an assistant's answer, each with the output that holds it, its derivation,
+	 *  or nothing (unlinked), and the analyst's and the tenth man's word on it: what makes a figure
+	 *  in the window a link to its source.
+	 */
+	messageFigures: (conversationId: string, seq: number) => typedError<FiguresView, AppError>(__TAURI_INVOKE("message_figures", { conversationId, seq })),
+	/**
 	 *  A page of messages holding every word of `text`, newest first, across every live
 	 *  conversation or within one. `after` is the previous page's `next`.
 	 */
@@ -883,6 +889,52 @@ export type FailureReport = {
 	 *  choice says it ("use the server's 8,192 and compress").
 	 */
 	servedWindow: number | null,
+};
+
+/**  Where a figure's value is: a span of a tool's output (or of a file a command wrote). */
+export type FigureSourceView = {
+	/**  The message that holds the output. */
+	messageSeq: number,
+	/**  The span of the value in that message's text, in UTF-8 bytes. */
+	start: number,
+	/**  Its end. */
+	end: number,
+	/**  The value as the output wrote it. */
+	text: string,
+	/**  What the output says it is about. */
+	subject: string,
+	/**  The workspace file that holds it, when a command wrote it there. */
+	path: string | null,
+};
+
+/**  One figure of an answer. */
+export type FigureView = {
+	/**  The figure as written. */
+	text: string,
+	/**  Its span in the answer, in UTF-8 bytes. */
+	start: number,
+	/**  Its end. */
+	end: number,
+	/**  linked, derived, unlinked, estimate, corrected, accepted or verified. */
+	status: string,
+	/**  The output that holds it, when linked. */
+	source: FigureSourceView | null,
+	/**  The derivation written out, when derived: "(150 − 120) ÷ 120 = 0.25". */
+	formula: string | null,
+	/**  The outputs a derived figure's operands are in. */
+	operands: FigureSourceView[],
+	/**  What the tenth man got when it recomputed it, and whether that agrees. */
+	recomputed: string | null,
+	/**  Whether the recomputed value agrees. */
+	agrees: boolean | null,
+};
+
+/**  The figures of one answer, in its order. */
+export type FiguresView = {
+	/**  The answer's seq. */
+	messageSeq: number,
+	/**  Its figures. */
+	figures: FigureView[],
 };
 
 /**

@@ -169,3 +169,19 @@ async fn read_page(
         }
     })
 }
+
+/// The figures of an assistant's answer, each with the output that holds it, its derivation,
+/// or nothing (unlinked), and the analyst's and the tenth man's word on it: what makes a figure
+/// in the window a link to its source.
+#[tauri::command]
+#[specta::specta]
+#[tracing::instrument(name = "command", skip_all, fields(name = "message_figures"))]
+pub async fn message_figures(
+    state: State<'_, AppState>,
+    conversation_id: String,
+    seq: u32,
+) -> Result<crate::dto::FiguresView, AppError> {
+    let id = super::conversation_id(&conversation_id)?;
+    let report = decima_runtime::figures::check_message(&state.store, id, i64::from(seq)).await?;
+    Ok(crate::dto::FiguresView::from(&report))
+}

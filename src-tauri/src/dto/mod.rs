@@ -4,6 +4,7 @@
 
 mod compression;
 mod execution;
+mod figures;
 mod run_update;
 mod settings;
 
@@ -12,6 +13,7 @@ pub use execution::{
     AnsweredFailure, ExecutionView, FailureReport, FindingView, PlanRollbackView, ReviewView,
     TodoChangesView,
 };
+pub use figures::FiguresView;
 pub use run_update::RunUpdate;
 pub use settings::{
     DatabaseView, EngineChoiceView, ExportView, ImageBuildEvent, McpCheckView, McpServerOptions,

@@ -9,6 +9,7 @@ import {
   type CompressionPreview,
   type ConversationSummary,
   type ExecutionView,
+  type FigureView,
   type MessageView,
   type RiskLevel,
 } from "../bindings";
@@ -30,6 +31,7 @@ import { ExportMenu } from "./ExportMenu";
 import { InlineError } from "./InlineError";
 import { FIND_INPUT, FindBar } from "./FindBar";
 import { LiveRun } from "./LiveRun";
+import type { Spot } from "../lib/figures";
 import { MessageList, type Mark } from "./MessageList";
 import type { MessageAction } from "./MessageItem";
 import { RerunDialog } from "./RerunDialog";
@@ -192,6 +194,21 @@ export function ConversationView(props: Props) {
   const reveal = async (seq: number) => {
     if (await pages.showAt(seq)) setHighlighted({ seq, nonce: Date.now() });
   };
+  // A figure of an answer opened: the output that holds it is brought into view, the value's
+  // span marked in it (a derived figure opens its first operand's).
+  const [spot, setSpot] = useState<Spot | null>(null);
+  const showAtRef = useLatest(pages.showAt);
+  const onFigure = useCallback(
+    (figure: FigureView) =>
+      void (async () => {
+        const source = figure.source ?? figure.operands[0] ?? null;
+        if (source === null || !(await showAtRef.current(source.messageSeq))) return;
+        const nonce = Date.now();
+        setHighlighted({ seq: source.messageSeq, nonce });
+        setSpot(source.path === null ? { seq: source.messageSeq, start: source.start, end: source.end, nonce } : null);
+      })(),
+    [showAtRef],
+  );
   useEffect(() => {
     if (highlighted === null) return;
     const timer = window.setTimeout(() => setHighlighted(null), HIGHLIGHT_MS);
@@ -485,6 +502,8 @@ export function ConversationView(props: Props) {
             onOpenReview={() => setReviewOpen(true)}
             continuable={continuable}
             onContinue={onContinue}
+            onFigure={onFigure}
+            spot={spot}
           />
           {undoError && (
             <div className="workbench-error">

@@ -3,6 +3,8 @@ import Markdown from "react-markdown";
 import rehypeHighlight from "rehype-highlight";
 import remarkGfm from "remark-gfm";
 import { useTranslation } from "react-i18next";
+import type { FigureView } from "../bindings";
+import { rehypeFigures } from "../lib/figures";
 import { rehypeMarks } from "../lib/marks";
 import { toCsv, toTsv } from "../lib/table";
 import { CopyButton } from "./CopyButton";
@@ -88,14 +90,16 @@ const CACHE_CHARS = 3_000_000;
 const rendered = new Map<string, ReactElement>();
 let cachedChars = 0;
 
-function cacheKey(text: string, marks?: readonly string[]): string {
-  return marks && marks.length > 0 ? `${marks.join("\u0000")}\u0001${text}` : text;
+function cacheKey(text: string, marks?: readonly string[], titles?: readonly string[]): string {
+  const figured = titles && titles.length > 0 ? `${titles.join("\u0000")}\u0002${text}` : text;
+  return marks && marks.length > 0 ? `${marks.join("\u0000")}\u0001${figured}` : figured;
 }
 
 /** The text parsed, highlighted and turned into React elements, from the cache when it is there.
  *  React elements describe and never hold DOM, so one can be mounted in any number of rows. */
-function render(text: string, marks?: readonly string[]): ReactElement {
-  const key = cacheKey(text, marks);
+function render(text: string, marks?: readonly string[], figures?: readonly FigureView[], titles?: readonly string[]): ReactElement {
+  const figured = figures && figures.length > 0 ? titles ?? [] : undefined;
+  const key = cacheKey(text, marks, figured);
   const hit = rendered.get(key);
   if (hit) {
     rendered.delete(key);
@@ -105,10 +109,11 @@ function render(text: string, marks?: readonly string[]): ReactElement {
   const element = Markdown({
     children: text,
     remarkPlugins: [remarkGfm],
-    rehypePlugins:
-      marks && marks.length > 0
-        ? [[rehypeHighlight, { detect: false }], rehypeMarks(marks)]
-        : [[rehypeHighlight, { detect: false }]],
+    rehypePlugins: [
+      [rehypeHighlight, { detect: false }],
+      ...(marks && marks.length > 0 ? [rehypeMarks(marks)] : []),
+      ...(figures && figures.length > 0 ? [rehypeFigures(figures, titles ?? [])] : []),
+    ],
     components: COMPONENTS,
   });
   rendered.set(key, element);
@@ -165,6 +170,6 @@ export function isPrepared(text: string): boolean {
  * the first assistant message, so the window starts without parsing the markdown and
  * highlighting code it may not need yet.
  */
-export default function MarkdownText({ text, marks }: { text: string; marks?: readonly string[] }) {
-  return render(text, marks);
+export default function MarkdownText({ text, marks, figures, titles }: { text: string; marks?: readonly string[]; figures?: readonly FigureView[]; titles?: readonly string[] }) {
+  return render(text, marks, figures, titles);
 }

@@ -1,5 +1,7 @@
-import { lazy, Suspense, useState } from "react";
+import { lazy, Suspense, useEffect, useMemo, useRef, useState, type MouseEvent } from "react";
 import { useTranslation } from "react-i18next";
+import type { FigureView } from "../bindings";
+import { byteToIndex, figureRanges, figureTitle, splitFigures } from "../lib/figures";
 import { formatNumber } from "../lib/format";
 import { markPattern, splitMarks } from "../lib/marks";
 
@@ -26,6 +28,12 @@ type Props = {
   markdown?: boolean;
   /** Words to mark where they stand (a search's), if any. */
   marks?: readonly string[];
+  /** The answer's figures, each a link to its source or marked unsupported. */
+  figures?: readonly FigureView[];
+  /** Opens a figure's source. */
+  onFigure?: (figure: FigureView) => void;
+  /** A span to highlight and scroll to, in UTF-8 bytes: a figure's source in this output. */
+  span?: { start: number; end: number; nonce: number };
 };
 
 /** `text` with `marks` wrapped in `<mark>`. */
@@ -46,35 +54,104 @@ function Marked({ text, marks }: { text: string; marks?: readonly string[] }) {
   );
 }
 
-export function MessageContent({ text, testId, className, markdown = false, marks }: Props) {
+/** `text[from, to)` with each figure a span the click handler finds, titled with its source. */
+function Figured({ text, from, to, ranges, figures, titles }: { text: string; from: number; to: number; ranges: ReturnType<typeof figureRanges>; figures: readonly FigureView[]; titles: readonly string[] }) {
+  return (
+    <>
+      {splitFigures(text, ranges, from, to).map((p, i) =>
+        p.figure === undefined ? (
+          p.text
+        ) : (
+          <span key={i} className={`figure figure-${figures[p.figure]!.status}`} data-figure={p.figure} data-testid="figure" title={titles[p.figure]}>
+            {p.text}
+          </span>
+        ),
+      )}
+    </>
+  );
+}
+
+/** The paragraphs of a plain text with where each starts. */
+function paragraphs(text: string): { from: number; to: number }[] {
+  const out: { from: number; to: number }[] = [];
+  const breaks = /\n[ \t]*\n/g;
+  let at = 0;
+  for (const m of text.matchAll(breaks)) {
+    out.push({ from: at, to: m.index ?? 0 });
+    at = (m.index ?? 0) + m[0].length;
+  }
+  out.push({ from: at, to: text.length });
+  return out
+    .map(({ from, to }) => {
+      const slice = text.slice(from, to);
+      const lead = slice.length - slice.trimStart().length;
+      return { from: from + lead, to: from + slice.trimEnd().length };
+    })
+    .filter((p) => p.to > p.from);
+}
+
+/** A tool output with one span highlighted and brought into view: a figure's source. */
+function Spotted({ text, span }: { text: string; span: { start: number; end: number; nonce: number } }) {
+  const mark = useRef<HTMLElement>(null);
+  const start = byteToIndex(text, span.start);
+  const end = byteToIndex(text, span.end);
+  useEffect(() => {
+    const frame = requestAnimationFrame(() => mark.current?.scrollIntoView?.({ block: "center" }));
+    return () => cancelAnimationFrame(frame);
+  }, [span.nonce]);
+  return (
+    <>
+      {text.slice(0, start)}
+      <mark ref={mark} className="figure-source" data-testid="figure-source">
+        {text.slice(start, end)}
+      </mark>
+      {text.slice(end)}
+    </>
+  );
+}
+
+export function MessageContent({ text, testId, className, markdown = false, marks, figures, onFigure, span }: Props) {
   const { t, i18n } = useTranslation();
   const lang = i18n.resolvedLanguage ?? "en";
   const [expanded, setExpanded] = useState(false);
-  const truncated = !expanded && text.length > PREVIEW_CHARS;
+  // A span past the preview shows the whole output: the source must be in view.
+  const truncated = !expanded && text.length > PREVIEW_CHARS && !(span && byteToIndex(text, span.end) > PREVIEW_CHARS);
   const shown = truncated ? text.slice(0, PREVIEW_CHARS) : text;
+  const titles = useMemo(() => (figures ?? []).map((f) => figureTitle(t, f)), [figures, t]);
+  const ranges = useMemo(() => (figures && figures.length > 0 ? figureRanges(text, figures) : []), [text, figures]);
+  const onClick =
+    figures && figures.length > 0 && onFigure
+      ? (e: MouseEvent<HTMLElement>) => {
+          const at = (e.target as HTMLElement).closest("[data-figure]");
+          const figure = at ? figures[Number(at.getAttribute("data-figure"))] : undefined;
+          if (figure) onFigure(figure);
+        }
+      : undefined;
 
   const classes = className ? `message-content ${className}` : "message-content";
   if (markdown && isPlainProse(text)) {
     // Nothing markdown would change: the same paragraphs without the parser, which is most of
     // what a row costs when it scrolls into view.
     return (
-      <div className={`${classes} markdown`} data-testid={testId}>
-        {text.split(/\n[ \t]*\n/).map((paragraph, i) =>
-          paragraph.trim() === "" ? null : (
-            <p key={i}>
-              <Marked text={paragraph.trim()} marks={marks} />
-            </p>
-          ),
-        )}
+      <div className={`${classes} markdown`} data-testid={testId} onClick={onClick}>
+        {paragraphs(text).map(({ from, to }, i) => (
+          <p key={i}>
+            {ranges.length > 0 ? (
+              <Figured text={text} from={from} to={to} ranges={ranges} figures={figures ?? []} titles={titles} />
+            ) : (
+              <Marked text={text.slice(from, to)} marks={marks} />
+            )}
+          </p>
+        ))}
       </div>
     );
   }
   if (markdown && text.length <= MARKDOWN_CHARS) {
     // Until the markdown chunk is loaded (once per session), the text shows as it is.
     return (
-      <div className={`${classes} markdown`} data-testid={testId}>
+      <div className={`${classes} markdown`} data-testid={testId} onClick={onClick}>
         <Suspense fallback={<p className="markdown-pending">{text}</p>}>
-          <MarkdownText text={text} marks={marks} />
+          <MarkdownText text={text} marks={marks} figures={figures} titles={titles} />
         </Suspense>
       </div>
     );
@@ -82,7 +159,7 @@ export function MessageContent({ text, testId, className, markdown = false, mark
   return (
     <>
       <pre className={classes} data-testid={testId}>
-        <Marked text={shown} marks={marks} />
+        {span ? <Spotted text={shown} span={span} /> : <Marked text={shown} marks={marks} />}
       </pre>
       {truncated && (
         <div className="truncation-note" data-testid="truncation-note">

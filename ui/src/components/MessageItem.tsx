@@ -1,6 +1,8 @@
-import { memo } from "react";
+import { memo, useContext } from "react";
 import { useTranslation } from "react-i18next";
-import type { AnswerView, MessageView, RiskLevel } from "../bindings";
+import type { AnswerView, FigureView, MessageView, RiskLevel } from "../bindings";
+import { useFigures } from "../hooks/useFigures";
+import { SpotContext } from "../lib/figures";
 import { formatFullTime, formatMessageTime, formatNumber } from "../lib/format";
 import { answerEndLabel } from "../lib/labels";
 import { CopyButton } from "./CopyButton";
@@ -42,6 +44,8 @@ type Props = {
   briefFrom?: string;
   /** The conversation, for reading the images a tool result carries. */
   conversationId?: string;
+  /** Opens the source of a figure of this answer. */
+  onFigure?: (figure: FigureView) => void;
   /** Set by a virtualized list: it measures the row and places it `start` pixels down. */
   ref?: (node: HTMLLIElement | null) => void;
   index?: number;
@@ -53,7 +57,7 @@ type Props = {
  * scrolling list re-renders on every frame, and a row whose message, results and place did not
  * change must not parse its markdown again.
  */
-export const MessageItem = memo(function MessageItem({ message, highlightedSeq, results = NO_RESULTS, plansBefore = NO_PLANS, ref, index, start, actions = NONE, onAction, onTogglePin, marks, reviewRisk, onOpenReview, onContinue, continueDisabled = false, briefFrom, conversationId }: Props) {
+export const MessageItem = memo(function MessageItem({ message, highlightedSeq, results = NO_RESULTS, plansBefore = NO_PLANS, ref, index, start, actions = NONE, onAction, onTogglePin, marks, reviewRisk, onOpenReview, onContinue, continueDisabled = false, briefFrom, conversationId, onFigure }: Props) {
   const { t, i18n } = useTranslation();
   const lang = i18n.resolvedLanguage ?? "en";
   const { seq, role, name, content, reasoning, toolCalls, toolCallId, tokens, pinned, createdAt } = message;
@@ -61,6 +65,9 @@ export const MessageItem = memo(function MessageItem({ message, highlightedSeq, 
   const highlighted = highlightedSeq !== undefined;
   const ownMarks = highlightedSeq === seq ? marks : undefined;
   const resultSeqs = results.flatMap((r) => (r === null ? [] : [r.seq]));
+  const figures = useFigures(conversationId, message);
+  const spot = useContext(SpotContext);
+  const span = role === "tool" && spot !== null && spot.seq === seq ? spot : undefined;
 
   return (
     <li
@@ -138,9 +145,16 @@ export const MessageItem = memo(function MessageItem({ message, highlightedSeq, 
 
       {content !== "" &&
         (role === "tool" ? (
-          <ToolOutput content={content} marks={ownMarks} />
+          <ToolOutput content={content} marks={ownMarks} span={span} />
         ) : (
-          <MessageContent text={content} testId="message-content" markdown={role === "assistant"} marks={ownMarks} />
+          <MessageContent
+            text={content}
+            testId="message-content"
+            markdown={role === "assistant"}
+            marks={ownMarks}
+            figures={figures}
+            onFigure={onFigure}
+          />
         ))}
 
       {role === "assistant" && reviewRisk && (

@@ -1,8 +1,9 @@
 import { useVirtualizer } from "@tanstack/react-virtual";
 import { memo, useEffect, useEffectEvent, useMemo, useRef, type ReactNode } from "react";
 import { useTranslation } from "react-i18next";
-import type { AnsweredFailure, CompactionMarker, MessageView, RiskLevel, RunEndingView } from "../bindings";
+import type { AnsweredFailure, CompactionMarker, FigureView, MessageView, RiskLevel, RunEndingView } from "../bindings";
 import { useFollowEnd } from "../hooks/useFollowEnd";
+import { SpotContext, type Spot } from "../lib/figures";
 import { endedText } from "../lib/runEnding";
 import { parsesAsMarkdown } from "./MessageContent";
 import { MessageItem, type MessageAction } from "./MessageItem";
@@ -177,6 +178,10 @@ type Props = {
   continuable?: { seq: number; disabled: boolean } | null;
   /** Starts the run that continues it; stable across renders. */
   onContinue?: () => void;
+  /** Opens a figure's source; stable across renders. */
+  onFigure?: (figure: FigureView) => void;
+  /** A figure's source to highlight in its tool output. */
+  spot?: Spot | null;
 };
 
 /**
@@ -281,6 +286,7 @@ export function MessageList(props: Props) {
   };
 
   return (
+    <SpotContext.Provider value={props.spot ?? null}>
     <div className="message-pane">
       <div className="message-scroll" ref={scrollRef} onScroll={onScroll} data-testid="message-scroll">
         {placeholder ?? (
@@ -324,6 +330,7 @@ export function MessageList(props: Props) {
                   continueDisabled={row.message.seq === props.continuable?.seq && props.continuable.disabled}
                   briefFrom={row.message.seq === props.brief?.seq ? props.brief.from : undefined}
                   conversationId={conversationId}
+                  onFigure={props.onFigure}
                   {...place}
                 />
               );
@@ -336,6 +343,7 @@ export function MessageList(props: Props) {
         <JumpToLatest onJump={props.hasLater && props.onJumpToEnd ? props.onJumpToEnd : follow.jumpToEnd} />
       )}
     </div>
+    </SpotContext.Provider>
   );
 }
 

@@ -1,5 +1,7 @@
+import { useContext } from "react";
 import { useTranslation } from "react-i18next";
 import type { MessageView, ToolCallView } from "../bindings";
+import { SpotContext } from "../lib/figures";
 import { formatNumber } from "../lib/format";
 import { planChange, type PlanChange } from "../lib/planChange";
 import { isToolError, SPAWN_SUBAGENT, subagentAnswer, subagentTask, TODO_WRITE } from "../lib/toolResult";
@@ -31,6 +33,9 @@ type Props = {
  * folded when long), then any images it returned.
  */
 export function ToolResult({ call, result, planBefore, conversationId, highlighted, marks, onTogglePin }: Props) {
+  // A figure's source in this output, when the analyst opened it from an answer.
+  const spot = useContext(SpotContext);
+  const span = spot !== null && spot.seq === result.seq ? spot : undefined;
   return (
     <div
       className={`tool-result${highlighted ? " highlighted" : ""}${result.pinned ? " pinned" : ""}`}
@@ -40,7 +45,7 @@ export function ToolResult({ call, result, planBefore, conversationId, highlight
       data-highlighted={highlighted ? "true" : undefined}
     >
       <ResultMeta result={result} onTogglePin={onTogglePin} />
-      {result.content !== "" && <ResultBody call={call} content={result.content} planBefore={planBefore} marks={marks} />}
+      {result.content !== "" && <ResultBody call={call} content={result.content} planBefore={planBefore} marks={marks} span={span} />}
       {conversationId !== undefined && namesImages(result.content) && (
         <ToolImages conversationId={conversationId} callId={call.id} tool={result.name ?? call.name} />
       )}
@@ -85,7 +90,7 @@ function ResultMeta({ result, onTogglePin }: { result: MessageView; onTogglePin?
 }
 
 /** What the result says, read the way its tool's results read best. */
-function ResultBody({ call, content, planBefore, marks }: { call: ToolCallView; content: string; planBefore: string | null; marks?: readonly string[] }) {
+function ResultBody({ call, content, planBefore, marks, span }: { call: ToolCallView; content: string; planBefore: string | null; marks?: readonly string[]; span?: { start: number; end: number; nonce: number } }) {
   const { t } = useTranslation();
   if (isToolError(content)) return <ToolOutput content={content} marks={marks} />;
   if (call.name === TODO_WRITE) {
@@ -103,7 +108,7 @@ function ResultBody({ call, content, planBefore, marks }: { call: ToolCallView; 
     }
   }
   if (call.name === SPAWN_SUBAGENT) return <SubagentAnswer task={subagentTask(call.arguments)} content={content} marks={marks} />;
-  return <ToolOutput content={content} marks={marks} />;
+  return <ToolOutput content={content} marks={marks} span={span} />;
 }
 
 /** A plan's change in words: "Added: Load the CSV · Done: Clean columns · Started: Fit the model". */

@@ -557,6 +557,18 @@ const en = {
       kinds: { created: "Created", changed: "Changed", removed: "Removed" },
     },
   },
+  figures: {
+    linked: "{{subject}}, in the output of message #{{seq}}: click to open it there",
+    linkedFile: "{{subject}}, in {{path}}, which a command of the run wrote",
+    derived: "Derived: {{formula}}. Click to open its first operand",
+    unlinked: "No tool output or file the run saw holds this figure",
+    estimate: "No output holds this figure; the analyst marked it an estimate",
+    corrected: "No output held this figure; the analyst corrected it",
+    accepted: "No output holds this figure; the analyst accepted it",
+    verified: "No output holds this figure; the tenth man recomputed it from the run's inputs: {{value}}",
+    differs: "The tenth man recomputed {{value}} from the run's inputs.",
+    verifiedToo: "The tenth man recomputed the same value.",
+  },
   review: {
     label: "Tenth man review",
     none: "No review of this conversation yet. The tenth man reads the whole history and argues against its current conclusion: start one below.",

@@ -557,6 +557,18 @@ const zh: Messages = {
       kinds: { created: "已创建", changed: "已修改", removed: "已删除" },
     },
   },
+  figures: {
+    linked: "{{subject}}，见消息 #{{seq}} 的工具输出：点击打开",
+    linkedFile: "{{subject}}，见本次运行的命令写出的 {{path}}",
+    derived: "推算：{{formula}}。点击打开第一个操作数",
+    unlinked: "本次运行看到的工具输出和文件中都没有这个数字",
+    estimate: "没有输出支撑这个数字；分析师已将其标为估计值",
+    corrected: "没有输出支撑这个数字；分析师已更正",
+    accepted: "没有输出支撑这个数字；分析师已接受",
+    verified: "没有输出支撑这个数字；第十人用本次运行的输入重新算出：{{value}}",
+    differs: "第十人用本次运行的输入重新算出 {{value}}。",
+    verifiedToo: "第十人重新算出了相同的值。",
+  },
   review: {
     label: "第十人审查",
     none: "这个对话还没有审查。第十人会读完整个历史，并反驳当前的结论：在下面开始一次。",

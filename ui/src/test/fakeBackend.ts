@@ -2,6 +2,7 @@ import { mockIPC } from "@tauri-apps/api/mocks";
 import type { Channel } from "@tauri-apps/api/core";
 import type {
   AppMenuAction,
+  FigureView,
   AppMenuLabels,
   FilePreview,
   WorkspaceFileView,
@@ -141,6 +142,8 @@ export class FakeBackend {
   modelList: string[] | null = null;
   /** What search_messages refuses with, when set. */
   searchFailure: AppError | null = null;
+  /** Each answer's figures, by conversation and seq: what message_figures answers. */
+  figures: Record<string, Record<number, FigureView[]>> = {};
   providers: {
     name: string;
     model: string;
@@ -910,6 +913,8 @@ export class FakeBackend {
         if (!this.review) throw { code: "provider", message: "no reviewer answered" } satisfies AppError;
         this.latestReview = this.review;
         return this.review;
+      case "message_figures":
+        return { messageSeq: Number(args.seq), figures: this.figures[String(args.conversationId)]?.[Number(args.seq)] ?? [] };
       case "review_latest":
         if (typeof args.executionId === "string") return this.runReviews[args.executionId] ?? null;
         return this.latestReview;

@@ -1,0 +1,100 @@
+//! An answer's figures for the window: each with what supports it, so a linked or derived one
+//! can be a link to the output that holds it and an unlinked one can be marked.
+
+use decima_runtime::figures::{FigureCheck, FigureSource, NumbersReport};
+use serde::Serialize;
+use specta::Type;
+
+/// Where a figure's value is: a span of a tool's output (or of a file a command wrote).
+#[derive(Debug, Clone, Serialize, Type)]
+#[serde(rename_all = "camelCase")]
+pub struct FigureSourceView {
+    /// The message that holds the output.
+    pub message_seq: u32,
+    /// The span of the value in that message's text, in UTF-8 bytes.
+    pub start: u32,
+    /// Its end.
+    pub end: u32,
+    /// The value as the output wrote it.
+    pub text: String,
+    /// What the output says it is about.
+    pub subject: String,
+    /// The workspace file that holds it, when a command wrote it there.
+    pub path: Option<String>,
+}
+
+impl From<&FigureSource> for FigureSourceView {
+    fn from(s: &FigureSource) -> Self {
+        Self {
+            message_seq: u32::try_from(s.message_seq).unwrap_or(u32::MAX),
+            start: s.start,
+            end: s.end,
+            text: s.text.clone(),
+            subject: s.subject.clone(),
+            path: s.path.clone(),
+        }
+    }
+}
+
+/// One figure of an answer.
+#[derive(Debug, Clone, Serialize, Type)]
+#[serde(rename_all = "camelCase")]
+pub struct FigureView {
+    /// The figure as written.
+    pub text: String,
+    /// Its span in the answer, in UTF-8 bytes.
+    pub start: u32,
+    /// Its end.
+    pub end: u32,
+    /// linked, derived, unlinked, estimate, corrected, accepted or verified.
+    pub status: String,
+    /// The output that holds it, when linked.
+    pub source: Option<FigureSourceView>,
+    /// The derivation written out, when derived: "(150 − 120) ÷ 120 = 0.25".
+    pub formula: Option<String>,
+    /// The outputs a derived figure's operands are in.
+    pub operands: Vec<FigureSourceView>,
+    /// What the tenth man got when it recomputed it, and whether that agrees.
+    pub recomputed: Option<String>,
+    /// Whether the recomputed value agrees.
+    pub agrees: Option<bool>,
+}
+
+impl From<&FigureCheck> for FigureView {
+    fn from(f: &FigureCheck) -> Self {
+        Self {
+            text: f.text.clone(),
+            start: f.start,
+            end: f.end,
+            status: f.status.to_string(),
+            source: f.source.as_ref().map(FigureSourceView::from),
+            formula: f.derivation.as_ref().map(|d| d.formula.clone()),
+            operands: f
+                .derivation
+                .iter()
+                .flat_map(|d| d.operands.iter().map(FigureSourceView::from))
+                .collect(),
+            recomputed: f.recomputed.as_ref().and_then(|r| r.value.clone()),
+            agrees: f.recomputed.as_ref().map(|r| r.agrees),
+        }
+    }
+}
+
+/// The figures of one answer, in its order.
+#[derive(Debug, Clone, Serialize, Type)]
+#[serde(rename_all = "camelCase")]
+pub struct FiguresView {
+    /// The answer's seq.
+    pub message_seq: u32,
+    /// Its figures.
+    pub figures: Vec<FigureView>,
+}
+
+impl From<&NumbersReport> for FiguresView {
+    fn from(r: &NumbersReport) -> Self {
+        Self {
+            message_seq: u32::try_from(r.message_seq).unwrap_or(u32::MAX),
+            figures: r.figures.iter().map(FigureView::from).collect(),
+        }
+    }
+}
