@@ -12,6 +12,7 @@ const COMMANDS: &[&str] = &[
     "tool_result_images",
     "tool_result_seq",
     "message_set_pinned",
+    "message_figures",
     "search_messages",
     "find_in_conversation",
     "context_usage",

@@ -156,6 +156,50 @@ INV-2026-000123,500.00 EUR
         decima_runtime::workspace::add_files(&store, &place, c.id, &[csv])
             .await
             .unwrap();
+        // A command's output and an answer whose figures are linked to it, derived from it, and
+        // held by nothing: the answer's figures are links, and one opens its source.
+        let mut asked = NewMessage::new(Role::Assistant, "");
+        asked.tool_calls.push(decima_core::ToolCall {
+            id: "call_1".into(),
+            name: "shell".into(),
+            arguments: r#"{"command":"cat differences.csv"}"#.into(),
+            signature: None,
+        });
+        store.messages().append(c.id, asked).await.unwrap();
+        let mut output = NewMessage::new(
+            Role::Tool,
+            "invoice,difference\nINV-2026-000123,500.00\nINV-2026-000777,1250.00\n[exit code 0]",
+        );
+        output.tool_call_id = Some("call_1".into());
+        output.name = Some("shell".into());
+        store.messages().append(c.id, output).await.unwrap();
+        let answer = store
+            .messages()
+            .append(
+                c.id,
+                NewMessage::new(
+                    Role::Assistant,
+                    "The largest difference is 1,250.00 EUR; with the other it comes to \
+                     1,750.00 EUR. A third one of 320.00 EUR is still unexplained.",
+                ),
+            )
+            .await
+            .unwrap();
+        store
+            .answers()
+            .record(
+                c.id,
+                answer.id,
+                &decima_store::AnswerRecord {
+                    ended: decima_store::AnswerEnd::Complete,
+                    usage: None,
+                    cost_microdollars: None,
+                    prompt_truncated: false,
+                    calls_from_text: None,
+                },
+            )
+            .await
+            .unwrap();
         store.close().await;
         c.id
     };
@@ -343,6 +387,24 @@ async fn open_each_view(client: &fantoccini::Client, lang: &str, width: u32) {
         })
         .await;
     }
+    // The answer's figures: a linked one opens its output with the value marked, which stays
+    // within the window; the unsupported one is marked.
+    wait_until(client, "the answer's figures are not links", || async {
+        support::count(client, "[data-testid=figure].figure-linked").await >= 1
+            && support::count(client, "[data-testid=figure].figure-unlinked").await >= 1
+    })
+    .await;
+    click(client, "[data-testid=figure].figure-linked").await;
+    wait_until(client, "the figure's source is not marked", || async {
+        support::count(client, "[data-testid=figure-source]").await == 1
+    })
+    .await;
+    let m = measure(client).await;
+    assert!(
+        m["scrollWidth"].as_f64().unwrap() <= m["clientWidth"].as_f64().unwrap() + 0.5,
+        "a figure's source pushes the page sideways, {lang} at {width}: {m}"
+    );
+    shot(client, &format!("view-{lang}-{width}-figure-source.png")).await;
     // The settings: the add-provider form's fields are one line high (a flex basis once made
     // each input 140 px tall), and nothing in the dialog is wider than the window.
     click(client, "[data-testid=settings-button]").await;
