@@ -501,3 +501,144 @@ async fn open_each_view(client: &fantoccini::Client, lang: &str, width: u32) {
     })
     .await;
 }
+
+/// A run that waits because its answer states figures no output holds: the recovery panel lists
+/// each in its sentence with its own choices and a field for the right value, and holds at
+/// 900×700 and 1,280×800 in both languages (`view-*-recovery-figures.png`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_unlinked_figures_panel_holds_at_two_sizes_in_both_languages() {
+    let _alone = support::one_at_a_time().await;
+    let data = tempfile::tempdir().unwrap();
+    {
+        let store = Store::open_in_dir(data.path(), decima_llm::tokens::store_counter())
+            .await
+            .unwrap();
+        let answer = "West made 987,654 in 2024, and margins rose from 11.2% to 12.5% over the \
+                      year while the supplier Nordwind GmbH invoiced 4,310 units.";
+        let c = store
+            .conversations()
+            .import(
+                "Regional revenue",
+                None,
+                &[
+                    NewMessage::new(Role::User, "How did the regions do?"),
+                    NewMessage::new(Role::Assistant, answer),
+                ],
+            )
+            .await
+            .unwrap();
+        let run = store
+            .executions()
+            .start(
+                decima_core::ExecutionId::new(),
+                &decima_store::NewExecution {
+                    conversation_id: c.id,
+                    parent_id: None,
+                    depth: 0,
+                    task: "How did the regions do?".into(),
+                    sandbox: decima_store::SandboxKind::Host,
+                    provider_id: None,
+                    workspace: None,
+                    options: serde_json::json!({}),
+                },
+            )
+            .await
+            .unwrap();
+        let figures: Vec<serde_json::Value> = ["987,654", "11.2%", "12.5%", "4,310"]
+            .iter()
+            .map(|text| {
+                let start = answer.find(text).unwrap();
+                serde_json::json!({"message_seq": 2, "start": start, "end": start + text.len(),
+                    "text": text, "sentence": answer})
+            })
+            .collect();
+        store
+            .failures()
+            .record(&decima_store::NewFailure {
+                execution_id: run.id,
+                todo_id: None,
+                class: decima_core::FailureClass::Unlinked,
+                message: "4 figures of the answer are in no tool output: 987,654, 11.2%, 12.5%, \
+                          4,310"
+                    .into(),
+                details: serde_json::json!({"trigger": "unlinked_figures", "figures": figures}),
+                snapshot_id: None,
+                rolled_back: serde_json::json!({}),
+                suggested_actions: serde_json::json!([
+                    "verify", "estimate", "correct", "accept", "abort"
+                ]),
+            })
+            .await
+            .unwrap();
+        store
+            .executions()
+            .set_status(run.id, decima_store::ExecutionStatus::AwaitingUser)
+            .await
+            .unwrap();
+        store.close().await;
+    }
+
+    let driver = Driver::start();
+    let client = connect(&driver, data.path()).await;
+    let item = "[data-testid=conversation-item]";
+    wait_for_text(&client, item, "Regional revenue").await;
+    click(
+        &client,
+        &format!("{item} [data-testid=conversation-title-button]"),
+    )
+    .await;
+    for (lang, switch) in [("en", None), ("zh", Some("中文"))] {
+        if let Some(label) = switch {
+            // The panel is modal: Escape sets it aside, the switch is clicked, the bar brings
+            // it back.
+            client
+                .active_element()
+                .await
+                .unwrap()
+                .send_keys("\u{e00c}")
+                .await
+                .unwrap();
+            support::click_text(&client, "[data-testid=language-switch] button", label).await;
+            wait_until(&client, "the window switched to Chinese", || async {
+                support::attr(&client, "html", "lang").await.as_deref() == Some("zh-CN")
+            })
+            .await;
+            click(&client, "[data-testid=recovery-reopen]").await;
+        }
+        for (width, height) in [(1280u32, 800u32), (900, 700)] {
+            client.set_window_size(width, height).await.unwrap();
+            wait_until(&client, "the panel lists the four figures", || async {
+                support::count(&client, "[data-testid=recovery-figure]").await == 4
+            })
+            .await;
+            let panel = client
+                .execute(
+                    "const p = document.querySelector('[data-testid=failure-recovery]');\
+                     const r = p.getBoundingClientRect();\
+                     const parts = [...p.querySelectorAll('*')];\
+                     return { right: Math.max(...parts.map((e) => e.getBoundingClientRect().right)),\
+                       panelRight: r.right, innerWidth: window.innerWidth,\
+                       fields: p.querySelectorAll('[data-testid=recovery-figure-value]').length };",
+                    vec![],
+                )
+                .await
+                .unwrap();
+            let at = format!("{lang} at {width}×{height}: {panel}");
+            assert_eq!(panel["fields"], 4, "{at}");
+            assert!(
+                panel["panelRight"].as_f64().unwrap() <= f64::from(width) + 0.5,
+                "the panel is wider than the window, {at}"
+            );
+            assert!(
+                panel["right"].as_f64().unwrap() <= panel["panelRight"].as_f64().unwrap() + 0.5,
+                "something in the panel sticks out of it, {at}"
+            );
+            shot(
+                &client,
+                &format!("view-{lang}-{width}-recovery-figures.png"),
+            )
+            .await;
+        }
+    }
+    client.close().await.unwrap();
+}

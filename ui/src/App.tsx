@@ -374,7 +374,7 @@ export function App() {
               onSend={send}
               onStop={() => void runs.stop(open.id)}
               onSkipReview={() => runs.skipReview(open.id)}
-              onChoose={(executionId, choice, guidance) => runs.choose(open.id, executionId, choice, guidance)}
+              onChoose={(executionId, choice, guidance, figures) => runs.choose(open.id, executionId, choice, guidance, figures)}
               onApprove={(answer) => runs.approve(open.id, answer)}
               onOpenConversation={openConversation}
               compressionNotice={notices.notices[open.id] ?? null}

@@ -76,9 +76,11 @@ export const commands = {
 	/**
 	 *  Answers the failure a live run waits on with one of the choices it offers, and the
 	 *  analyst's guidance with it (stored as their message); any other choice is
-	 *  refused and the run keeps waiting.
+	 *  refused and the run keeps waiting. For unlinked figures, `figures` names the ones the
+	 *  choice is for (from 1, in the report's order; none is all of them) and `value` is a
+	 *  correction's right value.
 	 */
-	runChoose: (runId: string, choice: Resolution, guidance: string | null) => typedError<null, AppError>(__TAURI_INVOKE("run_choose", { runId, choice, guidance })),
+	runChoose: (runId: string, choice: Resolution, guidance: string | null, figures: number[], value: string | null) => typedError<null, AppError>(__TAURI_INVOKE("run_choose", { runId, choice, guidance, figures, value })),
 	/**
 	 *  Answers the MCP call a live run waits to have approved: `once`, `conversation` (this
 	 *  conversation from now on), `always` (this tool of this server), or `deny`.
@@ -123,7 +125,7 @@ export const commands = {
 	 *  Continues an execution that waits for a choice and has no live run (it stopped waiting
 	 *  when the app closed, or was started from the CLI).
 	 */
-	executionRecover: (executionId: string, choice: Resolution, guidance: string | null, onEvent: Channel<RunUpdate>) => typedError<string, AppError>(__TAURI_INVOKE("execution_recover", { executionId, choice, guidance, onEvent })),
+	executionRecover: (executionId: string, choice: Resolution, guidance: string | null, figures: number[], value: string | null, onEvent: Channel<RunUpdate>) => typedError<string, AppError>(__TAURI_INVOKE("execution_recover", { executionId, choice, guidance, figures, value, onEvent })),
 	/**  Continues an interrupted execution from its last stored state. */
 	executionResume: (executionId: string, onEvent: Channel<RunUpdate>) => typedError<string, AppError>(__TAURI_INVOKE("execution_resume", { executionId, onEvent })),
 	/**
@@ -889,6 +891,11 @@ export type FailureReport = {
 	 *  choice says it ("use the server's 8,192 and compress").
 	 */
 	servedWindow: number | null,
+	/**
+	 *  For unlinked figures: each figure no output holds, in its sentence, numbered from 1 in
+	 *  this order (what a choice for some of them names).
+	 */
+	figures: UnlinkedFigureView[],
 };
 
 /**  Where a figure's value is: a span of a tool's output (or of a file a command wrote). */
@@ -2042,6 +2049,14 @@ export type ToolImageView = {
 	mediaType: string,
 	/**  Its bytes, base64. */
 	data: string,
+};
+
+/**  A figure of an answer that no output holds, in its sentence. */
+export type UnlinkedFigureView = {
+	/**  The figure as written. */
+	text: string,
+	/**  Its sentence. */
+	sentence: string,
 };
 
 /**  Where a provider's window comes from. */

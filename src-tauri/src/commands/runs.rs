@@ -163,7 +163,9 @@ pub async fn run_skip_review(execution_id: String) -> Result<bool, AppError> {
 
 /// Answers the failure a live run waits on with one of the choices it offers, and the
 /// analyst's guidance with it (stored as their message); any other choice is
-/// refused and the run keeps waiting.
+/// refused and the run keeps waiting. For unlinked figures, `figures` names the ones the
+/// choice is for (from 1, in the report's order; none is all of them) and `value` is a
+/// correction's right value.
 #[tauri::command]
 #[specta::specta]
 #[tracing::instrument(name = "command", skip_all, fields(name = "run_choose"))]
@@ -172,8 +174,10 @@ pub async fn run_choose(
     run_id: String,
     choice: Resolution,
     guidance: Option<String>,
+    figures: Vec<u32>,
+    value: Option<String>,
 ) -> Result<(), AppError> {
-    let choice = agent::Choice::new(choice, guidance.as_deref())?;
+    let choice = figure_choice(choice, guidance.as_deref(), figures, value)?;
     let run = live(&state.runs, &run_id)?;
     match run.choices.choose(choice) {
         Ok(()) => Ok(()),
@@ -207,15 +211,19 @@ pub async fn run_approve(
 #[tauri::command]
 #[specta::specta]
 #[tracing::instrument(name = "command", skip_all, fields(name = "execution_recover"))]
+// A Tauri command's parameters are the webview's arguments, one by one.
+#[allow(clippy::too_many_arguments)]
 pub async fn execution_recover(
     app: tauri::AppHandle,
     state: State<'_, AppState>,
     execution_id: String,
     choice: Resolution,
     guidance: Option<String>,
+    figures: Vec<u32>,
+    value: Option<String>,
     on_event: Channel<RunUpdate>,
 ) -> Result<String, AppError> {
-    let choice = agent::Choice::new(choice, guidance.as_deref())?;
+    let choice = figure_choice(choice, guidance.as_deref(), figures, value)?;
     let execution = super::execution_id(&execution_id)?;
     state.store.executions().get(execution).await?;
     // Refused here, before a run starts: the failure stays unresolved and waiting.
@@ -333,6 +341,18 @@ async fn has_a_provider(
         0 if from_env => Ok(()),
         set_up => Err(AppError::no_provider(set_up > 1)),
     }
+}
+
+/// A choice, for some of a failure's figures when it names them, with a correction's value.
+fn figure_choice(
+    choice: Resolution,
+    guidance: Option<&str>,
+    figures: Vec<u32>,
+    value: Option<String>,
+) -> Result<agent::Choice, AppError> {
+    Ok(agent::Choice::new(choice, guidance)?
+        .for_figures(figures.into_iter().map(|n| n as usize).collect())
+        .with_value(value.filter(|v| !v.trim().is_empty())))
 }
 
 #[cfg(test)]

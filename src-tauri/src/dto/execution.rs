@@ -184,6 +184,19 @@ pub struct FailureReport {
     /// For a request too long for the model, the window the server named: the `compress`
     /// choice says it ("use the server's 8,192 and compress").
     pub served_window: Option<u32>,
+    /// For unlinked figures: each figure no output holds, in its sentence, numbered from 1 in
+    /// this order (what a choice for some of them names).
+    pub figures: Vec<UnlinkedFigureView>,
+}
+
+/// A figure of an answer that no output holds, in its sentence.
+#[derive(Debug, Clone, Serialize, Type)]
+#[serde(rename_all = "camelCase")]
+pub struct UnlinkedFigureView {
+    /// The figure as written.
+    pub text: String,
+    /// Its sentence.
+    pub sentence: String,
 }
 
 /// A rollback done from the Plan panel: what it undid, and the handle its Undo names.
@@ -271,6 +284,14 @@ impl From<&Failure> for FailureReport {
             resolved_by: f.resolved_by,
             changes: details.changes.map(TodoChangesView::from),
             served_window: details.served_window,
+            figures: details
+                .figures
+                .iter()
+                .map(|f| UnlinkedFigureView {
+                    text: f.text.clone(),
+                    sentence: f.sentence.clone(),
+                })
+                .collect(),
         }
     }
 }

@@ -108,7 +108,7 @@ describe("the recovery panel", () => {
     const backend = backendWith();
     const { user, panel } = await liveRunWaitingOn(backend, stepBudget());
     await user.click(within(panel).getByRole("button", { name: "Roll back" }));
-    await waitFor(() => expect(backend.callsOf("run_choose")).toEqual([{ cmd: "run_choose", args: { runId: "run-1", choice: "rollback", guidance: null } }]));
+    await waitFor(() => expect(backend.callsOf("run_choose")).toEqual([{ cmd: "run_choose", args: { runId: "run-1", choice: "rollback", guidance: null, figures: [], value: null } }]));
 
     reportRollback(backend);
     await waitFor(() =>
@@ -122,7 +122,7 @@ describe("the recovery panel", () => {
     expect(within(second).queryByTestId("recovery-changes")).toBeNull();
 
     await user.click(within(second).getByRole("button", { name: "Replan" }));
-    await waitFor(() => expect(backend.callsOf("run_choose")[1]?.args).toEqual({ runId: "run-1", choice: "replan", guidance: null }));
+    await waitFor(() => expect(backend.callsOf("run_choose")[1]?.args).toEqual({ runId: "run-1", choice: "replan", guidance: null, figures: [], value: null }));
   });
 
   it("keeps the panel and says why when a choice is refused", async () => {
@@ -274,6 +274,8 @@ describe("the recovery panel", () => {
         runId: "run-1",
         choice: "replan",
         guidance: "use ledger_q3.csv and round to cents",
+        figures: [],
+        value: null,
       }),
     );
     expect(panel).not.toBeInTheDocument();
@@ -290,6 +292,58 @@ describe("the recovery panel", () => {
     await user.click(within(panel).getByRole("button", { name: "Replan" }));
     await waitFor(() =>
       expect(backend.callsOf("execution_recover")[0]?.args).toMatchObject({ executionId: "e1", choice: "replan", guidance: "keep the Q3 rows" }),
+    );
+  });
+});
+
+describe("a failure of unlinked figures", () => {
+  const unlinked = () =>
+    failureReport({
+      id: "f9",
+      class: "unlinked",
+      message: "2 figures of the answer are in no tool output: 987,654, 12.5%",
+      todoTitle: null,
+      phase: null,
+      position: null,
+      trigger: "unlinked_figures",
+      likelyCauses: [],
+      rolledBack: false,
+      filesRestored: 0,
+      filesRemoved: 0,
+      messagesRemoved: 0,
+      suggestions: ["verify", "estimate", "correct", "accept", "abort"],
+      figures: [
+        { text: "987,654", sentence: "West made 987,654 in 2024." },
+        { text: "12.5%", sentence: "Margins rose 12.5% over the year." },
+      ],
+    });
+
+  it("lists each figure in its sentence and answers one at a time, a correction with its value", async () => {
+    const backend = backendWith();
+    const { user, panel } = await liveRunWaitingOn(backend, unlinked());
+    const rows = within(panel).getAllByTestId("recovery-figure");
+    expect(rows).toHaveLength(2);
+    expect(rows[0]).toHaveTextContent("West made 987,654 in 2024.");
+    expect(within(rows[0]!).getByText("987,654")).toHaveClass("figure-unlinked");
+    expect(within(rows[1]!).getByTestId("recovery-figure-correct")).toBeDisabled();
+    // A correction is made on a figure's row, where its value is typed: not for all at once.
+    expect(within(within(panel).getByTestId("recovery-choices")).queryByRole("button", { name: "Correct" })).toBeNull();
+    await user.type(within(rows[1]!).getByTestId("recovery-figure-value"), "12.1%");
+    await user.click(within(rows[1]!).getByTestId("recovery-figure-correct"));
+    await waitFor(() =>
+      expect(backend.callsOf("run_choose")[0]?.args).toEqual({ runId: "run-1", choice: "correct", guidance: null, figures: [2], value: "12.1%" }),
+    );
+  });
+
+  it("answers every figure at once from the choices below, and reads in Chinese", async () => {
+    const backend = backendWith();
+    const { user, panel } = await liveRunWaitingOn(backend, unlinked());
+    await act(() => setLanguage("zh"));
+    expect(within(panel).getByRole("list", { name: "没有输出支撑的数字" })).toBeInTheDocument();
+    expect(within(panel).getAllByTestId("recovery-figure-verify")[0]).toHaveTextContent("核实");
+    await user.click(within(panel).getByTestId("recovery-estimate"));
+    await waitFor(() =>
+      expect(backend.callsOf("run_choose")[0]?.args).toEqual({ runId: "run-1", choice: "estimate", guidance: null, figures: [], value: null }),
     );
   });
 });

@@ -400,7 +400,7 @@ describe("failure recovery", () => {
     expect(choices.map((b) => b.textContent)).toEqual(["Replan", "Skip", "Retry", "Abort"]);
     backend.executions.c1 = [execution({ id: "e1", conversationId: "c1", status: "running" })];
     await user.click(within(panel).getByRole("button", { name: "Skip" }));
-    await waitFor(() => expect(backend.callsOf("run_choose")).toEqual([{ cmd: "run_choose", args: { runId: "run-1", choice: "skip", guidance: null } }]));
+    await waitFor(() => expect(backend.callsOf("run_choose")).toEqual([{ cmd: "run_choose", args: { runId: "run-1", choice: "skip", guidance: null, figures: [], value: null } }]));
     act(() => backend.emit({ type: "recovered", failure_id: "f1", choice: "skip" }));
     await waitFor(() => expect(screen.queryByRole("alertdialog")).toBeNull());
   });

@@ -37,7 +37,7 @@ import type { MessageAction } from "./MessageItem";
 import { RerunDialog } from "./RerunDialog";
 import { RunHistory, type RunFiles } from "./RunHistory";
 import { RunOptions } from "./RunOptions";
-import { RecoveryPanel } from "./RecoveryPanel";
+import { RecoveryPanel, type FigureChoice } from "./RecoveryPanel";
 import { RelativeTime } from "./RelativeTime";
 import { SubagentTree, type SubagentNode } from "./SubagentTree";
 import { TenthManDialog } from "./TenthManDialog";
@@ -71,7 +71,7 @@ type Props = {
   /** Skips the final review of the live run: its answer stands unreviewed and the run ends. */
   onSkipReview?: () => Promise<void>;
   /** Answers a failure; resolves to the error that refused the choice, if any. */
-  onChoose: (executionId: string, choice: Choice, guidance: string | null) => Promise<AppError | null>;
+  onChoose: (executionId: string, choice: Choice, guidance: string | null, figures?: FigureChoice) => Promise<AppError | null>;
   /** Answers the MCP call the live run waits to have approved. */
   onApprove: (answer: ApprovalAnswer) => Promise<AppError | null>;
   onOpenConversation: (conversationId: string, title: string) => void;
@@ -360,10 +360,10 @@ export function ConversationView(props: Props) {
   const [setAside, setSetAside] = useState<string | null>(null);
   // What the analyst typed for the agent while the failure waited: it goes with the choice.
   const [guidance, setGuidance] = useState("");
-  const choose = async (choice: Choice, text: string) => {
+  const choose = async (choice: Choice, text: string, figures?: FigureChoice) => {
     if (!waiting || !failure) return null;
     setAnswering(failure.id);
-    const refused = await props.onChoose(waiting.id, choice, text.trim() === "" ? null : text.trim());
+    const refused = await props.onChoose(waiting.id, choice, text.trim() === "" ? null : text.trim(), figures);
     setAnswering(null);
     if (!refused) setGuidance("");
     return refused;

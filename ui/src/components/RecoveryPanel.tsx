@@ -1,7 +1,8 @@
 import { useId, useRef, useState } from "react";
 import { useModal } from "../hooks/useModal";
+import type { TFunction } from "i18next";
 import { useTranslation } from "react-i18next";
-import type { AppError, FailureReport } from "../bindings";
+import type { AppError, FailureReport, UnlinkedFigureView } from "../bindings";
 import type { Choice } from "../run/useRuns";
 import { TodoChanges } from "./TodoChanges";
 import { failureClassLabel } from "../lib/labels";
@@ -13,11 +14,19 @@ type Props = {
    *  typed in the composer while the failure waited lands here. */
   guidance: string;
   onGuidanceChange: (text: string) => void;
-  /** Resolves to the error that refused the choice, if any. */
-  onChoose: (choice: Choice, guidance: string) => Promise<AppError | null>;
+  /** Resolves to the error that refused the choice, if any. `figures` names the unlinked
+   *  figures a choice is for (from 1), with a correction's value. */
+  onChoose: (choice: Choice, guidance: string, figures?: FigureChoice) => Promise<AppError | null>;
   /** Puts the panel aside (Escape) without choosing: the failure stays unresolved. */
   onDismiss: () => void;
 };
+
+/** A choice for some of a failure's unlinked figures: their numbers (from 1), and the value
+ *  a correction puts in place. */
+export type FigureChoice = { figures: number[]; value: string | null };
+
+/** The choices that answer one figure, in the order the row shows them. */
+const FIGURE_CHOICES: readonly Choice[] = ["verify", "estimate", "correct", "accept"];
 
 /**
  * Shown while an execution waits for the analyst after a failure: where, why, what was rolled
@@ -28,12 +37,13 @@ export function RecoveryPanel({ report, guidance, onGuidanceChange, onChoose, on
   const { t } = useTranslation();
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<AppError | null>(null);
-  const choices = report.suggestions;
+  // A correction needs its value: with figures listed, it is made on each figure's row.
+  const choices = report.figures.length > 0 ? report.suggestions.filter((c) => c !== "correct") : report.suggestions;
 
-  const choose = async (choice: Choice) => {
+  const choose = async (choice: Choice, figures?: FigureChoice) => {
     setBusy(true);
     setError(null);
-    const refused = await onChoose(choice, guidance);
+    const refused = await onChoose(choice, guidance, figures);
     setBusy(false);
     setError(refused);
   };
@@ -99,6 +109,20 @@ export function RecoveryPanel({ report, guidance, onGuidanceChange, onChoose, on
             onChange={(e) => onGuidanceChange(e.target.value)}
           />
         </label>
+        {report.figures.length > 0 && (
+          <ol className="recovery-figures" aria-label={t("recovery.figuresLabel")} data-testid="recovery-figures">
+            {report.figures.map((figure, i) => (
+              <FigureRow
+                key={`${report.id}:${i}`}
+                figure={figure}
+                offered={FIGURE_CHOICES.filter((c) => report.suggestions.includes(c))}
+                disabled={busy}
+                onChoose={(choice, value) => void choose(choice, { figures: [i + 1], value })}
+              />
+            ))}
+          </ol>
+        )}
+        {report.figures.length > 1 && <p className="muted recovery-all">{t("recovery.forAll")}</p>}
         <ul className="recovery-choices" aria-label={t("recovery.choicesLabel")} data-testid="recovery-choices">
           {choices.map((choice, i) => (
             <ChoiceButton
@@ -190,4 +214,87 @@ function ChoiceButton(props: {
       </span>
     </li>
   );
+}
+
+/** The sentence with the figure marked where it stands. */
+function InSentence({ figure }: { figure: UnlinkedFigureView }) {
+  const at = figure.sentence.indexOf(figure.text);
+  if (at < 0) return <>{figure.sentence}</>;
+  return (
+    <>
+      {figure.sentence.slice(0, at)}
+      <mark className="figure figure-unlinked">{figure.text}</mark>
+      {figure.sentence.slice(at + figure.text.length)}
+    </>
+  );
+}
+
+/**
+ * One unlinked figure in its sentence, with the choices that answer it alone: verify, mark as
+ * an estimate, correct (the value typed beside it) or accept.
+ */
+function FigureRow(props: {
+  figure: UnlinkedFigureView;
+  offered: readonly Choice[];
+  disabled: boolean;
+  onChoose: (choice: Choice, value: string | null) => void;
+}) {
+  const { t } = useTranslation();
+  const [value, setValue] = useState("");
+  const { figure } = props;
+  return (
+    <li className="recovery-figure" data-testid="recovery-figure">
+      <p className="recovery-figure-sentence">
+        <InSentence figure={figure} />
+      </p>
+      <div className="recovery-figure-choices">
+        {props.offered.map((choice) =>
+          choice === "correct" ? (
+            <span key={choice} className="recovery-figure-correct">
+              <input
+                data-testid="recovery-figure-value"
+                aria-label={t("recovery.figureValue", { figure: figure.text })}
+                placeholder={figure.text}
+                maxLength={64}
+                value={value}
+                onChange={(e) => setValue(e.target.value)}
+              />
+              <button
+                type="button"
+                className="button"
+                data-testid="recovery-figure-correct"
+                disabled={props.disabled || value.trim() === ""}
+                onClick={() => props.onChoose("correct", value.trim())}
+              >
+                {t("recovery.choices.correct")}
+              </button>
+            </span>
+          ) : (
+            <button
+              key={choice}
+              type="button"
+              className="button"
+              data-testid={`recovery-figure-${choice}`}
+              disabled={props.disabled}
+              onClick={() => props.onChoose(choice, null)}
+            >
+              {figureChoiceLabel(t, choice)}
+            </button>
+          ),
+        )}
+      </div>
+    </li>
+  );
+}
+
+/** A figure row's button: shorter words than the choices for every figure. */
+function figureChoiceLabel(t: TFunction, choice: Choice): string {
+  switch (choice) {
+    case "verify":
+      return t("recovery.figureChoices.verify");
+    case "estimate":
+      return t("recovery.figureChoices.estimate");
+    default:
+      return t("recovery.figureChoices.accept");
+  }
 }

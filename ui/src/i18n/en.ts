@@ -511,6 +511,14 @@ const en = {
     changesLabel: "Changes",
     guidanceLabel: "Guidance for the agent (optional)",
     guidancePlaceholder: "e.g. use ledger_q3.csv instead",
+    figuresLabel: "Figures no output holds",
+    forAll: "Or answer every figure at once:",
+    figureValue: "The right value of {{figure}}",
+    figureChoices: {
+      verify: "Verify",
+      estimate: "Estimate",
+      accept: "Accept",
+    },
     choicesLabel: "Choices",
     refused: "The choice was refused: {{message}}",
     choices: {

@@ -511,6 +511,14 @@ const zh: Messages = {
     changesLabel: "变更",
     guidanceLabel: "给代理的指引（可选）",
     guidancePlaceholder: "例如：改用 ledger_q3.csv",
+    figuresLabel: "没有输出支撑的数字",
+    forAll: "或一次回答所有数字：",
+    figureValue: "{{figure}} 的正确值",
+    figureChoices: {
+      verify: "核实",
+      estimate: "估计值",
+      accept: "接受",
+    },
     choicesLabel: "选择",
     refused: "该选择被拒绝：{{message}}",
     choices: {

@@ -107,12 +107,18 @@ export function useRuns(report: ReportError) {
    * `invalid_input`), if any: the failure then still waits, and the recovery panel says why.
    */
   const choose = useCallback(
-    async (conversationId: string, executionId: string, choice: Choice, guidance: string | null = null): Promise<AppError | null> => {
+    async (
+      conversationId: string,
+      executionId: string,
+      choice: Choice,
+      guidance: string | null = null,
+      figures: { figures: number[]; value: string | null } = { figures: [], value: null },
+    ): Promise<AppError | null> => {
       const run = runs[conversationId];
       if (run?.live && run.runId) {
         const runId = run.runId;
         const answered = run.awaiting?.failureId ?? null;
-        const res = await call(() => commands.runChoose(runId, choice, guidance));
+        const res = await call(() => commands.runChoose(runId, choice, guidance, figures.figures, figures.value));
         if (res.status === "error") return res.error;
         // The panel closes at once; a failure reported since (after a rollback) keeps it open.
         setRuns((all) => {
@@ -121,7 +127,7 @@ export function useRuns(report: ReportError) {
         });
         return null;
       }
-      return launch(conversationId, (ch) => commands.executionRecover(executionId, choice, guidance, ch), true);
+      return launch(conversationId, (ch) => commands.executionRecover(executionId, choice, guidance, figures.figures, figures.value, ch), true);
     },
     [runs, launch],
   );

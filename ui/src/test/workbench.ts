@@ -21,6 +21,7 @@ export function failureReport(overrides: Partial<FailureReport> = {}): FailureRe
     resolvedBy: null,
     changes: null,
     servedWindow: null,
+    figures: [],
     ...overrides,
   };
 }
