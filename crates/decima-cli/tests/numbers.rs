@@ -361,3 +361,60 @@ async fn files_the_run_wrote_are_sources_or_reports_checked_like_the_answer() {
     assert!(table.contains("file totals.csv (written by"), "{table}");
     assert!(table.contains("report summary.xlsx"), "{table}");
 }
+
+/// A compression summarises what the model sees and removes no message: the ledger is read
+/// from the stored outputs, so every figure keeps its source and subject after one.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn figures_keep_their_sources_and_subjects_through_a_compression() {
+    let env = Env::new().await;
+    let (id, view) = run_with_figures(&env).await;
+    let conversation = view["conversation_id"].as_str().unwrap();
+    let before = env.decima(&["execution", "numbers", &id, "--json"]).await;
+    assert!(before.status.success(), "{}", text(&before.stderr));
+    // Later work in the conversation, so that the run with the figures is old enough to be
+    // summarised, and a window small enough that it must be.
+    for i in 0..3 {
+        env.say(&format!(
+            "Noted the plan for part {i}. {}",
+            "The review continues. ".repeat(20)
+        ));
+        let out = env
+            .run(
+                &["--conversation", conversation],
+                &format!("Note the plan for part {i}"),
+            )
+            .await;
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    }
+    let mut compress = env.command(&[
+        "compress",
+        conversation,
+        "--level",
+        "deep",
+        "--strategy",
+        "extract",
+        "--json",
+    ]);
+    compress.env("DECIMA_CONTEXT_WINDOW", "2000");
+    let out = tokio::task::spawn_blocking(move || compress.output().unwrap())
+        .await
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let applied: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(
+        applied["tokens_after"].as_u64().unwrap() < applied["tokens_before"].as_u64().unwrap(),
+        "{applied:#}"
+    );
+
+    let after = env.decima(&["execution", "numbers", &id, "--json"]).await;
+    assert!(after.status.success(), "{}", text(&after.stderr));
+    let (before, after): (Value, Value) = (
+        serde_json::from_slice(&before.stdout).unwrap(),
+        serde_json::from_slice(&after.stdout).unwrap(),
+    );
+    assert_eq!(before["figures"], after["figures"]);
+    assert_eq!(
+        figure(&after, "$1.23M")["source"]["subject"],
+        "revenue · North"
+    );
+}

@@ -31,6 +31,10 @@ fn indexing(c: &mut Criterion) {
     group.bench_function("baseline_count_digits", |b| {
         b.iter(|| black_box(text.bytes().filter(u8::is_ascii_digit).count()));
     });
+    // The scanner alone, without layouts or subjects: the floor of this reader.
+    group.bench_function("scan_only", |b| {
+        b.iter(|| black_box(decima_figures::scan(&text).len()))
+    });
     group.bench_function("read_figures", |b| {
         b.iter(|| black_box(read_figures(&text).len()))
     });

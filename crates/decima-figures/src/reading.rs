@@ -48,7 +48,9 @@ const MAX_SUBJECT: usize = 80;
 #[must_use]
 pub fn read_figures(text: &str) -> Vec<Located> {
     let lines: Vec<&str> = text.split_inclusive('\n').collect();
-    let mut out = Vec::new();
+    // About one claim every 20 bytes in a table of numbers: one growth of the list at most.
+    let mut out = Vec::with_capacity(text.len() / 20);
+    let mut figures = Vec::new();
     let mut header: Option<Header<'_>> = None;
     let mut layout = Layout::Prose;
     let mut block_start = true;
@@ -65,9 +67,10 @@ pub fn read_figures(text: &str) -> Vec<Located> {
         if is_rule(line) {
             continue;
         }
-        let figures = if block_start {
+        figures.clear();
+        if block_start {
             layout = block_layout(line, next_row(&lines[line_no + 1..]));
-            let figures = figures_of(line, layout);
+            figures_of(line, layout, &mut figures);
             header =
                 (layout != Layout::Prose && figures.iter().all(|f| !f.is_claim())).then(|| {
                     let cells = cells_of(line, layout);
@@ -78,18 +81,21 @@ pub fn read_figures(text: &str) -> Vec<Located> {
                         hints,
                     }
                 });
-            figures
         } else {
-            figures_of(line, layout)
-        };
+            figures_of(line, layout, &mut figures);
+        }
         block_start = false;
+        if !figures.iter().any(Figure::is_claim) {
+            continue;
+        }
         let line_no = u32::try_from(line_no).unwrap_or(u32::MAX);
         // A table row's cells and label, read once for all of its figures.
-        let row = header.as_ref().map(|h| Row {
-            cells: cells_of(line, h.layout),
-            label: row_label(line, h.layout),
+        let row = header.as_ref().map(|h| {
+            let cells = cells_of(line, h.layout);
+            let label = row_label(line, h.layout, &cells);
+            Row { cells, label }
         });
-        for figure in figures.into_iter().filter(Figure::is_claim) {
+        for figure in figures.drain(..).filter(Figure::is_claim) {
             if header
                 .as_ref()
                 .is_some_and(|h| is_row_index(line, &figure, h))
@@ -234,38 +240,40 @@ fn is_rule(line: &str) -> bool {
 
 /// The figures of one line; a delimited line is read cell by cell, so that "1234,5678" in a
 /// CSV is two figures and never a decimal comma.
-fn figures_of(line: &str, layout: Layout) -> Vec<Figure> {
+fn figures_of(line: &str, layout: Layout, out: &mut Vec<Figure>) {
     match layout {
         Layout::Delimited(d) => {
-            let mut out = Vec::new();
-            for (start, end, _) in split_cells(line, d) {
-                scan_into(&line[start..end], start, &mut out);
-            }
-            out
+            for_each_cell(line, d, |start, end| {
+                scan_into(&line[start..end], start, out)
+            });
         }
-        Layout::Aligned | Layout::Prose => scan(line),
+        Layout::Aligned | Layout::Prose => scan_into(line, 0, out),
     }
+}
+
+/// Calls `f` with each cell's byte range of a delimited line, a quoted cell's delimiters kept
+/// inside it.
+fn for_each_cell(line: &str, delimiter: u8, mut f: impl FnMut(usize, usize)) {
+    let mut start = 0;
+    let mut quoted = false;
+    for (i, &b) in line.as_bytes().iter().enumerate() {
+        if b == b'"' {
+            quoted = !quoted;
+        } else if b == delimiter && !quoted {
+            f(start, i);
+            start = i + 1;
+        }
+    }
+    f(start, line.len());
 }
 
 /// The cells of a delimited line, a quoted cell's delimiters kept inside it.
 fn split_cells(line: &str, delimiter: u8) -> Vec<(usize, usize, &str)> {
-    let bytes = line.as_bytes();
     let mut cells = Vec::new();
-    let mut start = 0;
-    let mut quoted = false;
-    for (i, &b) in bytes.iter().enumerate() {
-        if b == b'"' {
-            quoted = !quoted;
-        } else if b == delimiter && !quoted {
-            cells.push((start, i));
-            start = i + 1;
-        }
-    }
-    cells.push((start, bytes.len()));
+    for_each_cell(line, delimiter, |s, e| {
+        cells.push((s, e, line[s..e].trim().trim_matches('"').trim()));
+    });
     cells
-        .into_iter()
-        .map(|(s, e)| (s, e, line[s..e].trim().trim_matches('"').trim()))
-        .collect()
 }
 
 /// Cells of a header or a row: delimited cells, or runs of text separated by two spaces or
@@ -331,10 +339,16 @@ fn subject_of(
         && let Some((column, name)) = column_of(line, figure, h, &row.cells)
     {
         let subject = match &row.label {
-            Some(l) if l != name => format!("{name} · {l}"),
+            Some(l) if l != name => {
+                let mut s = String::with_capacity(name.len() + l.len() + 4);
+                s.push_str(name);
+                s.push_str(" · ");
+                s.push_str(l);
+                s
+            }
             _ => name.to_owned(),
         };
-        return (clip(&subject), u16::try_from(column).ok());
+        return (clipped(subject), u16::try_from(column).ok());
     }
     let near = prose_subject(line, figure.start);
     let subject = match line_label(line, figure.start) {
@@ -347,7 +361,7 @@ fn subject_of(
         }
         _ => near.to_owned(),
     };
-    (clip(&subject), None)
+    (clipped(subject), None)
 }
 
 /// pandas' row numbers: an integer in front of the first header cell, a position, not data.
@@ -390,18 +404,25 @@ fn column_of<'h>(
 }
 
 /// The cells of a row that are words, not numbers ("East widgets"): what the row is about.
-fn row_label(line: &str, layout: Layout) -> Option<String> {
-    let cells: Vec<&str> = if layout == Layout::Aligned {
-        line.split_whitespace().collect()
-    } else {
-        cells_of(line, layout).into_iter().map(|c| c.2).collect()
+fn row_label(line: &str, layout: Layout, cells: &[(usize, usize, &str)]) -> Option<String> {
+    let words = |parts: &mut dyn Iterator<Item = &str>| {
+        let mut label = String::new();
+        for word in parts
+            .filter(|c| !c.is_empty() && c.chars().any(char::is_alphabetic))
+            .take(3)
+        {
+            if !label.is_empty() {
+                label.push(' ');
+            }
+            label.push_str(word);
+        }
+        (!label.is_empty()).then_some(label)
     };
-    let words: Vec<&str> = cells
-        .into_iter()
-        .filter(|c| !c.is_empty() && c.chars().any(char::is_alphabetic))
-        .take(3)
-        .collect();
-    (!words.is_empty()).then(|| words.join(" "))
+    if layout == Layout::Aligned {
+        words(&mut line.split_whitespace())
+    } else {
+        words(&mut cells.iter().map(|c| c.2))
+    }
 }
 
 /// What a line of `label: value, value, …` is about: the label, when the figure comes after it.
@@ -445,15 +466,16 @@ fn prose_subject(line: &str, start: usize) -> &str {
         .map_or(clause, |(at, _)| clause[*at..].trim())
 }
 
-fn clip(s: &str) -> String {
-    if s.len() <= MAX_SUBJECT {
-        return s.to_owned();
+/// `s` cut to [`MAX_SUBJECT`] bytes on a character boundary, in place.
+fn clipped(mut s: String) -> String {
+    if s.len() > MAX_SUBJECT {
+        let mut end = MAX_SUBJECT;
+        while !s.is_char_boundary(end) {
+            end -= 1;
+        }
+        s.truncate(end);
     }
-    let mut end = MAX_SUBJECT;
-    while !s.is_char_boundary(end) {
-        end -= 1;
-    }
-    s[..end].to_owned()
+    s
 }
 
 #[cfg(test)]

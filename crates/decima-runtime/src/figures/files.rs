@@ -240,6 +240,40 @@ mod tests {
         assert!(text.contains('$'));
     }
 
+    #[tokio::test]
+    async fn a_50_mb_csv_is_read_from_its_beginning_and_bad_text_is_named_not_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let row = "North,1234567,é\n";
+        let big = row.repeat(50 * 1024 * 1024 / row.len() + 1);
+        std::fs::write(dir.path().join("big.csv"), &big).unwrap();
+        std::fs::write(
+            dir.path().join("latin1.csv"),
+            b"region,revenue\nK\xf6ln,1200\n",
+        )
+        .unwrap();
+        let sandbox = decima_sandbox::HostSandbox::new(
+            dir.path().to_path_buf(),
+            decima_sandbox::HostLimits::default(),
+        );
+        match read(&sandbox, "big.csv", false).await {
+            FileText::Text { text, cut } => {
+                assert!(cut);
+                assert!(text.len() as u64 <= MAX_FILE_BYTES);
+                assert!(text.len() as u64 > MAX_FILE_BYTES - 4, "{}", text.len());
+                assert!(big.starts_with(&text));
+            }
+            other => panic!("{other:?}"),
+        }
+        match read(&sandbox, "latin1.csv", true).await {
+            FileText::Unread(why) => assert!(why.contains("not UTF-8"), "{why}"),
+            other => panic!("{other:?}"),
+        }
+        match read(&sandbox, "gone.md", true).await {
+            FileText::Unread(why) => assert!(why.contains("could not be read"), "{why}"),
+            other => panic!("{other:?}"),
+        }
+    }
+
     #[test]
     fn only_text_formats_are_sources() {
         assert!(is_source_type("out/summary.CSV"));
