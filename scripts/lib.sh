@@ -436,7 +436,7 @@ ensure_windows_cross() {
 # The crates whose tests run under Wine. decima-mcp is left out (its tests start the reference
 # MCP servers with this machine's Linux node, out of a Windows program's reach), and so is the
 # desktop crate, which is only cross-built: its window needs WebView2, which Wine does not have.
-WINDOWS_TEST_CRATES=(decima-core decima-extract decima-process decima-store decima-sandbox decima-llm decima-runtime decima-cli)
+WINDOWS_TEST_CRATES=(decima-core decima-extract decima-figures decima-process decima-store decima-sandbox decima-llm decima-runtime decima-cli)
 
 # tests/wine/skip.txt as `--skip` arguments for the test binaries, into WINE_SKIP_ARGS: one
 # filter a line (a test's name or part of it, as `cargo test -- --skip` matches it), then the
@@ -496,7 +496,7 @@ test_windows() {
 # notification and window code of the desktop app), which only a Mac has. docs/PLATFORMS.md
 # lists them; the release workflow builds and tests all of them on a Mac.
 MACOS_TARGET=aarch64-apple-darwin
-MACOS_CHECK_CRATES=(decima-core decima-extract decima-process decima-llm decima-mcp)
+MACOS_CHECK_CRATES=(decima-core decima-extract decima-figures decima-process decima-llm decima-mcp)
 check_macos() {
     if ! rustup target list --installed 2>/dev/null | grep -qx "$MACOS_TARGET"; then
         command -v rustup >/dev/null || die "rustup not found: the macOS check needs \`rustup target add $MACOS_TARGET\`"
