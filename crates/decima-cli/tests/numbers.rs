@@ -350,6 +350,16 @@ async fn files_the_run_wrote_are_sources_or_reports_checked_like_the_answer() {
         "{xlsx:#}"
     );
 
+    // The answer on its own (what the window asks) says the same as the run's report.
+    let view = env.show(&id).await;
+    let conversation = view["conversation_id"].as_str().unwrap();
+    let seq = report["message_seq"].to_string();
+    let out = env
+        .decima(&["numbers", conversation, "--message", &seq, "--json"])
+        .await;
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let alone: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(figure(&alone, "4,321")["source"]["path"], "totals.csv");
     let out = env.decima(&["execution", "numbers", &id]).await;
     let table = text(&out.stdout);
     assert!(

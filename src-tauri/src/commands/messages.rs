@@ -182,6 +182,8 @@ pub async fn message_figures(
     seq: u32,
 ) -> Result<crate::dto::FiguresView, AppError> {
     let id = super::conversation_id(&conversation_id)?;
-    let report = decima_runtime::figures::check_message(&state.store, id, i64::from(seq)).await?;
+    let report =
+        decima_runtime::figures::check_message(&state.store, &state.data_dir, id, i64::from(seq))
+            .await?;
     Ok(crate::dto::FiguresView::from(&report))
 }

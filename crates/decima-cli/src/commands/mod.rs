@@ -113,7 +113,7 @@ async fn dispatch(cli: Cli) -> Result<(), CliError> {
         } => {
             let conversation = conversation_id(&id)?;
             let report =
-                decima_runtime::figures::check_message(&store, conversation, message).await?;
+                decima_runtime::figures::check_message(&store, &dir, conversation, message).await?;
             numbers::print(&report, json)
         }
         Command::Review(args) => review::run(&store, &dir, args).await,

@@ -165,10 +165,12 @@ impl NumbersReport {
 }
 
 /// Checks the figures of the assistant's message `seq` against the tool outputs and analyst
-/// messages before it.
-#[instrument(skip(store), fields(conversation = %conversation))]
+/// messages before it, and, for an answer of a run, the files that run's commands wrote (so the
+/// window and `decima numbers` say what the run's own check said).
+#[instrument(skip(store, data_dir), fields(conversation = %conversation))]
 pub async fn check_message(
     store: &Store,
+    data_dir: &std::path::Path,
     conversation: ConversationId,
     seq: i64,
 ) -> Result<NumbersReport, RuntimeError> {
@@ -185,9 +187,40 @@ pub async fn check_message(
             answer.role.as_str()
         )));
     }
-    let mut report = check(conversation, &messages, answer);
+    let files = match answer.execution_id {
+        Some(run) => run_files_of(store, data_dir, &store.executions().get(run).await?).await?,
+        None => files::RunFiles::default(),
+    };
+    let mut report = check_with(conversation, &messages, answer, files);
     overlay(store, conversation, &mut report).await?;
     Ok(report)
+}
+
+/// The files `record` wrote, read through its workspace: its own folder on the host, its
+/// conversation's container in Docker. None read when it wrote none.
+async fn run_files_of(
+    store: &Store,
+    data_dir: &std::path::Path,
+    record: &decima_store::Execution,
+) -> Result<files::RunFiles, RuntimeError> {
+    if files::written_by(store, record.id).await?.is_empty() {
+        return Ok(files::RunFiles::default());
+    }
+    let sandbox: std::sync::Arc<dyn decima_sandbox::Sandbox> =
+        match (&record.sandbox, &record.workspace) {
+            (decima_store::SandboxKind::Host, Some(folder)) => {
+                std::sync::Arc::new(decima_sandbox::HostSandbox::new(
+                    std::path::PathBuf::from(folder),
+                    decima_sandbox::HostLimits::default(),
+                ))
+            }
+            _ => {
+                crate::workspace::place::place(store, data_dir, record.conversation_id)
+                    .await?
+                    .sandbox
+            }
+        };
+    files::run_files(store, sandbox.as_ref(), record.id).await
 }
 
 /// Checks the figures of an execution's answer (its last assistant message with text) and of
@@ -220,26 +253,7 @@ pub async fn check_execution(
         .filter(|m| m.seq <= answer.seq)
         .cloned()
         .collect();
-    let files = if files::written_by(store, execution).await?.is_empty() {
-        files::RunFiles::default()
-    } else {
-        // The run's own folder on the host; its conversation's container in Docker.
-        let sandbox: std::sync::Arc<dyn decima_sandbox::Sandbox> =
-            match (&record.sandbox, &record.workspace) {
-                (decima_store::SandboxKind::Host, Some(folder)) => {
-                    std::sync::Arc::new(decima_sandbox::HostSandbox::new(
-                        std::path::PathBuf::from(folder),
-                        decima_sandbox::HostLimits::default(),
-                    ))
-                }
-                _ => {
-                    crate::workspace::place::place(store, data_dir, record.conversation_id)
-                        .await?
-                        .sandbox
-                }
-            };
-        files::run_files(store, sandbox.as_ref(), execution).await?
-    };
+    let files = run_files_of(store, data_dir, &record).await?;
     let mut report = check_with(record.conversation_id, &before, answer, files);
     overlay(store, record.conversation_id, &mut report).await?;
     Ok(report)
@@ -297,12 +311,8 @@ pub fn apply_decisions(figures: &mut [FigureCheck], decisions: &[FigureDecision]
     }
 }
 
-/// The ledger of the messages before `answer`, and the answer checked against it.
-fn check(conversation: ConversationId, messages: &[Message], answer: &Message) -> NumbersReport {
-    check_with(conversation, messages, answer, files::RunFiles::default())
-}
-
-/// [`check`], with the files a run wrote: its commands' as sources, its reports checked.
+/// The ledger of the messages before `answer` and of the files a run wrote (its commands' as
+/// sources), the answer checked against it, and the run's reports checked too.
 fn check_with(
     conversation: ConversationId,
     messages: &[Message],
