@@ -78,6 +78,13 @@ describe("an answer's figures", () => {
     expect(mark.closest("details")).toHaveAttribute("open");
     await user.click(unlinked!);
     expect(screen.getByTestId("figure-source")).toHaveTextContent(/^1234567$/);
+    // A linked figure is a link for the keyboard too; an unsupported one is not.
+    expect(linked).toHaveAttribute("role", "link");
+    expect(linked).toHaveAttribute("tabindex", "0");
+    expect(unlinked).not.toHaveAttribute("role");
+    linked!.focus();
+    await user.keyboard("{Enter}");
+    expect(await screen.findByTestId("figure-source")).toHaveTextContent(/^1234567$/);
   });
 
   it("say so in Chinese too, and a figure whose span no longer holds it is left as text", async () => {

@@ -1,7 +1,7 @@
-import { lazy, Suspense, useEffect, useMemo, useRef, useState, type MouseEvent } from "react";
+import { lazy, Suspense, useEffect, useMemo, useRef, useState, type KeyboardEvent, type MouseEvent } from "react";
 import { useTranslation } from "react-i18next";
 import type { FigureView } from "../bindings";
-import { byteToIndex, figureRanges, figureTitle, splitFigures } from "../lib/figures";
+import { byteToIndex, figureRanges, figureTitle, opensSource, splitFigures } from "../lib/figures";
 import { formatNumber } from "../lib/format";
 import { markPattern, splitMarks } from "../lib/marks";
 
@@ -62,7 +62,14 @@ function Figured({ text, from, to, ranges, figures, titles }: { text: string; fr
         p.figure === undefined ? (
           p.text
         ) : (
-          <span key={i} className={`figure figure-${figures[p.figure]!.status}`} data-figure={p.figure} data-testid="figure" title={titles[p.figure]}>
+          <span
+            key={i}
+            className={`figure figure-${figures[p.figure]!.status}`}
+            data-figure={p.figure}
+            data-testid="figure"
+            title={titles[p.figure]}
+            {...(opensSource(figures[p.figure]!) ? { role: "link", tabIndex: 0 } : {})}
+          >
             {p.text}
           </span>
         ),
@@ -119,21 +126,27 @@ export function MessageContent({ text, testId, className, markdown = false, mark
   const shown = truncated ? text.slice(0, PREVIEW_CHARS) : text;
   const titles = useMemo(() => (figures ?? []).map((f) => figureTitle(t, f)), [figures, t]);
   const ranges = useMemo(() => (figures && figures.length > 0 ? figureRanges(text, figures) : []), [text, figures]);
-  const onClick =
-    figures && figures.length > 0 && onFigure
-      ? (e: MouseEvent<HTMLElement>) => {
-          const at = (e.target as HTMLElement).closest("[data-figure]");
-          const figure = at ? figures[Number(at.getAttribute("data-figure"))] : undefined;
-          if (figure) onFigure(figure);
-        }
-      : undefined;
+  // One handler for every figure of the message, by its `data-figure`: a click, or Enter on a
+  // figure reached with Tab.
+  const open = (target: EventTarget) => {
+    const at = (target as HTMLElement).closest("[data-figure]");
+    const figure = at && figures ? figures[Number(at.getAttribute("data-figure"))] : undefined;
+    if (figure && onFigure) onFigure(figure);
+  };
+  const live = figures && figures.length > 0 && onFigure;
+  const onClick = live ? (e: MouseEvent<HTMLElement>) => open(e.target) : undefined;
+  const onKeyDown = live
+    ? (e: KeyboardEvent<HTMLElement>) => {
+        if (e.key === "Enter") open(e.target);
+      }
+    : undefined;
 
   const classes = className ? `message-content ${className}` : "message-content";
   if (markdown && isPlainProse(text)) {
     // Nothing markdown would change: the same paragraphs without the parser, which is most of
     // what a row costs when it scrolls into view.
     return (
-      <div className={`${classes} markdown`} data-testid={testId} onClick={onClick}>
+      <div className={`${classes} markdown`} data-testid={testId} onClick={onClick} onKeyDown={onKeyDown}>
         {paragraphs(text).map(({ from, to }, i) => (
           <p key={i}>
             {ranges.length > 0 ? (
@@ -149,7 +162,7 @@ export function MessageContent({ text, testId, className, markdown = false, mark
   if (markdown && text.length <= MARKDOWN_CHARS) {
     // Until the markdown chunk is loaded (once per session), the text shows as it is.
     return (
-      <div className={`${classes} markdown`} data-testid={testId} onClick={onClick}>
+      <div className={`${classes} markdown`} data-testid={testId} onClick={onClick} onKeyDown={onKeyDown}>
         <Suspense fallback={<p className="markdown-pending">{text}</p>}>
           <MarkdownText text={text} marks={marks} figures={figures} titles={titles} />
         </Suspense>

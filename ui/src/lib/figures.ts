@@ -62,10 +62,11 @@ type HastNode = { type: string; value?: string; tagName?: string; properties?: R
 
 /** The element a figure becomes: a span the list's click handler finds by `data-figure`. */
 export function figureElement(text: string, k: number, f: FigureView, title: string): HastNode {
+  const link = opensSource(f) ? { role: "link", tabIndex: 0 } : {};
   return {
     type: "element",
     tagName: "span",
-    properties: { className: ["figure", `figure-${f.status}`], dataFigure: String(k), dataTestid: "figure", title },
+    properties: { className: ["figure", `figure-${f.status}`], dataFigure: String(k), dataTestid: "figure", title, ...link },
     children: [{ type: "text", value: text }],
   };
 }
