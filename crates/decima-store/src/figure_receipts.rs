@@ -36,6 +36,13 @@ pub struct FigureReceipt {
     pub created_at: Timestamp,
 }
 
+macro_rules! receipt_select {
+    () => {
+        "SELECT message_seq, start, review_id, text, recomputed, agrees, derivation, code, \
+         created_at FROM figure_receipts"
+    };
+}
+
 #[derive(FromRow)]
 struct ReceiptRow {
     message_seq: i64,
@@ -111,11 +118,10 @@ impl<'s> FigureReceipts<'s> {
         message_seq: i64,
     ) -> Result<Vec<FigureReceipt>> {
         let rows: Vec<ReceiptRow> = on_pool!(self.store, |pool, d| {
-            sqlx::query_as(
-                "SELECT message_seq, start, review_id, text, recomputed, agrees, derivation, \
-                 code, created_at FROM figure_receipts \
-                 WHERE conversation_id = $1 AND message_seq = $2 ORDER BY created_at, start",
-            )
+            sqlx::query_as(concat!(
+                receipt_select!(),
+                " WHERE conversation_id = $1 AND message_seq = $2 ORDER BY created_at, start"
+            ))
             .bind(conversation.to_string())
             .bind(message_seq)
             .fetch_all(pool)
@@ -127,11 +133,10 @@ impl<'s> FigureReceipts<'s> {
     /// The receipts one review recorded, in the answer's order.
     pub async fn of_review(&self, review_id: &str) -> Result<Vec<FigureReceipt>> {
         let rows: Vec<ReceiptRow> = on_pool!(self.store, |pool, d| {
-            sqlx::query_as(
-                "SELECT message_seq, start, review_id, text, recomputed, agrees, derivation, \
-                 code, created_at FROM figure_receipts WHERE review_id = $1 \
-                 ORDER BY message_seq, start",
-            )
+            sqlx::query_as(concat!(
+                receipt_select!(),
+                " WHERE review_id = $1 ORDER BY message_seq, start"
+            ))
             .bind(review_id)
             .fetch_all(pool)
             .await

@@ -113,6 +113,23 @@ pub async fn review_until(
     steps::run(ctx, request, cancel).instrument(span).await
 }
 
+/// The reviewer of a request: the one it names, else the conversation's, else the agent's.
+async fn reviewer_name(
+    ctx: &ReviewContext<'_>,
+    request: &ReviewRequest,
+    conversation: ConversationId,
+) -> Result<Option<String>> {
+    Ok(match &request.reviewer {
+        Some(name) => Some(name.clone()),
+        None => ctx
+            .store
+            .conversations()
+            .reviewer_provider(conversation)
+            .await?
+            .or(ctx.agent_provider.map(str::to_owned)),
+    })
+}
+
 /// The short digest the agent gets back from its tool call; the full review is stored.
 pub fn digest(review: &Review, cached: bool) -> String {
     let mut out = format!(

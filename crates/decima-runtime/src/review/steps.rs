@@ -137,14 +137,7 @@ impl Reviewer {
         scope: &Scope,
     ) -> Result<Self> {
         let store = ctx.store;
-        let reviewer = match &request.reviewer {
-            Some(name) => Some(name.clone()),
-            None => store
-                .conversations()
-                .reviewer_provider(scope.conversation.id)
-                .await?
-                .or(ctx.agent_provider.map(str::to_owned)),
-        };
+        let reviewer = super::reviewer_name(ctx, request, scope.conversation.id).await?;
         let resolved = settings::resolve(store, ctx.data_dir, reviewer.as_deref()).await?;
         let window = WindowSettings::of(resolved.config.context_window, &resolved.settings);
         let task = match &scope.execution {

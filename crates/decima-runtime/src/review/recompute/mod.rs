@@ -52,7 +52,7 @@ pub(super) async fn run(
             execution.id
         )));
     }
-    let reviewer = reviewer_name(ctx, &request, conversation.id).await?;
+    let reviewer = super::reviewer_name(ctx, &request, conversation.id).await?;
     let resolved = settings::resolve(store, ctx.data_dir, reviewer.as_deref()).await?;
     ctx.events.emit(Event::ReviewStarted {
         conversation_id: conversation.id,
@@ -121,23 +121,6 @@ async fn the_run(
                 conversation.id
             ))
         })
-}
-
-/// The reviewer: the request's, else the conversation's, else the agent's provider.
-async fn reviewer_name(
-    ctx: &ReviewContext<'_>,
-    request: &ReviewRequest,
-    conversation: ConversationId,
-) -> Result<Option<String>> {
-    Ok(match &request.reviewer {
-        Some(name) => Some(name.clone()),
-        None => ctx
-            .store
-            .conversations()
-            .reviewer_provider(conversation)
-            .await?
-            .or(ctx.agent_provider.map(str::to_owned)),
-    })
 }
 
 /// Each chosen figure worked out in the fresh sandbox, in turn.
@@ -221,6 +204,51 @@ fn brief(
     out
 }
 
+/// What the recomputations say, before anything is stored: each figure's verdict, a finding
+/// per figure that differs, a question per figure not computed, and the summary.
+struct Judged {
+    verdicts: Vec<Verdict>,
+    findings: Vec<decima_store::NewFinding>,
+    questions: Vec<String>,
+    summary: String,
+}
+
+impl Judged {
+    fn of(answer_seq: i64, chosen: &[Chosen], results: &[Recomputed]) -> Self {
+        let verdicts: Vec<Verdict> = chosen
+            .iter()
+            .zip(results)
+            .map(|(c, got)| verdict::judge(&c.figure, got))
+            .collect();
+        let mut findings = Vec::new();
+        let mut questions = Vec::new();
+        for ((c, got), v) in chosen.iter().zip(results).zip(&verdicts) {
+            match v {
+                Verdict::Differs => findings.push(verdict::finding(answer_seq, c, got)),
+                Verdict::NotComputed => questions.push(verdict::question(c, got)),
+                Verdict::Agrees => {}
+            }
+        }
+        let count = |wanted: Verdict| verdicts.iter().filter(|v| **v == wanted).count();
+        let summary = format!(
+            "Recomputed {} figure{} of the answer (message {answer_seq}) from the run's inputs \
+             as they were when it started, in a fresh sandbox: {} agree, {} differ, {} could \
+             not be computed.",
+            chosen.len(),
+            if chosen.len() == 1 { "" } else { "s" },
+            count(Verdict::Agrees),
+            count(Verdict::Differs),
+            count(Verdict::NotComputed),
+        );
+        Self {
+            verdicts,
+            findings,
+            questions,
+            summary,
+        }
+    }
+}
+
 /// Stores the review, with a finding per figure that differs and a receipt per figure.
 #[allow(clippy::too_many_arguments)]
 async fn store_review(
@@ -233,31 +261,7 @@ async fn store_review(
     results: &[Recomputed],
     config: &decima_llm::ProviderConfig,
 ) -> Result<Review> {
-    let verdicts: Vec<Verdict> = chosen
-        .iter()
-        .zip(results)
-        .map(|(c, got)| verdict::judge(&c.figure, got))
-        .collect();
-    let mut findings = Vec::new();
-    let mut questions = Vec::new();
-    for ((c, got), v) in chosen.iter().zip(results).zip(&verdicts) {
-        match v {
-            Verdict::Differs => findings.push(verdict::finding(report.message_seq, c, got)),
-            Verdict::NotComputed => questions.push(verdict::question(c, got)),
-            Verdict::Agrees => {}
-        }
-    }
-    let count = |wanted: Verdict| verdicts.iter().filter(|v| **v == wanted).count();
-    let summary = format!(
-        "Recomputed {} figure{} of the answer (message {}) from the run's inputs as they were \
-         when it started, in a fresh sandbox: {} agree, {} differ, {} could not be computed.",
-        chosen.len(),
-        if chosen.len() == 1 { "" } else { "s" },
-        report.message_seq,
-        count(Verdict::Agrees),
-        count(Verdict::Differs),
-        count(Verdict::NotComputed),
-    );
+    let judged = Judged::of(report.message_seq, chosen, results);
     let numbers: Vec<String> = chosen.iter().map(|c| c.number.to_string()).collect();
     let review = store
         .reviews()
@@ -273,10 +277,10 @@ async fn store_review(
             review_type: request.review_type.name().to_owned(),
             focus: None,
             trigger: request.trigger.name().to_owned(),
-            risk_level: verdict::risk(&verdicts),
-            summary,
-            findings,
-            open_questions: questions,
+            risk_level: verdict::risk(&judged.verdicts),
+            summary: judged.summary,
+            findings: judged.findings,
+            open_questions: judged.questions,
             closes: Vec::new(),
             reviewed_from_seq: report.message_seq,
             reviewed_through_seq: report.message_seq,
@@ -288,26 +292,15 @@ async fn store_review(
             cache_key: key(conversation.id, execution, report.message_seq, &numbers),
         })
         .await?;
-    let now = Timestamp::now();
-    for ((c, got), v) in chosen.iter().zip(results).zip(&verdicts) {
-        store
-            .figure_receipts()
-            .record(
-                conversation.id,
-                &FigureReceipt {
-                    message_seq: report.message_seq,
-                    start: c.figure.start,
-                    review_id: review.id.clone(),
-                    text: c.figure.text.clone(),
-                    recomputed: got.value.clone(),
-                    agrees: *v == Verdict::Agrees,
-                    derivation: got.derivation.clone(),
-                    code: got.code.clone(),
-                    created_at: now,
-                },
-            )
-            .await?;
-    }
+    record_receipts(
+        store,
+        &review,
+        report.message_seq,
+        chosen,
+        results,
+        &judged.verdicts,
+    )
+    .await?;
     store
         .events()
         .append(
@@ -325,6 +318,38 @@ async fn store_review(
         .await?;
     info!(review = %review.id, risk = %review.risk_level, "recompute review stored");
     Ok(review)
+}
+
+/// One receipt per recomputed figure: the value, whether it agrees, and the reviewer's code.
+async fn record_receipts(
+    store: &Store,
+    review: &Review,
+    answer_seq: i64,
+    chosen: &[Chosen],
+    results: &[Recomputed],
+    verdicts: &[Verdict],
+) -> Result<()> {
+    let now = Timestamp::now();
+    for ((c, got), v) in chosen.iter().zip(results).zip(verdicts) {
+        store
+            .figure_receipts()
+            .record(
+                review.conversation_id,
+                &FigureReceipt {
+                    message_seq: answer_seq,
+                    start: c.figure.start,
+                    review_id: review.id.clone(),
+                    text: c.figure.text.clone(),
+                    recomputed: got.value.clone(),
+                    agrees: *v == Verdict::Agrees,
+                    derivation: got.derivation.clone(),
+                    code: got.code.clone(),
+                    created_at: now,
+                },
+            )
+            .await?;
+    }
+    Ok(())
 }
 
 /// A key no other review shares: a recompute is never served from the cache (the analyst asks
