@@ -4,7 +4,8 @@
 use serde::{Deserialize, Serialize};
 
 use crate::figure::{Scale, Unit};
-use crate::reading::{Located, read_figures};
+use crate::reading::{Lines, Located, read_figures_with};
+use crate::subject::Subject;
 
 /// Who wrote a source: a figure an analyst typed is theirs to state, never a claim to check.
 #[derive(
@@ -67,7 +68,7 @@ pub struct Entry {
     /// Its column, in a table.
     pub column: Option<u16>,
     /// What it is about.
-    pub subject: String,
+    pub subject: Subject,
 }
 
 impl Entry {
@@ -99,6 +100,40 @@ impl Entry {
     }
 }
 
+/// From this size on, a text is read in parts on as many cores (at most [`MAX_PARTS`]): the
+/// ledger's cost to a run that printed a large table is then a fraction of reading it in one.
+const PARALLEL_FROM: usize = 256 * 1024;
+/// Parts a text is read in, at most.
+const MAX_PARTS: usize = 4;
+
+/// The entries of `text` read in `parts` ranges of its lines, each on its own thread: one list
+/// per part, in the order of the text.
+fn read_in_parts(text: &str, source: u32, parts: usize) -> Vec<Vec<Entry>> {
+    let lines = Lines::of(text);
+    let ranges = lines.parts(parts);
+    let lines = &lines;
+    std::thread::scope(|scope| {
+        let workers: Vec<_> = ranges
+            .into_iter()
+            .map(|range| {
+                scope.spawn(move || {
+                    let mut entries = Vec::with_capacity(text.len() / 20 / parts);
+                    lines.read(range, |l| entries.push(Entry::new(source, l)));
+                    entries
+                })
+            })
+            .collect();
+        workers
+            .into_iter()
+            // A worker only reads; one that panicked has a bug that reading alone would hit.
+            .map(|w| {
+                w.join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+            })
+            .collect()
+    })
+}
+
 /// Collects a ledger's sources and entries; [`LedgerBuilder::build`] sorts them for lookup.
 #[derive(Debug, Default)]
 pub struct LedgerBuilder {
@@ -123,8 +158,20 @@ impl LedgerBuilder {
     pub fn add_text(&mut self, source: Source, text: &str) -> usize {
         let id = self.add_source(source);
         let before = self.entries.len();
-        self.entries
-            .extend(read_figures(text).into_iter().map(|l| Entry::new(id, l)));
+        self.entries.reserve(text.len() / 20);
+        let parts = if text.len() >= PARALLEL_FROM {
+            std::thread::available_parallelism().map_or(1, |n| n.get().min(MAX_PARTS))
+        } else {
+            1
+        };
+        if parts == 1 {
+            let entries = &mut self.entries;
+            read_figures_with(text, |l| entries.push(Entry::new(id, l)));
+        } else {
+            for part in read_in_parts(text, id, parts) {
+                self.entries.extend(part);
+            }
+        }
         self.entries.len() - before
     }
 
@@ -136,11 +183,23 @@ impl LedgerBuilder {
     /// The ledger, sorted for lookup.
     #[must_use]
     pub fn build(self) -> Ledger {
-        let mut order: Vec<u32> =
-            (0..u32::try_from(self.entries.len()).unwrap_or(u32::MAX)).collect();
-        let key = |i: &u32| self.entries[*i as usize].magnitude().abs();
-        order.sort_unstable_by(|a, b| key(a).total_cmp(&key(b)));
-        let keys = order.iter().map(key).collect();
+        // Sorted as (magnitude, index) pairs packed into one integer each: a non-negative
+        // float's bits order as the float does, and sorting 16-byte integers moves far less
+        // memory than sorting indices that look their keys up in the entries.
+        let mut packed: Vec<u128> = self
+            .entries
+            .iter()
+            .zip(0u32..)
+            .map(|(e, i)| (u128::from(e.magnitude().abs().to_bits()) << 32) | u128::from(i))
+            .collect();
+        packed.sort_unstable();
+        #[allow(clippy::cast_possible_truncation)]
+        let order: Vec<u32> = packed.iter().map(|p| *p as u32).collect();
+        #[allow(clippy::cast_possible_truncation)]
+        let keys = packed
+            .iter()
+            .map(|p| f64::from_bits((p >> 32) as u64))
+            .collect();
         Ledger {
             sources: self.sources,
             entries: self.entries,
@@ -221,5 +280,50 @@ impl Ledger {
                 *k != i && self.entries[*k].source == source && self.entries[*k].line == line
             })
             .filter_map(|k| u32::try_from(k).ok())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn source() -> Source {
+        Source {
+            origin: Origin::Tool,
+            message_seq: 1,
+            tool_call_id: None,
+            path: None,
+        }
+    }
+
+    #[test]
+    fn a_long_output_read_in_parts_gives_the_entries_one_pass_gives() {
+        let mut text = String::from("region,revenue (USD),units,margin\n");
+        let mut k = 0u32;
+        while text.len() < PARALLEL_FROM * 2 {
+            k += 1;
+            text.push_str(&format!(
+                "R{k} East,{},{},{}.{}%\n",
+                k * 37,
+                k % 977,
+                k % 90,
+                k % 7
+            ));
+            if k.is_multiple_of(5000) {
+                text.push_str("\nTotal so far: 12,345 rows, $4.5M\n\nregion,revenue\n");
+            }
+        }
+        let mut one = Vec::new();
+        read_figures_with(&text, |l| one.push(Entry::new(0, l)));
+        for parts in [2, 3, 4] {
+            assert_eq!(
+                read_in_parts(&text, 0, parts).concat(),
+                one,
+                "{parts} parts"
+            );
+        }
+        let mut builder = LedgerBuilder::new();
+        assert_eq!(builder.add_text(source(), &text), one.len());
+        assert!(one.len() > 40_000, "{}", one.len());
     }
 }

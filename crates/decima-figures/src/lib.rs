@@ -14,6 +14,7 @@ mod matching;
 mod reading;
 mod scan;
 mod sentences;
+mod subject;
 
 pub use derive::{Derivation, Operation};
 pub use figure::{Currency, Figure, NotClaim, Scale, Unit, agrees, units_compatible};
@@ -22,6 +23,7 @@ pub use matching::{Check, Status, check_answer, check_answer_before};
 pub use reading::{Located, read_figures};
 pub use scan::scan;
 pub use sentences::{sentence_bounds, words};
+pub use subject::Subject;
 
 #[cfg(test)]
 mod matching_tests;

@@ -81,7 +81,7 @@ pub fn check_answer_before(answer: &str, ledger: &Ledger, seq: i64) -> Vec<Check
         checks.push(Check {
             text: answer[figure.start..figure.end].to_owned(),
             figure,
-            subject: located.subject,
+            subject: located.subject.to_string(),
             sentence,
             status,
             entry,
@@ -136,7 +136,7 @@ fn best_link(figure: &Figure, context: &[String], ledger: &Ledger, before_seq: i
         if source.message_seq >= before_seq {
             continue;
         }
-        let (row, column) = subject_parts(&entry.subject);
+        let (row, column) = entry.subject.word_parts();
         let shared_row = row.iter().filter(|w| context.contains(w)).count();
         let shared = shared_row + column.iter().filter(|w| context.contains(w)).count();
         // The whole row, and the column if there is no row: "North brought in 1.2 million" is
@@ -166,18 +166,6 @@ fn best_link(figure: &Figure, context: &[String], ledger: &Ledger, before_seq: i
         (None, true) => Link::Analyst,
         (None, false) => Link::None,
     }
-}
-
-/// A subject's words: what its row is about ("Jan2019 East widgets"), which a sentence must name
-/// in full, and its column ("revenue"), which it may leave implied.
-fn subject_parts(subject: &str) -> (Vec<String>, Vec<String>) {
-    if let Some((column, row)) = subject.split_once(" · ") {
-        return (words(row), words(column));
-    }
-    if let Some((row, column)) = subject.split_once(": ") {
-        return (words(row), words(column));
-    }
-    (Vec::new(), words(subject))
 }
 
 /// Tries each unlinked figure as a result of the figures linked in its sentence and the other

@@ -159,7 +159,7 @@ fn the_link_names_the_source_and_span_that_hold_the_value() {
     let source = l.source_of(entry).unwrap();
     assert_eq!(source.message_seq, 3);
     assert_eq!(&SALES[entry.start as usize..entry.end as usize], "2345678");
-    assert_eq!(entry.subject, "revenue · South");
+    assert_eq!(entry.subject.to_string(), "revenue · South");
 }
 
 #[test]
@@ -167,7 +167,7 @@ fn of_two_sources_holding_a_value_the_one_about_the_sentences_subject_wins() {
     let l = ledger(&["latency p50: 120\n", "headcount: 120\n"]);
     let checks = check_answer("The headcount is 120.", &l);
     let entry = l.entry(checks[0].entry.unwrap()).unwrap();
-    assert_eq!(entry.subject, "headcount");
+    assert_eq!(entry.subject.to_string(), "headcount");
 }
 
 #[test]

@@ -15,6 +15,14 @@ pub(crate) fn char_at(text: &str, at: usize) -> Option<char> {
 
 /// The word (letters only) that ends just before `at`, skipping spaces.
 pub(crate) fn word_before(text: &str, at: usize) -> &str {
+    // Most numbers follow a delimiter or a sign: no word, and no need to walk back.
+    match at.checked_sub(1).and_then(|k| text.as_bytes().get(k)) {
+        None => return "",
+        Some(&b) if b.is_ascii() && !b.is_ascii_alphabetic() && !matches!(b, b' ' | b'.') => {
+            return "";
+        }
+        _ => {}
+    }
     let head = text
         .get(..at)
         .unwrap_or("")
@@ -30,6 +38,11 @@ pub(crate) fn word_before(text: &str, at: usize) -> &str {
 
 /// The word (letters only) that starts at `at`, after spaces.
 pub(crate) fn word_after(text: &str, at: usize) -> (&str, usize) {
+    match text.as_bytes().get(at) {
+        None => return ("", at),
+        Some(&b) if b.is_ascii() && !b.is_ascii_alphabetic() && b != b' ' => return ("", at),
+        _ => {}
+    }
     let tail = text.get(at..).unwrap_or("");
     let skipped = tail.len() - tail.trim_start_matches([' ', '\u{a0}']).len();
     let rest = &tail[skipped..];
@@ -82,6 +95,16 @@ pub(crate) fn prefix(text: &str, digits_start: usize) -> Prefix {
         start: digits_start,
         paren: false,
     };
+    // After a delimiter or a line's start (a table's cell, most often) nothing is written
+    // before the digits.
+    match digits_start
+        .checked_sub(1)
+        .and_then(|k| text.as_bytes().get(k))
+    {
+        None => return p,
+        Some(&b) if b.is_ascii() && !matches!(b, b'-' | b'+' | b'$' | b' ' | b'(') => return p,
+        _ => {}
+    }
     read_sign(text, &mut p);
     if let Some(c) = char_before(text, p.start).and_then(currency_symbol) {
         p.currency = Some(c);
@@ -142,6 +165,16 @@ pub(crate) fn suffix(text: &str, digits_end: usize, has_currency: bool) -> Suffi
         end: digits_end,
         glued: None,
     };
+    // A delimiter or a line's end right after the digits: no scale, unit or currency follows.
+    match text.as_bytes().get(digits_end) {
+        None => return s,
+        Some(&b)
+            if b.is_ascii() && !b.is_ascii_alphabetic() && !matches!(b, b' ' | b'%' | b'$') =>
+        {
+            return s;
+        }
+        _ => {}
+    }
     read_scale(text, &mut s, has_currency);
     read_unit(text, &mut s);
     s

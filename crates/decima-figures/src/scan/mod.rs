@@ -59,11 +59,10 @@ fn next_candidate(bytes: &[u8], from: usize) -> Option<usize> {
 
 /// Words that say a figure is rounded further than its digits: "about 1,200" is rounded to the
 /// hundred.
-fn approximate(text: &str, start: usize) -> bool {
+fn approximate(text: &str, start: usize, w: &str) -> bool {
     if matches!(char_before(text, start), Some('~' | '≈' | '约' | '近')) {
         return true;
     }
-    let w = word_before(text, start);
     [
         "about",
         "around",
@@ -108,9 +107,12 @@ fn read_arabic(text: &str, digits_start: usize, floor: usize) -> (Figure, usize)
     let suf = affixes::suffix(text, digits.end, pre.currency.is_some());
     let glued = suf.glued.map(|(s, e)| &text[s..e]);
     let bare = pre.currency.is_none() && suf.unit.is_none() && suf.scale == Scale::One;
+    // The word before the figure, read once for what it says about the figure.
+    let before = word_before(text, pre.start);
     let cx = not_claims::Context {
         text,
         start: pre.start,
+        before,
         digits_start,
         digits: &digits,
         bare: bare && !pre.negative,
@@ -134,7 +136,12 @@ fn read_arabic(text: &str, digits_start: usize, floor: usize) -> (Figure, usize)
         end += 1;
     }
     let mut place = digits.place;
-    if !digits.fractional && approximate(text, start) {
+    let before = if start == pre.start {
+        before
+    } else {
+        word_before(text, start)
+    };
+    if !digits.fractional && approximate(text, start, before) {
         place = place.max(trailing_zeros(digits.value));
     }
     let magnitude = digits.value * suf.scale.factor();

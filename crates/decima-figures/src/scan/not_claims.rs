@@ -2,7 +2,7 @@
 //! references and periods. An answer is full of them, and flagging them would bury the
 //! figures that matter.
 
-use super::affixes::{char_at, char_before, word_after, word_before};
+use super::affixes::{char_at, char_before, word_after};
 use super::core::{Chain, Digits};
 use crate::figure::NotClaim;
 use decima_extract::MONTHS;
@@ -25,6 +25,8 @@ fn is_month(w: &str) -> bool {
 pub(crate) struct Context<'a> {
     pub text: &'a str,
     pub start: usize,
+    /// The word that ends just before `start`.
+    pub before: &'a str,
     pub digits_start: usize,
     pub digits: &'a Digits,
     pub bare: bool,
@@ -86,7 +88,7 @@ fn before_marks(cx: &Context<'_>) -> Option<NotClaim> {
         _ => {}
     }
     if prev.is_ascii_alphabetic() {
-        let w = word_before(cx.text, cx.start);
+        let w = cx.before;
         return Some(match w {
             "v" | "V" => NotClaim::Version,
             "Q" | "H" | "FY" | "CY" | "W" => NotClaim::Period,
@@ -176,7 +178,7 @@ fn after_words(cx: &Context<'_>) -> Option<(NotClaim, Option<usize>)> {
     if list_number(cx) {
         return Some((NotClaim::ListNumber, None));
     }
-    let before = word_before(cx.text, cx.start);
+    let before = cx.before;
     if !before.is_empty() && ID_WORDS.iter().any(|w| before.eq_ignore_ascii_case(w)) {
         return Some((NotClaim::Id, None));
     }

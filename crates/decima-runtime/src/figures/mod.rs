@@ -544,7 +544,7 @@ fn source(ledger: &Ledger, texts: &Texts<'_>, index: u32) -> Option<FigureSource
         start: entry.start,
         end: entry.end,
         text,
-        subject: entry.subject.clone(),
+        subject: entry.subject.to_string(),
     })
 }
 
