@@ -372,6 +372,153 @@ async fn files_the_run_wrote_are_sources_or_reports_checked_like_the_answer() {
     assert!(table.contains("report summary.xlsx"), "{table}");
 }
 
+/// A workbook of one sheet, as a spreadsheet program writes one: its cells inline, uncompressed.
+fn workbook(rows: &[&[&str]]) -> Vec<u8> {
+    use std::io::Write as _;
+    let cell = |r: usize, c: usize, v: &str| {
+        let at = format!("{}{}", char::from(b'A' + u8::try_from(c).unwrap()), r + 1);
+        if v.parse::<f64>().is_ok() {
+            format!("<c r=\"{at}\"><v>{v}</v></c>")
+        } else {
+            format!("<c r=\"{at}\" t=\"inlineStr\"><is><t>{v}</t></is></c>")
+        }
+    };
+    let sheet_rows: String = rows
+        .iter()
+        .enumerate()
+        .map(|(r, row)| {
+            let cells: String = row.iter().enumerate().map(|(c, v)| cell(r, c, v)).collect();
+            format!("<row r=\"{}\">{cells}</row>", r + 1)
+        })
+        .collect();
+    let files = [
+        (
+            "[Content_Types].xml",
+            "<?xml version=\"1.0\"?><Types xmlns=\"http://schemas.openxmlformats.org/package/2006/content-types\">\
+             <Default Extension=\"rels\" ContentType=\"application/vnd.openxmlformats-package.relationships+xml\"/>\
+             <Default Extension=\"xml\" ContentType=\"application/xml\"/>\
+             <Override PartName=\"/xl/workbook.xml\" ContentType=\"application/vnd.openxmlformats-officedocument.spreadsheetml.sheet.main+xml\"/>\
+             <Override PartName=\"/xl/worksheets/sheet1.xml\" ContentType=\"application/vnd.openxmlformats-officedocument.spreadsheetml.worksheet+xml\"/></Types>"
+                .to_owned(),
+        ),
+        (
+            "_rels/.rels",
+            "<?xml version=\"1.0\"?><Relationships xmlns=\"http://schemas.openxmlformats.org/package/2006/relationships\">\
+             <Relationship Id=\"rId1\" Type=\"http://schemas.openxmlformats.org/officeDocument/2006/relationships/officeDocument\" Target=\"xl/workbook.xml\"/></Relationships>"
+                .to_owned(),
+        ),
+        (
+            "xl/workbook.xml",
+            "<?xml version=\"1.0\"?><workbook xmlns=\"http://schemas.openxmlformats.org/spreadsheetml/2006/main\" \
+             xmlns:r=\"http://schemas.openxmlformats.org/officeDocument/2006/relationships\">\
+             <sheets><sheet name=\"Quarters\" sheetId=\"1\" r:id=\"rId1\"/></sheets></workbook>"
+                .to_owned(),
+        ),
+        (
+            "xl/_rels/workbook.xml.rels",
+            "<?xml version=\"1.0\"?><Relationships xmlns=\"http://schemas.openxmlformats.org/package/2006/relationships\">\
+             <Relationship Id=\"rId1\" Type=\"http://schemas.openxmlformats.org/officeDocument/2006/relationships/worksheet\" Target=\"worksheets/sheet1.xml\"/></Relationships>"
+                .to_owned(),
+        ),
+        (
+            "xl/worksheets/sheet1.xml",
+            format!(
+                "<?xml version=\"1.0\"?><worksheet xmlns=\"http://schemas.openxmlformats.org/spreadsheetml/2006/main\">\
+                 <sheetData>{sheet_rows}</sheetData></worksheet>"
+            ),
+        ),
+    ];
+    let mut zip = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+    let options =
+        zip::write::SimpleFileOptions::default().compression_method(zip::CompressionMethod::Stored);
+    for (name, body) in files {
+        zip.start_file(name, options).unwrap();
+        zip.write_all(body.as_bytes()).unwrap();
+    }
+    zip.finish().unwrap().into_inner()
+}
+
+/// The files the run started with are sources too, a workbook's cells among them, read as they
+/// were when it started; a figure none of them holds is still flagged.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_inputs_a_run_started_with_and_their_workbooks_are_sources() {
+    let env = Env::new().await;
+    std::fs::create_dir_all(env.ws().join("inputs")).unwrap();
+    std::fs::write(
+        env.ws().join("inputs/sales.xlsx"),
+        workbook(&[
+            &["quarter", "revenue"],
+            &["Q2", "3456789"],
+            &["Q3", "4567890"],
+        ]),
+    )
+    .unwrap();
+    std::fs::write(
+        env.ws().join("inputs/notes.txt"),
+        "Headcount at year end: 321\n",
+    )
+    .unwrap();
+    // The command reads the workbook; which files a command reads cannot be seen from outside
+    // it, and every input is a source.
+    env.call("shell", json!({ "command": "echo read the workbook" }));
+    env.say("Q3 revenue was 4,567,890 against 3,456,789 in Q2, with a headcount of 321.");
+    let out = env.run(&["--figures", "on"], "Compare the quarters").await;
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let id = execution_id(&out.stderr);
+    // Changed after the run: the check reads the inputs as they were when it started.
+    std::fs::write(
+        env.ws().join("inputs/notes.txt"),
+        "Headcount at year end: 999\n",
+    )
+    .unwrap();
+
+    let out = env.decima(&["execution", "numbers", &id, "--json"]).await;
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let q3 = figure(&report, "4,567,890");
+    assert_eq!(q3["status"], "linked", "{report:#}");
+    assert_eq!(q3["source"]["path"], "inputs/sales.xlsx");
+    assert_eq!(q3["source"]["tool_call_id"], Value::Null);
+    assert_eq!(q3["source"]["subject"], "revenue · Q3");
+    let headcount = figure(&report, "321");
+    assert_eq!(headcount["status"], "linked", "{report:#}");
+    assert_eq!(headcount["source"]["path"], "inputs/notes.txt");
+    let out = env.decima(&["execution", "numbers", &id]).await;
+    let table = text(&out.stdout);
+    assert!(
+        table.contains("input file inputs/sales.xlsx (as the run started"),
+        "{table}"
+    );
+
+    // The export's footnotes name the input too.
+    let view = env.show(&id).await;
+    let conversation = view["conversation_id"].as_str().unwrap();
+    let out = env
+        .decima(&["export", conversation, "--format", "md"])
+        .await;
+    let md = text(&out.stdout);
+    assert!(
+        md.contains("linked: input file `inputs/sales.xlsx` as the run started, \"4567890\""),
+        "{md}"
+    );
+
+    // An answer whose figure differs by a digit from the workbook's is still flagged.
+    env.call("shell", json!({ "command": "echo again" }));
+    env.say("Q3 revenue was 4,567,980.");
+    let out = env
+        .run(
+            &["--figures", "on", "--on-failure", "stop"],
+            "And Q3 alone?",
+        )
+        .await;
+    assert_ne!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("4,567,980"),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
 /// A compression summarises what the model sees and removes no message: the ledger is read
 /// from the stored outputs, so every figure keeps its source and subject after one.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -244,6 +244,7 @@ fn spawn_overhead(c: &mut Criterion) {
                 let conversation = w.store.conversations().get(w.conversation).await.unwrap();
                 decima_runtime::export::export_to_file(
                     &w.store,
+                    w.dir.path(),
                     &conversation,
                     ExportFormat::Text,
                     &history,

@@ -10,7 +10,7 @@ use decima_store::{Conversation, Store};
 use tracing::{debug, info_span};
 
 use crate::error::{Result, RuntimeError};
-use crate::figures::{ConversationLedger, footnoted};
+use crate::figures::{ConversationLedger, conversation_files, footnoted};
 
 /// The stored name of a format, used to check that an append continues the same format.
 pub fn format_name(format: ExportFormat) -> &'static str {
@@ -72,6 +72,7 @@ pub struct ExportOutcome {
 /// length, no message rolled back since); otherwise rewrites it whole. `full` forces a rewrite.
 pub async fn export_to_file(
     store: &Store,
+    data_dir: &Path,
     conversation: &Conversation,
     format: ExportFormat,
     path: &Path,
@@ -116,16 +117,26 @@ pub async fn export_to_file(
             } else {
                 Vec::new()
             };
-            let ledger =
-                (format == ExportFormat::Markdown).then(|| ConversationLedger::new(&history));
+            let files = if format == ExportFormat::Markdown {
+                conversation_files(store, data_dir, &history).await?
+            } else {
+                Vec::new()
+            };
+            let ledger = (format == ExportFormat::Markdown)
+                .then(|| ConversationLedger::with_files(&history, files));
             let text = render(conversation, format, &new, false, ledger.as_ref());
             let bytes = append(&path, text.as_bytes()).map_err(io_error)?;
             (new.len(), new.last().map_or(last_seq, |m| m.seq), bytes)
         }
         None => {
             let messages = store.messages().all(id).await?;
-            let ledger =
-                (format == ExportFormat::Markdown).then(|| ConversationLedger::new(&messages));
+            let files = if format == ExportFormat::Markdown {
+                conversation_files(store, data_dir, &messages).await?
+            } else {
+                Vec::new()
+            };
+            let ledger = (format == ExportFormat::Markdown)
+                .then(|| ConversationLedger::with_files(&messages, files));
             let text = render(conversation, format, &messages, true, ledger.as_ref());
             write_atomically(&path, text.as_bytes()).map_err(io_error)?;
             (

@@ -62,9 +62,15 @@ pub async fn conversation_export(
     else {
         return Ok(None);
     };
-    let outcome =
-        decima_runtime::export::export_to_file(&state.store, &conversation, format, &path, true)
-            .await?;
+    let outcome = decima_runtime::export::export_to_file(
+        &state.store,
+        &state.data_dir,
+        &conversation,
+        format,
+        &path,
+        true,
+    )
+    .await?;
     if let Ok(mut exported) = state.exported.lock() {
         exported.insert(outcome.path.clone());
     }

@@ -12,6 +12,7 @@ use crate::output;
 
 pub async fn run(
     store: &Store,
+    data_dir: &Path,
     id: &str,
     format: ExportFormatArg,
     output: Option<&Path>,
@@ -28,8 +29,14 @@ pub async fn run(
     match output {
         None => {
             let messages = store.messages().all(id).await?;
+            // The files the runs read and wrote are sources of the footnotes too.
+            let files = if format == ExportFormat::Markdown {
+                decima_runtime::figures::conversation_files(store, data_dir, &messages).await?
+            } else {
+                Vec::new()
+            };
             let ledger = (format == ExportFormat::Markdown)
-                .then(|| decima_runtime::figures::ConversationLedger::new(&messages));
+                .then(|| decima_runtime::figures::ConversationLedger::with_files(&messages, files));
             output::print(&decima_runtime::export::render(
                 &conversation,
                 format,
@@ -38,20 +45,22 @@ pub async fn run(
                 ledger.as_ref(),
             ))
         }
-        Some(path) => export_to_file(store, &conversation, format, path, full).await,
+        Some(path) => export_to_file(store, data_dir, &conversation, format, path, full).await,
     }
 }
 
 /// Writes to a file through the runtime's incremental export and reports what it did.
 async fn export_to_file(
     store: &Store,
+    data_dir: &Path,
     conversation: &Conversation,
     format: ExportFormat,
     path: &Path,
     full: bool,
 ) -> Result<(), CliError> {
     let outcome =
-        decima_runtime::export::export_to_file(store, conversation, format, path, full).await?;
+        decima_runtime::export::export_to_file(store, data_dir, conversation, format, path, full)
+            .await?;
     if outcome.appended && outcome.messages == 0 {
         eprintln!("{} is up to date", outcome.path.display());
     } else {

@@ -64,7 +64,7 @@ async fn dispatch(cli: Cli) -> Result<(), CliError> {
             format,
             output,
             full,
-        } => export::run(&store, &id, format, output.as_deref(), full).await,
+        } => export::run(&store, &dir, &id, format, output.as_deref(), full).await,
         Command::Provider(cmd) => provider::run(&store, &dir, cmd).await,
         Command::Mcp(cmd) => mcp::run(&store, &dir, cmd).await,
         Command::Sandbox(cmd) => sandbox::run(&dir, cmd).await,

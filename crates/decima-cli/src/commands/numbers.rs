@@ -107,6 +107,14 @@ fn where_from(f: &FigureCheck) -> String {
         } else {
             format!(": {}", s.subject)
         };
+        if let Some(path) = &s.path
+            && s.tool_call_id.is_none()
+        {
+            return format!(
+                "input file {path} (as the run started, seq {}), bytes {}..{}, \"{}\"{about}",
+                s.message_seq, s.start, s.end, s.text
+            );
+        }
         if let Some(path) = &s.path {
             return format!(
                 "file {path} (written by{call} at seq {}), bytes {}..{}, \"{}\"{about}",

@@ -163,6 +163,11 @@ impl Checkpoints {
         }
     }
 
+    /// The store its snapshots are in: the run's inputs are read from its first one.
+    pub fn store(&self) -> Arc<SnapshotStore> {
+        Arc::clone(&self.store)
+    }
+
     /// Whether its snapshots hold the workspace (a subagent's, or a run with snapshots turned
     /// off, hold the plan and the history only).
     pub fn holds_workspace(&self) -> bool {

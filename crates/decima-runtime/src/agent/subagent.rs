@@ -194,8 +194,15 @@ pub async fn export_histories(
     for execution in chain {
         let conversation = store.conversations().get(execution.conversation_id).await?;
         let path = history_path(data_dir, execution.id);
-        let outcome =
-            export_to_file(store, &conversation, ExportFormat::Text, &path, false).await?;
+        let outcome = export_to_file(
+            store,
+            data_dir,
+            &conversation,
+            ExportFormat::Text,
+            &path,
+            false,
+        )
+        .await?;
         debug!(
             execution = %execution.id,
             messages = outcome.messages,

@@ -21,9 +21,15 @@ pub const MAX_FILE_BYTES: u64 = 8 * 1024 * 1024;
 /// The reports whose figures are matched, by extension: what the reader understands.
 pub const REPORT_TYPES: [&str; 6] = ["md", "markdown", "html", "htm", "txt", "csv"];
 /// Text a command may write that the ledger reads as a source, by extension.
-const SOURCE_TYPES: [&str; 9] = [
-    "md", "markdown", "html", "htm", "txt", "csv", "tsv", "json", "log",
+const SOURCE_TYPES: [&str; 13] = [
+    "md", "markdown", "html", "htm", "txt", "csv", "tsv", "json", "log", "xlsx", "xlsm", "xls",
+    "ods",
 ];
+/// Workbooks, read sheet by sheet into CSV text for the ledger.
+const WORKBOOK_TYPES: [&str; 4] = ["xlsx", "xlsm", "xls", "ods"];
+/// The most of a run's inputs read for one check, all files together: a workspace holding
+/// gigabytes of data is indexed from its first files, and the rest are named in the log.
+pub const MAX_INPUT_BYTES: u64 = 64 * 1024 * 1024;
 
 /// A file the run wrote, by its last writer.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -127,7 +133,26 @@ pub async fn read(sandbox: &dyn Sandbox, path: &str, report: bool) -> FileText {
         Ok(bytes) => bytes,
         Err(e) => return FileText::Unread(format!("it could not be read: {}", e.message)),
     };
+    text_of(&ext, bytes)
+}
+
+/// A file's bytes (its first [`MAX_FILE_BYTES`], and one more when there is more) as the
+/// ledger reads them: a workbook's sheets as CSV, HTML with its markup blanked, text as it is.
+#[must_use]
+pub fn text_of(ext: &str, bytes: Vec<u8>) -> FileText {
     let cut = bytes.len() as u64 > MAX_FILE_BYTES;
+    if WORKBOOK_TYPES.contains(&ext) {
+        if cut {
+            return FileText::Unread(format!(
+                "it is a workbook larger than {} MiB, which is not read for figures",
+                MAX_FILE_BYTES / 1024 / 1024
+            ));
+        }
+        return match workbook_text(bytes) {
+            Ok((text, cut)) => FileText::Text { text, cut },
+            Err(why) => FileText::Unread(why),
+        };
+    }
     let mut bytes = bytes;
     if cut {
         bytes.truncate(usize::try_from(MAX_FILE_BYTES).unwrap_or(usize::MAX));
@@ -151,6 +176,55 @@ pub async fn read(sandbox: &dyn Sandbox, path: &str, report: bool) -> FileText {
             e.utf8_error().valid_up_to()
         )),
     }
+}
+
+/// A workbook's sheets as the ledger reads them: each sheet a line naming it, then its cells as
+/// CSV, its first row the header. Dates are left out (a date's serial number is no figure), and
+/// the text stops at [`MAX_FILE_BYTES`] (`true` then).
+fn workbook_text(bytes: Vec<u8>) -> Result<(String, bool), String> {
+    use calamine::{Data, Reader as _};
+    let unreadable = |e: calamine::Error| {
+        format!("it could not be read as a workbook ({e}), so its figures were not read")
+    };
+    let mut book =
+        calamine::open_workbook_auto_from_rs(std::io::Cursor::new(bytes)).map_err(unreadable)?;
+    let mut out = String::new();
+    for name in book.sheet_names() {
+        let range = book.worksheet_range(&name).map_err(unreadable)?;
+        out.push_str("Sheet: ");
+        out.push_str(&name);
+        out.push_str("\n\n");
+        let mut csv = csv::WriterBuilder::new().from_writer(Vec::new());
+        for row in range.rows() {
+            let cells = row.iter().map(|cell| match cell {
+                Data::Int(i) => i.to_string(),
+                Data::Float(f) => f.to_string(),
+                Data::String(s) | Data::DurationIso(s) => s.clone(),
+                Data::Bool(b) => b.to_string(),
+                Data::DateTime(_) | Data::DateTimeIso(_) | Data::Error(_) | Data::Empty => {
+                    String::new()
+                }
+            });
+            csv.write_record(cells).map_err(|e| e.to_string())?;
+            if out.len() + csv.get_ref().len() > MAX_FILE_BYTES as usize {
+                break;
+            }
+        }
+        let table = csv.into_inner().map_err(|e| e.to_string())?;
+        out.push_str(&String::from_utf8_lossy(&table));
+        out.push('\n');
+        if out.len() as u64 >= MAX_FILE_BYTES {
+            let mut end = usize::try_from(MAX_FILE_BYTES)
+                .unwrap_or(usize::MAX)
+                .min(out.len());
+            while !out.is_char_boundary(end) {
+                end -= 1;
+            }
+            out.truncate(end);
+            return Ok((out, true));
+        }
+    }
+    Ok((out, false))
 }
 
 /// An HTML report's text with its markup blanked out, byte for byte, so that spans still point
@@ -280,6 +354,90 @@ mod tests {
         assert!(!is_source_type("chart.png"));
         assert!(!is_source_type("Makefile"));
     }
+}
+
+/// What a run's inputs are marked with in place of the tool that wrote them.
+pub const INPUT: &str = "input";
+
+/// The run's inputs: the text files and workbooks its workspace held when it started, read
+/// from its first snapshot as they were then, except those it wrote (those are read as they
+/// are now). Which inputs a command read cannot be seen from outside it, so every one is a
+/// source, each as of `first_seq`, the run's first message. None without a snapshot.
+pub async fn run_inputs(
+    store: &Store,
+    snapshots: std::sync::Arc<decima_sandbox::SnapshotStore>,
+    execution: ExecutionId,
+    written: &[WrittenFile],
+    first_seq: i64,
+) -> Result<Vec<(WrittenFile, String)>> {
+    let Some(archive) = store
+        .snapshots()
+        .list(execution)
+        .await?
+        .into_iter()
+        .find_map(|s| s.workspace_archive)
+    else {
+        return Ok(Vec::new());
+    };
+    let written: std::collections::HashSet<String> =
+        written.iter().map(|f| f.path.clone()).collect();
+    let read =
+        tokio::task::spawn_blocking(move || inputs_of(&snapshots, &archive, &written, first_seq));
+    match read.await.map_err(|e| e.to_string()).and_then(|r| r) {
+        Ok(inputs) => Ok(inputs),
+        Err(why) => {
+            tracing::warn!(%execution, error = %why, "the run's inputs could not be read for its figures");
+            Ok(Vec::new())
+        }
+    }
+}
+
+fn inputs_of(
+    snapshots: &decima_sandbox::SnapshotStore,
+    archive: &str,
+    written: &std::collections::HashSet<String>,
+    first_seq: i64,
+) -> std::result::Result<Vec<(WrittenFile, String)>, String> {
+    use decima_sandbox::snapshot::Entry;
+    let id = decima_sandbox::SnapshotId::parse(archive).map_err(|e| e.to_string())?;
+    let manifest = snapshots.manifest(&id).map_err(|e| e.to_string())?;
+    let mut inputs = Vec::new();
+    let mut budget = MAX_INPUT_BYTES;
+    for entry in &manifest.entries {
+        let Entry::File {
+            path, hash, size, ..
+        } = entry
+        else {
+            continue;
+        };
+        if written.contains(path) || !is_source_type(path) {
+            continue;
+        }
+        if budget == 0 {
+            tracing::info!(%path, "inputs beyond the check's budget are not indexed");
+            continue;
+        }
+        let max = (MAX_FILE_BYTES + 1).min(budget + 1);
+        let bytes = snapshots
+            .object_head(hash, max)
+            .map_err(|e| e.to_string())?;
+        budget = budget.saturating_sub((*size).min(MAX_FILE_BYTES));
+        match text_of(&extension(path), bytes) {
+            FileText::Text { text, .. } => inputs.push((
+                WrittenFile {
+                    path: path.clone(),
+                    tool: INPUT.to_owned(),
+                    call_id: String::new(),
+                    message_seq: first_seq,
+                },
+                text,
+            )),
+            FileText::Unread(why) => {
+                tracing::debug!(%path, %why, "an input was not read for figures");
+            }
+        }
+    }
+    Ok(inputs)
 }
 
 /// The files a run wrote, read: the sources a command or tool wrote, and the reports the model

@@ -188,7 +188,10 @@ pub async fn check_message(
         )));
     }
     let files = match answer.execution_id {
-        Some(run) => run_files_of(store, data_dir, &store.executions().get(run).await?).await?,
+        Some(run) => {
+            let record = store.executions().get(run).await?;
+            run_files_of(store, data_dir, &record, run_start_seq(&messages, run)).await?
+        }
         None => files::RunFiles::default(),
     };
     let mut report = check_with(conversation, &messages, answer, files);
@@ -202,9 +205,16 @@ async fn run_files_of(
     store: &Store,
     data_dir: &std::path::Path,
     record: &decima_store::Execution,
+    first_seq: i64,
 ) -> Result<files::RunFiles, RuntimeError> {
-    if files::written_by(store, record.id).await?.is_empty() {
-        return Ok(files::RunFiles::default());
+    let written = files::written_by(store, record.id).await?;
+    let snapshots = std::sync::Arc::new(crate::agent::snapshot_store(data_dir)?);
+    let inputs = files::run_inputs(store, snapshots, record.id, &written, first_seq).await?;
+    if written.is_empty() {
+        return Ok(files::RunFiles {
+            sources: inputs,
+            reports: Vec::new(),
+        });
     }
     let sandbox: std::sync::Arc<dyn decima_sandbox::Sandbox> =
         match (&record.sandbox, &record.workspace) {
@@ -220,7 +230,50 @@ async fn run_files_of(
                     .sandbox
             }
         };
-    files::run_files(store, sandbox.as_ref(), record.id).await
+    let mut files = files::run_files(store, sandbox.as_ref(), record.id).await?;
+    files.sources.extend(inputs);
+    Ok(files)
+}
+
+/// The files every run of `messages` read or wrote that the ledger reads as sources: an
+/// export's footnotes link a figure to the CSV a script wrote, as the run's own check did. A
+/// run whose workspace cannot be reached any more is left out (logged), its files with it.
+pub async fn conversation_files(
+    store: &Store,
+    data_dir: &std::path::Path,
+    messages: &[Message],
+) -> Result<Vec<(files::WrittenFile, String)>, RuntimeError> {
+    let mut runs: Vec<ExecutionId> = Vec::new();
+    for m in messages {
+        if let Some(run) = m.execution_id
+            && !runs.contains(&run)
+        {
+            runs.push(run);
+        }
+    }
+    let mut sources = Vec::new();
+    for run in runs {
+        let record = store.executions().get(run).await?;
+        if record.parent_id.is_some() {
+            continue;
+        }
+        match run_files_of(store, data_dir, &record, run_start_seq(messages, run)).await {
+            Ok(files) => sources.extend(files.sources),
+            Err(e) => {
+                tracing::warn!(execution = %run, error = %e, "a run's files were not read for the export's footnotes")
+            }
+        }
+    }
+    Ok(sources)
+}
+
+/// The seq of a run's first message (its task): where its inputs enter the ledger.
+#[must_use]
+pub fn run_start_seq(messages: &[Message], execution: ExecutionId) -> i64 {
+    messages
+        .iter()
+        .find(|m| m.execution_id == Some(execution))
+        .map_or(0, |m| m.seq)
 }
 
 /// Checks the figures of an execution's answer (its last assistant message with text) and of
@@ -253,7 +306,13 @@ pub async fn check_execution(
         .filter(|m| m.seq <= answer.seq)
         .cloned()
         .collect();
-    let files = run_files_of(store, data_dir, &record).await?;
+    let files = run_files_of(
+        store,
+        data_dir,
+        &record,
+        run_start_seq(&messages, execution),
+    )
+    .await?;
     let mut report = check_with(record.conversation_id, &before, answer, files);
     overlay(store, record.conversation_id, &mut report).await?;
     Ok(report)
@@ -391,7 +450,8 @@ impl<'m> ConversationLedger<'m> {
                 Source {
                     origin: Origin::File,
                     message_seq: file.message_seq,
-                    tool_call_id: Some(file.call_id),
+                    // An input was written by no call of the run.
+                    tool_call_id: (!file.call_id.is_empty()).then_some(file.call_id),
                     path: Some(file.path.clone()),
                 },
                 &text,
@@ -488,10 +548,20 @@ fn note(f: &FigureCheck) -> String {
         } else {
             format!(", {}", s.subject)
         };
-        return format!(
-            "linked: message #{}{call}, \"{}\"{about}",
-            s.message_seq, s.text
-        );
+        return match (&s.path, &s.tool_call_id) {
+            (Some(path), None) => format!(
+                "linked: input file `{path}` as the run started, \"{}\"{about}",
+                s.text
+            ),
+            (Some(path), Some(_)) => format!(
+                "linked: file `{path}`, written at message #{}{call}, \"{}\"{about}",
+                s.message_seq, s.text
+            ),
+            (None, _) => format!(
+                "linked: message #{}{call}, \"{}\"{about}",
+                s.message_seq, s.text
+            ),
+        };
     }
     if let Some(d) = &f.derivation {
         let seqs: Vec<String> = d

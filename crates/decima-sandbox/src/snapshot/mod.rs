@@ -404,6 +404,34 @@ impl SnapshotStore {
         serde_json::from_slice(&bytes).map_err(|e| corrupt(format!("manifest: {e}")))
     }
 
+    /// Up to `max` bytes from the start of a file a snapshot holds, by the hash its manifest
+    /// gives: a run's inputs as they were when it started are read without restoring them.
+    ///
+    /// # Errors
+    /// [`SandboxError::CorruptSnapshot`] when the object is missing, or I/O.
+    pub fn object_head(&self, hash: &str, max: u64) -> Result<Vec<u8>> {
+        use std::io::Read as _;
+        if hash.len() != 64 || !hash.bytes().all(|b| b.is_ascii_hexdigit()) {
+            return Err(SandboxError::CorruptSnapshot {
+                id: hash.to_owned(),
+                reason: "not a content hash".to_owned(),
+            });
+        }
+        let path = self.object_path(hash);
+        let file = fs::File::open(&path).map_err(|e| match e.kind() {
+            io::ErrorKind::NotFound => SandboxError::CorruptSnapshot {
+                id: hash.to_owned(),
+                reason: "the file's content is missing from the snapshot store".to_owned(),
+            },
+            _ => io_err("open", &path)(e),
+        })?;
+        let mut bytes = Vec::new();
+        file.take(max)
+            .read_to_end(&mut bytes)
+            .map_err(io_err("read", &path))?;
+        Ok(bytes)
+    }
+
     /// Whether the store holds snapshot `id`.
     #[must_use]
     pub fn contains(&self, id: &SnapshotId) -> bool {

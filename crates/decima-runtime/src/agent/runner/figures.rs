@@ -14,8 +14,8 @@ use crate::agent::failure::{Pending, Place, Trigger};
 use crate::agent::report::{FailureReport, UnlinkedFigure};
 use crate::error::{Result, RuntimeError};
 use crate::events::Event;
-use crate::figures::files::run_files;
-use crate::figures::{ConversationLedger, FigureStatus};
+use crate::figures::files::{run_files, run_inputs, written_by};
+use crate::figures::{ConversationLedger, FigureStatus, run_start_seq};
 
 /// Unlinked figures named in a failure's one-line message; the report lists them all.
 const NAMED_IN_MESSAGE: usize = 5;
@@ -32,7 +32,21 @@ impl Runner<'_, '_> {
         // The files the run's commands wrote are sources too: a figure a script computed into
         // a CSV links to it.
         let sandbox = std::sync::Arc::clone(self.registry.sandbox());
-        let files = run_files(self.store(), sandbox.as_ref(), self.execution.id).await?;
+        let mut files = run_files(self.store(), sandbox.as_ref(), self.execution.id).await?;
+        // So are its inputs, as they were when it started.
+        let written = written_by(self.store(), self.execution.id).await?;
+        let first_seq = run_start_seq(&messages, self.execution.id);
+        let snapshots = self.checkpoints.store();
+        files.sources.extend(
+            run_inputs(
+                self.store(),
+                snapshots,
+                self.execution.id,
+                &written,
+                first_seq,
+            )
+            .await?,
+        );
         let ledger = ConversationLedger::with_files(&messages, files.sources);
         let unlinked: Vec<UnlinkedFigure> = ledger
             .check(answer)
