@@ -139,10 +139,11 @@ export const commands = {
 	 */
 	executionInterrupted: () => typedError<ExecutionView[], AppError>(__TAURI_INVOKE("execution_interrupted")),
 	/**
-	 *  Reviews the conversation's history against its current conclusion. `review_type` is quick
-	 *  or full (the default); `focus` narrows what the reviewer looks at.
+	 *  Reviews the conversation's history against its current conclusion. `review_type` is quick,
+	 *  full (the default) or recompute; `focus` narrows what the reviewer looks at; `figures` are
+	 *  the newest answer's figures (numbered from 1) the analyst marked for a recompute.
 	 */
-	reviewRun: (conversationId: string, reviewType: string | null, focus: string | null) => typedError<ReviewView, AppError>(__TAURI_INVOKE("review_run", { conversationId, reviewType, focus })),
+	reviewRun: (conversationId: string, reviewType: string | null, focus: string | null, figures: number[] | null) => typedError<ReviewView, AppError>(__TAURI_INVOKE("review_run", { conversationId, reviewType, focus, figures })),
 	/**
 	 *  The newest review of the conversation (asked for in the window, by the agent, or a run's
 	 *  final review), so the review panel opens on it without asking the model again; with
@@ -910,8 +911,16 @@ export type FigureSourceView = {
 	text: string,
 	/**  What the output says it is about. */
 	subject: string,
-	/**  The workspace file that holds it, when a command wrote it there. */
+	/**
+	 *  The workspace file that holds it, when a command wrote it there or the run started
+	 *  with it.
+	 */
 	path: string | null,
+	/**
+	 *  Whether that file is one of the run's inputs (as it was when the run started), not one
+	 *  a command of the run wrote.
+	 */
+	input: boolean,
 };
 
 /**  One figure of an answer. */

@@ -8,8 +8,9 @@ use tauri::State;
 use crate::dto::ReviewView;
 use crate::{AppError, AppState};
 
-/// Reviews the conversation's history against its current conclusion. `review_type` is quick
-/// or full (the default); `focus` narrows what the reviewer looks at.
+/// Reviews the conversation's history against its current conclusion. `review_type` is quick,
+/// full (the default) or recompute; `focus` narrows what the reviewer looks at; `figures` are
+/// the newest answer's figures (numbered from 1) the analyst marked for a recompute.
 #[tauri::command]
 #[specta::specta]
 #[tracing::instrument(name = "command", skip_all, fields(name = "review_run"))]
@@ -18,6 +19,7 @@ pub async fn review_run(
     conversation_id: String,
     review_type: Option<String>,
     focus: Option<String>,
+    figures: Option<Vec<u32>>,
 ) -> Result<ReviewView, AppError> {
     let conversation = super::conversation_id(&conversation_id)?;
     let review_type = match review_type.as_deref() {
@@ -46,7 +48,9 @@ pub async fn review_run(
             trigger: ReviewTrigger::User,
             reviewer,
             final_review: false,
-            figures: Vec::new(),
+            // A recompute review also works out the figures the analyst marked: numbers in the
+            // newest run's answer, as the window lists them.
+            figures: figures.unwrap_or_default(),
         },
     )
     .await?;

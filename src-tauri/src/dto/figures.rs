@@ -19,8 +19,12 @@ pub struct FigureSourceView {
     pub text: String,
     /// What the output says it is about.
     pub subject: String,
-    /// The workspace file that holds it, when a command wrote it there.
+    /// The workspace file that holds it, when a command wrote it there or the run started
+    /// with it.
     pub path: Option<String>,
+    /// Whether that file is one of the run's inputs (as it was when the run started), not one
+    /// a command of the run wrote.
+    pub input: bool,
 }
 
 impl From<&FigureSource> for FigureSourceView {
@@ -32,6 +36,7 @@ impl From<&FigureSource> for FigureSourceView {
             text: s.text.clone(),
             subject: s.subject.clone(),
             path: s.path.clone(),
+            input: s.path.is_some() && s.tool_call_id.is_none(),
         }
     }
 }

@@ -6,6 +6,7 @@ import { byteToIndex, figureRanges } from "../lib/figures";
 import { C1, backendWith, shownMessage } from "../test/conversation";
 import { message } from "../test/fixtures";
 import { renderApp } from "../test/render";
+import { review } from "../test/workbench";
 
 /** Opens C1 and waits for its answer's row (whose text the figures cut into spans). */
 async function open() {
@@ -40,7 +41,7 @@ function figure(text: string, status: string, extra: Partial<FigureView> = {}): 
   return { text, start, end: start + new TextEncoder().encode(text).length, status, source: null, formula: null, operands: [], recomputed: null, agrees: null, ...extra };
 }
 
-const SOURCE = { messageSeq: 3, start: at(OUTPUT, "1234567"), end: at(OUTPUT, "1234567") + 7, text: "1234567", subject: "revenue · North", path: null };
+const SOURCE = { messageSeq: 3, start: at(OUTPUT, "1234567"), end: at(OUTPUT, "1234567") + 7, text: "1234567", subject: "revenue · North", path: null, input: false };
 const FIGURES: FigureView[] = [
   figure("1,234,567", "linked", { source: SOURCE }),
   figure("987,654", "unlinked"),
@@ -95,6 +96,36 @@ describe("an answer's figures", () => {
     const answer = shownMessage(4)!;
     await waitFor(() => expect(within(answer).getAllByTestId("figure")).toHaveLength(2));
     expect(within(answer).getAllByTestId("figure")[0]).toHaveAttribute("title", "revenue · North，见消息 #3 的工具输出：点击打开");
+  });
+});
+
+describe("the review panel", () => {
+  it("sends the figures the analyst marked with a recompute, numbered as the answer lists them", async () => {
+    const input = { ...SOURCE, path: "inputs/sales.xlsx", input: true };
+    // Another length than the other tests' answer: the window caches figures by it.
+    const backend = backendWith({
+      messages: { c1: conversation(`${ANSWER} `) },
+      figures: { c1: { 4: [figure("1,234,567", "linked", { source: input }), ...FIGURES.slice(1)] } },
+    });
+    backend.review = review({ id: "r9", reviewType: "recompute", riskLevel: "low", summary: "Recomputed 2 figures.", findings: [] });
+    const { user } = await open();
+    const answer = shownMessage(4)!;
+    await waitFor(() => expect(within(answer).getAllByTestId("figure")).toHaveLength(3));
+    expect(within(answer).getAllByTestId("figure")[0]).toHaveAttribute(
+      "title",
+      "revenue · North, in inputs/sales.xlsx, as the run started with it",
+    );
+    await user.click(screen.getByTestId("tenth-man-review-button"));
+    const dialog = screen.getByRole("dialog", { name: "Tenth man review" });
+    await user.selectOptions(await within(dialog).findByTestId("review-type"), "recompute");
+    const marks = await within(dialog).findAllByTestId("review-figure-mark");
+    expect(marks).toHaveLength(3);
+    expect(within(dialog).getByTestId("review-figure-marks")).toHaveTextContent("987,654 unlinked");
+    await user.click(marks[2]!);
+    await user.click(marks[0]!);
+    await user.click(within(dialog).getByTestId("review-start"));
+    await waitFor(() => expect(backend.callsOf("review_run")).toHaveLength(1));
+    expect(backend.callsOf("review_run")[0]?.args).toMatchObject({ reviewType: "recompute", focus: null, figures: [1, 3] });
   });
 });
 

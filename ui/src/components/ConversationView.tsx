@@ -1,6 +1,7 @@
 import { useCallback, useEffect, useEffectEvent, useMemo, useRef, useState } from "react";
 import { NARROW } from "../hooks/useSidebar";
 import { useTranslation } from "react-i18next";
+import { checksFigures } from "../hooks/useFigures";
 import { call } from "../api/call";
 import {
   commands,
@@ -235,6 +236,12 @@ export function ConversationView(props: Props) {
     const answer = [...messages].reverse().find((m) => m.role === "assistant" && m.content.trim() !== "");
     return { userSeq: user.seq, answerSeq: answer && answer.seq > user.seq ? answer.seq : null };
   }, [messages, run.live, busy, pages.hasLater]);
+  // The newest answer with figures, when the list shows the conversation's end: the review
+  // panel offers its figures to mark for a recompute.
+  const latestAnswer = useMemo(
+    () => (pages.hasLater ? null : ([...messages].reverse().find(checksFigures) ?? null)),
+    [messages, pages.hasLater],
+  );
   const [rerun, setRerun] = useState<{ mode: MessageAction; text: string; seq: number } | null>(null);
   const rerunRef = useLatest(rerunnable);
   const messagesRef = useLatest(messages);
@@ -596,6 +603,7 @@ export function ConversationView(props: Props) {
         <TenthManDialog
           conversationId={conversation.id}
           executionId={reviewRun}
+          answer={latestAnswer}
           onClose={() => {
             setReviewOpen(false);
             setReviewRun(null);

@@ -2,7 +2,8 @@ import { useEffect, useRef, useState } from "react";
 import { useSheet } from "../hooks/useModal";
 import { useTranslation } from "react-i18next";
 import { call } from "../api/call";
-import { commands, type FindingView, type ReviewView } from "../bindings";
+import { commands, type FindingView, type MessageView, type ReviewView } from "../bindings";
+import { useFigures } from "../hooks/useFigures";
 import { riskLevelLabel, severityLabel } from "../lib/labels";
 import { withoutCliFlags } from "../lib/runWarning";
 
@@ -10,6 +11,8 @@ type Props = {
   conversationId: string;
   /** Opens on this run's review (a row of the run history) rather than the newest. */
   executionId?: string | null;
+  /** The newest answer, whose figures the analyst may mark for a recompute. */
+  answer?: MessageView | null;
   onClose: () => void;
   onEvidence: (seq: number) => void;
 };
@@ -46,13 +49,57 @@ function Finding({ finding, onEvidence }: { finding: FindingView; onEvidence: (s
   );
 }
 
+/**
+ * The newest answer's figures, each with a box to mark it: the tenth man recomputes the marked
+ * ones beside those no output supports and the headline ones. Numbered as `decima execution
+ * numbers` numbers them.
+ */
+function FigureMarks({
+  conversationId,
+  answer,
+  marked,
+  onChange,
+}: {
+  conversationId: string;
+  answer: MessageView;
+  marked: readonly number[];
+  onChange: (marked: number[]) => void;
+}) {
+  const { t } = useTranslation();
+  const figures = useFigures(conversationId, answer);
+  if (!figures || figures.length === 0) return null;
+  return (
+    <fieldset className="review-figure-marks" data-testid="review-figure-marks">
+      <legend>{t("review.markFigures")}</legend>
+      {figures.map((f, i) => {
+        const number = i + 1;
+        const checked = marked.includes(number);
+        return (
+          <label key={`${f.start}:${f.text}`} className="review-figure-mark">
+            <input
+              type="checkbox"
+              data-testid="review-figure-mark"
+              data-number={number}
+              checked={checked}
+              onChange={() => onChange(checked ? marked.filter((n) => n !== number) : [...marked, number].sort((a, b) => a - b))}
+            />
+            <span className={`figure-status figure-${f.status}`}>{f.text}</span>
+            <span className="muted"> {t(`review.figureStatus.${f.status}` as "review.figureStatus.linked", { defaultValue: f.status })}</span>
+          </label>
+        );
+      })}
+    </fieldset>
+  );
+}
+
 /** The tenth man: an adversarial review of the whole conversation, on demand. */
-export function TenthManDialog({ conversationId, executionId = null, onClose, onEvidence }: Props) {
+export function TenthManDialog({ conversationId, executionId = null, answer = null, onClose, onEvidence }: Props) {
   const { t, i18n } = useTranslation();
   const sheet = useRef<HTMLDivElement>(null);
   useSheet(sheet, onClose);
   const [type, setType] = useState("full");
   const [focus, setFocus] = useState("");
+  const [marked, setMarked] = useState<number[]>([]);
   const [busy, setBusy] = useState(false);
   const [review, setReview] = useState<ReviewView | null>(null);
   // The panel opens on the newest stored review; the form for a new one is a button away.
@@ -79,7 +126,12 @@ export function TenthManDialog({ conversationId, executionId = null, onClose, on
     setBusy(true);
     setError(null);
     const res = await call(() =>
-      commands.reviewRun(conversationId, kind, kind === "recompute" ? null : focus.trim() || null),
+      commands.reviewRun(
+        conversationId,
+        kind,
+        kind === "recompute" ? null : focus.trim() || null,
+        kind === "recompute" ? marked : [],
+      ),
     );
     setBusy(false);
     if (res.status === "ok") {
@@ -117,9 +169,12 @@ export function TenthManDialog({ conversationId, executionId = null, onClose, on
               </select>
             </label>
             {type === "recompute" ? (
-              <p className="muted" data-testid="review-recompute-hint">
-                {t("review.recomputeHint")}
-              </p>
+              <>
+                <p className="muted" data-testid="review-recompute-hint">
+                  {t("review.recomputeHint")}
+                </p>
+                {answer && <FigureMarks conversationId={conversationId} answer={answer} marked={marked} onChange={setMarked} />}
+              </>
             ) : (
               <label>
                 {t("review.focus")}

@@ -117,7 +117,10 @@ export function figureTitle(t: TFunction, f: FigureView): string {
   const base =
     f.source !== null
       ? f.source.path !== null
-        ? t("figures.linkedFile", { subject: f.source.subject || f.source.text, path: f.source.path })
+        ? t(f.source.input ? "figures.linkedInput" : "figures.linkedFile", {
+            subject: f.source.subject || f.source.text,
+            path: f.source.path,
+          })
         : t("figures.linked", { subject: f.source.subject || f.source.text, seq: f.source.messageSeq })
       : f.formula !== null
         ? t("figures.derived", { formula: f.formula })
