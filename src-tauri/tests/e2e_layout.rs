@@ -548,8 +548,13 @@ async fn the_unlinked_figures_panel_holds_at_two_sizes_in_both_languages() {
             .iter()
             .map(|text| {
                 let start = answer.find(text).unwrap();
-                serde_json::json!({"message_seq": 2, "start": start, "end": start + text.len(),
-                    "text": text, "sentence": answer})
+                let mut figure = serde_json::json!({"message_seq": 2, "start": start,
+                    "end": start + text.len(), "text": text, "sentence": answer});
+                // One of them is in a report the run wrote, and its row says which.
+                if *text == "4,310" {
+                    figure["path"] = serde_json::json!("reports/q3-regional-summary.md");
+                }
+                figure
             })
             .collect();
         store
@@ -618,13 +623,20 @@ async fn the_unlinked_figures_panel_holds_at_two_sizes_in_both_languages() {
                      const parts = [...p.querySelectorAll('*')];\
                      return { right: Math.max(...parts.map((e) => e.getBoundingClientRect().right)),\
                        panelRight: r.right, innerWidth: window.innerWidth,\
-                       fields: p.querySelectorAll('[data-testid=recovery-figure-value]').length };",
+                       fields: p.querySelectorAll('[data-testid=recovery-figure-value]').length,\
+                       report: p.querySelector('[data-testid=recovery-figure-report]')?.textContent ?? null };",
                     vec![],
                 )
                 .await
                 .unwrap();
             let at = format!("{lang} at {width}×{height}: {panel}");
             assert_eq!(panel["fields"], 4, "{at}");
+            assert!(
+                panel["report"]
+                    .as_str()
+                    .is_some_and(|r| r.contains("reports/q3-regional-summary.md")),
+                "the report's figure names its report, {at}"
+            );
             assert!(
                 panel["panelRight"].as_f64().unwrap() <= f64::from(width) + 0.5,
                 "the panel is wider than the window, {at}"

@@ -2066,6 +2066,11 @@ export type UnlinkedFigureView = {
 	text: string,
 	/**  Its sentence. */
 	sentence: string,
+	/**
+	 *  The report it is in, when it is a figure of a file the run wrote rather than of the
+	 *  answer.
+	 */
+	report: string | null,
 };
 
 /**  Where a provider's window comes from. */

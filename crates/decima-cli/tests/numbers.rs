@@ -317,11 +317,39 @@ async fn files_the_run_wrote_are_sources_or_reports_checked_like_the_answer() {
         json!({"path": "summary.xlsx", "content": "not really a workbook"}),
     );
     env.say("North totalled 4,321.");
-    // The figure check is on: the answer's figure is in the file the command wrote, so the run
-    // ends without a question.
-    let out = env.run(&["--figures", "on"], "Total the regions").await;
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    // The figure check is on: the answer's figure is in the file the command wrote, but the
+    // report's "999" is in nothing the run saw, and the run stops on it as on the answer's own.
+    let out = env
+        .run(
+            &["--figures", "on", "--on-failure", "stop"],
+            "Total the regions",
+        )
+        .await;
+    assert_eq!(out.status.code(), Some(6), "{}", text(&out.stderr));
     let id = execution_id(&out.stderr);
+    let view = env.show(&id).await;
+    let failure = view["failures"].as_array().unwrap().last().unwrap().clone();
+    assert_eq!(failure["class"], "unlinked", "{failure:#}");
+    let listed = failure["details"]["figures"].as_array().unwrap();
+    assert_eq!(listed.len(), 1, "{failure:#}");
+    assert_eq!(listed[0]["text"], "999");
+    assert_eq!(listed[0]["path"], "report.md");
+    assert_eq!(listed[0]["sentence"], "North totalled 4,321 and South 999.");
+    assert!(
+        failure["message"]
+            .as_str()
+            .unwrap()
+            .contains("figure of the answer and its reports is in no tool output"),
+        "{failure:#}"
+    );
+    // Marked as an estimate, the report says so beside it, and the run ends with its answer.
+    let out = env.decima(&["recover", &id, "--choice", "estimate"]).await;
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(
+        std::fs::read_to_string(env.ws().join("report.md")).unwrap(),
+        "# Totals\n\nNorth totalled 4,321 and South 999 (estimate).\n"
+    );
+    assert_eq!(env.show(&id).await["status"], "succeeded");
 
     let out = env.decima(&["execution", "numbers", &id, "--json"]).await;
     assert!(out.status.success(), "{}", text(&out.stderr));
@@ -335,10 +363,10 @@ async fn files_the_run_wrote_are_sources_or_reports_checked_like_the_answer() {
     let reports = report["reports"].as_array().unwrap();
     let md = reports.iter().find(|r| r["path"] == "report.md").unwrap();
     assert_eq!(figure(md, "4,321")["status"], "linked");
-    assert_eq!(figure(md, "999")["status"], "unlinked");
+    assert_eq!(figure(md, "999")["status"], "estimate");
     assert_eq!(
         figure(md, "999")["sentence"],
-        "North totalled 4,321 and South 999."
+        "North totalled 4,321 and South 999 (estimate)."
     );
     let xlsx = reports
         .iter()
@@ -364,7 +392,7 @@ async fn files_the_run_wrote_are_sources_or_reports_checked_like_the_answer() {
     let table = text(&out.stdout);
     assert!(
         table.contains(
-            "report report.md (written by the run): 2 figures, 1 linked, 0 derived, 1 unlinked"
+            "report report.md (written by the run): 2 figures, 1 linked, 0 derived, 0 unlinked, 1 settled by the analyst"
         ),
         "{table}"
     );

@@ -17,7 +17,10 @@ const MAX_VALUE_CHARS: usize = 64;
 pub struct FigureDecision {
     /// The answer's message.
     pub message_seq: i64,
-    /// The figure's byte offset in the answer.
+    /// The report the figure is in, when it is a figure of a file the run wrote rather than of
+    /// the answer.
+    pub path: Option<String>,
+    /// The figure's byte offset in the answer (or the report).
     pub start: u32,
     /// The figure as the answer wrote it.
     pub text: String,
@@ -32,6 +35,7 @@ pub struct FigureDecision {
 #[derive(FromRow)]
 struct DecisionRow {
     message_seq: i64,
+    path: String,
     start: i64,
     text: String,
     decision: String,
@@ -45,6 +49,7 @@ impl TryFrom<DecisionRow> for FigureDecision {
     fn try_from(row: DecisionRow) -> Result<Self> {
         Ok(Self {
             message_seq: row.message_seq,
+            path: (!row.path.is_empty()).then_some(row.path),
             start: u32::try_from(row.start).map_err(|e| corrupt("figure offset", e))?,
             text: row.text,
             decision: Resolution::parse(&row.decision)?,
@@ -70,14 +75,16 @@ impl<'s> FigureDecisions<'s> {
         check(d)?;
         on_pool!(self.store, |pool, dialect| {
             sqlx::query(
-                "INSERT INTO figure_decisions (conversation_id, message_seq, start, text, \
-                 decision, value, failure_id, decided_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8) \
-                 ON CONFLICT (conversation_id, message_seq, start) DO UPDATE SET \
+                "INSERT INTO figure_decisions (conversation_id, message_seq, path, start, text, \
+                 decision, value, failure_id, decided_at) \
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) \
+                 ON CONFLICT (conversation_id, message_seq, path, start) DO UPDATE SET \
                  text = excluded.text, decision = excluded.decision, value = excluded.value, \
                  failure_id = excluded.failure_id, decided_at = excluded.decided_at",
             )
             .bind(conversation.to_string())
             .bind(d.message_seq)
+            .bind(d.path.as_deref().unwrap_or(""))
             .bind(i64::from(d.start))
             .bind(d.text.as_str())
             .bind(d.decision.as_str())
@@ -91,7 +98,8 @@ impl<'s> FigureDecisions<'s> {
         Ok(())
     }
 
-    /// The decisions on the figures of one answer, by offset.
+    /// The decisions on the figures of one answer and of the reports its run wrote, by report
+    /// (the answer's first) and offset.
     pub async fn of_message(
         &self,
         conversation: ConversationId,
@@ -99,13 +107,14 @@ impl<'s> FigureDecisions<'s> {
     ) -> Result<Vec<FigureDecision>> {
         let rows: Vec<DecisionRow> = on_pool!(self.store, |pool, d| {
             sqlx::query_as(
-            "SELECT message_seq, start, text, decision, value, failure_id FROM figure_decisions \
-             WHERE conversation_id = $1 AND message_seq = $2 ORDER BY start"
-        )
-        .bind(conversation.to_string())
-        .bind(message_seq)
-        .fetch_all(pool)
-        .await
+                "SELECT message_seq, path, start, text, decision, value, failure_id \
+             FROM figure_decisions WHERE conversation_id = $1 AND message_seq = $2 \
+             ORDER BY path, start",
+            )
+            .bind(conversation.to_string())
+            .bind(message_seq)
+            .fetch_all(pool)
+            .await
         })?;
         rows.into_iter().map(FigureDecision::try_from).collect()
     }

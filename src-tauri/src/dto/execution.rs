@@ -197,6 +197,9 @@ pub struct UnlinkedFigureView {
     pub text: String,
     /// Its sentence.
     pub sentence: String,
+    /// The report it is in, when it is a figure of a file the run wrote rather than of the
+    /// answer.
+    pub report: Option<String>,
 }
 
 /// A rollback done from the Plan panel: what it undid, and the handle its Undo names.
@@ -290,6 +293,7 @@ impl From<&Failure> for FailureReport {
                 .map(|f| UnlinkedFigureView {
                     text: f.text.clone(),
                     sentence: f.sentence.clone(),
+                    report: f.path.clone(),
                 })
                 .collect(),
         }

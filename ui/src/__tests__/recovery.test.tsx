@@ -313,8 +313,8 @@ describe("a failure of unlinked figures", () => {
       messagesRemoved: 0,
       suggestions: ["verify", "estimate", "correct", "accept", "abort"],
       figures: [
-        { text: "987,654", sentence: "West made 987,654 in 2024." },
-        { text: "12.5%", sentence: "Margins rose 12.5% over the year." },
+        { text: "987,654", sentence: "West made 987,654 in 2024.", report: null },
+        { text: "12.5%", sentence: "Margins rose 12.5% over the year.", report: "out/report.md" },
       ],
     });
 
@@ -324,6 +324,9 @@ describe("a failure of unlinked figures", () => {
     const rows = within(panel).getAllByTestId("recovery-figure");
     expect(rows).toHaveLength(2);
     expect(rows[0]).toHaveTextContent("West made 987,654 in 2024.");
+    // A report's figure says which report it is in; the answer's says nothing more.
+    expect(within(rows[0]!).queryByTestId("recovery-figure-report")).toBeNull();
+    expect(within(rows[1]!).getByTestId("recovery-figure-report")).toHaveTextContent("In the report out/report.md, which the run wrote:");
     expect(within(rows[0]!).getByText("987,654")).toHaveClass("figure-unlinked");
     expect(within(rows[1]!).getByTestId("recovery-figure-correct")).toBeDisabled();
     // A correction is made on a figure's row, where its value is typed: not for all at once.

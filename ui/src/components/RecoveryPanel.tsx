@@ -244,6 +244,11 @@ function FigureRow(props: {
   const { figure } = props;
   return (
     <li className="recovery-figure" data-testid="recovery-figure">
+      {figure.report !== null && (
+        <p className="recovery-figure-report muted" data-testid="recovery-figure-report">
+          {t("recovery.figureInReport", { path: figure.report })}
+        </p>
+      )}
       <p className="recovery-figure-sentence">
         <InSentence figure={figure} />
       </p>

@@ -514,6 +514,7 @@ const en = {
     figuresLabel: "Figures no output holds",
     forAll: "Or answer every figure at once:",
     figureValue: "The right value of {{figure}}",
+    figureInReport: "In the report {{path}}, which the run wrote:",
     figureChoices: {
       verify: "Verify",
       estimate: "Estimate",

@@ -514,6 +514,7 @@ const zh: Messages = {
     figuresLabel: "没有输出支撑的数字",
     forAll: "或一次回答所有数字：",
     figureValue: "{{figure}} 的正确值",
+    figureInReport: "出自本次运行写出的报告 {{path}}：",
     figureChoices: {
       verify: "核实",
       estimate: "估计值",

@@ -25,7 +25,7 @@ fn render(report: &NumbersReport) -> String {
     let _ = writeln!(
         text,
         "message {} of conversation {}: {} figures, {} linked, {} derived, {} unlinked, {} \
-         settled by the analyst, {} verified by the tenth man (ledger: {} figures from {}          outputs and messages)",
+         settled by the analyst, {} verified by the tenth man (ledger: {} figures from {} outputs and messages)",
         report.message_seq,
         report.conversation_id,
         report.figures.len(),
@@ -46,9 +46,13 @@ fn render(report: &NumbersReport) -> String {
     }
     for r in &report.reports {
         let count = |s: FigureStatus| r.figures.iter().filter(|f| f.status == s).count();
+        let settled = count(FigureStatus::Estimate)
+            + count(FigureStatus::Corrected)
+            + count(FigureStatus::Accepted);
         let _ = writeln!(
             text,
-            "\nreport {} (written by the run): {} figures, {} linked, {} derived, {} unlinked{}",
+            "\nreport {} (written by the run): {} figures, {} linked, {} derived, {} unlinked, \
+             {settled} settled by the analyst{}",
             r.path,
             r.figures.len(),
             count(FigureStatus::Linked),

@@ -44,7 +44,7 @@ pub struct FailureDetails {
 pub struct UnlinkedFigure {
     /// The answer's message.
     pub message_seq: i64,
-    /// Byte span of the figure in the answer.
+    /// Byte span of the figure in the answer (or in its report).
     pub start: u32,
     /// End of the span.
     pub end: u32,
@@ -52,6 +52,10 @@ pub struct UnlinkedFigure {
     pub text: String,
     /// Its sentence.
     pub sentence: String,
+    /// The report it is in, when it is a figure of a file the run wrote (`report.md`) rather
+    /// than of the answer; its span is then in that file.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
 }
 
 /// What a todo changed since the snapshot taken when it started.

@@ -328,7 +328,10 @@ async fn overlay(
         .figure_decisions()
         .of_message(conversation, report.message_seq)
         .await?;
-    apply_decisions(&mut report.figures, &decisions);
+    apply_decisions(&mut report.figures, &decisions, None);
+    for r in &mut report.reports {
+        apply_decisions(&mut r.figures, &decisions, Some(&r.path));
+    }
     let receipts = store
         .figure_receipts()
         .of_message(conversation, report.message_seq)
@@ -352,13 +355,20 @@ pub fn apply_receipts(figures: &mut [FigureCheck], receipts: &[FigureReceipt]) {
 }
 
 /// Gives each unlinked figure the status its decision says (a figure to verify stays unlinked
-/// until a tool gives it).
-pub fn apply_decisions(figures: &mut [FigureCheck], decisions: &[FigureDecision]) {
+/// until a tool gives it). `report` is the report the figures are of, none for the answer's.
+pub fn apply_decisions(
+    figures: &mut [FigureCheck],
+    decisions: &[FigureDecision],
+    report: Option<&str>,
+) {
     for f in figures
         .iter_mut()
         .filter(|f| f.status == FigureStatus::Unlinked)
     {
-        let Some(d) = decisions.iter().find(|d| d.start == f.start) else {
+        let Some(d) = decisions
+            .iter()
+            .find(|d| d.start == f.start && d.path.as_deref() == report)
+        else {
             continue;
         };
         f.status = match d.decision {

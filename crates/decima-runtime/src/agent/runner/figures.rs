@@ -1,7 +1,8 @@
-//! The run's figures: before a run ends with an answer, each figure of it is matched against
-//! the conversation's ledger; figures no source holds are a failure of their own class, and
-//! the analyst decides each: verify (the agent computes it with a tool and answers again),
-//! estimate (the answer says so beside it), correct (their value replaces it) or accept.
+//! The run's figures: before a run ends with an answer, each figure of it and of each report
+//! it wrote (`report.md`) is matched against the conversation's ledger; figures no source holds
+//! are a failure of their own class, and the analyst decides each: verify (the agent computes
+//! it with a tool and answers again), estimate (the answer or report says so beside it),
+//! correct (their value replaces it there) or accept.
 
 use decima_core::{FailureClass, Message, NewMessage, Role};
 use decima_store::{ExecutionStatus, Failure, FigureDecision, Resolution};
@@ -33,6 +34,7 @@ impl Runner<'_, '_> {
         // a CSV links to it.
         let sandbox = std::sync::Arc::clone(self.registry.sandbox());
         let mut files = run_files(self.store(), sandbox.as_ref(), self.execution.id).await?;
+        let reports = std::mem::take(&mut files.reports);
         // So are its inputs, as they were when it started.
         let written = written_by(self.store(), self.execution.id).await?;
         let first_seq = run_start_seq(&messages, self.execution.id);
@@ -48,18 +50,25 @@ impl Runner<'_, '_> {
             .await?,
         );
         let ledger = ConversationLedger::with_files(&messages, files.sources);
-        let unlinked: Vec<UnlinkedFigure> = ledger
-            .check(answer)
-            .into_iter()
-            .filter(|f| f.status == FigureStatus::Unlinked)
-            .map(|f| UnlinkedFigure {
-                message_seq: answer.seq,
-                start: f.start,
-                end: f.end,
-                text: f.text,
-                sentence: f.sentence,
-            })
-            .collect();
+        let unlinked_of = |figures: Vec<crate::figures::FigureCheck>, path: Option<&str>| {
+            figures
+                .into_iter()
+                .filter(|f| f.status == FigureStatus::Unlinked)
+                .map(|f| UnlinkedFigure {
+                    message_seq: answer.seq,
+                    start: f.start,
+                    end: f.end,
+                    text: f.text,
+                    sentence: f.sentence,
+                    path: path.map(str::to_owned),
+                })
+                .collect::<Vec<_>>()
+        };
+        let mut unlinked = unlinked_of(ledger.check(answer), None);
+        // A report the model wrote is handed on as the answer is: its figures are claims too.
+        for report in ledger.check_reports(&reports) {
+            unlinked.extend(unlinked_of(report.figures, Some(&report.path)));
+        }
         if unlinked.is_empty() {
             return Ok(None);
         }
@@ -97,6 +106,7 @@ impl Runner<'_, '_> {
                     self.conversation.id,
                     &FigureDecision {
                         message_seq: f.message_seq,
+                        path: f.path.clone(),
                         start: f.start,
                         text: f.text.clone(),
                         decision: choice,
@@ -148,8 +158,8 @@ impl Runner<'_, '_> {
         Ok(Chosen::AskAgain(Box::new(next)))
     }
 
-    /// Every figure of the answer is decided: the agent verifies those so chosen, or the run
-    /// ends with the answer as the analyst settled it.
+    /// Every figure of the answer and its reports is decided: the agent verifies those so
+    /// chosen, or the run ends with the answer and reports as the analyst settled them.
     async fn figures_decided(&mut self, figures: &[UnlinkedFigure]) -> Result<Chosen> {
         let Some(seq) = figures.first().map(|f| f.message_seq) else {
             return Err(RuntimeError::Conflict(
@@ -171,40 +181,130 @@ impl Runner<'_, '_> {
             .await?;
         // Every decision on this answer counts, those of earlier choices on some of its figures
         // too.
-        let to_verify: Vec<UnlinkedFigure> = decisions
+        let mut to_verify: Vec<UnlinkedFigure> = Vec::new();
+        for d in decisions
             .iter()
             .filter(|d| d.decision == Resolution::Verify)
-            .map(|d| decided_figure(&original, d))
-            .collect();
+        {
+            to_verify.push(match &d.path {
+                None => decided_figure(&original.content, seq, d),
+                Some(path) => decided_figure(&self.report_text(path).await, seq, d),
+            });
+        }
         if !to_verify.is_empty() {
             self.carried.instant_context = Some(verify_request(&to_verify));
             return Ok(Chosen::Go(Flow::Continue));
         }
-        let (revised, moved) = settle(&original.content, &decisions);
-        let final_text = if revised == original.content {
-            original.content
+        let (in_answer, in_reports): (Vec<FigureDecision>, Vec<FigureDecision>) =
+            decisions.into_iter().partition(|d| d.path.is_none());
+        let (revised, moved) = settle(&original.content, &in_answer);
+        let (final_text, final_seq) = if revised == original.content {
+            (original.content, seq)
         } else {
             let mut message = NewMessage::new(Role::Assistant, revised.clone());
             message.execution_id = Some(self.execution.id);
             let stored = self.store_message(message).await?;
             for (d, start) in moved {
-                self.store()
-                    .figure_decisions()
-                    .record(
-                        self.conversation.id,
-                        &FigureDecision {
-                            message_seq: stored.seq,
-                            start,
-                            ..d
-                        },
-                    )
-                    .await?;
+                self.record_moved(d, stored.seq, start).await?;
             }
-            revised
+            (revised, stored.seq)
         };
+        self.settle_reports(in_reports, final_seq).await?;
         self.finish_succeeded(final_text)
             .await
             .map(|o| Chosen::Go(Flow::Stop(Box::new(o))))
+    }
+
+    /// A decision kept for the figure where it now stands: the answer stored anew, the figure
+    /// moved by the estimates and corrections before it.
+    async fn record_moved(&self, d: FigureDecision, seq: i64, start: u32) -> Result<()> {
+        self.store()
+            .figure_decisions()
+            .record(
+                self.conversation.id,
+                &FigureDecision {
+                    message_seq: seq,
+                    start,
+                    ..d
+                },
+            )
+            .await?;
+        Ok(())
+    }
+
+    /// The reports' estimates and corrections written into them, through the run's sandbox,
+    /// and each decision kept with the answer the run ends with (`seq`). A report that changed
+    /// since it was checked keeps its text where the figure is no longer found.
+    async fn settle_reports(&mut self, decisions: Vec<FigureDecision>, seq: i64) -> Result<()> {
+        let mut paths: Vec<String> = decisions.iter().filter_map(|d| d.path.clone()).collect();
+        paths.sort();
+        paths.dedup();
+        for path in paths {
+            let of_report: Vec<FigureDecision> = decisions
+                .iter()
+                .filter(|d| d.path.as_deref() == Some(path.as_str()))
+                .cloned()
+                .collect();
+            // The file as it is, markup and all (an HTML report's spans are the same in its
+            // text as read for the check): what is written back is this with the decisions in.
+            let Some(text) = self.report_raw(&path).await else {
+                continue;
+            };
+            let (revised, moved) = settle(&text, &of_report);
+            if revised != text {
+                let sandbox = std::sync::Arc::clone(self.registry.sandbox());
+                sandbox
+                    .write_file(decima_sandbox::host::WriteFileRequest {
+                        path: path.clone(),
+                        content: revised,
+                    })
+                    .await
+                    .map_err(|e| {
+                        RuntimeError::Conflict(format!(
+                            "the analyst's decisions on {path} could not be written into it: {}",
+                            e.message
+                        ))
+                    })?;
+                self.log_event(
+                    "figures.report_settled",
+                    &json!({ "path": path, "decisions": moved.len() }),
+                )
+                .await?;
+            }
+            for (d, start) in moved {
+                self.record_moved(d, seq, start).await?;
+            }
+        }
+        Ok(())
+    }
+
+    /// A report's bytes as the run's sandbox holds them now, as text; none (logged) when it is
+    /// gone, not UTF-8, or larger than the check reads: such a report is never rewritten.
+    async fn report_raw(&self, path: &str) -> Option<String> {
+        let sandbox = std::sync::Arc::clone(self.registry.sandbox());
+        let max = crate::figures::files::MAX_FILE_BYTES;
+        let why = match sandbox.read_head(path.to_owned(), max + 1).await {
+            Ok(bytes) if bytes.len() as u64 > max => "it is larger than the check reads".to_owned(),
+            Ok(bytes) => match String::from_utf8(bytes) {
+                Ok(text) => return Some(text),
+                Err(_) => "it is not UTF-8 text".to_owned(),
+            },
+            Err(e) => e.message,
+        };
+        tracing::warn!(%path, %why, "the analyst's decisions were not written into a report");
+        None
+    }
+
+    /// A report's text as the run's sandbox holds it now; empty when it cannot be read.
+    async fn report_text(&self, path: &str) -> String {
+        let sandbox = std::sync::Arc::clone(self.registry.sandbox());
+        match crate::figures::files::read(sandbox.as_ref(), path, true).await {
+            crate::figures::files::FileText::Text { text, .. } => text,
+            crate::figures::files::FileText::Unread(why) => {
+                tracing::warn!(%path, %why, "a report the analyst decided on could not be read");
+                String::new()
+            }
+        }
     }
 
     async fn store_guidance_for_figures(&mut self, answer: &Choice) -> Result<()> {
@@ -274,12 +374,24 @@ fn chosen_figures(
     Ok(chosen)
 }
 
-/// "2 figures of the answer are in no tool output: 987,654 (in “West made 987,654.”), …".
+/// "2 figures of the answer are in no tool output: 987,654 (in “West made 987,654.”), …";
+/// a report's figure names its report.
 fn unlinked_message(figures: &[UnlinkedFigure]) -> String {
     let named: Vec<String> = figures
         .iter()
         .take(NAMED_IN_MESSAGE)
-        .map(|f| format!("{} (in \u{201c}{}\u{201d})", f.text, clip(&f.sentence, 120)))
+        .map(|f| {
+            let report = f
+                .path
+                .as_deref()
+                .map(|p| format!("{p}: "))
+                .unwrap_or_default();
+            format!(
+                "{} (in {report}\u{201c}{}\u{201d})",
+                f.text,
+                clip(&f.sentence, 120)
+            )
+        })
         .collect();
     let more = figures.len().saturating_sub(NAMED_IN_MESSAGE);
     let tail = if more > 0 {
@@ -287,10 +399,15 @@ fn unlinked_message(figures: &[UnlinkedFigure]) -> String {
     } else {
         String::new()
     };
-    let noun = if figures.len() == 1 {
-        "1 figure of the answer is"
+    let whose = if figures.iter().any(|f| f.path.is_some()) {
+        "the answer and its reports"
     } else {
-        "figures of the answer are"
+        "the answer"
+    };
+    let noun = if figures.len() == 1 {
+        format!("1 figure of {whose} is")
+    } else {
+        format!("figures of {whose} are")
     };
     let count = if figures.len() == 1 {
         String::new()
@@ -321,21 +438,33 @@ fn verify_request(figures: &[UnlinkedFigure]) -> String {
          with the values the tools printed, or say which ones you could not compute:\n",
     );
     for f in figures {
-        out.push_str(&format!("- {} in: {}\n", f.text, f.sentence));
+        match &f.path {
+            Some(path) => out.push_str(&format!(
+                "- {} in your report {path} (correct the file too): {}\n",
+                f.text, f.sentence
+            )),
+            None => out.push_str(&format!("- {} in: {}\n", f.text, f.sentence)),
+        }
     }
     out
 }
 
-/// A decided figure with its sentence, read back from its answer.
-fn decided_figure(answer: &Message, d: &FigureDecision) -> UnlinkedFigure {
-    let start = d.start as usize;
-    let (from, to) = decima_figures::sentence_bounds(&answer.content, start);
+/// A decided figure with its sentence, read back from the text it is in (the answer `seq`, or
+/// its report).
+fn decided_figure(text: &str, seq: i64, d: &FigureDecision) -> UnlinkedFigure {
+    let start = (d.start as usize).min(text.len());
+    let (from, to) = if text.is_char_boundary(start) {
+        decima_figures::sentence_bounds(text, start)
+    } else {
+        (0, 0)
+    };
     UnlinkedFigure {
-        message_seq: answer.seq,
+        message_seq: seq,
         start: d.start,
         end: d.start + u32::try_from(d.text.len()).unwrap_or(0),
         text: d.text.clone(),
-        sentence: answer.content.get(from..to).unwrap_or("").trim().to_owned(),
+        sentence: text.get(from..to).unwrap_or("").trim().to_owned(),
+        path: d.path.clone(),
     }
 }
 
@@ -383,12 +512,14 @@ mod tests {
             end: u32::try_from(start + text.len()).unwrap(),
             text: text.into(),
             sentence: answer.into(),
+            path: None,
         }
     }
 
     fn decided(f: &UnlinkedFigure, decision: Resolution, value: Option<&str>) -> FigureDecision {
         FigureDecision {
             message_seq: 9,
+            path: None,
             start: f.start,
             text: f.text.clone(),
             decision,
