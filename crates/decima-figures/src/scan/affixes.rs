@@ -112,7 +112,7 @@ pub(crate) fn prefix(text: &str, digits_start: usize) -> Prefix {
         if char_before(text, p.start) == Some('S') && text[..p.start].ends_with("US") {
             p.start -= 2;
         }
-    } else if char_before(text, p.start) == Some(' ') {
+    } else if char_before(text, p.start) == Some(' ') && three_capitals_before(text, p.start - 1) {
         let w = word_before(text, p.start);
         if w.len() == 3
             && w.chars().all(|c| c.is_ascii_uppercase())
@@ -129,6 +129,15 @@ pub(crate) fn prefix(text: &str, digits_start: usize) -> Prefix {
         p.paren = true;
     }
     p
+}
+
+/// Whether the three bytes before `at` are capital letters ("USD" before "USD 40"): the only
+/// word before a number that can be a currency code, checked before the word is read.
+fn three_capitals_before(text: &str, at: usize) -> bool {
+    at >= 3
+        && text.as_bytes()[at - 3..at]
+            .iter()
+            .all(u8::is_ascii_uppercase)
 }
 
 fn read_sign(text: &str, p: &mut Prefix) {
@@ -165,12 +174,16 @@ pub(crate) fn suffix(text: &str, digits_end: usize, has_currency: bool) -> Suffi
         end: digits_end,
         glued: None,
     };
-    // A delimiter or a line's end right after the digits: no scale, unit or currency follows.
-    match text.as_bytes().get(digits_end) {
+    // A delimiter or a line's end after the digits (past plain spaces, as in an aligned
+    // table): no scale, unit or currency follows.
+    let bytes = text.as_bytes();
+    let mut next = digits_end;
+    while bytes.get(next) == Some(&b' ') {
+        next += 1;
+    }
+    match bytes.get(next) {
         None => return s,
-        Some(&b)
-            if b.is_ascii() && !b.is_ascii_alphabetic() && !matches!(b, b' ' | b'%' | b'$') =>
-        {
+        Some(&b) if b.is_ascii() && !b.is_ascii_alphabetic() && !matches!(b, b'%' | b'$') => {
             return s;
         }
         _ => {}

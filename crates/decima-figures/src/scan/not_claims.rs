@@ -182,20 +182,20 @@ fn after_words(cx: &Context<'_>) -> Option<(NotClaim, Option<usize>)> {
     if !before.is_empty() && ID_WORDS.iter().any(|w| before.eq_ignore_ascii_case(w)) {
         return Some((NotClaim::Id, None));
     }
-    if value <= 31.0 {
-        let (after, _) = word_after(cx.text, cx.digits.end);
-        if is_month(before) || is_month(after) {
-            return Some((NotClaim::Date, None));
-        }
+    if value > 31.0 {
+        return None;
     }
-    if value <= 24.0 {
-        let (after, _) = word_after(cx.text, cx.digits.end);
-        if matches!(
+    let (after, _) = word_after(cx.text, cx.digits.end);
+    if is_month(before) || is_month(after) {
+        return Some((NotClaim::Date, None));
+    }
+    if value <= 24.0
+        && matches!(
             after,
             "am" | "pm" | "a.m" | "p.m" | "AM" | "PM" | "h" | "o'clock"
-        ) {
-            return Some((NotClaim::Time, None));
-        }
+        )
+    {
+        return Some((NotClaim::Time, None));
     }
     None
 }
