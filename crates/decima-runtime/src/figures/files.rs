@@ -450,15 +450,11 @@ pub struct RunFiles {
     pub reports: Vec<(WrittenFile, FileText)>,
 }
 
-/// Reads the files `execution` wrote through `sandbox`. A source that cannot be read is left
-/// out of the ledger (logged); a report keeps why.
-pub async fn run_files(
-    store: &Store,
-    sandbox: &dyn Sandbox,
-    execution: ExecutionId,
-) -> Result<RunFiles> {
+/// Reads the files a run wrote (`written_by`) through `sandbox`. A source that cannot be read
+/// is left out of the ledger (logged); a report keeps why.
+pub async fn run_files(sandbox: &dyn Sandbox, written: Vec<WrittenFile>) -> RunFiles {
     let mut files = RunFiles::default();
-    for file in written_by(store, execution).await? {
+    for file in written {
         if file.is_report() {
             let text = read(sandbox, &file.path, true).await;
             files.reports.push((file, text));
@@ -471,5 +467,5 @@ pub async fn run_files(
             }
         }
     }
-    Ok(files)
+    files
 }

@@ -200,7 +200,8 @@ pub async fn check_message(
 }
 
 /// The files `record` wrote, read through its workspace: its own folder on the host, its
-/// conversation's container in Docker. None read when it wrote none.
+/// conversation's container in Docker, and the inputs it started with, from its first
+/// snapshot. The workspace is not reached when the run wrote nothing.
 async fn run_files_of(
     store: &Store,
     data_dir: &std::path::Path,
@@ -230,7 +231,7 @@ async fn run_files_of(
                     .sandbox
             }
         };
-    let mut files = files::run_files(store, sandbox.as_ref(), record.id).await?;
+    let mut files = files::run_files(sandbox.as_ref(), written).await;
     files.sources.extend(inputs);
     Ok(files)
 }
@@ -253,10 +254,14 @@ pub async fn conversation_files(
     }
     let mut sources = Vec::new();
     for run in runs {
-        let record = store.executions().get(run).await?;
-        if record.parent_id.is_some() {
-            continue;
-        }
+        let record = match store.executions().get(run).await {
+            Ok(record) if record.parent_id.is_none() => record,
+            Ok(_) => continue,
+            Err(e) => {
+                tracing::warn!(execution = %run, error = %e, "a run of the export's messages was not found");
+                continue;
+            }
+        };
         match run_files_of(store, data_dir, &record, run_start_seq(messages, run)).await {
             Ok(files) => sources.extend(files.sources),
             Err(e) => {

@@ -33,10 +33,10 @@ impl Runner<'_, '_> {
         // The files the run's commands wrote are sources too: a figure a script computed into
         // a CSV links to it.
         let sandbox = std::sync::Arc::clone(self.registry.sandbox());
-        let mut files = run_files(self.store(), sandbox.as_ref(), self.execution.id).await?;
+        let written = written_by(self.store(), self.execution.id).await?;
+        let mut files = run_files(sandbox.as_ref(), written.clone()).await;
         let reports = std::mem::take(&mut files.reports);
         // So are its inputs, as they were when it started.
-        let written = written_by(self.store(), self.execution.id).await?;
         let first_seq = run_start_seq(&messages, self.execution.id);
         let snapshots = self.checkpoints.store();
         files.sources.extend(
