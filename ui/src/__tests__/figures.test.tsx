@@ -113,8 +113,21 @@ describe("the review panel", () => {
     await waitFor(() => expect(within(answer).getAllByTestId("figure")).toHaveLength(3));
     expect(within(answer).getAllByTestId("figure")[0]).toHaveAttribute(
       "title",
-      "revenue · North, in inputs/sales.xlsx, as the run started with it",
+      "revenue · North, in inputs/sales.xlsx, as the run started with it: click to open the file as it is now",
     );
+    // A click opens the file's preview, not a message.
+    backend.previews["inputs/sales.xlsx"] = {
+      kind: "table",
+      columns: ["quarter", "revenue"],
+      rows: [["Q3", "1234567"]],
+      more: false,
+      columnsTotal: null,
+      sheet: "Quarters",
+      sheets: 1,
+    };
+    await user.click(within(answer).getAllByTestId("figure")[0]!);
+    expect(await screen.findByRole("dialog", { name: "inputs/sales.xlsx" })).toBeInTheDocument();
+    await user.keyboard("{Escape}");
     await user.click(screen.getByTestId("tenth-man-review-button"));
     const dialog = screen.getByRole("dialog", { name: "Tenth man review" });
     await user.selectOptions(await within(dialog).findByTestId("review-type"), "recompute");

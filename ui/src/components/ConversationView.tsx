@@ -44,6 +44,7 @@ import { SubagentTree, type SubagentNode } from "./SubagentTree";
 import { TenthManDialog } from "./TenthManDialog";
 import { TodoPanel } from "./TodoPanel";
 import { WorkspacePanel, type WorkspaceAdded } from "./WorkspacePanel";
+import { WorkspacePreview } from "./WorkspacePreview";
 import { useLatest } from "../hooks/useLatest";
 import { useQuickChat } from "../hooks/useQuickChat";
 
@@ -198,11 +199,18 @@ export function ConversationView(props: Props) {
   // A figure of an answer opened: the output that holds it is brought into view, the value's
   // span marked in it (a derived figure opens its first operand's).
   const [spot, setSpot] = useState<Spot | null>(null);
+  // A figure whose source is a workspace file (one a command wrote, or an input the run
+  // started with) opens that file's preview.
+  const [figureFile, setFigureFile] = useState<string | null>(null);
   const showAtRef = useLatest(pages.showAt);
   const onFigure = useCallback(
     (figure: FigureView) =>
       void (async () => {
         const source = figure.source ?? figure.operands[0] ?? null;
+        if (source?.path != null) {
+          setFigureFile(source.path);
+          return;
+        }
         if (source === null || !(await showAtRef.current(source.messageSeq))) return;
         const nonce = Date.now();
         setHighlighted({ seq: source.messageSeq, nonce });
@@ -597,6 +605,13 @@ export function ConversationView(props: Props) {
           conversationId={conversation.id}
           onClose={() => setCompressOpen(false)}
           onDone={compressed}
+        />
+      )}
+      {figureFile !== null && (
+        <WorkspacePreview
+          conversationId={conversation.id}
+          file={{ path: figureFile, size: null, modifiedMs: null, writtenBy: null }}
+          onClose={() => setFigureFile(null)}
         />
       )}
       {reviewOpen && (

@@ -59,7 +59,7 @@ export function WorkspacePreview({ conversationId, file, onClose }: Props) {
       >
         <div className="workspace-preview-head">
           <h2 title={file.path}>{file.path}</h2>
-          <span className="muted">{formatBytes(file.size ?? 0, lang)}</span>
+          {file.size !== null && <span className="muted">{formatBytes(file.size, lang)}</span>}
         </div>
         <div className="workspace-preview-body">
           {error && <InlineError error={error} testId="workspace-preview-error" />}

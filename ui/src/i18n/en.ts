@@ -568,8 +568,8 @@ const en = {
   },
   figures: {
     linked: "{{subject}}, in the output of message #{{seq}}: click to open it there",
-    linkedFile: "{{subject}}, in {{path}}, which a command of the run wrote",
-    linkedInput: "{{subject}}, in {{path}}, as the run started with it",
+    linkedFile: "{{subject}}, in {{path}}, which a command of the run wrote: click to open the file",
+    linkedInput: "{{subject}}, in {{path}}, as the run started with it: click to open the file as it is now",
     derived: "Derived: {{formula}}. Click to open its first operand",
     unlinked: "No tool output or file the run saw holds this figure",
     estimate: "No output holds this figure; the analyst marked it an estimate",

@@ -568,8 +568,8 @@ const zh: Messages = {
   },
   figures: {
     linked: "{{subject}}，见消息 #{{seq}} 的工具输出：点击打开",
-    linkedFile: "{{subject}}，见本次运行的命令写出的 {{path}}",
-    linkedInput: "{{subject}}，出自 {{path}}（运行开始时的输入文件）",
+    linkedFile: "{{subject}}，见本次运行的命令写出的 {{path}}：点击打开该文件",
+    linkedInput: "{{subject}}，出自 {{path}}（运行开始时的输入文件）：点击打开该文件的当前内容",
     derived: "推算：{{formula}}。点击打开第一个操作数",
     unlinked: "本次运行看到的工具输出和文件中都没有这个数字",
     estimate: "没有输出支撑这个数字；分析师已将其标为估计值",
