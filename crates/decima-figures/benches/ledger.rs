@@ -5,6 +5,10 @@
 
 mod support;
 
+/// The allocator the CLI and the window ship with.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use std::hint::black_box;
 
 use criterion::{Criterion, criterion_group, criterion_main};
