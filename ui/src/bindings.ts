@@ -943,6 +943,11 @@ export type FigureView = {
 	recomputed: string | null,
 	/**  Whether the recomputed value agrees. */
 	agrees: boolean | null,
+	/**
+	 *  The tenth man's receipt, when it recomputed the figure: what the window shows when the
+	 *  figure is opened.
+	 */
+	receipt: ReceiptView | null,
 };
 
 /**  The figures of one answer, in its order. */
@@ -1386,6 +1391,24 @@ export type ProviderView = {
 	prices: PricesView | null,
 	/**  Anthropic: how long its prompt cache keeps a prefix, `5m` or `1h`. */
 	cacheTtl: string,
+};
+
+/**
+ *  How the tenth man recomputed a figure, from the run's inputs in a fresh sandbox: its value,
+ *  how it got there, and its commands and the files it wrote, so the analyst can check the
+ *  check.
+ */
+export type ReceiptView = {
+	/**  The value it reached, as it wrote it; none when it could not compute one. */
+	value: string | null,
+	/**  Whether that agrees with the figure within the figure's precision. */
+	agrees: boolean,
+	/**  How it got there, or why it could not. */
+	derivation: string,
+	/**  Its commands and the files it wrote. */
+	code: string,
+	/**  The review that did it. */
+	reviewId: string,
 };
 
 /**  A report written: where, and what it holds. */

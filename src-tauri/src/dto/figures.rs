@@ -63,6 +63,27 @@ pub struct FigureView {
     pub recomputed: Option<String>,
     /// Whether the recomputed value agrees.
     pub agrees: Option<bool>,
+    /// The tenth man's receipt, when it recomputed the figure: what the window shows when the
+    /// figure is opened.
+    pub receipt: Option<ReceiptView>,
+}
+
+/// How the tenth man recomputed a figure, from the run's inputs in a fresh sandbox: its value,
+/// how it got there, and its commands and the files it wrote, so the analyst can check the
+/// check.
+#[derive(Debug, Clone, Serialize, Type)]
+#[serde(rename_all = "camelCase")]
+pub struct ReceiptView {
+    /// The value it reached, as it wrote it; none when it could not compute one.
+    pub value: Option<String>,
+    /// Whether that agrees with the figure within the figure's precision.
+    pub agrees: bool,
+    /// How it got there, or why it could not.
+    pub derivation: String,
+    /// Its commands and the files it wrote.
+    pub code: String,
+    /// The review that did it.
+    pub review_id: String,
 }
 
 impl From<&FigureCheck> for FigureView {
@@ -81,6 +102,13 @@ impl From<&FigureCheck> for FigureView {
                 .collect(),
             recomputed: f.recomputed.as_ref().and_then(|r| r.value.clone()),
             agrees: f.recomputed.as_ref().map(|r| r.agrees),
+            receipt: f.recomputed.as_ref().map(|r| ReceiptView {
+                value: r.value.clone(),
+                agrees: r.agrees,
+                derivation: r.derivation.clone(),
+                code: r.code.clone(),
+                review_id: r.review_id.clone(),
+            }),
         }
     }
 }

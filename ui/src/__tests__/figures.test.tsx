@@ -38,7 +38,7 @@ const at = (text: string, part: string) => new TextEncoder().encode(text.slice(0
 
 function figure(text: string, status: string, extra: Partial<FigureView> = {}): FigureView {
   const start = at(ANSWER, text);
-  return { text, start, end: start + new TextEncoder().encode(text).length, status, source: null, formula: null, operands: [], recomputed: null, agrees: null, ...extra };
+  return { text, start, end: start + new TextEncoder().encode(text).length, status, source: null, formula: null, operands: [], recomputed: null, agrees: null, receipt: null, ...extra };
 }
 
 const SOURCE = { messageSeq: 3, start: at(OUTPUT, "1234567"), end: at(OUTPUT, "1234567") + 7, text: "1234567", subject: "revenue · North", path: null, input: false };
@@ -99,6 +99,34 @@ describe("an answer's figures", () => {
   });
 });
 
+describe("a recomputed figure", () => {
+  it("opens the tenth man's receipt: its value, how it got there and its code", async () => {
+    const receipt = {
+      value: "987,650",
+      agrees: true,
+      derivation: "Summed the West rows of sales.csv.",
+      code: "$ python3 -c \"import pandas as pd; print(pd.read_csv('sales.csv').query('region==\\'West\\'').revenue.sum())\"\n987650",
+      reviewId: "r7",
+    };
+    backendWith({
+      messages: { c1: conversation(`${ANSWER}  `) },
+      figures: { c1: { 4: [FIGURES[0]!, figure("987,654", "verified", { recomputed: "987,650", agrees: true, receipt }), FIGURES[2]!] } },
+    });
+    const { user } = await open();
+    const answer = shownMessage(4)!;
+    await waitFor(() => expect(within(answer).getAllByTestId("figure")).toHaveLength(3));
+    const verified = within(answer).getAllByTestId("figure")[1]!;
+    expect(verified).toHaveAttribute("role", "link");
+    expect(verified).toHaveAttribute("title", expect.stringContaining("Click to read the tenth man's receipt."));
+    await user.click(verified);
+    const dialog = await screen.findByRole("dialog", { name: "The tenth man's receipt for 987,654" });
+    expect(within(dialog).getByTestId("figure-receipt-verdict")).toHaveTextContent("987,650, which agrees");
+    expect(within(dialog).getByTestId("figure-receipt-code")).toHaveTextContent("pd.read_csv('sales.csv')");
+    await user.click(within(dialog).getByTestId("figure-receipt-close"));
+    expect(screen.queryByTestId("figure-receipt")).toBeNull();
+  });
+});
+
 describe("the review panel", () => {
   it("sends the figures the analyst marked with a recompute, numbered as the answer lists them", async () => {
     const input = { ...SOURCE, path: "inputs/sales.xlsx", input: true };
@@ -146,7 +174,7 @@ describe("byte offsets", () => {
   it("are read as string indices past multibyte characters", () => {
     const text = "收入 1,234 — €5";
     expect(byteToIndex(text, new TextEncoder().encode("收入 ").length)).toBe(3);
-    const f: FigureView = { text: "€5", start: new TextEncoder().encode("收入 1,234 — ").length, end: new TextEncoder().encode(text).length, status: "unlinked", source: null, formula: null, operands: [], recomputed: null, agrees: null };
+    const f: FigureView = { text: "€5", start: new TextEncoder().encode("收入 1,234 — ").length, end: new TextEncoder().encode(text).length, status: "unlinked", source: null, formula: null, operands: [], recomputed: null, agrees: null, receipt: null };
     expect(figureRanges(text, [f])).toEqual([{ start: text.indexOf("€5"), end: text.length, k: 0 }]);
   });
 });

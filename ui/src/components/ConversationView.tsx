@@ -45,6 +45,7 @@ import { TenthManDialog } from "./TenthManDialog";
 import { TodoPanel } from "./TodoPanel";
 import { WorkspacePanel, type WorkspaceAdded } from "./WorkspacePanel";
 import { WorkspacePreview } from "./WorkspacePreview";
+import { ReceiptDialog } from "./ReceiptDialog";
 import { useLatest } from "../hooks/useLatest";
 import { useQuickChat } from "../hooks/useQuickChat";
 
@@ -202,11 +203,17 @@ export function ConversationView(props: Props) {
   // A figure whose source is a workspace file (one a command wrote, or an input the run
   // started with) opens that file's preview.
   const [figureFile, setFigureFile] = useState<string | null>(null);
+  // A figure the tenth man recomputed and no output holds opens its receipt.
+  const [receiptOf, setReceiptOf] = useState<FigureView | null>(null);
   const showAtRef = useLatest(pages.showAt);
   const onFigure = useCallback(
     (figure: FigureView) =>
       void (async () => {
         const source = figure.source ?? figure.operands[0] ?? null;
+        if (source === null && figure.receipt !== null) {
+          setReceiptOf(figure);
+          return;
+        }
         if (source?.path != null) {
           setFigureFile(source.path);
           return;
@@ -607,6 +614,7 @@ export function ConversationView(props: Props) {
           onDone={compressed}
         />
       )}
+      {receiptOf?.receipt && <ReceiptDialog figure={receiptOf} receipt={receiptOf.receipt} onClose={() => setReceiptOf(null)} />}
       {figureFile !== null && (
         <WorkspacePreview
           conversationId={conversation.id}

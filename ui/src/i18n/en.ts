@@ -578,6 +578,15 @@ const en = {
     verified: "No output holds this figure; the tenth man recomputed it from the run's inputs: {{value}}",
     differs: "The tenth man recomputed {{value}} from the run's inputs.",
     verifiedToo: "The tenth man recomputed the same value.",
+    receipt: {
+      title: "The tenth man's receipt for {{figure}}",
+      agrees: "Recomputed from the run's inputs in a fresh sandbox: {{value}}, which agrees.",
+      differs: "Recomputed from the run's inputs in a fresh sandbox: {{value}}, not {{figure}}.",
+      none: "The tenth man could not compute this figure from the run's inputs.",
+      how: "How it got there",
+      code: "Its commands and the files it wrote",
+    },
+    receiptHint: "Click to read the tenth man's receipt.",
   },
   review: {
     label: "Tenth man review",

@@ -578,6 +578,15 @@ const zh: Messages = {
     verified: "没有输出支撑这个数字；第十人用本次运行的输入重新算出：{{value}}",
     differs: "第十人用本次运行的输入重新算出 {{value}}。",
     verifiedToo: "第十人重新算出了相同的值。",
+    receipt: {
+      title: "第十人对 {{figure}} 的重算凭据",
+      agrees: "在全新的沙箱里用运行的输入文件重算得到 {{value}}，与之相符。",
+      differs: "在全新的沙箱里用运行的输入文件重算得到 {{value}}，而不是 {{figure}}。",
+      none: "第十人未能用运行的输入文件算出这个数字。",
+      how: "推算过程",
+      code: "它运行的命令和写出的文件",
+    },
+    receiptHint: "点击查看第十人的重算凭据。",
   },
   review: {
     label: "第十人审查",

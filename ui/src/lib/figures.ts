@@ -21,7 +21,7 @@ export function byteToIndex(text: string, byte: number): number {
 
 /** Whether a figure has a source to open: linked, or derived from sources. */
 export function opensSource(f: FigureView): boolean {
-  return f.source !== null || f.operands.length > 0;
+  return f.source !== null || f.operands.length > 0 || f.receipt !== null;
 }
 
 /** Each figure's place in `text` as string indices, with its index among `figures`; a figure
@@ -125,9 +125,10 @@ export function figureTitle(t: TFunction, f: FigureView): string {
       : f.formula !== null
         ? t("figures.derived", { formula: f.formula })
         : statusTitle(t, f);
-  if (f.agrees === false && f.recomputed !== null) return `${base} ${t("figures.differs", { value: f.recomputed })}`;
-  if (f.agrees === true && f.status !== "verified") return `${base} ${t("figures.verifiedToo")}`;
-  return base;
+  const receipt = f.receipt !== null ? ` ${t("figures.receiptHint")}` : "";
+  if (f.agrees === false && f.recomputed !== null) return `${base} ${t("figures.differs", { value: f.recomputed })}${receipt}`;
+  if (f.agrees === true && f.status !== "verified") return `${base} ${t("figures.verifiedToo")}${receipt}`;
+  return `${base}${receipt}`;
 }
 
 /** The tooltip of a figure no output supports, by what was decided about it. */
