@@ -200,6 +200,58 @@ INV-2026-000123,500.00 EUR
             )
             .await
             .unwrap();
+        // The tenth man recomputed the unexplained figure from the run's inputs and got
+        // another value: the figure stays unlinked, and opens the receipt.
+        let review = store
+            .reviews()
+            .insert(&decima_store::NewReview {
+                conversation_id: c.id,
+                execution_id: None,
+                mode: "full_history".into(),
+                mode_argument: None,
+                review_type: "recompute".into(),
+                focus: None,
+                trigger: "user".into(),
+                risk_level: "high".parse().unwrap(),
+                summary: "Recomputed 1 figure: it differs.".into(),
+                findings: vec![],
+                open_questions: vec![],
+                closes: vec![],
+                reviewed_from_seq: 0,
+                reviewed_through_seq: answer.seq,
+                language: None,
+                provider: None,
+                model: None,
+                input_tokens: 0,
+                passes: vec![],
+                cache_key: "recompute-e2e".into(),
+            })
+            .await
+            .unwrap();
+        let text = "320.00 EUR";
+        store
+            .figure_receipts()
+            .record(
+                c.id,
+                &decima_store::FigureReceipt {
+                    message_seq: answer.seq,
+                    start: u32::try_from(answer.content.find(text).unwrap()).unwrap(),
+                    review_id: review.id,
+                    text: text.into(),
+                    recomputed: Some("310.00".into()),
+                    agrees: false,
+                    derivation: "Summed the differences of the invoices no ledger line matches \
+                                 in differences.csv, whose amounts are in euros."
+                        .into(),
+                    code: "$ python3 -c \"import csv; rows = list(csv.DictReader(open('differences.csv'))); \
+                           print(sum(float(r['difference']) for r in rows if r['invoice'].startswith('INV-2026-0009')))\"\n\
+                           310.0\n[exit code 0]"
+                        .into(),
+                    created_at: decima_core::Timestamp::now(),
+                },
+            )
+            .await
+            .unwrap();
         store.close().await;
         c.id
     };
@@ -405,6 +457,43 @@ async fn open_each_view(client: &fantoccini::Client, lang: &str, width: u32) {
         "a figure's source pushes the page sideways, {lang} at {width}: {m}"
     );
     shot(client, &format!("view-{lang}-{width}-figure-source.png")).await;
+    // The unexplained figure, recomputed by the tenth man to another value: its receipt opens,
+    // its code scrolls inside the dialog, and nothing sticks out of the window.
+    client
+        .execute(
+            "[...document.querySelectorAll('[data-testid=figure]')]\
+               .find((e) => e.textContent === '320.00 EUR').click();",
+            vec![],
+        )
+        .await
+        .unwrap();
+    wait_until(client, "the receipt did not open", || async {
+        support::count(client, "[data-testid=figure-receipt]").await == 1
+    })
+    .await;
+    let m = measure(client).await;
+    assert!(
+        m["scrollWidth"].as_f64().unwrap() <= m["clientWidth"].as_f64().unwrap() + 0.5,
+        "the receipt pushes the page sideways, {lang} at {width}: {m}"
+    );
+    let fits = client
+        .execute(
+            "const d = document.querySelector('[data-testid=figure-receipt]').getBoundingClientRect();\
+             return d.right <= window.innerWidth + 0.5 && d.bottom <= window.innerHeight + 0.5;",
+            vec![],
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        fits, true,
+        "the receipt is larger than the window, {lang} at {width}"
+    );
+    shot(client, &format!("view-{lang}-{width}-figure-receipt.png")).await;
+    click(client, "[data-testid=figure-receipt-close]").await;
+    wait_until(client, "the receipt did not close", || async {
+        support::count(client, "[data-testid=figure-receipt]").await == 0
+    })
+    .await;
     // The settings: the add-provider form's fields are one line high (a flex basis once made
     // each input 140 px tall), and nothing in the dialog is wider than the window.
     click(client, "[data-testid=settings-button]").await;
