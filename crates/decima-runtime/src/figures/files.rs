@@ -413,15 +413,21 @@ fn inputs_of(
         if written.contains(path) || !is_source_type(path) {
             continue;
         }
-        if budget == 0 {
-            tracing::info!(%path, "inputs beyond the check's budget are not indexed");
+        // A file is read whole up to its own limit or not at all: one the budget cannot hold
+        // is left out (a smaller one after it may still fit).
+        let wanted = (*size).min(MAX_FILE_BYTES);
+        if wanted > budget {
+            tracing::info!(%path, "an input beyond the check's budget is not indexed");
             continue;
         }
-        let max = (MAX_FILE_BYTES + 1).min(budget + 1);
-        let bytes = snapshots
-            .object_head(hash, max)
-            .map_err(|e| e.to_string())?;
-        budget = budget.saturating_sub((*size).min(MAX_FILE_BYTES));
+        budget -= wanted;
+        let bytes = match snapshots.object_head(hash, MAX_FILE_BYTES + 1) {
+            Ok(bytes) => bytes,
+            Err(e) => {
+                tracing::warn!(%path, error = %e, "an input could not be read from the run's first snapshot");
+                continue;
+            }
+        };
         match text_of(&extension(path), bytes) {
             FileText::Text { text, .. } => inputs.push((
                 WrittenFile {
