@@ -43,6 +43,15 @@ async fn measure(client: &fantoccini::Client) -> serde_json::Value {
         .unwrap()
 }
 
+/// Fails with `what` when the page scrolls sideways now: an opened view must fit the window.
+async fn assert_not_sideways(client: &fantoccini::Client, what: &str) {
+    let m = measure(client).await;
+    assert!(
+        m["scrollWidth"].as_f64().unwrap() <= m["clientWidth"].as_f64().unwrap() + 0.5,
+        "{what} pushes the page sideways: {m}"
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_window_holds_at_720_900_and_1280_wide_in_english_and_chinese() {
     let _alone = support::one_at_a_time().await;
@@ -427,11 +436,7 @@ async fn open_each_view(client: &fantoccini::Client, lang: &str, width: u32) {
             support::count(client, &format!("[data-testid={view}]")).await == 1
         })
         .await;
-        let m = measure(client).await;
-        assert!(
-            m["scrollWidth"].as_f64().unwrap() <= m["clientWidth"].as_f64().unwrap() + 0.5,
-            "{view} pushes the page sideways, {lang} at {width}: {m}"
-        );
+        assert_not_sideways(client, &format!("{view}, {lang} at {width},")).await;
         shot(client, &format!("view-{lang}-{width}-{view}.png")).await;
         click(client, close).await;
         wait_until(client, &format!("{view} did not close"), || async {
@@ -451,11 +456,7 @@ async fn open_each_view(client: &fantoccini::Client, lang: &str, width: u32) {
         support::count(client, "[data-testid=figure-source]").await == 1
     })
     .await;
-    let m = measure(client).await;
-    assert!(
-        m["scrollWidth"].as_f64().unwrap() <= m["clientWidth"].as_f64().unwrap() + 0.5,
-        "a figure's source pushes the page sideways, {lang} at {width}: {m}"
-    );
+    assert_not_sideways(client, &format!("a figure's source, {lang} at {width},")).await;
     shot(client, &format!("view-{lang}-{width}-figure-source.png")).await;
     // The unexplained figure, recomputed by the tenth man to another value: its receipt opens,
     // its code scrolls inside the dialog, and nothing sticks out of the window.
@@ -471,11 +472,7 @@ async fn open_each_view(client: &fantoccini::Client, lang: &str, width: u32) {
         support::count(client, "[data-testid=figure-receipt]").await == 1
     })
     .await;
-    let m = measure(client).await;
-    assert!(
-        m["scrollWidth"].as_f64().unwrap() <= m["clientWidth"].as_f64().unwrap() + 0.5,
-        "the receipt pushes the page sideways, {lang} at {width}: {m}"
-    );
+    assert_not_sideways(client, &format!("the receipt, {lang} at {width},")).await;
     let fits = client
         .execute(
             "const d = document.querySelector('[data-testid=figure-receipt]').getBoundingClientRect();\
@@ -492,6 +489,51 @@ async fn open_each_view(client: &fantoccini::Client, lang: &str, width: u32) {
     click(client, "[data-testid=figure-receipt-close]").await;
     wait_until(client, "the receipt did not close", || async {
         support::count(client, "[data-testid=figure-receipt]").await == 0
+    })
+    .await;
+    // The review panel's recompute form lists the newest answer's figures, each with a box to
+    // mark it; the list stays within the panel and the window.
+    click(client, "[data-testid=tenth-man-review-button]").await;
+    click(client, "[data-testid=review-new]").await;
+    client
+        .find(fantoccini::Locator::Css("[data-testid=review-type]"))
+        .await
+        .unwrap()
+        .select_by_value("recompute")
+        .await
+        .unwrap();
+    wait_until(
+        client,
+        "the answer's figures are not offered to mark",
+        || async { support::count(client, "[data-testid=review-figure-mark]").await == 3 },
+    )
+    .await;
+    assert_not_sideways(client, &format!("the figures to mark, {lang} at {width},")).await;
+    let inside = client
+        .execute(
+            "const d = document.querySelector('[data-testid=tenth-man-review-dialog]').getBoundingClientRect();\
+             const f = document.querySelector('[data-testid=review-figure-marks]').getBoundingClientRect();\
+             return f.left >= d.left - 0.5 && f.right <= d.right + 0.5 && d.right <= window.innerWidth + 0.5;",
+            vec![],
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        inside, true,
+        "the figures to mark stick out of the panel, {lang} at {width}"
+    );
+    shot(
+        client,
+        &format!("view-{lang}-{width}-review-figure-marks.png"),
+    )
+    .await;
+    click(
+        client,
+        "[data-testid=tenth-man-review-dialog] [data-testid=review-close]",
+    )
+    .await;
+    wait_until(client, "the review panel did not close", || async {
+        support::count(client, "[data-testid=tenth-man-review-dialog]").await == 0
     })
     .await;
     // The settings: the add-provider form's fields are one line high (a flex basis once made

@@ -57,6 +57,21 @@ pub fn render(
     text
 }
 
+/// The ledger a Markdown export's footnotes cite: `messages` and the files every run of them
+/// read or wrote. None for the other formats, which have no footnotes.
+pub async fn footnote_ledger<'m>(
+    store: &Store,
+    data_dir: &Path,
+    format: ExportFormat,
+    messages: &'m [Message],
+) -> Result<Option<ConversationLedger<'m>>> {
+    if format != ExportFormat::Markdown {
+        return Ok(None);
+    }
+    let files = conversation_files(store, data_dir, messages).await?;
+    Ok(Some(ConversationLedger::with_files(messages, files)))
+}
+
 /// What an export to a file did.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ExportOutcome {
@@ -117,26 +132,14 @@ pub async fn export_to_file(
             } else {
                 Vec::new()
             };
-            let files = if format == ExportFormat::Markdown {
-                conversation_files(store, data_dir, &history).await?
-            } else {
-                Vec::new()
-            };
-            let ledger = (format == ExportFormat::Markdown)
-                .then(|| ConversationLedger::with_files(&history, files));
+            let ledger = footnote_ledger(store, data_dir, format, &history).await?;
             let text = render(conversation, format, &new, false, ledger.as_ref());
             let bytes = append(&path, text.as_bytes()).map_err(io_error)?;
             (new.len(), new.last().map_or(last_seq, |m| m.seq), bytes)
         }
         None => {
             let messages = store.messages().all(id).await?;
-            let files = if format == ExportFormat::Markdown {
-                conversation_files(store, data_dir, &messages).await?
-            } else {
-                Vec::new()
-            };
-            let ledger = (format == ExportFormat::Markdown)
-                .then(|| ConversationLedger::with_files(&messages, files));
+            let ledger = footnote_ledger(store, data_dir, format, &messages).await?;
             let text = render(conversation, format, &messages, true, ledger.as_ref());
             write_atomically(&path, text.as_bytes()).map_err(io_error)?;
             (

@@ -29,14 +29,8 @@ pub async fn run(
     match output {
         None => {
             let messages = store.messages().all(id).await?;
-            // The files the runs read and wrote are sources of the footnotes too.
-            let files = if format == ExportFormat::Markdown {
-                decima_runtime::figures::conversation_files(store, data_dir, &messages).await?
-            } else {
-                Vec::new()
-            };
-            let ledger = (format == ExportFormat::Markdown)
-                .then(|| decima_runtime::figures::ConversationLedger::with_files(&messages, files));
+            let ledger =
+                decima_runtime::export::footnote_ledger(store, data_dir, format, &messages).await?;
             output::print(&decima_runtime::export::render(
                 &conversation,
                 format,

@@ -214,12 +214,8 @@ fn workbook_text(bytes: Vec<u8>) -> Result<(String, bool), String> {
         out.push_str(&String::from_utf8_lossy(&table));
         out.push('\n');
         if out.len() as u64 >= MAX_FILE_BYTES {
-            let mut end = usize::try_from(MAX_FILE_BYTES)
-                .unwrap_or(usize::MAX)
-                .min(out.len());
-            while !out.is_char_boundary(end) {
-                end -= 1;
-            }
+            let end =
+                out.floor_char_boundary(usize::try_from(MAX_FILE_BYTES).unwrap_or(usize::MAX));
             out.truncate(end);
             return Ok((out, true));
         }

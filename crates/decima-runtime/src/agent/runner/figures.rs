@@ -182,14 +182,23 @@ impl Runner<'_, '_> {
         // Every decision on this answer counts, those of earlier choices on some of its figures
         // too.
         let mut to_verify: Vec<UnlinkedFigure> = Vec::new();
+        // Each report the figures are in is read once, however many of its figures wait.
+        let mut reports: std::collections::HashMap<&str, String> = std::collections::HashMap::new();
         for d in decisions
             .iter()
             .filter(|d| d.decision == Resolution::Verify)
         {
-            to_verify.push(match &d.path {
-                None => decided_figure(&original.content, seq, d),
-                Some(path) => decided_figure(&self.report_text(path).await, seq, d),
-            });
+            let text = match d.path.as_deref() {
+                None => &original.content,
+                Some(path) => {
+                    if !reports.contains_key(path) {
+                        let read = self.report_text(path).await;
+                        reports.insert(path, read);
+                    }
+                    &reports[path]
+                }
+            };
+            to_verify.push(decided_figure(text, seq, d));
         }
         if !to_verify.is_empty() {
             self.carried.instant_context = Some(verify_request(&to_verify));
