@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::figure::{Scale, Unit};
-use crate::reading::{Lines, Located, read_figures_with};
+use crate::reading::{Lines, Located, claims_at_most_about, read_figures_with};
 use crate::subject::Subject;
 
 /// Who wrote a source: a figure an analyst typed is theirs to state, never a claim to check.
@@ -106,32 +106,33 @@ const PARALLEL_FROM: usize = 256 * 1024;
 /// Parts a text is read in, at most.
 const MAX_PARTS: usize = 4;
 
-/// The entries of `text` read in `parts` ranges of its lines, each on its own thread: one list
-/// per part, in the order of the text.
-fn read_in_parts(text: &str, source: u32, parts: usize) -> Vec<Vec<Entry>> {
+/// The entries of `text` read in `parts` ranges of its lines: the first into `entries` on this
+/// thread, the others each on a thread of its own, appended in the order of the text.
+fn read_in_parts(text: &str, source: u32, parts: usize, entries: &mut Vec<Entry>) {
     let lines = Lines::of(text);
-    let ranges = lines.parts(parts);
+    let mut ranges = lines.parts(parts).into_iter();
+    let first = ranges.next().unwrap_or(0..0);
+    let room = claims_at_most_about(text) / parts;
     let lines = &lines;
     std::thread::scope(|scope| {
         let workers: Vec<_> = ranges
-            .into_iter()
             .map(|range| {
                 scope.spawn(move || {
-                    let mut entries = Vec::with_capacity(text.len() / 20 / parts);
-                    lines.read(range, |l| entries.push(Entry::new(source, l)));
-                    entries
+                    let mut part = Vec::with_capacity(room);
+                    lines.read(range, |l| part.push(Entry::new(source, l)));
+                    part
                 })
             })
             .collect();
-        workers
-            .into_iter()
+        lines.read(first, |l| entries.push(Entry::new(source, l)));
+        for worker in workers {
             // A worker only reads; one that panicked has a bug that reading alone would hit.
-            .map(|w| {
-                w.join()
-                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
-            })
-            .collect()
-    })
+            let part = worker
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+            entries.extend(part);
+        }
+    });
 }
 
 /// Collects a ledger's sources and entries; [`LedgerBuilder::build`] sorts them for lookup.
@@ -158,7 +159,7 @@ impl LedgerBuilder {
     pub fn add_text(&mut self, source: Source, text: &str) -> usize {
         let id = self.add_source(source);
         let before = self.entries.len();
-        self.entries.reserve(text.len() / 20);
+        self.entries.reserve(claims_at_most_about(text));
         let parts = if text.len() >= PARALLEL_FROM {
             std::thread::available_parallelism().map_or(1, |n| n.get().min(MAX_PARTS))
         } else {
@@ -168,9 +169,7 @@ impl LedgerBuilder {
             let entries = &mut self.entries;
             read_figures_with(text, |l| entries.push(Entry::new(id, l)));
         } else {
-            for part in read_in_parts(text, id, parts) {
-                self.entries.extend(part);
-            }
+            read_in_parts(text, id, parts, &mut self.entries);
         }
         self.entries.len() - before
     }
@@ -316,11 +315,9 @@ mod tests {
         let mut one = Vec::new();
         read_figures_with(&text, |l| one.push(Entry::new(0, l)));
         for parts in [2, 3, 4] {
-            assert_eq!(
-                read_in_parts(&text, 0, parts).concat(),
-                one,
-                "{parts} parts"
-            );
+            let mut entries = Vec::new();
+            read_in_parts(&text, 0, parts, &mut entries);
+            assert_eq!(entries, one, "{parts} parts");
         }
         let mut builder = LedgerBuilder::new();
         assert_eq!(builder.add_text(source(), &text), one.len());

@@ -2,7 +2,9 @@
 //! columns aligned with spaces as pandas and psql print them) its column's header and its
 //! row's label; after `label:` or `label =` the label; in prose the words before it.
 
-use std::sync::Arc;
+use std::sync::{Arc, LazyLock};
+
+use aho_corasick::AhoCorasick;
 
 use crate::figure::{Currency, Figure, Scale, Unit};
 use crate::scan::{scan, scan_into};
@@ -52,10 +54,15 @@ const MAX_SUBJECT: usize = 80;
 /// are what subjects are made of, not figures.
 #[must_use]
 pub fn read_figures(text: &str) -> Vec<Located> {
-    // About one claim every 20 bytes in a table of numbers: one growth of the list at most.
-    let mut out = Vec::with_capacity(text.len() / 20);
+    let mut out = Vec::with_capacity(claims_at_most_about(text));
     read_figures_with(text, |l| out.push(l));
     out
+}
+
+/// Room for the claims of `text` that a table of numbers holds (about one every 19 bytes), so
+/// that the list of them is not grown and copied while a large output is read.
+pub(crate) fn claims_at_most_about(text: &str) -> usize {
+    text.len() / 16
 }
 
 /// [`read_figures`], each claim handed to `sink` as it is read: the ledger keeps its entries
@@ -74,12 +81,18 @@ pub(crate) struct Lines<'t> {
 
 impl<'t> Lines<'t> {
     pub(crate) fn of(text: &'t str) -> Self {
-        let lines: Vec<&str> = text.split_inclusive('\n').collect();
-        let mut starts = Vec::with_capacity(lines.len());
+        let mut lines = Vec::with_capacity(text.len() / 40);
+        let mut starts = Vec::with_capacity(text.len() / 40);
         let mut at = 0;
-        for l in &lines {
+        for end in memchr::memchr_iter(b'\n', text.as_bytes()) {
+            // A newline is one byte of its own: the cut is always a character boundary.
+            lines.push(&text[at..=end]);
             starts.push(at);
-            at += l.len();
+            at = end + 1;
+        }
+        if at < text.len() {
+            lines.push(&text[at..]);
+            starts.push(at);
         }
         Self { lines, starts }
     }
@@ -106,6 +119,7 @@ impl<'t> Lines<'t> {
         // A row's cells and label, kept between rows so that each row reuses their memory.
         let mut row = Row {
             cells: Vec::new(),
+            ascii: true,
             label: None,
         };
         let mut label = String::new();
@@ -137,6 +151,8 @@ impl<'t> Lines<'t> {
                 // only a delimited row's own cells are read.
                 if let Layout::Delimited(_) = h.layout {
                     cells_into(line, h.layout, &mut row.cells);
+                } else {
+                    row.ascii = line.is_ascii();
                 }
                 label.clear();
                 row.label = row_label(line, h.layout, &row.cells, &mut label)
@@ -290,46 +306,87 @@ fn count_unquoted(line: &str, delimiter: u8) -> usize {
     n
 }
 
+/// What a word of a header says about the figures under it.
+#[derive(Debug, Clone, Copy)]
+enum HintWord {
+    Percent,
+    Scale(Scale),
+    Currency(Currency),
+}
+
+/// The words a header gives its unit and scale with, in the order they win: a percentage
+/// before any scale, "thousand" before "million", the first currency named.
+const HINT_WORDS: &[(&str, HintWord)] = &[
+    ("%", HintWord::Percent),
+    ("pct", HintWord::Percent),
+    ("percent", HintWord::Percent),
+    ("百分比", HintWord::Percent),
+    ("thousand", HintWord::Scale(Scale::Thousand)),
+    ("(k)", HintWord::Scale(Scale::Thousand)),
+    ("$k", HintWord::Scale(Scale::Thousand)),
+    ("千", HintWord::Scale(Scale::Thousand)),
+    ("million", HintWord::Scale(Scale::Million)),
+    ("$m)", HintWord::Scale(Scale::Million)),
+    ("(m)", HintWord::Scale(Scale::Million)),
+    ("(mn)", HintWord::Scale(Scale::Million)),
+    (" mn", HintWord::Scale(Scale::Million)),
+    ("百万", HintWord::Scale(Scale::Million)),
+    ("billion", HintWord::Scale(Scale::Billion)),
+    ("$bn", HintWord::Scale(Scale::Billion)),
+    ("(bn)", HintWord::Scale(Scale::Billion)),
+    ("(b)", HintWord::Scale(Scale::Billion)),
+    ("万", HintWord::Scale(Scale::TenThousand)),
+    ("亿", HintWord::Scale(Scale::HundredMillion)),
+    ("$", HintWord::Currency(Currency::Dollar)),
+    ("usd", HintWord::Currency(Currency::Dollar)),
+    ("€", HintWord::Currency(Currency::Euro)),
+    ("eur", HintWord::Currency(Currency::Euro)),
+    ("£", HintWord::Currency(Currency::Pound)),
+    ("gbp", HintWord::Currency(Currency::Pound)),
+    ("¥", HintWord::Currency(Currency::Yen)),
+    ("元", HintWord::Currency(Currency::Yen)),
+    ("cny", HintWord::Currency(Currency::Yen)),
+    ("jpy", HintWord::Currency(Currency::Yen)),
+];
+
+/// [`HINT_WORDS`] as one automaton, ASCII case ignored (the other words have no case).
+static HINT_FINDER: LazyLock<Option<AhoCorasick>> = LazyLock::new(|| {
+    AhoCorasick::builder()
+        .ascii_case_insensitive(true)
+        .build(HINT_WORDS.iter().map(|(w, _)| w))
+        .ok()
+});
+
 /// A header's unit and scale ("margin (%)", "revenue ($M)", "cost, in thousands", "收入(万元)").
 fn header_hint(column: &str) -> Hint {
-    let lower = column.to_lowercase();
-    let has = |w: &str| lower.contains(w);
-    if has("%") || has("pct") || has("percent") || has("百分比") {
-        return Hint {
-            unit: Some(Unit::Percent),
-            scale: Scale::One,
-        };
-    }
-    let scale = if has("thousand") || has("(k)") || has("$k") || has("千") {
-        Scale::Thousand
-    } else if has("million") || has("$m)") || has("(m)") || has("(mn)") || has(" mn") || has("百万")
-    {
-        Scale::Million
-    } else if has("billion") || has("$bn") || has("(bn)") || has("(b)") {
-        Scale::Billion
-    } else if has("万") {
-        Scale::TenThousand
-    } else if has("亿") {
-        Scale::HundredMillion
-    } else {
-        Scale::One
+    let mut hint = Hint {
+        unit: None,
+        scale: Scale::One,
     };
-    let unit = [
-        ("$", Currency::Dollar),
-        ("usd", Currency::Dollar),
-        ("€", Currency::Euro),
-        ("eur", Currency::Euro),
-        ("£", Currency::Pound),
-        ("gbp", Currency::Pound),
-        ("¥", Currency::Yen),
-        ("元", Currency::Yen),
-        ("cny", Currency::Yen),
-        ("jpy", Currency::Yen),
-    ]
-    .into_iter()
-    .find(|(mark, _)| has(mark))
-    .map(|(_, c)| Unit::Currency(c));
-    Hint { unit, scale }
+    let Some(finder) = HINT_FINDER.as_ref() else {
+        return hint;
+    };
+    // The first word of each kind in the list's order wins, wherever it sits in the header.
+    let (mut percent, mut scale, mut currency) = (false, usize::MAX, usize::MAX);
+    for found in finder.find_overlapping_iter(column) {
+        let k = found.pattern().as_usize();
+        match HINT_WORDS[k].1 {
+            HintWord::Percent => percent = true,
+            HintWord::Scale(_) => scale = scale.min(k),
+            HintWord::Currency(_) => currency = currency.min(k),
+        }
+    }
+    if percent {
+        hint.unit = Some(Unit::Percent);
+        return hint;
+    }
+    if let Some((_, HintWord::Scale(s))) = HINT_WORDS.get(scale) {
+        hint.scale = *s;
+    }
+    if let Some((_, HintWord::Currency(c))) = HINT_WORDS.get(currency) {
+        hint.unit = Some(Unit::Currency(*c));
+    }
+    hint
 }
 
 /// Gives a plain figure its column's unit and scale.
@@ -430,8 +487,10 @@ fn aligned_cells<'t>(line: &'t str, cells: &mut Vec<(usize, usize, &'t str)>) {
     }
 }
 
-fn char_column(line: &str, byte: usize) -> usize {
-    if line.is_ascii() {
+/// The character column of byte `byte` of `line`; `ascii` says whether the line is all ASCII,
+/// found once per row, where a byte is a character.
+fn char_column(line: &str, ascii: bool, byte: usize) -> usize {
+    if ascii {
         byte
     } else {
         line[..byte.min(line.len())].chars().count()
@@ -441,6 +500,8 @@ fn char_column(line: &str, byte: usize) -> usize {
 /// A table row's cells and what it is about.
 struct Row<'t> {
     cells: Vec<(usize, usize, &'t str)>,
+    /// Whether the row is all ASCII, where a character column is a byte's.
+    ascii: bool,
     label: Option<Arc<str>>,
 }
 
@@ -452,7 +513,7 @@ fn table_subject(
     h: &Header<'_>,
     row: &Row<'_>,
 ) -> Option<(Subject, Option<u16>)> {
-    let column = column_of(line, figure, h, &row.cells)?;
+    let column = column_of(line, figure, h, row)?;
     let name = h.names.get(column)?.as_ref()?;
     let subject = Subject {
         about: Some(name.clone()),
@@ -511,24 +572,20 @@ fn is_row_index(line: &str, figure: &Figure, h: &Header<'_>) -> bool {
         && line[..figure.start].trim().is_empty()
         && h.cells
             .first()
-            .is_some_and(|c| char_column(line, figure.end) <= c.0)
+            .is_some_and(|c| char_column(line, line.is_ascii(), figure.end) <= c.0)
 }
 
 /// The header cell a figure sits under.
-fn column_of(
-    line: &str,
-    figure: &Figure,
-    h: &Header<'_>,
-    cells: &[(usize, usize, &str)],
-) -> Option<usize> {
+fn column_of(line: &str, figure: &Figure, h: &Header<'_>, row: &Row<'_>) -> Option<usize> {
     match h.layout {
-        Layout::Delimited(_) => cells
+        Layout::Delimited(_) => row
+            .cells
             .iter()
             .position(|c| figure.start >= c.0 && figure.start <= c.1),
         Layout::Aligned | Layout::Prose => {
             let (fs, fe) = (
-                char_column(line, figure.start),
-                char_column(line, figure.end),
+                char_column(line, row.ascii, figure.start),
+                char_column(line, row.ascii, figure.end),
             );
             h.cells
                 .iter()
@@ -548,11 +605,15 @@ fn row_label(
     cells: &[(usize, usize, &str)],
     label: &mut String,
 ) -> bool {
+    let wordy = |c: &str| {
+        if c.is_ascii() {
+            c.bytes().any(|b| b.is_ascii_alphabetic())
+        } else {
+            c.chars().any(char::is_alphabetic)
+        }
+    };
     let mut words = |parts: &mut dyn Iterator<Item = &str>| {
-        for word in parts
-            .filter(|c| !c.is_empty() && c.chars().any(char::is_alphabetic))
-            .take(3)
-        {
+        for word in parts.filter(|c| !c.is_empty() && wordy(c)).take(3) {
             if !label.is_empty() {
                 label.push(' ');
             }
@@ -593,29 +654,27 @@ fn prose_subject(line: &str, start: usize) -> &str {
         let from = label.rfind(['.', ';', '|', '\t', ',']).map_or(0, |i| i + 1);
         return label[from..].trim();
     }
-    let sentence_start = head
-        .rfind(['.', ';', '!', '?', '(', '。', '；', '，', ','])
-        .map_or(0, |i| {
-            i + head[i..].chars().next().map_or(1, char::len_utf8)
-        });
-    let clause = head[sentence_start..].trim();
-    // From the fifth word from its end, walking back over the clause.
+    // Back from the figure to the clause's start (a stop, a comma, a bracket) or to the fifth
+    // word before it, whichever is nearer: one walk over the few characters that matter.
     let mut ended = 0;
     let mut in_word = false;
-    for (i, c) in clause.char_indices().rev() {
+    for (i, c) in head.char_indices().rev() {
+        if matches!(c, '.' | ';' | '!' | '?' | '(' | '。' | '；' | '，' | ',') {
+            return head[i + c.len_utf8()..].trim();
+        }
         if c.is_whitespace() {
             if in_word {
                 ended += 1;
                 in_word = false;
                 if ended == 5 {
-                    return clause[i + c.len_utf8()..].trim();
+                    return head[i + c.len_utf8()..].trim();
                 }
             }
         } else {
             in_word = true;
         }
     }
-    clause
+    head.trim()
 }
 
 /// `s` cut to [`MAX_SUBJECT`] bytes on a character boundary.

@@ -202,12 +202,14 @@ fn after_words(cx: &Context<'_>) -> Option<(NotClaim, Option<usize>)> {
 
 /// A number that opens a line ("1. ", "2) ", "## 3. "), numbering what follows.
 fn list_number(cx: &Context<'_>) -> bool {
-    let line_start = cx.text[..cx.start].rfind('\n').map_or(0, |i| i + 1);
-    let lead = &cx.text[line_start..cx.start];
-    if !lead
-        .chars()
-        .all(|c| matches!(c, ' ' | '\t' | '#' | '>' | '-' | '*' | '+' | '|'))
-    {
+    // Only marks may stand between the line's start and the number: walked back byte by byte,
+    // so that a long line is not searched for its start.
+    let opens_line = cx.text.as_bytes()[..cx.start]
+        .iter()
+        .rev()
+        .take_while(|&&b| b != b'\n')
+        .all(|b| matches!(b, b' ' | b'\t' | b'#' | b'>' | b'-' | b'*' | b'+' | b'|'));
+    if !opens_line {
         return false;
     }
     let after = &cx.text[cx.digits.end..];
