@@ -209,6 +209,198 @@ async fn an_agent_does_an_analysts_work_in_the_image() {
     );
 }
 
+/// The `python` tool: a kernel per conversation in the image, over Jupyter's protocol.
+/// Variables persist from call to call and into the conversation's next run; a chart comes
+/// back as a file with the call; an exception comes back with its traceback; a cell past its
+/// timeout is interrupted and the kernel keeps its variables; a kernel that dies is started
+/// again and the model is told what is lost; the request lists what is in memory.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_python_kernel_keeps_an_analysts_data_between_calls_and_runs() {
+    let env = Env::new().await;
+    let out = env
+        .decima(&["conversation", "create", "--title", "kernel"])
+        .await;
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let conversation = text(&out.stdout).trim().to_owned();
+    let data_dir = std::path::absolute(env.data_dir()).unwrap();
+    let _cleanup = DockerCleanup(decima_sandbox::DockerEngine::instance_for_data_dir(
+        &data_dir,
+    ));
+    let csv = "region,month,revenue\nEMEA,2026-01,1200\nEMEA,2026-02,1350\nAPAC,2026-01,800\n\
+               APAC,2026-02,950\n";
+    env.call("write_file", json!({"path": "sales.csv", "content": csv}));
+    env.call(
+        "python",
+        json!({"code": "import pandas as pd\ndf = pd.read_csv('sales.csv')\ndf.shape"}),
+    );
+    env.call(
+        "python",
+        json!({"code": "total = int(df.revenue.sum())\nprint('total', total)\n\
+                        import matplotlib.pyplot as plt\n\
+                        df.plot(x='month', y='revenue', title='营收')\nplt.show()"}),
+    );
+    env.call("python", json!({"code": "df['q4']"}));
+    env.call(
+        "python",
+        json!({"code": "import time\ntime.sleep(120)", "timeout_s": 2}),
+    );
+    env.call("python", json!({"code": "total"}));
+    env.say("Total revenue is 4300.");
+    let out = env
+        .run(
+            &["--conversation", &conversation, "--sandbox", "docker"],
+            "Analyse sales.csv in Python",
+        )
+        .await;
+    assert!(out.status.success(), "{}", text(&out.stderr));
+
+    let loaded = last_tool_result(&env, 2);
+    assert!(loaded.contains("Out: (4, 3)"), "{loaded}");
+    assert!(
+        loaded.starts_with("[a new kernel started"),
+        "the first call starts the kernel: {loaded}"
+    );
+    let charted = last_tool_result(&env, 3);
+    assert!(charted.contains("total 4300"), "{charted}");
+    assert!(
+        !charted.contains("a new kernel"),
+        "the same kernel: {charted}"
+    );
+    assert!(
+        charted.contains("[chart saved: charts/call_2-1.png]"),
+        "{charted}"
+    );
+    assert!(
+        charted.contains("image/png")
+            && charted.contains("written by this call as charts/call_2-1.png"),
+        "the chart is kept with the call: {charted}"
+    );
+    // What the kernel holds is in the request, after the history.
+    let request = env.request_text(3);
+    assert!(
+        request.contains("Python kernel memory")
+            && request.contains("df: pandas.DataFrame (4 × 3)"),
+        "{request}"
+    );
+    assert!(request.contains("total: int"), "{request}");
+    let failed = last_tool_result(&env, 4);
+    assert!(failed.contains("KeyError"), "{failed}");
+    assert!(
+        failed.contains("df['q4']"),
+        "the traceback names the line: {failed}"
+    );
+    assert!(!failed.contains("\u{1b}["), "no terminal colours: {failed}");
+    let cut = last_tool_result(&env, 5);
+    assert!(
+        cut.contains("ran past its timeout and was interrupted"),
+        "{cut}"
+    );
+    assert!(!cut.contains("every variable is gone"), "{cut}");
+    let kept = last_tool_result(&env, 6);
+    assert!(
+        kept.contains("Out: 4300"),
+        "interrupted, not restarted: {kept}"
+    );
+    let store = env.store().await;
+    let messages = store
+        .messages()
+        .all(conversation.parse().unwrap())
+        .await
+        .unwrap();
+    let key_error = messages
+        .iter()
+        .find(|m| m.role == decima_core::Role::Tool && m.content.contains("KeyError"))
+        .unwrap();
+    assert!(key_error.content.contains("Traceback") || key_error.content.contains("----> 1"));
+
+    // The conversation's next run finds the kernel with its variables; a kernel that dies is
+    // started again, and the model is told that its variables are gone.
+    env.call("python", json!({"code": "total * 2"}));
+    env.call("python", json!({"code": "import os\nos._exit(1)"}));
+    env.call("python", json!({"code": "'total' in dir()"}));
+    env.say("Done.");
+    let before = env.server.requests().len();
+    let out = env
+        .run(
+            &["--conversation", &conversation, "--sandbox", "docker"],
+            "Double it",
+        )
+        .await;
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let doubled = last_tool_result(&env, before + 1);
+    assert!(doubled.contains("Out: 8600"), "{doubled}");
+    assert!(!doubled.contains("a new kernel"), "{doubled}");
+    let died = last_tool_result(&env, before + 2);
+    assert!(died.contains("the kernel died"), "{died}");
+    assert!(died.contains("every variable is gone"), "{died}");
+    let gone = last_tool_result(&env, before + 3);
+    assert!(gone.contains("Out: False"), "{gone}");
+}
+
+/// After a rollback the kernel matches the files: it is started again and the cells kept
+/// (those before the snapshot) run again, so a variable a rolled-back cell set is gone and one
+/// an earlier cell set is back as it was.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rollback_restarts_the_kernel_and_runs_the_kept_cells_again() {
+    let env = Env::new().await;
+    let out = env
+        .decima(&["conversation", "create", "--title", "kernel rollback"])
+        .await;
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let conversation = text(&out.stdout).trim().to_owned();
+    let data_dir = std::path::absolute(env.data_dir()).unwrap();
+    let _cleanup = DockerCleanup(decima_sandbox::DockerEngine::instance_for_data_dir(
+        &data_dir,
+    ));
+    env.call(
+        "python",
+        json!({"code": "base = 1\nopen('base.txt', 'w').write('1')"}),
+    );
+    env.call(
+        "todo_write",
+        json!({"todos": [{"title": "adjust", "status": "in_progress"}]}),
+    );
+    env.call(
+        "python",
+        json!({"code": "base = 99\nextra = 5\nopen('base.txt', 'w').write('99')"}),
+    );
+    env.call(
+        "todo_write",
+        json!({"todos": [{"title": "adjust", "status": "failed", "reason": "the adjustment was wrong"}]}),
+    );
+    let out = env
+        .run(
+            &[
+                "--conversation",
+                &conversation,
+                "--sandbox",
+                "docker",
+                "--on-failure",
+                "stop",
+            ],
+            "Adjust the base",
+        )
+        .await;
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(6), "{stderr}");
+    let id = common::execution_id(&out.stderr);
+    let view = env.show(&id).await;
+    let rolled = &view["failures"][0]["rolled_back"];
+    assert_eq!(rolled["kernel_cells_rerun"], 1, "{view}");
+    assert!(rolled["kernel_error"].is_null(), "{view}");
+
+    env.call(
+        "python",
+        json!({"code": "(base, 'extra' in dir(), open('base.txt').read())"}),
+    );
+    env.say("The base is back to 1.");
+    let before = env.server.requests().len();
+    let out = env.decima(&["recover", &id, "--choice", "skip"]).await;
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let after = last_tool_result(&env, before + 1);
+    assert!(after.contains("Out: (1, False, '1')"), "{after}");
+}
+
 /// A minimal MCP server over stdio in the image's Python: the handshake and one tool.
 const PYTHON_SERVER: &str = r#"
 import sys, json

@@ -385,6 +385,33 @@ impl Sandbox for LazyDocker {
     ) -> BoxFuture<'_, std::result::Result<WriteOutcome, ToolError>> {
         Box::pin(async move { self.get().await?.copy_in(from, path).await })
     }
+
+    fn python_unavailable(&self) -> Option<String> {
+        None
+    }
+
+    fn python(
+        &self,
+        kernel: String,
+        request: decima_sandbox::kernel::PythonRequest,
+    ) -> BoxFuture<'_, std::result::Result<decima_sandbox::kernel::PythonOutcome, ToolError>> {
+        Box::pin(async move { self.get().await?.python_in(&kernel, &request).await })
+    }
+
+    fn python_variables(
+        &self,
+        kernel: String,
+    ) -> BoxFuture<'_, std::result::Result<Option<Vec<decima_sandbox::kernel::Variable>>, ToolError>>
+    {
+        Box::pin(async move {
+            // A sandbox not yet connected has started no kernel in this run.
+            let ready = self.ready.lock().await.clone();
+            match ready {
+                Some(sandbox) => sandbox.python_variables_in(&kernel).await,
+                None => Ok(None),
+            }
+        })
+    }
 }
 
 /// The host folder a container's workspace is mirrored into for snapshots.

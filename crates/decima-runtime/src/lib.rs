@@ -30,6 +30,7 @@ pub(crate) mod plan;
 pub mod preferences;
 pub mod presets;
 pub mod providers;
+pub mod python_tool;
 pub mod report;
 pub mod review;
 pub mod served_window;

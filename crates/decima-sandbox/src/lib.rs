@@ -10,6 +10,7 @@
 pub mod docker;
 pub mod error;
 pub mod host;
+pub mod kernel;
 mod output;
 pub mod snapshot;
 

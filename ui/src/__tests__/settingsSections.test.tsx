@@ -95,6 +95,25 @@ describe("the sections of Settings", () => {
     }
   });
 
+  it("says where the python tool runs, and why a host run is not offered it, in both languages", async () => {
+    backendWith();
+    const { user } = renderApp();
+    const dialog = await openSettings(user, "sandbox");
+    const panel = within(dialog).getByTestId("settings-panel-sandbox");
+    const line = await within(panel).findByTestId("python-kernel");
+    const host = within(panel).getByRole("radio", { name: "Host (the workspace folder)" });
+    const docker = within(panel).getByRole("radio", { name: "Docker container" });
+    await user.click(host);
+    await waitFor(() => expect(line).toHaveAttribute("data-offered", "false"));
+    expect(line).toHaveTextContent("the host sandbox has no Python kernel");
+    await user.click(docker);
+    await waitFor(() => expect(within(panel).getByTestId("python-kernel")).toHaveAttribute("data-offered", "true"));
+    expect(within(panel).getByTestId("python-kernel")).toHaveTextContent("from run to run");
+    await act(() => setLanguage("zh"));
+    expect(within(panel).getByTestId("python-kernel")).toHaveTextContent("Jupyter 内核");
+    await act(() => setLanguage("en"));
+  });
+
   it("keeps what was typed in a section while another is shown", async () => {
     backendWith();
     const { user } = renderApp();

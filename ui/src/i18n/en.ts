@@ -817,6 +817,8 @@ const en = {
     dockerMissing: "No Docker engine answers, so runs set to Docker will fail to start. ({{detail}})",
     hostShell: "Commands on the host run in {{shell}}.",
     hostShellMissing: "No shell was found for commands on the host, so host runs cannot use the shell tool. ({{detail}})",
+    pythonDocker: "The python tool runs in a Jupyter kernel of each conversation's own, in its container: variables and loaded data stay from call to call and from run to run.",
+    pythonHost: "Runs on the host are not offered the python tool: the host sandbox has no Python kernel. Run in the Docker sandbox, whose analyst image has one.",
     runs: "Runs",
     runProvider: "Provider for runs",
     reviewerProvider: "Provider for the tenth man",

@@ -817,6 +817,8 @@ const zh: Messages = {
     dockerMissing: "没有可用的 Docker 引擎，设为 Docker 的运行将无法启动。（{{detail}}）",
     hostShell: "在本机运行的命令使用 {{shell}}。",
     hostShellMissing: "找不到可在本机运行命令的 shell，本机运行无法使用 shell 工具。（{{detail}}）",
+    pythonDocker: "python 工具在每个对话自己的 Jupyter 内核中运行（位于其容器内）：变量和已加载的数据在调用之间、运行之间都会保留。",
+    pythonHost: "在本机运行时不提供 python 工具：本机沙箱没有 Python 内核。请在 Docker 沙箱中运行，其分析师镜像自带内核。",
     runs: "运行",
     runProvider: "运行使用的服务",
     reviewerProvider: "第十人使用的服务",

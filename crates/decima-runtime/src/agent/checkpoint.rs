@@ -151,6 +151,14 @@ pub struct RolledBack {
     /// is down): the plan and the history were rolled back all the same.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub workspace_error: Option<String>,
+    /// The `python` cells run again on a restarted kernel, so that its memory matches the
+    /// files put back; `None` when the conversation has no kernel to match.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kernel_cells_rerun: Option<u32>,
+    /// Why the kernel does not match the files (a cell that failed on the rerun, a kernel
+    /// that could not start): the model and the analyst are told.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kernel_error: Option<String>,
 }
 
 impl Checkpoints {
@@ -345,6 +353,14 @@ impl Checkpoints {
                         Ok(()) => {
                             done.files_restored = stats.files_written;
                             done.files_removed = stats.removed;
+                            crate::python_tool::realign_kernel(
+                                docker,
+                                db,
+                                conversation,
+                                snapshot.message_seq,
+                                &mut done,
+                            )
+                            .await?;
                         }
                         Err(e) => {
                             warn!(error = %e, "the container's workspace was not restored");

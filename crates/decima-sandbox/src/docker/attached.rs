@@ -123,6 +123,17 @@ impl AttachedHandle {
     }
 }
 
+/// An attached process as started, before anything holds the sandbox to stop it: the kernel
+/// the sandbox keeps for itself stops its process with the sandbox it is part of.
+pub(crate) struct Started {
+    pub(crate) stdout: DuplexStream,
+    pub(crate) stdin: Pin<Box<dyn AsyncWrite + Send>>,
+    pub(crate) stderr: DuplexStream,
+    pub(crate) container: String,
+    pub(crate) pgid: watch::Receiver<Option<i64>>,
+    pub(crate) ended: watch::Receiver<bool>,
+}
+
 impl DockerSandbox {
     /// Starts `argv` in the container with stdin, stdout and stderr attached, in `cwd` (relative
     /// to the workspace; the workspace when `None`), with the scrubbed environment plus `env`.
@@ -132,6 +143,27 @@ impl DockerSandbox {
         env: &[(String, String)],
         cwd: Option<&str>,
     ) -> Result<AttachedProcess, SandboxError> {
+        let started = self.start_attached(argv, env, cwd).await?;
+        Ok(AttachedProcess {
+            stdout: started.stdout,
+            stdin: started.stdin,
+            stderr: started.stderr,
+            handle: AttachedHandle {
+                sandbox: self.clone(),
+                container: started.container,
+                pgid: started.pgid,
+                ended: started.ended,
+            },
+        })
+    }
+
+    /// [`DockerSandbox::spawn_attached`] without the handle that stops it.
+    pub(crate) async fn start_attached(
+        &self,
+        argv: &[String],
+        env: &[(String, String)],
+        cwd: Option<&str>,
+    ) -> Result<Started, SandboxError> {
         let dir = attached_dir(cwd)?;
         let container = self.container().await?;
         let mut cmd = vec![
@@ -181,16 +213,13 @@ impl DockerSandbox {
         let (pgid_tx, pgid) = watch::channel(None);
         let (ended_tx, ended) = watch::channel(false);
         tokio::spawn(split_output(output, out_tx, err_tx, pgid_tx, ended_tx));
-        Ok(AttachedProcess {
+        Ok(Started {
             stdout,
             stdin: input,
             stderr,
-            handle: AttachedHandle {
-                sandbox: self.clone(),
-                container,
-                pgid,
-                ended,
-            },
+            container,
+            pgid,
+            ended,
         })
     }
 }

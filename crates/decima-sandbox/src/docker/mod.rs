@@ -32,6 +32,7 @@ mod engine;
 mod exec;
 mod file_transfer;
 pub mod image;
+mod kernel;
 mod listing;
 pub mod paths;
 mod platform;
@@ -191,6 +192,8 @@ pub struct DockerSandbox {
     host_folder: Option<PathBuf>,
     /// The container's id once known (cleared when the container turns out to be gone).
     container: tokio::sync::Mutex<Option<String>>,
+    /// Bridges to the conversations' Python kernels, started on their first `python` call.
+    kernels: kernel::Kernels,
 }
 
 impl DockerSandbox {
@@ -222,6 +225,7 @@ impl DockerSandbox {
             limits: HostLimits::default(),
             host_folder: None,
             container: tokio::sync::Mutex::new(None),
+            kernels: kernel::Kernels::default(),
         })
     }
 
@@ -627,5 +631,24 @@ impl Sandbox for DockerSandbox {
         path: String,
     ) -> BoxFuture<'_, Result<WriteOutcome, ToolError>> {
         Box::pin(async move { self.retrying(|| self.copy_in_impl(&from, &path)).await })
+    }
+
+    fn python_unavailable(&self) -> Option<String> {
+        None
+    }
+
+    fn python(
+        &self,
+        kernel: String,
+        request: crate::kernel::PythonRequest,
+    ) -> BoxFuture<'_, Result<crate::kernel::PythonOutcome, ToolError>> {
+        Box::pin(async move { self.python_in(&kernel, &request).await })
+    }
+
+    fn python_variables(
+        &self,
+        kernel: String,
+    ) -> BoxFuture<'_, Result<Option<Vec<crate::kernel::Variable>>, ToolError>> {
+        Box::pin(async move { self.python_variables_in(&kernel).await })
     }
 }

@@ -94,6 +94,37 @@ pub trait Sandbox: Send + Sync {
     fn shell_kind(&self) -> decima_process::ShellKind {
         decima_process::ShellKind::Posix
     }
+
+    /// Why this sandbox offers no `python` tool; `None` when it does. A sandbox without a
+    /// kernel says so in Settings, and the model is never offered the tool.
+    fn python_unavailable(&self) -> Option<String> {
+        Some(
+            "the host sandbox has no Python kernel: run in the Docker sandbox, whose analyst \
+             image has one"
+                .to_owned(),
+        )
+    }
+
+    /// Runs one cell in the kernel named `kernel` (a conversation's id): its variables persist
+    /// from call to call.
+    fn python(
+        &self,
+        kernel: String,
+        request: crate::kernel::PythonRequest,
+    ) -> BoxFuture<'_, Result<crate::kernel::PythonOutcome, ToolError>> {
+        let _ = (kernel, request);
+        let why = self.python_unavailable().unwrap_or_default();
+        Box::pin(async move { Err(ToolError::system(why)) })
+    }
+
+    /// The variables in kernel `kernel`'s memory; `None` when no kernel of it is running.
+    fn python_variables(
+        &self,
+        kernel: String,
+    ) -> BoxFuture<'_, Result<Option<Vec<crate::kernel::Variable>>, ToolError>> {
+        let _ = kernel;
+        Box::pin(async { Ok(None) })
+    }
 }
 
 /// The host sandbox's limits. `Default` gives the documented values.

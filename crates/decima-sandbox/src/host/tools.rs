@@ -17,6 +17,8 @@ pub const SHELL: &str = "shell";
 pub const READ_FILE: &str = "read_file";
 /// The `write_file` tool's name.
 pub const WRITE_FILE: &str = "write_file";
+/// The Python kernel tool's name.
+pub const PYTHON: &str = "python";
 
 /// What the model is told about the language of `shell` commands: a model writes Bash unless
 /// told it is in PowerShell or `cmd.exe`.
@@ -63,6 +65,53 @@ pub fn shell_schema(kind: ShellKind) -> Value {
             "additionalProperties": false
         }
     })
+}
+
+/// `{name, description, parameters}` for `python`.
+pub fn python_schema() -> Value {
+    json!({
+        "name": PYTHON,
+        "description": "Run Python code as one cell of this conversation's IPython kernel, in the workspace. Variables, imports and loaded data frames persist from call to call (the request lists what is in memory); load a file once and keep working on it. The value of the last expression comes back as IPython shows it, with what the cell printed. Charts drawn with matplotlib are saved under charts/ and shown. An exception comes back with its traceback. Default timeout 120 s; at the timeout the cell is interrupted (and the kernel restarted, its variables lost, if it does not stop).",
+        "parameters": {
+            "type": "object",
+            "properties": {
+                "code": {
+                    "type": "string",
+                    "description": "The Python code of the cell (IPython: `%magic` and `!command` work)."
+                },
+                "timeout_s": {
+                    "type": "integer",
+                    "minimum": 1,
+                    "maximum": 3600,
+                    "description": "Seconds before the cell is interrupted (default 120, at most 3600)."
+                }
+            },
+            "required": ["code"],
+            "additionalProperties": false
+        }
+    })
+}
+
+/// A `python` call's arguments: the cell's code and its timeout, if the model gave one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PythonArguments {
+    /// The cell.
+    pub code: String,
+    /// Seconds before the cell is interrupted.
+    pub timeout: Option<Duration>,
+}
+
+/// Parses `python` arguments. Empty code is refused.
+pub fn parse_python(raw: &str) -> Result<PythonArguments, ToolError> {
+    let args = object(PYTHON, raw)?;
+    let code = string(PYTHON, &args, "code")?;
+    if code.trim().is_empty() {
+        return Err(ToolError::data(
+            "invalid arguments for python: `code` is empty",
+        ));
+    }
+    let timeout = positive(PYTHON, &args, "timeout_s")?.map(Duration::from_secs);
+    Ok(PythonArguments { code, timeout })
 }
 
 /// `{name, description, parameters}` for `read_file`.

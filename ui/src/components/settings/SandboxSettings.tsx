@@ -54,6 +54,11 @@ export function SandboxSettings({ workbench }: { workbench: WorkbenchSettingsSta
           ))}
         </div>
       )}
+      {settings !== null && (
+        <p className="muted" data-testid="python-kernel" data-offered={settings.sandbox === "docker"}>
+          {settings.sandbox === "docker" ? t("settings.pythonDocker") : t("settings.pythonHost")}
+        </p>
+      )}
       <InlineError error={error ?? loadError} testId="sandbox-settings-error" />
       {saved && (
         <p className="muted" role="status" data-testid="sandbox-settings-saved">

@@ -354,12 +354,40 @@ impl Runner<'_, '_> {
         }
     }
 
+    /// What the conversation's Python kernel holds, when this run has one: a list the model
+    /// reads in the request's volatile tail. A kernel that cannot be asked is left out
+    /// (logged): the request goes on without the list.
+    async fn kernel_memory(&self) -> Option<String> {
+        if !self
+            .tools
+            .iter()
+            .any(|t| t.name == decima_sandbox::host::tools::PYTHON)
+        {
+            return None;
+        }
+        let kernel = self.execution.conversation_id.to_string();
+        match self.registry.sandbox().python_variables(kernel).await {
+            Ok(Some(variables)) => Some(crate::python_tool::memory_note(&variables)),
+            Ok(None) => None,
+            Err(e) => {
+                tracing::warn!(error = %e.message, "the Python kernel's variables were not listed");
+                None
+            }
+        }
+    }
+
     /// The context of the next request, compressed first when a threshold is crossed: the
     /// check runs between model calls, not only when a run starts. What was read for the last
     /// step is kept and brought up to date with the messages stored since, so a step does not
     /// read its window from the store again.
     pub(super) async fn build_context(&mut self) -> Result<Built> {
-        let instant = self.carried.instant_context.clone().unwrap_or_default();
+        let mut instant = self.carried.instant_context.clone().unwrap_or_default();
+        if let Some(memory) = self.kernel_memory().await {
+            if !instant.is_empty() {
+                instant.push_str("\n\n");
+            }
+            instant.push_str(&memory);
+        }
         let store = self.session.store;
         let own = self.window_cache.take_stored();
         let mut cached = match self.window_cache.cached.take() {

@@ -152,6 +152,11 @@ impl<'s, 'a> Runner<'s, 'a> {
         servers: crate::mcp::StartRequest<'_>,
     ) -> Result<(crate::mcp::McpSession, Vec<decima_llm::ToolSpec>)> {
         let conversation = servers.conversation;
+        if registry.sandbox().python_unavailable().is_none() {
+            registry.register_core(Arc::new(crate::python_tool::PythonTool {
+                kernel: execution.conversation_id.to_string(),
+            }));
+        }
         registry.register_core(Arc::new(plan_tool::PlanTool {
             store: session.store,
             events: session.events,
