@@ -401,6 +401,162 @@ async fn a_rollback_restarts_the_kernel_and_runs_the_kept_cells_again() {
     assert!(after.contains("Out: (1, False, '1')"), "{after}");
 }
 
+/// Prints each code cell's outputs of an executed notebook, one line per output.
+const PRINT_OUTPUTS: &str = r#"import json
+nb = json.load(open('executed.ipynb'))
+for c in nb['cells']:
+    if c['cell_type'] != 'code':
+        continue
+    for o in c['outputs']:
+        t = o.get('text') or o.get('data', {}).get('text/plain') or o.get('ename')
+        print('OUT', c['metadata']['decima']['call_id'], (''.join(t) if isinstance(t, list) else t).strip())
+"#;
+
+/// A session exported as a notebook runs again in the image with `jupyter nbconvert
+/// --execute`: its Python cells, its shell call as `%%bash`, the file it wrote as
+/// `%%writefile`, past the cell that raised (tagged so), to the same values the run printed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_exported_as_a_notebook_runs_again_in_the_image() {
+    let env = Env::new().await;
+    let out = env
+        .decima(&["conversation", "create", "--title", "notebook"])
+        .await;
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let conversation = text(&out.stdout).trim().to_owned();
+    let data_dir = std::path::absolute(env.data_dir()).unwrap();
+    let _cleanup = DockerCleanup(decima_sandbox::DockerEngine::instance_for_data_dir(
+        &data_dir,
+    ));
+    let csv = "region,month,revenue\nEMEA,2026-01,1200\nEMEA,2026-02,1350\nAPAC,2026-01,800\n\
+               APAC,2026-02,950\n";
+    env.call("write_file", json!({"path": "sales.csv", "content": csv}));
+    env.call(
+        "python",
+        json!({"code": "import pandas as pd\ndf = pd.read_csv('/workspace/sales.csv')\n\
+                        total = int(df.revenue.sum())\nprint('total', total)"}),
+    );
+    env.call("shell", json!({"command": "wc -l < sales.csv"}));
+    env.call(
+        "python",
+        json!({"code": "df.groupby('region').revenue.sum().to_dict()"}),
+    );
+    env.call("python", json!({"code": "df['q4']"}));
+    env.call("python", json!({"code": "int(df.revenue.mean())"}));
+    env.say("Total revenue is 4300, EMEA 2550 and APAC 1750.");
+    let out = env
+        .run(
+            &["--conversation", &conversation, "--sandbox", "docker"],
+            "Sum the revenue in sales.csv",
+        )
+        .await;
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let recorded: Vec<String> = (2..=6).map(|i| last_tool_result(&env, i)).collect();
+    assert!(recorded[0].contains("total 4300"), "{recorded:?}");
+    assert!(
+        recorded[3].contains("[the cell raised KeyError]"),
+        "{recorded:?}"
+    );
+
+    let out = env
+        .decima(&["export", &conversation, "--format", "ipynb"])
+        .await;
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let notebook_text = text(&out.stdout);
+    let notebook: Value = serde_json::from_str(&notebook_text).unwrap();
+    assert_eq!(notebook["nbformat"], 4);
+    let cells = notebook["cells"].as_array().unwrap();
+    let source = |c: &Value| {
+        c["source"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|l| l.as_str().unwrap())
+            .collect::<String>()
+    };
+    let code: Vec<String> = cells
+        .iter()
+        .filter(|c| c["cell_type"] == "code")
+        .map(source)
+        .collect();
+    assert_eq!(code.len(), 6, "{code:#?}");
+    assert!(
+        code[0].starts_with("%%writefile sales.csv\nregion,month"),
+        "{code:#?}"
+    );
+    assert!(
+        code[1].contains("pd.read_csv('./sales.csv')"),
+        "the path is made relative: {code:#?}"
+    );
+    assert_eq!(code[2], "%%bash\nwc -l < sales.csv");
+    let raising = cells.iter().find(|c| source(c) == "df['q4']").unwrap();
+    assert_eq!(raising["metadata"]["tags"], json!(["raises-exception"]));
+    let markdown: Vec<String> = cells
+        .iter()
+        .filter(|c| c["cell_type"] == "markdown")
+        .map(source)
+        .collect();
+    assert!(
+        markdown
+            .iter()
+            .any(|m| m.starts_with("**Analyst:** Sum the revenue")),
+        "{markdown:#?}"
+    );
+    let answer = markdown
+        .iter()
+        .find(|m| m.starts_with("Total revenue is 4300"))
+        .unwrap();
+    assert!(
+        answer.contains("[^f"),
+        "the figures are footnoted: {answer}"
+    );
+
+    // Run again in the image, from the workspace's folder.
+    env.call(
+        "write_file",
+        json!({"path": "session.ipynb", "content": notebook_text}),
+    );
+    env.call(
+        "write_file",
+        json!({"path": "outputs.py", "content": PRINT_OUTPUTS}),
+    );
+    env.call(
+        "shell",
+        json!({"command": "export JUPYTER_RUNTIME_DIR=/tmp/nbrun; \
+            jupyter nbconvert --to notebook --execute session.ipynb --output executed.ipynb 2>&1 | tail -3 \
+            && python3 outputs.py"}),
+    );
+    env.say("It ran again.");
+    let before = env.server.requests().len();
+    let out = env
+        .run(
+            &["--conversation", &conversation, "--sandbox", "docker"],
+            "Run the notebook",
+        )
+        .await;
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let executed = last_tool_result(&env, before + 3);
+    assert!(executed.contains("[exit code 0]"), "{executed}");
+    let printed = |call: &str| -> Vec<String> {
+        executed
+            .lines()
+            .filter_map(|l| l.strip_prefix(&format!("OUT {call} ")))
+            .map(str::to_owned)
+            .collect()
+    };
+    assert_eq!(printed("call_1"), ["total 4300"], "{executed}");
+    assert_eq!(printed("call_2"), ["5"], "{executed}");
+    assert_eq!(
+        printed("call_3"),
+        ["{'APAC': 1750, 'EMEA': 2550}"],
+        "{executed}"
+    );
+    assert_eq!(printed("call_4"), ["KeyError"], "{executed}");
+    assert_eq!(printed("call_5"), ["1075"], "{executed}");
+    // The same values the run printed.
+    assert!(recorded[1].contains('5') && recorded[2].contains("{'APAC': 1750, 'EMEA': 2550}"));
+    assert!(recorded[4].contains("Out: 1075"), "{recorded:?}");
+}
+
 /// A minimal MCP server over stdio in the image's Python: the handshake and one tool.
 const PYTHON_SERVER: &str = r#"
 import sys, json

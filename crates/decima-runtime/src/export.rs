@@ -165,6 +165,53 @@ pub async fn export_to_file(
     })
 }
 
+/// The conversation as a notebook that runs again (see [`crate::notebook`]), as text: its
+/// answers' figures footnoted from every run's outputs and files, its host workspaces' paths
+/// made relative.
+pub async fn notebook_text(
+    store: &Store,
+    data_dir: &Path,
+    conversation: &Conversation,
+) -> Result<(String, usize)> {
+    let messages = store.messages().all(conversation.id).await?;
+    let ledger = footnote_ledger(store, data_dir, ExportFormat::Markdown, &messages).await?;
+    let mut host_workspaces: Vec<String> = store
+        .executions()
+        .list_by_conversation(conversation.id)
+        .await?
+        .into_iter()
+        .filter(|e| e.sandbox == decima_store::SandboxKind::Host)
+        .filter_map(|e| e.workspace)
+        .collect();
+    host_workspaces.sort();
+    host_workspaces.dedup();
+    let text = crate::notebook::render(conversation, &messages, ledger.as_ref(), &host_workspaces);
+    Ok((text, messages.len()))
+}
+
+/// Writes the conversation as a notebook to `path` (whole, atomically: a notebook is one JSON
+/// document, never appended to).
+pub async fn export_notebook(
+    store: &Store,
+    data_dir: &Path,
+    conversation: &Conversation,
+    path: &Path,
+) -> Result<ExportOutcome> {
+    let io_error = |source| RuntimeError::Io {
+        action: "write",
+        path: path.to_path_buf(),
+        source,
+    };
+    let path = std::path::absolute(path).map_err(io_error)?;
+    let (text, messages) = notebook_text(store, data_dir, conversation).await?;
+    write_atomically(&path, text.as_bytes()).map_err(io_error)?;
+    Ok(ExportOutcome {
+        path,
+        messages,
+        appended: false,
+    })
+}
+
 /// Appends; returns the file's new length. No fsync: the length recorded in SQLite is the check,
 /// so a file that lost its tail in a crash has another length and is rewritten whole.
 fn append(path: &Path, bytes: &[u8]) -> std::io::Result<u64> {

@@ -26,6 +26,7 @@ pub mod logging;
 pub mod mcp;
 pub mod memo;
 pub mod model_call;
+pub mod notebook;
 pub(crate) mod plan;
 pub mod preferences;
 pub mod presets;

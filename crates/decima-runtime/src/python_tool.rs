@@ -17,6 +17,21 @@ const MAX_TIMEOUT: Duration = Duration::from_secs(3600);
 /// Variables listed in a request at most: the context is for the model's bearings.
 const LISTED_VARIABLES: usize = 30;
 
+/// How a cell's result says that it raised: "[the cell raised KeyError]". A notebook of the
+/// session tags such a cell as one that raises, so that running it does not stop there.
+pub const RAISED: &str = "[the cell raised ";
+
+/// Whether a stored `python` result says the cell did not run to its end.
+#[must_use]
+pub fn recorded_failure(result: &str) -> bool {
+    result.lines().any(|l| {
+        l.starts_with(RAISED)
+            || l.starts_with("[the cell ran past its timeout")
+            || l.starts_with("[the cell was interrupted]")
+            || l.starts_with("[the kernel died")
+    })
+}
+
 /// `python` in the conversation's kernel.
 pub struct PythonTool {
     /// The kernel's name: the conversation's id (a subagent has its own).
@@ -114,6 +129,7 @@ pub fn tool_text(out: &PythonOutcome) -> String {
         let _ = writeln!(text, "[chart saved: {chart}]");
     }
     if let Some(e) = &out.error {
+        let _ = writeln!(text, "{RAISED}{}]", e.ename);
         if e.traceback.is_empty() {
             let _ = writeln!(text, "{}: {}", e.ename, e.evalue);
         } else {
@@ -247,7 +263,8 @@ mod tests {
         );
         assert_eq!(
             tool_text(&out),
-            "loaded 3 rows\n[chart saved: charts/c1-1.png]\nKeyError Traceback\nKeyError: 'q4'\n"
+            "loaded 3 rows\n[chart saved: charts/c1-1.png]\n[the cell raised KeyError]\n\
+             KeyError Traceback\nKeyError: 'q4'\n"
         );
         let mut fresh = outcome(r#"{"status": "ok", "result": "42"}"#);
         fresh.fresh_kernel = true;
@@ -255,6 +272,9 @@ mod tests {
         assert!(tool_text(&fresh).ends_with("Out: 42\n"));
         let died = outcome(r#"{"status": "died", "restarted": true}"#);
         assert!(tool_text(&died).contains("every variable is gone"));
+        assert!(recorded_failure(&tool_text(&out)));
+        assert!(recorded_failure(&tool_text(&died)));
+        assert!(!recorded_failure(&tool_text(&fresh)));
     }
 
     #[test]

@@ -32,11 +32,17 @@ pub async fn conversation_export(
     dialog_title: String,
 ) -> Result<Option<ExportView>, AppError> {
     let id = super::conversation_id(&conversation_id)?;
+    // A notebook is written whole by its own exporter; `None` stands for it here.
     let (format, extension, kind) = match format.as_str() {
-        "md" => (ExportFormat::Markdown, "md", "Markdown"),
-        "jsonl" => (ExportFormat::Jsonl, "jsonl", "JSON Lines"),
-        "text" => (ExportFormat::Text, "txt", "Text"),
-        _ => return Err(AppError::invalid("unknown format: use md, jsonl or text")),
+        "md" => (Some(ExportFormat::Markdown), "md", "Markdown"),
+        "jsonl" => (Some(ExportFormat::Jsonl), "jsonl", "JSON Lines"),
+        "text" => (Some(ExportFormat::Text), "txt", "Text"),
+        "ipynb" => (None, "ipynb", "Jupyter notebook"),
+        _ => {
+            return Err(AppError::invalid(
+                "unknown format: use md, jsonl, text or ipynb",
+            ));
+        }
     };
     if !is_date(&today) {
         return Err(AppError::invalid("the date must read YYYY-MM-DD"));
@@ -62,15 +68,28 @@ pub async fn conversation_export(
     else {
         return Ok(None);
     };
-    let outcome = decima_runtime::export::export_to_file(
-        &state.store,
-        &state.data_dir,
-        &conversation,
-        format,
-        &path,
-        true,
-    )
-    .await?;
+    let outcome = match format {
+        Some(format) => {
+            decima_runtime::export::export_to_file(
+                &state.store,
+                &state.data_dir,
+                &conversation,
+                format,
+                &path,
+                true,
+            )
+            .await?
+        }
+        None => {
+            decima_runtime::export::export_notebook(
+                &state.store,
+                &state.data_dir,
+                &conversation,
+                &path,
+            )
+            .await?
+        }
+    };
     if let Ok(mut exported) = state.exported.lock() {
         exported.insert(outcome.path.clone());
     }

@@ -188,6 +188,21 @@ describe("settings and library", () => {
     expect(screen.queryByTestId("export-done")).not.toBeInTheDocument();
   });
 
+  it("exports the session as a notebook that runs again, named in both languages", async () => {
+    const backend = backendWith();
+    const { user } = await openC1();
+    await user.click(screen.getByTestId("export-button"));
+    expect(screen.getByTestId("export-ipynb")).toHaveTextContent("Jupyter notebook (runs again)");
+    await user.click(screen.getByTestId("export-ipynb"));
+    const today = localDate();
+    expect(await screen.findByTestId("export-done")).toHaveTextContent(`/home/ana/Documents/c1 ${today}.ipynb`);
+    expect(backend.callsOf("conversation_export")[0]?.args).toMatchObject({ conversationId: "c1", format: "ipynb" });
+    await act(() => setLanguage("zh"));
+    await user.click(screen.getByTestId("export-button"));
+    expect(screen.getByTestId("export-ipynb")).toHaveTextContent("Jupyter 笔记本");
+    await act(() => setLanguage("en"));
+  });
+
   it("says nothing when the save dialog is cancelled, and shows a failure beside the export", async () => {
     const backend = backendWith();
     backend.exportCancelled = true;

@@ -4,7 +4,7 @@ import { call } from "../api/call";
 import { commands, type AppError, type ExportView, type ReportView } from "../bindings";
 import { usePopover } from "../hooks/usePopover";
 
-const FORMATS = ["md", "jsonl", "text"] as const;
+const FORMATS = ["md", "jsonl", "text", "ipynb"] as const;
 /** A report of the newest answer: one self-contained HTML file, or a folder. */
 const REPORTS = ["html", "folder"] as const;
 

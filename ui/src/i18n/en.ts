@@ -852,7 +852,7 @@ const en = {
     label: "Export",
     busy: "Exporting…",
     dialogTitle: "Export the conversation",
-    formats: { md: "Markdown", jsonl: "JSON Lines", text: "Plain text" },
+    formats: { md: "Markdown", jsonl: "JSON Lines", text: "Plain text", ipynb: "Jupyter notebook (runs again)" },
     done_one: "{{count, n}} message written to {{path}}",
     done_other: "{{count, n}} messages written to {{path}}",
     failed: "The export failed: {{message}}",

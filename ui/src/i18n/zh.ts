@@ -852,7 +852,7 @@ const zh: Messages = {
     label: "导出",
     busy: "正在导出…",
     dialogTitle: "导出对话",
-    formats: { md: "Markdown", jsonl: "JSON Lines", text: "纯文本" },
+    formats: { md: "Markdown", jsonl: "JSON Lines", text: "纯文本", ipynb: "Jupyter 笔记本（可重新运行）" },
     done_one: "已将 {{count, n}} 条消息写入 {{path}}",
     done_other: "已将 {{count, n}} 条消息写入 {{path}}",
     failed: "导出失败：{{message}}",

@@ -235,6 +235,9 @@ pub enum ExportFormatArg {
     Jsonl,
     /// Markdown for reading.
     Md,
+    /// A Jupyter notebook that runs again: the Python cells, the shell calls as `%%bash` and
+    /// the files written as `%%writefile` cells, in order; run it from the workspace's folder.
+    Ipynb,
 }
 
 /// `decima db …`.

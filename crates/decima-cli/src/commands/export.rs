@@ -1,4 +1,4 @@
-//! `decima export ID [--format text|jsonl|md] [-o FILE [--full]]`
+//! `decima export ID [--format text|jsonl|md|ipynb] [-o FILE [--full]]`
 
 use std::path::Path;
 
@@ -25,6 +25,7 @@ pub async fn run(
         ExportFormatArg::Text => ExportFormat::Text,
         ExportFormatArg::Jsonl => ExportFormat::Jsonl,
         ExportFormatArg::Md => ExportFormat::Markdown,
+        ExportFormatArg::Ipynb => return notebook(store, data_dir, &conversation, output).await,
     };
     match output {
         None => {
@@ -70,4 +71,31 @@ async fn export_to_file(
         );
     }
     Ok(())
+}
+
+/// The conversation as a notebook, printed or written whole to a file.
+async fn notebook(
+    store: &Store,
+    data_dir: &Path,
+    conversation: &Conversation,
+    output: Option<&Path>,
+) -> Result<(), CliError> {
+    match output {
+        None => {
+            let (text, _) =
+                decima_runtime::export::notebook_text(store, data_dir, conversation).await?;
+            output::print(&text)
+        }
+        Some(path) => {
+            let outcome =
+                decima_runtime::export::export_notebook(store, data_dir, conversation, path)
+                    .await?;
+            eprintln!(
+                "wrote {} messages to {} (run it from the workspace's folder)",
+                outcome.messages,
+                outcome.path.display()
+            );
+            Ok(())
+        }
+    }
 }
