@@ -557,6 +557,162 @@ async fn a_session_exported_as_a_notebook_runs_again_in_the_image() {
     assert!(recorded[4].contains("Out: 1075"), "{recorded:?}");
 }
 
+/// A finished run replayed without its model: every call of the same output is the same, a
+/// clock's is nondeterministic, a chart is the same by its hash, and no request reaches a
+/// model. On new data with one changed cell, exactly the figures that rest on it change (a
+/// linked one and the sum derived from it); on data without a column the figures that needed
+/// it are named with the call that failed. The conversation's own workspace is not touched.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_replays_without_its_model_and_on_new_data_says_which_figures_changed() {
+    let env = Env::new().await;
+    let out = env
+        .decima(&["conversation", "create", "--title", "rerun"])
+        .await;
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let conversation = text(&out.stdout).trim().to_owned();
+    let data_dir = std::path::absolute(env.data_dir()).unwrap();
+    let _cleanup = DockerCleanup(decima_sandbox::DockerEngine::instance_for_data_dir(
+        &data_dir,
+    ));
+    let csv = "region,month,revenue,units\nEMEA,2026-01,1200,10\nEMEA,2026-02,1350,12\n\
+               APAC,2026-01,800,8\nAPAC,2026-02,950,10\n";
+    // The data is there before the run that analyses it: one of its inputs.
+    env.call("write_file", json!({"path": "sales.csv", "content": csv}));
+    env.say("Saved.");
+    let docker = [
+        "--conversation",
+        conversation.as_str(),
+        "--sandbox",
+        "docker",
+    ];
+    let out = env.run(&docker, "Save the sales").await;
+    assert!(out.status.success(), "{}", text(&out.stderr));
+
+    env.call(
+        "python",
+        json!({"code": "import pandas as pd\ndf = pd.read_csv('sales.csv')\n\
+                        totals = df.groupby('region').revenue.sum()\nprint(totals.to_csv())"}),
+    );
+    env.call(
+        "shell",
+        json!({"command": "python3 -c \"import pandas as pd; print('units:', int(pd.read_csv('sales.csv').units.sum()))\""}),
+    );
+    env.call(
+        "python",
+        json!({"code": "import time\nprint(time.time_ns())"}),
+    );
+    env.call(
+        "python",
+        json!({"code": "import matplotlib.pyplot as plt\ntotals.plot(kind='bar')\nplt.show()"}),
+    );
+    env.say("EMEA brought in 2550 and APAC 1750, 4300 in all; 40 units were sold.");
+    let out = env.run(&docker, "Total the revenue by region").await;
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let run = common::execution_id(&out.stderr);
+    let requests = env.server.requests().len();
+
+    let out = env.decima(&["rerun", &run, "--json"]).await;
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let verdicts: Vec<(&str, &str)> = report["calls"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| (c["tool"].as_str().unwrap(), c["verdict"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        verdicts,
+        [
+            ("python", "same"),
+            ("shell", "same"),
+            ("python", "nondeterministic"),
+            ("python", "same"),
+        ],
+        "{report:#}"
+    );
+    assert_eq!(report["model_requests"], 0);
+    assert_eq!(
+        env.server.requests().len(),
+        requests,
+        "no request reached a model"
+    );
+
+    // New data: one cell changed.
+    let changed = data_dir.join("q4.csv");
+    std::fs::write(
+        &changed,
+        csv.replace("APAC,2026-01,800,8", "APAC,2026-01,900,8"),
+    )
+    .unwrap();
+    let swap = format!("sales.csv={}", changed.display());
+    let out = env
+        .decima(&["rerun", &run, "--input", &swap, "--json"])
+        .await;
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let moved: Vec<(&str, f64)> = report["changed"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| (f["text"].as_str().unwrap(), f["new"].as_f64().unwrap()))
+        .collect();
+    assert_eq!(moved, [("1750", 1850.0), ("4300", 4400.0)], "{report:#}");
+    assert_eq!(report["unchanged"], 2, "2550 and 40 stay: {report:#}");
+    assert_eq!(report["lost"], json!([]), "{report:#}");
+    // The text says it too.
+    let out = env.decima(&["rerun", &run, "--input", &swap]).await;
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let said = text(&out.stdout);
+    assert!(said.contains("1750 -> 1850"), "{said}");
+    assert!(said.contains("2 changed, 2 the same"), "{said}");
+
+    // New data without the revenue column: the figures that needed it are named, with why.
+    let broken = data_dir.join("broken.csv");
+    std::fs::write(
+        &broken,
+        "region,month,units\nEMEA,2026-01,10\nAPAC,2026-01,8\n",
+    )
+    .unwrap();
+    let swap = format!("sales.csv={}", broken.display());
+    let out = env
+        .decima(&["rerun", &run, "--input", &swap, "--json"])
+        .await;
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let lost: Vec<&str> = report["lost"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["text"].as_str().unwrap())
+        .collect();
+    assert_eq!(lost, ["2550", "1750", "4300"], "{report:#}");
+    let reason = report["lost"][0]["reason"].as_str().unwrap();
+    assert!(
+        reason.contains("failed on the new data") && reason.contains("revenue"),
+        "{reason}"
+    );
+    assert_eq!(report["changed"][0]["text"], "40", "{report:#}");
+
+    // An input the run did not start with is refused, and names those it did.
+    let swap = format!("other.csv={}", changed.display());
+    let out = env.decima(&["rerun", &run, "--input", &swap]).await;
+    assert!(!out.status.success());
+    let said = text(&out.stderr);
+    assert!(
+        said.contains("other.csv is not one of the run's inputs") && said.contains("sales.csv"),
+        "{said}"
+    );
+
+    // The conversation's workspace still holds the data the run had.
+    env.call("shell", json!({"command": "cat sales.csv"}));
+    env.say("Checked.");
+    let before = env.server.requests().len();
+    let out = env.run(&docker, "Show the data").await;
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let shown = last_tool_result(&env, before + 1);
+    assert!(shown.contains("APAC,2026-01,800,8"), "{shown}");
+}
+
 /// A minimal MCP server over stdio in the image's Python: the handshake and one tool.
 const PYTHON_SERVER: &str = r#"
 import sys, json

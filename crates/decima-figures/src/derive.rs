@@ -36,6 +36,23 @@ pub enum Operation {
     Mean,
 }
 
+impl Operation {
+    /// The operation on `values`, in its operands' order: what a derived figure becomes when
+    /// its operands change (a rerun on new data). `None` for the wrong number of operands.
+    #[must_use]
+    pub fn apply(self, values: &[f64]) -> Option<f64> {
+        #[allow(clippy::cast_precision_loss)]
+        match (self, values) {
+            (Self::Sum, [_, _, ..]) => Some(values.iter().sum()),
+            (Self::Difference, [a, b]) => Some(a - b),
+            (Self::Ratio, [a, b]) => Some(a / b),
+            (Self::PercentChange, [a, b]) => Some((b - a) / a),
+            (Self::Mean, [_, _, ..]) => Some(values.iter().sum::<f64>() / values.len() as f64),
+            _ => None,
+        }
+    }
+}
+
 /// A derived figure's recipe: the operation, its operands (ledger entries, in order) and the
 /// value it gives.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -173,4 +190,19 @@ fn triples(
         }
     }
     None
+}
+
+#[cfg(test)]
+mod operation_tests {
+    use super::Operation;
+
+    #[test]
+    fn an_operation_gives_what_its_derivation_wrote() {
+        assert_eq!(Operation::Sum.apply(&[1.0, 2.0, 3.0]), Some(6.0));
+        assert_eq!(Operation::Difference.apply(&[5.0, 2.0]), Some(3.0));
+        assert_eq!(Operation::Ratio.apply(&[3.0, 4.0]), Some(0.75));
+        assert_eq!(Operation::PercentChange.apply(&[120.0, 150.0]), Some(0.25));
+        assert_eq!(Operation::Mean.apply(&[1.0, 2.0]), Some(1.5));
+        assert_eq!(Operation::Difference.apply(&[1.0]), None);
+    }
 }

@@ -187,6 +187,21 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Run a finished run again without its model: its tool calls replayed in order in a fresh
+    /// sandbox restored from its first snapshot, each output compared with the one recorded
+    /// (same, different, or nondeterministic). With --input, on new data: which of the
+    /// answer's figures changed, old and new, and which the new data could not give.
+    Rerun {
+        /// The run's id.
+        execution_id: String,
+        /// Replace one of the run's inputs with a file of this computer: INPUT=FILE
+        /// (`q3.csv=/data/q4.csv`). Repeat for more.
+        #[arg(long = "input", value_name = "INPUT=FILE")]
+        inputs: Vec<String>,
+        /// Print JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 impl Command {
@@ -252,6 +267,7 @@ impl Command {
             },
             Command::Review(_) => "review",
             Command::Numbers { .. } => "numbers",
+            Command::Rerun { .. } => "rerun",
         }
     }
 }

@@ -14,6 +14,7 @@ mod numbers;
 mod preset;
 mod provider;
 mod render;
+mod rerun;
 mod review;
 mod sandbox;
 mod signals;
@@ -117,6 +118,11 @@ async fn dispatch(cli: Cli) -> Result<(), CliError> {
             numbers::print(&report, json)
         }
         Command::Review(args) => review::run(&store, &dir, args).await,
+        Command::Rerun {
+            execution_id,
+            inputs,
+            json,
+        } => rerun::run(&store, &dir, &execution_id, &inputs, json).await,
     };
     store.close().await;
     result

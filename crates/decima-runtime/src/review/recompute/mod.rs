@@ -8,7 +8,6 @@
 //! and both derivations ([`verdict`]).
 
 mod chosen;
-mod inputs;
 mod verdict;
 mod worker;
 
@@ -62,7 +61,9 @@ pub(super) async fn run(
         review_type: request.review_type,
     });
     info!(figures = chosen.len(), run = %execution.id, "recomputing the answer's figures");
-    let fresh = inputs::FreshSandbox::open(store, ctx.data_dir, &execution).await?;
+    let fresh =
+        crate::fresh_sandbox::FreshSandbox::open(store, ctx.data_dir, &execution, "recompute")
+            .await?;
     let worked = work_out(&resolved.config, &fresh, &execution, &chosen, cancel).await;
     fresh.close().await;
     let results = worked?;
@@ -126,7 +127,7 @@ async fn the_run(
 /// Each chosen figure worked out in the fresh sandbox, in turn.
 async fn work_out(
     config: &decima_llm::ProviderConfig,
-    fresh: &inputs::FreshSandbox,
+    fresh: &crate::fresh_sandbox::FreshSandbox,
     execution: &Execution,
     chosen: &[Chosen],
     cancel: &CancellationToken,
