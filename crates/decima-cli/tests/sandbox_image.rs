@@ -210,7 +210,7 @@ async fn an_agent_does_an_analysts_work_in_the_image() {
 }
 
 /// The `python` tool: a kernel per conversation in the image, over Jupyter's protocol.
-/// Variables persist from call to call and into the conversation's next run; a chart comes
+/// Variables persist from call to call (and a new process's run says its kernel is new); a chart comes
 /// back as a file with the call; an exception comes back with its traceback; a cell past its
 /// timeout is interrupted and the kernel keeps its variables; a kernel that dies is started
 /// again and the model is told what is lost; the request lists what is in memory.
@@ -313,9 +313,12 @@ async fn the_python_kernel_keeps_an_analysts_data_between_calls_and_runs() {
         .unwrap();
     assert!(key_error.content.contains("Traceback") || key_error.content.contains("----> 1"));
 
-    // The conversation's next run finds the kernel with its variables; a kernel that dies is
+    // A new process (each CLI command is one) starts the conversation's container afresh, so
+    // its next run has a new kernel, and says so; in the window's process the kernel stays
+    // from run to run (`docker_kernel` in decima-sandbox checks that). A kernel that dies is
     // started again, and the model is told that its variables are gone.
     env.call("python", json!({"code": "total * 2"}));
+    env.call("python", json!({"code": "total = 8600"}));
     env.call("python", json!({"code": "import os\nos._exit(1)"}));
     env.call("python", json!({"code": "'total' in dir()"}));
     env.say("Done.");
@@ -328,18 +331,21 @@ async fn the_python_kernel_keeps_an_analysts_data_between_calls_and_runs() {
         .await;
     assert!(out.status.success(), "{}", text(&out.stderr));
     let doubled = last_tool_result(&env, before + 1);
-    assert!(doubled.contains("Out: 8600"), "{doubled}");
-    assert!(!doubled.contains("a new kernel"), "{doubled}");
-    let died = last_tool_result(&env, before + 2);
+    assert!(
+        doubled.starts_with("[a new kernel started for this call"),
+        "{doubled}"
+    );
+    assert!(doubled.contains("NameError"), "{doubled}");
+    let died = last_tool_result(&env, before + 3);
     assert!(died.contains("the kernel died"), "{died}");
     assert!(died.contains("every variable is gone"), "{died}");
-    let gone = last_tool_result(&env, before + 3);
+    let gone = last_tool_result(&env, before + 4);
     assert!(gone.contains("Out: False"), "{gone}");
 }
 
 /// After a rollback the kernel matches the files: it is started again and the cells kept
 /// (those before the snapshot) run again, so a variable a rolled-back cell set is gone and one
-/// an earlier cell set is back as it was.
+/// an earlier cell set is back as it was. The kernel is then asked in its container.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_rollback_restarts_the_kernel_and_runs_the_kept_cells_again() {
     let env = Env::new().await;
@@ -364,6 +370,8 @@ async fn a_rollback_restarts_the_kernel_and_runs_the_kept_cells_again() {
         "python",
         json!({"code": "base = 99\nextra = 5\nopen('base.txt', 'w').write('99')"}),
     );
+    // The input it needs is not there: a data failure, which rolls back.
+    env.call("read_file", json!({"path": "missing/input.csv"}));
     env.call(
         "todo_write",
         json!({"todos": [{"title": "adjust", "status": "failed", "reason": "the adjustment was wrong"}]}),
@@ -389,16 +397,46 @@ async fn a_rollback_restarts_the_kernel_and_runs_the_kept_cells_again() {
     assert_eq!(rolled["kernel_cells_rerun"], 1, "{view}");
     assert!(rolled["kernel_error"].is_null(), "{view}");
 
-    env.call(
-        "python",
-        json!({"code": "(base, 'extra' in dir(), open('base.txt').read())"}),
+    // The conversation's kernel as the rollback left it, asked in its container (a new
+    // decima process would start the container afresh) through the same bridge.
+    let filter = format!("label=decima.instance={}", _cleanup.0);
+    let ps = std::process::Command::new("docker")
+        .args(["ps", "--format", "{{.Names}}", "--filter", &filter])
+        .output()
+        .unwrap();
+    let container = text(&ps.stdout).trim().to_owned();
+    assert!(
+        !container.is_empty() && !container.contains('\n'),
+        "{container:?}"
     );
-    env.say("The base is back to 1.");
-    let before = env.server.requests().len();
-    let out = env.decima(&["recover", &id, "--choice", "skip"]).await;
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
-    let after = last_tool_result(&env, before + 1);
-    assert!(after.contains("Out: (1, False, '1')"), "{after}");
+    let bridge = include_str!("../../decima-sandbox/src/kernel/bridge.py");
+    let ask = r#"echo '{"op": "execute", "id": 1, "code": "(base, \"extra\" in dir(), open(\"base.txt\").read())", "timeout": 30}' | python3 -c "$0" "$1""#;
+    let out = std::process::Command::new("docker")
+        .args([
+            "exec",
+            "-e",
+            "DECIMA_KERNEL_DIR=/tmp/decima-kernel",
+            "-e",
+            "HOME=/workspace",
+            &container,
+            "sh",
+            "-c",
+            ask,
+            bridge,
+            &conversation,
+        ])
+        .output()
+        .unwrap();
+    let said = text(&out.stdout);
+    assert!(
+        said.contains(r#""attached": true"#),
+        "the same kernel: {said}"
+    );
+    assert!(
+        said.contains(r#""result": "(1, False, '1')""#),
+        "the kept cell ran again, the rolled-back one did not: {said} {}",
+        text(&out.stderr)
+    );
 }
 
 /// Prints each code cell's outputs of an executed notebook, one line per output.

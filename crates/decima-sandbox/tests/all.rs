@@ -9,6 +9,7 @@
 
 mod common;
 
+mod docker_kernel;
 mod docker_sandbox;
 mod docker_ssh;
 mod docker_tls;
