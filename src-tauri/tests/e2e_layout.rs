@@ -430,6 +430,12 @@ async fn open_each_view(client: &fantoccini::Client, lang: &str, width: u32) {
             "workspace-preview",
             "[data-testid=workspace-preview-close]",
         ),
+        // The export menu, its notebook item among the formats.
+        (
+            "export-button",
+            "export-ipynb",
+            "[data-testid=export-button]",
+        ),
     ] {
         click(client, &format!("[data-testid={button}]")).await;
         wait_until(client, &format!("{view} did not open"), || async {
@@ -590,6 +596,27 @@ async fn open_each_view(client: &fantoccini::Client, lang: &str, width: u32) {
         "the MCP section is wider than the settings, {lang} at {width}: {mcp}"
     );
     shot(client, &format!("view-{lang}-{width}-mcp.png")).await;
+    // The sandbox section says where the python tool runs, on one line or wrapped, never wider
+    // than the dialog.
+    click(client, "[data-testid=settings-tab-sandbox]").await;
+    let python = client
+        .execute(
+            "const d = document.querySelector('[data-testid=settings-dialog]');\
+             const p = d.querySelector('[data-testid=python-kernel]');\
+             p.scrollIntoView();\
+             const r = p.getBoundingClientRect();\
+             return { visible: r.width > 0 && r.height > 0, right: r.right,\
+               dialog: d.getBoundingClientRect().right, text: p.textContent };",
+            vec![],
+        )
+        .await
+        .unwrap();
+    assert_eq!(python["visible"], true, "{lang} at {width}: {python}");
+    assert!(
+        python["right"].as_f64().unwrap() <= python["dialog"].as_f64().unwrap() + 0.5,
+        "the python tool's line is wider than the settings, {lang} at {width}: {python}"
+    );
+    shot(client, &format!("view-{lang}-{width}-sandbox.png")).await;
     // The provider's editor, with its four prices and the cache lifetime: one line each, and
     // nothing wider than the window.
     click(client, "[data-testid=settings-tab-models]").await;

@@ -12,6 +12,7 @@ mod window_env;
 
 mod agent_cli;
 mod agent_cli_limits;
+mod analyst_kernel;
 mod busy_and_choices;
 mod chat_claims;
 mod chat_output;

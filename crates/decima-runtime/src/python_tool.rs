@@ -57,14 +57,8 @@ impl AgentTool for PythonTool {
             };
             match call.sandbox.python(self.kernel.clone(), request).await {
                 Ok(out) => ToolOutcome {
-                    text: tool_text(&out),
                     class: out.failure_class(),
-                    exit_code: None,
-                    duration: started.elapsed(),
-                    refused: false,
-                    effect: None,
-                    images: Vec::new(),
-                    files: Vec::new(),
+                    ..ToolOutcome::ok(tool_text(&out), started.elapsed())
                 },
                 Err(e) => ToolOutcome::from((e, started.elapsed())),
             }

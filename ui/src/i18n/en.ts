@@ -709,7 +709,7 @@ const en = {
     missing: "The sandbox image {{name}} is not built yet: runs in Docker need it.",
     current: "The sandbox image {{name}} is built from this version's recipe ({{size, n}} MB, {{created, n}}).",
     outdated: "The sandbox image {{name}} was built from another recipe: update it.",
-    contents: "Python with pandas, numpy, scipy, matplotlib and openpyxl; sqlite3, jq, csvkit, git and Node.js with npm. Built from Debian's packages, no image registry needed; the first build takes a few minutes.",
+    contents: "Python with pandas, numpy, scipy, matplotlib and openpyxl, and Jupyter for the python tool's kernel and notebooks; sqlite3, jq, csvkit, git and Node.js with npm. Built from Debian's packages, no image registry needed; the first build takes a few minutes.",
     build: "Build",
     update: "Update",
     rebuild: "Rebuild",

@@ -709,7 +709,7 @@ const zh: Messages = {
     missing: "沙箱镜像 {{name}} 尚未构建：在 Docker 中运行需要它。",
     current: "沙箱镜像 {{name}} 已按此版本的配方构建（{{size, n}} MB，{{created, n}}）。",
     outdated: "沙箱镜像 {{name}} 是按其他配方构建的：请更新。",
-    contents: "包含 Python（pandas、numpy、scipy、matplotlib、openpyxl）以及 sqlite3、jq、csvkit、git 和 Node.js（含 npm）。由 Debian 软件包构建，无需镜像仓库；首次构建需要几分钟。",
+    contents: "包含 Python（pandas、numpy、scipy、matplotlib、openpyxl）、供 python 工具内核与笔记本使用的 Jupyter，以及 sqlite3、jq、csvkit、git 和 Node.js（含 npm）。由 Debian 软件包构建，无需镜像仓库；首次构建需要几分钟。",
     build: "构建",
     update: "更新",
     rebuild: "重新构建",

@@ -291,6 +291,23 @@ pub fn last_tool_result(env: &Env, i: usize) -> String {
         .to_owned()
 }
 
+/// A small sales table, as an analyst's export of one would read.
+pub const SALES_CSV: &str = "region,month,revenue\nEMEA,2026-01,1200\nEMEA,2026-02,1350\n\
+                             APAC,2026-01,800\nAPAC,2026-02,950\n";
+
+/// A conversation in the analyst's image (the conversation's default sandbox settings, as
+/// `scripts/test.sh` builds the image), and the cleanup of its containers.
+pub async fn analyst_conversation(env: &Env, title: &str) -> (String, DockerCleanup) {
+    let out = env
+        .decima(&["conversation", "create", "--title", title])
+        .await;
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let id = text(&out.stdout).trim().to_owned();
+    let data_dir = std::path::absolute(env.data_dir()).unwrap();
+    let instance = decima_sandbox::DockerEngine::instance_for_data_dir(&data_dir);
+    (id, DockerCleanup(instance))
+}
+
 /// A conversation whose sandbox runs the test image, and the cleanup of its containers.
 pub async fn docker_conversation(env: &Env) -> (String, DockerCleanup) {
     let engine = std::process::Command::new("docker")
